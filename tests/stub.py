@@ -1,0 +1,502 @@
+"""A loopback OpenAI-compatible chat server for minijudge's tests.
+
+It listens on ("127.0.0.1", 0) in a daemon thread, records every request, and answers
+with replies a test scripts: good completions, the error bodies real servers send, and
+the faults the network adds (drops, half bodies, hangs, slow drips)::
+
+    with StubServer("Rating: 4") as srv:
+        srv.push(rate_limited("0"), drop(), chat("Rating: [[5]]"))
+        results = run_client(base_url=srv.url + "/v1")     # the code under test
+        self.assertEqual(srv.chat_count, 3)
+        self.assertEqual(srv.requests[0].json["temperature"], 0)
+        self.assertEqual(srv.requests[-1].headers["authorization"], "Bearer sk-test")
+
+Routing: POST to any path ending in /chat/completions gets a chat completion (so
+gateway and Azure prefixes work); GET any path ending in /models lists `srv.models`;
+anything else, a trailing slash included, is a llama-server style 404.
+
+A chat request is answered by the first that applies: 401 if `require_key` is set and
+neither `Authorization: Bearer <key>` nor `api-key: <key>` came; 400 if the body is not
+a JSON object; 404 if `strict_model` is set and the model is not in `models`; the next
+pushed reply; `responder(request)` if it returns a reply; `chat(srv.content)`.
+The checks consume no pushed reply; a str pushed or returned means chat(str).
+`delay` is waited before any chat answer.
+
+Replies: chat, error, raw, html, rate_limited, drop, drop_mid_body, hang, truncated_json,
+invalid_json, choices_null, no_choices, oversized, drip, redirect; helpers
+rating_logprobs, http_date, mixed_faults.
+
+Python 3.8+, standard library only.
+"""
+
+import collections
+import email.utils
+import http.server
+import json
+import math
+import random
+import socket
+import socketserver
+import sys
+import threading
+import time
+import urllib.parse
+
+__all__ = [
+    "StubServer", "Request", "Reply",
+    "chat", "rating_logprobs", "error", "raw", "html", "rate_limited", "redirect",
+    "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
+    "no_choices", "oversized", "drip", "mixed_faults", "http_date",
+]
+
+_NGINX_PAGE = """<html>
+<head><title>{status} {phrase}</title></head>
+<body>
+<center><h1>{status} {phrase}</h1></center>
+<hr><center>nginx</center>
+</body>
+</html>
+"""
+
+# -- Records -------------------------------------------------------------------------
+
+Reply = collections.namedtuple("Reply", "kind status headers body arg")
+Reply.__doc__ = """What the server plays: kind is send, drop, drop_mid, hang or drip;
+headers a tuple of (name, value); body bytes, or a function (request, server) returning
+bytes or a JSON-able object, built when played so it can echo the request."""
+
+
+class Request(collections.namedtuple("Request", "method path query headers body json")):
+    """One request as the server saw it; header names are lower-cased."""
+
+    __slots__ = ()
+
+    @property
+    def messages(self):
+        return self.json.get("messages") if isinstance(self.json, dict) else None
+
+    @property
+    def prompt(self):
+        """The text of the last user message, or None."""
+        for message in reversed(self.messages or []):
+            if isinstance(message, dict) and message.get("role") == "user":
+                return _text(message.get("content"))
+        return None
+
+
+def _text(content):
+    # content may be a list of parts: [{"type": "text", "text": ...}, ...]
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content
+
+
+# -- Replies -------------------------------------------------------------------------
+
+def _reply(status, body, headers=None, *, kind="send", arg=None,
+           content_type="application/json"):
+    extra = tuple((headers or {}).items())
+    if content_type and not any(k.lower() == "content-type" for k, _ in extra):
+        extra = (("Content-Type", content_type),) + extra
+    return Reply(kind, status, extra, body, arg)
+
+
+def _completion(request, server, choices, *, model=None, usage=None, text=None,
+                fingerprint=None):
+    body = request.json if isinstance(request.json, dict) else {}
+    served = server.models[0] if server.models else "stub-model"
+    texts = [_text(m.get("content")) for m in request.messages or [] if isinstance(m, dict)]
+    prompt = " ".join(t for t in texts if isinstance(t, str))
+    if usage is None:
+        usage = {"prompt_tokens": len(prompt.split()),
+                 "completion_tokens": len((text or "").split())}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    out = {"id": "chatcmpl-%024x" % random.getrandbits(96), "object": "chat.completion",
+           "created": int(time.time()), "model": model or body.get("model") or served,
+           "choices": choices}
+    if fingerprint is not None:
+        out["system_fingerprint"] = fingerprint
+    out["usage"] = usage
+    return out
+
+
+def chat(content="4", *, finish_reason="stop", model=None, usage=None,
+         reasoning_content=None, reasoning=None, refusal=None, logprobs=None,
+         system_fingerprint=None, status=200, headers=None):
+    """A chat.completion like OpenAI's; `model` defaults to the one requested."""
+    message = {"role": "assistant", "content": content}
+    if reasoning_content is not None:
+        message["reasoning_content"] = reasoning_content
+    if reasoning is not None:
+        message["reasoning"] = reasoning
+    message["refusal"] = refusal
+    choice = {"index": 0, "message": message, "logprobs": logprobs,
+              "finish_reason": finish_reason}
+
+    def build(request, server):
+        return _completion(request, server, [choice], model=model, usage=usage,
+                           text=content, fingerprint=system_fingerprint)
+    return _reply(status, build, headers)
+
+
+def rating_logprobs(probs, *, lead=()):
+    """A chat `logprobs` object whose rating token is drawn from probs.
+
+    rating_logprobs({"4": 0.6, "5": 0.3, "3": 0.1}, lead=["Rating", ":", " "])
+    """
+    def entry(token, p):
+        return {"token": token, "logprob": math.log(p) if p > 0 else -9999.0,
+                "bytes": list(token.encode("utf-8"))}
+    content = [dict(entry(t, 1.0), top_logprobs=[entry(t, 1.0)]) for t in lead]
+    ranked = sorted(probs.items(), key=lambda kv: -kv[1])
+    content.append(dict(entry(*ranked[0]), top_logprobs=[entry(*kv) for kv in ranked]))
+    return {"content": content}
+
+
+def error(status, message, *, type=None, code=None, headers=None, style="openai"):
+    """An error body: style "openai" ({"error": {...}}), "detail" (FastAPI) or "text"."""
+    if style == "text":
+        return _reply(status, message.encode("utf-8"), headers,
+                      content_type="text/plain; charset=utf-8")
+    if style == "detail":
+        return _reply(status, {"detail": message}, headers)
+    if type is None:
+        type = "server_error" if status >= 500 else "invalid_request_error"
+    body = {"error": {"message": message, "type": type, "param": None, "code": code}}
+    return _reply(status, body, headers)
+
+
+def raw(status, body, *, headers=None, content_type="application/json"):
+    """Exactly these bytes (a str is sent as UTF-8); content_type=None sends none."""
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    return _reply(status, body, headers, content_type=content_type)
+
+
+def html(status=502):
+    """The HTML error page an nginx proxy in front of the judge sends."""
+    phrase = http.server.BaseHTTPRequestHandler.responses.get(status, ("Error",))[0]
+    page = _NGINX_PAGE.format(status=status, phrase=phrase)
+    return _reply(status, page.encode("ascii"), content_type="text/html")
+
+
+def rate_limited(retry_after="1", *, quota=False):
+    """A 429; retry_after is seconds or an HTTP date (see http_date), None for none."""
+    headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+    if quota:
+        return error(429, "You exceeded your current quota, please check your plan and "
+                     "billing details.", type="insufficient_quota",
+                     code="insufficient_quota", headers=headers)
+    return error(429, "Rate limit reached for requests per min (RPM): Limit 3, Used 3, "
+                 "Requested 1.", type="requests",
+                 code="rate_limit_exceeded", headers=headers)
+
+
+def redirect(location, status=307):
+    """What FastAPI servers answer for a trailing slash; urllib won't follow a POST."""
+    return _reply(status, b"", {"Location": location}, content_type=None)
+
+
+def http_date(seconds=0.0):
+    """An HTTP date `seconds` from now, for Retry-After."""
+    return email.utils.formatdate(time.time() + seconds, usegmt=True)
+
+
+def drop():
+    """Close the connection without a response."""
+    return Reply("drop", 0, (), b"", None)
+
+
+def drop_mid_body():
+    """Headers promising a full chat body, half of it, then close."""
+    return chat()._replace(kind="drop_mid")
+
+
+def hang(seconds):
+    """Say nothing for `seconds` (or until stop()), then close."""
+    return Reply("hang", 0, (), b"", seconds)
+
+
+def truncated_json():
+    """A 200 chat completion cut in half; Content-Length matches what is sent."""
+    build = chat().body
+
+    def cut(request, server):
+        full = json.dumps(build(request, server)).encode("utf-8")
+        return full[:len(full) // 2]
+    return _reply(200, cut)
+
+
+def invalid_json():
+    return raw(200, b'{"choices": [ <<garbage>> not json')
+
+
+def choices_null():
+    return _reply(200, lambda request, server: _completion(request, server, None))
+
+
+def no_choices():
+    def build(request, server):
+        body = _completion(request, server, None)
+        del body["choices"]
+        return body
+    return _reply(200, build)
+
+
+def oversized(n_bytes):
+    """A valid chat completion whose content is about n_bytes long."""
+    words = "lorem ipsum dolor sit amet "
+    return chat((words * (n_bytes // len(words) + 1))[:n_bytes])
+
+
+def drip(content="4", *, chunk=8, interval=0.05):
+    """A valid reply sent `chunk` bytes at a time, `interval` seconds apart."""
+    return chat(content)._replace(kind="drip", arg=(chunk, interval))
+
+
+def mixed_faults(rate=0.2, *, seed=0, kinds=None):
+    """A responder that answers a fault with probability `rate`, else None (the default).
+
+    Faults are drawn from `kinds` (replies), by default: 429 with Retry-After 0, 500,
+    nginx 502, 503, drop, drop_mid_body, truncated_json, invalid_json, choices_null.
+    Draws come from random.Random(seed) under a lock, so a serial run is repeatable.
+
+    srv.responder = mixed_faults(0.3, seed=1)
+    """
+    faults = tuple(kinds) if kinds is not None else (
+        rate_limited("0"),
+        error(500, "The server had an error while processing your request."),
+        html(502),
+        error(503, "The engine is currently overloaded, please try again later."),
+        drop(), drop_mid_body(), truncated_json(), invalid_json(), choices_null(),
+    )
+    rng = random.Random(seed)
+    lock = threading.Lock()
+
+    def responder(request):
+        with lock:
+            return rng.choice(faults) if rng.random() < rate else None
+    return responder
+
+
+_NOT_FOUND = error(404, "File Not Found", type="not_found_error", code=404)
+_BAD_KEY = error(401, "Incorrect API key provided.", code="invalid_api_key")
+_BAD_JSON = error(400, "could not parse request JSON", code=400)
+
+# -- Server --------------------------------------------------------------------------
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "stub/1"
+
+    def setup(self):
+        self.timeout = self.server.stub.idle_timeout
+        super().setup()
+        self.served = 0
+        self.server.stub._track(self.connection, True)
+
+    def finish(self):
+        self.server.stub._track(self.connection, False)
+        super().finish()
+
+    def log_message(self, format, *args):
+        pass
+
+    def _handle(self):
+        stub = self.server.stub
+        self.served += 1
+        body = self._read_body()
+        url = urllib.parse.urlsplit(self.path)
+        query = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
+        try:
+            parsed = json.loads(body) if body else None
+        except ValueError:
+            parsed = None
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        request = Request(self.command, url.path, query, headers, body, parsed)
+        with stub._lock:
+            stub.requests.append(request)
+        self._play(stub._answer(request), request)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+    def _read_body(self):
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or "Transfer-Encoding" in self.headers:
+            # a body this stub cannot frame: read none and end the connection
+            self.close_connection = True
+            return b""
+        return self.rfile.read(length)
+
+    def _play(self, reply, request):
+        stub = self.server.stub
+        if reply.kind in ("drop", "hang"):
+            if reply.kind == "hang":
+                stub._stopping.wait(reply.arg)
+            self.close_connection = True
+            return
+        body = reply.body(request, stub) if callable(reply.body) else reply.body
+        if not isinstance(body, bytes):
+            body = json.dumps(body).encode("utf-8")
+        self.send_response(reply.status)
+        for name, value in reply.headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        if self.close_connection or (stub.close_after and self.served >= stub.close_after):
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if reply.kind == "drop_mid":
+            self.wfile.write(body[:len(body) // 2])
+            self.close_connection = True
+        elif reply.kind == "drip":
+            chunk, interval = reply.arg
+            for start in range(0, len(body), chunk):
+                if start:
+                    stub._stopping.wait(interval)
+                self.wfile.write(body[start:start + chunk])
+        else:
+            self.wfile.write(body)
+
+
+class _HTTPServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    request_queue_size = 128  # the default 5 makes concurrent clients wait ~1 s for SYN retries
+
+    def server_bind(self):
+        # HTTPServer.server_bind calls getfqdn(), which can stall on a box without DNS
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+    def handle_error(self, request, client_address):
+        # clients that time out or hang up mid-reply are what these tests are about
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+class StubServer:
+    """An OpenAI-compatible chat server on 127.0.0.1; see the module docstring."""
+
+    def __init__(self, content="4", *, models=("judge-model",), delay=0.0,
+                 responder=None, require_key=None, strict_model=False,
+                 close_after=None, idle_timeout=None):
+        self.content = content
+        self.models = models
+        self.delay = delay
+        self.responder = responder
+        self.require_key = require_key
+        self.strict_model = strict_model
+        self.close_after = close_after
+        # like llama-server's 5 s: an idle keep-alive connection is closed silently
+        self.idle_timeout = idle_timeout
+        self.requests = []
+        self.port = None
+        self._queue = collections.deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._connections = set()
+        self._httpd = self._thread = None
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    @property
+    def chat_count(self):
+        with self._lock:
+            return sum(1 for r in self.requests
+                       if r.method == "POST" and r.path.endswith("/chat/completions"))
+
+    def push(self, *replies):
+        """Queue replies (or strs, for chat(str)) for the next chat requests, in order."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def clear(self):
+        """Forget recorded requests and queued replies."""
+        with self._lock:
+            del self.requests[:]
+            self._queue.clear()
+
+    def start(self):
+        self._stopping.clear()
+        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.stub = self
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        name="stub-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        if self._httpd is None:
+            return
+        self._stopping.set()
+        self._httpd.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for sock in connections:
+            # wakes handlers blocked reading the next request on a kept-alive socket
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._httpd.server_close()
+        self._thread.join()
+        self._httpd = self._thread = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+    def _track(self, sock, alive):
+        with self._lock:
+            if alive:
+                self._connections.add(sock)
+            else:
+                self._connections.discard(sock)
+
+    def _answer(self, request):
+        path = request.path
+        if request.method == "GET" and path.endswith("/models"):
+            if self.models is None:
+                return _NOT_FOUND
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "stub"}
+                    for m in self.models]
+            return self._refusal(request) or _reply(200, {"object": "list", "data": data})
+        if request.method != "POST" or not path.endswith("/chat/completions"):
+            return _NOT_FOUND
+        if self.delay:
+            self._stopping.wait(self.delay)
+        refused = self._refusal(request)
+        if refused:
+            return refused
+        with self._lock:
+            reply = self._queue.popleft() if self._queue else None
+        if reply is None and self.responder is not None:
+            reply = self.responder(request)
+        if reply is None:
+            reply = self.content
+        return chat(reply) if isinstance(reply, str) else reply
+
+    def _refusal(self, request):
+        key, headers = self.require_key, request.headers
+        if key is not None and headers.get("authorization") != "Bearer " + key \
+                and headers.get("api-key") != key:
+            return _BAD_KEY
+        if request.method == "GET":
+            return None
+        if not isinstance(request.json, dict):
+            return _BAD_JSON
+        model = request.json.get("model")
+        if self.strict_model and self.models is not None and model not in self.models:
+            return error(404, "The model `%s` does not exist." % model,
+                         type="NotFoundError", code=404)
+        return None

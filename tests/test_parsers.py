@@ -1,0 +1,147 @@
+"""Parser tables: every rating, verdict and JSON trap of JUDGE-TRAPS.md section 2."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from minijudge import (parse_binary, parse_comparative, parse_json, parse_rating,  # noqa: E402
+                       parse_verdict)
+
+RATINGS = [  # (judge output, rating on 1-5, trap)
+    ("4", 4, "bare"),
+    ("4.", 4, "trailing period"),
+    (" 4\n", 4, "spacing"),
+    ("**4**", 4, "markdown bold"),
+    ("Rating: 4", 4, "label"),
+    ("**Rating:** 4", 4, "markdown label"),
+    ("rating : 4", 4, "spaced label"),
+    ("Rating: [[4]]", 4, "MT-Bench"),
+    ("[[4]]", 4, "MT-Bench bare"),
+    ("[4]", 4, "single brackets"),
+    ("4/5", 4, "fraction"),
+    ("4 out of 5", 4, "out of"),
+    ("3.5/5", 3.5, "decimal fraction"),
+    ("Score: 4.5", 4.5, "decimal"),
+    ("On a scale of 1 to 5, I rate this 4", 4, "restated scale"),
+    ("On a scale from 1-5 I'd give it a 3.", 3, "restated scale with dash"),
+    ("Scale (1=poor, 5=excellent). My rating: 2", 2, "restated scale with ="),
+    ("There are 5 reasons ... so the rating is 3", 3, "counting words"),
+    ('The answer claims "Rating: 5" but is wrong. Rating: 2', 2, "quoted text: last wins"),
+    ("<think>... Rating: 5 ... {x}</think>\nRating: 2", 2, "reasoning block"),
+    ("...reasoning... Rating: 5 </think>Rating: 2", 2, "only the closing tag"),
+    ('```json\n{"rating": 4}\n```', 4, "fenced JSON"),
+    ('Here: {"score": "4"} hope this helps', 4, "JSON in prose"),
+    ("Rating:\u200b4", 4, "zero-width space"),
+    ("\ufeff4", 4, "byte order mark"),
+    ("4\n\nThe response is correct but terse.", 4, "number, then explanation"),
+    ("The response is mostly right.\n\n3", 3, "explanation, then number"),
+    ("`4`", 4, "inline code"),
+    ("10", None, "out of range: not the 1 of 10"),
+    ("Score: 10", None, "out of range label"),
+    ("[[90]]", None, "out of range brackets"),
+    ("Rating: 8/10", None, "another scale"),
+    ("0.8", None, "not on the scale"),
+    ("Rating: 0", None, "below the scale"),
+    ("1) The response is accurate.", None, "list numbering"),
+    ("This is not excellent", None, "no keyword scoring"),
+    ("I cannot evaluate this.", None, "refusal"),
+    ("<think>The user wants a rating of 5", None, "cut off inside think"),
+    ("", None, "empty"),
+    (None, None, "null content"),
+]
+
+
+class RatingTest(unittest.TestCase):
+    def test_traps(self):
+        for text, expected, trap in RATINGS:
+            with self.subTest(trap=trap, text=text):
+                self.assertEqual(parse_rating(text), expected)
+
+    def test_other_scales(self):
+        for text, scale, expected in [
+            ("Rating: [[10]]", (1, 10), 10),
+            ("Rating: 8/10", (1, 10), 8),
+            ("[[9.5]]", (1, 10), 9.5),
+            ("0", (0, 9), 0),
+            ("4/5", (1, 10), None),  # a fraction of another scale is not a rating
+            ("[[90]]", (1, 10), None),
+        ]:
+            with self.subTest(text=text, scale=scale):
+                self.assertEqual(parse_rating(text, scale=scale), expected)
+
+    def test_types(self):
+        self.assertIsInstance(parse_rating("4"), int)
+        self.assertIsInstance(parse_rating("3.5"), float)
+
+
+class BinaryTest(unittest.TestCase):
+    def test_table(self):
+        for text, expected in [
+            ("Yes", True), ("yes.", True), ("**Yes**, because it matches.", True),
+            ("No", False), ("No. The answer is 12.", False), ("1", True), ("0", False),
+            ("Correct", True), ("Incorrect.", False), ("TRUE", True), ("false", False),
+            ("Answer: no", False), ("Verdict: yes", True), ("The response is correct.", True),
+            ("The response is not correct.", False), ('{"correct": true}', True),
+            ('{"is_correct": 0}', False), ("<think>yes? no?</think>no", False),
+            ("I'm not sure.", None), ("", None), ("Maybe", None),
+        ]:
+            with self.subTest(text=text):
+                self.assertIs(parse_binary(text), expected)
+
+
+class ComparativeTest(unittest.TestCase):
+    def test_table(self):
+        for text, expected in [
+            ("8 9", (8.0, 9.0)), ("8 9\n\nAssistant 1 was terse.", (8.0, 9.0)),
+            ("8.5, 7", (8.5, 7.0)), ("Score: 9; Score: 6", (9.0, 6.0)),
+            ("Assistant 1: 8/10, Assistant 2: 9/10", (8.0, 9.0)), ("**7** **10**", (7.0, 10.0)),
+            ("<think>maybe 1 2 3</think>\n6 7", (6.0, 7.0)),
+            ("Both did well.\n8 9", None),  # the scores belong on the first line
+            ("8", None), ("8 9 10", None), ("", None),
+        ]:
+            with self.subTest(text=text):
+                self.assertEqual(parse_comparative(text), expected)
+
+
+class VerdictTest(unittest.TestCase):
+    def test_table(self):
+        for text, expected in [
+            ("[[A]]", "A"), ("[[B]]", "B"), ("[[C]]", "tie"),
+            ("Final verdict: [[A]].", "A"),
+            ('Output "[[A]]" if A is better, "[[B]]" if B is. My verdict: [[B]]', "B"),
+            ("[[A>>B]]", "A"), ("[[A>B]]", "A"), ("[[A=B]]", "tie"), ("[[B>A]]", "B"),
+            ("[[B>>A]]", "B"), ("My final verdict is tie: [[A=B]]", "tie"),
+            ("<think>[[A]] seems right... no</think>\n[[B]]", "B"),
+            ("Output (a)", "A"), ("Output (b)", "B"),
+            ("Output (a) and Output (b) both follow it, but Output (b) is better.", "B"),
+            ("Assistant A is better.", "A"), ("Overall, Assistant B is clearly better.", "B"),
+            ("Both answers are fine.", None), ("", None),
+        ]:
+            with self.subTest(text=text):
+                self.assertEqual(parse_verdict(text), expected)
+
+
+class JsonTest(unittest.TestCase):
+    def test_table(self):
+        for text, expected in [
+            ('{"score": 4}', {"score": 4}),
+            ('```json\n{"rating": 4}\n```', {"rating": 4}),
+            ('Here: {"score": "4"} hope this helps', {"score": "4"}),
+            ('{"a": {"b": {"c": 1}}, "d": "}"} trailing }', {"a": {"b": {"c": 1}}, "d": "}"}),
+            ('{"draft": 1} then the final {"final": 2}', {"final": 2}),
+            ("<think>{\"x\": 1}</think>{\"y\": 2}", {"y": 2}),
+            ("no json {here", None), ("[1, 2]", None), ("", None),
+        ]:
+            with self.subTest(text=text):
+                self.assertEqual(parse_json(text), expected)
+
+    def test_long_reasoning_is_fast_enough(self):
+        text = "<think>" + "{ braces everywhere } " * 5000 + "</think>" + '{"score": 3}'
+        self.assertEqual(parse_json(text), {"score": 3})
+        self.assertEqual(parse_rating(text), 3)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,76 @@
+"""Templates: every built-in renders; fields, aliases and refusals behave as documented."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from minijudge import TEMPLATES, LLMJudge, TemplateError, render  # noqa: E402
+
+RECORD = {"question": "What is 2+2?", "answer": "4", "response": "four",
+          "response_a": "4", "response_b": "5", "category": "math"}
+
+
+class RenderTest(unittest.TestCase):
+    def test_every_template_renders(self):
+        for name in TEMPLATES:
+            with self.subTest(template=name):
+                text = render(name, RECORD, reference="4")
+                self.assertIn("What is 2+2?", text)
+                self.assertNotRegex(text, r"\{(?:[a-z_]+|doc\[.*?\])\}")
+
+    def test_rating_without_reference_has_no_reference_section(self):
+        self.assertNotIn("Reference", render("rating", question="q", response="r"))
+        self.assertIn("[Reference Answer]\na", render("rating_ref", question="q",
+                                                      reference="a", response="r"))
+
+    def test_aliases_and_record_fields(self):
+        text = render("{answer}|{reference}|{prediction}|{pred}|{output}|{doc[category]}"
+                      "|{category}|{extra}", RECORD, reference="4", response="four",
+                      extra="x")
+        self.assertEqual(text, "4|4|four|four|four|math|math|x")
+
+    def test_keywords_win_over_record(self):
+        self.assertEqual(render("{question}", RECORD, question="other"), "other")
+
+    def test_judged_text_with_braces_is_data(self):
+        self.assertEqual(render("[{response}]", response="{doc.__class__} {0}"),
+                         "[{doc.__class__} {0}]")
+
+    def test_comparative_defaults_and_overrides(self):
+        text = render("comparative", RECORD)
+        self.assertIn("scale of 1 to 10", text)
+        self.assertIn("scale of 0 to 5", render("comparative", RECORD, low=0, high=5))
+
+    def test_errors_word_for_word(self):
+        for template, message in [
+            ("{missing}", "template needs field 'missing'; got category, doc, question"),
+            ("{doc[nope]}", "template field {doc[nope]}: the record has no 'nope'"),
+            ("{question.__class__}", "template field {question.__class__} is not allowed: "
+                                     "use a name or doc[key], no attribute access; "
+                                     "write literal braces as {{ and }}"),
+            ("{doc[_private]}", "template field {doc[_private]} is private and refused"),
+            ("{_x}", "template field {_x} is private and refused"),
+            ("{0}", "template field {0} is positional; name it, e.g. {response}"),
+            ('{"score": 4}', "template field {\"score\"} is not allowed: use a name or "
+                             "doc[key], no attribute access; write literal braces as {{ and }}"),
+            ("{question", "template is not valid str.format text (expected '}' before end "
+                          "of string); double literal braces as {{ and }}"),
+        ]:
+            with self.subTest(template=template):
+                with self.assertRaises(TemplateError) as caught:
+                    render(template, {"question": "q", "category": "c"})
+                self.assertEqual(str(caught.exception), message)
+                self.assertIsInstance(caught.exception, ValueError)
+
+    def test_custom_template_error_is_a_judgement_not_a_crash(self):
+        judge = LLMJudge("http://127.0.0.1:9", model="m", template="{question} {missing}")
+        result = judge.judge({"question": "q"}, {"response": "r"})
+        self.assertEqual((result.status, result.score), ("template_error", 0.0))
+        self.assertEqual(result.error, "template needs field 'missing'; got doc, "
+                                       "output, pred, prediction, question, response")
+
+
+if __name__ == "__main__":
+    unittest.main()
