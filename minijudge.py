@@ -29,6 +29,7 @@ Command line::
 Vendored copies: keep this header, upgrade by replacing the file.
 """
 
+import functools
 import json
 import logging
 import math
@@ -302,7 +303,9 @@ _FIELD_ALIASES = {"answer": "reference", "prediction": "response", "pred": "resp
 class _SafeFormatter(string.Formatter):
     """str.format that reads names and [keys] only: no attributes, no private names."""
 
-    def get_field(self, field_name, args, kwargs):
+    @staticmethod
+    def check_field(field_name):
+        """(name, keys) of a field a template may read; TemplateError for any other."""
         match = _FIELD_RE.match(field_name)
         if not match:
             raise TemplateError("template field {{{}}} is not allowed: use a name or "
@@ -315,6 +318,10 @@ class _SafeFormatter(string.Formatter):
         if any(part.startswith("_") for part in [name] + keys):
             raise TemplateError("template field {{{}}} is private and refused".format(
                 field_name))
+        return name, keys
+
+    def get_field(self, field_name, args, kwargs):
+        name, keys = self.check_field(field_name)
         if name not in kwargs:
             raise TemplateError("template needs field {!r}; got {}".format(
                 name, ", ".join(sorted(kwargs)) or "no fields"))
@@ -331,6 +338,23 @@ class _SafeFormatter(string.Formatter):
 _FORMATTER = _SafeFormatter()
 
 
+@functools.lru_cache(maxsize=256)
+def _check_template(text):
+    """Refuse a template any of whose fields (nested ones too) is unsafe. Once a
+    template has passed, filling it can use the fast str.format_map."""
+    try:
+        for _, name, spec, _ in _FORMATTER.parse(text):
+            if name is not None:
+                _FORMATTER.check_field(name)
+                _check_template(spec or "")
+    except ValueError as exc:
+        if isinstance(exc, TemplateError):
+            raise
+        raise TemplateError("template is not valid str.format text ({}); double literal "
+                            "braces as {{{{ and }}}}".format(exc)) from None
+    return True
+
+
 def render(template, record=None, **fields):
     """Fill a ``str.format`` template (or the name of one in TEMPLATES).
 
@@ -340,6 +364,7 @@ def render(template, record=None, **fields):
     TemplateError naming it; attribute access and private names are refused.
     """
     text = TEMPLATES.get(template, template)
+    _check_template(text)
     values = dict(record or {})
     values.update(_TEMPLATE_DEFAULTS.get(template, {}))
     values.update((k, v) for k, v in fields.items() if v is not None)
@@ -350,12 +375,15 @@ def render(template, record=None, **fields):
             values[name] = values[alias]
     values["doc"] = record or {}
     try:
+        return text.format_map(values)
+    except (KeyError, IndexError, TypeError, ValueError):
+        pass
+    try:  # the slow way names the field that failed
         return _FORMATTER.vformat(text, (), values)
-    except (ValueError, IndexError) as exc:
+    except (IndexError, TypeError, ValueError) as exc:
         if isinstance(exc, TemplateError):
             raise
-        raise TemplateError("template is not valid str.format text ({}); double literal "
-                            "braces as {{{{ and }}}}".format(exc)) from None
+        raise TemplateError("cannot fill the template: {}".format(exc)) from None
 
 
 # -- Parsers ---------------------------------------------------------------------------
@@ -430,10 +458,7 @@ def parse_rating(text, *, scale=(1, 5)):
     to 5") is not a rating. A value outside ``scale`` gives None: never clamped, never
     the "1" of "10".
     """
-    value = _rating_candidate(text, scale)
-    if isinstance(value, (int, float)) and scale[0] <= value <= scale[1]:
-        return value
-    return None
+    return _read_rating(text, scale)[0]
 
 
 _BINARY_WORDS = {"yes": True, "true": True, "correct": True, "right": True, "pass": True,
@@ -621,10 +646,94 @@ def _build_opener(url):
             return None
 
     handlers = [NoRedirect()]
-    if _is_loopback(urlsplit(url).hostname or ""):
+    host = urlsplit(url).hostname or ""
+    if _is_loopback(host):
         # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
         handlers.append(urllib.request.ProxyHandler({}))
-    return urllib.request.build_opener(*handlers)
+    keep_alive = None
+    if _is_loopback(host) or not urllib.request.getproxies() or urllib.request.proxy_bypass(
+            host):
+        keep_alive = _keep_alive_handler()
+        handlers.append(keep_alive)
+    return urllib.request.build_opener(*handlers), keep_alive
+
+
+def _keep_alive_handler():
+    """An HTTP(S) handler that keeps one connection per thread and host open.
+
+    urllib opens a connection per request; at a few thousand requests a second the
+    connects cost more than the requests. Servers close idle connections (llama-server
+    after 5 s, or after 100 requests), so a request that fails on a reused connection
+    is sent once more on a new one.
+    """
+    import http.client
+    import socket
+    import urllib.request
+
+    class OneWrite:
+        """http.client writes headers and body separately; one write saves a syscall and
+        a trip through the GIL per request, which matters with a hundred threads."""
+
+        def _send_output(self, message_body=None, encode_chunked=False):
+            if not isinstance(message_body, bytes):
+                return super()._send_output(message_body, encode_chunked=encode_chunked)
+            self._buffer.extend((b"", b""))
+            head = b"\r\n".join(self._buffer)
+            del self._buffer[:]
+            self.send(head + message_body)
+
+    class HTTPConnection(OneWrite, http.client.HTTPConnection):
+        pass
+
+    class HTTPSConnection(OneWrite, http.client.HTTPSConnection):
+        pass
+
+    class KeepAlive(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
+        def __init__(self):
+            urllib.request.HTTPHandler.__init__(self)
+            self._local = threading.local()
+
+        def close_thread(self):
+            """Close this thread's connections (a worker does it before it ends)."""
+            for conn in self._local.__dict__.pop("pool", {}).values():
+                conn.close()
+
+        def http_open(self, req):
+            return self._open(req, HTTPConnection)
+
+        def https_open(self, req):
+            return self._open(req, HTTPSConnection)
+
+        def _open(self, req, connection_class):
+            pool = self._local.__dict__.setdefault("pool", {})
+            key = (connection_class, req.host)
+            headers = {k.title(): v for k, v in req.unredirected_hdrs.items()}
+            headers.update((k.title(), v) for k, v in req.headers.items())
+            for reused in (key in pool, False):
+                if not reused:
+                    pool[key] = connection_class(req.host, timeout=req.timeout)
+                conn = pool[key]
+                conn.timeout = req.timeout
+                try:
+                    if conn.sock is None:
+                        conn.connect()
+                        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    conn.sock.settimeout(req.timeout)
+                    conn.request(req.get_method(), req.selector, req.data, headers)
+                    response = conn.getresponse()
+                except (ConnectionError, http.client.HTTPException) as exc:
+                    conn.close()
+                    if reused:
+                        continue
+                    raise urllib.error.URLError(exc) from None
+                except OSError as exc:
+                    conn.close()
+                    raise urllib.error.URLError(exc) from None
+                response.url, response.msg = req.get_full_url(), response.reason
+                return response
+
+    import urllib.error
+    return KeepAlive()
 
 
 def _server_message(data):
@@ -818,8 +927,8 @@ class LLMJudge:
         self.url = _chat_url(base_url)
         self.model = model or _env("LLM_JUDGE_MODEL")
         self._key = _Secret(api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY"))
-        if template is not None and template not in TEMPLATES:
-            _FORMATTER.parse(template)  # fail now, not on every item
+        if template is not None:
+            _check_template(TEMPLATES.get(template, template))  # fail now, not per item
         self.template = template
         self.parser = parser or _TEMPLATE_PARSER.get(template, "rating")
         if self.parser not in _PARSERS:
@@ -842,12 +951,23 @@ class LLMJudge:
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep = sleep
         self._max_bytes = max_response_bytes
-        self._opener = _build_opener(self.url)
+        self._opener, self._keep_alive = _build_opener(self.url)
         self._lock = threading.Lock()
 
     def __repr__(self):
         return "LLMJudge({!r}, model={!r}, template={!r})".format(
             self.url, self.model, self.template or "rating")
+
+    def close(self):
+        """Close the connections this thread kept open (each thread has its own)."""
+        if self._keep_alive:
+            self._keep_alive.close_thread()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
 
     # -- the compatible entry point
     def score(self, example, output):
@@ -862,6 +982,52 @@ class LLMJudge:
         ``example["answer"]``, the response ``output["response"]`` (``output`` may also be
         the response text). Keywords override any field.
         """
+        values = self._values(example, output, fields)
+        if self.parser not in ("verdict", "comparative"):
+            response = values["response"]
+            if response is not None and not isinstance(response, (str, int, float)):
+                return self._failed("template_error", "field 'response' is a {}, expected "
+                                    "text".format(type(response).__name__))
+            if not str(response if response is not None else "").strip():
+                return Judgement(score=0.0, status="empty_response", error="the response "
+                                 "is empty: scored 0.0 without calling the judge")
+        try:
+            messages = self._messages(example, values)
+        except TemplateError as exc:
+            return self._failed("template_error", str(exc))
+        return self.judge_messages(messages)
+
+    def messages(self, example, output=None, **fields):
+        """The chat messages ``judge`` would send for this item (TemplateError if it
+        cannot fill the template)."""
+        return self._messages(example, self._values(example, output, fields))
+
+    def judge_messages(self, messages):
+        """Send ready-made chat messages and read the reply with this judge's parser."""
+        started = time.monotonic()
+        try:
+            reply, cached = self._reply(messages)
+        except APIError as exc:
+            kind = "connection_error" if exc.kind == "connection_refused" else exc.kind
+            return self._failed(kind, str(exc), latency=time.monotonic() - started,
+                                attempts=getattr(exc, "attempts", 1), http_status=exc.status)
+        judgement = self._interpret(reply)
+        judgement.latency, judgement.attempts = reply["latency"], reply["attempts"]
+        judgement.cached = cached
+        return judgement
+
+    def chat(self, messages, *, use_cache=True):
+        """Send chat messages; the reply's fields (content, reasoning, finish_reason,
+        usage, model, latency, attempts, ...). Raises APIError when the server fails."""
+        return self._reply(messages, use_cache=use_cache)[0]
+
+    def list_models(self):
+        """The model ids ``GET .../v1/models`` lists (APIError when it fails)."""
+        return self._call(_models_url(self.url), None, _read_models)[0]
+
+    # -- internals
+    @staticmethod
+    def _values(example, output, fields):
         example = example if isinstance(example, dict) else {}
         if isinstance(output, dict):
             response = output.get("response")
@@ -871,49 +1037,16 @@ class LLMJudge:
                   "reference": _first(example, "answer", "reference"),
                   "response": response}
         values.update(fields)
-        if self.parser not in ("verdict", "comparative"):
-            if not isinstance(values["response"], str) and values["response"] is not None:
-                if not isinstance(values["response"], (int, float)):
-                    return self._failed("template_error", "field 'response' is {}, "
-                                        "expected text".format(type(values["response"])
-                                                               .__name__))
-                values["response"] = str(values["response"])
-            if not (values["response"] or "").strip():
-                return Judgement(score=0.0, status="empty_response", error="the response "
-                                 "is empty: scored 0.0 without calling the judge")
-        template = self.template or ("rating_ref" if values["reference"] is not None
+        return values
+
+    def _messages(self, example, values):
+        template = self.template or ("rating_ref" if values.get("reference") is not None
                                      else "rating")
-        try:
-            prompt = render(template, example, **values)
-        except TemplateError as exc:
-            return self._failed("template_error", str(exc))
-        messages = [{"role": "user", "content": prompt}]
+        messages = [{"role": "user", "content": render(template, example, **values)}]
         if self.system:
             messages.insert(0, {"role": "system", "content": self.system})
-        return self.judge_messages(messages)
+        return messages
 
-    def judge_messages(self, messages):
-        """Send ready-made chat messages and read the reply with this judge's parser."""
-        started = time.monotonic()
-        try:
-            reply, attempts, cached = self._reply(messages)
-        except APIError as exc:
-            kind = "connection_error" if exc.kind == "connection_refused" else exc.kind
-            return self._failed(kind, str(exc), latency=time.monotonic() - started,
-                                attempts=getattr(exc, "attempts", 1), http_status=exc.status)
-        judgement = self._interpret(reply)
-        judgement.latency = time.monotonic() - started
-        judgement.attempts, judgement.cached = attempts, cached
-        if judgement.status != "ok" and self.strict:
-            raise JudgeError(judgement.error, judgement=judgement)
-        return judgement
-
-    def chat(self, messages):
-        """Send chat messages; the reply's fields (content, reasoning, finish_reason,
-        usage, model, ...). Raises APIError when the server fails."""
-        return self._reply(messages)[0]
-
-    # -- internals
     def _failed(self, status, error, **extra):
         judgement = Judgement(score=self.on_failure, status=status, error=error, **extra)
         if self.strict:
@@ -966,12 +1099,18 @@ class LLMJudge:
             return self.model
 
     def _discover_model(self):
-        url = _models_url(self.url)
         try:
-            listed, _ = self._call(url, None, _read_models)
+            listed = self.list_models()
         except APIError as exc:
             raise APIError("no model given and the server's model list failed: {}".format(
                 exc), kind="model_error", status=exc.status) from None
+        return self._pick_model(listed, _models_url(self.url))
+
+    @staticmethod
+    def _pick_model(listed, url):
+        if listed is None:
+            raise APIError("no model given and GET {} lists none: pass one with model= or "
+                           "--judge-model".format(url), kind="model_error")
         if len(listed) != 1:
             raise APIError("no model given and GET {} lists {}: pass one with model= or "
                            "--judge-model".format(url, ", ".join(map(str, listed))
@@ -979,18 +1118,22 @@ class LLMJudge:
                            kind="model_error")
         return listed[0]
 
-    def _reply(self, messages):
+    def _reply(self, messages, *, use_cache=True):
+        """(reply, from_cache). A cached reply keeps the latency and tries it first took,
+        so a resumed run writes the same records as an uninterrupted one."""
         payload = {"model": self._model_name(), "messages": messages}
         payload.update(self.params)
-        key = self.cache and _cache_key(payload)
+        key = use_cache and self.cache is not None and _cache_key(payload)
         if key:
             reply = self.cache.get(key)
             if reply is not None:
-                return reply, 0, True
+                return reply, True
+        started = time.monotonic()
         reply, attempts = self._call(self.url, payload, _read_reply)
-        if key and reply.get("content"):
+        reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
+        if key and reply.get("content"):  # failures are never cached
             self.cache.put(key, reply)
-        return reply, attempts, False
+        return reply, False
 
     def _interpret(self, reply):
         content = reply.get("content")
@@ -1028,8 +1171,8 @@ def _unclosed_think(text):
 
 def _read_rating(text, scale):
     candidate = _rating_candidate(text, scale)
-    value = parse_rating(text, scale=scale)
-    return value, candidate
+    in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
+    return (candidate if in_scale else None), candidate
 
 
 def _read_comparative(text, scale):
@@ -1095,43 +1238,49 @@ def _cache_key(payload):
 
 
 class _Cache:
-    """Judge replies on disk, one JSON line each, keyed on a hash of model, messages and
-    parameters (never the key). Append-only, so a crash loses at most the line being
-    written; a torn last line is skipped on the next run."""
+    """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
+    (never the API key). Append-only and flushed line by line, so a crash or ``kill -9``
+    loses at most the line being written; a torn line is skipped on the next run. Only
+    the offsets stay in memory."""
 
     def __init__(self, path):
         self.path = path
-        self._replies = {}
+        self._offsets = {}
         self._lock = threading.Lock()
-        if os.path.exists(path):
-            with open(path, "rb") as f:
-                for line in f:
-                    try:
-                        entry = json.loads(line)
-                        self._replies[entry["key"]] = entry["reply"]
-                    except (ValueError, KeyError, TypeError):
-                        continue
-        self._file = open(path, "ab")
-        if self._file.tell() and not self._ends_with_newline():
-            self._file.write(b"\n")
-
-    def _ends_with_newline(self):
-        with open(self.path, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            return f.read(1) == b"\n"
+        self._file = open(path, "a+b")
+        self._file.seek(0)
+        offset = 0
+        for line in self._file:
+            match = re.match(rb'\{"key": "([0-9a-f]{64})"', line)
+            if match and line.endswith(b"\n"):
+                self._offsets[match.group(1).decode()] = (offset, len(line))
+            offset += len(line)
+        if offset and not line.endswith(b"\n"):
+            self._file.write(b"\n")  # a torn last line: start the next one cleanly
 
     def __len__(self):
-        return len(self._replies)
+        return len(self._offsets)
 
     def get(self, key):
-        return self._replies.get(key)
+        where = self._offsets.get(key)
+        if where is None:
+            return None
+        with self._lock:
+            self._file.seek(where[0])
+            line = self._file.read(where[1])
+        try:
+            return json.loads(line.decode("utf-8"))["reply"]
+        except (ValueError, KeyError):
+            return None
 
     def put(self, key, reply):
-        line = json.dumps({"key": key, "reply": reply}, ensure_ascii=False) + "\n"
+        line = (json.dumps({"key": key, "reply": reply}, ensure_ascii=False) + "\n").encode()
         with self._lock:
-            self._replies[key] = reply
-            self._file.write(line.encode("utf-8"))
+            self._file.seek(0, os.SEEK_END)
+            offset = self._file.tell()
+            self._file.write(line)
             self._file.flush()
+            self._offsets[key] = (offset, len(line))
 
     def close(self):
         self._file.close()
@@ -1158,64 +1307,320 @@ def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fat
 
     Memory stays flat: at most ``2 * concurrency`` records are held at once. When
     ``stop_on(judgement)`` names a reason (a 401, an exhausted quota, a wrong URL), the
-    records not yet sent are yielded as ``not_judged`` with that reason.
+    records not yet sent are yielded as ``not_judged`` with that reason. Workers are
+    daemon threads: an interrupted run abandons what is in flight.
     """
-    import collections
     import queue
     judge_one = judge_one or judge.judge
     stopped = []
-    tasks = queue.Queue()
+    tasks, results = queue.SimpleQueue(), queue.SimpleQueue()
 
     def work():
-        while True:
-            task = tasks.get()
-            if task is None:
-                return
-            record, slot, done = task
+        for index, record in iter(tasks.get, None):
             try:
                 if stopped:
-                    slot.append(Judgement(score=judge.on_failure, status="not_judged",
-                                          error="not judged: the run stopped: " + stopped[0]))
+                    judgement = Judgement(score=judge.on_failure, status="not_judged",
+                                          error="not judged: the run stopped: " + stopped[0])
                 else:
-                    slot.append(judge_one(record))
-                    reason = stop_on and stop_on(slot[0])
+                    judgement = judge_one(record)
+                    reason = stop_on and stop_on(judgement)
                     if reason and not stopped:
                         stopped.append(reason)
             except Exception as exc:  # a bug must not hang the run: report it on the record
-                slot.append(Judgement(score=judge.on_failure, status="internal_error",
-                                      error="{}: {}".format(type(exc).__name__, exc)))
-            done.set()
+                judgement = Judgement(score=judge.on_failure, status="internal_error",
+                                      error="{}: {}".format(type(exc).__name__, exc))
+            results.put((index, record, judgement))
+        judge.close()
 
-    workers = [threading.Thread(target=work, daemon=True) for _ in range(concurrency)]
-    for worker in workers:
-        worker.start()
-    pending = collections.deque()
+    for _ in range(concurrency):
+        threading.Thread(target=work, daemon=True).start()
+    done, sent, finished = 0, 0, {}
+    records = iter(records)
     try:
-        for record in records:
-            task = (record, [], threading.Event())
-            pending.append(task)
-            tasks.put(task)
-            while pending and (pending[0][2].is_set() or len(pending) >= 2 * concurrency):
-                record_, slot, done = pending.popleft()
-                done.wait()
-                yield record_, slot[0]
-        while pending:
-            record_, slot, done = pending.popleft()
-            done.wait()
-            yield record_, slot[0]
+        while True:
+            exhausted = False
+            if sent - done < 2 * concurrency:
+                exhausted = _feed(records, tasks, sent)
+                sent += not exhausted
+            must_wait = exhausted or sent - done >= 2 * concurrency
+            while not results.empty() or (must_wait and done < sent and done not in finished):
+                index, record, judgement = results.get()
+                finished[index] = record, judgement
+            while done in finished:
+                yield finished.pop(done)
+                done += 1
+            if exhausted and done == sent:
+                return
     finally:
         stopped.append("interrupted")
-        for _ in workers:
+        for _ in range(concurrency):
             tasks.put(None)
+
+
+def _feed(records, tasks, index):
+    """Queue the next record; True when there are no more."""
+    for record in records:
+        tasks.put((index, record))
+        return False
+    return True
 
 
 # -- Command line ----------------------------------------------------------------------
 
 
-def _judge_line(judge, record):
+_EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
+_NOT_FAILURES = ("ok", "empty_response")
+
+
+def _arg_parser():
+    import argparse
+    parser = argparse.ArgumentParser(
+        prog="minijudge", description="Grade model outputs (JSONL records) with an LLM "
+        "judge on an OpenAI-compatible server. Records go to stdout (or -o), progress "
+        "and the summary to stderr.")
+    add = parser.add_argument
+    add("input", help="JSONL file of records, or - for stdin")
+    add("--judge-url", metavar="URL", help="server base URL: http://h:p, .../v1 or the "
+        "full .../chat/completions (env LLM_JUDGE_API_BASE, OPENAI_BASE_URL)")
+    add("--judge-model", metavar="M", help="model name (env LLM_JUDGE_MODEL; default: "
+        "the one the server lists)")
+    add("-o", "--output", metavar="OUT.jsonl", help="write records here (default stdout)")
+    add("--template", metavar="NAME|FILE", help="template name ({}) or a file of "
+        "str.format text; default rating, or rating_ref when a record has a reference"
+        .format(", ".join(TEMPLATES)))
+    add("--parser", choices=sorted(_PARSERS), help="how to read a custom template's reply")
+    add("--scale", metavar="LO,HI", help="rating scale of a custom template (default 1,5)")
+    add("--question-field", metavar="F", help="default: question, else context")
+    add("--reference-field", metavar="F", default="answer", help="default: answer")
+    add("--response-field", metavar="F", default="response", help="default: response")
+    add("--system", metavar="TEXT", help="a system message for every request")
+    add("--concurrency", type=int, default=8, metavar="N", help="requests in flight (8)")
+    add("--timeout", type=float, default=60.0, metavar="S", help="per request (60)")
+    add("--max-retries", type=int, default=5, metavar="N", help="per request (5)")
+    add("--max-tokens", type=int, metavar="N", help="default 16 (512 for JSON rubrics)")
+    add("--temperature", type=float, default=0.0, metavar="T", help="default 0")
+    add("--extra-body", metavar="JSON", help='merged into each request, e.g. '
+        '\'{"chat_template_kwargs": {"enable_thinking": false}}\'')
+    add("--header", action="append", default=[], metavar="'NAME: VALUE'",
+        help="an extra request header (repeatable)")
+    add("--key-header", default="Authorization", metavar="NAME", help="send the key "
+        "(env LLM_JUDGE_API_KEY, OPENAI_API_KEY) raw in this header, e.g. api-key for "
+        "Azure; default Authorization: Bearer")
+    add("--cache", metavar="PATH", help="JSONL store of judge replies: a rerun sends no "
+        "request twice")
+    add("--max-error-rate", type=float, default=0.1, metavar="R", help="exit 1 when more "
+        "than this fraction of records failed (0.1)")
+    add("--summary", metavar="FILE", help="also write the summary here as JSON")
+    add("--shard", metavar="K/N", help="judge only records K, K+N, K+2N, ... (0-based)")
+    add("--seed", type=int, default=0, help="seed of the bootstrap interval (0)")
+    add("--check", action="store_true", help="only check the server: URL, models, one "
+        "reply")
+    add("--dry-run", action="store_true", help="print the prompts; send nothing")
+    add("--no-preflight", action="store_true", help="skip the one request that checks "
+        "the server before the run")
+    add("-q", "--quiet", action="store_true", help="no progress or summary on stderr")
+    add("--version", action="version", version="minijudge " + __version__)
+    return parser
+
+
+def main(argv=None):
+    """``python -m minijudge``: exit 0 done, 1 too many failures or the server is
+    unusable, 2 usage error, 130 interrupted."""
+    parser = _arg_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code
+    try:
+        judge, source, shard = _setup(args)
+    except (JudgeError, OSError, ValueError) as exc:
+        print("minijudge: error: {}".format(exc), file=sys.stderr)
+        return _EXIT_USAGE
+    try:
+        if args.dry_run:
+            return _dry_run(judge, args, _sharded(_read_records(source), shard))
+        if args.check or not args.no_preflight:
+            try:
+                info = _preflight(judge, ping=args.check)
+            except APIError as exc:
+                print("minijudge: error: preflight failed: {}".format(exc), file=sys.stderr)
+                return _EXIT_FAILED
+            if args.check:
+                print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
+                return 0
+        return _run(judge, args, _sharded(_read_records(source), shard))
+    except BrokenPipeError:  # `| head` closed the pipe: stop quietly, keep stdout open
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+        if judge.cache is not None:
+            judge.cache.close()
+
+
+def _setup(args):
+    if args.concurrency < 1:
+        raise ValueError("--concurrency must be at least 1; got {}".format(args.concurrency))
+    shard = None
+    if args.shard:
+        match = re.fullmatch(r"(\d+)/(\d+)", args.shard)
+        if not match or not int(match.group(1)) < int(match.group(2)):
+            raise ValueError("--shard must be K/N with 0 <= K < N; got {!r}".format(
+                args.shard))
+        shard = int(match.group(1)), int(match.group(2))
+    template = args.template
+    if template and template not in TEMPLATES:
+        try:
+            with open(template, encoding="utf-8") as f:
+                template = f.read()
+        except OSError as exc:
+            raise ValueError("--template {!r} is neither a template name ({}) nor a "
+                             "readable file: {}".format(args.template, ", ".join(TEMPLATES),
+                                                        exc.strerror)) from None
+    scale = None
+    if args.scale:
+        try:
+            scale = tuple(float(x) if "." in x else int(x) for x in args.scale.split(","))
+            assert len(scale) == 2 and scale[0] < scale[1]
+        except (ValueError, AssertionError):
+            raise ValueError("--scale must be LO,HI with LO < HI; got {!r}".format(
+                args.scale)) from None
+    try:
+        extra_body = json.loads(args.extra_body) if args.extra_body else None
+        assert extra_body is None or isinstance(extra_body, dict)
+    except (ValueError, AssertionError):
+        raise ValueError("--extra-body must be a JSON object; got {!r}".format(
+            args.extra_body)) from None
+    headers = {}
+    for header in args.header:
+        name, sep, value = header.partition(":")
+        if not sep or not name.strip():
+            raise ValueError("--header must be 'NAME: VALUE'; got {!r}".format(header))
+        headers[name.strip()] = value.strip()
+    source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
+    judge = LLMJudge(args.judge_url, args.judge_model, timeout=args.timeout,
+                     template=template, parser=args.parser, scale=scale, system=args.system,
+                     temperature=args.temperature, max_tokens=args.max_tokens,
+                     extra_body=extra_body, headers=headers, key_header=args.key_header,
+                     max_retries=args.max_retries, cache=args.cache)
+    return judge, source, shard
+
+
+def _preflight(judge, *, ping=False):
+    """Check the server before the run, so a wrong URL, key or model stops it at once.
+
+    ``GET .../models`` answers most of it in a millisecond; a one-line chat request is
+    sent too when that list cannot settle it (no list, or the model is not on it: some
+    servers accept any name), or when ``ping`` asks for it.
+    """
+    info = {"url": judge.url}
+    try:
+        listed = judge.list_models()
+        info["models"] = ", ".join(listed) or "(none listed)"
+    except APIError as exc:
+        if exc.kind in ("connection_refused", "timeout") or exc.status in (401, 403):
+            raise
+        listed, info["models"] = None, "(not listed: {})".format(exc)
+    if judge.model is None:
+        judge.model = judge._pick_model(listed, _models_url(judge.url))
+    if ping or listed is None or judge.model not in listed:
+        try:
+            reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],
+                               use_cache=False)
+        except APIError as exc:
+            if listed is not None:
+                exc.args = ("{}; the server lists: {}".format(exc, info["models"]),)
+            raise
+        info["model"] = "{} (the server reported: {})".format(judge.model, reply.get("model"))
+        info["reply"] = "{!r} (finish_reason {}, usage {}, {:.2f} s, {} tries)".format(
+            reply.get("content"), reply.get("finish_reason"), reply.get("usage"),
+            reply["latency"], reply["attempts"])
+    return info
+
+
+def _read_records(source):
+    """(line number, record) for each non-blank line; a record that is not one says why
+    in a _BadLine, and nothing is dropped."""
+    for number, line in enumerate(source, 1):
+        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            yield number, _BadLine("line {}: not UTF-8 ({})".format(number, exc), line)
+            continue
+        except ValueError as exc:
+            yield number, _BadLine("line {}: not JSON ({})".format(number, exc), line)
+            continue
+        if not isinstance(record, dict):
+            yield number, _BadLine("line {}: a JSON {}, not an object".format(
+                number, type(record).__name__), line)
+            continue
+        yield number, record
+
+
+class _BadLine(dict):
+    def __init__(self, error, line):
+        super().__init__(judge_input=line[:200].decode("utf-8", "replace"))
+        self.error = error
+
+
+def _sharded(items, shard):
+    for index, item in enumerate(items):
+        if shard is None or index % shard[1] == shard[0]:
+            yield item
+
+
+def _item_fields(args, number, record):
+    """The judge's fields from a record, or a _BadLine when the record lacks them."""
+    fields = {"reference": record.get(args.reference_field)}
+    if args.question_field:
+        fields["question"] = record.get(args.question_field)
+    else:
+        fields["question"] = _first(record, "question", "context")
+    needs_response = args.template not in ("pairwise", "comparative")
+    if needs_response and args.response_field not in record:
+        return _BadLine("line {}: no {!r} field (choose one with --response-field; the "
+                        "record has {})".format(number, args.response_field,
+                                                ", ".join(sorted(record)) or "no fields"), b"")
+    fields["response"] = record.get(args.response_field)
+    return fields
+
+
+def _judge_item(judge, args, item):
+    number, record = item
     if isinstance(record, _BadLine):
         return Judgement(score=judge.on_failure, status="bad_record", error=record.error)
-    return judge.judge(record)
+    fields = _item_fields(args, number, record)
+    if isinstance(fields, _BadLine):
+        return Judgement(score=judge.on_failure, status="bad_record", error=fields.error)
+    judgement = judge.judge(record, **fields)
+    if judgement.status == "template_error":
+        judgement.error = "line {}: {}".format(number, judgement.error)
+    return judgement
+
+
+def _dry_run(judge, args, items):
+    for number, record in items:
+        if isinstance(record, _BadLine):
+            print("--- {}".format(record.error))
+            continue
+        fields = _item_fields(args, number, record)
+        try:
+            if isinstance(fields, _BadLine):
+                raise TemplateError(fields.error)
+            messages = judge.messages(record, **fields)
+        except TemplateError as exc:
+            print("--- line {}: {}".format(number, exc))
+            continue
+        print("--- line {} ---".format(number))
+        for message in messages:
+            print("[{}]\n{}".format(message["role"], message["content"]))
+    return 0
 
 
 def _output_record(record, judgement):
@@ -1223,87 +1628,183 @@ def _output_record(record, judgement):
     out.update({"judge_score": judgement.score, "judge_status": judgement.status,
                 "judge_error": judgement.error, "judge_raw": judgement.raw,
                 "judge_value": judgement.value, "judge_finish_reason": judgement.finish_reason,
-                "judge_usage": judgement.usage, "judge_latency": round(judgement.latency, 4),
-                "judge_attempts": judgement.attempts, "judge_cached": judgement.cached})
+                "judge_usage": judgement.usage, "judge_model": judgement.model,
+                "judge_latency": round(judgement.latency, 4),
+                "judge_attempts": judgement.attempts})
     if judgement.reasoning:
         out["judge_reasoning"] = judgement.reasoning
     return out
 
 
-def main(argv=None):
-    """``python -m minijudge``: judge a JSONL file; 0 done, 1 too many failures, 2 usage."""
-    import argparse
-    parser = argparse.ArgumentParser(prog="minijudge", description=(
-        "Grade model outputs (JSONL records) with an LLM judge on an OpenAI-compatible "
-        "server."))
-    parser.add_argument("input", help="JSONL file of records, or - for stdin")
-    parser.add_argument("--judge-url", help="server base URL (env LLM_JUDGE_API_BASE, "
-                        "OPENAI_BASE_URL)")
-    parser.add_argument("--judge-model", help="model name (default: the one the server "
-                        "lists; env LLM_JUDGE_MODEL)")
-    parser.add_argument("-o", "--output", help="write records here (default: stdout)")
-    parser.add_argument("--template", help="template name ({}) or a file of "
-                        "str.format text".format(", ".join(TEMPLATES)))
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--timeout", type=float, default=60.0)
-    parser.add_argument("--max-tokens", type=int)
-    parser.add_argument("--cache", help="JSONL file of judge replies, reused across runs")
-    parser.add_argument("--max-error-rate", type=float, default=0.1)
-    args = parser.parse_args(argv)
-    template = args.template
-    if template and template not in TEMPLATES:
-        try:
-            with open(template, encoding="utf-8") as f:
-                template = f.read()
-        except OSError as exc:
-            parser.error("--template {!r} is neither a template name nor a readable file: "
-                         "{}".format(args.template, exc.strerror))
-    try:
-        judge = LLMJudge(args.judge_url, args.judge_model, timeout=args.timeout,
-                         template=template, max_tokens=args.max_tokens, cache=args.cache)
-    except JudgeError as exc:
-        parser.error(str(exc))
-    source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
+class _Tally:
+    """What the summary reports, gathered record by record in constant memory (but for
+    the scores, kept as 8-byte floats for the bootstrap)."""
+
+    def __init__(self):
+        import array
+        import collections
+        self.statuses = collections.Counter()
+        self.first_errors = {}
+        self.ratings = collections.Counter()
+        self.models = collections.Counter()
+        self.tokens = collections.Counter()
+        self.scores = array.array("d")
+        self.judged = 0.0
+        self.requests = self.cached = 0
+
+    def add(self, judgement):
+        status = judgement.status
+        self.statuses[status] += 1
+        if status not in _NOT_FAILURES:
+            self.first_errors.setdefault(status, judgement.error)
+        score = judgement.score
+        self.scores.append(score if isinstance(score, float) and not math.isnan(score)
+                           else float(score or 0.0))
+        if status in _NOT_FAILURES:
+            self.judged += self.scores[-1]
+        if judgement.rating is not None:
+            self.ratings[judgement.rating] += 1
+        if judgement.model:
+            self.models[judgement.model] += 1
+        if judgement.cached:
+            self.cached += 1
+        else:
+            self.requests += judgement.attempts
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            value = (judgement.usage or {}).get(name)
+            if isinstance(value, int):
+                self.tokens[name] += value
+
+    @property
+    def done(self):
+        return len(self.scores)
+
+    @property
+    def failed(self):
+        return self.done - sum(self.statuses[s] for s in _NOT_FAILURES)
+
+
+def _interval(scores, seed, resamples=1000):
+    """A seeded 95% bootstrap interval of the mean; past 2,000 scores (2M draws, about
+    half a second) the normal approximation, which the bootstrap converges to."""
+    n = len(scores)
+    if n == 0:
+        return None, "no scores"
+    mean = sum(scores) / n
+    if n * resamples > 2000000:
+        sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / max(1, n - 1))
+        half = 1.96 * sd / math.sqrt(n)
+        return [round(mean - half, 4), round(mean + half, 4)], "normal approximation"
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
+    return ([round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
+            "bootstrap, {} resamples, seed {}".format(resamples, seed))
+
+
+def _summary(judge, args, tally, wall, interrupted):
+    done = tally.done
+    judged = done - tally.failed
+    interval, method = _interval(tally.scores, args.seed)
+    return {
+        "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
+        "failure_rate": round(tally.failed / done, 4) if done else 0.0,
+        "errors": tally.first_errors,
+        "mean_score": round(sum(tally.scores) / done, 4) if done else None,
+        "mean_score_judged": round(tally.judged / judged, 4) if judged else None,
+        "ci95": interval, "ci_method": method,
+        "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
+        "tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
+        "wall_seconds": round(wall, 3),
+        "requests_per_second": round(tally.requests / wall, 2) if wall else None,
+        "judge_url": judge.url,
+        "judge_model": tally.models.most_common(1)[0][0] if tally.models else judge.model,
+        "template": args.template or "rating / rating_ref",
+        "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
+                           max_retries=judge.max_retries, concurrency=args.concurrency),
+        "shard": args.shard, "interrupted": interrupted, "minijudge_version": __version__,
+    }
+
+
+def _print_summary(summary, max_error_rate, file):
+    s = summary
+    lines = ["minijudge: {} records in {:.1f} s ({} requests, {} from cache, {} requests/s); "
+             "judge {} at {}".format(s["records"], s["wall_seconds"], s["requests"],
+                                     s["cached"], s["requests_per_second"], s["judge_model"],
+                                     s["judge_url"]),
+             "  statuses: " + ", ".join("{} {}".format(k, v) for k, v in sorted(
+                 s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0])))]
+    for status, error in s["errors"].items():
+        lines.append("  first {}: {}".format(status, error))
+    if s["records"]:
+        lines.append("  mean score {} with failures as 0.0; {} over the {} judged; 95% CI {} "
+                     "({})".format(s["mean_score"], s["mean_score_judged"],
+                                   s["records"] - s["failed"], s["ci95"], s["ci_method"]))
+    if s["ratings"]:
+        lines.append("  ratings: " + ", ".join("{}: {}".format(k, v)
+                                               for k, v in s["ratings"].items()))
+    if s["tokens"]:
+        lines.append("  tokens: {} prompt, {} completion".format(
+            s["tokens"].get("prompt_tokens", 0), s["tokens"].get("completion_tokens", 0)))
+    if s["interrupted"]:
+        lines.append("  interrupted: the records above were written; rerun with the same "
+                     "--cache to finish without paying twice")
+    elif s["failure_rate"] > max_error_rate:
+        lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
+            s["failure_rate"], max_error_rate))
+    print("\n".join(lines), file=file)
+
+
+def _run(judge, args, items):
+    started = time.monotonic()
     sink = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    counts = {}
+    progress = not args.quiet and sys.stderr.isatty()
+    total = _count_lines(args.input, args.shard) if progress else None
+    tally, interrupted, shown = _Tally(), False, 0.0
+    results = judge_records(judge, items, concurrency=args.concurrency,
+                            judge_one=lambda item: _judge_item(judge, args, item))
     try:
-        for record, judgement in judge_records(judge, _read_records(source),
-                                               concurrency=args.concurrency,
-                                               judge_one=lambda r: _judge_line(judge, r)):
-            counts[judgement.status] = counts.get(judgement.status, 0) + 1
+        for (number, record), judgement in results:
             sink.write(json.dumps(_output_record(record, judgement), ensure_ascii=False)
                        + "\n")
+            tally.add(judgement)
+            if progress and time.monotonic() - shown > 0.25:
+                shown = time.monotonic()
+                _show_progress(tally, total, shown - started)
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
+        results.close()
+        sink.flush()
         if sink is not sys.stdout:
             sink.close()
-    total = sum(counts.values())
-    failed = total - counts.get("ok", 0) - counts.get("empty_response", 0)
-    print("minijudge: {} records: {}".format(total, ", ".join(
-        "{} {}".format(n, s) for s, n in sorted(counts.items()))), file=sys.stderr)
-    return 1 if total and failed / total > args.max_error_rate else 0
+    if progress:
+        _show_progress(tally, total, time.monotonic() - started)
+        print(file=sys.stderr)
+    summary = _summary(judge, args, tally, time.monotonic() - started, interrupted)
+    if args.summary:
+        with open(args.summary, "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=2)
+    if not args.quiet:
+        _print_summary(summary, args.max_error_rate, sys.stderr)
+    if interrupted:
+        return _EXIT_INTERRUPTED
+    return _EXIT_FAILED if summary["failure_rate"] > args.max_error_rate else 0
 
 
-def _read_records(source):
-    """Each line as a dict, or a _BadLine saying why it is not one."""
-    for number, line in enumerate(source, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            yield _BadLine(number, "line {}: not JSON ({})".format(number, exc))
-            continue
-        if not isinstance(record, dict):
-            yield _BadLine(number, "line {}: a JSON {}, not an object".format(
-                number, type(record).__name__))
-            continue
-        yield record
+def _count_lines(path, shard):
+    if path == "-":
+        return None
+    with open(path, "rb") as f:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    return lines // int(shard.split("/")[1]) if shard else lines
 
 
-class _BadLine(dict):
-    def __init__(self, number, error):
-        super().__init__(judge_line=number)
-        self.error = error
+def _show_progress(tally, total, elapsed):
+    rate = tally.done / elapsed if elapsed else 0.0
+    eta = " ETA {:.0f} s".format((total - tally.done) / rate) if total and rate else ""
+    print("\r  {}{} done, {:.1f}/s{}, {} failed   ".format(
+        tally.done, "/{}".format(total) if total else "", rate, eta, tally.failed),
+        end="", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -223,8 +223,12 @@ class RetryTest(StubTest):
                 del self.waits[:]
                 self.srv.push(fault)
                 j = judge.judge(EXAMPLE, OUTPUT)
-                self.assertEqual((j.status, j.score, j.attempts), ("ok", 0.75, 2))
-                self.assertEqual((self.srv.chat_count, len(self.waits)), (2, 1))
+                self.assertEqual((j.status, j.score), ("ok", 0.75))
+                self.assertEqual(self.srv.chat_count, 2)
+                if name == "drop":  # on a kept-alive connection: resent at once, as a stale close
+                    self.assertEqual((j.attempts, len(self.waits)), (1, 0))
+                else:
+                    self.assertEqual((j.attempts, len(self.waits)), (2, 1))
 
     def test_six_503s_give_http_error_after_six_tries(self):
         self.srv.push(*[error(503, "overloaded")] * 6)

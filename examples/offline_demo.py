@@ -1,0 +1,88 @@
+"""Try minijudge without a model: a stub judge on 127.0.0.1, and the real CLI against it.
+
+    python examples/offline_demo.py
+
+THE STUB IS NOT A MODEL. It is a word-overlap heuristic that answers in the OpenAI
+chat-completions format (with a short delay, like a small local model), so that you can
+watch a whole run: progress, the scored records and the summary. Its ratings mean
+nothing; point `--judge-url` at a real server (vLLM, llama.cpp, Ollama, ...) for that.
+"""
+
+import http.server
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DELAY = 0.15  # seconds per reply, like a small judge on a GPU
+
+
+def heuristic_rating(prompt):
+    """1-5 from how many of the reference answer's words the response repeats."""
+    def section(name):
+        match = re.search(r"\[{}\]\n(.*?)\n\[".format(re.escape(name)), prompt, re.S)
+        return match.group(1) if match else ""
+    words = lambda text: set(re.findall(r"[a-z0-9]+", text.lower())) - {"the", "a", "an", "is"}
+    reference = words(section("Reference Answer"))
+    response = words(section("The Start of the Response"))
+    if not reference:
+        return 3
+    return 1 + round(4 * len(reference & response) / len(reference))
+
+
+class StubJudge(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):  # GET /v1/models
+        self.reply({"object": "list", "data": [{"id": "stub-heuristic-not-a-model"}]})
+
+    def do_POST(self):  # POST /v1/chat/completions
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        time.sleep(DELAY)
+        rating = heuristic_rating(request["messages"][-1]["content"])
+        self.reply({"id": "stub", "object": "chat.completion", "created": int(time.time()),
+                    "model": "stub-heuristic-not-a-model",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": str(rating)}}],
+                    "usage": {"prompt_tokens": len(str(request).split()),
+                              "completion_tokens": 1}})
+
+    def reply(self, body):
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StubJudge)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:{}".format(server.server_port)
+    output = os.path.join(HERE, "qa.scored.jsonl")
+    command = [sys.executable, os.path.join(HERE, "..", "minijudge.py"), "--judge-url", url,
+               "--concurrency", "4", "-o", output, os.path.join(HERE, "qa.jsonl")]
+    print("stub judge (a word-overlap heuristic, NOT a model) at", url)
+    print("$ python minijudge.py --judge-url {} --concurrency 4 -o {} {}\n".format(
+        url, os.path.relpath(output), os.path.relpath(os.path.join(HERE, "qa.jsonl"))))
+    status = subprocess.call(command)
+    print("\nfirst records of {}:".format(os.path.relpath(output)))
+    with open(output, encoding="utf-8") as f:
+        for line in list(f)[:4]:
+            record = json.loads(line)
+            print("  {id:8} score {judge_score:<5} {judge_status:15} {judge_error}".format(
+                **record))
+    server.shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,164 @@
+"""Throughput benchmark: the real CLI against a local judge with fixed latency.
+
+    python tests/bench_throughput.py                  # the README's figures
+    python tests/bench_throughput.py --latency 0.05 --concurrency 32 128 --items 6000
+    python tests/bench_throughput.py --memory 1000000 # flat memory on a million records
+
+A server that answers every request after L seconds can serve at most C / L requests a
+second to C concurrent clients; this prints how close `python -m minijudge` gets to that
+limit, the client's CPU time per request, its peak RSS, and the time `import minijudge`
+takes. The server is asyncio in a separate process (it must never be the bottleneck);
+it answers in the OpenAI format with keep-alive. A benchmark, not a test: it asserts
+nothing and is not collected by unittest.
+"""
+
+import argparse
+import asyncio
+import json
+import re
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def serve(latency, port_file):
+    """A minimal keep-alive chat-completions server; every reply is "4" after `latency`."""
+    body = json.dumps({
+        "id": "chatcmpl-bench", "object": "chat.completion", "created": 0,
+        "model": "bench-judge", "choices": [{"index": 0, "finish_reason": "stop",
+                                             "message": {"role": "assistant", "content": "4"}}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 1, "total_tokens": 121}}).encode()
+    models = json.dumps({"object": "list", "data": [{"id": "bench-judge"}]}).encode()
+
+    def response(payload):
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+
+    class Judge(asyncio.Protocol):
+        # A Protocol, not streams: the server must cost far less than the client.
+        def connection_made(self, transport):
+            self.transport, self.buffer = transport, b""
+
+        def data_received(self, data):
+            self.buffer += data
+            while True:
+                end = self.buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    return
+                head = self.buffer[:end].lower()
+                length = re.search(rb"content-length: *(\d+)", head)
+                length = int(length.group(1)) if length else 0
+                if len(self.buffer) < end + 4 + length:
+                    return
+                self.buffer = self.buffer[end + 4 + length:]
+                if head.startswith(b"get"):
+                    self.transport.write(response(models))
+                else:
+                    loop.call_later(latency, self.reply)
+
+        def reply(self):
+            if not self.transport.is_closing():
+                self.transport.write(response(body))
+
+    async def run():
+        server = await loop.create_server(Judge, "127.0.0.1", 0, backlog=1024)
+        with open(port_file, "w") as f:
+            f.write(str(server.sockets[0].getsockname()[1]))
+        await server.serve_forever()
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(run())
+
+
+
+
+def start_server(latency):
+    port_file = tempfile.mktemp()
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(latency), port_file])
+    deadline = time.time() + 10
+    while not os.path.exists(port_file) or not open(port_file).read():
+        if time.time() > deadline:
+            raise SystemExit("the benchmark server did not start")
+        time.sleep(0.05)
+    port = int(open(port_file).read())
+    os.unlink(port_file)
+    return proc, "http://127.0.0.1:{}".format(port)
+
+
+def write_records(path, n):
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": i, "question": "What is {} + {}?".format(i, i),
+                                "answer": str(2 * i), "response": "It is {}.".format(2 * i)})
+                    + "\n")
+
+
+def run_cli(url, path, concurrency, extra=()):
+    """Run the CLI in a child process: (wall seconds, child CPU seconds, peak RSS MiB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "minijudge", "--judge-url", url, "--quiet",
+                    "--concurrency", str(concurrency), "-o", os.devnull, path] + list(extra),
+                   cwd=ROOT, check=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, after.ru_maxrss / 1024
+
+
+def import_ms(repeat=15):
+    code = ("import sys, time; sys.path.insert(0, {!r}); t = time.perf_counter(); "
+            "import minijudge; print(time.perf_counter() - t)").format(ROOT)
+    times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                  text=True, check=True).stdout) for _ in range(repeat)]
+    return sorted(times)[len(times) // 2] * 1000
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128])
+    parser.add_argument("--items", type=int, default=6000)
+    parser.add_argument("--memory", type=int, metavar="N", help="also run N records at "
+                        "zero latency to show memory stays flat (e.g. 1000000)")
+    parser.add_argument("--serve", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        return serve(float(args.serve[0]), args.serve[1])
+
+    print("python {}, {} cores".format(sys.version.split()[0], os.cpu_count()))
+    print("import minijudge: {:.1f} ms (median of 15 fresh interpreters)".format(import_ms()))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "records.jsonl")
+        write_records(path, args.items)
+        server, url = start_server(args.latency)
+        try:
+            for c in args.concurrency:
+                wall, cpu, rss = run_cli(url, path, c)
+                limit = c / args.latency
+                rate = args.items / wall
+                print("L={:.0f} ms C={:<4d} items={}: {:7.1f} req/s, limit {:7.1f}, "
+                      "fraction {:.3f}; client CPU {:.3f} ms/request; peak RSS {:.1f} MiB"
+                      .format(args.latency * 1000, c, args.items, rate, limit, rate / limit,
+                              cpu / args.items * 1000, rss))
+        finally:
+            server.kill()
+        if args.memory:
+            server, url = start_server(0.0)
+            try:
+                for n in (args.memory // 10, args.memory):
+                    write_records(path, n)
+                    wall, cpu, rss = run_cli(url, path, 32)
+                    print("L=0 C=32 items={}: {:.0f} req/s; peak RSS {:.1f} MiB".format(
+                        n, n / wall, rss))
+            finally:
+                server.kill()
+
+
+if __name__ == "__main__":
+    main()
