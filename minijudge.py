@@ -31,6 +31,7 @@ Vendored copies: keep this header, upgrade by replacing the file.
 
 import functools
 import json
+from collections.abc import Mapping
 import logging
 import math
 import os
@@ -324,7 +325,7 @@ class _SafeFormatter(string.Formatter):
         name, keys = self.check_field(field_name)
         if name not in kwargs:
             raise TemplateError("template needs field {!r}; got {}".format(
-                name, ", ".join(sorted(kwargs)) or "no fields"))
+                name, ", ".join(sorted(map(str, kwargs))) or "no fields"))
         value = kwargs[name]
         for key in keys:
             try:
@@ -346,7 +347,9 @@ def _check_template(text):
         for _, name, spec, _ in _FORMATTER.parse(text):
             if name is not None:
                 _FORMATTER.check_field(name)
-                _check_template(spec or "")
+                if any(nested is not None for _, nested, _, _ in _FORMATTER.parse(spec or "")):
+                    raise TemplateError("template field {{{}}}: fields inside a format spec "
+                                        "are not allowed".format(name))
     except ValueError as exc:
         if isinstance(exc, TemplateError):
             raise
@@ -365,7 +368,7 @@ def render(template, record=None, **fields):
     """
     text = TEMPLATES.get(template, template)
     _check_template(text)
-    values = dict(record or {})
+    values = {k: v for k, v in (record or {}).items() if v is not None}
     values.update(_TEMPLATE_DEFAULTS.get(template, {}))
     values.update((k, v) for k, v in fields.items() if v is not None)
     for alias, name in _FIELD_ALIASES.items():
@@ -389,35 +392,39 @@ def render(template, record=None, **fields):
 # -- Parsers ---------------------------------------------------------------------------
 
 _ZERO_WIDTH_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
-_THINK_BLOCK_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
 _THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
 _THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
-_NUMBER = r"(?<![\w.])\d+(?:\.\d+)?(?!\.?\d)"
+_NUMBER = r"(?<![\w.-])\d{1,9}(?:\.\d{1,9})?(?!\.?\d|[eE]\d)"
+_LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
 
 _RATING_RE = re.compile(r"""
     \[\[\s*(?P<bracket>{num})\s*(?:/\s*(?P<bracket_of>\d+)\s*)?\]\]   # MT-Bench: [[4]], [[8/10]]
-  | \b(?:ratings?|rated?|rates|scores?|scored|grade[ds]?|grading|marks?|verdict
-       |evaluation|gives?|assign(?:ed)?|award(?:ed)?)\b                # a keyword, then
+  | (?:(?P<label>\b(?:ratings?|scores?|grade|marks?|verdict|evaluation))  # a label, or
+     | \b(?:rated?|rates|scored|graded|grading|gives?|assign(?:ed)?|award(?:ed)?))\b  # a verb
     [^\d\n/=+]{{0,30}}?                                               # ": ", " is ", " it a "
     (?P<keyword>{num})
-    (?!\s*(?:to|-|–|—)\s*\d|\s*=|\s*%)                                 # not "1 to 5", "1=poor"
+    (?!\s*(?:to|-|–|—|\+|\*|×)\s*\d|\s*=|\s*%)                   # not "1 to 5", "1=poor", "2+2"
     (?:\s*(?:/|out\s+of)\s*(?P<keyword_of>\d+)(?!\.?\d))?            # "4/5", "4 out of 5"
   | (?P<fraction>{num})\s*(?:/|out\s+of)\s*(?P<fraction_of>\d+)(?!\.?\d)  # a bare "4/5"
 """.format(num=_NUMBER), re.I | re.X)
-_BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d+(?:\.\d+)?)[\s\[\](){}\"'.:#]*\Z")
+_BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
 
 
 def _visible(text):
-    """The judge's answer: no reasoning blocks, no zero-width characters."""
+    """The judge's answer: not its reasoning, not zero-width characters.
+
+    Everything up to the last closing ``</think>`` is reasoning (chat templates often
+    open the block in the prompt, so only the close arrives); an unclosed ``<think>``
+    is reasoning cut off before the answer.
+    """
     text = _ZERO_WIDTH_RE.sub("", text or "")
-    text = _THINK_BLOCK_RE.sub(" ", text)
-    closes = list(_THINK_CLOSE_RE.finditer(text))
-    if closes:  # the chat template opened <think> in the prompt: only the close arrived
-        text = text[closes[-1].end():]
+    close = None
+    for close in _THINK_CLOSE_RE.finditer(text):
+        pass
+    if close is not None:
+        text = text[close.end():]
     opened = _THINK_OPEN_RE.search(text)
-    if opened:  # reasoning cut off before it closed: nothing after it is an answer
-        text = text[:opened.start()]
-    return text
+    return text[:opened.start()] if opened else text
 
 
 def _plain(text):
@@ -429,34 +436,47 @@ def _number(token):
 
 
 def _rating_candidate(text, scale):
-    """The last rating the judge wrote, in or out of scale, or None."""
+    """The rating the judge wrote, in or out of scale, or None.
+
+    The strongest kind of mention wins, and the last of that kind: ``[[4]]``, then a
+    ``Rating:`` label at the start of a line, then a line that is only a number, then
+    a keyword in prose ("I rate it 4"), then a bare fraction. So "Rating: 2. It gives 5
+    reasons" is 2, and "4\n\nscores well on 2 of 3 criteria" is 4.
+    """
     text = _plain(text)
-    last = None
-    for last in _RATING_RE.finditer(text):
-        pass
-    if last is not None:
-        for name in ("bracket", "keyword", "fraction"):
-            if last.group(name) is not None:
-                value, out_of = _number(last.group(name)), last.group(name + "_of")
-                if out_of is not None and int(out_of) != scale[1]:
-                    return "{}/{}".format(value, out_of)
-                return value
-    lines = [line for line in text.splitlines() if line.strip()]
-    for line in lines[:1] + lines[-1:]:
-        bare = _BARE_NUMBER_RE.match(line)
-        if bare:
-            return _number(bare.group(1))
-    return None
+    best = (9, None)
+    for match in _RATING_RE.finditer(text):
+        if match.group("bracket") is not None:
+            tier, name = 1, "bracket"
+        elif match.group("keyword") is not None:
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            tier = 2 if match.group("label") and _LABEL_PREFIX_RE.match(
+                text, line_start, match.start()) else 4
+            name = "keyword"
+        else:
+            tier, name = 5, "fraction"
+        if tier <= best[0]:
+            value, out_of = _number(match.group(name)), match.group(name + "_of")
+            if out_of is not None and int(out_of) != scale[1]:
+                value = "{}/{}".format(value, out_of)
+            best = (tier, value)
+    if best[0] > 3:
+        lines = [line for line in text.splitlines() if line.strip()]
+        for line in lines[-1:] + lines[:1]:
+            bare = _BARE_NUMBER_RE.match(line)
+            if bare:
+                best = (3, _number(bare.group(1)))
+    return best[1]
 
 
 def parse_rating(text, *, scale=(1, 5)):
     """The rating in a judge's reply, or None.
 
     Reads ``4``, ``**4**``, ``Rating: [[4]]``, ``4/5``, ``3.5 out of 5``, JSON such as
-    ``{"score": 4}``; the last verdict wins over earlier mentions; ``<think>`` blocks,
-    markdown and zero-width characters are ignored. A restated scale ("on a scale of 1
-    to 5") is not a rating. A value outside ``scale`` gives None: never clamped, never
-    the "1" of "10".
+    ``{"score": 4}``; the final verdict wins over earlier mentions and over numbers in
+    the explanation after it; ``<think>`` blocks, markdown and zero-width characters are
+    ignored. A restated scale ("on a scale of 1 to 5") is not a rating. A value outside
+    ``scale`` gives None: never clamped, never the "1" of "10".
     """
     return _read_rating(text, scale)[0]
 
@@ -464,13 +484,16 @@ def parse_rating(text, *, scale=(1, 5)):
 _BINARY_WORDS = {"yes": True, "true": True, "correct": True, "right": True, "pass": True,
                  "1": True, "no": False, "false": False, "incorrect": False,
                  "wrong": False, "fail": False, "0": False}
-_BINARY_RE = re.compile(r"""
-    \b(?:answer|verdict|judge?ment|correct(?:ness)?|is_correct|result|grade|label
-       |decision|equivalent)\b                   # a keyword, then
-    [\s"':=\-\[]{0,6}(?:is\s+)?                  # ": ", " is ", '": '
+_BINARY_LABEL_RE = re.compile(r"""
+    ^[\W_]*(?:final\s+)?                               # at the start of a line
+    (?:verdict|answer|judge?ment|correct(?:ness)?|is_correct|decision|label|result|grade
+       |equivalent|output)                             # a label, then ": ", '": ', " is "
+    [\s"':=\-\[]{0,6}(?:is\s+)?
     (?P<word>yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b
-  | (?P<negated>\bnot\s+(?:correct|right|equivalent))\b   # "not correct"
-  | \bis\s+(?P<plain>correct|incorrect|right|wrong)\b      # "the response is correct"
+""", re.I | re.X | re.M)
+_BINARY_PROSE_RE = re.compile(r"""
+    \bnot\s+(?P<negated>correct|right|equivalent)\b       # "not correct"
+  | \bis\s+(?P<word>correct|incorrect|right|wrong)\b      # "the response is correct"
 """, re.I | re.X)
 _FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b", re.I)
 
@@ -478,34 +501,41 @@ _FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b", re.I)
 def parse_binary(text):
     """True for yes/correct/1, False for no/incorrect/0, None when the reply says neither.
 
-    A reply that starts with the word (``Yes, because ...``) or a final ``Answer: no``
-    counts; the last verdict wins.
+    In order: a labelled verdict at the start of a line (``Answer: no``,
+    ``{"correct": true}``; the last one), the reply's first word (``Yes, because ...``),
+    then "is correct" / "not correct" in prose, then the last line's first word. Digits
+    count only as labelled verdicts or alone: "No. The answer is 1" is False.
     """
     text = _plain(text)
-    last = None
-    for last in _BINARY_RE.finditer(text):
+    labelled = None
+    for labelled in _BINARY_LABEL_RE.finditer(text):
         pass
-    if last is not None:
-        if last.group("negated"):
-            return False
-        return _BINARY_WORDS[(last.group("word") or last.group("plain")).lower()]
+    if labelled is not None:
+        return _BINARY_WORDS[labelled.group("word").lower()]
     lines = [line for line in text.splitlines() if line.strip()]
-    for line in lines[:1] + lines[-1:]:
-        first = _FIRST_WORD_RE.match(line)
-        if first and first.group(1).lower() in _BINARY_WORDS:
-            return _BINARY_WORDS[first.group(1).lower()]
+    first = _FIRST_WORD_RE.match(lines[0]) if lines else None
+    if first and first.group(1).lower() in _BINARY_WORDS:
+        return _BINARY_WORDS[first.group(1).lower()]
+    prose = None
+    for prose in _BINARY_PROSE_RE.finditer(text):
+        pass
+    if prose is not None:
+        return False if prose.group("negated") else _BINARY_WORDS[prose.group("word").lower()]
+    last = _FIRST_WORD_RE.match(lines[-1]) if lines else None
+    if last and last.group(1).lower() in _BINARY_WORDS:
+        return _BINARY_WORDS[last.group(1).lower()]
     return None
 
 
 _SCORE_LABEL_RE = re.compile(r"""
     \b(?:assistant|response|answer|model|output)\s*[12ab]\b   # "Assistant 1"
   | \b(?:scores?|ratings?)\b                                # "Score:"
-  | \s*(?:/|out\s+of)\s*\d+(?!\.?\d)                       # "8/10" -> "8"
+  | (?:/|out\s+of)\s*\d+(?!\.?\d)                           # "8/10" -> "8"
 """, re.I | re.X)
 _SCORE_PAIR_RE = re.compile(r"""
-    [\s,;:|()\[\]]*  (?P<a>\d+(?:\.\d+)?)                    # "8", "(8"
-    [\s,;:|()\[\]]*  (?:and|vs\.?|&)?  [\s,;:|()\[\].]*?      # " ", ", ", "; ", " and "
-    (?P<b>\d+(?:\.\d+)?)  [\s,;:|()\[\].]*\Z                  # "9", "9)."
+    [\s,;:|()\[\]]*  (?P<a>\d{1,9}(?:\.\d{1,9})?)              # "8", "(8"
+    (?:[\s,;:|&()\[\]]|and|vs\.?)+                           # " ", ", ", "; ", " and "
+    (?P<b>\d{1,9}(?:\.\d{1,9})?)  [\s,;:|().\[\]]*\Z           # "9", "9)."
 """, re.I | re.X)
 
 
@@ -515,7 +545,7 @@ def parse_comparative(text):
     must hold nothing else: "we plug 2 in for f(2)" is not a pair of scores."""
     for line in _plain(text).splitlines():
         if line.strip():
-            pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line))
+            pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
             return (float(pair.group("a")), float(pair.group("b"))) if pair else None
     return None
 
@@ -572,7 +602,8 @@ def parse_verdict(text):
                  if not _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])]
     if preferred:
         return _VERDICT_WHO[(preferred[-1].group("who") or preferred[-1].group("who2")).lower()]
-    return None
+    alone = text.strip(" \t\n.:\"'[]()").lower()  # a small judge's bare "B" or "Tie"
+    return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
 
 
 def parse_json(text):
@@ -583,7 +614,7 @@ def parse_json(text):
     while start != -1:
         try:
             obj, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             start = text.find("{", start + 1)
             continue
         if isinstance(obj, dict):
@@ -601,9 +632,12 @@ def _chat_url(base_url):
     """``http://h:p``, ``.../v1``, a gateway prefix or the full endpoint -> the endpoint."""
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise JudgeError("judge URL must start with http:// or https:// and name a host; "
                          "got {!r}".format(base_url))
+    if "@" in parts.netloc:
+        raise JudgeError("judge URL must not carry credentials (user:password@host); pass "
+                         "the key as api_key or in LLM_JUDGE_API_KEY")
     path = parts.path.rstrip("/")
     if not path.endswith("/chat/completions"):
         path += "/chat/completions" if _ROOT_PATH_RE.search(path) else "/v1/chat/completions"
@@ -631,9 +665,19 @@ class _Secret:
     __str__ = __repr__
 
 
+def _secret_values(key, headers, url):
+    """What no message may show: the key, key-like header values, key-like URL query
+    values. Dummy keys of local servers ("EMPTY", "ollama") are too short to matter."""
+    from urllib.parse import parse_qsl, urlsplit
+    secret_name = re.compile(r"key|token|secret|auth|sig|password", re.I)
+    values = [key] + [v for k, v in headers.items() if secret_name.search(k)]
+    values += [v for k, v in parse_qsl(urlsplit(url).query) if secret_name.search(k)]
+    return tuple(sorted({v for v in values if len(v) >= 8}, key=len, reverse=True))
+
+
 def _is_loopback(host):
-    return host in ("localhost", "::1") or host.startswith("127.") or host.endswith(
-        ".localhost")
+    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or (
+        host.endswith(".localhost"))
 
 
 def _build_opener(url):
@@ -714,6 +758,9 @@ def _keep_alive_handler():
                     pool[key] = connection_class(req.host, timeout=req.timeout)
                 conn = pool[key]
                 conn.timeout = req.timeout
+                last = getattr(conn, "last", None)
+                if last is not None and not getattr(last, "drained", False):
+                    conn.close()  # unread bytes of the last reply would garble the next
                 try:
                     if conn.sock is None:
                         conn.connect()
@@ -730,6 +777,7 @@ def _keep_alive_handler():
                     conn.close()
                     raise urllib.error.URLError(exc) from None
                 response.url, response.msg = req.get_full_url(), response.reason
+                conn.last = response
                 return response
 
     import urllib.error
@@ -762,11 +810,9 @@ def _retry_after(headers):
     millis = headers.get("retry-after-ms")
     value = headers.get("retry-after")
     try:
-        if millis is not None:
-            return max(0.0, float(millis) / 1000)
-        if value is not None:
-            return max(0.0, float(value))
-    except ValueError:
+        seconds = float(millis) / 1000 if millis is not None else float(value)
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    except (TypeError, ValueError):
         pass
     if value:
         from email.utils import parsedate_to_datetime
@@ -786,17 +832,25 @@ def _http_error(status, data, headers, where):
         location = headers.get("location") if headers is not None else None
         return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
                         "here: use that URL".format(status, where, location), status=status)
-    if status == 429 and ("insufficient_quota" in message or "quota" in message.lower()
-                          or (wait is not None and wait > _RETRY_AFTER_LIMIT)):
+    if status == 429 and b"insufficient_quota" in data:
         return APIError("http 429 from {}: quota exhausted, not retrying: {}".format(
             where, message), status=status, kind="quota_exceeded")
+    if wait is not None and wait > _RETRY_AFTER_LIMIT:
+        return APIError("http {} from {}: the server asks to wait {:.0f} s, over the {:.0f} s "
+                        "limit; not retrying: {}".format(status, where, wait,
+                                                         _RETRY_AFTER_LIMIT, message),
+                        status=status, kind="quota_exceeded")
+    if status == 400 and b"content_filter" in data:
+        return APIError("http 400 from {}: content filter: {}".format(where, message),
+                        status=status, kind="refused")
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
                     retry_after=wait)
 
 
-def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secret=None):
+def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
     """One request; the 2xx body as bytes, or APIError saying what happened.
 
+    ``timeout`` bounds the whole request, not each read: a slow drip times out too.
     A server that echoes the key (``Incorrect API key: sk-...``) gets it blanked out of
     the body before anything quotes it."""
     import http.client
@@ -807,17 +861,26 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secret=None
     method = "GET" if data is None else "POST"
     where = "{} {}".format(method, url)
     request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    deadline = time.monotonic() + timeout
     try:
         with opener.open(request, timeout=timeout) as response:
-            body = response.read(max_bytes + 1)
+            chunks, size = [], 0
+            while size <= max_bytes:
+                chunk = response.read1(max_bytes + 1 - size)
+                if not chunk:
+                    response.drained = True  # the connection may carry the next request
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if time.monotonic() > deadline:
+                    raise socket.timeout()
+            body = b"".join(chunks)
     except urllib.error.HTTPError as exc:
         try:
             body = exc.read(max_bytes)
         except (OSError, http.client.HTTPException):
             body = b""
-        if secret:
-            body = body.replace(secret.encode("utf-8"), b"<hidden>")
-        raise _http_error(exc.code, body, exc.headers, where) from None
+        raise _http_error(exc.code, _blank(body, secrets), exc.headers, where) from None
     except (socket.timeout, TimeoutError):
         raise APIError("timeout: no reply within {} s from {}".format(timeout, where),
                        kind="timeout") from None
@@ -838,7 +901,13 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secret=None
     if len(body) > max_bytes:
         raise APIError("reply from {} is larger than {} bytes; refused".format(
             where, max_bytes), kind="invalid_response")
-    return body.replace(secret.encode("utf-8"), b"<hidden>") if secret else body
+    return _blank(body, secrets)
+
+
+def _blank(body, secrets):
+    for secret in secrets:
+        body = body.replace(secret.encode("utf-8"), b"<hidden>")
+    return body
 
 
 def _retryable(error):
@@ -860,7 +929,7 @@ def _read_reply(body, url):
     """The useful parts of a chat.completion body; APIError when it has none."""
     where = "POST " + url
     try:
-        reply = json.loads(body.decode("utf-8", "replace"))
+        reply = json.loads(body.decode("utf-8-sig", "replace"))
     except ValueError:
         raise APIError("reply from {} is not JSON: {!r}".format(
             where, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
@@ -877,7 +946,12 @@ def _read_reply(body, url):
     choice = choices[0]
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else None
-    return {"content": message.get("content"), "refusal": message.get("refusal"),
+    content = message.get("content")
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
+        content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    elif isinstance(content, (int, float)) and not isinstance(content, bool):
+        content = str(content)
+    return {"content": content, "refusal": message.get("refusal"),
             "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
             "usage": usage, "model": reply.get("model"),
@@ -896,7 +970,11 @@ def _first(mapping, *names):
 
 
 def _env(*names):
-    return _first(os.environ, *names) or None
+    """The first of these environment variables that is set and not empty."""
+    for name in names:
+        if os.environ.get(name):
+            return os.environ[name]
+    return None
 
 
 class LLMJudge:
@@ -925,8 +1003,15 @@ class LLMJudge:
         if not base_url:
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
         self.url = _chat_url(base_url)
-        self.model = model or _env("LLM_JUDGE_MODEL")
-        self._key = _Secret(api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY"))
+        deployment = re.search(r"/openai/deployments/([^/]+)/", self.url)  # Azure
+        self.model = model or _env("LLM_JUDGE_MODEL") or (deployment and deployment.group(1))
+        key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
+        if re.search(r"[^\x21-\x7e]", key):
+            raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
+                             "characters; check where it was read from")
+        self._key = _Secret(key)
+        self._headers = _Secret(dict(headers or {}))
+        self._secrets = _Secret(_secret_values(key, self._headers.value, self.url))
         if template is not None:
             _check_template(TEMPLATES.get(template, template))  # fail now, not per item
         self.template = template
@@ -943,7 +1028,6 @@ class LLMJudge:
                        "stream": False}
         self.params = {k: v for k, v in self.params.items() if v is not None}
         self.params.update(extra_body or {})
-        self._headers = dict(headers or {})
         self._key_header = key_header
         self.max_retries = max_retries
         self.on_failure = on_failure
@@ -956,7 +1040,7 @@ class LLMJudge:
 
     def __repr__(self):
         return "LLMJudge({!r}, model={!r}, template={!r})".format(
-            self.url, self.model, self.template or "rating")
+            self._redact(self.url), self.model, self.template or "rating")
 
     def close(self):
         """Close the connections this thread kept open (each thread has its own)."""
@@ -982,7 +1066,15 @@ class LLMJudge:
         ``example["answer"]``, the response ``output["response"]`` (``output`` may also be
         the response text). Keywords override any field.
         """
-        values = self._values(example, output, fields)
+        try:
+            return self._judge(example, self._values(example, output, fields))
+        except JudgeError:
+            raise  # strict mode asked for it
+        except Exception as exc:  # never let a bug stop the benchmark: say it on the item
+            return self._failed("internal_error", "{}: {}".format(
+                type(exc).__name__, self._redact(str(exc))))
+
+    def _judge(self, example, values):
         if self.parser not in ("verdict", "comparative"):
             response = values["response"]
             if response is not None and not isinstance(response, (str, int, float)):
@@ -1028,8 +1120,8 @@ class LLMJudge:
     # -- internals
     @staticmethod
     def _values(example, output, fields):
-        example = example if isinstance(example, dict) else {}
-        if isinstance(output, dict):
+        example = example if isinstance(example, Mapping) else {}
+        if isinstance(output, Mapping):
             response = output.get("response")
         else:
             response = output if output is not None else example.get("response")
@@ -1062,12 +1154,13 @@ class LLMJudge:
                 headers["Authorization"] = "Bearer " + self._key.value
             else:
                 headers[self._key_header] = self._key.value
-        headers.update(self._headers)
+        headers.update(self._headers.value)
         return headers
 
     def _redact(self, text):
-        key = self._key.value
-        return text.replace(key, "<hidden>") if key and text else text
+        for secret in self._secrets.value:
+            text = text.replace(secret, "<hidden>")
+        return text
 
     def _call(self, url, payload, read):
         """One request with retries: ``read(body)``, or APIError after the last try."""
@@ -1078,7 +1171,7 @@ class LLMJudge:
                 body = _http(self._opener, url, payload=payload,
                              headers=self._request_headers(payload is not None),
                              timeout=self.timeout, max_bytes=self._max_bytes,
-                             secret=self._key.value)
+                             secrets=self._secrets.value)
                 return read(body, url), attempt
             except APIError as exc:
                 exc.args = (self._redact(str(exc)),)
@@ -1108,9 +1201,6 @@ class LLMJudge:
 
     @staticmethod
     def _pick_model(listed, url):
-        if listed is None:
-            raise APIError("no model given and GET {} lists none: pass one with model= or "
-                           "--judge-model".format(url), kind="model_error")
         if len(listed) != 1:
             raise APIError("no model given and GET {} lists {}: pass one with model= or "
                            "--judge-model".format(url, ", ".join(map(str, listed))
@@ -1379,7 +1469,7 @@ def _arg_parser():
         "judge on an OpenAI-compatible server. Records go to stdout (or -o), progress "
         "and the summary to stderr.")
     add = parser.add_argument
-    add("input", help="JSONL file of records, or - for stdin")
+    add("input", nargs="?", help="JSONL file of records, or - for stdin")
     add("--judge-url", metavar="URL", help="server base URL: http://h:p, .../v1 or the "
         "full .../chat/completions (env LLM_JUDGE_API_BASE, OPENAI_BASE_URL)")
     add("--judge-model", metavar="M", help="model name (env LLM_JUDGE_MODEL; default: "
@@ -1429,6 +1519,8 @@ def main(argv=None):
     parser = _arg_parser()
     try:
         args = parser.parse_args(argv)
+        if args.input is None and not args.check:
+            parser.error("the following arguments are required: input")
     except SystemExit as exc:
         return exc.code
     try:
@@ -1454,10 +1546,11 @@ def main(argv=None):
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     finally:
-        if source is not sys.stdin.buffer:
+        if source not in (None, sys.stdin.buffer):
             source.close()
         if judge.cache is not None:
             judge.cache.close()
+        judge.close()
 
 
 def _setup(args):
@@ -1499,12 +1592,24 @@ def _setup(args):
         if not sep or not name.strip():
             raise ValueError("--header must be 'NAME: VALUE'; got {!r}".format(header))
         headers[name.strip()] = value.strip()
-    source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
+    for path, flag in ((args.output, "-o"), (args.summary, "--summary")):
+        if path and not os.access(os.path.dirname(os.path.abspath(path)), os.W_OK) or (
+                path and os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise ValueError("{} {}: cannot write there".format(flag, path))
+    if not (args.judge_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
+        raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
     judge = LLMJudge(args.judge_url, args.judge_model, timeout=args.timeout,
                      template=template, parser=args.parser, scale=scale, system=args.system,
                      temperature=args.temperature, max_tokens=args.max_tokens,
                      extra_body=extra_body, headers=headers, key_header=args.key_header,
                      max_retries=args.max_retries, cache=args.cache)
+    if args.check:
+        return judge, None, shard
+    try:
+        source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
+    except OSError:
+        judge.close()
+        raise
     return judge, source, shard
 
 
@@ -1523,6 +1628,9 @@ def _preflight(judge, *, ping=False):
         if exc.kind in ("connection_refused", "timeout") or exc.status in (401, 403):
             raise
         listed, info["models"] = None, "(not listed: {})".format(exc)
+        if judge.model is None:
+            raise APIError("no model given and the server's model list failed: {}".format(
+                exc), kind="model_error") from None
     if judge.model is None:
         judge.model = judge._pick_model(listed, _models_url(judge.url))
     if ping or listed is None or judge.model not in listed:
@@ -1565,7 +1673,7 @@ def _read_records(source):
 
 class _BadLine(dict):
     def __init__(self, error, line):
-        super().__init__(judge_input=line[:200].decode("utf-8", "replace"))
+        super().__init__(judge_input=line[:200].decode("utf-8", "replace").rstrip("\r\n"))
         self.error = error
 
 

@@ -255,10 +255,12 @@ class RetryTest(StubTest):
 
     def test_quota_429_is_not_retried(self):
         judge = self.judge()
-        cases = [("insufficient_quota", rate_limited("1", quota=True), "You exceeded your "
-                  "current quota, please check your plan and billing details."),
-                 ("Retry-After 3600", rate_limited("3600"), "Rate limit reached for "
-                  "requests per min (RPM): Limit 3, Used 3, Requested 1.")]
+        cases = [("insufficient_quota", rate_limited("1", quota=True), "quota exhausted, not "
+                  "retrying: You exceeded your current quota, please check your plan and "
+                  "billing details."),
+                 ("Retry-After 3600", rate_limited("3600"), "the server asks to wait 3600 s, "
+                  "over the 300 s limit; not retrying: Rate limit reached for requests per "
+                  "min (RPM): Limit 3, Used 3, Requested 1.")]
         for name, reply, message in cases:
             with self.subTest(name):
                 self.srv.clear()
@@ -266,8 +268,8 @@ class RetryTest(StubTest):
                 j = judge.judge(EXAMPLE, OUTPUT)
                 self.assertEqual((j.status, j.score, j.http_status),
                                  ("quota_exceeded", 0.0, 429))
-                self.assertEqual(j.error, "http 429 from POST {}: quota exhausted, not "
-                                 "retrying: {}".format(self.chat_url, message))
+                self.assertEqual(j.error, "http 429 from POST {}: {}".format(
+                    self.chat_url, message))
                 self.assertEqual(self.srv.chat_count, 1)
         self.assertEqual(self.waits, [])
 

@@ -38,6 +38,17 @@ RATINGS = [  # (judge output, rating on 1-5, trap)
     ("4\n\nThe response is correct but terse.", 4, "number, then explanation"),
     ("The response is mostly right.\n\n3", 3, "explanation, then number"),
     ("`4`", 4, "inline code"),
+    ("Rating: 2\n\nThe response gives 5 reasons but misses the point.", 2,
+     "a label beats a number in the explanation"),
+    ("Rating: 4 - the response gives 2 examples", 4, "prose after the label"),
+    ("4\n\nThe response scores well on 2 of 3 criteria", 4, "bare number, then prose"),
+    ("Rating: 3\nEvaluation: the answer 2+2=4 is correct", 3, "arithmetic in the review"),
+    ("Final rating: 4/5\n\nNote: a 5/5 would require citations.", 4, "a later fraction"),
+    ("Rating: 5\n\nThe response correctly computes 3/4 = 0.75.", 5, "a fraction in prose"),
+    ("Rating: 4\nReviewed on 2024/05/01", 4, "a date"),
+    ("Rating: -3", None, "negative"),
+    ("Rating: 1e400", None, "exponent"),
+    ("Rating: " + "4" * 5000, None, "a 5000-digit number"),
     ("10", None, "out of range: not the 1 of 10"),
     ("Score: 10", None, "out of range label"),
     ("[[90]]", None, "out of range brackets"),
@@ -86,6 +97,9 @@ class BinaryTest(unittest.TestCase):
             ("The response is not correct.", False), ('{"correct": true}', True),
             ('{"is_correct": 0}', False), ("<think>yes? no?</think>no", False),
             ("I'm not sure.", None), ("", None), ("Maybe", None),
+            ("No. The correct answer is 1, not 2.", False),
+            ("No.\n\nThe reference answer is 1, but the response gives 2.", False),
+            ("Yes. Both give the answer 0.", True), ("yes\n\nThe response's answer is 0.", True),
         ]:
             with self.subTest(text=text):
                 self.assertIs(parse_binary(text), expected)
@@ -100,6 +114,7 @@ class ComparativeTest(unittest.TestCase):
             ("<think>maybe 1 2 3</think>\n6 7", (6.0, 7.0)),
             ("Both did well.\n8 9", None),  # the scores belong on the first line
             ("8", None), ("8 9 10", None), ("", None),
+            ("8.5", None), ("85", None), ("10", None),  # one number is not two scores
         ]:
             with self.subTest(text=text):
                 self.assertEqual(parse_comparative(text), expected)
@@ -117,7 +132,7 @@ class VerdictTest(unittest.TestCase):
             ("Output (a)", "A"), ("Output (b)", "B"),
             ("Output (a) and Output (b) both follow it, but Output (b) is better.", "B"),
             ("Assistant A is better.", "A"), ("Overall, Assistant B is clearly better.", "B"),
-            ("Both answers are fine.", None), ("", None),
+            ("Both answers are fine.", None), ("", None), ("B", "B"), ("Tie.", "tie"),
         ]:
             with self.subTest(text=text):
                 self.assertEqual(parse_verdict(text), expected)
@@ -136,6 +151,15 @@ class JsonTest(unittest.TestCase):
         ]:
             with self.subTest(text=text):
                 self.assertEqual(parse_json(text), expected)
+
+    def test_pathological_inputs_stay_fast_and_never_raise(self):
+        for text in [" " * 200000 + "x", "1" + " " * 20000 + "1" + " " * 20000 + "x",
+                     "<think>" * 50000, "[[" * 50000, "rating " * 30000,
+                     '{"correctness": ' + "[" * 3000, "9" * 100000]:
+            for parse in (parse_rating, parse_binary, parse_comparative, parse_verdict,
+                          parse_json):
+                with self.subTest(parse=parse.__name__, text=text[:20]):
+                    parse(text)  # the suite's time limit catches quadratic regexes
 
     def test_long_reasoning_is_fast_enough(self):
         text = "<think>" + "{ braces everywhere } " * 5000 + "</think>" + '{"score": 3}'
