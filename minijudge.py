@@ -765,7 +765,8 @@ def _keep_alive_handler():
                     if conn.sock is None:
                         conn.connect()
                         conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    conn.sock.settimeout(req.timeout)
+                    if conn.sock.gettimeout() != req.timeout:  # each set costs 2 syscalls
+                        conn.sock.settimeout(req.timeout)
                     conn.request(req.get_method(), req.selector, req.data, headers)
                     response = conn.getresponse()
                 except (ConnectionError, http.client.HTTPException) as exc:
@@ -861,7 +862,7 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
     method = "GET" if data is None else "POST"
     where = "{} {}".format(method, url)
     request = urllib.request.Request(url, data=data, headers=headers, method=method)
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + (timeout or math.inf)
     try:
         with opener.open(request, timeout=timeout) as response:
             chunks, size = [], 0
@@ -1186,10 +1187,11 @@ class LLMJudge:
                 self._sleep(wait)
 
     def _model_name(self):
-        with self._lock:
-            if self.model is None:
-                self.model = self._discover_model()
-            return self.model
+        if self.model is None:  # checked outside the lock: a hundred threads pass here
+            with self._lock:
+                if self.model is None:
+                    self.model = self._discover_model()
+        return self.model
 
     def _discover_model(self):
         try:
