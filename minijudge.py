@@ -1746,21 +1746,23 @@ def _output_record(record, judgement):
     return out
 
 
+_BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
+
+
 class _Tally:
-    """What the summary reports, gathered record by record in constant memory (but for
-    the scores, kept as 8-byte floats for the bootstrap)."""
+    """What the summary reports, gathered record by record in constant memory."""
 
     def __init__(self):
-        import array
         import collections
         self.statuses = collections.Counter()
         self.first_errors = {}
         self.ratings = collections.Counter()
         self.models = collections.Counter()
         self.tokens = collections.Counter()
-        self.scores = array.array("d")
-        self.judged = 0.0
-        self.requests = self.cached = 0
+        self.scores = []  # the first _BOOTSTRAP_MAX only; past that, the sums below
+        self.done = self.requests = self.cached = self.sent = 0
+        self.total = self.total_sq = self.judged_total = 0.0
+        self.latency_total = self.latency_max = 0.0
 
     def add(self, judgement):
         status = judgement.status
@@ -1768,45 +1770,48 @@ class _Tally:
         if status not in _NOT_FAILURES:
             self.first_errors.setdefault(status, judgement.error)
         score = judgement.score
-        self.scores.append(score if isinstance(score, float) and not math.isnan(score)
-                           else float(score or 0.0))
+        score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
+        self.done += 1
+        self.total += score
+        self.total_sq += score * score
+        if len(self.scores) < _BOOTSTRAP_MAX:
+            self.scores.append(score)
         if status in _NOT_FAILURES:
-            self.judged += self.scores[-1]
+            self.judged_total += score
         if judgement.rating is not None:
             self.ratings[judgement.rating] += 1
         if judgement.model:
             self.models[judgement.model] += 1
         if judgement.cached:
             self.cached += 1
-        else:
+        elif judgement.attempts:
+            self.sent += 1
             self.requests += judgement.attempts
+            self.latency_total += judgement.latency
+            self.latency_max = max(self.latency_max, judgement.latency)
         for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
             value = (judgement.usage or {}).get(name)
             if isinstance(value, int):
                 self.tokens[name] += value
 
     @property
-    def done(self):
-        return len(self.scores)
-
-    @property
     def failed(self):
         return self.done - sum(self.statuses[s] for s in _NOT_FAILURES)
 
 
-def _interval(scores, seed, resamples=1000):
-    """A seeded 95% bootstrap interval of the mean; past 2,000 scores (2M draws, about
-    half a second) the normal approximation, which the bootstrap converges to."""
-    n = len(scores)
+def _interval(tally, seed, resamples=1000):
+    """A seeded 95% bootstrap interval of the mean score; past _BOOTSTRAP_MAX scores the
+    normal approximation, which the bootstrap converges to."""
+    n = tally.done
     if n == 0:
         return None, "no scores"
-    mean = sum(scores) / n
-    if n * resamples > 2000000:
-        sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / max(1, n - 1))
+    if n > _BOOTSTRAP_MAX:
+        mean = tally.total / n
+        sd = math.sqrt(max(0.0, tally.total_sq - n * mean * mean) / (n - 1))
         half = 1.96 * sd / math.sqrt(n)
         return [round(mean - half, 4), round(mean + half, 4)], "normal approximation"
     rng = random.Random(seed)
-    means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
+    means = sorted(sum(rng.choices(tally.scores, k=n)) / n for _ in range(resamples))
     return ([round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
 
@@ -1814,19 +1819,21 @@ def _interval(scores, seed, resamples=1000):
 def _summary(judge, args, tally, wall, interrupted):
     done = tally.done
     judged = done - tally.failed
-    interval, method = _interval(tally.scores, args.seed)
+    interval, method = _interval(tally, args.seed)
     return {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
         "errors": tally.first_errors,
-        "mean_score": round(sum(tally.scores) / done, 4) if done else None,
-        "mean_score_judged": round(tally.judged / judged, 4) if judged else None,
+        "mean_score": round(tally.total / done, 4) if done else None,
+        "mean_score_judged": round(tally.judged_total / judged, 4) if judged else None,
         "ci95": interval, "ci_method": method,
         "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
         "tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
         "wall_seconds": round(wall, 3),
         "requests_per_second": round(tally.requests / wall, 2) if wall else None,
-        "judge_url": judge.url,
+        "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
+        "latency_max": round(tally.latency_max, 4),
+        "judge_url": judge._redact(judge.url),
         "judge_model": tally.models.most_common(1)[0][0] if tally.models else judge.model,
         "template": args.template or "rating / rating_ref",
         "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
