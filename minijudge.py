@@ -1510,6 +1510,8 @@ def _arg_parser():
     add("--dry-run", action="store_true", help="print the prompts; send nothing")
     add("--no-preflight", action="store_true", help="skip the one request that checks "
         "the server before the run")
+    add("--strict", action="store_true", help="stop at the first bad input line, naming "
+        "it, instead of recording it and going on")
     add("-q", "--quiet", action="store_true", help="no progress or summary on stderr")
     add("--version", action="version", version="minijudge " + __version__)
     return parser
@@ -1531,8 +1533,10 @@ def main(argv=None):
         print("minijudge: error: {}".format(exc), file=sys.stderr)
         return _EXIT_USAGE
     try:
+        items = None if source is None else _check_first(
+            judge, args, _sharded(_read_records(source), shard))
         if args.dry_run:
-            return _dry_run(judge, args, _sharded(_read_records(source), shard))
+            return _dry_run(judge, args, items)
         if args.check or not args.no_preflight:
             try:
                 info = _preflight(judge, ping=args.check)
@@ -1542,7 +1546,10 @@ def main(argv=None):
             if args.check:
                 print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
                 return 0
-        return _run(judge, args, _sharded(_read_records(source), shard))
+        return _run(judge, args, items)
+    except TemplateError as exc:
+        print("minijudge: error: {}".format(exc), file=sys.stderr)
+        return _EXIT_USAGE
     except BrokenPipeError:  # `| head` closed the pipe: stop quietly, keep stdout open
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -1686,19 +1693,52 @@ def _sharded(items, shard):
 
 
 def _item_fields(args, number, record):
-    """The judge's fields from a record, or a _BadLine when the record lacks them."""
-    fields = {"reference": record.get(args.reference_field)}
-    if args.question_field:
-        fields["question"] = record.get(args.question_field)
-    else:
-        fields["question"] = _first(record, "question", "context")
-    needs_response = args.template not in ("pairwise", "comparative")
-    if needs_response and args.response_field not in record:
+    """The judge's fields from a record as text, or a _BadLine saying what is wrong."""
+    question = record.get(args.question_field) if args.question_field else _first(
+        record, "question", "context")
+    fields = {"question": _as_text(question), "reference": _as_text(
+        record.get(args.reference_field))}
+    if args.template in ("pairwise", "comparative"):
+        return fields
+    if args.response_field not in record:
         return _BadLine("line {}: no {!r} field (choose one with --response-field; the "
                         "record has {})".format(number, args.response_field,
                                                 ", ".join(sorted(record)) or "no fields"), b"")
-    fields["response"] = record.get(args.response_field)
+    response = record[args.response_field]
+    if isinstance(response, (dict, list)):
+        return _BadLine("line {}: field {!r} is a {}, expected text".format(
+            number, args.response_field, type(response).__name__), b"")
+    fields["response"] = _as_text(response)
     return fields
+
+
+def _as_text(value):
+    """Numbers become text, lists and objects JSON; None stays missing."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _check_first(judge, args, items):
+    """Fill the template from the first good record before any request, so that a
+    template the data cannot fill stops the run up front. The items, none lost."""
+    import itertools
+    items, seen = iter(items), []
+    for number, record in items:
+        seen.append((number, record))
+        if isinstance(record, _BadLine):
+            continue
+        fields = _item_fields(args, number, record)
+        if not isinstance(fields, _BadLine):
+            try:
+                judge.messages(record, **fields)
+            except TemplateError as exc:
+                raise TemplateError("line {} (the first record): {}".format(number, exc)
+                                    ) from None
+        break
+    return itertools.chain(seen, items)
 
 
 def _judge_item(judge, args, item):
@@ -1738,9 +1778,7 @@ def _output_record(record, judgement):
     out.update({"judge_score": judgement.score, "judge_status": judgement.status,
                 "judge_error": judgement.error, "judge_raw": judgement.raw,
                 "judge_value": judgement.value, "judge_finish_reason": judgement.finish_reason,
-                "judge_usage": judgement.usage, "judge_model": judgement.model,
-                "judge_latency": round(judgement.latency, 4),
-                "judge_attempts": judgement.attempts})
+                "judge_usage": judgement.usage, "judge_model": judgement.model})
     if judgement.reasoning:
         out["judge_reasoning"] = judgement.reasoning
     return out
@@ -1876,11 +1914,14 @@ def _run(judge, args, items):
     sink = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     progress = not args.quiet and sys.stderr.isatty()
     total = _count_lines(args.input, args.shard) if progress else None
-    tally, interrupted, shown = _Tally(), False, 0.0
+    tally, interrupted, shown, stopped = _Tally(), False, 0.0, None
     results = judge_records(judge, items, concurrency=args.concurrency,
                             judge_one=lambda item: _judge_item(judge, args, item))
     try:
         for (number, record), judgement in results:
+            if args.strict and judgement.status == "bad_record":
+                stopped = judgement.error
+                break
             sink.write(json.dumps(_output_record(record, judgement), ensure_ascii=False)
                        + "\n")
             tally.add(judgement)
@@ -1897,6 +1938,11 @@ def _run(judge, args, items):
     if progress:
         _show_progress(tally, total, time.monotonic() - started)
         print(file=sys.stderr)
+    if stopped:
+        print("minijudge: error: {} (--strict)".format(stopped), file=sys.stderr)
+        return _EXIT_FAILED
+    if not tally.done:
+        print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
     summary = _summary(judge, args, tally, time.monotonic() - started, interrupted)
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as f:

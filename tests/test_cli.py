@@ -32,7 +32,7 @@ KEY = "sk-test-SECRET123"
 _ENV = ("OPENAI_API_KEY", "LLM_JUDGE_API_KEY", "LLM_JUDGE_MODEL", "LLM_JUDGE_API_BASE",
         "OPENAI_BASE_URL")
 JUDGE_FIELDS = ("judge_score", "judge_status", "judge_error", "judge_raw", "judge_value",
-                "judge_usage", "judge_latency", "judge_model", "judge_attempts")
+                "judge_usage", "judge_model", "judge_finish_reason")
 _RESPONSE_RE = re.compile(r"\[The Start of the Response\]\n(.*?)\n\[The End of the Response\]",
                           re.S)
 
@@ -170,9 +170,8 @@ class OutputTest(CLITest):
                 self.assertEqual(record["judge_value"], rating)
                 self.assertEqual(record["judge_score"], (rating - 1) / 4)
                 self.assertEqual(record["judge_model"], "judge-model")
-                self.assertEqual(record["judge_attempts"], 1)
                 self.assertEqual(record["judge_usage"]["completion_tokens"], 1)
-                self.assertGreaterEqual(record["judge_latency"], delays[item["response"]])
+                self.assertNotIn("judge_latency", record)  # it varies: the summary has it
         self.assertEqual(self.srv.chat_count, n)
 
     def test_bad_input_is_never_dropped(self):
@@ -207,10 +206,7 @@ class OutputTest(CLITest):
         code, out, err = self.judge_main("-q", "-o", self.path("out.jsonl"), source)
         self.assertEqual((code, out, err), (0, "", ""))
         code, stdout, _ = self.judge_main("-q", source)
-        strip = [{k: v for k, v in r.items() if k != "judge_latency"}
-                 for r in parse_lines(stdout)]
-        self.assertEqual([{k: v for k, v in r.items() if k != "judge_latency"}
-                          for r in parse_lines(self.read("out.jsonl"))], strip)
+        self.assertEqual(self.read("out.jsonl"), stdout)
 
 
 class FieldTest(CLITest):
@@ -237,16 +233,25 @@ class FieldTest(CLITest):
                                                       "Rate {1-5}.")
         self.assertEqual(parse_lines(out)[0]["judge_score"], 0.75)
 
-    def test_template_with_unknown_field_is_a_per_record_error(self):
+    def test_template_the_first_record_cannot_fill_stops_the_run_up_front(self):
         template = self.write("t.txt", "{question} {nosuch}")
-        source = self.write("in.jsonl", '\n{"question": "q", "response": "r"}\n')
+        source = self.write("in.jsonl", 'not json\n{"question": "q", "response": "r"}\n')
         code, out, err = self.judge_main("--template", template, source)
-        self.assertEqual(code, 1, err)
-        record, = parse_lines(out)
-        self.assertEqual(record["judge_status"], "template_error")
-        self.assertEqual(record["judge_error"], "line 2: template needs field 'nosuch'; got "
-                         "doc, output, pred, prediction, question, response")
-        self.assertEqual(self.srv.chat_count, 0)
+        self.assertEqual((code, out), (2, ""))
+        self.assertEqual(err, "minijudge: error: line 2 (the first record): template needs "
+                         "field 'nosuch'; got doc, output, pred, prediction, question, "
+                         "response\n")
+        self.assertEqual(len(self.srv.requests), 0)
+
+    def test_template_a_later_record_cannot_fill_is_a_per_record_error(self):
+        template = self.write("t.txt", "{question} {doc[extra]}")
+        source = self.write_jsonl("in.jsonl", [
+            {"question": "q", "response": "r", "extra": "x"}, {"question": "q2", "response": "r"}])
+        code, out, err = self.judge_main("--max-error-rate", "1", "--template", template, source)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([(r["judge_status"], r["judge_error"]) for r in parse_lines(out)], [
+            ("ok", None), ("template_error", "line 2: template field {doc[extra]}: the record "
+                                             "has no 'extra'")])
 
     def test_unknown_template_name_is_a_usage_error(self):
         code, out, err = self.judge_main("--template", "nosuch",
@@ -648,8 +653,6 @@ class ProcessTest(CLITest):
         with open(fresh, encoding="utf-8") as f:
             fresh_records = parse_lines(f.read())
         resumed_records = parse_lines(resumed)
-        for r in fresh_records + resumed_records:
-            del r["judge_latency"]
         self.assertEqual(resumed_records, fresh_records)
         self.assertEqual([r["id"] for r in resumed_records], list(range(n)))
 
