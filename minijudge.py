@@ -753,14 +753,14 @@ def _keep_alive_handler():
             key = (connection_class, req.host)
             headers = {k.title(): v for k, v in req.unredirected_hdrs.items()}
             headers.update((k.title(), v) for k, v in req.headers.items())
-            for reused in (key in pool, False):
+            conn = pool.get(key)
+            last = getattr(conn, "last", None)
+            if last is not None and not getattr(last, "drained", False):
+                conn.close()  # unread bytes of the last reply would garble the next
+            for reused in (conn is not None and conn.sock is not None, False):
                 if not reused:
-                    pool[key] = connection_class(req.host, timeout=req.timeout)
-                conn = pool[key]
+                    conn = pool[key] = connection_class(req.host, timeout=req.timeout)
                 conn.timeout = req.timeout
-                last = getattr(conn, "last", None)
-                if last is not None and not getattr(last, "drained", False):
-                    conn.close()  # unread bytes of the last reply would garble the next
                 try:
                     if conn.sock is None:
                         conn.connect()
@@ -851,7 +851,8 @@ def _http_error(status, data, headers, where):
 def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
     """One request; the 2xx body as bytes, or APIError saying what happened.
 
-    ``timeout`` bounds the whole request, not each read: a slow drip times out too.
+    ``timeout`` bounds each wait and the whole body, not each read of it: a server that
+    drips its reply times out too.
     A server that echoes the key (``Incorrect API key: sk-...``) gets it blanked out of
     the body before anything quotes it."""
     import http.client
@@ -869,6 +870,8 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
             while size <= max_bytes:
                 chunk = response.read1(max_bytes + 1 - size)
                 if not chunk:
+                    if response.length:  # fewer bytes than Content-Length promised
+                        raise http.client.IncompleteRead(b"".join(chunks), response.length)
                     response.drained = True  # the connection may carry the next request
                     break
                 chunks.append(chunk)
@@ -896,9 +899,10 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
         raise APIError("cannot reach {}: {}".format(where, reason),
                        kind="connection_error") from None
     except (OSError, http.client.HTTPException) as exc:
-        raise APIError("connection to {} broke: {}".format(
-            where, exc.__class__.__name__ + (": {}".format(exc) if str(exc) else "")),
-            kind="connection_error") from None
+        detail = str(exc) if str(exc).startswith(type(exc).__name__) else "{}: {}".format(
+            type(exc).__name__, exc).rstrip(": ")
+        raise APIError("connection to {} broke: {}".format(where, detail),
+                       kind="connection_error") from None
     if len(body) > max_bytes:
         raise APIError("reply from {} is larger than {} bytes; refused".format(
             where, max_bytes), kind="invalid_response")
@@ -1126,8 +1130,8 @@ class LLMJudge:
             response = output.get("response")
         else:
             response = output if output is not None else example.get("response")
-        values = {"question": _first(example, "question", "context"),
-                  "reference": _first(example, "answer", "reference"),
+        values = {"question": _as_text(_first(example, "question", "context")),
+                  "reference": _as_text(_first(example, "answer", "reference")),
                   "response": response}
         values.update(fields)
         return values
@@ -1914,14 +1918,13 @@ def _run(judge, args, items):
     sink = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     progress = not args.quiet and sys.stderr.isatty()
     total = _count_lines(args.input, args.shard) if progress else None
-    tally, interrupted, shown, stopped = _Tally(), False, 0.0, None
+    tally, interrupted, shown, stopped = _Tally(), False, 0.0, []
+    if args.strict:
+        items = _until_bad(args, items, stopped)
     results = judge_records(judge, items, concurrency=args.concurrency,
                             judge_one=lambda item: _judge_item(judge, args, item))
     try:
         for (number, record), judgement in results:
-            if args.strict and judgement.status == "bad_record":
-                stopped = judgement.error
-                break
             sink.write(json.dumps(_output_record(record, judgement), ensure_ascii=False)
                        + "\n")
             tally.add(judgement)
@@ -1938,10 +1941,7 @@ def _run(judge, args, items):
     if progress:
         _show_progress(tally, total, time.monotonic() - started)
         print(file=sys.stderr)
-    if stopped:
-        print("minijudge: error: {} (--strict)".format(stopped), file=sys.stderr)
-        return _EXIT_FAILED
-    if not tally.done:
+    if not tally.done and not stopped:
         print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
     summary = _summary(judge, args, tally, time.monotonic() - started, interrupted)
     if args.summary:
@@ -1949,9 +1949,23 @@ def _run(judge, args, items):
             json.dump(summary, f, indent=2)
     if not args.quiet:
         _print_summary(summary, args.max_error_rate, sys.stderr)
+    if stopped:
+        print("minijudge: error: {} (--strict)".format(stopped[0]), file=sys.stderr)
+        return _EXIT_FAILED
     if interrupted:
         return _EXIT_INTERRUPTED
     return _EXIT_FAILED if summary["failure_rate"] > args.max_error_rate else 0
+
+
+def _until_bad(args, items, stopped):
+    """The items up to the first bad one, whose error goes into ``stopped``: --strict
+    sends nothing past it."""
+    for number, record in items:
+        bad = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
+        if isinstance(bad, _BadLine):
+            stopped.append(bad.error)
+            return
+        yield number, record
 
 
 def _count_lines(path, shard):

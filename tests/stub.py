@@ -46,7 +46,7 @@ __all__ = [
     "StubServer", "Request", "Reply",
     "chat", "rating_logprobs", "error", "raw", "html", "rate_limited", "redirect",
     "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
-    "no_choices", "oversized", "drip", "mixed_faults", "http_date",
+    "no_choices", "oversized", "drip", "mixed_faults", "every_fault", "http_date",
 ]
 
 _NGINX_PAGE = """<html>
@@ -277,6 +277,18 @@ def mixed_faults(rate=0.2, *, seed=0, kinds=None):
         with lock:
             return rng.choice(faults) if rng.random() < rate else None
     return responder
+
+
+def every_fault(*, hang_seconds=2.0):
+    """One of each misbehaviour, for mixed_faults(kinds=every_fault()): the transient
+    mix plus Retry-After as an HTTP date, a hang, content null, an oversized body and a
+    slow drip. Some of these are failures no retry fixes."""
+    return (rate_limited("0"), rate_limited(http_date(0)),
+            error(500, "The server had an error while processing your request."),
+            html(502), error(503, "The engine is currently overloaded."), drop(),
+            drop_mid_body(), hang(hang_seconds), truncated_json(), invalid_json(),
+            choices_null(), no_choices(), chat(None), oversized(20000),
+            drip("4", chunk=4, interval=0.01))
 
 
 _NOT_FOUND = error(404, "File Not Found", type="not_found_error", code=404)

@@ -195,6 +195,19 @@ class OutputTest(CLITest):
         self.assertEqual([r["judge_score"] for r in out[1:]], [0.0] * 4)
         self.assertEqual(self.srv.chat_count, 1)  # only the good record was sent
 
+    def test_strict_sends_nothing_past_the_bad_line_and_still_summarises(self):
+        lines = [json.dumps(r) for r in records(40)]
+        lines[2] = '{"question": "q2", "response": {"text": "r2"}}'
+        summary = self.path("summary.json")
+        code, out, err = self.judge_main("--strict", "--summary", summary,
+                                         self.write("in.jsonl", "\n".join(lines) + "\n"))
+        self.assertEqual(code, 1)
+        self.assertIn("minijudge: error: line 3: field 'response' is a dict, expected text "
+                      "(--strict)\n", err)
+        self.assertEqual([r["id"] for r in parse_lines(out)], [0, 1])
+        self.assertEqual(self.srv.chat_count, 2)
+        self.assertEqual(json.loads(self.read("summary.json"))["records"], 2)
+
     def test_bad_line_echoes_the_line_without_its_line_ending(self):
         code, out, err = self.judge_main("--max-error-rate", "1",
                                          self.write("in.jsonl", "not json\r\n[1]\n"))
