@@ -45,7 +45,7 @@ import time
 __all__ = [
     "LLMJudge", "Judgement", "JudgeError", "TemplateError", "APIError", "TEMPLATES",
     "render", "parse_rating", "parse_binary", "parse_comparative", "parse_verdict",
-    "parse_json", "judge_records", "main",
+    "parse_json", "judge_records", "agreement", "main",
 ]
 __version__ = "0.1.0"
 
@@ -99,19 +99,24 @@ class Judgement:
     ``out_of_range``, ``truncated``, ``empty``, ``refused``, ``template_error``,
     ``model_error``) or ``"empty_response"`` (nothing to judge: 0.0, no request made).
     ``value`` is what the parser read: a rating, True/False, a pair of scores, a verdict
-    or a dict. ``score`` is in [0, 1], or the judge's failure value when judging failed.
+    or a dict. ``score`` is in [0, 1], or the judge's failure value when judging failed;
+    ``source`` says where it came from: ``"text"``, or ``"logprobs"`` when it is the
+    probability-weighted ``expected`` rating.
     """
 
     __slots__ = ("score", "value", "status", "error", "raw", "reasoning", "finish_reason",
-                 "usage", "latency", "attempts", "model", "http_status", "cached")
+                 "usage", "latency", "attempts", "model", "http_status", "cached", "source",
+                 "expected", "fingerprint")
 
     def __init__(self, *, score=None, value=None, status="ok", error=None, raw=None,
                  reasoning=None, finish_reason=None, usage=None, latency=0.0, attempts=0,
-                 model=None, http_status=None, cached=False):
+                 model=None, http_status=None, cached=False, source=None, expected=None,
+                 fingerprint=None):
         self.score, self.value, self.status, self.error = score, value, status, error
         self.raw, self.reasoning, self.finish_reason = raw, reasoning, finish_reason
         self.usage, self.latency, self.attempts, self.model = usage, latency, attempts, model
         self.http_status, self.cached = http_status, cached
+        self.source, self.expected, self.fingerprint = source, expected, fingerprint
 
     @property
     def ok(self):
@@ -543,10 +548,27 @@ def parse_comparative(text):
     """The two scores on the first line of a reply (``8 9``, ``8.5, 7``,
     ``Score: 9; Score: 6``, ``Assistant 1: 8/10, Assistant 2: 9/10``), or None. The line
     must hold nothing else: "we plug 2 in for f(2)" is not a pair of scores."""
+    structured = _structured(text, "score_a", "score_b")
+    if structured:
+        try:
+            return float(structured[0]), float(structured[1])
+        except (TypeError, ValueError):
+            return None
     for line in _plain(text).splitlines():
         if line.strip():
             pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
             return (float(pair.group("a")), float(pair.group("b"))) if pair else None
+    return None
+
+
+def _structured(text, *keys):
+    """The values of ``keys`` when the whole reply is a JSON object holding them all (a
+    reply shaped by response_format), else None."""
+    stripped = _visible(text).strip()
+    if stripped.startswith("{") and stripped.endswith("}"):
+        obj = parse_json(stripped)
+        if obj is not None and all(key in obj for key in keys):
+            return [obj[key] for key in keys]
     return None
 
 
@@ -587,6 +609,9 @@ def parse_verdict(text):
     to ``[[B>>A]]`` (A>>B and A>B are A, A=B a tie), ``Output (a)`` and "Assistant A is
     better". The final verdict wins over earlier mentions.
     """
+    structured = _structured(text, "verdict")
+    if structured:
+        return {"a": "A", "b": "B", "tie": "tie", "c": "tie"}.get(str(structured[0]).lower())
     text = _plain(text)
     last = None
     for last in _VERDICT_RE.finditer(text):
@@ -1003,7 +1028,8 @@ class LLMJudge:
                  template=None, parser=None, scale=None, system=None, temperature=0.0,
                  max_tokens=None, extra_body=None, headers=None, key_header="Authorization",
                  max_retries=5, on_failure=0.0, strict=False, cache=None, sleep=time.sleep,
-                 max_response_bytes=_MAX_RESPONSE_BYTES):
+                 max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
+                 structured=False, seed=None):
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not base_url:
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
@@ -1028,11 +1054,16 @@ class LLMJudge:
         self.scale = tuple(scale or default_scale)
         self.system = system
         self.timeout = timeout
-        self.params = {"temperature": temperature,
-                       "max_tokens": max_tokens or _PARSER_MAX_TOKENS.get(self.parser, 16),
-                       "stream": False}
-        self.params = {k: v for k, v in self.params.items() if v is not None}
+        params = {"temperature": temperature,
+                  "max_tokens": max_tokens or _PARSER_MAX_TOKENS.get(self.parser, 16),
+                  "stream": False, "seed": seed}
+        if logprobs:  # llama-server wants both: top_logprobs alone is an error there
+            params.update(logprobs=True, top_logprobs=top_logprobs)
+        if structured:
+            params["response_format"] = _response_format(self.parser, self.scale)
+        self.params = {k: v for k, v in params.items() if v is not None}
         self.params.update(extra_body or {})
+        self.adapted = []  # what the server refused, and what was sent instead
         self._key_header = key_header
         self.max_retries = max_retries
         self.on_failure = on_failure
@@ -1225,17 +1256,52 @@ class LLMJudge:
             if reply is not None:
                 return reply, True
         started = time.monotonic()
-        reply, attempts = self._call(self.url, payload, _read_reply)
+        try:
+            reply, attempts = self._call(self.url, payload, _read_reply)
+        except APIError as exc:
+            if exc.status != 400 or not self._adapt(str(exc)):
+                raise
+            return self._reply(messages, use_cache=use_cache)
         reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
         if key and reply.get("content"):  # failures are never cached
             self.cache.put(key, reply)
         return reply, False
 
+    def _adapt(self, message):
+        """After a 400 that names a parameter this server does not take (o-series and
+        gpt-5 want max_completion_tokens and no temperature; LM Studio refuses
+        response_format), change it for the rest of the run, say so once; True if so."""
+        lowered = message.lower()
+        with self._lock:
+            params = dict(self.params)
+            if "max_tokens" in params and "max_tokens" in lowered and (
+                    "max_completion_tokens" in lowered or "unsupported" in lowered):
+                params["max_completion_tokens"] = params.pop("max_tokens")
+                change = "max_tokens sent as max_completion_tokens"
+            elif "temperature" in params and "temperature" in lowered and re.search(
+                    r"unsupported|not support|only the default", lowered):
+                del params["temperature"]
+                change = "temperature left to the server"
+            elif "response_format" in params and re.search(r"response_format|json_schema",
+                                                           lowered):
+                del params["response_format"]
+                change = "response_format dropped: the replies are parsed as text"
+            elif "logprobs" in params and "logprobs" in lowered:
+                params.pop("logprobs"), params.pop("top_logprobs", None)
+                change = "logprobs dropped: ratings come from the text"
+            else:
+                return False
+            self.params = params
+            self.adapted.append("{} (the server said: {})".format(change, message[-300:]))
+        _log.warning("minijudge: %s", self.adapted[-1])
+        return True
+
     def _interpret(self, reply):
         content = reply.get("content")
         raw = content if isinstance(content, str) else None
         common = {"raw": raw, "reasoning": reply.get("reasoning"), "model": reply.get("model"),
-                  "finish_reason": reply.get("finish_reason"), "usage": reply.get("usage")}
+                  "finish_reason": reply.get("finish_reason"), "usage": reply.get("usage"),
+                  "fingerprint": reply.get("system_fingerprint")}
         finish = reply.get("finish_reason")
         if reply.get("refusal") or finish == "content_filter":
             return self._failed("refused", "the judge refused: {}".format(
@@ -1246,6 +1312,10 @@ class LLMJudge:
                 return self._failed("truncated", "the reply was cut off (finish_reason {}) "
                                     "before a verdict: {}".format(
                                         finish, _FAILURE_HINTS["truncated"]), **common)
+            if not (raw or "").strip() and reply.get("reasoning"):
+                return self._failed("reasoning_only", "the judge reasoned but gave no answer "
+                                    "(content {!r}, finish_reason {}): {}".format(
+                                        raw, finish, _FAILURE_HINTS["truncated"]), **common)
             if not (raw or "").strip():
                 return self._failed("empty", "the judge's reply is empty (finish_reason "
                                     "{})".format(finish), **common)
@@ -1256,8 +1326,56 @@ class LLMJudge:
                                     **common)
             return self._failed("parse_error", "no {} found in the judge's reply: {!r}".format(
                 _PARSER_WANTS[self.parser], raw[:200]), **common)
-        return Judgement(score=_SCORERS[self.parser](value, self.scale), value=value,
+        score, source, expected = _SCORERS[self.parser](value, self.scale), "text", None
+        if self.params.get("logprobs") and self.parser == "rating":
+            expected = _expected_rating(reply.get("logprobs"), value, self.scale)
+            if expected is not None:
+                score = (expected - self.scale[0]) / (self.scale[1] - self.scale[0])
+                source = "logprobs"
+        return Judgement(score=score, value=value, source=source, expected=expected,
                          **common)
+
+
+def _expected_rating(logprobs, rating, scale):
+    """G-Eval: the rating weighted by the probabilities the judge gave each scale value
+    at the token where it wrote its rating; None when that cannot be read.
+
+    Only single-digit scales qualify ("10" spans two tokens on many tokenizers). The
+    token is the last one that spells the parsed rating; ``"4"`` and ``" 4"`` both count
+    as 4, and the weights are renormalised over the scale's values.
+    """
+    entries = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(entries, list) or not isinstance(rating, int) or not (
+            0 <= scale[0] and scale[1] <= 9):
+        return None
+    at = [e for e in entries if isinstance(e, dict) and str(e.get("token", "")).strip()
+          == str(rating)]
+    if not at:
+        return None
+    weights = {}
+    for alternative in at[-1].get("top_logprobs") or [at[-1]]:
+        token = str(alternative.get("token", "")).strip()
+        logprob = alternative.get("logprob")
+        if token.isdigit() and scale[0] <= int(token) <= scale[1] and isinstance(
+                logprob, (int, float)):
+            weights[int(token)] = weights.get(int(token), 0.0) + math.exp(logprob)
+    total = sum(weights.values())
+    return round(sum(v * w for v, w in weights.items()) / total, 6) if total else None
+
+
+def _response_format(parser, scale):
+    """A JSON schema for the reply (vLLM guided decoding, OpenAI structured outputs)."""
+    number = {"type": "integer", "minimum": scale[0], "maximum": scale[1]}
+    properties = {
+        "rating": {"rating": number},
+        "binary": {"correct": {"type": "boolean"}},
+        "verdict": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
+        "comparative": {"score_a": number, "score_b": number},
+        "json": {"reasoning": {"type": "string"}, "correctness": number, "relevance": number},
+    }[parser]
+    return {"type": "json_schema", "json_schema": {"name": "judgement", "strict": True,
+            "schema": {"type": "object", "properties": properties,
+                       "required": list(properties), "additionalProperties": False}}}
 
 
 def _unclosed_think(text):
@@ -1322,6 +1440,104 @@ _SCORERS = {
     "verdict": lambda v, s: {"A": 1.0, "tie": 0.5, "B": 0.0}[v],
     "json": _json_score,
 }
+
+
+# -- Agreement with people ------------------------------------------------------------
+
+_HUMAN_WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "pass": 1.0, "no": 0.0,
+                "false": 0.0, "incorrect": 0.0, "fail": 0.0}
+
+
+def _label(value):
+    """A human label or judge value as a number, or None."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value) if value == value else None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _HUMAN_WORDS:
+            return _HUMAN_WORDS[text]
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
+def _pearson(xs, ys):
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+    return round(sxy / math.sqrt(sxx * syy), 4) if sxx and syy else None
+
+
+def _ranks(values):
+    """Average ranks, 1-based; ties share the mean of their positions."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for i in order[start:end + 1]:
+            ranks[i] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+def agreement(judge_values, human_values):
+    """How well the judge agrees with people, over the pairs where both gave a value.
+
+    Human labels that are all 0/1 (or yes/no, true/false) are binary: the judge's 0-1
+    scores are then read at a 0.5 threshold (accuracy, precision, recall) and the
+    threshold that maximises accuracy is reported. Otherwise the values are ratings:
+    exact and within-one agreement, quadratic-weighted Cohen's kappa, Spearman and
+    Pearson correlation, and a confusion matrix ``{human: {judge: count}}``.
+    """
+    pairs = [(j, h) for j, h in ((_label(j), _label(h)) for j, h in zip(
+        judge_values, human_values)) if j is not None and h is not None]
+    result = {"n": len(pairs)}
+    if len(pairs) < 2:
+        return result
+    judge, human = [p[0] for p in pairs], [p[1] for p in pairs]
+    if set(human) <= {0.0, 1.0}:
+        def at(threshold):
+            tp = sum(j >= threshold and h == 1 for j, h in pairs)
+            fp = sum(j >= threshold and h == 0 for j, h in pairs)
+            fn = sum(j < threshold and h == 1 for j, h in pairs)
+            return (len(pairs) - fp - fn) / len(pairs), tp, fp, fn
+        accuracy, tp, fp, fn = at(0.5)
+        best = max(sorted(set(judge)), key=lambda t: (at(t)[0], -abs(t - 0.5)))
+        result.update(kind="binary", accuracy=round(accuracy, 4),
+                      precision=round(tp / (tp + fp), 4) if tp + fp else None,
+                      recall=round(tp / (tp + fn), 4) if tp + fn else None,
+                      best_threshold=best, best_accuracy=round(at(best)[0], 4))
+        return result
+    categories = sorted(set(judge) | set(human))
+    index = {c: i for i, c in enumerate(categories)}
+    observed = [[0] * len(categories) for _ in categories]
+    for j, h in pairs:
+        observed[index[h]][index[j]] += 1
+    human_totals = [sum(row) for row in observed]
+    judge_totals = [sum(col) for col in zip(*observed)]
+    disagree = expected = 0.0
+    for a, ca in enumerate(categories):
+        for b, cb in enumerate(categories):
+            weight = (ca - cb) ** 2
+            disagree += weight * observed[a][b]
+            expected += weight * human_totals[a] * judge_totals[b] / len(pairs)
+    confusion = {"{:g}".format(h): {"{:g}".format(j): n for j, n in zip(categories, row) if n}
+                 for h, row in zip(categories, observed) if any(row)}
+    result.update(kind="ratings",
+                  exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
+                  within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
+                  kappa_quadratic=round(1 - disagree / expected, 4) if expected else None,
+                  spearman=_pearson(_ranks(judge), _ranks(human)),
+                  pearson=_pearson(judge, human), confusion=confusion)
+    return result
 
 
 # -- Cache -----------------------------------------------------------------------------
@@ -1508,7 +1724,18 @@ def _arg_parser():
         "than this fraction of records failed (0.1)")
     add("--summary", metavar="FILE", help="also write the summary here as JSON")
     add("--shard", metavar="K/N", help="judge only records K, K+N, K+2N, ... (0-based)")
-    add("--seed", type=int, default=0, help="seed of the bootstrap interval (0)")
+    add("--logprobs", action="store_true", help="score the rating weighted by the "
+        "probabilities of the scale's tokens (G-Eval); the text rating when the server "
+        "sends none")
+    add("--top-logprobs", type=int, default=5, metavar="N", help="alternatives per token "
+        "with --logprobs (5)")
+    add("--structured", action="store_true", help="send a JSON schema as response_format "
+        "(vLLM guided decoding, OpenAI); dropped, once and said, if the server refuses it")
+    add("--seed", type=int, metavar="N", help="sampling seed sent to the server")
+    add("--human-field", metavar="F", help="compare the judge with the human labels in "
+        "this field: agreement, kappa, correlations (or accuracy for 0/1 labels)")
+    add("--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the "
+        "bootstrap interval (0)")
     add("--check", action="store_true", help="only check the server: URL, models, one "
         "reply")
     add("--dry-run", action="store_true", help="print the prompts; send nothing")
@@ -1615,7 +1842,9 @@ def _setup(args):
                      template=template, parser=args.parser, scale=scale, system=args.system,
                      temperature=args.temperature, max_tokens=args.max_tokens,
                      extra_body=extra_body, headers=headers, key_header=args.key_header,
-                     max_retries=args.max_retries, cache=args.cache)
+                     max_retries=args.max_retries, cache=args.cache, logprobs=args.logprobs,
+                     top_logprobs=args.top_logprobs, structured=args.structured,
+                     seed=args.seed)
     if args.check:
         return judge, None, shard
     try:
@@ -1782,7 +2011,10 @@ def _output_record(record, judgement):
     out.update({"judge_score": judgement.score, "judge_status": judgement.status,
                 "judge_error": judgement.error, "judge_raw": judgement.raw,
                 "judge_value": judgement.value, "judge_finish_reason": judgement.finish_reason,
-                "judge_usage": judgement.usage, "judge_model": judgement.model})
+                "judge_usage": judgement.usage, "judge_model": judgement.model,
+                "judge_score_source": judgement.source})
+    if judgement.expected is not None:
+        out["judge_expected_rating"] = judgement.expected
     if judgement.reasoning:
         out["judge_reasoning"] = judgement.reasoning
     return out
@@ -1805,8 +2037,11 @@ class _Tally:
         self.done = self.requests = self.cached = self.sent = 0
         self.total = self.total_sq = self.judged_total = 0.0
         self.latency_total = self.latency_max = 0.0
+        self.sources = collections.Counter()
+        self.fingerprints = collections.Counter()
+        self.human = ([], [], [])  # the judge's ratings (or scores), its scores, the labels
 
-    def add(self, judgement):
+    def add(self, judgement, human=None):
         status = judgement.status
         self.statuses[status] += 1
         if status not in _NOT_FAILURES:
@@ -1824,6 +2059,15 @@ class _Tally:
             self.ratings[judgement.rating] += 1
         if judgement.model:
             self.models[judgement.model] += 1
+        if judgement.source:
+            self.sources[judgement.source] += 1
+        if judgement.fingerprint:
+            self.fingerprints[judgement.fingerprint] += 1
+        if human is not None and status == "ok":
+            rating = judgement.rating
+            for values, value in zip(self.human, (score if rating is None else rating,
+                                                  score, human)):
+                values.append(value)
         if judgement.cached:
             self.cached += 1
         elif judgement.attempts:
@@ -1859,9 +2103,10 @@ def _interval(tally, seed, resamples=1000):
 
 
 def _summary(judge, args, tally, wall, interrupted):
+    import hashlib
     done = tally.done
     judged = done - tally.failed
-    interval, method = _interval(tally, args.seed)
+    interval, method = _interval(tally, args.bootstrap_seed)
     return {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
@@ -1880,8 +2125,21 @@ def _summary(judge, args, tally, wall, interrupted):
         "template": args.template or "rating / rating_ref",
         "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
                            max_retries=judge.max_retries, concurrency=args.concurrency),
+        "score_sources": dict(tally.sources), "adapted": judge.adapted,
+        "system_fingerprints": dict(tally.fingerprints),
+        "template_sha256": hashlib.sha256(TEMPLATES.get(judge.template, judge.template or (
+            RATING_TEMPLATE + RATING_REF_TEMPLATE)).encode("utf-8")).hexdigest()[:16],
+        "agreement": _human_agreement(args, tally),
         "shard": args.shard, "interrupted": interrupted, "minijudge_version": __version__,
     }
+
+
+def _human_agreement(args, tally):
+    if not args.human_field:
+        return None
+    ratings, scores, labels = tally.human
+    binary = {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}
+    return dict(agreement(scores if binary else ratings, labels), field=args.human_field)
 
 
 def _print_summary(summary, max_error_rate, file):
@@ -1901,6 +2159,25 @@ def _print_summary(summary, max_error_rate, file):
     if s["ratings"]:
         lines.append("  ratings: " + ", ".join("{}: {}".format(k, v)
                                                for k, v in s["ratings"].items()))
+    if s["score_sources"].get("logprobs") is not None or s["parameters"].get("logprobs"):
+        lines.append("  scores from logprobs: {}, from the text: {}{}".format(
+            s["score_sources"].get("logprobs", 0), s["score_sources"].get("text", 0),
+            " (the server sent no usable logprobs for those)" if s["score_sources"].get(
+                "text") else ""))
+    for change in s["adapted"]:
+        lines.append("  adapted: " + change)
+    human = s["agreement"]
+    if human and human.get("kind") == "ratings":
+        lines.append("  agreement with {field} (n={n}): exact {exact}, within one "
+                     "{within_one}, quadratic kappa {kappa_quadratic}, Spearman {spearman}, "
+                     "Pearson {pearson}".format(**human))
+    elif human and human.get("kind") == "binary":
+        lines.append("  agreement with {field} (n={n}): accuracy {accuracy}, precision "
+                     "{precision}, recall {recall} at 0.5; best threshold {best_threshold} "
+                     "(accuracy {best_accuracy})".format(**human))
+    elif human:
+        lines.append("  agreement with {field}: too few judged records with a label "
+                     "(n={n})".format(**human))
     if s["tokens"]:
         lines.append("  tokens: {} prompt, {} completion".format(
             s["tokens"].get("prompt_tokens", 0), s["tokens"].get("completion_tokens", 0)))
@@ -1927,7 +2204,7 @@ def _run(judge, args, items):
         for (number, record), judgement in results:
             sink.write(json.dumps(_output_record(record, judgement), ensure_ascii=False)
                        + "\n")
-            tally.add(judgement)
+            tally.add(judgement, record.get(args.human_field) if args.human_field else None)
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
                 _show_progress(tally, total, shown - started)

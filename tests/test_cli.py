@@ -291,7 +291,7 @@ class SummaryTest(CLITest):
             return code, out, err, json.load(f)
 
     def test_summary_values_on_a_known_dataset(self):
-        code, out, err, s = self.summary("--max-error-rate", "0.5", "--seed", "7")
+        code, out, err, s = self.summary("--max-error-rate", "0.5", "--bootstrap-seed", "7")
         self.assertEqual(code, 0, err)
         self.assertEqual(s["records"], 4)
         self.assertEqual(s["statuses"], {"ok": 3, "out_of_range": 1})
@@ -322,7 +322,7 @@ class SummaryTest(CLITest):
         self.assertIn("  statuses: ok 3, out_of_range 1\n", err)
 
     def test_ci95_is_deterministic_for_a_seed(self):
-        intervals = [self.summary("--seed", seed)[3]["ci95"] for seed in ("3", "3")]
+        intervals = [self.summary("--bootstrap-seed", seed)[3]["ci95"] for seed in ("3", "3")]
         self.assertEqual(intervals[0], intervals[1])
 
 
