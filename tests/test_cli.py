@@ -272,7 +272,8 @@ class FieldTest(CLITest):
         self.assertEqual((code, out), (2, ""))
         self.assertEqual(err, "minijudge: error: --template 'nosuch' is neither a template "
                          "name (rating, rating_ref, binary, math, comparative, pairwise, "
-                         "rubric) nor a readable file: No such file or directory\n")
+                         "rubric, criterion) nor a readable file: No such file or "
+                         "directory\n")
         self.assertEqual(self.srv.requests, [])
 
 

@@ -9,7 +9,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from minijudge import TEMPLATES, LLMJudge, TemplateError, render  # noqa: E402
 
 RECORD = {"question": "What is 2+2?", "answer": "4", "response": "four",
-          "response_a": "4", "response_b": "5", "category": "math"}
+          "response_a": "4", "response_b": "5", "category": "math",
+          "criterion_name": "accuracy", "criterion_description": "Is it right?",
+          "criterion_options": "- Right\n- Wrong"}
 
 
 class RenderTest(unittest.TestCase):
