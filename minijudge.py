@@ -1216,9 +1216,11 @@ class LLMJudge:
         import itertools
         pairs, wins, played, failed = [], dict.fromkeys(responses, 0.0), dict.fromkeys(
             responses, 0), None
+        attempts = latency = 0
         for a, b in itertools.combinations(responses, 2):
             j = self.compare(example, responses[a], responses[b], both_orders=both_orders,
                              **fields)
+            attempts, latency = attempts + j.attempts, latency + j.latency
             if not j.ok:
                 failed = failed or j
                 pairs.append({"a": a, "b": b, "status": j.status, "error": j.error})
@@ -1233,8 +1235,10 @@ class LLMJudge:
                  for name in responses}
         if failed is not None:
             failed.details = {"pairs": pairs, "wins": wins, "played": played}
+            failed.attempts, failed.latency = attempts, latency
             return failed
-        return Judgement(score=None, value=rates, source="text",
+        return Judgement(score=None, value=rates, source="text", attempts=attempts,
+                         latency=latency, model=j.model,
                          details={"pairs": pairs, "wins": wins, "played": played})
 
     def chat(self, messages, *, use_cache=True):
@@ -1782,17 +1786,23 @@ def _fatal(judgement):
     return None
 
 
-def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fatal):
+def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fatal,
+                  failed=None):
     """Judge records on ``concurrency`` threads; yield ``(record, Judgement)`` in input
     order, each as soon as the ones before it are done.
 
     Memory stays flat: at most ``2 * concurrency`` records are held at once. When
-    ``stop_on(judgement)`` names a reason (a 401, an exhausted quota, a wrong URL), the
+    ``stop_on(result)`` names a reason (a 401, an exhausted quota, a wrong URL), the
     records not yet sent are yielded as ``not_judged`` with that reason. Workers are
-    daemon threads: an interrupted run abandons what is in flight.
+    daemon threads: an interrupted run abandons what is in flight. ``judge`` may be a
+    list of judges (all are closed at the end); ``judge_one(record)`` may return any
+    result, and ``failed(status, error)`` makes the result of a record not judged.
     """
     import queue
-    judge_one = judge_one or judge.judge
+    judges = list(judge) if isinstance(judge, (list, tuple)) else [judge]
+    judge_one = judge_one or judges[0].judge
+    failed = failed or (lambda status, error: Judgement(
+        score=judges[0].on_failure, status=status, error=error))
     stopped = []
     tasks, results = queue.SimpleQueue(), queue.SimpleQueue()
 
@@ -1800,18 +1810,17 @@ def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fat
         for index, record in iter(tasks.get, None):
             try:
                 if stopped:
-                    judgement = Judgement(score=judge.on_failure, status="not_judged",
-                                          error="not judged: the run stopped: " + stopped[0])
+                    result = failed("not_judged", "not judged: the run stopped: " + stopped[0])
                 else:
-                    judgement = judge_one(record)
-                    reason = stop_on and stop_on(judgement)
+                    result = judge_one(record)
+                    reason = stop_on and stop_on(result)
                     if reason and not stopped:
                         stopped.append(reason)
             except Exception as exc:  # a bug must not hang the run: report it on the record
-                judgement = Judgement(score=judge.on_failure, status="internal_error",
-                                      error="{}: {}".format(type(exc).__name__, exc))
-            results.put((index, record, judgement))
-        judge.close()
+                result = failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
+            results.put((index, record, result))
+        for each in judges:
+            each.close()
 
     for _ in range(concurrency):
         threading.Thread(target=work, daemon=True).start()
@@ -1901,6 +1910,9 @@ def _arg_parser():
     add("--key-header", default="Authorization", metavar="NAME", help="send the key "
         "(env LLM_JUDGE_API_KEY, OPENAI_API_KEY) raw in this header, e.g. api-key for "
         "Azure; default Authorization: Bearer")
+    add("--judges", metavar="FILE", help="several judges in one run: a JSON list of "
+        '{"name", "mode", "template", "criteria", "url", "model", "options"}; each writes '
+        "NAME_score, NAME_status, ... and gets its own summary")
     add("--cache", metavar="PATH", help="JSONL store of judge replies: a rerun sends no "
         "request twice")
     add("--max-error-rate", type=float, default=0.1, metavar="R", help="exit 1 when more "
@@ -1942,25 +1954,26 @@ def main(argv=None):
     except SystemExit as exc:
         return exc.code
     try:
-        judge, source, shard = _setup(args)
+        specs, source, shard = _setup(args)
     except (JudgeError, OSError, ValueError) as exc:
         print("minijudge: error: {}".format(exc), file=sys.stderr)
         return _EXIT_USAGE
+    judge = specs[0][1]
     try:
         items = None if source is None else _check_first(
             judge, args, _sharded(_read_records(source), shard))
         if args.dry_run:
             return _dry_run(judge, args, items)
-        if args.check or not args.no_preflight:
+        for prefix, each, _ in specs if args.check or not args.no_preflight else ():
             try:
-                info = _preflight(judge, ping=args.check)
+                info = _preflight(each, ping=args.check)
             except APIError as exc:
-                print("minijudge: error: preflight failed: {}".format(exc), file=sys.stderr)
+                print("minijudge: error: preflight{} failed: {}".format(
+                    "" if len(specs) == 1 else " of judge " + prefix, exc), file=sys.stderr)
                 return _EXIT_FAILED
             if args.check:
                 print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
-                return 0
-        return _run(judge, args, items)
+        return 0 if args.check else _run(specs, args, items)
     except TemplateError as exc:
         print("minijudge: error: {}".format(exc), file=sys.stderr)
         return _EXIT_USAGE
@@ -1973,7 +1986,8 @@ def main(argv=None):
             source.close()
         if judge.cache is not None:
             judge.cache.close()
-        judge.close()
+        for _, each, _ in specs:
+            each.close()
 
 
 def _setup(args):
@@ -1986,27 +2000,6 @@ def _setup(args):
             raise ValueError("--shard must be K/N with 0 <= K < N; got {!r}".format(
                 args.shard))
         shard = int(match.group(1)), int(match.group(2))
-    if args.mode is None:  # from --criteria or a built-in --template, else a rating
-        args.mode = "criterion" if args.criteria else (
-            args.template if args.template in _MODES else "rating")
-    template = args.template or _MODES[args.mode]
-    if args.mode == "criterion" and not args.criteria:
-        raise ValueError("--mode criterion needs --criteria FILE (a JSON criterion)")
-    criterion = None
-    if args.criteria:
-        try:
-            with open(args.criteria, encoding="utf-8") as f:
-                criterion = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise ValueError("--criteria {}: {}".format(args.criteria, exc)) from None
-    if template and template not in TEMPLATES:
-        try:
-            with open(template, encoding="utf-8") as f:
-                template = f.read()
-        except OSError as exc:
-            raise ValueError("--template {!r} is neither a template name ({}) nor a "
-                             "readable file: {}".format(args.template, ", ".join(TEMPLATES),
-                                                        exc.strerror)) from None
     scale = None
     if args.scale:
         try:
@@ -2031,23 +2024,89 @@ def _setup(args):
         if path and not os.access(os.path.dirname(os.path.abspath(path)), os.W_OK) or (
                 path and os.path.exists(path) and not os.access(path, os.W_OK)):
             raise ValueError("{} {}: cannot write there".format(flag, path))
-    if not (args.judge_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
-        raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
-    judge = LLMJudge(args.judge_url, args.judge_model, timeout=args.timeout,
-                     template=template, parser=args.parser, scale=scale, system=args.system,
-                     temperature=args.temperature, max_tokens=args.max_tokens,
-                     extra_body=extra_body, headers=headers, key_header=args.key_header,
-                     max_retries=args.max_retries, cache=args.cache, logprobs=args.logprobs,
-                     top_logprobs=args.top_logprobs, structured=args.structured,
-                     seed=args.seed, criterion=criterion)
+    common = dict(base_url=args.judge_url, model=args.judge_model, timeout=args.timeout,
+                  parser=args.parser, scale=scale, system=args.system,
+                  temperature=args.temperature, max_tokens=args.max_tokens,
+                  extra_body=extra_body, headers=headers, key_header=args.key_header,
+                  max_retries=args.max_retries, logprobs=args.logprobs,
+                  top_logprobs=args.top_logprobs, structured=args.structured, seed=args.seed,
+                  cache=_Cache(args.cache) if args.cache else None)
+    entries = _judges_config(args.judges) if args.judges else [
+        {"name": "judge", "mode": args.mode, "template": args.template,
+         "criteria": args.criteria}]
+    specs = []
+    for entry in entries:
+        mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
+            args.judges)) if args.judges else None)
+        options = dict(common, **options)
+        if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
+            raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
+        specs.append((entry["name"], LLMJudge(**options), mode))
+    args.mode = specs[0][2]
     if args.check:
-        return judge, None, shard
+        return specs, None, shard
     try:
         source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
     except OSError:
-        judge.close()
+        for _, judge, _ in specs:
+            judge.close()
         raise
-    return judge, source, shard
+    return specs, source, shard
+
+
+def _judges_config(path):
+    """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
+    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]})."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+        entries = config["judges"] if isinstance(config, dict) else config
+        names = [entry["name"] for entry in entries]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError("--judges {}: expected a JSON list of judges, each with a name "
+                         "({})".format(path, exc)) from None
+    bad = [n for n in names if not re.fullmatch(r"[A-Za-z][\w-]*", str(n))]
+    if bad or len(set(names)) != len(names):
+        raise ValueError("--judges {}: names must be distinct words (they prefix the "
+                         "output fields); got {}".format(path, ", ".join(map(str, names))))
+    return entries
+
+
+def _judge_options(entry, here):
+    """(mode, LLMJudge keywords) for one judge: its mode, template and criterion read
+    (paths relative to ``here``, the config's folder; None for the command line)."""
+    flag = "--" if here is None else ""
+    here = here or ""
+    mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
+    if mode is None:  # from the criteria or a built-in template, else a rating
+        mode = "criterion" if criteria else (template if template in _MODES else "rating")
+    if mode not in _MODES:
+        raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
+    template = template or _MODES[mode]
+    if mode == "criterion" and not criteria:
+        raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
+            flag, flag))
+    options = dict(entry.get("options") or {}, template=template)
+    if isinstance(criteria, str):
+        try:
+            with open(os.path.join(here, criteria), encoding="utf-8") as f:
+                criteria = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
+    if criteria:
+        options["criterion"] = criteria
+    if template is not None and template not in TEMPLATES:
+        try:
+            with open(os.path.join(here, template), encoding="utf-8") as f:
+                options["template"] = f.read()
+        except OSError as exc:
+            raise ValueError("{}template {!r} is neither a template name ({}) nor a "
+                             "readable file: {}".format(flag, template, ", ".join(TEMPLATES),
+                                                        exc.strerror)) from None
+    for key, name in (("url", "base_url"), ("model", "model")):
+        if entry.get(key):
+            options[name] = entry[key]
+    return mode, options
 
 
 def _preflight(judge, *, ping=False):
@@ -2125,13 +2184,14 @@ _MODES = {"rating": None, "binary": "binary", "math": "binary", "rubric": "rubri
           "systems": "pairwise"}  # --mode -> its template (rating picks rating_ref itself)
 
 
-def _item_fields(args, number, record):
+def _item_fields(args, number, record, mode=None):
     """The judge's fields from a record as text, or a _BadLine saying what is wrong."""
+    mode = mode or args.mode
     question = record.get(args.question_field) if args.question_field else _first(
         record, "question", "context")
     fields = {"question": _as_text(question), "reference": _as_text(
         record.get(args.reference_field))}
-    if args.mode == "systems":
+    if mode == "systems":
         responses = record.get(args.responses_field)
         if not isinstance(responses, dict) or len(responses) < 2:
             return _BadLine("line {}: field {!r} must map two or more systems to their "
@@ -2139,7 +2199,7 @@ def _item_fields(args, number, record):
         fields["responses"] = {str(k): _as_text(v) for k, v in responses.items()}
         return fields
     names = ((args.response_a_field, "response_a", "--response-a-field"),
-             (args.response_b_field, "response_b", "--response-b-field")) if args.mode in (
+             (args.response_b_field, "response_b", "--response-b-field")) if mode in (
         "pairwise", "comparative") else ((args.response_field, "response", "--response-field"),)
     for field, name, flag in names:
         if field not in record:
@@ -2173,6 +2233,8 @@ def _check_first(judge, args, items):
             continue
         fields = _item_fields(args, number, record)
         if not isinstance(fields, _BadLine):
+            if "responses" in fields:  # systems: any two of them fill the template
+                fields.update(zip(("response_a", "response_b"), fields.pop("responses").values()))
             try:
                 judge.messages(record, **fields)
             except TemplateError as exc:
@@ -2182,18 +2244,18 @@ def _check_first(judge, args, items):
     return itertools.chain(seen, items)
 
 
-def _judge_item(judge, args, item):
+def _judge_item(judge, args, item, mode):
     number, record = item
     if isinstance(record, _BadLine):
         return Judgement(score=judge.on_failure, status="bad_record", error=record.error)
-    fields = _item_fields(args, number, record)
+    fields = _item_fields(args, number, record, mode)
     if isinstance(fields, _BadLine):
         return Judgement(score=judge.on_failure, status="bad_record", error=fields.error)
     both_orders = not args.single_order
-    if args.mode == "pairwise":
+    if mode == "pairwise":
         judgement = judge.compare(record, fields.pop("response_a"), fields.pop("response_b"),
                                   both_orders=both_orders, **fields)
-    elif args.mode == "systems":
+    elif mode == "systems":
         judgement = judge.compare_systems(record, fields.pop("responses"),
                                           both_orders=both_orders, **fields)
     else:
@@ -2224,19 +2286,19 @@ def _dry_run(judge, args, items):
     return 0
 
 
-def _output_record(record, judgement):
-    out = dict(record)
-    out.update({"judge_score": judgement.score, "judge_status": judgement.status,
-                "judge_error": judgement.error, "judge_raw": judgement.raw,
-                "judge_value": judgement.value, "judge_finish_reason": judgement.finish_reason,
-                "judge_usage": judgement.usage, "judge_model": judgement.model,
-                "judge_score_source": judgement.source})
+def _judge_fields(prefix, judgement):
+    """A judgement as output fields: judge_score, judge_status, ... (or NAME_score, ...
+    for the judges of a --judges config)."""
+    fields = {"score": judgement.score, "status": judgement.status, "error": judgement.error,
+              "raw": judgement.raw, "value": judgement.value,
+              "finish_reason": judgement.finish_reason, "usage": judgement.usage,
+              "model": judgement.model, "score_source": judgement.source}
     if judgement.expected is not None:
-        out["judge_expected_rating"] = judgement.expected
-    out.update(("judge_" + k, v) for k, v in judgement.details.items())
+        fields["expected_rating"] = judgement.expected
+    fields.update(judgement.details)
     if judgement.reasoning:
-        out["judge_reasoning"] = judgement.reasoning
-    return out
+        fields["reasoning"] = judgement.reasoning
+    return {"{}_{}".format(prefix, k): v for k, v in fields.items()}
 
 
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
@@ -2333,12 +2395,12 @@ def _interval(tally, seed, resamples=1000):
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
 
 
-def _summary(judge, args, tally, wall, interrupted):
+def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
     done = tally.done
     judged = done - tally.failed
     interval, method = _interval(tally, args.bootstrap_seed)
-    if args.mode == "systems":  # an item has no one score: see systems and ranking
+    if mode == "systems":  # an item has no one score: see systems and ranking
         interval, method, tally.total, tally.judged_total = None, "per system", 0.0, 0.0
     return {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
@@ -2360,7 +2422,7 @@ def _summary(judge, args, tally, wall, interrupted):
                            max_retries=judge.max_retries, concurrency=args.concurrency,
                            pass_threshold=args.pass_threshold,
                            both_orders=not args.single_order),
-        "score_sources": dict(tally.sources), "adapted": judge.adapted, "mode": args.mode,
+        "score_sources": dict(tally.sources), "adapted": judge.adapted, "mode": mode,
         "position_consistency": round(tally.consistent[True] / sum(
             tally.consistent.values()), 4) if tally.consistent else None,
         "systems": {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
@@ -2385,10 +2447,11 @@ def _human_agreement(args, tally):
     return dict(agreement(scores if binary else ratings, labels), field=args.human_field)
 
 
-def _print_summary(summary, max_error_rate, file):
+def _print_summary(summary, max_error_rate, file, name=None):
     s = summary
-    lines = ["minijudge: {} records in {:.1f} s ({} requests, {} from cache, {} requests/s); "
-             "judge {} at {}".format(s["records"], s["wall_seconds"], s["requests"],
+    lines = ["minijudge{}: {} records in {:.1f} s ({} requests, {} from cache, {} requests/s); "
+             "judge {} at {}".format(" [{}]".format(name) if name else "", s["records"],
+                                     s["wall_seconds"], s["requests"],
                                      s["cached"], s["requests_per_second"], s["judge_model"],
                                      s["judge_url"]),
              "  statuses: " + ", ".join("{} {}".format(k, v) for k, v in sorted(
@@ -2447,24 +2510,37 @@ def _print_summary(summary, max_error_rate, file):
     print("\n".join(lines), file=file)
 
 
-def _run(judge, args, items):
+def _run(specs, args, items):
+    """Judge the items with each (prefix, judge, mode) of ``specs``, write the records,
+    and summarise; the exit status."""
     started = time.monotonic()
     sink = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     progress = not args.quiet and sys.stderr.isatty()
     total = _count_lines(args.input, args.shard) if progress else None
-    tally, interrupted, shown, stopped = _Tally(), False, 0.0, []
+    tallies = {prefix: _Tally() for prefix, _, _ in specs}
+    interrupted, shown, stopped = False, 0.0, []
     if args.strict:
         items = _until_bad(args, items, stopped)
-    results = judge_records(judge, items, concurrency=args.concurrency,
-                            judge_one=lambda item: _judge_item(judge, args, item))
+    results = judge_records([judge for _, judge, _ in specs], items,
+                            concurrency=args.concurrency,
+                            judge_one=lambda item: [(prefix, _judge_item(judge, args, item, mode))
+                                                    for prefix, judge, mode in specs],
+                            stop_on=lambda judged: next(filter(None, (
+                                _fatal(judgement) for _, judgement in judged)), None),
+                            failed=lambda status, error: [(prefix, Judgement(
+                                score=judge.on_failure, status=status, error=error))
+                                for prefix, judge, _ in specs])
     try:
-        for (number, record), judgement in results:
-            sink.write(json.dumps(_output_record(record, judgement), ensure_ascii=False)
-                       + "\n")
-            tally.add(judgement, record.get(args.human_field) if args.human_field else None)
+        for (number, record), judged in results:
+            out = dict(record)
+            for prefix, judgement in judged:
+                out.update(_judge_fields(prefix, judgement))
+                tallies[prefix].add(judgement, record.get(args.human_field) if (
+                    args.human_field) else None)
+            sink.write(json.dumps(out, ensure_ascii=False) + "\n")
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
-                _show_progress(tally, total, shown - started)
+                _show_progress(tallies[specs[0][0]], total, shown - started)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -2473,22 +2549,28 @@ def _run(judge, args, items):
         if sink is not sys.stdout:
             sink.close()
     if progress:
-        _show_progress(tally, total, time.monotonic() - started)
+        _show_progress(tallies[specs[0][0]], total, time.monotonic() - started)
         print(file=sys.stderr)
-    if not tally.done and not stopped:
+    if not tallies[specs[0][0]].done and not stopped:
         print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
-    summary = _summary(judge, args, tally, time.monotonic() - started, interrupted)
+    wall = time.monotonic() - started
+    summaries = {prefix: _summary(judge, mode, args, tallies[prefix], wall, interrupted)
+                 for prefix, judge, mode in specs}
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as f:
-            json.dump(summary, f, indent=2)
+            json.dump(summaries["judge"] if len(specs) == 1 else {"judges": summaries}, f,
+                      indent=2)
     if not args.quiet:
-        _print_summary(summary, args.max_error_rate, sys.stderr)
+        for prefix, summary in summaries.items():
+            _print_summary(summary, args.max_error_rate, sys.stderr,
+                           name=None if len(specs) == 1 else prefix)
     if stopped:
         print("minijudge: error: {} (--strict)".format(stopped[0]), file=sys.stderr)
         return _EXIT_FAILED
     if interrupted:
         return _EXIT_INTERRUPTED
-    return _EXIT_FAILED if summary["failure_rate"] > args.max_error_rate else 0
+    worst = max(summary["failure_rate"] for summary in summaries.values())
+    return _EXIT_FAILED if worst > args.max_error_rate else 0
 
 
 def _until_bad(args, items, stopped):
