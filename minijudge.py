@@ -13,18 +13,19 @@ and get a score in [0, 1] per item, with the reason whenever judging failed::
     ('empty_response', 0.0, 'the response is empty: scored 0.0 without calling the judge')
 
 Public names:
-    LLMJudge                 a configured judge: .score(), .judge(), .chat()
+    LLMJudge                 a configured judge: .score(), .judge(), .compare(), .chat()
     Judgement                one result: score, value, status, error, raw, usage, ...
     TEMPLATES                built-in prompt templates (str.format)
     render                   fill a template from a record, refusing unsafe fields
     parse_rating, parse_binary, parse_comparative, parse_verdict, parse_json
     judge_records            judge an iterable of records concurrently, in order
+    agreement                the judge against human labels: kappa, correlations
     main                     the command line
 
 Command line::
 
     python -m minijudge --judge-url URL [--judge-model M] [-o OUT.jsonl]
-                        [--concurrency N] [--cache PATH] INPUT.jsonl
+                        [--concurrency N] [--cache PATH] [--mode M] INPUT.jsonl
 
 Vendored copies: keep this header, upgrade by replacing the file.
 """
@@ -2233,10 +2234,8 @@ def _check_first(judge, args, items):
             continue
         fields = _item_fields(args, number, record)
         if not isinstance(fields, _BadLine):
-            if "responses" in fields:  # systems: any two of them fill the template
-                fields.update(zip(("response_a", "response_b"), fields.pop("responses").values()))
             try:
-                judge.messages(record, **fields)
+                judge.messages(record, **_first_pair(fields))
             except TemplateError as exc:
                 raise TemplateError("line {} (the first record): {}".format(number, exc)
                                     ) from None
@@ -2267,6 +2266,15 @@ def _judge_item(judge, args, item, mode):
     return judgement
 
 
+def _first_pair(fields):
+    """Systems mode: the first two systems' responses, as a pairwise template reads them
+    (to check the template, or show a prompt)."""
+    if "responses" in fields:
+        fields = dict(fields)
+        fields.update(zip(("response_a", "response_b"), fields.pop("responses").values()))
+    return fields
+
+
 def _dry_run(judge, args, items):
     for number, record in items:
         if isinstance(record, _BadLine):
@@ -2276,7 +2284,7 @@ def _dry_run(judge, args, items):
         try:
             if isinstance(fields, _BadLine):
                 raise TemplateError(fields.error)
-            messages = judge.messages(record, **fields)
+            messages = judge.messages(record, **_first_pair(fields))
         except TemplateError as exc:
             print("--- line {}: {}".format(number, exc))
             continue

@@ -1,11 +1,14 @@
 """Try minijudge without a model: a stub judge on 127.0.0.1, and the real CLI against it.
 
-    python examples/offline_demo.py
+    python examples/offline_demo.py           # a 1-5 rating run over examples/qa.jsonl
+    python examples/offline_demo.py --modes   # pairwise, systems, criteria, several judges
 
 THE STUB IS NOT A MODEL. It is a word-overlap heuristic that answers in the OpenAI
 chat-completions format (with a short delay, like a small local model), so that you can
 watch a whole run: progress, the scored records and the summary. Its ratings mean
 nothing; point `--judge-url` at a real server (vLLM, llama.cpp, Ollama, ...) for that.
+In pairwise prompts it always prefers the first answer, like a position-biased judge:
+minijudge asks both orders and reports those verdicts as inconsistent ties.
 """
 
 import http.server
@@ -19,6 +22,24 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DELAY = 0.15  # seconds per reply, like a small judge on a GPU
+
+
+def heuristic_reply(prompt):
+    """What the stub answers, by the kind of prompt (it is not a model)."""
+    if "Assistant A's Answer" in prompt:
+        return "[[A]]"  # position bias, on purpose
+    if "Assistant 1's Answer" in prompt:
+        return "7 9\nAssistant 2 gives the fuller answer."
+    if "Criterion:" in prompt:
+        return ["Bad", "Acceptable", "Acceptable", "Excellent", "Excellent"][
+            heuristic_rating(prompt) - 1]
+    if '"correctness"' in prompt:
+        rating = heuristic_rating(prompt)
+        return json.dumps({"reasoning": "word overlap, not judgement", "correctness":
+                           2 * rating, "relevance": 8})
+    if "Reply with one word: yes" in prompt:
+        return "yes" if heuristic_rating(prompt) >= 4 else "no"
+    return str(heuristic_rating(prompt))
 
 
 def heuristic_rating(prompt):
@@ -43,11 +64,11 @@ class StubJudge(http.server.BaseHTTPRequestHandler):
     def do_POST(self):  # POST /v1/chat/completions
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         time.sleep(DELAY)
-        rating = heuristic_rating(request["messages"][-1]["content"])
+        content = heuristic_reply(request["messages"][-1]["content"])
         self.reply({"id": "stub", "object": "chat.completion", "created": int(time.time()),
                     "model": "stub-heuristic-not-a-model",
                     "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": str(rating)}}],
+                                 "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": len(str(request).split()),
                               "completion_tokens": 1}})
 
@@ -63,10 +84,27 @@ class StubJudge(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def modes(url):
+    """Every judging mode over the example files, as you would run it."""
+    status = 0
+    for args in (["--mode", "pairwise", "pairs.jsonl"], ["--mode", "systems", "systems.jsonl"],
+                 ["--criteria", "helpfulness.json", "qa.jsonl"],
+                 ["--mode", "rubric", "--pass-threshold", "0.7", "qa.jsonl"],
+                 ["--judges", "judges.json", "qa.jsonl"]):
+        print("\n$ python -m minijudge --judge-url {} -o /dev/null {}".format(
+            url, " ".join(args)), flush=True)
+        status |= subprocess.call([sys.executable, os.path.join(HERE, "..", "minijudge.py"),
+                                   "--judge-url", url, "-o", os.devnull] + args, cwd=HERE)
+    return status
+
+
 def main():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StubJudge)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = "http://127.0.0.1:{}".format(server.server_port)
+    if sys.argv[1:] == ["--modes"]:
+        print("stub judge (a heuristic, NOT a model) at", url)
+        return modes(url)
     output = os.path.join(HERE, "qa.scored.jsonl")
     command = [sys.executable, os.path.join(HERE, "..", "minijudge.py"), "--judge-url", url,
                "--concurrency", "4", "-o", output, os.path.join(HERE, "qa.jsonl")]
