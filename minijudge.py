@@ -1193,6 +1193,8 @@ class LLMJudge:
         second = self.judge(example, response_a=response_b, response_b=response_a, **fields)
         if not second.ok:
             second.error = "with the answers swapped: {}".format(second.error)
+            second.attempts += first.attempts
+            second.latency += first.latency
             return second
         swapped = {"A": "B", "B": "A", "tie": "tie"}[second.value]
         consistent = first.value == swapped
@@ -1537,6 +1539,9 @@ def _criterion(criterion):
                          "score; got {!r}".format(criterion)[:300]) from None
     if len(scores) < 2:
         raise JudgeError("criterion {!r} needs at least two options".format(name))
+    if not all(0 <= score <= 1 for score in scores.values()):
+        raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
+                         "{}".format(name, scores))
     lines = ["- {}{}".format(k, ": " + v["description"] if isinstance(v, dict) and v.get(
         "description") else "") for k, v in options.items()]
     return {"name": name, "options": scores, "fields": {
@@ -1558,11 +1563,13 @@ def _read_option(text, options):
         if line in by_name:
             return (by_name[line],) * 2
     mentioned = [name for low, name in by_name.items()
-                 if re.search(r"(?<![\w-])" + re.escape(low) + r"(?![\w-])", plain.lower())]
+                 if re.search(r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(low) + r"(?![\w-])",
+                              plain.lower())]
     if len(mentioned) == 1:
         return (mentioned[0],) * 2
+    negated = lines and re.match(r"(?:not|never|no)\b", lines[-1])
     close = difflib.get_close_matches(lines[-1], list(by_name), n=1, cutoff=0.75) if (
-        lines) else []
+        lines and not negated) else []
     return ((by_name[close[0]],) * 2) if close else (None, None)
 
 
@@ -2032,6 +2039,9 @@ def _setup(args):
                   max_retries=args.max_retries, logprobs=args.logprobs,
                   top_logprobs=args.top_logprobs, structured=args.structured, seed=args.seed,
                   cache=_Cache(args.cache) if args.cache else None)
+    if args.judges and (args.mode or args.template or args.criteria):
+        raise ValueError("--judges sets each judge's mode, template and criteria; drop "
+                         "--mode, --template and --criteria")
     entries = _judges_config(args.judges) if args.judges else [
         {"name": "judge", "mode": args.mode, "template": args.template,
          "criteria": args.criteria}]
@@ -2042,7 +2052,10 @@ def _setup(args):
         options = dict(common, **options)
         if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
             raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
-        specs.append((entry["name"], LLMJudge(**options), mode))
+        try:
+            specs.append((entry["name"], LLMJudge(**options), mode))
+        except TypeError as exc:  # an option LLMJudge does not take
+            raise ValueError("judge {}: {}".format(entry["name"], exc)) from None
     args.mode = specs[0][2]
     if args.check:
         return specs, None, shard
@@ -2066,6 +2079,8 @@ def _judges_config(path):
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError("--judges {}: expected a JSON list of judges, each with a name "
                          "({})".format(path, exc)) from None
+    if not names:
+        raise ValueError("--judges {}: the list of judges is empty".format(path))
     bad = [n for n in names if not re.fullmatch(r"[A-Za-z][\w-]*", str(n))]
     if bad or len(set(names)) != len(names):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
@@ -2087,6 +2102,9 @@ def _judge_options(entry, here):
     if mode == "criterion" and not criteria:
         raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
             flag, flag))
+    if not isinstance(entry.get("options") or {}, dict):
+        raise ValueError("judge {}: options must be a JSON object of LLMJudge keywords".format(
+            entry.get("name")))
     options = dict(entry.get("options") or {}, template=template)
     if isinstance(criteria, str):
         try:
@@ -2180,7 +2198,7 @@ def _sharded(items, shard):
             yield item
 
 
-_MODES = {"rating": None, "binary": "binary", "math": "binary", "rubric": "rubric",
+_MODES = {"rating": None, "binary": "binary", "math": "math", "rubric": "rubric",
           "criterion": "criterion", "comparative": "comparative", "pairwise": "pairwise",
           "systems": "pairwise"}  # --mode -> its template (rating picks rating_ref itself)
 
@@ -2261,7 +2279,7 @@ def _judge_item(judge, args, item, mode):
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
         judgement.error = "line {}: {}".format(number, judgement.error)
-    if args.pass_threshold is not None and judgement.ok:
+    if args.pass_threshold is not None and judgement.ok and judgement.score is not None:
         judgement.details["pass"] = judgement.score >= args.pass_threshold
     return judgement
 
@@ -2324,7 +2342,8 @@ class _Tally:
         self.tokens = collections.Counter()
         self.scores = []  # the first _BOOTSTRAP_MAX only; past that, the sums below
         self.done = self.requests = self.cached = self.sent = 0
-        self.total = self.total_sq = self.judged_total = 0.0
+        self.total = self.total_sq = self.judged_total = self.judged_sq = 0.0
+        self.judged_scores = []  # likewise, for the judged records only
         self.latency_total = self.latency_max = 0.0
         self.sources = collections.Counter()
         self.fingerprints = collections.Counter()
@@ -2347,6 +2366,9 @@ class _Tally:
             self.scores.append(score)
         if status in _NOT_FAILURES:
             self.judged_total += score
+            self.judged_sq += score * score
+            if len(self.judged_scores) < _BOOTSTRAP_MAX:
+                self.judged_scores.append(score)
         if judgement.rating is not None:
             self.ratings[judgement.rating] += 1
         if judgement.model:
@@ -2386,19 +2408,19 @@ class _Tally:
         return self.done - sum(self.statuses[s] for s in _NOT_FAILURES)
 
 
-def _interval(tally, seed, resamples=1000):
-    """A seeded 95% bootstrap interval of the mean score; past _BOOTSTRAP_MAX scores the
-    normal approximation, which the bootstrap converges to."""
-    n = tally.done
+def _interval(scores, n, total, total_sq, seed, resamples=1000):
+    """A seeded 95% bootstrap interval of the mean of n scores (the first of which are
+    ``scores``); past _BOOTSTRAP_MAX the normal approximation, which the bootstrap
+    converges to."""
     if n == 0:
         return None, "no scores"
     if n > _BOOTSTRAP_MAX:
-        mean = tally.total / n
-        sd = math.sqrt(max(0.0, tally.total_sq - n * mean * mean) / (n - 1))
+        mean = total / n
+        sd = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1))
         half = 1.96 * sd / math.sqrt(n)
         return [round(mean - half, 4), round(mean + half, 4)], "normal approximation"
     rng = random.Random(seed)
-    means = sorted(sum(rng.choices(tally.scores, k=n)) / n for _ in range(resamples))
+    means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
     return ([round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
 
@@ -2407,7 +2429,12 @@ def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
     done = tally.done
     judged = done - tally.failed
-    interval, method = _interval(tally, args.bootstrap_seed)
+    if mode == "pairwise":  # A's win rate: over the judged pairs, a failure is no B win
+        interval, method = _interval(tally.judged_scores, judged, tally.judged_total,
+                                     tally.judged_sq, args.bootstrap_seed)
+    else:
+        interval, method = _interval(tally.scores, done, tally.total, tally.total_sq,
+                                     args.bootstrap_seed)
     if mode == "systems":  # an item has no one score: see systems and ranking
         interval, method, tally.total, tally.judged_total = None, "per system", 0.0, 0.0
     return {
@@ -2425,7 +2452,8 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "latency_max": round(tally.latency_max, 4),
         "judge_url": judge._redact(judge.url),
         "judge_model": tally.models.most_common(1)[0][0] if tally.models else judge.model,
-        "template": args.template or "rating / rating_ref",
+        "template": judge.template if judge.template in TEMPLATES else (
+            "custom" if judge.template else "rating / rating_ref"),
         "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
                            max_retries=judge.max_retries, concurrency=args.concurrency,
                            pass_threshold=args.pass_threshold,
