@@ -20,6 +20,7 @@ Public names:
     parse_rating, parse_binary, parse_comparative, parse_verdict, parse_json
     judge_records            judge an iterable of records concurrently, in order
     agreement                the judge against human labels: kappa, correlations
+    JudgeError, TemplateError, APIError     errors (TemplateError is also a ValueError)
     main                     the command line
 
 Command line::
@@ -98,7 +99,8 @@ class Judgement:
     ``status`` is ``"ok"`` or names the failure (``http_error``, ``timeout``,
     ``connection_error``, ``invalid_response``, ``quota_exceeded``, ``parse_error``,
     ``out_of_range``, ``truncated``, ``empty``, ``refused``, ``template_error``,
-    ``model_error``) or ``"empty_response"`` (nothing to judge: 0.0, no request made).
+    ``model_error``, ``reasoning_only``, ``internal_error``) or ``"empty_response"``
+    (nothing to judge: 0.0, no request made).
     ``value`` is what the parser read: a rating, True/False, a pair of scores, a verdict
     or a dict. ``score`` is in [0, 1], or the judge's failure value when judging failed;
     ``source`` says where it came from: ``"text"``, or ``"logprobs"`` when it is the
@@ -654,20 +656,29 @@ def parse_verdict(text):
     return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
 
 
+_OBJECT_START_RE = re.compile(r'\{\s*["}]')  # where a JSON object can begin
+_JSON_WINDOW = 32768  # a judge's JSON is short; a failed decode must not rescan the reply
+
+
 def parse_json(text):
-    """The last JSON object in a reply (in prose, in a code fence, nested), or None."""
+    """The last JSON object in a reply (in prose, in a code fence, nested), or None.
+
+    Objects longer than 32,768 characters are not looked for: a failed attempt costs at
+    most that much, so a reply full of stray braces is still read in linear time.
+    """
     text = _visible(text)
     decoder = json.JSONDecoder()
-    found, start = None, text.find("{")
-    while start != -1:
+    found, start = None, _OBJECT_START_RE.search(text)
+    while start is not None:
+        window = text[start.start():start.start() + _JSON_WINDOW]
         try:
-            obj, end = decoder.raw_decode(text, start)
+            obj, end = decoder.raw_decode(window)
         except (ValueError, RecursionError):
-            start = text.find("{", start + 1)
+            start = _OBJECT_START_RE.search(text, start.start() + 1)
             continue
         if isinstance(obj, dict):
             found = obj
-        start = text.find("{", end)
+        start = _OBJECT_START_RE.search(text, start.start() + end)
     return found
 
 

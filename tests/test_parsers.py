@@ -155,7 +155,8 @@ class JsonTest(unittest.TestCase):
     def test_pathological_inputs_stay_fast_and_never_raise(self):
         for text in [" " * 200000 + "x", "1" + " " * 20000 + "1" + " " * 20000 + "x",
                      "<think>" * 50000, "[[" * 50000, "rating " * 30000,
-                     '{"correctness": ' + "[" * 3000, "9" * 100000]:
+                     '{"correctness": ' + "[" * 3000, "9" * 100000, "{" * 200000,
+                     '{"' * 200000, "{x\n" * 100000]:
             for parse in (parse_rating, parse_binary, parse_comparative, parse_verdict,
                           parse_json):
                 with self.subTest(parse=parse.__name__, text=text[:20]):
