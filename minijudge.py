@@ -2062,7 +2062,9 @@ def _setup(args):
             args.judges)) if args.judges else None)
         options = dict(common, **options)
         if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
-            raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
+            if not args.dry_run:
+                raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
+            options["base_url"] = "http://dry-run.invalid"  # nothing is sent
         try:
             specs.append((entry["name"], LLMJudge(**options), mode))
         except TypeError as exc:  # an option LLMJudge does not take
@@ -2446,9 +2448,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
     else:
         interval, method = _interval(tally.scores, done, tally.total, tally.total_sq,
                                      args.bootstrap_seed)
-    if mode == "systems":  # an item has no one score: see systems and ranking
-        interval, method, tally.total, tally.judged_total = None, "per system", 0.0, 0.0
-    return {
+    summary = {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
         "errors": tally.first_errors,
@@ -2484,6 +2484,10 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "agreement": _human_agreement(args, tally),
         "shard": args.shard, "interrupted": interrupted, "minijudge_version": __version__,
     }
+    if mode == "systems":  # an item has no one score: see systems and ranking
+        summary.update(mean_score=None, mean_score_judged=None, ci95=None,
+                       ci_method="per system: see systems and ranking")
+    return summary
 
 
 def _human_agreement(args, tally):
