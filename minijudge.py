@@ -785,6 +785,9 @@ def _keep_alive_handler():
             del self._buffer[:]
             self.send(head + message_body)
 
+        def __del__(self):  # a judge dropped without close() leaves no socket open
+            self.close()
+
     class HTTPConnection(OneWrite, http.client.HTTPConnection):
         pass
 

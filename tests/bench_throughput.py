@@ -105,8 +105,7 @@ def run_cli(url, path, concurrency, extra=()):
                               path] + list(extra), cwd=ROOT)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
-    child.returncode = os.waitstatus_to_exitcode(status) if hasattr(
-        os, "waitstatus_to_exitcode") else status >> 8
+    child.returncode = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
     if child.returncode != 0:
         raise SystemExit("the CLI failed with exit status {}".format(child.returncode))
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
