@@ -2584,6 +2584,7 @@ def _run(specs, args, items):
                             failed=lambda status, error: [(prefix, Judgement(
                                 score=judge.on_failure, status=status, error=error))
                                 for prefix, judge, _ in specs])
+    encode = json.JSONEncoder(ensure_ascii=False).encode  # not one encoder per record
     try:
         for (number, record), judged in results:
             out = dict(record)
@@ -2591,7 +2592,7 @@ def _run(specs, args, items):
                 out.update(_judge_fields(prefix, judgement))
                 tallies[prefix].add(judgement, record.get(args.human_field) if (
                     args.human_field) else None)
-            sink.write(json.dumps(out, ensure_ascii=False) + "\n")
+            sink.write(encode(out) + "\n")
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
                 _show_progress(tallies[specs[0][0]], total, shown - started)
