@@ -34,19 +34,24 @@ import email.utils
 import http.server
 import json
 import math
+import os
 import random
 import socket
 import socketserver
 import sys
+import tempfile
 import threading
 import time
+import unittest
 import urllib.parse
+from unittest import mock
 
 __all__ = [
     "StubServer", "Request", "Reply",
     "chat", "rating_logprobs", "error", "raw", "html", "rate_limited", "redirect",
     "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
     "no_choices", "oversized", "drip", "mixed_faults", "every_fault", "http_date",
+    "StubTestCase", "JUDGE_ENV",
 ]
 
 _NGINX_PAGE = """<html>
@@ -514,3 +519,30 @@ class StubServer:
             return error(404, "The model `%s` does not exist." % model,
                          type="NotFoundError", code=404)
         return None
+
+
+# -- Test case -----------------------------------------------------------------------
+
+JUDGE_ENV = ("OPENAI_API_KEY", "LLM_JUDGE_API_KEY", "LLM_JUDGE_MODEL", "LLM_JUDGE_API_BASE",
+             "OPENAI_BASE_URL")
+
+
+class StubTestCase(unittest.TestCase):
+    """For each test: a stub (``self.srv``, from ``start_stub``), a temporary folder
+    (``self.tmp``), and no judge settings leaking in from the environment."""
+
+    def start_stub(self):
+        srv = StubServer().start()
+        self.addCleanup(srv.stop)
+        return srv
+
+    def setUp(self):
+        env = mock.patch.dict(os.environ)
+        env.start()
+        self.addCleanup(env.stop)
+        for name in JUDGE_ENV:
+            os.environ.pop(name, None)
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+        self.srv = self.start_stub()

@@ -15,22 +15,18 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 import warnings
-from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_cli` finds stub too
 import minijudge  # noqa: E402
-from stub import StubServer, chat, error  # noqa: E402
+from stub import StubTestCase, chat, error  # noqa: E402
 
 KEY = "sk-test-SECRET123"
-_ENV = ("OPENAI_API_KEY", "LLM_JUDGE_API_KEY", "LLM_JUDGE_MODEL", "LLM_JUDGE_API_BASE",
-        "OPENAI_BASE_URL")
 JUDGE_FIELDS = ("judge_score", "judge_status", "judge_error", "judge_raw", "judge_value",
                 "judge_usage", "judge_model", "judge_finish_reason")
 _RESPONSE_RE = re.compile(r"\[The Start of the Response\]\n(.*?)\n\[The End of the Response\]",
@@ -76,20 +72,8 @@ def parse_lines(text):
     return [json.loads(line) for line in text.splitlines()]
 
 
-class CLITest(unittest.TestCase):
+class CLITest(StubTestCase):
     """A fresh stub and temp dir per test, and no judge settings from the environment."""
-
-    def setUp(self):
-        env = mock.patch.dict(os.environ)
-        env.start()
-        self.addCleanup(env.stop)
-        for name in _ENV:
-            os.environ.pop(name, None)
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = tmp.name
-        self.srv = StubServer().start()
-        self.addCleanup(self.srv.stop)
 
     def path(self, name):
         return os.path.join(self.tmp, name)

@@ -11,13 +11,12 @@ import re
 import socket
 import sys
 import unittest
-from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_client` finds stub too
 import minijudge  # noqa: E402
-from stub import (StubServer, chat, choices_null, drop, drop_mid_body, error,  # noqa: E402
+from stub import (StubServer, StubTestCase, chat, choices_null, drop, drop_mid_body, error,  # noqa: E402
                   hang, html, http_date, invalid_json, no_choices, oversized, rate_limited,
                   redirect, truncated_json)
 
@@ -27,8 +26,6 @@ OUTPUT = {"response": "r"}
 TRUNCATED = ("the reply was cut off (finish_reason length) before a verdict: raise "
              "max_tokens (reasoning models need ~1024) or disable thinking with extra_body "
              '{"chat_template_kwargs": {"enable_thinking": false}}')
-_ENV = ("OPENAI_API_KEY", "LLM_JUDGE_API_KEY", "LLM_JUDGE_MODEL", "LLM_JUDGE_API_BASE",
-        "OPENAI_BASE_URL")
 
 
 def closed_port():
@@ -38,17 +35,11 @@ def closed_port():
         return sock.getsockname()[1]
 
 
-class StubTest(unittest.TestCase):
+class StubTest(StubTestCase):
     """A fresh stub per test, and no judge settings leaking in from the environment."""
 
     def setUp(self):
-        env = mock.patch.dict(os.environ)
-        env.start()
-        self.addCleanup(env.stop)
-        for name in _ENV:
-            os.environ.pop(name, None)
-        self.srv = StubServer().start()
-        self.addCleanup(self.srv.stop)
+        super().setUp()
         self.chat_url = self.srv.url + "/v1/chat/completions"
         self.waits = []
 

@@ -25,20 +25,18 @@ import tempfile
 import threading
 import time
 import unittest
-from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_guarantees` finds stub too
 import minijudge  # noqa: E402
-from stub import (StubServer, chat, choices_null, drip, drop, drop_mid_body,  # noqa: E402
+from stub import (JUDGE_ENV as _ENV, StubServer, StubTestCase, chat,  # noqa: E402
+                  choices_null, drip, drop, drop_mid_body,
                   error, hang, html, invalid_json, mixed_faults, rate_limited, redirect,
                   truncated_json)
 
 KEY = "sk-test-0123456789abcdef"
-_ENV = ("OPENAI_API_KEY", "LLM_JUDGE_API_KEY", "LLM_JUDGE_MODEL", "LLM_JUDGE_API_BASE",
-        "OPENAI_BASE_URL")
 FAULTS = {  # JUDGE-TRAPS.md §3 and §5: every one of these is transient and retried
     "429 Retry-After 0": rate_limited("0"),
     "500": error(500, "The server had an error while processing your request."),
@@ -186,21 +184,14 @@ class Resumable:
 # -- Tests -----------------------------------------------------------------------------
 
 
-class GuaranteeTest(unittest.TestCase):
+class GuaranteeTest(StubTestCase):
     """A fresh stub and temp dir per test, and no judge settings from the environment."""
 
-    def setUp(self):
-        env = mock.patch.dict(os.environ)
-        env.start()
-        self.addCleanup(env.stop)
-        for name in _ENV:
-            os.environ.pop(name, None)
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = tmp.name
-        self.srv = StubServer(responder=rating_by_id).start()
-        self.addCleanup(self.srv.stop)
-        self.chat_url = self.srv.url + "/v1/chat/completions"
+    def start_stub(self):
+        srv = super().start_stub()
+        srv.responder = rating_by_id
+        self.chat_url = srv.url + "/v1/chat/completions"
+        return srv
 
     def path(self, name):
         return os.path.join(self.tmp, name)

@@ -13,16 +13,14 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import unittest
-from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_modes` finds stub too
 import minijudge  # noqa: E402
 from stub import StubServer, chat, error  # noqa: E402
-from test_cli import _ENV, REPO, CLITest, by_response, parse_lines  # noqa: E402
+from test_cli import REPO, CLITest, by_response, parse_lines  # noqa: E402
 
 _ANSWER_RE = re.compile(r"\[The Start of Assistant (A|B)'s Answer\]\n(.*?)\n"
                         r"\[The End of Assistant \1's Answer\]", re.S)
@@ -76,18 +74,11 @@ class ModeTest(CLITest):
         cls.shared = StubServer().start()
         cls.addClassCleanup(cls.shared.stop)
 
-    def setUp(self):
-        env = mock.patch.dict(os.environ)
-        env.start()
-        self.addCleanup(env.stop)
-        for name in _ENV:
-            os.environ.pop(name, None)
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = tmp.name
-        self.srv = self.shared
-        self.srv.clear()
-        self.srv.content, self.srv.responder, self.srv.models = "4", None, ("judge-model",)
+    def start_stub(self):
+        self.shared.clear()
+        self.shared.content, self.shared.responder = "4", None
+        self.shared.models = ("judge-model",)
+        return self.shared
 
     def run_cli(self, *argv):
         """(exit code, records, stderr, summary JSON) of a run against the stub."""

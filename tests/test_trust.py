@@ -14,19 +14,15 @@ import math
 import os
 import re
 import sys
-import tempfile
 import threading
 import unittest
-from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_trust` finds stub too
 import minijudge  # noqa: E402
-from stub import StubServer, chat, error, rating_logprobs  # noqa: E402
+from stub import StubTestCase, chat, error, rating_logprobs  # noqa: E402
 
-_ENV = ("OPENAI_API_KEY", "LLM_JUDGE_API_KEY", "LLM_JUDGE_MODEL", "LLM_JUDGE_API_BASE",
-        "OPENAI_BASE_URL")
 _RESPONSE_RE = re.compile(r"\[The Start of the Response\]\n(.*?)\n\[The End of the Response\]",
                           re.S)
 MAX_TOKENS_400 = ("Unsupported parameter: 'max_tokens' is not supported with this model. "
@@ -68,20 +64,8 @@ def chats(srv):
     return [r for r in srv.requests if r.method == "POST"]
 
 
-class StubTest(unittest.TestCase):
+class StubTest(StubTestCase):
     """A fresh stub, a temp dir and no judge settings from the environment."""
-
-    def setUp(self):
-        env = mock.patch.dict(os.environ)
-        env.start()
-        self.addCleanup(env.stop)
-        for name in _ENV:
-            os.environ.pop(name, None)
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = tmp.name
-        self.srv = StubServer().start()
-        self.addCleanup(self.srv.stop)
 
     def judge(self, **options):
         options.setdefault("max_retries", 0)
