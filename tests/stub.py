@@ -546,3 +546,14 @@ class StubTestCase(unittest.TestCase):
         self.addCleanup(tmp.cleanup)
         self.tmp = tmp.name
         self.srv = self.start_stub()
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def write(self, name, text):
+        with open(self.path(name), "w", encoding="utf-8") as f:
+            f.write(text)
+        return self.path(name)
+
+    def write_jsonl(self, name, items):
+        return self.write(name, "".join(json.dumps(r) + "\n" for r in items))

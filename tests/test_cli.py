@@ -75,17 +75,6 @@ def parse_lines(text):
 class CLITest(StubTestCase):
     """A fresh stub and temp dir per test, and no judge settings from the environment."""
 
-    def path(self, name):
-        return os.path.join(self.tmp, name)
-
-    def write(self, name, text):
-        with open(self.path(name), "w", encoding="utf-8") as f:
-            f.write(text)
-        return self.path(name)
-
-    def write_jsonl(self, name, items):
-        return self.write(name, "".join(json.dumps(r) + "\n" for r in items))
-
     def read(self, name):
         with open(self.path(name), encoding="utf-8") as f:
             return f.read()

@@ -73,17 +73,6 @@ class StubTest(StubTestCase):
         self.addCleanup(judge.close)
         return judge
 
-    def path(self, name):
-        return os.path.join(self.tmp, name)
-
-    def write(self, name, text):
-        with open(self.path(name), "w", encoding="utf-8") as f:
-            f.write(text)
-        return self.path(name)
-
-    def write_jsonl(self, name, items):
-        return self.write(name, "".join(json.dumps(r) + "\n" for r in items))
-
     def main(self, *argv):
         """(exit code, records written, stderr, summary JSON) of main() on the stub."""
         summary = self.path("summary.json")
