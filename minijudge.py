@@ -785,9 +785,6 @@ def _keep_alive_handler():
             del self._buffer[:]
             self.send(head + message_body)
 
-        def __del__(self):  # a judge dropped without close() leaves no socket open
-            self.close()
-
     class HTTPConnection(OneWrite, http.client.HTTPConnection):
         pass
 
@@ -1206,22 +1203,15 @@ class LLMJudge:
             return first
         second = self.judge(example, response_a=response_b, response_b=response_a, **fields)
         if not second.ok:
-            second.error = "with the answers swapped: {}".format(second.error)
-            second.attempts += first.attempts
-            second.latency += first.latency
-            return second
+            return _merged([first, second], status=second.status, score=second.score,
+                           error="with the answers swapped: {}".format(second.error),
+                           http_status=second.http_status)
         swapped = {"A": "B", "B": "A", "tie": "tie"}[second.value]
         consistent = first.value == swapped
         verdict = first.value if consistent else "tie"
-        usage = {k: (first.usage or {}).get(k, 0) + (second.usage or {}).get(k, 0)
-                 for k in set(first.usage or {}) | set(second.usage or {})
-                 if isinstance((first.usage or second.usage or {}).get(k), int)}
-        return Judgement(score={"A": 1.0, "tie": 0.5, "B": 0.0}[verdict], value=verdict,
-                         raw=first.raw, reasoning=first.reasoning, usage=usage or None,
-                         finish_reason=first.finish_reason, model=first.model,
-                         latency=first.latency + second.latency,
-                         attempts=first.attempts + second.attempts,
-                         cached=first.cached and second.cached, source="text",
+        return _merged([first, second], score={"A": 1.0, "tie": 0.5, "B": 0.0}[verdict],
+                         value=verdict, raw=first.raw, reasoning=first.reasoning,
+                         finish_reason=first.finish_reason, source="text",
                          details={"verdict": verdict, "raw_swapped": second.raw,
                                   "verdicts": [first.value, swapped],
                                   "consistent": consistent})
@@ -1231,13 +1221,16 @@ class LLMJudge:
         in both orders. The value maps each system to its win rate on this item (ties
         count half); ``details["pairs"]`` lists every verdict."""
         import itertools
+        if len(responses) < 2:
+            raise JudgeError("compare_systems needs two or more responses; got {}".format(
+                len(responses)))
         pairs, wins, played, failed = [], dict.fromkeys(responses, 0.0), dict.fromkeys(
             responses, 0), None
-        attempts = latency = 0
+        judged = []
         for a, b in itertools.combinations(responses, 2):
             j = self.compare(example, responses[a], responses[b], both_orders=both_orders,
                              **fields)
-            attempts, latency = attempts + j.attempts, latency + j.latency
+            judged.append(j)
             if not j.ok:
                 failed = failed or j
                 pairs.append({"a": a, "b": b, "status": j.status, "error": j.error})
@@ -1250,13 +1243,12 @@ class LLMJudge:
             played[b] += 1
         rates = {name: round(wins[name] / played[name], 4) if played[name] else None
                  for name in responses}
+        details = {"pairs": pairs, "wins": wins, "played": played}
         if failed is not None:
-            failed.details = {"pairs": pairs, "wins": wins, "played": played}
-            failed.attempts, failed.latency = attempts, latency
-            return failed
-        return Judgement(score=None, value=rates, source="text", attempts=attempts,
-                         latency=latency, model=j.model,
-                         details={"pairs": pairs, "wins": wins, "played": played})
+            return _merged(judged, status=failed.status, score=failed.score,
+                           error=failed.error, http_status=failed.http_status,
+                           details=details)
+        return _merged(judged, score=None, value=rates, source="text", details=details)
 
     def chat(self, messages, *, use_cache=True):
         """Send chat messages; the reply's fields (content, reasoning, finish_reason,
@@ -1377,7 +1369,7 @@ class LLMJudge:
             reply, attempts = self._call(self.url, payload, _read_reply)
         except APIError as exc:
             # another thread may have adapted the parameters while this one was waiting
-            if exc.status != 400 or not (self.params is not params or self._adapt(str(exc))):
+            if exc.status != 400 or not self._adapt(str(exc), params):
                 raise
             return self._reply(messages, use_cache=use_cache)
         reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
@@ -1385,12 +1377,14 @@ class LLMJudge:
             self.cache.put(key, reply)
         return reply, False
 
-    def _adapt(self, message):
+    def _adapt(self, message, sent):
         """After a 400 that names a parameter this server does not take (o-series and
         gpt-5 want max_completion_tokens and no temperature; LM Studio refuses
         response_format), change it for the rest of the run, say so once; True if so."""
         lowered = message.lower()
         with self._lock:
+            if self.params is not sent:  # another thread adapted them meanwhile: retry
+                return True
             params = dict(self.params)
             if "max_tokens" in params and "max_tokens" in lowered and (
                     "max_completion_tokens" in lowered or "unsupported" in lowered):
@@ -1471,6 +1465,21 @@ class LLMJudge:
                          details=details, **common)
 
 
+def _merged(judgements, **fields):
+    """One Judgement for several requests (both orders, every pair): tries, latency and
+    tokens added up, counting only the replies not taken from the cache."""
+    sent = [j for j in judgements if not j.cached]
+    usage = {}
+    for j in judgements:
+        for key, value in (j.usage or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                usage[key] = usage.get(key, 0) + value
+    return Judgement(usage=usage or None, model=judgements[0].model,
+                     attempts=sum(j.attempts for j in sent),
+                     latency=sum(j.latency for j in sent),
+                     cached=not sent, **fields)
+
+
 def _expected_rating(logprobs, rating, scale):
     """G-Eval: the rating weighted by the probabilities the judge gave each scale value
     at the token where it wrote its rating; None when that cannot be read.
@@ -1513,6 +1522,8 @@ def _response_format(parser, scale):
         "verdict": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
         "comparative": {"score_a": number, "score_b": number},
         "json": {"reasoning": {"type": "string"}, "correctness": number, "relevance": number},
+        "option": {"option": {"type": "string", "enum": list(scale) if isinstance(
+            scale, dict) else []}},
     }[parser]
     return {"type": "json_schema", "json_schema": {"name": "judgement", "strict": True,
             "schema": {"type": "object", "properties": properties,
@@ -1556,7 +1567,7 @@ def _criterion(criterion):
     if not all(0 <= score <= 1 for score in scores.values()):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
-    lines = ["- {}{}".format(k, ": " + v["description"] if isinstance(v, dict) and v.get(
+    lines = ["- {}{}".format(k, ": {}".format(v["description"]) if isinstance(v, dict) and v.get(
         "description") else "") for k, v in options.items()]
     return {"name": name, "options": scores, "fields": {
         "criterion_name": name, "criterion_description": criterion.get("description", ""),
@@ -1567,6 +1578,9 @@ def _read_option(text, options):
     """The option the judge picked: its reply's last line (or first) names one, or
     exactly one option is mentioned, or the last line is close to one."""
     import difflib
+    structured = _structured(text, "option")
+    if structured and str(structured[0]) in options:
+        return (str(structured[0]),) * 2
     plain = _plain(text)
     by_name = {name.lower(): name for name in options}
     lines = [line.strip(" \t.:;!\"'[]()-").lower() for line in plain.splitlines()
@@ -1647,17 +1661,14 @@ def _label(value):
     """A human label or judge value as a number, or None."""
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)):
-        return float(value) if value == value else None
     if isinstance(value, str):
-        text = value.strip().lower()
-        if text in _HUMAN_WORDS:
-            return _HUMAN_WORDS[text]
-        try:
-            return float(text)
-        except ValueError:
-            return None
-    return None
+        value = value.strip().lower()
+        value = _HUMAN_WORDS.get(value, value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _pearson(xs, ys):
@@ -1822,6 +1833,8 @@ def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fat
     """
     import queue
     judges = list(judge) if isinstance(judge, (list, tuple)) else [judge]
+    if len(judges) > 1 and judge_one is None:
+        raise JudgeError("judge_records with several judges needs judge_one(record)")
     judge_one = judge_one or judges[0].judge
     failed = failed or (lambda status, error: Judgement(
         score=judges[0].on_failure, status=status, error=error))
@@ -1977,13 +1990,14 @@ def main(argv=None):
         return exc.code
     try:
         specs, source, shard = _setup(args)
-    except (JudgeError, OSError, ValueError) as exc:
+    except (JudgeError, OSError, ValueError, TypeError, AttributeError) as exc:
+        # a value of the wrong type in a --judges file lands here too
         print("minijudge: error: {}".format(exc), file=sys.stderr)
         return _EXIT_USAGE
     judge = specs[0][1]
     try:
         items = None if source is None else _check_first(
-            judge, args, _sharded(_read_records(source), shard))
+            specs, args, _sharded(_read_records(source), shard))
         if args.dry_run:
             return _dry_run(judge, args, items)
         for prefix, each, _ in specs if args.check or not args.no_preflight else ():
@@ -1999,6 +2013,9 @@ def main(argv=None):
     except TemplateError as exc:
         print("minijudge: error: {}".format(exc), file=sys.stderr)
         return _EXIT_USAGE
+    except KeyboardInterrupt:  # before or after the judging loop, which handles its own
+        print("minijudge: interrupted", file=sys.stderr)
+        return _EXIT_INTERRUPTED
     except BrokenPipeError:  # `| head` closed the pipe: stop quietly, keep stdout open
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -2064,6 +2081,13 @@ def _setup(args):
         mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
             args.judges)) if args.judges else None)
         options = dict(common, **options)
+        if options.get("parser") is None and options["template"] not in TEMPLATES:
+            options["parser"] = _TEMPLATE_PARSER[_MODES[mode] or "rating"]  # a custom text
+        if mode in ("pairwise", "systems") and options.get("parser") not in (None, "verdict") \
+                or mode in ("pairwise", "systems") and options["template"] in TEMPLATES and (
+                    _TEMPLATE_PARSER[options["template"]] != "verdict"):
+            raise ValueError("{} mode needs a pairwise template, read as a verdict; got "
+                             "template {!r}".format(mode, options["template"])[:300])
         if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
             if not args.dry_run:
                 raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
@@ -2097,7 +2121,7 @@ def _judges_config(path):
                          "({})".format(path, exc)) from None
     if not names:
         raise ValueError("--judges {}: the list of judges is empty".format(path))
-    bad = [n for n in names if not re.fullmatch(r"[A-Za-z][\w-]*", str(n))]
+    bad = [n for n in names if not isinstance(n, str) or not re.fullmatch(r"[A-Za-z][\w-]*", n)]
     if bad or len(set(names)) != len(names):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
                          "output fields); got {}".format(path, ", ".join(map(str, names))))
@@ -2151,7 +2175,7 @@ def _preflight(judge, *, ping=False):
     sent too when that list cannot settle it (no list, or the model is not on it: some
     servers accept any name), or when ``ping`` asks for it.
     """
-    info = {"url": judge.url}
+    info = {"url": judge._redact(judge.url)}
     try:
         listed = judge.list_models()
         info["models"] = ", ".join(listed) or "(none listed)"
@@ -2231,6 +2255,9 @@ def _item_fields(args, number, record, mode=None):
         if not isinstance(responses, dict) or len(responses) < 2:
             return _BadLine("line {}: field {!r} must map two or more systems to their "
                             "responses".format(number, args.responses_field), b"")
+        if any(v is None or isinstance(v, (dict, list)) for v in responses.values()):
+            return _BadLine("line {}: every response in {!r} must be text".format(
+                number, args.responses_field), b"")
         fields["responses"] = {str(k): _as_text(v) for k, v in responses.items()}
         return fields
     names = ((args.response_a_field, "response_a", "--response-a-field"),
@@ -2241,9 +2268,11 @@ def _item_fields(args, number, record, mode=None):
             return _BadLine("line {}: no {!r} field (choose one with {}; the record has "
                             "{})".format(number, field, flag,
                                          ", ".join(sorted(record)) or "no fields"), b"")
-        if isinstance(record[field], (dict, list)):
-            return _BadLine("line {}: field {!r} is a {}, expected text".format(
-                number, field, type(record[field]).__name__), b"")
+        if isinstance(record[field], (dict, list)) or (record[field] is None and mode in (
+                "pairwise", "comparative")):
+            return _BadLine("line {}: field {!r} is {}, expected text".format(
+                number, field, "null" if record[field] is None else "a " + type(
+                    record[field]).__name__), b"")
         fields[name] = _as_text(record[field])
     return fields
 
@@ -2257,24 +2286,35 @@ def _as_text(value):
     return str(value)
 
 
-def _check_first(judge, args, items):
-    """Fill the template from the first good record before any request, so that a
-    template the data cannot fill stops the run up front. The items, none lost."""
+def _check_first(specs, args, items):
+    """Fill each judge's template from the first good record before any request, so that
+    a template the data cannot fill stops the run up front. The items, none lost."""
     import itertools
     items, seen = iter(items), []
     for number, record in items:
         seen.append((number, record))
         if isinstance(record, _BadLine):
             continue
-        fields = _item_fields(args, number, record)
-        if not isinstance(fields, _BadLine):
+        for prefix, judge, mode in specs:
+            fields = _item_fields(args, number, record, mode)
+            if isinstance(fields, _BadLine):
+                continue
             try:
                 judge.messages(record, **_first_pair(fields))
             except TemplateError as exc:
-                raise TemplateError("line {} (the first record): {}".format(number, exc)
-                                    ) from None
+                raise TemplateError("line {} (the first record){}: {}".format(
+                    number, "" if len(specs) == 1 else ", judge " + prefix, exc)) from None
         break
     return itertools.chain(seen, items)
+
+
+def _judge_safely(judge, args, item, mode):
+    """One judge's judgement of an item: a bug in one judge fails only its own fields."""
+    try:
+        return _judge_item(judge, args, item, mode)
+    except Exception as exc:
+        return Judgement(score=judge.on_failure, status="internal_error", error=judge._redact(
+            "{}: {}".format(type(exc).__name__, exc)))
 
 
 def _judge_item(judge, args, item, mode):
@@ -2295,7 +2335,7 @@ def _judge_item(judge, args, item, mode):
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
         judgement.error = "line {}: {}".format(number, judgement.error)
-    if args.pass_threshold is not None and judgement.ok and judgement.score is not None:
+    if args.pass_threshold is not None and isinstance(judgement.score, (int, float)):
         judgement.details["pass"] = judgement.score >= args.pass_threshold
     return judgement
 
@@ -2577,10 +2617,12 @@ def _run(specs, args, items):
         items = _until_bad(args, items, stopped)
     results = judge_records([judge for _, judge, _ in specs], items,
                             concurrency=args.concurrency,
-                            judge_one=lambda item: [(prefix, _judge_item(judge, args, item, mode))
+                            judge_one=lambda item: [(prefix, _judge_safely(judge, args, item, mode))
                                                     for prefix, judge, mode in specs],
                             stop_on=lambda judged: next(filter(None, (
-                                _fatal(judgement) for _, judgement in judged)), None),
+                                _fatal(judgement) and ("judge {}: ".format(prefix) if len(
+                                    specs) > 1 else "") + _fatal(judgement)
+                                for prefix, judgement in judged)), None),
                             failed=lambda status, error: [(prefix, Judgement(
                                 score=judge.on_failure, status=status, error=error))
                                 for prefix, judge, _ in specs])

@@ -625,11 +625,11 @@ class RubricTest(ModeTest):
                                                "--max-error-rate", "1",
                                                self.write_jsonl("in.jsonl", items))
         self.assertEqual(code, 0, err)
-        # 0.7 passes (at least T), 0.6 does not, 0.95 does; a failure gets no mark
-        self.assertEqual([r.get("judge_pass") for r in out], [True, False, True, None])
-        self.assertEqual(summary["pass_rate"], 0.6667)  # 2 of the 3 judged
+        # 0.7 passes (at least T), 0.6 does not, 0.95 does; a failure does not pass
+        self.assertEqual([r.get("judge_pass") for r in out], [True, False, True, False])
+        self.assertEqual(summary["pass_rate"], 0.5)  # 2 of the 4 records
         self.assertEqual(summary["parameters"]["pass_threshold"], 0.7)
-        self.assertIn("  pass rate 0.6667 at --pass-threshold 0.7\n", err)
+        self.assertIn("  pass rate 0.5 at --pass-threshold 0.7\n", err)
 
 
 # -- 6. Binary and math ---------------------------------------------------------------
