@@ -421,6 +421,35 @@ class SystemsTest(ModeTest):
 
 
 class ComparativeTest(ModeTest):
+    def test_a_custom_template_is_read_as_the_mode_says(self):
+        template = self.write("cmp.txt", "Q: {question}\n1: {response_a}\n2: {response_b}")
+        source = self.write_jsonl("in.jsonl", pairs(("a", "b")))
+        for mode, reply, value in (("comparative", "7 9", [7.0, 9.0]),
+                                   ("pairwise", "[[B]]", "tie")):
+            with self.subTest(mode=mode):
+                self.srv.clear()
+                self.srv.content = reply
+                code, out, err, summary = self.run_cli("--mode", mode, "--template", template,
+                                                       source)
+                self.assertEqual(out[0]["judge_status"], "ok", err)
+                self.assertEqual(out[0]["judge_value"], value)
+                self.assertGreater(self.srv.chat_count, 0)
+
+    def test_a_custom_binary_template_reads_yes_and_no(self):
+        self.srv.content = "yes"
+        code, out, err, summary = self.run_cli(
+            "--mode", "binary", "--template", self.write("t.txt", "{question} {response}"),
+            self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}]))
+        self.assertEqual((out[0]["judge_status"], out[0]["judge_value"]), ("ok", True), err)
+
+    def test_a_null_response_is_a_bad_record(self):
+        source = self.write_jsonl("in.jsonl", pairs(("a", "b")) + [
+            {"question": "q", "response_a": None, "response_b": "b"}])
+        code, out, err, summary = self.run_cli("--mode", "comparative", "--max-error-rate",
+                                               "1", source)
+        self.assertEqual((out[1]["judge_status"], out[1]["judge_error"]),
+                         ("bad_record", "line 2: field 'response_a' is null, expected text"))
+
     def test_one_request_with_both_responses_and_two_scores(self):
         self.srv.content = "7 9\nAssistant 2 is more complete."
         source = self.write_jsonl("in.jsonl", pairs(("first answer", "second answer")))
