@@ -2615,14 +2615,33 @@ def _run(specs, args, items):
     interrupted, shown, stopped = False, 0.0, []
     if args.strict:
         items = _until_bad(args, items, stopped)
+    stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
+
+    def judge_one(item):
+        judged = []
+        for prefix, judge, mode in specs:
+            if prefix in stopped_judges:
+                judged.append((prefix, Judgement(score=judge.on_failure, status="not_judged",
+                                                 error="not judged: judge {} stopped: {}".format(
+                                                     prefix, stopped_judges[prefix]))))
+                continue
+            judgement = _judge_safely(judge, args, item, mode)
+            if len(specs) > 1 and _fatal(judgement):
+                stopped_judges.setdefault(prefix, _fatal(judgement))
+            judged.append((prefix, judgement))
+        return judged
+
+    def stop_on(judged):
+        if len(specs) == 1:
+            return _fatal(judged[0][1])
+        if len(stopped_judges) == len(specs):
+            return "every judge stopped: " + "; ".join(
+                "{}: {}".format(*kv) for kv in sorted(stopped_judges.items()))
+        return None
+
     results = judge_records([judge for _, judge, _ in specs], items,
-                            concurrency=args.concurrency,
-                            judge_one=lambda item: [(prefix, _judge_safely(judge, args, item, mode))
-                                                    for prefix, judge, mode in specs],
-                            stop_on=lambda judged: next(filter(None, (
-                                _fatal(judgement) and ("judge {}: ".format(prefix) if len(
-                                    specs) > 1 else "") + _fatal(judgement)
-                                for prefix, judgement in judged)), None),
+                            concurrency=args.concurrency, judge_one=judge_one,
+                            stop_on=stop_on,
                             failed=lambda status, error: [(prefix, Judgement(
                                 score=judge.on_failure, status=status, error=error))
                                 for prefix, judge, _ in specs])

@@ -11,6 +11,7 @@ compared word for word. Tests marked ``expectedFailure`` pin down known bugs (``
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import unittest
@@ -737,6 +738,23 @@ class JudgesTest(ModeTest):
 
     def config(self, entries, name="judges.json"):
         return self.write(name, json.dumps(entries))
+
+    def test_a_judge_whose_server_is_down_stops_alone(self):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            dead = "http://127.0.0.1:{}".format(sock.getsockname()[1])
+        config = self.config([{"name": "good", "mode": "binary"},
+                              {"name": "down", "mode": "binary", "url": dead}])
+        source = self.write_jsonl("in.jsonl", [
+            {"question": "q%d" % i, "answer": "a", "response": "r%d" % i} for i in range(6)])
+        code, out, err, summary = self.run_cli("--judge-model", "judge-model", "--concurrency",
+                                               "1", "--no-preflight", "--judges", config, source)
+        self.assertEqual([r["good_status"] for r in out], ["ok"] * 6)
+        self.assertEqual(out[0]["down_status"], "connection_error")
+        self.assertEqual({r["down_status"] for r in out[1:]}, {"not_judged"})
+        self.assertTrue(out[1]["down_error"].startswith("not judged: judge down stopped: "
+                                                        "connection refused by POST " + dead))
+        self.assertEqual(code, 1)  # the down judge failed every record
 
     def test_each_judge_writes_its_own_fields_and_summary(self):
         config = self.config([
