@@ -2081,13 +2081,13 @@ def _setup(args):
         mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
             args.judges)) if args.judges else None)
         options = dict(common, **options)
-        if options.get("parser") is None and options["template"] not in TEMPLATES:
-            options["parser"] = _TEMPLATE_PARSER[_MODES[mode] or "rating"]  # a custom text
-        if mode in ("pairwise", "systems") and options.get("parser") not in (None, "verdict") \
-                or mode in ("pairwise", "systems") and options["template"] in TEMPLATES and (
-                    _TEMPLATE_PARSER[options["template"]] != "verdict"):
+        template = options["template"]
+        if options.get("parser") is None:  # a custom text is read as its mode says
+            options["parser"] = _TEMPLATE_PARSER.get(template) or _TEMPLATE_PARSER[
+                _MODES[mode] or "rating"]
+        if mode in ("pairwise", "systems") and options["parser"] != "verdict":
             raise ValueError("{} mode needs a pairwise template, read as a verdict; got "
-                             "template {!r}".format(mode, options["template"])[:300])
+                             "template {!r}".format(mode, template)[:300])
         if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
             if not args.dry_run:
                 raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
