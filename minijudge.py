@@ -1694,7 +1694,7 @@ def _ranks(values):
     return ranks
 
 
-def agreement(judge_values, human_values):
+def agreement(judge_values, human_values, *, kind=None):
     """How well the judge agrees with people, over the pairs where both gave a value.
 
     Human labels that are all 0/1 (or yes/no, true/false) are binary: the judge's 0-1
@@ -1702,6 +1702,7 @@ def agreement(judge_values, human_values):
     threshold that maximises accuracy is reported. Otherwise the values are ratings:
     exact and within-one agreement, quadratic-weighted Cohen's kappa, Spearman and
     Pearson correlation, and a confusion matrix ``{human: {judge: count}}``.
+    ``kind="ratings"`` reads 0/1 labels as ratings too.
     """
     pairs = [(j, h) for j, h in ((_label(j), _label(h)) for j, h in zip(
         judge_values, human_values)) if j is not None and h is not None]
@@ -1709,7 +1710,7 @@ def agreement(judge_values, human_values):
     if len(pairs) < 2:
         return result
     judge, human = [p[0] for p in pairs], [p[1] for p in pairs]
-    if set(human) <= {0.0, 1.0}:
+    if set(human) <= {0.0, 1.0} and kind != "ratings":
         def at(threshold):
             tp = sum(j >= threshold and h == 1 for j, h in pairs)
             fp = sum(j >= threshold and h == 0 for j, h in pairs)
@@ -2524,7 +2525,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "system_fingerprints": dict(tally.fingerprints),
         "template_sha256": hashlib.sha256(TEMPLATES.get(judge.template, judge.template or (
             RATING_TEMPLATE + RATING_REF_TEMPLATE)).encode("utf-8")).hexdigest()[:16],
-        "agreement": _human_agreement(args, tally),
+        "agreement": _human_agreement(args, tally, mode),
         "shard": args.shard, "interrupted": interrupted, "minijudge_version": __version__,
     }
     if mode == "systems":  # an item has no one score: see systems and ranking
@@ -2533,10 +2534,14 @@ def _summary(judge, mode, args, tally, wall, interrupted):
     return summary
 
 
-def _human_agreement(args, tally):
+def _human_agreement(args, tally, mode):
     if not args.human_field:
         return None
     ratings, scores, labels = tally.human
+    if mode == "pairwise":  # verdicts as A's win: A 1, tie 0.5, B 0, on both sides
+        verdicts = {"a": 1.0, "b": 0.0, "tie": 0.5, "c": 0.5}
+        labels = [verdicts.get(str(label).strip().lower()) for label in labels]
+        return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
     binary = {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}
     return dict(agreement(scores if binary else ratings, labels), field=args.human_field)
 

@@ -103,6 +103,20 @@ class ModeTest(CLITest):
 
 
 class PairwiseTest(ModeTest):
+    def test_human_verdicts_are_compared_with_the_judges(self):
+        # the judge prefers the first-listed good answer in both orders: verdicts A, B, A
+        self.srv.responder = lambda request: chat("[[A]]" if "A's Answer]\ngood" in
+                                                  request.prompt else "[[B]]")
+        items = pairs(("good", "bad"), ("bad", "good"), ("good", "bad"))
+        for item, label in zip(items, ["A", "B", "tie"]):
+            item["human"] = label
+        code, out, err, summary = self.run_cli("--mode", "pairwise", "--human-field", "human",
+                                               self.write_jsonl("in.jsonl", items))
+        self.assertEqual([r["judge_verdict"] for r in out], ["A", "B", "A"], err)
+        human = summary["agreement"]
+        self.assertEqual((human["n"], human["kind"], human["exact"]), (3, "ratings", 0.6667))
+        self.assertEqual(human["confusion"], {"0": {"0": 1}, "0.5": {"1": 1}, "1": {"1": 1}})
+
     def test_two_requests_per_item_the_second_with_the_answers_swapped(self):
         items = pairs(("alpha", "beta"), ("gamma", "delta"), ("eps", "zeta"))
         self.srv.responder = preferring("alpha", "delta", "eps")
