@@ -770,6 +770,7 @@ def _keep_alive_handler():
     is sent once more on a new one.
     """
     import http.client
+    import io
     import socket
     import urllib.request
 
@@ -784,6 +785,28 @@ def _keep_alive_handler():
             head = b"\r\n".join(self._buffer)
             del self._buffer[:]
             self.send(head + message_body)
+
+    class DeadlineReader(io.RawIOBase):
+        """The reply's bytes, refused once the request's time is up: a server that drips
+        its status line and headers still times out (within twice the timeout, since
+        one wait may start just before the deadline)."""
+
+        def __init__(self, sock, deadline):
+            super().__init__()
+            self.sock, self.deadline = sock, deadline
+
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            if time.monotonic() > self.deadline:
+                raise socket.timeout("timed out")
+            return self.sock.recv_into(buffer)
+
+    class DeadlineResponse(http.client.HTTPResponse):
+        def __init__(self, sock, deadline, **options):
+            super().__init__(sock, **options)
+            self.fp = io.BufferedReader(DeadlineReader(sock, deadline))
 
     class HTTPConnection(OneWrite, http.client.HTTPConnection):
         pass
@@ -826,6 +849,8 @@ def _keep_alive_handler():
                         conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     if conn.sock.gettimeout() != req.timeout:  # each set costs 2 syscalls
                         conn.sock.settimeout(req.timeout)
+                    conn.response_class = functools.partial(
+                        DeadlineResponse, deadline=time.monotonic() + (req.timeout or math.inf))
                     conn.request(req.get_method(), req.selector, req.data, headers)
                     response = conn.getresponse()
                 except (ConnectionError, http.client.HTTPException) as exc:
@@ -910,8 +935,8 @@ def _http_error(status, data, headers, where):
 def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
     """One request; the 2xx body as bytes, or APIError saying what happened.
 
-    ``timeout`` bounds each wait and the whole body, not each read of it: a server that
-    drips its reply times out too.
+    ``timeout`` bounds the whole reply, not each read of it: a server that drips its
+    headers or body times out too (the keep-alive handler checks the headers).
     A server that echoes the key (``Incorrect API key: sk-...``) gets it blanked out of
     the body before anything quotes it."""
     import http.client

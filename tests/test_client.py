@@ -10,6 +10,8 @@ import os
 import re
 import socket
 import sys
+import threading
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -339,6 +341,31 @@ class ToleranceTest(StubTest):
         self.assertEqual(j.error, "timeout: no reply within 0.3 s from POST "
                          + self.chat_url)
 
+
+    def test_headers_dripped_slower_than_the_timeout_allows_time_out(self):
+        # each byte comes well within the timeout, but all of them would take 3 s
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        self.addCleanup(server.close)
+
+        def drip():
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(65536)
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" * 2:
+                    try:
+                        conn.sendall(bytes([byte]))
+                    except OSError:
+                        return
+                    time.sleep(0.03)
+        threading.Thread(target=drip, daemon=True).start()
+        judge = minijudge.LLMJudge("http://127.0.0.1:{}".format(server.getsockname()[1]),
+                                   model="m", timeout=0.3, max_retries=0)
+        started = time.monotonic()
+        j = judge.judge(EXAMPLE, OUTPUT)
+        self.assertEqual(j.status, "timeout")
+        self.assertLess(time.monotonic() - started, 0.6 + 0.1)  # at most twice the timeout
 
 class RedirectAndProxyTest(StubTest):
     def test_redirect_to_another_host_is_not_followed_and_the_key_stays(self):
