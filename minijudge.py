@@ -772,6 +772,7 @@ def _keep_alive_handler():
     import http.client
     import io
     import socket
+    import types
     import urllib.request
 
     class OneWrite:
@@ -805,8 +806,9 @@ def _keep_alive_handler():
 
     class DeadlineResponse(http.client.HTTPResponse):
         def __init__(self, sock, deadline, **options):
-            super().__init__(sock, **options)
-            self.fp = io.BufferedReader(DeadlineReader(sock, deadline))
+            reader = io.BufferedReader(DeadlineReader(sock, deadline))
+            # HTTPResponse reads through sock.makefile(): hand it the deadline reader
+            super().__init__(types.SimpleNamespace(makefile=lambda mode: reader), **options)
 
     class HTTPConnection(OneWrite, http.client.HTTPConnection):
         pass
