@@ -767,25 +767,20 @@ def _keep_alive_handler():
     urllib opens a connection per request; at a few thousand requests a second the
     connects cost more than the requests. Servers close idle connections (llama-server
     after 5 s, or after 100 requests), so a request that fails on a reused connection
-    is sent once more on a new one.
+    is sent once more on a new one. The request goes out in one write, and the reply's
+    status line and headers are read here: http.client's email-based header parser
+    costs more than all the rest of a request.
     """
     import http.client
     import io
     import socket
-    import types
+    import struct
+    import urllib.error
     import urllib.request
-
-    class OneWrite:
-        """http.client writes headers and body separately; one write saves a syscall and
-        a trip through the GIL per request, which matters with a hundred threads."""
-
-        def _send_output(self, message_body=None, encode_chunked=False):
-            if not isinstance(message_body, bytes):
-                return super()._send_output(message_body, encode_chunked=encode_chunked)
-            self._buffer.extend((b"", b""))
-            head = b"\r\n".join(self._buffer)
-            del self._buffer[:]
-            self.send(head + message_body)
+    try:
+        from ssl import SSLSocket as ssl_socket
+    except ImportError:  # Python built without ssl: no https, and no SSL sockets
+        ssl_socket = ()
 
     class DeadlineReader(io.RawIOBase):
         """The reply's bytes, refused once the request's time is up: a server that drips
@@ -802,19 +797,70 @@ def _keep_alive_handler():
         def readinto(self, buffer):
             if time.monotonic() > self.deadline:
                 raise socket.timeout("timed out")
-            return self.sock.recv_into(buffer)
+            try:
+                return self.sock.recv_into(buffer)
+            except BlockingIOError:  # the kernel's timeout (SO_RCVTIMEO) ran out
+                raise socket.timeout("timed out") from None
 
-    class DeadlineResponse(http.client.HTTPResponse):
-        def __init__(self, sock, deadline, **options):
-            reader = io.BufferedReader(DeadlineReader(sock, deadline))
-            # HTTPResponse reads through sock.makefile(): hand it the deadline reader
-            super().__init__(types.SimpleNamespace(makefile=lambda mode: reader), **options)
+        def makefile(self, mode):  # HTTPResponse reads from sock.makefile()
+            return io.BufferedReader(self)
 
-    class HTTPConnection(OneWrite, http.client.HTTPConnection):
-        pass
+    class Response(http.client.HTTPResponse):
+        def begin(self):
+            """What http.client's begin() does, with the headers parsed by hand."""
+            status = 100
+            while status == 100:
+                version, status, reason = self._read_status()
+                fields = _read_header_lines(self.fp)
+            if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
+                raise http.client.UnknownProtocol(version)
+            self.code = self.status = status
+            self.reason = reason.strip()
+            self.version = 10 if version in ("HTTP/1.0", "HTTP/0.9") else 11
+            self.headers = self.msg = http.client.HTTPMessage()
+            found = {}
+            for name, value in fields:
+                self.headers[name] = value
+                found.setdefault(name.lower(), value)
+            self.chunked = found.get("transfer-encoding", "").lower() == "chunked"
+            self.chunk_left = None
+            self.will_close = self._check_close()
+            length = found.get("content-length", "")
+            self.length = int(length) if length.isdigit() and not self.chunked else None
+            if status in (204, 304) or status < 200 or self._method == "HEAD":
+                self.length = 0
+            if self.length is None and not self.chunked:
+                self.will_close = True
 
-    class HTTPSConnection(OneWrite, http.client.HTTPSConnection):
-        pass
+    def _read_header_lines(fp):
+        fields = []
+        while True:
+            line = fp.readline(65537)
+            if len(line) > 65536:
+                raise http.client.LineTooLong("header line")
+            if line in (b"\r\n", b"\n", b""):
+                return fields
+            if len(fields) >= 100:
+                raise http.client.HTTPException("got more than 100 headers")
+            line = line.decode("iso-8859-1")
+            if line[0] in " \t" and fields:  # an obsolete folded line continues the last
+                fields[-1] = (fields[-1][0], fields[-1][1] + " " + line.strip())
+            elif ":" in line:
+                name, value = line.split(":", 1)
+                fields.append((name.strip(), value.strip()))
+
+    def _set_timeout(sock, timeout):
+        """Give a plain TCP socket its timeout in the kernel (SO_RCVTIMEO): a Python
+        socket timeout makes each read wait in poll() first, one more syscall and one
+        more hand-off of the GIL per request, which a hundred threads feel."""
+        if isinstance(sock, ssl_socket) or not sys.platform.startswith(("linux", "darwin")):
+            sock.settimeout(timeout)
+            return timeout
+        sock.settimeout(None)
+        seconds = struct.pack("ll", int(timeout or 0), int((timeout or 0) % 1 * 1e6))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, seconds)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, seconds)
+        return timeout
 
     class KeepAlive(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
         def __init__(self):
@@ -827,34 +873,37 @@ def _keep_alive_handler():
                 conn.close()
 
         def http_open(self, req):
-            return self._open(req, HTTPConnection)
+            return self._open(req, http.client.HTTPConnection)
 
         def https_open(self, req):
-            return self._open(req, HTTPSConnection)
+            return self._open(req, http.client.HTTPSConnection)
 
         def _open(self, req, connection_class):
             pool = self._local.__dict__.setdefault("pool", {})
             key = (connection_class, req.host)
-            headers = {k.title(): v for k, v in req.unredirected_hdrs.items()}
-            headers.update((k.title(), v) for k, v in req.headers.items())
+            head = "{} {} HTTP/1.1\r\nAccept-Encoding: identity\r\n{}\r\n".format(
+                req.get_method(), req.selector, "".join(
+                    "{}: {}\r\n".format(k.title(), v) for k, v in req.header_items()))
+            message = head.encode("iso-8859-1") + (req.data or b"")
             conn = pool.get(key)
             last = getattr(conn, "last", None)
-            if last is not None and not getattr(last, "drained", False):
+            if last is not None and (last.will_close or not getattr(last, "drained", False)):
                 conn.close()  # unread bytes of the last reply would garble the next
             for reused in (conn is not None and conn.sock is not None, False):
                 if not reused:
                     conn = pool[key] = connection_class(req.host, timeout=req.timeout)
-                conn.timeout = req.timeout
                 try:
                     if conn.sock is None:
                         conn.connect()
                         conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    if conn.sock.gettimeout() != req.timeout:  # each set costs 2 syscalls
-                        conn.sock.settimeout(req.timeout)
-                    conn.response_class = functools.partial(
-                        DeadlineResponse, deadline=time.monotonic() + (req.timeout or math.inf))
-                    conn.request(req.get_method(), req.selector, req.data, headers)
-                    response = conn.getresponse()
+                        conn.timeout_set = _set_timeout(conn.sock, req.timeout)
+                    if conn.timeout_set != req.timeout:
+                        conn.timeout_set = _set_timeout(conn.sock, req.timeout)
+                    conn.sock.sendall(message)
+                    reader = DeadlineReader(conn.sock, time.monotonic() + (
+                        req.timeout or math.inf))
+                    response = Response(reader, method=req.get_method())
+                    response.begin()
                 except (ConnectionError, http.client.HTTPException) as exc:
                     conn.close()
                     if reused:
@@ -862,12 +911,13 @@ def _keep_alive_handler():
                     raise urllib.error.URLError(exc) from None
                 except OSError as exc:
                     conn.close()
+                    if isinstance(exc, BlockingIOError):  # SO_SNDTIMEO ran out
+                        exc = socket.timeout("timed out")
                     raise urllib.error.URLError(exc) from None
                 response.url, response.msg = req.get_full_url(), response.reason
                 conn.last = response
                 return response
 
-    import urllib.error
     return KeepAlive()
 
 

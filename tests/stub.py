@@ -23,8 +23,11 @@ The checks consume no pushed reply; a str pushed or returned means chat(str).
 `delay` is waited before any chat answer.
 
 Replies: chat, error, raw, html, rate_limited, drop, drop_mid_body, hang, truncated_json,
-invalid_json, choices_null, no_choices, oversized, drip, redirect; helpers
-rating_logprobs, http_date, mixed_faults.
+invalid_json, choices_null, no_choices, oversized, drip, redirect; framed(reply, how)
+sends any of them chunked, close-delimited or after a 100 Continue, and wire(bytes)
+sends bytes verbatim; helpers
+rating_logprobs, http_date, mixed_faults. `srv.connections` counts the connections
+accepted.
 
 Python 3.8+, standard library only.
 """
@@ -50,7 +53,7 @@ __all__ = [
     "StubServer", "Request", "Reply",
     "chat", "rating_logprobs", "error", "raw", "html", "rate_limited", "redirect",
     "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
-    "no_choices", "oversized", "drip", "mixed_faults", "every_fault", "http_date",
+    "no_choices", "oversized", "drip", "framed", "wire", "mixed_faults", "every_fault", "http_date",
     "StubTestCase", "JUDGE_ENV",
 ]
 
@@ -66,9 +69,10 @@ _NGINX_PAGE = """<html>
 # -- Records -------------------------------------------------------------------------
 
 Reply = collections.namedtuple("Reply", "kind status headers body arg")
-Reply.__doc__ = """What the server plays: kind is send, drop, drop_mid, hang or drip;
-headers a tuple of (name, value); body bytes, or a function (request, server) returning
-bytes or a JSON-able object, built when played so it can echo the request."""
+Reply.__doc__ = """What the server plays: kind is send, drop, drop_mid, hang, drip, wire,
+or a framing (chunked, until_close, continue); headers a tuple of (name, value); body bytes,
+or a function (request, server) returning bytes or a JSON-able object, built when played
+so it can echo the request."""
 
 
 class Request(collections.namedtuple("Request", "method path query headers body json")):
@@ -259,6 +263,18 @@ def drip(content="4", *, chunk=8, interval=0.05):
     return chat(content)._replace(kind="drip", arg=(chunk, interval))
 
 
+def framed(reply, framing):
+    """The same reply framed another way on the wire: "chunked" (Transfer-Encoding, as
+    proxies send it), "until_close" (no Content-Length: the body ends when the connection
+    does) or "continue" (an interim 100 Continue response first)."""
+    return reply._replace(kind=framing)
+
+
+def wire(data):
+    """These bytes, verbatim, as the whole reply; then close."""
+    return Reply("wire", 0, (), data, None)
+
+
 def mixed_faults(rate=0.2, *, seed=0, kinds=None):
     """A responder that answers a fault with probability `rate`, else None (the default).
 
@@ -358,13 +374,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 stub._stopping.wait(reply.arg)
             self.close_connection = True
             return
+        if reply.kind == "wire":
+            self.wfile.write(reply.body)
+            self.close_connection = True
+            return
         body = reply.body(request, stub) if callable(reply.body) else reply.body
         if not isinstance(body, bytes):
             body = json.dumps(body).encode("utf-8")
+        if reply.kind == "continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\n")
         self.send_response(reply.status)
         for name, value in reply.headers:
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
+        if reply.kind == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+            body = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 40]), body[i:i + 40])
+                            for i in range(0, len(body), 40)) + b"0\r\n\r\n"
+        elif reply.kind == "until_close":
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(len(body)))
         if self.close_connection or (stub.close_after and self.served >= stub.close_after):
             self.send_header("Connection", "close")
         self.end_headers()
@@ -414,6 +443,7 @@ class StubServer:
         # like llama-server's 5 s: an idle keep-alive connection is closed silently
         self.idle_timeout = idle_timeout
         self.requests = []
+        self.connections = 0  # accepted so far
         self.port = None
         self._queue = collections.deque()
         self._lock = threading.Lock()
@@ -478,6 +508,7 @@ class StubServer:
     def _track(self, sock, alive):
         with self._lock:
             if alive:
+                self.connections += 1
                 self._connections.add(sock)
             else:
                 self._connections.discard(sock)

@@ -19,8 +19,8 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_client` finds stub too
 import minijudge  # noqa: E402
 from stub import (StubServer, StubTestCase, chat, choices_null, drop, drop_mid_body, error,  # noqa: E402
-                  hang, html, http_date, invalid_json, no_choices, oversized, rate_limited,
-                  redirect, truncated_json)
+                  framed, hang, html, http_date, invalid_json, no_choices, oversized,
+                  rate_limited, redirect, truncated_json, wire)
 
 KEY = "sk-test-SECRET123"
 EXAMPLE = {"question": "q", "answer": "a"}
@@ -49,7 +49,12 @@ class StubTest(StubTestCase):
         """A judge on the stub's /v1 with a recording fake sleep."""
         options.setdefault("model", "judge-model")
         options.setdefault("sleep", self.waits.append)
-        return minijudge.LLMJudge(self.srv.url + "/v1", **options)
+        return self.closing(minijudge.LLMJudge(self.srv.url + "/v1", **options))
+
+    def closing(self, judge):
+        """The judge, whose kept-alive connection closes when the test ends."""
+        self.addCleanup(judge.close)
+        return judge
 
     def paths(self):
         return [(r.method, r.path) for r in self.srv.requests]
@@ -64,7 +69,7 @@ class ContractTest(StubTest):
         for suffix, root in forms:
             with self.subTest(url=suffix):
                 self.srv.clear()
-                judge = minijudge.LLMJudge(self.srv.url + suffix, sleep=lambda s: None)
+                judge = self.closing(minijudge.LLMJudge(self.srv.url + suffix, sleep=lambda s: None))
                 self.assertEqual(judge.score({"question": "q", "answer": "a"},
                                              {"response": "r"}), {"judge_score": 0.75})
                 self.assertEqual(self.paths(), [("GET", root + "/models"),
@@ -72,9 +77,9 @@ class ContractTest(StubTest):
 
     def test_azure_deployment_url_keeps_api_version_and_sends_api_key_header(self):
         self.srv.require_key = KEY
-        judge = minijudge.LLMJudge(
+        judge = self.closing(minijudge.LLMJudge(
             self.srv.url + "/openai/deployments/gpt?api-version=2024-02-01", model="gpt",
-            api_key=KEY, key_header="api-key", sleep=lambda s: None)
+            api_key=KEY, key_header="api-key", sleep=lambda s: None))
         self.assertEqual(judge.score(EXAMPLE, OUTPUT), {"judge_score": 0.75})
         request, = self.srv.requests
         self.assertEqual(request.path, "/openai/deployments/gpt/chat/completions")
@@ -341,7 +346,6 @@ class ToleranceTest(StubTest):
         self.assertEqual(j.error, "timeout: no reply within 0.3 s from POST "
                          + self.chat_url)
 
-
     def test_headers_dripped_slower_than_the_timeout_allows_time_out(self):
         # each byte comes well within the timeout, but all of them would take 3 s
         server = socket.socket()
@@ -366,6 +370,82 @@ class ToleranceTest(StubTest):
         j = judge.judge(EXAMPLE, OUTPUT)
         self.assertEqual(j.status, "timeout")
         self.assertLess(time.monotonic() - started, 0.6 + 0.1)  # at most twice the timeout
+
+
+def reply_bytes(head, body=b'{"choices": [{"message": {"content": "4"}}]}'):
+    return head.encode("latin-1") + b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+class WireTest(StubTest):
+    """The keep-alive handler writes requests and reads replies' headers itself: every
+    framing servers and proxies use, and one connection for as long as it lasts."""
+
+    def test_chunked_close_delimited_and_100_continue_replies_are_read(self):
+        judge = self.judge(max_retries=1)
+        for how in ("chunked", "until_close", "continue"):
+            with self.subTest(how):
+                self.srv.push(framed(chat("Rating: 4"), how))
+                j = judge.judge(EXAMPLE, OUTPUT)
+                self.assertEqual((j.status, j.score, j.attempts), ("ok", 0.75, 1))
+                self.srv.push(framed(rate_limited("2"), how), framed(error(
+                    400, "max_tokens is too large"), how))
+                j = judge.judge(EXAMPLE, OUTPUT)
+                self.assertEqual(self.waits.pop(), 2.0)
+                self.assertEqual((j.status, j.error), ("http_error", "http 400 from POST {}: "
+                                 "max_tokens is too large (after 2 tries)".format(
+                                     self.chat_url)))
+
+    def test_the_request_goes_out_as_http_1_1_with_its_headers(self):
+        self.judge(api_key=KEY, headers={"X-Team": "eval"}).judge(EXAMPLE, OUTPUT)
+        headers = self.srv.requests[-1].headers
+        self.assertEqual(headers["host"], "127.0.0.1:{}".format(self.srv.port))
+        self.assertEqual(headers["accept-encoding"], "identity")  # never gzip
+        self.assertEqual((headers["authorization"], headers["x-team"]),
+                         ("Bearer " + KEY, "eval"))
+        self.assertEqual(int(headers["content-length"]), len(self.srv.requests[-1].body))
+
+    def test_folded_and_odd_headers_are_read_and_malformed_replies_fail(self):
+        judge = self.judge(max_retries=0)
+        self.srv.push(wire(reply_bytes("HTTP/1.0 200 OK\r\nX-Folded: one\r\n two\r\n"
+                                       "content-type:application/json\r\n")))
+        self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "ok")
+        for head, says in [("HTTP/1.1 200 OK\r\n" + "X-A: 1\r\n" * 101,
+                            "got more than 100 headers"),
+                           ("HTTP/2 200 OK\r\n", "HTTP/2"),
+                           ("HTTP/1.1 200 OK\r\nX-Long: {}\r\n".format("a" * 70000),
+                            "header line")]:
+            with self.subTest(says):
+                self.srv.push(wire(reply_bytes(head)))
+                j = judge.judge(EXAMPLE, OUTPUT)
+                self.assertEqual(j.status, "connection_error")
+                self.assertIn(says, j.error)
+
+    def test_one_connection_per_thread_until_the_server_closes_it(self):
+        judge = self.judge()
+        for _ in range(5):
+            judge.judge(EXAMPLE, OUTPUT)
+        self.assertEqual(self.srv.connections, 1)
+        self.srv.push(framed(chat("4"), "until_close"))
+        judge.judge(EXAMPLE, OUTPUT)
+        judge.judge(EXAMPLE, OUTPUT)
+        self.assertEqual(self.srv.connections, 2)
+        judge.close()
+        srv = StubServer(close_after=2).start()  # says "Connection: close" on the 2nd
+        self.addCleanup(srv.stop)
+        judge = self.closing(minijudge.LLMJudge(srv.url, model="m"))
+        judgements = [judge.judge(EXAMPLE, OUTPUT) for _ in range(5)]
+        self.assertEqual((srv.connections, srv.chat_count), (3, 5))
+        self.assertEqual({(j.status, j.attempts) for j in judgements}, {("ok", 1)})
+
+    def test_a_connection_the_server_closed_while_idle_is_replaced_unseen(self):
+        srv = StubServer(idle_timeout=0.1).start()  # llama-server closes idle ones at 5 s
+        self.addCleanup(srv.stop)
+        judge = self.closing(minijudge.LLMJudge(srv.url, model="m", max_retries=0))
+        self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "ok")
+        time.sleep(0.3)
+        j = judge.judge(EXAMPLE, OUTPUT)
+        self.assertEqual((j.status, j.attempts, srv.connections), ("ok", 1, 2))
+
 
 class RedirectAndProxyTest(StubTest):
     def test_redirect_to_another_host_is_not_followed_and_the_key_stays(self):
