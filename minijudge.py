@@ -1070,7 +1070,7 @@ def _read_reply(body, url):
     """The useful parts of a chat.completion body; APIError when it has none."""
     where = "POST " + url
     try:
-        reply = json.loads(body.decode("utf-8-sig", "replace"))
+        reply = json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
     except ValueError:
         raise APIError("reply from {} is not JSON: {!r}".format(
             where, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
@@ -2458,7 +2458,7 @@ def _judge_fields(prefix, judgement):
     fields.update(judgement.details)
     if judgement.reasoning:
         fields["reasoning"] = judgement.reasoning
-    return {"{}_{}".format(prefix, k): v for k, v in fields.items()}
+    return {prefix + "_" + k: v for k, v in fields.items()}
 
 
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second

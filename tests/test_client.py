@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_client` finds stub too
 import minijudge  # noqa: E402
 from stub import (StubServer, StubTestCase, chat, choices_null, drop, drop_mid_body, error,  # noqa: E402
-                  framed, hang, html, http_date, invalid_json, no_choices, oversized,
+                  framed, hang, html, http_date, invalid_json, no_choices, oversized, raw,
                   rate_limited, redirect, truncated_json, wire)
 
 KEY = "sk-test-SECRET123"
@@ -69,7 +69,8 @@ class ContractTest(StubTest):
         for suffix, root in forms:
             with self.subTest(url=suffix):
                 self.srv.clear()
-                judge = self.closing(minijudge.LLMJudge(self.srv.url + suffix, sleep=lambda s: None))
+                judge = self.closing(minijudge.LLMJudge(self.srv.url + suffix,
+                                                        sleep=lambda s: None))
                 self.assertEqual(judge.score({"question": "q", "answer": "a"},
                                              {"response": "r"}), {"judge_score": 0.75})
                 self.assertEqual(self.paths(), [("GET", root + "/models"),
@@ -394,6 +395,10 @@ class WireTest(StubTest):
                 self.assertEqual((j.status, j.error), ("http_error", "http 400 from POST {}: "
                                  "max_tokens is too large (after 2 tries)".format(
                                      self.chat_url)))
+
+    def test_a_reply_starting_with_a_byte_order_mark_is_read(self):
+        self.srv.push(raw(200, b'\xef\xbb\xbf{"choices": [{"message": {"content": "5"}}]}'))
+        self.assertEqual(self.judge().judge(EXAMPLE, OUTPUT).score, 1.0)
 
     def test_the_request_goes_out_as_http_1_1_with_its_headers(self):
         self.judge(api_key=KEY, headers={"X-Team": "eval"}).judge(EXAMPLE, OUTPUT)
