@@ -754,8 +754,8 @@ def _build_opener(url):
         # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
         handlers.append(urllib.request.ProxyHandler({}))
     keep_alive = None
-    if _is_loopback(host) or not urllib.request.getproxies() or urllib.request.proxy_bypass(
-            host):
+    proxied = set(urllib.request.getproxies()) - {"no"}  # no_proxy alone routes nothing
+    if _is_loopback(host) or not proxied or urllib.request.proxy_bypass(host):
         keep_alive = _keep_alive_handler()
         handlers.append(keep_alive)
     return urllib.request.build_opener(*handlers), keep_alive
@@ -767,40 +767,44 @@ def _keep_alive_handler():
     urllib opens a connection per request; at a few thousand requests a second the
     connects cost more than the requests. Servers close idle connections (llama-server
     after 5 s, or after 100 requests), so a request that fails on a reused connection
-    is sent once more on a new one. The request goes out in one write, and the reply's
-    status line and headers are read here: http.client's email-based header parser
-    costs more than all the rest of a request.
+    is sent once more on a new one, but only if no byte of its reply came back. The
+    request goes out in one write, and the reply's status line and headers are read
+    here: http.client's email-based header parser costs more than all the rest of a
+    request. One deadline covers connecting, sending and reading the reply; each wait
+    is bounded by the timeout too, so a read that starts just before the deadline may
+    end at most one timeout after it.
     """
     import http.client
     import io
     import socket
-    import struct
     import urllib.error
     import urllib.request
-    try:
-        from ssl import SSLSocket as ssl_socket
-    except ImportError:  # Python built without ssl: no https, and no SSL sockets
-        ssl_socket = ()
+
+    def time_left(deadline):
+        """What is left of the request's time: None for no limit."""
+        if deadline == math.inf:
+            return None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("timed out")
+        return left
 
     class DeadlineReader(io.RawIOBase):
         """The reply's bytes, refused once the request's time is up: a server that drips
-        its status line and headers still times out (within twice the timeout, since
-        one wait may start just before the deadline)."""
+        its status line and headers still times out."""
 
         def __init__(self, sock, deadline):
             super().__init__()
-            self.sock, self.deadline = sock, deadline
+            self.sock, self.deadline, self.received = sock, deadline, 0
 
         def readable(self):
             return True
 
         def readinto(self, buffer):
-            if time.monotonic() > self.deadline:
-                raise socket.timeout("timed out")
-            try:
-                return self.sock.recv_into(buffer)
-            except BlockingIOError:  # the kernel's timeout (SO_RCVTIMEO) ran out
-                raise socket.timeout("timed out") from None
+            time_left(self.deadline)
+            n = self.sock.recv_into(buffer)
+            self.received += n
+            return n
 
         def makefile(self, mode):  # HTTPResponse reads from sock.makefile()
             return io.BufferedReader(self)
@@ -809,7 +813,7 @@ def _keep_alive_handler():
         def begin(self):
             """What http.client's begin() does, with the headers parsed by hand."""
             status = 100
-            while status == 100:
+            while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
                 version, status, reason = self._read_status()
                 fields = _read_header_lines(self.fp)
             if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
@@ -826,7 +830,8 @@ def _keep_alive_handler():
             self.chunk_left = None
             self.will_close = self._check_close()
             length = found.get("content-length", "")
-            self.length = int(length) if length.isdigit() and not self.chunked else None
+            self.length = int(length) if length.isdigit() and length.isascii() and (
+                not self.chunked) else None
             if status in (204, 304) or status < 200 or self._method == "HEAD":
                 self.length = 0
             if self.length is None and not self.chunked:
@@ -834,33 +839,19 @@ def _keep_alive_handler():
 
     def _read_header_lines(fp):
         fields = []
-        while True:
+        for _ in range(101):  # every line counts, folded or not, as in http.client
             line = fp.readline(65537)
             if len(line) > 65536:
                 raise http.client.LineTooLong("header line")
             if line in (b"\r\n", b"\n", b""):
                 return fields
-            if len(fields) >= 100:
-                raise http.client.HTTPException("got more than 100 headers")
             line = line.decode("iso-8859-1")
             if line[0] in " \t" and fields:  # an obsolete folded line continues the last
                 fields[-1] = (fields[-1][0], fields[-1][1] + " " + line.strip())
             elif ":" in line:
                 name, value = line.split(":", 1)
                 fields.append((name.strip(), value.strip()))
-
-    def _set_timeout(sock, timeout):
-        """Give a plain TCP socket its timeout in the kernel (SO_RCVTIMEO): a Python
-        socket timeout makes each read wait in poll() first, one more syscall and one
-        more hand-off of the GIL per request, which a hundred threads feel."""
-        if isinstance(sock, ssl_socket) or not sys.platform.startswith(("linux", "darwin")):
-            sock.settimeout(timeout)
-            return timeout
-        sock.settimeout(None)
-        seconds = struct.pack("ll", int(timeout or 0), int((timeout or 0) % 1 * 1e6))
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, seconds)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, seconds)
-        return timeout
+        raise http.client.HTTPException("got more than 100 headers")
 
     class KeepAlive(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
         def __init__(self):
@@ -885,35 +876,38 @@ def _keep_alive_handler():
                 req.get_method(), req.selector, "".join(
                     "{}: {}\r\n".format(k.title(), v) for k, v in req.header_items()))
             message = head.encode("iso-8859-1") + (req.data or b"")
+            deadline = time.monotonic() + (req.timeout or math.inf)
             conn = pool.get(key)
             last = getattr(conn, "last", None)
             if last is not None and (last.will_close or not getattr(last, "drained", False)):
                 conn.close()  # unread bytes of the last reply would garble the next
             for reused in (conn is not None and conn.sock is not None, False):
                 if not reused:
-                    conn = pool[key] = connection_class(req.host, timeout=req.timeout)
+                    conn = pool[key] = connection_class(req.host)
+                reader = None
                 try:
                     if conn.sock is None:
+                        conn.timeout = time_left(deadline)
                         conn.connect()
                         conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                        conn.timeout_set = _set_timeout(conn.sock, req.timeout)
-                    if conn.timeout_set != req.timeout:
-                        conn.timeout_set = _set_timeout(conn.sock, req.timeout)
+                    if conn.sock.gettimeout() != req.timeout:
+                        # set once per connection: setting it costs syscalls per request
+                        conn.sock.settimeout(req.timeout)
                     conn.sock.sendall(message)
-                    reader = DeadlineReader(conn.sock, time.monotonic() + (
-                        req.timeout or math.inf))
+                    reader = DeadlineReader(conn.sock, deadline)
                     response = Response(reader, method=req.get_method())
                     response.begin()
                 except (ConnectionError, http.client.HTTPException) as exc:
                     conn.close()
-                    if reused:
-                        continue
+                    if reused and not (reader and reader.received):
+                        continue  # closed while idle: the server never saw this request
                     raise urllib.error.URLError(exc) from None
                 except OSError as exc:
                     conn.close()
-                    if isinstance(exc, BlockingIOError):  # SO_SNDTIMEO ran out
-                        exc = socket.timeout("timed out")
                     raise urllib.error.URLError(exc) from None
+                except BaseException:
+                    conn.close()  # interrupted (Ctrl-C): its reply must not answer the next
+                    raise
                 response.url, response.msg = req.get_full_url(), response.reason
                 conn.last = response
                 return response

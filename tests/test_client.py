@@ -8,11 +8,13 @@ import logging
 import math
 import os
 import re
+import signal
 import socket
 import sys
 import threading
 import time
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -414,8 +416,13 @@ class WireTest(StubTest):
         self.srv.push(wire(reply_bytes("HTTP/1.0 200 OK\r\nX-Folded: one\r\n two\r\n"
                                        "content-type:application/json\r\n")))
         self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "ok")
+        body = b'{"choices": [{"message": {"content": "4"}}]}'  # "²" is no length: read to the end
+        self.srv.push(wire(b"HTTP/1.1 200 OK\r\nContent-Length: \xb2\r\n\r\n" + body))
+        self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "ok")
         for head, says in [("HTTP/1.1 200 OK\r\n" + "X-A: 1\r\n" * 101,
                             "got more than 100 headers"),
+                           ("HTTP/1.1 200 OK\r\nX-Fold: a\r\n" + " b\r\n" * 101,
+                            "got more than 100 headers"),  # folded lines count too
                            ("HTTP/2 200 OK\r\n", "HTTP/2"),
                            ("HTTP/1.1 200 OK\r\nX-Long: {}\r\n".format("a" * 70000),
                             "header line")]:
@@ -424,6 +431,63 @@ class WireTest(StubTest):
                 j = judge.judge(EXAMPLE, OUTPUT)
                 self.assertEqual(j.status, "connection_error")
                 self.assertIn(says, j.error)
+
+    def test_interim_replies_before_the_answer_are_skipped(self):
+        judge = self.judge(max_retries=0)
+        for interim in ("102 Processing", "103 Early Hints"):
+            with self.subTest(interim):
+                self.srv.push(wire(reply_bytes("HTTP/1.1 {}\r\nLink: </x>\r\n\r\n"
+                                               "HTTP/1.1 200 OK\r\n".format(interim))))
+                j = judge.judge(EXAMPLE, OUTPUT)
+                self.assertEqual((j.status, j.score, j.attempts), ("ok", 0.75, 1))
+
+    def test_a_request_whose_reply_had_begun_is_not_sent_again(self):
+        # only a connection closed before any reply byte is safe to resend on
+        judge = self.judge(max_retries=0)
+        for head in ("HTTP/1.1 5", "HTTP/1.1 200 OK\r\n" + "X-A: 1\r\n" * 101):
+            with self.subTest(head[:12]):
+                self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "ok")  # kept alive
+                sent = self.srv.chat_count
+                self.srv.push(wire(head.encode()))
+                self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "connection_error")
+                self.assertEqual(self.srv.chat_count, sent + 1)
+
+    @unittest.skipUnless(hasattr(signal, "setitimer"), "needs POSIX interval timers")
+    def test_a_call_interrupted_while_waiting_leaves_no_reply_for_the_next(self):
+        # Ctrl-C, or a notebook's Stop, while the judge waits: the reply arrives later
+        # and must not be read as the answer to the next prompt
+        def responder(request):
+            if "slow" in request.prompt:
+                time.sleep(0.3)
+            return chat(re.search(r"rate (\d)", request.prompt).group(1))
+        self.srv.responder = responder
+        judge = self.judge(max_retries=0)
+
+        class Interrupted(BaseException):
+            pass
+
+        def interrupt(signum, frame):
+            raise Interrupted()
+        self.addCleanup(signal.signal, signal.SIGALRM, signal.signal(signal.SIGALRM, interrupt))
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        with self.assertRaises(Interrupted):
+            judge.judge({"question": "slow: rate 1"}, OUTPUT)
+        time.sleep(0.4)  # its reply is on the socket now
+        self.assertEqual([judge.judge({"question": "rate %d" % r}, OUTPUT).value
+                          for r in (5, 4)], [5, 4])
+
+    @unittest.skipUnless(hasattr(signal, "setitimer"), "needs POSIX interval timers")
+    def test_timeout_holds_while_signals_interrupt_the_wait(self):
+        # a periodic signal (a profiler, a watchdog) must not restart the wait each time
+        self.addCleanup(signal.signal, signal.SIGALRM, signal.signal(
+            signal.SIGALRM, lambda signum, frame: None))
+        self.addCleanup(signal.setitimer, signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+        self.srv.push(hang(5))
+        started = time.monotonic()
+        j = self.judge(timeout=0.3, max_retries=0).judge(EXAMPLE, OUTPUT)
+        self.assertEqual(j.status, "timeout")
+        self.assertLess(time.monotonic() - started, 0.6 + 0.1)  # at most twice the timeout
 
     def test_one_connection_per_thread_until_the_server_closes_it(self):
         judge = self.judge()
@@ -482,6 +546,19 @@ class RedirectAndProxyTest(StubTest):
         j = self.judge(max_retries=0).judge(EXAMPLE, OUTPUT)
         self.assertEqual((j.status, j.error), ("ok", None))
         self.assertEqual(self.srv.chat_count, 1)
+
+    def test_connections_are_kept_alive_unless_a_proxy_applies(self):
+        # a connection is kept only where it goes straight to the server
+        for name in list(os.environ):
+            if name.lower().endswith("_proxy"):
+                del os.environ[name]
+        for env, kept in [({}, True), ({"no_proxy": "example.org"}, True),
+                          ({"http_proxy": "http://proxy.invalid:3128"}, False),
+                          ({"http_proxy": "http://proxy.invalid:3128",
+                            "no_proxy": "judge.internal"}, True)]:
+            with self.subTest(env), mock.patch.dict(os.environ, env):
+                _, keep_alive = minijudge._build_opener("http://judge.internal:8000/v1")
+                self.assertEqual(keep_alive is not None, kept)
 
 
 class SecretTest(StubTest):
