@@ -900,7 +900,7 @@ def _keep_alive_handler():
                 except (ConnectionError, http.client.HTTPException) as exc:
                     conn.close()
                     if reused and not (reader and reader.received):
-                        continue  # closed while idle: the server never saw this request
+                        continue  # most likely closed while idle: no reply had begun
                     raise urllib.error.URLError(exc) from None
                 except OSError as exc:
                     conn.close()
