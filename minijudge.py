@@ -1147,6 +1147,9 @@ class LLMJudge:
                              "characters; check where it was read from")
         self._key = _Secret(key)
         self._headers = _Secret(dict(headers or {}))
+        for name, value in self._headers.value.items():
+            if re.search(r"[\r\n]", str(name) + str(value)):  # would forge more headers
+                raise JudgeError("header {!r} has a line break in it".format(name))
         self._secrets = _Secret(_secret_values(key, self._headers.value, self.url))
         self.criterion = _criterion(criterion) if criterion is not None else None
         template = template or ("criterion" if criterion is not None else None)

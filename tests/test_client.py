@@ -567,6 +567,19 @@ class SecretTest(StubTest):
     def assertHidden(self, text):
         self.assertNotIn("SECRET", text)
 
+    def test_line_breaks_in_the_key_or_a_header_are_refused_without_quoting_them(self):
+        # a key read from a file keeps its newline; a header value could forge others
+        for options, says in [
+                ({"api_key": "sk-abc\nSECRET-rest"}, "the API key contains spaces, line "
+                 "breaks or non-ASCII characters; check where it was read from"),
+                ({"headers": {"X-Token": "SECRET\r\nX-Admin: 1"}},
+                 "header 'X-Token' has a line break in it")]:
+            with self.subTest(says):
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    minijudge.LLMJudge(self.srv.url, model="m", **options)
+                self.assertEqual(str(caught.exception), says)
+        self.assertEqual(self.srv.requests, [])
+
     def test_key_not_in_repr_str_or_judgements(self):
         judge = self.judge(api_key=KEY)
         self.srv.push(error(401, "bad key " + KEY))
