@@ -331,6 +331,13 @@ _FIELD_ALIASES = {"answer": "reference", "prediction": "response", "pred": "resp
                   "output": "response"}
 
 
+def _names(names, empty="", *, limit=20):
+    """Up to ``limit`` names for a message, each cut at 100 characters, then how many more."""
+    names = [str(name)[:100] for name in names]
+    more = " and {} more".format(len(names) - limit) if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more or empty
+
+
 class _SafeFormatter(string.Formatter):
     """str.format that reads names and [keys] only: no attributes, no private names."""
 
@@ -355,7 +362,7 @@ class _SafeFormatter(string.Formatter):
         name, keys = self.check_field(field_name)
         if name not in kwargs:
             raise TemplateError("template needs field {!r}; got {}".format(
-                name, ", ".join(sorted(map(str, kwargs))) or "no fields"))
+                name, _names(sorted(map(str, kwargs)), "no fields")))
         value = kwargs[name]
         for key in keys:
             try:
@@ -380,6 +387,10 @@ def _check_template(text):
                 if any(nested is not None for _, nested, _, _ in _FORMATTER.parse(spec or "")):
                     raise TemplateError("template field {{{}}}: fields inside a format spec "
                                         "are not allowed".format(name))
+                # {response:>99999999} would send 100 MB; chunks of 5 digits spot it
+                if any(int(n) > 1000 for n in re.findall(r"0*(\d{1,5})", spec)):
+                    raise TemplateError("template field {{{}}}: format spec {!r} has a width "
+                                        "or precision over 1000".format(name, spec[:50]))
     except ValueError as exc:
         if isinstance(exc, TemplateError):
             raise
@@ -1516,7 +1527,7 @@ class LLMJudge:
                                                             self.scale[1], raw[:200]),
                                     **common)
             wants = _PARSER_WANTS[self.parser] if self.parser != "option" else (
-                "option ({})".format(", ".join(self.scale)))
+                "option ({})".format(_names(self.scale)))
             if criteria:
                 wants = "JSON object with {}".format(" and ".join(criteria))
             return self._failed("parse_error", "no {} found in the judge's reply: {!r}".format(
@@ -2199,7 +2210,7 @@ def _judges_config(path):
     bad = [n for n in names if not isinstance(n, str) or not re.fullmatch(r"[A-Za-z][\w-]*", n)]
     if bad or len(set(names)) != len(names):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
-                         "output fields); got {}".format(path, ", ".join(map(str, names))))
+                         "output fields); got {}".format(path, _names(names)))
     return entries
 
 
@@ -2253,7 +2264,7 @@ def _preflight(judge, *, ping=False):
     info = {"url": judge._redact(judge.url)}
     try:
         listed = judge.list_models()
-        info["models"] = ", ".join(listed) or "(none listed)"
+        info["models"] = _names(listed, "(none listed)")
     except APIError as exc:
         if exc.kind in ("connection_refused", "timeout") or exc.status in (401, 403):
             raise
@@ -2340,9 +2351,8 @@ def _item_fields(args, number, record, mode=None):
         "pairwise", "comparative") else ((args.response_field, "response", "--response-field"),)
     for field, name, flag in names:
         if field not in record:
-            return _BadLine("line {}: no {!r} field (choose one with {}; the record has "
-                            "{})".format(number, field, flag,
-                                         ", ".join(sorted(record)) or "no fields"), b"")
+            return _BadLine("line {}: no {!r} field (choose one with {}; the record has {})"
+                            .format(number, field, flag, _names(sorted(record), "no fields")), b"")
         if isinstance(record[field], (dict, list)) or (record[field] is None and mode in (
                 "pairwise", "comparative")):
             return _BadLine("line {}: field {!r} is {}, expected text".format(

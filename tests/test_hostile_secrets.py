@@ -1,0 +1,129 @@
+"""Issue 11, secrets and sizes: what a hostile URL, header, environment, template or
+record must not get out of ``python -m minijudge``.
+
+A signature in the URL, the token of an ``Authorization: Bearer`` header, a cookie, any
+unknown ``--header``: none of them may show in stdout, stderr, the -o file or the
+--summary file, even when the server echoes them (decoded or percent-encoded). An
+OPENAI_API_KEY bound for a plain-http remote judge is warned about. A template asking
+for a 100 MB width is refused, and no message lists 10,000 names.
+
+Every run is the real command line in a subprocess against the loopback StubServer;
+no traffic leaves the machine (the remote URLs are only ever --dry-run).
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
+import minijudge  # noqa: E402
+from stub import JUDGE_ENV, StubTestCase, error  # noqa: E402
+
+SIG_DECODED = "Zm9vYmFy+c2VjcmV0/ZXhhbXBsZQ=="  # an Azure SAS signature, base64
+SIG_ENCODED = "Zm9vYmFy%2Bc2VjcmV0%2FZXhhbXBsZQ%3D%3D"
+AZURE_QUERY = "api-version=2024-02-01&sp=r&sig={}&code=s3cr".format(SIG_ENCODED)
+BEARER = "sk-hdr-4f9a8b7c6d5e"
+COOKIE = "ck-session-77aa88bb"
+GATEWAY = "gw-token-31415926"
+ORG = "org-visible-2718"
+KEY = "sk-env-0123456789abcdef"
+
+
+def run(argv, *, env=None, timeout=30):
+    """(exit code, stdout, stderr) of ``python -m minijudge argv``; no judge settings of
+    ours leak in."""
+    env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
+    proc = subprocess.run([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
+                          cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=timeout)
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+def echo(status, *parts):
+    """An OpenAI-style error whose message repeats what the request carried."""
+    def body(request, server):
+        message = " ".join(part(request) if callable(part) else part for part in parts)
+        return {"error": {"message": message, "type": "invalid_request_error"}}
+    return error(status, "")._replace(body=body)
+
+
+class HostileTest(StubTestCase):
+    def records(self, n=3, **extra):
+        return self.write_jsonl("in.jsonl", [dict({"id": i, "question": "q%d" % i,
+                                                  "response": "r%d" % i}, **extra)
+                                             for i in range(n)])
+
+    def everything(self, stdout, stderr):
+        """Every text the user keeps: the streams, the -o file and the --summary file."""
+        texts = {"stdout": stdout, "stderr": stderr}
+        for name in ("out.jsonl", "summary.json"):
+            if os.path.exists(self.path(name)):
+                with open(self.path(name), encoding="utf-8") as f:
+                    texts[name] = f.read()
+        return texts
+
+    def assertNowhere(self, secret, texts):
+        for where, text in texts.items():
+            self.assertNotIn(secret, text, "{} leaked into {}".format(secret, where))
+
+
+class TemplateBoundTest(HostileTest):
+    def test_huge_width_or_precision_is_refused_before_anything_is_sent(self):
+        cases = {"{response!r:>99999999}": "template field {response}: format spec "
+                 "'>99999999' has a width or precision over 1000",
+                 "{question:.5000}": "template field {question}: format spec '.5000' has "
+                 "a width or precision over 1000",
+                 "{doc[id]:0>1001d}": "template field {doc[id]}: format spec '0>1001d' has "
+                 "a width or precision over 1000",
+                 "{response:>" + "0" * 60 + "1001}": "template field {response}: format "
+                 "spec '>" + "0" * 49 + "' has a width or precision over 1000"}  # cut at 50
+        source = self.records(1)
+        for template, message in cases.items():
+            with self.subTest(template):
+                code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "m",
+                                      "--template", self.write("t.txt", template), source])
+                self.assertEqual((code, out, err), (2, "", "minijudge: error: " + message
+                                                    + "\n"))
+        self.assertEqual(self.srv.requests, [])
+
+    def test_width_within_the_bound_is_filled(self):
+        code, out, err = run(["--dry-run", "--judge-url", self.srv.url, "--template",
+                              self.write("t.txt", "[{response:>1000}] {doc[id]:03d}"),
+                              self.records(1)])
+        self.assertEqual((code, err), (0, ""))
+        self.assertIn("[" + " " * 998 + "r0] 000", out)
+
+
+class NameListTest(HostileTest):
+    FIELDS = {"f%05d" % i: i for i in range(10000)}
+
+    def test_record_with_ten_thousand_fields_and_no_response(self):
+        source = self.write_jsonl("in.jsonl", [dict(self.FIELDS, question="q")])
+        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model",
+                              "-o", self.path("out.jsonl"), source])
+        self.assertEqual(code, 1, err[:500])
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            error = json.loads(f.read())["judge_error"]
+        names = ", ".join("f%05d" % i for i in range(20))
+        self.assertEqual(error, "line 1: no 'response' field (choose one with "
+                         "--response-field; the record has {} and 9981 more)".format(names))
+        self.assertLess(len(err), 2000)
+
+    def test_template_field_missing_from_a_huge_record(self):
+        source = self.write_jsonl("in.jsonl", [dict(self.FIELDS, response="r")])
+        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model",
+                              "--template", self.write("t.txt", "{nosuch}"), source])
+        self.assertEqual((code, out), (2, ""))
+        self.assertEqual(err, "minijudge: error: line 1 (the first record): template needs "
+                         "field 'nosuch'; got {} and 9985 more\n".format(
+                             ", ".join(sorted(list(self.FIELDS) + ["doc", "output", "pred",
+                                                                   "prediction", "response"]
+                                              )[:20])))
+
+
+if __name__ == "__main__":
+    unittest.main()
