@@ -729,20 +729,29 @@ class _Secret:
     def __init__(self, value):
         self.value = value
 
-    def __repr__(self):
+    def __repr__(self):  # str() falls back to it
         return "<hidden>"
 
-    __str__ = __repr__
+
+# a credential in a URL (Azure's sig, Functions' code): hidden whatever its length
+_CREDENTIAL_QUERY_RE = re.compile(r"""
+    ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
+    ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
+""", re.I | re.X)
+_HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organization",
+                     "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
 
 
 def _secret_values(key, headers, url):
-    """What no message may show: the key, key-like header values, key-like URL query
-    values. Dummy keys of local servers ("EMPTY", "ollama") are too short to matter."""
-    from urllib.parse import parse_qsl, urlsplit
-    secret_name = re.compile(r"key|token|secret|auth|sig|password", re.I)
-    values = [key] + [v for k, v in headers.items() if secret_name.search(k)]
-    values += [v for k, v in parse_qsl(urlsplit(url).query) if secret_name.search(k)]
-    return tuple(sorted({v for v in values if len(v) >= 8}, key=len, reverse=True))
+    """What no message may show, as sent, decoded and encoded: the key, URL credentials,
+    each header not known harmless and its parts (a Bearer token, each cookie)."""
+    from urllib.parse import quote, unquote
+    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)] + [
+        part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
+        for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
+    forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
+    # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
+    return tuple(sorted((v for v in forms if len(v) >= 8), key=len, reverse=True))
 
 
 def _is_loopback(host):
@@ -1156,12 +1165,15 @@ class LLMJudge:
         if re.search(r"[^\x21-\x7e]", key):
             raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
                              "characters; check where it was read from")
-        self._key = _Secret(key)
-        self._headers = _Secret(dict(headers or {}))
-        for name, value in self._headers.value.items():
+        headers = dict(headers or {})
+        for name, value in headers.items():
             if re.search(r"[\r\n]", str(name) + str(value)):  # would forge more headers
                 raise JudgeError("header {!r} has a line break in it".format(name))
-        self._secrets = _Secret(_secret_values(key, self._headers.value, self.url))
+        if key:  # a header of the same name given by the user wins
+            bearer = "Bearer " if key_header.lower() == "authorization" else ""
+            headers = {key_header: bearer + key, **headers}
+        self._headers = _Secret(headers)
+        self._secrets = _Secret(_secret_values(key, headers, self.url))
         self.criterion = _criterion(criterion) if criterion is not None else None
         template = template or ("criterion" if criterion is not None else None)
         if template is not None:
@@ -1190,7 +1202,6 @@ class LLMJudge:
         self.params = {k: v for k, v in params.items() if v is not None}
         self.params.update(extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
-        self._key_header = key_header
         self.max_retries = max_retries
         self.on_failure = on_failure
         self.strict = strict
@@ -1378,18 +1389,13 @@ class LLMJudge:
         headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__}
         if json_body:
             headers["Content-Type"] = "application/json"
-        if self._key.value:
-            if self._key_header.lower() == "authorization":
-                headers["Authorization"] = "Bearer " + self._key.value
-            else:
-                headers[self._key_header] = self._key.value
         headers.update(self._headers.value)
         return headers
 
     def _redact(self, text):
         for secret in self._secrets.value:
             text = text.replace(secret, "<hidden>")
-        return text
+        return _CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
 
     def _call(self, url, payload, read):
         """One request with retries: ``read(body)``, or APIError after the last try."""
@@ -1427,16 +1433,14 @@ class LLMJudge:
         except APIError as exc:
             raise APIError("no model given and the server's model list failed: {}".format(
                 exc), kind="model_error", status=exc.status) from None
-        return self._pick_model(listed, _models_url(self.url))
+        return self._pick_model(listed)
 
-    @staticmethod
-    def _pick_model(listed, url):
-        if len(listed) != 1:
-            raise APIError("no model given and GET {} lists {}: pass one with model= or "
-                           "--judge-model".format(url, ", ".join(map(str, listed))
-                                                  if listed else "no models"),
-                           kind="model_error")
-        return listed[0]
+    def _pick_model(self, listed):
+        if len(listed) == 1:
+            return listed[0]
+        raise APIError("no model given and GET {} lists {}: pass one with model= or "
+                       "--judge-model".format(self._redact(_models_url(self.url)),
+                                              _names(listed, "no models")), kind="model_error")
 
     def _reply(self, messages, *, use_cache=True):
         """(reply, from_cache). A cached reply keeps the latency and tries it first took,
@@ -2273,7 +2277,7 @@ def _preflight(judge, *, ping=False):
             raise APIError("no model given and the server's model list failed: {}".format(
                 exc), kind="model_error") from None
     if judge.model is None:
-        judge.model = judge._pick_model(listed, _models_url(judge.url))
+        judge.model = judge._pick_model(listed)
     if ping or listed is None or judge.model not in listed:
         try:
             reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],

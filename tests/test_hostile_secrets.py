@@ -71,6 +71,74 @@ class HostileTest(StubTestCase):
             self.assertNotIn(secret, text, "{} leaked into {}".format(secret, where))
 
 
+class UrlSignatureTest(HostileTest):
+    def test_sas_signature_hidden_in_summaries_records_check_and_repr(self):
+        url = "{}/openai/deployments/judge/chat/completions?{}".format(self.srv.url,
+                                                                       AZURE_QUERY)
+        # the server echoes the signature as it was sent and as it decoded it
+        self.srv.push(echo(403, "signature", SIG_DECODED, "does not match for",
+                           lambda r: "sig=" + SIG_ENCODED + " in " + r.path))
+        code, out, err = run(["--judge-url", url, "--judge-model", "judge-model",
+                              "--max-retries", "0", "--concurrency", "1",
+                              "-o", self.path("out.jsonl"),
+                              "--summary", self.path("summary.json"), self.records()])
+        self.assertEqual(code, 1, err)  # one record of three failed: over --max-error-rate
+        self.assertEqual(self.srv.requests[-1].query["sig"], SIG_DECODED)  # it was sent
+        shown = (self.srv.url + "/openai/deployments/judge/chat/completions?"
+                 "api-version=2024-02-01&sp=r&sig=<hidden>&code=<hidden>")
+        with open(self.path("summary.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["judge_url"], shown)
+        self.assertIn("at " + shown, err)
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            first = json.loads(f.readline())
+        self.assertEqual(first["judge_error"], "http 403 from POST {}: signature <hidden> "
+                         "does not match for sig=<hidden> in /openai/deployments/judge/"
+                         "chat/completions".format(shown))
+        code, check_out, check_err = run(["--check", "--judge-url", url,
+                                          "--judge-model", "judge-model"])
+        self.assertEqual((code, check_out.splitlines()[0]), (0, "url: " + shown), check_err)
+        texts = dict(self.everything(out, err), check=check_out + check_err,
+                     repr=repr(minijudge.LLMJudge(url, "m")))
+        self.assertEqual(texts["repr"], "LLMJudge({!r}, model='m', template='rating')".format(
+            shown))
+        for secret in (SIG_DECODED, SIG_ENCODED, "sig=Zm9v", "code=s3cr"):
+            self.assertNowhere(secret, texts)
+
+    def test_signature_in_an_error_naming_the_url_is_hidden(self):
+        url = "{}/v1?{}".format(self.srv.url, AZURE_QUERY)
+        self.srv.models = ["a", "b"]  # no model given and two listed: the error names the URL
+        code, out, err = run(["--judge-url", url, self.records()])
+        self.assertEqual(code, 1)
+        self.assertEqual(err, "minijudge: error: preflight failed: no model given and GET "
+                         "{}/v1/models?api-version=2024-02-01&sp=r&sig=<hidden>&code=<hidden> "
+                         "lists a, b: pass one with model= or --judge-model\n".format(
+                             self.srv.url))
+
+
+class HeaderSecretTest(HostileTest):
+    def test_bearer_token_cookie_and_unknown_header_hidden_when_echoed(self):
+        self.srv.require_key = BEARER  # the key comes only from --header
+        self.srv.push(echo(401, "incorrect API key provided:", BEARER, "cookie", COOKIE,
+                           "gateway", GATEWAY, "organization", ORG))
+        code, out, err = run([
+            "--judge-url", self.srv.url, "--judge-model", "judge-model", "--max-retries", "0",
+            "--header", "Authorization: Bearer " + BEARER,
+            "--header", "Cookie: theme=dark; session=" + COOKIE,
+            "--header", "X-Gateway: " + GATEWAY, "--header", "OpenAI-Organization: " + ORG,
+            "-o", self.path("out.jsonl"), "--summary", self.path("summary.json"),
+            self.records()])
+        self.assertEqual(code, 1, err)  # a 401 stops the run
+        sent = self.srv.requests[-1].headers
+        self.assertEqual((sent["authorization"], sent["cookie"], sent["x-gateway"]),
+                         ("Bearer " + BEARER, "theme=dark; session=" + COOKIE, GATEWAY))
+        texts = self.everything(out, err)
+        self.assertIn("incorrect API key provided: <hidden> cookie <hidden> gateway <hidden> "
+                      "organization " + ORG, texts["out.jsonl"])  # a harmless one stays
+        self.assertIn("<hidden>", texts["summary.json"])
+        for secret in (BEARER, COOKIE, GATEWAY):
+            self.assertNowhere(secret, texts)
+
+
 class TemplateBoundTest(HostileTest):
     def test_huge_width_or_precision_is_refused_before_anything_is_sent(self):
         cases = {"{response!r:>99999999}": "template field {response}: format spec "
@@ -123,6 +191,20 @@ class NameListTest(HostileTest):
                              ", ".join(sorted(list(self.FIELDS) + ["doc", "output", "pred",
                                                                    "prediction", "response"]
                                               )[:20])))
+
+    def test_server_listing_a_thousand_models(self):
+        self.srv.models = ["model-%04d" % i for i in range(1000)]
+        code, out, err = run(["--judge-url", self.srv.url, self.records(1)])
+        self.assertEqual(code, 1)
+        self.assertEqual(err, "minijudge: error: preflight failed: no model given and GET "
+                         "{}/v1/models lists {} and 980 more: pass one with model= or "
+                         "--judge-model\n".format(self.srv.url, ", ".join(
+                             self.srv.models[:20])))
+        code, out, err = run(["--check", "--judge-url", self.srv.url, "--judge-model",
+                              "model-0999"])
+        self.assertEqual(code, 0, err)
+        self.assertIn("\nmodels: {} and 980 more\n".format(", ".join(self.srv.models[:20])),
+                      out)
 
 
 if __name__ == "__main__":
