@@ -1155,6 +1155,7 @@ class LLMJudge:
                  max_retries=5, on_failure=0.0, strict=False, cache=None, sleep=time.sleep,
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
                  structured=False, seed=None, criterion=None):
+        from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not base_url:
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
@@ -1165,6 +1166,11 @@ class LLMJudge:
         if re.search(r"[^\x21-\x7e]", key):
             raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
                              "characters; check where it was read from")
+        if key and not (api_key or _env("LLM_JUDGE_API_KEY")) and self.url.startswith(
+                "http:") and not _is_loopback(urlsplit(self.url).hostname):
+            _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
+                         "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
+                         "unset OPENAI_API_KEY if it needs no key", urlsplit(self.url).netloc)
         headers = dict(headers or {})
         for name, value in headers.items():
             if re.search(r"[\r\n]", str(name) + str(value)):  # would forge more headers
@@ -2181,7 +2187,7 @@ def _setup(args):
         if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
             if not args.dry_run:
                 raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
-            options["base_url"] = "http://dry-run.invalid"  # nothing is sent
+            options["base_url"] = "https://dry-run.invalid"  # nothing is sent
         try:
             specs.append((entry["name"], LLMJudge(**options), mode))
         except TypeError as exc:  # an option LLMJudge does not take

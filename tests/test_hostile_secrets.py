@@ -139,6 +139,34 @@ class HeaderSecretTest(HostileTest):
             self.assertNowhere(secret, texts)
 
 
+class ClearTextKeyTest(HostileTest):
+    WARNING = ("minijudge: warning: sending OPENAI_API_KEY in clear text to "
+               "http://judge.invalid:8000 (not https, not loopback); set LLM_JUDGE_API_KEY "
+               "for this judge, or unset OPENAI_API_KEY if it needs no key\n")
+
+    def test_openai_key_to_plain_http_remote_is_warned_once(self):
+        code, out, err = run(["--dry-run", "--judge-url", "http://judge.invalid:8000/v1",
+                              "--judge-model", "m", self.records(2)],
+                             env={"OPENAI_API_KEY": KEY})
+        self.assertEqual((code, err), (0, self.WARNING))
+        self.assertEqual(out.count("--- line"), 2)  # the run itself went on
+
+    def test_no_warning_for_https_loopback_or_a_judge_key(self):
+        cases = {"https": ("https://judge.invalid:8000", {"OPENAI_API_KEY": KEY}),
+                 "loopback": (self.srv.url, {"OPENAI_API_KEY": KEY}),
+                 "localhost": ("http://localhost:9", {"OPENAI_API_KEY": KEY}),
+                 "LLM_JUDGE_API_KEY": ("http://judge.invalid:8000", {
+                     "OPENAI_API_KEY": KEY, "LLM_JUDGE_API_KEY": "sk-judge-1234567890"}),
+                 "no key": ("http://judge.invalid:8000", {}),
+                 "no URL: a dry run sends nothing": (None, {"OPENAI_API_KEY": KEY})}
+        source = self.records(1)
+        for name, (url, env) in cases.items():
+            with self.subTest(name):
+                code, out, err = run(["--dry-run", "--judge-model", "m", source] + (
+                    ["--judge-url", url] if url else []), env=env)
+                self.assertEqual((code, err), (0, ""))
+
+
 class TemplateBoundTest(HostileTest):
     def test_huge_width_or_precision_is_refused_before_anything_is_sent(self):
         cases = {"{response!r:>99999999}": "template field {response}: format spec "
