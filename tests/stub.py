@@ -24,10 +24,20 @@ The checks consume no pushed reply; a str pushed or returned means chat(str).
 
 Replies: chat, error, raw, html, rate_limited, drop, drop_mid_body, hang, truncated_json,
 invalid_json, choices_null, no_choices, oversized, drip, redirect; framed(reply, how)
-sends any of them chunked, close-delimited or after a 100 Continue, and wire(bytes)
-sends bytes verbatim; helpers
+sends any of them chunked, close-delimited or after a 100 Continue, and wire(bytes, ...)
+sends bytes verbatim: parts apart in time (headers that drip in), or two whole replies
+to one request on a connection kept open (a buggy proxy); helpers
 rating_logprobs, http_date, mixed_faults. `srv.connections` counts the connections
 accepted.
+
+The network's misbehaviours: `StubServer(tls=(cert, key))` serves https (make a
+self-signed pair with `self_signed_cert(folder)`, None without the openssl command);
+`stop()` then `start(port=old)` is a judge restarting on the same port, refusing
+connections in between (as a vLLM or Kubernetes rollout does); and since a chat path is
+matched by its suffix, the stub also serves as an `http_proxy` for any judge URL (the
+absolute URL a client sends a proxy ends in /chat/completions too); with
+`tunnel_to=port` it is an `https_proxy` too, answering every CONNECT (recorded as a
+request) with a tunnel to 127.0.0.1:port, whatever host was asked for.
 
 Python 3.8+, standard library only.
 """
@@ -54,7 +64,7 @@ __all__ = [
     "chat", "rating_logprobs", "error", "raw", "html", "rate_limited", "redirect",
     "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
     "no_choices", "oversized", "drip", "framed", "wire", "mixed_faults", "every_fault", "http_date",
-    "StubTestCase", "JUDGE_ENV",
+    "StubTestCase", "JUDGE_ENV", "self_signed_cert",
 ]
 
 _NGINX_PAGE = """<html>
@@ -270,9 +280,14 @@ def framed(reply, framing):
     return reply._replace(kind=framing)
 
 
-def wire(data):
-    """These bytes, verbatim, as the whole reply; then close."""
-    return Reply("wire", 0, (), data, None)
+def wire(*parts, interval=0.0, close=True):
+    """These bytes, verbatim, as the whole reply, each part `interval` seconds after the
+    last; then close, unless close=False keeps the connection open for the next request.
+
+    wire(*[bytes([b]) for b in head], interval=0.05)         # headers that drip in
+    wire(reply_a, reply_b, interval=0.05, close=False)       # two replies to one request
+    """
+    return Reply("wire", 0, (), parts, (interval, close))
 
 
 def mixed_faults(rate=0.2, *, seed=0, kinds=None):
@@ -356,6 +371,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
+    def do_CONNECT(self):
+        stub = self.server.stub
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with stub._lock:
+            stub.requests.append(Request("CONNECT", self.path, {}, headers, b"", None))
+        self.close_connection = True
+        if stub.tunnel_to is None:
+            self.send_error(405)
+            return
+        upstream = socket.create_connection(("127.0.0.1", stub.tunnel_to))
+        self.wfile.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        back = threading.Thread(target=_pipe, args=(upstream, self.connection), daemon=True)
+        back.start()
+        _pipe(self.connection, upstream)
+        back.join()
+        upstream.close()
+
     def _read_body(self):
         try:
             length = int(self.headers.get("Content-Length") or 0)
@@ -375,8 +407,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if reply.kind == "wire":
-            self.wfile.write(reply.body)
-            self.close_connection = True
+            interval, self.close_connection = reply.arg
+            for i, part in enumerate(reply.body):
+                if i:
+                    stub._stopping.wait(interval)
+                self.wfile.write(part)
             return
         body = reply.body(request, stub) if callable(reply.body) else reply.body
         if not isinstance(body, bytes):
@@ -410,6 +445,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
+def _pipe(source, target):
+    """Copy bytes until the source ends, then end the target's side too."""
+    try:
+        for data in iter(lambda: source.recv(65536), b""):
+            target.sendall(data)
+    except OSError:
+        pass
+    try:
+        target.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
 class _HTTPServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
@@ -432,7 +480,7 @@ class StubServer:
 
     def __init__(self, content="4", *, models=("judge-model",), delay=0.0,
                  responder=None, require_key=None, strict_model=False,
-                 close_after=None, idle_timeout=None):
+                 close_after=None, idle_timeout=None, tls=None, tunnel_to=None):
         self.content = content
         self.models = models
         self.delay = delay
@@ -442,6 +490,8 @@ class StubServer:
         self.close_after = close_after
         # like llama-server's 5 s: an idle keep-alive connection is closed silently
         self.idle_timeout = idle_timeout
+        self.tls = tls  # (certificate file, key file): serve https
+        self.tunnel_to = tunnel_to  # a loopback port every CONNECT is tunnelled to
         self.requests = []
         self.connections = 0  # accepted so far
         self.port = None
@@ -453,7 +503,7 @@ class StubServer:
 
     @property
     def url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)
 
     @property
     def chat_count(self):
@@ -472,9 +522,18 @@ class StubServer:
             del self.requests[:]
             self._queue.clear()
 
-    def start(self):
+    def start(self, *, port=0):
+        """Listen on `port` (0: any free one); after stop(), the same port again is a
+        server that restarted."""
         self._stopping.clear()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = _HTTPServer(("127.0.0.1", port), _Handler)
+        if self.tls:
+            import ssl
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            # the handshake happens in the handler's thread, where a failed one is quiet
+            self._httpd.socket = context.wrap_socket(
+                self._httpd.socket, server_side=True, do_handshake_on_connect=False)
         self._httpd.stub = self
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
@@ -550,6 +609,23 @@ class StubServer:
             return error(404, "The model `%s` does not exist." % model,
                          type="NotFoundError", code=404)
         return None
+
+
+def self_signed_cert(folder, host="127.0.0.1"):
+    """(certificate, key) files of a self-signed certificate for `host` (an IP or a
+    name), made with the openssl command; None where there is none."""
+    import shutil
+    import subprocess
+    if not shutil.which("openssl"):
+        return None
+    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+    kind = "IP" if host.replace(".", "").isdigit() else "DNS"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj",
+                    "/CN=" + host, "-addext", "subjectAltName=%s:%s" % (kind, host),
+                    "-keyout", key, "-out", cert], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return cert, key
 
 
 # -- Test case -----------------------------------------------------------------------
