@@ -760,6 +760,7 @@ def _is_loopback(host):
 
 
 def _build_opener(url):
+    import ssl
     import urllib.request
     from urllib.parse import urlsplit
 
@@ -769,33 +770,35 @@ def _build_opener(url):
             return None
 
     handlers = [NoRedirect()]
-    host = urlsplit(url).hostname or ""
-    if _is_loopback(host):
+    if _is_loopback(urlsplit(url).hostname or ""):
         # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
         handlers.append(urllib.request.ProxyHandler({}))
-    keep_alive = None
-    proxied = set(urllib.request.getproxies()) - {"no"}  # no_proxy alone routes nothing
-    if _is_loopback(host) or not proxied or urllib.request.proxy_bypass(host):
-        keep_alive = _keep_alive_handler()
-        handlers.append(keep_alive)
-    return urllib.request.build_opener(*handlers), keep_alive
+    cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
+    try:
+        context = cafile and ssl.create_default_context(cafile=cafile)
+    except (OSError, ssl.SSLError) as exc:
+        raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
+                         "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
+    keep_alive = _keep_alive_handler(context)
+    return urllib.request.build_opener(*handlers, keep_alive), keep_alive
 
 
-def _keep_alive_handler():
-    """An HTTP(S) handler that keeps one connection per thread and host open.
+def _keep_alive_handler(context=None):
+    """An HTTP(S) handler that keeps one connection per thread and host (or proxy) open.
 
     urllib opens a connection per request; at a few thousand requests a second the
     connects cost more than the requests. Servers close idle connections (llama-server
     after 5 s, or after 100 requests), so a request that fails on a reused connection
-    is sent once more on a new one, but only if no byte of its reply came back. The
-    request goes out in one write, and the reply's status line and headers are read
-    here: http.client's email-based header parser costs more than all the rest of a
-    request. One deadline covers connecting, sending and reading the reply; each wait
-    is bounded by the timeout too, so a read that starts just before the deadline may
-    end at most one timeout after it.
+    is sent once more on a new one, but only if no byte of its reply came back; one
+    with bytes waiting (a reply nobody asked for) is not reused. The reply's status
+    line and headers are read here: http.client's email-based parser costs more than
+    all the rest of a request. One deadline covers connecting, sending and reading the
+    reply; each wait is bounded by the timeout too, so a read that starts just before
+    the deadline may end at most one timeout after it.
     """
     import http.client
     import io
+    import select
     import socket
     import urllib.error
     import urllib.request
@@ -842,14 +845,12 @@ def _keep_alive_handler():
             self.reason = reason.strip()
             self.version = 10 if version in ("HTTP/1.0", "HTTP/0.9") else 11
             self.headers = self.msg = http.client.HTTPMessage()
-            found = {}
             for name, value in fields:
                 self.headers[name] = value
-                found.setdefault(name.lower(), value)
-            self.chunked = found.get("transfer-encoding", "").lower() == "chunked"
+            self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
             self.chunk_left = None
             self.will_close = self._check_close()
-            length = found.get("content-length", "")
+            length = self.headers.get("content-length", "")
             self.length = int(length) if length.isdigit() and length.isascii() and (
                 not self.chunked) else None
             if status in (204, 304) or status < 200 or self._method == "HEAD":
@@ -873,37 +874,43 @@ def _keep_alive_handler():
                 fields.append((name.strip(), value.strip()))
         raise http.client.HTTPException("got more than 100 headers")
 
-    class KeepAlive(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-        def __init__(self):
-            urllib.request.HTTPHandler.__init__(self)
-            self._local = threading.local()
+    https = functools.partial(http.client.HTTPSConnection, context=context)
+    local = threading.local()
 
+    class KeepAlive(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
         def close_thread(self):
             """Close this thread's connections (a worker does it before it ends)."""
-            for conn in self._local.__dict__.pop("pool", {}).values():
+            for conn in local.__dict__.pop("pool", {}).values():
                 conn.close()
 
         def http_open(self, req):
             return self._open(req, http.client.HTTPConnection)
 
         def https_open(self, req):
-            return self._open(req, http.client.HTTPSConnection)
+            return self._open(req, https)
 
         def _open(self, req, connection_class):
-            pool = self._local.__dict__.setdefault("pool", {})
-            key = (connection_class, req.host)
+            pool = local.__dict__.setdefault("pool", {})
+            tunnel = req._tunnel_host  # https through a proxy: CONNECT, then TLS inside
+            headers = dict(req.header_items())
+            proxy_auth = tunnel and headers.pop("Proxy-authorization", None)
+            key = (connection_class, req.host, tunnel)
             head = "{} {} HTTP/1.1\r\nAccept-Encoding: identity\r\n{}\r\n".format(
                 req.get_method(), req.selector, "".join(
-                    "{}: {}\r\n".format(k.title(), v) for k, v in req.header_items()))
+                    "{}: {}\r\n".format(k.title(), v) for k, v in headers.items()))
             message = head.encode("iso-8859-1") + (req.data or b"")
             deadline = time.monotonic() + (req.timeout or math.inf)
             conn = pool.get(key)
             last = getattr(conn, "last", None)
-            if last is not None and (last.will_close or not getattr(last, "drained", False)):
-                conn.close()  # unread bytes of the last reply would garble the next
+            if last is not None and (last.will_close or not getattr(last, "drained", False)
+                                     or conn.sock and select.select([conn.sock], [], [], 0)[0]):
+                conn.close()  # bytes already waiting would be read as this request's reply
             for reused in (conn is not None and conn.sock is not None, False):
                 if not reused:
                     conn = pool[key] = connection_class(req.host)
+                    if tunnel:
+                        conn.set_tunnel(tunnel, headers={"Proxy-Authorization": proxy_auth}
+                                        if proxy_auth else None)
                 reader = None
                 try:
                     if conn.sock is None:
@@ -956,8 +963,6 @@ def _server_message(data):
 
 def _retry_after(headers):
     """Seconds the server asked us to wait (Retry-After, retry-after-ms), or None."""
-    if headers is None:
-        return None
     millis = headers.get("retry-after-ms")
     value = headers.get("retry-after")
     try:
@@ -980,9 +985,9 @@ def _http_error(status, data, headers, where):
     message = _server_message(data)
     wait = _retry_after(headers)
     if 300 <= status < 400:
-        location = headers.get("location") if headers is not None else None
         return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
-                        "here: use that URL".format(status, where, location), status=status)
+                        "here: use that URL".format(status, where, headers.get("location")),
+                        status=status)
     if status == 429 and b"insufficient_quota" in data:
         return APIError("http 429 from {}: quota exhausted, not retrying: {}".format(
             where, message), status=status, kind="quota_exceeded")
@@ -1007,12 +1012,14 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
     the body before anything quotes it."""
     import http.client
     import socket
+    import ssl
     import urllib.error
     import urllib.request
     data = None if payload is None else json.dumps(payload).encode("utf-8")
     method = "GET" if data is None else "POST"
     where = "{} {}".format(method, url)
     request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    scheme, host = request.type, request.host  # a proxy, if one is used, changes them
     deadline = time.monotonic() + (timeout or math.inf)
     try:
         with opener.open(request, timeout=timeout) as response:
@@ -1044,8 +1051,17 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
             raise APIError("timeout: no reply within {} s from {}".format(timeout, where),
                            kind="timeout") from None
         if isinstance(reason, ConnectionRefusedError):
-            raise APIError("connection refused by {}: is the server running?".format(where),
-                           kind="connection_refused") from None
+            proxy = request.host != host and "the proxy {}://{} (from {}_proxy) for ".format(
+                "http" if request._tunnel_host else request.type, request.host, scheme)
+            raise APIError("connection refused by {}{}: is the {} running?".format(
+                proxy or "", where, "proxy" if proxy else "server"),
+                kind="connection_refused") from None
+        if isinstance(reason, ssl.SSLCertVerificationError):
+            raise APIError("the certificate of {} is not trusted ({}) for {}: if an internal "
+                           "CA signed it, set SSL_CERT_FILE=/path/ca.pem (REQUESTS_CA_BUNDLE "
+                           "and CURL_CA_BUNDLE are read too)".format(
+                               request.origin_req_host, reason.verify_message, where),
+                           kind="untrusted") from None
         raise APIError("cannot reach {}: {}".format(where, reason),
                        kind="connection_error") from None
     except (OSError, http.client.HTTPException) as exc:
@@ -1066,10 +1082,9 @@ def _blank(body, secrets):
 
 
 def _retryable(error):
-    if error.kind in ("timeout", "connection_error", "invalid_response"):
-        return True
-    return error.kind == "http_error" and (error.status in _RETRY_STATUSES
-                                           or (error.status or 0) >= 500)
+    status = error.status or 0
+    return error.kind in ("timeout", "connection_error", "invalid_response") or (
+        error.kind == "http_error" and (status in _RETRY_STATUSES or status >= 500))
 
 
 def _read_models(body, url):
@@ -1223,8 +1238,7 @@ class LLMJudge:
 
     def close(self):
         """Close the connections this thread kept open (each thread has its own)."""
-        if self._keep_alive:
-            self._keep_alive.close_thread()
+        self._keep_alive.close_thread()
 
     def __enter__(self):
         return self
@@ -1279,7 +1293,8 @@ class LLMJudge:
         try:
             reply, cached = self._reply(messages)
         except APIError as exc:
-            kind = "connection_error" if exc.kind == "connection_refused" else exc.kind
+            kind = exc.kind if exc.kind not in ("connection_refused", "untrusted") else (
+                "connection_error")
             return self._failed(kind, str(exc), latency=time.monotonic() - started,
                                 attempts=getattr(exc, "attempts", 1), http_status=exc.status)
         judgement = self._interpret(reply)
@@ -1905,14 +1920,10 @@ class _Cache:
 
 def _fatal(judgement):
     """Why a failure means every other item would fail the same way, or None."""
-    if judgement.status in ("quota_exceeded", "model_error"):
-        return judgement.error
-    if judgement.http_status in (401, 403, 404):
-        return judgement.error
-    if judgement.status == "connection_error" and "connection refused" in (judgement.error
-                                                                            or ""):
-        return judgement.error
-    return None
+    fatal = judgement.status in ("quota_exceeded", "model_error") or (
+        judgement.http_status in (401, 403, 404)) or judgement.status == "connection_error" and (
+        re.search(r"connection refused|certificate of .* is not trusted", judgement.error or ""))
+    return judgement.error if fatal else None
 
 
 def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fatal,
@@ -2276,7 +2287,7 @@ def _preflight(judge, *, ping=False):
         listed = judge.list_models()
         info["models"] = _names(listed, "(none listed)")
     except APIError as exc:
-        if exc.kind in ("connection_refused", "timeout") or exc.status in (401, 403):
+        if exc.kind in ("connection_refused", "timeout", "untrusted") or exc.status in (401, 403):
             raise
         listed, info["models"] = None, "(not listed: {})".format(exc)
         if judge.model is None:

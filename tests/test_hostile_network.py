@@ -1,0 +1,201 @@
+"""The network turns hostile: an untrusted certificate, a judge that restarts mid-run, a
+proxy that is down or drips its reply, an extra reply on a kept-alive connection, a
+compressed or completions-style body. Every server here listens on 127.0.0.1; a judge
+named `judge.invalid` is only ever reached through a loopback proxy (the stub), and the
+.invalid domain never resolves, so no request can leave the machine.
+
+    python -m unittest tests.test_hostile_network -v
+"""
+import gzip
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_hostile_network` finds stub
+import minijudge  # noqa: E402
+from stub import (JUDGE_ENV, StubServer, StubTestCase, chat, raw,  # noqa: E402
+                  self_signed_cert, wire)
+
+EXAMPLE, OUTPUT = {"question": "2+2?"}, {"response": "4"}
+CA_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
+
+
+def closed_port():
+    """A loopback port with nothing listening on it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def reply_bytes(content, *, status="200 OK"):
+    body = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+    return b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (
+        status.encode(), len(body)) + body
+
+
+def completion(**choice):
+    return {"object": "chat.completion", "model": "m", "choices": [dict(index=0, **choice)]}
+
+
+class NetworkTest(StubTestCase):
+    """A stub per test, and no judge, proxy or CA settings from the environment."""
+
+    def setUp(self):
+        super().setUp()
+        for name in list(os.environ):
+            if name.lower().endswith("_proxy") or name in CA_ENV:
+                del os.environ[name]
+
+    def records(self, n):
+        return self.write_jsonl("in.jsonl", [
+            {"id": i, "question": "q%d" % i, "response": "r%d" % i} for i in range(n)])
+
+    def cli(self, *argv, env=None, limit=60):
+        """``python -m minijudge`` in a subprocess: (exit code, records, stderr, seconds)."""
+        env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
+        started = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
+                              cwd=REPO, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=limit)
+        out = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+        return proc.returncode, out, proc.stderr.decode(), time.monotonic() - started
+
+    def judge(self, url=None, **options):
+        options.setdefault("model", "judge-model")
+        options.setdefault("sleep", lambda seconds: None)
+        judge = minijudge.LLMJudge(url or self.srv.url, **options)
+        self.addCleanup(judge.close)
+        return judge
+
+
+class UntrustedCertificateTest(NetworkTest):
+    """An internal CA nobody told Python about: no retry helps, the user must act."""
+
+    def setUp(self):
+        super().setUp()
+        pair = self_signed_cert(self.tmp)
+        if pair is None:
+            self.skipTest("needs the openssl command to make a certificate")
+        self.cert = pair[0]
+        self.tls = StubServer(tls=pair).start()
+        self.addCleanup(self.tls.stop)
+
+    def test_an_untrusted_certificate_stops_at_once_naming_the_host_and_the_fix(self):
+        for flags in ([], ["--no-preflight", "--concurrency", "1"]):
+            with self.subTest(flags=flags):
+                self.tls.connections = 0
+                code, out, err, seconds = self.cli("--judge-url", self.tls.url,
+                                                   "--judge-model", "judge-model",
+                                                   *flags, self.records(5))
+                self.assertEqual(code, 1, err)
+                self.assertLess(seconds, 5.0, err)  # 21 s of retries before
+                self.assertEqual(self.tls.connections, 1, err)  # one try, no retry
+                self.assertEqual(self.tls.requests, [])  # nothing was sent in clear
+                self.assertIn("the certificate of 127.0.0.1 is not trusted", err)
+                self.assertIn("SSL_CERT_FILE=/path/ca.pem", err)
+                self.assertIn("REQUESTS_CA_BUNDLE", err)
+                if flags:
+                    self.assertEqual([r["judge_status"] for r in out],
+                                     ["connection_error"] + ["not_judged"] * 4)
+
+    def test_the_ca_named_by_any_of_the_usual_variables_is_trusted(self):
+        for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+            with self.subTest(name):
+                code, out, err, _ = self.cli("--judge-url", self.tls.url, self.records(3),
+                                             env={name: self.cert})
+                self.assertEqual(code, 0, err)
+                self.assertEqual([r["judge_status"] for r in out], ["ok"] * 3)
+
+    def test_a_ca_bundle_that_cannot_be_read_is_a_usage_error(self):
+        missing = self.path("no-such-ca.pem")
+        code, out, err, _ = self.cli("--judge-url", self.tls.url, self.records(1),
+                                     env={"REQUESTS_CA_BUNDLE": missing})
+        self.assertEqual((code, out), (2, []))
+        self.assertEqual(err, "minijudge: error: REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names "
+                         "{}, not a readable file of CA certificates: No such file or "
+                         "directory\n".format(missing))
+
+
+class ProxyTest(NetworkTest):
+    """http_proxy in the environment: the stub plays the proxy."""
+
+    def test_a_proxy_that_is_down_is_named(self):
+        proxy = "http://127.0.0.1:%d" % closed_port()
+        code, out, err, seconds = self.cli("--judge-url", "http://judge.invalid:80/v1",
+                                           self.records(2), env={"http_proxy": proxy})
+        self.assertEqual((code, out), (1, []))
+        self.assertEqual(err, "minijudge: error: preflight failed: connection refused by "
+                         "the proxy {} (from http_proxy) for GET http://judge.invalid:80/v1/"
+                         "models: is the proxy running?\n".format(proxy))
+
+    def test_timeout_bounds_a_reply_whose_headers_drip_through_a_proxy(self):
+        head = b"HTTP/1.1 200 OK\r\n" + b"X-Slow: 1\r\n" * 20
+        self.srv.responder = lambda request: wire(*[bytes([b]) for b in head],
+                                                  interval=0.05)
+        code, out, err, seconds = self.cli(
+            "--judge-url", "http://judge.invalid:80/v1", "--timeout", "1",
+            "--max-retries", "0", self.records(1), env={"http_proxy": self.srv.url})
+        self.assertEqual([r["judge_status"] for r in out], ["timeout"], err)
+        self.assertLess(seconds, 5)  # the drip takes 11 s
+        self.assertEqual(self.srv.requests[-1].headers["host"], "judge.invalid:80")
+
+    def test_connections_to_a_proxy_are_kept_alive(self):
+        code, out, err, _ = self.cli("--judge-url", "http://judge.invalid:80/v1",
+                                     "--concurrency", "1", self.records(5),
+                                     env={"http_proxy": self.srv.url})
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_status"] for r in out], ["ok"] * 5)
+        self.assertEqual([r.headers["host"] for r in self.srv.requests],
+                         ["judge.invalid:80"] * 6)
+        self.assertEqual(self.srv.connections, 2)  # the preflight's, and the worker's
+
+
+    def test_https_goes_through_a_connect_tunnel_the_proxy_credentials_stay_there(self):
+        pair = self_signed_cert(self.tmp, "judge.invalid")
+        if pair is None:
+            self.skipTest("needs the openssl command to make a certificate")
+        judge = StubServer(tls=pair).start()
+        self.addCleanup(judge.stop)
+        self.srv.tunnel_to = judge.port
+        proxy = "http://user:proxy-secret@127.0.0.1:%d" % self.srv.port
+        code, out, err, _ = self.cli("--judge-url", "https://judge.invalid/v1",
+                                     "--concurrency", "1", self.records(3),
+                                     env={"https_proxy": proxy, "SSL_CERT_FILE": pair[0]})
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_status"] for r in out], ["ok"] * 3)
+        tunnels = self.srv.requests
+        self.assertEqual([r.method + " " + r.path for r in tunnels],
+                         ["CONNECT judge.invalid:443"] * 2)  # the preflight's, the worker's
+        self.assertEqual(tunnels[0].headers["proxy-authorization"],
+                         "Basic dXNlcjpwcm94eS1zZWNyZXQ=")  # user:proxy-secret
+        self.assertEqual([r.headers["host"] for r in judge.requests], ["judge.invalid"] * 4)
+        self.assertFalse(any("proxy-authorization" in r.headers for r in judge.requests))
+        self.assertNotIn("proxy-secret", err)
+
+
+class ExtraReplyTest(NetworkTest):
+    def test_an_unsolicited_second_reply_is_not_the_next_requests_answer(self):
+        judge = self.judge(max_retries=0)
+        self.srv.push(wire(reply_bytes("Rating: 2"), reply_bytes("Rating: 5"),
+                           interval=0.05, close=False))
+        self.srv.content = "Rating: 4"
+        self.assertEqual(judge.judge(EXAMPLE, OUTPUT).value, 2)
+        time.sleep(0.3)  # the extra reply is waiting on the kept-alive connection now
+        second = judge.judge(EXAMPLE, OUTPUT)
+        self.assertEqual((second.status, second.value), ("ok", 4))
+        self.assertEqual(self.srv.chat_count, 2)
+        self.assertEqual(self.srv.connections, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
