@@ -59,6 +59,7 @@ _RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 _BACKOFF_FIRST = 0.5         # seconds before the first retry; doubles each time
 _BACKOFF_CAP = 30.0          # longest wait between two tries
 _RETRY_AFTER_LIMIT = 300.0   # a server asking for a longer pause is out of quota, not busy
+_RESTART_POLL = 1.0          # between two tries of a server that is restarting
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 _FAILURE_HINTS = {
     "truncated": "raise max_tokens (reasoning models need ~1024) or disable thinking with "
@@ -1169,7 +1170,7 @@ class LLMJudge:
                  max_tokens=None, extra_body=None, headers=None, key_header="Authorization",
                  max_retries=5, on_failure=0.0, strict=False, cache=None, sleep=time.sleep,
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
-                 structured=False, seed=None, criterion=None):
+                 structured=False, seed=None, criterion=None, restart_wait=60.0):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not base_url:
@@ -1224,6 +1225,8 @@ class LLMJudge:
         self.params.update(extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
         self.max_retries = max_retries
+        self.restart_wait = restart_wait
+        self._alive, self._refused_since = False, None  # see _call
         self.on_failure = on_failure
         self.strict = strict
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
@@ -1419,8 +1422,10 @@ class LLMJudge:
         return _CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
 
     def _call(self, url, payload, read):
-        """One request with retries: ``read(body)``, or APIError after the last try."""
-        attempt = 0
+        """One request with retries: ``read(body)``, or APIError after the last try. A
+        server that answered and now refuses connections is restarting: it is polled
+        until it has refused for ``restart_wait`` s (for this judge, not per request)."""
+        attempt = retries = 0
         while True:
             attempt += 1
             try:
@@ -1428,15 +1433,25 @@ class LLMJudge:
                              headers=self._request_headers(payload is not None),
                              timeout=self.timeout, max_bytes=self._max_bytes,
                              secrets=self._secrets.value)
+                self._alive, self._refused_since = True, None
                 return read(body, url), attempt
             except APIError as exc:
                 exc.args = (self._redact(str(exc)),)
                 exc.attempts = attempt
-                if not _retryable(exc) or attempt > self.max_retries:
+                restarting, left = exc.kind == "connection_refused" and self._alive, 0
+                if restarting:
+                    self._refused_since = since = self._refused_since or time.monotonic()
+                    left = since + self.restart_wait - time.monotonic()
+                if left <= 0 and (not _retryable(exc) or retries >= self.max_retries):
+                    if restarting:
+                        exc.args = ("{} it answered before, then refused connections for "
+                                    "{:g} s (--restart-wait)".format(exc, self.restart_wait),)
                     if attempt > 1:
                         exc.args = ("{} (after {} tries)".format(exc, attempt),)
                     raise
-                backoff = min(_BACKOFF_CAP, _BACKOFF_FIRST * 2 ** (attempt - 1))
+                retries += left <= 0  # polling a restarting server is no retry
+                backoff = min(left, _RESTART_POLL) if left > 0 else min(
+                    _BACKOFF_CAP, _BACKOFF_FIRST * 2 ** (retries - 1))
                 wait = max(backoff * (0.5 + random.random() / 2), exc.retry_after or 0.0)
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._sleep(wait)
@@ -2043,6 +2058,8 @@ def _arg_parser():
     add("--concurrency", type=int, default=8, metavar="N", help="requests in flight (8)")
     add("--timeout", type=float, default=60.0, metavar="S", help="per request (60)")
     add("--max-retries", type=int, default=5, metavar="N", help="per request (5)")
+    add("--restart-wait", type=float, default=60.0, metavar="S", help="how long a judge "
+        "that answered and then refuses connections (restarting) is waited for (60)")
     add("--max-tokens", type=int, metavar="N", help="default 16 (512 for JSON rubrics)")
     add("--temperature", type=float, default=0.0, metavar="T", help="default 0")
     add("--extra-body", metavar="JSON", help='merged into each request, e.g. '
@@ -2174,7 +2191,8 @@ def _setup(args):
                   parser=args.parser, scale=scale, system=args.system,
                   temperature=args.temperature, max_tokens=args.max_tokens,
                   extra_body=extra_body, headers=headers, key_header=args.key_header,
-                  max_retries=args.max_retries, logprobs=args.logprobs,
+                  max_retries=args.max_retries, restart_wait=args.restart_wait,
+                  logprobs=args.logprobs,
                   top_logprobs=args.top_logprobs, structured=args.structured, seed=args.seed,
                   cache=_Cache(args.cache) if args.cache else None)
     if args.judges and (args.mode or args.template or args.criteria):

@@ -126,6 +126,80 @@ class UntrustedCertificateTest(NetworkTest):
                          "directory\n".format(missing))
 
 
+class RestartTest(NetworkTest):
+    """The judge goes away after it has answered: wait for it, within a bound."""
+
+    def restart_after(self, chats, down):
+        """Stop the stub after `chats` chat requests; bring it back on the same port
+        after `down` seconds (None: never). Returns {"served": chats served before}."""
+        srv, port, seen = self.srv, self.srv.port, {}
+
+        def cycle():
+            deadline = time.monotonic() + 30
+            while srv.chat_count < chats and time.monotonic() < deadline:
+                time.sleep(0.005)
+            srv.stop()
+            seen["served"] = srv.chat_count
+            if down is not None:
+                time.sleep(down)
+                srv.start(port=port)
+        thread = threading.Thread(target=cycle, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join)
+        return seen
+
+    def test_a_judge_that_restarts_mid_run_loses_no_record(self):
+        self.srv.delay = 0.02  # 100 records take 1 s: the restart comes mid-run
+        seen = self.restart_after(10, down=1.5)
+        code, out, err, _ = self.cli("--judge-url", self.srv.url, "--concurrency", "2",
+                                     self.records(100))
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["id"] for r in out], list(range(100)))
+        self.assertEqual({r["judge_status"] for r in out}, {"ok"}, err)
+        self.assertLess(seen["served"], 100)
+        self.assertGreaterEqual(self.srv.chat_count, 100)  # the rest after the restart
+
+    def test_a_judge_that_never_comes_back_stops_after_the_window(self):
+        self.srv.delay = 0.02
+        seen = self.restart_after(5, down=None)
+        code, out, err, seconds = self.cli("--judge-url", self.srv.url, "--concurrency", "2",
+                                           "--restart-wait", "1", self.records(200))
+        self.assertEqual(code, 1, err)
+        self.assertLess(seconds, 15)
+        self.assertEqual([r["id"] for r in out], list(range(200)))
+        statuses = [r["judge_status"] for r in out]
+        # the replies in flight when it stopped (2 at most) were lost with it
+        self.assertTrue(seen["served"] - 2 <= statuses.count("ok") <= seen["served"])
+        self.assertIn("not_judged", statuses)
+        chat_url = self.srv.url + "/v1/chat/completions"
+        refused = "connection refused by POST {}: is the server running? it answered " \
+                  "before, then refused connections for 1 s (--restart-wait)".format(chat_url)
+        self.assertIn(refused, err)
+        errors = {r["judge_error"] for r in out if r["judge_status"] == "connection_error"}
+        self.assertTrue(errors and all(e.startswith(refused) for e in errors), errors)
+
+    def test_the_window_is_the_judges_not_each_requests(self):
+        judge = self.judge(restart_wait=0.5, sleep=time.sleep)
+        self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "ok")
+        self.srv.stop()
+        started = time.monotonic()
+        first = judge.judge(EXAMPLE, OUTPUT)
+        waited = time.monotonic() - started
+        self.assertEqual(first.status, "connection_error")
+        self.assertTrue(0.5 <= waited < 2.5, waited)
+        started = time.monotonic()
+        self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "connection_error")
+        self.assertLess(time.monotonic() - started, 0.3)  # the window is spent already
+
+    def test_a_server_never_seen_alive_is_refused_at_once(self):
+        code, out, err, seconds = self.cli("--judge-url", "http://127.0.0.1:%d" %
+                                           closed_port(), "--judge-model", "m",
+                                           "--no-preflight", self.records(3))
+        self.assertEqual(code, 1, err)
+        self.assertLess(seconds, 5)
+        self.assertEqual([r["judge_status"] for r in out][:1], ["connection_error"])
+
+
 class ProxyTest(NetworkTest):
     """http_proxy in the environment: the stub plays the proxy."""
 
