@@ -1042,12 +1042,13 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
             body = exc.read(max_bytes)
         except (OSError, http.client.HTTPException):
             body = b""
+        try:
+            body = _decoded(body, exc.headers, where, max_bytes)
+        except APIError:
+            pass  # undecodable: the status still says what went wrong
         raise _http_error(exc.code, _blank(body, secrets), exc.headers, where) from None
-    except (socket.timeout, TimeoutError):
-        raise APIError("timeout: no reply within {} s from {}".format(timeout, where),
-                       kind="timeout") from None
-    except urllib.error.URLError as exc:
-        reason = exc.reason
+    except (urllib.error.URLError, socket.timeout, TimeoutError) as exc:
+        reason = getattr(exc, "reason", exc)
         if isinstance(reason, (socket.timeout, TimeoutError)):
             raise APIError("timeout: no reply within {} s from {}".format(timeout, where),
                            kind="timeout") from None
@@ -1070,10 +1071,31 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
             type(exc).__name__, exc).rstrip(": ")
         raise APIError("connection to {} broke: {}".format(where, detail),
                        kind="connection_error") from None
-    if len(body) > max_bytes:
-        raise APIError("reply from {} is larger than {} bytes; refused".format(
-            where, max_bytes), kind="invalid_response")
-    return _blank(body, secrets)
+    return _blank(_decoded(body, response.headers, where, max_bytes), secrets)
+
+
+def _decoded(body, headers, where, max_bytes):
+    """The body, unpacked if a server or proxy compressed it though identity was asked
+    for; at most max_bytes, before and after: a small body can unpack into gigabytes."""
+    encoding, data = (headers.get("content-encoding") or "identity").strip().lower(), body
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        import zlib
+        decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
+        try:
+            data = decoder.decompress(body, max_bytes + 1)
+            if len(data) <= max_bytes and not decoder.eof:
+                raise zlib.error("it ends early")
+        except zlib.error as exc:
+            raise APIError("reply from {} is not valid {}: {}".format(where, encoding, exc),
+                           kind="invalid_response") from None
+    elif encoding != "identity":
+        raise APIError("reply from {} is {}-encoded; minijudge reads gzip and deflate "
+                       "only".format(where, encoding), kind="invalid_response")
+    if len(body) > max_bytes or len(data) > max_bytes:
+        raise APIError("reply from {} is larger than {} bytes{}; refused".format(
+            where, max_bytes, "" if data is body else " once decoded ({})".format(encoding)),
+            kind="invalid_response")
+    return data
 
 
 def _blank(body, secrets):
@@ -1104,20 +1126,17 @@ def _read_reply(body, url):
     except ValueError:
         raise APIError("reply from {} is not JSON: {!r}".format(
             where, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
-    if not isinstance(reply, dict):
-        raise APIError("reply from {} is not a JSON object: {!r}".format(where, body[:200]),
-                       kind="invalid_response")
-    if reply.get("error"):
+    if isinstance(reply, dict) and reply.get("error"):
         raise APIError("error from {}: {}".format(where, _server_message(body)),
                        kind="http_error", status=200)
-    choices = reply.get("choices")
+    choices = reply.get("choices") if isinstance(reply, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise APIError("reply from {} has no choices: {!r}".format(where, body[:200]),
                        kind="invalid_response")
     choice = choices[0]
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else None
-    content = message.get("content")
+    content = message.get("content", choice.get("text"))  # text: a completions reply
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
         content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
     elif isinstance(content, (int, float)) and not isinstance(content, bool):

@@ -271,5 +271,42 @@ class ExtraReplyTest(NetworkTest):
         self.assertEqual(self.srv.connections, 2)
 
 
+class BodyTest(NetworkTest):
+    def test_gzip_and_deflate_bodies_are_decoded(self):
+        body = json.dumps(completion(message={"role": "assistant", "content": "Rating: 4"},
+                                     finish_reason="stop")).encode()
+        judge = self.judge(max_retries=0)
+        for encoding, data in [("gzip", gzip.compress(body)), ("x-gzip", gzip.compress(body)),
+                               ("deflate", zlib.compress(body)), ("identity", body)]:
+            with self.subTest(encoding):
+                self.srv.push(raw(200, data, headers={"Content-Encoding": encoding}))
+                j = judge.judge(EXAMPLE, OUTPUT)
+                self.assertEqual((j.status, j.value, j.raw), ("ok", 4, "Rating: 4"))
+
+    def test_a_compressed_bomb_or_an_unknown_encoding_is_refused_with_a_reason(self):
+        judge = self.judge(max_retries=0, max_response_bytes=10000)
+        chat_url = self.srv.url + "/v1/chat/completions"
+        bomb = gzip.compress(b" " * 10 ** 7)  # 10 KB on the wire
+        cases = [("gzip", bomb, "reply from POST {} is larger than 10000 bytes once "
+                  "decoded (gzip); refused".format(chat_url)),
+                 ("gzip", b"\x1f\x8b not gzip at all", "reply from POST {} is not valid "
+                  "gzip: ".format(chat_url)),
+                 ("gzip", gzip.compress(b"{}")[:-12], "reply from POST {} is not valid "
+                  "gzip: it ends early".format(chat_url)),
+                 ("br", b"\x0b\x02\x80{}\x03", "reply from POST {} is br-encoded; minijudge "
+                  "reads gzip and deflate only".format(chat_url))]
+        for encoding, data, message in cases:
+            with self.subTest(message):
+                self.srv.push(raw(200, data, headers={"Content-Encoding": encoding}))
+                j = judge.judge(EXAMPLE, OUTPUT)
+                self.assertEqual(j.status, "invalid_response")
+                self.assertTrue(j.error.startswith(message), j.error)
+
+    def test_a_completions_style_text_is_read_as_the_reply(self):
+        self.srv.push(raw(200, json.dumps(completion(text="Rating: 5", finish_reason="stop"))))
+        j = self.judge(max_retries=0).judge(EXAMPLE, OUTPUT)
+        self.assertEqual((j.status, j.value, j.raw), ("ok", 5, "Rating: 5"))
+
+
 if __name__ == "__main__":
     unittest.main()
