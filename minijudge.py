@@ -2202,10 +2202,7 @@ def _setup(args):
         if not sep or not name.strip():
             raise ValueError("--header must be 'NAME: VALUE'; got {!r}".format(header))
         headers[name.strip()] = value.strip()
-    for path, flag in ((args.output, "-o"), (args.summary, "--summary")):
-        if path and not os.access(os.path.dirname(os.path.abspath(path)), os.W_OK) or (
-                path and os.path.exists(path) and not os.access(path, os.W_OK)):
-            raise ValueError("{} {}: cannot write there".format(flag, path))
+    _check_files(args)
     common = dict(base_url=args.judge_url, model=args.judge_model, timeout=args.timeout,
                   parser=args.parser, scale=scale, system=args.system,
                   temperature=args.temperature, max_tokens=args.max_tokens,
@@ -2250,6 +2247,26 @@ def _setup(args):
             judge.close()
         raise
     return specs, source, shard
+
+
+def _check_files(args):
+    """Refuse a file the run cannot write, and two of its files that are one (same inode;
+    a new file by real path): -o on the input truncates it, --cache on -o mixes them."""
+    seen = {}
+    for flag, path in (("input", args.input), ("-o", args.output), ("--cache", args.cache),
+                       ("--summary", args.summary)):
+        exists = path not in (None, "-") and os.path.exists(path)
+        # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
+        if path and flag in ("-o", "--summary") and not os.access(
+                path if exists else os.path.dirname(os.path.abspath(path)), os.W_OK):
+            raise ValueError("{} {}: cannot write there".format(flag, path))
+        if path in (None, "-") or exists and not os.path.isfile(path):
+            continue  # stdin, /dev/null or a FIFO: nothing there to clobber
+        key = os.stat(path)[1:3] if exists else os.path.realpath(path)  # (inode, device)
+        if key in seen:
+            raise ValueError("{} {} is the {} file{}; write elsewhere".format(
+                flag, path, seen[key][0], "" if seen[key][1] == path else " " + seen[key][1]))
+        seen[key] = flag, path
 
 
 def _judges_config(path):

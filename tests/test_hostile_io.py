@@ -1,0 +1,201 @@
+"""Issue 11, the input and output side: the command line keeps its word when its files
+are hostile. A FIFO read with progress on a terminal, -o or --cache naming another of
+its files, /dev/null and /dev/stdout for a user who is not root, a JSON line nested too
+deeply, a lone surrogate, a locale that is not UTF-8, NaN, a gzip or UTF-16 file, a full
+disk (a real RLIMIT_FSIZE) and SIGTERM. Each test drives ``python -m minijudge`` in a
+real process against the loopback stub.
+
+    python -m unittest tests.test_hostile_io -v
+"""
+import contextlib
+import errno
+import gzip
+import io
+import json
+import os
+import pty
+import re
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
+import minijudge  # noqa: E402
+from stub import JUDGE_ENV, StubTestCase, chat  # noqa: E402
+
+NOBODY = 65534
+FILE_TOO_LARGE = "[Errno {}] {}".format(errno.EFBIG, os.strerror(errno.EFBIG))
+
+
+def good(i, **fields):
+    """One JSONL line of record i, as bytes, with its line ending."""
+    return json.dumps(dict({"id": i, "question": "q%d" % i, "response": "r%d" % i},
+                           **fields)).encode() + b"\n"
+
+
+def rating_by_id(request):
+    """Record i's reply is the rating i % 5 + 1, so a reply given to another record shows."""
+    match = re.search(r"\[The Start of the Response\]\nr(\d+)\b", request.prompt or "")
+    return match and chat(str(int(match.group(1)) % 5 + 1))
+
+
+def strict_lines(data):
+    """The records of JSONL bytes, read as strict JSON (no NaN or Infinity); each line
+    must be whole."""
+    def refuse(token):
+        raise ValueError("not strict JSON: " + token)
+    if data and not data.endswith(b"\n"):
+        raise AssertionError("a torn last line: {!r}".format(data[-80:]))
+    return [json.loads(line.decode("utf-8"), parse_constant=refuse)
+            for line in data.splitlines()]
+
+
+def limit_file_size(size):
+    """A preexec_fn: files this process writes stop at size bytes, as on a full disk (Python
+    ignores SIGXFSZ, so the write fails with EFBIG)."""
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def nobody_python():
+    """An interpreter the user nobody can run (sys.executable may sit under a private
+    /root), or None."""
+    for candidate in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
+        try:
+            if candidate and subprocess.run([candidate, "-c", "import json"], cwd=REPO,
+                                            preexec_fn=as_nobody, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL).returncode == 0:
+                return candidate
+        except OSError:  # not executable for nobody
+            pass
+    return None
+
+
+class HostileIOTest(StubTestCase):
+    def start_stub(self):
+        srv = super().start_stub()
+        srv.responder = rating_by_id
+        return srv
+
+    def write(self, name, data):
+        with open(self.path(name), "wb") as f:
+            f.write(data)
+        return self.path(name)
+
+    def read(self, name):
+        with open(self.path(name), "rb") as f:
+            return f.read()
+
+    def spawn(self, *argv, env=None, python=sys.executable, **options):
+        """``python -m minijudge`` against the stub, with no judge settings of ours."""
+        env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
+        options.setdefault("stdout", subprocess.PIPE)
+        options.setdefault("stderr", subprocess.PIPE)
+        proc = subprocess.Popen(
+            [python, "-m", "minijudge", "--judge-url", self.srv.url, "--judge-model",
+             "judge-model", "--max-retries", "0", "--timeout", "5", "--max-error-rate", "1"]
+            + [str(a) for a in argv], cwd=REPO, env=env, **options)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        return proc
+
+    def main(self, *argv):
+        """(exit code, stderr) of main() in this process, against the stub."""
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = minijudge.main(["--judge-url", self.srv.url, "--judge-model",
+                                   "judge-model", "-q"] + [str(a) for a in argv])
+        return code, err.getvalue()
+
+    def run_cli(self, *argv, input=None, timeout=60, **options):
+        """(exit code, stdout bytes, stderr text) of a whole run."""
+        if input is not None:
+            options["stdin"] = subprocess.PIPE
+        proc = self.spawn(*argv, **options)
+        out, err = proc.communicate(input, timeout=timeout)
+        return proc.returncode, out, (err or b"").decode("utf-8", "replace")
+
+
+class SameFileTest(HostileIOTest):
+    def test_output_cache_or_summary_naming_another_file_of_the_run_is_refused(self):
+        data = b"".join(good(i) for i in range(3))
+        source = self.write("in.jsonl", data)
+        other = self.write("other.jsonl", b'{"old": 1}\n')
+        link = self.path("link.jsonl")
+        os.symlink(source, link)
+        os.mkdir(self.path("sub"))
+        respelled, new = self.path("sub/../in.jsonl"), self.path("new.jsonl")
+        real = [  # in a real process
+            (["-o", source, source], "-o {} is the input file".format(source)),
+            (["-o", link, source], "-o {} is the input file {}".format(link, source)),
+            (["-o", other, "--cache", other, source], "--cache {} is the -o file".format(other))]
+        in_process = [  # the other pairs and spellings, quicker through main()
+            (["-o", respelled, source], "-o {} is the input file {}".format(respelled, source)),
+            (["--cache", link, source], "--cache {} is the input file {}".format(link, source)),
+            (["--summary", other, "--cache", other, source],
+             "--summary {} is the --cache file".format(other)),
+            (["--summary", respelled, source],
+             "--summary {} is the input file {}".format(respelled, source)),
+            (["-o", new, "--summary", self.path("sub/../new.jsonl"), source],  # not there yet
+             "--summary {} is the -o file {}".format(self.path("sub/../new.jsonl"), new))]
+        for argv, message in real + in_process:
+            with self.subTest(" ".join(argv)):
+                self.srv.clear()  # and the files as they were, whatever the last case did
+                self.write("in.jsonl", data)
+                self.write("other.jsonl", b'{"old": 1}\n')
+                if os.path.exists(new):
+                    os.remove(new)
+                if (argv, message) in real:
+                    code, _, err = self.run_cli(*argv, timeout=10)
+                else:
+                    code, err = self.main(*argv)
+                self.assertEqual((code, err), (2, "minijudge: error: {}; write elsewhere\n"
+                                               .format(message)))
+                self.assertEqual(self.read("in.jsonl"), data)  # untouched
+                self.assertEqual(self.read("other.jsonl"), b'{"old": 1}\n')
+                self.assertFalse(os.path.exists(new))
+                self.assertEqual(self.srv.chat_count, 0)
+        # /dev/null is no regular file: it may take both -o and --summary
+        code, err = self.main("-o", os.devnull, "--summary", os.devnull, source)
+        self.assertEqual(code, 0, err)
+
+    def test_dev_null_and_dev_stdout_are_writable_for_a_user_who_is_not_root(self):
+        if os.getuid() == 0:
+            python = nobody_python()
+            if python is None:
+                self.skipTest("no interpreter the user nobody can run")
+            options = dict(python=python, preexec_fn=as_nobody)
+        else:
+            options = {}
+        os.chmod(self.tmp, 0o755)  # readable by nobody, not writable
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(3)))
+        code, out, err = self.run_cli("-o", os.devnull, "--summary", os.devnull, source,
+                                      **options)
+        self.assertEqual((code, out), (0, b""), err)
+        self.assertIn("3 records", err)
+        with open(self.path("stdout"), "wb") as stdout:  # what nobody's shell would open
+            os.chown(self.path("stdout"), NOBODY, NOBODY)
+            code, out, err = self.run_cli("-o", "/dev/stdout", source, stdout=stdout, **options)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["id"] for r in strict_lines(self.read("stdout"))], [0, 1, 2])
+        if options:  # and a folder nobody cannot write to is still refused up front
+            code, out, err = self.run_cli("-o", self.path("new.jsonl"), source, **options)
+            self.assertEqual((code, err), (2, "minijudge: error: -o {}: cannot write there\n"
+                                           .format(self.path("new.jsonl"))))
+
+
+if __name__ == "__main__":
+    unittest.main()
