@@ -2140,7 +2140,7 @@ def main(argv=None):
     judge = specs[0][1]
     try:
         items = None if source is None else _check_first(
-            specs, args, _sharded(_read_records(source), shard))
+            specs, args, _sharded(_read_records(source, args.input), shard))
         if args.dry_run:
             return _dry_run(judge, args, items)
         for prefix, each, _ in specs if args.check or not args.no_preflight else ():
@@ -2153,7 +2153,7 @@ def main(argv=None):
             if args.check:
                 print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
         return 0 if args.check else _run(specs, args, items)
-    except TemplateError as exc:
+    except JudgeError as exc:  # a template the records cannot fill, input that is not text
         print("minijudge: error: {}".format(exc), file=sys.stderr)
         return _EXIT_USAGE
     except KeyboardInterrupt:  # before or after the judging loop, which handles its own
@@ -2364,27 +2364,29 @@ def _preflight(judge, *, ping=False):
     return info
 
 
-def _read_records(source):
+def _read_records(source, name):
     """(line number, record) for each non-blank line; a record that is not one says why
-    in a _BadLine, and nothing is dropped."""
+    in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once."""
     for number, line in enumerate(source, 1):
+        if number == 1 and line[:2] in (b"\x1f\x8b", b"\xff\xfe", b"\xfe\xff"):
+            raise JudgeError(("{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
+                              if line[0] != 0x1f else "{} is gzip-compressed; decompress it "
+                              "(zcat {} | minijudge ... -)").format(
+                "stdin" if name == "-" else name, "FILE" if name == "-" else name))
         if number == 1 and line.startswith(b"\xef\xbb\xbf"):
             line = line[3:]
         if not line.strip():
             continue
         try:
             record = json.loads(line.decode("utf-8"))
+            error = None if isinstance(record, dict) else "a JSON {}, not an object".format(
+                type(record).__name__)
         except UnicodeDecodeError as exc:
-            yield number, _BadLine("line {}: not UTF-8 ({})".format(number, exc), line)
-            continue
-        except ValueError as exc:
-            yield number, _BadLine("line {}: not JSON ({})".format(number, exc), line)
-            continue
-        if not isinstance(record, dict):
-            yield number, _BadLine("line {}: a JSON {}, not an object".format(
-                number, type(record).__name__), line)
-            continue
-        yield number, record
+            error = "not UTF-8 ({})".format(exc)
+        except (ValueError, RecursionError) as exc:
+            error = "not JSON ({})".format(
+                "nested too deeply" if isinstance(exc, RecursionError) else exc)
+        yield number, _BadLine("line {}: {}".format(number, error), line) if error else record
 
 
 class _BadLine(dict):
@@ -2865,7 +2867,7 @@ def _until_bad(args, items, stopped):
 
 
 def _count_lines(path, shard):
-    if path == "-":
+    if path == "-" or not os.path.isfile(path):  # counting a pipe would eat its records
         return None
     with open(path, "rb") as f:
         lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))

@@ -129,6 +129,87 @@ class HostileIOTest(StubTestCase):
         return proc.returncode, out, (err or b"").decode("utf-8", "replace")
 
 
+class InputTest(HostileIOTest):
+    def test_a_fifo_with_stderr_on_a_terminal_loses_no_record(self):
+        # the progress line once counted the lines by reading the input a second time:
+        # what the count read from the FIFO was never judged (85 of 3,000 came out); 500
+        # records are 25 KB, three times what the first read takes
+        n = 500
+        fifo = self.path("in.fifo")
+        os.mkfifo(fifo)
+
+        def feed():
+            with open(fifo, "wb") as f:
+                f.write(b"".join(good(i) for i in range(n)))
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        master, slave = pty.openpty()  # stderr is a terminal: the progress line is on
+        proc = self.spawn("--no-preflight", "--concurrency", "16", "-o", self.path("out"),
+                          fifo, stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        tty = b""
+        while select.select([master], [], [], 30)[0]:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            tty += chunk
+        os.close(master)
+        proc.wait(timeout=30)
+        if writer.is_alive():  # the run never opened the FIFO: let the writer go
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        self.assertEqual(proc.returncode, 0, tty)
+        out = strict_lines(self.read("out"))
+        self.assertEqual([r["id"] for r in out], list(range(n)))
+        self.assertEqual({r["judge_status"] for r in out}, {"ok"})
+        self.assertEqual(self.srv.chat_count, n)
+        self.assertIn("{} done".format(n).encode(), tty)  # no total: a FIFO is not counted
+
+    def test_gzip_or_utf16_input_is_refused_up_front(self):
+        # (that the first bytes are peeked, not consumed, the FIFO test shows)
+        text = b"".join(good(i) for i in range(3)).decode()
+        gz = self.write("data.jsonl.gz", gzip.compress(text.encode()))
+        utf16 = self.write("data16.jsonl", text.encode("utf-16"))  # FF FE, little-endian
+        cases = [
+            ([gz], None, "{0} is gzip-compressed; decompress it (zcat {0} | minijudge ... -)"
+             .format(gz)),
+            ([utf16], None, utf16 + " is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t "
+             "UTF-8)"),
+            (["-"], b"\xfe\xff" + text.encode("utf-16-be"), "stdin is UTF-16; re-encode it as "
+             "UTF-8 (iconv -f UTF-16 -t UTF-8)")]
+        for argv, stdin, message in cases:
+            with self.subTest(message):
+                code, out, err = self.run_cli(*argv, input=stdin)
+                self.assertEqual((code, err, out), (2, "minijudge: error: " + message + "\n",
+                                                    b""))
+        code, out, err = self.run_cli("-", input=gzip.compress(text.encode()))
+        self.assertEqual((code, err), (2, "minijudge: error: stdin is gzip-compressed; "
+                                          "decompress it (zcat FILE | minijudge ... -)\n"))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_a_line_nested_too_deeply_is_that_lines_bad_record(self):
+        def deep(depth):
+            return b'{"a":' * depth + b"1" + b"}" * depth + b"\n"
+        # Python up to 3.11 cannot read the 2 KB line of depth 1,000; 3.12 can, and
+        # then it is an ordinary record without a response; none reads depth 100,000
+        source = self.write("in.jsonl", good(0) + deep(1000) + good(2) + deep(100000)
+                            + good(4))
+        code, out, err = self.run_cli(source)
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("Traceback", err)
+        out = strict_lines(out)
+        too_deep = "line {}: not JSON (nested too deeply)"
+        self.assertEqual([(r.get("id"), r["judge_status"]) for r in out],
+                         [(0, "ok"), (None, "bad_record"), (2, "ok"), (None, "bad_record"),
+                          (4, "ok")])
+        self.assertIn(out[1]["judge_error"], (too_deep.format(2), "line 2: no 'response' "
+                      "field (choose one with --response-field; the record has a)"))
+        self.assertEqual(out[3]["judge_error"], too_deep.format(4))
+        self.assertEqual(out[3]["judge_input"], '{"a":' * 40)  # the first 200 characters
+
+
 class SameFileTest(HostileIOTest):
     def test_output_cache_or_summary_naming_another_file_of_the_run_is_refused(self):
         data = b"".join(good(i) for i in range(3))
