@@ -31,6 +31,7 @@ Command line::
 Vendored copies: keep this header, upgrade by replacing the file.
 """
 
+import contextlib
 import functools
 import json
 from collections.abc import Mapping
@@ -1283,8 +1284,8 @@ class LLMJudge:
         """
         try:
             return self._judge(example, self._values(example, output, fields))
-        except JudgeError:
-            raise  # strict mode asked for it
+        except (JudgeError, OSError):  # strict mode asked for it; the cache's disk is full
+            raise
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
             return self._failed("internal_error", "{}: {}".format(
                 type(exc).__name__, self._redact(str(exc))))
@@ -2123,7 +2124,7 @@ def _arg_parser():
 
 def main(argv=None):
     """``python -m minijudge``: exit 0 done, 1 too many failures or the server is
-    unusable, 2 usage error, 130 interrupted."""
+    unusable (or a full disk), 2 usage error, 130 interrupted (143 on SIGTERM)."""
     parser = _arg_parser()
     try:
         args = parser.parse_args(argv)
@@ -2138,6 +2139,12 @@ def main(argv=None):
         print("minijudge: error: {}".format(exc), file=sys.stderr)
         return _EXIT_USAGE
     judge = specs[0][1]
+    import signal
+
+    def terminate(signum, frame):  # SIGTERM (schedulers, `timeout`): as Ctrl-C, exit 143
+        raise KeyboardInterrupt(128 + signum)
+    previous = signal.signal(signal.SIGTERM, terminate) if (  # a caller gets its own back
+        threading.current_thread() is threading.main_thread()) else None
     try:
         items = None if source is None else _check_first(
             specs, args, _sharded(_read_records(source, args.input), shard))
@@ -2156,18 +2163,21 @@ def main(argv=None):
     except JudgeError as exc:  # a template the records cannot fill, input that is not text
         print("minijudge: error: {}".format(exc), file=sys.stderr)
         return _EXIT_USAGE
-    except KeyboardInterrupt:  # before or after the judging loop, which handles its own
+    except KeyboardInterrupt as exc:  # outside the judging loop, which handles its own
         print("minijudge: interrupted", file=sys.stderr)
-        return _EXIT_INTERRUPTED
+        return (exc.args or (_EXIT_INTERRUPTED,))[0]
     except BrokenPipeError:  # `| head` closed the pipe: stop quietly, keep stdout open
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         if source not in (None, sys.stdin.buffer):
             source.close()
         if judge.cache is not None:
-            judge.cache.close()
+            with contextlib.suppress(OSError):  # a full disk, already reported
+                judge.cache.close()
         for _, each, _ in specs:
             each.close()
 
@@ -2470,15 +2480,6 @@ def _check_first(specs, args, items):
     return itertools.chain(seen, items)
 
 
-def _judge_safely(judge, args, item, mode):
-    """One judge's judgement of an item: a bug in one judge fails only its own fields."""
-    try:
-        return _judge_item(judge, args, item, mode)
-    except Exception as exc:
-        return Judgement(score=judge.on_failure, status="internal_error", error=judge._redact(
-            "{}: {}".format(type(exc).__name__, exc)))
-
-
 def _judge_item(judge, args, item, mode):
     number, record = item
     if isinstance(record, _BadLine):
@@ -2774,11 +2775,15 @@ def _run(specs, args, items):
     """Judge the items with each (prefix, judge, mode) of ``specs``, write the records,
     and summarise; the exit status."""
     started = time.monotonic()
-    sink = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:  # UTF-8 bytes whatever the locale, one write per line: a full disk tears none
+        sink = open(args.output or sys.stdout.fileno(), "wb", 0, closefd=bool(args.output))
+    except ValueError:  # stdout is a StringIO (tests)
+        sink = None
+    write = sink.write if sink else lambda b: sys.stdout.write(b.decode()) and len(b)
     progress = not args.quiet and sys.stderr.isatty()
     total = _count_lines(args.input, args.shard) if progress else None
     tallies = {prefix: _Tally() for prefix, _, _ in specs}
-    interrupted, shown, stopped = False, 0.0, []
+    interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
     if args.strict:
         items = _until_bad(args, items, stopped)
     stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
@@ -2791,7 +2796,15 @@ def _run(specs, args, items):
                                                  error="not judged: judge {} stopped: {}".format(
                                                      prefix, stopped_judges[prefix]))))
                 continue
-            judgement = _judge_safely(judge, args, item, mode)
+            try:
+                judgement = _judge_item(judge, args, item, mode)
+            except OSError as exc:  # the --cache cannot be written: stop as Ctrl-C does
+                broken.append((args.cache, exc))
+                raise
+            except Exception as exc:  # a bug in one judge fails only its own fields
+                judgement = Judgement(score=judge.on_failure, status="internal_error",
+                                      error=judge._redact("{}: {}".format(
+                                          type(exc).__name__, exc)))
             if len(specs) > 1 and _fatal(judgement):
                 stopped_judges.setdefault(prefix, _fatal(judgement))
             judged.append((prefix, judgement))
@@ -2803,7 +2816,6 @@ def _run(specs, args, items):
         if len(stopped_judges) == len(specs):
             return "every judge stopped: " + "; ".join(
                 "{}: {}".format(*kv) for kv in sorted(stopped_judges.items()))
-        return None
 
     results = judge_records([judge for _, judge, _ in specs], items,
                             concurrency=args.concurrency, judge_one=judge_one,
@@ -2811,33 +2823,46 @@ def _run(specs, args, items):
                             failed=lambda status, error: [(prefix, Judgement(
                                 score=judge.on_failure, status=status, error=error))
                                 for prefix, judge, _ in specs])
-    encode = json.JSONEncoder(ensure_ascii=False).encode  # not one encoder per record
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # one per run
     try:
         for (number, record), judged in results:
+            if broken:
+                break
             out = dict(record)
             for prefix, judgement in judged:
                 out.update(_judge_fields(prefix, judgement))
+            try:
+                text = encode(out)
+            except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
+                text = encode(json.loads(json.dumps(out), parse_constant=lambda _: None))
+            line = rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d" stays
+            while rest:  # a file may take part of a line, then fail
+                rest = rest[write(rest):]
+            for prefix, judgement in judged:
                 tallies[prefix].add(judgement, record.get(args.human_field) if (
                     args.human_field) else None)
-            sink.write(encode(out) + "\n")
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
                 _show_progress(tallies[specs[0][0]], total, shown - started)
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt as exc:
+        interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
+    except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
+        if isinstance(exc, BrokenPipeError) or not rest:  # `| head`, or not a write of ours
+            raise
+        broken.append((args.output or "stdout", exc))
+        if args.output:
+            os.ftruncate(sink.fileno(), sink.tell() - len(line) + len(rest))
     finally:
         results.close()
-        sink.flush()
-        if sink is not sys.stdout:
+        if sink:
             sink.close()
     if progress:
-        _show_progress(tallies[specs[0][0]], total, time.monotonic() - started)
-        print(file=sys.stderr)
+        _show_progress(tallies[specs[0][0]], total, time.monotonic() - started, end="\n")
     if not tallies[specs[0][0]].done and not stopped:
         print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
     wall = time.monotonic() - started
-    summaries = {prefix: _summary(judge, mode, args, tallies[prefix], wall, interrupted)
-                 for prefix, judge, mode in specs}
+    summaries = {prefix: _summary(judge, mode, args, tallies[prefix], wall, bool(
+        interrupted or broken)) for prefix, judge, mode in specs}
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as f:
             json.dump(summaries["judge"] if len(specs) == 1 else {"judges": summaries}, f,
@@ -2846,11 +2871,12 @@ def _run(specs, args, items):
         for prefix, summary in summaries.items():
             _print_summary(summary, args.max_error_rate, sys.stderr,
                            name=None if len(specs) == 1 else prefix)
-    if stopped:
-        print("minijudge: error: {} (--strict)".format(stopped[0]), file=sys.stderr)
+    if stopped or broken:
+        print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
+            *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
         return _EXIT_FAILED
     if interrupted:
-        return _EXIT_INTERRUPTED
+        return interrupted
     worst = max(summary["failure_rate"] for summary in summaries.values())
     return _EXIT_FAILED if worst > args.max_error_rate else 0
 
@@ -2874,12 +2900,12 @@ def _count_lines(path, shard):
     return lines // int(shard.split("/")[1]) if shard else lines
 
 
-def _show_progress(tally, total, elapsed):
+def _show_progress(tally, total, elapsed, end=""):
     rate = tally.done / elapsed if elapsed else 0.0
     eta = " ETA {:.0f} s".format((total - tally.done) / rate) if total and rate else ""
     print("\r  {}{} done, {:.1f}/s{}, {} failed   ".format(
         tally.done, "/{}".format(total) if total else "", rate, eta, tally.failed),
-        end="", file=sys.stderr, flush=True)
+        end=end, file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -210,6 +210,41 @@ class InputTest(HostileIOTest):
         self.assertEqual(out[3]["judge_input"], '{"a":' * 40)  # the first 200 characters
 
 
+class OutputTest(HostileIOTest):
+    def test_a_lone_surrogate_is_judged_and_written_back_escaped(self):
+        source = self.write("in.jsonl", good(0) + b'{"id": 1, "question": "q", '
+                            b'"response": "r1 hi \\ud83d"}\n' + good(2))
+        code, _, err = self.run_cli("-o", self.path("out"), source)
+        self.assertEqual(code, 0, err)
+        out = self.read("out")
+        self.assertIn(b'"response": "r1 hi \\ud83d"', out)  # the JSON escape, as it came
+        records = strict_lines(out)
+        self.assertEqual([(r["id"], r["judge_status"], r["judge_value"]) for r in records],
+                         [(0, "ok", 1), (1, "ok", 2), (2, "ok", 3)])
+        self.assertEqual(records[1]["response"], "r1 hi \ud83d")
+
+    def test_utf8_is_written_whatever_the_locale(self):
+        source = self.write("in.jsonl", good(0, note="café, 日本") + good(1)[:-2]
+                            + b', "note": "\\ud83d"}\n')
+        env = {"PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PYTHONUTF8": "0"}
+        code, out, err = self.run_cli(source, env=env)  # to stdout, a pipe
+        self.assertEqual(code, 0, err)
+        self.assertIn('"note": "café, 日本"'.encode("utf-8"), out)  # UTF-8, not escaped
+        self.assertIn(b'"note": "\\ud83d"', out)
+        self.assertEqual([(r["judge_status"], r["note"]) for r in strict_lines(out)],
+                         [("ok", "café, 日本"), ("ok", "\ud83d")])
+
+    def test_nan_and_infinity_are_written_as_null(self):
+        source = self.write("in.jsonl", good(0)[:-2] + b', "x": NaN}\n' + good(1)[:-2]
+                            + b', "y": 1e999, "z": [-Infinity, 1.5]}\n' + good(2))
+        code, out, err = self.run_cli(source)
+        self.assertEqual(code, 0, err)
+        out = strict_lines(out)  # fails on a NaN or Infinity token
+        self.assertEqual([(r["id"], r["judge_status"]) for r in out],
+                         [(0, "ok"), (1, "ok"), (2, "ok")])
+        self.assertEqual((out[0]["x"], out[1]["y"], out[1]["z"]), (None, None, [None, 1.5]))
+
+
 class SameFileTest(HostileIOTest):
     def test_output_cache_or_summary_naming_another_file_of_the_run_is_refused(self):
         data = b"".join(good(i) for i in range(3))
@@ -276,6 +311,96 @@ class SameFileTest(HostileIOTest):
             code, out, err = self.run_cli("-o", self.path("new.jsonl"), source, **options)
             self.assertEqual((code, err), (2, "minijudge: error: -o {}: cannot write there\n"
                                            .format(self.path("new.jsonl"))))
+
+
+class FullDiskTest(HostileIOTest):
+    def cached_keys(self, name):
+        with open(self.path(name), "rb") as f:
+            lines = f.read().split(b"\n")[:-1]
+        keys = set()
+        for line in lines:
+            try:
+                keys.add(json.loads(line)["key"])
+            except ValueError:
+                pass  # a line torn by the full disk
+        return keys
+
+    def check_stopped(self, code, out, err, where, n):
+        """A run stopped by a full disk: exit 1, the error naming the file, the summary of
+        the records written, whole lines, no internal_error; the records written."""
+        self.assertEqual(code, 1, err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("minijudge: error: cannot write {}: {}\n".format(where, FILE_TOO_LARGE),
+                      err)
+        written = strict_lines(out)
+        self.assertGreater(len(written), 0)
+        self.assertLess(len(written), n)
+        self.assertEqual([(r["id"], r["judge_status"]) for r in written],
+                         [(i, "ok") for i in range(len(written))])
+        self.assertIn("minijudge: {} records in".format(len(written)), err)
+        return written
+
+    def check_resumed(self, argv, n, cached):
+        self.srv.clear()
+        code, out, err = self.run_cli(*argv)
+        self.assertEqual(code, 0, err)
+        out = strict_lines(self.read("out") if "-o" in argv else out)
+        self.assertEqual([(r["id"], r["judge_status"], r["judge_value"]) for r in out],
+                         [(i, "ok", i % 5 + 1) for i in range(n)])
+        self.assertEqual(self.srv.chat_count, n - len(cached))  # no cached reply paid twice
+
+    def test_a_full_disk_on_o_stops_cleanly_and_a_rerun_resumes(self):
+        n, limit = 60, 40000
+        pad = "x" * 2000  # output lines of ~2 KB; cache lines stay small, far from the limit
+        source = self.write("in.jsonl", b"".join(good(i, pad=pad) for i in range(n)))
+        argv = ["--concurrency", "4", "--cache", self.path("cache"), "-o", self.path("out"),
+                source]
+        code, _, err = self.run_cli(*argv, preexec_fn=limit_file_size(limit))
+        self.check_stopped(code, self.read("out"), err, self.path("out"), n)
+        self.assertLessEqual(os.path.getsize(self.path("out")), limit)
+        self.check_resumed(argv, n, self.cached_keys("cache"))
+
+    def test_a_full_disk_on_the_cache_stops_cleanly_and_a_rerun_resumes(self):
+        n = 120  # ~300-byte cache lines: the 12 KB limit comes after ~40 records
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(n)))
+        argv = ["--concurrency", "4", "--cache", self.path("cache"), source]
+        code, out, err = self.run_cli(*argv, preexec_fn=limit_file_size(12000))
+        self.check_stopped(code, out, err, self.path("cache"), n)
+        self.check_resumed(argv, n, self.cached_keys("cache"))
+
+
+class SigtermTest(HostileIOTest):
+    def test_sigterm_writes_whole_lines_and_the_summary_and_a_rerun_resumes(self):
+        n = 100
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(n)))
+        argv = ["--concurrency", "4", "-o", self.path("out"), source]
+        code, _, err = self.run_cli("--cache", self.path("fresh-cache"), *argv)
+        self.assertEqual(code, 0, err)
+        uninterrupted = self.read("out")
+
+        self.srv.clear()
+        self.srv.delay = 0.02
+        cache = ["--cache", self.path("cache")]
+        proc = self.spawn(*cache + argv)
+        deadline = time.monotonic() + 20
+        while self.srv.chat_count < 12 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+        err = err.decode()
+        self.assertEqual(proc.returncode, 143, err)
+        self.assertNotIn("Traceback", err)
+        written = strict_lines(self.read("out"))
+        self.assertLess(len(written), n)
+        self.assertEqual([r["id"] for r in written], list(range(len(written))))
+        self.assertIn("minijudge: {} records in".format(len(written)), err)
+        self.assertIn("  interrupted: the records above were written; rerun with the same "
+                      "--cache to finish without paying twice", err)
+
+        self.srv.delay = 0
+        code, _, err = self.run_cli(*cache + argv)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.read("out"), uninterrupted)
 
 
 if __name__ == "__main__":
