@@ -1898,56 +1898,67 @@ def agreement(judge_values, human_values, *, kind=None):
 def _cache_key(payload):
     import hashlib
     canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class _Cache:
     """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
-    (never the API key). Append-only and flushed line by line, so a crash or ``kill -9``
-    loses at most the line being written; a torn line is skipped on the next run. Only
-    the offsets stay in memory."""
+    (never the API key). One write per line on an O_APPEND descriptor: processes sharing
+    the file never interleave, and ``kill -9`` tears at most the last line, skipped later.
+    In memory, 64 bits of each key and its offset in 65,536 buckets of two flat arrays; the
+    line read at the offset must hold the whole key."""
 
     def __init__(self, path):
-        self.path = path
-        self._offsets = {}
-        self._lock = threading.Lock()
-        self._file = open(path, "a+b")
-        self._file.seek(0)
+        import collections
+        from array import array
+        self.path, self._lock = path, threading.Lock()
+        self._index = collections.defaultdict(lambda: (array("q"), array("q")))
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        self._file = open(path, "rb")
         offset = 0
         for line in self._file:
             match = re.match(rb'\{"key": "([0-9a-f]{64})"', line)
             if match and line.endswith(b"\n"):
-                self._offsets[match.group(1).decode()] = (offset, len(line))
+                self._add(match.group(1).decode(), offset)
             offset += len(line)
         if offset and not line.endswith(b"\n"):
-            self._file.write(b"\n")  # a torn last line: start the next one cleanly
+            os.write(self._fd, b"\n")  # a torn last line: start the next one cleanly
 
-    def __len__(self):
-        return len(self._offsets)
+    def _add(self, key, offset):
+        prefix = int(key[:16], 16) - (1 << 63)
+        prefixes, offsets = self._index[prefix & 0xFFFF]
+        if prefix not in prefixes:  # a later line for the same key replaces the earlier
+            prefixes.append(prefix)
+            offsets.append(0)
+        offsets[prefixes.index(prefix)] = offset
 
     def get(self, key):
-        where = self._offsets.get(key)
-        if where is None:
-            return None
+        prefix = int(key[:16], 16) - (1 << 63)
         with self._lock:
-            self._file.seek(where[0])
-            line = self._file.read(where[1])
-        try:
-            return json.loads(line.decode("utf-8"))["reply"]
-        except (ValueError, KeyError):
+            prefixes, offsets = self._index.get(prefix & 0xFFFF, ((), ()))
+            if prefix not in prefixes:
+                return None
+            self._file.seek(offsets[prefixes.index(prefix)])
+            line = self._file.readline()
+        try:  # another key's line, or a reply not of the shape put writes, is absent
+            entry = json.loads(line)
+            reply = entry["reply"] if entry["key"] == key else {}
+            ok = reply["content"] > "" and reply["latency"] >= 0 <= reply["attempts"]
+            return reply if ok else None
+        except (ValueError, KeyError, TypeError):
             return None
 
     def put(self, key, reply):
-        line = (json.dumps({"key": key, "reply": reply}, ensure_ascii=False) + "\n").encode()
+        line = (json.dumps({"key": key, "reply": reply}) + "\n").encode()
         with self._lock:
-            self._file.seek(0, os.SEEK_END)
-            offset = self._file.tell()
-            self._file.write(line)
-            self._file.flush()
-            self._offsets[key] = (offset, len(line))
+            rest = line
+            while rest:  # one write, unless the disk fills: then the next one raises
+                rest = rest[os.write(self._fd, rest):]
+            self._add(key, os.lseek(self._fd, 0, os.SEEK_CUR) - len(line))
 
     def close(self):
         self._file.close()
+        os.close(self._fd)
 
 
 # -- Batch runner ----------------------------------------------------------------------

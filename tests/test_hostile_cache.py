@@ -1,0 +1,202 @@
+"""The --cache file under hostile conditions: processes appending to it side by side,
+lines of the wrong shape, lone surrogates, a full disk.
+
+    python -m unittest tests.test_hostile_cache -v
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_hostile_cache` finds stub too
+import minijudge  # noqa: E402
+from stub import JUDGE_ENV, StubTestCase, chat  # noqa: E402
+
+_ID_RE = re.compile(r"\[The Start of the Response\]\nr(\d+)")
+
+# Once told to, appends until told to stop lines a cache holds for other prompts, padded
+# with spaces so that a read of any nearby length there still parses: what another run
+# appends, as fast as it can, so that some land between a seek to the end and
+# a write
+_APPENDER = r"""
+import json, os, select, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+reply = {"content": "Record 9999. Rating: 5", "latency": 0.01, "attempts": 1}
+line = (json.dumps({"key": "f" * 64, "reply": reply}) + " " * 300 + "\n").encode()
+sys.stdin.readline()
+while not select.select([sys.stdin], [], [], 0)[0]:
+    for _ in range(100):
+        os.write(fd, line)
+"""
+
+
+def own_reply(i):
+    """Record i's reply names i; every reply has the same length, so a line read at the
+    offset of another record's line parses."""
+    return "Record %04d. Rating: %d" % (i, i % 5 + 1)
+
+
+def echo_id(request):
+    match = _ID_RE.search(request.prompt or "")
+    return match and chat(own_reply(int(match.group(1))))
+
+
+def record(i, **fields):
+    return dict({"id": i, "question": "q", "response": "r%04d" % i}, **fields)
+
+
+class CacheTestCase(StubTestCase):
+    def setUp(self):
+        super().setUp()
+        self.srv.responder = echo_id
+        self.cache = self.path("cache.jsonl")
+
+    def spawn(self, *argv, env=None, **options):
+        env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
+        options.setdefault("stdout", subprocess.PIPE)
+        return subprocess.Popen(
+            [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url, "--judge-model",
+             "judge-model", "-q", "--max-error-rate", "1", "--cache", self.cache]
+            + [str(a) for a in argv],
+            cwd=REPO, env=env, stderr=subprocess.PIPE, **options)
+
+    def results(self, proc):
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, err)
+        return [json.loads(line) for line in out.splitlines()]
+
+    def run_once(self, source, *argv, env=None):
+        self.srv.clear()
+        return self.results(self.spawn(*argv, source, env=env))
+
+    def borrowed(self, results):
+        """(id, reply) of each record whose reply is not its own, or not ok."""
+        return [(r["id"], r["judge_status"], r["judge_raw"]) for r in results
+                if (r["judge_status"], r["judge_raw"]) != ("ok", own_reply(r["id"]))]
+
+
+class SharedCacheTest(CacheTestCase):
+    """Two processes on one --cache never serve a record another prompt's reply."""
+
+    def test_two_shards_side_by_side_never_borrow_a_reply(self):
+        # each new prompt comes with three asked before, so that while one thread appends
+        # others read the cache; even lines hold even ids, so each shard asks its own
+        order = []
+        for m in range(120):
+            order += [2 * m, 2 * m + 1]
+            for back in (10, 20, 30):
+                if m >= back:
+                    order += [2 * (m - back), 2 * (m - back) + 1]
+        source = self.write_jsonl("in.jsonl", [record(i) for i in order])
+        shards = [self.spawn("--shard", "%d/2" % k, "--concurrency", "8", source)
+                  for k in range(2)]
+        results = [self.results(proc) for proc in shards]
+        self.assertEqual([len(r) for r in results], [len(order) // 2] * 2)
+        self.assertEqual(self.borrowed(results[0] + results[1]), [])
+        self.assertEqual(self.srv.chat_count, 240)  # each prompt asked once, by its shard
+
+    def beside_appender(self, source, *argv):
+        """Run on `source` while another process appends to the cache: it starts once
+        the run has loaded the cache and sent its first request."""
+        appender = subprocess.Popen([sys.executable, "-c", _APPENDER, self.cache],
+                                    stdin=subprocess.PIPE)
+        self.addCleanup(appender.wait)
+        self.addCleanup(appender.stdin.close)
+        first, responder = threading.Event(), self.srv.responder
+        self.srv.responder = lambda request: first.set() or responder(request)
+        proc = self.spawn(*argv, source)
+        self.assertTrue(first.wait(30))
+        appender.stdin.write(b"go\n")
+        appender.stdin.flush()
+        try:
+            return self.results(proc)
+        finally:
+            appender.stdin.close()
+            appender.wait()
+            self.srv.responder = responder
+
+    def test_a_run_beside_another_appender_never_borrows_its_line(self):
+        source = self.write_jsonl("in.jsonl", [record(i % 60) for i in range(180)])
+        results = self.beside_appender(source, "--concurrency", "4")
+        self.assertEqual(len(results), 180)
+        self.assertEqual(self.borrowed(results), [])
+        self.assertEqual(self.srv.chat_count, 60)
+        # every line of ours came out whole, between the other process's lines
+        with open(self.cache, "rb") as f:
+            ours = [json.loads(line)["reply"]["content"] for line in f
+                    if not line.startswith(b'{"key": "fff')]
+        self.assertEqual(sorted(ours), [own_reply(i) for i in range(60)])
+
+    def test_each_line_is_one_write(self):
+        # a reply far larger than a write buffer still lands whole, between others' lines
+        big = "Record 0000. " + "x" * 100000 + " Rating: 1"
+        self.srv.responder = lambda request: chat(big)
+        self.beside_appender(self.write_jsonl("in.jsonl", [record(0), record(1)]))
+        with open(self.cache, "rb") as f:
+            ours = [line for line in f if not line.startswith(b'{"key": "fff')]
+        self.assertEqual([json.loads(line)["reply"]["content"] for line in ours], [big] * 2)
+
+
+class ShapeTest(CacheTestCase):
+    def test_a_reply_of_the_wrong_shape_is_asked_again_and_replaced(self):
+        source = self.write_jsonl("in.jsonl", [record(i) for i in range(7)])
+        first = self.run_once(source)
+        keys = [minijudge._cache_key(r.json) for r in self.srv.requests
+                if r.path.endswith("/chat/completions")]
+        self.assertEqual(len(keys), 7)
+        wrong = [5, None, "Rating: 4", {"latency": 0.1, "attempts": 1},
+                 {"content": 4, "latency": 0.1, "attempts": 1},
+                 {"content": "", "latency": 0.1, "attempts": 1},
+                 {"content": "Rating: 4", "latency": "soon", "attempts": 1}]
+        with open(self.cache, "w", encoding="utf-8") as f:
+            for key, reply in zip(keys, wrong):
+                f.write(json.dumps({"key": key, "reply": reply}) + "\n")
+        second = self.run_once(source)
+        self.assertEqual(self.borrowed(second), [])
+        self.assertEqual(self.srv.chat_count, 7)  # every one asked again
+        self.assertEqual(self.run_once(source), second)  # and the new reply wins
+        self.assertEqual(self.srv.chat_count, 0)
+        self.assertEqual(self.borrowed(first), [])
+
+
+class SurrogateTest(CacheTestCase):
+    def test_a_lone_surrogate_is_judged_then_served_from_the_cache(self):
+        with open(self.path("in.jsonl"), "w", encoding="ascii") as f:
+            f.write('{"id": 1, "question": "q \\ud83d", "response": "r0001 \\ud83d"}\n'
+                    '{"id": 2, "question": "q", "response": "r0002"}\n')
+        # the writer's own handling of a lone surrogate is not what this test is about
+        env = {"PYTHONIOENCODING": "utf-8:backslashreplace"}
+        for asked in (2, 0):
+            results = self.run_once(self.path("in.jsonl"), env=env)
+            self.assertEqual([r["question"] for r in results], ["q \ud83d", "q"])
+            self.assertEqual(self.borrowed(results), [])
+            self.assertEqual(self.srv.chat_count, asked)
+
+
+class FullDiskTest(unittest.TestCase):
+    def test_put_raises_when_the_file_cannot_grow(self):
+        # RLIMIT_FSIZE: the write that crosses it is cut short, the next one fails
+        code = r"""
+import errno, resource, sys, minijudge
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
+cache = minijudge._Cache(sys.argv[1])
+try:
+    cache.put("0" * 64, {"content": "x" * 5000, "latency": 0.1, "attempts": 1})
+except OSError as exc:
+    print(errno.errorcode[exc.errno])
+"""
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            out = subprocess.run([sys.executable, "-c", code, os.path.join(tmp, "c.jsonl")],
+                                 cwd=REPO, stdout=subprocess.PIPE, check=True).stdout
+        self.assertEqual(out, b"EFBIG\n")
+
+
+if __name__ == "__main__":
+    unittest.main()
