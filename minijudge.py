@@ -1919,7 +1919,7 @@ class _Cache:
         for line in self._file:
             match = re.match(rb'\{"key": "([0-9a-f]{64})"', line)
             if match and line.endswith(b"\n"):
-                self._add(match.group(1).decode(), offset)
+                self._add(match.group(1), offset)
             offset += len(line)
         if offset and not line.endswith(b"\n"):
             os.write(self._fd, b"\n")  # a torn last line: start the next one cleanly
