@@ -1934,13 +1934,11 @@ class _Cache:
 
     def get(self, key):
         prefix = int(key[:16], 16) - (1 << 63)
-        with self._lock:
-            prefixes, offsets = self._index.get(prefix & 0xFFFF, ((), ()))
-            if prefix not in prefixes:
-                return None
-            self._file.seek(offsets[prefixes.index(prefix)])
-            line = self._file.readline()
-        try:  # another key's line, or a reply not of the shape put writes, is absent
+        try:  # no line, another key's line, or a reply not of the shape put writes: None
+            with self._lock:
+                prefixes, offsets = self._index.get(prefix & 0xFFFF, ((), ()))
+                self._file.seek(offsets[prefixes.index(prefix)])
+                line = self._file.readline()
             entry = json.loads(line)
             reply = entry["reply"] if entry["key"] == key else {}
             ok = reply["content"] > "" and reply["latency"] >= 0 <= reply["attempts"]
