@@ -168,10 +168,8 @@ class SurrogateTest(CacheTestCase):
         with open(self.path("in.jsonl"), "w", encoding="ascii") as f:
             f.write('{"id": 1, "question": "q \\ud83d", "response": "r0001 \\ud83d"}\n'
                     '{"id": 2, "question": "q", "response": "r0002"}\n')
-        # the writer's own handling of a lone surrogate is not what this test is about
-        env = {"PYTHONIOENCODING": "utf-8:backslashreplace"}
         for asked in (2, 0):
-            results = self.run_once(self.path("in.jsonl"), env=env)
+            results = self.run_once(self.path("in.jsonl"))
             self.assertEqual([r["question"] for r in results], ["q \ud83d", "q"])
             self.assertEqual(self.borrowed(results), [])
             self.assertEqual(self.srv.chat_count, asked)
