@@ -31,7 +31,6 @@ Command line::
 Vendored copies: keep this header, upgrade by replacing the file.
 """
 
-import contextlib
 import functools
 import json
 from collections.abc import Mapping
@@ -761,6 +760,12 @@ def _is_loopback(host):
         host.endswith(".localhost"))
 
 
+@functools.lru_cache()
+def _tls_context(cafile):
+    import ssl
+    return ssl.create_default_context(cafile=cafile)
+
+
 def _build_opener(url):
     import ssl
     import urllib.request
@@ -776,12 +781,12 @@ def _build_opener(url):
         # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
         handlers.append(urllib.request.ProxyHandler({}))
     cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
-    try:
-        context = cafile and ssl.create_default_context(cafile=cafile)
+    try:  # loading the CAs takes 0.1 s: once per file, and only for https
+        context = urlsplit(url).scheme == "https" and _tls_context(cafile)
     except (OSError, ssl.SSLError) as exc:
         raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
                          "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
-    keep_alive = _keep_alive_handler(context)
+    keep_alive = _keep_alive_handler(context or None)
     return urllib.request.build_opener(*handlers, keep_alive), keep_alive
 
 
@@ -2185,8 +2190,7 @@ def main(argv=None):
         if source not in (None, sys.stdin.buffer):
             source.close()
         if judge.cache is not None:
-            with contextlib.suppress(OSError):  # a full disk, already reported
-                judge.cache.close()
+            judge.cache.close()
         for _, each, _ in specs:
             each.close()
 
