@@ -1709,15 +1709,14 @@ def _expected_rating(logprobs, rating, scale):
 
 def _response_format(parser, scale):
     """A JSON schema for the reply (vLLM guided decoding, OpenAI structured outputs)."""
-    number = {"type": "integer", "minimum": scale[0], "maximum": scale[1]}
+    number = {"type": "integer", "minimum": min(scale), "maximum": max(scale)}
     properties = {
         "rating": {"rating": number},
         "binary": {"correct": {"type": "boolean"}},
         "verdict": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
         "comparative": {"score_a": number, "score_b": number},
         "json": {"reasoning": {"type": "string"}, "correctness": number, "relevance": number},
-        "option": {"option": {"type": "string", "enum": list(scale) if isinstance(
-            scale, dict) else []}},
+        "option": {"option": {"type": "string", "enum": list(scale)}},  # scale: the options
     }[parser]
     return {"type": "json_schema", "json_schema": {"name": "judgement", "strict": True,
             "schema": {"type": "object", "properties": properties,
@@ -2116,6 +2115,9 @@ def _arg_parser():
         '..., "options": {"Excellent": 1.0, "Acceptable": 0.5, "Bad": 0.0}}')
     add("--pass-threshold", type=float, metavar="T", help="mark records scoring at least "
         "T as passed (judge_pass) and report the pass rate")
+    add("--assess", action="store_true")
+    add("--assess-max-tokens", type=int, default=512)
+    add("--check-position", action="store_true")
     add("--single-order", action="store_true", help="pairwise: ask once, not in both "
         "orders (half the requests; position bias stays in)")
     add("--response-a-field", default="response_a", metavar="F", help="default: response_a")
@@ -2275,6 +2277,8 @@ def _setup(args):
                   max_retries=args.max_retries, restart_wait=args.restart_wait,
                   logprobs=args.logprobs,
                   top_logprobs=args.top_logprobs, structured=args.structured, seed=args.seed,
+                  assess=args.assess, assess_max_tokens=args.assess_max_tokens,
+                  check_position=args.check_position,
                   cache=_Cache(args.cache) if args.cache else None)
     if args.judges and (args.mode or args.template or args.criteria):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
@@ -2290,6 +2294,9 @@ def _setup(args):
         template = options["template"]
         if options.get("parser") is None:  # a custom text is read as its mode says
             options["parser"] = _parser_of(template, _MODES[mode][1])
+        if (options["assess"] or options["check_position"]) and mode != "criterion":
+            raise ValueError("--assess and --check-position need --mode criterion; got "
+                             "mode {}".format(mode))
         if mode in ("pairwise", "systems") and options["parser"] != "verdict":
             raise ValueError("{} mode needs a pairwise template, read as a verdict; got "
                              "template {!r}".format(mode, template)[:300])
@@ -2466,35 +2473,31 @@ def _sharded(items, shard):
 
 
 def _item_fields(args, number, record, mode=None):
-    """The judge's fields from a record as text, or a _BadLine saying what is wrong."""
-    mode = mode or args.mode
+    """The judge's fields from a record as text (those its mode names), or a _BadLine
+    saying what is wrong."""
     question = record.get(args.question_field) if args.question_field else _first(
         record, "question", "context")
     fields = {"question": _as_text(question), "reference": _as_text(
         record.get(args.reference_field))}
-    if mode == "systems":
-        responses = record.get(args.responses_field)
-        if not isinstance(responses, dict) or len(responses) < 2:
-            return _BadLine("line {}: field {!r} must map two or more systems to their "
-                            "responses".format(number, args.responses_field), b"")
-        if any(v is None or isinstance(v, (dict, list)) for v in responses.values()):
-            return _BadLine("line {}: every response in {!r} must be text".format(
-                number, args.responses_field), b"")
-        fields["responses"] = {str(k): _as_text(v) for k, v in responses.items()}
-        return fields
-    names = ((args.response_a_field, "response_a", "--response-a-field"),
-             (args.response_b_field, "response_b", "--response-b-field")) if mode in (
-        "pairwise", "comparative") else ((args.response_field, "response", "--response-field"),)
-    for field, name, flag in names:
-        if field not in record:
-            return _BadLine("line {}: no {!r} field (choose one with {}; the record has {})"
-                            .format(number, field, flag, _names(sorted(record), "no fields")), b"")
-        if isinstance(record[field], (dict, list)) or (record[field] is None and mode in (
-                "pairwise", "comparative")):
-            return _BadLine("line {}: field {!r} is {}, expected text".format(
-                number, field, "null" if record[field] is None else "a " + type(
-                    record[field]).__name__), b"")
-        fields[name] = _as_text(record[field])
+    for name in _MODES[mode or args.mode][2]:
+        field = getattr(args, name + "_field")
+        value, problem = record.get(field), None
+        if name == "responses":
+            if not isinstance(value, dict) or len(value) < 2:
+                problem = "field {!r} must map two or more systems to their responses"
+            elif any(v is None or isinstance(v, (dict, list)) for v in value.values()):
+                problem = "every response in {!r} must be text"
+            else:
+                value = {str(k): _as_text(v) for k, v in value.items()}
+        elif field not in record:
+            problem = "no {{!r}} field (choose one with --{}-field; the record has {})".format(
+                name.replace("_", "-"), _names(sorted(record), "no fields"))
+        elif isinstance(value, (dict, list)) or value is None and name != "response":
+            problem = "field {{!r}} is {}, expected text".format(
+                "null" if value is None else "a " + type(value).__name__)
+        if problem:
+            return _BadLine("line {}: {}".format(number, problem.format(field)), b"")
+        fields[name] = _as_text(value) if name != "responses" else value
     return fields
 
 
