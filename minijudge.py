@@ -113,16 +113,13 @@ class Judgement:
                  "usage", "latency", "attempts", "model", "http_status", "cached", "source",
                  "expected", "fingerprint", "details")
 
-    def __init__(self, *, score=None, value=None, status="ok", error=None, raw=None,
-                 reasoning=None, finish_reason=None, usage=None, latency=0.0, attempts=0,
-                 model=None, http_status=None, cached=False, source=None, expected=None,
-                 fingerprint=None, details=None):
-        self.score, self.value, self.status, self.error = score, value, status, error
-        self.raw, self.reasoning, self.finish_reason = raw, reasoning, finish_reason
-        self.usage, self.latency, self.attempts, self.model = usage, latency, attempts, model
-        self.http_status, self.cached = http_status, cached
-        self.source, self.expected, self.fingerprint = source, expected, fingerprint
-        self.details = details if details is not None else {}
+    def __init__(self, **fields):
+        defaults = {"status": "ok", "latency": 0.0, "attempts": 0, "cached": False}
+        for name in self.__slots__:
+            setattr(self, name, fields.pop(name, defaults.get(name)))
+        if fields:
+            raise TypeError("Judgement has no field {}".format(_names(fields)))
+        self.details = self.details if self.details is not None else {}
 
     @property
     def ok(self):
@@ -1140,19 +1137,12 @@ def _read_reply(body, url):
 
 
 def _first(mapping, *names):
-    for name in names:
-        value = mapping.get(name)
-        if value is not None:
-            return value
-    return None
+    """The first of these fields (or environment variables) that is set and not empty."""
+    return next((mapping[name] for name in names if mapping.get(name) not in (None, "")), None)
 
 
 def _env(*names):
-    """The first of these environment variables that is set and not empty."""
-    for name in names:
-        if os.environ.get(name):
-            return os.environ[name]
-    return None
+    return _first(os.environ, *names)
 
 
 class LLMJudge:
@@ -1228,8 +1218,6 @@ class LLMJudge:
         self.scale = tuple(scale or default_scale)
         if self.criterion is not None:  # the option parser's "scale": each option's score
             self.scale = self.criterion["options"]
-        self.system = system
-        self.timeout = timeout
         params = {"temperature": temperature,
                   "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
                   "stream": False, "seed": seed}
@@ -1240,14 +1228,12 @@ class LLMJudge:
         self.params = {k: v for k, v in params.items() if v is not None}
         self.params.update(extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
-        self.max_retries = max_retries
-        self.restart_wait = restart_wait
-        self._alive, self._refused_since = False, None  # see _call
-        self.on_failure = on_failure
+        self.system, self.timeout, self.on_failure = system, timeout, on_failure
         self.strict = strict
+        self.max_retries, self.restart_wait = max_retries, restart_wait
+        self._alive, self._refused_since = False, None  # see _call
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
-        self._sleep = sleep
-        self._max_bytes = max_response_bytes
+        self._sleep, self._max_bytes = sleep, max_response_bytes
         self._opener, self._keep_alive = _build_opener(self.url)
         self._lock = threading.Lock()
 
@@ -1872,17 +1858,10 @@ def _pearson(xs, ys):
 
 def _ranks(values):
     """Average ranks, 1-based; ties share the mean of their positions."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for i in order[start:end + 1]:
-            ranks[i] = (start + end) / 2 + 1
-        start = end + 1
-    return ranks
+    import bisect
+    ordered = sorted(values)
+    return [(bisect.bisect_left(ordered, v) + bisect.bisect_right(ordered, v) + 1) / 2
+            for v in values]
 
 
 def agreement(judge_values, human_values, *, kind=None):
@@ -2242,27 +2221,23 @@ def main(argv=None):
 def _setup(args):
     if args.concurrency < 1:
         raise ValueError("--concurrency must be at least 1; got {}".format(args.concurrency))
-    shard = None
-    if args.shard:
-        match = re.fullmatch(r"(\d+)/(\d+)", args.shard)
-        if not match or not int(match.group(1)) < int(match.group(2)):
-            raise ValueError("--shard must be K/N with 0 <= K < N; got {!r}".format(
-                args.shard))
-        shard = int(match.group(1)), int(match.group(2))
-    scale = None
-    if args.scale:
+
+    def checked(flag, expected, read, check):
+        """The flag's value as ``read`` makes it (None when not given), or ValueError."""
+        value = getattr(args, flag[2:].replace("-", "_"))
         try:
-            scale = tuple(float(x) if "." in x else int(x) for x in args.scale.split(","))
-            assert len(scale) == 2 and scale[0] < scale[1]
-        except (ValueError, AssertionError):
-            raise ValueError("--scale must be LO,HI with LO < HI; got {!r}".format(
-                args.scale)) from None
-    try:
-        extra_body = json.loads(args.extra_body) if args.extra_body else None
-        assert extra_body is None or isinstance(extra_body, dict)
-    except (ValueError, AssertionError):
-        raise ValueError("--extra-body must be a JSON object; got {!r}".format(
-            args.extra_body)) from None
+            result = read(value) if value else None
+            assert result is None or check(result)
+            return result
+        except (ValueError, AssertionError, AttributeError):
+            raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
+    shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(
+        r"(\d+)/(\d+)", v).groups())), lambda kn: kn[0] < kn[1])
+    scale = checked("--scale", "LO,HI with LO < HI", lambda v: tuple(
+        float(x) if "." in x else int(x) for x in v.split(",")),
+        lambda lo_hi: len(lo_hi) == 2 and lo_hi[0] < lo_hi[1])
+    extra_body = checked("--extra-body", "a JSON object", json.loads,
+                         lambda body: isinstance(body, dict))
     headers = {}
     for header in args.header:
         name, sep, value = header.partition(":")
@@ -2270,15 +2245,12 @@ def _setup(args):
             raise ValueError("--header must be 'NAME: VALUE'; got {!r}".format(header))
         headers[name.strip()] = value.strip()
     _check_files(args)
-    common = dict(base_url=args.judge_url, model=args.judge_model, timeout=args.timeout,
-                  parser=args.parser, scale=scale, system=args.system,
-                  temperature=args.temperature, max_tokens=args.max_tokens,
-                  extra_body=extra_body, headers=headers, key_header=args.key_header,
-                  max_retries=args.max_retries, restart_wait=args.restart_wait,
-                  logprobs=args.logprobs,
-                  top_logprobs=args.top_logprobs, structured=args.structured, seed=args.seed,
-                  assess=args.assess, assess_max_tokens=args.assess_max_tokens,
-                  check_position=args.check_position,
+    common = {name: getattr(args, name) for name in (  # the flags LLMJudge takes as they are
+        "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
+        "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
+        "assess_max_tokens", "check_position")}
+    common.update(base_url=args.judge_url, model=args.judge_model, scale=scale,
+                  extra_body=extra_body, headers=headers,
                   cache=_Cache(args.cache) if args.cache else None)
     if args.judges and (args.mode or args.template or args.criteria):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
@@ -2521,22 +2493,28 @@ def _check_first(specs, args, items):
             continue
         for prefix, judge, mode in specs:
             fields = _item_fields(args, number, record, mode)
-            if isinstance(fields, _BadLine):
-                continue
             try:
-                judge.messages(record, **_first_pair(fields))
+                _item_messages(judge, record, fields)
             except TemplateError as exc:
-                raise TemplateError("line {} (the first record){}: {}".format(
-                    number, "" if len(specs) == 1 else ", judge " + prefix, exc)) from None
+                if not isinstance(fields, _BadLine):  # that record's own bad_record
+                    raise TemplateError("line {} (the first record){}: {}".format(
+                        number, "" if len(specs) == 1 else ", judge " + prefix, exc)) from None
         break
     return itertools.chain(seen, items)
 
 
+def _item_messages(judge, record, fields):
+    """The messages an item sends (systems: the first two systems'), or TemplateError."""
+    if isinstance(fields, _BadLine):
+        raise TemplateError(fields.error)
+    fields = dict(fields)
+    fields.update(zip(("response_a", "response_b"), fields.pop("responses", {}).values()))
+    return judge.messages(record, **fields)
+
+
 def _judge_item(judge, args, item, mode):
     number, record = item
-    if isinstance(record, _BadLine):
-        return Judgement(score=judge.on_failure, status="bad_record", error=record.error)
-    fields = _item_fields(args, number, record, mode)
+    fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record, mode)
     if isinstance(fields, _BadLine):
         return Judgement(score=judge.on_failure, status="bad_record", error=fields.error)
     both_orders = not args.single_order
@@ -2555,27 +2533,14 @@ def _judge_item(judge, args, item, mode):
     return judgement
 
 
-def _first_pair(fields):
-    """Systems mode: the first two systems' responses, as a pairwise template reads them
-    (to check the template, or show a prompt)."""
-    if "responses" in fields:
-        fields = dict(fields)
-        fields.update(zip(("response_a", "response_b"), fields.pop("responses").values()))
-    return fields
-
-
 def _dry_run(judge, args, items):
     for number, record in items:
-        if isinstance(record, _BadLine):
-            print("--- {}".format(record.error))
-            continue
-        fields = _item_fields(args, number, record)
         try:
-            if isinstance(fields, _BadLine):
-                raise TemplateError(fields.error)
-            messages = judge.messages(record, **_first_pair(fields))
+            messages = _item_messages(judge, record, record if isinstance(
+                record, _BadLine) else _item_fields(args, number, record))
         except TemplateError as exc:
-            print("--- line {}: {}".format(number, exc))
+            print("--- {}".format(exc if str(exc).startswith("line ") else "line {}: {}".format(
+                number, exc)))
             continue
         print("--- line {} ---".format(number))
         for message in messages:
