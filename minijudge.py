@@ -1572,12 +1572,10 @@ class LLMJudge:
             wants = "JSON object with {}".format(" and ".join(_RUBRIC_CRITERIA))
             read, score_of = (functools.partial(f, criteria=_RUBRIC_CRITERIA)
                               for f in (_read_json, _json_score))
-        if self.parser == "option":
+        if read is _read_option:
             wants = "option ({})".format(_names(self.scale))
-        value, candidate = read(raw or "", self.scale)
-        if free:  # an assessment: any visible text the judge finished writing
-            value = candidate = _visible(raw).strip() or None
-            value = None if finish == "length" or _unclosed_think(raw) else value
+        value, candidate = read(raw or "", self.scale) if not free else (  # an assessment:
+            finish != "length" and _visible(raw).strip() or None, None)  # whole, and visible
         if value is None:
             what = "the assessment" if free else "a verdict"
             if finish == "length" or _unclosed_think(raw):
