@@ -2056,83 +2056,89 @@ _NOT_FAILURES = ("ok", "empty_response")
 def _arg_parser():
     import argparse
     parser = argparse.ArgumentParser(
-        prog="minijudge", description="Grade model outputs (JSONL records) with an LLM "
-        "judge on an OpenAI-compatible server. Records go to stdout (or -o), progress "
-        "and the summary to stderr.")
-    add = parser.add_argument
-    add("input", nargs="?", help="JSONL file of records, or - for stdin")
-    add("--judge-url", metavar="URL", help="server base URL: http://h:p, .../v1 or the "
-        "full .../chat/completions (env LLM_JUDGE_API_BASE, OPENAI_BASE_URL)")
-    add("--judge-model", metavar="M", help="model name (env LLM_JUDGE_MODEL; default: "
-        "the one the server lists)")
-    add("-o", "--output", metavar="OUT.jsonl", help="write records here (default stdout)")
-    add("--mode", choices=list(_MODES), help="what to judge: a 1-5 "
-        "rating (default), binary or math correctness, a JSON rubric, a criterion with "
-        "options (--criteria), two responses scored (comparative), which of two is better "
-        "(pairwise, both orders), or several systems ranked (systems)")
-    add("--criteria", metavar="FILE", help='a JSON criterion: {"name": ..., "description": '
-        '..., "options": {"Excellent": 1.0, "Acceptable": 0.5, "Bad": 0.0}}')
-    add("--pass-threshold", type=float, metavar="T", help="mark records scoring at least "
-        "T as passed (judge_pass) and report the pass rate")
-    add("--single-order", action="store_true", help="pairwise: ask once, not in both "
-        "orders (half the requests; position bias stays in)")
-    add("--response-a-field", default="response_a", metavar="F", help="default: response_a")
-    add("--response-b-field", default="response_b", metavar="F", help="default: response_b")
-    add("--responses-field", default="responses", metavar="F", help="systems mode: a "
-        "mapping of system name to response (default: responses)")
-    add("--template", metavar="NAME|FILE", help="template name ({}) or a file of "
-        "str.format text; default rating, or rating_ref when a record has a reference"
-        .format(", ".join(TEMPLATES)))
-    add("--parser", choices=sorted(_PARSERS), help="how to read a custom template's reply")
-    add("--scale", metavar="LO,HI", help="rating scale of a custom template (default 1,5)")
-    add("--question-field", metavar="F", help="default: question, else context")
-    add("--reference-field", metavar="F", default="answer", help="default: answer")
-    add("--response-field", metavar="F", default="response", help="default: response")
-    add("--system", metavar="TEXT", help="a system message for every request")
-    add("--concurrency", type=int, default=8, metavar="N", help="requests in flight (8)")
-    add("--timeout", type=float, default=60.0, metavar="S", help="per request (60)")
-    add("--max-retries", type=int, default=5, metavar="N", help="per request (5)")
-    add("--restart-wait", type=float, default=60.0, metavar="S", help="how long a judge "
-        "that answered and then refuses connections (restarting) is waited for (60)")
-    add("--max-tokens", type=int, metavar="N", help="default 16 (512 for JSON rubrics)")
-    add("--temperature", type=float, default=0.0, metavar="T", help="default 0")
-    add("--extra-body", metavar="JSON", help='merged into each request, e.g. '
-        '\'{"chat_template_kwargs": {"enable_thinking": false}}\'')
-    add("--header", action="append", default=[], metavar="'NAME: VALUE'",
-        help="an extra request header (repeatable)")
-    add("--key-header", default="Authorization", metavar="NAME", help="send the key "
-        "(env LLM_JUDGE_API_KEY, OPENAI_API_KEY) raw in this header, e.g. api-key for "
-        "Azure; default Authorization: Bearer")
-    add("--judges", metavar="FILE", help="several judges in one run: a JSON list of "
-        '{"name", "mode", "template", "criteria", "url", "model", "options"}; each writes '
-        "NAME_score, NAME_status, ... and gets its own summary")
-    add("--cache", metavar="PATH", help="JSONL store of judge replies: a rerun sends no "
-        "request twice")
-    add("--max-error-rate", type=float, default=0.1, metavar="R", help="exit 1 when more "
-        "than this fraction of records failed (0.1)")
-    add("--summary", metavar="FILE", help="also write the summary here as JSON")
-    add("--shard", metavar="K/N", help="judge only records K, K+N, K+2N, ... (0-based)")
-    add("--logprobs", action="store_true", help="score the rating weighted by the "
-        "probabilities of the scale's tokens (G-Eval); the text rating when the server "
-        "sends none")
-    add("--top-logprobs", type=int, default=5, metavar="N", help="alternatives per token "
-        "with --logprobs (5)")
-    add("--structured", action="store_true", help="send a JSON schema as response_format "
-        "(vLLM guided decoding, OpenAI); dropped, once and said, if the server refuses it")
-    add("--seed", type=int, metavar="N", help="sampling seed sent to the server")
-    add("--human-field", metavar="F", help="compare the judge with the human labels in "
-        "this field: agreement, kappa, correlations (or accuracy for 0/1 labels)")
-    add("--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the "
-        "bootstrap interval (0)")
-    add("--check", action="store_true", help="only check the server: URL, models, one "
-        "reply")
-    add("--dry-run", action="store_true", help="print the prompts; send nothing")
-    add("--no-preflight", action="store_true", help="skip the one request that checks "
-        "the server before the run")
-    add("--strict", action="store_true", help="stop at the first bad input line, naming "
-        "it, instead of recording it and going on")
-    add("-q", "--quiet", action="store_true", help="no progress or summary on stderr")
-    add("--version", action="version", version="minijudge " + __version__)
+        prog="minijudge", usage="%(prog)s [options] INPUT.jsonl", description="Grade model "
+        "outputs (JSONL records) with an LLM judge on an OpenAI-compatible server. Records "
+        "go to stdout (or -o), progress and the summary to stderr.",
+        epilog="quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 data.jsonl")
+    parser.add_argument("input", nargs="?", help="JSONL file of records, or - for stdin")
+    parser.add_argument("--version", action="version", version="minijudge " + __version__)
+    for entry in [  # "title: about" starts a group; ("--flag METAVAR", help, options)
+        "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY (or "
+        "OPENAI_BASE_URL, OPENAI_API_KEY); a private CA: SSL_CERT_FILE",
+        ("--judge-url URL", "http://h:p, .../v1 or the full .../chat/completions"),
+        ("--judge-model M", "default: the one the server lists"),
+        ("--key-header NAME", "send the key raw in this header, e.g. api-key for Azure "
+         "(default: Authorization: Bearer)", {"default": "Authorization"}),
+        ("--header 'NAME: VALUE'", "an extra header, repeatable",
+         {"action": "append", "default": []}),
+        ("--timeout S", "per request (60)", {"default": 60.0}),
+        ("--max-retries N", "per request (5)", {"default": 5}),
+        ("--restart-wait S", "wait this long for a judge that is restarting (60)",
+         {"default": 60.0}),
+        ("--extra-body JSON", "merged into each request, e.g. "
+         "'{\"chat_template_kwargs\": {\"enable_thinking\": false}}'"),
+        "what to judge",
+        ("--mode", "in order: a 1-5 rating (default), binary or math correctness, a rubric, a "
+         "criterion's option, two responses scored, the better of two (both orders), "
+         "several systems ranked", {"choices": list(_MODES)}),
+        ("--criteria FILE", 'a JSON criterion: {"name": ..., "description": ..., "options": '
+         '{"Good": 1.0, "Bad": 0.0}}'),
+        ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
+         "given a reference)".format(", ".join(TEMPLATES))),
+        ("--parser", "how to read a custom template's reply", {"choices": sorted(_PARSERS)}),
+        ("--scale LO,HI", "rating scale of a custom template (default 1,5)"),
+        ("--system TEXT", "a system message for every request"),
+        ("--pass-threshold T", "a score of at least T passes (judge_pass)", {"type": float}),
+        ("--single-order", "pairwise: ask once, not in both orders"),
+        ("--assess", "criterion: the judge assesses freely, then names one option"),
+        ("--assess-max-tokens N", "the assessment's token budget (512)", {"default": 512}),
+        ("--check-position", "criterion: ask again with the options in reverse order"),
+        "fields",
+        ("--question-field F", "default: question, else context"),
+        ("--reference-field F", "default: answer", {"default": "answer"}),
+        ("--response-field F", "default: response", {"default": "response"}),
+        ("--response-a-field F", "default: response_a", {"default": "response_a"}),
+        ("--response-b-field F", "default: response_b", {"default": "response_b"}),
+        ("--responses-field F", "systems: {system: response} (default: responses)",
+         {"default": "responses"}),
+        "run",
+        ("--concurrency N", "requests in flight (8)", {"default": 8}),
+        ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
+        ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
+        ("--judges FILE", 'several judges: a JSON list of {"name", "mode", "template", '
+         '"criteria", "url", "model", "options"}'),
+        ("--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
+        ("--temperature T", "default 0", {"default": 0.0}),
+        ("--seed N", "sampling seed sent to the server", {"type": int}),
+        ("--logprobs", "the rating weighted by its tokens' probabilities (G-Eval)"),
+        ("--top-logprobs N", "alternatives per token (5)", {"default": 5}),
+        ("--structured", "send a JSON schema as response_format (dropped if refused)"),
+        ("--dry-run", "print the prompts; send nothing"),
+        ("--check", "only check the server: URL, models, one reply"),
+        ("--no-preflight", "skip the one request that checks the server first"),
+        ("--strict", "stop at the first bad input line instead of recording it"),
+        "output",
+        ("-o --output OUT.jsonl", "write records here (default stdout)"),
+        ("--summary FILE", "also write the summary here as JSON"),
+        ("-q --quiet", "no progress or summary on stderr"),
+        "trust",
+        ("--human-field F", "compare the judge with the human labels in this field"),
+        ("--bootstrap-seed N", "seed of the 95%% interval's bootstrap (0)", {"default": 0}),
+        ("--max-error-rate R", "exit 1 when over this share of records failed (0.1)",
+         {"default": 0.1})]:
+        if isinstance(entry, str):
+            group = parser.add_argument_group(*entry.split(": ", 1))
+            continue
+        spec, text, *more = entry
+        names = [word for word in spec.split(" ") if word.startswith("-")]
+        metavar, options = spec[len(" ".join(names)) + 1:], dict(*more, help=text)
+        if isinstance(options.get("default"), (int, float)):  # a number gives the type
+            options.setdefault("type", type(options["default"]))
+        if metavar:
+            options["metavar"] = metavar
+        elif "choices" not in options:
+            options["action"] = "store_true"
+        group.add_argument(*names, **options)
     return parser
 
 
@@ -2142,7 +2148,8 @@ def main(argv=None):
     parser = _arg_parser()
     try:
         args = parser.parse_args(argv)
-        if args.input is None and not args.check:
+        if args.input is None and not args.check:  # a short usage, not the --help wall
+            parser.usage += "\n{}\n--help for every option".format(parser.epilog)
             parser.error("the following arguments are required: input")
     except SystemExit as exc:
         return exc.code
