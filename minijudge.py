@@ -2067,22 +2067,20 @@ def _arg_parser():
         "OPENAI_BASE_URL, OPENAI_API_KEY); a private CA: SSL_CERT_FILE",
         ("--judge-url URL", "http://h:p, .../v1 or the full .../chat/completions"),
         ("--judge-model M", "default: the one the server lists"),
-        ("--key-header NAME", "send the key raw in this header, e.g. api-key for Azure "
-         "(default: Authorization: Bearer)", {"default": "Authorization"}),
+        ("--key-header NAME", "the key's header, e.g. api-key (the key goes raw unless "
+         "Authorization)", {"default": "Authorization"}),
         ("--header 'NAME: VALUE'", "an extra header, repeatable",
          {"action": "append", "default": []}),
         ("--timeout S", "per request (60)", {"default": 60.0}),
         ("--max-retries N", "per request (5)", {"default": 5}),
-        ("--restart-wait S", "wait this long for a judge that is restarting (60)",
-         {"default": 60.0}),
-        ("--extra-body JSON", "merged into each request, e.g. "
-         "'{\"chat_template_kwargs\": {\"enable_thinking\": false}}'"),
+        ("--restart-wait S", "wait this long for a restarting judge (60)", {"default": 60.0}),
+        ("--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
+         "{\"enable_thinking\": false}}'"),
         "what to judge",
-        ("--mode", "in order: a 1-5 rating (default), binary or math correctness, a rubric, a "
-         "criterion's option, two responses scored, the better of two (both orders), "
+        ("--mode", "in order: a 1-5 rating (default), binary or math correctness, a rubric, "
+         "a criterion's option, two responses scored, the better of two (both orders), "
          "several systems ranked", {"choices": list(_MODES)}),
-        ("--criteria FILE", 'a JSON criterion: {"name": ..., "description": ..., "options": '
-         '{"Good": 1.0, "Bad": 0.0}}'),
+        ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}'),
         ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
          "given a reference)".format(", ".join(TEMPLATES))),
         ("--parser", "how to read a custom template's reply", {"choices": sorted(_PARSERS)}),
@@ -2099,14 +2097,12 @@ def _arg_parser():
         ("--response-field F", "default: response", {"default": "response"}),
         ("--response-a-field F", "default: response_a", {"default": "response_a"}),
         ("--response-b-field F", "default: response_b", {"default": "response_b"}),
-        ("--responses-field F", "systems: {system: response} (default: responses)",
-         {"default": "responses"}),
+        ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
         "run",
         ("--concurrency N", "requests in flight (8)", {"default": 8}),
         ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
         ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
-        ("--judges FILE", 'several judges: a JSON list of {"name", "mode", "template", '
-         '"criteria", "url", "model", "options"}'),
+        ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
         ("--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
         ("--temperature T", "default 0", {"default": 0.0}),
         ("--seed N", "sampling seed sent to the server", {"type": int}),
@@ -2131,13 +2127,11 @@ def _arg_parser():
             continue
         spec, text, *more = entry
         names = [word for word in spec.split(" ") if word.startswith("-")]
-        metavar, options = spec[len(" ".join(names)) + 1:], dict(*more, help=text)
+        options = dict(*more, help=text, metavar=spec[len(" ".join(names)) + 1:] or None)
         if isinstance(options.get("default"), (int, float)):  # a number gives the type
             options.setdefault("type", type(options["default"]))
-        if metavar:
-            options["metavar"] = metavar
-        elif "choices" not in options:
-            options["action"] = "store_true"
+        if not options["metavar"] and "choices" not in options:
+            options = dict(help=text, action="store_true")
         group.add_argument(*names, **options)
     return parser
 
@@ -2574,25 +2568,20 @@ class _Tally:
 
     def __init__(self):
         import collections
-        self.statuses = collections.Counter()
+        # consistent: pairs asked in both orders, agreed or not; biased: records asked in
+        # both option orders, chose differently or not
+        (self.statuses, self.ratings, self.models, self.tokens, self.sources, self.fingerprints,
+         self.consistent, self.biased, self.wins, self.played, self.passed) = (
+            collections.Counter() for _ in range(11))
         self.first_errors = {}
-        self.ratings = collections.Counter()
-        self.models = collections.Counter()
-        self.tokens = collections.Counter()
-        self.scores = []  # the first _BOOTSTRAP_MAX only; past that, the sums below
+        self.scores, self.judged_scores = [], []  # the first _BOOTSTRAP_MAX; then the sums
         self.done = self.requests = self.cached = self.sent = 0
         self.total = self.total_sq = self.judged_total = self.judged_sq = 0.0
-        self.judged_scores = []  # likewise, for the judged records only
         self.latency_total = self.latency_max = 0.0
-        self.sources = collections.Counter()
-        self.fingerprints = collections.Counter()
         self.human = ([], [], [])  # the judge's ratings (or scores), its scores, the labels
-        self.consistent = collections.Counter()  # pairs asked in both orders: agreed or not
-        self.wins, self.played = collections.Counter(), collections.Counter()
-        self.passed = collections.Counter()
 
     def add(self, judgement, human=None):
-        status = judgement.status
+        status, details = judgement.status, judgement.details
         self.statuses[status] += 1
         if status not in _NOT_FAILURES:
             self.first_errors.setdefault(status, judgement.error)
@@ -2610,21 +2599,19 @@ class _Tally:
                 self.judged_scores.append(score)
         if judgement.rating is not None:
             self.ratings[judgement.rating] += 1
-        if judgement.model:
-            self.models[judgement.model] += 1
-        if judgement.source:
-            self.sources[judgement.source] += 1
-        if judgement.fingerprint:
-            self.fingerprints[judgement.fingerprint] += 1
-        details = judgement.details
+        for counter, value in ((self.models, judgement.model), (self.sources, judgement.source),
+                               (self.fingerprints, judgement.fingerprint)):
+            if value:
+                counter[value] += 1
         for pair in details.get("pairs") or [details]:
             if pair.get("consistent") is not None:
                 self.consistent[pair["consistent"]] += 1
+        for counter, key in ((self.passed, "pass"), (self.biased, "positional_bias")):
+            if details.get(key) is not None:
+                counter[details[key]] += 1
         if status == "ok" and "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
-        if "pass" in details:
-            self.passed[details["pass"]] += 1
         if human is not None and status == "ok":
             rating = judgement.rating
             for values, value in zip(self.human, (score if rating is None else rating,
@@ -2668,12 +2655,13 @@ def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
     done = tally.done
     judged = done - tally.failed
-    if mode == "pairwise":  # A's win rate: over the judged pairs, a failure is no B win
-        interval, method = _interval(tally.judged_scores, judged, tally.judged_total,
-                                     tally.judged_sq, args.bootstrap_seed)
-    else:
-        interval, method = _interval(tally.scores, done, tally.total, tally.total_sq,
-                                     args.bootstrap_seed)
+    # pairwise: A's win rate over the judged pairs (a failure is no B win)
+    sums = ((tally.judged_scores, judged, tally.judged_total, tally.judged_sq) if (
+        mode == "pairwise") else (tally.scores, done, tally.total, tally.total_sq))
+    interval, method = _interval(*sums, args.bootstrap_seed)
+
+    def share(counter):  # of the records (or pairs) counted, the share that were True
+        return round(counter[True] / sum(counter.values()), 4) if counter else None
     summary = {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
@@ -2696,14 +2684,13 @@ def _summary(judge, mode, args, tally, wall, interrupted):
                            pass_threshold=args.pass_threshold,
                            both_orders=not args.single_order),
         "score_sources": dict(tally.sources), "adapted": judge.adapted, "mode": mode,
-        "position_consistency": round(tally.consistent[True] / sum(
-            tally.consistent.values()), 4) if tally.consistent else None,
+        "position_consistency": share(tally.consistent),
+        "positional_bias_rate": share(tally.biased),
         "systems": {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
                     for name, n in tally.played.items()} or None,
         "ranking": sorted(tally.played, key=lambda name: -tally.wins[name] / tally.played[
             name]) or None,
-        "pass_rate": round(tally.passed[True] / sum(tally.passed.values()), 4) if (
-            tally.passed) else None,
+        "pass_rate": share(tally.passed),
         "system_fingerprints": dict(tally.fingerprints),
         "template_sha256": hashlib.sha256(TEMPLATES.get(judge.template, judge.template or (
             RATING_TEMPLATE + RATING_REF_TEMPLATE)).encode("utf-8")).hexdigest()[:16],
@@ -2729,66 +2716,58 @@ def _human_agreement(args, tally, mode):
 
 
 def _print_summary(summary, max_error_rate, file, name=None):
-    s = summary
-    lines = ["minijudge{}: {} records in {:.1f} s ({} requests, {} from cache, {} requests/s); "
-             "judge {} at {}".format(" [{}]".format(name) if name else "", s["records"],
-                                     s["wall_seconds"], s["requests"],
-                                     s["cached"], s["requests_per_second"], s["judge_model"],
-                                     s["judge_url"]),
-             "  statuses: " + ", ".join("{} {}".format(k, v) for k, v in sorted(
-                 s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0])))]
-    for status, error in s["errors"].items():
-        lines.append("  first {}: {}".format(status, error))
-    if s["mode"] == "pairwise" and s["records"] > s["failed"]:
-        lines.append("  A's win rate {} (ties count half) over the {} judged; 95% CI {} ({})"
-                     .format(s["mean_score_judged"], s["records"] - s["failed"], s["ci95"],
-                             s["ci_method"]))
-    elif s["mode"] != "systems" and s["records"]:
-        lines.append("  mean score {} with failures as 0.0; {} over the {} judged; 95% CI {} "
-                     "({})".format(s["mean_score"], s["mean_score_judged"],
-                                   s["records"] - s["failed"], s["ci95"], s["ci_method"]))
-    if s["systems"]:
-        lines.append("  ranking: " + ", ".join("{} {} ({} comparisons)".format(
-            name, s["systems"][name]["win_rate"], s["systems"][name]["comparisons"])
-            for name in s["ranking"]))
-    if s["position_consistency"] is not None:
-        lines.append("  position-consistent: {:.1%} of the pairs asked in both orders (the "
-                     "rest count as ties)".format(s["position_consistency"]))
-    if s["pass_rate"] is not None:
-        lines.append("  pass rate {} at --pass-threshold {}".format(
-            s["pass_rate"], s["parameters"]["pass_threshold"]))
-    if s["ratings"]:
-        lines.append("  ratings: " + ", ".join("{}: {}".format(k, v)
-                                               for k, v in s["ratings"].items()))
-    if s["score_sources"].get("logprobs") is not None or s["parameters"].get("logprobs"):
-        lines.append("  scores from logprobs: {}, from the text: {}{}".format(
-            s["score_sources"].get("logprobs", 0), s["score_sources"].get("text", 0),
-            " (the server sent no usable logprobs for those)" if s["score_sources"].get(
-                "text") else ""))
-    for change in s["adapted"]:
-        lines.append("  adapted: " + change)
-    human = s["agreement"]
-    if human and human.get("kind") == "ratings":
-        lines.append("  agreement with {field} (n={n}): exact {exact}, within one "
-                     "{within_one}, quadratic kappa {kappa_quadratic}, Spearman {spearman}, "
-                     "Pearson {pearson}".format(**human))
-    elif human and human.get("kind") == "binary":
-        lines.append("  agreement with {field} (n={n}): accuracy {accuracy}, precision "
-                     "{precision}, recall {recall} at 0.5; best threshold {best_threshold} "
-                     "(accuracy {best_accuracy})".format(**human))
-    elif human:
-        lines.append("  agreement with {field}: too few judged records with a label "
-                     "(n={n})".format(**human))
-    if s["tokens"]:
-        lines.append("  tokens: {} prompt, {} completion".format(
-            s["tokens"].get("prompt_tokens", 0), s["tokens"].get("completion_tokens", 0)))
-    if s["interrupted"]:
-        lines.append("  interrupted: the records above were written; rerun with the same "
-                     "--cache to finish without paying twice")
-    elif s["failure_rate"] > max_error_rate:
-        lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
-            s["failure_rate"], max_error_rate))
-    print("\n".join(lines), file=file)
+    s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
+    judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
+    values = dict(  # the summary, the agreement's fields (no name is in both), and these
+        s, **human, name=" [{}]".format(name) if name else "", judged=judged,
+        limit=max_error_rate, sources=dict({"logprobs": 0, "text": 0}, **sources),
+        tokens=dict({"prompt_tokens": 0, "completion_tokens": 0}, **s["tokens"]),
+        statuses=", ".join("{} {}".format(*kv) for kv in sorted(
+            s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))),
+        errors="\n".join("  first {}: {}".format(*kv) for kv in s["errors"].items()),
+        ranking=", ".join("{} {win_rate} ({comparisons} comparisons)".format(
+            system, **s["systems"][system]) for system in s["ranking"] or ()),
+        ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
+        adapted="\n".join("  adapted: " + change for change in s["adapted"]),
+        fallback=" (the server sent no usable logprobs for those)" * bool(sources.get("text")))
+    wins = mode == "pairwise" and judged
+    print("\n".join(line.format(**values) for shown, line in [  # (shown?, line)
+        (True, "minijudge{name}: {records} records in {wall_seconds:.1f} s ({requests} "
+         "requests, {cached} from cache, {requests_per_second} requests/s); judge "
+         "{judge_model} at {judge_url}"),
+        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
+        (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} "
+         "judged; 95% CI {ci95} ({ci_method})"),
+        (not wins and mode != "systems" and s["records"], "  mean score {mean_score} with "
+         "failures as 0.0; {mean_score_judged} over the {judged} judged; 95% CI {ci95} "
+         "({ci_method})"),
+        (s["systems"], "  ranking: {ranking}"),
+        (s["position_consistency"] is not None, "  position-consistent: {position_consistency"
+         ":.1%} of the pairs asked in both orders (the rest count as ties)"),
+        (s.get("positional_bias_rate") is not None, "  positional bias: {positional_bias_rate"
+         ":.1%} of the records asked in both option orders chose differently (the first "
+         "choice is kept)"),
+        (s["pass_rate"] is not None, "  pass rate {pass_rate} at --pass-threshold "
+         "{parameters[pass_threshold]}"),
+        (s["ratings"], "  ratings: {ratings}"),
+        ("logprobs" in sources or s["parameters"].get("logprobs"), "  scores from logprobs: "
+         "{sources[logprobs]}, from the text: {sources[text]}{fallback}"),
+        (s["adapted"], "{adapted}"),
+        (kind == "ratings", "  agreement with {field} (n={n}): exact {exact}, within one "
+         "{within_one}, quadratic kappa {kappa_quadratic}, Spearman {spearman}, Pearson "
+         "{pearson}"),
+        (kind == "binary", "  agreement with {field} (n={n}): accuracy {accuracy}, precision "
+         "{precision}, recall {recall} at 0.5; best threshold {best_threshold} (accuracy "
+         "{best_accuracy})"),
+        (human and not kind, "  agreement with {field}: too few judged records with a label "
+         "(n={n})"),
+        (s["tokens"], "  tokens: {tokens[prompt_tokens]} prompt, {tokens[completion_tokens]} "
+         "completion"),
+        (s["interrupted"], "  interrupted: the records above were written; rerun with the "
+         "same --cache to finish without paying twice"),
+        (not s["interrupted"] and s["failure_rate"] > max_error_rate, "  failure rate "
+         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown),
+        file=file)
 
 
 def _run(specs, args, items):
