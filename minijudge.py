@@ -2056,15 +2056,14 @@ _NOT_FAILURES = ("ok", "empty_response")
 def _arg_parser():
     import argparse
     parser = argparse.ArgumentParser(
-        prog="minijudge", usage="%(prog)s [options] INPUT.jsonl", description="Grade model "
-        "outputs (JSONL records) with an LLM judge on an OpenAI-compatible server. Records "
-        "go to stdout (or -o), progress and the summary to stderr.",
+        prog="minijudge", usage="%(prog)s [options] INPUT.jsonl", description="Grade JSONL "
+        "records with an LLM judge on an OpenAI-compatible server: records to stdout (or "
+        "-o), progress and the summary to stderr.",
         epilog="quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 data.jsonl")
     parser.add_argument("input", nargs="?", help="JSONL file of records, or - for stdin")
     parser.add_argument("--version", action="version", version="minijudge " + __version__)
-    for entry in [  # "title: about" starts a group; ("--flag METAVAR", help, options)
-        "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY (or "
-        "OPENAI_BASE_URL, OPENAI_API_KEY); a private CA: SSL_CERT_FILE",
+    for entry in [  # "title: about" starts a group; ("-f/--flag METAVAR", help, options)
+        "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
         ("--judge-url URL", "http://h:p, .../v1 or the full .../chat/completions"),
         ("--judge-model M", "default: the one the server lists"),
         ("--key-header NAME", "the key's header, e.g. api-key (the key goes raw unless "
@@ -2077,9 +2076,8 @@ def _arg_parser():
         ("--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
          "{\"enable_thinking\": false}}'"),
         "what to judge",
-        ("--mode", "in order: a 1-5 rating (default), binary or math correctness, a rubric, "
-         "a criterion's option, two responses scored, the better of two (both orders), "
-         "several systems ranked", {"choices": list(_MODES)}),
+        ("--mode", "a 1-5 rating (default), correct or not (binary, math), a JSON rubric, an "
+         "option, two scores, the better of two, systems ranked", {"choices": list(_MODES)}),
         ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}'),
         ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
          "given a reference)".format(", ".join(TEMPLATES))),
@@ -2114,25 +2112,24 @@ def _arg_parser():
         ("--no-preflight", "skip the one request that checks the server first"),
         ("--strict", "stop at the first bad input line instead of recording it"),
         "output",
-        ("-o --output OUT.jsonl", "write records here (default stdout)"),
+        ("-o/--output OUT.jsonl", "write records here (default stdout)"),
         ("--summary FILE", "also write the summary here as JSON"),
-        ("-q --quiet", "no progress or summary on stderr"),
+        ("-q/--quiet", "no progress or summary on stderr"),
         "trust",
         ("--human-field F", "compare the judge with the human labels in this field"),
         ("--bootstrap-seed N", "seed of the 95%% interval's bootstrap (0)", {"default": 0}),
-        ("--max-error-rate R", "exit 1 when over this share of records failed (0.1)",
-         {"default": 0.1})]:
+        ("--max-error-rate R", "exit 1 if over this share failed (0.1)", {"default": 0.1})]:
         if isinstance(entry, str):
             group = parser.add_argument_group(*entry.split(": ", 1))
             continue
         spec, text, *more = entry
-        names = [word for word in spec.split(" ") if word.startswith("-")]
-        options = dict(*more, help=text, metavar=spec[len(" ".join(names)) + 1:] or None)
+        flags, _, metavar = spec.partition(" ")
+        options = dict(*more, help=text, metavar=metavar or None)
         if isinstance(options.get("default"), (int, float)):  # a number gives the type
             options.setdefault("type", type(options["default"]))
-        if not options["metavar"] and "choices" not in options:
+        if not metavar and "choices" not in options:
             options = dict(help=text, action="store_true")
-        group.add_argument(*names, **options)
+        group.add_argument(*flags.split("/"), **options)
     return parser
 
 
@@ -2570,15 +2567,15 @@ class _Tally:
         import collections
         # consistent: pairs asked in both orders, agreed or not; biased: records asked in
         # both option orders, chose differently or not
-        (self.statuses, self.ratings, self.models, self.tokens, self.sources, self.fingerprints,
-         self.consistent, self.biased, self.wins, self.played, self.passed) = (
-            collections.Counter() for _ in range(11))
+        (self.statuses, self.ratings, self.models, self.tokens, self.sources,
+         self.fingerprints, self.consistent, self.biased, self.wins, self.played,
+         self.passed) = (collections.Counter() for _ in range(11))
         self.first_errors = {}
         self.scores, self.judged_scores = [], []  # the first _BOOTSTRAP_MAX; then the sums
         self.done = self.requests = self.cached = self.sent = 0
         self.total = self.total_sq = self.judged_total = self.judged_sq = 0.0
         self.latency_total = self.latency_max = 0.0
-        self.human = ([], [], [])  # the judge's ratings (or scores), its scores, the labels
+        self.human = []  # (the judge's rating, or score; its score; the label)
 
     def add(self, judgement, human=None):
         status, details = judgement.status, judgement.details
@@ -2597,10 +2594,11 @@ class _Tally:
             self.judged_sq += score * score
             if len(self.judged_scores) < _BOOTSTRAP_MAX:
                 self.judged_scores.append(score)
-        if judgement.rating is not None:
-            self.ratings[judgement.rating] += 1
-        for counter, value in ((self.models, judgement.model), (self.sources, judgement.source),
-                               (self.fingerprints, judgement.fingerprint)):
+        rating = judgement.rating
+        if rating is not None:
+            self.ratings[rating] += 1
+        for counter, value in zip((self.models, self.sources, self.fingerprints),
+                                  (judgement.model, judgement.source, judgement.fingerprint)):
             if value:
                 counter[value] += 1
         for pair in details.get("pairs") or [details]:
@@ -2613,10 +2611,7 @@ class _Tally:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
         if human is not None and status == "ok":
-            rating = judgement.rating
-            for values, value in zip(self.human, (score if rating is None else rating,
-                                                  score, human)):
-                values.append(value)
+            self.human.append((score if rating is None else rating, score, human))
         if judgement.cached:
             self.cached += 1
         elif judgement.attempts:
@@ -2642,8 +2637,7 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
         return None, "no scores"
     if n > _BOOTSTRAP_MAX:
         mean = total / n
-        sd = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1))
-        half = 1.96 * sd / math.sqrt(n)
+        half = 1.96 * math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
         return [round(mean - half, 4), round(mean + half, 4)], "normal approximation"
     rng = random.Random(seed)
     means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
@@ -2653,8 +2647,7 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
 
 def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
-    done = tally.done
-    judged = done - tally.failed
+    done, judged = tally.done, tally.done - tally.failed
     # pairwise: A's win rate over the judged pairs (a failure is no B win)
     sums = ((tally.judged_scores, judged, tally.judged_total, tally.judged_sq) if (
         mode == "pairwise") else (tally.scores, done, tally.total, tally.total_sq))
@@ -2674,8 +2667,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "wall_seconds": round(wall, 3),
         "requests_per_second": round(tally.requests / wall, 2) if wall else None,
         "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
-        "latency_max": round(tally.latency_max, 4),
-        "judge_url": judge._redact(judge.url),
+        "latency_max": round(tally.latency_max, 4), "judge_url": judge._redact(judge.url),
         "judge_model": tally.models.most_common(1)[0][0] if tally.models else judge.model,
         "template": judge.template if judge.template in TEMPLATES else (
             "custom" if judge.template else "rating / rating_ref"),
@@ -2706,7 +2698,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
 def _human_agreement(args, tally, mode):
     if not args.human_field:
         return None
-    ratings, scores, labels = tally.human
+    ratings, scores, labels = zip(*tally.human) if tally.human else ((), (), ())
     if mode == "pairwise":  # verdicts as A's win: A 1, tie 0.5, B 0, on both sides
         verdicts = {"a": 1.0, "b": 0.0, "tie": 0.5, "c": 0.5}
         labels = [verdicts.get(str(label).strip().lower()) for label in labels]
@@ -2718,9 +2710,10 @@ def _human_agreement(args, tally, mode):
 def _print_summary(summary, max_error_rate, file, name=None):
     s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
     judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
-    values = dict(  # the summary, the agreement's fields (no name is in both), and these
-        s, **human, name=" [{}]".format(name) if name else "", judged=judged,
-        limit=max_error_rate, sources=dict({"logprobs": 0, "text": 0}, **sources),
+    values = dict(human, **s)  # the agreement's fields, the summary's, and these:
+    values.update(
+        name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
+        sources=dict({"logprobs": 0, "text": 0}, **sources),
         tokens=dict({"prompt_tokens": 0, "completion_tokens": 0}, **s["tokens"]),
         statuses=", ".join("{} {}".format(*kv) for kv in sorted(
             s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))),
@@ -2729,7 +2722,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
             system, **s["systems"][system]) for system in s["ranking"] or ()),
         ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
         adapted="\n".join("  adapted: " + change for change in s["adapted"]),
-        fallback=" (the server sent no usable logprobs for those)" * bool(sources.get("text")))
+        fallback=" (the server sent no usable logprobs for those)" * ("text" in sources))
     wins = mode == "pairwise" and judged
     print("\n".join(line.format(**values) for shown, line in [  # (shown?, line)
         (True, "minijudge{name}: {records} records in {wall_seconds:.1f} s ({requests} "
@@ -2742,11 +2735,12 @@ def _print_summary(summary, max_error_rate, file, name=None):
          "failures as 0.0; {mean_score_judged} over the {judged} judged; 95% CI {ci95} "
          "({ci_method})"),
         (s["systems"], "  ranking: {ranking}"),
-        (s["position_consistency"] is not None, "  position-consistent: {position_consistency"
-         ":.1%} of the pairs asked in both orders (the rest count as ties)"),
-        (s.get("positional_bias_rate") is not None, "  positional bias: {positional_bias_rate"
-         ":.1%} of the records asked in both option orders chose differently (the first "
-         "choice is kept)"),
+        (s["position_consistency"] is not None, "  position-consistent: "
+         "{position_consistency:.1%} of the pairs asked in both orders (the rest count as "
+         "ties)"),
+        (s["positional_bias_rate"] is not None, "  positional bias: "
+         "{positional_bias_rate:.1%} of the records asked in both option orders chose "
+         "differently (the first choice is kept)"),
         (s["pass_rate"] is not None, "  pass rate {pass_rate} at --pass-threshold "
          "{parameters[pass_threshold]}"),
         (s["ratings"], "  ratings: {ratings}"),

@@ -254,7 +254,7 @@ _BASE = {
     "score_sources": {"logprobs": 3, "text": 2},
     "adapted": ["dropped response_format (the server said: {no})", "max_tokens 16 -> 32"],
     "mode": "rating", "position_consistency": None, "systems": None, "ranking": None,
-    "pass_rate": 0.5, "interrupted": False,
+    "pass_rate": 0.5, "interrupted": False, "positional_bias_rate": None,
     "agreement": {"n": 5, "kind": "ratings", "exact": 0.4, "within_one": 0.8,
                   "kappa_quadratic": 0.61, "spearman": 0.7, "pearson": 0.72,
                   "field": "human", "confusion": {}},
