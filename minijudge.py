@@ -2565,8 +2565,8 @@ class _Tally:
 
     def __init__(self):
         import collections
-        # consistent: pairs asked in both orders, agreed or not; biased: records asked in
-        # both option orders, chose differently or not
+        # True/False counts of the items asked in both orders: did the pair agree
+        # (consistent), did the option chosen change (biased)
         (self.statuses, self.ratings, self.models, self.tokens, self.sources,
          self.fingerprints, self.consistent, self.biased, self.wins, self.played,
          self.passed) = (collections.Counter() for _ in range(11))
