@@ -2103,14 +2103,11 @@ def _arg_parser():
         ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
         ("--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
         ("--temperature T", "default 0", {"default": 0.0}),
-        ("--seed N", "sampling seed sent to the server", {"type": int}),
-        ("--logprobs", "the rating weighted by its tokens' probabilities (G-Eval)"),
-        ("--top-logprobs N", "alternatives per token (5)", {"default": 5}),
-        ("--structured", "send a JSON schema as response_format (dropped if refused)"),
         ("--dry-run", "print the prompts; send nothing"),
         ("--check", "only check the server: URL, models, one reply"),
         ("--no-preflight", "skip the one request that checks the server first"),
         ("--strict", "stop at the first bad input line instead of recording it"),
+        ("--max-error-rate R", "exit 1 if over this share failed (0.1)", {"default": 0.1}),
         "output",
         ("-o/--output OUT.jsonl", "write records here (default stdout)"),
         ("--summary FILE", "also write the summary here as JSON"),
@@ -2118,7 +2115,10 @@ def _arg_parser():
         "trust",
         ("--human-field F", "compare the judge with the human labels in this field"),
         ("--bootstrap-seed N", "seed of the 95%% interval's bootstrap (0)", {"default": 0}),
-        ("--max-error-rate R", "exit 1 if over this share failed (0.1)", {"default": 0.1})]:
+        ("--logprobs", "the rating weighted by its tokens' probabilities (G-Eval)"),
+        ("--top-logprobs N", "alternatives per token (5)", {"default": 5}),
+        ("--structured", "send a JSON schema as response_format (dropped if refused)"),
+        ("--seed N", "sampling seed sent to the server", {"type": int})]:
         if isinstance(entry, str):
             group = parser.add_argument_group(*entry.split(": ", 1))
             continue

@@ -32,10 +32,10 @@ GROUPS = {
     "fields": ["--question-field", "--reference-field", "--response-field",
                "--response-a-field", "--response-b-field", "--responses-field"],
     "run": ["--concurrency", "--cache", "--shard", "--judges", "--max-tokens", "--temperature",
-            "--seed", "--logprobs", "--top-logprobs", "--structured", "--dry-run", "--check",
-            "--no-preflight", "--strict"],
+            "--dry-run", "--check", "--no-preflight", "--strict", "--max-error-rate"],
     "output": ["-o", "--summary", "-q"],
-    "trust": ["--human-field", "--bootstrap-seed", "--max-error-rate"],
+    "trust": ["--human-field", "--bootstrap-seed", "--logprobs", "--top-logprobs",
+              "--structured", "--seed"],
 }
 # every flag before issue 12: (option strings, dest, default, type, action)
 FLAGS = [
