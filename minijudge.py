@@ -2074,86 +2074,80 @@ _NOT_FAILURES = ("ok", "empty_response")
 def _arg_parser():
     import argparse
     parser = argparse.ArgumentParser(
-        prog="minijudge", description="Grade model outputs (JSONL records) with an LLM "
-        "judge on an OpenAI-compatible server. Records go to stdout (or -o), progress "
-        "and the summary to stderr.")
-    add = parser.add_argument
-    add("input", nargs="?", help="JSONL file of records, or - for stdin")
-    add("--judge-url", metavar="URL", help="server base URL: http://h:p, .../v1 or the "
-        "full .../chat/completions (env LLM_JUDGE_API_BASE, OPENAI_BASE_URL)")
-    add("--judge-model", metavar="M", help="model name (env LLM_JUDGE_MODEL; default: "
-        "the one the server lists)")
-    add("-o", "--output", metavar="OUT.jsonl", help="write records here (default stdout)")
-    add("--mode", choices=list(_MODES), help="what to judge: a 1-5 "
-        "rating (default), binary or math correctness, a JSON rubric, a criterion with "
-        "options (--criteria), two responses scored (comparative), which of two is better "
-        "(pairwise, both orders), or several systems ranked (systems)")
-    add("--criteria", metavar="FILE", help='a JSON criterion: {"name": ..., "description": '
-        '..., "options": {"Excellent": 1.0, "Acceptable": 0.5, "Bad": 0.0}}')
-    add("--pass-threshold", type=float, metavar="T", help="mark records scoring at least "
-        "T as passed (judge_pass) and report the pass rate")
-    add("--assess", action="store_true")
-    add("--assess-max-tokens", type=int, default=512)
-    add("--check-position", action="store_true")
-    add("--single-order", action="store_true", help="pairwise: ask once, not in both "
-        "orders (half the requests; position bias stays in)")
-    add("--response-a-field", default="response_a", metavar="F", help="default: response_a")
-    add("--response-b-field", default="response_b", metavar="F", help="default: response_b")
-    add("--responses-field", default="responses", metavar="F", help="systems mode: a "
-        "mapping of system name to response (default: responses)")
-    add("--template", metavar="NAME|FILE", help="template name ({}) or a file of "
-        "str.format text; default rating, or rating_ref when a record has a reference"
-        .format(", ".join(TEMPLATES)))
-    add("--parser", choices=sorted(_PARSERS), help="how to read a custom template's reply")
-    add("--scale", metavar="LO,HI", help="rating scale of a custom template (default 1,5)")
-    add("--question-field", metavar="F", help="default: question, else context")
-    add("--reference-field", metavar="F", default="answer", help="default: answer")
-    add("--response-field", metavar="F", default="response", help="default: response")
-    add("--system", metavar="TEXT", help="a system message for every request")
-    add("--concurrency", type=int, default=8, metavar="N", help="requests in flight (8)")
-    add("--timeout", type=float, default=60.0, metavar="S", help="per request (60)")
-    add("--max-retries", type=int, default=5, metavar="N", help="per request (5)")
-    add("--restart-wait", type=float, default=60.0, metavar="S", help="how long a judge "
-        "that answered and then refuses connections (restarting) is waited for (60)")
-    add("--max-tokens", type=int, metavar="N", help="default 16 (512 for JSON rubrics)")
-    add("--temperature", type=float, default=0.0, metavar="T", help="default 0")
-    add("--extra-body", metavar="JSON", help='merged into each request, e.g. '
-        '\'{"chat_template_kwargs": {"enable_thinking": false}}\'')
-    add("--header", action="append", default=[], metavar="'NAME: VALUE'",
-        help="an extra request header (repeatable)")
-    add("--key-header", default="Authorization", metavar="NAME", help="send the key "
-        "(env LLM_JUDGE_API_KEY, OPENAI_API_KEY) raw in this header, e.g. api-key for "
-        "Azure; default Authorization: Bearer")
-    add("--judges", metavar="FILE", help="several judges in one run: a JSON list of "
-        '{"name", "mode", "template", "criteria", "url", "model", "options"}; each writes '
-        "NAME_score, NAME_status, ... and gets its own summary")
-    add("--cache", metavar="PATH", help="JSONL store of judge replies: a rerun sends no "
-        "request twice")
-    add("--max-error-rate", type=float, default=0.1, metavar="R", help="exit 1 when more "
-        "than this fraction of records failed (0.1)")
-    add("--summary", metavar="FILE", help="also write the summary here as JSON")
-    add("--shard", metavar="K/N", help="judge only records K, K+N, K+2N, ... (0-based)")
-    add("--logprobs", action="store_true", help="score the rating weighted by the "
-        "probabilities of the scale's tokens (G-Eval); the text rating when the server "
-        "sends none")
-    add("--top-logprobs", type=int, default=5, metavar="N", help="alternatives per token "
-        "with --logprobs (5)")
-    add("--structured", action="store_true", help="send a JSON schema as response_format "
-        "(vLLM guided decoding, OpenAI); dropped, once and said, if the server refuses it")
-    add("--seed", type=int, metavar="N", help="sampling seed sent to the server")
-    add("--human-field", metavar="F", help="compare the judge with the human labels in "
-        "this field: agreement, kappa, correlations (or accuracy for 0/1 labels)")
-    add("--bootstrap-seed", type=int, default=0, metavar="N", help="seed of the "
-        "bootstrap interval (0)")
-    add("--check", action="store_true", help="only check the server: URL, models, one "
-        "reply")
-    add("--dry-run", action="store_true", help="print the prompts; send nothing")
-    add("--no-preflight", action="store_true", help="skip the one request that checks "
-        "the server before the run")
-    add("--strict", action="store_true", help="stop at the first bad input line, naming "
-        "it, instead of recording it and going on")
-    add("-q", "--quiet", action="store_true", help="no progress or summary on stderr")
-    add("--version", action="version", version="minijudge " + __version__)
+        prog="minijudge", usage="%(prog)s [options] INPUT.jsonl", description="Grade JSONL "
+        "records with an LLM judge on an OpenAI-compatible server: records to stdout (or "
+        "-o), progress and the summary to stderr.",
+        epilog="quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 data.jsonl")
+    parser.add_argument("input", nargs="?", help="JSONL file of records, or - for stdin")
+    parser.add_argument("--version", action="version", version="minijudge " + __version__)
+    for entry in [  # "title: about" starts a group; ("-f/--flag METAVAR", help, options)
+        "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
+        ("--judge-url URL", "http://h:p, .../v1 or the full .../chat/completions"),
+        ("--judge-model M", "default: the one the server lists"),
+        ("--key-header NAME", "the key's header, e.g. api-key (the key goes raw unless "
+         "Authorization)", {"default": "Authorization"}),
+        ("--header 'NAME: VALUE'", "an extra header, repeatable",
+         {"action": "append", "default": []}),
+        ("--timeout S", "per request (60)", {"default": 60.0}),
+        ("--max-retries N", "per request (5)", {"default": 5}),
+        ("--restart-wait S", "wait this long for a restarting judge (60)", {"default": 60.0}),
+        ("--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
+         "{\"enable_thinking\": false}}'"),
+        "what to judge",
+        ("--mode", "a 1-5 rating (default), correct or not (binary, math), a JSON rubric, an "
+         "option, two scores, the better of two, systems ranked", {"choices": list(_MODES)}),
+        ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}'),
+        ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
+         "given a reference)".format(", ".join(TEMPLATES))),
+        ("--parser", "how to read a custom template's reply", {"choices": sorted(_PARSERS)}),
+        ("--scale LO,HI", "rating scale of a custom template (default 1,5)"),
+        ("--system TEXT", "a system message for every request"),
+        ("--pass-threshold T", "a score of at least T passes (judge_pass)", {"type": float}),
+        ("--single-order", "pairwise: ask once, not in both orders"),
+        ("--assess", "criterion: the judge assesses freely, then names one option"),
+        ("--assess-max-tokens N", "the assessment's token budget (512)", {"default": 512}),
+        ("--check-position", "criterion: ask again with the options in reverse order"),
+        "fields",
+        ("--question-field F", "default: question, else context"),
+        ("--reference-field F", "default: answer", {"default": "answer"}),
+        ("--response-field F", "default: response", {"default": "response"}),
+        ("--response-a-field F", "default: response_a", {"default": "response_a"}),
+        ("--response-b-field F", "default: response_b", {"default": "response_b"}),
+        ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
+        "run",
+        ("--concurrency N", "requests in flight (8)", {"default": 8}),
+        ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
+        ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
+        ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
+        ("--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
+        ("--temperature T", "default 0", {"default": 0.0}),
+        ("--dry-run", "print the prompts; send nothing"),
+        ("--check", "only check the server: URL, models, one reply"),
+        ("--no-preflight", "skip the one request that checks the server first"),
+        ("--strict", "stop at the first bad input line instead of recording it"),
+        ("--max-error-rate R", "exit 1 if over this share failed (0.1)", {"default": 0.1}),
+        "output",
+        ("-o/--output OUT.jsonl", "write records here (default stdout)"),
+        ("--summary FILE", "also write the summary here as JSON"),
+        ("-q/--quiet", "no progress or summary on stderr"),
+        "trust",
+        ("--human-field F", "compare the judge with the human labels in this field"),
+        ("--bootstrap-seed N", "seed of the 95%% interval's bootstrap (0)", {"default": 0}),
+        ("--logprobs", "the rating weighted by its tokens' probabilities (G-Eval)"),
+        ("--top-logprobs N", "alternatives per token (5)", {"default": 5}),
+        ("--structured", "send a JSON schema as response_format (dropped if refused)"),
+        ("--seed N", "sampling seed sent to the server", {"type": int})]:
+        if isinstance(entry, str):
+            group = parser.add_argument_group(*entry.split(": ", 1))
+            continue
+        spec, text, *more = entry
+        flags, _, metavar = spec.partition(" ")
+        options = dict(*more, help=text, metavar=metavar or None)
+        if isinstance(options.get("default"), (int, float)):  # a number gives the type
+            options.setdefault("type", type(options["default"]))
+        if not metavar and "choices" not in options:
+            options = dict(help=text, action="store_true")
+        group.add_argument(*flags.split("/"), **options)
     return parser
 
 
@@ -2163,7 +2157,8 @@ def main(argv=None):
     parser = _arg_parser()
     try:
         args = parser.parse_args(argv)
-        if args.input is None and not args.check:
+        if args.input is None and not args.check:  # a short usage, not the --help wall
+            parser.usage += "\n{}\n--help for every option".format(parser.epilog)
             parser.error("the following arguments are required: input")
     except SystemExit as exc:
         return exc.code
@@ -2569,25 +2564,20 @@ class _Tally:
 
     def __init__(self):
         import collections
-        self.statuses = collections.Counter()
+        # True/False counts of the items asked in both orders: did the pair agree
+        # (consistent), did the option chosen change (biased)
+        (self.statuses, self.ratings, self.models, self.tokens, self.sources,
+         self.fingerprints, self.consistent, self.biased, self.wins, self.played,
+         self.passed) = (collections.Counter() for _ in range(11))
         self.first_errors = {}
-        self.ratings = collections.Counter()
-        self.models = collections.Counter()
-        self.tokens = collections.Counter()
-        self.scores = []  # the first _BOOTSTRAP_MAX only; past that, the sums below
+        self.scores, self.judged_scores = [], []  # the first _BOOTSTRAP_MAX; then the sums
         self.done = self.requests = self.cached = self.sent = 0
         self.total = self.total_sq = self.judged_total = self.judged_sq = 0.0
-        self.judged_scores = []  # likewise, for the judged records only
         self.latency_total = self.latency_max = 0.0
-        self.sources = collections.Counter()
-        self.fingerprints = collections.Counter()
-        self.human = ([], [], [])  # the judge's ratings (or scores), its scores, the labels
-        self.consistent = collections.Counter()  # pairs asked in both orders: agreed or not
-        self.wins, self.played = collections.Counter(), collections.Counter()
-        self.passed = collections.Counter()
+        self.human = []  # (the judge's rating, or score; its score; the label)
 
     def add(self, judgement, human=None):
-        status = judgement.status
+        status, details = judgement.status, judgement.details
         self.statuses[status] += 1
         if status not in _NOT_FAILURES:
             self.first_errors.setdefault(status, judgement.error)
@@ -2603,28 +2593,24 @@ class _Tally:
             self.judged_sq += score * score
             if len(self.judged_scores) < _BOOTSTRAP_MAX:
                 self.judged_scores.append(score)
-        if judgement.rating is not None:
-            self.ratings[judgement.rating] += 1
-        if judgement.model:
-            self.models[judgement.model] += 1
-        if judgement.source:
-            self.sources[judgement.source] += 1
-        if judgement.fingerprint:
-            self.fingerprints[judgement.fingerprint] += 1
-        details = judgement.details
+        rating = judgement.rating
+        if rating is not None:
+            self.ratings[rating] += 1
+        for counter, value in zip((self.models, self.sources, self.fingerprints),
+                                  (judgement.model, judgement.source, judgement.fingerprint)):
+            if value:
+                counter[value] += 1
         for pair in details.get("pairs") or [details]:
             if pair.get("consistent") is not None:
                 self.consistent[pair["consistent"]] += 1
+        for counter, key in ((self.passed, "pass"), (self.biased, "positional_bias")):
+            if details.get(key) is not None:
+                counter[details[key]] += 1
         if status == "ok" and "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
-        if "pass" in details:
-            self.passed[details["pass"]] += 1
         if human is not None and status == "ok":
-            rating = judgement.rating
-            for values, value in zip(self.human, (score if rating is None else rating,
-                                                  score, human)):
-                values.append(value)
+            self.human.append((score if rating is None else rating, score, human))
         if judgement.cached:
             self.cached += 1
         elif judgement.attempts:
@@ -2650,8 +2636,7 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
         return None, "no scores"
     if n > _BOOTSTRAP_MAX:
         mean = total / n
-        sd = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1))
-        half = 1.96 * sd / math.sqrt(n)
+        half = 1.96 * math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
         return [round(mean - half, 4), round(mean + half, 4)], "normal approximation"
     rng = random.Random(seed)
     means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
@@ -2661,14 +2646,14 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
 
 def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
-    done = tally.done
-    judged = done - tally.failed
-    if mode == "pairwise":  # A's win rate: over the judged pairs, a failure is no B win
-        interval, method = _interval(tally.judged_scores, judged, tally.judged_total,
-                                     tally.judged_sq, args.bootstrap_seed)
-    else:
-        interval, method = _interval(tally.scores, done, tally.total, tally.total_sq,
-                                     args.bootstrap_seed)
+    done, judged = tally.done, tally.done - tally.failed
+    # pairwise: A's win rate over the judged pairs (a failure is no B win)
+    sums = ((tally.judged_scores, judged, tally.judged_total, tally.judged_sq) if (
+        mode == "pairwise") else (tally.scores, done, tally.total, tally.total_sq))
+    interval, method = _interval(*sums, args.bootstrap_seed)
+
+    def share(counter):  # of the records (or pairs) counted, the share that were True
+        return round(counter[True] / sum(counter.values()), 4) if counter else None
     summary = {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
@@ -2681,8 +2666,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "wall_seconds": round(wall, 3),
         "requests_per_second": round(tally.requests / wall, 2) if wall else None,
         "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
-        "latency_max": round(tally.latency_max, 4),
-        "judge_url": judge._redact(judge.url),
+        "latency_max": round(tally.latency_max, 4), "judge_url": judge._redact(judge.url),
         "judge_model": tally.models.most_common(1)[0][0] if tally.models else judge.model,
         "template": judge.template if judge.template in TEMPLATES else (
             "custom" if judge.template else "rating / rating_ref"),
@@ -2691,14 +2675,13 @@ def _summary(judge, mode, args, tally, wall, interrupted):
                            pass_threshold=args.pass_threshold,
                            both_orders=not args.single_order),
         "score_sources": dict(tally.sources), "adapted": judge.adapted, "mode": mode,
-        "position_consistency": round(tally.consistent[True] / sum(
-            tally.consistent.values()), 4) if tally.consistent else None,
+        "position_consistency": share(tally.consistent),
+        "positional_bias_rate": share(tally.biased),
         "systems": {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
                     for name, n in tally.played.items()} or None,
         "ranking": sorted(tally.played, key=lambda name: -tally.wins[name] / tally.played[
             name]) or None,
-        "pass_rate": round(tally.passed[True] / sum(tally.passed.values()), 4) if (
-            tally.passed) else None,
+        "pass_rate": share(tally.passed),
         "system_fingerprints": dict(tally.fingerprints),
         "template_sha256": hashlib.sha256(TEMPLATES.get(judge.template, judge.template or (
             RATING_TEMPLATE + RATING_REF_TEMPLATE)).encode("utf-8")).hexdigest()[:16],
@@ -2714,7 +2697,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
 def _human_agreement(args, tally, mode):
     if not args.human_field:
         return None
-    ratings, scores, labels = tally.human
+    ratings, scores, labels = zip(*tally.human) if tally.human else ((), (), ())
     if mode == "pairwise":  # verdicts as A's win: A 1, tie 0.5, B 0, on both sides
         verdicts = {"a": 1.0, "b": 0.0, "tie": 0.5, "c": 0.5}
         labels = [verdicts.get(str(label).strip().lower()) for label in labels]
@@ -2724,66 +2707,60 @@ def _human_agreement(args, tally, mode):
 
 
 def _print_summary(summary, max_error_rate, file, name=None):
-    s = summary
-    lines = ["minijudge{}: {} records in {:.1f} s ({} requests, {} from cache, {} requests/s); "
-             "judge {} at {}".format(" [{}]".format(name) if name else "", s["records"],
-                                     s["wall_seconds"], s["requests"],
-                                     s["cached"], s["requests_per_second"], s["judge_model"],
-                                     s["judge_url"]),
-             "  statuses: " + ", ".join("{} {}".format(k, v) for k, v in sorted(
-                 s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0])))]
-    for status, error in s["errors"].items():
-        lines.append("  first {}: {}".format(status, error))
-    if s["mode"] == "pairwise" and s["records"] > s["failed"]:
-        lines.append("  A's win rate {} (ties count half) over the {} judged; 95% CI {} ({})"
-                     .format(s["mean_score_judged"], s["records"] - s["failed"], s["ci95"],
-                             s["ci_method"]))
-    elif s["mode"] != "systems" and s["records"]:
-        lines.append("  mean score {} with failures as 0.0; {} over the {} judged; 95% CI {} "
-                     "({})".format(s["mean_score"], s["mean_score_judged"],
-                                   s["records"] - s["failed"], s["ci95"], s["ci_method"]))
-    if s["systems"]:
-        lines.append("  ranking: " + ", ".join("{} {} ({} comparisons)".format(
-            name, s["systems"][name]["win_rate"], s["systems"][name]["comparisons"])
-            for name in s["ranking"]))
-    if s["position_consistency"] is not None:
-        lines.append("  position-consistent: {:.1%} of the pairs asked in both orders (the "
-                     "rest count as ties)".format(s["position_consistency"]))
-    if s["pass_rate"] is not None:
-        lines.append("  pass rate {} at --pass-threshold {}".format(
-            s["pass_rate"], s["parameters"]["pass_threshold"]))
-    if s["ratings"]:
-        lines.append("  ratings: " + ", ".join("{}: {}".format(k, v)
-                                               for k, v in s["ratings"].items()))
-    if s["score_sources"].get("logprobs") is not None or s["parameters"].get("logprobs"):
-        lines.append("  scores from logprobs: {}, from the text: {}{}".format(
-            s["score_sources"].get("logprobs", 0), s["score_sources"].get("text", 0),
-            " (the server sent no usable logprobs for those)" if s["score_sources"].get(
-                "text") else ""))
-    for change in s["adapted"]:
-        lines.append("  adapted: " + change)
-    human = s["agreement"]
-    if human and human.get("kind") == "ratings":
-        lines.append("  agreement with {field} (n={n}): exact {exact}, within one "
-                     "{within_one}, quadratic kappa {kappa_quadratic}, Spearman {spearman}, "
-                     "Pearson {pearson}".format(**human))
-    elif human and human.get("kind") == "binary":
-        lines.append("  agreement with {field} (n={n}): accuracy {accuracy}, precision "
-                     "{precision}, recall {recall} at 0.5; best threshold {best_threshold} "
-                     "(accuracy {best_accuracy})".format(**human))
-    elif human:
-        lines.append("  agreement with {field}: too few judged records with a label "
-                     "(n={n})".format(**human))
-    if s["tokens"]:
-        lines.append("  tokens: {} prompt, {} completion".format(
-            s["tokens"].get("prompt_tokens", 0), s["tokens"].get("completion_tokens", 0)))
-    if s["interrupted"]:
-        lines.append("  interrupted: the records above were written; rerun with the same "
-                     "--cache to finish without paying twice")
-    elif s["failure_rate"] > max_error_rate:
-        lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
-            s["failure_rate"], max_error_rate))
-    print("\n".join(lines), file=file)
+    s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
+    judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
+    values = dict(human, **s)  # the agreement's fields, the summary's, and these:
+    values.update(
+        name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
+        sources=dict({"logprobs": 0, "text": 0}, **sources),
+        tokens=dict({"prompt_tokens": 0, "completion_tokens": 0}, **s["tokens"]),
+        statuses=", ".join("{} {}".format(*kv) for kv in sorted(
+            s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))),
+        errors="\n".join("  first {}: {}".format(*kv) for kv in s["errors"].items()),
+        ranking=", ".join("{} {win_rate} ({comparisons} comparisons)".format(
+            system, **s["systems"][system]) for system in s["ranking"] or ()),
+        ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
+        adapted="\n".join("  adapted: " + change for change in s["adapted"]),
+        fallback=" (the server sent no usable logprobs for those)" * ("text" in sources))
+    wins = mode == "pairwise" and judged
+    print("\n".join(line.format(**values) for shown, line in [  # (shown?, line)
+        (True, "minijudge{name}: {records} records in {wall_seconds:.1f} s ({requests} "
+         "requests, {cached} from cache, {requests_per_second} requests/s); judge "
+         "{judge_model} at {judge_url}"),
+        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
+        (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} "
+         "judged; 95% CI {ci95} ({ci_method})"),
+        (not wins and mode != "systems" and s["records"], "  mean score {mean_score} with "
+         "failures as 0.0; {mean_score_judged} over the {judged} judged; 95% CI {ci95} "
+         "({ci_method})"),
+        (s["systems"], "  ranking: {ranking}"),
+        (s["position_consistency"] is not None, "  position-consistent: "
+         "{position_consistency:.1%} of the pairs asked in both orders (the rest count as "
+         "ties)"),
+        (s["positional_bias_rate"] is not None, "  positional bias: "
+         "{positional_bias_rate:.1%} of the records asked in both option orders chose "
+         "differently (the first choice is kept)"),
+        (s["pass_rate"] is not None, "  pass rate {pass_rate} at --pass-threshold "
+         "{parameters[pass_threshold]}"),
+        (s["ratings"], "  ratings: {ratings}"),
+        ("logprobs" in sources or s["parameters"].get("logprobs"), "  scores from logprobs: "
+         "{sources[logprobs]}, from the text: {sources[text]}{fallback}"),
+        (s["adapted"], "{adapted}"),
+        (kind == "ratings", "  agreement with {field} (n={n}): exact {exact}, within one "
+         "{within_one}, quadratic kappa {kappa_quadratic}, Spearman {spearman}, Pearson "
+         "{pearson}"),
+        (kind == "binary", "  agreement with {field} (n={n}): accuracy {accuracy}, precision "
+         "{precision}, recall {recall} at 0.5; best threshold {best_threshold} (accuracy "
+         "{best_accuracy})"),
+        (human and not kind, "  agreement with {field}: too few judged records with a label "
+         "(n={n})"),
+        (s["tokens"], "  tokens: {tokens[prompt_tokens]} prompt, {tokens[completion_tokens]} "
+         "completion"),
+        (s["interrupted"], "  interrupted: the records above were written; rerun with the "
+         "same --cache to finish without paying twice"),
+        (not s["interrupted"] and s["failure_rate"] > max_error_rate, "  failure rate "
+         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown),
+        file=file)
 
 
 def _run(specs, args, items):
