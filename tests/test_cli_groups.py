@@ -1,0 +1,336 @@
+"""The command line a person can scan: --help in argument groups, a short usage when no
+input is given, the new judging flags, and the summary's positional bias (issue 12,
+items 4 and 5).
+
+--help and the no-input usage run ``python -m minijudge`` in a real process from the
+repository root; the summary tests build real Judgements from an LLMJudge on a loopback
+StubServer and feed them to the tally, the summary and its printer.
+"""
+import inspect
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_cli_groups` finds stub too
+import minijudge  # noqa: E402
+from stub import JUDGE_ENV, StubTestCase, chat  # noqa: E402
+from test_cli import REPO, CLITest, parse_lines, response_of  # noqa: E402
+from test_modes import HELPFULNESS  # noqa: E402
+
+GROUPS = {
+    "server": ["--judge-url", "--judge-model", "--key-header", "--header", "--timeout",
+               "--max-retries", "--restart-wait", "--extra-body"],
+    "what to judge": ["--mode", "--criteria", "--template", "--parser", "--scale", "--system",
+                      "--pass-threshold", "--single-order", "--assess", "--assess-max-tokens",
+                      "--check-position"],
+    "fields": ["--question-field", "--reference-field", "--response-field",
+               "--response-a-field", "--response-b-field", "--responses-field"],
+    "run": ["--concurrency", "--cache", "--shard", "--judges", "--max-tokens", "--temperature",
+            "--dry-run", "--check", "--no-preflight", "--strict", "--max-error-rate"],
+    "output": ["-o", "--summary", "-q"],
+    "trust": ["--human-field", "--bootstrap-seed", "--logprobs", "--top-logprobs",
+              "--structured", "--seed"],
+}
+# every flag before issue 12: (option strings, dest, default, type, action)
+FLAGS = [
+    (("--judge-url",), "judge_url", None, None, "store"),
+    (("--judge-model",), "judge_model", None, None, "store"),
+    (("-o", "--output"), "output", None, None, "store"),
+    (("--mode",), "mode", None, None, "store"),
+    (("--criteria",), "criteria", None, None, "store"),
+    (("--pass-threshold",), "pass_threshold", None, float, "store"),
+    (("--single-order",), "single_order", False, None, "store_true"),
+    (("--response-a-field",), "response_a_field", "response_a", None, "store"),
+    (("--response-b-field",), "response_b_field", "response_b", None, "store"),
+    (("--responses-field",), "responses_field", "responses", None, "store"),
+    (("--template",), "template", None, None, "store"),
+    (("--parser",), "parser", None, None, "store"),
+    (("--scale",), "scale", None, None, "store"),
+    (("--question-field",), "question_field", None, None, "store"),
+    (("--reference-field",), "reference_field", "answer", None, "store"),
+    (("--response-field",), "response_field", "response", None, "store"),
+    (("--system",), "system", None, None, "store"),
+    (("--concurrency",), "concurrency", 8, int, "store"),
+    (("--timeout",), "timeout", 60.0, float, "store"),
+    (("--max-retries",), "max_retries", 5, int, "store"),
+    (("--restart-wait",), "restart_wait", 60.0, float, "store"),
+    (("--max-tokens",), "max_tokens", None, int, "store"),
+    (("--temperature",), "temperature", 0.0, float, "store"),
+    (("--extra-body",), "extra_body", None, None, "store"),
+    (("--header",), "header", [], None, "append"),
+    (("--key-header",), "key_header", "Authorization", None, "store"),
+    (("--judges",), "judges", None, None, "store"),
+    (("--cache",), "cache", None, None, "store"),
+    (("--max-error-rate",), "max_error_rate", 0.1, float, "store"),
+    (("--summary",), "summary", None, None, "store"),
+    (("--shard",), "shard", None, None, "store"),
+    (("--logprobs",), "logprobs", False, None, "store_true"),
+    (("--top-logprobs",), "top_logprobs", 5, int, "store"),
+    (("--structured",), "structured", False, None, "store_true"),
+    (("--seed",), "seed", None, int, "store"),
+    (("--human-field",), "human_field", None, None, "store"),
+    (("--bootstrap-seed",), "bootstrap_seed", 0, int, "store"),
+    (("--check",), "check", False, None, "store_true"),
+    (("--dry-run",), "dry_run", False, None, "store_true"),
+    (("--no-preflight",), "no_preflight", False, None, "store_true"),
+    (("--strict",), "strict", False, None, "store_true"),
+    (("-q", "--quiet"), "quiet", False, None, "store_true"),
+]
+USAGE = "usage: minijudge [options] INPUT.jsonl\n"
+SHORT_USAGE = (USAGE + "quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 "
+               "data.jsonl\n--help for every option\n"
+               "minijudge: error: the following arguments are required: input\n")
+
+
+def run(*argv):
+    """(exit code, stdout, stderr) of ``python -m minijudge`` with no judge settings."""
+    env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+    proc = subprocess.run([sys.executable, "-m", "minijudge"] + list(argv), cwd=REPO,
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=30)
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+def sections(help_text):
+    """{section title: [first option string of each option listed under it]}."""
+    found, title = {}, None
+    for line in help_text.splitlines():
+        header = re.match(r"^(\S.*):$", line)
+        option = re.match(r"^  (-[\w-]+)", line)
+        if header:
+            title = header.group(1)
+            found[title] = []
+        elif option and title:
+            found[title].append(option.group(1))
+    return found
+
+
+class HelpTest(unittest.TestCase):
+    def test_help_lists_every_flag_under_its_group(self):
+        code, out, err = run("--help")
+        self.assertEqual((code, err), (0, ""))
+        self.assertTrue(out.startswith(USAGE), out[:200])
+        found = sections(out)
+        self.assertEqual({title: flags for title, flags in found.items() if title in GROUPS},
+                         GROUPS)
+        self.assertEqual([t for t in found if t in GROUPS], list(GROUPS))  # in this order
+        # only -h and --version stay outside the groups
+        others = [f for title, flags in found.items() if title not in GROUPS for f in flags]
+        self.assertEqual(others, ["-h", "--version"])
+        self.assertIn("quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 "
+                      "data.jsonl", out)
+
+    def test_every_flag_keeps_its_name_dest_default_and_type(self):
+        actions = minijudge._arg_parser()._option_string_actions
+        for strings, dest, default, kind, action in FLAGS:
+            with self.subTest(flag=strings[-1]):
+                got = actions[strings[-1]]
+                self.assertEqual((tuple(got.option_strings), got.dest, got.default, got.type),
+                                 (strings, dest, default, kind))
+                self.assertEqual(type(got).__name__.strip("_").lower(),
+                                 action.replace("_", "") + "action")
+        choices = {name: actions[name].choices for name in ("--mode", "--parser")}
+        self.assertLessEqual({"rating", "binary", "math", "rubric", "criterion", "comparative",
+                              "pairwise", "systems"}, set(choices["--mode"]))
+        self.assertLessEqual({"binary", "comparative", "json", "option", "rating", "verdict"},
+                             set(choices["--parser"]))
+
+    def test_the_assess_and_position_flags(self):
+        parse = minijudge._arg_parser().parse_args
+        args = parse(["in.jsonl"])
+        self.assertEqual((args.assess, args.assess_max_tokens, args.check_position),
+                         (False, 512, False))
+        args = parse(["--assess", "--assess-max-tokens", "300", "--check-position", "in.jsonl"])
+        self.assertEqual((args.assess, args.assess_max_tokens, args.check_position),
+                         (True, 300, True))
+        code, out, err = run("--assess-max-tokens", "many", "in.jsonl")
+        self.assertEqual((code, out), (2, ""))
+        self.assertEqual(err, USAGE + "minijudge: error: argument --assess-max-tokens: invalid "
+                         "int value: 'many'\n")
+
+
+class NoInputTest(unittest.TestCase):
+    def test_no_input_prints_a_short_usage_and_exits_2(self):
+        for argv in ((), ("--judge-url", "http://127.0.0.1:1", "-q")):
+            with self.subTest(argv=argv):
+                self.assertEqual(run(*argv), (2, "", SHORT_USAGE))
+
+    def test_other_usage_errors_print_the_one_usage_line(self):
+        code, out, err = run("--mode", "nope", "in.jsonl")
+        self.assertEqual((code, out), (2, ""))
+        lines = err.splitlines(True)
+        self.assertEqual(lines[0], USAGE)
+        self.assertEqual(len(lines), 2, err)
+        self.assertTrue(lines[1].startswith("minijudge: error: argument --mode: invalid choice: "
+                                            "'nope'"), err)
+
+
+# -- The summary ----------------------------------------------------------------------
+
+
+def reversed_options(criterion):
+    return dict(criterion, options=dict(reversed(list(criterion["options"].items()))))
+
+
+def first_listed(request):
+    """The option listed first in a criterion prompt."""
+    return re.search(r"Options:\n- (\w+)", request.prompt).group(1)
+
+
+class PositionalBiasSummaryTest(StubTestCase):
+    """Each record judged with the options as given and reversed, the way the check does,
+    then tallied, summarised and printed."""
+
+    def summarise(self, judgements, mode="criterion"):
+        judge = minijudge.LLMJudge(self.srv.url, model="judge-model", criterion=HELPFULNESS)
+        self.addCleanup(judge.close)
+        tally = minijudge._Tally()
+        for judgement in judgements:
+            tally.add(judgement)
+        args = minijudge._arg_parser().parse_args(["--criteria", "c.json", "in.jsonl"])
+        summary = minijudge._summary(judge, mode, args, tally, 1.0, False)
+        printed = io.StringIO()
+        minijudge._print_summary(summary, 0.5, printed)
+        return summary, printed.getvalue()
+
+    def test_the_rate_counts_the_records_asked_in_both_orders(self):
+        # r0-r2: the judge names whatever is listed first (Excellent, then Bad: biased);
+        # r3-r7: it names Acceptable wherever it stands; r8: no option at all
+        def responder(request):
+            response = response_of(request)
+            if response in ("r0", "r1", "r2"):
+                return chat(first_listed(request))
+            return chat("Hard to say." if response == "r8" else "Acceptable")
+        self.srv.responder = responder
+        judges = [minijudge.LLMJudge(self.srv.url, model="m", max_retries=0, criterion=c)
+                  for c in (HELPFULNESS, reversed_options(HELPFULNESS))]
+        for judge in judges:
+            self.addCleanup(judge.close)
+        judgements = []
+        for i in range(9):
+            first, second = (judge.judge({"question": "q"}, "r%d" % i) for judge in judges)
+            if first.ok and second.ok:
+                first.details["positional_bias"] = first.value != second.value
+            judgements.append(first)
+        self.assertEqual([j.value for j in judgements[:4]],
+                         ["Excellent", "Excellent", "Excellent", "Acceptable"])
+        self.assertEqual(minijudge._judge_fields("judge", judgements[0])[
+            "judge_positional_bias"], True)
+        self.assertNotIn("positional_bias", judgements[8].details)
+        summary, printed = self.summarise(judgements)
+        self.assertEqual(summary["positional_bias_rate"], 0.375)  # 3 of the 8 asked twice
+        self.assertIn("\n  positional bias: 37.5% of the records asked in both option orders "
+                      "chose differently (the first choice is kept)\n", printed)
+        self.assertEqual(json.loads(json.dumps(summary))["positional_bias_rate"], 0.375)
+
+    def test_no_rate_when_no_record_was_asked_in_both_orders(self):
+        self.srv.content = "Bad"
+        judge = minijudge.LLMJudge(self.srv.url, model="m", criterion=HELPFULNESS)
+        self.addCleanup(judge.close)
+        summary, printed = self.summarise([judge.judge({"question": "q"}, "r")])
+        self.assertIsNone(summary["positional_bias_rate"])
+        self.assertNotIn("positional bias", printed)
+        self.assertTrue(printed.startswith("minijudge: 1 records in 1.0 s (1 requests, 0 "
+                                           "from cache, 1.0 requests/s); judge m at "), printed)
+
+
+# summaries covering every line the printer can write, and what it wrote before issue 12
+_BASE = {
+    "records": 8, "statuses": {"parse_error": 2, "ok": 5, "http_error": 1}, "failed": 3,
+    "failure_rate": 0.375, "errors": {"parse_error": "no rating in '{x}' {0}",
+                                      "http_error": "HTTP 500: {oops}"},
+    "mean_score": 0.4062, "mean_score_judged": 0.65, "ci95": [0.1875, 0.625],
+    "ci_method": "bootstrap, 1000 resamples, seed 0", "ratings": {"1": 1, "3.5": 2, "5": 2},
+    "tokens": {"completion_tokens": 7, "total_tokens": 40}, "requests": 9, "cached": 2,
+    "wall_seconds": 1.26, "requests_per_second": 7.14, "latency_mean": 0.1,
+    "latency_max": 0.2, "judge_url": "http://127.0.0.1:9/v1/chat/completions",
+    "judge_model": "judge-{model}", "parameters": {"pass_threshold": 0.75, "logprobs": False},
+    "score_sources": {"logprobs": 3, "text": 2},
+    "adapted": ["dropped response_format (the server said: {no})", "max_tokens 16 -> 32"],
+    "mode": "rating", "position_consistency": None, "systems": None, "ranking": None,
+    "pass_rate": 0.5, "interrupted": False, "positional_bias_rate": None,
+    "agreement": {"n": 5, "kind": "ratings", "exact": 0.4, "within_one": 0.8,
+                  "kappa_quadratic": 0.61, "spearman": 0.7, "pearson": 0.72,
+                  "field": "human", "confusion": {}},
+}
+_NOTHING_ELSE = dict(agreement=None, tokens={}, adapted=[], score_sources={}, pass_rate=None,
+                     ratings={})
+_HEADER = ("records in 1.3 s (9 requests, 2 from cache, 7.14 requests/s); judge judge-{model} "
+           "at http://127.0.0.1:9/v1/chat/completions\n")
+_ERRORS = "  first parse_error: no rating in '{x}' {0}\n  first http_error: HTTP 500: {oops}\n"
+_CI = "95% CI [0.1875, 0.625] (bootstrap, 1000 resamples, seed 0)\n"
+_ADAPTED = ("  adapted: dropped response_format (the server said: {no})\n"
+            "  adapted: max_tokens 16 -> 32\n")
+PRINTED = [  # (what changes in _BASE, --max-error-rate, name, the text)
+    ({}, 0.1, None,
+     "minijudge: 8 " + _HEADER + "  statuses: ok 5, http_error 1, parse_error 2\n" + _ERRORS
+     + "  mean score 0.4062 with failures as 0.0; 0.65 over the 5 judged; " + _CI
+     + "  pass rate 0.5 at --pass-threshold 0.75\n  ratings: 1: 1, 3.5: 2, 5: 2\n"
+     "  scores from logprobs: 3, from the text: 2 (the server sent no usable logprobs for "
+     "those)\n" + _ADAPTED + "  agreement with human (n=5): exact 0.4, within one 0.8, "
+     "quadratic kappa 0.61, Spearman 0.7, Pearson 0.72\n  tokens: 0 prompt, 7 completion\n"
+     "  failure rate 37.5% is over --max-error-rate 10.0%: exit 1\n"),
+    (dict(mode="pairwise", position_consistency=0.8333, tokens={}, pass_rate=None, ratings={},
+          adapted=[], score_sources={"text": 5}, interrupted=True,
+          agreement={"n": 5, "kind": "binary", "accuracy": 0.8, "precision": 1.0,
+                     "recall": 0.6667, "best_threshold": 0.5, "best_accuracy": 0.8,
+                     "field": "label"}), 0.1, None,
+     "minijudge: 8 " + _HEADER + "  statuses: ok 5, http_error 1, parse_error 2\n" + _ERRORS
+     + "  A's win rate 0.65 (ties count half) over the 5 judged; " + _CI
+     + "  position-consistent: 83.3% of the pairs asked in both orders (the rest count as "
+     "ties)\n  agreement with label (n=5): accuracy 0.8, precision 1.0, recall 0.6667 at "
+     "0.5; best threshold 0.5 (accuracy 0.8)\n  interrupted: the records above were "
+     "written; rerun with the same --cache to finish without paying twice\n"),
+    (dict(mode="systems", errors={}, statuses={"ok": 4}, failed=0, failure_rate=0.0,
+          score_sources={}, ratings={}, parameters={"pass_threshold": None, "logprobs": True},
+          systems={"x": {"win_rate": 0.75, "comparisons": 4},
+                   "y": {"win_rate": 0.25, "comparisons": 4}},
+          ranking=["x", "y"], pass_rate=None, agreement={"n": 1, "field": "gold"}), 0.1, None,
+     "minijudge: 8 " + _HEADER + "  statuses: ok 4\n  ranking: x 0.75 (4 comparisons), "
+     "y 0.25 (4 comparisons)\n  scores from logprobs: 0, from the text: 0\n" + _ADAPTED
+     + "  agreement with gold: too few judged records with a label (n=1)\n"
+     "  tokens: 0 prompt, 7 completion\n"),
+    (dict(_NOTHING_ELSE, mode="pairwise", records=2, failed=2, failure_rate=1.0,
+          statuses={"timeout": 2}, errors={"timeout": "timed out"}), 1.0, None,
+     "minijudge: 2 " + _HEADER + "  statuses: timeout 2\n  first timeout: timed out\n"
+     "  mean score 0.4062 with failures as 0.0; 0.65 over the 0 judged; " + _CI),
+    (dict(_NOTHING_ELSE, records=0, failed=0, failure_rate=0.0, statuses={}, errors={}), 0.1,
+     "j2", "minijudge [j2]: 0 " + _HEADER + "  statuses: \n"),
+]
+
+
+class PrinterTest(unittest.TestCase):
+    def test_the_printer_writes_what_it_wrote_before(self):
+        for change, max_error_rate, name, expected in PRINTED:
+            with self.subTest(mode=change.get("mode"), records=change.get("records")):
+                printed = io.StringIO()
+                minijudge._print_summary(dict(_BASE, **change), max_error_rate, printed,
+                                         name=name)
+                self.assertEqual(printed.getvalue(), expected)
+
+
+@unittest.skipUnless("check_position" in inspect.signature(minijudge.LLMJudge).parameters,
+                     "the judging core has no position check yet (issue 12, item 3)")
+class PositionCheckRunTest(CLITest):
+    def test_a_judge_naming_the_first_listed_option_is_biased_on_every_record(self):
+        self.srv.responder = lambda request: chat(first_listed(request))
+        criteria = self.write("criterion.json", json.dumps(HELPFULNESS))
+        code, out, err = self.judge_main(
+            "--criteria", criteria, "--check-position", "--summary", self.path("s.json"),
+            self.write_jsonl("in.jsonl", [{"question": "q", "response": "r%d" % i}
+                                          for i in range(3)]))
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_positional_bias"] for r in parse_lines(out)], [True] * 3)
+        self.assertEqual(json.loads(self.read("s.json"))["positional_bias_rate"], 1.0)
+        self.assertIn("  positional bias: 100.0% of the records asked in both option orders "
+                      "chose differently (the first choice is kept)\n", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
