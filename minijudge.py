@@ -32,6 +32,7 @@ Vendored copies: keep this header, upgrade by replacing the file.
 """
 
 import functools
+import itertools
 import json
 from collections.abc import Mapping
 import logging
@@ -1297,7 +1298,6 @@ class LLMJudge:
         """Every pair of several systems' responses (a mapping name -> text), each pair
         in both orders. The value maps each system to its win rate on this item (ties
         count half); ``details["pairs"]`` lists every verdict."""
-        import itertools
         if len(responses) < 2:
             raise JudgeError("compare_systems needs two or more responses; got {}".format(
                 len(responses)))
@@ -2176,8 +2176,12 @@ def main(argv=None):
     previous = signal.signal(signal.SIGTERM, terminate) if (  # a caller gets its own back
         threading.current_thread() is threading.main_thread()) else None
     try:
-        items = None if source is None else _check_first(
-            specs, args, _sharded(_read_records(source, args.input), shard))
+        items = None
+        if source is not None:
+            items = _read_records(source, args.input)
+            if shard:  # records K, K+N, K+2N, ...
+                items = itertools.islice(items, shard[0], None, shard[1])
+            items = _check_first(specs, args, items)
         if args.dry_run:
             return _dry_run(judge, args, items)
         for prefix, each, _ in specs if args.check or not args.no_preflight else ():
@@ -2431,12 +2435,6 @@ class _BadLine(dict):
         self.error = error
 
 
-def _sharded(items, shard):
-    for index, item in enumerate(items):
-        if shard is None or index % shard[1] == shard[0]:
-            yield item
-
-
 def _item_fields(args, number, record, mode=None):
     """The judge's fields from a record as text (those its mode names), or a _BadLine
     saying what is wrong."""
@@ -2478,7 +2476,6 @@ def _as_text(value):
 def _check_first(specs, args, items):
     """Fill each judge's template from the first good record before any request, so that
     a template the data cannot fill stops the run up front. The items, none lost."""
-    import itertools
     items, seen = iter(items), []
     for number, record in items:
         seen.append((number, record))
@@ -2509,7 +2506,7 @@ def _judge_item(judge, args, item, mode):
     number, record = item
     fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record, mode)
     if isinstance(fields, _BadLine):
-        return Judgement(score=judge.on_failure, status="bad_record", error=fields.error)
+        return judge._failed("bad_record", fields.error)
     both_orders = not args.single_order
     if mode == "pairwise":
         judgement = judge.compare(record, fields.pop("response_a"), fields.pop("response_b"),
@@ -2672,8 +2669,8 @@ def _summary(judge, mode, args, tally, wall, interrupted):
             "custom" if judge.template else "rating / rating_ref"),
         "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
                            max_retries=judge.max_retries, concurrency=args.concurrency,
-                           pass_threshold=args.pass_threshold,
-                           both_orders=not args.single_order),
+                           pass_threshold=args.pass_threshold, both_orders=not args.single_order,
+                           assess=len(judge.turns) > 1, check_position=bool(judge.again)),
         "score_sources": dict(tally.sources), "adapted": judge.adapted, "mode": mode,
         "position_consistency": share(tally.consistent),
         "positional_bias_rate": share(tally.biased),
@@ -2784,9 +2781,9 @@ def _run(specs, args, items):
         judged = []
         for prefix, judge, mode in specs:
             if prefix in stopped_judges:
-                judged.append((prefix, Judgement(score=judge.on_failure, status="not_judged",
-                                                 error="not judged: judge {} stopped: {}".format(
-                                                     prefix, stopped_judges[prefix]))))
+                judged.append((prefix, judge._failed("not_judged", "not judged: judge {} "
+                                                     "stopped: {}".format(
+                                                         prefix, stopped_judges[prefix]))))
                 continue
             try:
                 judgement = _judge_item(judge, args, item, mode)
@@ -2794,9 +2791,8 @@ def _run(specs, args, items):
                 broken.append((args.cache, exc))
                 raise
             except Exception as exc:  # a bug in one judge fails only its own fields
-                judgement = Judgement(score=judge.on_failure, status="internal_error",
-                                      error=judge._redact("{}: {}".format(
-                                          type(exc).__name__, exc)))
+                judgement = judge._failed("internal_error", judge._redact("{}: {}".format(
+                    type(exc).__name__, exc)))
             if len(specs) > 1 and _fatal(judgement):
                 stopped_judges.setdefault(prefix, _fatal(judgement))
             judged.append((prefix, judgement))
@@ -2810,11 +2806,9 @@ def _run(specs, args, items):
                 "{}: {}".format(*kv) for kv in sorted(stopped_judges.items()))
 
     results = judge_records([judge for _, judge, _ in specs], items,
-                            concurrency=args.concurrency, judge_one=judge_one,
-                            stop_on=stop_on,
-                            failed=lambda status, error: [(prefix, Judgement(
-                                score=judge.on_failure, status=status, error=error))
-                                for prefix, judge, _ in specs])
+                            concurrency=args.concurrency, judge_one=judge_one, stop_on=stop_on,
+                            failed=lambda status, error: [(prefix, judge._failed(status, error))
+                                                          for prefix, judge, _ in specs])
     encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # one per run
     try:
         for (number, record), judged in results:
