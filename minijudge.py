@@ -695,10 +695,8 @@ def _chat_url(base_url):
 
 
 def _models_url(chat_url):
-    from urllib.parse import urlsplit, urlunsplit
-    parts = urlsplit(chat_url)
-    path = parts.path[:-len("/chat/completions")] + "/models"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    path, mark, query = chat_url.partition("?")  # the first "?" ends the path
+    return path[:-len("/chat/completions")] + "/models" + mark + query
 
 
 class _Secret:
