@@ -744,7 +744,6 @@ def _tls_context(cafile):
 
 
 def _build_opener(url):
-    import ssl
     import urllib.request
     from urllib.parse import urlsplit
 
@@ -760,7 +759,7 @@ def _build_opener(url):
     cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
     try:  # loading the CAs takes 0.1 s: once per file, and only for https
         context = urlsplit(url).scheme == "https" and _tls_context(cafile)
-    except (OSError, ssl.SSLError) as exc:
+    except OSError as exc:  # ssl.SSLError is an OSError
         raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
                          "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
     keep_alive = _keep_alive_handler(context or None)
