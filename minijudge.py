@@ -867,12 +867,7 @@ def _keep_alive_handler(context=None):
                 conn.close()
 
         def http_open(self, req):
-            return self._open(req, http.client.HTTPConnection)
-
-        def https_open(self, req):
-            return self._open(req, https)
-
-        def _open(self, req, connection_class):
+            connection_class = https if req.type == "https" else http.client.HTTPConnection
             pool = local.__dict__.setdefault("pool", {})
             tunnel = req._tunnel_host  # https through a proxy: CONNECT, then TLS inside
             headers = dict(req.header_items())
@@ -921,6 +916,8 @@ def _keep_alive_handler(context=None):
                 response.url, response.msg = req.get_full_url(), response.reason
                 conn.last = response
                 return response
+
+        https_open = http_open
 
     return KeepAlive()
 
