@@ -902,16 +902,13 @@ def _keep_alive_handler(context=None):
                     reader = DeadlineReader(conn.sock, deadline)
                     response = Response(reader, method=req.get_method())
                     response.begin()
-                except (ConnectionError, http.client.HTTPException) as exc:
-                    conn.close()
-                    if reused and not (reader and reader.received):
+                except BaseException as exc:
+                    conn.close()  # even on Ctrl-C: a late reply must not answer the next request
+                    broken = isinstance(exc, (ConnectionError, http.client.HTTPException))
+                    if broken and reused and not (reader and reader.received):
                         continue  # most likely closed while idle: no reply had begun
-                    raise urllib.error.URLError(exc) from None
-                except OSError as exc:
-                    conn.close()
-                    raise urllib.error.URLError(exc) from None
-                except BaseException:
-                    conn.close()  # interrupted (Ctrl-C): its reply must not answer the next
+                    if isinstance(exc, (OSError, http.client.HTTPException)):
+                        raise urllib.error.URLError(exc) from None
                     raise
                 response.url, response.msg = req.get_full_url(), response.reason
                 conn.last = response
