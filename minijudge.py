@@ -940,22 +940,17 @@ def _server_message(data):
 
 def _retry_after(headers):
     """Seconds the server asked us to wait (Retry-After, retry-after-ms), or None."""
-    millis = headers.get("retry-after-ms")
-    value = headers.get("retry-after")
+    millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
     try:
         seconds = float(millis) / 1000 if millis is not None else float(value)
         return max(0.0, seconds) if math.isfinite(seconds) else None
     except (TypeError, ValueError):
         pass
-    if value:
-        from email.utils import parsedate_to_datetime
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when is not None:
-            return max(0.0, when.timestamp() - time.time())
-    return None
+    from email.utils import parsedate_to_datetime
+    try:  # None, "" and a bad date raise TypeError, ValueError or IndexError, by version
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _http_error(status, data, headers, where):
