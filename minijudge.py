@@ -988,9 +988,8 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
     import urllib.error
     import urllib.request
     data = None if payload is None else json.dumps(payload).encode("utf-8")
-    method = "GET" if data is None else "POST"
-    where = "{} {}".format(method, url)
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    request = urllib.request.Request(url, data=data, headers=headers)  # POST if data
+    where = "{} {}".format(request.get_method(), url)
     scheme, host = request.type, request.host  # a proxy, if one is used, changes them
     deadline = time.monotonic() + (timeout or math.inf)
     try:
@@ -1009,14 +1008,12 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
                     raise socket.timeout()
             body = b"".join(chunks)
     except urllib.error.HTTPError as exc:
+        body = b""
         try:
             body = exc.read(max_bytes)
-        except (OSError, http.client.HTTPException):
-            body = b""
-        try:
             body = _decoded(body, exc.headers, where, max_bytes)
-        except APIError:
-            pass  # undecodable: the status still says what went wrong
+        except (OSError, http.client.HTTPException, APIError):
+            pass  # unreadable or undecodable: the status still says what went wrong
         raise _http_error(exc.code, _blank(body, secrets), exc.headers, where) from None
     except (urllib.error.URLError, socket.timeout, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
