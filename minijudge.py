@@ -954,25 +954,21 @@ def _retry_after(headers):
 
 
 def _http_error(status, data, headers, where):
-    message = _server_message(data)
-    wait = _retry_after(headers)
     if 300 <= status < 400:
         return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
                         "here: use that URL".format(status, where, headers.get("location")),
                         status=status)
+    message, wait, kind = _server_message(data), _retry_after(headers), "http_error"
     if status == 429 and b"insufficient_quota" in data:
-        return APIError("http 429 from {}: quota exhausted, not retrying: {}".format(
-            where, message), status=status, kind="quota_exceeded")
-    if wait is not None and wait > _RETRY_AFTER_LIMIT:
-        return APIError("http {} from {}: the server asks to wait {:.0f} s, over the {:.0f} s "
-                        "limit; not retrying: {}".format(status, where, wait,
-                                                         _RETRY_AFTER_LIMIT, message),
-                        status=status, kind="quota_exceeded")
-    if status == 400 and b"content_filter" in data:
-        return APIError("http 400 from {}: content filter: {}".format(where, message),
-                        status=status, kind="refused")
+        message, kind = "quota exhausted, not retrying: " + message, "quota_exceeded"
+    elif wait is not None and wait > _RETRY_AFTER_LIMIT:
+        message, kind = ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not "
+                         "retrying: {}".format(wait, _RETRY_AFTER_LIMIT, message),
+                         "quota_exceeded")
+    elif status == 400 and b"content_filter" in data:
+        message, kind = "content filter: " + message, "refused"
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
-                    retry_after=wait)
+                    kind=kind, retry_after=wait if kind == "http_error" else None)
 
 
 def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
