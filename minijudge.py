@@ -776,9 +776,9 @@ def _keep_alive_handler(context=None):
     with bytes waiting (a reply nobody asked for) is not reused. The reply's status
     line and headers are read here: http.client's email-based parser costs more than
     all the rest of a request. One deadline covers connecting, sending and reading the
-    reply; each wait is bounded by the timeout too, so a read that starts just before
-    the deadline may end at most one timeout after it.
-    """
+    reply, so a server that drips its status line and headers still times out; each wait
+    is bounded by the timeout too, so a read that starts just before the deadline may end
+    at most one timeout after it."""
     import http.client
     import io
     import select
@@ -787,18 +787,12 @@ def _keep_alive_handler(context=None):
     import urllib.request
 
     def time_left(deadline):
-        """What is left of the request's time: None for no limit."""
-        if deadline == math.inf:
-            return None
         left = deadline - time.monotonic()
         if left <= 0:
             raise socket.timeout("timed out")
-        return left
+        return None if left == math.inf else left  # None: no limit, as sockets take it
 
     class DeadlineReader(io.RawIOBase):
-        """The reply's bytes, refused once the request's time is up: a server that drips
-        its status line and headers still times out."""
-
         def __init__(self, sock, deadline):
             super().__init__()
             self.sock, self.deadline, self.received = sock, deadline, 0
@@ -816,8 +810,7 @@ def _keep_alive_handler(context=None):
             return io.BufferedReader(self)
 
     class Response(http.client.HTTPResponse):
-        def begin(self):
-            """What http.client's begin() does, with the headers parsed by hand."""
+        def begin(self):  # http.client's, with the headers parsed by hand
             status = 100
             while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
                 version, status, reason = self._read_status()
