@@ -917,14 +917,13 @@ def _server_message(data):
     text = data.decode("utf-8", "replace").strip()
     try:
         body = json.loads(text)
-    except ValueError:
-        body = None
-    if isinstance(body, dict):
         error = body.get("error", body.get("detail", body.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message") or error.get("type") or error
-        if error:
-            return str(error)[:500]
+    except (ValueError, AttributeError):  # not JSON, or JSON but not an object
+        error = None
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("type") or error
+    if error:
+        return str(error)[:500]
     title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
     if title:
         return "HTML page: " + " ".join(title.group(1).split())[:200]
