@@ -994,7 +994,7 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
                 size += len(chunk)
                 if time.monotonic() > deadline:
                     raise socket.timeout()
-            body = b"".join(chunks)
+            return _blank(_decoded(b"".join(chunks), response.headers, where, max_bytes), secrets)
     except urllib.error.HTTPError as exc:
         body = b""
         try:
@@ -1027,7 +1027,6 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
             type(exc).__name__, exc).rstrip(": ")
         raise APIError("connection to {} broke: {}".format(where, detail),
                        kind="connection_error") from None
-    return _blank(_decoded(body, response.headers, where, max_bytes), secrets)
 
 
 def _decoded(body, headers, where, max_bytes):
