@@ -1090,7 +1090,6 @@ def _read_reply(body, url):
                        kind="invalid_response")
     choice = choices[0]
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else None
     content = message.get("content", choice.get("text"))  # text: a completions reply
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
         content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
@@ -1099,8 +1098,8 @@ def _read_reply(body, url):
     return {"content": content, "refusal": message.get("refusal"),
             "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
-            "usage": usage, "model": reply.get("model"),
-            "system_fingerprint": reply.get("system_fingerprint")}
+            "usage": reply["usage"] if isinstance(reply.get("usage"), dict) else None,
+            "model": reply.get("model"), "system_fingerprint": reply.get("system_fingerprint")}
 
 
 # -- Judging ---------------------------------------------------------------------------
