@@ -966,10 +966,9 @@ def _http_error(status, data, headers, where):
 def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
     """One request; the 2xx body as bytes, or APIError saying what happened.
 
-    ``timeout`` bounds the whole reply, not each read of it: a server that drips its
-    headers or body times out too (the keep-alive handler checks the headers).
-    A server that echoes the key (``Incorrect API key: sk-...``) gets it blanked out of
-    the body before anything quotes it."""
+    ``timeout`` bounds the whole reply, not each read of it: a server that drips its headers
+    or body times out too (the keep-alive handler checks the headers). A server that echoes
+    the key (``Incorrect API key: sk-...``) gets it blanked before anything quotes it."""
     import http.client
     import socket
     import ssl
