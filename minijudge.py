@@ -769,16 +769,15 @@ def _build_opener(url):
 def _keep_alive_handler(context=None):
     """An HTTP(S) handler that keeps one connection per thread and host (or proxy) open.
 
-    urllib opens a connection per request; at a few thousand requests a second the
-    connects cost more than the requests. Servers close idle connections (llama-server
-    after 5 s, or after 100 requests), so a request that fails on a reused connection
-    is sent once more on a new one, but only if no byte of its reply came back; one
-    with bytes waiting (a reply nobody asked for) is not reused. The reply's status
-    line and headers are read here: http.client's email-based parser costs more than
-    all the rest of a request. One deadline covers connecting, sending and reading the
-    reply, so a server that drips its status line and headers still times out; each wait
-    is bounded by the timeout too, so a read that starts just before the deadline may end
-    at most one timeout after it."""
+    urllib opens a connection per request; at a few thousand requests a second the connects
+    cost more than the requests. Servers close idle connections (llama-server after 5 s, or
+    after 100 requests), so a request that fails on a reused connection is sent once more on
+    a new one, but only if no byte of its reply came back; one with bytes waiting (a reply
+    nobody asked for) is not reused. The reply's status line and headers are read here:
+    http.client's email-based parser costs more than all the rest of a request. One deadline
+    covers connecting, sending and reading the reply, so a server that drips its status line
+    and headers still times out; each wait is bounded by the timeout too, so a read that
+    starts just before the deadline may end at most one timeout after it."""
     import http.client
     import io
     import select
