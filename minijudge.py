@@ -696,10 +696,8 @@ def _chat_url(base_url):
 
 
 def _models_url(chat_url):
-    from urllib.parse import urlsplit, urlunsplit
-    parts = urlsplit(chat_url)
-    path = parts.path[:-len("/chat/completions")] + "/models"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    path, mark, query = chat_url.partition("?")  # the first "?" ends the path
+    return path[:-len("/chat/completions")] + "/models" + mark + query
 
 
 class _Secret:
@@ -747,7 +745,6 @@ def _tls_context(cafile):
 
 
 def _build_opener(url):
-    import ssl
     import urllib.request
     from urllib.parse import urlsplit
 
@@ -763,7 +760,7 @@ def _build_opener(url):
     cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
     try:  # loading the CAs takes 0.1 s: once per file, and only for https
         context = urlsplit(url).scheme == "https" and _tls_context(cafile)
-    except (OSError, ssl.SSLError) as exc:
+    except OSError as exc:  # ssl.SSLError is an OSError
         raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
                          "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
     keep_alive = _keep_alive_handler(context or None)
@@ -773,16 +770,15 @@ def _build_opener(url):
 def _keep_alive_handler(context=None):
     """An HTTP(S) handler that keeps one connection per thread and host (or proxy) open.
 
-    urllib opens a connection per request; at a few thousand requests a second the
-    connects cost more than the requests. Servers close idle connections (llama-server
-    after 5 s, or after 100 requests), so a request that fails on a reused connection
-    is sent once more on a new one, but only if no byte of its reply came back; one
-    with bytes waiting (a reply nobody asked for) is not reused. The reply's status
-    line and headers are read here: http.client's email-based parser costs more than
-    all the rest of a request. One deadline covers connecting, sending and reading the
-    reply; each wait is bounded by the timeout too, so a read that starts just before
-    the deadline may end at most one timeout after it.
-    """
+    urllib opens a connection per request; at a few thousand requests a second the connects
+    cost more than the requests. Servers close idle connections (llama-server after 5 s, or
+    after 100 requests), so a request that fails on a reused connection is sent once more on
+    a new one, but only if no byte of its reply came back; one with bytes waiting (a reply
+    nobody asked for) is not reused. The reply's status line and headers are read here:
+    http.client's email-based parser costs more than all the rest of a request. One deadline
+    covers connecting, sending and reading the reply, so a server that drips its status line
+    and headers still times out; each wait is bounded by the timeout too, so a read that
+    starts just before the deadline may end at most one timeout after it."""
     import http.client
     import io
     import select
@@ -791,18 +787,12 @@ def _keep_alive_handler(context=None):
     import urllib.request
 
     def time_left(deadline):
-        """What is left of the request's time: None for no limit."""
-        if deadline == math.inf:
-            return None
         left = deadline - time.monotonic()
         if left <= 0:
             raise socket.timeout("timed out")
-        return left
+        return None if left == math.inf else left  # None: no limit, as sockets take it
 
     class DeadlineReader(io.RawIOBase):
-        """The reply's bytes, refused once the request's time is up: a server that drips
-        its status line and headers still times out."""
-
         def __init__(self, sock, deadline):
             super().__init__()
             self.sock, self.deadline, self.received = sock, deadline, 0
@@ -820,8 +810,7 @@ def _keep_alive_handler(context=None):
             return io.BufferedReader(self)
 
     class Response(http.client.HTTPResponse):
-        def begin(self):
-            """What http.client's begin() does, with the headers parsed by hand."""
+        def begin(self):  # http.client's, with the headers parsed by hand
             status = 100
             while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
                 version, status, reason = self._read_status()
@@ -871,12 +860,7 @@ def _keep_alive_handler(context=None):
                 conn.close()
 
         def http_open(self, req):
-            return self._open(req, http.client.HTTPConnection)
-
-        def https_open(self, req):
-            return self._open(req, https)
-
-        def _open(self, req, connection_class):
+            connection_class = https if req.type == "https" else http.client.HTTPConnection
             pool = local.__dict__.setdefault("pool", {})
             tunnel = req._tunnel_host  # https through a proxy: CONNECT, then TLS inside
             headers = dict(req.header_items())
@@ -911,20 +895,19 @@ def _keep_alive_handler(context=None):
                     reader = DeadlineReader(conn.sock, deadline)
                     response = Response(reader, method=req.get_method())
                     response.begin()
-                except (ConnectionError, http.client.HTTPException) as exc:
-                    conn.close()
-                    if reused and not (reader and reader.received):
+                except BaseException as exc:
+                    conn.close()  # even on Ctrl-C: a late reply must not answer the next request
+                    broken = isinstance(exc, (ConnectionError, http.client.HTTPException))
+                    if broken and reused and not (reader and reader.received):
                         continue  # most likely closed while idle: no reply had begun
-                    raise urllib.error.URLError(exc) from None
-                except OSError as exc:
-                    conn.close()
-                    raise urllib.error.URLError(exc) from None
-                except BaseException:
-                    conn.close()  # interrupted (Ctrl-C): its reply must not answer the next
+                    if isinstance(exc, (OSError, http.client.HTTPException)):
+                        raise urllib.error.URLError(exc) from None
                     raise
                 response.url, response.msg = req.get_full_url(), response.reason
                 conn.last = response
                 return response
+
+        https_open = http_open
 
     return KeepAlive()
 
@@ -934,14 +917,13 @@ def _server_message(data):
     text = data.decode("utf-8", "replace").strip()
     try:
         body = json.loads(text)
-    except ValueError:
-        body = None
-    if isinstance(body, dict):
         error = body.get("error", body.get("detail", body.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message") or error.get("type") or error
-        if error:
-            return str(error)[:500]
+    except (ValueError, AttributeError):  # not JSON, or JSON but not an object
+        error = None
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("type") or error
+    if error:
+        return str(error)[:500]
     title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
     if title:
         return "HTML page: " + " ".join(title.group(1).split())[:200]
@@ -950,62 +932,51 @@ def _server_message(data):
 
 def _retry_after(headers):
     """Seconds the server asked us to wait (Retry-After, retry-after-ms), or None."""
-    millis = headers.get("retry-after-ms")
-    value = headers.get("retry-after")
+    millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
     try:
         seconds = float(millis) / 1000 if millis is not None else float(value)
         return max(0.0, seconds) if math.isfinite(seconds) else None
     except (TypeError, ValueError):
         pass
-    if value:
-        from email.utils import parsedate_to_datetime
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when is not None:
-            return max(0.0, when.timestamp() - time.time())
-    return None
+    from email.utils import parsedate_to_datetime
+    try:  # None, "" and a bad date raise TypeError, ValueError or IndexError, by version
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _http_error(status, data, headers, where):
-    message = _server_message(data)
-    wait = _retry_after(headers)
     if 300 <= status < 400:
         return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
                         "here: use that URL".format(status, where, headers.get("location")),
                         status=status)
+    message, wait, kind = _server_message(data), _retry_after(headers), "http_error"
     if status == 429 and b"insufficient_quota" in data:
-        return APIError("http 429 from {}: quota exhausted, not retrying: {}".format(
-            where, message), status=status, kind="quota_exceeded")
-    if wait is not None and wait > _RETRY_AFTER_LIMIT:
-        return APIError("http {} from {}: the server asks to wait {:.0f} s, over the {:.0f} s "
-                        "limit; not retrying: {}".format(status, where, wait,
-                                                         _RETRY_AFTER_LIMIT, message),
-                        status=status, kind="quota_exceeded")
-    if status == 400 and b"content_filter" in data:
-        return APIError("http 400 from {}: content filter: {}".format(where, message),
-                        status=status, kind="refused")
+        message, kind = "quota exhausted, not retrying: " + message, "quota_exceeded"
+    elif wait is not None and wait > _RETRY_AFTER_LIMIT:
+        message, kind = ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not "
+                         "retrying: {}".format(wait, _RETRY_AFTER_LIMIT, message),
+                         "quota_exceeded")
+    elif status == 400 and b"content_filter" in data:
+        message, kind = "content filter: " + message, "refused"
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
-                    retry_after=wait)
+                    kind=kind, retry_after=wait if kind == "http_error" else None)
 
 
 def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
     """One request; the 2xx body as bytes, or APIError saying what happened.
 
-    ``timeout`` bounds the whole reply, not each read of it: a server that drips its
-    headers or body times out too (the keep-alive handler checks the headers).
-    A server that echoes the key (``Incorrect API key: sk-...``) gets it blanked out of
-    the body before anything quotes it."""
+    ``timeout`` bounds the whole reply, not each read of it: a server that drips its headers
+    or body times out too (the keep-alive handler checks the headers). A server that echoes
+    the key (``Incorrect API key: sk-...``) gets it blanked before anything quotes it."""
     import http.client
     import socket
     import ssl
     import urllib.error
     import urllib.request
     data = None if payload is None else json.dumps(payload).encode("utf-8")
-    method = "GET" if data is None else "POST"
-    where = "{} {}".format(method, url)
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    request = urllib.request.Request(url, data=data, headers=headers)  # POST if data
+    where = "{} {}".format(request.get_method(), url)
     scheme, host = request.type, request.host  # a proxy, if one is used, changes them
     deadline = time.monotonic() + (timeout or math.inf)
     try:
@@ -1022,16 +993,14 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
                 size += len(chunk)
                 if time.monotonic() > deadline:
                     raise socket.timeout()
-            body = b"".join(chunks)
+            return _blank(_decoded(b"".join(chunks), response.headers, where, max_bytes), secrets)
     except urllib.error.HTTPError as exc:
+        body = b""
         try:
             body = exc.read(max_bytes)
-        except (OSError, http.client.HTTPException):
-            body = b""
-        try:
             body = _decoded(body, exc.headers, where, max_bytes)
-        except APIError:
-            pass  # undecodable: the status still says what went wrong
+        except (OSError, http.client.HTTPException, APIError):
+            pass  # unreadable or undecodable: the status still says what went wrong
         raise _http_error(exc.code, _blank(body, secrets), exc.headers, where) from None
     except (urllib.error.URLError, socket.timeout, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
@@ -1057,7 +1026,6 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
             type(exc).__name__, exc).rstrip(": ")
         raise APIError("connection to {} broke: {}".format(where, detail),
                        kind="connection_error") from None
-    return _blank(_decoded(body, response.headers, where, max_bytes), secrets)
 
 
 def _decoded(body, headers, where, max_bytes):
@@ -1121,7 +1089,6 @@ def _read_reply(body, url):
                        kind="invalid_response")
     choice = choices[0]
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else None
     content = message.get("content", choice.get("text"))  # text: a completions reply
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
         content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
@@ -1130,8 +1097,8 @@ def _read_reply(body, url):
     return {"content": content, "refusal": message.get("refusal"),
             "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
-            "usage": usage, "model": reply.get("model"),
-            "system_fingerprint": reply.get("system_fingerprint")}
+            "usage": reply["usage"] if isinstance(reply.get("usage"), dict) else None,
+            "model": reply.get("model"), "system_fingerprint": reply.get("system_fingerprint")}
 
 
 # -- Judging ---------------------------------------------------------------------------
