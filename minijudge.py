@@ -1544,28 +1544,25 @@ class LLMJudge:
         value, candidate = read(raw or "", self.scale) if not free else (  # an assessment:
             finish != "length" and _visible(raw).strip() or None, None)  # whole, and visible
         if value is None:
-            what = "the assessment" if free else "a verdict"
-            if finish == "length" or _unclosed_think(raw):
-                return self._failed("truncated", "the reply was cut off (finish_reason {}) "
-                                    "before {}: {}".format(finish, what, _FAILURE_HINTS[
-                                        "assess" if free else "truncated"]), **common)
             reasoned = reply.get("reasoning") or _THINK_CLOSE_RE.search(raw or "")
-            if not _visible(raw).strip() and reasoned:
-                return self._failed("reasoning_only", "the judge reasoned but gave no "
-                                    "{} (content {!r}, finish_reason {}): {}".format(
-                                        "assessment" if free else "answer", raw, finish,
-                                        _FAILURE_HINTS["truncated"]), **common)
-            if not (raw or "").strip():
-                return self._failed("empty", "the judge's {} is empty (finish_reason "
-                                    "{})".format("assessment" if free else "reply", finish),
-                                    **common)
-            if candidate is not None:
-                return self._failed("out_of_range", "the judge answered {} but the scale "
-                                    "is {}-{}: {!r}".format(candidate, self.scale[0],
-                                                            self.scale[1], raw[:200]),
-                                    **common)
-            return self._failed("parse_error", "no {} found in the judge's reply: {!r}".format(
-                wants, raw[:200]), **common)
+            if finish == "length" or _unclosed_think(raw):
+                failure = ("truncated", "the reply was cut off (finish_reason {}) before {}: "
+                           "{}".format(finish, "the assessment" if free else "a verdict",
+                                       _FAILURE_HINTS["assess" if free else "truncated"]))
+            elif not _visible(raw).strip() and reasoned:
+                failure = ("reasoning_only", "the judge reasoned but gave no {} (content {!r}, "
+                           "finish_reason {}): {}".format("assessment" if free else "answer", raw,
+                                                          finish, _FAILURE_HINTS["truncated"]))
+            elif not (raw or "").strip():
+                failure = ("empty", "the judge's {} is empty (finish_reason {})".format(
+                    "assessment" if free else "reply", finish))
+            elif candidate is not None:
+                failure = ("out_of_range", "the judge answered {} but the scale is {}-{}: "
+                           "{!r}".format(candidate, self.scale[0], self.scale[1], raw[:200]))
+            else:
+                failure = ("parse_error", "no {} found in the judge's reply: {!r}".format(
+                    wants, raw[:200]))
+            return self._failed(*failure, **common)
         if free:
             return Judgement(value=value, **common)
         score, source, expected = score_of(value, self.scale), "text", None
