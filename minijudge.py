@@ -276,25 +276,24 @@ TEMPLATES = {
 }
 
 # A mode is data: (the template it fills, the parser that reads the reply, the record
-# fields its item holds, the variant it asks again). Rating's template is rating_ref when
-# the item has a reference; a variant's answer is combined with the first (_VARIANTS).
+# fields its item holds); rating's template is rating_ref when the item has a reference.
+# How a mode asks an item again (both orders, options reversed) is in _VARIANTS.
 _MODES = {
-    "rating": (None, "rating", ("response",), None),
-    "binary": ("binary", "binary", ("response",), None),
-    "math": ("math", "binary", ("response",), None),
-    "rubric": ("rubric", "json", ("response",), None),
-    "criterion": ("criterion", "option", ("response",), "the options reversed"),
-    "comparative": ("comparative", "comparative", ("response_a", "response_b"), None),
-    "pairwise": ("pairwise", "verdict", ("response_a", "response_b"), "the answers swapped"),
-    "systems": ("pairwise", "verdict", ("responses",), "the answers swapped"),
+    "rating": (None, "rating", ("response",)),
+    "binary": ("binary", "binary", ("response",)),
+    "math": ("math", "binary", ("response",)),
+    "rubric": ("rubric", "json", ("response",)),
+    "criterion": ("criterion", "option", ("response",)),
+    "comparative": ("comparative", "comparative", ("response_a", "response_b")),
+    "pairwise": ("pairwise", "verdict", ("response_a", "response_b")),
+    "systems": ("pairwise", "verdict", ("responses",)),
 }
-
 
 def _parser_of(template, default="rating"):
     """The parser of a built-in template (None is rating); ``default`` for other text."""
     if template in ("rating_ref", None):
         return "rating"
-    return next((p for t, p, _, _ in _MODES.values() if t == template), default)
+    return next((p for t, p, _ in _MODES.values() if t == template), default)
 
 
 _TEMPLATE_DEFAULTS = {
@@ -1613,7 +1612,9 @@ def _keep_first(first, second):
                             positional_bias=first.value != second.value)}
 
 
-# How an item is asked again, and how the two answers combine into one Judgement.
+# How an item is asked again, and how the two answers combine into one Judgement:
+# pairwise and systems swap the answers (unless single order), a criterion reverses its
+# options (with check_position).
 _VARIANTS = {
     "the answers swapped": (lambda v: dict(v, response_a=v["response_b"],
                                            response_b=v["response_a"]), _agree_or_tie),
