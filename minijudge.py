@@ -438,14 +438,16 @@ def _visible(text):
     open the block in the prompt, so only the close arrives); an unclosed ``<think>``
     is reasoning cut off before the answer.
     """
-    text = _ZERO_WIDTH_RE.sub("", text or "")
-    close = None
-    for close in _THINK_CLOSE_RE.finditer(text):
+    text = _THINK_CLOSE_RE.split(_ZERO_WIDTH_RE.sub("", text or ""))[-1]
+    return _THINK_OPEN_RE.split(text, maxsplit=1)[0]
+
+
+def _last(pattern, text):
+    """The last match of ``pattern`` in ``text``, or None: a reply's final verdict wins."""
+    match = None
+    for match in pattern.finditer(text):
         pass
-    if close is not None:
-        text = text[close.end():]
-    opened = _THINK_OPEN_RE.search(text)
-    return text[:opened.start()] if opened else text
+    return match
 
 
 def _plain(text):
@@ -528,24 +530,18 @@ def parse_binary(text):
     count only as labelled verdicts or alone: "No. The answer is 1" is False.
     """
     text = _plain(text)
-    labelled = None
-    for labelled in _BINARY_LABEL_RE.finditer(text):
-        pass
-    if labelled is not None:
+    labelled = _last(_BINARY_LABEL_RE, text)
+    if labelled:
         return _BINARY_WORDS[labelled.group("word").lower()]
-    lines = [line for line in text.splitlines() if line.strip()]
-    first = _FIRST_WORD_RE.match(lines[0]) if lines else None
+    lines = [line for line in text.splitlines() if line.strip()] or [""]
+    first = _FIRST_WORD_RE.match(lines[0])
     if first and first.group(1).lower() in _BINARY_WORDS:
         return _BINARY_WORDS[first.group(1).lower()]
-    prose = None
-    for prose in _BINARY_PROSE_RE.finditer(text):
-        pass
-    if prose is not None:
+    prose = _last(_BINARY_PROSE_RE, text)
+    if prose:
         return False if prose.group("negated") else _BINARY_WORDS[prose.group("word").lower()]
-    last = _FIRST_WORD_RE.match(lines[-1]) if lines else None
-    if last and last.group(1).lower() in _BINARY_WORDS:
-        return _BINARY_WORDS[last.group(1).lower()]
-    return None
+    last = _FIRST_WORD_RE.match(lines[-1])
+    return _BINARY_WORDS.get(last.group(1).lower()) if last else None
 
 
 _SCORE_LABEL_RE = re.compile(r"""
@@ -570,11 +566,9 @@ def parse_comparative(text):
             return float(structured[0]), float(structured[1])
         except (TypeError, ValueError):
             return None
-    for line in _plain(text).splitlines():
-        if line.strip():
-            pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-            return (float(pair.group("a")), float(pair.group("b"))) if pair else None
-    return None
+    line = next((line for line in _plain(text).splitlines() if line.strip()), "")
+    pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
+    return (float(pair.group("a")), float(pair.group("b"))) if pair else None
 
 
 def _structured(text, *keys):
@@ -608,14 +602,12 @@ _REPORTED_RE = re.compile(r"""
 """, re.I | re.X)
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
+_VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 
 
 def _arena_label(label):
     label = re.sub(r"\s+", "", label.upper())
-    if label[1] == "=":
-        return "tie"
-    first_wins = label[1] == ">"
-    return label[0] if first_wins else ("B" if label[0] == "A" else "A")
+    return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
 
 
 def parse_verdict(text):
@@ -627,15 +619,13 @@ def parse_verdict(text):
     """
     structured = _structured(text, "verdict")
     if structured:
-        return {"a": "A", "b": "B", "tie": "tie", "c": "tie"}.get(str(structured[0]).lower())
+        return _VERDICT_WORDS.get(str(structured[0]).lower())
     text = _plain(text)
-    last = None
-    for last in _VERDICT_RE.finditer(text):
-        pass
-    if last is not None:
-        if last.group("mt"):
-            return {"A": "A", "B": "B", "C": "tie"}[last.group("mt").upper()]
-        return "tie" if last.group("tie") else _arena_label(last.group("arena"))
+    last = _last(_VERDICT_RE, text)
+    if last and last.group("arena"):
+        return _arena_label(last.group("arena"))
+    if last:
+        return _VERDICT_WORDS[(last.group("mt") or last.group("tie")).lower()]
     leading = _LEADING_RE.match(text)
     if leading:  # "Output (b)" as the answer, perhaps with a reason after it
         return _VERDICT_WHO[leading.group("who").lower()]
@@ -665,8 +655,7 @@ def parse_json(text):
         try:
             obj, end = decoder.raw_decode(window)
         except (ValueError, RecursionError):
-            start = _OBJECT_START_RE.search(text, start.start() + 1)
-            continue
+            obj, end = None, 1
         if isinstance(obj, dict):
             found = obj
         start = _OBJECT_START_RE.search(text, start.start() + end)
