@@ -1693,8 +1693,7 @@ def _response_format(parser, scale):
 
 
 def _unclosed_think(text):
-    text = text or ""
-    return bool(_THINK_OPEN_RE.search(text)) and not _THINK_CLOSE_RE.search(text)
+    return bool(_THINK_OPEN_RE.search(text or "")) and not _THINK_CLOSE_RE.search(text or "")
 
 
 def _read_rating(text, scale):
@@ -1746,10 +1745,9 @@ def _read_option(text, options):
         return (str(structured[0]),) * 2
     plain = _plain(text)
     by_name = {name.lower(): name for name in options}
-    lines = [line.strip(" \t.:;!\"'[]()-").lower() for line in plain.splitlines()
+    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
+                    line.strip(" \t.:;!\"'[]()-").lower()) for line in plain.splitlines()
              if line.strip()]
-    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "", line)
-             for line in lines]
     for line in lines[-1:] + lines[:1]:
         if line in by_name:
             return (by_name[line],) * 2
@@ -1764,25 +1762,22 @@ def _read_option(text, options):
     return ((by_name[close[0]],) * 2) if close else (None, None)
 
 
-def _json_numbers(obj):
-    """The numeric values of a rubric reply (numbers, or digits in a string)."""
+def _json_numbers(obj, criteria=None):
+    """The numeric values of a rubric reply (numbers, or digits in a string), of the
+    ``criteria`` keys only when given."""
     numbers = {}
     for key, value in obj.items():
         if isinstance(value, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", value):
             value = float(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             numbers[key] = value
-    return numbers
+    return {k: v for k, v in numbers.items() if not criteria or k in criteria}
 
 
 def _read_json(text, scale, criteria=None):
     obj = parse_json(text)
-    numbers = _json_numbers(obj or {})
-    if criteria:
-        numbers = {k: v for k, v in numbers.items() if k in criteria}
-        if len(numbers) < len(criteria):
-            return None, None
-    if not numbers:
+    numbers = _json_numbers(obj or {}, criteria)
+    if not numbers or criteria and len(numbers) < len(criteria):
         return None, None
     if all(scale[0] <= v <= scale[1] for v in numbers.values()):
         return obj, obj
@@ -1790,7 +1785,7 @@ def _read_json(text, scale, criteria=None):
 
 
 def _json_score(obj, scale, criteria=None):
-    numbers = [v for k, v in _json_numbers(obj).items() if not criteria or k in criteria]
+    numbers = list(_json_numbers(obj, criteria).values())
     return (sum(numbers) / len(numbers) - scale[0]) / (scale[1] - scale[0])
 
 
