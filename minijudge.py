@@ -1814,11 +1814,8 @@ _HUMAN_WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "pass": 1.0, "no": 0.0,
 
 def _label(value):
     """A human label or judge value as a number, or None."""
-    if isinstance(value, bool):
-        return float(value)
     if isinstance(value, str):
-        value = value.strip().lower()
-        value = _HUMAN_WORDS.get(value, value)
+        value = _HUMAN_WORDS.get(value.strip().lower(), value)
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -1878,12 +1875,11 @@ def agreement(judge_values, human_values, *, kind=None):
         observed[index[h]][index[j]] += 1
     human_totals = [sum(row) for row in observed]
     judge_totals = [sum(col) for col in zip(*observed)]
-    disagree = expected = 0.0
-    for a, ca in enumerate(categories):
-        for b, cb in enumerate(categories):
-            weight = (ca - cb) ** 2
-            disagree += weight * observed[a][b]
-            expected += weight * human_totals[a] * judge_totals[b] / len(pairs)
+    cells = [(a, b, (ca - cb) ** 2) for a, ca in enumerate(categories)
+             for b, cb in enumerate(categories)]
+    disagree = sum(weight * observed[a][b] for a, b, weight in cells)
+    expected = sum(weight * human_totals[a] * judge_totals[b] / len(pairs)
+                   for a, b, weight in cells)
     confusion = {"{:g}".format(h): {"{:g}".format(j): n for j, n in zip(categories, row) if n}
                  for h, row in zip(categories, observed) if any(row)}
     result.update(kind="ratings",
