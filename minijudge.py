@@ -601,11 +601,6 @@ _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 
 
-def _arena_label(label):
-    label = re.sub(r"\s+", "", label.upper())
-    return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
-
-
 def parse_verdict(text):
     """``"A"``, ``"B"`` or ``"tie"`` from a pairwise reply, or None.
 
@@ -618,8 +613,9 @@ def parse_verdict(text):
         return _VERDICT_WORDS.get(str(structured[0]).lower())
     text = _plain(text)
     last = _last(_VERDICT_RE, text)
-    if last and last.group("arena"):
-        return _arena_label(last.group("arena"))
+    if last and last.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
+        label = re.sub(r"\s+", "", last.group("arena").upper())
+        return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
     if last:
         return _VERDICT_WORDS[(last.group("mt") or last.group("tie")).lower()]
     leading = _LEADING_RE.match(text)
@@ -647,13 +643,11 @@ def parse_json(text):
     decoder = json.JSONDecoder()
     found, start = None, _OBJECT_START_RE.search(text)
     while start is not None:
-        window = text[start.start():start.start() + _JSON_WINDOW]
         try:
-            obj, end = decoder.raw_decode(window)
+            obj, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
         except (ValueError, RecursionError):
             obj, end = None, 1
-        if isinstance(obj, dict):
-            found = obj
+        found = obj if isinstance(obj, dict) else found
         start = _OBJECT_START_RE.search(text, start.start() + end)
     return found
 
@@ -1786,7 +1780,7 @@ def _read_json(text, scale, criteria=None):
 
 def _json_score(obj, scale, criteria=None):
     numbers = list(_json_numbers(obj, criteria).values())
-    return (sum(numbers) / len(numbers) - scale[0]) / (scale[1] - scale[0])
+    return _rescaled(sum(numbers) / len(numbers), scale)
 
 
 def _rescaled(value, scale):
