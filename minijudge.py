@@ -330,12 +330,11 @@ class _SafeFormatter(string.Formatter):
                                 "doc[key], no attribute access; write literal braces as "
                                 "{{{{ and }}}}".format(field_name))
         name, keys = match.group(1), re.findall(r"\[([^\]]*)\]", match.group(2))
-        if name.isdigit() or not name:
+        if name.isdigit():
             raise TemplateError("template field {{{}}} is positional; name it, e.g. "
                                 "{{response}}".format(field_name))
         if any(part.startswith("_") for part in [name] + keys):
-            raise TemplateError("template field {{{}}} is private and refused".format(
-                field_name))
+            raise TemplateError("template field {{{}}} is private and refused".format(field_name))
         return name, keys
 
     def get_field(self, field_name, args, kwargs):
@@ -481,10 +480,9 @@ def _rating_candidate(text, scale):
             best = (tier, value)
     if best[0] > 3:
         lines = [line for line in text.splitlines() if line.strip()]
-        for line in lines[-1:] + lines[:1]:
-            bare = _BARE_NUMBER_RE.match(line)
-            if bare:
-                best = (3, _number(bare.group(1)))
+        bare = [m for m in map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:]) if m]
+        if bare:  # a line that is only a number: the first line, else the last
+            return _number(bare[0].group(1))
     return best[1]
 
 
@@ -1698,11 +1696,9 @@ def _read_rating(text, scale):
 
 def _read_comparative(text, scale):
     pair = parse_comparative(text)
-    if pair is None:
-        return None, None
-    if all(scale[0] <= x <= scale[1] for x in pair):
-        return pair, pair
-    return None, "{:g} {:g}".format(*pair)
+    if pair and not all(scale[0] <= x <= scale[1] for x in pair):
+        return None, "{:g} {:g}".format(*pair)
+    return pair, pair
 
 
 def _criterion(criterion):
@@ -1818,8 +1814,7 @@ def _label(value):
 
 
 def _pearson(xs, ys):
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
     sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
     return round(sxy / math.sqrt(sxx * syy), 4) if sxx and syy else None
