@@ -468,11 +468,15 @@ def _rating_candidate(text, scale):
     text = _plain(text)
     best = (9, None)
     for match in _RATING_RE.finditer(text):
-        name = next(n for n in ("bracket", "keyword", "fraction") if match.group(n) is not None)
-        tier = {"bracket": 1, "keyword": 4, "fraction": 5}[name]
-        if match.group("label") and _LABEL_PREFIX_RE.match(  # a label that starts its line
-                text, text.rfind("\n", 0, match.start()) + 1, match.start()):
-            tier = 2
+        if match.group("bracket") is not None:
+            tier, name = 1, "bracket"
+        elif match.group("keyword") is not None:
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            tier = 2 if match.group("label") and _LABEL_PREFIX_RE.match(
+                text, line_start, match.start()) else 4
+            name = "keyword"
+        else:
+            tier, name = 5, "fraction"
         if tier <= best[0]:
             value, out_of = _number(match.group(name)), match.group(name + "_of")
             if out_of is not None and int(out_of) != scale[1]:
@@ -644,7 +648,8 @@ def parse_json(text):
         try:
             obj, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
         except (ValueError, RecursionError):
-            obj, end = None, 1
+            start = _OBJECT_START_RE.search(text, start.start() + 1)
+            continue
         found = obj if isinstance(obj, dict) else found
         start = _OBJECT_START_RE.search(text, start.start() + end)
     return found
@@ -1702,13 +1707,11 @@ def _read_comparative(text, scale):
 
 
 def _criterion(criterion):
-    """A criterion ``{"name", "description", "options": {name: score}}`` (options may
-    also be ``{name: {"score": s, "description": d}}``), checked, with its template
-    fields."""
+    """A criterion ``{"name", "description", "options": {name: score}}`` (or options
+    ``{name: {"score": s, "description": d}}``), checked, with its template fields."""
     try:
         options = {str(k): v for k, v in criterion["options"].items()}
-        scores = {k: float(v["score"] if isinstance(v, dict) else v) for k, v in
-                  options.items()}
+        scores = {k: float(v["score"] if isinstance(v, dict) else v) for k, v in options.items()}
         name = str(criterion["name"])
     except (KeyError, TypeError, AttributeError, ValueError):
         raise JudgeError("a criterion needs a name and options mapping each option to a "
@@ -1735,17 +1738,15 @@ def _read_option(text, options):
         return (str(structured[0]),) * 2
     plain = _plain(text)
     by_name = {name.lower(): name for name in options}
-    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
-                    line.strip(" \t.:;!\"'[]()-").lower()) for line in plain.splitlines()
+    lines = [line.strip(" \t.:;!\"'[]()-").lower() for line in plain.splitlines()
              if line.strip()]
-    for line in lines[-1:] + lines[:1]:
-        if line in by_name:
-            return (by_name[line],) * 2
-    mentioned = [name for low, name in by_name.items()
-                 if re.search(r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(low) + r"(?![\w-])",
-                              plain.lower())]
-    if len(mentioned) == 1:
-        return (mentioned[0],) * 2
+    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "", line)
+             for line in lines]
+    named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
+    picked = named[:1] or [name for low, name in by_name.items() if re.search(
+        r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(low) + r"(?![\w-])", plain.lower())]
+    if len(picked) == 1:  # a line that names an option, else the one option mentioned
+        return (picked[0],) * 2
     negated = lines and re.match(r"(?:not|never|no)\b", lines[-1])
     close = difflib.get_close_matches(lines[-1], list(by_name), n=1, cutoff=0.75) if (
         lines and not negated) else []
@@ -1753,8 +1754,7 @@ def _read_option(text, options):
 
 
 def _json_numbers(obj, criteria=None):
-    """The numeric values of a rubric reply (numbers, or digits in a string), of the
-    ``criteria`` keys only when given."""
+    """A rubric reply's numbers (or digits in a string), of the ``criteria`` keys if given."""
     numbers = {}
     for key, value in obj.items():
         if isinstance(value, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", value):
