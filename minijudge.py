@@ -330,12 +330,11 @@ class _SafeFormatter(string.Formatter):
                                 "doc[key], no attribute access; write literal braces as "
                                 "{{{{ and }}}}".format(field_name))
         name, keys = match.group(1), re.findall(r"\[([^\]]*)\]", match.group(2))
-        if name.isdigit() or not name:
+        if name.isdigit():
             raise TemplateError("template field {{{}}} is positional; name it, e.g. "
                                 "{{response}}".format(field_name))
         if any(part.startswith("_") for part in [name] + keys):
-            raise TemplateError("template field {{{}}} is private and refused".format(
-                field_name))
+            raise TemplateError("template field {{{}}} is private and refused".format(field_name))
         return name, keys
 
     def get_field(self, field_name, args, kwargs):
@@ -438,14 +437,16 @@ def _visible(text):
     open the block in the prompt, so only the close arrives); an unclosed ``<think>``
     is reasoning cut off before the answer.
     """
-    text = _ZERO_WIDTH_RE.sub("", text or "")
-    close = None
-    for close in _THINK_CLOSE_RE.finditer(text):
+    text = _THINK_CLOSE_RE.split(_ZERO_WIDTH_RE.sub("", text or ""))[-1]
+    return _THINK_OPEN_RE.split(text, maxsplit=1)[0]
+
+
+def _last(pattern, text):
+    """The last match of ``pattern`` in ``text``, or None: a reply's final verdict wins."""
+    match = None
+    for match in pattern.finditer(text):
         pass
-    if close is not None:
-        text = text[close.end():]
-    opened = _THINK_OPEN_RE.search(text)
-    return text[:opened.start()] if opened else text
+    return match
 
 
 def _plain(text):
@@ -483,10 +484,9 @@ def _rating_candidate(text, scale):
             best = (tier, value)
     if best[0] > 3:
         lines = [line for line in text.splitlines() if line.strip()]
-        for line in lines[-1:] + lines[:1]:
-            bare = _BARE_NUMBER_RE.match(line)
-            if bare:
-                best = (3, _number(bare.group(1)))
+        bare = [m for m in map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:]) if m]
+        if bare:  # a line that is only a number: the first line, else the last
+            return _number(bare[0].group(1))
     return best[1]
 
 
@@ -528,24 +528,18 @@ def parse_binary(text):
     count only as labelled verdicts or alone: "No. The answer is 1" is False.
     """
     text = _plain(text)
-    labelled = None
-    for labelled in _BINARY_LABEL_RE.finditer(text):
-        pass
-    if labelled is not None:
+    labelled = _last(_BINARY_LABEL_RE, text)
+    if labelled:
         return _BINARY_WORDS[labelled.group("word").lower()]
-    lines = [line for line in text.splitlines() if line.strip()]
-    first = _FIRST_WORD_RE.match(lines[0]) if lines else None
+    lines = [line for line in text.splitlines() if line.strip()] or [""]
+    first = _FIRST_WORD_RE.match(lines[0])
     if first and first.group(1).lower() in _BINARY_WORDS:
         return _BINARY_WORDS[first.group(1).lower()]
-    prose = None
-    for prose in _BINARY_PROSE_RE.finditer(text):
-        pass
-    if prose is not None:
+    prose = _last(_BINARY_PROSE_RE, text)
+    if prose:
         return False if prose.group("negated") else _BINARY_WORDS[prose.group("word").lower()]
-    last = _FIRST_WORD_RE.match(lines[-1]) if lines else None
-    if last and last.group(1).lower() in _BINARY_WORDS:
-        return _BINARY_WORDS[last.group(1).lower()]
-    return None
+    last = _FIRST_WORD_RE.match(lines[-1])
+    return _BINARY_WORDS.get(last.group(1).lower()) if last else None
 
 
 _SCORE_LABEL_RE = re.compile(r"""
@@ -570,11 +564,9 @@ def parse_comparative(text):
             return float(structured[0]), float(structured[1])
         except (TypeError, ValueError):
             return None
-    for line in _plain(text).splitlines():
-        if line.strip():
-            pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-            return (float(pair.group("a")), float(pair.group("b"))) if pair else None
-    return None
+    line = next((line for line in _plain(text).splitlines() if line.strip()), "")
+    pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
+    return (float(pair.group("a")), float(pair.group("b"))) if pair else None
 
 
 def _structured(text, *keys):
@@ -608,14 +600,7 @@ _REPORTED_RE = re.compile(r"""
 """, re.I | re.X)
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
-
-
-def _arena_label(label):
-    label = re.sub(r"\s+", "", label.upper())
-    if label[1] == "=":
-        return "tie"
-    first_wins = label[1] == ">"
-    return label[0] if first_wins else ("B" if label[0] == "A" else "A")
+_VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 
 
 def parse_verdict(text):
@@ -627,15 +612,14 @@ def parse_verdict(text):
     """
     structured = _structured(text, "verdict")
     if structured:
-        return {"a": "A", "b": "B", "tie": "tie", "c": "tie"}.get(str(structured[0]).lower())
+        return _VERDICT_WORDS.get(str(structured[0]).lower())
     text = _plain(text)
-    last = None
-    for last in _VERDICT_RE.finditer(text):
-        pass
-    if last is not None:
-        if last.group("mt"):
-            return {"A": "A", "B": "B", "C": "tie"}[last.group("mt").upper()]
-        return "tie" if last.group("tie") else _arena_label(last.group("arena"))
+    last = _last(_VERDICT_RE, text)
+    if last and last.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
+        label = re.sub(r"\s+", "", last.group("arena").upper())
+        return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
+    if last:
+        return _VERDICT_WORDS[(last.group("mt") or last.group("tie")).lower()]
     leading = _LEADING_RE.match(text)
     if leading:  # "Output (b)" as the answer, perhaps with a reason after it
         return _VERDICT_WHO[leading.group("who").lower()]
@@ -661,14 +645,12 @@ def parse_json(text):
     decoder = json.JSONDecoder()
     found, start = None, _OBJECT_START_RE.search(text)
     while start is not None:
-        window = text[start.start():start.start() + _JSON_WINDOW]
         try:
-            obj, end = decoder.raw_decode(window)
+            obj, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
         except (ValueError, RecursionError):
             start = _OBJECT_START_RE.search(text, start.start() + 1)
             continue
-        if isinstance(obj, dict):
-            found = obj
+        found = obj if isinstance(obj, dict) else found
         start = _OBJECT_START_RE.search(text, start.start() + end)
     return found
 
@@ -1673,8 +1655,7 @@ def _response_format(parser, scale):
 
 
 def _unclosed_think(text):
-    text = text or ""
-    return bool(_THINK_OPEN_RE.search(text)) and not _THINK_CLOSE_RE.search(text)
+    return bool(_THINK_OPEN_RE.search(text or "")) and not _THINK_CLOSE_RE.search(text or "")
 
 
 def _read_rating(text, scale):
@@ -1685,21 +1666,17 @@ def _read_rating(text, scale):
 
 def _read_comparative(text, scale):
     pair = parse_comparative(text)
-    if pair is None:
-        return None, None
-    if all(scale[0] <= x <= scale[1] for x in pair):
-        return pair, pair
-    return None, "{:g} {:g}".format(*pair)
+    if pair and not all(scale[0] <= x <= scale[1] for x in pair):
+        return None, "{:g} {:g}".format(*pair)
+    return pair, pair
 
 
 def _criterion(criterion):
-    """A criterion ``{"name", "description", "options": {name: score}}`` (options may
-    also be ``{name: {"score": s, "description": d}}``), checked, with its template
-    fields."""
+    """A criterion ``{"name", "description", "options": {name: score}}`` (or options
+    ``{name: {"score": s, "description": d}}``), checked, with its template fields."""
     try:
         options = {str(k): v for k, v in criterion["options"].items()}
-        scores = {k: float(v["score"] if isinstance(v, dict) else v) for k, v in
-                  options.items()}
+        scores = {k: float(v["score"] if isinstance(v, dict) else v) for k, v in options.items()}
         name = str(criterion["name"])
     except (KeyError, TypeError, AttributeError, ValueError):
         raise JudgeError("a criterion needs a name and options mapping each option to a "
@@ -1730,39 +1707,32 @@ def _read_option(text, options):
              if line.strip()]
     lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "", line)
              for line in lines]
-    for line in lines[-1:] + lines[:1]:
-        if line in by_name:
-            return (by_name[line],) * 2
-    mentioned = [name for low, name in by_name.items()
-                 if re.search(r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(low) + r"(?![\w-])",
-                              plain.lower())]
-    if len(mentioned) == 1:
-        return (mentioned[0],) * 2
+    named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
+    picked = named[:1] or [name for low, name in by_name.items() if re.search(
+        r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(low) + r"(?![\w-])", plain.lower())]
+    if len(picked) == 1:  # a line that names an option, else the one option mentioned
+        return (picked[0],) * 2
     negated = lines and re.match(r"(?:not|never|no)\b", lines[-1])
     close = difflib.get_close_matches(lines[-1], list(by_name), n=1, cutoff=0.75) if (
         lines and not negated) else []
     return ((by_name[close[0]],) * 2) if close else (None, None)
 
 
-def _json_numbers(obj):
-    """The numeric values of a rubric reply (numbers, or digits in a string)."""
+def _json_numbers(obj, criteria=None):
+    """A rubric reply's numbers (or digits in a string), of the ``criteria`` keys if given."""
     numbers = {}
     for key, value in obj.items():
         if isinstance(value, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", value):
             value = float(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             numbers[key] = value
-    return numbers
+    return {k: v for k, v in numbers.items() if not criteria or k in criteria}
 
 
 def _read_json(text, scale, criteria=None):
     obj = parse_json(text)
-    numbers = _json_numbers(obj or {})
-    if criteria:
-        numbers = {k: v for k, v in numbers.items() if k in criteria}
-        if len(numbers) < len(criteria):
-            return None, None
-    if not numbers:
+    numbers = _json_numbers(obj or {}, criteria)
+    if not numbers or criteria and len(numbers) < len(criteria):
         return None, None
     if all(scale[0] <= v <= scale[1] for v in numbers.values()):
         return obj, obj
@@ -1770,8 +1740,8 @@ def _read_json(text, scale, criteria=None):
 
 
 def _json_score(obj, scale, criteria=None):
-    numbers = [v for k, v in _json_numbers(obj).items() if not criteria or k in criteria]
-    return (sum(numbers) / len(numbers) - scale[0]) / (scale[1] - scale[0])
+    numbers = list(_json_numbers(obj, criteria).values())
+    return _rescaled(sum(numbers) / len(numbers), scale)
 
 
 def _rescaled(value, scale):
@@ -1799,11 +1769,8 @@ _HUMAN_WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "pass": 1.0, "no": 0.0,
 
 def _label(value):
     """A human label or judge value as a number, or None."""
-    if isinstance(value, bool):
-        return float(value)
     if isinstance(value, str):
-        value = value.strip().lower()
-        value = _HUMAN_WORDS.get(value, value)
+        value = _HUMAN_WORDS.get(value.strip().lower(), value)
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -1812,8 +1779,7 @@ def _label(value):
 
 
 def _pearson(xs, ys):
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
     sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
     return round(sxy / math.sqrt(sxx * syy), 4) if sxx and syy else None
@@ -1863,12 +1829,11 @@ def agreement(judge_values, human_values, *, kind=None):
         observed[index[h]][index[j]] += 1
     human_totals = [sum(row) for row in observed]
     judge_totals = [sum(col) for col in zip(*observed)]
-    disagree = expected = 0.0
-    for a, ca in enumerate(categories):
-        for b, cb in enumerate(categories):
-            weight = (ca - cb) ** 2
-            disagree += weight * observed[a][b]
-            expected += weight * human_totals[a] * judge_totals[b] / len(pairs)
+    cells = [(a, b, (ca - cb) ** 2) for a, ca in enumerate(categories)
+             for b, cb in enumerate(categories)]
+    disagree = sum(weight * observed[a][b] for a, b, weight in cells)
+    expected = sum(weight * human_totals[a] * judge_totals[b] / len(pairs)
+                   for a, b, weight in cells)
     confusion = {"{:g}".format(h): {"{:g}".format(j): n for j, n in zip(categories, row) if n}
                  for h, row in zip(categories, observed) if any(row)}
     result.update(kind="ratings",
