@@ -1255,9 +1255,8 @@ class LLMJudge:
             j = self.compare(example, responses[a], responses[b], both_orders=both_orders,
                              **fields)
             judged.append(j)
-            pairs.append({"a": a, "b": b, "verdict": j.value, "consistent": j.details.get(
-                "consistent")} if j.ok else {"a": a, "b": b, "status": j.status,
-                                             "error": j.error})
+            pairs.append({"a": a, "b": b, **({"verdict": j.value, "consistent": j.details.get(
+                "consistent")} if j.ok else {"status": j.status, "error": j.error})})
             for name, won in ((a, j.score), (b, 1 - j.score)) if j.ok else ():
                 wins[name] += won
                 played[name] += 1
@@ -1282,10 +1281,8 @@ class LLMJudge:
     # -- internals
     def _values(self, example, output, fields):
         example = example if isinstance(example, Mapping) else {}
-        if isinstance(output, Mapping):
-            response = output.get("response")
-        else:
-            response = output if output is not None else example.get("response")
+        response = output.get("response") if isinstance(output, Mapping) else (
+            output if output is not None else example.get("response"))
         values = {"question": _as_text(_first(example, "question", "context")),
                   "reference": _as_text(_first(example, "answer", "reference")),
                   "response": response}
@@ -1427,16 +1424,14 @@ class LLMJudge:
         if self.model is None:  # checked outside the lock: a hundred threads pass here
             with self._lock:
                 if self.model is None:
-                    self.model = self._discover_model()
+                    try:
+                        listed = self.list_models()
+                    except APIError as exc:
+                        raise APIError("no model given and the server's model list failed: "
+                                       "{}".format(exc), kind="model_error",
+                                       status=exc.status) from None
+                    self.model = self._pick_model(listed)
         return self.model
-
-    def _discover_model(self):
-        try:
-            listed = self.list_models()
-        except APIError as exc:
-            raise APIError("no model given and the server's model list failed: {}".format(
-                exc), kind="model_error", status=exc.status) from None
-        return self._pick_model(listed)
 
     def _pick_model(self, listed):
         if len(listed) == 1:
@@ -1526,7 +1521,8 @@ class LLMJudge:
             finish != "length" and _visible(raw).strip() or None, None)  # whole, and visible
         if value is None:
             reasoned = reply.get("reasoning") or _THINK_CLOSE_RE.search(raw or "")
-            if finish == "length" or _unclosed_think(raw):
+            if finish == "length" or _THINK_OPEN_RE.search(raw or "") and not (  # in <think>
+                    _THINK_CLOSE_RE.search(raw or "")):
                 failure = ("truncated", "the reply was cut off (finish_reason {}) before {}: "
                            "{}".format(finish, "the assessment" if free else "a verdict",
                                        _FAILURE_HINTS["assess" if free else "truncated"]))
@@ -1652,10 +1648,6 @@ def _response_format(parser, scale):
     return {"type": "json_schema", "json_schema": {"name": "judgement", "strict": True,
             "schema": {"type": "object", "properties": properties,
                        "required": list(properties), "additionalProperties": False}}}
-
-
-def _unclosed_think(text):
-    return bool(_THINK_OPEN_RE.search(text or "")) and not _THINK_CLOSE_RE.search(text or "")
 
 
 def _read_rating(text, scale):
@@ -1963,14 +1955,17 @@ def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fat
 
     for _ in range(concurrency):
         threading.Thread(target=work, daemon=True).start()
-    done, sent, finished = 0, 0, {}
+    done, sent, finished, end = 0, 0, {}, object()
     records = iter(records)
     try:
         while True:
             exhausted = False
             if sent - done < 2 * concurrency:
-                exhausted = _feed(records, tasks, sent)
-                sent += not exhausted
+                record = next(records, end)
+                exhausted = record is end
+                if not exhausted:
+                    tasks.put((sent, record))
+                    sent += 1
             must_wait = exhausted or sent - done >= 2 * concurrency
             while not results.empty() or (must_wait and done < sent and done not in finished):
                 index, record, judgement = results.get()
@@ -1984,14 +1979,6 @@ def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fat
         stopped.append("interrupted")
         for _ in range(concurrency):
             tasks.put(None)
-
-
-def _feed(records, tasks, index):
-    """Queue the next record; True when there are no more."""
-    for record in records:
-        tasks.put((index, record))
-        return False
-    return True
 
 
 # -- Command line ----------------------------------------------------------------------
@@ -2437,13 +2424,10 @@ def _judge_item(judge, args, item, mode):
     fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record, mode)
     if isinstance(fields, _BadLine):
         return judge._failed("bad_record", fields.error)
-    both_orders = not args.single_order
-    if mode == "pairwise":
-        judgement = judge.compare(record, fields.pop("response_a"), fields.pop("response_b"),
-                                  both_orders=both_orders, **fields)
-    elif mode == "systems":
-        judgement = judge.compare_systems(record, fields.pop("responses"),
-                                          both_orders=both_orders, **fields)
+    if mode in ("pairwise", "systems"):  # the mode's responses, then the other fields
+        compare = judge.compare if mode == "pairwise" else judge.compare_systems
+        judgement = compare(record, *(fields.pop(name) for name in _MODES[mode][2]),
+                            both_orders=not args.single_order, **fields)
     else:
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
@@ -2471,10 +2455,9 @@ def _dry_run(judge, args, items):
 def _judge_fields(prefix, judgement):
     """A judgement as output fields: judge_score, judge_status, ... (or NAME_score, ...
     for the judges of a --judges config)."""
-    fields = {"score": judgement.score, "status": judgement.status, "error": judgement.error,
-              "raw": judgement.raw, "value": judgement.value,
-              "finish_reason": judgement.finish_reason, "usage": judgement.usage,
-              "model": judgement.model, "score_source": judgement.source}
+    fields = {name: getattr(judgement, name) for name in (
+        "score", "status", "error", "raw", "value", "finish_reason", "usage", "model")}
+    fields["score_source"] = judgement.source
     if judgement.expected is not None:
         fields["expected_rating"] = judgement.expected
     fields.update(judgement.details)
@@ -2521,11 +2504,10 @@ class _Tally:
             if len(self.judged_scores) < _BOOTSTRAP_MAX:
                 self.judged_scores.append(score)
         rating = judgement.rating
-        if rating is not None:
-            self.ratings[rating] += 1
-        for counter, value in zip((self.models, self.sources, self.fingerprints),
-                                  (judgement.model, judgement.source, judgement.fingerprint)):
-            if value:
+        for counter, value in ((self.ratings, rating), (self.models, judgement.model),
+                               (self.sources, judgement.source),
+                               (self.fingerprints, judgement.fingerprint)):
+            if value not in (None, ""):
                 counter[value] += 1
         for pair in details.get("pairs") or [details]:
             if pair.get("consistent") is not None:
