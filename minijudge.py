@@ -88,9 +88,7 @@ class APIError(JudgeError):
 
     def __init__(self, message, *, status=None, kind="http_error", retry_after=None):
         super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.retry_after = retry_after
+        self.status, self.kind, self.retry_after = status, kind, retry_after
 
 
 # -- Results ---------------------------------------------------------------------------
@@ -1163,10 +1161,8 @@ class LLMJudge:
             (_ASSESS_TEMPLATE if template == "criterion" else template, assess_max_tokens),
             (_SELECT_TEMPLATE, None)]
         self.again = "the options reversed" if check_position else None
-        default_scale = {"json": (0, 10), "comparative": (1, 10)}.get(self.parser, (1, 5))
-        self.scale = tuple(scale or default_scale)
-        if self.criterion is not None:  # the option parser's "scale": each option's score
-            self.scale = self.criterion["options"]
+        self.scale = self.criterion["options"] if self.criterion else tuple(  # option: score
+            scale or {"json": (0, 10), "comparative": (1, 10)}.get(self.parser, (1, 5)))
         params = {"temperature": temperature,
                   "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
                   "stream": False, "seed": seed}
@@ -1174,8 +1170,7 @@ class LLMJudge:
             params.update(logprobs=True, top_logprobs=top_logprobs)
         if structured:
             params["response_format"] = _response_format(self.parser, self.scale)
-        self.params = {k: v for k, v in params.items() if v is not None}
-        self.params.update(extra_body or {})
+        self.params = dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
         self.system, self.timeout, self.on_failure = system, timeout, on_failure
         self.strict = strict
@@ -1557,9 +1552,8 @@ class LLMJudge:
 
 
 def _merged(judgements, *, like=None, **fields):
-    """``like`` (or a Judgement of the first's model) with ``fields``, for several
-    requests (every turn, both orders, every pair): tries, latency and tokens added up,
-    counting only the replies not taken from the cache."""
+    """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
+    pairs): tries, latency and tokens added up over the replies not from the cache."""
     sent = [j for j in judgements if not j.cached]
     usage = {}
     for j in judgements:
@@ -2195,14 +2189,8 @@ def _setup(args):
         except TypeError as exc:  # an option LLMJudge does not take
             raise ValueError("judge {}: {}".format(entry["name"], exc)) from None
     args.mode = specs[0][2]
-    if args.check:
-        return specs, None, shard
-    try:
-        source = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
-    except OSError:
-        for _, judge, _ in specs:
-            judge.close()
-        raise
+    source = None if args.check else sys.stdin.buffer if args.input == "-" else open(
+        args.input, "rb")
     return specs, source, shard
 
 
@@ -2539,8 +2527,7 @@ class _Tally:
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000):
     """A seeded 95% bootstrap interval of the mean of n scores (the first of which are
-    ``scores``); past _BOOTSTRAP_MAX the normal approximation, which the bootstrap
-    converges to."""
+    ``scores``); past _BOOTSTRAP_MAX, the normal approximation it converges to."""
     if n == 0:
         return None, "no scores"
     if n > _BOOTSTRAP_MAX:
