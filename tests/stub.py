@@ -536,7 +536,8 @@ class StubServer:
                 self._httpd.socket, server_side=True, do_handshake_on_connect=False)
         self._httpd.stub = self
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+        # stop() waits for the loop to see its request: a 50 ms poll added 8 s to the suite
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.005,),
                                         name="stub-server", daemon=True)
         self._thread.start()
         return self
