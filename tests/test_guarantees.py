@@ -225,9 +225,10 @@ class GuaranteeTest(StubTestCase):
 
 class FaultTest(GuaranteeTest):
     def test_fault_mix_every_record_once_in_order_with_bounded_retries(self):
-        run = fault_mix(2000, seed=1)
+        # 1,000 records: about 250 faults, every kind many times; --report runs 2,000
+        run = fault_mix(1000, seed=1)
         out, limit = run["out"], run["max_retries"] + 1
-        self.assertEqual(len(out), 2000)
+        self.assertEqual(len(out), 1000)
         self.assertTrue(all(record is item for (record, _), item in zip(out, run["items"])))
         self.assertEqual(set(run["injected"]), set(FAULTS))
         for record, j in out:
@@ -238,7 +239,7 @@ class FaultTest(GuaranteeTest):
             self.assertLessEqual(j.attempts, limit)
             # a drop on a reused keep-alive connection is resent once on a fresh one
             self.assertLessEqual(run["per_item"][record["id"]], 2 * limit)
-        self.assertGreaterEqual(sum(j.status == "ok" for _, j in out), 0.995 * 2000)
+        self.assertGreaterEqual(sum(j.status == "ok" for _, j in out), 0.995 * 1000)
         self.assertEqual(len(run["waits"]), sum(j.attempts - 1 for _, j in out))
         self.assertTrue(all(0 <= wait <= 30 for wait in run["waits"]))
 
