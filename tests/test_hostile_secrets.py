@@ -33,14 +33,33 @@ ORG = "org-visible-2718"
 KEY = "sk-env-0123456789abcdef"
 
 
-def run(argv, *, env=None, timeout=30):
-    """(exit code, stdout, stderr) of ``python -m minijudge argv``; no judge settings of
-    ours leak in."""
+def start(argv, *, env=None):
+    """``python -m minijudge argv``, started; no judge settings of ours leak in."""
     env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
-    proc = subprocess.run([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
-                          cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=timeout)
-    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    return subprocess.Popen([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finish(proc, timeout=30):
+    """(exit code, stdout, stderr) of a process from start()."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return proc.returncode, out.decode(), err.decode()
+
+
+def run(argv, *, env=None, timeout=30):
+    return finish(start(argv, env=env), timeout)
+
+
+def run_all(runs):
+    """run() for each of {name: (argv, env)}, side by side: the interpreters start on
+    both cores at once. {name: (exit code, stdout, stderr)}"""
+    procs = {name: start(argv, env=env) for name, (argv, env) in runs.items()}
+    return {name: finish(proc) for name, proc in procs.items()}
 
 
 def echo(status, *parts):
@@ -160,10 +179,10 @@ class ClearTextKeyTest(HostileTest):
                  "no key": ("http://judge.invalid:8000", {}),
                  "no URL: a dry run sends nothing": (None, {"OPENAI_API_KEY": KEY})}
         source = self.records(1)
-        for name, (url, env) in cases.items():
+        results = run_all({name: (["--dry-run", "--judge-model", "m", source] + (
+            ["--judge-url", url] if url else []), env) for name, (url, env) in cases.items()})
+        for name, (code, out, err) in results.items():
             with self.subTest(name):
-                code, out, err = run(["--dry-run", "--judge-model", "m", source] + (
-                    ["--judge-url", url] if url else []), env=env)
                 self.assertEqual((code, err), (0, ""))
 
 
@@ -178,12 +197,14 @@ class TemplateBoundTest(HostileTest):
                  "{response:>" + "0" * 60 + "1001}": "template field {response}: format "
                  "spec '>" + "0" * 49 + "' has a width or precision over 1000"}  # cut at 50
         source = self.records(1)
+        results = run_all({template: (["--judge-url", self.srv.url, "--judge-model", "m",
+                                       "--template", self.write("t%d.txt" % i, template),
+                                       source], None)
+                           for i, template in enumerate(cases)})
         for template, message in cases.items():
             with self.subTest(template):
-                code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "m",
-                                      "--template", self.write("t.txt", template), source])
-                self.assertEqual((code, out, err), (2, "", "minijudge: error: " + message
-                                                    + "\n"))
+                self.assertEqual(results[template], (2, "", "minijudge: error: " + message
+                                                     + "\n"))
         self.assertEqual(self.srv.requests, [])
 
     def test_width_within_the_bound_is_filled(self):
@@ -222,14 +243,16 @@ class NameListTest(HostileTest):
 
     def test_server_listing_a_thousand_models(self):
         self.srv.models = ["model-%04d" % i for i in range(1000)]
-        code, out, err = run(["--judge-url", self.srv.url, self.records(1)])
+        results = run_all({"run": (["--judge-url", self.srv.url, self.records(1)], None),
+                           "check": (["--check", "--judge-url", self.srv.url,
+                                      "--judge-model", "model-0999"], None)})
+        code, out, err = results["run"]
         self.assertEqual(code, 1)
         self.assertEqual(err, "minijudge: error: preflight failed: no model given and GET "
                          "{}/v1/models lists {} and 980 more: pass one with model= or "
                          "--judge-model\n".format(self.srv.url, ", ".join(
                              self.srv.models[:20])))
-        code, out, err = run(["--check", "--judge-url", self.srv.url, "--judge-model",
-                              "model-0999"])
+        code, out, err = results["check"]
         self.assertEqual(code, 0, err)
         self.assertIn("\nmodels: {} and 980 more\n".format(", ".join(self.srv.models[:20])),
                       out)
