@@ -62,13 +62,30 @@ class NetworkTest(StubTestCase):
 
     def cli(self, *argv, env=None, limit=60):
         """``python -m minijudge`` in a subprocess: (exit code, records, stderr, seconds)."""
-        env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
-        started = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
-                              cwd=REPO, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=limit)
-        out = [json.loads(line) for line in proc.stdout.decode().splitlines()]
-        return proc.returncode, out, proc.stderr.decode(), time.monotonic() - started
+        return self.cli_all([(argv, env)], limit=limit)[0]
+
+    def cli_all(self, runs, *, limit=60):
+        """cli() of each (argv, env), side by side: the interpreters start on both cores."""
+        started, procs = time.monotonic(), []
+        for argv, env in runs:
+            env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV},
+                       **(env or {}))
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "minijudge"] + [str(a) for a in argv], cwd=REPO,
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        results = []
+        for proc in procs:
+            try:
+                out, err = proc.communicate(timeout=limit)
+            except subprocess.TimeoutExpired:
+                for each in procs:
+                    each.kill()
+                    each.communicate()
+                raise
+            results.append((proc.returncode, [json.loads(line) for line in
+                                              out.decode().splitlines()],
+                            err.decode(), time.monotonic() - started))
+        return results
 
     def judge(self, url=None, **options):
         options.setdefault("model", "judge-model")
@@ -109,10 +126,12 @@ class UntrustedCertificateTest(NetworkTest):
                                      ["connection_error"] + ["not_judged"] * 4)
 
     def test_the_ca_named_by_any_of_the_usual_variables_is_trusted(self):
-        for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        names, source = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"), \
+            self.records(3)
+        runs = self.cli_all([(("--judge-url", self.tls.url, source), {name: self.cert})
+                             for name in names])
+        for name, (code, out, err, _) in zip(names, runs):
             with self.subTest(name):
-                code, out, err, _ = self.cli("--judge-url", self.tls.url, self.records(3),
-                                             env={name: self.cert})
                 self.assertEqual(code, 0, err)
                 self.assertEqual([r["judge_status"] for r in out], ["ok"] * 3)
 
