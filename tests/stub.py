@@ -28,7 +28,8 @@ sends any of them chunked, close-delimited or after a 100 Continue, and wire(byt
 sends bytes verbatim: parts apart in time (headers that drip in), or two whole replies
 to one request on a connection kept open (a buggy proxy); helpers
 rating_logprobs, http_date, mixed_faults. `srv.connections` counts the connections
-accepted.
+accepted, `srv.replied` the replies done with (played to their last byte, or cut off
+by the client); `srv.wait_replied(n)` waits for the n-th, where a test would sleep.
 
 The network's misbehaviours: `StubServer(tls=(cert, key))` serves https (make a
 self-signed pair with `self_signed_cert(folder)`, None without the openssl command);
@@ -367,7 +368,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         request = Request(self.command, url.path, query, headers, body, parsed)
         with stub._lock:
             stub.requests.append(request)
-        self._play(stub._answer(request), request)
+        try:
+            self._play(stub._answer(request), request)
+        finally:
+            with stub._lock:
+                stub.replied += 1
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
@@ -494,6 +499,7 @@ class StubServer:
         self.tunnel_to = tunnel_to  # a loopback port every CONNECT is tunnelled to
         self.requests = []
         self.connections = 0  # accepted so far
+        self.replied = 0  # replies done with
         self.port = None
         self._queue = collections.deque()
         self._lock = threading.Lock()
@@ -515,6 +521,15 @@ class StubServer:
         """Queue replies (or strs, for chat(str)) for the next chat requests, in order."""
         with self._lock:
             self._queue.extend(replies)
+
+    def wait_replied(self, count, timeout=10.0):
+        """True once the server is done with `count` replies."""
+        deadline = time.monotonic() + timeout
+        while self.replied < count:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+        return True
 
     def clear(self):
         """Forget recorded requests and queued replies."""

@@ -471,7 +471,7 @@ class WireTest(StubTest):
         signal.setitimer(signal.ITIMER_REAL, 0.1)
         with self.assertRaises(Interrupted):
             judge.judge({"question": "slow: rate 1"}, OUTPUT)
-        time.sleep(0.4)  # its reply is on the socket now
+        self.assertTrue(self.srv.wait_replied(1))  # its reply is on the socket now
         self.assertEqual([judge.judge({"question": "rate %d" % r}, OUTPUT).value
                           for r in (5, 4)], [5, 4])
 

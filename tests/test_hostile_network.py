@@ -285,7 +285,8 @@ class ExtraReplyTest(NetworkTest):
                            interval=0.05, close=False))
         self.srv.content = "Rating: 4"
         self.assertEqual(judge.judge(EXAMPLE, OUTPUT).value, 2)
-        time.sleep(0.3)  # the extra reply is waiting on the kept-alive connection now
+        # once played, the extra reply is waiting on the kept-alive connection
+        self.assertTrue(self.srv.wait_replied(1))
         second = judge.judge(EXAMPLE, OUTPUT)
         self.assertEqual((second.status, second.value), ("ok", 4))
         self.assertEqual(self.srv.chat_count, 2)
