@@ -124,7 +124,10 @@ class HostileIOTest(StubTestCase):
         """(exit code, stdout bytes, stderr text) of a whole run."""
         if input is not None:
             options["stdin"] = subprocess.PIPE
-        proc = self.spawn(*argv, **options)
+        return self.finish(self.spawn(*argv, **options), input, timeout)
+
+    def finish(self, proc, input=None, timeout=60):
+        """run_cli() of a process from spawn()."""
         out, err = proc.communicate(input, timeout=timeout)
         return proc.returncode, out, (err or b"").decode("utf-8", "replace")
 
@@ -178,13 +181,16 @@ class InputTest(HostileIOTest):
             ([utf16], None, utf16 + " is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t "
              "UTF-8)"),
             (["-"], b"\xfe\xff" + text.encode("utf-16-be"), "stdin is UTF-16; re-encode it as "
-             "UTF-8 (iconv -f UTF-16 -t UTF-8)")]
-        for argv, stdin, message in cases:
+             "UTF-8 (iconv -f UTF-16 -t UTF-8)"),
+            (["-"], gzip.compress(text.encode()), None)]
+        # side by side: the interpreters start on both cores
+        procs = [self.spawn(*argv, stdin=subprocess.PIPE) for argv, _, _ in cases]
+        for proc, (argv, stdin, message) in zip(procs, cases[:-1]):
             with self.subTest(message):
-                code, out, err = self.run_cli(*argv, input=stdin)
+                code, out, err = self.finish(proc, stdin)
                 self.assertEqual((code, err, out), (2, "minijudge: error: " + message + "\n",
                                                     b""))
-        code, out, err = self.run_cli("-", input=gzip.compress(text.encode()))
+        code, out, err = self.finish(procs[-1], cases[-1][1])
         self.assertEqual((code, err), (2, "minijudge: error: stdin is gzip-compressed; "
                                           "decompress it (zcat FILE | minijudge ... -)\n"))
         self.assertEqual(self.srv.chat_count, 0)
