@@ -304,17 +304,21 @@ class SameFileTest(HostileIOTest):
             options = {}
         os.chmod(self.tmp, 0o755)  # readable by nobody, not writable
         source = self.write("in.jsonl", b"".join(good(i) for i in range(3)))
-        code, out, err = self.run_cli("-o", os.devnull, "--summary", os.devnull, source,
-                                      **options)
-        self.assertEqual((code, out), (0, b""), err)
-        self.assertIn("3 records", err)
+        # three runs side by side: the interpreters start on both cores
+        null = self.spawn("-o", os.devnull, "--summary", os.devnull, source, **options)
         with open(self.path("stdout"), "wb") as stdout:  # what nobody's shell would open
             os.chown(self.path("stdout"), NOBODY, NOBODY)
-            code, out, err = self.run_cli("-o", "/dev/stdout", source, stdout=stdout, **options)
+            to_stdout = self.spawn("-o", "/dev/stdout", source, stdout=stdout, **options)
+        if options:  # and a folder nobody cannot write to is still refused up front
+            refused = self.spawn("-o", self.path("new.jsonl"), source, **options)
+        code, out, err = self.finish(null)
+        self.assertEqual((code, out), (0, b""), err)
+        self.assertIn("3 records", err)
+        code, out, err = self.finish(to_stdout)
         self.assertEqual(code, 0, err)
         self.assertEqual([r["id"] for r in strict_lines(self.read("stdout"))], [0, 1, 2])
-        if options:  # and a folder nobody cannot write to is still refused up front
-            code, out, err = self.run_cli("-o", self.path("new.jsonl"), source, **options)
+        if options:
+            code, out, err = self.finish(refused)
             self.assertEqual((code, err), (2, "minijudge: error: -o {}: cannot write there\n"
                                            .format(self.path("new.jsonl"))))
 
