@@ -551,8 +551,7 @@ class StubServer:
                 self._httpd.socket, server_side=True, do_handshake_on_connect=False)
         self._httpd.stub = self
         self.port = self._httpd.server_address[1]
-        # stop() waits for the loop to see its request: a 50 ms poll added 8 s to the suite
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.005,),
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
                                         name="stub-server", daemon=True)
         self._thread.start()
         return self
@@ -561,6 +560,10 @@ class StubServer:
         if self._httpd is None:
             return
         self._stopping.set()
+        try:  # wakes the loop now, not at its next poll: accept() fails, then it sees
+            self._httpd.socket.shutdown(socket.SHUT_RDWR)  # that shutdown() asks
+        except OSError:
+            pass
         self._httpd.shutdown()
         with self._lock:
             connections = list(self._connections)
