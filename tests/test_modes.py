@@ -67,8 +67,7 @@ def pairs(*ab, **extra):
 
 
 class ModeTest(CLITest):
-    """CLITest with one stub per class, reset before each test: stopping a stub takes
-    50 ms (its poll interval), half of this file's run time when done per test."""
+    """CLITest with one stub per class, reset before each test."""
 
     @classmethod
     def setUpClass(cls):
