@@ -128,14 +128,14 @@ def fault_mix(n=2000, *, rate=0.2, seed=1, max_retries=5, concurrency=16):
 
 
 class Resumable:
-    """n records, a stub answering each after 10 ms, and CLI runs on named caches."""
+    """n records, a stub answering each after `delay` s, and CLI runs on named caches."""
 
-    def __init__(self, tmp, srv, n=120):
+    def __init__(self, tmp, srv, n=120, delay=0.02):
         self.tmp, self.srv, self.n, self.answered = tmp, srv, n, []
         self.source = os.path.join(tmp, "in.jsonl")
         with open(self.source, "w", encoding="utf-8") as f:
             f.write("".join(json.dumps(r) + "\n" for r in records(n)))
-        srv.delay = 0.01  # 4 requests always in flight: a stop finds some mid-way
+        srv.delay = delay
 
         def responder(request):  # called after the delay: the reply is on its way
             self.answered.append(minijudge._cache_key(request.json))
@@ -327,7 +327,8 @@ class ResumeTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.srv = StubServer().start()
-        cls.runs = Resumable(cls.tmp.name, cls.srv)
+        # 10 ms, not the report's 20: 4 requests are still always in flight at a stop
+        cls.runs = Resumable(cls.tmp.name, cls.srv, delay=0.01)
         cls.runs.rounds("fresh")
         cls.reference = cls.runs.read("fresh")
 
@@ -578,7 +579,7 @@ def report():
                 range(5, 30), 3)), ("Ctrl-C", signal.SIGINT, [12])]:
             rounds = runs.rounds(name, stops=stops, sig=sig, seed=6)
             total = lambda key: sum(r[key] for r in rounds)  # noqa: E731
-            print("{} and resume: {} records, --concurrency 4, stub delay 10 ms, stopped "
+            print("{} and resume: {} records, --concurrency 4, stub delay 20 ms, stopped "
                   "after {} requests, then to the end: {} rounds, exit codes {}".format(
                       name, runs.n, stops, len(rounds), [r["code"] for r in rounds]))
             print("  requests per round {}, {} in all; cached at each start {}".format(
