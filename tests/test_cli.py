@@ -599,7 +599,7 @@ class ProcessTest(CLITest):
         n = 60
         source = self.write_jsonl("in.jsonl", records(n))
         self.srv.responder = by_response(ratings(n))
-        self.srv.delay = 0.05
+        self.srv.delay = 0.02
         cache, out = self.path("cache.jsonl"), self.path("out.jsonl")
         argv = ("--judge-url", self.srv.url, "--judge-model", "judge-model", "-q",
                 "--concurrency", "4", "--cache", cache, "-o", out, source)
@@ -647,7 +647,7 @@ class ProcessTest(CLITest):
         n = 100
         source = self.write_jsonl("in.jsonl", records(n))
         self.srv.responder = by_response(ratings(n))
-        self.srv.delay = 0.05
+        self.srv.delay = 0.02
         out = self.path("out.jsonl")
         # a shell starts background jobs with SIGINT ignored, and Python keeps an ignored
         # SIGINT: let the child start with the default disposition whatever ours is
