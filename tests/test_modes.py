@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_modes` finds stub too
 import minijudge  # noqa: E402
-from stub import StubServer, chat, error  # noqa: E402
+from stub import JUDGE_ENV, StubServer, chat, error  # noqa: E402
 from test_cli import REPO, CLITest, by_response, parse_lines  # noqa: E402
 
 _ANSWER_RE = re.compile(r"\[The Start of Assistant (A|B)'s Answer\]\n(.*?)\n"
@@ -902,9 +902,31 @@ def sensible(request):
 
 
 class ExamplesTest(ModeTest):
-    def run_example(self, *argv):
-        proc = self.popen("--judge-url", self.srv.url, "--max-retries", "0", "--timeout", "5",
-                          *argv)
+    EXAMPLES = {"pairwise": ("--mode", "pairwise", "examples/pairs.jsonl"),
+                "systems": ("--mode", "systems", "examples/systems.jsonl"),
+                "criteria": ("--criteria", "examples/helpfulness.json", "examples/qa.jsonl"),
+                "judges": ("--judges", "examples/judges.json", "examples/qa.jsonl")}
+
+    @classmethod
+    def setUpClass(cls):
+        """Every example starts at once, on a stub of its own: the interpreters start on
+        both cores, and each test reads its example's run."""
+        super().setUpClass()
+        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+        cls.runs = {}
+        for name, argv in cls.EXAMPLES.items():
+            srv = StubServer(responder=sensible).start()
+            cls.addClassCleanup(srv.stop)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "minijudge", "--judge-url", srv.url, "--max-retries",
+                 "0", "--timeout", "5"] + list(argv), cwd=REPO, env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            cls.addClassCleanup(lambda proc=proc: proc.poll() is None and proc.kill())
+            cls.runs[name] = srv, proc
+
+    def run_example(self, name):
+        """(records, stderr, stub) of the example's run."""
+        srv, proc = self.runs[name]
         try:
             out, err = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
@@ -912,41 +934,36 @@ class ExamplesTest(ModeTest):
             out, err = proc.communicate()
         err = err.decode("utf-8", "replace")
         self.assertEqual(proc.returncode, 0, err)
-        return [json.loads(line) for line in out.decode("utf-8").splitlines()], err
+        return [json.loads(line) for line in out.decode("utf-8").splitlines()], err, srv
 
     def lines(self, name):
         with open(os.path.join(REPO, "examples", name), encoding="utf-8") as f:
             return sum(1 for line in f if line.strip())
 
     def test_pairwise_example(self):
-        self.srv.responder = sensible
-        out, err = self.run_example("--mode", "pairwise", "examples/pairs.jsonl")
+        out, err, srv = self.run_example("pairwise")
         self.assertEqual(len(out), self.lines("pairs.jsonl"))
         self.assertEqual({r["judge_status"] for r in out}, {"ok"})
         self.assertEqual({r["judge_consistent"] for r in out}, {True})
-        self.assertEqual(self.srv.chat_count, 2 * len(out))
+        self.assertEqual(srv.chat_count, 2 * len(out))
         self.assertIn("A's win rate", err)
 
     def test_systems_example(self):
-        self.srv.responder = sensible
-        out, err = self.run_example("--mode", "systems", "examples/systems.jsonl")
+        out, err, srv = self.run_example("systems")
         self.assertEqual(len(out), self.lines("systems.jsonl"))
         self.assertEqual({r["judge_status"] for r in out}, {"ok"})
-        self.assertEqual(self.srv.chat_count, 2 * 3 * len(out))
+        self.assertEqual(srv.chat_count, 2 * 3 * len(out))
         self.assertIn("  ranking: ", err)
 
     def test_criteria_example(self):
-        self.srv.responder = sensible
-        out, err = self.run_example("--criteria", "examples/helpfulness.json",
-                                    "examples/qa.jsonl")
+        out, err, _ = self.run_example("criteria")
         self.assertEqual(len(out), self.lines("qa.jsonl"))
         self.assertEqual({r["judge_status"] for r in out}, {"ok", "empty_response"})
         self.assertEqual({r.get("judge_option") for r in out if r["judge_status"] == "ok"},
                          {"Acceptable"})
 
     def test_judges_example(self):
-        self.srv.responder = sensible
-        out, err = self.run_example("--judges", "examples/judges.json", "examples/qa.jsonl")
+        out, err, _ = self.run_example("judges")
         self.assertEqual(len(out), self.lines("qa.jsonl"))
         judged = [r for r in out if r["response"]]
         self.assertEqual({(r["quality_score"], r["correct_score"], r["helpful_option"])
