@@ -225,10 +225,12 @@ class GuaranteeTest(StubTestCase):
 
 class FaultTest(GuaranteeTest):
     def test_fault_mix_every_record_once_in_order_with_bounded_retries(self):
-        # 1,000 records: about 250 faults, every kind many times; --report runs 2,000
-        run = fault_mix(1000, seed=1)
+        # 500 records: about 125 faults, each kind 7 times or more; a record fails only
+        # after 6 faults in a row (1 in 55,500 measured), so the 99.5% bound holds with a
+        # wide margin; --report runs 2,000
+        run = fault_mix(500, seed=1)
         out, limit = run["out"], run["max_retries"] + 1
-        self.assertEqual(len(out), 1000)
+        self.assertEqual(len(out), 500)
         self.assertTrue(all(record is item for (record, _), item in zip(out, run["items"])))
         self.assertEqual(set(run["injected"]), set(FAULTS))
         for record, j in out:
@@ -239,7 +241,7 @@ class FaultTest(GuaranteeTest):
             self.assertLessEqual(j.attempts, limit)
             # a drop on a reused keep-alive connection is resent once on a fresh one
             self.assertLessEqual(run["per_item"][record["id"]], 2 * limit)
-        self.assertGreaterEqual(sum(j.status == "ok" for _, j in out), 0.995 * 1000)
+        self.assertGreaterEqual(sum(j.status == "ok" for _, j in out), 0.995 * 500)
         self.assertEqual(len(run["waits"]), sum(j.attempts - 1 for _, j in out))
         self.assertTrue(all(0 <= wait <= 30 for wait in run["waits"]))
 
