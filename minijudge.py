@@ -1928,8 +1928,7 @@ def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fat
     judge_one = judge_one or judges[0].judge
     failed = failed or (lambda status, error: Judgement(
         score=judges[0].on_failure, status=status, error=error))
-    stopped = []
-    tasks, results = queue.SimpleQueue(), queue.SimpleQueue()
+    stopped, tasks, results = [], queue.SimpleQueue(), queue.SimpleQueue()
 
     def work():
         for index, record in iter(tasks.get, None):
@@ -2197,21 +2196,25 @@ def _setup(args):
 def _check_files(args):
     """Refuse a file the run cannot write, and two of its files that are one (same inode;
     a new file by real path): -o on the input truncates it, --cache on -o mixes them."""
+    import stat
     seen = {}
     for flag, path in (("input", args.input), ("-o", args.output), ("--cache", args.cache),
                        ("--summary", args.summary)):
-        exists = path not in (None, "-") and os.path.exists(path)
+        stdin = flag == "input" and path == "-"  # a file given as stdin is a file too
+        info = os.fstat(0) if stdin else path and os.path.exists(path) and os.stat(path)
+        if info and stat.S_ISDIR(info.st_mode) and flag != "input":
+            raise ValueError("{} {} is a folder; name a file".format(flag, path))
         # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
         if path and flag in ("-o", "--summary") and not os.access(
-                path if exists else os.path.dirname(os.path.abspath(path)), os.W_OK):
+                path if info else os.path.dirname(os.path.abspath(path)), os.W_OK):
             raise ValueError("{} {}: cannot write there".format(flag, path))
-        if path in (None, "-") or exists and not os.path.isfile(path):
-            continue  # stdin, /dev/null or a FIFO: nothing there to clobber
-        key = os.stat(path)[1:3] if exists else os.path.realpath(path)  # (inode, device)
+        if not path or info and not stat.S_ISREG(info.st_mode):
+            continue  # a terminal, a pipe or /dev/null: nothing there to clobber
+        key = info[1:3] if info else os.path.realpath(path)  # (inode, device)
         if key in seen:
             raise ValueError("{} {} is the {} file{}; write elsewhere".format(
                 flag, path, seen[key][0], "" if seen[key][1] == path else " " + seen[key][1]))
-        seen[key] = flag, path
+        seen[key] = flag, "(stdin)" if stdin else path
 
 
 def _judges_config(path):
@@ -2371,11 +2374,9 @@ def _item_fields(args, number, record, mode=None):
 
 def _as_text(value):
     """Numbers become text, lists and objects JSON; None stays missing."""
-    if value is None or isinstance(value, str):
-        return value
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
-    return str(value)
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 def _check_first(specs, args, items):
