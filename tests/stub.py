@@ -50,6 +50,7 @@ import json
 import math
 import os
 import random
+import select
 import socket
 import socketserver
 import sys
@@ -65,7 +66,7 @@ __all__ = [
     "chat", "rating_logprobs", "error", "raw", "html", "rate_limited", "redirect",
     "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
     "no_choices", "oversized", "drip", "framed", "wire", "mixed_faults", "every_fault", "http_date",
-    "StubTestCase", "JUDGE_ENV", "self_signed_cert",
+    "StubTestCase", "JUDGE_ENV", "self_signed_cert", "read_terminal",
 ]
 
 _NGINX_PAGE = """<html>
@@ -628,6 +629,22 @@ class StubServer:
             return error(404, "The model `%s` does not exist." % model,
                          type="NotFoundError", code=404)
         return None
+
+
+def read_terminal(master, timeout):
+    """What a child wrote to the terminal whose master end is ``master``, until it closes
+    it (or ``timeout`` s pass with nothing new); the master is closed after."""
+    tty = b""
+    while select.select([master], [], [], timeout)[0]:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        tty += chunk
+    os.close(master)
+    return tty
 
 
 def self_signed_cert(folder, host="127.0.0.1"):

@@ -17,7 +17,6 @@ import os
 import pty
 import random
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -33,8 +32,8 @@ sys.path.insert(0, HERE)  # so `python -m unittest tests.test_guarantees` finds 
 import minijudge  # noqa: E402
 from stub import (JUDGE_ENV as _ENV, StubServer, StubTestCase, chat,  # noqa: E402
                   choices_null, drip, drop, drop_mid_body,
-                  error, hang, html, invalid_json, mixed_faults, rate_limited, redirect,
-                  truncated_json)
+                  error, hang, html, invalid_json, mixed_faults, rate_limited,
+                  read_terminal, redirect, truncated_json)
 
 KEY = "sk-test-0123456789abcdef"
 FAULTS = {  # JUDGE-TRAPS.md §3 and §5: every one of these is transient and retried
@@ -488,16 +487,7 @@ class SecretTest(GuaranteeTest):
                       self.path("cache.jsonl"), source], env={"LLM_JUDGE_API_KEY": KEY},
                      stderr=slave)
         os.close(slave)
-        tty = b""
-        while select.select([master], [], [], 20)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            tty += chunk
-            if not chunk:
-                break
-        os.close(master)
+        tty = read_terminal(master, 20)
         texts = {"stdout": proc.communicate(timeout=30)[0], "terminal": tty}
         self.assertIn(b"done", tty)
         self.assertIn(b"<hidden>", tty)  # the echoed key arrived, and was blanked

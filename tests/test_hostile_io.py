@@ -16,7 +16,6 @@ import os
 import pty
 import re
 import resource
-import select
 import shutil
 import signal
 import subprocess
@@ -30,7 +29,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, chat  # noqa: E402
+from stub import JUDGE_ENV, StubTestCase, chat, read_terminal  # noqa: E402
 
 NOBODY = 65534
 FILE_TOO_LARGE = "[Errno {}] {}".format(errno.EFBIG, os.strerror(errno.EFBIG))
@@ -150,16 +149,7 @@ class InputTest(HostileIOTest):
         proc = self.spawn("--no-preflight", "--concurrency", "16", "-o", self.path("out"),
                           fifo, stdout=subprocess.DEVNULL, stderr=slave)
         os.close(slave)
-        tty = b""
-        while select.select([master], [], [], 30)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            tty += chunk
-        os.close(master)
+        tty = read_terminal(master, 30)
         proc.wait(timeout=30)
         if writer.is_alive():  # the run never opened the FIFO: let the writer go
             os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
@@ -293,6 +283,28 @@ class SameFileTest(HostileIOTest):
         # /dev/null is no regular file: it may take both -o and --summary
         code, err = self.main("-o", os.devnull, "--summary", os.devnull, source)
         self.assertEqual(code, 0, err)
+
+    def test_output_on_the_file_given_as_stdin_or_on_a_folder_is_refused(self):
+        # `minijudge - -o in.jsonl < in.jsonl` truncated its own input; -o on a folder
+        # ended in an IsADirectoryError traceback
+        data = b"".join(good(i) for i in range(3))
+        source = self.write("in.jsonl", data)
+        with open(source, "rb") as stdin:
+            code, out, err = self.finish(self.spawn("-o", source, "-", stdin=stdin), timeout=10)
+        self.assertEqual((code, err), (2, "minijudge: error: -o {} is the input file (stdin); "
+                                          "write elsewhere\n".format(source)))
+        self.assertEqual(self.read("in.jsonl"), data)
+        runs = [self.spawn(flag, self.tmp, source) for flag in ("-o", "--cache", "--summary")]
+        for flag, proc in zip(("-o", "--cache", "--summary"), runs):
+            with self.subTest(flag):
+                self.assertEqual(self.finish(proc, timeout=10)[::2], (2, "minijudge: error: "
+                                 "{} {} is a folder; name a file\n".format(flag, self.tmp)))
+        with open(source, "rb") as stdin:  # stdin from a file is still judged as stdin
+            code, out, err = self.finish(self.spawn("-o", self.path("out.jsonl"), "-",
+                                                    stdin=stdin), timeout=10)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(self.read("out.jsonl").splitlines()), 3)
+        self.assertEqual(self.srv.chat_count, 3)
 
     def test_dev_null_and_dev_stdout_are_writable_for_a_user_who_is_not_root(self):
         if os.getuid() == 0:
