@@ -94,13 +94,21 @@ class AssessTest(ModeTest):
                     self.assertEqual(j.error, message)
                 self.assertEqual(len(self.chats()), 1, "no selection after a failed assessment")
 
-    def test_a_failed_selection_keeps_the_assessment(self):
-        self.srv.responder = judge_like(lambda listed: "I would rather not choose")
-        judge = self.library_judge(model="judge-model", criterion=HELPFULNESS, assess=True)
-        j = judge.judge({"question": "q"}, "r")
-        self.assertEqual(j.status, "parse_error")
-        self.assertEqual(j.details["assessment"], ASSESSMENT)
-        self.assertEqual(len(self.chats()), 2)
+    def test_every_failure_of_the_selection_keeps_the_assessment(self):
+        cases = [(chat("I would rather not choose"), "parse_error"),
+                 (chat("Excel", finish_reason="length"), "truncated"), (chat(""), "empty"),
+                 (error(500, "backend down"), "http_error")]
+        for reply, status in cases:
+            with self.subTest(status=status):
+                self.srv.clear()
+                self.srv.responder = lambda request, reply=reply: judge_like(
+                    lambda listed: None)(request) if "Do not name" in request.prompt else reply
+                judge = self.library_judge(model="judge-model", criterion=HELPFULNESS,
+                                           assess=True)
+                j = judge.judge({"question": "q"}, "r")
+                self.assertEqual((j.status, j.score, j.value), (status, 0.0, None))
+                self.assertEqual(j.details["assessment"], ASSESSMENT)
+                self.assertEqual(len(self.chats()), 2)
 
     def test_cli_records_the_assessment_and_a_rerun_is_served_by_the_cache(self):
         self.srv.responder = judge_like(lambda listed: "Excellent")
