@@ -31,6 +31,7 @@ Command line::
 Vendored copies: keep this header, upgrade by replacing the file.
 """
 
+import collections
 import functools
 import itertools
 import json
@@ -897,7 +898,7 @@ def _server_message(data):
     try:
         body = json.loads(text)
         error = body.get("error", body.get("detail", body.get("message")))
-    except (ValueError, AttributeError):  # not JSON, or JSON but not an object
+    except (ValueError, AttributeError, RecursionError):  # not JSON, or not an object
         error = None
     if isinstance(error, dict):
         error = error.get("message") or error.get("type") or error
@@ -1046,7 +1047,7 @@ def _retryable(error):
 def _read_models(body, url):
     try:
         return [m["id"] for m in json.loads(body.decode("utf-8", "replace"))["data"]]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise APIError("GET {} did not list models: {!r}".format(url, body[:200]),
                        kind="invalid_response") from None
 
@@ -1056,9 +1057,10 @@ def _read_reply(body, url):
     where = "POST " + url
     try:
         reply = json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
-    except ValueError:
-        raise APIError("reply from {} is not JSON: {!r}".format(
-            where, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
+    except (ValueError, RecursionError) as exc:
+        raise APIError("reply from {} is not JSON{}: {!r}".format(where, " we can read (nested "
+                       "too deeply)" * isinstance(exc, RecursionError), body[:200].decode(
+                           "utf-8", "replace")), kind="invalid_response") from None
     if isinstance(reply, dict) and reply.get("error"):
         raise APIError("error from {}: {}".format(where, _server_message(body)),
                        kind="http_error", status=200)
@@ -1133,9 +1135,11 @@ class LLMJudge:
                          "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
                          "unset OPENAI_API_KEY if it needs no key", urlsplit(self.url).netloc)
         headers = dict(headers or {})
-        for name, value in headers.items():
-            if re.search(r"[\r\n]", str(name) + str(value)):  # would forge more headers
-                raise JudgeError("header {!r} has a line break in it".format(name))
+        for name, value in headers.items():  # a line break would forge more headers
+            for bad, why in (("[\r\n]", "a line break"), ("[^\x00-\xff]", "a character "
+                             "outside Latin-1 (a pasted smart quote?)")):
+                if re.search(bad, str(name) + str(value)):
+                    raise JudgeError("header {!r} has {} in it".format(name, why))
         if key:  # a header of the same name given by the user wins
             bearer = "Bearer " if key_header.lower() == "authorization" else ""
             headers = {key_header: bearer + key, **headers}
@@ -1197,8 +1201,7 @@ class LLMJudge:
 
     # -- the compatible entry point
     def score(self, example, output):
-        """``{"judge_score": float}``: the 0-1 score, or the failure value. Never raises
-        unless the judge is strict."""
+        """``{"judge_score": float}``: the 0-1 score, or the failure value; raises if strict."""
         return {"judge_score": self.judge(example, output).score}
 
     def judge(self, example, output=None, **fields):
@@ -1258,9 +1261,8 @@ class LLMJudge:
         details = {"pairs": pairs, "wins": wins, "played": played}
         failed = next((j for j in judged if not j.ok), None)
         if failed is not None:
-            return _merged(judged, status=failed.status, score=failed.score,
-                           error=failed.error, http_status=failed.http_status,
-                           details=details)
+            return _merged(judged, details=details, **{name: getattr(failed, name) for name in (
+                "status", "score", "error", "http_status")})
         return _merged(judged, value={name: round(wins[name] / played[name], 4)
                                       for name in responses}, source="text", details=details)
 
@@ -1496,8 +1498,7 @@ class LLMJudge:
         return True
 
     def _interpret(self, reply, free=False):
-        content = reply.get("content")
-        raw = content if isinstance(content, str) else None
+        raw = reply.get("content") if isinstance(reply.get("content"), str) else None
         common = {"raw": raw, "reasoning": reply.get("reasoning"), "model": reply.get("model"),
                   "finish_reason": reply.get("finish_reason"), "usage": reply.get("usage"),
                   "fingerprint": reply.get("system_fingerprint")}
@@ -1567,8 +1568,7 @@ def _merged(judgements, *, like=None, **fields):
 
 
 def _agree_or_tie(first, second):
-    """Both orders of a pair: the verdict (in the caller's A/B terms) when they agree,
-    else a tie."""
+    """Both orders of a pair: their verdict (in the caller's A/B terms) if they agree, else tie."""
     swapped = {"A": "B", "B": "A", "tie": "tie"}[second.value]
     verdict = first.value if first.value == swapped else "tie"
     return {"score": _PARSERS["verdict"][2](verdict, None), "value": verdict, "source": "text",
@@ -1578,15 +1578,13 @@ def _agree_or_tie(first, second):
 
 
 def _keep_first(first, second):
-    """Options in both orders: the first choice is kept (as unitxt does); choosing
-    differently is positional bias."""
+    """Options in both orders: the first choice counts (as in unitxt); a change is bias."""
     return {"details": dict(first.details, option_reversed=second.value,
                             positional_bias=first.value != second.value)}
 
 
-# How an item is asked again, and how the two answers combine into one Judgement:
-# pairwise and systems swap the answers (unless single order), a criterion reverses its
-# options (with check_position).
+# How an item is asked again, and how the two answers combine into one: pairwise and systems
+# swap the answers (unless single order), a criterion reverses its options (check_position).
 _VARIANTS = {
     "the answers swapped": (lambda v: dict(v, response_a=v["response_b"],
                                            response_b=v["response_a"]), _agree_or_tie),
@@ -1848,7 +1846,6 @@ class _Cache:
     line read at the offset must hold the whole key."""
 
     def __init__(self, path):
-        import collections
         from array import array
         self.path, self._lock = path, threading.Lock()
         self._index = collections.defaultdict(lambda: (array("q"), array("q")))
@@ -1882,7 +1879,7 @@ class _Cache:
             reply = entry["reply"] if entry["key"] == key else {}
             ok = reply["content"] > "" and reply["latency"] >= 0 <= reply["attempts"]
             return reply if ok else None
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             return None
 
     def put(self, key, reply):
@@ -1909,17 +1906,18 @@ def _fatal(judgement):
     return judgement.error if fatal else None
 
 
-def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fatal,
-                  failed=None):
+def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None,
+                  stop_on=_fatal, failed=None, progress=None):
     """Judge records on ``concurrency`` threads; yield ``(record, Judgement)`` in input
     order, each as soon as the ones before it are done.
 
-    Memory stays flat: at most ``2 * concurrency`` records are held at once. When
-    ``stop_on(result)`` names a reason (a 401, an exhausted quota, a wrong URL), the
-    records not yet sent are yielded as ``not_judged`` with that reason. Workers are
-    daemon threads: an interrupted run abandons what is in flight. ``judge`` may be a
-    list of judges (all are closed at the end); ``judge_one(record)`` may return any
-    result, and ``failed(status, error)`` makes the result of a record not judged.
+    A slow record holds back only the yielding: workers go on with the records after it,
+    up to ``window`` read and not yet yielded (memory stays bounded); ``progress``, a dict,
+    gets ``"waiting"``: how many finished ones it holds back. When ``stop_on(result)``
+    names a reason (a 401, an exhausted quota), the records not yet sent are yielded as
+    ``not_judged``. Workers are daemon threads: an interrupted run abandons what is in
+    flight. ``judge`` may be a list of judges (closed at the end); ``judge_one(record)``
+    may return any result; ``failed(status, error)`` makes that of a record not judged.
     """
     import queue
     judges = list(judge) if isinstance(judge, (list, tuple)) else [judge]
@@ -1929,6 +1927,7 @@ def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fat
     failed = failed or (lambda status, error: Judgement(
         score=judges[0].on_failure, status=status, error=error))
     stopped, tasks, results = [], queue.SimpleQueue(), queue.SimpleQueue()
+    progress = {} if progress is None else progress
 
     def work():
         for index, record in iter(tasks.get, None):
@@ -1953,19 +1952,21 @@ def judge_records(judge, records, *, concurrency=8, judge_one=None, stop_on=_fat
     try:
         while True:
             exhausted = False
-            if sent - done < 2 * concurrency:
+            if sent - done < window:
                 record = next(records, end)
                 exhausted = record is end
                 if not exhausted:
                     tasks.put((sent, record))
                     sent += 1
-            must_wait = exhausted or sent - done >= 2 * concurrency
+            must_wait = exhausted or sent - done >= window
             while not results.empty() or (must_wait and done < sent and done not in finished):
                 index, record, judgement = results.get()
                 finished[index] = record, judgement
+                progress["waiting"] = len(finished)
             while done in finished:
                 yield finished.pop(done)
                 done += 1
+            progress["waiting"] = len(finished)
             if exhausted and done == sent:
                 return
     finally:
@@ -2026,6 +2027,8 @@ def _arg_parser():
         ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
         "run",
         ("--concurrency N", "requests in flight (8)", {"default": 8}),
+        ("--window N", "records read ahead of the oldest unfinished one (10000)",
+         {"default": 10000}),
         ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
         ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
         ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
@@ -2126,18 +2129,19 @@ def main(argv=None):
 
 
 def _setup(args):
-    if args.concurrency < 1:
-        raise ValueError("--concurrency must be at least 1; got {}".format(args.concurrency))
-
     def checked(flag, expected, read, check):
         """The flag's value as ``read`` makes it (None when not given), or ValueError."""
         value = getattr(args, flag[2:].replace("-", "_"))
         try:
-            result = read(value) if value else None
+            result = read(value) if value is not None else None
             assert result is None or check(result)
             return result
-        except (ValueError, AssertionError, AttributeError):
+        except (ValueError, AssertionError, AttributeError, RecursionError):
             raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
+    checked("--concurrency", "at least 1", int, lambda n: n >= 1)
+    checked("--concurrency", "at most 1024 (a thread each)", int, lambda n: n <= 1024)
+    checked("--window", "at least 1", int, lambda n: n >= 1)
+    checked("--timeout", "a number of seconds above 0", float, lambda t: 0 < t < math.inf)
     shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(
         r"(\d+)/(\d+)", v).groups())), lambda kn: kn[0] < kn[1])
     scale = checked("--scale", "LO,HI with LO < HI", lambda v: tuple(
@@ -2278,12 +2282,9 @@ def _judge_options(entry, here):
 
 
 def _preflight(judge, *, ping=False):
-    """Check the server before the run, so a wrong URL, key or model stops it at once.
-
-    ``GET .../models`` answers most of it in a millisecond; a one-line chat request is
-    sent too when that list cannot settle it (no list, or the model is not on it: some
-    servers accept any name), or when ``ping`` asks for it.
-    """
+    """Check the server before the run, so a wrong URL, key or model stops it at once:
+    ``GET .../models``, and a one-line chat request when that list cannot settle it (no
+    list, or the model not on it: some servers accept any name) or ``ping`` asks for it."""
     info = {"url": judge._redact(judge.url)}
     try:
         listed = judge.list_models()
@@ -2344,8 +2345,7 @@ class _BadLine(dict):
 
 
 def _item_fields(args, number, record, mode=None):
-    """The judge's fields from a record as text (those its mode names), or a _BadLine
-    saying what is wrong."""
+    """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
     question = record.get(args.question_field) if args.question_field else _first(
         record, "question", "context")
     fields = {"question": _as_text(question), "reference": _as_text(
@@ -2442,8 +2442,7 @@ def _dry_run(judge, args, items):
 
 
 def _judge_fields(prefix, judgement):
-    """A judgement as output fields: judge_score, judge_status, ... (or NAME_score, ...
-    for the judges of a --judges config)."""
+    """A judgement as output fields: judge_score, ... (NAME_score, ... with --judges)."""
     fields = {name: getattr(judgement, name) for name in (
         "score", "status", "error", "raw", "value", "finish_reason", "usage", "model")}
     fields["score_source"] = judgement.source
@@ -2462,7 +2461,6 @@ class _Tally:
     """What the summary reports, gathered record by record in constant memory."""
 
     def __init__(self):
-        import collections
         # True/False counts of the items asked in both orders: did the pair agree
         # (consistent), did the option chosen change (biased)
         (self.statuses, self.ratings, self.models, self.tokens, self.sources,
@@ -2661,8 +2659,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
 
 
 def _run(specs, args, items):
-    """Judge the items with each (prefix, judge, mode) of ``specs``, write the records,
-    and summarise; the exit status."""
+    """Judge, write and summarise the items with each (prefix, judge, mode); the exit status."""
     started = time.monotonic()
     try:  # UTF-8 bytes whatever the locale, one write per line: a full disk tears none
         sink = open(args.output or sys.stdout.fileno(), "wb", 0, closefd=bool(args.output))
@@ -2671,7 +2668,7 @@ def _run(specs, args, items):
     write = sink.write if sink else lambda b: sys.stdout.write(b.decode()) and len(b)
     progress = not args.quiet and sys.stderr.isatty()
     total = _count_lines(args.input, args.shard) if progress else None
-    tallies = {prefix: _Tally() for prefix, _, _ in specs}
+    tallies, held = {prefix: _Tally() for prefix, _, _ in specs}, {"waiting": 0}
     interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
     if args.strict:
         items = _until_bad(args, items, stopped)
@@ -2705,8 +2702,9 @@ def _run(specs, args, items):
             return "every judge stopped: " + "; ".join(
                 "{}: {}".format(*kv) for kv in sorted(stopped_judges.items()))
 
-    results = judge_records([judge for _, judge, _ in specs], items,
-                            concurrency=args.concurrency, judge_one=judge_one, stop_on=stop_on,
+    results = judge_records([judge for _, judge, _ in specs], items, progress=held,
+                            concurrency=args.concurrency, window=args.window,
+                            judge_one=judge_one, stop_on=stop_on,
                             failed=lambda status, error: [(prefix, judge._failed(status, error))
                                                           for prefix, judge, _ in specs])
     encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # one per run
@@ -2729,7 +2727,7 @@ def _run(specs, args, items):
                     args.human_field) else None)
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
-                _show_progress(tallies[specs[0][0]], total, shown - started)
+                _show_progress(tallies[specs[0][0]], total, shown - started, held)
     except KeyboardInterrupt as exc:
         interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
     except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
@@ -2743,7 +2741,7 @@ def _run(specs, args, items):
         if sink:
             sink.close()
     if progress:
-        _show_progress(tallies[specs[0][0]], total, time.monotonic() - started, end="\n")
+        _show_progress(tallies[specs[0][0]], total, time.monotonic() - started, held, "\n")
     if not tallies[specs[0][0]].done and not stopped:
         print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
     wall = time.monotonic() - started
@@ -2768,8 +2766,7 @@ def _run(specs, args, items):
 
 
 def _until_bad(args, items, stopped):
-    """The items up to the first bad one, whose error goes into ``stopped``: --strict
-    sends nothing past it."""
+    """--strict: the items up to the first bad one, whose error goes into ``stopped``."""
     for number, record in items:
         bad = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
         if isinstance(bad, _BadLine):
@@ -2786,11 +2783,13 @@ def _count_lines(path, shard):
     return lines // int(shard.split("/")[1]) if shard else lines
 
 
-def _show_progress(tally, total, elapsed, end=""):
+def _show_progress(tally, total, elapsed, held, end=""):
     rate = tally.done / elapsed if elapsed else 0.0
     eta = " ETA {:.0f} s".format((total - tally.done) / rate) if total and rate else ""
-    print("\r  {}{} done, {:.1f}/s{}, {} failed   ".format(
-        tally.done, "/{}".format(total) if total else "", rate, eta, tally.failed),
+    waiting = ", {} more judged behind a slow one".format(held["waiting"]) * bool(
+        held["waiting"])
+    print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
+        tally.done, "/{}".format(total) if total else "", waiting, rate, eta, tally.failed),
         end=end, file=sys.stderr, flush=True)
 
 
