@@ -4,7 +4,7 @@
     python tests/bench_throughput.py --latency 0.05 --concurrency 32 128 --items 6000 --repeat 3
     python tests/bench_throughput.py --memory 1000000 # flat memory on a million records
     python tests/bench_throughput.py --dists constant tail lognormal --items 2000 --repeat 1
-    python /tmp/bench.py --repo /work/other-tree ...  # the minijudge.py of another tree
+    python tests/bench_throughput.py --repo ../other-tree --dists tail  # its minijudge.py
 
 A server that answers every request after L seconds can serve at most C / L requests a
 second to C concurrent clients; this prints how close `python -m minijudge` gets to that
@@ -26,7 +26,8 @@ reply arrives, computed by replaying l_1..l_N on C slots (the k-th request goes 
 first slot free). It is never below the bound max(sum(l_k) / C, max(l_k)), printed
 beside it, and never above that bound plus max(l_k); a client that always keeps C
 requests in flight reaches it, wherever the slow ones fall. The fraction printed is ideal
-/ measured: 1.0 means the client never let a slot idle.
+/ measured, where measured is the wall time of the whole CLI process, start-up included
+(printed on its own first): 1.0 means the client never let a slot idle.
 """
 
 import argparse
@@ -218,6 +219,10 @@ def run_dists(args, path):
     try:
         print("the server alone: {:.2f} ms a reply to one client (L = {:.0f} ms)".format(
             server_round_trip(url) * 1000, args.latency * 1000))
+        empty = os.path.join(os.path.dirname(path), "empty.jsonl")
+        open(empty, "w").close()
+        print("the CLI on no records: {:.2f} s (start-up, part of every measured time)".format(
+            min(run_cli(url, empty, 32)[0] for _ in range(3))))
     finally:
         server.kill()
     for dist in args.dists:
