@@ -142,12 +142,12 @@ def write_records(path, n):
                     + "\n")
 
 
-def run_cli(url, path, concurrency, extra=()):
+def run_cli(url, path, concurrency, extra=(), stderr=None):
     """Run the CLI in a child process: (wall seconds, its CPU seconds, its peak RSS MiB)."""
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-url", url,
                               "--quiet", "--concurrency", str(concurrency), "-o", os.devnull,
-                              path] + list(extra), cwd=ROOT)
+                              path] + list(extra), cwd=ROOT, stderr=stderr)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     child.returncode = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
@@ -222,7 +222,7 @@ def run_dists(args, path):
         empty = os.path.join(os.path.dirname(path), "empty.jsonl")
         open(empty, "w").close()
         print("the CLI on no records: {:.2f} s (start-up, part of every measured time)".format(
-            min(run_cli(url, empty, 32)[0] for _ in range(3))))
+            min(run_cli(url, empty, 32, stderr=subprocess.DEVNULL)[0] for _ in range(3))))
     finally:
         server.kill()
     for dist in args.dists:
