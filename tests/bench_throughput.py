@@ -178,6 +178,13 @@ def steal():
     return fields[7], sum(fields)  # steal ticks, all ticks
 
 
+def print_steal(before):
+    after = steal()
+    if before and after and after[1] > before[1]:
+        print("  the hypervisor took {:.1%} of this VM's CPU time meanwhile "
+              "(steal)".format((after[0] - before[0]) / (after[1] - before[1])))
+
+
 def server_round_trip(url, n=40):
     """The median time one raw-socket client waits for a reply: the server's latency."""
     import socket
@@ -209,6 +216,26 @@ def describe(dist, latencies, latency):
         dist, what[dist], sum(latencies), max(latencies))
 
 
+def run_fixed(args, path):
+    """Per concurrency: requests a second against C / L, the CPU time, the peak RSS."""
+    server, url = start_server(args.latency)
+    try:
+        print("the server alone: {:.2f} ms a reply to one client (L = {:.0f} ms)".format(
+            server_round_trip(url) * 1000, args.latency * 1000))
+        for c in args.concurrency:
+            limit, before = c / args.latency, steal()
+            for _ in range(args.repeat):
+                wall, cpu, rss = run_cli(url, path, c)
+                rate = args.items / wall
+                print("L={:.0f} ms C={:<4d} items={}: {:7.1f} req/s, limit {:7.1f}, "
+                      "fraction {:.3f}; client CPU {:.3f} ms/request; peak RSS {:.1f} "
+                      "MiB".format(args.latency * 1000, c, args.items, rate, limit,
+                                   rate / limit, cpu / args.items * 1000, rss))
+            print_steal(before)
+    finally:
+        server.kill()
+
+
 def run_dists(args, path):
     """Per distribution and concurrency: the ideal time, the measured one, their ratio."""
     head = subprocess.run(["git", "-C", ROOT, "log", "--oneline", "-1"], capture_output=True,
@@ -231,7 +258,7 @@ def run_dists(args, path):
         print(describe(dist, latencies, args.latency))
         for c in args.concurrency:
             ideal = ideal_seconds(latencies, c)
-            bound = max(sum(latencies) / c, max(latencies))
+            bound, before = max(sum(latencies) / c, max(latencies)), steal()
             for _ in range(args.repeat):
                 # A fresh server a run: the k-th request of each run waits l_k.
                 server, url = start_server(args.latency, dist, args.seed)
@@ -243,6 +270,7 @@ def run_dists(args, path):
                       "{:6.2f} s, fraction {:.3f}; client CPU {:.3f} ms/request; peak RSS "
                       "{:.1f} MiB".format(dist, c, args.items, ideal, bound, wall,
                                           ideal / wall, cpu / args.items * 1000, rss))
+            print_steal(before)
 
 
 def main():
@@ -276,27 +304,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "records.jsonl")
         write_records(path, args.items)
-        if args.dists:
-            return run_dists(args, path)
-        server, url = start_server(args.latency)
-        try:
-            print("the server alone: {:.2f} ms a reply to one client (L = {:.0f} ms)".format(
-                server_round_trip(url) * 1000, args.latency * 1000))
-            for c in args.concurrency:
-                limit, before = c / args.latency, steal()
-                for _ in range(args.repeat):
-                    wall, cpu, rss = run_cli(url, path, c)
-                    rate = args.items / wall
-                    print("L={:.0f} ms C={:<4d} items={}: {:7.1f} req/s, limit {:7.1f}, "
-                          "fraction {:.3f}; client CPU {:.3f} ms/request; peak RSS {:.1f} "
-                          "MiB".format(args.latency * 1000, c, args.items, rate, limit,
-                                       rate / limit, cpu / args.items * 1000, rss))
-                after = steal()
-                if before and after and after[1] > before[1]:
-                    print("  the hypervisor took {:.1%} of this VM's CPU time meanwhile "
-                          "(steal)".format((after[0] - before[0]) / (after[1] - before[1])))
-        finally:
-            server.kill()
+        (run_dists if args.dists else run_fixed)(args, path)
         if args.memory:
             server, url = start_server(0.0)
             try:
