@@ -27,7 +27,8 @@ first slot free). It is never below the bound max(sum(l_k) / C, max(l_k)), print
 beside it, and never above that bound plus max(l_k); a client that always keeps C
 requests in flight reaches it, wherever the slow ones fall. The fraction printed is ideal
 / measured, where measured is the wall time of the whole CLI process, start-up included
-(printed on its own first): 1.0 means the client never let a slot idle.
+(printed on its own first): 1.0 means the client never let a slot idle. The server's
+CPU time a request is printed too (its ~0.15 s start-up included): it shares the cores.
 """
 
 import argparse
