@@ -3,6 +3,8 @@
     python tests/bench_throughput.py                  # the README's figures
     python tests/bench_throughput.py --latency 0.05 --concurrency 32 128 --items 6000 --repeat 3
     python tests/bench_throughput.py --memory 1000000 # flat memory on a million records
+    python tests/bench_throughput.py --dists constant tail lognormal --items 2000 --repeat 1
+    python tests/bench_throughput.py --repo ../other-tree --dists tail  # its minijudge.py
 
 A server that answers every request after L seconds can serve at most C / L requests a
 second to C concurrent clients; this prints how close `python -m minijudge` gets to that
@@ -12,11 +14,30 @@ it answers in the OpenAI format with keep-alive. Its own round trip is printed f
 client can do better than L divided by it. On a virtual machine, the share of CPU time
 the hypervisor gave to other guests (steal) is printed too: it moves these figures. A
 benchmark, not a test: it asserts nothing and is not collected by unittest.
+
+With --dists, the server draws the latency of each chat request from a distribution
+with median L instead, in the order the requests arrive, from a seeded RNG (--seed), so
+the k-th request of every run waits the same l_k whatever the client:
+  constant   every reply after L;
+  tail       1% of replies after 100 x L, the rest after L;
+  lognormal  L x exp(1.0 x a standard normal): median L, mean 1.65 L, a heavy tail.
+The ideal time is that of C clients that each send the next request the moment their
+reply arrives, computed by replaying l_1..l_N on C slots (the k-th request goes to the
+first slot free). It is never below the bound max(sum(l_k) / C, max(l_k)), printed
+beside it, and never above that bound plus max(l_k); a client that always keeps C
+requests in flight reaches it, wherever the slow ones fall. The fraction printed is ideal
+/ measured, where measured is the wall time of the whole CLI process, start-up included
+(printed on its own first): 1.0 means the client never let a slot idle. The server's
+CPU time a request is printed too (its ~0.15 s start-up included): it shares the cores.
 """
 
 import argparse
 import asyncio
+import heapq
+import itertools
 import json
+import math
+import random
 import re
 import os
 import subprocess
@@ -24,11 +45,35 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # --repo changes it
+DISTS = ("constant", "tail", "lognormal")
+TAIL_SHARE, TAIL_FACTOR, SIGMA = 0.01, 100, 1.0
 
 
-def serve(latency, port_file):
-    """A minimal keep-alive chat-completions server; every reply is "4" after `latency`."""
+def latency_stream(dist, latency, seed):
+    """The latency of each chat request in arrival order: l_1, l_2, ... (seconds)."""
+    rng = random.Random(seed)
+    while True:
+        if dist == "tail":
+            yield latency * TAIL_FACTOR if rng.random() < TAIL_SHARE else latency
+        elif dist == "lognormal":
+            yield rng.lognormvariate(math.log(latency), SIGMA)
+        else:
+            yield latency
+
+
+def ideal_seconds(latencies, concurrency):
+    """C clients that never idle: the k-th request starts on the first slot free."""
+    slots = [0.0] * max(1, min(concurrency, len(latencies)))
+    for each in latencies:
+        heapq.heapreplace(slots, slots[0] + each)
+    return max(slots)
+
+
+def serve(latency, port_file, dist="constant", seed="0"):
+    """A minimal keep-alive chat-completions server; every reply is "4" after `latency`,
+    or after the next latency of `dist` (see latency_stream)."""
+    latencies = latency_stream(dist, latency, int(seed))
     body = json.dumps({
         "id": "chatcmpl-bench", "object": "chat.completion", "created": 0,
         "model": "bench-judge", "choices": [{"index": 0, "finish_reason": "stop",
@@ -60,7 +105,7 @@ def serve(latency, port_file):
                 if head.startswith(b"get"):
                     self.transport.write(response(models))
                 else:
-                    loop.call_later(latency, self.reply)
+                    loop.call_later(next(latencies), self.reply)
 
         def reply(self):
             if not self.transport.is_closing():
@@ -76,11 +121,10 @@ def serve(latency, port_file):
     loop.run_until_complete(run())
 
 
-
-
-def start_server(latency):
+def start_server(latency, dist="constant", seed=0):
     port_file = tempfile.mktemp()
-    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(latency), port_file])
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(latency), port_file,
+                             dist, str(seed)])
     deadline = time.time() + 10
     while not os.path.exists(port_file) or not open(port_file).read():
         if time.time() > deadline:
@@ -99,12 +143,12 @@ def write_records(path, n):
                     + "\n")
 
 
-def run_cli(url, path, concurrency, extra=()):
+def run_cli(url, path, concurrency, extra=(), stderr=None):
     """Run the CLI in a child process: (wall seconds, its CPU seconds, its peak RSS MiB)."""
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-url", url,
                               "--quiet", "--concurrency", str(concurrency), "-o", os.devnull,
-                              path] + list(extra), cwd=ROOT)
+                              path] + list(extra), cwd=ROOT, stderr=stderr)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     child.returncode = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
@@ -135,6 +179,13 @@ def steal():
     return fields[7], sum(fields)  # steal ticks, all ticks
 
 
+def print_steal(before):
+    after = steal()
+    if before and after and after[1] > before[1]:
+        print("  the hypervisor took {:.1%} of this VM's CPU time meanwhile "
+              "(steal)".format((after[0] - before[0]) / (after[1] - before[1])))
+
+
 def server_round_trip(url, n=40):
     """The median time one raw-socket client waits for a reply: the server's latency."""
     import socket
@@ -154,6 +205,79 @@ def server_round_trip(url, n=40):
     return sorted(times)[n // 2]
 
 
+def describe(dist, latencies, latency):
+    """One line on what the server will serve: how many slow replies, the sum, the max."""
+    what = {"constant": "every reply after {:.0f} ms".format(latency * 1000),
+            "tail": "{} of {} replies after {:.0f} ms, the rest after {:.0f} ms".format(
+                sum(each > latency for each in latencies), len(latencies),
+                latency * TAIL_FACTOR * 1000, latency * 1000),
+            "lognormal": "median {:.0f} ms, sigma {}, p99 {:.0f} ms".format(
+                latency * 1000, SIGMA, sorted(latencies)[len(latencies) * 99 // 100] * 1000)}
+    return "{}: {}; sum {:.1f} s, max {:.2f} s".format(
+        dist, what[dist], sum(latencies), max(latencies))
+
+
+def run_fixed(args, path):
+    """Per concurrency: requests a second against C / L, the CPU time, the peak RSS."""
+    server, url = start_server(args.latency)
+    try:
+        print("the server alone: {:.2f} ms a reply to one client (L = {:.0f} ms)".format(
+            server_round_trip(url) * 1000, args.latency * 1000))
+        for c in args.concurrency:
+            limit, before = c / args.latency, steal()
+            for _ in range(args.repeat):
+                wall, cpu, rss = run_cli(url, path, c)
+                rate = args.items / wall
+                print("L={:.0f} ms C={:<4d} items={}: {:7.1f} req/s, limit {:7.1f}, "
+                      "fraction {:.3f}; client CPU {:.3f} ms/request; peak RSS {:.1f} "
+                      "MiB".format(args.latency * 1000, c, args.items, rate, limit,
+                                   rate / limit, cpu / args.items * 1000, rss))
+            print_steal(before)
+    finally:
+        server.kill()
+
+
+def run_dists(args, path):
+    """Per distribution and concurrency: the ideal time, the measured one, their ratio."""
+    head = subprocess.run(["git", "-C", ROOT, "log", "--oneline", "-1"], capture_output=True,
+                          text=True).stdout.strip()
+    print("minijudge.py from {} ({}); seed {}".format(ROOT, head or "not a git tree",
+                                                    args.seed))
+    server, url = start_server(args.latency)
+    try:
+        print("the server alone: {:.2f} ms a reply to one client (L = {:.0f} ms)".format(
+            server_round_trip(url) * 1000, args.latency * 1000))
+        empty = os.path.join(os.path.dirname(path), "empty.jsonl")
+        open(empty, "w").close()
+        print("the CLI on no records: {:.2f} s (start-up, part of every measured time)".format(
+            min(run_cli(url, empty, 32, stderr=subprocess.DEVNULL)[0] for _ in range(3))))
+    finally:
+        server.kill()
+    for dist in args.dists:
+        latencies = list(itertools.islice(latency_stream(dist, args.latency, args.seed),
+                                          args.items))
+        print(describe(dist, latencies, args.latency))
+        for c in args.concurrency:
+            ideal = ideal_seconds(latencies, c)
+            bound, before = max(sum(latencies) / c, max(latencies)), steal()
+            for _ in range(args.repeat):
+                # A fresh server a run: the k-th request of each run waits l_k.
+                server, url = start_server(args.latency, dist, args.seed)
+                try:
+                    wall, cpu, rss = run_cli(url, path, c)
+                finally:
+                    server.kill()
+                # Its CPU time shows it was never the bottleneck (it shares the cores).
+                usage = os.wait4(server.pid, 0)[2]
+                served = (usage.ru_utime + usage.ru_stime) / args.items * 1000
+                print("{:<9} C={:<4d} items={}: ideal {:6.2f} s (bound {:6.2f} s), measured "
+                      "{:6.2f} s, fraction {:.3f}; client CPU {:.3f} ms/request, server "
+                      "{:.3f}; peak RSS {:.1f} MiB".format(
+                          dist, c, args.items, ideal, bound, wall, ideal / wall,
+                          cpu / args.items * 1000, served, rss))
+            print_steal(before)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.05)
@@ -162,10 +286,22 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="runs per concurrency (3)")
     parser.add_argument("--memory", type=int, metavar="N", help="also run N records at "
                         "zero latency to show memory stays flat (e.g. 1000000)")
-    parser.add_argument("--serve", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--dists", nargs="+", choices=DISTS, metavar="DIST",
+                        help="instead, per-request latencies with median L drawn from "
+                        "each of: " + ", ".join(DISTS) + "; prints the fraction of the "
+                        "ideal time reached")
+    parser.add_argument("--seed", type=int, default=0, help="the RNG seed of --dists (0)")
+    parser.add_argument("--repo", metavar="DIR", help="run the minijudge.py in DIR "
+                        "(default: this file's repository)")
+    parser.add_argument("--serve", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        return serve(float(args.serve[0]), args.serve[1])
+        return serve(float(args.serve[0]), *args.serve[1:])
+    if args.repo:
+        global ROOT
+        ROOT = os.path.abspath(args.repo)
+        if not os.path.isfile(os.path.join(ROOT, "minijudge.py")):
+            raise SystemExit("no minijudge.py in {}".format(ROOT))
 
     print("python {}, {} cores".format(sys.version.split()[0], os.cpu_count()))
     print("import minijudge: {:.1f} ms (median of 15 fresh interpreters, from .pyc)".format(
@@ -173,25 +309,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "records.jsonl")
         write_records(path, args.items)
-        server, url = start_server(args.latency)
-        try:
-            print("the server alone: {:.2f} ms a reply to one client (L = {:.0f} ms)".format(
-                server_round_trip(url) * 1000, args.latency * 1000))
-            for c in args.concurrency:
-                limit, before = c / args.latency, steal()
-                for _ in range(args.repeat):
-                    wall, cpu, rss = run_cli(url, path, c)
-                    rate = args.items / wall
-                    print("L={:.0f} ms C={:<4d} items={}: {:7.1f} req/s, limit {:7.1f}, "
-                          "fraction {:.3f}; client CPU {:.3f} ms/request; peak RSS {:.1f} "
-                          "MiB".format(args.latency * 1000, c, args.items, rate, limit,
-                                       rate / limit, cpu / args.items * 1000, rss))
-                after = steal()
-                if before and after and after[1] > before[1]:
-                    print("  the hypervisor took {:.1%} of this VM's CPU time meanwhile "
-                          "(steal)".format((after[0] - before[0]) / (after[1] - before[1])))
-        finally:
-            server.kill()
+        (run_dists if args.dists else run_fixed)(args, path)
         if args.memory:
             server, url = start_server(0.0)
             try:
