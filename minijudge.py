@@ -359,16 +359,19 @@ def _check_template(text):
     """Refuse a template any of whose fields (nested ones too) is unsafe. Once a
     template has passed, filling it can use the fast str.format_map."""
     try:
-        for _, name, spec, _ in _FORMATTER.parse(text):
-            if name is not None:
-                _FORMATTER.check_field(name)
-                if any(nested is not None for _, nested, _, _ in _FORMATTER.parse(spec or "")):
-                    raise TemplateError("template field {{{}}}: fields inside a format spec "
-                                        "are not allowed".format(name))
-                # {response:>99999999} would send 100 MB; chunks of 5 digits spot it
-                if any(int(n) > 1000 for n in re.findall(r"0*(\d{1,5})", spec)):
-                    raise TemplateError("template field {{{}}}: format spec {!r} has a width "
-                                        "or precision over 1000".format(name, spec[:50]))
+        fields = [(name, spec) for _, name, spec, _ in _FORMATTER.parse(text) if name is not None]
+        if not fields:  # {{ doc.question }} fills nothing: the judge would see no item
+            raise TemplateError("template has no field such as {{response}} or {{doc[question]}}"
+                                "{}".format("; this looks like a Jinja template" * ("{{" in text)))
+        for name, spec in fields:
+            _FORMATTER.check_field(name)
+            if any(nested is not None for _, nested, _, _ in _FORMATTER.parse(spec or "")):
+                raise TemplateError("template field {{{}}}: fields inside a format spec are "
+                                    "not allowed".format(name))
+            # {response:>99999999} would send 100 MB; chunks of 5 digits spot it
+            if any(int(n) > 1000 for n in re.findall(r"0*(\d{1,5})", spec)):
+                raise TemplateError("template field {{{}}}: format spec {!r} has a width or "
+                                    "precision over 1000".format(name, spec[:50]))
     except ValueError as exc:
         if isinstance(exc, TemplateError):
             raise
@@ -1172,7 +1175,7 @@ class LLMJudge:
                   "stream": False, "seed": seed}
         if logprobs:  # llama-server wants both: top_logprobs alone is an error there
             params.update(logprobs=True, top_logprobs=top_logprobs)
-        if structured:
+        if structured and (self.parser != "json" or template == "rubric"):  # not its schema
             params["response_format"] = _response_format(self.parser, self.scale)
         self.params = dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
@@ -1716,8 +1719,8 @@ def _json_numbers(obj, criteria=None):
 def _read_json(text, scale, criteria=None):
     obj = parse_json(text)
     numbers = _json_numbers(obj or {}, criteria)
-    if not numbers or criteria and len(numbers) < len(criteria):
-        return None, None
+    if not numbers or (len(numbers) < len(criteria) if criteria else len(numbers) > 1):
+        return None, None  # averaging several numbers would invent a score
     if all(scale[0] <= v <= scale[1] for v in numbers.values()):
         return obj, obj
     return None, json.dumps(numbers)
@@ -1740,7 +1743,7 @@ _PARSERS = {  # name: (read(text, scale) -> (value or None, what was read: a val
     "comparative": (_read_comparative, "two scores", lambda pair, s: _rescaled(pair[1], s)),
     "verdict": (lambda text, scale: (parse_verdict(text),) * 2, "[[A]]/[[B]]/[[C]] verdict",
                 lambda verdict, scale: {"A": 1.0, "tie": 0.5, "B": 0.0}[verdict]),
-    "json": (_read_json, "JSON object with scores", _json_score),
+    "json": (_read_json, "JSON object with one number (several: which scores?)", _json_score),
     "option": (_read_option, "option", lambda option, options: options[option]),
 }
 
@@ -2081,7 +2084,6 @@ def main(argv=None):
         # a value of the wrong type in a --judges file lands here too
         print("minijudge: error: {}".format(exc), file=sys.stderr)
         return _EXIT_USAGE
-    judge = specs[0][1]
     import signal
 
     def terminate(signum, frame):  # SIGTERM (schedulers, `timeout`): as Ctrl-C, exit 143
@@ -2096,7 +2098,7 @@ def main(argv=None):
                 items = itertools.islice(items, shard[0], None, shard[1])
             items = _check_first(specs, args, items)
         if args.dry_run:
-            return _dry_run(judge, args, items)
+            return _dry_run(specs[0][1], args, items)
         for prefix, each, _ in specs if args.check or not args.no_preflight else ():
             try:
                 info = _preflight(each, ping=args.check)
@@ -2122,8 +2124,8 @@ def main(argv=None):
             signal.signal(signal.SIGTERM, previous)
         if source not in (None, sys.stdin.buffer):
             source.close()
-        if judge.cache is not None:
-            judge.cache.close()
+        if specs[0][1].cache is not None:  # one for every judge
+            specs[0][1].cache.close()
         for _, each, _ in specs:
             each.close()
 
@@ -2749,8 +2751,7 @@ def _run(specs, args, items):
         interrupted or broken)) for prefix, judge, mode in specs}
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as f:
-            json.dump(summaries["judge"] if len(specs) == 1 else {"judges": summaries}, f,
-                      indent=2)
+            json.dump({"judges": summaries} if args.judges else summaries["judge"], f, indent=2)
     if not args.quiet:
         for prefix, summary in summaries.items():
             _print_summary(summary, args.max_error_rate, sys.stderr,
