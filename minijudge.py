@@ -390,8 +390,8 @@ def render(template, record=None, **fields):
     """
     text = TEMPLATES.get(template, template)
     _check_template(text)
-    values = {k: v for k, v in (record or {}).items() if v is not None}
-    values.update(_TEMPLATE_DEFAULTS.get(template, {}))
+    values = dict(_TEMPLATE_DEFAULTS.get(template, {}))  # what a record does not say
+    values.update((k, v) for k, v in (record or {}).items() if v is not None)
     values.update((k, v) for k, v in fields.items() if v is not None)
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in fields:

@@ -59,6 +59,17 @@ class MigrationTest(CLITest):
             self.judge(template="Rate the answer 1-5.")
         self.assertEqual(self.srv.chat_count, 0)
 
+    def test_comparative_keeps_the_records_context_and_instruction(self):
+        source = self.write_jsonl("in.jsonl", [{
+            "question": "q", "response_a": "a", "response_b": "b",
+            "context": "[Context]\nThe user is a child.\n\n", "instruction": "Judge tone only."}])
+        self.srv.content = "7 9"
+        code, out, err = self.main("--judge-url", self.srv.url, "--mode", "comparative", source)
+        self.assertEqual(code, 0, err)
+        prompt = self.srv.requests[-1].prompt
+        self.assertTrue(prompt.startswith("[Context]\nThe user is a child.\n\n[Question]\nq"))
+        self.assertIn("[System]\nJudge tone only.\n", prompt)  # not the built-in default
+
     def test_one_named_judge_with_a_summary_file(self):
         config = self.write("judges.json", json.dumps([{"name": "quality"}]))
         source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
