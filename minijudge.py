@@ -288,11 +288,11 @@ _MODES = {
     "systems": ("pairwise", "verdict", ("responses",)),
 }
 
+
 def _parser_of(template, default="rating"):
     """The parser of a built-in template (None is rating); ``default`` for other text."""
-    if template in ("rating_ref", None):
-        return "rating"
-    return next((p for t, p, _ in _MODES.values() if t == template), default)
+    return "rating" if template in ("rating_ref", None) else next(
+        (p for t, p, _ in _MODES.values() if t == template), default)
 
 
 _TEMPLATE_DEFAULTS = {
@@ -603,6 +603,7 @@ _REPORTED_RE = re.compile(r"""
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
+_VERDICT_SCORES = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's win
 
 
 def parse_verdict(text):
@@ -1574,10 +1575,9 @@ def _agree_or_tie(first, second):
     """Both orders of a pair: their verdict (in the caller's A/B terms) if they agree, else tie."""
     swapped = {"A": "B", "B": "A", "tie": "tie"}[second.value]
     verdict = first.value if first.value == swapped else "tie"
-    return {"score": _PARSERS["verdict"][2](verdict, None), "value": verdict, "source": "text",
+    return {"score": _VERDICT_SCORES[verdict], "value": verdict, "source": "text",
             "details": {"verdict": verdict, "raw_swapped": second.raw,
-                        "verdicts": [first.value, swapped],
-                        "consistent": first.value == swapped}}
+                        "verdicts": [first.value, swapped], "consistent": first.value == swapped}}
 
 
 def _keep_first(first, second):
@@ -1742,7 +1742,7 @@ _PARSERS = {  # name: (read(text, scale) -> (value or None, what was read: a val
                lambda value, scale: float(value)),
     "comparative": (_read_comparative, "two scores", lambda pair, s: _rescaled(pair[1], s)),
     "verdict": (lambda text, scale: (parse_verdict(text),) * 2, "[[A]]/[[B]]/[[C]] verdict",
-                lambda verdict, scale: {"A": 1.0, "tie": 0.5, "B": 0.0}[verdict]),
+                lambda verdict, scale: _VERDICT_SCORES[verdict]),
     "json": (_read_json, "JSON object with one number (several: which scores?)", _json_score),
     "option": (_read_option, "option", lambda option, options: options[option]),
 }
@@ -2595,9 +2595,9 @@ def _human_agreement(args, tally, mode):
     if not args.human_field:
         return None
     ratings, scores, labels = zip(*tally.human) if tally.human else ((), (), ())
-    if mode == "pairwise":  # verdicts as A's win: A 1, tie 0.5, B 0, on both sides
-        verdicts = {"a": 1.0, "b": 0.0, "tie": 0.5, "c": 0.5}
-        labels = [verdicts.get(str(label).strip().lower()) for label in labels]
+    if mode == "pairwise":  # A/B/tie labels as A's win, as the judge's verdicts are scored
+        labels = [_VERDICT_SCORES.get(_VERDICT_WORDS.get(str(label).strip().lower()))
+                  for label in labels]
         return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
     binary = {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}
     return dict(agreement(scores if binary else ratings, labels), field=args.human_field)
