@@ -1121,7 +1121,8 @@ class LLMJudge:
                  max_retries=5, on_failure=0.0, strict=False, cache=None, sleep=time.sleep,
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
                  structured=False, seed=None, criterion=None, restart_wait=60.0,
-                 assess=False, assess_max_tokens=512, check_position=False):
+                 assess=False, assess_max_tokens=512, check_position=False,
+                 pass_threshold=None):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not base_url:
@@ -1182,6 +1183,10 @@ class LLMJudge:
         self.adapted = []  # what the server refused, and what was sent instead
         self.system, self.timeout, self.on_failure = system, timeout, on_failure
         self.strict = strict
+        self.pass_threshold = pass_threshold if pass_threshold is None else float(pass_threshold)
+        if not 0 <= (self.pass_threshold or 0) <= 1:
+            raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
+                             "got {!r}".format(pass_threshold))
         self.max_retries, self.restart_wait = max_retries, restart_wait
         self._alive, self._refused_since = False, None  # see _call
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
@@ -1289,9 +1294,20 @@ class LLMJudge:
                   "response": response}
         values.update(self.criterion["fields"] if self.criterion else {})
         values.update(fields)
+        if self.parser == "comparative":  # the prompt's scale is the judge's
+            context = _as_text(values.get("context", example.get("context"))) or ""
+            if context.strip() and not context.startswith("["):  # a section needs its header
+                context = "[Context]\n{}\n\n".format(context.strip())
+            values.update(low=self.scale[0], high=self.scale[1], context=context)
         return values
 
     def _ask(self, example, values, again=None):
+        judgement = self._variants(example, values, again)
+        if self.pass_threshold is not None and isinstance(judgement.score, (int, float)):
+            judgement.details["pass"] = judgement.score >= self.pass_threshold
+        return judgement
+
+    def _variants(self, example, values, again):
         """The item as given and, when that succeeded, ``again`` (a variant in _VARIANTS):
         one conversation each, the two combined as the variant says."""
         try:
@@ -1716,8 +1732,14 @@ def _json_numbers(obj, criteria=None):
     return {k: v for k, v in numbers.items() if not criteria or k in criteria}
 
 
+# what a judge meant as JSON: "'key': 8," (single quotes, a trailing comma), "Key: 8/10" lines
+_KEY_NUMBER_RE = re.compile(r"""(?:^|[{,])[\W_]*?["']?([a-z][\w ]{0,40}?)["']?[^\S\n]*[:=]
+    [^\S\n]*(\d{1,9}(?:\.\d{1,9})?)(?:\s*/\s*\d+)?[^\S\n]*(?=[,}]|$)""", re.I | re.M | re.X)
+
+
 def _read_json(text, scale, criteria=None):
-    obj = parse_json(text)
+    obj = parse_json(text) or {key.strip().lower(): _number(value) for key, value in
+                               _KEY_NUMBER_RE.findall(_plain(text)[-_JSON_WINDOW:])}
     numbers = _json_numbers(obj or {}, criteria)
     if not numbers or (len(numbers) < len(criteria) if criteria else len(numbers) > 1):
         return None, None  # averaging several numbers would invent a score
@@ -2144,6 +2166,8 @@ def _setup(args):
     checked("--concurrency", "at most 1024 (a thread each)", int, lambda n: n <= 1024)
     checked("--window", "at least 1", int, lambda n: n >= 1)
     checked("--timeout", "a number of seconds above 0", float, lambda t: 0 < t < math.inf)
+    checked("--pass-threshold", "a number from 0 to 1 (scores are 0-1)", float,
+            lambda t: 0 <= t <= 1)
     shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(
         r"(\d+)/(\d+)", v).groups())), lambda kn: kn[0] < kn[1])
     scale = checked("--scale", "LO,HI with LO < HI", lambda v: tuple(
@@ -2161,7 +2185,7 @@ def _setup(args):
     common = {name: getattr(args, name) for name in (  # the flags LLMJudge takes as they are
         "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
         "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
-        "assess_max_tokens", "check_position")}
+        "assess_max_tokens", "check_position", "pass_threshold")}
     common.update(base_url=args.judge_url, model=args.judge_model, scale=scale,
                   extra_body=extra_body, headers=headers,
                   cache=_Cache(args.cache) if args.cache else None)
@@ -2423,8 +2447,6 @@ def _judge_item(judge, args, item, mode):
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
         judgement.error = "line {}: {}".format(number, judgement.error)
-    if args.pass_threshold is not None and isinstance(judgement.score, (int, float)):
-        judgement.details["pass"] = judgement.score >= args.pass_threshold
     return judgement
 
 
@@ -2548,6 +2570,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
     sums = ((tally.judged_scores, judged, tally.judged_total, tally.judged_sq) if (
         mode == "pairwise") else (tally.scores, done, tally.total, tally.total_sq))
     interval, method = _interval(*sums, args.bootstrap_seed)
+    scale = judge.scale if judge.parser in ("rating", "json", "comparative") else None
 
     def share(counter):  # of the records (or pairs) counted, the share that were True
         return round(counter[True] / sum(counter.values()), 4) if counter else None
@@ -2557,6 +2580,8 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "errors": tally.first_errors,
         "mean_score": round(tally.total / done, 4) if done else None,
         "mean_score_judged": round(tally.judged_total / judged, 4) if judged else None,
+        "mean_value": round(scale[0] + tally.judged_total / judged * (scale[1] - scale[0]), 4)
+        if scale and judged else None,  # on the judge's own scale
         "ci95": interval, "ci_method": method,
         "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
         "tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
@@ -2569,8 +2594,9 @@ def _summary(judge, mode, args, tally, wall, interrupted):
             "custom" if judge.template else "rating / rating_ref"),
         "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
                            max_retries=judge.max_retries, concurrency=args.concurrency,
-                           pass_threshold=args.pass_threshold, both_orders=not args.single_order,
-                           assess=len(judge.turns) > 1, check_position=bool(judge.again)),
+                           pass_threshold=judge.pass_threshold, both_orders=not args.single_order,
+                           assess=len(judge.turns) > 1, check_position=bool(judge.again),
+                           scale=scale),
         "score_sources": dict(tally.sources), "adapted": judge.adapted, "mode": mode,
         "position_consistency": share(tally.consistent),
         "positional_bias_rate": share(tally.biased),
@@ -2618,7 +2644,9 @@ def _print_summary(summary, max_error_rate, file, name=None):
             system, **s["systems"][system]) for system in s["ranking"] or ()),
         ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
         adapted="\n".join("  adapted: " + change for change in s["adapted"]),
-        fallback=" (the server sent no usable logprobs for those)" * ("text" in sources))
+        fallback=" (the server sent no usable logprobs for those)" * ("text" in sources),
+        on_scale="" if s.get("mean_value") is None else " ({:g} on the {:g}-{:g} scale)".format(
+            s["mean_value"], *s["parameters"]["scale"]))
     wins = mode == "pairwise" and judged
     print("\n".join(line.format(**values) for shown, line in [  # (shown?, line)
         (True, "minijudge{name}: {records} records in {wall_seconds:.1f} s ({requests} "
@@ -2628,7 +2656,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
         (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} "
          "judged; 95% CI {ci95} ({ci_method})"),
         (not wins and mode != "systems" and s["records"], "  mean score {mean_score} with "
-         "failures as 0.0; {mean_score_judged} over the {judged} judged; 95% CI {ci95} "
+         "failures as 0.0; {mean_score_judged} over the {judged} judged{on_scale}; 95% CI {ci95} "
          "({ci_method})"),
         (s["systems"], "  ranking: {ranking}"),
         (s["position_consistency"] is not None, "  position-consistent: "

@@ -81,6 +81,82 @@ class MigrationTest(CLITest):
         self.assertEqual(list(summary), ["judges"])
         self.assertEqual(summary["judges"]["quality"]["records"], 1)
 
+    def test_comparative_asks_on_the_judges_scale(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response_a": "a",
+                                                "response_b": "b"}])
+        self.srv.content = "3 8"
+        code, out, err = self.main("--judge-url", self.srv.url, "--mode", "comparative",
+                                   "--scale", "0,10", source)
+        self.assertEqual(code, 0, err)
+        self.assertIn("on a scale of 0 to 10,", self.srv.requests[-1].prompt)  # was 1 to 10
+        self.assertEqual(parse_lines(out)[0]["judge_score"], 0.8)
+
+    def test_a_context_given_in_python_gets_its_own_section(self):
+        self.srv.content = "7 9"
+        judge = self.judge(template="comparative")
+        j = judge.judge({"question": "q"}, response_a="a", response_b="b",
+                        context="The user is a child.")
+        self.assertEqual(j.status, "ok")
+        self.assertTrue(self.srv.requests[-1].prompt.startswith(
+            "[Context]\nThe user is a child.\n\n[Question]\nq\n"))  # was "child.[Question]"
+        judge.judge({"question": "q"}, response_a="a", response_b="b")
+        self.assertTrue(self.srv.requests[-1].prompt.startswith("[Question]\nq\n"))
+
+    def test_a_rubric_reply_that_is_almost_json_is_read(self):
+        judge = self.judge(template="rubric")
+        for reply in ['correctness: 8\nrelevance: 6',
+                      '**Correctness**: 8/10\n**Relevance**: 6/10\nSolid, a little long.',
+                      '{"correctness": 8, "relevance": 6,}',
+                      "{'correctness': 8, 'relevance': 6, 'reasoning': 'it's fine'}",
+                      "Here you go:\n{'correctness': 8,\n 'relevance': 6,\n}\nDone."]:
+            self.srv.content = reply
+            j = judge.judge({"question": "q"}, "r")
+            self.assertEqual((j.status, j.score), ("ok", 0.7), reply)
+        for reply in ["Step 1: 3\nStep 2: 4", "correctness: 8, relevance is fine",
+                      "{'correctness': 8}"]:
+            self.srv.content = reply
+            self.assertEqual(judge.judge({"question": "q"}, "r").status, "parse_error", reply)
+        judge = self.judge(template=SCORE_TEMPLATE, parser="json", scale=(0, 10))
+        self.srv.content = "Score: 8"
+        self.assertEqual(judge.judge({"question": "q"}, "r").score, 0.8)
+        self.srv.content = "Accuracy: 8\nFluency: 2"  # which one scores? not their mean
+        self.assertEqual(judge.judge({"question": "q"}, "r").status, "parse_error")
+
+    def test_the_summary_gives_the_mean_on_the_judges_own_scale(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}] * 3)
+        self.srv.push("Rating: 4", "Rating: 2", "no idea")
+        code, out, err = self.main("--judge-url", self.srv.url, "--concurrency", "1",
+                                   "--max-retries", "0", "--max-error-rate", "1",
+                                   "--summary", self.path("s.json"), source)
+        self.assertEqual(code, 0, err)
+        summary = json.loads(self.read("s.json"))
+        self.assertEqual((summary["mean_value"], summary["mean_score_judged"]), (3, 0.5))
+        self.assertIn("; 0.5 over the 2 judged (3 on the 1-5 scale); 95% CI", err)
+        self.srv.content = "yes"
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r", "answer": "a"}])
+        code, out, err = self.main("--judge-url", self.srv.url, "--mode", "binary",
+                                   "--summary", self.path("s.json"), source)
+        self.assertEqual(code, 0, err)
+        self.assertIsNone(json.loads(self.read("s.json"))["mean_value"])
+
+    def test_pass_threshold_in_python_and_its_bounds(self):
+        j = self.judge(pass_threshold=0.75).judge({"question": "q"}, "r")  # "Rating: 4"
+        self.assertEqual((j.score, j.details["pass"]), (0.75, True))
+        self.assertIs(self.judge(pass_threshold=0.8).judge({"question": "q"}, "r").details[
+            "pass"], False)
+        self.assertNotIn("pass", self.judge().judge({"question": "q"}, "r").details)
+        for bad in (1.5, -0.1, float("nan")):
+            with self.assertRaisesRegex(minijudge.JudgeError, "pass_threshold must be a "
+                                        "number from 0 to 1"):
+                self.judge(pass_threshold=bad)
+        source, sent = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}]), 3
+        code, out, err = self.main("--judge-url", self.srv.url, "--pass-threshold", "7",
+                                   source)
+        self.assertEqual((code, out), (2, ""))
+        self.assertEqual(err, "minijudge: error: --pass-threshold must be a number from 0 "
+                              "to 1 (scores are 0-1); got 7.0\n")
+        self.assertEqual(self.srv.chat_count, sent)  # none for the run
+
 
 if __name__ == "__main__":
     unittest.main()
