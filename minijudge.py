@@ -452,7 +452,13 @@ def _last(pattern, text):
 
 
 def _plain(text):
-    return _visible(text).replace("*", "").replace("`", "")
+    text = _visible(text)
+    try:  # one JSON object, spaced out by response_format's grammar ({"rating"\n:\n4}):
+        if text.lstrip().startswith("{"):  # one key at the start of each line
+            text = json.dumps(json.loads(text), indent=0, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        pass
+    return text.replace("*", "").replace("`", "")
 
 
 def _number(token):
