@@ -2134,6 +2134,7 @@ def main(argv=None):
                 print("minijudge: error: preflight{} failed: {}".format(
                     "" if len(specs) == 1 else " of judge " + prefix, exc), file=sys.stderr)
                 return _EXIT_FAILED
+            each.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
             if args.check:
                 print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
         return 0 if args.check else _run(specs, args, items)
