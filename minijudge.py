@@ -2329,6 +2329,8 @@ def _preflight(judge, *, ping=False):
         if judge.model is None:
             raise APIError("no model given and the server's model list failed: {}".format(
                 exc), kind="model_error") from None
+    if judge.model is None and ping and len(listed) > 1:
+        return dict(info, model="none given: pass one of these with --judge-model")
     if judge.model is None:
         judge.model = judge._pick_model(listed)
     if ping or listed is None or judge.model not in listed:
@@ -2339,6 +2341,11 @@ def _preflight(judge, *, ping=False):
             if listed is not None:
                 exc.args = ("{}; the server lists: {}".format(exc, info["models"]),)
             raise
+        if listed is not None and judge.model not in listed:  # llama-server takes any name
+            print("minijudge: warning: model {!r} is not among those GET {} lists ({}); the "
+                  "server answered anyway{}".format(judge.model, _models_url(info["url"]), info[
+                      "models"], ", as {!r}".format(reply.get("model")) * (reply.get(
+                          "model") not in (None, judge.model))), file=sys.stderr)
         info["model"] = "{} (the server reported: {})".format(judge.model, reply.get("model"))
         info["reply"] = "{!r} (finish_reason {}, usage {}, {:.2f} s, {} tries)".format(
             reply.get("content"), reply.get("finish_reason"), reply.get("usage"),
