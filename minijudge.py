@@ -1104,6 +1104,28 @@ def _env(*names):
     return _first(os.environ, *names)
 
 
+def _adaptation(message, params):
+    """(params, what changed) for an error, whatever its status, that names a parameter the
+    server does not take (o-series, gpt-5: max_tokens, temperature; LM Studio and
+    llama-cpp-python, whose status is 500: response_format), or None."""
+    lowered, params = message.lower(), dict(params)
+    if "max_tokens" in params and "max_tokens" in lowered and (
+            "max_completion_tokens" in lowered or "unsupported" in lowered):
+        params["max_completion_tokens"] = params.pop("max_tokens")
+        return params, "max_tokens sent as max_completion_tokens"
+    if "temperature" in params and "temperature" in lowered and re.search(
+            r"unsupported|not support|only the default", lowered):
+        del params["temperature"]
+        return params, "temperature left to the server"
+    if "response_format" in params and re.search(r"response_format|json_schema", lowered):
+        del params["response_format"]
+        return params, "response_format dropped: the replies are parsed as text"
+    if "logprobs" in params and "logprobs" in lowered:
+        params.pop("logprobs"), params.pop("top_logprobs", None)
+        return params, "logprobs dropped: ratings come from the text"
+    return None
+
+
 class LLMJudge:
     """A judge on one OpenAI-compatible server.
 
@@ -1429,7 +1451,8 @@ class LLMJudge:
                 if restarting:
                     self._refused_since = since = self._refused_since or time.monotonic()
                     left = since + self.restart_wait - time.monotonic()
-                if left <= 0 and (not _retryable(exc) or retries >= self.max_retries):
+                if left <= 0 and (not _retryable(exc) or retries >= self.max_retries or (
+                        exc.status and payload and _adaptation(str(exc), payload))):
                     if restarting:
                         exc.args = ("{} it answered before, then refused connections for "
                                     "{:g} s (--restart-wait)".format(exc, self.restart_wait),)
@@ -1483,45 +1506,20 @@ class LLMJudge:
         try:
             reply, attempts = self._call(self.url, payload, _read_reply)
         except APIError as exc:
-            # another thread may have adapted the parameters while this one was waiting
-            if exc.status != 400 or not self._adapt(str(exc), params):
+            adapted = exc.status and _adaptation(str(exc), params)
+            if not adapted:
                 raise
+            with self._lock:  # once, unless another thread adapted them while this one waited
+                if self.params is params:
+                    self.params = adapted[0]
+                    self.adapted.append("{} (the server said: {})".format(
+                        adapted[1], str(exc)[-300:]))
+                    _log.warning("minijudge: %s", self.adapted[-1])
             return self._reply(messages, use_cache=use_cache, max_tokens=max_tokens)
         reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
         if key and reply.get("content"):  # failures are never cached
             self.cache.put(key, reply)
         return reply, False
-
-    def _adapt(self, message, sent):
-        """After a 400 that names a parameter this server does not take (o-series and
-        gpt-5 want max_completion_tokens and no temperature; LM Studio refuses
-        response_format), change it for the rest of the run, say so once; True if so."""
-        lowered = message.lower()
-        with self._lock:
-            if self.params is not sent:  # another thread adapted them meanwhile: retry
-                return True
-            params = dict(self.params)
-            if "max_tokens" in params and "max_tokens" in lowered and (
-                    "max_completion_tokens" in lowered or "unsupported" in lowered):
-                params["max_completion_tokens"] = params.pop("max_tokens")
-                change = "max_tokens sent as max_completion_tokens"
-            elif "temperature" in params and "temperature" in lowered and re.search(
-                    r"unsupported|not support|only the default", lowered):
-                del params["temperature"]
-                change = "temperature left to the server"
-            elif "response_format" in params and re.search(r"response_format|json_schema",
-                                                           lowered):
-                del params["response_format"]
-                change = "response_format dropped: the replies are parsed as text"
-            elif "logprobs" in params and "logprobs" in lowered:
-                params.pop("logprobs"), params.pop("top_logprobs", None)
-                change = "logprobs dropped: ratings come from the text"
-            else:
-                return False
-            self.params = params
-            self.adapted.append("{} (the server said: {})".format(change, message[-300:]))
-        _log.warning("minijudge: %s", self.adapted[-1])
-        return True
 
     def _interpret(self, reply, free=False):
         raw = reply.get("content") if isinstance(reply.get("content"), str) else None
