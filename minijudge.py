@@ -1434,7 +1434,7 @@ class LLMJudge:
         """One request with retries: ``read(body)``, or APIError after the last try. A
         server that answered and now refuses connections is restarting: it is polled
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
-        attempt = retries = 0
+        attempt, retries, timed_out = 0, 0, None
         while True:
             attempt += 1
             try:
@@ -1448,6 +1448,8 @@ class LLMJudge:
                 exc.args = (self._redact(str(exc)),)
                 exc.attempts = attempt
                 restarting, left = exc.kind == "connection_refused" and self._alive, 0
+                # a server shutting down is silent, then refuses: the timeout came first
+                timed_out = timed_out or exc.kind == "timeout" and str(exc)
                 if restarting:
                     self._refused_since = since = self._refused_since or time.monotonic()
                     left = since + self.restart_wait - time.monotonic()
@@ -1456,6 +1458,8 @@ class LLMJudge:
                     if restarting:
                         exc.args = ("{} it answered before, then refused connections for "
                                     "{:g} s (--restart-wait)".format(exc, self.restart_wait),)
+                    if timed_out and exc.kind == "connection_refused":
+                        exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
                     if attempt > 1:
                         exc.args = ("{} (after {} tries)".format(exc, attempt),)
                     raise
