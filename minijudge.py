@@ -62,6 +62,7 @@ _BACKOFF_FIRST = 0.5         # seconds before the first retry; doubles each time
 _BACKOFF_CAP = 30.0          # longest wait between two tries
 _RETRY_AFTER_LIMIT = 300.0   # a server asking for a longer pause is out of quota, not busy
 _RESTART_POLL = 1.0          # between two tries of a server that is restarting
+_REPEATS = 5                 # records failing alike, none judged, that stop a run
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 _FAILURE_HINTS = {
     "truncated": "raise max_tokens (reasoning models need ~1024) or disable thinking with "
@@ -1931,11 +1932,17 @@ class _Cache:
 # -- Batch runner ----------------------------------------------------------------------
 
 
-def _fatal(judgement):
-    """Why a failure means every other item would fail the same way, or None."""
+def _fatal(judgement, repeats=None):
+    """Why a failure means every other item would fail the same way, or None; ``repeats``
+    (a dict per judge and run) counts HTTP errors: one on _REPEATS records, none judged."""
     fatal = judgement.status in ("quota_exceeded", "model_error") or (
         judgement.http_status in (401, 403, 404)) or judgement.status == "connection_error" and (
         re.search(r"connection refused|certificate of .* is not trusted", judgement.error or ""))
+    key = "judged" if judgement.ok else not fatal and judgement.http_status and judgement.error
+    if key and repeats is not None and "judged" not in repeats and next(repeats.setdefault(
+            key, itertools.count(1))) >= _REPEATS and key != "judged":  # counts are thread-safe
+        return "{} records failed with the same error and none was judged: {}".format(
+            _REPEATS, key)
     return judgement.error if fatal else None
 
 
@@ -2719,6 +2726,7 @@ def _run(specs, args, items):
     if args.strict:
         items = _until_bad(args, items, stopped)
     stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
+    repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
 
     def judge_one(item):
         judged = []
@@ -2736,14 +2744,15 @@ def _run(specs, args, items):
             except Exception as exc:  # a bug in one judge fails only its own fields
                 judgement = judge._failed("internal_error", judge._redact("{}: {}".format(
                     type(exc).__name__, exc)))
-            if len(specs) > 1 and _fatal(judgement):
-                stopped_judges.setdefault(prefix, _fatal(judgement))
+            reason = len(specs) > 1 and _fatal(judgement, repeats[prefix])
+            if reason:
+                stopped_judges.setdefault(prefix, reason)
             judged.append((prefix, judgement))
         return judged
 
     def stop_on(judged):
         if len(specs) == 1:
-            return _fatal(judged[0][1])
+            return _fatal(judged[0][1], repeats[specs[0][0]])
         if len(stopped_judges) == len(specs):
             return "every judge stopped: " + "; ".join(
                 "{}: {}".format(*kv) for kv in sorted(stopped_judges.items()))
