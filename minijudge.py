@@ -664,7 +664,7 @@ _ROOT_PATH_RE = re.compile(r"/(?:v\d+(?:beta\d*|alpha\d*)?|openai|openai/deploym
 
 
 def _chat_url(base_url):
-    """``http://h:p``, ``.../v1``, a gateway prefix or the full endpoint -> the endpoint."""
+    """``http://h:p``, ``.../v1`` (``/models`` too), a prefix or the endpoint -> the endpoint."""
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -673,7 +673,7 @@ def _chat_url(base_url):
     if "@" in parts.netloc:
         raise JudgeError("judge URL must not carry credentials (user:password@host); pass "
                          "the key as api_key or in LLM_JUDGE_API_KEY")
-    path = parts.path.rstrip("/")
+    path = re.sub(r"/models\Z", "", parts.path.rstrip("/"))
     if not path.endswith("/chat/completions"):
         path += "/chat/completions" if _ROOT_PATH_RE.search(path) else "/v1/chat/completions"
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
