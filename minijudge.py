@@ -338,9 +338,9 @@ class _SafeFormatter(string.Formatter):
 
     def get_field(self, field_name, args, kwargs):
         name, keys = self.check_field(field_name)
-        if name not in kwargs:
+        if name not in kwargs:  # args: the fields given (a positional field is refused)
             raise TemplateError("template needs field {!r}; got {}".format(
-                name, _names(sorted(map(str, kwargs)), "no fields")))
+                name, _names(args, "no fields")))
         value = kwargs[name]
         for key in keys:
             try:
@@ -390,9 +390,9 @@ def render(template, record=None, **fields):
     """
     text = TEMPLATES.get(template, template)
     _check_template(text)
+    given = {k: v for part in (record or {}, fields) for k, v in part.items() if v is not None}
     values = dict(_TEMPLATE_DEFAULTS.get(template, {}))  # what a record does not say
-    values.update((k, v) for k, v in (record or {}).items() if v is not None)
-    values.update((k, v) for k, v in fields.items() if v is not None)
+    values.update(given)
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in fields:
             values[alias] = values[name]
@@ -403,8 +403,8 @@ def render(template, record=None, **fields):
         return text.format_map(values)
     except (KeyError, IndexError, TypeError, ValueError):
         pass
-    try:  # the slow way names the field that failed
-        return _FORMATTER.vformat(text, (), values)
+    try:  # the slow way names the field that failed, and those given, not their aliases
+        return _FORMATTER.vformat(text, sorted(map(str, given)), values)
     except (IndexError, TypeError, ValueError) as exc:
         if isinstance(exc, TemplateError):
             raise
