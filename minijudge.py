@@ -63,9 +63,10 @@ _BACKOFF_CAP = 30.0          # longest wait between two tries
 _RETRY_AFTER_LIMIT = 300.0   # a server asking for a longer pause is out of quota, not busy
 _RESTART_POLL = 1.0          # between two tries of a server that is restarting
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
-_FAILURE_HINTS = {
-    "truncated": "raise max_tokens (reasoning models need ~1024) or disable thinking with "
-                 "extra_body {\"chat_template_kwargs\": {\"enable_thinking\": false}}",
+_NO_THINK = 'disable thinking with extra_body {"chat_template_kwargs": {"enable_thinking": false}}'
+_FAILURE_HINTS = {  # what can help, by failure: thinking is blamed only where there was some
+    "truncated": "raise max_tokens (reasoning models need ~1024) or " + _NO_THINK,
+    "reasoning_only": "it stopped in its reasoning, so more max_tokens cannot help; " + _NO_THINK,
     "assess": "raise assess_max_tokens (--assess-max-tokens, 512 by default)",
 }
 
@@ -1536,16 +1537,17 @@ class LLMJudge:
         value, candidate = read(raw or "", self.scale) if not free else (  # an assessment:
             finish != "length" and _visible(raw).strip() or None, None)  # whole, and visible
         if value is None:
-            reasoned = reply.get("reasoning") or _THINK_CLOSE_RE.search(raw or "")
-            if finish == "length" or _THINK_OPEN_RE.search(raw or "") and not (  # in <think>
-                    _THINK_CLOSE_RE.search(raw or "")):
+            opened, closed = (bool(r.search(raw or "")) for r in (_THINK_OPEN_RE, _THINK_CLOSE_RE))
+            reasoned = reply.get("reasoning") or opened or closed
+            if finish == "length" or opened and not closed:  # cut inside <think>
                 failure = ("truncated", "the reply was cut off (finish_reason {}) before {}: "
                            "{}".format(finish, "the assessment" if free else "a verdict",
-                                       _FAILURE_HINTS["assess" if free else "truncated"]))
+                                       _FAILURE_HINTS["assess" if free else "truncated"]
+                                       if free or reasoned else "raise max_tokens"))
             elif not _visible(raw).strip() and reasoned:
                 failure = ("reasoning_only", "the judge reasoned but gave no {} (content {!r}, "
                            "finish_reason {}): {}".format("assessment" if free else "answer", raw,
-                                                          finish, _FAILURE_HINTS["truncated"]))
+                                                          finish, _FAILURE_HINTS["reasoning_only"]))
             elif not (raw or "").strip():
                 failure = ("empty", "the judge's {} is empty (finish_reason {})".format(
                     "assessment" if free else "reply", finish))

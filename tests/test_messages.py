@@ -66,8 +66,7 @@ class MessagesTest(StubTestCase):
         self.assertTrue(all(r["judge_score_source"] == "text" for r in records), records)
         self.assertIs(self.srv.requests[-1].json["logprobs"], True)
         self.assertIn("  scores from logprobs: 0, from the text: 2 (the logprobs were not "
-                      "used: they are read only on a scale within 0-9, one token a rating; "
-                      "this one is 1-10)\n", err)
+                      "used: they are read only for one-digit ratings, 0-9)\n", err)
         self.assertNotIn("no usable logprobs", err)
 
     def test_logprobs_missing_on_a_one_digit_scale_still_blame_the_server(self):
@@ -109,9 +108,8 @@ class MessagesTest(StubTestCase):
         code, (record,), err = self.run_records([{"question": "q", "response": "r"}])
         self.assertEqual(record["judge_status"], "reasoning_only")
         expected = ("the judge reasoned but gave no answer (content None, finish_reason "
-                    "stop): the reply ended inside the reasoning, so a larger max_tokens "
-                    "will not help; disable thinking with " + NO_THINKING + ", or ask for "
-                    "the verdict after the reasoning")
+                    "stop): it stopped in its reasoning, so more max_tokens cannot help; "
+                    "disable thinking with " + NO_THINKING)
         self.assertEqual(record["judge_error"], expected)
         self.assertIn("  first reasoning_only: " + expected + "\n", err)
 
@@ -135,10 +133,12 @@ class MessagesTest(StubTestCase):
     def test_dry_run_with_no_prompt_rendered_fails(self):
         source = self.write("in.jsonl", 'not json\n[1]\n{"question": "q"}\n')
         code, out, err = self.cli("--dry-run", source)
-        self.assertEqual(code, 1, err)
-        self.assertEqual(out.count("--- line "), 3)
-        self.assertEqual(err, "minijudge: error: --dry-run: none of the 3 records of {} "
-                         "could be made into a prompt (see each line above)\n".format(source))
+        self.assertEqual(code, 2, err)
+        self.assertEqual(out, "--- line 1: not JSON (Expecting value: line 1 column 1 (char 0))\n"
+                         "--- line 2: a JSON list, not an object\n--- line 3: no 'response' "
+                         "field (choose one with --response-field; the record has question)\n")
+        self.assertEqual(err, "minijudge: error: --dry-run: no record of {} could be made "
+                         "into a prompt (see each line above)\n".format(source))
 
     # -- 5. template_error lists only the fields given ---------------------------------
     def test_template_error_lists_only_the_fields_the_record_has(self):
