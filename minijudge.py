@@ -63,6 +63,7 @@ _BACKOFF_CAP = 30.0          # longest wait between two tries
 _RETRY_AFTER_LIMIT = 300.0   # a server asking for a longer pause is out of quota, not busy
 _RESTART_POLL = 1.0          # between two tries of a server that is restarting
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+_EMPTY = "the response is empty: scored 0.0 without calling the judge"
 _NO_THINK = 'disable thinking with extra_body {"chat_template_kwargs": {"enable_thinking": false}}'
 _FAILURE_HINTS = {  # what can help, by failure: thinking is blamed only where there was some
     "truncated": "raise max_tokens (reasoning models need ~1024) or " + _NO_THINK,
@@ -1337,8 +1338,7 @@ class LLMJudge:
                 return self._failed("template_error", "field 'response' is a {}, expected "
                                     "text".format(type(response).__name__))
             if not str(response if response is not None else "").strip():
-                return Judgement(score=0.0, status="empty_response", error="the response "
-                                 "is empty: scored 0.0 without calling the judge")
+                return Judgement(score=0.0, status="empty_response", error=_EMPTY)
         turns = []
         for _, max_tokens in self.turns:
             try:
@@ -2428,9 +2428,11 @@ def _check_first(specs, args, items):
 
 
 def _item_messages(judge, record, fields):
-    """The messages an item sends (systems: the first two systems'), or TemplateError."""
+    """The messages an item sends (systems: the first two's), None if none, or TemplateError."""
     if isinstance(fields, _BadLine):
         raise TemplateError(fields.error)
+    if not (fields.get("response", "pairs have none") or "").strip():
+        return None
     fields = dict(fields)
     fields.update(zip(("response_a", "response_b"), fields.pop("responses", {}).values()))
     return judge.messages(record, **fields)
@@ -2453,17 +2455,22 @@ def _judge_item(judge, args, item, mode):
 
 
 def _dry_run(judge, args, items):
+    sendable = 0
     for number, record in items:
+        fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
         try:
-            messages = _item_messages(judge, record, record if isinstance(
-                record, _BadLine) else _item_fields(args, number, record))
-        except TemplateError as exc:
-            print("--- {}".format(exc if str(exc).startswith("line ") else "line {}: {}".format(
+            messages = _item_messages(judge, record, fields)
+        except TemplateError as exc:  # a bad line's error names its line
+            print("--- {}".format(exc if isinstance(fields, _BadLine) else "line {}: {}".format(
                 number, exc)))
             continue
-        print("--- line {} ---".format(number))
-        for message in messages:
+        sendable += 1
+        print("--- line {}{}".format(number, " ---" if messages else ": empty_response: " + _EMPTY))
+        for message in messages or ():
             print("[{}]\n{}".format(message["role"], message["content"]))
+    if not sendable:  # as when the first record cannot fill the template
+        raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
+                         "line above)".format(args.input))
     return 0
 
 
