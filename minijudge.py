@@ -703,6 +703,9 @@ _CREDENTIAL_QUERY_RE = re.compile(r"""
     ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
     ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
 """, re.I | re.X)
+_EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # the key
+    | model | param | temperature | format | schema | json | message | logprob | length  # a field
+    | connection  # the server behind a proxy is down""", re.I | re.X)
 _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organization",
                      "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
 
@@ -931,7 +934,7 @@ def _retry_after(headers):
         return None
 
 
-def _http_error(status, data, headers, where):
+def _http_error(status, data, headers, where, keyed=False):
     if 300 <= status < 400:
         return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
                         "here: use that URL".format(status, where, headers.get("location")),
@@ -945,6 +948,8 @@ def _http_error(status, data, headers, where):
                          "quota_exceeded")
     elif status == 400 and b"content_filter" in data:
         message, kind = "content filter: " + message, "refused"
+    elif status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
+        message += " (check the API key: some proxies answer a wrong one so)"
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
                     kind=kind, retry_after=wait if kind == "http_error" else None)
 
@@ -987,7 +992,7 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
             body = _decoded(body, exc.headers, where, max_bytes)
         except (OSError, http.client.HTTPException, APIError):
             pass  # unreadable or undecodable: the status still says what went wrong
-        raise _http_error(exc.code, _blank(body, secrets), exc.headers, where) from None
+        raise _http_error(exc.code, _blank(body, secrets), exc.headers, where, secrets) from None
     except (urllib.error.URLError, socket.timeout, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, (socket.timeout, TimeoutError)):
