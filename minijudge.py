@@ -1199,7 +1199,7 @@ class LLMJudge:
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._opener, self._keep_alive = _build_opener(self.url)
-        self._lock = threading.Lock()
+        self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def __repr__(self):
         return "LLMJudge({!r}, model={!r}, template={!r})".format(
@@ -1217,8 +1217,11 @@ class LLMJudge:
 
     # -- the compatible entry point
     def score(self, example, output):
-        """``{"judge_score": float}``: the 0-1 score, or the failure value; raises if strict."""
-        return {"judge_score": self.judge(example, output).score}
+        """``{"judge_score": float}`` (raises if strict); a failure is logged once a kind."""
+        j = self.judge(example, output)
+        if j.status not in _NOT_FAILURES and self._logged.setdefault(j.status, j) is j:  # once
+            _log.warning("minijudge: judge_score %s: %s: %s", j.score, j.status, j.error)
+        return {"judge_score": j.score}
 
     def judge(self, example, output=None, **fields):
         """Judge one item and return a Judgement.
