@@ -2594,7 +2594,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
     summary = {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
-        "errors": tally.first_errors,
+        "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
         "mean_score": round(tally.total / done, 4) if done else None,
         "mean_score_judged": round(tally.judged_total / judged, 4) if judged else None,
         "mean_value": round(scale[0] + tally.judged_total / judged * (scale[1] - scale[0]), 4)
@@ -2660,8 +2660,10 @@ def _print_summary(summary, max_error_rate, file, name=None):
         ranking=", ".join("{} {win_rate} ({comparisons} comparisons)".format(
             system, **s["systems"][system]) for system in s["ranking"] or ()),
         ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
-        adapted="\n".join("  adapted: " + change for change in s["adapted"]),
-        fallback=" (the server sent no usable logprobs for those)" * ("text" in sources),
+        adapted="\n".join("  adapted: " + " ".join(change.split()) for change in s["adapted"]),
+        fallback=("text" in sources) * " ({})".format("the server sent no usable logprobs for "
+            "those" if mode == "rating" and max(s["parameters"].get("scale") or [0]) <= 9 else
+            "the logprobs were not used: they are read only for one-digit ratings, 0-9"),
         on_scale="" if s.get("mean_value") is None else " ({:g} on the {:g}-{:g} scale)".format(
             s["mean_value"], *s["parameters"]["scale"]))
     wins = mode == "pairwise" and judged
