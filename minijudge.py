@@ -1161,8 +1161,7 @@ class LLMJudge:
         template = template or ("criterion" if criterion is not None else None)
         if template is not None:
             _check_template(TEMPLATES.get(template, template))  # fail now, not per item
-        self.template = template
-        self.parser = parser or _parser_of(template)
+        self.template, self.parser = template, parser or _parser_of(template)
         if self.parser not in _PARSERS:
             raise JudgeError("parser must be one of {}; got {!r}".format(
                 ", ".join(_PARSERS), self.parser))
@@ -1189,12 +1188,11 @@ class LLMJudge:
         self.params = dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
         self.system, self.timeout, self.on_failure = system, timeout, on_failure
-        self.strict = strict
         self.pass_threshold = pass_threshold if pass_threshold is None else float(pass_threshold)
         if not 0 <= (self.pass_threshold or 0) <= 1:
             raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
                              "got {!r}".format(pass_threshold))
-        self.max_retries, self.restart_wait = max_retries, restart_wait
+        self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
         self._alive, self._refused_since = False, None  # see _call
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep, self._max_bytes = sleep, max_response_bytes
