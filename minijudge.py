@@ -393,8 +393,7 @@ def render(template, record=None, **fields):
     text = TEMPLATES.get(template, template)
     _check_template(text)
     given = {k: v for part in (record or {}, fields) for k, v in part.items() if v is not None}
-    values = dict(_TEMPLATE_DEFAULTS.get(template, {}))  # what a record does not say
-    values.update(given)
+    values = {**_TEMPLATE_DEFAULTS.get(template, {}), **given}  # defaults: what none gave
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in fields:
             values[alias] = values[name]
@@ -2467,8 +2466,7 @@ def _dry_run(judge, args, items):
         try:
             messages = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
-            print("--- {}".format(exc if isinstance(fields, _BadLine) else "line {}: {}".format(
-                number, exc)))
+            print("---", exc if isinstance(fields, _BadLine) else "line {}: {}".format(number, exc))
             continue
         sendable += 1
         print("--- line {}{}".format(number, " ---" if messages else ": empty_response: " + _EMPTY))

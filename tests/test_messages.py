@@ -140,6 +140,14 @@ class MessagesTest(StubTestCase):
         self.assertEqual(err, "minijudge: error: --dry-run: no record of {} could be made "
                          "into a prompt (see each line above)\n".format(source))
 
+    def test_a_first_record_with_no_response_is_judged_not_refused(self):
+        # the template check of the first record took a null response for a missing field
+        code, records, err = self.run_records([{"question": "q", "response": None},
+                                               {"question": "q", "response": "r"}])
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_status"] for r in records], ["empty_response", "ok"])
+        self.assertEqual(self.srv.chat_count, 1)
+
     # -- 5. template_error lists only the fields given ---------------------------------
     def test_template_error_lists_only_the_fields_the_record_has(self):
         template = self.write("t.txt", "{question} {extra}: {response}")
