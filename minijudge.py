@@ -2433,7 +2433,7 @@ def _check_first(specs, args, items):
 
 
 def _item_messages(judge, record, fields):
-    """The messages an item sends (systems: the first two's), None if none, or TemplateError."""
+    """Messages an item sends (systems: the first two's), None (empty response), TemplateError."""
     if isinstance(fields, _BadLine):
         raise TemplateError(fields.error)
     if not (fields.get("response", "pairs have none") or "").strip():
