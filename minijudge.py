@@ -64,9 +64,11 @@ _RETRY_AFTER_LIMIT = 300.0   # a server asking for a longer pause is out of quot
 _RESTART_POLL = 1.0          # between two tries of a server that is restarting
 _REPEATS = 5                 # records failing alike, none judged, that stop a run
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
-_FAILURE_HINTS = {
-    "truncated": "raise max_tokens (reasoning models need ~1024) or disable thinking with "
-                 "extra_body {\"chat_template_kwargs\": {\"enable_thinking\": false}}",
+_EMPTY = "the response is empty: scored 0.0 without calling the judge"
+_NO_THINK = 'disable thinking with extra_body {"chat_template_kwargs": {"enable_thinking": false}}'
+_FAILURE_HINTS = {  # what can help, by failure: thinking is blamed only where there was some
+    "truncated": "raise max_tokens (reasoning models need ~1024) or " + _NO_THINK,
+    "reasoning_only": "it stopped in its reasoning, so more max_tokens cannot help; " + _NO_THINK,
     "assess": "raise assess_max_tokens (--assess-max-tokens, 512 by default)",
 }
 
@@ -339,9 +341,9 @@ class _SafeFormatter(string.Formatter):
 
     def get_field(self, field_name, args, kwargs):
         name, keys = self.check_field(field_name)
-        if name not in kwargs:
+        if name not in kwargs:  # args: the fields given (a positional field is refused)
             raise TemplateError("template needs field {!r}; got {}".format(
-                name, _names(sorted(map(str, kwargs)), "no fields")))
+                name, _names(args, "no fields")))
         value = kwargs[name]
         for key in keys:
             try:
@@ -391,9 +393,8 @@ def render(template, record=None, **fields):
     """
     text = TEMPLATES.get(template, template)
     _check_template(text)
-    values = dict(_TEMPLATE_DEFAULTS.get(template, {}))  # what a record does not say
-    values.update((k, v) for k, v in (record or {}).items() if v is not None)
-    values.update((k, v) for k, v in fields.items() if v is not None)
+    given = {k: v for part in (record or {}, fields) for k, v in part.items() if v is not None}
+    values = {**_TEMPLATE_DEFAULTS.get(template, {}), **given}  # defaults: what none gave
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in fields:
             values[alias] = values[name]
@@ -404,8 +405,8 @@ def render(template, record=None, **fields):
         return text.format_map(values)
     except (KeyError, IndexError, TypeError, ValueError):
         pass
-    try:  # the slow way names the field that failed
-        return _FORMATTER.vformat(text, (), values)
+    try:  # the slow way names the field that failed, and those given, not their aliases
+        return _FORMATTER.vformat(text, sorted(map(str, given)), values)
     except (IndexError, TypeError, ValueError) as exc:
         if isinstance(exc, TemplateError):
             raise
@@ -671,7 +672,7 @@ _ROOT_PATH_RE = re.compile(r"/(?:v\d+(?:beta\d*|alpha\d*)?|openai|openai/deploym
 
 
 def _chat_url(base_url):
-    """``http://h:p``, ``.../v1``, a gateway prefix or the full endpoint -> the endpoint."""
+    """``http://h:p``, ``.../v1`` (``/models`` too), a prefix or the endpoint -> the endpoint."""
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -680,7 +681,7 @@ def _chat_url(base_url):
     if "@" in parts.netloc:
         raise JudgeError("judge URL must not carry credentials (user:password@host); pass "
                          "the key as api_key or in LLM_JUDGE_API_KEY")
-    path = parts.path.rstrip("/")
+    path = re.sub(r"/models\Z", "", parts.path.rstrip("/"))
     if not path.endswith("/chat/completions"):
         path += "/chat/completions" if _ROOT_PATH_RE.search(path) else "/v1/chat/completions"
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
@@ -708,6 +709,9 @@ _CREDENTIAL_QUERY_RE = re.compile(r"""
     ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
     ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
 """, re.I | re.X)
+_EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # the key
+    | model | param | temperature | format | schema | json | message | logprob | length  # a field
+    | connection  # the server behind a proxy is down""", re.I | re.X)
 _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organization",
                      "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
 
@@ -936,7 +940,7 @@ def _retry_after(headers):
         return None
 
 
-def _http_error(status, data, headers, where):
+def _http_error(status, data, headers, where, keyed=False):
     if 300 <= status < 400:
         return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
                         "here: use that URL".format(status, where, headers.get("location")),
@@ -950,6 +954,8 @@ def _http_error(status, data, headers, where):
                          "quota_exceeded")
     elif status == 400 and b"content_filter" in data:
         message, kind = "content filter: " + message, "refused"
+    elif status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
+        message += " (check the API key: some proxies answer a wrong one so)"
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
                     kind=kind, retry_after=wait if kind == "http_error" else None)
 
@@ -992,7 +998,7 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
             body = _decoded(body, exc.headers, where, max_bytes)
         except (OSError, http.client.HTTPException, APIError):
             pass  # unreadable or undecodable: the status still says what went wrong
-        raise _http_error(exc.code, _blank(body, secrets), exc.headers, where) from None
+        raise _http_error(exc.code, _blank(body, secrets), exc.headers, where, secrets) from None
     except (urllib.error.URLError, socket.timeout, TimeoutError) as exc:
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, (socket.timeout, TimeoutError)):
@@ -1183,8 +1189,7 @@ class LLMJudge:
         template = template or ("criterion" if criterion is not None else None)
         if template is not None:
             _check_template(TEMPLATES.get(template, template))  # fail now, not per item
-        self.template = template
-        self.parser = parser or _parser_of(template)
+        self.template, self.parser = template, parser or _parser_of(template)
         if self.parser not in _PARSERS:
             raise JudgeError("parser must be one of {}; got {!r}".format(
                 ", ".join(_PARSERS), self.parser))
@@ -1211,17 +1216,16 @@ class LLMJudge:
         self.params = dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
         self.system, self.timeout, self.on_failure = system, timeout, on_failure
-        self.strict = strict
         self.pass_threshold = pass_threshold if pass_threshold is None else float(pass_threshold)
         if not 0 <= (self.pass_threshold or 0) <= 1:
             raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
                              "got {!r}".format(pass_threshold))
-        self.max_retries, self.restart_wait = max_retries, restart_wait
+        self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
         self._alive, self._refused_since = False, None  # see _call
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._opener, self._keep_alive = _build_opener(self.url)
-        self._lock = threading.Lock()
+        self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def __repr__(self):
         return "LLMJudge({!r}, model={!r}, template={!r})".format(
@@ -1239,8 +1243,11 @@ class LLMJudge:
 
     # -- the compatible entry point
     def score(self, example, output):
-        """``{"judge_score": float}``: the 0-1 score, or the failure value; raises if strict."""
-        return {"judge_score": self.judge(example, output).score}
+        """``{"judge_score": float}`` (raises if strict); a failure is logged once a kind."""
+        j = self.judge(example, output)
+        if j.status not in _NOT_FAILURES and self._logged.setdefault(j.status, j) is j:  # once
+            _log.warning("minijudge: judge_score %s: %s: %s", j.score, j.status, j.error)
+        return {"judge_score": j.score}
 
     def judge(self, example, output=None, **fields):
         """Judge one item and return a Judgement.
@@ -1365,8 +1372,7 @@ class LLMJudge:
                 return self._failed("template_error", "field 'response' is a {}, expected "
                                     "text".format(type(response).__name__))
             if not str(response if response is not None else "").strip():
-                return Judgement(score=0.0, status="empty_response", error="the response "
-                                 "is empty: scored 0.0 without calling the judge")
+                return Judgement(score=0.0, status="empty_response", error=_EMPTY)
         turns = []
         for _, max_tokens in self.turns:
             try:
@@ -1545,16 +1551,17 @@ class LLMJudge:
         value, candidate = read(raw or "", self.scale) if not free else (  # an assessment:
             finish != "length" and _visible(raw).strip() or None, None)  # whole, and visible
         if value is None:
-            reasoned = reply.get("reasoning") or _THINK_CLOSE_RE.search(raw or "")
-            if finish == "length" or _THINK_OPEN_RE.search(raw or "") and not (  # in <think>
-                    _THINK_CLOSE_RE.search(raw or "")):
+            opened, closed = (bool(r.search(raw or "")) for r in (_THINK_OPEN_RE, _THINK_CLOSE_RE))
+            reasoned = reply.get("reasoning") or opened or closed
+            if finish == "length" or opened and not closed:  # cut inside <think>
                 failure = ("truncated", "the reply was cut off (finish_reason {}) before {}: "
                            "{}".format(finish, "the assessment" if free else "a verdict",
-                                       _FAILURE_HINTS["assess" if free else "truncated"]))
+                                       _FAILURE_HINTS["assess" if free else "truncated"]
+                                       if free or reasoned else "raise max_tokens"))
             elif not _visible(raw).strip() and reasoned:
                 failure = ("reasoning_only", "the judge reasoned but gave no {} (content {!r}, "
                            "finish_reason {}): {}".format("assessment" if free else "answer", raw,
-                                                          finish, _FAILURE_HINTS["truncated"]))
+                                                          finish, _FAILURE_HINTS["reasoning_only"]))
             elif not (raw or "").strip():
                 failure = ("empty", "the judge's {} is empty (finish_reason {})".format(
                     "assessment" if free else "reply", finish))
@@ -2449,9 +2456,11 @@ def _check_first(specs, args, items):
 
 
 def _item_messages(judge, record, fields):
-    """The messages an item sends (systems: the first two systems'), or TemplateError."""
+    """Messages an item sends (systems: the first two's), None (empty response), TemplateError."""
     if isinstance(fields, _BadLine):
         raise TemplateError(fields.error)
+    if not (fields.get("response", "pairs have none") or "").strip():
+        return None
     fields = dict(fields)
     fields.update(zip(("response_a", "response_b"), fields.pop("responses", {}).values()))
     return judge.messages(record, **fields)
@@ -2474,17 +2483,21 @@ def _judge_item(judge, args, item, mode):
 
 
 def _dry_run(judge, args, items):
+    sendable = 0
     for number, record in items:
+        fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
         try:
-            messages = _item_messages(judge, record, record if isinstance(
-                record, _BadLine) else _item_fields(args, number, record))
-        except TemplateError as exc:
-            print("--- {}".format(exc if str(exc).startswith("line ") else "line {}: {}".format(
-                number, exc)))
+            messages = _item_messages(judge, record, fields)
+        except TemplateError as exc:  # a bad line's error names its line
+            print("---", exc if isinstance(fields, _BadLine) else "line {}: {}".format(number, exc))
             continue
-        print("--- line {} ---".format(number))
-        for message in messages:
+        sendable += 1
+        print("--- line {}{}".format(number, " ---" if messages else ": empty_response: " + _EMPTY))
+        for message in messages or ():
             print("[{}]\n{}".format(message["role"], message["content"]))
+    if not sendable:  # as when the first record cannot fill the template
+        raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
+                         "line above)".format(args.input))
     return 0
 
 
@@ -2600,7 +2613,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
     summary = {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
-        "errors": tally.first_errors,
+        "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
         "mean_score": round(tally.total / done, 4) if done else None,
         "mean_score_judged": round(tally.judged_total / judged, 4) if judged else None,
         "mean_value": round(scale[0] + tally.judged_total / judged * (scale[1] - scale[0]), 4)
@@ -2666,8 +2679,10 @@ def _print_summary(summary, max_error_rate, file, name=None):
         ranking=", ".join("{} {win_rate} ({comparisons} comparisons)".format(
             system, **s["systems"][system]) for system in s["ranking"] or ()),
         ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
-        adapted="\n".join("  adapted: " + change for change in s["adapted"]),
-        fallback=" (the server sent no usable logprobs for those)" * ("text" in sources),
+        adapted="\n".join("  adapted: " + " ".join(change.split()) for change in s["adapted"]),
+        fallback=("text" in sources) * " ({})".format("the server sent no usable logprobs for "
+            "those" if mode == "rating" and max(s["parameters"].get("scale") or [0]) <= 9 else
+            "the logprobs were not used: they are read only for one-digit ratings, 0-9"),
         on_scale="" if s.get("mean_value") is None else " ({:g} on the {:g}-{:g} scale)".format(
             s["mean_value"], *s["parameters"]["scale"]))
     wins = mode == "pairwise" and judged

@@ -236,10 +236,8 @@ class NameListTest(HostileTest):
                               "--template", self.write("t.txt", "{nosuch}"), source])
         self.assertEqual((code, out), (2, ""))
         self.assertEqual(err, "minijudge: error: line 1 (the first record): template needs "
-                         "field 'nosuch'; got {} and 9985 more\n".format(
-                             ", ".join(sorted(list(self.FIELDS) + ["doc", "output", "pred",
-                                                                   "prediction", "response"]
-                                              )[:20])))
+                         "field 'nosuch'; got {} and 9981 more\n".format(
+                             ", ".join(sorted(self.FIELDS)[:20])))
 
     def test_server_listing_a_thousand_models(self):
         self.srv.models = ["model-%04d" % i for i in range(1000)]

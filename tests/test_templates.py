@@ -47,7 +47,7 @@ class RenderTest(unittest.TestCase):
 
     def test_errors_word_for_word(self):
         for template, message in [
-            ("{missing}", "template needs field 'missing'; got category, doc, question"),
+            ("{missing}", "template needs field 'missing'; got category, question"),
             ("{doc[nope]}", "template field {doc[nope]}: the record has no 'nope'"),
             ("{question.__class__}", "template field {question.__class__} is not allowed: "
                                      "use a name or doc[key], no attribute access; "
@@ -70,8 +70,8 @@ class RenderTest(unittest.TestCase):
         judge = LLMJudge("http://127.0.0.1:9", model="m", template="{question} {missing}")
         result = judge.judge({"question": "q"}, {"response": "r"})
         self.assertEqual((result.status, result.score), ("template_error", 0.0))
-        self.assertEqual(result.error, "template needs field 'missing'; got doc, "
-                                       "output, pred, prediction, question, response")
+        self.assertEqual(result.error, "template needs field 'missing'; got question, "
+                                       "response")
 
 
 if __name__ == "__main__":
