@@ -1797,11 +1797,9 @@ def agreement(judge_values, human_values, *, kind=None):
         return result
     judge, human = [p[0] for p in pairs], [p[1] for p in pairs]
     if set(human) <= {0.0, 1.0} and kind != "ratings":
-        def at(threshold):
-            tp = sum(j >= threshold and h == 1 for j, h in pairs)
-            fp = sum(j >= threshold and h == 0 for j, h in pairs)
-            fn = sum(j < threshold and h == 1 for j, h in pairs)
-            return (len(pairs) - fp - fn) / len(pairs), tp, fp, fn
+        def at(threshold):  # accuracy, true positives, false positives, false negatives
+            n = collections.Counter((j >= threshold, h) for j, h in pairs)
+            return (n[True, 1] + n[False, 0]) / len(pairs), n[True, 1], n[True, 0], n[False, 1]
         accuracy, tp, fp, fn = at(0.5)
         best = max(sorted(set(judge)), key=lambda t: (at(t)[0], -abs(t - 0.5)))
         result.update(kind="binary", accuracy=round(accuracy, 4),
@@ -1810,19 +1808,14 @@ def agreement(judge_values, human_values, *, kind=None):
                       best_threshold=best, best_accuracy=round(at(best)[0], 4))
         return result
     categories = sorted(set(judge) | set(human))
-    index = {c: i for i, c in enumerate(categories)}
-    observed = [[0] * len(categories) for _ in categories]
-    for j, h in pairs:
-        observed[index[h]][index[j]] += 1
-    human_totals = [sum(row) for row in observed]
-    judge_totals = [sum(col) for col in zip(*observed)]
-    cells = [(a, b, (ca - cb) ** 2) for a, ca in enumerate(categories)
-             for b, cb in enumerate(categories)]
-    disagree = sum(weight * observed[a][b] for a, b, weight in cells)
-    expected = sum(weight * human_totals[a] * judge_totals[b] / len(pairs)
-                   for a, b, weight in cells)
-    confusion = {"{:g}".format(h): {"{:g}".format(j): n for j, n in zip(categories, row) if n}
-                 for h, row in zip(categories, observed) if any(row)}
+    observed = collections.Counter((h, j) for j, h in pairs)
+    human_totals, judge_totals = collections.Counter(human), collections.Counter(judge)
+    cells = [(h, j, (h - j) ** 2) for h in categories for j in categories]
+    disagree = sum(weight * observed[h, j] for h, j, weight in cells)
+    expected = sum(weight * human_totals[h] * judge_totals[j] / len(pairs)
+                   for h, j, weight in cells)
+    confusion = {"{:g}".format(h): {"{:g}".format(j): observed[h, j] for j in categories
+                                    if observed[h, j]} for h in categories if human_totals[h]}
     result.update(kind="ratings",
                   exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
                   within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
