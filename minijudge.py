@@ -377,7 +377,6 @@ def _check_template(text):
             raise
         raise TemplateError("template is not valid str.format text ({}); double literal "
                             "braces as {{{{ and }}}}".format(exc)) from None
-    return True
 
 
 def render(template, record=None, **fields):
@@ -809,14 +808,12 @@ def _keep_alive_handler(context=None):
                 self.headers[name] = value
             self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
             self.chunk_left = None
-            self.will_close = self._check_close()
             length = self.headers.get("content-length", "")
             self.length = int(length) if length.isdigit() and length.isascii() and (
                 not self.chunked) else None
-            if status in (204, 304) or status < 200 or self._method == "HEAD":
+            if status in (204, 304) or self._method == "HEAD":  # 1xx were skipped above
                 self.length = 0
-            if self.length is None and not self.chunked:
-                self.will_close = True
+            self.will_close = self._check_close() or self.length is None and not self.chunked
 
     def _read_header_lines(fp):
         fields = []
