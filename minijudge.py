@@ -1687,19 +1687,16 @@ def _read_option(text, options):
         return (str(structured[0]),) * 2
     plain = _plain(text)
     by_name = {name.lower(): name for name in options}
-    lines = [line.strip(" \t.:;!\"'[]()-").lower() for line in plain.splitlines()
+    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
+                    line.strip(" \t.:;!\"'[]()-").lower()) for line in plain.splitlines()
              if line.strip()]
-    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "", line)
-             for line in lines]
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
     picked = named[:1] or [name for low, name in by_name.items() if re.search(
         r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(low) + r"(?![\w-])", plain.lower())]
-    if len(picked) == 1:  # a line that names an option, else the one option mentioned
-        return (picked[0],) * 2
-    negated = lines and re.match(r"(?:not|never|no)\b", lines[-1])
-    close = difflib.get_close_matches(lines[-1], list(by_name), n=1, cutoff=0.75) if (
-        lines and not negated) else []
-    return ((by_name[close[0]],) * 2) if close else (None, None)
+    if len(picked) != 1 and lines and not re.match(r"(?:not|never|no)\b", lines[-1]):
+        picked = [by_name[low] for low in difflib.get_close_matches(
+            lines[-1], list(by_name), n=1, cutoff=0.75)]
+    return (picked[0],) * 2 if len(picked) == 1 else (None, None)
 
 
 def _json_numbers(obj, criteria=None):
