@@ -469,15 +469,11 @@ def _rating_candidate(text, scale):
     text = _plain(text)
     best = (9, None)
     for match in _RATING_RE.finditer(text):
-        if match.group("bracket") is not None:
-            tier, name = 1, "bracket"
-        elif match.group("keyword") is not None:
-            line_start = text.rfind("\n", 0, match.start()) + 1
-            tier = 2 if match.group("label") and _LABEL_PREFIX_RE.match(
-                text, line_start, match.start()) else 4
-            name = "keyword"
-        else:
-            tier, name = 5, "fraction"
+        name = next(n for n in ("bracket", "keyword", "fraction") if match.group(n) is not None)
+        tier = {"bracket": 1, "keyword": 4, "fraction": 5}[name]
+        if match.group("label") and _LABEL_PREFIX_RE.match(  # a label starts the line
+                text, text.rfind("\n", 0, match.start()) + 1, match.start()):
+            tier = 2
         if tier <= best[0]:
             value, out_of = _number(match.group(name)), match.group(name + "_of")
             if out_of is not None and int(out_of) != scale[1]:
