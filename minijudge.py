@@ -1609,10 +1609,8 @@ def _expected_rating(logprobs, rating, scale):
             at = None  # what came before was reasoning
         elif at is None and token.strip() == str(rating):
             at = entry
-    if at is None:
-        return None
-    weights = {}
-    for alternative in at.get("top_logprobs") or [at]:
+    weights = {}  # none when no token spells the rating: then None
+    for alternative in () if at is None else at.get("top_logprobs") or [at]:
         token = str(alternative.get("token", "")).strip()
         logprob = alternative.get("logprob")
         if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and isinstance(
