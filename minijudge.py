@@ -821,10 +821,9 @@ def _keep_alive_handler(context=None):
                 return fields
             line = line.decode("iso-8859-1")
             if line[0] in " \t" and fields:  # an obsolete folded line continues the last
-                fields[-1] = (fields[-1][0], fields[-1][1] + " " + line.strip())
+                fields[-1][1] += " " + line.strip()
             elif ":" in line:
-                name, value = line.split(":", 1)
-                fields.append((name.strip(), value.strip()))
+                fields.append([part.strip() for part in line.split(":", 1)])
         raise http.client.HTTPException("got more than 100 headers")
 
     https = functools.partial(http.client.HTTPSConnection, context=context)
