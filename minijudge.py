@@ -1777,8 +1777,7 @@ def agreement(judge_values, human_values, *, kind=None):
     Pearson correlation, and a confusion matrix ``{human: {judge: count}}``.
     ``kind="ratings"`` reads 0/1 labels as ratings too.
     """
-    pairs = [(j, h) for j, h in ((_label(j), _label(h)) for j, h in zip(
-        judge_values, human_values)) if j is not None and h is not None]
+    pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
     if len(pairs) < 2:
         return result
