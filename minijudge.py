@@ -2225,8 +2225,7 @@ def _judges_config(path):
 def _judge_options(entry, here):
     """(mode, LLMJudge keywords) for one judge: its mode, template and criterion read
     (paths relative to ``here``, the config's folder; None for the command line)."""
-    flag = "--" if here is None else ""
-    here = here or ""
+    flag, here = ("--", "") if here is None else ("", here)
     mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
     if mode is None:  # from the criteria or a built-in template, else a rating
         mode = "criterion" if criteria else (template if template in _MODES else "rating")
@@ -2455,7 +2454,7 @@ class _Tally:
         self.human = []  # (the judge's rating, or score; its score; the label)
 
     def add(self, judgement, human=None):
-        status, details = judgement.status, judgement.details
+        status, details, rating = judgement.status, judgement.details, judgement.rating
         self.statuses[status] += 1
         if status not in _NOT_FAILURES:
             self.first_errors.setdefault(status, judgement.error)
