@@ -2470,7 +2470,6 @@ class _Tally:
             self.judged_sq += score * score
             if len(self.judged_scores) < _BOOTSTRAP_MAX:
                 self.judged_scores.append(score)
-        rating = judgement.rating
         for counter, value in ((self.ratings, rating), (self.models, judgement.model),
                                (self.sources, judgement.source),
                                (self.fingerprints, judgement.fingerprint)):
