@@ -2338,8 +2338,6 @@ def _item_fields(args, number, record, mode=None):
                 problem = "field {!r} must map two or more systems to their responses"
             elif any(v is None or isinstance(v, (dict, list)) for v in value.values()):
                 problem = "every response in {!r} must be text"
-            else:
-                value = {str(k): _as_text(v) for k, v in value.items()}
         elif field not in record:
             problem = "no {{!r}} field (choose one with --{}-field; the record has {})".format(
                 name.replace("_", "-"), _names(sorted(record), "no fields"))
@@ -2348,7 +2346,8 @@ def _item_fields(args, number, record, mode=None):
                 "null" if value is None else "a " + type(value).__name__)
         if problem:
             return _BadLine("line {}: {}".format(number, problem.format(field)), b"")
-        fields[name] = _as_text(value) if name != "responses" else value
+        fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
+            name == "responses") else _as_text(value)
     return fields
 
 
