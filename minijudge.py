@@ -499,9 +499,8 @@ def parse_rating(text, *, scale=(1, 5)):
     return _read_rating(text, scale)[0]
 
 
-_BINARY_WORDS = {"yes": True, "true": True, "correct": True, "right": True, "pass": True,
-                 "1": True, "no": False, "false": False, "incorrect": False,
-                 "wrong": False, "fail": False, "0": False}
+_BINARY_WORDS = dict(dict.fromkeys(["yes", "true", "correct", "right", "pass", "1"], True),
+                     **dict.fromkeys(["no", "false", "incorrect", "wrong", "fail", "0"], False))
 _BINARY_LABEL_RE = re.compile(r"""
     ^[\W_]*(?:final\s+)?                               # at the start of a line
     (?:verdict|answer|judge?ment|correct(?:ness)?|is_correct|decision|label|result|grade
