@@ -1787,11 +1787,10 @@ def agreement(judge_values, human_values, *, kind=None):
             return (n[True, 1] + n[False, 0]) / len(pairs), n[True, 1], n[True, 0], n[False, 1]
         accuracy, tp, fp, fn = at(0.5)
         best = max(sorted(set(judge)), key=lambda t: (at(t)[0], -abs(t - 0.5)))
-        result.update(kind="binary", accuracy=round(accuracy, 4),
-                      precision=round(tp / (tp + fp), 4) if tp + fp else None,
-                      recall=round(tp / (tp + fn), 4) if tp + fn else None,
-                      best_threshold=best, best_accuracy=round(at(best)[0], 4))
-        return result
+        return dict(result, kind="binary", accuracy=round(accuracy, 4),
+                    precision=round(tp / (tp + fp), 4) if tp + fp else None,
+                    recall=round(tp / (tp + fn), 4) if tp + fn else None,
+                    best_threshold=best, best_accuracy=round(at(best)[0], 4))
     categories = sorted(set(judge) | set(human))
     observed = collections.Counter((h, j) for j, h in pairs)
     human_totals, judge_totals = collections.Counter(human), collections.Counter(judge)
@@ -1801,13 +1800,12 @@ def agreement(judge_values, human_values, *, kind=None):
                    for h, j, weight in cells)
     confusion = {"{:g}".format(h): {"{:g}".format(j): observed[h, j] for j in categories
                                     if observed[h, j]} for h in categories if human_totals[h]}
-    result.update(kind="ratings",
-                  exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
-                  within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
-                  kappa_quadratic=round(1 - disagree / expected, 4) if expected else None,
-                  spearman=_pearson(_ranks(judge), _ranks(human)),
-                  pearson=_pearson(judge, human), confusion=confusion)
-    return result
+    return dict(result, kind="ratings",
+                exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
+                within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
+                kappa_quadratic=round(1 - disagree / expected, 4) if expected else None,
+                spearman=_pearson(_ranks(judge), _ranks(human)),
+                pearson=_pearson(judge, human), confusion=confusion)
 
 
 # -- Cache -----------------------------------------------------------------------------
