@@ -2760,8 +2760,7 @@ def _count_lines(path, shard):
 def _show_progress(tally, total, elapsed, held, end=""):
     rate = tally.done / elapsed if elapsed else 0.0
     eta = " ETA {:.0f} s".format((total - tally.done) / rate) if total and rate else ""
-    waiting = ", {} more judged behind a slow one".format(held["waiting"]) * bool(
-        held["waiting"])
+    waiting = ", {} more judged behind a slow one".format(held["waiting"]) * bool(held["waiting"])
     print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
         tally.done, "/{}".format(total) if total else "", waiting, rate, eta, tally.failed),
         end=end, file=sys.stderr, flush=True)
