@@ -380,7 +380,6 @@ def _check_template(text):
             raise
         raise TemplateError("template is not valid str.format text ({}); double literal "
                             "braces as {{{{ and }}}}".format(exc)) from None
-    return True
 
 
 def render(template, record=None, **fields):
@@ -478,15 +477,11 @@ def _rating_candidate(text, scale):
     text = _plain(text)
     best = (9, None)
     for match in _RATING_RE.finditer(text):
-        if match.group("bracket") is not None:
-            tier, name = 1, "bracket"
-        elif match.group("keyword") is not None:
-            line_start = text.rfind("\n", 0, match.start()) + 1
-            tier = 2 if match.group("label") and _LABEL_PREFIX_RE.match(
-                text, line_start, match.start()) else 4
-            name = "keyword"
-        else:
-            tier, name = 5, "fraction"
+        name = next(n for n in ("bracket", "keyword", "fraction") if match.group(n) is not None)
+        tier = {"bracket": 1, "keyword": 4, "fraction": 5}[name]
+        if match.group("label") and _LABEL_PREFIX_RE.match(  # a label starts the line
+                text, text.rfind("\n", 0, match.start()) + 1, match.start()):
+            tier = 2
         if tier <= best[0]:
             value, out_of = _number(match.group(name)), match.group(name + "_of")
             if out_of is not None and int(out_of) != scale[1]:
@@ -512,9 +507,8 @@ def parse_rating(text, *, scale=(1, 5)):
     return _read_rating(text, scale)[0]
 
 
-_BINARY_WORDS = {"yes": True, "true": True, "correct": True, "right": True, "pass": True,
-                 "1": True, "no": False, "false": False, "incorrect": False,
-                 "wrong": False, "fail": False, "0": False}
+_BINARY_WORDS = dict(dict.fromkeys(["yes", "true", "correct", "right", "pass", "1"], True),
+                     **dict.fromkeys(["no", "false", "incorrect", "wrong", "fail", "0"], False))
 _BINARY_LABEL_RE = re.compile(r"""
     ^[\W_]*(?:final\s+)?                               # at the start of a line
     (?:verdict|answer|judge?ment|correct(?:ness)?|is_correct|decision|label|result|grade
@@ -820,14 +814,12 @@ def _keep_alive_handler(context=None):
                 self.headers[name] = value
             self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
             self.chunk_left = None
-            self.will_close = self._check_close()
             length = self.headers.get("content-length", "")
             self.length = int(length) if length.isdigit() and length.isascii() and (
                 not self.chunked) else None
-            if status in (204, 304) or status < 200 or self._method == "HEAD":
+            if status in (204, 304) or self._method == "HEAD":  # 1xx were skipped above
                 self.length = 0
-            if self.length is None and not self.chunked:
-                self.will_close = True
+            self.will_close = self._check_close() or self.length is None and not self.chunked
 
     def _read_header_lines(fp):
         fields = []
@@ -839,10 +831,9 @@ def _keep_alive_handler(context=None):
                 return fields
             line = line.decode("iso-8859-1")
             if line[0] in " \t" and fields:  # an obsolete folded line continues the last
-                fields[-1] = (fields[-1][0], fields[-1][1] + " " + line.strip())
+                fields[-1][1] += " " + line.strip()
             elif ":" in line:
-                name, value = line.split(":", 1)
-                fields.append((name.strip(), value.strip()))
+                fields.append([part.strip() for part in line.split(":", 1)])
         raise http.client.HTTPException("got more than 100 headers")
 
     https = functools.partial(http.client.HTTPSConnection, context=context)
@@ -1648,10 +1639,8 @@ def _expected_rating(logprobs, rating, scale):
             at = None  # what came before was reasoning
         elif at is None and token.strip() == str(rating):
             at = entry
-    if at is None:
-        return None
-    weights = {}
-    for alternative in at.get("top_logprobs") or [at]:
+    weights = {}  # none when no token spells the rating: then None
+    for alternative in () if at is None else at.get("top_logprobs") or [at]:
         token = str(alternative.get("token", "")).strip()
         logprob = alternative.get("logprob")
         if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and isinstance(
@@ -1722,19 +1711,16 @@ def _read_option(text, options):
         return (str(structured[0]),) * 2
     plain = _plain(text)
     by_name = {name.lower(): name for name in options}
-    lines = [line.strip(" \t.:;!\"'[]()-").lower() for line in plain.splitlines()
+    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
+                    line.strip(" \t.:;!\"'[]()-").lower()) for line in plain.splitlines()
              if line.strip()]
-    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "", line)
-             for line in lines]
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
     picked = named[:1] or [name for low, name in by_name.items() if re.search(
         r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(low) + r"(?![\w-])", plain.lower())]
-    if len(picked) == 1:  # a line that names an option, else the one option mentioned
-        return (picked[0],) * 2
-    negated = lines and re.match(r"(?:not|never|no)\b", lines[-1])
-    close = difflib.get_close_matches(lines[-1], list(by_name), n=1, cutoff=0.75) if (
-        lines and not negated) else []
-    return ((by_name[close[0]],) * 2) if close else (None, None)
+    if len(picked) != 1 and lines and not re.match(r"(?:not|never|no)\b", lines[-1]):
+        picked = [by_name[low] for low in difflib.get_close_matches(
+            lines[-1], list(by_name), n=1, cutoff=0.75)]
+    return (picked[0],) * 2 if len(picked) == 1 else (None, None)
 
 
 def _json_numbers(obj, criteria=None):
@@ -1828,46 +1814,36 @@ def agreement(judge_values, human_values, *, kind=None):
     Pearson correlation, and a confusion matrix ``{human: {judge: count}}``.
     ``kind="ratings"`` reads 0/1 labels as ratings too.
     """
-    pairs = [(j, h) for j, h in ((_label(j), _label(h)) for j, h in zip(
-        judge_values, human_values)) if j is not None and h is not None]
+    pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
     if len(pairs) < 2:
         return result
     judge, human = [p[0] for p in pairs], [p[1] for p in pairs]
     if set(human) <= {0.0, 1.0} and kind != "ratings":
-        def at(threshold):
-            tp = sum(j >= threshold and h == 1 for j, h in pairs)
-            fp = sum(j >= threshold and h == 0 for j, h in pairs)
-            fn = sum(j < threshold and h == 1 for j, h in pairs)
-            return (len(pairs) - fp - fn) / len(pairs), tp, fp, fn
+        def at(threshold):  # accuracy, true positives, false positives, false negatives
+            n = collections.Counter((j >= threshold, h) for j, h in pairs)
+            return (n[True, 1] + n[False, 0]) / len(pairs), n[True, 1], n[True, 0], n[False, 1]
         accuracy, tp, fp, fn = at(0.5)
         best = max(sorted(set(judge)), key=lambda t: (at(t)[0], -abs(t - 0.5)))
-        result.update(kind="binary", accuracy=round(accuracy, 4),
-                      precision=round(tp / (tp + fp), 4) if tp + fp else None,
-                      recall=round(tp / (tp + fn), 4) if tp + fn else None,
-                      best_threshold=best, best_accuracy=round(at(best)[0], 4))
-        return result
+        return dict(result, kind="binary", accuracy=round(accuracy, 4),
+                    precision=round(tp / (tp + fp), 4) if tp + fp else None,
+                    recall=round(tp / (tp + fn), 4) if tp + fn else None,
+                    best_threshold=best, best_accuracy=round(at(best)[0], 4))
     categories = sorted(set(judge) | set(human))
-    index = {c: i for i, c in enumerate(categories)}
-    observed = [[0] * len(categories) for _ in categories]
-    for j, h in pairs:
-        observed[index[h]][index[j]] += 1
-    human_totals = [sum(row) for row in observed]
-    judge_totals = [sum(col) for col in zip(*observed)]
-    cells = [(a, b, (ca - cb) ** 2) for a, ca in enumerate(categories)
-             for b, cb in enumerate(categories)]
-    disagree = sum(weight * observed[a][b] for a, b, weight in cells)
-    expected = sum(weight * human_totals[a] * judge_totals[b] / len(pairs)
-                   for a, b, weight in cells)
-    confusion = {"{:g}".format(h): {"{:g}".format(j): n for j, n in zip(categories, row) if n}
-                 for h, row in zip(categories, observed) if any(row)}
-    result.update(kind="ratings",
-                  exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
-                  within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
-                  kappa_quadratic=round(1 - disagree / expected, 4) if expected else None,
-                  spearman=_pearson(_ranks(judge), _ranks(human)),
-                  pearson=_pearson(judge, human), confusion=confusion)
-    return result
+    observed = collections.Counter((h, j) for j, h in pairs)
+    human_totals, judge_totals = collections.Counter(human), collections.Counter(judge)
+    cells = [(h, j, (h - j) ** 2) for h in categories for j in categories]
+    disagree = sum(weight * observed[h, j] for h, j, weight in cells)
+    expected = sum(weight * human_totals[h] * judge_totals[j] / len(pairs)
+                   for h, j, weight in cells)
+    confusion = {"{:g}".format(h): {"{:g}".format(j): observed[h, j] for j in categories
+                                    if observed[h, j]} for h in categories if human_totals[h]}
+    return dict(result, kind="ratings",
+                exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
+                within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
+                kappa_quadratic=round(1 - disagree / expected, 4) if expected else None,
+                spearman=_pearson(_ranks(judge), _ranks(human)),
+                pearson=_pearson(judge, human), confusion=confusion)
 
 
 # -- Cache -----------------------------------------------------------------------------
@@ -2293,8 +2269,7 @@ def _judges_config(path):
 def _judge_options(entry, here):
     """(mode, LLMJudge keywords) for one judge: its mode, template and criterion read
     (paths relative to ``here``, the config's folder; None for the command line)."""
-    flag = "--" if here is None else ""
-    here = here or ""
+    flag, here = ("--", "") if here is None else ("", here)
     mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
     if mode is None:  # from the criteria or a built-in template, else a rating
         mode = "criterion" if criteria else (template if template in _MODES else "rating")
@@ -2414,8 +2389,6 @@ def _item_fields(args, number, record, mode=None):
                 problem = "field {!r} must map two or more systems to their responses"
             elif any(v is None or isinstance(v, (dict, list)) for v in value.values()):
                 problem = "every response in {!r} must be text"
-            else:
-                value = {str(k): _as_text(v) for k, v in value.items()}
         elif field not in record:
             problem = "no {{!r}} field (choose one with --{}-field; the record has {})".format(
                 name.replace("_", "-"), _names(sorted(record), "no fields"))
@@ -2424,7 +2397,8 @@ def _item_fields(args, number, record, mode=None):
                 "null" if value is None else "a " + type(value).__name__)
         if problem:
             return _BadLine("line {}: {}".format(number, problem.format(field)), b"")
-        fields[name] = _as_text(value) if name != "responses" else value
+        fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
+            name == "responses") else _as_text(value)
     return fields
 
 
@@ -2534,7 +2508,7 @@ class _Tally:
         self.human = []  # (the judge's rating, or score; its score; the label)
 
     def add(self, judgement, human=None):
-        status, details = judgement.status, judgement.details
+        status, details, rating = judgement.status, judgement.details, judgement.rating
         self.statuses[status] += 1
         if status not in _NOT_FAILURES:
             self.first_errors.setdefault(status, judgement.error)
@@ -2550,7 +2524,6 @@ class _Tally:
             self.judged_sq += score * score
             if len(self.judged_scores) < _BOOTSTRAP_MAX:
                 self.judged_scores.append(score)
-        rating = judgement.rating
         for counter, value in ((self.ratings, rating), (self.models, judgement.model),
                                (self.sources, judgement.source),
                                (self.fingerprints, judgement.fingerprint)):
@@ -2855,8 +2828,7 @@ def _count_lines(path, shard):
 def _show_progress(tally, total, elapsed, held, end=""):
     rate = tally.done / elapsed if elapsed else 0.0
     eta = " ETA {:.0f} s".format((total - tally.done) / rate) if total and rate else ""
-    waiting = ", {} more judged behind a slow one".format(held["waiting"]) * bool(
-        held["waiting"])
+    waiting = ", {} more judged behind a slow one".format(held["waiting"]) * bool(held["waiting"])
     print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
         tally.done, "/{}".format(total) if total else "", waiting, rate, eta, tally.failed),
         end=end, file=sys.stderr, flush=True)
