@@ -1416,13 +1416,6 @@ class LLMJudge:
             raise JudgeError(error, judgement=judgement)
         return judgement
 
-    def _request_headers(self, json_body=True):
-        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__}
-        if json_body:
-            headers["Content-Type"] = "application/json"
-        headers.update(self._headers.value)
-        return headers
-
     def _redact(self, text):
         for secret in self._secrets.value:
             text = text.replace(secret, "<hidden>")
@@ -1432,12 +1425,15 @@ class LLMJudge:
         """One request with retries: ``read(body)``, or APIError after the last try. A
         server that answered and now refuses connections is restarting: it is polled
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
+        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        headers.update(self._headers.value)
         attempt, retries, timed_out = 0, 0, None
         while True:
             attempt += 1
             try:
-                body = _http(self._opener, url, payload=payload,
-                             headers=self._request_headers(payload is not None),
+                body = _http(self._opener, url, payload=payload, headers=headers,
                              timeout=self.timeout, max_bytes=self._max_bytes,
                              secrets=self._secrets.value)
                 self._alive, self._refused_since = True, None
@@ -1569,8 +1565,7 @@ class LLMJudge:
         if self.params.get("logprobs") and self.parser == "rating":
             expected = _expected_rating(reply.get("logprobs"), value, self.scale)
             if expected is not None:
-                score = (expected - self.scale[0]) / (self.scale[1] - self.scale[0])
-                source = "logprobs"
+                score, source = _rescaled(expected, self.scale), "logprobs"
         details = {self.parser: value} if self.parser in ("verdict", "option") else {}
         if self.parser == "comparative":
             details = {"score_a": value[0], "score_b": value[1],
