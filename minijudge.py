@@ -1489,17 +1489,15 @@ class LLMJudge:
         so a resumed run writes the same records as an uninterrupted one. A turn with its
         own ``max_tokens`` is free text: no response_format."""
         params = self.params
-        payload = {"model": self._model_name(), "messages": messages}
-        payload.update(params)
+        payload = {"model": self._model_name(), "messages": messages, **params}
         if max_tokens is not None:
             payload.pop("response_format", None)
             payload["max_completion_tokens" if "max_completion_tokens" in params else
                     "max_tokens"] = max_tokens
         key = use_cache and self.cache is not None and _cache_key(payload)
-        if key:
-            reply = self.cache.get(key)
-            if reply is not None:
-                return reply, True
+        reply = self.cache.get(key) if key else None
+        if reply is not None:
+            return reply, True
         started = time.monotonic()
         try:
             reply, attempts = self._call(self.url, payload, _read_reply)
