@@ -738,8 +738,7 @@ def _build_opener(url):
     from urllib.parse import urlsplit
 
     class NoRedirect(urllib.request.HTTPRedirectHandler):
-        # A redirect would resend the key to wherever it points: report it instead.
-        def redirect_request(self, req, fp, code, msg, headers, newurl):
+        def redirect_request(self, *args):  # a redirect would resend the key: report it instead
             return None
 
     handlers = [NoRedirect()]
