@@ -1250,9 +1250,8 @@ class LLMJudge:
         return self._ask(example, self._values(example, output, fields), self.again)
 
     def messages(self, example, output=None, **fields):
-        """The chat messages ``judge`` would send for this item (TemplateError if it
-        cannot fill the template); with ``assess``, the judge's reply to the first turn
-        is a placeholder."""
+        """The chat messages ``judge`` would send for this item (TemplateError if it cannot fill
+        the template); with ``assess``, the judge's reply to the first turn is a placeholder."""
         return self._messages(example, self._values(example, output, fields))
 
     def judge_messages(self, messages):
