@@ -959,19 +959,18 @@ def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=())
     deadline = time.monotonic() + (timeout or math.inf)
     try:
         with opener.open(request, timeout=timeout) as response:
-            chunks, size = [], 0
-            while size <= max_bytes:
-                chunk = response.read1(max_bytes + 1 - size)
+            body = bytearray()
+            while len(body) <= max_bytes:
+                chunk = response.read1(max_bytes + 1 - len(body))
                 if not chunk:
                     if response.length:  # fewer bytes than Content-Length promised
-                        raise http.client.IncompleteRead(b"".join(chunks), response.length)
+                        raise http.client.IncompleteRead(bytes(body), response.length)
                     response.drained = True  # the connection may carry the next request
                     break
-                chunks.append(chunk)
-                size += len(chunk)
+                body += chunk
                 if time.monotonic() > deadline:
                     raise socket.timeout()
-            return _blank(_decoded(b"".join(chunks), response.headers, where, max_bytes), secrets)
+            return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
     except urllib.error.HTTPError as exc:
         body = b""
         try:
