@@ -1417,9 +1417,8 @@ class LLMJudge:
         if payload is not None:
             headers["Content-Type"] = "application/json"
         headers.update(self._headers.value)
-        attempt, retries, timed_out = 0, 0, None
-        while True:
-            attempt += 1
+        retries, timed_out = 0, None
+        for attempt in itertools.count(1):
             try:
                 body = _http(self._opener, url, payload=payload, headers=headers,
                              timeout=self.timeout, max_bytes=self._max_bytes,
