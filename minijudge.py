@@ -101,15 +101,13 @@ class APIError(JudgeError):
 class Judgement:
     """The outcome of judging one item.
 
-    ``status`` is ``"ok"`` or names the failure (``http_error``, ``timeout``,
-    ``connection_error``, ``invalid_response``, ``quota_exceeded``, ``parse_error``,
-    ``out_of_range``, ``truncated``, ``empty``, ``refused``, ``template_error``,
-    ``model_error``, ``reasoning_only``, ``internal_error``) or ``"empty_response"``
-    (nothing to judge: 0.0, no request made).
-    ``value`` is what the parser read: a rating, True/False, a pair of scores, a verdict
-    or a dict. ``score`` is in [0, 1], or the judge's failure value when judging failed;
-    ``source`` says where it came from: ``"text"``, or ``"logprobs"`` when it is the
-    probability-weighted ``expected`` rating.
+    ``status`` is ``"ok"`` or names the failure (``http_error``, ``timeout``, ``connection_error``,
+    ``invalid_response``, ``quota_exceeded``, ``parse_error``, ``out_of_range``, ``truncated``,
+    ``empty``, ``refused``, ``template_error``, ``model_error``, ``reasoning_only``,
+    ``internal_error``) or ``"empty_response"`` (nothing to judge: 0.0, no request made). ``value``
+    is what the parser read: a rating, True/False, a pair of scores, a verdict or a dict. ``score``
+    is in [0, 1], or the judge's failure value when judging failed; ``source`` says where it came
+    from: ``"text"``, or ``"logprobs"`` when it is the probability-weighted ``expected`` rating.
     """
 
     __slots__ = ("score", "value", "status", "error", "raw", "reasoning", "finish_reason",
@@ -1807,12 +1805,11 @@ def _ranks(values):
 def agreement(judge_values, human_values, *, kind=None):
     """How well the judge agrees with people, over the pairs where both gave a value.
 
-    Human labels that are all 0/1 (or yes/no, true/false) are binary: the judge's 0-1
-    scores are then read at a 0.5 threshold (accuracy, precision, recall) and the
-    threshold that maximises accuracy is reported. Otherwise the values are ratings:
-    exact and within-one agreement, quadratic-weighted Cohen's kappa, Spearman and
-    Pearson correlation, and a confusion matrix ``{human: {judge: count}}``.
-    ``kind="ratings"`` reads 0/1 labels as ratings too.
+    Human labels that are all 0/1 (or yes/no, true/false) are binary: the judge's 0-1 scores are
+    then read at a 0.5 threshold (accuracy, precision, recall) and the threshold that maximises
+    accuracy is reported. Otherwise the values are ratings: exact and within-one agreement,
+    quadratic-weighted Cohen's kappa, Spearman and Pearson correlation, and a confusion matrix
+    ``{human: {judge: count}}``. ``kind="ratings"`` reads 0/1 labels as ratings too.
     """
     pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
