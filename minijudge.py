@@ -1968,11 +1968,10 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     for _ in range(concurrency):
         threading.Thread(target=work, daemon=True).start()
     done, sent, finished, end = 0, 0, {}, object()
-    records = iter(records)
+    records, exhausted = iter(records), False
     try:
-        while True:
-            exhausted = False
-            if sent - done < window:
+        while not exhausted or done < sent:
+            if not exhausted and sent - done < window:
                 record = next(records, end)
                 exhausted = record is end
                 if not exhausted:
@@ -1987,8 +1986,6 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
                 yield finished.pop(done)
                 done += 1
             progress["waiting"] = len(finished)
-            if exhausted and done == sent:
-                return
     finally:
         stopped.append("interrupted")
         for _ in range(concurrency):
