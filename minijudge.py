@@ -2105,12 +2105,9 @@ def main(argv=None):
     previous = signal.signal(signal.SIGTERM, terminate) if (  # a caller gets its own back
         threading.current_thread() is threading.main_thread()) else None
     try:
-        items = None
-        if source is not None:
-            items = _read_records(source, args.input)
-            if shard:  # records K, K+N, K+2N, ...
-                items = itertools.islice(items, shard[0], None, shard[1])
-            items = _check_first(specs, args, items)
+        k, n = shard or (0, 1)  # records K, K+N, K+2N, ...
+        items = None if source is None else _check_first(specs, args, itertools.islice(
+            _read_records(source, args.input), k, None, n))
         if args.dry_run:
             return _dry_run(specs[0][1], args, items)
         for prefix, each, _ in specs if args.check or not args.no_preflight else ():
@@ -2185,9 +2182,8 @@ def _setup(args):
     if args.judges and (args.mode or args.template or args.criteria):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")
-    entries = _judges_config(args.judges) if args.judges else [
-        {"name": "judge", "mode": args.mode, "template": args.template,
-         "criteria": args.criteria}]
+    entries = _judges_config(args.judges) if args.judges else [dict(
+        name="judge", mode=args.mode, template=args.template, criteria=args.criteria)]
     specs = []
     for entry in entries:
         mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
@@ -2455,13 +2451,14 @@ def _dry_run(judge, args, items):
     for number, record in items:
         fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
         try:
-            messages = _item_messages(judge, record, fields)
+            prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
-            print("---", exc if isinstance(fields, _BadLine) else "line {}: {}".format(number, exc))
+            print("---", exc if isinstance(fields, _BadLine) else "line {}: {}".format(
+                number, exc))
             continue
         sendable += 1
-        print("--- line {}{}".format(number, " ---" if messages else ": empty_response: " + _EMPTY))
-        for message in messages or ():
+        print("--- line {}{}".format(number, " ---" if prompt else ": empty_response: " + _EMPTY))
+        for message in prompt or ():
             print("[{}]\n{}".format(message["role"], message["content"]))
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
@@ -2714,9 +2711,8 @@ def _run(specs, args, items):
         judged = []
         for prefix, judge, mode in specs:
             if prefix in stopped_judges:
-                judged.append((prefix, judge._failed("not_judged", "not judged: judge {} "
-                                                     "stopped: {}".format(
-                                                         prefix, stopped_judges[prefix]))))
+                reason = "not judged: judge {} stopped: {}".format(prefix, stopped_judges[prefix])
+                judged.append((prefix, judge._failed("not_judged", reason)))
                 continue
             try:
                 judgement = _judge_item(judge, args, item, mode)
@@ -2759,9 +2755,8 @@ def _run(specs, args, items):
             line = rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d" stays
             while rest:  # a file may take part of a line, then fail
                 rest = rest[write(rest):]
-            for prefix, judgement in judged:
-                tallies[prefix].add(judgement, record.get(args.human_field) if (
-                    args.human_field) else None)
+            for prefix, judgement in judged:  # JSON keys are text: no --human-field, no label
+                tallies[prefix].add(judgement, record.get(args.human_field))
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
                 _show_progress(tallies[specs[0][0]], total, shown - started, held)
@@ -2795,10 +2790,8 @@ def _run(specs, args, items):
         print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
             *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
         return _EXIT_FAILED
-    if interrupted:
-        return interrupted
     worst = max(summary["failure_rate"] for summary in summaries.values())
-    return _EXIT_FAILED if worst > args.max_error_rate else 0
+    return interrupted or (_EXIT_FAILED if worst > args.max_error_rate else 0)
 
 
 def _until_bad(args, items, stopped):
