@@ -2128,8 +2128,7 @@ def main(argv=None):
         print("minijudge: interrupted", file=sys.stderr)
         return (exc.args or (_EXIT_INTERRUPTED,))[0]
     except BrokenPipeError:  # `| head` closed the pipe: stop quietly, keep stdout open
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     finally:
         if previous is not None:
@@ -2176,9 +2175,8 @@ def _setup(args):
         "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
         "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
         "assess_max_tokens", "check_position", "pass_threshold")}
-    common.update(base_url=args.judge_url, model=args.judge_model, scale=scale,
-                  extra_body=extra_body, headers=headers,
-                  cache=_Cache(args.cache) if args.cache else None)
+    common.update(base_url=args.judge_url, model=args.judge_model, scale=scale, headers=headers,
+                  extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None)
     if args.judges and (args.mode or args.template or args.criteria):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")
@@ -2328,9 +2326,8 @@ def _preflight(judge, *, ping=False):
                       "models"], ", as {!r}".format(reply.get("model")) * (reply.get(
                           "model") not in (None, judge.model))), file=sys.stderr)
         info["model"] = "{} (the server reported: {})".format(judge.model, reply.get("model"))
-        info["reply"] = "{!r} (finish_reason {}, usage {}, {:.2f} s, {} tries)".format(
-            reply.get("content"), reply.get("finish_reason"), reply.get("usage"),
-            reply["latency"], reply["attempts"])
+        info["reply"] = ("{content!r} (finish_reason {finish_reason}, usage {usage}, "
+                         "{latency:.2f} s, {attempts} tries)").format_map(reply)
     return info
 
 
@@ -2468,9 +2465,8 @@ def _dry_run(judge, args, items):
 
 def _judge_fields(prefix, judgement):
     """A judgement as output fields: judge_score, ... (NAME_score, ... with --judges)."""
-    fields = {name: getattr(judgement, name) for name in (
-        "score", "status", "error", "raw", "value", "finish_reason", "usage", "model")}
-    fields["score_source"] = judgement.source
+    fields = dict({name: getattr(judgement, name) for name in ("score", "status", "error", "raw",
+                  "value", "finish_reason", "usage", "model")}, score_source=judgement.source)
     if judgement.expected is not None:
         fields["expected_rating"] = judgement.expected
     fields.update(judgement.details)
@@ -2632,8 +2628,7 @@ def _human_agreement(args, tally, mode):
 def _print_summary(summary, max_error_rate, file, name=None):
     s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
     judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
-    values = dict(human, **s)  # the agreement's fields, the summary's, and these:
-    values.update(
+    values = dict(collections.ChainMap(s, human),  # the summary's fields, the agreement's, these:
         name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
         sources=dict({"logprobs": 0, "text": 0}, **sources),
         tokens=dict({"prompt_tokens": 0, "completion_tokens": 0}, **s["tokens"]),
