@@ -2488,9 +2488,10 @@ class _Tally:
          self.fingerprints, self.consistent, self.biased, self.wins, self.played,
          self.passed) = (collections.Counter() for _ in range(11))
         self.first_errors = {}
-        self.scores, self.judged_scores = [], []  # the first _BOOTSTRAP_MAX; then the sums
+        # the scores of every record, and of the judged ones: _interval's arguments
+        self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
+                                 for _ in range(2))  # scores: the first _BOOTSTRAP_MAX
         self.done = self.requests = self.cached = self.sent = 0
-        self.total = self.total_sq = self.judged_total = self.judged_sq = 0.0
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
 
@@ -2502,15 +2503,12 @@ class _Tally:
         score = judgement.score
         score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
         self.done += 1
-        self.total += score
-        self.total_sq += score * score
-        if len(self.scores) < _BOOTSTRAP_MAX:
-            self.scores.append(score)
-        if status in _NOT_FAILURES:
-            self.judged_total += score
-            self.judged_sq += score * score
-            if len(self.judged_scores) < _BOOTSTRAP_MAX:
-                self.judged_scores.append(score)
+        for sums in (self.all, self.judged) if status in _NOT_FAILURES else (self.all,):
+            sums["n"] += 1
+            sums["total"] += score
+            sums["total_sq"] += score * score
+            if len(sums["scores"]) < _BOOTSTRAP_MAX:
+                sums["scores"].append(score)
         for counter, value in ((self.ratings, rating), (self.models, judgement.model),
                                (self.sources, judgement.source),
                                (self.fingerprints, judgement.fingerprint)):
@@ -2563,9 +2561,8 @@ def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
     done, judged = tally.done, tally.done - tally.failed
     # pairwise: A's win rate over the judged pairs (a failure is no B win)
-    sums = ((tally.judged_scores, judged, tally.judged_total, tally.judged_sq) if (
-        mode == "pairwise") else (tally.scores, done, tally.total, tally.total_sq))
-    interval, method = _interval(*sums, args.bootstrap_seed)
+    sums = tally.judged if mode == "pairwise" else tally.all
+    interval, method = _interval(seed=args.bootstrap_seed, **sums)
     scale = judge.scale if judge.parser in ("rating", "json", "comparative") else None
 
     def share(counter):  # of the records (or pairs) counted, the share that were True
@@ -2574,9 +2571,9 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
         "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
-        "mean_score": round(tally.total / done, 4) if done else None,
-        "mean_score_judged": round(tally.judged_total / judged, 4) if judged else None,
-        "mean_value": round(scale[0] + tally.judged_total / judged * (scale[1] - scale[0]), 4)
+        "mean_score": round(tally.all["total"] / done, 4) if done else None,
+        "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged else None,
+        "mean_value": round(scale[0] + tally.judged["total"] / judged * (scale[1] - scale[0]), 4)
         if scale and judged else None,  # on the judge's own scale
         "ci95": interval, "ci_method": method,
         "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
