@@ -101,15 +101,13 @@ class APIError(JudgeError):
 class Judgement:
     """The outcome of judging one item.
 
-    ``status`` is ``"ok"`` or names the failure (``http_error``, ``timeout``,
-    ``connection_error``, ``invalid_response``, ``quota_exceeded``, ``parse_error``,
-    ``out_of_range``, ``truncated``, ``empty``, ``refused``, ``template_error``,
-    ``model_error``, ``reasoning_only``, ``internal_error``) or ``"empty_response"``
-    (nothing to judge: 0.0, no request made).
-    ``value`` is what the parser read: a rating, True/False, a pair of scores, a verdict
-    or a dict. ``score`` is in [0, 1], or the judge's failure value when judging failed;
-    ``source`` says where it came from: ``"text"``, or ``"logprobs"`` when it is the
-    probability-weighted ``expected`` rating.
+    ``status`` is ``"ok"`` or names the failure (``http_error``, ``timeout``, ``connection_error``,
+    ``invalid_response``, ``quota_exceeded``, ``parse_error``, ``out_of_range``, ``truncated``,
+    ``empty``, ``refused``, ``template_error``, ``model_error``, ``reasoning_only``,
+    ``internal_error``) or ``"empty_response"`` (nothing to judge: 0.0, no request made). ``value``
+    is what the parser read: a rating, True/False, a pair of scores, a verdict or a dict. ``score``
+    is in [0, 1], or the judge's failure value when judging failed; ``source`` says where it came
+    from: ``"text"``, or ``"logprobs"`` when it is the probability-weighted ``expected`` rating.
     """
 
     __slots__ = ("score", "value", "status", "error", "raw", "reasoning", "finish_reason",
@@ -1787,12 +1785,11 @@ def _ranks(values):
 def agreement(judge_values, human_values, *, kind=None):
     """How well the judge agrees with people, over the pairs where both gave a value.
 
-    Human labels that are all 0/1 (or yes/no, true/false) are binary: the judge's 0-1
-    scores are then read at a 0.5 threshold (accuracy, precision, recall) and the
-    threshold that maximises accuracy is reported. Otherwise the values are ratings:
-    exact and within-one agreement, quadratic-weighted Cohen's kappa, Spearman and
-    Pearson correlation, and a confusion matrix ``{human: {judge: count}}``.
-    ``kind="ratings"`` reads 0/1 labels as ratings too.
+    Human labels that are all 0/1 (or yes/no, true/false) are binary: the judge's 0-1 scores are
+    then read at a 0.5 threshold (accuracy, precision, recall) and the threshold that maximises
+    accuracy is reported. Otherwise the values are ratings: exact and within-one agreement,
+    quadratic-weighted Cohen's kappa, Spearman and Pearson correlation, and a confusion matrix
+    ``{human: {judge: count}}``. ``kind="ratings"`` reads 0/1 labels as ratings too.
     """
     pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
@@ -1951,11 +1948,10 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     for _ in range(concurrency):
         threading.Thread(target=work, daemon=True).start()
     done, sent, finished, end = 0, 0, {}, object()
-    records = iter(records)
+    records, exhausted = iter(records), False
     try:
-        while True:
-            exhausted = False
-            if sent - done < window:
+        while not exhausted or done < sent:
+            if not exhausted and sent - done < window:
                 record = next(records, end)
                 exhausted = record is end
                 if not exhausted:
@@ -1970,8 +1966,6 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
                 yield finished.pop(done)
                 done += 1
             progress["waiting"] = len(finished)
-            if exhausted and done == sent:
-                return
     finally:
         stopped.append("interrupted")
         for _ in range(concurrency):
@@ -2091,12 +2085,9 @@ def main(argv=None):
     previous = signal.signal(signal.SIGTERM, terminate) if (  # a caller gets its own back
         threading.current_thread() is threading.main_thread()) else None
     try:
-        items = None
-        if source is not None:
-            items = _read_records(source, args.input)
-            if shard:  # records K, K+N, K+2N, ...
-                items = itertools.islice(items, shard[0], None, shard[1])
-            items = _check_first(specs, args, items)
+        k, n = shard or (0, 1)  # records K, K+N, K+2N, ...
+        items = None if source is None else _check_first(specs, args, itertools.islice(
+            _read_records(source, args.input), k, None, n))
         if args.dry_run:
             return _dry_run(specs[0][1], args, items)
         for prefix, each, _ in specs if args.check or not args.no_preflight else ():
@@ -2117,8 +2108,7 @@ def main(argv=None):
         print("minijudge: interrupted", file=sys.stderr)
         return (exc.args or (_EXIT_INTERRUPTED,))[0]
     except BrokenPipeError:  # `| head` closed the pipe: stop quietly, keep stdout open
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     finally:
         if previous is not None:
@@ -2165,15 +2155,13 @@ def _setup(args):
         "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
         "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
         "assess_max_tokens", "check_position", "pass_threshold")}
-    common.update(base_url=args.judge_url, model=args.judge_model, scale=scale,
-                  extra_body=extra_body, headers=headers,
-                  cache=_Cache(args.cache) if args.cache else None)
+    common.update(base_url=args.judge_url, model=args.judge_model, scale=scale, headers=headers,
+                  extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None)
     if args.judges and (args.mode or args.template or args.criteria):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")
-    entries = _judges_config(args.judges) if args.judges else [
-        {"name": "judge", "mode": args.mode, "template": args.template,
-         "criteria": args.criteria}]
+    entries = _judges_config(args.judges) if args.judges else [dict(
+        name="judge", mode=args.mode, template=args.template, criteria=args.criteria)]
     specs = []
     for entry in entries:
         mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
@@ -2318,9 +2306,8 @@ def _preflight(judge, *, ping=False):
                       "models"], ", as {!r}".format(reply.get("model")) * (reply.get(
                           "model") not in (None, judge.model))), file=sys.stderr)
         info["model"] = "{} (the server reported: {})".format(judge.model, reply.get("model"))
-        info["reply"] = "{!r} (finish_reason {}, usage {}, {:.2f} s, {} tries)".format(
-            reply.get("content"), reply.get("finish_reason"), reply.get("usage"),
-            reply["latency"], reply["attempts"])
+        info["reply"] = ("{content!r} (finish_reason {finish_reason}, usage {usage}, "
+                         "{latency:.2f} s, {attempts} tries)").format_map(reply)
     return info
 
 
@@ -2441,13 +2428,14 @@ def _dry_run(judge, args, items):
     for number, record in items:
         fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
         try:
-            messages = _item_messages(judge, record, fields)
+            prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
-            print("---", exc if isinstance(fields, _BadLine) else "line {}: {}".format(number, exc))
+            print("---", exc if isinstance(fields, _BadLine) else "line {}: {}".format(
+                number, exc))
             continue
         sendable += 1
-        print("--- line {}{}".format(number, " ---" if messages else ": empty_response: " + _EMPTY))
-        for message in messages or ():
+        print("--- line {}{}".format(number, " ---" if prompt else ": empty_response: " + _EMPTY))
+        for message in prompt or ():
             print("[{}]\n{}".format(message["role"], message["content"]))
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
@@ -2457,9 +2445,8 @@ def _dry_run(judge, args, items):
 
 def _judge_fields(prefix, judgement):
     """A judgement as output fields: judge_score, ... (NAME_score, ... with --judges)."""
-    fields = {name: getattr(judgement, name) for name in (
-        "score", "status", "error", "raw", "value", "finish_reason", "usage", "model")}
-    fields["score_source"] = judgement.source
+    fields = dict({name: getattr(judgement, name) for name in ("score", "status", "error", "raw",
+                  "value", "finish_reason", "usage", "model")}, score_source=judgement.source)
     if judgement.expected is not None:
         fields["expected_rating"] = judgement.expected
     fields.update(judgement.details)
@@ -2481,9 +2468,10 @@ class _Tally:
          self.fingerprints, self.consistent, self.biased, self.wins, self.played,
          self.passed) = (collections.Counter() for _ in range(11))
         self.first_errors = {}
-        self.scores, self.judged_scores = [], []  # the first _BOOTSTRAP_MAX; then the sums
+        # the scores of every record, and of the judged ones: _interval's arguments
+        self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
+                                 for _ in range(2))  # scores: the first _BOOTSTRAP_MAX
         self.done = self.requests = self.cached = self.sent = 0
-        self.total = self.total_sq = self.judged_total = self.judged_sq = 0.0
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
 
@@ -2495,15 +2483,12 @@ class _Tally:
         score = judgement.score
         score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
         self.done += 1
-        self.total += score
-        self.total_sq += score * score
-        if len(self.scores) < _BOOTSTRAP_MAX:
-            self.scores.append(score)
-        if status in _NOT_FAILURES:
-            self.judged_total += score
-            self.judged_sq += score * score
-            if len(self.judged_scores) < _BOOTSTRAP_MAX:
-                self.judged_scores.append(score)
+        for sums in (self.all, self.judged) if status in _NOT_FAILURES else (self.all,):
+            sums["n"] += 1
+            sums["total"] += score
+            sums["total_sq"] += score * score
+            if len(sums["scores"]) < _BOOTSTRAP_MAX:
+                sums["scores"].append(score)
         for counter, value in ((self.ratings, rating), (self.models, judgement.model),
                                (self.sources, judgement.source),
                                (self.fingerprints, judgement.fingerprint)):
@@ -2556,9 +2541,8 @@ def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
     done, judged = tally.done, tally.done - tally.failed
     # pairwise: A's win rate over the judged pairs (a failure is no B win)
-    sums = ((tally.judged_scores, judged, tally.judged_total, tally.judged_sq) if (
-        mode == "pairwise") else (tally.scores, done, tally.total, tally.total_sq))
-    interval, method = _interval(*sums, args.bootstrap_seed)
+    sums = tally.judged if mode == "pairwise" else tally.all
+    interval, method = _interval(seed=args.bootstrap_seed, **sums)
     scale = judge.scale if judge.parser in ("rating", "json", "comparative") else None
 
     def share(counter):  # of the records (or pairs) counted, the share that were True
@@ -2567,9 +2551,9 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
         "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
-        "mean_score": round(tally.total / done, 4) if done else None,
-        "mean_score_judged": round(tally.judged_total / judged, 4) if judged else None,
-        "mean_value": round(scale[0] + tally.judged_total / judged * (scale[1] - scale[0]), 4)
+        "mean_score": round(tally.all["total"] / done, 4) if done else None,
+        "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged else None,
+        "mean_value": round(scale[0] + tally.judged["total"] / judged * (scale[1] - scale[0]), 4)
         if scale and judged else None,  # on the judge's own scale
         "ci95": interval, "ci_method": method,
         "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
@@ -2621,8 +2605,7 @@ def _human_agreement(args, tally, mode):
 def _print_summary(summary, max_error_rate, file, name=None):
     s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
     judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
-    values = dict(human, **s)  # the agreement's fields, the summary's, and these:
-    values.update(
+    values = dict(collections.ChainMap(s, human),  # the summary's fields, the agreement's, these:
         name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
         sources=dict({"logprobs": 0, "text": 0}, **sources),
         tokens=dict({"prompt_tokens": 0, "completion_tokens": 0}, **s["tokens"]),
@@ -2700,9 +2683,8 @@ def _run(specs, args, items):
         judged = []
         for prefix, judge, mode in specs:
             if prefix in stopped_judges:
-                judged.append((prefix, judge._failed("not_judged", "not judged: judge {} "
-                                                     "stopped: {}".format(
-                                                         prefix, stopped_judges[prefix]))))
+                reason = "not judged: judge {} stopped: {}".format(prefix, stopped_judges[prefix])
+                judged.append((prefix, judge._failed("not_judged", reason)))
                 continue
             try:
                 judgement = _judge_item(judge, args, item, mode)
@@ -2745,9 +2727,8 @@ def _run(specs, args, items):
             line = rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d" stays
             while rest:  # a file may take part of a line, then fail
                 rest = rest[write(rest):]
-            for prefix, judgement in judged:
-                tallies[prefix].add(judgement, record.get(args.human_field) if (
-                    args.human_field) else None)
+            for prefix, judgement in judged:  # JSON keys are text: no --human-field, no label
+                tallies[prefix].add(judgement, record.get(args.human_field))
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
                 _show_progress(tallies[specs[0][0]], total, shown - started, held)
@@ -2781,10 +2762,8 @@ def _run(specs, args, items):
         print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
             *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
         return _EXIT_FAILED
-    if interrupted:
-        return interrupted
     worst = max(summary["failure_rate"] for summary in summaries.values())
-    return _EXIT_FAILED if worst > args.max_error_rate else 0
+    return interrupted or (_EXIT_FAILED if worst > args.max_error_rate else 0)
 
 
 def _until_bad(args, items, stopped):
