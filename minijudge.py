@@ -1530,8 +1530,8 @@ class LLMJudge:
                                        if free or reasoned else "raise max_tokens"))
             elif not _visible(raw).strip() and reasoned:
                 failure = ("reasoning_only", "the judge reasoned but gave no {} (content {!r}, "
-                           "finish_reason {}): {}".format("assessment" if free else "answer", raw,
-                                                          finish, _FAILURE_HINTS["reasoning_only"]))
+                           "finish_reason {}): {reasoning_only}".format(
+                               "assessment" if free else "answer", raw, finish, **_FAILURE_HINTS))
             elif not (raw or "").strip():
                 failure = ("empty", "the judge's {} is empty (finish_reason {})".format(
                     "assessment" if free else "reply", finish))
