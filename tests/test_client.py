@@ -179,8 +179,10 @@ class FakeScoreTest(StubTest):
         j = self.judge(on_failure=float("nan")).judge(EXAMPLE, OUTPUT)
         self.assertEqual(j.status, "parse_error")
         self.assertTrue(math.isnan(j.score))
-        self.assertEqual(self.judge(on_failure=None).score(EXAMPLE, OUTPUT),
-                         {"judge_score": None})
+        with self.assertLogs("minijudge", "WARNING") as logged:  # never a silent failure
+            self.assertEqual(self.judge(on_failure=None).score(EXAMPLE, OUTPUT),
+                             {"judge_score": None})
+        self.assertIn("judge_score None: parse_error", logged.output[0])
 
     def test_strict_raises_judge_error_carrying_the_judgement(self):
         self.srv.content = "10"
