@@ -723,8 +723,9 @@ def _tls_context(cafile):
 
 
 def _connections(url):
-    """This thread's kept-alive connection to the server of url, or to its proxy: ``send``
-    returns the reply to one request with its status line and headers read.
+    """A kept-alive connection per thread to the server of url (or its proxy): ``send``
+    returns a reply with its status line and headers read, ``close_thread`` closes this
+    thread's, ``proxy`` names the proxy for messages.
 
     A connection per request costs more than the request at a few thousand a second. A
     request that fails on a reused connection (servers close idle ones: llama-server after
@@ -732,8 +733,8 @@ def _connections(url):
     one with bytes waiting (a reply nobody asked for) is not reused. Headers are parsed
     here: http.client's email-based parser costs more than all the rest of a request. The
     deadline is checked before each read, so a server that drips its reply times out too;
-    each wait (connecting too) is bounded by the timeout, so one that starts just before
-    the deadline ends at most one timeout after it."""
+    each wait, connecting too, is bounded by the timeout: one that starts just before the
+    deadline ends at most one timeout after it."""
     import base64
     import http.client
     import io
