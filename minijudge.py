@@ -722,52 +722,50 @@ def _tls_context(cafile):
     return ssl.create_default_context(cafile=cafile)
 
 
-def _build_opener(url):
-    import urllib.request
-    from urllib.parse import urlsplit
+def _connections(url):
+    """A kept-alive connection per thread to the server of url (or its proxy): ``send``
+    returns a reply with its status line and headers read, ``close_thread`` closes this
+    thread's, ``proxy`` names the proxy for messages.
 
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args):  # a redirect would resend the key: report it instead
-            return None
-
-    handlers = [NoRedirect()]
-    if _is_loopback(urlsplit(url).hostname or ""):
-        # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
-        handlers.append(urllib.request.ProxyHandler({}))
-    cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
-    try:  # loading the CAs takes 0.1 s: once per file, and only for https
-        context = urlsplit(url).scheme == "https" and _tls_context(cafile)
-    except OSError as exc:  # ssl.SSLError is an OSError
-        raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
-                         "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
-    keep_alive = _keep_alive_handler(context or None)
-    return urllib.request.build_opener(*handlers, keep_alive), keep_alive
-
-
-def _keep_alive_handler(context=None):
-    """An HTTP(S) handler that keeps one connection per thread and host (or proxy) open.
-
-    urllib opens a connection per request; at a few thousand requests a second the connects
-    cost more than the requests. Servers close idle connections (llama-server after 5 s, or
-    after 100 requests), so a request that fails on a reused connection is sent once more on
-    a new one, but only if no byte of its reply came back; one with bytes waiting (a reply
-    nobody asked for) is not reused. The reply's status line and headers are read here:
-    http.client's email-based parser costs more than all the rest of a request. One deadline
-    covers connecting, sending and reading the reply, so a server that drips its status line
-    and headers still times out; each wait is bounded by the timeout too, so a read that
-    starts just before the deadline may end at most one timeout after it."""
+    A connection per request costs more than the request at a few thousand a second. A
+    request that fails on a reused connection (servers close idle ones: llama-server after
+    5 s or 100 requests) is sent again on a new one only if no byte of its reply came back;
+    one with bytes waiting (a reply nobody asked for) is not reused. Headers are parsed
+    here: http.client's email-based parser costs more than all the rest of a request. The
+    deadline is checked before each read, so a server that drips its reply times out too;
+    each wait, connecting too, is bounded by the timeout: one that starts just before the
+    deadline ends at most one timeout after it."""
+    import base64
     import http.client
     import io
     import select
     import socket
-    import urllib.error
+    import types
     import urllib.request
-
-    def time_left(deadline):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise socket.timeout("timed out")
-        return None if left == math.inf else left  # None: no limit, as sockets take it
+    from urllib.parse import unquote, urlsplit
+    parts = urlsplit(url)
+    scheme, address, fields, tunnel, via = parts.scheme, parts.netloc, {}, None, ""
+    proxy = urllib.request.getproxies().get(scheme)  # from the variables urllib reads
+    # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
+    if proxy and not (_is_loopback(parts.hostname or "") or urllib.request.proxy_bypass(
+            parts.netloc)):
+        proxy = urlsplit(proxy if "://" in proxy else "http://" + proxy)  # host:port too
+        address = unquote(proxy.netloc.rpartition("@")[2])
+        if proxy.username and proxy.password:
+            fields["Proxy-Authorization"] = "Basic " + base64.b64encode("{}:{}".format(
+                unquote(proxy.username), unquote(proxy.password)).encode()).decode("ascii")
+        if scheme == "https":  # CONNECT, then TLS inside: only the proxy sees its login
+            tunnel, fields = {"host": parts.netloc, "headers": fields}, {}
+        via = "the proxy {}://{} (from {}_proxy) for ".format(
+            "http" if tunnel else proxy.scheme, address, scheme)
+        scheme = scheme if tunnel else proxy.scheme  # the proxy is sent absolute URLs
+    fields.update({"Host": parts.netloc, "Accept-Encoding": "identity"})
+    cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
+    try:  # loading the CAs takes 0.1 s: once per file, and only for https
+        context = _tls_context(cafile) if scheme == "https" else None
+    except OSError as exc:  # ssl.SSLError is an OSError
+        raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
+                         "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
 
     class DeadlineReader(io.RawIOBase):
         def __init__(self, sock, deadline):
@@ -778,7 +776,8 @@ def _keep_alive_handler(context=None):
             return True
 
         def readinto(self, buffer):
-            time_left(self.deadline)
+            if time.monotonic() > self.deadline:
+                raise socket.timeout("timed out")
             n = self.sock.recv_into(buffer)
             self.received += n
             return n
@@ -787,21 +786,34 @@ def _keep_alive_handler(context=None):
             return io.BufferedReader(self)
 
     class Response(http.client.HTTPResponse):
+        drained = False  # set once its body is read: the connection may carry the next request
+
         def begin(self):  # http.client's, with the headers parsed by hand
             status = 100
             while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
                 version, status, reason = self._read_status()
-                fields = _read_header_lines(self.fp)
+                lines = []
+                for _ in range(101):  # every line counts, folded or not, as in http.client
+                    line = self.fp.readline(65537)
+                    if len(line) > 65536:
+                        raise http.client.LineTooLong("header line")
+                    if line in (b"\r\n", b"\n", b""):
+                        break
+                    line = line.decode("iso-8859-1")
+                    if line[0] in " \t" and lines:  # an obsolete folded line continues the last
+                        lines[-1][1] += " " + line.strip()
+                    elif ":" in line:
+                        lines.append([part.strip() for part in line.split(":", 1)])
+                else:
+                    raise http.client.HTTPException("got more than 100 headers")
             if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
                 raise http.client.UnknownProtocol(version)
-            self.code = self.status = status
-            self.reason = reason.strip()
+            self.status, self.reason = status, reason.strip()
             self.version = 10 if version in ("HTTP/1.0", "HTTP/0.9") else 11
-            self.headers = self.msg = http.client.HTTPMessage()
-            for name, value in fields:
-                self.headers[name] = value
-            self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
+            # the first of repeated headers wins, as in http.client
+            self.headers = {name.lower(): value for name, value in reversed(lines)}
             self.chunk_left = None
+            self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
             length = self.headers.get("content-length", "")
             self.length = int(length) if length.isdigit() and length.isascii() and (
                 not self.chunked) else None
@@ -809,81 +821,51 @@ def _keep_alive_handler(context=None):
                 self.length = 0
             self.will_close = self._check_close() or self.length is None and not self.chunked
 
-    def _read_header_lines(fp):
-        fields = []
-        for _ in range(101):  # every line counts, folded or not, as in http.client
-            line = fp.readline(65537)
-            if len(line) > 65536:
-                raise http.client.LineTooLong("header line")
-            if line in (b"\r\n", b"\n", b""):
-                return fields
-            line = line.decode("iso-8859-1")
-            if line[0] in " \t" and fields:  # an obsolete folded line continues the last
-                fields[-1][1] += " " + line.strip()
-            elif ":" in line:
-                fields.append([part.strip() for part in line.split(":", 1)])
-        raise http.client.HTTPException("got more than 100 headers")
-
-    https = functools.partial(http.client.HTTPSConnection, context=context)
     local = threading.local()
 
-    class KeepAlive(urllib.request.HTTPHandler, urllib.request.HTTPSHandler):
-        def close_thread(self):
-            """Close this thread's connections (a worker does it before it ends)."""
-            for conn in local.__dict__.pop("pool", {}).values():
-                conn.close()
+    def close_thread():
+        if hasattr(local, "conn"):
+            local.conn.close()
 
-        def http_open(self, req):
-            connection_class = https if req.type == "https" else http.client.HTTPConnection
-            pool = local.__dict__.setdefault("pool", {})
-            tunnel = req._tunnel_host  # https through a proxy: CONNECT, then TLS inside
-            headers = dict(req.header_items())
-            proxy_auth = tunnel and headers.pop("Proxy-authorization", None)
-            key = (connection_class, req.host, tunnel)
-            head = "{} {} HTTP/1.1\r\nAccept-Encoding: identity\r\n{}\r\n".format(
-                req.get_method(), req.selector, "".join(
-                    "{}: {}\r\n".format(k.title(), v) for k, v in headers.items()))
-            message = head.encode("iso-8859-1") + (req.data or b"")
-            deadline = time.monotonic() + (req.timeout or math.inf)
-            conn = pool.get(key)
-            last = getattr(conn, "last", None)
-            if last is not None and (last.will_close or not getattr(last, "drained", False)
-                                     or conn.sock and select.select([conn.sock], [], [], 0)[0]):
-                conn.close()  # bytes already waiting would be read as this request's reply
-            for reused in (conn is not None and conn.sock is not None, False):
-                if not reused:
-                    conn = pool[key] = connection_class(req.host)
-                    if tunnel:
-                        conn.set_tunnel(tunnel, headers={"Proxy-Authorization": proxy_auth}
-                                        if proxy_auth else None)
-                reader = None
-                try:
-                    if conn.sock is None:
-                        conn.timeout = time_left(deadline)
-                        conn.connect()
-                        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    if conn.sock.gettimeout() != req.timeout:
-                        # set once per connection: setting it costs syscalls per request
-                        conn.sock.settimeout(req.timeout)
-                    conn.sock.sendall(message)
-                    reader = DeadlineReader(conn.sock, deadline)
-                    response = Response(reader, method=req.get_method())
-                    response.begin()
-                except BaseException as exc:
-                    conn.close()  # even on Ctrl-C: a late reply must not answer the next request
-                    broken = isinstance(exc, (ConnectionError, http.client.HTTPException))
-                    if broken and reused and not (reader and reader.received):
-                        continue  # most likely closed while idle: no reply had begun
-                    if isinstance(exc, (OSError, http.client.HTTPException)):
-                        raise urllib.error.URLError(exc) from None
-                    raise
-                response.url, response.msg = req.get_full_url(), response.reason
-                conn.last = response
-                return response
+    def send(method, url, body, headers, timeout, deadline):
+        target = url if proxy and not tunnel else "/" + url.split("/", 3)[3]  # scheme://host/
+        head = dict(fields, **{name.title(): value for name, value in headers.items()})
+        if body is not None:
+            head["Content-Length"] = len(body)
+        message = "{} {} HTTP/1.1\r\n{}\r\n".format(method, target, "".join(
+            "{}: {}\r\n".format(*field) for field in head.items()))
+        message = message.encode("iso-8859-1") + (body or b"")
+        conn = getattr(local, "conn", None)
+        reused = conn is not None and conn.sock is not None
+        if reused and (conn.last.will_close or not conn.last.drained
+                       or select.select([conn.sock], [], [], 0)[0]):
+            conn.close()  # bytes already waiting would be read as this request's reply
+            reused = False
+        if not reused:  # the socket keeps the timeout: it bounds each wait
+            conn = local.conn = http.client.HTTPSConnection(
+                address, timeout=timeout, context=context) if scheme == "https" else (
+                    http.client.HTTPConnection(address, timeout=timeout))
+            if tunnel:
+                conn.set_tunnel(**tunnel)
+        reader = None
+        try:
+            if conn.sock is None:
+                conn.connect()
+            if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
+                conn.sock.settimeout(timeout)
+            conn.sock.sendall(message)
+            reader = DeadlineReader(conn.sock, deadline)
+            conn.last = Response(reader, method=method)
+            conn.last.begin()
+            return conn.last
+        except BaseException as exc:
+            conn.close()  # even on Ctrl-C: a late reply must not answer the next request
+            if reused and isinstance(exc, (ConnectionError, http.client.HTTPException)) and (
+                    not (reader and reader.received)):  # closed while idle, most likely
+                return send(method, url, body, headers, timeout, deadline)  # on a new one
+            raise
 
-        https_open = http_open
-
-    return KeepAlive()
+    return types.SimpleNamespace(send=send, close_thread=close_thread, proxy=via)
 
 
 def _server_message(data):
@@ -939,64 +921,58 @@ def _http_error(status, data, headers, where, keyed=False):
                     kind=kind, retry_after=wait if kind == "http_error" else None)
 
 
-def _http(opener, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
+def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
     """One request; the 2xx body as bytes, or APIError saying what happened.
 
     ``timeout`` bounds the whole reply, not each read of it: a server that drips its headers
-    or body times out too (the keep-alive handler checks the headers). A server that echoes
-    the key (``Incorrect API key: sk-...``) gets it blanked before anything quotes it."""
+    or body times out too (each read checks it). A server that echoes the key
+    (``Incorrect API key: sk-...``) gets it blanked before anything quotes it."""
     import http.client
     import socket
     import ssl
-    import urllib.error
-    import urllib.request
+    from urllib.parse import urlsplit
     data = None if payload is None else json.dumps(payload).encode("utf-8")
-    request = urllib.request.Request(url, data=data, headers=headers)  # POST if data
-    where = "{} {}".format(request.get_method(), url)
-    scheme, host = request.type, request.host  # a proxy, if one is used, changes them
+    method = "GET" if data is None else "POST"
+    where, response = method + " " + url, None
     deadline = time.monotonic() + (timeout or math.inf)
     try:
-        with opener.open(request, timeout=timeout) as response:
-            body = bytearray()
-            while len(body) <= max_bytes:
-                chunk = response.read1(max_bytes + 1 - len(body))
-                if not chunk:
-                    if response.length:  # fewer bytes than Content-Length promised
-                        raise http.client.IncompleteRead(bytes(body), response.length)
-                    response.drained = True  # the connection may carry the next request
-                    break
-                body += chunk
-                if time.monotonic() > deadline:
-                    raise socket.timeout()
-            return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
-    except urllib.error.HTTPError as exc:
-        body = b""
-        try:
-            body = exc.read(max_bytes)
-            body = _decoded(body, exc.headers, where, max_bytes)
-        except (OSError, http.client.HTTPException, APIError):
-            pass  # unreadable or undecodable: the status still says what went wrong
-        raise _http_error(exc.code, _blank(body, secrets), exc.headers, where, secrets) from None
-    except (urllib.error.URLError, socket.timeout, TimeoutError) as exc:
-        reason = getattr(exc, "reason", exc)
-        if isinstance(reason, (socket.timeout, TimeoutError)):
+        response = connections.send(method, url, data, headers, timeout, deadline)
+        if not 200 <= response.status < 300:  # a redirect too: following it resends the key
+            body = b""
+            try:
+                body = response.read(max_bytes)
+                body = _decoded(body, response.headers, where, max_bytes)
+            except (OSError, http.client.HTTPException, APIError):
+                pass  # unreadable or undecodable: the status still says what went wrong
+            raise _http_error(response.status, _blank(body, secrets), response.headers, where,
+                              secrets)
+        body = bytearray()
+        while len(body) <= max_bytes:
+            chunk = response.read1(max_bytes + 1 - len(body))
+            if not chunk:
+                if response.length:  # fewer bytes than Content-Length promised
+                    raise http.client.IncompleteRead(bytes(body), response.length)
+                response.drained = True  # the connection may carry the next request
+                break
+            body += chunk  # each read checks the deadline first
+        return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
+    except (OSError, http.client.HTTPException) as exc:
+        if isinstance(exc, (socket.timeout, TimeoutError)):
             raise APIError("timeout: no reply within {} s from {}".format(timeout, where),
                            kind="timeout") from None
-        if isinstance(reason, ConnectionRefusedError):
-            proxy = request.host != host and "the proxy {}://{} (from {}_proxy) for ".format(
-                "http" if request._tunnel_host else request.type, request.host, scheme)
+        if isinstance(exc, ConnectionRefusedError):
             raise APIError("connection refused by {}{}: is the {} running?".format(
-                proxy or "", where, "proxy" if proxy else "server"),
+                connections.proxy, where, "proxy" if connections.proxy else "server"),
                 kind="connection_refused") from None
-        if isinstance(reason, ssl.SSLCertVerificationError):
+        if isinstance(exc, ssl.SSLCertVerificationError):
             raise APIError("the certificate of {} is not trusted ({}) for {}: if an internal "
                            "CA signed it, set SSL_CERT_FILE=/path/ca.pem (REQUESTS_CA_BUNDLE "
                            "and CURL_CA_BUNDLE are read too)".format(
-                               request.origin_req_host, reason.verify_message, where),
+                               urlsplit(url).hostname, exc.verify_message, where),
                            kind="untrusted") from None
-        raise APIError("cannot reach {}: {}".format(where, reason),
-                       kind="connection_error") from None
-    except (OSError, http.client.HTTPException) as exc:
+        if response is None:  # no reply had begun
+            raise APIError("cannot reach {}: {}".format(where, exc),
+                           kind="connection_error") from None
         detail = str(exc) if str(exc).startswith(type(exc).__name__) else "{}: {}".format(
             type(exc).__name__, exc).rstrip(": ")
         raise APIError("connection to {} broke: {}".format(where, detail),
@@ -1202,7 +1178,7 @@ class LLMJudge:
         self._alive, self._refused_since = False, None  # see _call
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep, self._max_bytes = sleep, max_response_bytes
-        self._opener, self._keep_alive = _build_opener(self.url)
+        self._connections = _connections(self.url)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def __repr__(self):
@@ -1211,7 +1187,7 @@ class LLMJudge:
 
     def close(self):
         """Close the connections this thread kept open (each thread has its own)."""
-        self._keep_alive.close_thread()
+        self._connections.close_thread()
 
     def __enter__(self):
         return self
@@ -1418,7 +1394,7 @@ class LLMJudge:
         retries, timed_out = 0, None
         for attempt in itertools.count(1):
             try:
-                body = _http(self._opener, url, payload=payload, headers=headers,
+                body = _http(self._connections, url, payload=payload, headers=headers,
                              timeout=self.timeout, max_bytes=self._max_bytes,
                              secrets=self._secrets.value)
                 self._alive, self._refused_since = True, None
