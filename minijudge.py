@@ -1874,11 +1874,13 @@ def _fatal(judgement, repeats=None):
     fatal = judgement.status in ("quota_exceeded", "model_error") or (
         judgement.http_status in (401, 403, 404)) or judgement.status == "connection_error" and (
         re.search(r"connection refused|certificate of .* is not trusted", judgement.error or ""))
-    key = "judged" if judgement.ok else not fatal and judgement.http_status and judgement.error
-    if key and repeats is not None and "judged" not in repeats and next(repeats.setdefault(
-            key, itertools.count(1))) >= _REPEATS and key != "judged":  # counts are thread-safe
-        return "{} records failed with the same error and none was judged: {}".format(
-            _REPEATS, key)
+    if repeats is not None and not fatal:  # the same HTTP error again and again, none judged
+        if judgement.ok:
+            repeats["judged"] = True
+        elif judgement.http_status and "judged" not in repeats and next(repeats.setdefault(
+                judgement.error, itertools.count(1))) >= _REPEATS:  # next() is thread-safe
+            return "{} records failed with the same error and none was judged: {}".format(
+                _REPEATS, judgement.error)
     return judgement.error if fatal else None
 
 
