@@ -582,7 +582,7 @@ _VERDICT_RE = re.compile(r"""
 _WHO = r"(?:output|assistant|response|answer|model)\s*\(?(?P<{}>[ab12])\)?"
 _PREFERRED_RE = re.compile(r"""
     {who} \s+is\s+(?:clearly\s+|slightly\s+|significantly\s+|much\s+)?       # "Output (a) is
-      (?:the\s+)?(?:better|superior|preferred|preferable|more\s+\w+)        #  better"
+      (?:the\s+)?(?:better|superior|preferred|preferable|(?P<more>more\s+\w+))  #  better"
   | \bthe\s+better\s+(?:output|response|answer|one)\s+is\s+{who2}           # "the better
 """.format(who=_WHO.format("who"), who2=_WHO.format("who2")), re.I | re.X)  # output is (b)"
 _REPORTED_RE = re.compile(r"""
@@ -619,8 +619,9 @@ def parse_verdict(text):
         return _VERDICT_WHO[leading.group("who").lower()]
     preferred = [m for m in _PREFERRED_RE.finditer(text)
                  if not _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])]
-    if preferred:
-        return _VERDICT_WHO[(preferred[-1].group("who") or preferred[-1].group("who2")).lower()]
+    if preferred:  # a verdict ("is better") beats a description ("is more concise") after it
+        m = ([m for m in preferred if not m.group("more")] or preferred)[-1]
+        return _VERDICT_WHO[(m.group("who") or m.group("who2")).lower()]
     alone = text.strip(" \t\n.:\"'[]()").lower()  # a small judge's bare "B" or "Tie"
     return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
 
