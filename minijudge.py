@@ -417,7 +417,10 @@ _RATING_RE = re.compile(r"""
     (?P<keyword>{num})
     (?!\s*(?:to|-|–|—|\+|\*|×)\s*\d|\s*=|\s*%)                   # not "1 to 5", "1=poor", "2+2"
     (?:\s*(?:/|out\s+of)\s*(?P<keyword_of>\d+)(?!\.?\d))?            # "4/5", "4 out of 5"
+    (?P<closed>\s*\]\])?                          # "Rating: [[4]]" beats a bare [[9]] after it
   | (?P<fraction>{num})\s*(?:/|out\s+of)\s*(?P<fraction_of>\d+)(?!\.?\d)  # a bare "4/5"
+  | (?<!\w)\[(?P<single>{num})\]["'\s]*                                  # '"[7]" on a scale
+    (?:on\s+a\s+scale|(?:/|out\s+of)\s*(?P<single_of>\d+)(?!\.?\d))      # of 1 to 10', "[7]/10"
 """.format(num=_NUMBER), re.I | re.X)
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
 
@@ -458,17 +461,18 @@ def _number(token):
 def _rating_candidate(text, scale):
     """The rating the judge wrote, in or out of scale, or None.
 
-    The strongest kind of mention wins, and the last of that kind: ``[[4]]``, then a
-    ``Rating:`` label at the start of a line, then a line that is only a number, then
-    a keyword in prose ("I rate it 4"), then a bare fraction. So "Rating: 2. It gives 5
-    reasons" is 2, and "4\n\nscores well on 2 of 3 criteria" is 4.
+    The strongest kind of mention wins, and the last of that kind: ``[[4]]`` after a
+    rating word ("Rating: [[4]]"), then any ``[[4]]``, then a ``Rating:`` label at the
+    start of a line, then a line that is only a number, then a keyword in prose ("I rate
+    it 4"), then a bare fraction or ``[4] out of 5``. So "Rating: [[8]]. More would earn
+    [[9]]" is 8, "Rating: 2. It gives 5 reasons" is 2, "4\n\nscores well on 2 of 3" is 4.
     """
     text = _plain(text)
     best = (9, None)
     for match in _RATING_RE.finditer(text):
-        name = next(n for n in ("bracket", "keyword", "fraction") if match.group(n) is not None)
-        tier = {"bracket": 1, "keyword": 4, "fraction": 5}[name]
-        if match.group("label") and _LABEL_PREFIX_RE.match(  # a label starts the line
+        name = next(n for n in ("bracket", "keyword", "fraction", "single") if match.group(n))
+        tier = 0 if match.group("closed") else {"bracket": 1, "keyword": 4}.get(name, 5)
+        if tier == 4 and match.group("label") and _LABEL_PREFIX_RE.match(  # at a line start
                 text, text.rfind("\n", 0, match.start()) + 1, match.start()):
             tier = 2
         if tier <= best[0]:
