@@ -407,21 +407,20 @@ _ZERO_WIDTH_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
 _THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
 _THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
 _NUMBER = r"(?<![\w.-])\d{1,9}(?:\.\d{1,9})?(?!\.?\d|[eE]\d)"
-_LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
+_SCORE = _NUMBER + r"(?!\s*(?:to|-|–|—|\+|\*|×)\s*\d|\s*=|\s*%)"  # not "1 to 5", "1=poor", "2+2"
 
 _RATING_RE = re.compile(r"""
     \[\[\s*(?P<bracket>{num})\s*(?:/\s*(?P<bracket_of>\d+)\s*)?\]\]   # MT-Bench: [[4]], [[8/10]]
-  | (?:(?P<label>\b(?:ratings?|scores?|grade|marks?|verdict|evaluation))  # a label, or
+  | (?:(?P<lead>^(?:[^\w\n]|_)*(?:(?:final|overall|my|total)[^\S\n]+)?)?  # a label (at a
+        \b(?:ratings?|scores?|grade|marks?|verdict|evaluation)          # line start?), or
      | \b(?:rated?|rates|scored|graded|grading|gives?|assign(?:ed)?|award(?:ed)?))\b  # a verb
     [^\d\n/=+]{{0,30}}?                                               # ": ", " is ", " it a "
-    (?P<keyword>{num})
-    (?!\s*(?:to|-|–|—|\+|\*|×)\s*\d|\s*=|\s*%)                   # not "1 to 5", "1=poor", "2+2"
+    (?P<keyword>{score})
     (?:\s*(?:/|out\s+of)\s*(?P<keyword_of>\d+)(?!\.?\d))?            # "4/5", "4 out of 5"
     (?P<closed>\s*\]\])?                          # "Rating: [[4]]" beats a bare [[9]] after it
-  | (?P<fraction>{num})\s*(?:/|out\s+of)\s*(?P<fraction_of>\d+)(?!\.?\d)  # a bare "4/5"
-  | (?<!\w)\[(?P<single>{num})\]["'\s]*                                  # '"[7]" on a scale
-    (?:on\s+a\s+scale|(?:/|out\s+of)\s*(?P<single_of>\d+)(?!\.?\d))      # of 1 to 10', "[7]/10"
-""".format(num=_NUMBER), re.I | re.X)
+  | (?P<fraction>{num})\]?\s*(?:/|out\s+of)\s*(?P<fraction_of>\d+)(?!\.?\d)  # "4/5", "[4]/5"
+  | (?<!\w)\[(?P<single>{num})\]["'\s]*on\s+a\s+scale            # '"[7]" on a scale of 1 to 10'
+""".format(num=_NUMBER, score=_SCORE), re.I | re.X | re.M)
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
 
 
@@ -461,22 +460,19 @@ def _number(token):
 def _rating_candidate(text, scale):
     """The rating the judge wrote, in or out of scale, or None.
 
-    The strongest kind of mention wins, and the last of that kind: ``[[4]]`` after a
-    rating word ("Rating: [[4]]"), then any ``[[4]]``, then a ``Rating:`` label at the
-    start of a line, then a line that is only a number, then a keyword in prose ("I rate
-    it 4"), then a bare fraction or ``[4] out of 5``. So "Rating: [[8]]. More would earn
-    [[9]]" is 8, "Rating: 2. It gives 5 reasons" is 2, "4\n\nscores well on 2 of 3" is 4.
+    The strongest kind of mention wins, and the last of that kind: ``[[4]]`` after a rating
+    word, then any ``[[4]]``, then a ``Rating:`` label starting a line, then a line that is
+    only a number, then a keyword in prose ("I rate it 4"), then a bare fraction or "[4] on a
+    scale". So "Rating: [[8]]. More would earn [[9]]" is 8, "Rating: 2. It gives 5" is 2.
     """
     text = _plain(text)
     best = (9, None)
     for match in _RATING_RE.finditer(text):
         name = next(n for n in ("bracket", "keyword", "fraction", "single") if match.group(n))
-        tier = 0 if match.group("closed") else {"bracket": 1, "keyword": 4}.get(name, 5)
-        if tier == 4 and match.group("label") and _LABEL_PREFIX_RE.match(  # at a line start
-                text, text.rfind("\n", 0, match.start()) + 1, match.start()):
-            tier = 2
+        tier = (0 if match.group("closed") else 2 if match.group("lead") is not None
+                else {"bracket": 1, "keyword": 4}.get(name, 5))
         if tier <= best[0]:
-            value, out_of = _number(match.group(name)), match.group(name + "_of")
+            value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
             if out_of is not None and int(out_of) != scale[1]:
                 value = "{}/{}".format(value, out_of)
             best = (tier, value)
@@ -539,6 +535,7 @@ def parse_binary(text):
     return _BINARY_WORDS.get(last.group(1).lower()) if last else None
 
 
+_WHO = r"(?:output|assistant|response|answer|model)\s*\(?(?P<{}>[ab12])\)?"
 _SCORE_LABEL_RE = re.compile(r"""
     \b(?:assistant|response|answer|model|output)\s*[12ab]\b   # "Assistant 1"
   | \b(?:scores?|ratings?)\b                                # "Score:"
@@ -549,21 +546,28 @@ _SCORE_PAIR_RE = re.compile(r"""
     (?:[\s,;:|&()\[\]]|and|vs\.?)+                           # " ", ", ", "; ", " and "
     (?P<b>\d{1,9}(?:\.\d{1,9})?)  [\s,;:|().\[\]]*\Z           # "9", "9)."
 """, re.I | re.X)
+_SCORE_FOR_RE = re.compile(r"""
+    \b{who} [^\S\n]*? (?: [:=\-–] (?:\s*(?:score|rating):)?    # "Assistant 1: 8", "...:\nScore: 8"
+      | (?:scores|scored|receives|earns|deserves)\b | 's\s+score\s+is  # "scores 7", "'s score is"
+      | (?:(?:gets|receives|earns|deserves)\s+)?a\s+(?:score|rating)\s+of )  # "... a score of 4"
+    [^\S\n]*(?P<score>{score})                              # on the label's line, or "Score:"'s
+""".format(who=_WHO.format("who"), score=_SCORE), re.I | re.X)
 
 
 def parse_comparative(text):
-    """The two scores on the first line of a reply (``8 9``, ``8.5, 7``,
-    ``Score: 9; Score: 6``, ``Assistant 1: 8/10, Assistant 2: 9/10``), or None. The line
-    must hold nothing else: "we plug 2 in for f(2)" is not a pair of scores."""
+    """The two scores of a reply, or None: alone on its first line (``8 9``, ``8.5, 7``,
+    ``Score: 9; Score: 6``), else each after its label on any line, the last of each
+    (``Assistant 1: 8/10``, "give Assistant 2 a score of 8"). Not "plug 2 in for f(2)"."""
     structured = _structured(text, "score_a", "score_b")
-    if structured:
-        try:
-            return float(structured[0]), float(structured[1])
-        except (TypeError, ValueError):
-            return None
-    line = next((line for line in _plain(text).splitlines() if line.strip()), "")
+    text = _plain(text)
+    line = next((line for line in text.splitlines() if line.strip()), "")
     pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-    return (float(pair.group("a")), float(pair.group("b"))) if pair else None
+    found = dict(zip("AB", structured or pair.group("a", "b"))) if structured or pair else {
+        _VERDICT_WHO[m["who"].lower()]: m["score"] for m in _SCORE_FOR_RE.finditer(text)}
+    try:
+        return (float(found["A"]), float(found["B"])) if len(found) == 2 else None
+    except (TypeError, ValueError):  # a JSON score that is not a number
+        return None
 
 
 def _structured(text, *keys):
@@ -583,7 +587,6 @@ _VERDICT_RE = re.compile(r"""
       | \[\[\s*(?P<arena>[AB]\s*(?:>>|>|=|<<|<)\s*[AB])\s*\]\]  # Arena-Hard [[A>>B]]
       | \[\[\s*(?P<tie>tie)\s*\]\] )
 """, re.I | re.X)
-_WHO = r"(?:output|assistant|response|answer|model)\s*\(?(?P<{}>[ab12])\)?"
 _PREFERRED_RE = re.compile(r"""
     {who} \s+is\s+(?:clearly\s+|slightly\s+|significantly\s+|much\s+)?       # "Output (a) is
       (?:the\s+)?(?:better|superior|preferred|preferable|(?P<more>more\s+\w+))  #  better"
@@ -621,11 +624,10 @@ def parse_verdict(text):
     leading = _LEADING_RE.match(text)
     if leading:  # "Output (b)" as the answer, perhaps with a reason after it
         return _VERDICT_WHO[leading.group("who").lower()]
-    preferred = [m for m in _PREFERRED_RE.finditer(text)
-                 if not _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])]
-    if preferred:  # a verdict ("is better") beats a description ("is more concise") after it
-        m = ([m for m in preferred if not m.group("more")] or preferred)[-1]
-        return _VERDICT_WHO[(m.group("who") or m.group("who2")).lower()]
+    preferred = sorted((m for m in _PREFERRED_RE.finditer(text) if not _REPORTED_RE.search(
+        text[max(0, m.start() - 40):m.start()])), key=lambda m: not m.group("more"))
+    if preferred:  # the last verdict ("is better"), else the last description ("is more X")
+        return _VERDICT_WHO[(preferred[-1].group("who") or preferred[-1].group("who2")).lower()]
     alone = text.strip(" \t\n.:\"'[]()").lower()  # a small judge's bare "B" or "Tie"
     return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
 
