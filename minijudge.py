@@ -535,7 +535,6 @@ def parse_binary(text):
     return _BINARY_WORDS.get(last.group(1).lower()) if last else None
 
 
-_WHO = r"(?:output|assistant|response|answer|model)\s*\(?(?P<{}>[ab12])\)?"
 _SCORE_LABEL_RE = re.compile(r"""
     \b(?:assistant|response|answer|model|output)\s*[12ab]\b   # "Assistant 1"
   | \b(?:scores?|ratings?)\b                                # "Score:"
@@ -547,11 +546,12 @@ _SCORE_PAIR_RE = re.compile(r"""
     (?P<b>\d{1,9}(?:\.\d{1,9})?)  [\s,;:|().\[\]]*\Z           # "9", "9)."
 """, re.I | re.X)
 _SCORE_FOR_RE = re.compile(r"""
-    \b{who} [^\S\n]*? (?: [:=\-–] (?:\s*(?:score|rating):)?    # "Assistant 1: 8", "...:\nScore: 8"
+    \b(?:output|assistant|response|answer|model)\s*\(?(?P<who>[a-z\d])\)?  # any label: "Answer 3"
+    [^\S\n]*? (?: [:=\-–] (?:\s*(?:score|rating):)?  # in a reply is a list; ": 8", ":\nScore: 8"
       | (?:scores|scored|receives|earns|deserves)\b | 's\s+score\s+is  # "scores 7", "'s score is"
       | (?:(?:gets|receives|earns|deserves)\s+)?a\s+(?:score|rating)\s+of )  # "... a score of 4"
     [^\S\n]*(?P<score>{score})                              # on the label's line, or "Score:"'s
-""".format(who=_WHO.format("who"), score=_SCORE), re.I | re.X)
+""".format(score=_SCORE), re.I | re.X)
 
 
 def parse_comparative(text):
@@ -563,7 +563,7 @@ def parse_comparative(text):
     line = next((line for line in text.splitlines() if line.strip()), "")
     pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
     found = dict(zip("AB", structured or pair.group("a", "b"))) if structured or pair else {
-        _VERDICT_WHO[m["who"].lower()]: m["score"] for m in _SCORE_FOR_RE.finditer(text)}
+        _VERDICT_WHO.get(m["who"].lower()): m["score"] for m in _SCORE_FOR_RE.finditer(text)}
     try:
         return (float(found["A"]), float(found["B"])) if len(found) == 2 else None
     except (TypeError, ValueError):  # a JSON score that is not a number
@@ -587,6 +587,7 @@ _VERDICT_RE = re.compile(r"""
       | \[\[\s*(?P<arena>[AB]\s*(?:>>|>|=|<<|<)\s*[AB])\s*\]\]  # Arena-Hard [[A>>B]]
       | \[\[\s*(?P<tie>tie)\s*\]\] )
 """, re.I | re.X)
+_WHO = r"(?:output|assistant|response|answer|model)\s*\(?(?P<{}>[ab12])\)?"
 _PREFERRED_RE = re.compile(r"""
     {who} \s+is\s+(?:clearly\s+|slightly\s+|significantly\s+|much\s+)?       # "Output (a) is
       (?:the\s+)?(?:better|superior|preferred|preferable|(?P<more>more\s+\w+))  #  better"

@@ -71,6 +71,8 @@ PAIRS = [  # (judge output, scores)
     ("Assistant A:\n1. Offers four options.\nAssistant B:\n1. Offers two.", None),  # headings
     ("Assistant 1 gave 2 examples.\nAssistant 2 gave 3 examples.", None),
     ("Assistant 1: 8/10\nAssistant 2 did not answer.", None),  # one score is not two
+    ("Answers:\nAnswer 1: 4\nAnswer 2: 5\nAnswer 3: 6", None),  # a list, not two scores
+    ("Assistant 1: 8\nAssistant 2: 7\nAssistant C: 9", None),
     ("Assistant 1's score is higher than Assistant 2's: 8", None),
     ("Assistant 1:\nStrengths: 2 examples\nAssistant 2:\nStrengths: 3 examples", None),
     ("Assistant 1: 2 + 2 = 4\nAssistant 2: 5", None),  # arithmetic, not a score
