@@ -1111,7 +1111,8 @@ class LLMJudge:
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
                  structured=False, seed=None, criterion=None, restart_wait=60.0,
                  assess=False, assess_max_tokens=512, check_position=False,
-                 pass_threshold=None):
+                 pass_threshold=None, retry_min_wait=_BACKOFF_FIRST,
+                 retry_max_wait=_BACKOFF_CAP):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not base_url:
@@ -1175,6 +1176,10 @@ class LLMJudge:
             raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
                              "got {!r}".format(pass_threshold))
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
+        self.retry_waits = retry_min_wait, retry_max_wait
+        if not 0 <= retry_min_wait <= retry_max_wait < math.inf:
+            raise JudgeError("retry_min_wait and retry_max_wait must be seconds with 0 <= min "
+                             "<= max; got {!r}, {!r}".format(retry_min_wait, retry_max_wait))
         self._alive, self._refused_since = False, None  # see _call
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep, self._max_bytes = sleep, max_response_bytes
@@ -1419,9 +1424,10 @@ class LLMJudge:
                         exc.args = ("{} (after {} tries)".format(exc, attempt),)
                     raise
                 retries += left <= 0  # polling a restarting server is no retry
-                backoff = min(left, _RESTART_POLL) if left > 0 else min(
-                    _BACKOFF_CAP, _BACKOFF_FIRST * 2 ** (retries - 1))
-                wait = max(backoff * (0.5 + random.random() / 2), exc.retry_after or 0.0)
+                low, high = self.retry_waits  # bound a retry's wait, jitter too; not a restart poll
+                wait = min(left, _RESTART_POLL) if left > 0 else low * 2 ** (retries - 1)
+                wait *= 0.5 + random.random() / 2
+                wait = max(wait if left > 0 else min(high, max(low, wait)), exc.retry_after or 0)
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._sleep(wait)
 
@@ -1976,6 +1982,8 @@ def _arg_parser():
          {"action": "append", "default": []}),
         ("--timeout S", "per request (60)", {"default": 60.0}),
         ("--max-retries N", "per request (5)", {"default": 5}),
+        ("--retry-min-wait S", "the first retry's wait, doubling (0.5)", {"default": 0.5}),
+        ("--retry-max-wait S", "the longest wait between tries (30)", {"default": 30.0}),
         ("--restart-wait S", "wait this long for a restarting judge (60)", {"default": 60.0}),
         ("--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
          "{\"enable_thinking\": false}}'"),
@@ -2113,6 +2121,10 @@ def _setup(args):
     checked("--concurrency", "at most 1024 (a thread each)", int, lambda n: n <= 1024)
     checked("--window", "at least 1", int, lambda n: n >= 1)
     checked("--timeout", "a number of seconds above 0", float, lambda t: 0 < t < math.inf)
+    for flag in ("--retry-min-wait", "--retry-max-wait"):
+        checked(flag, "a number of seconds, 0 or more", float, lambda t: 0 <= t < math.inf)
+    checked("--retry-min-wait", "at most --retry-max-wait ({:g})".format(args.retry_max_wait),
+            float, lambda t: t <= args.retry_max_wait)
     checked("--pass-threshold", "a number from 0 to 1 (scores are 0-1)", float,
             lambda t: 0 <= t <= 1)
     shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(
@@ -2132,7 +2144,8 @@ def _setup(args):
     common = {name: getattr(args, name) for name in (  # the flags LLMJudge takes as they are
         "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
         "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
-        "assess_max_tokens", "check_position", "pass_threshold")}
+        "assess_max_tokens", "check_position", "pass_threshold", "retry_min_wait",
+        "retry_max_wait")}
     common.update(base_url=args.judge_url, model=args.judge_model, scale=scale, headers=headers,
                   extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None)
     if args.judges and (args.mode or args.template or args.criteria):
