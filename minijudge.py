@@ -1424,7 +1424,7 @@ class LLMJudge:
                         exc.args = ("{} (after {} tries)".format(exc, attempt),)
                     raise
                 retries += left <= 0  # polling a restarting server is no retry
-                low, high = self.retry_waits  # bound a retry's wait, jitter too; not a restart poll
+                low, high = self.retry_waits  # bound a retry's wait, jitter too, not a restart poll
                 wait = min(left, _RESTART_POLL) if left > 0 else low * 2 ** (retries - 1)
                 wait *= 0.5 + random.random() / 2
                 wait = max(wait if left > 0 else min(high, max(low, wait)), exc.retry_after or 0)
@@ -2158,6 +2158,9 @@ def _setup(args):
         mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
             args.judges)) if args.judges else None)
         options = dict(common, **options)
+        named = "LLM_JUDGE_{}_".format(entry["name"].upper().replace("-", "_"))  # as lm-eval
+        for name, suffix in (("base_url", "API_BASE"), ("api_key", "API_KEY"), ("model", "MODEL")):
+            options[name] = options.get(name) or args.judges and _env(named + suffix)
         template = options["template"]
         if options.get("parser") is None:  # a custom text is read as its mode says
             options["parser"] = _parser_of(template, _MODES[mode][1])

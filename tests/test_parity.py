@@ -85,7 +85,7 @@ class NamedJudgesTest(ParityTest):
         (accuracy,) = self.chats()
         self.assertEqual(accuracy.json["model"], "accuracy-model")
         self.assertEqual(accuracy.headers["authorization"], "Bearer " + KEY)
-        style, fluency = sorted(self.chats(other), key=lambda r: r.json["model"])
+        fluency, style = sorted(self.chats(other), key=lambda r: r.json["model"])
         self.assertEqual((fluency.json["model"], style.json["model"]),
                          ("entry-model", "unnamed-model"))
         for request in (style, fluency):  # no key of their own: the unnamed one
@@ -94,6 +94,17 @@ class NamedJudgesTest(ParityTest):
         self.assertEqual([record[n + "_status"] for n in ("accuracy", "my-style", "fluency")],
                          ["ok"] * 3)
         self.assertNotIn(KEY, self.everything(out, err))
+
+    def test_the_flags_come_before_the_named_variables(self):
+        self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        self.write("judges.json", json.dumps([{"name": "accuracy"}]))
+        code, out, err = run(["--judges", self.path("judges.json"), "--judge-url", self.srv.url,
+                              "--no-preflight", self.path("in.jsonl")],
+                             env={"LLM_JUDGE_ACCURACY_API_BASE": "http://127.0.0.1:9",
+                                  "LLM_JUDGE_ACCURACY_MODEL": "accuracy-model"})
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["accuracy_status"], "ok")
+        self.assertEqual([r.json["model"] for r in self.chats()], ["accuracy-model"])
 
     def test_the_command_line_judge_is_not_named(self):
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
