@@ -1112,7 +1112,7 @@ class LLMJudge:
                  structured=False, seed=None, criterion=None, restart_wait=60.0,
                  assess=False, assess_max_tokens=512, check_position=False,
                  pass_threshold=None, retry_min_wait=_BACKOFF_FIRST,
-                 retry_max_wait=_BACKOFF_CAP):
+                 retry_max_wait=_BACKOFF_CAP, save_prompts=False):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not base_url:
@@ -1171,6 +1171,7 @@ class LLMJudge:
         self.params = dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
         self.system, self.timeout, self.on_failure = system, timeout, on_failure
+        self.save_prompts = save_prompts
         self.pass_threshold = pass_threshold if pass_threshold is None else float(pass_threshold)
         if not 0 <= (self.pass_threshold or 0) <= 1:
             raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
@@ -1338,6 +1339,8 @@ class LLMJudge:
             except TemplateError as exc:
                 return self._failed("template_error", str(exc))
             turns.append(self._send(messages, max_tokens))
+            if self.save_prompts:  # as sent: after an assessment, with the judge's own reply
+                turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
                 break
         if len(turns) == 1:
@@ -1551,7 +1554,10 @@ def _merged(judgements, *, like=None, **fields):
     merged = like.to_dict() if like else {"model": judgements[0].model}
     merged.update(usage=usage or None, attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
-    return Judgement(**merged)
+    judgement = Judgement(**merged)
+    if "prompt" in judgements[0].details:  # save_prompts: the first order's, the first pair's
+        judgement.details.setdefault("prompt", judgements[0].details["prompt"])
+    return judgement
 
 
 def _agree_or_tie(first, second):
@@ -2018,6 +2024,7 @@ def _arg_parser():
         ("--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
         ("--temperature T", "default 0", {"default": 0.0}),
         ("--dry-run", "print the prompts; send nothing"),
+        ("--save-prompts", "add judge_prompt: the messages sent (pairs: the first order's)"),
         ("--check", "only check the server: URL, models, one reply"),
         ("--no-preflight", "skip the one request that checks the server first"),
         ("--strict", "stop at the first bad input line instead of recording it"),
@@ -2145,7 +2152,7 @@ def _setup(args):
         "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
         "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
         "assess_max_tokens", "check_position", "pass_threshold", "retry_min_wait",
-        "retry_max_wait")}
+        "retry_max_wait", "save_prompts")}
     common.update(base_url=args.judge_url, model=args.judge_model, scale=scale, headers=headers,
                   extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None)
     if args.judges and (args.mode or args.template or args.criteria):

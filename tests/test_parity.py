@@ -171,7 +171,7 @@ class RetryBoundsTest(ParityTest):
     def test_the_command_line_waits_at_least_the_minimum(self):
         self.srv.responder, times = clocked(1)
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "m",
+        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model",
                               "--no-preflight", "--retry-min-wait", "1.2",
                               "--retry-max-wait", "1.2", self.path("in.jsonl")])
         self.assertEqual(code, 0, err)
@@ -182,7 +182,7 @@ class RetryBoundsTest(ParityTest):
     def test_the_command_line_waits_at_most_the_maximum(self):
         self.srv.responder, times = clocked(5)
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "m",
+        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model",
                               "--no-preflight", "--retry-max-wait", "0.05",
                               "--retry-min-wait", "0", self.path("in.jsonl")])
         self.assertEqual(code, 0, err)
@@ -197,7 +197,7 @@ class SavePromptsTest(ParityTest):
         self.write_jsonl("in.jsonl", [{"question": "q1", "response": "r1"},
                                       {"question": "q2", "response": "r2"}])
         url = "{}/v1?api_key={}".format(self.srv.url, URL_KEY)
-        code, out, err = run(["--judge-url", url, "--judge-model", "m", "--system", "Be fair.",
+        code, out, err = run(["--judge-url", url, "--judge-model", "judge-model", "--system", "Be fair.",
                               "--header", "X-Api-Key: " + KEY, "--save-prompts", "--concurrency",
                               "1", "-o", self.path("out.jsonl"), self.path("in.jsonl")],
                              env={"LLM_JUDGE_API_KEY": KEY + "-env"})
@@ -208,13 +208,13 @@ class SavePromptsTest(ParityTest):
         self.assertEqual(records[0]["judge_prompt"][0], {"role": "system", "content": "Be fair."})
         self.assertIn("q2", records[1]["judge_prompt"][1]["content"])
         self.assertEqual(sent[0].headers["x-api-key"], KEY)  # the keys were sent
-        self.assertIn(URL_KEY, sent[0].path + "?" + sent[0].query)
+        self.assertEqual(sent[0].query["api_key"], URL_KEY)
         self.assertNotIn(KEY, self.everything(out, err))
         self.assertNotIn(URL_KEY, self.everything(out, err))
 
     def test_off_by_default(self):
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "m",
+        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model",
                               self.path("in.jsonl")])
         self.assertEqual(code, 0, err)
         self.assertNotIn("judge_prompt", json.loads(out))
@@ -223,7 +223,7 @@ class SavePromptsTest(ParityTest):
         self.srv.responder = judge_like(lambda listed: "Acceptable")
         self.write("criteria.json", json.dumps(HELPFULNESS))
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "m", "--mode",
+        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model", "--mode",
                               "criterion", "--criteria", self.path("criteria.json"), "--assess",
                               "--save-prompts", self.path("in.jsonl")])
         self.assertEqual(code, 0, err)
@@ -242,7 +242,7 @@ class SavePromptsTest(ParityTest):
         for mode, name in (("pairwise", "pairs.jsonl"), ("systems", "systems.jsonl")):
             with self.subTest(mode=mode):
                 self.srv.clear()
-                code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "m",
+                code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model",
                                       "--mode", mode, "--save-prompts", "--concurrency", "1",
                                       self.path(name)])
                 self.assertEqual(code, 0, err)
@@ -254,7 +254,7 @@ class SavePromptsTest(ParityTest):
 
     def test_not_in_the_cache_key(self):
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        argv = ["--judge-url", self.srv.url, "--judge-model", "m", "--cache",
+        argv = ["--judge-url", self.srv.url, "--judge-model", "judge-model", "--cache",
                 self.path("cache.jsonl"), self.path("in.jsonl")]
         self.assertEqual(run(argv)[0], 0)
         code, out, err = run(argv + ["--save-prompts"])
@@ -272,6 +272,18 @@ class SavePromptsTest(ParityTest):
         self.assertEqual(j.details["prompt"], judge.messages({"question": "q"}, "r"))
         plain = minijudge.LLMJudge(self.srv.url, model="m").judge({"question": "q"}, "r")
         self.assertNotIn("prompt", plain.details)
+
+    def test_a_failed_item_keeps_the_prompt_it_sent(self):
+        self.srv.push(chat("[[A]]"), error(400, "bad request"), error(400, "bad request"))
+        judge = minijudge.LLMJudge(self.srv.url, model="m", template="pairwise",
+                                   save_prompts=True)
+        j = judge.compare({"question": "q"}, "one", "two")  # the second order fails
+        self.assertEqual(j.status, "http_error")
+        self.assertEqual(j.details["prompt"], self.chats()[0].json["messages"])
+        judge = minijudge.LLMJudge(self.srv.url, model="m", save_prompts=True)
+        j = judge.judge({"question": "q"}, "r")
+        self.assertEqual((j.status, j.details["prompt"]),
+                         ("http_error", self.chats()[2].json["messages"]))
 
 
 class JudgeFunctionTest(ParityTest):
