@@ -1112,14 +1112,15 @@ class LLMJudge:
                  structured=False, seed=None, criterion=None, restart_wait=60.0,
                  assess=False, assess_max_tokens=512, check_position=False,
                  pass_threshold=None, retry_min_wait=_BACKOFF_FIRST,
-                 retry_max_wait=_BACKOFF_CAP, save_prompts=False):
+                 retry_max_wait=_BACKOFF_CAP, save_prompts=False, judge_fn=None):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
-        if not base_url:
+        if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
-        self.url = _chat_url(base_url)
+        self.url, self.judge_fn = "judge_fn" if judge_fn else _chat_url(base_url), judge_fn
         deployment = re.search(r"/openai/deployments/([^/]+)/", self.url)  # Azure
-        self.model = model or _env("LLM_JUDGE_MODEL") or (deployment and deployment.group(1))
+        self.model = model or _env("LLM_JUDGE_MODEL") or (deployment and deployment.group(1)) or (
+            judge_fn and getattr(judge_fn, "__name__", "judge_fn"))  # never asks /models
         key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
         if re.search(r"[^\x21-\x7e]", key):
             raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
@@ -1434,6 +1435,16 @@ class LLMJudge:
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._sleep(wait)
 
+    def _from_fn(self, messages):
+        """judge_fn's reply (text or a chat completion) as a body; what it raises, an APIError."""
+        try:
+            reply = self.judge_fn(messages)
+            return json.dumps({"choices": [{"message": {"content": reply}}]} if isinstance(
+                reply, str) else reply).encode()
+        except Exception as exc:  # that item's failure, not the run's
+            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, exc),
+                           kind="internal_error") from None
+
     def _model_name(self):
         if self.model is None:  # checked outside the lock: a hundred threads pass here
             with self._lock:
@@ -1470,7 +1481,8 @@ class LLMJudge:
             return reply, True
         started = time.monotonic()
         try:
-            reply, attempts = self._call(self.url, payload, _read_reply)
+            reply, attempts = self._call(self.url, payload, _read_reply) if not self.judge_fn else (
+                _read_reply(self._from_fn(messages), self.url), 1)  # a function is not retried
         except APIError as exc:
             adapted = exc.status and _adaptation(str(exc), params)
             if not adapted:

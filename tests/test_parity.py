@@ -23,6 +23,7 @@ from test_modes import HELPFULNESS  # noqa: E402
 
 KEY = "sk-parity-0123456789abcdef"
 URL_KEY = "uk-parity-9876543210fedcba"
+Q = {"question": "q"}
 
 
 def run(argv, *, env=None, timeout=30):
@@ -135,7 +136,9 @@ class RetryBoundsTest(ParityTest):
     def test_python_defaults_are_the_old_constants(self):
         self.srv.push(*[error(503, "busy")] * 3, chat("4"))
         waits = []
-        minijudge.LLMJudge(self.srv.url, model="m", sleep=waits.append).judge({}, "r")
+        self.assertEqual(minijudge.LLMJudge(self.srv.url, model="m", sleep=waits.append).judge(
+            Q, "r").attempts, 4)
+        self.assertEqual(len(waits), 3)
         for n, wait in enumerate(waits):  # 0.5 s doubling, jittered down to half
             self.assertTrue(0.25 * 2 ** n <= wait <= 0.5 * 2 ** n, waits)
 
@@ -301,23 +304,31 @@ class JudgeFunctionTest(ParityTest):
         self.assertEqual(self.srv.requests, [])
 
     def test_a_chat_completion_dict_is_read_like_a_servers(self):
-        reply = {"model": "in-process", "choices": [{"message": {"content": "nope"},
+        reply = {"model": "in-process", "choices": [{"message": {"content": "No."},
                                                      "finish_reason": "stop"}],
                  "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
-        j = minijudge.LLMJudge(judge_fn=lambda m: reply, template="binary").judge({}, "r")
+        j = minijudge.LLMJudge(judge_fn=lambda m: reply, template="binary").judge(
+            {"question": "q", "answer": "a"}, "r")
         self.assertEqual((j.status, j.value, j.model, j.usage["prompt_tokens"]),
                          ("ok", False, "in-process", 3))
-        bad = minijudge.LLMJudge(judge_fn=lambda m: {"no": "choices"}).judge({}, "r")
-        self.assertEqual(bad.status, "invalid_response")
-        unread = minijudge.LLMJudge(judge_fn=lambda m: "no digit here").judge({}, "r")
+        waits = []
+        bad = minijudge.LLMJudge(judge_fn=lambda m: {"no": "choices"}, sleep=waits.append)
+        j = bad.judge(Q, "r")
+        self.assertEqual((j.status, j.attempts, waits), ("invalid_response", 1, []))  # no retry
+        self.assertEqual(j.error, "reply from POST judge_fn has no choices: "
+                                  "b'{\"no\": \"choices\"}'")
+        unread = minijudge.LLMJudge(judge_fn=lambda m: "no digit here").judge(Q, "r")
         self.assertEqual(unread.status, "parse_error")
 
     def test_modes_assess_and_compare_work_the_same(self):
-        def pick_first_shown(messages):
+        def prefers_alpha(messages):
             prompt = messages[-1]["content"]
             return "[[A]]" if prompt.index("alpha") < prompt.index("beta") else "[[B]]"
-        judge = minijudge.LLMJudge(judge_fn=pick_first_shown, template="pairwise")
-        j = judge.compare({"question": "q"}, "alpha", "beta")
+        judge = minijudge.LLMJudge(judge_fn=prefers_alpha, template="pairwise")
+        j = judge.compare(Q, "alpha", "beta")
+        self.assertEqual((j.status, j.value, j.details["consistent"]), ("ok", "A", True))
+        biased = minijudge.LLMJudge(judge_fn=lambda m: "[[A]]", template="pairwise")
+        j = biased.compare(Q, "alpha", "beta")
         self.assertEqual((j.status, j.value, j.details["consistent"]), ("ok", "tie", False))
         systems = judge.compare_systems({"question": "q"}, {"x": "alpha", "y": "beta"},
                                         both_orders=False)
@@ -346,7 +357,7 @@ class JudgeFunctionTest(ParityTest):
         self.assertEqual(results[1].error,
                          "judge_fn raised ConnectionError: the model process died")
         with self.assertRaises(minijudge.JudgeError) as cm:
-            minijudge.LLMJudge(judge_fn=broken, strict=True).judge({}, "boom")
+            minijudge.LLMJudge(judge_fn=broken, strict=True).judge(Q, "boom")
         self.assertEqual(str(cm.exception),
                          "judge_fn raised ConnectionError: the model process died")
 
@@ -357,8 +368,8 @@ class JudgeFunctionTest(ParityTest):
             calls.append(1)
             return "Rating: 2"
         cache = self.path("cache.jsonl")
-        first = minijudge.LLMJudge(judge_fn=counting, cache=cache).judge({}, "r")
-        again = minijudge.LLMJudge(judge_fn=counting, cache=cache).judge({}, "r")
+        first = minijudge.LLMJudge(judge_fn=counting, cache=cache).judge(Q, "r")
+        again = minijudge.LLMJudge(judge_fn=counting, cache=cache).judge(Q, "r")
         self.assertEqual((first.value, first.cached, again.value, again.cached),
                          (2, False, 2, True))
         self.assertEqual(len(calls), 1)
