@@ -1172,16 +1172,16 @@ class LLMJudge:
         self.params = dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
         self.system, self.timeout, self.on_failure = system, timeout, on_failure
-        self.save_prompts = save_prompts
         self.pass_threshold = pass_threshold if pass_threshold is None else float(pass_threshold)
         if not 0 <= (self.pass_threshold or 0) <= 1:
             raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
                              "got {!r}".format(pass_threshold))
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
-        self.retry_waits = retry_min_wait, retry_max_wait
+        self.retry_waits, self.save_prompts = (retry_min_wait, retry_max_wait), save_prompts
         if not 0 <= retry_min_wait <= retry_max_wait < math.inf:
-            raise JudgeError("retry_min_wait and retry_max_wait must be seconds with 0 <= min "
-                             "<= max; got {!r}, {!r}".format(retry_min_wait, retry_max_wait))
+            raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
+                             "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
+                                 retry_min_wait, retry_max_wait))
         self._alive, self._refused_since = False, None  # see _call
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep, self._max_bytes = sleep, max_response_bytes
@@ -1344,10 +1344,8 @@ class LLMJudge:
                 turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
                 break
-        if len(turns) == 1:
-            return turns[0]
-        return _merged(turns, like=turns[-1], details=dict(turns[-1].details,
-                                                          assessment=turns[0].value))
+        return turns[0] if len(turns) == 1 else _merged(turns, like=turns[-1], details=dict(
+            turns[-1].details, assessment=turns[0].value))
 
     def _messages(self, example, values, replies=None):
         """The conversation sent for an item: each turn's prompt, and before the next
@@ -1428,10 +1426,9 @@ class LLMJudge:
                         exc.args = ("{} (after {} tries)".format(exc, attempt),)
                     raise
                 retries += left <= 0  # polling a restarting server is no retry
-                low, high = self.retry_waits  # bound a retry's wait, jitter too, not a restart poll
-                wait = min(left, _RESTART_POLL) if left > 0 else low * 2 ** (retries - 1)
-                wait *= 0.5 + random.random() / 2
-                wait = max(wait if left > 0 else min(high, max(low, wait)), exc.retry_after or 0)
+                low, high = self.retry_waits if left <= 0 else (0, min(left, _RESTART_POLL))
+                wait = (high if left > 0 else low * 2 ** (retries - 1)) * random.uniform(0.5, 1)
+                wait = max(min(high, max(low, wait)), exc.retry_after or 0)
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._sleep(wait)
 
@@ -1442,8 +1439,8 @@ class LLMJudge:
             return json.dumps({"choices": [{"message": {"content": reply}}]} if isinstance(
                 reply, str) else reply).encode()
         except Exception as exc:  # that item's failure, not the run's
-            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, exc),
-                           kind="internal_error") from None
+            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, self._redact(
+                str(exc))), kind="internal_error") from None
 
     def _model_name(self):
         if self.model is None:  # checked outside the lock: a hundred threads pass here
@@ -1481,8 +1478,8 @@ class LLMJudge:
             return reply, True
         started = time.monotonic()
         try:
-            reply, attempts = self._call(self.url, payload, _read_reply) if not self.judge_fn else (
-                _read_reply(self._from_fn(messages), self.url), 1)  # a function is not retried
+            reply, attempts = (_read_reply(self._from_fn(messages), self.url), 1) if (
+                self.judge_fn) else self._call(self.url, payload, _read_reply)  # no retry
         except APIError as exc:
             adapted = exc.status and _adaptation(str(exc), params)
             if not adapted:
@@ -1566,10 +1563,8 @@ def _merged(judgements, *, like=None, **fields):
     merged = like.to_dict() if like else {"model": judgements[0].model}
     merged.update(usage=usage or None, attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
-    judgement = Judgement(**merged)
-    if "prompt" in judgements[0].details:  # save_prompts: the first order's, the first pair's
-        judgement.details.setdefault("prompt", judgements[0].details["prompt"])
-    return judgement
+    prompt = {k: v for k, v in judgements[0].details.items() if k == "prompt"}  # the first's
+    return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
 
 
 def _agree_or_tie(first, second):
@@ -2000,7 +1995,7 @@ def _arg_parser():
          {"action": "append", "default": []}),
         ("--timeout S", "per request (60)", {"default": 60.0}),
         ("--max-retries N", "per request (5)", {"default": 5}),
-        ("--retry-min-wait S", "the first retry's wait, doubling (0.5)", {"default": 0.5}),
+        ("--retry-min-wait S", "the first and shortest wait, doubling (0.5)", {"default": 0.5}),
         ("--retry-max-wait S", "the longest wait between tries (30)", {"default": 30.0}),
         ("--restart-wait S", "wait this long for a restarting judge (60)", {"default": 60.0}),
         ("--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
@@ -2036,7 +2031,6 @@ def _arg_parser():
         ("--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
         ("--temperature T", "default 0", {"default": 0.0}),
         ("--dry-run", "print the prompts; send nothing"),
-        ("--save-prompts", "add judge_prompt: the messages sent (pairs: the first order's)"),
         ("--check", "only check the server: URL, models, one reply"),
         ("--no-preflight", "skip the one request that checks the server first"),
         ("--strict", "stop at the first bad input line instead of recording it"),
@@ -2044,6 +2038,7 @@ def _arg_parser():
         "output",
         ("-o/--output OUT.jsonl", "write records here (default stdout)"),
         ("--summary FILE", "also write the summary here as JSON"),
+        ("--save-prompts", "add judge_prompt: the messages sent (pairs: the first order's)"),
         ("-q/--quiet", "no progress or summary on stderr"),
         "trust",
         ("--human-field F", "compare the judge with the human labels in this field"),
@@ -2140,10 +2135,8 @@ def _setup(args):
     checked("--concurrency", "at most 1024 (a thread each)", int, lambda n: n <= 1024)
     checked("--window", "at least 1", int, lambda n: n >= 1)
     checked("--timeout", "a number of seconds above 0", float, lambda t: 0 < t < math.inf)
-    for flag in ("--retry-min-wait", "--retry-max-wait"):
+    for flag in ("--retry-min-wait", "--retry-max-wait"):  # min > max: LLMJudge says
         checked(flag, "a number of seconds, 0 or more", float, lambda t: 0 <= t < math.inf)
-    checked("--retry-min-wait", "at most --retry-max-wait ({:g})".format(args.retry_max_wait),
-            float, lambda t: t <= args.retry_max_wait)
     checked("--pass-threshold", "a number from 0 to 1 (scores are 0-1)", float,
             lambda t: 0 <= t <= 1)
     shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(

@@ -146,8 +146,9 @@ class RetryBoundsTest(ParityTest):
         for low, high in ((-1, 30), (0.5, float("inf")), (float("nan"), 30), (5, 1)):
             with self.subTest(low=low, high=high), self.assertRaises(minijudge.JudgeError) as cm:
                 minijudge.LLMJudge(self.srv.url, retry_min_wait=low, retry_max_wait=high)
-            self.assertEqual(str(cm.exception), "retry_min_wait and retry_max_wait must be "
-                             "seconds with 0 <= min <= max; got {!r}, {!r}".format(low, high))
+            self.assertEqual(str(cm.exception), "retry_min_wait and retry_max_wait "
+                             "(--retry-min-wait, --retry-max-wait) must be seconds, 0 <= min <= "
+                             "max; got {!r} and {!r}".format(low, high))
 
     def test_the_command_line_refuses_bad_bounds_naming_the_flag(self):
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
@@ -158,10 +159,11 @@ class RetryBoundsTest(ParityTest):
              "or more; got inf"),
             (["--retry-min-wait", "nan"], "--retry-min-wait must be a number of seconds, 0 "
              "or more; got nan"),
-            (["--retry-min-wait", "5", "--retry-max-wait", "1"], "--retry-min-wait must be "
-             "at most --retry-max-wait (1); got 5.0"),
-            (["--retry-min-wait", "40"], "--retry-min-wait must be at most --retry-max-wait "
-             "(30); got 40.0"),
+            (["--retry-min-wait", "5", "--retry-max-wait", "1"], "retry_min_wait and "
+             "retry_max_wait (--retry-min-wait, --retry-max-wait) must be seconds, 0 <= min <= "
+             "max; got 5.0 and 1.0"),
+            (["--retry-min-wait", "40"], "retry_min_wait and retry_max_wait (--retry-min-wait, "
+             "--retry-max-wait) must be seconds, 0 <= min <= max; got 40.0 and 30.0"),
         ]
         for flags, message in cases:
             with self.subTest(flags=flags):
