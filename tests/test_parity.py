@@ -177,12 +177,12 @@ class RetryBoundsTest(ParityTest):
         self.srv.responder, times = clocked(1)
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
         code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model",
-                              "--no-preflight", "--retry-min-wait", "1.2",
-                              "--retry-max-wait", "1.2", self.path("in.jsonl")])
+                              "--no-preflight", "--retry-min-wait", "0.8",
+                              "--retry-max-wait", "0.8", self.path("in.jsonl")])
         self.assertEqual(code, 0, err)
         self.assertEqual(json.loads(out)["judge_status"], "ok")
         self.assertEqual(len(times), 2)
-        self.assertGreaterEqual(times[1] - times[0], 1.2)  # default: at most 0.5
+        self.assertGreaterEqual(times[1] - times[0], 0.8)  # default: at most 0.5
 
     def test_the_command_line_waits_at_most_the_maximum(self):
         self.srv.responder, times = clocked(5)
