@@ -1119,14 +1119,16 @@ class LLMJudge:
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
                  structured=False, seed=None, criterion=None, restart_wait=60.0,
                  assess=False, assess_max_tokens=512, check_position=False,
-                 pass_threshold=None):
+                 pass_threshold=None, retry_min_wait=_BACKOFF_FIRST,
+                 retry_max_wait=_BACKOFF_CAP, save_prompts=False, judge_fn=None):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
-        if not base_url:
+        if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
-        self.url = _chat_url(base_url)
+        self.url, self.judge_fn = "judge_fn" if judge_fn else _chat_url(base_url), judge_fn
         deployment = re.search(r"/openai/deployments/([^/]+)/", self.url)  # Azure
-        self.model = model or _env("LLM_JUDGE_MODEL") or (deployment and deployment.group(1))
+        self.model = model or _env("LLM_JUDGE_MODEL") or (deployment and deployment.group(1)) or (
+            judge_fn and getattr(judge_fn, "__name__", "judge_fn"))  # never asks /models
         key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
         if re.search(r"[^\x21-\x7e]", key):
             raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
@@ -1183,6 +1185,11 @@ class LLMJudge:
             raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
                              "got {!r}".format(pass_threshold))
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
+        self.retry_waits, self.save_prompts = (retry_min_wait, retry_max_wait), save_prompts
+        if not 0 <= retry_min_wait <= retry_max_wait < math.inf:
+            raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
+                             "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
+                                 retry_min_wait, retry_max_wait))
         self._alive, self._refused_since = False, None  # see _call
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep, self._max_bytes = sleep, max_response_bytes
@@ -1341,12 +1348,12 @@ class LLMJudge:
             except TemplateError as exc:
                 return self._failed("template_error", str(exc))
             turns.append(self._send(messages, max_tokens))
+            if self.save_prompts:  # as sent: after an assessment, with the judge's own reply
+                turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
                 break
-        if len(turns) == 1:
-            return turns[0]
-        return _merged(turns, like=turns[-1], details=dict(turns[-1].details,
-                                                          assessment=turns[0].value))
+        return turns[0] if len(turns) == 1 else _merged(turns, like=turns[-1], details=dict(
+            turns[-1].details, assessment=turns[0].value))
 
     def _messages(self, example, values, replies=None):
         """The conversation sent for an item: each turn's prompt, and before the next
@@ -1427,11 +1434,21 @@ class LLMJudge:
                         exc.args = ("{} (after {} tries)".format(exc, attempt),)
                     raise
                 retries += left <= 0  # polling a restarting server is no retry
-                backoff = min(left, _RESTART_POLL) if left > 0 else min(
-                    _BACKOFF_CAP, _BACKOFF_FIRST * 2 ** (retries - 1))
-                wait = max(backoff * (0.5 + random.random() / 2), exc.retry_after or 0.0)
+                low, high = self.retry_waits if left <= 0 else (0, min(left, _RESTART_POLL))
+                wait = (high if left > 0 else low * 2 ** (retries - 1)) * random.uniform(0.5, 1)
+                wait = max(min(high, max(low, wait)), exc.retry_after or 0)
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._sleep(wait)
+
+    def _from_fn(self, messages):
+        """judge_fn's reply (text or a chat completion) as a body; what it raises, an APIError."""
+        try:
+            reply = self.judge_fn(messages)
+            return json.dumps({"choices": [{"message": {"content": reply}}]} if isinstance(
+                reply, str) else reply).encode()
+        except Exception as exc:  # that item's failure, not the run's
+            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, self._redact(
+                str(exc))), kind="internal_error") from None
 
     def _model_name(self):
         if self.model is None:  # checked outside the lock: a hundred threads pass here
@@ -1469,7 +1486,8 @@ class LLMJudge:
             return reply, True
         started = time.monotonic()
         try:
-            reply, attempts = self._call(self.url, payload, _read_reply)
+            reply, attempts = (_read_reply(self._from_fn(messages), self.url), 1) if (
+                self.judge_fn) else self._call(self.url, payload, _read_reply)  # no retry
         except APIError as exc:
             adapted = exc.status and _adaptation(str(exc), params)
             if not adapted:
@@ -1553,7 +1571,8 @@ def _merged(judgements, *, like=None, **fields):
     merged = like.to_dict() if like else {"model": judgements[0].model}
     merged.update(usage=usage or None, attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
-    return Judgement(**merged)
+    prompt = {k: v for k, v in judgements[0].details.items() if k == "prompt"}  # the first's
+    return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
 
 
 def _agree_or_tie(first, second):
@@ -1984,6 +2003,8 @@ def _arg_parser():
          {"action": "append", "default": []}),
         ("--timeout S", "per request (60)", {"default": 60.0}),
         ("--max-retries N", "per request (5)", {"default": 5}),
+        ("--retry-min-wait S", "the first and shortest wait, doubling (0.5)", {"default": 0.5}),
+        ("--retry-max-wait S", "the longest wait between tries (30)", {"default": 30.0}),
         ("--restart-wait S", "wait this long for a restarting judge (60)", {"default": 60.0}),
         ("--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
          "{\"enable_thinking\": false}}'"),
@@ -2025,6 +2046,7 @@ def _arg_parser():
         "output",
         ("-o/--output OUT.jsonl", "write records here (default stdout)"),
         ("--summary FILE", "also write the summary here as JSON"),
+        ("--save-prompts", "add judge_prompt: the messages sent (pairs: the first order's)"),
         ("-q/--quiet", "no progress or summary on stderr"),
         "trust",
         ("--human-field F", "compare the judge with the human labels in this field"),
@@ -2121,6 +2143,8 @@ def _setup(args):
     checked("--concurrency", "at most 1024 (a thread each)", int, lambda n: n <= 1024)
     checked("--window", "at least 1", int, lambda n: n >= 1)
     checked("--timeout", "a number of seconds above 0", float, lambda t: 0 < t < math.inf)
+    for flag in ("--retry-min-wait", "--retry-max-wait"):  # min > max: LLMJudge says
+        checked(flag, "a number of seconds, 0 or more", float, lambda t: 0 <= t < math.inf)
     checked("--pass-threshold", "a number from 0 to 1 (scores are 0-1)", float,
             lambda t: 0 <= t <= 1)
     shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(
@@ -2140,7 +2164,8 @@ def _setup(args):
     common = {name: getattr(args, name) for name in (  # the flags LLMJudge takes as they are
         "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
         "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
-        "assess_max_tokens", "check_position", "pass_threshold")}
+        "assess_max_tokens", "check_position", "pass_threshold", "retry_min_wait",
+        "retry_max_wait", "save_prompts")}
     common.update(base_url=args.judge_url, model=args.judge_model, scale=scale, headers=headers,
                   extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None)
     if args.judges and (args.mode or args.template or args.criteria):
@@ -2153,6 +2178,9 @@ def _setup(args):
         mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
             args.judges)) if args.judges else None)
         options = dict(common, **options)
+        named = "LLM_JUDGE_{}_".format(entry["name"].upper().replace("-", "_"))  # as lm-eval
+        for name, suffix in (("base_url", "API_BASE"), ("api_key", "API_KEY"), ("model", "MODEL")):
+            options[name] = options.get(name) or args.judges and _env(named + suffix)
         template = options["template"]
         if options.get("parser") is None:  # a custom text is read as its mode says
             options["parser"] = _parser_of(template, _MODES[mode][1])

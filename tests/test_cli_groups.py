@@ -25,7 +25,8 @@ from test_modes import HELPFULNESS  # noqa: E402
 
 GROUPS = {
     "server": ["--judge-url", "--judge-model", "--key-header", "--header", "--timeout",
-               "--max-retries", "--restart-wait", "--extra-body"],
+               "--max-retries", "--retry-min-wait", "--retry-max-wait", "--restart-wait",
+               "--extra-body"],
     "what to judge": ["--mode", "--criteria", "--template", "--parser", "--scale", "--system",
                       "--pass-threshold", "--single-order", "--assess", "--assess-max-tokens",
                       "--check-position"],
@@ -34,7 +35,7 @@ GROUPS = {
     "run": ["--concurrency", "--window", "--cache", "--shard", "--judges", "--max-tokens",
             "--temperature",
             "--dry-run", "--check", "--no-preflight", "--strict", "--max-error-rate"],
-    "output": ["-o", "--summary", "-q"],
+    "output": ["-o", "--summary", "--save-prompts", "-q"],
     "trust": ["--human-field", "--bootstrap-seed", "--logprobs", "--top-logprobs",
               "--structured", "--seed"],
 }
