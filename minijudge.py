@@ -1435,7 +1435,8 @@ class LLMJudge:
                     raise
                 retries += left <= 0  # polling a restarting server is no retry
                 low, high = self.retry_waits if left <= 0 else (0, min(left, _RESTART_POLL))
-                wait = (high if left > 0 else low * 2 ** (retries - 1)) * random.uniform(0.5, 1)
+                wait = (high if left > 0 else (low or _BACKOFF_FIRST) * 2 ** (retries - 1)) * (
+                    random.uniform(0.5, 1))
                 wait = max(min(high, max(low, wait)), exc.retry_after or 0)
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._sleep(wait)
@@ -2177,10 +2178,11 @@ def _setup(args):
     for entry in entries:
         mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
             args.judges)) if args.judges else None)
-        options = dict(common, **options)
         named = "LLM_JUDGE_{}_".format(entry["name"].upper().replace("-", "_"))  # as lm-eval
-        for name, suffix in (("base_url", "API_BASE"), ("api_key", "API_KEY"), ("model", "MODEL")):
-            options[name] = options.get(name) or args.judges and _env(named + suffix)
+        env = {name: _env(named + suffix) for name, suffix in (("base_url", "API_BASE"), (
+            "api_key", "API_KEY"), ("model", "MODEL"))} if args.judges else {}
+        # the entry's own, then its named variables, then the flags, then the unnamed ones
+        options = {**common, **{k: v for k, v in env.items() if v}, **options}
         template = options["template"]
         if options.get("parser") is None:  # a custom text is read as its mode says
             options["parser"] = _parser_of(template, _MODES[mode][1])

@@ -96,16 +96,21 @@ class NamedJudgesTest(ParityTest):
                          ["ok"] * 3)
         self.assertNotIn(KEY, self.everything(out, err))
 
-    def test_the_flags_come_before_the_named_variables(self):
+    def test_the_named_variables_come_before_the_flags(self):
+        # --judge-url is every judge's default; a judge's own variables are more specific
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        self.write("judges.json", json.dumps([{"name": "accuracy"}]))
+        self.write("judges.json", json.dumps([{"name": "accuracy"}, {"name": "style"}]))
         code, out, err = run(["--judges", self.path("judges.json"), "--judge-url", self.srv.url,
-                              "--no-preflight", self.path("in.jsonl")],
+                              "--judge-model", "flag-model", "--no-preflight",
+                              "--max-retries", "0", "--max-error-rate", "1",
+                              self.path("in.jsonl")],
                              env={"LLM_JUDGE_ACCURACY_API_BASE": "http://127.0.0.1:9",
-                                  "LLM_JUDGE_ACCURACY_MODEL": "accuracy-model"})
-        self.assertEqual(code, 0, err)
-        self.assertEqual(json.loads(out)["accuracy_status"], "ok")
-        self.assertEqual([r.json["model"] for r in self.chats()], ["accuracy-model"])
+                                  "LLM_JUDGE_STYLE_MODEL": "style-model"})
+        record = json.loads(out)
+        self.assertEqual((record["accuracy_status"], record["style_status"]),
+                         ("connection_error", "ok"), err)
+        self.assertIn("127.0.0.1:9", record["accuracy_error"])
+        self.assertEqual([r.json["model"] for r in self.chats()], ["style-model"])
 
     def test_the_command_line_judge_is_not_named(self):
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
