@@ -23,10 +23,7 @@ Public names:
     JudgeError, TemplateError, APIError     errors (TemplateError is also a ValueError)
     main                     the command line
 
-Command line::
-
-    python -m minijudge --judge-url URL [--judge-model M] [-o OUT.jsonl]
-                        [--concurrency N] [--cache PATH] [--mode M] INPUT.jsonl
+Command line: ``python -m minijudge --judge-url URL [options] INPUT.jsonl`` (see --help).
 
 Vendored copies: keep this header, upgrade by replacing the file.
 """
@@ -437,10 +434,8 @@ def _visible(text):
 
 def _last(pattern, text):
     """The last match of ``pattern`` in ``text``, or None: a reply's final verdict wins."""
-    match = None
-    for match in pattern.finditer(text):
-        pass
-    return match
+    last = collections.deque(pattern.finditer(text), maxlen=1)  # in constant memory
+    return last[0] if last else None
 
 
 def _plain(text):
