@@ -452,8 +452,8 @@ def _number(token):
     return float(token) if "." in token else int(token)
 
 
-def _rating_candidate(text, scale):
-    """The rating the judge wrote, in or out of scale, or None.
+def _read_rating(text, scale):
+    """(the rating if in scale, else None; the rating the judge wrote, in or out of it, or None).
 
     The strongest kind of mention wins, and the last of that kind: ``[[4]]`` after a rating
     word, then any ``[[4]]``, then a ``Rating:`` label starting a line, then a line that is
@@ -475,8 +475,10 @@ def _rating_candidate(text, scale):
         lines = [line for line in text.splitlines() if line.strip()]
         bare = [m for m in map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:]) if m]
         if bare:  # a line that is only a number: the first line, else the last
-            return _number(bare[0].group(1))
-    return best[1]
+            best = (3, _number(bare[0].group(1)))
+    candidate = best[1]
+    in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
+    return (candidate if in_scale else None), candidate
 
 
 def parse_rating(text, *, scale=(1, 5)):
@@ -1641,12 +1643,6 @@ def _response_format(parser, scale):
     return {"type": "json_schema", "json_schema": {"name": "judgement", "strict": True,
             "schema": {"type": "object", "properties": properties,
                        "required": list(properties), "additionalProperties": False}}}
-
-
-def _read_rating(text, scale):
-    candidate = _rating_candidate(text, scale)
-    in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
-    return (candidate if in_scale else None), candidate
 
 
 def _read_comparative(text, scale):
