@@ -732,14 +732,12 @@ def _connections(url):
     returns a reply with its status line and headers read, ``close_thread`` closes this
     thread's, ``proxy`` names the proxy for messages.
 
-    A connection per request costs more than the request at a few thousand a second. A
-    request that fails on a reused connection (servers close idle ones: llama-server after
-    5 s or 100 requests) is sent again on a new one only if no byte of its reply came back;
-    one with bytes waiting (a reply nobody asked for) is not reused. Headers are parsed
-    here: http.client's email-based parser costs more than all the rest of a request. The
-    deadline is checked before each read, so a server that drips its reply times out too;
-    each wait, connecting too, is bounded by the timeout: one that starts just before the
-    deadline ends at most one timeout after it."""
+    A connection per request costs more than the request at a few thousand a second; servers
+    close idle ones (llama-server after 5 s or 100 requests), so a request that fails on a
+    reused one is sent again on a new one if no byte of its reply came back. Headers are
+    parsed here: http.client's email-based parser costs more than all the rest of a request.
+    Each read checks the deadline, and each wait, connecting too, is bounded by the timeout:
+    a reply ends at most one timeout after the deadline."""
     import base64
     import http.client
     import io
