@@ -1559,13 +1559,11 @@ def _merged(judgements, *, like=None, **fields):
     """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
     pairs): tries, latency and tokens added up over the replies not from the cache."""
     sent = [j for j in judgements if not j.cached]
-    usage = {}
-    for j in judgements:
-        for key, value in (j.usage or {}).items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                usage[key] = usage.get(key, 0) + value
+    usage = collections.Counter()
+    for j in judgements:  # token counts: ints, and a bool is none
+        usage.update({k: v for k, v in (j.usage or {}).items() if type(v) is int})
     merged = like.to_dict() if like else {"model": judgements[0].model}
-    merged.update(usage=usage or None, attempts=sum(j.attempts for j in sent),
+    merged.update(usage=dict(usage) or None, attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
     prompt = {k: v for k, v in judgements[0].details.items() if k == "prompt"}  # the first's
     return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
