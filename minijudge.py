@@ -571,10 +571,9 @@ def _structured(text, *keys):
     """The values of ``keys`` when the whole reply is a JSON object holding them all (a
     reply shaped by response_format), else None."""
     stripped = _visible(text).strip()
-    if stripped.startswith("{") and stripped.endswith("}"):
-        obj = parse_json(stripped)
-        if obj is not None and all(key in obj for key in keys):
-            return [obj[key] for key in keys]
+    obj = parse_json(stripped) if stripped.startswith("{") and stripped.endswith("}") else None
+    if obj is not None and all(key in obj for key in keys):
+        return [obj[key] for key in keys]
     return None
 
 
@@ -646,10 +645,9 @@ def parse_json(text):
     while start is not None:
         try:
             obj, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
+            found = obj if isinstance(obj, dict) else found
         except (ValueError, RecursionError):
-            start = _OBJECT_START_RE.search(text, start.start() + 1)
-            continue
-        found = obj if isinstance(obj, dict) else found
+            end = 1  # not JSON here: look again from the next character
         start = _OBJECT_START_RE.search(text, start.start() + end)
     return found
 
