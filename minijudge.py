@@ -2135,9 +2135,8 @@ def _setup(args):
             lambda t: 0 <= t <= 1)
     shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(
         r"(\d+)/(\d+)", v).groups())), lambda kn: kn[0] < kn[1])
-    scale = checked("--scale", "LO,HI with LO < HI", lambda v: tuple(
-        float(x) if "." in x else int(x) for x in v.split(",")),
-        lambda lo_hi: len(lo_hi) == 2 and lo_hi[0] < lo_hi[1])
+    scale = checked("--scale", "LO,HI with LO < HI", lambda v: tuple(map(_number, v.split(","))),
+                    lambda lo_hi: len(lo_hi) == 2 and lo_hi[0] < lo_hi[1])
     extra_body = checked("--extra-body", "a JSON object", json.loads,
                          lambda body: isinstance(body, dict))
     headers = {}
