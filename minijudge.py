@@ -23,10 +23,7 @@ Public names:
     JudgeError, TemplateError, APIError     errors (TemplateError is also a ValueError)
     main                     the command line
 
-Command line::
-
-    python -m minijudge --judge-url URL [--judge-model M] [-o OUT.jsonl]
-                        [--concurrency N] [--cache PATH] [--mode M] INPUT.jsonl
+Command line: ``python -m minijudge --judge-url URL [options] INPUT.jsonl`` (see --help).
 
 Vendored copies: keep this header, upgrade by replacing the file.
 """
@@ -437,10 +434,8 @@ def _visible(text):
 
 def _last(pattern, text):
     """The last match of ``pattern`` in ``text``, or None: a reply's final verdict wins."""
-    match = None
-    for match in pattern.finditer(text):
-        pass
-    return match
+    last = collections.deque(pattern.finditer(text), maxlen=1)  # in constant memory
+    return last[0] if last else None
 
 
 def _plain(text):
@@ -457,8 +452,8 @@ def _number(token):
     return float(token) if "." in token else int(token)
 
 
-def _rating_candidate(text, scale):
-    """The rating the judge wrote, in or out of scale, or None.
+def _read_rating(text, scale):
+    """(the rating if in scale, else None; the rating the judge wrote, in or out of it, or None).
 
     The strongest kind of mention wins, and the last of that kind: ``[[4]]`` after a rating
     word, then any ``[[4]]``, then a ``Rating:`` label starting a line, then a line that is
@@ -480,8 +475,10 @@ def _rating_candidate(text, scale):
         lines = [line for line in text.splitlines() if line.strip()]
         bare = [m for m in map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:]) if m]
         if bare:  # a line that is only a number: the first line, else the last
-            return _number(bare[0].group(1))
-    return best[1]
+            best = (3, _number(bare[0].group(1)))
+    candidate = best[1]
+    in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
+    return (candidate if in_scale else None), candidate
 
 
 def parse_rating(text, *, scale=(1, 5)):
@@ -574,10 +571,9 @@ def _structured(text, *keys):
     """The values of ``keys`` when the whole reply is a JSON object holding them all (a
     reply shaped by response_format), else None."""
     stripped = _visible(text).strip()
-    if stripped.startswith("{") and stripped.endswith("}"):
-        obj = parse_json(stripped)
-        if obj is not None and all(key in obj for key in keys):
-            return [obj[key] for key in keys]
+    obj = parse_json(stripped) if stripped.startswith("{") and stripped.endswith("}") else None
+    if obj is not None and all(key in obj for key in keys):
+        return [obj[key] for key in keys]
     return None
 
 
@@ -649,10 +645,9 @@ def parse_json(text):
     while start is not None:
         try:
             obj, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
+            found = obj if isinstance(obj, dict) else found
         except (ValueError, RecursionError):
-            start = _OBJECT_START_RE.search(text, start.start() + 1)
-            continue
-        found = obj if isinstance(obj, dict) else found
+            end = 1  # not JSON here: look again from the next character
         start = _OBJECT_START_RE.search(text, start.start() + end)
     return found
 
@@ -735,14 +730,12 @@ def _connections(url):
     returns a reply with its status line and headers read, ``close_thread`` closes this
     thread's, ``proxy`` names the proxy for messages.
 
-    A connection per request costs more than the request at a few thousand a second. A
-    request that fails on a reused connection (servers close idle ones: llama-server after
-    5 s or 100 requests) is sent again on a new one only if no byte of its reply came back;
-    one with bytes waiting (a reply nobody asked for) is not reused. Headers are parsed
-    here: http.client's email-based parser costs more than all the rest of a request. The
-    deadline is checked before each read, so a server that drips its reply times out too;
-    each wait, connecting too, is bounded by the timeout: one that starts just before the
-    deadline ends at most one timeout after it."""
+    A connection per request costs more than the request at a few thousand a second; servers
+    close idle ones (llama-server after 5 s or 100 requests), so a request that fails on a
+    reused one is sent again on a new one if no byte of its reply came back. Headers are
+    parsed here: http.client's email-based parser costs more than all the rest of a request.
+    Each read checks the deadline, and each wait, connecting too, is bounded by the timeout:
+    a reply ends at most one timeout after the deadline."""
     import base64
     import http.client
     import io
@@ -1564,13 +1557,11 @@ def _merged(judgements, *, like=None, **fields):
     """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
     pairs): tries, latency and tokens added up over the replies not from the cache."""
     sent = [j for j in judgements if not j.cached]
-    usage = {}
-    for j in judgements:
-        for key, value in (j.usage or {}).items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                usage[key] = usage.get(key, 0) + value
+    usage = collections.Counter()
+    for j in judgements:  # token counts: ints, and a bool is none
+        usage.update({k: v for k, v in (j.usage or {}).items() if type(v) is int})
     merged = like.to_dict() if like else {"model": judgements[0].model}
-    merged.update(usage=usage or None, attempts=sum(j.attempts for j in sent),
+    merged.update(usage=dict(usage) or None, attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
     prompt = {k: v for k, v in judgements[0].details.items() if k == "prompt"}  # the first's
     return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
@@ -1646,12 +1637,6 @@ def _response_format(parser, scale):
     return {"type": "json_schema", "json_schema": {"name": "judgement", "strict": True,
             "schema": {"type": "object", "properties": properties,
                        "required": list(properties), "additionalProperties": False}}}
-
-
-def _read_rating(text, scale):
-    candidate = _rating_candidate(text, scale)
-    in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
-    return (candidate if in_scale else None), candidate
 
 
 def _read_comparative(text, scale):
@@ -2150,9 +2135,8 @@ def _setup(args):
             lambda t: 0 <= t <= 1)
     shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(
         r"(\d+)/(\d+)", v).groups())), lambda kn: kn[0] < kn[1])
-    scale = checked("--scale", "LO,HI with LO < HI", lambda v: tuple(
-        float(x) if "." in x else int(x) for x in v.split(",")),
-        lambda lo_hi: len(lo_hi) == 2 and lo_hi[0] < lo_hi[1])
+    scale = checked("--scale", "LO,HI with LO < HI", lambda v: tuple(map(_number, v.split(","))),
+                    lambda lo_hi: len(lo_hi) == 2 and lo_hi[0] < lo_hi[1])
     extra_body = checked("--extra-body", "a JSON object", json.loads,
                          lambda body: isinstance(body, dict))
     headers = {}
