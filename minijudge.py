@@ -2121,10 +2121,11 @@ def _setup(args):
         value = getattr(args, flag[2:].replace("-", "_"))
         try:
             result = read(value) if value is not None else None
-            assert result is None or check(result)
-            return result
-        except (ValueError, AssertionError, AttributeError, RecursionError):
-            raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
+            if result is None or check(result):  # not an assert: python -O skips those
+                return result
+        except (ValueError, AttributeError, RecursionError):
+            pass
+        raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
     checked("--concurrency", "at least 1", int, lambda n: n >= 1)
     checked("--concurrency", "at most 1024 (a thread each)", int, lambda n: n <= 1024)
     checked("--window", "at least 1", int, lambda n: n >= 1)

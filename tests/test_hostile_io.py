@@ -241,6 +241,19 @@ class OutputTest(HostileIOTest):
         self.assertEqual((out[0]["x"], out[1]["y"], out[1]["z"]), (None, None, [None, 1.5]))
 
 
+class OptimizedTest(HostileIOTest):
+    def test_flags_are_checked_under_python_dash_o(self):
+        # python -O drops assert statements: a check written as one would let these through
+        source = self.write("in.jsonl", b'{"question": "q", "response": "r"}\n')
+        for flag, value in (("--concurrency", "0"), ("--scale", "5,1"), ("--timeout", "nan")):
+            with self.subTest(flag=flag):
+                code, out, err = self.run_cli(flag, value, source, python=sys.executable,
+                                              env={"PYTHONOPTIMIZE": "1"})
+                self.assertEqual((code, out), (2, b""), err)
+                self.assertIn("minijudge: error: {} must be".format(flag), err)
+        self.assertEqual(self.srv.chat_count, 0)
+
+
 class SameFileTest(HostileIOTest):
     def test_output_cache_or_summary_naming_another_file_of_the_run_is_refused(self):
         data = b"".join(good(i) for i in range(3))
