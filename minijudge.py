@@ -1114,7 +1114,7 @@ class LLMJudge:
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
                  structured=False, seed=None, criterion=None, restart_wait=60.0,
                  assess=False, assess_max_tokens=512, check_position=False,
-                 pass_threshold=None, retry_min_wait=_BACKOFF_FIRST,
+                 pass_threshold=None, retry_min_wait=None,
                  retry_max_wait=_BACKOFF_CAP, save_prompts=False, judge_fn=None):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
@@ -1180,8 +1180,8 @@ class LLMJudge:
             raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
                              "got {!r}".format(pass_threshold))
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
-        self.retry_waits, self.save_prompts = (retry_min_wait, retry_max_wait), save_prompts
-        if not 0 <= retry_min_wait <= retry_max_wait < math.inf:
+        self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
+        if not 0 <= self.retry_waits[0] <= retry_max_wait < math.inf:  # None: no floor
             raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
                              "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
                                  retry_min_wait, retry_max_wait))
@@ -1990,7 +1990,7 @@ def _arg_parser():
          {"action": "append", "default": []}),
         ("--timeout S", "per request (60)", {"default": 60.0}),
         ("--max-retries N", "per request (5)", {"default": 5}),
-        ("--retry-min-wait S", "the first and shortest wait, doubling (0.5)", {"default": 0.5}),
+        ("--retry-min-wait S", "the shortest wait (none: from 0.5 s, doubling)", {"type": float}),
         ("--retry-max-wait S", "the longest wait between tries (30)", {"default": 30.0}),
         ("--restart-wait S", "wait this long for a restarting judge (60)", {"default": 60.0}),
         ("--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "

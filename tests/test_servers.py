@@ -45,8 +45,9 @@ def chats(srv):
 class ServerTest(StubTestCase):
     def cli(self, *argv, timeout=60):
         """(exit code, stdout, stderr) of ``python -m minijudge`` against this stub."""
-        proc = subprocess.run([sys.executable, "-m", "minijudge", "--judge-url", self.srv.url]
-                              + [str(a) for a in argv], cwd=REPO, env=dict(os.environ),
+        proc = subprocess.run([sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
+                               "--retry-max-wait", "0"] + [str(a) for a in argv], cwd=REPO,
+                              env=dict(os.environ),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=timeout)
         return proc.returncode, proc.stdout, proc.stderr
@@ -226,13 +227,13 @@ class ShutdownTest(ServerTest):
             srv._httpd.socket.close()
             return hang(30)
         srv.responder = responder
-        code, out, err = self.judged("--concurrency", "1", "--timeout", "1", "--max-retries",
+        code, out, err = self.judged("--concurrency", "1", "--timeout", "0.5", "--max-retries",
                                      "1", "--restart-wait", "0", n=5)
         self.assertEqual(code, 1, err)
         self.assertEqual([r["judge_status"] for r in out][:3], ["ok", "ok", "timeout"], err)
         error_text = out[2]["judge_error"]
         where = "POST {}/v1/chat/completions".format(srv.url)
-        self.assertTrue(error_text.startswith("timeout: no reply within 1.0 s from {}; then "
+        self.assertTrue(error_text.startswith("timeout: no reply within 0.5 s from {}; then "
                                               "connection refused by {}".format(where, where)),
                         error_text)
         self.assertTrue(error_text.endswith("(after 2 tries)"), error_text)
