@@ -700,3 +700,21 @@ class StubTestCase(unittest.TestCase):
 
     def write_jsonl(self, name, items):
         return self.write(name, "".join(json.dumps(r) + "\n" for r in items))
+
+
+def run_main(argv, env=None):
+    """(exit code, stdout, stderr) of ``minijudge.main(argv)`` in this process, ~0.2 s
+    quicker than ``python -m minijudge``; ``env`` is added to os.environ while it runs
+    (minijudge reads the environment when a call needs it, not at import)."""
+    import contextlib
+    import gc
+    import io
+    import warnings
+    import minijudge
+    out, err = io.StringIO(), io.StringIO()
+    with mock.patch.dict(os.environ, env or {}), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)  # what earlier tests left behind
+        code = minijudge.main([str(a) for a in argv])
+        gc.collect()  # its leaks, if any, are reported (and ignored) here, not later
+    return code, out.getvalue(), err.getvalue()
