@@ -12,7 +12,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 from minijudge import parse_comparative, parse_rating, parse_verdict  # noqa: E402
-from stub import StubTestCase, chat  # noqa: E402
+from stub import StubTestCase, chat, run_main  # noqa: E402
 from test_real_data import HAVE_DATA, rows  # noqa: E402
 
 VERDICTS = [  # (judge output, verdict)
@@ -122,28 +122,34 @@ class RealReviewTest(unittest.TestCase):
 
 
 class CommandLineTest(StubTestCase):
-    """``python -m minijudge`` in a real process, against a stub judge replying such text."""
+    """The command line against a stub judge replying such text: ``python -m minijudge`` in
+    a real process, or main() in this one (the same output, ~0.2 s quicker)."""
 
-    def run_cli(self, reply, *argv, items):
+    def run_cli(self, reply, *argv, items, subprocess_=False):
         self.srv.content = reply
-        data = self.write_jsonl("in.jsonl", items)
-        proc = subprocess.run(
-            [sys.executable, "-m", "minijudge", data, "--judge-url", self.srv.url,
-             "--max-retries", "0", "--timeout", "5"] + list(argv),
-            cwd=REPO, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            timeout=60)
-        self.assertEqual(proc.returncode, 0, proc.stderr.decode())
-        return [json.loads(line) for line in proc.stdout.decode().splitlines()]
+        argv = [self.write_jsonl("in.jsonl", items), "--judge-url", self.srv.url,
+                "--max-retries", "0", "--timeout", "5"] + list(argv)
+        if subprocess_:
+            proc = subprocess.run(
+                [sys.executable, "-m", "minijudge"] + argv, cwd=REPO, env=dict(os.environ),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                timeout=60)
+            code, out, err = proc.returncode, proc.stdout, proc.stderr
+        else:
+            code, out, err = run_main(argv)
+        self.assertEqual(code, 0, err)
+        return [json.loads(line) for line in out.splitlines()]
 
     def test_comparative_scores_after_a_preamble(self):
         out = self.run_cli(
             "Let me compare the two answers.\n\nAssistant 1: 8/10\nAssistant 2: 7/10\n",
             "--mode", "comparative",
-            items=[{"question": "q", "response_a": "one", "response_b": "two"}])
+            items=[{"question": "q", "response_a": "one", "response_b": "two"}],
+            subprocess_=True)  # end to end, in a real process
         self.assertEqual((out[0]["judge_status"], out[0]["judge_value"]), ("ok", [8.0, 7.0]))
         self.assertEqual(self.srv.chat_count, 1)
 
-    def test_verdict_and_rating_end_to_end(self):
+    def test_verdict_and_rating_through_the_command_line(self):
         self.srv.push(chat("Output (b) is better. Output (a) is more concise but misses it."))
         out = self.run_cli("", "--mode", "pairwise", "--single-order", items=[
             {"question": "q", "response_a": "one", "response_b": "two"}])
