@@ -382,9 +382,12 @@ class JudgeFunctionTest(ParityTest):
         def counting(messages):
             calls.append(1)
             return "Rating: 2"
-        cache = self.path("cache.jsonl")
-        first = minijudge.LLMJudge(judge_fn=counting, cache=cache).judge(Q, "r")
-        again = minijudge.LLMJudge(judge_fn=counting, cache=cache).judge(Q, "r")
+        results = []
+        for _ in range(2):  # two runs, one after the other, on one cache file
+            judge = minijudge.LLMJudge(judge_fn=counting, cache=self.path("cache.jsonl"))
+            results.append(judge.judge(Q, "r"))
+            judge.cache.close()
+        first, again = results
         self.assertEqual((first.value, first.cached, again.value, again.cached),
                          (2, False, 2, True))
         self.assertEqual(len(calls), 1)
