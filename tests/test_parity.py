@@ -215,7 +215,8 @@ class SavePromptsTest(ParityTest):
         self.write_jsonl("in.jsonl", [{"question": "q1", "response": "r1"},
                                       {"question": "q2", "response": "r2"}])
         url = "{}/v1?api_key={}".format(self.srv.url, URL_KEY)
-        code, out, err = run(["--judge-url", url, "--judge-model", "judge-model", "--system", "Be fair.",
+        code, out, err = run(["--judge-url", url, "--judge-model", "judge-model",
+                              "--system", "Be fair.",
                               "--header", "X-Api-Key: " + KEY, "--save-prompts", "--concurrency",
                               "1", "-o", self.path("out.jsonl"), self.path("in.jsonl")],
                              env={"LLM_JUDGE_API_KEY": KEY + "-env"})
@@ -241,7 +242,8 @@ class SavePromptsTest(ParityTest):
         self.srv.responder = judge_like(lambda listed: "Acceptable")
         self.write("criteria.json", json.dumps(HELPFULNESS))
         self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model", "--mode",
+        code, out, err = run(["--judge-url", self.srv.url, "--judge-model", "judge-model",
+                              "--mode",
                               "criterion", "--criteria", self.path("criteria.json"), "--assess",
                               "--save-prompts", self.path("in.jsonl")])
         self.assertEqual(code, 0, err)
