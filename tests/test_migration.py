@@ -157,6 +157,17 @@ class MigrationTest(CLITest):
                               "to 1 (scores are 0-1); got 7.0\n")
         self.assertEqual(self.srv.chat_count, sent)  # none for the run
 
+    def test_an_lm_eval_score_template_on_0_to_10_works_unchanged(self):
+        # lm-eval's llm_judge prompts ask for "Score: X.XX" on 0-10 and read it as value / 10
+        template = self.write("lm_eval.txt", "Rate the answer from 0 to 10.\n{question}\n"
+                                             "{response}\nEnd with: Score: X.XX")
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}] * 3)
+        self.srv.push("Mostly right.\nScore: 8.50", "Score: 10.00", "Score: 0.00")
+        code, out, err = self.main("--judge-url", self.srv.url, "--template", template,
+                                   "--scale", "0,10", "--concurrency", "1", source)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_score"] for r in parse_lines(out)], [0.85, 1.0, 0.0])
+
 
 if __name__ == "__main__":
     unittest.main()
