@@ -470,11 +470,11 @@ class CheckAndDryRunTest(CLITest):
         self.assertEqual((code, err), (0, ""))
         self.assertEqual(out, "".join([
             "--- line 1 ---\n[system]\nbe fair\n[user]\n",
-            minijudge.TEMPLATES["rating"].format(question="q1", response="r1"), "\n",
+            minijudge.render("rating", question="q1", response="r1"), "\n",
             "--- line 2: not JSON (Expecting value: line 1 column 1 (char 0))\n",
             "--- line 3 ---\n[system]\nbe fair\n[user]\n",
-            minijudge.TEMPLATES["rating_ref"].format(question="q2", reference="a2",
-                                                     response="r2"), "\n"]))
+            minijudge.render("rating_ref", question="q2", reference="a2", response="r2"),
+            "\n"]))
         self.assertEqual(self.srv.requests, [])
         self.assertNotIn(KEY, out + err)
 
