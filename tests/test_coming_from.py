@@ -140,7 +140,8 @@ class ImageTest(CommandLine):
             {"question": "q", "response": "r", "image": png},
             {"question": "q", "response": "r", "image": [jpeg, gif, webp, url, data_url]}])
         self.assertEqual([r["judge_status"] for r in out], ["ok", "ok"])
-        first, second = (self.sent(n)["messages"][-1]["content"] for n in (0, 1))
+        first, second = sorted((self.sent(n)["messages"][-1]["content"] for n in (0, 1)),
+                               key=len)  # the records were judged at once: in either order
         self.assertEqual(first[0]["type"], "text")
         self.assertTrue(first[0]["text"].startswith("Please act as an impartial judge"))
         self.assertEqual(first[1]["type"], "image_url")
@@ -304,6 +305,31 @@ class SystemsRankingTest(CommandLine):
         out, err = self.main("--mode", "systems", items=[
             {"question": "q", "responses": {"x": "worst", "y": "best", "z": "mid"}}])
         self.assertEqual(out[0]["judge_ranking"][0], "y")
+
+
+class ExamplesTest(unittest.TestCase):
+    """Each "coming from" example runs offline, in a real process, and says what it shows."""
+    EXPECTED = {
+        "from_lm_eval.py": ["'Paris.'           score 0.9 (ok)", '"minimum": 0, "maximum": 10'],
+        "from_lmms_eval.py": ["'It is red.' score 1.0 (ok) raw '1'",
+                              "'Blue.'      score 0.0 (ok) raw '0'",
+                              "a missing image: bad_record - image "],
+        "from_unitxt.py": ["conciseness  option 'Yes' score 1.0 positional bias False (ok)",
+                           "groundedness option 'Grounded' score 1.0"],
+        "from_a_harness.py": ["score 0.85 PASS", "score 0.35 FAIL",
+                              "strict: JudgeError: no JSON object with correctness"],
+    }
+
+    def test_every_example_runs_offline(self):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
+        for name, lines in self.EXPECTED.items():
+            with self.subTest(name):
+                proc = subprocess.run([sys.executable, os.path.join(REPO, "examples", name)],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                      universal_newlines=True, timeout=60)
+                self.assertEqual((proc.returncode, proc.stderr), (0, ""))
+                for line in lines:
+                    self.assertIn(line, proc.stdout)
 
 
 if __name__ == "__main__":
