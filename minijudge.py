@@ -1708,8 +1708,8 @@ def _context_section(context):
                    for name, text in texts if text)
 
 
-_IMAGE_TYPES = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg", b"GIF87a": "gif",
-                b"GIF89a": "gif", b"RIFF": "webp"}  # RIFF with WEBP at byte 8
+_IMAGE_RE = re.compile(rb"(?P<png>\x89PNG\r\n\x1a\n)|(?P<jpeg>\xff\xd8\xff)|(?P<gif>GIF8[79]a)"
+                       rb"|(?P<webp>RIFF....WEBP)", re.S)  # an image's first bytes say its type
 _MAX_IMAGE_BYTES = 20 * 1024 * 1024
 
 
@@ -1730,8 +1730,7 @@ def _image_urls(images):
                 data = f.read(_MAX_IMAGE_BYTES + 1)
         except OSError as exc:
             raise TemplateError("image {}: {}".format(image, exc.strerror or exc)) from None
-        kind = next((kind for magic, kind in _IMAGE_TYPES.items() if data.startswith(magic) and (
-            kind != "webp" or data[8:12] == b"WEBP")), None)
+        kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
         if kind is None or len(data) > _MAX_IMAGE_BYTES:
             raise TemplateError("image {} is {}".format(image, "over 20 MiB" if kind else
                                                          "not a PNG, JPEG, WebP or GIF image"))
@@ -2578,22 +2577,15 @@ def _dry_run(judge, args, items):
             continue
         sendable += 1
         print("--- line {}{}".format(number, " ---" if prompt else ": empty_response: " + _EMPTY))
-        for message in prompt or ():  # an image: its type and size, not its base64
+        for message in prompt or ():  # an image by its URL's start, not its whole base64
             content = message["content"]
             print("[{}]\n{}".format(message["role"], content if isinstance(content, str) else (
-                "\n".join(map(_shown, content)))))
+                "\n".join(part.get("text") or "[image: {:.40}...]".format(part["image_url"][
+                    "url"]) for part in content))))
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
                          "line above)".format(args.input))
     return 0
-
-
-def _shown(part):
-    """A part of a message as --dry-run shows it: an image by its type and size."""
-    url = part.get("image_url", {}).get("url", "")
-    head, _, data = url.partition(",")
-    return part.get("text") or "[image: {}]".format(url if head == url or not url.startswith(
-        "data:") else "{}, {} bytes".format(head, len(data) * 3 // 4 - data[-2:].count("=")))
 
 
 def _judge_fields(prefix, judgement):

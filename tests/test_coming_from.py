@@ -200,7 +200,7 @@ class ImageTest(CommandLine):
              "img", "--dry-run", source], cwd=REPO, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn("[image: data:image/png;base64, {} bytes]".format(len(PNG)), proc.stdout)
+        self.assertIn("[image: data:image/png;base64,iVBORw0KGgoAAQIDBA...]", proc.stdout)
         self.assertNotIn(base64.b64encode(PNG).decode()[:40], proc.stdout)
 
 
