@@ -2616,7 +2616,7 @@ class _Tally:
         # the scores of every record, and of the judged ones: _interval's arguments
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # scores: the first _BOOTSTRAP_MAX
-        self.done = self.requests = self.cached = self.sent = 0
+        self.done = self.failed = self.requests = self.cached = self.sent = 0
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
 
@@ -2624,6 +2624,7 @@ class _Tally:
         status, details, rating = judgement.status, judgement.details, judgement.rating
         self.statuses[status] += 1
         if status not in _NOT_FAILURES:
+            self.failed += 1
             self.first_errors.setdefault(status, judgement.error)
         score = judgement.score
         score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
@@ -2661,10 +2662,6 @@ class _Tally:
             value = (judgement.usage or {}).get(name)
             if isinstance(value, int):
                 self.tokens[name] += value
-
-    @property
-    def failed(self):
-        return self.done - sum(self.statuses[s] for s in _NOT_FAILURES)
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000):
@@ -2726,7 +2723,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "system_fingerprints": dict(tally.fingerprints),
         "template_sha256": hashlib.sha256(TEMPLATES.get(judge.template, judge.template or (
             RATING_TEMPLATE + RATING_REF_TEMPLATE)).encode("utf-8")).hexdigest()[:16],
-        "agreement": _human_agreement(args, tally, mode),
+        "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
         "shard": args.shard, "interrupted": interrupted, "minijudge_version": __version__,
     }
     if mode == "systems":  # an item has no one score: see systems and ranking
@@ -2736,8 +2733,6 @@ def _summary(judge, mode, args, tally, wall, interrupted):
 
 
 def _human_agreement(args, tally, mode):
-    if not args.human_field:
-        return None
     ratings, scores, labels = zip(*tally.human) if tally.human else ((), (), ())
     if mode == "pairwise":  # A/B/tie labels as A's win, as the judge's verdicts are scored
         labels = [_VERDICT_SCORES.get(_VERDICT_WORDS.get(str(label).strip().lower()))
@@ -2815,8 +2810,11 @@ def _run(specs, args, items):
     except ValueError:  # stdout is a StringIO (tests)
         sink = None
     write = sink.write if sink else lambda b: sys.stdout.write(b.decode()) and len(b)
-    progress = not args.quiet and sys.stderr.isatty()
-    total = _count_lines(args.input, args.shard) if progress else None
+    progress, total = not args.quiet and sys.stderr.isatty(), None
+    if progress and args.input != "-" and os.path.isfile(args.input):  # counting eats a pipe
+        with open(args.input, "rb") as f:
+            total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+        total //= int(args.shard.split("/")[1]) if args.shard else 1
     tallies, held = {prefix: _Tally() for prefix, _, _ in specs}, {"waiting": 0}
     interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
     if args.strict:
@@ -2919,14 +2917,6 @@ def _until_bad(args, items, stopped):
             stopped.append(bad.error)
             return
         yield number, record
-
-
-def _count_lines(path, shard):
-    if path == "-" or not os.path.isfile(path):  # counting a pipe would eat its records
-        return None
-    with open(path, "rb") as f:
-        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    return lines // int(shard.split("/")[1]) if shard else lines
 
 
 def _show_progress(tally, total, elapsed, held, end=""):
