@@ -2635,17 +2635,15 @@ class _Tally:
             sums["total_sq"] += score * score
             if len(sums["scores"]) < _BOOTSTRAP_MAX:
                 sums["scores"].append(score)
-        for counter, value in ((self.ratings, rating), (self.models, judgement.model),
-                               (self.sources, judgement.source),
-                               (self.fingerprints, judgement.fingerprint)):
+        for counter, value in ((self.ratings, rating), (self.passed, details.get("pass")),
+                               (self.models, judgement.model), (self.sources, judgement.source),
+                               (self.fingerprints, judgement.fingerprint),
+                               (self.biased, details.get("positional_bias"))):
             if value not in (None, ""):
                 counter[value] += 1
         for pair in details.get("pairs") or [details]:
             if pair.get("consistent") is not None:
                 self.consistent[pair["consistent"]] += 1
-        for counter, key in ((self.passed, "pass"), (self.biased, "positional_bias")):
-            if details.get(key) is not None:
-                counter[details[key]] += 1
         if status == "ok" and "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
