@@ -2772,11 +2772,9 @@ def _print_summary(summary, max_error_rate, file, name=None):
          "({ci_method})"),
         (s["systems"], "  ranking: {ranking}"),
         (s["position_consistency"] is not None, "  position-consistent: "
-         "{position_consistency:.1%} of the pairs asked in both orders (the rest count as "
-         "ties)"),
-        (s["positional_bias_rate"] is not None, "  positional bias: "
-         "{positional_bias_rate:.1%} of the records asked in both option orders chose "
-         "differently (the first choice is kept)"),
+         "{position_consistency:.1%} of the pairs asked in both orders (the rest count as ties)"),
+        (s["positional_bias_rate"] is not None, "  positional bias: {positional_bias_rate:.1%} of "
+         "the records asked in both option orders chose differently (the first choice is kept)"),
         (s["pass_rate"] is not None, "  pass rate {pass_rate} at --pass-threshold "
          "{parameters[pass_threshold]}"),
         (s["ratings"], "  ratings: {ratings}"),
@@ -2796,8 +2794,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
         (s["interrupted"], "  interrupted: the records above were written; rerun with the "
          "same --cache to finish without paying twice"),
         (not s["interrupted"] and s["failure_rate"] > max_error_rate, "  failure rate "
-         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown),
-        file=file)
+         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown), file=file)
 
 
 def _run(specs, args, items):
@@ -2815,8 +2812,7 @@ def _run(specs, args, items):
         total //= int(args.shard.split("/")[1]) if args.shard else 1
     tallies, held = {prefix: _Tally() for prefix, _, _ in specs}, {"waiting": 0}
     interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
-    if args.strict:
-        items = _until_bad(args, items, stopped)
+    items = _until_bad(args, items, stopped) if args.strict else items
     stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
     repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
 
