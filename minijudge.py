@@ -1903,8 +1903,7 @@ def agreement(judge_values, human_values, *, kind=None):
                    for h, j, weight in cells)
     confusion = {"{:g}".format(h): {"{:g}".format(j): observed[h, j] for j in categories
                                     if observed[h, j]} for h in categories if human_totals[h]}
-    return dict(result, kind="ratings",
-                exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
+    return dict(result, kind="ratings", exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
                 within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
                 kappa_quadratic=round(1 - disagree / expected, 4) if expected else None,
                 spearman=_pearson(_ranks(judge), _ranks(human)),
@@ -2715,10 +2714,8 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "positional_bias_rate": share(tally.biased),
         "systems": {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
                     for name, n in tally.played.items()} or None,
-        "ranking": sorted(tally.played, key=lambda name: -tally.wins[name] / tally.played[
-            name]) or None,
-        "pass_rate": share(tally.passed),
-        "system_fingerprints": dict(tally.fingerprints),
+        "ranking": sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k]) or None,
+        "pass_rate": share(tally.passed), "system_fingerprints": dict(tally.fingerprints),
         "template_sha256": hashlib.sha256(TEMPLATES.get(judge.template, judge.template or (
             RATING_TEMPLATE + RATING_REF_TEMPLATE)).encode("utf-8")).hexdigest()[:16],
         "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
