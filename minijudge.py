@@ -2606,15 +2606,13 @@ class _Tally:
     """What the summary reports, gathered record by record in constant memory."""
 
     def __init__(self):
-        # True/False counts of the items asked in both orders: did the pair agree
-        # (consistent), did the option chosen change (biased)
+        # consistent, biased: of the items asked twice, did both agree, did the option change
         (self.statuses, self.ratings, self.models, self.tokens, self.sources,
          self.fingerprints, self.consistent, self.biased, self.wins, self.played,
          self.passed) = (collections.Counter() for _ in range(11))
         self.first_errors = {}
-        # the scores of every record, and of the judged ones: _interval's arguments
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
-                                 for _ in range(2))  # scores: the first _BOOTSTRAP_MAX
+                                 for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
         self.done = self.failed = self.requests = self.cached = self.sent = 0
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
@@ -2679,8 +2677,7 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
 def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
     done, judged = tally.done, tally.done - tally.failed
-    # pairwise: A's win rate over the judged pairs (a failure is no B win)
-    sums = tally.judged if mode == "pairwise" else tally.all
+    sums = tally.judged if mode == "pairwise" else tally.all  # a failed pair is no B win
     interval, method = _interval(seed=args.bootstrap_seed, **sums)
     scale = judge.scale if judge.parser in ("rating", "json", "comparative") else None
 
