@@ -1846,8 +1846,7 @@ _HUMAN_WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "pass": 1.0, "no": 0.0,
 
 def _label(value):
     """A human label or judge value as a number, or None."""
-    if isinstance(value, str):
-        value = _HUMAN_WORDS.get(value.strip().lower(), value)
+    value = _HUMAN_WORDS.get(value.strip().lower(), value) if isinstance(value, str) else value
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -2441,8 +2440,7 @@ def _read_records(source, name):
                               if line[0] != 0x1f else "{} is gzip-compressed; decompress it "
                               "(zcat {} | minijudge ... -)").format(
                 "stdin" if name == "-" else name, "FILE" if name == "-" else name))
-        if number == 1 and line.startswith(b"\xef\xbb\xbf"):
-            line = line[3:]
+        line = line[3:] if number == 1 and line.startswith(b"\xef\xbb\xbf") else line
         if not line.strip():
             continue
         try:
@@ -2806,9 +2804,17 @@ def _run(specs, args, items):
         total //= int(args.shard.split("/")[1]) if args.shard else 1
     tallies, held = {prefix: _Tally() for prefix, _, _ in specs}, {"waiting": 0}
     interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
-    items = _until_bad(args, items, stopped) if args.strict else items
     stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
     repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
+
+    def until_bad(items):  # --strict: the items up to the first bad one, whose error stops the run
+        for number, record in items:
+            bad = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
+            if isinstance(bad, _BadLine):
+                stopped.append(bad.error)
+                return
+            yield number, record
+    items = until_bad(items) if args.strict else items
 
     def judge_one(item):
         judged = []
@@ -2895,16 +2901,6 @@ def _run(specs, args, items):
         return _EXIT_FAILED
     worst = max(summary["failure_rate"] for summary in summaries.values())
     return interrupted or (_EXIT_FAILED if worst > args.max_error_rate else 0)
-
-
-def _until_bad(args, items, stopped):
-    """--strict: the items up to the first bad one, whose error goes into ``stopped``."""
-    for number, record in items:
-        bad = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
-        if isinstance(bad, _BadLine):
-            stopped.append(bad.error)
-            return
-        yield number, record
 
 
 def _show_progress(tally, total, elapsed, held, end=""):
