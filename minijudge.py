@@ -2892,9 +2892,8 @@ def _run(specs, args, items):
         with open(args.summary, "w", encoding="utf-8") as f:
             json.dump({"judges": summaries} if args.judges else summaries["judge"], f, indent=2)
     if not args.quiet:
-        for prefix, summary in summaries.items():
-            _print_summary(summary, args.max_error_rate, sys.stderr,
-                           name=None if len(specs) == 1 else prefix)
+        for name, summary in summaries.items():
+            _print_summary(summary, args.max_error_rate, sys.stderr, name=len(specs) > 1 and name)
     if stopped or broken:
         print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
             *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
