@@ -2851,9 +2851,7 @@ def _run(specs, args, items):
                                                           for prefix, judge, _ in specs])
     encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # one per run
     try:
-        for (number, record), judged in results:
-            if broken:
-                break
+        for (_, record), judged in itertools.takewhile(lambda _: not broken, results):
             out = dict(record)
             for prefix, judgement in judged:
                 out.update(_judge_fields(prefix, judgement))
