@@ -1863,10 +1863,9 @@ def _pearson(xs, ys):
 
 def _ranks(values):
     """Average ranks, 1-based; ties share the mean of their positions."""
-    import bisect
+    from bisect import bisect_left, bisect_right
     ordered = sorted(values)
-    return [(bisect.bisect_left(ordered, v) + bisect.bisect_right(ordered, v) + 1) / 2
-            for v in values]
+    return [(bisect_left(ordered, v) + bisect_right(ordered, v) + 1) / 2 for v in values]
 
 
 def agreement(judge_values, human_values, *, kind=None):
