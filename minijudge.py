@@ -771,9 +771,8 @@ def _connections(url):
                          "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
 
     class DeadlineReader(io.RawIOBase):
-        def __init__(self, sock, deadline):
-            super().__init__()
-            self.sock, self.deadline, self.received = sock, deadline, 0
+        def __init__(self, conn, deadline):  # conn.sock: the one connect() opens
+            self.conn, self.deadline, self.received = conn, deadline, 0
 
         def readable(self):
             return True
@@ -781,7 +780,7 @@ def _connections(url):
         def readinto(self, buffer):
             if time.monotonic() > self.deadline:
                 raise socket.timeout("timed out")
-            n = self.sock.recv_into(buffer)
+            n = self.conn.sock.recv_into(buffer)
             self.received += n
             return n
 
@@ -817,11 +816,9 @@ def _connections(url):
             self.headers = {name.lower(): value for name, value in reversed(lines)}
             self.chunk_left = None
             self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
-            length = self.headers.get("content-length", "")
-            self.length = int(length) if length.isdigit() and length.isascii() and (
-                not self.chunked) else None
-            if status in (204, 304) or self._method == "HEAD":  # 1xx were skipped above
-                self.length = 0
+            length = self.headers.get("content-length", "")  # no HEAD is sent; 1xx are skipped
+            self.length = 0 if status in (204, 304) else int(length) if (
+                length.isdigit() and length.isascii() and not self.chunked) else None
             self.will_close = self._check_close() or self.length is None and not self.chunked
 
     local = threading.local()
@@ -839,32 +836,30 @@ def _connections(url):
             "{}: {}\r\n".format(*field) for field in head.items()))
         message = message.encode("iso-8859-1") + (body or b"")
         conn = getattr(local, "conn", None)
-        reused = conn is not None and conn.sock is not None
-        if reused and (conn.last.will_close or not conn.last.drained
-                       or select.select([conn.sock], [], [], 0)[0]):
+        if getattr(conn, "sock", None) and (conn.last.will_close or not conn.last.drained
+                                             or select.select([conn.sock], [], [], 0)[0]):
             conn.close()  # bytes already waiting would be read as this request's reply
-            reused = False
+        reused = getattr(conn, "sock", None) is not None
         if not reused:  # the socket keeps the timeout: it bounds each wait
             conn = local.conn = http.client.HTTPSConnection(
                 address, timeout=timeout, context=context) if scheme == "https" else (
                     http.client.HTTPConnection(address, timeout=timeout))
             if tunnel:
                 conn.set_tunnel(**tunnel)
-        reader = None
+        reader = DeadlineReader(conn, deadline)
         try:
             if conn.sock is None:
                 conn.connect()
             if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
                 conn.sock.settimeout(timeout)
             conn.sock.sendall(message)
-            reader = DeadlineReader(conn.sock, deadline)
             conn.last = Response(reader, method=method)
             conn.last.begin()
             return conn.last
         except BaseException as exc:
             conn.close()  # even on Ctrl-C: a late reply must not answer the next request
             if reused and isinstance(exc, (ConnectionError, http.client.HTTPException)) and (
-                    not (reader and reader.received)):  # closed while idle, most likely
+                    not reader.received):  # closed while idle, most likely
                 return send(method, url, body, headers, timeout, deadline)  # on a new one
             raise
 
@@ -894,14 +889,13 @@ def _retry_after(headers):
     millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
     try:
         seconds = float(millis) / 1000 if millis is not None else float(value)
-        return max(0.0, seconds) if math.isfinite(seconds) else None
     except (TypeError, ValueError):
-        pass
-    from email.utils import parsedate_to_datetime
-    try:  # None, "" and a bad date raise TypeError, ValueError or IndexError, by version
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, IndexError):
-        return None
+        from email.utils import parsedate_to_datetime
+        try:  # None, "" and a bad date raise TypeError, ValueError or IndexError, by version
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError):
+            return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _http_error(status, data, headers, where, keyed=False):
@@ -1452,13 +1446,14 @@ class LLMJudge:
                     try:
                         listed = self.list_models()
                     except APIError as exc:
-                        raise APIError("no model given and the server's model list failed: "
-                                       "{}".format(exc), kind="model_error",
-                                       status=exc.status) from None
+                        listed = exc
                     self.model = self._pick_model(listed)
         return self.model
 
-    def _pick_model(self, listed):
+    def _pick_model(self, listed):  # listed: the server's models, or why it listed none
+        if isinstance(listed, APIError):
+            raise APIError("no model given and the server's model list failed: {}".format(
+                listed), kind="model_error", status=listed.status)
         if len(listed) == 1:
             return listed[0]
         raise APIError("no model given and GET {} lists {}: pass one with model= or "
@@ -2287,9 +2282,7 @@ def _preflight(judge, *, ping=False):
         if exc.kind in ("connection_refused", "timeout", "untrusted") or exc.status in (401, 403):
             raise
         listed, info["models"] = None, "(not listed: {})".format(exc)
-        if judge.model is None:
-            raise APIError("no model given and the server's model list failed: {}".format(
-                exc), kind="model_error") from None
+        judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
     if judge.model is None and ping and len(listed) > 1:
         return dict(info, model="none given: pass one of these with --judge-model")
     judge.model = judge.model or judge._pick_model(listed)
