@@ -1391,10 +1391,9 @@ class LLMJudge:
         """One request with retries: ``read(body)``, or APIError after the last try. A
         server that answered and now refuses connections is restarting: it is polled
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
-        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__}
-        if payload is not None:
-            headers["Content-Type"] = "application/json"
-        headers.update(self._headers.value)
+        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__,
+                   **({} if payload is None else {"Content-Type": "application/json"}),
+                   **self._headers.value}
         retries, timed_out = 0, None
         for attempt in itertools.count(1):
             try:
@@ -1404,8 +1403,7 @@ class LLMJudge:
                 self._alive, self._refused_since = True, None
                 return read(body, url), attempt
             except APIError as exc:
-                exc.args = (self._redact(str(exc)),)
-                exc.attempts = attempt
+                exc.args, exc.attempts = (self._redact(str(exc)),), attempt
                 restarting, left = exc.kind == "connection_refused" and self._alive, 0
                 # a server shutting down is silent, then refuses: the timeout came first
                 timed_out = timed_out or exc.kind == "timeout" and str(exc)
@@ -1862,9 +1860,8 @@ class _Cache:
             return None
 
     def put(self, key, reply):
-        line = (json.dumps({"key": key, "reply": reply}) + "\n").encode()
+        line = rest = (json.dumps({"key": key, "reply": reply}) + "\n").encode()
         with self._lock:
-            rest = line
             while rest:  # one write, unless the disk fills: then the next one raises
                 rest = rest[os.write(self._fd, rest):]
             self._add(key, os.lseek(self._fd, 0, os.SEEK_CUR) - len(line))
