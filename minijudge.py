@@ -765,7 +765,8 @@ def _connections(url):
     fields.update({"Host": parts.netloc, "Accept-Encoding": "identity"})
     cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
     try:  # loading the CAs takes 0.1 s: once per file, and only for https
-        context = _tls_context(cafile) if scheme == "https" else None
+        connection = functools.partial(http.client.HTTPSConnection, context=_tls_context(
+            cafile)) if scheme == "https" else http.client.HTTPConnection
     except OSError as exc:  # ssl.SSLError is an OSError
         raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
                          "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
@@ -829,21 +830,17 @@ def _connections(url):
 
     def send(method, url, body, headers, timeout, deadline):
         target = url if proxy and not tunnel else "/" + url.split("/", 3)[3]  # scheme://host/
-        head = dict(fields, **{name.title(): value for name, value in headers.items()})
-        if body is not None:
-            head["Content-Length"] = len(body)
+        head = {**fields, **{name.title(): value for name, value in headers.items()},
+                **({} if body is None else {"Content-Length": len(body)})}
         message = "{} {} HTTP/1.1\r\n{}\r\n".format(method, target, "".join(
-            "{}: {}\r\n".format(*field) for field in head.items()))
-        message = message.encode("iso-8859-1") + (body or b"")
+            "{}: {}\r\n".format(*field) for field in head.items())).encode("iso-8859-1")
         conn = getattr(local, "conn", None)
         if getattr(conn, "sock", None) and (conn.last.will_close or not conn.last.drained
                                              or select.select([conn.sock], [], [], 0)[0]):
             conn.close()  # bytes already waiting would be read as this request's reply
         reused = getattr(conn, "sock", None) is not None
         if not reused:  # the socket keeps the timeout: it bounds each wait
-            conn = local.conn = http.client.HTTPSConnection(
-                address, timeout=timeout, context=context) if scheme == "https" else (
-                    http.client.HTTPConnection(address, timeout=timeout))
+            conn = local.conn = connection(address, timeout=timeout)
             if tunnel:
                 conn.set_tunnel(**tunnel)
         reader = DeadlineReader(conn, deadline)
@@ -852,7 +849,7 @@ def _connections(url):
                 conn.connect()
             if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
                 conn.sock.settimeout(timeout)
-            conn.sock.sendall(message)
+            conn.sock.sendall(message + (body or b""))
             conn.last = Response(reader, method=method)
             conn.last.begin()
             return conn.last
