@@ -1003,12 +1003,6 @@ def _blank(body, secrets):
     return body
 
 
-def _retryable(error):
-    status = error.status or 0
-    return error.kind in ("timeout", "connection_error", "invalid_response") or (
-        error.kind == "http_error" and (status in _RETRY_STATUSES or status >= 500))
-
-
 def _read_models(body, url):
     try:
         return [m["id"] for m in json.loads(body.decode("utf-8", "replace"))["data"]]
@@ -1407,8 +1401,11 @@ class LLMJudge:
                 if restarting:
                     self._refused_since = since = self._refused_since or time.monotonic()
                     left = since + self.restart_wait - time.monotonic()
-                if left <= 0 and (not _retryable(exc) or retries >= self.max_retries or (
-                        exc.status and payload and _adaptation(str(exc), payload))):
+                status = exc.status or 0  # a 4xx but 408/409/429 is the caller's bug: no retry
+                retryable = exc.kind in ("timeout", "connection_error", "invalid_response") or (
+                    exc.kind == "http_error" and (status in _RETRY_STATUSES or status >= 500))
+                if left <= 0 and (not retryable or retries >= self.max_retries or (
+                        status and payload and _adaptation(str(exc), payload))):
                     if restarting:
                         exc.args = ("{} it answered before, then refused connections for "
                                     "{:g} s (--restart-wait)".format(exc, self.restart_wait),)
