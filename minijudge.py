@@ -964,13 +964,10 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
                            "and CURL_CA_BUNDLE are read too)".format(
                                urlsplit(url).hostname, exc.verify_message, where),
                            kind="untrusted") from None
-        if response is None:  # no reply had begun
-            raise APIError("cannot reach {}: {}".format(where, exc),
-                           kind="connection_error") from None
         detail = str(exc) if str(exc).startswith(type(exc).__name__) else "{}: {}".format(
             type(exc).__name__, exc).rstrip(": ")
-        raise APIError("connection to {} broke: {}".format(where, detail),
-                       kind="connection_error") from None
+        raise APIError("cannot reach {}: {}".format(where, exc) if response is None else (
+            "connection to {} broke: {}".format(where, detail)), kind="connection_error") from None
 
 
 def _decoded(body, headers, where, max_bytes):
