@@ -1923,16 +1923,12 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     for _ in range(concurrency):
         threading.Thread(target=work, daemon=True).start()
     done, sent, finished, end = 0, 0, {}, object()
-    records, exhausted = iter(records), False
     try:
-        while not exhausted or done < sent:
-            if not exhausted and sent - done < window:
-                record = next(records, end)
-                exhausted = record is end
-                if not exhausted:
-                    tasks.put((sent, record))
-                    sent += 1
-            must_wait = exhausted or sent - done >= window
+        for item in itertools.chain(records, itertools.repeat(end)):  # end: wait for the rest
+            if item is not end:
+                tasks.put((sent, item))
+                sent += 1
+            must_wait = item is end or sent - done >= window  # so the next one has room
             while not results.empty() or (must_wait and done < sent and done not in finished):
                 index, record, judgement = results.get()
                 finished[index] = record, judgement
@@ -1941,6 +1937,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
                 yield finished.pop(done)
                 done += 1
             progress["waiting"] = len(finished)
+            if item is end and done == sent:
+                break
     finally:
         stopped.append("interrupted")
         for _ in range(concurrency):
