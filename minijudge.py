@@ -742,7 +742,6 @@ def _connections(url):
     import http.client
     import io
     import select
-    import socket
     import types
     import urllib.request
     from urllib.parse import unquote, urlsplit
@@ -780,7 +779,7 @@ def _connections(url):
 
         def readinto(self, buffer):
             if time.monotonic() > self.deadline:
-                raise socket.timeout("timed out")
+                raise TimeoutError("timed out")  # socket.timeout is one since 3.10
             n = self.conn.sock.recv_into(buffer)
             self.received += n
             return n
