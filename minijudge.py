@@ -939,15 +939,13 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
                 pass  # unreadable or undecodable: the status still says what went wrong
             raise _http_error(response.status, _blank(body, secrets), response.headers, where,
                               secrets)
-        body = bytearray()
-        while len(body) <= max_bytes:
+        body, chunk = bytearray(), None
+        while chunk != b"" and len(body) <= max_bytes:  # each read checks the deadline first
             chunk = response.read1(max_bytes + 1 - len(body))
-            if not chunk:
-                if response.length:  # fewer bytes than Content-Length promised
-                    raise http.client.IncompleteRead(bytes(body), response.length)
-                response.drained = True  # the connection may carry the next request
-                break
-            body += chunk  # each read checks the deadline first
+            body += chunk
+        if chunk == b"" and response.length:  # fewer bytes than Content-Length promised
+            raise http.client.IncompleteRead(bytes(body), response.length)
+        response.drained = chunk == b""  # the connection may carry the next request
         return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
     except (OSError, http.client.HTTPException) as exc:
         if isinstance(exc, (socket.timeout, TimeoutError)):
