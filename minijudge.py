@@ -903,9 +903,8 @@ def _http_error(status, data, headers, where, keyed=False):
     if status == 429 and b"insufficient_quota" in data:
         message, kind = "quota exhausted, not retrying: " + message, "quota_exceeded"
     elif wait is not None and wait > _RETRY_AFTER_LIMIT:
-        message, kind = ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not "
-                         "retrying: {}".format(wait, _RETRY_AFTER_LIMIT, message),
-                         "quota_exceeded")
+        message, kind = ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not retrying:"
+                         " {}".format(wait, _RETRY_AFTER_LIMIT, message), "quota_exceeded")
     elif status == 400 and b"content_filter" in data:
         message, kind = "content filter: " + message, "refused"
     elif status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
