@@ -746,7 +746,6 @@ def _connections(url):
     import http.client
     import io
     import select
-    import socket
     import types
     import urllib.request
     from urllib.parse import unquote, urlsplit
@@ -769,23 +768,23 @@ def _connections(url):
     fields.update({"Host": parts.netloc, "Accept-Encoding": "identity"})
     cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
     try:  # loading the CAs takes 0.1 s: once per file, and only for https
-        context = _tls_context(cafile) if scheme == "https" else None
+        connection = functools.partial(http.client.HTTPSConnection, context=_tls_context(
+            cafile)) if scheme == "https" else http.client.HTTPConnection
     except OSError as exc:  # ssl.SSLError is an OSError
         raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
                          "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
 
     class DeadlineReader(io.RawIOBase):
-        def __init__(self, sock, deadline):
-            super().__init__()
-            self.sock, self.deadline, self.received = sock, deadline, 0
+        def __init__(self, conn, deadline):  # conn.sock: the one connect() opens
+            self.conn, self.deadline, self.received = conn, deadline, 0
 
         def readable(self):
             return True
 
         def readinto(self, buffer):
             if time.monotonic() > self.deadline:
-                raise socket.timeout("timed out")
-            n = self.sock.recv_into(buffer)
+                raise TimeoutError("timed out")  # socket.timeout is one since 3.10
+            n = self.conn.sock.recv_into(buffer)
             self.received += n
             return n
 
@@ -821,11 +820,9 @@ def _connections(url):
             self.headers = {name.lower(): value for name, value in reversed(lines)}
             self.chunk_left = None
             self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
-            length = self.headers.get("content-length", "")
-            self.length = int(length) if length.isdigit() and length.isascii() and (
-                not self.chunked) else None
-            if status in (204, 304) or self._method == "HEAD":  # 1xx were skipped above
-                self.length = 0
+            length = self.headers.get("content-length", "")  # no HEAD is sent; 1xx are skipped
+            self.length = 0 if status in (204, 304) else int(length) if (
+                length.isdigit() and length.isascii() and not self.chunked) else None
             self.will_close = self._check_close() or self.length is None and not self.chunked
 
     local = threading.local()
@@ -836,39 +833,33 @@ def _connections(url):
 
     def send(method, url, body, headers, timeout, deadline):
         target = url if proxy and not tunnel else "/" + url.split("/", 3)[3]  # scheme://host/
-        head = dict(fields, **{name.title(): value for name, value in headers.items()})
-        if body is not None:
-            head["Content-Length"] = len(body)
+        head = {**fields, **{name.title(): value for name, value in headers.items()},
+                **({} if body is None else {"Content-Length": len(body)})}
         message = "{} {} HTTP/1.1\r\n{}\r\n".format(method, target, "".join(
-            "{}: {}\r\n".format(*field) for field in head.items()))
-        message = message.encode("iso-8859-1") + (body or b"")
+            "{}: {}\r\n".format(*field) for field in head.items())).encode("iso-8859-1")
         conn = getattr(local, "conn", None)
-        reused = conn is not None and conn.sock is not None
-        if reused and (conn.last.will_close or not conn.last.drained
-                       or select.select([conn.sock], [], [], 0)[0]):
+        if getattr(conn, "sock", None) and (conn.last.will_close or not conn.last.drained
+                                             or select.select([conn.sock], [], [], 0)[0]):
             conn.close()  # bytes already waiting would be read as this request's reply
-            reused = False
+        reused = getattr(conn, "sock", None) is not None
         if not reused:  # the socket keeps the timeout: it bounds each wait
-            conn = local.conn = http.client.HTTPSConnection(
-                address, timeout=timeout, context=context) if scheme == "https" else (
-                    http.client.HTTPConnection(address, timeout=timeout))
+            conn = local.conn = connection(address, timeout=timeout)
             if tunnel:
                 conn.set_tunnel(**tunnel)
-        reader = None
+        reader = DeadlineReader(conn, deadline)
         try:
             if conn.sock is None:
                 conn.connect()
             if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
                 conn.sock.settimeout(timeout)
-            conn.sock.sendall(message)
-            reader = DeadlineReader(conn.sock, deadline)
+            conn.sock.sendall(message + (body or b""))
             conn.last = Response(reader, method=method)
             conn.last.begin()
             return conn.last
         except BaseException as exc:
             conn.close()  # even on Ctrl-C: a late reply must not answer the next request
             if reused and isinstance(exc, (ConnectionError, http.client.HTTPException)) and (
-                    not (reader and reader.received)):  # closed while idle, most likely
+                    not reader.received):  # closed while idle, most likely
                 return send(method, url, body, headers, timeout, deadline)  # on a new one
             raise
 
@@ -898,14 +889,13 @@ def _retry_after(headers):
     millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
     try:
         seconds = float(millis) / 1000 if millis is not None else float(value)
-        return max(0.0, seconds) if math.isfinite(seconds) else None
     except (TypeError, ValueError):
-        pass
-    from email.utils import parsedate_to_datetime
-    try:  # None, "" and a bad date raise TypeError, ValueError or IndexError, by version
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, IndexError):
-        return None
+        from email.utils import parsedate_to_datetime
+        try:  # None, "" and a bad date raise TypeError, ValueError or IndexError, by version
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError):
+            return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _http_error(status, data, headers, where, keyed=False):
@@ -917,9 +907,8 @@ def _http_error(status, data, headers, where, keyed=False):
     if status == 429 and b"insufficient_quota" in data:
         message, kind = "quota exhausted, not retrying: " + message, "quota_exceeded"
     elif wait is not None and wait > _RETRY_AFTER_LIMIT:
-        message, kind = ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not "
-                         "retrying: {}".format(wait, _RETRY_AFTER_LIMIT, message),
-                         "quota_exceeded")
+        message, kind = ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not retrying:"
+                         " {}".format(wait, _RETRY_AFTER_LIMIT, message), "quota_exceeded")
     elif status == 400 and b"content_filter" in data:
         message, kind = "content filter: " + message, "refused"
     elif status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
@@ -953,15 +942,13 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
                 pass  # unreadable or undecodable: the status still says what went wrong
             raise _http_error(response.status, _blank(body, secrets), response.headers, where,
                               secrets)
-        body = bytearray()
-        while len(body) <= max_bytes:
+        body, chunk = bytearray(), None
+        while chunk != b"" and len(body) <= max_bytes:  # each read checks the deadline first
             chunk = response.read1(max_bytes + 1 - len(body))
-            if not chunk:
-                if response.length:  # fewer bytes than Content-Length promised
-                    raise http.client.IncompleteRead(bytes(body), response.length)
-                response.drained = True  # the connection may carry the next request
-                break
-            body += chunk  # each read checks the deadline first
+            body += chunk
+        if chunk == b"" and response.length:  # fewer bytes than Content-Length promised
+            raise http.client.IncompleteRead(bytes(body), response.length)
+        response.drained = chunk == b""  # the connection may carry the next request
         return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
     except (OSError, http.client.HTTPException) as exc:
         if isinstance(exc, (socket.timeout, TimeoutError)):
@@ -977,13 +964,10 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
                            "and CURL_CA_BUNDLE are read too)".format(
                                urlsplit(url).hostname, exc.verify_message, where),
                            kind="untrusted") from None
-        if response is None:  # no reply had begun
-            raise APIError("cannot reach {}: {}".format(where, exc),
-                           kind="connection_error") from None
         detail = str(exc) if str(exc).startswith(type(exc).__name__) else "{}: {}".format(
             type(exc).__name__, exc).rstrip(": ")
-        raise APIError("connection to {} broke: {}".format(where, detail),
-                       kind="connection_error") from None
+        raise APIError("cannot reach {}: {}".format(where, exc) if response is None else (
+            "connection to {} broke: {}".format(where, detail)), kind="connection_error") from None
 
 
 def _decoded(body, headers, where, max_bytes):
@@ -1014,12 +998,6 @@ def _blank(body, secrets):
     for secret in secrets:
         body = body.replace(secret.encode("utf-8"), b"<hidden>")
     return body
-
-
-def _retryable(error):
-    status = error.status or 0
-    return error.kind in ("timeout", "connection_error", "invalid_response") or (
-        error.kind == "http_error" and (status in _RETRY_STATUSES or status >= 500))
 
 
 def _read_models(body, url):
@@ -1428,10 +1406,9 @@ class LLMJudge:
         """One request with retries: ``read(body)``, or APIError after the last try. A
         server that answered and now refuses connections is restarting: it is polled
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
-        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__}
-        if payload is not None:
-            headers["Content-Type"] = "application/json"
-        headers.update(self._headers.value)
+        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__,
+                   **({} if payload is None else {"Content-Type": "application/json"}),
+                   **self._headers.value}
         retries, timed_out = 0, None
         for attempt in itertools.count(1):
             try:
@@ -1441,16 +1418,18 @@ class LLMJudge:
                 self._alive, self._refused_since = True, None
                 return read(body, url), attempt
             except APIError as exc:
-                exc.args = (self._redact(str(exc)),)
-                exc.attempts = attempt
+                exc.args, exc.attempts = (self._redact(str(exc)),), attempt
                 restarting, left = exc.kind == "connection_refused" and self._alive, 0
                 # a server shutting down is silent, then refuses: the timeout came first
                 timed_out = timed_out or exc.kind == "timeout" and str(exc)
                 if restarting:
                     self._refused_since = since = self._refused_since or time.monotonic()
                     left = since + self.restart_wait - time.monotonic()
-                if left <= 0 and (not _retryable(exc) or retries >= self.max_retries or (
-                        exc.status and payload and _adaptation(str(exc), payload))):
+                status = exc.status or 0  # a 4xx but 408/409/429 is the caller's bug: no retry
+                retryable = exc.kind in ("timeout", "connection_error", "invalid_response") or (
+                    exc.kind == "http_error" and (status in _RETRY_STATUSES or status >= 500))
+                if left <= 0 and (not retryable or retries >= self.max_retries or (
+                        status and payload and _adaptation(str(exc), payload))):
                     if restarting:
                         exc.args = ("{} it answered before, then refused connections for "
                                     "{:g} s (--restart-wait)".format(exc, self.restart_wait),)
@@ -1483,13 +1462,14 @@ class LLMJudge:
                     try:
                         listed = self.list_models()
                     except APIError as exc:
-                        raise APIError("no model given and the server's model list failed: "
-                                       "{}".format(exc), kind="model_error",
-                                       status=exc.status) from None
+                        listed = exc
                     self.model = self._pick_model(listed)
         return self.model
 
-    def _pick_model(self, listed):
+    def _pick_model(self, listed):  # listed: the server's models, or why it listed none
+        if isinstance(listed, APIError):
+            raise APIError("no model given and the server's model list failed: {}".format(
+                listed), kind="model_error", status=listed.status)
         if len(listed) == 1:
             return listed[0]
         raise APIError("no model given and GET {} lists {}: pass one with model= or "
@@ -1962,9 +1942,8 @@ class _Cache:
             return None
 
     def put(self, key, reply):
-        line = (json.dumps({"key": key, "reply": reply}) + "\n").encode()
+        line = rest = (json.dumps({"key": key, "reply": reply}) + "\n").encode()
         with self._lock:
-            rest = line
             while rest:  # one write, unless the disk fills: then the next one raises
                 rest = rest[os.write(self._fd, rest):]
             self._add(key, os.lseek(self._fd, 0, os.SEEK_CUR) - len(line))
@@ -2035,16 +2014,12 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     for _ in range(concurrency):
         threading.Thread(target=work, daemon=True).start()
     done, sent, finished, end = 0, 0, {}, object()
-    records, exhausted = iter(records), False
     try:
-        while not exhausted or done < sent:
-            if not exhausted and sent - done < window:
-                record = next(records, end)
-                exhausted = record is end
-                if not exhausted:
-                    tasks.put((sent, record))
-                    sent += 1
-            must_wait = exhausted or sent - done >= window
+        for item in itertools.chain(records, itertools.repeat(end)):  # end: wait for the rest
+            if item is not end:
+                tasks.put((sent, item))
+                sent += 1
+            must_wait = item is end or sent - done >= window  # so the next one has room
             while not results.empty() or (must_wait and done < sent and done not in finished):
                 index, record, judgement = results.get()
                 finished[index] = record, judgement
@@ -2053,6 +2028,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
                 yield finished.pop(done)
                 done += 1
             progress["waiting"] = len(finished)
+            if item is end and done == sent:
+                break
     finally:
         stopped.append("interrupted")
         for _ in range(concurrency):
@@ -2405,9 +2382,7 @@ def _preflight(judge, *, ping=False):
         if exc.kind in ("connection_refused", "timeout", "untrusted") or exc.status in (401, 403):
             raise
         listed, info["models"] = None, "(not listed: {})".format(exc)
-        if judge.model is None:
-            raise APIError("no model given and the server's model list failed: {}".format(
-                exc), kind="model_error") from None
+        judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
     if judge.model is None and ping and len(listed) > 1:
         return dict(info, model="none given: pass one of these with --judge-model")
     judge.model = judge.model or judge._pick_model(listed)
