@@ -1258,8 +1258,7 @@ class LLMJudge:
         ``both_orders=False`` asks once, for those who pay per call.
         """
         if self.parser != "verdict":
-            raise JudgeError("compare needs a pairwise judge: LLMJudge(..., "
-                             "template='pairwise')")
+            raise JudgeError("compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
         values = self._values(example, None, dict(fields, response_a=response_a,
                                                   response_b=response_b))
         return self._ask(example, values, "the answers swapped" if both_orders else None)
@@ -1378,9 +1377,8 @@ class LLMJudge:
         turn the judge's reply to it (``replies``; without them, every turn, with a
         placeholder for each reply)."""
         messages = [{"role": "system", "content": self.system}] if self.system else []
-        for n, (template, _) in enumerate(self.turns):
-            if n and replies is not None and len(replies) < n:
-                break
+        turns = self.turns if replies is None else self.turns[:len(replies) + 1]
+        for n, (template, _) in enumerate(turns):
             if n:
                 messages.append({"role": "assistant", "content": replies[n - 1] if replies
                                  else "(the judge's reply to the turn above)"})
@@ -1579,8 +1577,7 @@ class LLMJudge:
                 score, source = _rescaled(expected, scale), "logprobs"
         details = {self.parser: value} if self.parser in ("verdict", "option") else {}
         if self.parser == "comparative":
-            details = {"score_a": value[0], "score_b": value[1],
-                       "score_diff": value[1] - value[0]}
+            details = {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
         return Judgement(score=score, value=value, source=source, expected=expected,
                          details=details, **common)
 
@@ -2116,9 +2113,8 @@ def _arg_parser():
         "fields",
         ("--question-field F", "default: question, else context"),
         ("--reference-field F", "default: answer", {"default": "answer"}),
-        ("--response-field F", "default: response", {"default": "response"}),
-        ("--response-a-field F", "default: response_a", {"default": "response_a"}),
-        ("--response-b-field F", "default: response_b", {"default": "response_b"}),
+        *(("--{}-field F".format(name.replace("_", "-")), "default: " + name, {"default": name})
+          for name in ("response", "response_a", "response_b")),
         ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
         ("--context-field NAME=FIELD", "a named context section (NAME: FIELD if not given), "
          "repeatable", {"action": "append", "default": []}),
@@ -2390,9 +2386,8 @@ def _judge_options(entry, here):
             raise ValueError("{}template {!r} is neither a template name ({}) nor a "
                              "readable file: {}".format(flag, template, ", ".join(TEMPLATES),
                                                         exc.strerror)) from None
-    for key, name in (("url", "base_url"), ("model", "model")):
-        if entry.get(key):
-            options[name] = entry[key]
+    options.update({name: entry[key] for key, name in (("url", "base_url"), ("model", "model"))
+                    if entry.get(key)})
     return mode, options
 
 
@@ -2488,7 +2483,7 @@ def _item_fields(args, number, record, mode=None):
             return _BadLine("line {}: {}".format(number, problem.format(field)), b"")
         fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
             name == "responses") else _as_text(value)
-    criterion = args.criteria_field if (mode or args.mode) == "criterion" else None
+    criterion, where = args.criteria_field if (mode or args.mode) == "criterion" else None, ""
     try:  # the flags that add to the prompt: each field they name, read now
         wanted = [(field, "--context-field {}={}".format(name, field)) for name, field in (
             args.context_field)] + [(args.image_field, "--image-field"), (
@@ -2500,14 +2495,12 @@ def _item_fields(args, number, record, mode=None):
             fields["context"] = {name: record[field] for name, field in args.context_field}
         if args.image_field:
             fields["images"] = _image_urls(record[args.image_field])
-        if criterion in record:
-            try:
-                _criterion(record[criterion])  # checked now: a bad one is this record's error
-                fields["criterion"] = record[criterion]
-            except JudgeError as exc:
-                raise JudgeError("field {!r}: {}".format(criterion, exc)) from None
+        if criterion in record:  # checked now: a bad one is this record's error
+            where = "field {!r}: ".format(criterion)
+            _criterion(record[criterion])
+            fields["criterion"] = record[criterion]
     except JudgeError as exc:
-        return _BadLine("line {}: {}".format(number, exc), b"")
+        return _BadLine("line {}: {}{}".format(number, where, exc), b"")
     return fields
 
 
