@@ -1319,34 +1319,31 @@ class LLMJudge:
         return values
 
     def _ask(self, example, values, again=None):
+        """The item as given and, when that succeeded, ``again`` (a variant in _VARIANTS):
+        one conversation each, the two combined as the variant says."""
         try:  # read once for every request of the item
             values["images"] = _image_urls(values.get("images")) or None
         except JudgeError as exc:
             return self._failed("bad_record", str(exc))
-        judgement = self._variants(example, values, again)
-        if self.pass_threshold is not None and isinstance(judgement.score, (int, float)):
-            judgement.details["pass"] = judgement.score >= self.pass_threshold
-        return judgement
-
-    def _variants(self, example, values, again):
-        """The item as given and, when that succeeded, ``again`` (a variant in _VARIANTS):
-        one conversation each, the two combined as the variant says."""
         try:
-            first = self._converse(example, values)
-            if again is None or not first.ok:
-                return first
-            change, combine = _VARIANTS[again]
-            second = self._converse(example, change(values))
+            judgement = first = self._converse(example, values)
+            if again is not None and first.ok:
+                change, combine = _VARIANTS[again]
+                second = self._converse(example, change(values))
+                if second.ok:
+                    judgement = _merged([first, second], like=first, **combine(first, second))
+                else:
+                    judgement = _merged([first, second], status=second.status, score=second.score,
+                                        error="with {}: {}".format(again, second.error),
+                                        http_status=second.http_status)
         except (JudgeError, OSError):  # strict mode asked for it; the cache's disk is full
             raise
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
-            return self._failed("internal_error", "{}: {}".format(
+            judgement = self._failed("internal_error", "{}: {}".format(
                 type(exc).__name__, self._redact(str(exc))))
-        if not second.ok:
-            return _merged([first, second], status=second.status, score=second.score,
-                           error="with {}: {}".format(again, second.error),
-                           http_status=second.http_status)
-        return _merged([first, second], like=first, **combine(first, second))
+        if self.pass_threshold is not None and isinstance(judgement.score, (int, float)):
+            judgement.details["pass"] = judgement.score >= self.pass_threshold
+        return judgement
 
     def _converse(self, example, values):
         """One conversation: each turn's prompt, then the judge's reply to it, the last
