@@ -1313,7 +1313,11 @@ class LLMJudge:
         values.update(fields, response_format=self.form)
         context = values.get("context", example.get("context") if (
             self.parser == "comparative") else None)  # a record's own: its question, elsewhere
-        values["context_section"] = _context_section(context) or None  # None: not given
+        # each text under its [name] (a lone text: [Context]) unless it has its own [header]
+        named = context.items() if isinstance(context, Mapping) else [("Context", context)]
+        texts = [(name, (_as_text(text) or "").strip()) for name, text in named]
+        values["context_section"] = "".join((text if text.startswith("[") else "[{}]\n{}".format(
+            name, text)) + "\n\n" for name, text in texts if text) or None  # None: not given
         if self.parser == "comparative":  # the prompt's scale is the judge's
             values.update(low=self.scale[0], high=self.scale[1])
         return values
@@ -1691,15 +1695,6 @@ def _json_schema(example, where="the example reply"):
         raise JudgeError("{} is null: give it a value of the type the judge should write".format(
             where))
     return {"type": types[type(example)]}
-
-
-def _context_section(context):
-    """The prompt's context: a text under [Context] (as it is if it has its own [header]), or
-    a mapping's texts each under its [name]; nothing when there are none."""
-    named = context.items() if isinstance(context, Mapping) else [("Context", context)]
-    texts = [(name, (_as_text(text) or "").strip()) for name, text in named]
-    return "".join((text if text.startswith("[") else "[{}]\n{}".format(name, text)) + "\n\n"
-                   for name, text in texts if text)
 
 
 _IMAGE_RE = re.compile(rb"(?P<png>\x89PNG\r\n\x1a\n)|(?P<jpeg>\xff\xd8\xff)|(?P<gif>GIF8[79]a)"
