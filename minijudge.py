@@ -1116,11 +1116,10 @@ class LLMJudge:
                  max_tokens=None, extra_body=None, headers=None, key_header="Authorization",
                  max_retries=5, on_failure=0.0, strict=False, cache=None, sleep=time.sleep,
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
-                 structured=False, seed=None, criterion=None, restart_wait=60.0,
-                 assess=False, assess_max_tokens=512, check_position=False,
-                 pass_threshold=None, retry_min_wait=None,
-                 retry_max_wait=_BACKOFF_CAP, save_prompts=False, judge_fn=None,
-                 binary_format=None, response_format=None, score_field="score"):
+                 structured=False, seed=None, criterion=None, restart_wait=60.0, assess=False,
+                 assess_max_tokens=512, check_position=False, pass_threshold=None,
+                 retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
+                 judge_fn=None, binary_format=None, response_format=None, score_field="score"):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
@@ -1531,10 +1530,9 @@ class LLMJudge:
 
     def _interpret(self, reply, free, scale):
         raw = reply.get("content") if isinstance(reply.get("content"), str) else None
-        common = {"raw": raw, "reasoning": reply.get("reasoning"), "model": reply.get("model"),
-                  "finish_reason": reply.get("finish_reason"), "usage": reply.get("usage"),
-                  "fingerprint": reply.get("system_fingerprint")}
         finish = reply.get("finish_reason")
+        common = dict({k: reply.get(k) for k in ("reasoning", "model", "usage")}, raw=raw,
+                      finish_reason=finish, fingerprint=reply.get("system_fingerprint"))
         if reply.get("refusal") or finish == "content_filter":
             return self._failed("refused", "the judge refused: {}".format(
                 reply.get("refusal") or "finish_reason content_filter"), **common)
@@ -1606,19 +1604,16 @@ def _agree_or_tie(first, second):
                         "verdicts": [first.value, swapped], "consistent": first.value == swapped}}
 
 
-def _keep_first(first, second):
-    """Options in both orders: the first choice counts (as in unitxt); a change is bias."""
-    return {"details": dict(first.details, option_reversed=second.value,
-                            positional_bias=first.value != second.value)}
-
-
 # How an item is asked again, and how the two answers combine into one: pairwise and systems
-# swap the answers (unless single order), a criterion reverses its options (check_position).
+# swap the answers (unless single order), a criterion reverses its options (check_position)
+# and its first choice counts, as in unitxt (a change is positional bias).
 _VARIANTS = {
     "the answers swapped": (lambda v: dict(v, response_a=v["response_b"],
                                            response_b=v["response_a"]), _agree_or_tie),
-    "the options reversed": (lambda v: dict(v, criterion_options=v[
-        "criterion_options_reversed"]), _keep_first),
+    "the options reversed": (
+        lambda v: dict(v, criterion_options=v["criterion_options_reversed"]),
+        lambda first, second: {"details": dict(first.details, option_reversed=second.value,
+                                               positional_bias=first.value != second.value)}),
 }
 
 
