@@ -1382,8 +1382,7 @@ class LLMJudge:
             if n:
                 messages.append({"role": "assistant", "content": replies[n - 1] if replies
                                  else "(the judge's reply to the turn above)"})
-            template = template or ("rating_ref" if values.get("reference") is not None
-                                    else "rating")
+            template = template or ("rating" if values.get("reference") is None else "rating_ref")
             content = render(template, example, **values)
             if self.form and n == len(self.turns) - 1 and "{response_format}" not in TEMPLATES.get(
                     template, template):
@@ -2448,10 +2447,9 @@ class _BadLine(dict):
 
 def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
-    question = record.get(args.question_field) if args.question_field else _first(
-        record, "question", "context")
-    fields = {"question": _as_text(question), "reference": _as_text(
-        record.get(args.reference_field))}
+    fields = {"question": _as_text(record.get(args.question_field) if args.question_field else
+                                   _first(record, "question", "context")),
+              "reference": _as_text(record.get(args.reference_field))}
     for name in _MODES[mode or args.mode][2]:
         field = getattr(args, name + "_field")
         value, problem = record.get(field), None
