@@ -1271,9 +1271,8 @@ class LLMJudge:
                 len(responses)))
         wins, played = dict.fromkeys(responses, 0.0), dict.fromkeys(responses, 0)
         pairs, judged = [], []
-        for a, b in itertools.combinations(responses, 2):
-            j = self.compare(example, responses[a], responses[b], both_orders=both_orders,
-                             **fields)
+        for (a, response_a), (b, response_b) in itertools.combinations(responses.items(), 2):
+            j = self.compare(example, response_a, response_b, both_orders=both_orders, **fields)
             judged.append(j)
             pairs.append({"a": a, "b": b, **({"verdict": j.value, "consistent": j.details.get(
                 "consistent")} if j.ok else {"status": j.status, "error": j.error})})
@@ -2362,8 +2361,6 @@ def _judge_options(entry, here):
                 criteria = json.load(f)
         except (OSError, ValueError) as exc:
             raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
-    if criteria:
-        options["criterion"] = criteria
     if template is not None and template not in TEMPLATES:
         try:
             with open(os.path.join(here, template), encoding="utf-8") as f:
@@ -2372,8 +2369,8 @@ def _judge_options(entry, here):
             raise ValueError("{}template {!r} is neither a template name ({}) nor a "
                              "readable file: {}".format(flag, template, ", ".join(TEMPLATES),
                                                         exc.strerror)) from None
-    options.update({name: entry[key] for key, name in (("url", "base_url"), ("model", "model"))
-                    if entry.get(key)})
+    options.update({name: value for name, value in (("criterion", criteria), (
+        "base_url", entry.get("url")), ("model", entry.get("model"))) if value})
     return mode, options
 
 
