@@ -1528,9 +1528,10 @@ class LLMJudge:
 
     def _interpret(self, reply, free, scale):
         raw = reply.get("content") if isinstance(reply.get("content"), str) else None
+        common = {"raw": raw, "reasoning": reply.get("reasoning"), "model": reply.get("model"),
+                  "finish_reason": reply.get("finish_reason"), "usage": reply.get("usage"),
+                  "fingerprint": reply.get("system_fingerprint")}
         finish = reply.get("finish_reason")
-        common = dict({k: reply.get(k) for k in ("reasoning", "model", "usage")}, raw=raw,
-                      finish_reason=finish, fingerprint=reply.get("system_fingerprint"))
         if reply.get("refusal") or finish == "content_filter":
             return self._failed("refused", "the judge refused: {}".format(
                 reply.get("refusal") or "finish_reason content_filter"), **common)
@@ -1704,19 +1705,18 @@ def _image_urls(images):
         if not isinstance(image, str):
             raise TemplateError("images must be paths or URLs; got a {}".format(
                 type(image).__name__))
-        if re.match(r"(?:https?|data):", image, re.I):
-            urls.append(image)
-            continue
-        try:
-            with open(image, "rb") as f:
-                data = f.read(_MAX_IMAGE_BYTES + 1)
-        except OSError as exc:
-            raise TemplateError("image {}: {}".format(image, exc.strerror or exc)) from None
-        kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
-        if kind is None or len(data) > _MAX_IMAGE_BYTES:
-            raise TemplateError("image {} is {}".format(image, "over 20 MiB" if kind else
-                                                         "not a PNG, JPEG, WebP or GIF image"))
-        urls.append("data:image/{};base64,{}".format(kind, base64.b64encode(data).decode()))
+        if not re.match(r"(?:https?|data):", image, re.I):
+            try:
+                with open(image, "rb") as f:
+                    data = f.read(_MAX_IMAGE_BYTES + 1)
+            except OSError as exc:
+                raise TemplateError("image {}: {}".format(image, exc.strerror or exc)) from None
+            kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
+            if kind is None or len(data) > _MAX_IMAGE_BYTES:
+                raise TemplateError("image {} is {}".format(image, "over 20 MiB" if kind else
+                                                             "not a PNG, JPEG, WebP or GIF image"))
+            image = "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
+        urls.append(image)
     return urls
 
 
