@@ -1094,11 +1094,10 @@ class LLMJudge:
                  max_tokens=None, extra_body=None, headers=None, key_header="Authorization",
                  max_retries=5, on_failure=0.0, strict=False, cache=None, sleep=time.sleep,
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
-                 structured=False, seed=None, criterion=None, restart_wait=60.0,
-                 assess=False, assess_max_tokens=512, check_position=False,
-                 pass_threshold=None, retry_min_wait=None,
-                 retry_max_wait=_BACKOFF_CAP, save_prompts=False, judge_fn=None,
-                 binary_format=None, response_format=None, score_field="score"):
+                 structured=False, seed=None, criterion=None, restart_wait=60.0, assess=False,
+                 assess_max_tokens=512, check_position=False, pass_threshold=None,
+                 retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
+                 judge_fn=None, binary_format=None, response_format=None, score_field="score"):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
@@ -1236,8 +1235,7 @@ class LLMJudge:
         ``both_orders=False`` asks once, for those who pay per call.
         """
         if self.parser != "verdict":
-            raise JudgeError("compare needs a pairwise judge: LLMJudge(..., "
-                             "template='pairwise')")
+            raise JudgeError("compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
         values = self._values(example, None, dict(fields, response_a=response_a,
                                                   response_b=response_b))
         return self._ask(example, values, "the answers swapped" if both_orders else None)
@@ -1251,9 +1249,8 @@ class LLMJudge:
                 len(responses)))
         wins, played = dict.fromkeys(responses, 0.0), dict.fromkeys(responses, 0)
         pairs, judged = [], []
-        for a, b in itertools.combinations(responses, 2):
-            j = self.compare(example, responses[a], responses[b], both_orders=both_orders,
-                             **fields)
+        for (a, response_a), (b, response_b) in itertools.combinations(responses.items(), 2):
+            j = self.compare(example, response_a, response_b, both_orders=both_orders, **fields)
             judged.append(j)
             pairs.append({"a": a, "b": b, **({"verdict": j.value, "consistent": j.details.get(
                 "consistent")} if j.ok else {"status": j.status, "error": j.error})})
@@ -1292,40 +1289,41 @@ class LLMJudge:
         values.update(fields, response_format=self.form)
         context = values.get("context", example.get("context") if (
             self.parser == "comparative") else None)  # a record's own: its question, elsewhere
-        values["context_section"] = _context_section(context) or None  # None: not given
+        # each text under its [name] (a lone text: [Context]) unless it has its own [header]
+        named = context.items() if isinstance(context, Mapping) else [("Context", context)]
+        texts = [(name, (_as_text(text) or "").strip()) for name, text in named]
+        values["context_section"] = "".join((text if text.startswith("[") else "[{}]\n{}".format(
+            name, text)) + "\n\n" for name, text in texts if text) or None  # None: not given
         if self.parser == "comparative":  # the prompt's scale is the judge's
             values.update(low=self.scale[0], high=self.scale[1])
         return values
 
     def _ask(self, example, values, again=None):
+        """The item as given and, when that succeeded, ``again`` (a variant in _VARIANTS):
+        one conversation each, the two combined as the variant says."""
         try:  # read once for every request of the item
             values["images"] = _image_urls(values.get("images")) or None
         except JudgeError as exc:
             return self._failed("bad_record", str(exc))
-        judgement = self._variants(example, values, again)
-        if self.pass_threshold is not None and isinstance(judgement.score, (int, float)):
-            judgement.details["pass"] = judgement.score >= self.pass_threshold
-        return judgement
-
-    def _variants(self, example, values, again):
-        """The item as given and, when that succeeded, ``again`` (a variant in _VARIANTS):
-        one conversation each, the two combined as the variant says."""
         try:
-            first = self._converse(example, values)
-            if again is None or not first.ok:
-                return first
-            change, combine = _VARIANTS[again]
-            second = self._converse(example, change(values))
+            judgement = first = self._converse(example, values)
+            if again is not None and first.ok:
+                change, combine = _VARIANTS[again]
+                second = self._converse(example, change(values))
+                if second.ok:
+                    judgement = _merged([first, second], like=first, **combine(first, second))
+                else:
+                    judgement = _merged([first, second], status=second.status, score=second.score,
+                                        error="with {}: {}".format(again, second.error),
+                                        http_status=second.http_status)
         except (JudgeError, OSError):  # strict mode asked for it; the cache's disk is full
             raise
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
-            return self._failed("internal_error", "{}: {}".format(
+            judgement = self._failed("internal_error", "{}: {}".format(
                 type(exc).__name__, self._redact(str(exc))))
-        if not second.ok:
-            return _merged([first, second], status=second.status, score=second.score,
-                           error="with {}: {}".format(again, second.error),
-                           http_status=second.http_status)
-        return _merged([first, second], like=first, **combine(first, second))
+        if self.pass_threshold is not None and isinstance(judgement.score, (int, float)):
+            judgement.details["pass"] = judgement.score >= self.pass_threshold
+        return judgement
 
     def _converse(self, example, values):
         """One conversation: each turn's prompt, then the judge's reply to it, the last
@@ -1356,14 +1354,12 @@ class LLMJudge:
         turn the judge's reply to it (``replies``; without them, every turn, with a
         placeholder for each reply)."""
         messages = [{"role": "system", "content": self.system}] if self.system else []
-        for n, (template, _) in enumerate(self.turns):
-            if n and replies is not None and len(replies) < n:
-                break
+        turns = self.turns if replies is None else self.turns[:len(replies) + 1]
+        for n, (template, _) in enumerate(turns):
             if n:
                 messages.append({"role": "assistant", "content": replies[n - 1] if replies
                                  else "(the judge's reply to the turn above)"})
-            template = template or ("rating_ref" if values.get("reference") is not None
-                                    else "rating")
+            template = template or ("rating" if values.get("reference") is None else "rating_ref")
             content = render(template, example, **values)
             if self.form and n == len(self.turns) - 1 and "{response_format}" not in TEMPLATES.get(
                     template, template):
@@ -1559,8 +1555,7 @@ class LLMJudge:
                 score, source = _rescaled(expected, scale), "logprobs"
         details = {self.parser: value} if self.parser in ("verdict", "option") else {}
         if self.parser == "comparative":
-            details = {"score_a": value[0], "score_b": value[1],
-                       "score_diff": value[1] - value[0]}
+            details = {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
         return Judgement(score=score, value=value, source=source, expected=expected,
                          details=details, **common)
 
@@ -1588,19 +1583,16 @@ def _agree_or_tie(first, second):
                         "verdicts": [first.value, swapped], "consistent": first.value == swapped}}
 
 
-def _keep_first(first, second):
-    """Options in both orders: the first choice counts (as in unitxt); a change is bias."""
-    return {"details": dict(first.details, option_reversed=second.value,
-                            positional_bias=first.value != second.value)}
-
-
 # How an item is asked again, and how the two answers combine into one: pairwise and systems
-# swap the answers (unless single order), a criterion reverses its options (check_position).
+# swap the answers (unless single order), a criterion reverses its options (check_position)
+# and its first choice counts, as in unitxt (a change is positional bias).
 _VARIANTS = {
     "the answers swapped": (lambda v: dict(v, response_a=v["response_b"],
                                            response_b=v["response_a"]), _agree_or_tie),
-    "the options reversed": (lambda v: dict(v, criterion_options=v[
-        "criterion_options_reversed"]), _keep_first),
+    "the options reversed": (
+        lambda v: dict(v, criterion_options=v["criterion_options_reversed"]),
+        lambda first, second: {"details": dict(first.details, option_reversed=second.value,
+                                               positional_bias=first.value != second.value)}),
 }
 
 
@@ -1679,15 +1671,6 @@ def _json_schema(example, where="the example reply"):
     return {"type": types[type(example)]}
 
 
-def _context_section(context):
-    """The prompt's context: a text under [Context] (as it is if it has its own [header]), or
-    a mapping's texts each under its [name]; nothing when there are none."""
-    named = context.items() if isinstance(context, Mapping) else [("Context", context)]
-    texts = [(name, (_as_text(text) or "").strip()) for name, text in named]
-    return "".join((text if text.startswith("[") else "[{}]\n{}".format(name, text)) + "\n\n"
-                   for name, text in texts if text)
-
-
 _IMAGE_RE = re.compile(rb"(?P<png>\x89PNG\r\n\x1a\n)|(?P<jpeg>\xff\xd8\xff)|(?P<gif>GIF8[79]a)"
                        rb"|(?P<webp>RIFF....WEBP)", re.S)  # an image's first bytes say its type
 _MAX_IMAGE_BYTES = 20 * 1024 * 1024
@@ -1702,19 +1685,18 @@ def _image_urls(images):
         if not isinstance(image, str):
             raise TemplateError("images must be paths or URLs; got a {}".format(
                 type(image).__name__))
-        if re.match(r"(?:https?|data):", image, re.I):
-            urls.append(image)
-            continue
-        try:
-            with open(image, "rb") as f:
-                data = f.read(_MAX_IMAGE_BYTES + 1)
-        except OSError as exc:
-            raise TemplateError("image {}: {}".format(image, exc.strerror or exc)) from None
-        kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
-        if kind is None or len(data) > _MAX_IMAGE_BYTES:
-            raise TemplateError("image {} is {}".format(image, "over 20 MiB" if kind else
-                                                         "not a PNG, JPEG, WebP or GIF image"))
-        urls.append("data:image/{};base64,{}".format(kind, base64.b64encode(data).decode()))
+        if not re.match(r"(?:https?|data):", image, re.I):
+            try:
+                with open(image, "rb") as f:
+                    data = f.read(_MAX_IMAGE_BYTES + 1)
+            except OSError as exc:
+                raise TemplateError("image {}: {}".format(image, exc.strerror or exc)) from None
+            kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
+            if kind is None or len(data) > _MAX_IMAGE_BYTES:
+                raise TemplateError("image {} is {}".format(image, "over 20 MiB" if kind else
+                                                             "not a PNG, JPEG, WebP or GIF image"))
+            image = "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
+        urls.append(image)
     return urls
 
 
@@ -2090,9 +2072,8 @@ def _arg_parser():
         "fields",
         ("--question-field F", "default: question, else context"),
         ("--reference-field F", "default: answer", {"default": "answer"}),
-        ("--response-field F", "default: response", {"default": "response"}),
-        ("--response-a-field F", "default: response_a", {"default": "response_a"}),
-        ("--response-b-field F", "default: response_b", {"default": "response_b"}),
+        *(("--{}-field F".format(name.replace("_", "-")), "default: " + name, {"default": name})
+          for name in ("response", "response_a", "response_b")),
         ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
         ("--context-field NAME=FIELD", "a named context section (NAME: FIELD if not given), "
          "repeatable", {"action": "append", "default": []}),
@@ -2354,8 +2335,6 @@ def _judge_options(entry, here):
                 criteria = json.load(f)
         except (OSError, ValueError) as exc:
             raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
-    if criteria:
-        options["criterion"] = criteria
     if template is not None and template not in TEMPLATES:
         try:
             with open(os.path.join(here, template), encoding="utf-8") as f:
@@ -2364,9 +2343,8 @@ def _judge_options(entry, here):
             raise ValueError("{}template {!r} is neither a template name ({}) nor a "
                              "readable file: {}".format(flag, template, ", ".join(TEMPLATES),
                                                         exc.strerror)) from None
-    for key, name in (("url", "base_url"), ("model", "model")):
-        if entry.get(key):
-            options[name] = entry[key]
+    options.update({name: value for name, value in (("criterion", criteria), (
+        "base_url", entry.get("url")), ("model", entry.get("model"))) if value})
     return mode, options
 
 
@@ -2437,10 +2415,9 @@ class _BadLine(dict):
 
 def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
-    question = record.get(args.question_field) if args.question_field else _first(
-        record, "question", "context")
-    fields = {"question": _as_text(question), "reference": _as_text(
-        record.get(args.reference_field))}
+    fields = {"question": _as_text(record.get(args.question_field) if args.question_field else
+                                   _first(record, "question", "context")),
+              "reference": _as_text(record.get(args.reference_field))}
     for name in _MODES[mode or args.mode][2]:
         field = getattr(args, name + "_field")
         value, problem = record.get(field), None
@@ -2459,7 +2436,7 @@ def _item_fields(args, number, record, mode=None):
             return _BadLine("line {}: {}".format(number, problem.format(field)), b"")
         fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
             name == "responses") else _as_text(value)
-    criterion = args.criteria_field if (mode or args.mode) == "criterion" else None
+    criterion, where = args.criteria_field if (mode or args.mode) == "criterion" else None, ""
     try:  # the flags that add to the prompt: each field they name, read now
         wanted = [(field, "--context-field {}={}".format(name, field)) for name, field in (
             args.context_field)] + [(args.image_field, "--image-field"), (
@@ -2471,14 +2448,12 @@ def _item_fields(args, number, record, mode=None):
             fields["context"] = {name: record[field] for name, field in args.context_field}
         if args.image_field:
             fields["images"] = _image_urls(record[args.image_field])
-        if criterion in record:
-            try:
-                _criterion(record[criterion])  # checked now: a bad one is this record's error
-                fields["criterion"] = record[criterion]
-            except JudgeError as exc:
-                raise JudgeError("field {!r}: {}".format(criterion, exc)) from None
+        if criterion in record:  # checked now: a bad one is this record's error
+            where = "field {!r}: ".format(criterion)
+            _criterion(record[criterion])
+            fields["criterion"] = record[criterion]
     except JudgeError as exc:
-        return _BadLine("line {}: {}".format(number, exc), b"")
+        return _BadLine("line {}: {}{}".format(number, where, exc), b"")
     return fields
 
 
