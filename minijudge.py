@@ -1689,8 +1689,9 @@ def _image_urls(images):
             try:
                 with open(image, "rb") as f:
                     data = f.read(_MAX_IMAGE_BYTES + 1)
-            except OSError as exc:
-                raise TemplateError("image {}: {}".format(image, exc.strerror or exc)) from None
+            except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+                raise TemplateError("image {!r}: {}".format(image, getattr(
+                    exc, "strerror", None) or exc)) from None
             kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
             if kind is None or len(data) > _MAX_IMAGE_BYTES:
                 raise TemplateError("image {} is {}".format(image, "over 20 MiB" if kind else
@@ -2433,7 +2434,7 @@ def _item_fields(args, number, record, mode=None):
             problem = "field {{!r}} is {}, expected text".format(
                 "null" if value is None else "a " + type(value).__name__)
         if problem:
-            return _BadLine("line {}: {}".format(number, problem.format(field)), b"")
+            return _BadLine("line {}: ".format(number) + problem.replace("{!r}", repr(field)), b"")
         fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
             name == "responses") else _as_text(value)
     criterion, where = args.criteria_field if (mode or args.mode) == "criterion" else None, ""

@@ -163,9 +163,10 @@ class ImageTest(CommandLine):
         missing = self.path("gone.png")
         out, err = self.main("--image-field", "image", "--max-error-rate", "1", items=[
             {"question": "q", "response": "r", "image": image}
-            for image in (missing, text, big, good, 7)])
+            for image in (missing, text, big, good, 7, "a\0b.png")])
         self.assertEqual([r["judge_status"] for r in out], ["bad_record"] * 3 + ["ok"]
-                         + ["bad_record"])
+                         + ["bad_record"] * 2)
+        self.assertIn("'a\\x00b.png': embedded null byte", out[5]["judge_error"])
         self.assertIn(missing, out[0]["judge_error"])
         self.assertIn("line 1", out[0]["judge_error"])
         self.assertIn(text + " is not a PNG, JPEG, WebP or GIF image", out[1]["judge_error"])
@@ -296,6 +297,15 @@ class ContextFieldTest(CommandLine):
                       "\n\nRating scale:", prompt)
         self.assertIn("5 = excellent: correct, complete, and fully addresses the question\n\n"
                       "[Question]\nq\n", prompt)
+
+
+class FieldNamesTest(CommandLine):
+    def test_a_record_key_with_braces_and_a_missing_field_is_that_records_error(self):
+        out, err = self.main("--max-error-rate", "1", items=[{"{x}": 1, "question": "q"},
+                                                             {"question": "q", "response": "r"}])
+        self.assertEqual([r["judge_status"] for r in out], ["bad_record", "ok"])
+        self.assertIn("line 1: no 'response' field (choose one with --response-field; the "
+                      "record has question, {x})", out[0]["judge_error"])
 
 
 class SystemsRankingTest(CommandLine):
