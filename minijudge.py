@@ -827,10 +827,6 @@ def _connections(url):
 
     local = threading.local()
 
-    def close_thread():
-        if hasattr(local, "conn"):
-            local.conn.close()
-
     def send(method, url, body, headers, timeout, deadline):
         target = url if proxy and not tunnel else "/" + url.split("/", 3)[3]  # scheme://host/
         head = {**fields, **{name.title(): value for name, value in headers.items()},
@@ -863,7 +859,8 @@ def _connections(url):
                 return send(method, url, body, headers, timeout, deadline)  # on a new one
             raise
 
-    return types.SimpleNamespace(send=send, close_thread=close_thread, proxy=via)
+    return types.SimpleNamespace(send=send, proxy=via, close_thread=lambda: hasattr(
+        local, "conn") and local.conn.close())
 
 
 def _server_message(data):
