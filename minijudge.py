@@ -1987,7 +1987,7 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
                         stopped.append(reason)
             except Exception as exc:  # a bug must not hang the run: report it on the record
                 result = failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
-            results.put((index, record, result))
+            results.put((index, (record, result)))
         for each in judges:
             each.close()
 
@@ -2001,8 +2001,7 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
                 sent += 1
             must_wait = item is end or sent - done >= window  # so the next one has room
             while not results.empty() or (must_wait and done < sent and done not in finished):
-                index, record, judgement = results.get()
-                finished[index] = record, judgement
+                index, finished[index] = results.get()
                 progress["waiting"] = len(finished)
             while done in finished:
                 yield finished.pop(done)
