@@ -828,7 +828,7 @@ def _connections(url):
     local = threading.local()
 
     def send(method, url, body, headers, timeout, deadline):
-        target = url if proxy and not tunnel else "/" + url.split("/", 3)[3]  # scheme://host/
+        target = url if via and not tunnel else "/" + url.split("/", 3)[3]  # scheme://host/
         head = {**fields, **{name.title(): value for name, value in headers.items()},
                 **({} if body is None else {"Content-Length": len(body)})}
         message = "{} {} HTTP/1.1\r\n{}\r\n".format(method, target, "".join(
