@@ -1145,9 +1145,8 @@ class LLMJudge:
             "json": (0, 10), "comparative": (1, 10), "option": ()}.get(self.parser, (1, 5)))
         params = {"temperature": temperature,
                   "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
-                  "stream": False, "seed": seed}
-        if logprobs:  # llama-server wants both: top_logprobs alone is an error there
-            params.update(logprobs=True, top_logprobs=top_logprobs)
+                  "stream": False, "seed": seed, "logprobs": True if logprobs else None,
+                  "top_logprobs": top_logprobs if logprobs else None}  # alone: llama-server fails
         if binary_format and (binary_format not in _BINARY_FORMATS or self.parser != "binary"):
             raise JudgeError("binary_format (--binary-format) is yesno or 01, for a yes/no "
                              "judge (--mode binary or math); got {!r}".format(binary_format))
@@ -1273,11 +1272,10 @@ class LLMJudge:
     # -- internals
     def _values(self, example, output, fields):
         example = example if isinstance(example, Mapping) else {}
-        response = output.get("response") if isinstance(output, Mapping) else (
-            output if output is not None else example.get("response"))
         values = {"question": _as_text(_first(example, "question", "context")),
                   "reference": _as_text(_first(example, "answer", "reference")),
-                  "response": response}
+                  "response": output.get("response") if isinstance(output, Mapping) else (
+                      output if output is not None else example.get("response"))}
         criterion = fields.pop("criterion", None)  # the item's own, else the judge's
         criterion = _criterion(criterion) if criterion is not None else self.criterion
         values.update(criterion["fields"] if criterion else {}, **self.answers)
