@@ -1155,9 +1155,8 @@ class LLMJudge:
             response_format, indent=2, ensure_ascii=False)  # the example, for the prompt
         self.keys = (score_field,) if self.form else _RUBRIC_CRITERIA if (
             template == "rubric") else None  # the numbers of a JSON reply that score
-        if self.form or structured and self.scale and (self.parser != "json" or template == (
-                "rubric")):  # no options: each item brings its own
-            params["response_format"] = _response_format(
+        if self.form or structured and self.scale and (self.parser != "json" or self.keys):
+            params["response_format"] = _response_format(  # no options: each item has its own
                 self.parser, self.scale, response_format, score_field)
         self.params = dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
         self.adapted = []  # what the server refused, and what was sent instead
