@@ -173,9 +173,8 @@ MATH_TEMPLATE = """\
 Decide whether the response's final answer is mathematically equivalent to the reference
 answer. Ignore formatting: LaTeX, spacing, units written or omitted, 0.5 versus 1/2,
 \\frac{{1}}{{2}} versus 1/2, a boxed answer versus plain text. Judge only the final
-answer, not the working. """ + _DATA + "\n\n" + _ITEM_WITH_REFERENCE + """
-
-Reply with one {answer_kind}: {answer_yes} if the final answers are equivalent, """ + (
+answer, not the working. """ + _DATA + "\n\n" + _ITEM_WITH_REFERENCE + (
+    "\n\nReply with one {answer_kind}: {answer_yes} if the final answers are equivalent, "
     "{answer_no} if they are not.")
 
 # MT-Bench's layout of a question and two answers; pairwise names the assistants A and B
@@ -242,11 +241,8 @@ _ASSESS_TEMPLATE = _CRITERION_ITEM + """
 
 First assess the response against the criterion in a few sentences, giving the reasons
 that decide it. Do not name an option yet."""
-_SELECT_TEMPLATE = """\
-Given your assessment, which option fits the response best?
-{criterion_options}
-
-""" + _ONE_OPTION
+_SELECT_TEMPLATE = ("Given your assessment, which option fits the response best?\n"
+                    "{criterion_options}\n\n" + _ONE_OPTION)
 
 TEMPLATES = {
     "rating": RATING_TEMPLATE,
