@@ -2181,9 +2181,9 @@ def main(argv=None):
 
 
 def _setup(args):
-    def checked(flag, expected, read, check):
-        """The flag's value as ``read`` makes it (None when not given), or ValueError."""
-        value = getattr(args, flag[2:].replace("-", "_"))
+    def checked(flag, expected, read, check, value=None):
+        """The flag's value (or ``value``) as ``read`` makes it (None if none), or ValueError."""
+        value = getattr(args, flag[2:].replace("-", "_")) if value is None else value
         try:
             result = read(value) if value is not None else None
             if result is None or check(result):  # not an assert: python -O skips those
@@ -2205,12 +2205,8 @@ def _setup(args):
                     lambda lo_hi: len(lo_hi) == 2 and lo_hi[0] < lo_hi[1])
     extra_body = checked("--extra-body", "a JSON object", json.loads,
                          lambda body: isinstance(body, dict))
-    headers = {}
-    for header in args.header:
-        name, sep, value = header.partition(":")
-        if not sep or not name.strip():
-            raise ValueError("--header must be 'NAME: VALUE'; got {!r}".format(header))
-        headers[name.strip()] = value.strip()
+    headers = dict(checked("--header", "'NAME: VALUE'", lambda h: [part.strip() for part in (
+        h.split(":", 1))], lambda pair: len(pair) == 2 and pair[0], h) for h in args.header)
     _check_files(args)
     args.context_field = [(name, field or name) for name, _, field in (
         spec.partition("=") for spec in args.context_field)]
