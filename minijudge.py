@@ -1824,13 +1824,6 @@ def _pearson(xs, ys):
     return round(sxy / math.sqrt(sxx * syy), 4) if sxx and syy else None
 
 
-def _ranks(values):
-    """Average ranks, 1-based; ties share the mean of their positions."""
-    from bisect import bisect_left, bisect_right
-    ordered = sorted(values)
-    return [(bisect_left(ordered, v) + bisect_right(ordered, v) + 1) / 2 for v in values]
-
-
 def agreement(judge_values, human_values, *, kind=None):
     """How well the judge agrees with people, over the pairs where both gave a value.
 
@@ -1864,10 +1857,13 @@ def agreement(judge_values, human_values, *, kind=None):
                    for h, j, weight in cells)
     confusion = {"{:g}".format(h): {"{:g}".format(j): observed[h, j] for j in categories
                                     if observed[h, j]} for h in categories if human_totals[h]}
+    from bisect import bisect_left, bisect_right  # Spearman: 1-based ranks, ties share their mean
+    ranks = [[(bisect_left(ordered, v) + bisect_right(ordered, v) + 1) / 2 for v in values]
+             for values in (judge, human) for ordered in [sorted(values)]]
     return dict(result, kind="ratings", exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
                 within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
                 kappa_quadratic=round(1 - disagree / expected, 4) if expected else None,
-                spearman=_pearson(_ranks(judge), _ranks(human)),
+                spearman=_pearson(*ranks),
                 pearson=_pearson(judge, human), confusion=confusion)
 
 
