@@ -2493,12 +2493,9 @@ def _judge_item(judge, args, item, mode):
     fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record, mode)
     if isinstance(fields, _BadLine):
         return judge._failed("bad_record", fields.error)
-    if mode in ("pairwise", "systems"):  # the mode's responses, then the other fields
-        compare = judge.compare if mode == "pairwise" else judge.compare_systems
-        judgement = compare(record, *(fields.pop(name) for name in _MODES[mode][2]),
-                            both_orders=not args.single_order, **fields)
-    else:
-        judgement = judge.judge(record, **fields)
+    compare = {"pairwise": judge.compare, "systems": judge.compare_systems}.get(mode)
+    judgement = judge.judge(record, **fields) if not compare else compare(record, *(
+        fields.pop(name) for name in _MODES[mode][2]), both_orders=not args.single_order, **fields)
     if judgement.status == "template_error":
         judgement.error = "line {}: {}".format(number, judgement.error)
     return judgement
