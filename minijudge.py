@@ -2614,18 +2614,20 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
 def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
     done, judged = tally.done, tally.done - tally.failed
-    sums = tally.judged if mode == "pairwise" else tally.all  # a failed pair is no B win
-    interval, method = _interval(seed=args.bootstrap_seed, **sums)
+    # a failed pair is no B win; an item of systems has no one score, so no mean
+    sums = {"pairwise": tally.judged, "systems": None}.get(mode, tally.all)
+    interval, method = _interval(seed=args.bootstrap_seed, **sums) if sums else (
+        None, "per system: see systems and ranking")
     scale = judge.scale if judge.parser in ("rating", "json", "comparative") else None
 
     def share(counter):  # of the records (or pairs) counted, the share that were True
         return round(counter[True] / sum(counter.values()), 4) if counter else None
-    summary = {
+    return {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
         "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
-        "mean_score": round(tally.all["total"] / done, 4) if done else None,
-        "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged else None,
+        "mean_score": round(tally.all["total"] / done, 4) if done and sums else None,
+        "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged and sums else None,
         "mean_value": round(scale[0] + tally.judged["total"] / judged * (scale[1] - scale[0]), 4)
         if scale and judged else None,  # on the judge's own scale
         "ci95": interval, "ci_method": method,
@@ -2655,10 +2657,6 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
         "shard": args.shard, "interrupted": interrupted, "minijudge_version": __version__,
     }
-    if mode == "systems":  # an item has no one score: see systems and ranking
-        summary.update(mean_score=None, mean_score_judged=None, ci95=None,
-                       ci_method="per system: see systems and ranking")
-    return summary
 
 
 def _human_agreement(args, tally, mode):
