@@ -2550,7 +2550,7 @@ class _Tally:
         self.first_errors = {}
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
-        self.done = self.failed = self.requests = self.cached = self.sent = 0
+        self.failed = self.requests = self.cached = self.sent = 0
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
 
@@ -2562,7 +2562,6 @@ class _Tally:
             self.first_errors.setdefault(status, judgement.error)
         score = judgement.score
         score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
-        self.done += 1
         for sums in (self.all, self.judged) if status in _NOT_FAILURES else (self.all,):
             sums["n"] += 1
             sums["total"] += score
@@ -2613,7 +2612,7 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
 
 def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
-    done, judged = tally.done, tally.done - tally.failed
+    done, judged = tally.all["n"], tally.judged["n"]
     # a failed pair is no B win; an item of systems has no one score, so no mean
     sums = {"pairwise": tally.judged, "systems": None}.get(mode, tally.all)
     interval, method = _interval(seed=args.bootstrap_seed, **sums) if sums else (
@@ -2818,7 +2817,7 @@ def _run(specs, args, items):
             sink.close()
     if progress:
         _show_progress(tallies[specs[0][0]], total, time.monotonic() - started, held, "\n")
-    if not tallies[specs[0][0]].done and not stopped:
+    if not tallies[specs[0][0]].all["n"] and not stopped:
         print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
     wall = time.monotonic() - started
     summaries = {prefix: _summary(judge, mode, args, tallies[prefix], wall, bool(
@@ -2838,11 +2837,11 @@ def _run(specs, args, items):
 
 
 def _show_progress(tally, total, elapsed, held, end=""):
-    rate = tally.done / elapsed if elapsed else 0.0
-    eta = " ETA {:.0f} s".format((total - tally.done) / rate) if total and rate else ""
+    rate = tally.all["n"] / elapsed if elapsed else 0.0
+    eta = " ETA {:.0f} s".format((total - tally.all["n"]) / rate) if total and rate else ""
     waiting = ", {} more judged behind a slow one".format(held["waiting"]) * bool(held["waiting"])
     print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        tally.done, "/{}".format(total) if total else "", waiting, rate, eta, tally.failed),
+        tally.all["n"], "/{}".format(total) if total else "", waiting, rate, eta, tally.failed),
         end=end, file=sys.stderr, flush=True)
 
 
