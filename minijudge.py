@@ -2017,7 +2017,6 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
 
 # -- Command line ----------------------------------------------------------------------
 
-
 _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 _NOT_FAILURES = ("ok", "empty_response")
 
