@@ -1809,13 +1809,6 @@ def _pearson(xs, ys):
     return round(sxy / math.sqrt(sxx * syy), 4) if sxx and syy else None
 
 
-def _ranks(values):
-    """Average ranks, 1-based; ties share the mean of their positions."""
-    from bisect import bisect_left, bisect_right
-    ordered = sorted(values)
-    return [(bisect_left(ordered, v) + bisect_right(ordered, v) + 1) / 2 for v in values]
-
-
 def agreement(judge_values, human_values, *, kind=None):
     """How well the judge agrees with people, over the pairs where both gave a value.
 
@@ -1849,10 +1842,13 @@ def agreement(judge_values, human_values, *, kind=None):
                    for h, j, weight in cells)
     confusion = {"{:g}".format(h): {"{:g}".format(j): observed[h, j] for j in categories
                                     if observed[h, j]} for h in categories if human_totals[h]}
+    from bisect import bisect_left, bisect_right  # Spearman: 1-based ranks, ties share their mean
+    ranks = [[(bisect_left(ordered, v) + bisect_right(ordered, v) + 1) / 2 for v in values]
+             for values in (judge, human) for ordered in [sorted(values)]]
     return dict(result, kind="ratings", exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
                 within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
                 kappa_quadratic=round(1 - disagree / expected, 4) if expected else None,
-                spearman=_pearson(_ranks(judge), _ranks(human)),
+                spearman=_pearson(*ranks),
                 pearson=_pearson(judge, human), confusion=confusion)
 
 
@@ -2004,7 +2000,6 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
 
 
 # -- Command line ----------------------------------------------------------------------
-
 
 _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 _NOT_FAILURES = ("ok", "empty_response")
@@ -2165,9 +2160,9 @@ def main(argv=None):
 
 
 def _setup(args):
-    def checked(flag, expected, read, check):
-        """The flag's value as ``read`` makes it (None when not given), or ValueError."""
-        value = getattr(args, flag[2:].replace("-", "_"))
+    def checked(flag, expected, read, check, value=None):
+        """The flag's value (or ``value``) as ``read`` makes it (None if none), or ValueError."""
+        value = getattr(args, flag[2:].replace("-", "_")) if value is None else value
         try:
             result = read(value) if value is not None else None
             if result is None or check(result):  # not an assert: python -O skips those
@@ -2189,12 +2184,8 @@ def _setup(args):
                     lambda lo_hi: len(lo_hi) == 2 and lo_hi[0] < lo_hi[1])
     extra_body = checked("--extra-body", "a JSON object", json.loads,
                          lambda body: isinstance(body, dict))
-    headers = {}
-    for header in args.header:
-        name, sep, value = header.partition(":")
-        if not sep or not name.strip():
-            raise ValueError("--header must be 'NAME: VALUE'; got {!r}".format(header))
-        headers[name.strip()] = value.strip()
+    headers = dict(checked("--header", "'NAME: VALUE'", lambda h: [part.strip() for part in (
+        h.split(":", 1))], lambda pair: len(pair) == 2 and pair[0], h) for h in args.header)
     _check_files(args)
     args.context_field = [(name, field or name) for name, _, field in (
         spec.partition("=") for spec in args.context_field)]
@@ -2485,12 +2476,9 @@ def _judge_item(judge, args, item, mode):
     fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record, mode)
     if isinstance(fields, _BadLine):
         return judge._failed("bad_record", fields.error)
-    if mode in ("pairwise", "systems"):  # the mode's responses, then the other fields
-        compare = judge.compare if mode == "pairwise" else judge.compare_systems
-        judgement = compare(record, *(fields.pop(name) for name in _MODES[mode][2]),
-                            both_orders=not args.single_order, **fields)
-    else:
-        judgement = judge.judge(record, **fields)
+    compare = {"pairwise": judge.compare, "systems": judge.compare_systems}.get(mode)
+    judgement = judge.judge(record, **fields) if not compare else compare(record, *(
+        fields.pop(name) for name in _MODES[mode][2]), both_orders=not args.single_order, **fields)
     if judgement.status == "template_error":
         judgement.error = "line {}: {}".format(number, judgement.error)
     return judgement
@@ -2545,7 +2533,7 @@ class _Tally:
         self.first_errors = {}
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
-        self.done = self.failed = self.requests = self.cached = self.sent = 0
+        self.failed = self.requests = self.cached = self.sent = 0
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
 
@@ -2557,7 +2545,6 @@ class _Tally:
             self.first_errors.setdefault(status, judgement.error)
         score = judgement.score
         score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
-        self.done += 1
         for sums in (self.all, self.judged) if status in _NOT_FAILURES else (self.all,):
             sums["n"] += 1
             sums["total"] += score
@@ -2608,19 +2595,21 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
 
 def _summary(judge, mode, args, tally, wall, interrupted):
     import hashlib
-    done, judged = tally.done, tally.done - tally.failed
-    sums = tally.judged if mode == "pairwise" else tally.all  # a failed pair is no B win
-    interval, method = _interval(seed=args.bootstrap_seed, **sums)
+    done, judged = tally.all["n"], tally.judged["n"]
+    # a failed pair is no B win; an item of systems has no one score, so no mean
+    sums = {"pairwise": tally.judged, "systems": None}.get(mode, tally.all)
+    interval, method = _interval(seed=args.bootstrap_seed, **sums) if sums else (
+        None, "per system: see systems and ranking")
     scale = judge.scale if judge.parser in ("rating", "json", "comparative") else None
 
     def share(counter):  # of the records (or pairs) counted, the share that were True
         return round(counter[True] / sum(counter.values()), 4) if counter else None
-    summary = {
+    return {
         "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
         "failure_rate": round(tally.failed / done, 4) if done else 0.0,
         "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
-        "mean_score": round(tally.all["total"] / done, 4) if done else None,
-        "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged else None,
+        "mean_score": round(tally.all["total"] / done, 4) if done and sums else None,
+        "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged and sums else None,
         "mean_value": round(scale[0] + tally.judged["total"] / judged * (scale[1] - scale[0]), 4)
         if scale and judged else None,  # on the judge's own scale
         "ci95": interval, "ci_method": method,
@@ -2650,10 +2639,6 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
         "shard": args.shard, "interrupted": interrupted, "minijudge_version": __version__,
     }
-    if mode == "systems":  # an item has no one score: see systems and ranking
-        summary.update(mean_score=None, mean_score_judged=None, ci95=None,
-                       ci_method="per system: see systems and ranking")
-    return summary
 
 
 def _human_agreement(args, tally, mode):
@@ -2815,7 +2800,7 @@ def _run(specs, args, items):
             sink.close()
     if progress:
         _show_progress(tallies[specs[0][0]], total, time.monotonic() - started, held, "\n")
-    if not tallies[specs[0][0]].done and not stopped:
+    if not tallies[specs[0][0]].all["n"] and not stopped:
         print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
     wall = time.monotonic() - started
     summaries = {prefix: _summary(judge, mode, args, tallies[prefix], wall, bool(
@@ -2835,11 +2820,11 @@ def _run(specs, args, items):
 
 
 def _show_progress(tally, total, elapsed, held, end=""):
-    rate = tally.done / elapsed if elapsed else 0.0
-    eta = " ETA {:.0f} s".format((total - tally.done) / rate) if total and rate else ""
+    rate = tally.all["n"] / elapsed if elapsed else 0.0
+    eta = " ETA {:.0f} s".format((total - tally.all["n"]) / rate) if total and rate else ""
     waiting = ", {} more judged behind a slow one".format(held["waiting"]) * bool(held["waiting"])
     print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        tally.done, "/{}".format(total) if total else "", waiting, rate, eta, tally.failed),
+        tally.all["n"], "/{}".format(total) if total else "", waiting, rate, eta, tally.failed),
         end=end, file=sys.stderr, flush=True)
 
 
