@@ -96,15 +96,11 @@ class APIError(JudgeError):
 
 
 class Judgement:
-    """The outcome of judging one item.
-
-    ``status`` is ``"ok"`` or names the failure (``http_error``, ``timeout``, ``connection_error``,
-    ``invalid_response``, ``quota_exceeded``, ``parse_error``, ``out_of_range``, ``truncated``,
-    ``empty``, ``refused``, ``template_error``, ``model_error``, ``reasoning_only``,
-    ``internal_error``) or ``"empty_response"`` (nothing to judge: 0.0, no request made). ``value``
-    is what the parser read: a rating, True/False, a pair of scores, a verdict or a dict. ``score``
-    is in [0, 1], or the judge's failure value when judging failed; ``source`` says where it came
-    from: ``"text"``, or ``"logprobs"`` when it is the probability-weighted ``expected`` rating.
+    """The outcome of judging one item: ``status`` is ``"ok"``, ``"empty_response"`` (nothing
+    to judge: 0.0, no request made) or names the failure (``http_error``, ``parse_error``, ...:
+    the README's Statuses). ``value`` is what the parser read: a rating, True/False, a pair of
+    scores, a verdict or a dict. ``score`` is in [0, 1], or the judge's failure value;
+    ``source`` is ``"text"``, or ``"logprobs"`` for the probability-weighted ``expected`` rating.
     """
 
     __slots__ = ("score", "value", "status", "error", "raw", "reasoning", "finish_reason",
@@ -1061,20 +1057,16 @@ def _adaptation(message, params):
 
 
 class LLMJudge:
-    """A judge on one OpenAI-compatible server.
+    """A judge on one OpenAI-compatible server (or a ``judge_fn``: messages -> reply).
 
     ``score(example, output)`` returns ``{"judge_score": float}`` and never raises;
-    ``judge(...)`` returns the full Judgement. The base URL may be ``http://h:p``,
-    ``.../v1``, a gateway prefix or the full ``.../v1/chat/completions``; it defaults
-    to ``LLM_JUDGE_API_BASE`` or ``OPENAI_BASE_URL``. The key comes from ``api_key``,
-    ``LLM_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (keyless servers need none). With no
-    model, the one ``GET /v1/models`` lists is used.
-
-    ``template`` is a name in TEMPLATES or ``str.format`` text; the default is
-    ``rating_ref`` when the item has a reference answer, else ``rating``. ``parser``
-    (``rating``, ``binary``, ``comparative``, ``verdict``, ``json``) and ``scale`` say
-    how to read the reply of a custom template. A failed judgement scores
-    ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict`` makes it raise.
+    ``judge(...)`` the full Judgement. The base URL (``http://h:p``, ``.../v1``, a gateway
+    prefix or the full ``.../v1/chat/completions``) defaults to ``LLM_JUDGE_API_BASE`` or
+    ``OPENAI_BASE_URL``, the key to ``LLM_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (keyless
+    servers need none), the model to the one ``GET /v1/models`` lists. ``template`` is a
+    name in TEMPLATES or ``str.format`` text (default ``rating_ref`` given a reference,
+    else ``rating``); ``parser`` and ``scale`` read a custom template's reply. A failed
+    judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``.
     """
 
     def __init__(self, base_url=None, model=None, api_key=None, timeout=60.0, *,
@@ -1193,13 +1185,10 @@ class LLMJudge:
         return {"judge_score": j.score}
 
     def judge(self, example, output=None, **fields):
-        """Judge one item and return a Judgement.
-
-        The question is ``example["question"]`` (else ``["context"]``), the reference
-        ``example["answer"]``, the response ``output["response"]`` (``output`` may also be
-        the response text). Keywords override any field. With ``check_position`` the item
-        is asked again with the options in reverse order (``details["positional_bias"]``).
-        """
+        """Judge one item: a Judgement. The question is ``example["question"]`` (else
+        ``["context"]``), the reference ``example["answer"]``, the response ``output["response"]``
+        (or ``output``, as text). Keywords override any field; ``criterion=``, ``context=``
+        (a text or ``{name: text}``) and ``images=`` (paths or URLs) are the item's own."""
         return self._ask(example, self._values(example, output, fields), self.again)
 
     def messages(self, example, output=None, **fields):
@@ -1212,14 +1201,10 @@ class LLMJudge:
         return self._send(messages)
 
     def compare(self, example, response_a, response_b, *, both_orders=True, **fields):
-        """Which of two responses is better, judged in both orders.
-
-        The Judgement's value is ``"A"``, ``"B"`` or ``"tie"`` in the caller's own A/B
-        terms and its score is A's win (1, 0.5 or 0). Judges favour a position, so
-        each pair is asked twice with the answers swapped; when the two verdicts
-        disagree the result is a tie and ``details["consistent"]`` is False.
-        ``both_orders=False`` asks once, for those who pay per call.
-        """
+        """Which of two responses is better: ``"A"``, ``"B"`` or ``"tie"``, scored as A's win
+        (1, 0.5, 0). Judges favour a position, so each pair is asked in both orders; if the
+        verdicts disagree it is a tie and ``details["consistent"]`` is False.
+        ``both_orders=False`` asks once, for those who pay per call."""
         if self.parser != "verdict":
             raise JudgeError("compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
         values = self._values(example, None, dict(fields, response_a=response_a,
@@ -2170,8 +2155,7 @@ def _setup(args):
         except (ValueError, AttributeError, RecursionError):
             pass
         raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
-    checked("--concurrency", "at least 1", int, lambda n: n >= 1)
-    checked("--concurrency", "at most 1024 (a thread each)", int, lambda n: n <= 1024)
+    checked("--concurrency", "from 1 to 1024 (a thread each)", int, lambda n: 1 <= n <= 1024)
     checked("--window", "at least 1", int, lambda n: n >= 1)
     checked("--timeout", "a number of seconds above 0", float, lambda t: 0 < t < math.inf)
     for flag in ("--retry-min-wait", "--retry-max-wait"):  # min > max: LLMJudge says

@@ -328,7 +328,7 @@ class ExitCodeTest(CLITest):
             (("--extra-body", "[1]", source),
              "minijudge: error: --extra-body must be a JSON object; got '[1]'\n"),
             (("--concurrency", "0", source),
-             "minijudge: error: --concurrency must be at least 1; got 0\n"),
+             "minijudge: error: --concurrency must be from 1 to 1024 (a thread each); got 0\n"),
             (("--scale", "5,1", source),
              "minijudge: error: --scale must be LO,HI with LO < HI; got '5,1'\n"),
             (("--header", "nocolon", source),

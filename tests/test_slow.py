@@ -72,9 +72,9 @@ class MisuseTest(CLITest):
         cases = [(["--timeout", t], "--timeout must be a number of seconds above 0; got " + s)
                  for t, s in (("0", "0.0"), ("inf", "inf"), ("nan", "nan"), ("-1", "-1.0"))]
         cases += [
-            (["--concurrency", "100000"], "--concurrency must be at most 1024 (a thread "
+            (["--concurrency", "100000"], "--concurrency must be from 1 to 1024 (a thread "
                                           "each); got 100000"),
-            (["--concurrency", "0"], "--concurrency must be at least 1; got 0"),
+            (["--concurrency", "0"], "--concurrency must be from 1 to 1024 (a thread each); got 0"),
             (["--window", "0"], "--window must be at least 1; got 0"),
             (["--header", "X-Note: \u201csmart\u201d"], "header 'X-Note' has a character "
              "outside Latin-1 (a pasted smart quote?) in it")]
