@@ -1600,25 +1600,21 @@ def _expected_rating(logprobs, rating, scale):
 def _response_format(parser, scale, example=None, field=None):
     """A JSON schema for the reply (vLLM guided decoding, OpenAI structured outputs): the
     parser's, or the one inferred from an ``example`` reply whose ``field`` scores."""
+    if example is not None and type(example.get(field) if isinstance(example, dict) else (
+            None)) not in (int, float):
+        raise JudgeError("an example reply must be a JSON object holding the number that scores "
+                         "as {!r} (score_field, --score-field); got {}".format(field, json.dumps(
+                             example)[:100]))
     number = {"type": "integer", "minimum": min(scale), "maximum": max(scale)}
-    if example is None:
-        properties = {
-            "rating": {"rating": number},
-            "binary": {"correct": {"type": "boolean"}},
-            "verdict": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
-            "comparative": {"score_a": number, "score_b": number},
-            "json": {"reasoning": {"type": "string"}, "correctness": number, "relevance": number},
-            "option": {"option": {"type": "string", "enum": list(scale)}},  # scale: the options
-        }[parser]
-    elif not isinstance(example, dict):
-        raise JudgeError("an example reply must be a JSON object; got a {}".format(
-            type(example).__name__))
-    else:
-        properties = _json_schema(example)["properties"]
-        if type(example.get(field)) not in (int, float):
-            raise JudgeError("{!r} in the example reply must be the number that scores "
-                             "(score_field, --score-field); got {}".format(field, "a " + type(
-                                 example[field]).__name__ if field in example else "none"))
+    properties = _json_schema(example)["properties"] if example is not None else {
+        "rating": {"rating": number},
+        "binary": {"correct": {"type": "boolean"}},
+        "verdict": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
+        "comparative": {"score_a": number, "score_b": number},
+        "json": {"reasoning": {"type": "string"}, "correctness": number, "relevance": number},
+        "option": {"option": {"type": "string", "enum": list(scale)}},  # scale: the options
+    }[parser]
+    if example is not None:
         properties[field].update(minimum=scale[0], maximum=scale[1])
     return {"type": "json_schema", "json_schema": {"name": "judgement", "strict": True,
             "schema": {"type": "object", "properties": properties,

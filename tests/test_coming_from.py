@@ -101,8 +101,10 @@ class ResponseFormatTest(CommandLine):
 
     def test_bad_examples_and_an_unknown_score_field_are_usage_errors(self):
         cases = [("[1, 2]", "a JSON object"), ('{"score": 1', "not JSON"),
-                 ('{"score": null}', "null"), ('{"why": "x"}', "'score' in the example reply must be the number that scores "
-                  "(score_field, --score-field); got none"), ('{"score": "8"}', "got a str")]
+                 ('{"score": 1, "why": null}', "'why' is null"),
+                 ('{"why": "x"}', "an example reply must be a JSON object holding the number "
+                  "that scores as 'score' (score_field, --score-field); got {\"why\": \"x\"}"),
+                 ('{"score": "8"}', 'got {"score": "8"}')]
         for text, says in cases:
             with self.subTest(text=text):
                 path = self.write("bad.json", text)
