@@ -650,8 +650,7 @@ def parse_json(text):
     found, start = None, _OBJECT_START_RE.search(text)
     while start is not None:
         try:
-            obj, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
-            found = obj if isinstance(obj, dict) else found
+            found, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
         except (ValueError, RecursionError):
             end = 1  # not JSON here: look again from the next character
         start = _OBJECT_START_RE.search(text, start.start() + end)
@@ -1808,7 +1807,7 @@ _KEY_NUMBER_RE = re.compile(r"""(?:^|[{,])[\W_]*?["']?([a-z][\w ]{0,40}?)["']?[^
 def _read_json(text, scale, criteria=None):
     obj = parse_json(text) or {key.strip().lower(): _number(value) for key, value in
                                _KEY_NUMBER_RE.findall(_plain(text)[-_JSON_WINDOW:])}
-    numbers = _json_numbers(obj or {}, criteria)
+    numbers = _json_numbers(obj, criteria)
     if not numbers or (len(numbers) < len(criteria) if criteria else len(numbers) > 1):
         return None, None  # averaging several numbers would invent a score
     if all(scale[0] <= v <= scale[1] for v in numbers.values()):
