@@ -480,9 +480,8 @@ def _read_rating(text, scale):
             tier, candidate = rank, value
     if tier > 3:
         lines = [line for line in text.splitlines() if line.strip()]
-        bare = [m for m in map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:]) if m]
-        if bare:  # a line that is only a number: the first line, else the last
-            candidate = _number(bare[0].group(1))
+        bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
+        candidate = _number(bare.group(1)) if bare else candidate  # first line, else last
     in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
     return (candidate if in_scale else None), candidate
 
@@ -578,9 +577,7 @@ def _structured(text, *keys):
     reply shaped by response_format), else None."""
     stripped = _visible(text).strip()
     obj = parse_json(stripped) if stripped.startswith("{") and stripped.endswith("}") else None
-    if obj is not None and all(key in obj for key in keys):
-        return [obj[key] for key in keys]
-    return None
+    return [obj[key] for key in keys] if obj is not None and all(k in obj for k in keys) else None
 
 
 _VERDICT_RE = re.compile(r"""
@@ -1739,9 +1736,8 @@ def _image_urls(images):
 
 def _read_comparative(text, scale):
     pair = parse_comparative(text)
-    if pair and not all(scale[0] <= x <= scale[1] for x in pair):
-        return None, "{:g} {:g}".format(*pair)
-    return pair, pair
+    in_scale = not pair or all(scale[0] <= x <= scale[1] for x in pair)
+    return (pair, pair) if in_scale else (None, "{:g} {:g}".format(*pair))
 
 
 def _criterion(criterion):
@@ -1810,9 +1806,8 @@ def _read_json(text, scale, criteria=None):
     numbers = _json_numbers(obj, criteria)
     if not numbers or (len(numbers) < len(criteria) if criteria else len(numbers) > 1):
         return None, None  # averaging several numbers would invent a score
-    if all(scale[0] <= v <= scale[1] for v in numbers.values()):
-        return obj, obj
-    return None, json.dumps(numbers)
+    in_scale = all(scale[0] <= v <= scale[1] for v in numbers.values())
+    return (obj, obj) if in_scale else (None, json.dumps(numbers))
 
 
 def _json_score(obj, scale, criteria=None):
