@@ -439,8 +439,7 @@ def _visible(text):
 
 def _last(pattern, text):
     """The last match of ``pattern`` in ``text``, or None: a reply's final verdict wins."""
-    last = collections.deque(pattern.finditer(text), maxlen=1)  # in constant memory
-    return last[0] if last else None
+    return next(iter(collections.deque(pattern.finditer(text), maxlen=1)), None)  # O(1) memory
 
 
 def _plain(text):
@@ -1642,8 +1641,7 @@ def _expected_rating(logprobs, rating, scale):
             at = entry
     weights = {}  # none when no token spells the rating: then None
     for alternative in () if at is None else at.get("top_logprobs") or [at]:
-        token = str(alternative.get("token", "")).strip()
-        logprob = alternative.get("logprob")
+        token, logprob = str(alternative.get("token", "")).strip(), alternative.get("logprob")
         if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and isinstance(
                 logprob, (int, float)):
             weights[int(token)] = weights.get(int(token), 0.0) + math.exp(logprob)
@@ -1819,8 +1817,7 @@ def _rescaled(value, scale):
 _PARSERS = {  # name: (read(text, scale) -> (value or None, what was read: a value out of
     # the scale, or None), what a reply without a value lacks, a value's 0-1 score)
     "rating": (_read_rating, "rating", _rescaled),
-    "binary": (lambda text, scale: (parse_binary(text),) * 2, "yes/no verdict",
-               lambda value, scale: float(value)),
+    "binary": (lambda text, s: (parse_binary(text),) * 2, "yes/no verdict", lambda v, s: float(v)),
     "comparative": (_read_comparative, "two scores", lambda pair, s: _rescaled(pair[1], s)),
     "verdict": (lambda text, scale: (parse_verdict(text),) * 2, "[[A]]/[[B]]/[[C]] verdict",
                 lambda verdict, scale: _VERDICT_SCORES[verdict]),
