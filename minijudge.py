@@ -426,8 +426,7 @@ def _visible(text):
 
 def _last(pattern, text):
     """The last match of ``pattern`` in ``text``, or None: a reply's final verdict wins."""
-    last = collections.deque(pattern.finditer(text), maxlen=1)  # in constant memory
-    return last[0] if last else None
+    return next(iter(collections.deque(pattern.finditer(text), maxlen=1)), None)  # O(1) memory
 
 
 def _plain(text):
@@ -467,9 +466,8 @@ def _read_rating(text, scale):
             tier, candidate = rank, value
     if tier > 3:
         lines = [line for line in text.splitlines() if line.strip()]
-        bare = [m for m in map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:]) if m]
-        if bare:  # a line that is only a number: the first line, else the last
-            candidate = _number(bare[0].group(1))
+        bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
+        candidate = _number(bare.group(1)) if bare else candidate  # first line, else last
     in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
     return (candidate if in_scale else None), candidate
 
@@ -565,9 +563,7 @@ def _structured(text, *keys):
     reply shaped by response_format), else None."""
     stripped = _visible(text).strip()
     obj = parse_json(stripped) if stripped.startswith("{") and stripped.endswith("}") else None
-    if obj is not None and all(key in obj for key in keys):
-        return [obj[key] for key in keys]
-    return None
+    return [obj[key] for key in keys] if obj is not None and all(k in obj for k in keys) else None
 
 
 _VERDICT_RE = re.compile(r"""
@@ -637,8 +633,7 @@ def parse_json(text):
     found, start = None, _OBJECT_START_RE.search(text)
     while start is not None:
         try:
-            obj, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
-            found = obj if isinstance(obj, dict) else found
+            found, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
         except (ValueError, RecursionError):
             end = 1  # not JSON here: look again from the next character
         start = _OBJECT_START_RE.search(text, start.start() + end)
@@ -1588,8 +1583,7 @@ def _expected_rating(logprobs, rating, scale):
             at = entry
     weights = {}  # none when no token spells the rating: then None
     for alternative in () if at is None else at.get("top_logprobs") or [at]:
-        token = str(alternative.get("token", "")).strip()
-        logprob = alternative.get("logprob")
+        token, logprob = str(alternative.get("token", "")).strip(), alternative.get("logprob")
         if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and isinstance(
                 logprob, (int, float)):
             weights[int(token)] = weights.get(int(token), 0.0) + math.exp(logprob)
@@ -1669,9 +1663,8 @@ def _image_urls(images):
 
 def _read_comparative(text, scale):
     pair = parse_comparative(text)
-    if pair and not all(scale[0] <= x <= scale[1] for x in pair):
-        return None, "{:g} {:g}".format(*pair)
-    return pair, pair
+    in_scale = not pair or all(scale[0] <= x <= scale[1] for x in pair)
+    return (pair, pair) if in_scale else (None, "{:g} {:g}".format(*pair))
 
 
 def _criterion(criterion):
@@ -1720,13 +1713,10 @@ def _read_option(text, options):
 
 def _json_numbers(obj, criteria=None):
     """A rubric reply's numbers (or digits in a string), of the ``criteria`` keys if given."""
-    numbers = {}
-    for key, value in obj.items():
-        if isinstance(value, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", value):
-            value = float(value)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            numbers[key] = value
-    return {k: v for k, v in numbers.items() if not criteria or k in criteria}
+    return {k: float(v) if isinstance(v, str) else v for k, v in obj.items()
+            if (not criteria or k in criteria) and (
+                isinstance(v, (int, float)) and not isinstance(v, bool)
+                or isinstance(v, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", v))}
 
 
 # what a judge meant as JSON: "'key': 8," (single quotes, a trailing comma), "Key: 8/10" lines
@@ -1737,12 +1727,11 @@ _KEY_NUMBER_RE = re.compile(r"""(?:^|[{,])[\W_]*?["']?([a-z][\w ]{0,40}?)["']?[^
 def _read_json(text, scale, criteria=None):
     obj = parse_json(text) or {key.strip().lower(): _number(value) for key, value in
                                _KEY_NUMBER_RE.findall(_plain(text)[-_JSON_WINDOW:])}
-    numbers = _json_numbers(obj or {}, criteria)
+    numbers = _json_numbers(obj, criteria)
     if not numbers or (len(numbers) < len(criteria) if criteria else len(numbers) > 1):
         return None, None  # averaging several numbers would invent a score
-    if all(scale[0] <= v <= scale[1] for v in numbers.values()):
-        return obj, obj
-    return None, json.dumps(numbers)
+    in_scale = all(scale[0] <= v <= scale[1] for v in numbers.values())
+    return (obj, obj) if in_scale else (None, json.dumps(numbers))
 
 
 def _json_score(obj, scale, criteria=None):
@@ -1757,8 +1746,7 @@ def _rescaled(value, scale):
 _PARSERS = {  # name: (read(text, scale) -> (value or None, what was read: a value out of
     # the scale, or None), what a reply without a value lacks, a value's 0-1 score)
     "rating": (_read_rating, "rating", _rescaled),
-    "binary": (lambda text, scale: (parse_binary(text),) * 2, "yes/no verdict",
-               lambda value, scale: float(value)),
+    "binary": (lambda text, s: (parse_binary(text),) * 2, "yes/no verdict", lambda v, s: float(v)),
     "comparative": (_read_comparative, "two scores", lambda pair, s: _rescaled(pair[1], s)),
     "verdict": (lambda text, scale: (parse_verdict(text),) * 2, "[[A]]/[[B]]/[[C]] verdict",
                 lambda verdict, scale: _VERDICT_SCORES[verdict]),
