@@ -2025,7 +2025,8 @@ def _arg_parser():
           for name in ("response", "response_a", "response_b")),
         ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
         ("--context-field NAME=FIELD", "a named context section (NAME: FIELD if not given), "
-         "repeatable", {"action": "append", "default": []}),
+         "repeatable", {"action": "append", "default": [], "type": lambda spec: (
+             spec.partition("=")[0], spec.partition("=")[2] or spec)}),
         ("--image-field F", "images sent with the prompt: paths, URLs or data: URLs"),
         ("--criteria-field F", "criterion: each record's own criterion (else --criteria)"),
         "run",
@@ -2155,8 +2156,6 @@ def _setup(args):
     headers = dict(checked("--header", "'NAME: VALUE'", lambda h: [part.strip() for part in (
         h.split(":", 1))], lambda pair: len(pair) == 2 and pair[0], h) for h in args.header)
     _check_files(args)
-    args.context_field = [(name, field or name) for name, _, field in (
-        spec.partition("=") for spec in args.context_field)]
     common = {name: getattr(args, name) for name in (  # the flags LLMJudge takes as they are
         "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
         "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
@@ -2170,9 +2169,8 @@ def _setup(args):
                 common["response_format"] = json.load(f)
             _response_format("json", scale or (0, 10), common["response_format"], args.score_field)
         except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
-            raise ValueError("--response-format {}: {}".format(args.response_format, exc.strerror
-                             if isinstance(exc, OSError) else "not JSON ({})".format(exc) if (
-                                 isinstance(exc, json.JSONDecodeError)) else exc)) from None
+            raise ValueError("--response-format {}: {}".format(args.response_format, getattr(
+                exc, "strerror", None) or exc)) from None
     if args.judges and (args.mode or args.template or args.criteria):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")

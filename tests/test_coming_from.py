@@ -100,7 +100,7 @@ class ResponseFormatTest(CommandLine):
         self.assertIn("JSON object with grade", out[0]["judge_error"])
 
     def test_bad_examples_and_an_unknown_score_field_are_usage_errors(self):
-        cases = [("[1, 2]", "a JSON object"), ('{"score": 1', "not JSON"),
+        cases = [("[1, 2]", "a JSON object"), ('{"score": 1', "Expecting ',' delimiter"),
                  ('{"score": 1, "why": null}', "'why' is null"),
                  ('{"why": "x"}', "an example reply must be a JSON object holding the number "
                   "that scores as 'score' (score_field, --score-field); got {\"why\": \"x\"}"),
