@@ -554,8 +554,8 @@ def parse_comparative(text):
         _VERDICT_WHO.get(m["who"].lower()): m["score"] for m in _SCORE_FOR_RE.finditer(text)}
     try:
         return (float(found["A"]), float(found["B"])) if len(found) == 2 else None
-    except (TypeError, ValueError):  # a JSON score that is not a number
-        return None
+    except (TypeError, ValueError, KeyError, OverflowError):  # no A (a third label), or a
+        return None  # JSON score that is not a number (or too large for one)
 
 
 def _structured(text, *keys):

@@ -78,6 +78,8 @@ PAIRS = [  # (judge output, scores)
     ("Assistant 1: 2 + 2 = 4\nAssistant 2: 5", None),  # arithmetic, not a score
     ("Assistant 1: 40%\nAssistant 2: 60%", None),
     ("Notes.\nAssistant 1: 1 to 10\nAssistant 2: 7", None),
+    ("Assistant c: 5\nAssistant a: 6", None),  # a third label, not A and B: was a KeyError
+    ('{"score_a": 1%s, "score_b": 2}' % ("0" * 400), None),  # too large: was OverflowError
 ]
 
 
