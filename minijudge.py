@@ -2175,8 +2175,8 @@ def _setup(args):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")
     entries = _judges_config(args.judges) if args.judges else [dict(
-        name="judge", mode=args.mode, template=args.template, criteria=args.criteria,
-        criteria_field=args.criteria_field)]
+        name="judge", mode=args.mode or args.criteria_field and "criterion",
+        template=args.template, criteria=args.criteria, criteria_field=args.criteria_field)]
     specs = []
     for entry in entries:
         mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(

@@ -266,6 +266,12 @@ class CriteriaFieldTest(CommandLine):
                              default, items=items[2:])  # with a default: used where none
         self.assertEqual([r["judge_status"] for r in out], ["ok", "ok"])
 
+    def test_the_field_alone_means_criterion_mode(self):
+        self.srv.content = "Polite"
+        out, err = self.main("--criteria-field", "crit", items=[
+            {"question": "q", "response": "r", "crit": self.TONE}])
+        self.assertEqual((out[0]["judge_option"], out[0]["judge_score"]), ("Polite", 1.0))
+
     def test_python_takes_a_criterion_per_item(self):
         self.srv.content = "Long"
         judge = minijudge.LLMJudge(self.srv.url, template="criterion")
