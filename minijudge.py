@@ -18,6 +18,7 @@ Public names:
     TEMPLATES                built-in prompt templates (str.format)
     render                   fill a template from a record, refusing unsafe fields
     parse_rating, parse_binary, parse_comparative, parse_verdict, parse_json
+    jury                     one result from a panel of judges, or from repeats
     judge_records            judge an iterable of records concurrently, in order
     agreement                the judge against human labels: kappa, correlations
     JudgeError, TemplateError, APIError     errors (TemplateError is also a ValueError)
@@ -46,7 +47,7 @@ import time
 __all__ = [
     "LLMJudge", "Judgement", "JudgeError", "TemplateError", "APIError", "TEMPLATES",
     "render", "parse_rating", "parse_binary", "parse_comparative", "parse_verdict",
-    "parse_json", "judge_records", "agreement", "main",
+    "parse_json", "jury", "judge_records", "agreement", "main",
 ]
 __version__ = "0.1.0"
 
@@ -1072,7 +1073,8 @@ class LLMJudge:
                  structured=False, seed=None, criterion=None, restart_wait=60.0, assess=False,
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
-                 judge_fn=None, binary_format=None, response_format=None, score_field="score"):
+                 judge_fn=None, binary_format=None, response_format=None, score_field="score",
+                 repeats=1):
         from urllib.parse import urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
@@ -1146,6 +1148,9 @@ class LLMJudge:
             raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
                              "got {!r}".format(pass_threshold))
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
+        self.repeats = repeats  # each its own seed: seed, seed + 1, ... (0 if none)
+        if type(repeats) is not int or repeats < 1:
+            raise JudgeError("repeats (--repeats) must be 1 or more; got {!r}".format(repeats))
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         if not 0 <= self.retry_waits[0] <= retry_max_wait < math.inf:  # None: no floor
             raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
@@ -1271,16 +1276,24 @@ class LLMJudge:
         except JudgeError as exc:
             return self._failed("bad_record", str(exc))
         try:
-            judgement = first = self._converse(example, values)
-            if again is not None and first.ok:
-                change, combine = _VARIANTS[again]
-                second = self._converse(example, change(values))
-                if second.ok:
-                    judgement = _merged([first, second], like=first, **combine(first, second))
-                else:
-                    judgement = _merged([first, second], status=second.status, score=second.score,
-                                        error="with {}: {}".format(again, second.error),
-                                        http_status=second.http_status)
+            asked = []
+            for n in range(self.repeats):  # a seed each, so a request and a cache entry each
+                if self.repeats > 1:
+                    values = dict(values, seed=self.params.get("seed", 0) + n)
+                judgement = first = self._converse(example, values)
+                if again is not None and first.ok:
+                    change, combine = _VARIANTS[again]
+                    second = self._converse(example, change(values))
+                    if second.ok:
+                        judgement = _merged([first, second], like=first, **combine(first, second))
+                    else:
+                        judgement = _merged([first, second], status=second.status, score=(
+                            second.score), error="with {}: {}".format(again, second.error),
+                                            http_status=second.http_status)
+                asked.append(judgement)
+            if self.repeats > 1:
+                judgement = jury(asked, "majority" if self.parser in (
+                    "binary", "verdict", "option") else "mean")
         except (JudgeError, OSError):  # strict mode asked for it; the cache's disk is full
             raise
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
@@ -1306,7 +1319,8 @@ class LLMJudge:
                 messages = self._messages(example, values, [t.value for t in turns])
             except TemplateError as exc:
                 return self._failed("template_error", str(exc))
-            turns.append(self._send(messages, max_tokens, values.get("criterion_scores")))
+            turns.append(self._send(messages, max_tokens, values.get("criterion_scores"),
+                                    values.get("seed")))
             if self.save_prompts:  # as sent: after an assessment, with the judge's own reply
                 turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
@@ -1335,13 +1349,13 @@ class LLMJudge:
                 if images else content})
         return messages
 
-    def _send(self, messages, max_tokens=None, scale=None):
+    def _send(self, messages, max_tokens=None, scale=None, seed=None):
         """One request, its reply read by the parser on ``scale`` (the item's options, else
         the judge's); or, for a turn with its own token budget, kept as free text (an
         assessment)."""
         started = time.monotonic()
         try:
-            reply, cached = self._reply(messages, max_tokens=max_tokens)
+            reply, cached = self._reply(messages, max_tokens=max_tokens, seed=seed)
         except APIError as exc:
             kind = exc.kind if exc.kind not in ("connection_refused", "untrusted") else (
                 "connection_error")
@@ -1437,12 +1451,14 @@ class LLMJudge:
                        "--judge-model".format(self._redact(_models_url(self.url)),
                                               _names(listed, "no models")), kind="model_error")
 
-    def _reply(self, messages, *, use_cache=True, max_tokens=None):
+    def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
         """(reply, from_cache). A cached reply keeps the latency and tries it first took,
         so a resumed run writes the same records as an uninterrupted one. A turn with its
         own ``max_tokens`` is free text: no response_format."""
         params = self.params
         payload = {"model": self._model_name(), "messages": messages, **params}
+        if seed is not None:
+            payload["seed"] = seed
         if max_tokens is not None:
             payload.pop("response_format", None)
             payload["max_completion_tokens" if "max_completion_tokens" in params else
@@ -1465,7 +1481,7 @@ class LLMJudge:
                     self.adapted.append("{} (the server said: {})".format(
                         adapted[1], str(exc)[-300:]))
                     _log.warning("minijudge: %s", self.adapted[-1])
-            return self._reply(messages, use_cache=use_cache, max_tokens=max_tokens)
+            return self._reply(messages, use_cache=use_cache, max_tokens=max_tokens, seed=seed)
         reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
         if key and reply.get("content"):  # failures are never cached
             self.cache.put(key, reply)
@@ -1537,6 +1553,46 @@ def _merged(judgements, *, like=None, **fields):
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
     prompt = {k: v for k, v in judgements[0].details.items() if k == "prompt"}  # the first's
     return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
+
+
+def jury(judgements, how="mean", *, quorum=None):
+    """One Judgement from several of one item: a panel's (a mapping name -> Judgement;
+    ``details["panel"]`` maps each name to its score) or one judge's repeats (a list;
+    ``details["repeats"]``). ``how``: the ``mean`` or ``median`` of the scores, or the
+    ``majority`` (the most common score; a split is 0.5, a tie). It fails as its first
+    failed member did unless at least ``quorum`` (default: all) answered; ``error`` names
+    each member that failed. Ratings combine as the scores do; another value is kept
+    if a member's score is the result; the raw reply and details are the nearest's."""
+    if how not in ("mean", "median", "majority"):
+        raise JudgeError("how (--jury) is mean, median or majority; got {!r}".format(how))
+    kind, named = ("judge", judgements) if isinstance(judgements, Mapping) else (
+        "repeat", dict(enumerate(judgements, 1)))
+    every = list(named.values())
+    answered = [j for j in every if j.status in _NOT_FAILURES]
+    scores = [j.score if j in answered else None for j in every]
+    details = {"panel": dict(zip(named, scores))} if kind == "judge" else {"repeats": scores}
+    error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
+                      for name, j in named.items() if j not in answered)
+    needed = len(every) if quorum is None else quorum
+    if len(answered) < needed:
+        return _merged(every, like=next(j for j in every if j not in answered), details=details,
+                       error="{} of {} answered, {} needed: {}".format(
+                           len(answered), len(every), needed, error))
+
+    def combined(numbers, split):
+        ordered, n = sorted(numbers), len(numbers)
+        top = collections.Counter(ordered).most_common(2)
+        return {"mean": math.fsum(ordered) / n,
+                "median": (ordered[(n - 1) // 2] + ordered[n // 2]) / 2,
+                "majority": top[0][0] if len(top) == 1 or top[0][1] > top[1][1] else split}[how]
+    score = combined([j.score for j in answered], 0.5)
+    nearest = min(answered, key=lambda j: abs(j.score - score))
+    value = combined([j.value for j in answered], None) if all(
+        j.rating is not None for j in answered) else nearest.value if (
+            nearest.score == score) else None
+    return _merged(every, like=nearest, score=score, value=value, error=error or None,
+                   details=dict({k: v for k, v in nearest.details.items() if k != "repeats"},
+                                **details))
 
 
 def _agree_or_tie(first, second):
@@ -1778,6 +1834,60 @@ def _pearson(xs, ys):
     return round(sxy / math.sqrt(sxx * syy), 4) if sxx and syy else None
 
 
+def _spearman(xs, ys):
+    """Pearson's r of the 1-based ranks, ties sharing their mean rank."""
+    from bisect import bisect_left, bisect_right
+    return _pearson(*[[(bisect_left(ordered, v) + bisect_right(ordered, v) + 1) / 2 for v in
+                       values] for values in (xs, ys) for ordered in [sorted(values)]])
+
+
+def _kappa(pairs, nominal=False):
+    """Cohen's kappa of two raters' paired values: unweighted, or quadratic-weighted."""
+    n, (xs, ys) = len(pairs), zip(*pairs)
+    if nominal:
+        x_counts, y_counts = collections.Counter(xs), collections.Counter(ys)
+        observed = sum(x != y for x, y in pairs)
+        expected = n - sum(x_counts[v] * y_counts[v] for v in x_counts) / n
+    else:  # the mean of (x - y)^2 over every pairing of the two raters' values, times n
+        observed = sum((x - y) ** 2 for x, y in pairs)
+        expected = sum(x * x for x in xs) + sum(y * y for y in ys) - 2 * sum(xs) * sum(ys) / n
+    return round(1 - observed / expected, 4) if expected > 1e-12 else None
+
+
+def _alpha(units, nominal=False):
+    """Krippendorff's alpha of units (each the values its raters gave; None: missing):
+    1 - (n - 1) * sum over units of D(unit) / (m_unit - 1) / D(all n pairable values),
+    D the disagreement summed over ordered pairs of values, (a - b)^2 or a != b."""
+    def disagreement(values):
+        if nominal:
+            return len(values) ** 2 - sum(c * c for c in collections.Counter(values).values())
+        return 2 * len(values) * sum(v * v for v in values) - 2 * sum(values) ** 2
+    units = [u for u in ([v for v in unit if v is not None] for unit in units) if len(u) > 1]
+    pooled = [v for unit in units for v in unit]
+    total = disagreement(pooled)
+    return round(1 - (len(pooled) - 1) * sum(disagreement(u) / (len(u) - 1) for u in units)
+                 / total, 4) if total > 1e-12 else None
+
+
+def _length_controlled(differences, wins, steps=25):
+    """AlpacaEval 2's length control for one judge: P(A wins) = sigmoid(b0 + b1 * x),
+    x = tanh(length difference / its standard deviation), fit by Newton's method to the
+    wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0)."""
+    n = len(differences)
+    sd = math.sqrt(max(0.0, sum(d * d for d in differences) / n - (sum(differences) / n) ** 2))
+    xs, b0, b1 = [math.tanh(d / (sd or 1.0)) for d in differences], 0.0, 0.0
+    for _ in range(steps):
+        ps = [1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs]
+        g0, g1 = sum(y - p for y, p in zip(wins, ps)), sum((y - p) * x for y, p, x in zip(
+            wins, ps, xs))
+        h00, h01, h11 = (sum(p * (1 - p) * x ** k for p, x in zip(ps, xs)) for k in (0, 1, 2))
+        det = h00 * h11 - h01 * h01
+        if det < 1e-12:  # all on one side: no better fit
+            break
+        b0, b1 = b0 + (h11 * g0 - h01 * g1) / det, b1 + (h00 * g1 - h01 * g0) / det
+    return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
+
+
 def agreement(judge_values, human_values, *, kind=None):
     """How well the judge agrees with people, over the pairs where both gave a value.
 
@@ -1792,7 +1902,8 @@ def agreement(judge_values, human_values, *, kind=None):
     if len(pairs) < 2:
         return result
     judge, human = [p[0] for p in pairs], [p[1] for p in pairs]
-    if set(human) <= {0.0, 1.0} and kind != "ratings":
+    labels = set(human)
+    if labels <= {0.0, 1.0} and kind != "ratings":
         def at(threshold):  # accuracy, true positives, false positives, false negatives
             n = collections.Counter((j >= threshold, h) for j, h in pairs)
             return (n[True, 1] + n[False, 0]) / len(pairs), n[True, 1], n[True, 0], n[False, 1]
@@ -1802,22 +1913,13 @@ def agreement(judge_values, human_values, *, kind=None):
                     precision=round(tp / (tp + fp), 4) if tp + fp else None,
                     recall=round(tp / (tp + fn), 4) if tp + fn else None,
                     best_threshold=best, best_accuracy=round(at(best)[0], 4))
-    categories = sorted(set(judge) | set(human))
+    categories = sorted(set(judge) | labels)
     observed = collections.Counter((h, j) for j, h in pairs)
-    human_totals, judge_totals = collections.Counter(human), collections.Counter(judge)
-    cells = [(h, j, (h - j) ** 2) for h in categories for j in categories]
-    disagree = sum(weight * observed[h, j] for h, j, weight in cells)
-    expected = sum(weight * human_totals[h] * judge_totals[j] / len(pairs)
-                   for h, j, weight in cells)
     confusion = {"{:g}".format(h): {"{:g}".format(j): observed[h, j] for j in categories
-                                    if observed[h, j]} for h in categories if human_totals[h]}
-    from bisect import bisect_left, bisect_right  # Spearman: 1-based ranks, ties share their mean
-    ranks = [[(bisect_left(ordered, v) + bisect_right(ordered, v) + 1) / 2 for v in values]
-             for values in (judge, human) for ordered in [sorted(values)]]
+                                    if observed[h, j]} for h in categories if h in labels}
     return dict(result, kind="ratings", exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
                 within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
-                kappa_quadratic=round(1 - disagree / expected, 4) if expected else None,
-                spearman=_pearson(*ranks),
+                kappa_quadratic=_kappa(pairs), spearman=_spearman(judge, human),
                 pearson=_pearson(judge, human), confusion=confusion)
 
 
@@ -2036,6 +2138,10 @@ def _arg_parser():
         ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
         ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
         ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
+        ("--jury", "--judges as one panel: judge_score their mean, median or majority",
+         {"choices": ["mean", "median", "majority"]}),
+        ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
+        ("--repeats K", "ask each item K times, seeds --seed + 0..K-1 (1)", {"default": 1}),
         ("--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
         ("--temperature T", "default 0", {"default": 0.0}),
         ("--dry-run", "print the prompts; send nothing"),
@@ -2160,7 +2266,7 @@ def _setup(args):
         "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
         "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
         "assess_max_tokens", "check_position", "pass_threshold", "retry_min_wait",
-        "retry_max_wait", "save_prompts", "binary_format", "score_field")}
+        "retry_max_wait", "save_prompts", "binary_format", "score_field", "repeats")}
     common.update(base_url=args.judge_url, model=args.judge_model, scale=scale, headers=headers,
                   extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None)
     if args.response_format:
@@ -2204,6 +2310,14 @@ def _setup(args):
             specs.append((entry["name"], LLMJudge(**options), mode))
         except TypeError as exc:  # an option LLMJudge does not take
             raise ValueError("judge {}: {}".format(entry["name"], exc)) from None
+    if (args.jury or args.quorum is not None) and not (args.jury and args.judges):
+        raise ValueError("--jury needs --judges FILE, and --quorum needs --jury")
+    checked("--quorum", "from 1 to the number of judges ({})".format(len(specs)), int,
+            lambda q: 1 <= q <= len(specs))
+    modes = sorted({mode for _, _, mode in specs})
+    if args.jury and (len(modes) > 1 or "systems" in modes):
+        raise ValueError("--jury combines one score a record from judges of one mode (not "
+                         "systems); got modes {}".format(", ".join(modes)))
     args.mode = specs[0][2]
     source = None if args.check else sys.stdin.buffer if args.input == "-" else open(
         args.input, "rb")
@@ -2495,7 +2609,9 @@ class _Tally:
         # consistent, biased: of the items asked twice, did both agree, did the option change
         (self.statuses, self.ratings, self.models, self.tokens, self.sources,
          self.fingerprints, self.consistent, self.biased, self.wins, self.played,
-         self.passed) = (collections.Counter() for _ in range(11))
+         self.passed, self.alike) = (collections.Counter() for _ in range(12))
+        from array import array  # compact: a few numbers an item, at a million items too
+        self.panel, self.lengths, self.names, self.spread = array("d"), array("d"), None, 0.0
         self.first_errors = {}
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
@@ -2503,7 +2619,8 @@ class _Tally:
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
 
-    def add(self, judgement, human=None):
+    def add(self, judgement, human=None, lengths=()):
+        """``lengths``: the response's, or the two a pair compares."""
         status, details, rating = judgement.status, judgement.details, judgement.rating
         self.statuses[status] += 1
         if status not in _NOT_FAILURES:
@@ -2523,6 +2640,17 @@ class _Tally:
                                (self.biased, details.get("positional_bias"))):
             if value not in (None, ""):
                 counter[value] += 1
+        panel, repeats, ok = details.get("panel"), details.get("repeats"), status == "ok"
+        if panel:  # each judge's score, then the panel's; NaN: none
+            self.names = list(panel)
+            self.panel.extend([math.nan if v is None else v for v in panel.values()] + [
+                score if ok else math.nan])
+        if ok and repeats:
+            self.alike[len(set(repeats)) == 1] += 1
+            mean = sum(repeats) / len(repeats)
+            self.spread += math.sqrt(sum((r - mean) ** 2 for r in repeats) / len(repeats))
+        if ok and lengths:  # a length, or a pair's difference in length; the score
+            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
         for pair in details.get("pairs") or [details]:
             if pair.get("consistent") is not None:
                 self.consistent[pair["consistent"]] += 1
@@ -2595,7 +2723,13 @@ def _summary(judge, mode, args, tally, wall, interrupted):
                            scale=scale),
         "score_sources": dict(tally.sources), "adapted": judge.adapted, "mode": mode,
         "position_consistency": share(tally.consistent),
-        "positional_bias_rate": share(tally.biased),
+        "position_pairs": sum(tally.consistent.values()),
+        "positional_bias_rate": share(tally.biased), "positional_bias_n": sum(tally.biased.values()),
+        "panel": _panel_figures(tally, args, judge.parser in ("binary", "verdict")),
+        "repeats": {"k": judge.repeats, "all_alike": share(tally.alike), "n": sum(
+            tally.alike.values()), "mean_sd": round(tally.spread / sum(tally.alike.values()), 4)}
+        if tally.alike else None,
+        "length_bias": _length_figures(tally, mode),
         "systems": {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
                     for name, n in tally.played.items()} or None,
         "ranking": sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k]) or None,
@@ -2605,6 +2739,43 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
         "shard": args.shard, "interrupted": interrupted, "minijudge_version": __version__,
     }
+
+
+def _panel_figures(tally, args, nominal):
+    """Krippendorff's alpha of the panel, Cohen's kappa of each two judges, and each
+    judge's mean offset from the panel's score (who is lenient, who is harsh)."""
+    if not tally.names:
+        return None
+    k, names = len(tally.names), tally.names
+    units = [[None if v != v else v for v in tally.panel[i:i + k + 1]]
+             for i in range(0, len(tally.panel), k + 1)]
+
+    def pairs(a, b):  # the items both gave a score (b == k: the panel's)
+        return [(u[a], u[b]) for u in units if None not in (u[a], u[b])]
+    return {"judges": names, "jury": args.jury, "quorum": args.quorum or k,
+            "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": (
+                "nominal" if nominal else "interval"), "n": sum(
+                    sum(v is not None for v in u[:k]) > 1 for u in units),
+            "kappa": {"{}~{}".format(names[a], names[b]): _kappa(both, nominal) if len(
+                both) > 1 else None for a, b in itertools.combinations(range(k), 2)
+                for both in [pairs(a, b)]},
+            "offsets": {name: round(sum(x - y for x, y in both) / len(both), 4) if both else
+                        None for i, name in enumerate(names) for both in [pairs(i, k)]}}
+
+
+def _length_figures(tally, mode):
+    """Does the judge prefer longer answers? Single responses: Spearman's rho of length and
+    score. Pairs: how often the longer answer won a decisive verdict, and the win rate
+    with the length difference controlled for (_length_controlled)."""
+    lengths, scores = list(tally.lengths[::2]), list(tally.lengths[1::2])
+    if len(scores) < 2:
+        return None
+    if mode != "pairwise":
+        return {"spearman": _spearman(lengths, scores), "n": len(scores)}
+    decisive = [d > 0 if y else d < 0 for d, y in zip(lengths, scores) if y in (0, 1) and d]
+    return {"longer_wins": round(sum(decisive) / len(decisive), 4) if decisive else None,
+            "decisive": len(decisive), "win_rate": round(sum(scores) / len(scores), 4),
+            "lc_win_rate": _length_controlled(lengths, scores), "n": len(scores)}
 
 
 def _human_agreement(args, tally, mode):
@@ -2620,6 +2791,7 @@ def _human_agreement(args, tally, mode):
 def _print_summary(summary, max_error_rate, file, name=None):
     s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
     judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
+    panel, length = s.get("panel") or {}, s.get("length_bias") or {}
     values = dict(collections.ChainMap(s, human),  # the summary's fields, the agreement's, these:
         name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
         sources=dict({"logprobs": 0, "text": 0}, **sources),
@@ -2635,12 +2807,43 @@ def _print_summary(summary, max_error_rate, file, name=None):
             "those" if mode == "rating" and max(s["parameters"].get("scale") or [0]) <= 9 else
             "the logprobs were not used: they are read only for one-digit ratings, 0-9"),
         on_scale="" if s.get("mean_value") is None else " ({:g} on the {:g}-{:g} scale)".format(
-            s["mean_value"], *s["parameters"]["scale"]))
+            s["mean_value"], *s["parameters"]["scale"]),
+        judged_by="jury: the {} of {} (quorum {})".format(panel["jury"], ", ".join(panel[
+            "judges"]), panel["quorum"]) if panel
+        else "judge {} at {}".format(s["judge_model"], s["judge_url"]),
+        longer="n/a" if length.get("longer_wins") is None else "{:.1%}".format(
+            length["longer_wins"]),
+        kappas=", ".join("{} {}".format(*kv) for kv in panel.get("kappa", {}).items()),
+        offsets=", ".join("{} {}".format(k, v if v is None else "{:+.4f}".format(v))
+                          for k, v in panel.get("offsets", {}).items()))
     wins = mode == "pairwise" and judged
+    trust = [(shown, line) for shown, line in [
+        (s["position_consistency"] is not None, "    position-consistent: "
+         "{position_consistency:.1%} of the pairs asked in both orders (the rest count as ties; "
+         "n={position_pairs})"),
+        (s["positional_bias_rate"] is not None, "    positional bias: {positional_bias_rate:.1%} "
+         "of the records asked in both option orders chose differently (the first choice is "
+         "kept; n={positional_bias_n})"),
+        (kind == "ratings", "    agreement with {field} (n={n}): exact {exact}, within one "
+         "{within_one}, quadratic kappa {kappa_quadratic}, Spearman {spearman}, Pearson "
+         "{pearson}"),
+        (kind == "binary", "    agreement with {field} (n={n}): accuracy {accuracy}, precision "
+         "{precision}, recall {recall} at 0.5; best threshold {best_threshold} (accuracy "
+         "{best_accuracy})"),
+        (human and not kind, "    agreement with {field}: too few judged records with a label "
+         "(n={n})"),
+        (panel, "    panel: Krippendorff's alpha {panel[alpha]} ({panel[alpha_metric]}, "
+         "n={panel[n]}); Cohen's kappa {kappas}; offset from the panel {offsets}"),
+        (s.get("repeats"), "    repeats: all {repeats[k]} alike on {repeats[all_alike]:.1%} "
+         "of the items, mean within-item SD {repeats[mean_sd]} (n={repeats[n]})"),
+        (length.get("spearman") is not None, "    length: Spearman {length_bias[spearman]} between a "
+         "response's length and its score (n={length_bias[n]})"),
+        ("lc_win_rate" in length, "    length: the longer answer won {longer} of the decisive "
+         "verdicts (n={length_bias[decisive]}); length-controlled win rate "
+         "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})")] if shown]
     print("\n".join(line.format(**values) for shown, line in [  # (shown?, line)
         (True, "minijudge{name}: {records} records in {wall_seconds:.1f} s ({requests} "
-         "requests, {cached} from cache, {requests_per_second} requests/s); judge "
-         "{judge_model} at {judge_url}"),
+         "requests, {cached} from cache, {requests_per_second} requests/s); {judged_by}"),
         (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
         (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} "
          "judged; 95% CI {ci95} ({ci_method})"),
@@ -2648,24 +2851,13 @@ def _print_summary(summary, max_error_rate, file, name=None):
          "failures as 0.0; {mean_score_judged} over the {judged} judged{on_scale}; 95% CI {ci95} "
          "({ci_method})"),
         (s["systems"], "  ranking: {ranking}"),
-        (s["position_consistency"] is not None, "  position-consistent: "
-         "{position_consistency:.1%} of the pairs asked in both orders (the rest count as ties)"),
-        (s["positional_bias_rate"] is not None, "  positional bias: {positional_bias_rate:.1%} of "
-         "the records asked in both option orders chose differently (the first choice is kept)"),
+        *[(True, "  trust:")] * bool(trust), *trust,
         (s["pass_rate"] is not None, "  pass rate {pass_rate} at --pass-threshold "
          "{parameters[pass_threshold]}"),
         (s["ratings"], "  ratings: {ratings}"),
         ("logprobs" in sources or s["parameters"].get("logprobs"), "  scores from logprobs: "
          "{sources[logprobs]}, from the text: {sources[text]}{fallback}"),
         (s["adapted"], "{adapted}"),
-        (kind == "ratings", "  agreement with {field} (n={n}): exact {exact}, within one "
-         "{within_one}, quadratic kappa {kappa_quadratic}, Spearman {spearman}, Pearson "
-         "{pearson}"),
-        (kind == "binary", "  agreement with {field} (n={n}): accuracy {accuracy}, precision "
-         "{precision}, recall {recall} at 0.5; best threshold {best_threshold} (accuracy "
-         "{best_accuracy})"),
-        (human and not kind, "  agreement with {field}: too few judged records with a label "
-         "(n={n})"),
         (s["tokens"], "  tokens: {tokens[prompt_tokens]} prompt, {tokens[completion_tokens]} "
          "completion"),
         (s["interrupted"], "  interrupted: the records above were written; rerun with the "
@@ -2687,7 +2879,8 @@ def _run(specs, args, items):
         with open(args.input, "rb") as f:
             total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
         total //= int(args.shard.split("/")[1]) if args.shard else 1
-    tallies, held = {prefix: _Tally() for prefix, _, _ in specs}, {"waiting": 0}
+    outputs = [("judge",) + specs[0][1:]] if args.jury else specs  # a jury writes one judge's
+    tallies, held = {prefix: _Tally() for prefix, _, _ in outputs}, {"waiting": 0}
     interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
     stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
     repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
@@ -2738,6 +2931,8 @@ def _run(specs, args, items):
     try:
         for (_, record), judged in itertools.takewhile(lambda _: not broken, results):
             out = dict(record)
+            if args.jury:
+                judged = [("judge", jury(dict(judged), args.jury, quorum=args.quorum))]
             for prefix, judgement in judged:
                 out.update(_judge_fields(prefix, judgement))
             try:
@@ -2747,11 +2942,13 @@ def _run(specs, args, items):
             line = rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d" stays
             while rest:  # a file may take part of a line, then fail
                 rest = rest[write(rest):]
-            for prefix, judgement in judged:  # JSON keys are text: no --human-field, no label
-                tallies[prefix].add(judgement, record.get(args.human_field))
+            for (prefix, judgement), (_, _, mode) in zip(judged, outputs):  # JSON keys are text:
+                tallies[prefix].add(judgement, record.get(args.human_field), [  # no field, no label
+                    len(_as_text(record.get(getattr(args, name + "_field"))) or "") for name in
+                    _MODES[mode][2] if mode not in ("comparative", "systems")])
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
-                _show_progress(tallies[specs[0][0]], total, shown - started, held)
+                _show_progress(tallies[outputs[0][0]], total, shown - started, held)
     except KeyboardInterrupt as exc:
         interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
     except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
@@ -2765,18 +2962,19 @@ def _run(specs, args, items):
         if sink:
             sink.close()
     if progress:
-        _show_progress(tallies[specs[0][0]], total, time.monotonic() - started, held, "\n")
-    if not tallies[specs[0][0]].all["n"] and not stopped:
+        _show_progress(tallies[outputs[0][0]], total, time.monotonic() - started, held, "\n")
+    if not tallies[outputs[0][0]].all["n"] and not stopped:
         print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
     wall = time.monotonic() - started
     summaries = {prefix: _summary(judge, mode, args, tallies[prefix], wall, bool(
-        interrupted or broken)) for prefix, judge, mode in specs}
+        interrupted or broken)) for prefix, judge, mode in outputs}
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as f:
-            json.dump({"judges": summaries} if args.judges else summaries["judge"], f, indent=2)
+            json.dump({"judges": summaries} if args.judges and not args.jury else summaries[
+                "judge"], f, indent=2)
     if not args.quiet:
         for name, summary in summaries.items():
-            _print_summary(summary, args.max_error_rate, sys.stderr, name=len(specs) > 1 and name)
+            _print_summary(summary, args.max_error_rate, sys.stderr, name=len(outputs) > 1 and name)
     if stopped or broken:
         print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
             *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)

@@ -34,7 +34,8 @@ GROUPS = {
     "fields": ["--question-field", "--reference-field", "--response-field",
                "--response-a-field", "--response-b-field", "--responses-field",
                "--context-field", "--image-field", "--criteria-field"],
-    "run": ["--concurrency", "--window", "--cache", "--shard", "--judges", "--max-tokens",
+    "run": ["--concurrency", "--window", "--cache", "--shard", "--judges", "--jury",
+            "--quorum", "--repeats", "--max-tokens",
             "--temperature",
             "--dry-run", "--check", "--no-preflight", "--strict", "--max-error-rate"],
     "output": ["-o", "--summary", "--save-prompts", "-q"],
@@ -229,8 +230,8 @@ class PositionalBiasSummaryTest(StubTestCase):
         self.assertNotIn("positional_bias", judgements[8].details)
         summary, printed = self.summarise(judgements)
         self.assertEqual(summary["positional_bias_rate"], 0.375)  # 3 of the 8 asked twice
-        self.assertIn("\n  positional bias: 37.5% of the records asked in both option orders "
-                      "chose differently (the first choice is kept)\n", printed)
+        self.assertIn("\n    positional bias: 37.5% of the records asked in both option orders "
+                      "chose differently (the first choice is kept; n=8)\n", printed)
         self.assertEqual(json.loads(json.dumps(summary))["positional_bias_rate"], 0.375)
 
     def test_no_rate_when_no_record_was_asked_in_both_orders(self):
@@ -258,6 +259,7 @@ _BASE = {
     "score_sources": {"logprobs": 3, "text": 2},
     "adapted": ["dropped response_format (the server said: {no})", "max_tokens 16 -> 32"],
     "mode": "rating", "position_consistency": None, "systems": None, "ranking": None,
+    "position_pairs": 6,
     "pass_rate": 0.5, "interrupted": False, "positional_bias_rate": None,
     "agreement": {"n": 5, "kind": "ratings", "exact": 0.4, "within_one": 0.8,
                   "kappa_quadratic": 0.61, "spearman": 0.7, "pearson": 0.72,
@@ -275,10 +277,11 @@ PRINTED = [  # (what changes in _BASE, --max-error-rate, name, the text)
     ({}, 0.1, None,
      "minijudge: 8 " + _HEADER + "  statuses: ok 5, http_error 1, parse_error 2\n" + _ERRORS
      + "  mean score 0.4062 with failures as 0.0; 0.65 over the 5 judged; " + _CI
-     + "  pass rate 0.5 at --pass-threshold 0.75\n  ratings: 1: 1, 3.5: 2, 5: 2\n"
+     + "  trust:\n    agreement with human (n=5): exact 0.4, within one 0.8, quadratic kappa "
+     "0.61, Spearman 0.7, Pearson 0.72\n"
+     "  pass rate 0.5 at --pass-threshold 0.75\n  ratings: 1: 1, 3.5: 2, 5: 2\n"
      "  scores from logprobs: 3, from the text: 2 (the server sent no usable logprobs for "
-     "those)\n" + _ADAPTED + "  agreement with human (n=5): exact 0.4, within one 0.8, "
-     "quadratic kappa 0.61, Spearman 0.7, Pearson 0.72\n  tokens: 0 prompt, 7 completion\n"
+     "those)\n" + _ADAPTED + "  tokens: 0 prompt, 7 completion\n"
      "  failure rate 37.5% is over --max-error-rate 10.0%: exit 1\n"),
     (dict(mode="pairwise", position_consistency=0.8333, tokens={}, pass_rate=None, ratings={},
           adapted=[], score_sources={"text": 5}, interrupted=True,
@@ -287,9 +290,9 @@ PRINTED = [  # (what changes in _BASE, --max-error-rate, name, the text)
                      "field": "label"}), 0.1, None,
      "minijudge: 8 " + _HEADER + "  statuses: ok 5, http_error 1, parse_error 2\n" + _ERRORS
      + "  A's win rate 0.65 (ties count half) over the 5 judged; " + _CI
-     + "  position-consistent: 83.3% of the pairs asked in both orders (the rest count as "
-     "ties)\n  agreement with label (n=5): accuracy 0.8, precision 1.0, recall 0.6667 at "
-     "0.5; best threshold 0.5 (accuracy 0.8)\n  interrupted: the records above were "
+     + "  trust:\n    position-consistent: 83.3% of the pairs asked in both orders (the rest "
+     "count as ties; n=6)\n    agreement with label (n=5): accuracy 0.8, precision 1.0, recall "
+     "0.6667 at 0.5; best threshold 0.5 (accuracy 0.8)\n  interrupted: the records above were "
      "written; rerun with the same --cache to finish without paying twice\n"),
     (dict(mode="systems", errors={}, statuses={"ok": 4}, failed=0, failure_rate=0.0,
           score_sources={}, ratings={}, parameters={"pass_threshold": None, "logprobs": True},
@@ -297,9 +300,9 @@ PRINTED = [  # (what changes in _BASE, --max-error-rate, name, the text)
                    "y": {"win_rate": 0.25, "comparisons": 4}},
           ranking=["x", "y"], pass_rate=None, agreement={"n": 1, "field": "gold"}), 0.1, None,
      "minijudge: 8 " + _HEADER + "  statuses: ok 4\n  ranking: x 0.75 (4 comparisons), "
-     "y 0.25 (4 comparisons)\n  scores from logprobs: 0, from the text: 0\n" + _ADAPTED
-     + "  agreement with gold: too few judged records with a label (n=1)\n"
-     "  tokens: 0 prompt, 7 completion\n"),
+     "y 0.25 (4 comparisons)\n  trust:\n    agreement with gold: too few judged records with "
+     "a label (n=1)\n  scores from logprobs: 0, from the text: 0\n" + _ADAPTED
+     + "  tokens: 0 prompt, 7 completion\n"),
     (dict(_NOTHING_ELSE, mode="pairwise", records=2, failed=2, failure_rate=1.0,
           statuses={"timeout": 2}, errors={"timeout": "timed out"}), 1.0, None,
      "minijudge: 2 " + _HEADER + "  statuses: timeout 2\n  first timeout: timed out\n"
@@ -333,7 +336,7 @@ class PositionCheckRunTest(CLITest):
         self.assertEqual([r["judge_positional_bias"] for r in parse_lines(out)], [True] * 3)
         self.assertEqual(json.loads(self.read("s.json"))["positional_bias_rate"], 1.0)
         self.assertIn("  positional bias: 100.0% of the records asked in both option orders "
-                      "chose differently (the first choice is kept)\n", err)
+                      "chose differently (the first choice is kept; n=3)\n", err)
 
 
 if __name__ == "__main__":

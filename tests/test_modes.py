@@ -176,7 +176,7 @@ class PairwiseTest(ModeTest):
         self.assertEqual(summary["mode"], "pairwise")
         self.assertIn("  A's win rate 0.5 (ties count half) over the 3 judged; 95% CI ", err)
         self.assertIn("  position-consistent: 0.0% of the pairs asked in both orders (the "
-                      "rest count as ties)\n", err)
+                      "rest count as ties; n=3)\n", err)
 
     def test_the_right_answer_wins_in_either_position(self):
         items = pairs(("Canberra.", "Sydney."), ("124", "144"), ("Paris", "Lyon"),
