@@ -1841,17 +1841,13 @@ def _spearman(xs, ys):
                        values] for values in (xs, ys) for ordered in [sorted(values)]])
 
 
-def _kappa(pairs, nominal=False):
-    """Cohen's kappa of two raters' paired values: unweighted, or quadratic-weighted."""
-    n, (xs, ys) = len(pairs), zip(*pairs)
-    if nominal:
-        x_counts, y_counts = collections.Counter(xs), collections.Counter(ys)
-        observed = sum(x != y for x, y in pairs)
-        expected = n - sum(x_counts[v] * y_counts[v] for v in x_counts) / n
-    else:  # the mean of (x - y)^2 over every pairing of the two raters' values, times n
-        observed = sum((x - y) ** 2 for x, y in pairs)
-        expected = sum(x * x for x in xs) + sum(y * y for y in ys) - 2 * sum(xs) * sum(ys) / n
-    return round(1 - observed / expected, 4) if expected > 1e-12 else None
+def _kappa(pairs):
+    """Quadratic-weighted Cohen's kappa of two raters' paired values (on 0/1, unweighted):
+    1 - the sum of (x - y)^2 over the pairs / its mean over every pairing of x and y."""
+    xs, ys = zip(*pairs)
+    expected = sum(x * x for x in xs) + sum(y * y for y in ys) - 2 * sum(xs) * sum(ys) / len(xs)
+    return round(1 - sum((x - y) ** 2 for x, y in pairs) / expected, 4) if (
+        expected > 1e-12) else None
 
 
 def _alpha(units, nominal=False):
@@ -2610,8 +2606,8 @@ class _Tally:
         (self.statuses, self.ratings, self.models, self.tokens, self.sources,
          self.fingerprints, self.consistent, self.biased, self.wins, self.played,
          self.passed, self.alike) = (collections.Counter() for _ in range(12))
-        from array import array  # compact: a few numbers an item, at a million items too
-        self.panel, self.lengths, self.names, self.spread = array("d"), array("d"), None, 0.0
+        from array import array  # two numbers a record, compact at a million records too
+        self.panel, self.lengths, self.spread = [], array("d"), 0.0
         self.first_errors = {}
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
@@ -2641,10 +2637,8 @@ class _Tally:
             if value not in (None, ""):
                 counter[value] += 1
         panel, repeats, ok = details.get("panel"), details.get("repeats"), status == "ok"
-        if panel:  # each judge's score, then the panel's; NaN: none
-            self.names = list(panel)
-            self.panel.extend([math.nan if v is None else v for v in panel.values()] + [
-                score if ok else math.nan])
+        if panel:  # {name: score}, the panel's score (None: failed)
+            self.panel.append((panel, score if ok else None))
         if ok and repeats:
             self.alike[len(set(repeats)) == 1] += 1
             mean = sum(repeats) / len(repeats)
@@ -2744,11 +2738,10 @@ def _summary(judge, mode, args, tally, wall, interrupted):
 def _panel_figures(tally, args, nominal):
     """Krippendorff's alpha of the panel, Cohen's kappa of each two judges, and each
     judge's mean offset from the panel's score (who is lenient, who is harsh)."""
-    if not tally.names:
+    if not tally.panel:
         return None
-    k, names = len(tally.names), tally.names
-    units = [[None if v != v else v for v in tally.panel[i:i + k + 1]]
-             for i in range(0, len(tally.panel), k + 1)]
+    names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
+    units = [list(scores.values()) + [score] for scores, score in tally.panel]
 
     def pairs(a, b):  # the items both gave a score (b == k: the panel's)
         return [(u[a], u[b]) for u in units if None not in (u[a], u[b])]
@@ -2756,7 +2749,7 @@ def _panel_figures(tally, args, nominal):
             "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": (
                 "nominal" if nominal else "interval"), "n": sum(
                     sum(v is not None for v in u[:k]) > 1 for u in units),
-            "kappa": {"{}~{}".format(names[a], names[b]): _kappa(both, nominal) if len(
+            "kappa": {"{}~{}".format(names[a], names[b]): _kappa(both) if len(
                 both) > 1 else None for a, b in itertools.combinations(range(k), 2)
                 for both in [pairs(a, b)]},
             "offsets": {name: round(sum(x - y for x, y in both) / len(both), 4) if both else
@@ -2811,11 +2804,8 @@ def _print_summary(summary, max_error_rate, file, name=None):
         judged_by="jury: the {} of {} (quorum {})".format(panel["jury"], ", ".join(panel[
             "judges"]), panel["quorum"]) if panel
         else "judge {} at {}".format(s["judge_model"], s["judge_url"]),
-        longer="n/a" if length.get("longer_wins") is None else "{:.1%}".format(
-            length["longer_wins"]),
-        kappas=", ".join("{} {}".format(*kv) for kv in panel.get("kappa", {}).items()),
-        offsets=", ".join("{} {}".format(k, v if v is None else "{:+.4f}".format(v))
-                          for k, v in panel.get("offsets", {}).items()))
+        **{name: ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
+           for name in ("kappa", "offsets")})
     wins = mode == "pairwise" and judged
     trust = [(shown, line) for shown, line in [
         (s["position_consistency"] is not None, "    position-consistent: "
@@ -2833,13 +2823,13 @@ def _print_summary(summary, max_error_rate, file, name=None):
         (human and not kind, "    agreement with {field}: too few judged records with a label "
          "(n={n})"),
         (panel, "    panel: Krippendorff's alpha {panel[alpha]} ({panel[alpha_metric]}, "
-         "n={panel[n]}); Cohen's kappa {kappas}; offset from the panel {offsets}"),
+         "n={panel[n]}); Cohen's kappa {kappa}; offset from the panel {offsets}"),
         (s.get("repeats"), "    repeats: all {repeats[k]} alike on {repeats[all_alike]:.1%} "
          "of the items, mean within-item SD {repeats[mean_sd]} (n={repeats[n]})"),
         (length.get("spearman") is not None, "    length: Spearman {length_bias[spearman]} between a "
          "response's length and its score (n={length_bias[n]})"),
-        ("lc_win_rate" in length, "    length: the longer answer won {longer} of the decisive "
-         "verdicts (n={length_bias[decisive]}); length-controlled win rate "
+        ("lc_win_rate" in length, "    length: the longer answer won {length_bias[longer_wins]} "
+         "of the decisive verdicts (n={length_bias[decisive]}); length-controlled win rate "
          "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})")] if shown]
     print("\n".join(line.format(**values) for shown, line in [  # (shown?, line)
         (True, "minijudge{name}: {records} records in {wall_seconds:.1f} s ({requests} "

@@ -77,8 +77,8 @@ class StatisticsTest(unittest.TestCase):
         self.assertIsNone(minijudge._alpha([(1, None), (None, 2)]))  # nothing pairable
 
     def test_kappa_of_two_raters(self):
-        # nominal: 3 of 4 agree; chance 1 - (2*1 + 2*3) / 16 ... = p_e 0.5: (0.75-0.5)/0.5
-        self.assertEqual(minijudge._kappa([(1, 1), (0, 0), (1, 0), (0, 0)], nominal=True), 0.5)
+        # on 0/1, Cohen's: 3 of 4 agree, p_e = (2*1 + 2*3) / 16 = 0.5: (0.75 - 0.5) / 0.5
+        self.assertEqual(minijudge._kappa([(1, 1), (0, 0), (1, 0), (0, 0)]), 0.5)
         pairs = [(1, 1), (2, 2), (3, 3), (1, 2), (3, 1)]
         self.assertEqual(minijudge._kappa(pairs),  # the same as the one against people
                          minijudge.agreement(*zip(*pairs), kind="ratings")["kappa_quadratic"])
@@ -343,7 +343,7 @@ class LengthBiasTest(StubTestCase):
             length = json.load(f)["length_bias"]
         self.assertEqual(length, {"longer_wins": 0.75, "decisive": 20, "win_rate": 0.7,
                                   "lc_win_rate": 0.6202, "n": 20})
-        self.assertIn("\n    length: the longer answer won 75.0% of the decisive verdicts "
+        self.assertIn("\n    length: the longer answer won 0.75 of the decisive verdicts "
                       "(n=20); length-controlled win rate 0.6202, raw 0.7 (n=20)\n", err)
 
 
