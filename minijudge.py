@@ -2306,14 +2306,12 @@ def _setup(args):
             specs.append((entry["name"], LLMJudge(**options), mode))
         except TypeError as exc:  # an option LLMJudge does not take
             raise ValueError("judge {}: {}".format(entry["name"], exc)) from None
-    if (args.jury or args.quorum is not None) and not (args.jury and args.judges):
-        raise ValueError("--jury needs --judges FILE, and --quorum needs --jury")
-    checked("--quorum", "from 1 to the number of judges ({})".format(len(specs)), int,
-            lambda q: 1 <= q <= len(specs))
     modes = sorted({mode for _, _, mode in specs})
-    if args.jury and (len(modes) > 1 or "systems" in modes):
-        raise ValueError("--jury combines one score a record from judges of one mode (not "
-                         "systems); got modes {}".format(", ".join(modes)))
+    if args.jury and (not args.judges or len(modes) > 1 or "systems" in modes):
+        raise ValueError("--jury needs --judges FILE of one mode, not systems; got {}".format(
+            "modes " + ", ".join(modes) if args.judges else "no --judges"))
+    checked("--quorum", "from 1 to the number of --judges, with --jury", int,
+            lambda q: args.jury and 1 <= q <= len(specs))
     args.mode = specs[0][2]
     source = None if args.check else sys.stdin.buffer if args.input == "-" else open(
         args.input, "rb")

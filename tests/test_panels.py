@@ -212,12 +212,14 @@ class PanelTest(StubTestCase):
         mixed = self.write("mixed.json", json.dumps([{"name": "x", "mode": "binary"},
                                                      {"name": "y", "mode": "rating"}]))
         for flags, message in (
-                (["--jury", "mean"], "--jury needs --judges FILE, and --quorum needs --jury"),
-                (["--judges", self.config, "--quorum", "2"], "--quorum needs --jury"),
+                (["--jury", "mean"], "--jury needs --judges FILE of one mode, not systems; "
+                 "got no --judges"),
+                (["--judges", self.config, "--quorum", "2"],
+                 "--quorum must be from 1 to the number of --judges, with --jury; got 2"),
                 (["--judges", self.config, "--jury", "mean", "--quorum", "4"],
-                 "--quorum must be from 1 to the number of judges (3); got 4"),
-                (["--judges", mixed, "--jury", "mean"], "judges of one mode (not systems); "
-                 "got modes binary, rating"),
+                 "--quorum must be from 1 to the number of --judges, with --jury; got 4"),
+                (["--judges", mixed, "--jury", "mean"], "--jury needs --judges FILE of one "
+                 "mode, not systems; got modes binary, rating"),
                 (["--repeats", "0"], "repeats (--repeats) must be 1 or more; got 0")):
             with self.subTest(flags=flags):
                 code, out, err = run_main(["--judge-url", self.srv.url, *flags, self.source])
