@@ -906,8 +906,7 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
     import socket
     import ssl
     from urllib.parse import urlsplit
-    data = None if payload is None else json.dumps(payload).encode("utf-8")
-    method = "GET" if data is None else "POST"
+    method, data = ("GET", None) if payload is None else ("POST", json.dumps(payload).encode())
     where, response = method + " " + url, None
     deadline = time.monotonic() + (timeout or math.inf)
     try:
@@ -989,19 +988,18 @@ def _read_models(body, url):
 
 def _read_reply(body, url):
     """The useful parts of a chat.completion body; APIError when it has none."""
-    where = "POST " + url
     try:
         reply = json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
     except (ValueError, RecursionError) as exc:
-        raise APIError("reply from {} is not JSON{}: {!r}".format(where, " we can read (nested "
+        raise APIError("reply from POST {} is not JSON{}: {!r}".format(url, " we can read (nested "
                        "too deeply)" * isinstance(exc, RecursionError), body[:200].decode(
                            "utf-8", "replace")), kind="invalid_response") from None
     if isinstance(reply, dict) and reply.get("error"):
-        raise APIError("error from {}: {}".format(where, _server_message(body)),
+        raise APIError("error from POST {}: {}".format(url, _server_message(body)),
                        kind="http_error", status=200)
     choices = reply.get("choices") if isinstance(reply, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise APIError("reply from {} has no choices: {!r}".format(where, body[:200]),
+        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
                        kind="invalid_response")
     choice = choices[0]
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
