@@ -690,18 +690,6 @@ _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organizatio
                      "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
 
 
-def _secret_values(key, headers, url):
-    """What no message may show, as sent, decoded and encoded: the key, URL credentials,
-    each header not known harmless and its parts (a Bearer token, each cookie)."""
-    from urllib.parse import quote, unquote
-    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)] + [
-        part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
-        for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
-    forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
-    # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
-    return tuple(sorted((v for v in forms if len(v) >= 8), key=len, reverse=True))
-
-
 def _is_loopback(host):
     return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or (
         host.endswith(".localhost"))
@@ -1071,7 +1059,7 @@ class LLMJudge:
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score"):
-        from urllib.parse import urlsplit
+        from urllib.parse import quote, unquote, urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
@@ -1098,7 +1086,14 @@ class LLMJudge:
             bearer = "Bearer " if key_header.lower() == "authorization" else ""
             headers = {key_header: bearer + key, **headers}
         self._headers = _Secret(headers)
-        self._secrets = _Secret(_secret_values(key, headers, self.url))
+        # no message may show these, as sent, decoded or encoded (the parts: a token, a cookie)
+        values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(self.url)] + [
+            part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
+            for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
+        forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
+        # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
+        self._secrets = _Secret(tuple(sorted((v for v in forms if len(v) >= 8), key=len,
+                                             reverse=True)))
         self.criterion = _criterion(criterion) if criterion is not None else None
         template = template or ("criterion" if criterion is not None else None)
         if template is not None:
