@@ -846,9 +846,8 @@ def _server_message(data):
     if error:
         return str(error)[:500]
     title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
-    if title:
-        return "HTML page: " + " ".join(title.group(1).split())[:200]
-    return " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)"
+    return "HTML page: " + " ".join(title.group(1).split())[:200] if title else (
+        " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)")
 
 
 def _retry_after(headers):
