@@ -691,18 +691,6 @@ _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organizatio
                      "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
 
 
-def _secret_values(key, headers, url):
-    """What no message may show, as sent, decoded and encoded: the key, URL credentials,
-    each header not known harmless and its parts (a Bearer token, each cookie)."""
-    from urllib.parse import quote, unquote
-    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)] + [
-        part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
-        for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
-    forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
-    # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
-    return tuple(sorted((v for v in forms if len(v) >= 8), key=len, reverse=True))
-
-
 def _is_loopback(host):
     return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or (
         host.endswith(".localhost"))
@@ -859,9 +847,8 @@ def _server_message(data):
     if error:
         return str(error)[:500]
     title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
-    if title:
-        return "HTML page: " + " ".join(title.group(1).split())[:200]
-    return " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)"
+    return "HTML page: " + " ".join(title.group(1).split())[:200] if title else (
+        " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)")
 
 
 def _retry_after(headers):
@@ -907,8 +894,7 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
     import socket
     import ssl
     from urllib.parse import urlsplit
-    data = None if payload is None else json.dumps(payload).encode("utf-8")
-    method = "GET" if data is None else "POST"
+    method, data = ("GET", None) if payload is None else ("POST", json.dumps(payload).encode())
     where, response = method + " " + url, None
     deadline = time.monotonic() + (timeout or math.inf)
     try:
@@ -990,19 +976,18 @@ def _read_models(body, url):
 
 def _read_reply(body, url):
     """The useful parts of a chat.completion body; APIError when it has none."""
-    where = "POST " + url
     try:
         reply = json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
     except (ValueError, RecursionError) as exc:
-        raise APIError("reply from {} is not JSON{}: {!r}".format(where, " we can read (nested "
+        raise APIError("reply from POST {} is not JSON{}: {!r}".format(url, " we can read (nested "
                        "too deeply)" * isinstance(exc, RecursionError), body[:200].decode(
                            "utf-8", "replace")), kind="invalid_response") from None
     if isinstance(reply, dict) and reply.get("error"):
-        raise APIError("error from {}: {}".format(where, _server_message(body)),
+        raise APIError("error from POST {}: {}".format(url, _server_message(body)),
                        kind="http_error", status=200)
     choices = reply.get("choices") if isinstance(reply, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise APIError("reply from {} has no choices: {!r}".format(where, body[:200]),
+        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
                        kind="invalid_response")
     choice = choices[0]
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
@@ -1075,7 +1060,7 @@ class LLMJudge:
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
                  repeats=1):
-        from urllib.parse import urlsplit
+        from urllib.parse import quote, unquote, urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
@@ -1102,7 +1087,14 @@ class LLMJudge:
             bearer = "Bearer " if key_header.lower() == "authorization" else ""
             headers = {key_header: bearer + key, **headers}
         self._headers = _Secret(headers)
-        self._secrets = _Secret(_secret_values(key, headers, self.url))
+        # no message may show these, as sent, decoded or encoded (the parts: a token, a cookie)
+        values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(self.url)] + [
+            part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
+            for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
+        forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
+        # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
+        self._secrets = _Secret(tuple(sorted((v for v in forms if len(v) >= 8), key=len,
+                                             reverse=True)))
         self.criterion = _criterion(criterion) if criterion is not None else None
         template = template or ("criterion" if criterion is not None else None)
         if template is not None:
