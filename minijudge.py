@@ -858,9 +858,9 @@ def _retry_after(headers):
         seconds = float(millis) / 1000 if millis is not None else float(value)
     except (TypeError, ValueError):
         from email.utils import parsedate_to_datetime
-        try:  # None, "" and a bad date raise TypeError, ValueError or IndexError, by version
+        try:  # None, "", a bad or absurd date: TypeError, ValueError, IndexError or Overflow
             seconds = parsedate_to_datetime(value).timestamp() - time.time()
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):
             return None
     return max(0.0, seconds) if math.isfinite(seconds) else None
 

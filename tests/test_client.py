@@ -208,6 +208,14 @@ class RetryTest(StubTest):
         self.assertEqual((j.status, j.attempts), ("ok", 2))
         self.assertTrue(1.5 < self.waits[0] <= 3, self.waits)
 
+    def test_a_retry_after_date_out_of_range_is_ignored_not_a_crash(self):
+        for date in ("Mon, 99 Sep 1000000000000 98:69:90", "Tue, 01 Jan 99999 00:00:00 GMT"):
+            with self.subTest(date=date):
+                self.srv.clear()
+                self.srv.push(rate_limited(date))
+                j = self.judge().judge(EXAMPLE, OUTPUT)
+                self.assertEqual((j.status, j.attempts), ("ok", 2), j.error)
+
     def test_transient_faults_then_a_good_reply_are_ok(self):
         faults = {
             "500": error(500, "The server had an error while processing your request."),
