@@ -1872,7 +1872,10 @@ def _length_controlled(differences, wins, steps=25):
         det = h00 * h11 - h01 * h01
         if det < 1e-12:  # all on one side: no better fit
             break
-        b0, b1 = b0 + (h11 * g0 - h01 * g1) / det, b1 + (h00 * g1 - h01 * g0) / det
+        step0, step1 = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
+        b0, b1 = b0 + step0, b1 + step1
+        if abs(step0) + abs(step1) < 1e-9:
+            break
     return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
 
 
