@@ -226,16 +226,28 @@ class PanelTest(StubTestCase):
                 self.assertEqual(code, 2, err)
                 self.assertIn(message, err)
 
-    def test_the_command_line_in_a_real_process(self):
+    def test_the_readme_jury_in_a_real_process(self):
+        # examples/jury.json: three models behind one URL (or each its LLM_JUDGE_<NAME>_*)
+        ratings = {"llama-3.1-8b-instruct": "4", "qwen2.5-7b-instruct": "5",
+                   "mistral-7b-instruct-v0.3": "2"}
+        self.srv.models = tuple(ratings)
+        self.srv.responder = lambda request: chat("Rating: " + ratings[request.json["model"]])
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
         proc = subprocess.run(
-            [sys.executable, "-m", "minijudge", "--judge-model", "judge-model", "--judges",
-             self.config, "--jury", "mean", "--quorum", "2", self.source], cwd=REPO, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url, "--judges",
+             os.path.join("examples", "jury.json"), "--jury", "mean", "--quorum", "2",
+             "examples/qa.jsonl"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         records = [json.loads(line) for line in proc.stdout.decode().splitlines()]
-        self.assertEqual([r["judge_status"] for r in records], ["ok"] * 5)
-        self.assertIn(b"    panel: Krippendorff's alpha ", proc.stderr)
+        judged = [r for r in records if r["judge_status"] == "ok"]
+        self.assertEqual(len(records), 24)  # one is an empty response: no request, 0.0
+        self.assertEqual({json.dumps(r["judge_panel"]) for r in judged}, {json.dumps(
+            {"llama": 0.75, "qwen": 1.0, "mistral": 0.25})})
+        self.assertEqual({r["judge_score"] for r in judged}, {2 / 3})
+        self.assertIn(b"; jury: the mean of llama, qwen, mistral (quorum 2)\n", proc.stderr)
+        self.assertIn(b"offset from the panel llama 0.0833, qwen 0.3333, mistral -0.4167",
+                      proc.stderr)
 
 
 def by_seed(request):
