@@ -25,7 +25,6 @@ Public names:
     main                     the command line
 
 Command line: ``python -m minijudge --judge-url URL [options] INPUT.jsonl`` (see --help).
-
 Vendored copies: keep this header, upgrade by replacing the file.
 """
 
@@ -1448,9 +1447,8 @@ class LLMJudge:
         so a resumed run writes the same records as an uninterrupted one. A turn with its
         own ``max_tokens`` is free text: no response_format."""
         params = self.params
-        payload = {"model": self._model_name(), "messages": messages, **params}
-        if seed is not None:
-            payload["seed"] = seed
+        payload = {"model": self._model_name(), "messages": messages, **params,
+                   **({} if seed is None else {"seed": seed})}
         if max_tokens is not None:
             payload.pop("response_format", None)
             payload["max_completion_tokens" if "max_completion_tokens" in params else
