@@ -25,7 +25,6 @@ Public names:
     main                     the command line
 
 Command line: ``python -m minijudge --judge-url URL [options] INPUT.jsonl`` (see --help).
-
 Vendored copies: keep this header, upgrade by replacing the file.
 """
 
@@ -1321,9 +1320,8 @@ class LLMJudge:
             turns[-1].details, assessment=turns[0].value))
 
     def _messages(self, example, values, replies=None):
-        """The conversation sent for an item: each turn's prompt, and before the next
-        turn the judge's reply to it (``replies``; without them, every turn, with a
-        placeholder for each reply)."""
+        """The conversation sent for an item: each turn's prompt, and before the next turn the
+        judge's reply to it (``replies``; without them, every turn, a placeholder for each)."""
         messages = [{"role": "system", "content": self.system}] if self.system else []
         turns = self.turns if replies is None else self.turns[:len(replies) + 1]
         for n, (template, _) in enumerate(turns):
@@ -1342,9 +1340,8 @@ class LLMJudge:
         return messages
 
     def _send(self, messages, max_tokens=None, scale=None, seed=None):
-        """One request, its reply read by the parser on ``scale`` (the item's options, else
-        the judge's); or, for a turn with its own token budget, kept as free text (an
-        assessment)."""
+        """One request, its reply read by the parser on ``scale`` (the item's options, else the
+        judge's), or kept as free text for a turn with its own token budget (an assessment)."""
         started = time.monotonic()
         try:
             reply, cached = self._reply(messages, max_tokens=max_tokens, seed=seed)
@@ -1448,9 +1445,8 @@ class LLMJudge:
         so a resumed run writes the same records as an uninterrupted one. A turn with its
         own ``max_tokens`` is free text: no response_format."""
         params = self.params
-        payload = {"model": self._model_name(), "messages": messages, **params}
-        if seed is not None:
-            payload["seed"] = seed
+        payload = {"model": self._model_name(), "messages": messages, **params,
+                   **({} if seed is None else {"seed": seed})}
         if max_tokens is not None:
             payload.pop("response_format", None)
             payload["max_completion_tokens" if "max_completion_tokens" in params else
@@ -1596,9 +1592,8 @@ def _agree_or_tie(first, second):
                         "verdicts": [first.value, swapped], "consistent": first.value == swapped}}
 
 
-# How an item is asked again, and how the two answers combine into one: pairwise and systems
-# swap the answers (unless single order), a criterion reverses its options (check_position)
-# and its first choice counts, as in unitxt (a change is positional bias).
+# How an item is asked again, and how its two answers combine: pairwise swaps the answers (unless
+# single order); check_position reverses a criterion's options, the first choice counts (unitxt).
 _VARIANTS = {
     "the answers swapped": (lambda v: dict(v, response_a=v["response_b"],
                                            response_b=v["response_a"]), _agree_or_tie),
