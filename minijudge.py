@@ -2599,8 +2599,7 @@ class _Tally:
          self.fingerprints, self.consistent, self.biased, self.wins, self.played,
          self.passed, self.alike) = (collections.Counter() for _ in range(12))
         from array import array  # two numbers a record, compact at a million records too
-        self.panel, self.lengths, self.spread = [], array("d"), 0.0
-        self.first_errors = {}
+        self.panel, self.lengths, self.spread, self.first_errors = [], array("d"), 0.0, {}
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
         self.failed = self.requests = self.cached = self.sent = 0
