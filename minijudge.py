@@ -2119,8 +2119,7 @@ def _arg_parser():
         ("--criteria-field F", "criterion: each record's own criterion (else --criteria)"),
         "run",
         ("--concurrency N", "requests in flight (8)", {"default": 8}),
-        ("--window N", "records read ahead of the oldest unfinished one (10000)",
-         {"default": 10000}),
+        ("--window N", "records read ahead of the oldest pending one (10000)", {"default": 10000}),
         ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
         ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
         ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
@@ -2595,8 +2594,7 @@ class _Tally:
          self.fingerprints, self.consistent, self.biased, self.wins, self.played,
          self.passed, self.alike) = (collections.Counter() for _ in range(12))
         from array import array  # two numbers a record, compact at a million records too
-        self.panel, self.lengths, self.spread = [], array("d"), 0.0
-        self.first_errors = {}
+        self.panel, self.lengths, self.spread, self.first_errors = [], array("d"), 0.0, {}
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
         self.failed = self.requests = self.cached = self.sent = 0
