@@ -2704,7 +2704,8 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "score_sources": dict(tally.sources), "adapted": judge.adapted, "mode": mode,
         "position_consistency": share(tally.consistent),
         "position_pairs": sum(tally.consistent.values()),
-        "positional_bias_rate": share(tally.biased), "positional_bias_n": sum(tally.biased.values()),
+        "positional_bias_rate": share(tally.biased),
+        "positional_bias_n": sum(tally.biased.values()),
         "panel": _panel_figures(tally, args, judge.parser in ("binary", "verdict")),
         "repeats": {"k": judge.repeats, "all_alike": share(tally.alike), "n": sum(
             tally.alike.values()), "mean_sd": round(tally.spread / sum(tally.alike.values()), 4)}
@@ -2812,8 +2813,8 @@ def _print_summary(summary, max_error_rate, file, name=None):
          "n={panel[n]}); Cohen's kappa {kappa}; offset from the panel {offsets}"),
         (s.get("repeats"), "    repeats: all {repeats[k]} alike on {repeats[all_alike]:.1%} "
          "of the items, mean within-item SD {repeats[mean_sd]} (n={repeats[n]})"),
-        (length.get("spearman") is not None, "    length: Spearman {length_bias[spearman]} between a "
-         "response's length and its score (n={length_bias[n]})"),
+        (length.get("spearman") is not None, "    length: Spearman {length_bias[spearman]} "
+         "between a response's length and its score (n={length_bias[n]})"),
         ("lc_win_rate" in length, "    length: the longer answer won {length_bias[longer_wins]} "
          "of the decisive verdicts (n={length_bias[decisive]}); length-controlled win rate "
          "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})")] if shown]
@@ -2919,7 +2920,7 @@ def _run(specs, args, items):
             while rest:  # a file may take part of a line, then fail
                 rest = rest[write(rest):]
             for (prefix, judgement), (_, _, mode) in zip(judged, outputs):  # JSON keys are text:
-                tallies[prefix].add(judgement, record.get(args.human_field), [  # no field, no label
+                tallies[prefix].add(judgement, record.get(args.human_field), [  # no label
                     len(_as_text(record.get(getattr(args, name + "_field"))) or "") for name in
                     _MODES[mode][2] if mode not in ("comparative", "systems")])
             if progress and time.monotonic() - shown > 0.25:
@@ -2949,8 +2950,8 @@ def _run(specs, args, items):
             json.dump({"judges": summaries} if args.judges and not args.jury else summaries[
                 "judge"], f, indent=2)
     if not args.quiet:
-        for name, summary in summaries.items():
-            _print_summary(summary, args.max_error_rate, sys.stderr, name=len(outputs) > 1 and name)
+        for name, summary in summaries.items():  # a name where there are several
+            _print_summary(summary, args.max_error_rate, sys.stderr, len(summaries) > 1 and name)
     if stopped or broken:
         print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
             *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
