@@ -1473,9 +1473,8 @@ class LLMJudge:
 
     def _interpret(self, reply, free, scale):
         raw = reply.get("content") if isinstance(reply.get("content"), str) else None
-        common = {"raw": raw, "reasoning": reply.get("reasoning"), "model": reply.get("model"),
-                  "finish_reason": reply.get("finish_reason"), "usage": reply.get("usage"),
-                  "fingerprint": reply.get("system_fingerprint")}
+        common = dict({k: reply.get(k) for k in ("reasoning", "model", "finish_reason", "usage")},
+                      raw=raw, fingerprint=reply.get("system_fingerprint"))
         finish = reply.get("finish_reason")
         if reply.get("refusal") or finish == "content_filter":
             return self._failed("refused", "the judge refused: {}".format(
