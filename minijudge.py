@@ -1570,8 +1570,7 @@ def _expected_rating(logprobs, rating, scale):
     renormalised over the scale's values.
     """
     entries = logprobs.get("content") if isinstance(logprobs, dict) else None
-    if not isinstance(entries, list) or not isinstance(rating, int) or not (
-            0 <= scale[0] and scale[1] <= 9):
+    if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
     at = None
     for entry in entries:
