@@ -1624,8 +1624,7 @@ def _json_schema(example, where="the example reply"):
         return dict(type="array", **{"items": _json_schema(example[0], where)} if example else {})
     types = {bool: "boolean", int: "integer", float: "number", str: "string"}
     if type(example) not in types:
-        raise JudgeError("{} is null: give it a value of the type the judge should write".format(
-            where))
+        raise JudgeError(where + " is null: give it a value of the type the judge should write")
     return {"type": types[type(example)]}
 
 
