@@ -1640,8 +1640,7 @@ def _image_urls(images):
     urls = []
     for image in images if isinstance(images, list) else [] if images is None else [images]:
         if not isinstance(image, str):
-            raise TemplateError("images must be paths or URLs; got a {}".format(
-                type(image).__name__))
+            raise TemplateError("images must be paths or URLs; got a " + type(image).__name__)
         if not re.match(r"(?:https?|data):", image, re.I):
             try:
                 with open(image, "rb") as f:
