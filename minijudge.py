@@ -1710,9 +1710,8 @@ def _read_option(text, options):
 def _json_numbers(obj, criteria=None):
     """A rubric reply's numbers (or digits in a string), of the ``criteria`` keys if given."""
     return {k: float(v) if isinstance(v, str) else v for k, v in obj.items()
-            if (not criteria or k in criteria) and (
-                isinstance(v, (int, float)) and not isinstance(v, bool)
-                or isinstance(v, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", v))}
+            if (not criteria or k in criteria) and (type(v) in (int, float) or isinstance(
+                v, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", v))}
 
 
 # what a judge meant as JSON: "'key': 8," (single quotes, a trailing comma), "Key: 8/10" lines
