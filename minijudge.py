@@ -2457,8 +2457,7 @@ def _dry_run(judge, args, items):
         try:
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
-            print("---", exc if isinstance(fields, _BadLine) else "line {}: {}".format(
-                number, exc))
+            print("---", getattr(fields, "error", "line {}: {}".format(number, exc)))
             continue
         sendable += 1
         print("--- line {}{}".format(number, " ---" if prompt else ": empty_response: " + _EMPTY))
