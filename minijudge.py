@@ -2409,21 +2409,17 @@ def _as_text(value):
 def _check_first(specs, args, items):
     """Fill each judge's template from the first good record before any request, so that
     a template the data cannot fill stops the run up front. The items, none lost."""
-    items, seen = iter(items), []
-    for number, record in items:
-        seen.append((number, record))
-        if isinstance(record, _BadLine):
-            continue
-        for prefix, judge, mode in specs:
-            fields = _item_fields(args, number, record, mode)
-            try:
-                _item_messages(judge, record, fields)
-            except TemplateError as exc:
-                if not isinstance(fields, _BadLine):  # that record's own bad_record
-                    raise TemplateError("line {} (the first record){}: {}".format(
-                        number, "" if len(specs) == 1 else ", judge " + prefix, exc)) from None
-        break
-    return itertools.chain(seen, items)
+    items, ahead = itertools.tee(items)
+    number, record = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), (0, None))
+    for prefix, judge, mode in specs if record is not None else ():
+        fields = _item_fields(args, number, record, mode)
+        try:
+            _item_messages(judge, record, fields)
+        except TemplateError as exc:
+            if not isinstance(fields, _BadLine):  # that record's own bad_record
+                raise TemplateError("line {} (the first record){}: {}".format(
+                    number, "" if len(specs) == 1 else ", judge " + prefix, exc)) from None
+    return items
 
 
 def _item_messages(judge, record, fields):
