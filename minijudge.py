@@ -1477,9 +1477,8 @@ class LLMJudge:
 
     def _interpret(self, reply, free, scale):
         raw = reply.get("content") if isinstance(reply.get("content"), str) else None
-        common = {"raw": raw, "reasoning": reply.get("reasoning"), "model": reply.get("model"),
-                  "finish_reason": reply.get("finish_reason"), "usage": reply.get("usage"),
-                  "fingerprint": reply.get("system_fingerprint")}
+        common = dict({k: reply.get(k) for k in ("reasoning", "model", "finish_reason", "usage")},
+                      raw=raw, fingerprint=reply.get("system_fingerprint"))
         finish = reply.get("finish_reason")
         if reply.get("refusal") or finish == "content_filter":
             return self._failed("refused", "the judge refused: {}".format(
@@ -1614,8 +1613,7 @@ def _expected_rating(logprobs, rating, scale):
     renormalised over the scale's values.
     """
     entries = logprobs.get("content") if isinstance(logprobs, dict) else None
-    if not isinstance(entries, list) or not isinstance(rating, int) or not (
-            0 <= scale[0] and scale[1] <= 9):
+    if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
     at = None
     for entry in entries:
@@ -1669,8 +1667,7 @@ def _json_schema(example, where="the example reply"):
         return dict(type="array", **{"items": _json_schema(example[0], where)} if example else {})
     types = {bool: "boolean", int: "integer", float: "number", str: "string"}
     if type(example) not in types:
-        raise JudgeError("{} is null: give it a value of the type the judge should write".format(
-            where))
+        raise JudgeError(where + " is null: give it a value of the type the judge should write")
     return {"type": types[type(example)]}
 
 
@@ -1686,8 +1683,7 @@ def _image_urls(images):
     urls = []
     for image in images if isinstance(images, list) else [] if images is None else [images]:
         if not isinstance(image, str):
-            raise TemplateError("images must be paths or URLs; got a {}".format(
-                type(image).__name__))
+            raise TemplateError("images must be paths or URLs; got a " + type(image).__name__)
         if not re.match(r"(?:https?|data):", image, re.I):
             try:
                 with open(image, "rb") as f:
@@ -1757,9 +1753,8 @@ def _read_option(text, options):
 def _json_numbers(obj, criteria=None):
     """A rubric reply's numbers (or digits in a string), of the ``criteria`` keys if given."""
     return {k: float(v) if isinstance(v, str) else v for k, v in obj.items()
-            if (not criteria or k in criteria) and (
-                isinstance(v, (int, float)) and not isinstance(v, bool)
-                or isinstance(v, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", v))}
+            if (not criteria or k in criteria) and (type(v) in (int, float) or isinstance(
+                v, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", v))}
 
 
 # what a judge meant as JSON: "'key': 8," (single quotes, a trailing comma), "Key: 8/10" lines
@@ -2506,21 +2501,17 @@ def _as_text(value):
 def _check_first(specs, args, items):
     """Fill each judge's template from the first good record before any request, so that
     a template the data cannot fill stops the run up front. The items, none lost."""
-    items, seen = iter(items), []
-    for number, record in items:
-        seen.append((number, record))
-        if isinstance(record, _BadLine):
-            continue
-        for prefix, judge, mode in specs:
-            fields = _item_fields(args, number, record, mode)
-            try:
-                _item_messages(judge, record, fields)
-            except TemplateError as exc:
-                if not isinstance(fields, _BadLine):  # that record's own bad_record
-                    raise TemplateError("line {} (the first record){}: {}".format(
-                        number, "" if len(specs) == 1 else ", judge " + prefix, exc)) from None
-        break
-    return itertools.chain(seen, items)
+    items, ahead = itertools.tee(items)
+    number, record = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), (0, None))
+    for prefix, judge, mode in specs if record is not None else ():
+        fields = _item_fields(args, number, record, mode)
+        try:
+            _item_messages(judge, record, fields)
+        except TemplateError as exc:
+            if not isinstance(fields, _BadLine):  # that record's own bad_record
+                raise TemplateError("line {} (the first record){}: {}".format(
+                    number, "" if len(specs) == 1 else ", judge " + prefix, exc)) from None
+    return items
 
 
 def _item_messages(judge, record, fields):
@@ -2554,8 +2545,7 @@ def _dry_run(judge, args, items):
         try:
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
-            print("---", exc if isinstance(fields, _BadLine) else "line {}: {}".format(
-                number, exc))
+            print("---", getattr(fields, "error", "line {}: {}".format(number, exc)))
             continue
         sendable += 1
         print("--- line {}{}".format(number, " ---" if prompt else ": empty_response: " + _EMPTY))
