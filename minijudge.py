@@ -336,8 +336,7 @@ _FORMATTER = _SafeFormatter()
 
 @functools.lru_cache(maxsize=256)
 def _check_template(text):
-    """Refuse a template any of whose fields (nested ones too) is unsafe. Once a
-    template has passed, filling it can use the fast str.format_map."""
+    """Refuse any unsafe field (nested ones too), so that filling can use str.format_map."""
     try:
         fields = [(name, spec) for _, name, spec, _ in _FORMATTER.parse(text) if name is not None]
         if not fields:  # {{ doc.question }} fills nothing: the judge would see no item
@@ -414,12 +413,9 @@ _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\
 
 
 def _visible(text):
-    """The judge's answer: not its reasoning, not zero-width characters.
-
-    Everything up to the last closing ``</think>`` is reasoning (chat templates often
-    open the block in the prompt, so only the close arrives); an unclosed ``<think>``
-    is reasoning cut off before the answer.
-    """
+    """The judge's answer without zero-width characters or reasoning: all up to the last
+    ``</think>`` (chat templates often open the block in the prompt, so only the close
+    arrives), and an unclosed ``<think>`` (reasoning cut off before the answer)."""
     text = _THINK_CLOSE_RE.split(_ZERO_WIDTH_RE.sub("", text or ""))[-1]
     return _THINK_OPEN_RE.split(text, maxsplit=1)[0]
 
@@ -635,7 +631,7 @@ def parse_json(text):
         try:
             found, end = decoder.raw_decode(text[start.start():start.start() + _JSON_WINDOW])
         except (ValueError, RecursionError):
-            end = 1  # not JSON here: look again from the next character
+            end = 1
         start = _OBJECT_START_RE.search(text, start.start() + end)
     return found
 
@@ -721,7 +717,7 @@ def _connections(url):
     from urllib.parse import unquote, urlsplit
     parts = urlsplit(url)
     scheme, address, fields, tunnel, via = parts.scheme, parts.netloc, {}, None, ""
-    proxy = urllib.request.getproxies().get(scheme)  # from the variables urllib reads
+    proxy = urllib.request.getproxies().get(scheme)
     # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
     if proxy and not (_is_loopback(parts.hostname or "") or urllib.request.proxy_bypass(
             parts.netloc)):
