@@ -698,9 +698,8 @@ def _tls_context(cafile):
 
 
 def _connections(url):
-    """A kept-alive connection per thread to the server of url (or its proxy): ``send``
-    returns a reply with its status line and headers read, ``close_thread`` closes this
-    thread's, ``proxy`` names the proxy for messages.
+    """A kept-alive connection per thread to url's server or proxy: ``send`` returns a reply
+    with its headers read, ``close_thread`` closes this thread's, ``proxy`` names it for messages.
 
     A connection per request costs more than the request at a few thousand a second; servers
     close idle ones (llama-server after 5 s or 100 requests), so a request that fails on a
