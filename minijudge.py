@@ -1046,8 +1046,7 @@ class LLMJudge:
     servers need none), the model to the one ``GET /v1/models`` lists. ``template`` is a
     name in TEMPLATES or ``str.format`` text (default ``rating_ref`` given a reference,
     else ``rating``); ``parser`` and ``scale`` read a custom template's reply. A failed
-    judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``.
-    """
+    judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``."""
 
     def __init__(self, base_url=None, model=None, api_key=None, timeout=60.0, *,
                  template=None, parser=None, scale=None, system=None, temperature=0.0,
@@ -1604,14 +1603,11 @@ _VARIANTS = {
 
 
 def _expected_rating(logprobs, rating, scale):
-    """G-Eval: the rating weighted by the probabilities the judge gave each scale value
-    at the token where it wrote its rating; None when that cannot be read.
-
-    Only single-digit scales qualify ("10" spans two tokens on many tokenizers). The
-    token is the first after any reasoning that spells the parsed rating (a verdict comes
-    before its explanation); ``"4"`` and ``" 4"`` both count as 4, and the weights are
-    renormalised over the scale's values.
-    """
+    """G-Eval: the rating weighted by the probabilities the judge gave each scale value at
+    the token where it wrote its rating; None when that cannot be read. Only single-digit
+    scales qualify ("10" spans two tokens on many tokenizers). The token is the first after
+    any reasoning that spells the parsed rating (a verdict comes before its explanation);
+    ``"4"`` and ``" 4"`` both count as 4, and the weights are renormalised over the scale."""
     entries = logprobs.get("content") if isinstance(logprobs, dict) else None
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
@@ -1657,8 +1653,7 @@ def _response_format(parser, scale, example=None, field=None):
 
 
 def _json_schema(example, where="the example reply"):
-    """The JSON schema of values shaped like ``example``: its types, every key required,
-    objects and lists nested."""
+    """The JSON schema of values like ``example``: its types, every key required, nested."""
     if isinstance(example, dict):
         return {"type": "object", "properties": {key: _json_schema(value, repr(key)) for key,
                                                  value in example.items()},
@@ -1876,8 +1871,7 @@ def agreement(judge_values, human_values, *, kind=None):
     then read at a 0.5 threshold (accuracy, precision, recall) and the threshold that maximises
     accuracy is reported. Otherwise the values are ratings: exact and within-one agreement,
     quadratic-weighted Cohen's kappa, Spearman and Pearson correlation, and a confusion matrix
-    ``{human: {judge: count}}``. ``kind="ratings"`` reads 0/1 labels as ratings too.
-    """
+    ``{human: {judge: count}}``. ``kind="ratings"`` reads 0/1 labels as ratings too."""
     pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
     if len(pairs) < 2:
