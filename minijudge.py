@@ -1107,8 +1107,7 @@ class LLMJudge:
             if asked and self.criterion is None and template != "criterion":  # not per item
                 raise JudgeError("{} needs criterion={{'name', 'description', 'options': "
                                  "{{option: score}}}}".format(needs))
-        # the turns of one conversation, each (template, max_tokens): the assessment's
-        # budget is its own; None is the judge's. A custom template asks the assessment.
+        # a turn: (template, max_tokens), None the judge's; a custom template asks the assessment
         self.turns = [(template, None)] if not assess else [
             (_ASSESS_TEMPLATE if template == "criterion" else template, assess_max_tokens),
             (_SELECT_TEMPLATE, None)]
@@ -1294,8 +1293,7 @@ class LLMJudge:
         return judgement
 
     def _converse(self, example, values):
-        """One conversation: each turn's prompt, then the judge's reply to it, the last
-        reply read by the parser; the earlier ones (the assessment) kept as text."""
+        """One conversation: the last turn's reply read by the parser, earlier ones as text."""
         if self.parser not in ("verdict", "comparative"):
             response = values["response"]
             if response is not None and not isinstance(response, (str, int, float)):
