@@ -1258,8 +1258,7 @@ class LLMJudge:
         return values
 
     def _ask(self, example, values, again=None):
-        """The item as given and, when that succeeded, ``again`` (a variant in _VARIANTS):
-        one conversation each, the two combined as the variant says."""
+        """The item and, if that succeeded, ``again`` (a _VARIANTS key), combined as it says."""
         try:  # read once for every request of the item
             values["images"] = _image_urls(values.get("images")) or None
         except JudgeError as exc:
@@ -1438,9 +1437,8 @@ class LLMJudge:
                                               _names(listed, "no models")), kind="model_error")
 
     def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
-        """(reply, from_cache). A cached reply keeps the latency and tries it first took,
-        so a resumed run writes the same records as an uninterrupted one. A turn with its
-        own ``max_tokens`` is free text: no response_format."""
+        """(reply, from_cache). A cached reply keeps its first latency and tries: a resumed
+        run writes what an unbroken one would. A ``max_tokens`` turn gets no response_format."""
         params = self.params
         payload = {"model": self._model_name(), "messages": messages, **params,
                    **({} if seed is None else {"seed": seed})}
