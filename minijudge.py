@@ -2643,8 +2643,7 @@ class _Tally:
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000):
-    """A seeded 95% bootstrap interval of the mean of n scores (the first of which are
-    ``scores``); past _BOOTSTRAP_MAX, the normal approximation it converges to."""
+    """A seeded 95% bootstrap interval of the mean; past _BOOTSTRAP_MAX, the normal one."""
     if n == 0:
         return None, "no scores"
     if n > _BOOTSTRAP_MAX:
@@ -2735,8 +2734,7 @@ def _panel_figures(tally, args, nominal):
 
 def _length_figures(tally, mode):
     """Does the judge prefer longer answers? Single responses: Spearman's rho of length and
-    score. Pairs: how often the longer answer won a decisive verdict, and the win rate
-    with the length difference controlled for (_length_controlled)."""
+    score; pairs: how often the longer won a decisive verdict, and _length_controlled."""
     lengths, scores = list(tally.lengths[::2]), list(tally.lengths[1::2])
     if len(scores) < 2:
         return None
