@@ -2097,10 +2097,8 @@ def _arg_parser():
         ("--check-position", "criterion: ask again with the options in reverse order"),
         ("--binary-format", "binary, math: ask for yes/no (default) or 1/0",
          {"choices": list(_BINARY_FORMATS)}),
-        ("--response-format FILE", "an example JSON reply: its schema is sent, its "
-         "--score-field scores"),
-        ("--score-field NAME", "the number that scores in a --response-format reply (score)",
-         {"default": "score"}),
+        ("--response-format FILE", "an example JSON reply: its schema is sent to the server"),
+        ("--score-field NAME", "a --response-format reply's score (score)", {"default": "score"}),
         "fields",
         ("--question-field F", "default: question, else context"),
         ("--reference-field F", "default: answer", {"default": "answer"}),
