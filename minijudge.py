@@ -2710,8 +2710,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
 
 
 def _panel_figures(tally, args, nominal):
-    """Krippendorff's alpha of the panel, Cohen's kappa of each two judges, and each
-    judge's mean offset from the panel's score (who is lenient, who is harsh)."""
+    """Krippendorff's alpha, each two judges' Cohen's kappa, offsets: who is lenient, harsh."""
     if not tally.panel:
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
