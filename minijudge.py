@@ -1041,8 +1041,7 @@ class LLMJudge:
     servers need none), the model to the one ``GET /v1/models`` lists. ``template`` is a
     name in TEMPLATES or ``str.format`` text (default ``rating_ref`` given a reference,
     else ``rating``); ``parser`` and ``scale`` read a custom template's reply. A failed
-    judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``.
-    """
+    judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``."""
 
     def __init__(self, base_url=None, model=None, api_key=None, timeout=60.0, *,
                  template=None, parser=None, scale=None, system=None, temperature=0.0,
@@ -1103,8 +1102,7 @@ class LLMJudge:
             if asked and self.criterion is None and template != "criterion":  # not per item
                 raise JudgeError("{} needs criterion={{'name', 'description', 'options': "
                                  "{{option: score}}}}".format(needs))
-        # the turns of one conversation, each (template, max_tokens): the assessment's
-        # budget is its own; None is the judge's. A custom template asks the assessment.
+        # a turn: (template, max_tokens), None the judge's; a custom template asks the assessment
         self.turns = [(template, None)] if not assess else [
             (_ASSESS_TEMPLATE if template == "criterion" else template, assess_max_tokens),
             (_SELECT_TEMPLATE, None)]
@@ -1255,8 +1253,7 @@ class LLMJudge:
         return values
 
     def _ask(self, example, values, again=None):
-        """The item as given and, when that succeeded, ``again`` (a variant in _VARIANTS):
-        one conversation each, the two combined as the variant says."""
+        """The item and, if that succeeded, ``again`` (a _VARIANTS key), combined as it says."""
         try:  # read once for every request of the item
             values["images"] = _image_urls(values.get("images")) or None
         except JudgeError as exc:
@@ -1290,8 +1287,7 @@ class LLMJudge:
         return judgement
 
     def _converse(self, example, values):
-        """One conversation: each turn's prompt, then the judge's reply to it, the last
-        reply read by the parser; the earlier ones (the assessment) kept as text."""
+        """One conversation: the last turn's reply read by the parser, earlier ones as text."""
         if self.parser not in ("verdict", "comparative"):
             response = values["response"]
             if response is not None and not isinstance(response, (str, int, float)):
@@ -1436,9 +1432,8 @@ class LLMJudge:
                                               _names(listed, "no models")), kind="model_error")
 
     def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
-        """(reply, from_cache). A cached reply keeps the latency and tries it first took,
-        so a resumed run writes the same records as an uninterrupted one. A turn with its
-        own ``max_tokens`` is free text: no response_format."""
+        """(reply, from_cache). A cached reply keeps its first latency and tries: a resumed
+        run writes what an unbroken one would. A ``max_tokens`` turn gets no response_format."""
         params = self.params
         payload = {"model": self._model_name(), "messages": messages, **params,
                    **({} if seed is None else {"seed": seed})}
@@ -1599,14 +1594,11 @@ _VARIANTS = {
 
 
 def _expected_rating(logprobs, rating, scale):
-    """G-Eval: the rating weighted by the probabilities the judge gave each scale value
-    at the token where it wrote its rating; None when that cannot be read.
-
-    Only single-digit scales qualify ("10" spans two tokens on many tokenizers). The
-    token is the first after any reasoning that spells the parsed rating (a verdict comes
-    before its explanation); ``"4"`` and ``" 4"`` both count as 4, and the weights are
-    renormalised over the scale's values.
-    """
+    """G-Eval: the rating weighted by the probabilities the judge gave each scale value at
+    the token where it wrote its rating; None when that cannot be read. Only single-digit
+    scales qualify ("10" spans two tokens on many tokenizers). The token is the first after
+    any reasoning that spells the parsed rating (a verdict comes before its explanation);
+    ``"4"`` and ``" 4"`` both count as 4, and the weights are renormalised over the scale."""
     entries = logprobs.get("content") if isinstance(logprobs, dict) else None
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
@@ -1652,8 +1644,7 @@ def _response_format(parser, scale, example=None, field=None):
 
 
 def _json_schema(example, where="the example reply"):
-    """The JSON schema of values shaped like ``example``: its types, every key required,
-    objects and lists nested."""
+    """The JSON schema of values like ``example``: its types, every key required, nested."""
     if isinstance(example, dict):
         return {"type": "object", "properties": {key: _json_schema(value, repr(key)) for key,
                                                  value in example.items()},
@@ -1871,8 +1862,7 @@ def agreement(judge_values, human_values, *, kind=None):
     then read at a 0.5 threshold (accuracy, precision, recall) and the threshold that maximises
     accuracy is reported. Otherwise the values are ratings: exact and within-one agreement,
     quadratic-weighted Cohen's kappa, Spearman and Pearson correlation, and a confusion matrix
-    ``{human: {judge: count}}``. ``kind="ratings"`` reads 0/1 labels as ratings too.
-    """
+    ``{human: {judge: count}}``. ``kind="ratings"`` reads 0/1 labels as ratings too."""
     pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
     if len(pairs) < 2:
@@ -2092,10 +2082,8 @@ def _arg_parser():
         ("--check-position", "criterion: ask again with the options in reverse order"),
         ("--binary-format", "binary, math: ask for yes/no (default) or 1/0",
          {"choices": list(_BINARY_FORMATS)}),
-        ("--response-format FILE", "an example JSON reply: its schema is sent, its "
-         "--score-field scores"),
-        ("--score-field NAME", "the number that scores in a --response-format reply (score)",
-         {"default": "score"}),
+        ("--response-format FILE", "an example JSON reply: its schema is sent to the server"),
+        ("--score-field NAME", "a --response-format reply's score (score)", {"default": "score"}),
         "fields",
         ("--question-field F", "default: question, else context"),
         ("--reference-field F", "default: answer", {"default": "answer"}),
@@ -2638,8 +2626,7 @@ class _Tally:
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000):
-    """A seeded 95% bootstrap interval of the mean of n scores (the first of which are
-    ``scores``); past _BOOTSTRAP_MAX, the normal approximation it converges to."""
+    """A seeded 95% bootstrap interval of the mean; past _BOOTSTRAP_MAX, the normal one."""
     if n == 0:
         return None, "no scores"
     if n > _BOOTSTRAP_MAX:
@@ -2708,8 +2695,7 @@ def _summary(judge, mode, args, tally, wall, interrupted):
 
 
 def _panel_figures(tally, args, nominal):
-    """Krippendorff's alpha of the panel, Cohen's kappa of each two judges, and each
-    judge's mean offset from the panel's score (who is lenient, who is harsh)."""
+    """Krippendorff's alpha, each two judges' Cohen's kappa, offsets: who is lenient, harsh."""
     if not tally.panel:
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
@@ -2730,8 +2716,7 @@ def _panel_figures(tally, args, nominal):
 
 def _length_figures(tally, mode):
     """Does the judge prefer longer answers? Single responses: Spearman's rho of length and
-    score. Pairs: how often the longer answer won a decisive verdict, and the win rate
-    with the length difference controlled for (_length_controlled)."""
+    score; pairs: how often the longer won a decisive verdict, and _length_controlled."""
     lengths, scores = list(tally.lengths[::2]), list(tally.lengths[1::2])
     if len(scores) < 2:
         return None
