@@ -2711,7 +2711,9 @@ def _panel_figures(tally, args, nominal):
                 both) > 1 else None for a, b in itertools.combinations(range(k), 2)
                 for both in [pairs(a, b)]},
             "offsets": {name: round(sum(x - y for x, y in both) / len(both), 4) if both else
-                        None for i, name in enumerate(names) for both in [pairs(i, k)]}}
+                        None for i, name in enumerate(names) for both in [pairs(i, k)]},
+            "answered": {name: sum(u[i] is not None for u in units) for i, name in enumerate(
+                names)}}
 
 
 def _length_figures(tally, mode):
@@ -2762,7 +2764,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
             "judges"]), panel["quorum"]) if panel
         else "judge {} at {}".format(s["judge_model"], s["judge_url"]),
         **{name: ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
-           for name in ("kappa", "offsets")})
+           for name in ("kappa", "offsets", "answered")})
     wins = mode == "pairwise" and judged
     trust = [(shown, line) for shown, line in [
         (s["position_consistency"] is not None, "    position-consistent: "
@@ -2780,7 +2782,8 @@ def _print_summary(summary, max_error_rate, file, name=None):
         (human and not kind, "    agreement with {field}: too few judged records with a label "
          "(n={n})"),
         (panel, "    panel: Krippendorff's alpha {panel[alpha]} ({panel[alpha_metric]}, "
-         "n={panel[n]}); Cohen's kappa {kappa}; offset from the panel {offsets}"),
+         "n={panel[n]}); Cohen's kappa {kappa}; offset from the panel {offsets}; records "
+         "answered {answered}"),
         (s.get("repeats"), "    repeats: all {repeats[k]} alike on {repeats[all_alike]:.1%} "
          "of the items, mean within-item SD {repeats[mean_sd]} (n={repeats[n]})"),
         (length.get("spearman") is not None, "    length: Spearman {length_bias[spearman]} "

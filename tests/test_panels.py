@@ -165,6 +165,8 @@ class PanelTest(StubTestCase):
         self.assertEqual(panel["kappa"]["a~b"], minijudge.agreement(
             [s[0] for s in scores], [s[1] for s in scores], kind="ratings")["kappa_quadratic"])
         self.assertEqual(list(panel["kappa"]), ["a~b", "a~c", "b~c"])
+        self.assertEqual(panel["answered"], {"a": 5, "b": 5, "c": 4})  # c failed on resp-2
+        self.assertIn("; records answered a 5, b 5, c 4\n", err)
         panel_scores = [r["judge_score"] for r in out]
         for k, name in enumerate("abc"):  # over the four records the panel scored
             offsets = [s[k] - p for s, p, r in zip(scores, panel_scores, out)
