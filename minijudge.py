@@ -2559,7 +2559,7 @@ _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half
 
 
 class _Tally:
-    """What the summary reports, gathered record by record in constant memory."""
+    """What the summary reports, gathered record by record: sums, and a few numbers a record."""
 
     def __init__(self):
         # consistent, biased: of the items asked twice, did both agree, did the option change
