@@ -2342,6 +2342,9 @@ def _judge_options(entry, here):
     if mode == "criterion" and not (criteria or entry.get("criteria_field")):
         raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
             flag, flag))
+    if criteria and mode != "criterion":  # its options are no scale another mode can read
+        raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
+            flag, flag, mode))
     if not isinstance(entry.get("options") or {}, dict):
         raise ValueError("judge {}: options must be a JSON object of LLMJudge keywords".format(
             entry.get("name")))

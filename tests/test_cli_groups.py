@@ -116,6 +116,19 @@ def sections(help_text):
     return found
 
 
+class CriteriaModeTest(unittest.TestCase):
+    def test_criteria_with_another_mode_is_refused_not_a_traceback(self):
+        # found by a cut pass: rating crashed in the summary, comparative too, rubric failed all
+        criteria = os.path.join(REPO, "examples", "helpfulness.json")
+        for mode in ("rating", "rubric", "comparative", "binary", "pairwise"):
+            with self.subTest(mode=mode):
+                code, out, err = run("--judge-url", "http://127.0.0.1:9", "--mode", mode,
+                                     "--criteria", criteria, "examples/qa.jsonl")
+                self.assertEqual((code, out), (2, ""), err)
+                self.assertEqual(err, "minijudge: error: --criteria is for --mode criterion; "
+                                 "got mode {}\n".format(mode))
+
+
 class HelpTest(unittest.TestCase):
     def test_help_lists_every_flag_under_its_group(self):
         code, out, err = run("--help")
