@@ -1540,17 +1540,17 @@ def jury(judgements, how="mean", *, quorum=None):
     failed member did unless at least ``quorum`` (default: all) answered; ``error`` names
     each member that failed. Ratings combine as the scores do; another value is kept
     if a member's score is the result; the raw reply and details are the nearest's."""
-    if how not in ("mean", "median", "majority"):
-        raise JudgeError("how (--jury) is mean, median or majority; got {!r}".format(how))
     kind, named = ("judge", judgements) if isinstance(judgements, Mapping) else (
         "repeat", dict(enumerate(judgements, 1)))
-    every = list(named.values())
+    every, needed = list(named.values()), len(judgements) if quorum is None else quorum
+    if how not in ("mean", "median", "majority") or not 1 <= needed <= len(every):
+        raise JudgeError("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to "
+                         "the {} judgements; got {!r} and {!r}".format(len(every), how, quorum))
     answered = [j for j in every if j.status in _NOT_FAILURES]
     scores = [j.score if j in answered else None for j in every]
     details = {"panel": dict(zip(named, scores))} if kind == "judge" else {"repeats": scores}
     error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
                       for name, j in named.items() if j not in answered)
-    needed = len(every) if quorum is None else quorum
     if len(answered) < needed:
         return _merged(every, like=next(j for j in every if j not in answered), details=details,
                        error="{} of {} answered, {} needed: {}".format(

@@ -118,6 +118,9 @@ class StatisticsTest(unittest.TestCase):
         self.assertEqual((repeats.score, repeats.details["repeats"]), (1.0, [1.0, 0.5, 1.0]))
         with self.assertRaisesRegex(minijudge.JudgeError, "mean, median or majority"):
             minijudge.jury(panel, "mode")
+        for judgements, quorum in (({}, None), ({"b": bad}, 0), (panel, 5)):  # not a crash
+            with self.assertRaisesRegex(minijudge.JudgeError, "quorum .* got 'mean' and "):
+                minijudge.jury(judgements, "mean", quorum=quorum)
 
 
 class PanelTest(StubTestCase):
