@@ -42,7 +42,8 @@ import sys
 import urllib.error
 import urllib.request
 
-__all__ = ["run_batch", "output_line", "failed_line", "malformed_lines", "main"]
+__all__ = ["run_batch", "output_line", "failed_line", "vllm_error_line", "malformed_lines",
+           "main"]
 
 ENDPOINT = "/v1/chat/completions"
 
@@ -78,6 +79,15 @@ def failed_line(custom_id, code="batch_expired", *, rng=random):
     message = FAILURE_MESSAGES.get(code, "The request failed: %s." % code)
     return {"id": "batch_req_" + _hex(rng, 24), "custom_id": custom_id,
             "response": None, "error": {"code": code, "message": message}}
+
+
+def vllm_error_line(custom_id, message, *, rng=random):
+    """The line vLLM's run_batch writes for a request it could not run: status 400, a null
+    body, and the message as a bare string in ``error`` (its make_error_request_output)."""
+    return {"id": "vllm-" + _hex(rng, 32), "custom_id": custom_id,
+            "response": {"status_code": 400, "request_id": "vllm-batch-" + _hex(rng, 32),
+                         "body": None},
+            "error": message}
 
 
 def _read_requests(paths, single_model):

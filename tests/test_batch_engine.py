@@ -10,7 +10,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from batch_engine import SERVER_ERROR, main, malformed_lines, run_batch  # noqa: E402
+from batch_engine import (SERVER_ERROR, main, malformed_lines, run_batch,  # noqa: E402
+                          vllm_error_line)
 from stub import StubTestCase, error, html  # noqa: E402
 
 IDS = ["k-%d" % i for i in range(6)]
@@ -136,6 +137,14 @@ class BatchEngineTest(StubTestCase):
         line = json.loads(bad["not_a_completion"])
         self.assertEqual(line["custom_id"], "k-0")
         self.assertEqual(line["response"]["body"], {"object": "list", "data": []})
+
+    def test_vllm_error_line_keeps_the_message_in_error_and_no_body(self):
+        line = vllm_error_line("k-0", "Request must not be sent in stream mode")
+        self.assertEqual(list(line), ["id", "custom_id", "response", "error"])
+        self.assertRegex(line["id"], r"^vllm-[0-9a-f]{32}$")
+        self.assertEqual((line["response"]["status_code"], line["response"]["body"]),
+                         (400, None))
+        self.assertEqual(line["error"], "Request must not be sent in stream mode")
 
     def test_command_line(self):
         err = io.StringIO()
