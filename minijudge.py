@@ -61,6 +61,7 @@ _RETRY_AFTER_LIMIT = 300.0   # a server asking for a longer pause is out of quot
 _RESTART_POLL = 1.0          # between two tries of a server that is restarting
 _REPEATS = 5                 # records failing alike, none judged, that stop a run
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+_OFFLINE = "https://offline.invalid/v1/chat/completions"  # a judge that sends nothing
 _EMPTY = "the response is empty: scored 0.0 without calling the judge"
 _NO_THINK = 'disable thinking with extra_body {"chat_template_kwargs": {"enable_thinking": false}}'
 _FAILURE_HINTS = {  # what can help, by failure: thinking is blamed only where there was some
@@ -1146,6 +1147,8 @@ class LLMJudge:
         self._connections = _connections(self.url)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
+    batch = None  # a _Batch: replies from batch files, requests written to them
+
     def __repr__(self):
         return "LLMJudge({!r}, model={!r}, template={!r})".format(
             self._redact(self.url), self.model, self.template or "rating")
@@ -1264,7 +1267,7 @@ class LLMJudge:
                 if self.repeats > 1:
                     values = dict(values, seed=self.params.get("seed", 0) + n)
                 judgement = first = self._converse(example, values)
-                if again is not None and first.ok:
+                if again is not None and first.status in ("ok", "exported"):
                     change, combine = _VARIANTS[again]
                     second = self._converse(example, change(values))
                     if second.ok:
@@ -1441,14 +1444,17 @@ class LLMJudge:
             payload.pop("response_format", None)
             payload["max_completion_tokens" if "max_completion_tokens" in params else
                     "max_tokens"] = max_tokens
-        key = use_cache and self.cache is not None and _cache_key(payload)
-        reply = self.cache.get(key) if key else None
+        cache = self.cache if use_cache else None
+        key = (cache is not None or self.batch is not None) and _cache_key(payload)
+        reply = cache.get(key) if cache is not None else None
         if reply is not None:
             return reply, True
-        started = time.monotonic()
+        started, attempts = time.monotonic(), 0
+        reply = self.batch.reply(key, payload, self.url != _OFFLINE) if self.batch else None
         try:
-            reply, attempts = (_read_reply(self._from_fn(messages), self.url), 1) if (
-                self.judge_fn) else self._call(self.url, payload, _read_reply)  # no retry
+            reply, attempts = (reply, 0) if reply else (_read_reply(self._from_fn(
+                messages), self.url), 1) if self.judge_fn else self._call(
+                    self.url, payload, _read_reply)  # no retry
         except APIError as exc:
             adapted = exc.status and _adaptation(str(exc), params)
             if not adapted:
@@ -1461,8 +1467,8 @@ class LLMJudge:
                     _log.warning("minijudge: %s", self.adapted[-1])
             return self._reply(messages, use_cache=use_cache, max_tokens=max_tokens, seed=seed)
         reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
-        if key and reply.get("content"):  # failures are never cached
-            self.cache.put(key, reply)
+        if cache is not None and reply.get("content"):  # failures are never cached
+            cache.put(key, reply)
         return reply, False
 
     def _interpret(self, reply, free, scale):
@@ -1898,42 +1904,59 @@ def _cache_key(payload):
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+class _Keys:
+    """A number (a file offset) by key, in flat memory: 64 bits of each key and its number in
+    65,536 buckets of two arrays, 16 bytes a key. A key is a lowercase hex digest."""
+
+    def __init__(self):
+        from array import array
+        self._buckets, self.size = collections.defaultdict(lambda: (array("q"), array("q"))), 0
+
+    def _find(self, key):
+        prefix = int(key[:16], 16) - (1 << 63)
+        prefixes, numbers = self._buckets.get(prefix & 0xFFFF, ((), ()))
+        return prefix, prefixes, numbers, prefixes.index(prefix) if prefix in prefixes else None
+
+    def get(self, key):
+        _, _, numbers, at = self._find(key)
+        return None if at is None else numbers[at]
+
+    def __setitem__(self, key, number):  # a later number for the same key replaces the earlier
+        prefix, _, _, at = self._find(key)
+        prefixes, numbers = self._buckets[prefix & 0xFFFF]
+        if at is None:
+            prefixes.append(prefix)
+            numbers.append(number)
+            self.size += 1
+        numbers[at if at is not None else -1] = number
+
+    def numbers(self):
+        return itertools.chain.from_iterable(numbers for _, numbers in self._buckets.values())
+
+
 class _Cache:
     """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
     (never the API key). One write per line on an O_APPEND descriptor: processes sharing
     the file never interleave, and ``kill -9`` tears at most the last line, skipped later.
-    In memory, 64 bits of each key and its offset in 65,536 buckets of two flat arrays; the
-    line read at the offset must hold the whole key."""
+    In memory, each key's offset (_Keys); the line read there must hold the whole key."""
 
     def __init__(self, path):
-        from array import array
-        self.path, self._lock = path, threading.Lock()
-        self._index = collections.defaultdict(lambda: (array("q"), array("q")))
+        self.path, self._lock, self._index = path, threading.Lock(), _Keys()
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         self._file = open(path, "rb")
         offset = 0
         for line in self._file:
             match = re.match(rb'\{"key": "([0-9a-f]{64})"', line)
             if match and line.endswith(b"\n"):
-                self._add(match.group(1), offset)
+                self._index[match.group(1).decode()] = offset
             offset += len(line)
         if offset and not line.endswith(b"\n"):
             os.write(self._fd, b"\n")  # a torn last line: start the next one cleanly
 
-    def _add(self, key, offset):
-        prefix = int(key[:16], 16) - (1 << 63)
-        prefixes, offsets = self._index[prefix & 0xFFFF]
-        if prefix not in prefixes:  # a later line for the same key replaces the earlier
-            prefixes.append(prefix)
-            offsets.append(0)
-        offsets[prefixes.index(prefix)] = offset
-
     def get(self, key):
-        prefix = int(key[:16], 16) - (1 << 63)
         try:  # no line, another key's line, or a reply not of the shape put writes: None
             with self._lock:
-                prefixes, offsets = self._index.get(prefix & 0xFFFF, ((), ()))
-                self._file.seek(offsets[prefixes.index(prefix)])
+                self._file.seek(self._index.get(key))
                 line = self._file.readline()
             entry = json.loads(line)
             reply = entry["reply"] if entry["key"] == key else {}
@@ -1947,11 +1970,109 @@ class _Cache:
         with self._lock:
             while rest:  # one write, unless the disk fills: then the next one raises
                 rest = rest[os.write(self._fd, rest):]
-            self._add(key, os.lseek(self._fd, 0, os.SEEK_CUR) - len(line))
+            self._index[key] = os.lseek(self._fd, 0, os.SEEK_CUR) - len(line)
 
     def close(self):
         self._file.close()
         os.close(self._fd)
+
+
+class _Batch:
+    """Batch files instead of a server: the replies in batch output files (--batch-import),
+    found by custom_id, the request's cache key; the requests not answered there written as
+    batch input lines (--batch-export), each once, ``max_lines`` a file, and not sent."""
+
+    def __init__(self, imports=(), export=None, max_lines=50000):
+        self._lock, self.replies, self.exported = threading.Lock(), _Keys(), _Keys()
+        self.malformed, self.asked, self.parts, self._sinks = collections.Counter(), 0, [], {}
+        self.export, self.max_lines = export and re.sub(r"\.jsonl\Z", "", export), max_lines
+        self.files = [open(path, "rb") for path in imports]
+        for number, f in enumerate(self.files):  # a reply's number: its file and offset
+            offset = 0
+            for line in f:
+                match = re.search(rb'"custom_id": *"([0-9a-f]{64})"', line)
+                if match:
+                    self.replies[match.group(1).decode()] = offset * len(self.files) + number
+                elif line.strip():
+                    try:
+                        json.loads(line)
+                        self.malformed["without a minijudge custom_id"] += 1
+                    except (ValueError, RecursionError):
+                        self.malformed["not JSON"] += 1
+                offset += len(line)
+
+    def reply(self, key, payload, online):
+        """The imported reply to request ``key``; None: send it; APIError: exported, or why
+        it has no reply (the batch's error, or none in the files)."""
+        number, failure = self.replies.get(key), APIError(
+            "not judged: no reply in the --batch-import files (custom_id {})".format(key),
+            kind="not_judged")
+        if number is not None:
+            with self._lock:  # a reply asked for is marked: the rest are counted unasked
+                if number >= 0:
+                    self.asked += 1
+                    self.replies[key] = ~number
+                number = max(number, ~number)
+                f = self.files[number % len(self.files)]
+                f.seek(number // len(self.files))
+                line = f.readline()
+            failure, where = None, "{} (custom_id {})".format(f.name, key)
+            try:
+                entry = json.loads(line)
+                response = entry["response"] or {}
+                if entry["custom_id"] != key or not isinstance(response, dict):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
+                problem = "not JSON" if isinstance(exc, ValueError) else (
+                    "not a batch output line")
+                self.malformed[problem] += 1
+                failure = APIError("not judged: the line of custom_id {} in {} is {}".format(
+                    key, f.name, problem), kind="not_judged")
+            else:  # vLLM's error: a string, its body null
+                body = json.dumps(response.get("body") or {"error": entry.get("error")}).encode()
+                if response.get("status_code") == 200:
+                    try:
+                        return _read_reply(body, where)
+                    except APIError as exc:
+                        self.malformed["a 200 body that is not a chat completion"] += 1
+                        failure = exc
+                elif response:
+                    failure = _http_error(response.get("status_code") or 0, body, {}, where)
+                else:
+                    failure = APIError("not judged: the batch did not run it: " + _server_message(
+                        body), kind="not_judged")
+        if self.export:
+            with self._lock:
+                if self.exported.get(key) is None:  # a file per model: OpenAI's rule
+                    sink = self._sinks.get(payload["model"])
+                    if sink is None or sink[1] == self.max_lines:
+                        if sink:
+                            sink[0].close()
+                        self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
+                        sink = self._sinks[payload["model"]] = [
+                            open(self.parts[-1], "wb"), 0, len(self.parts) - 1]
+                    sink[0].write(json.dumps({
+                        "custom_id": key, "method": "POST", "url": "/v1/chat/completions",
+                        "body": payload}, ensure_ascii=False).encode(
+                            "utf-8", "backslashreplace") + b"\n")
+                    sink[1] += 1
+                    self.exported[key] = sink[2]
+                part = self.parts[self.exported.get(key)]
+            failure = APIError("exported to {} as custom_id {}: run it in a batch, then import "
+                               "the output with --batch-import".format(part, key), kind="exported")
+        elif online:
+            return None
+        failure.attempts = 0  # nothing was sent
+        raise failure
+
+    def figures(self):
+        return {"imported": self.asked, "unasked": self.replies.size - self.asked,
+                "malformed": dict(self.malformed), "exported": self.exported.size,
+                "files": self.parts}
+
+    def close(self):
+        for f in self.files + [sink[0] for sink in self._sinks.values()]:
+            f.close()
 
 
 # -- Batch runner ----------------------------------------------------------------------
@@ -1960,6 +2081,8 @@ class _Cache:
 def _fatal(judgement, repeats=None):
     """Why a failure means every other item would fail the same way, or None; ``repeats``
     (a dict per judge and run) counts HTTP errors: one on _REPEATS records, none judged."""
+    if not (judgement.ok or judgement.attempts):  # a batch's reply or no request: no server
+        return None
     fatal = judgement.status in ("quota_exceeded", "model_error") or (
         judgement.http_status in (401, 403, 404)) or judgement.status == "connection_error" and (
         re.search(r"connection refused|certificate of .* is not trusted", judgement.error or ""))
@@ -2047,9 +2170,10 @@ def _arg_parser():
     parser = argparse.ArgumentParser(
         prog="minijudge", usage="%(prog)s [options] INPUT.jsonl", description="Grade JSONL "
         "records with an LLM judge on an OpenAI-compatible server: records to stdout (or "
-        "-o), progress and the summary to stderr.",
+        "-o), progress and the summary to stderr. `minijudge report OUT.jsonl ...` prints "
+        "the summary of scored records (shards too) again.",
         epilog="quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 data.jsonl")
-    parser.add_argument("input", nargs="?", help="JSONL file of records, or - for stdin")
+    parser.add_argument("input", nargs="*", help="JSONL file of records, or - for stdin")
     parser.add_argument("--version", action="version", version="minijudge " + __version__)
     for entry in [  # "title: about" starts a group; ("-f/--flag METAVAR", help, options)
         "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
@@ -2123,7 +2247,14 @@ def _arg_parser():
         ("--logprobs", "the rating weighted by its tokens' probabilities (G-Eval)"),
         ("--top-logprobs N", "alternatives per token (5)", {"default": 5}),
         ("--structured", "send a JSON schema as response_format (dropped if refused)"),
-        ("--seed N", "sampling seed sent to the server", {"type": int})]:
+        ("--seed N", "sampling seed sent to the server", {"type": int}),
+        "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
+        ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
+         "send nothing (needs --judge-model)"),
+        ("--batch-max-lines N", "requests per exported file (50000)", {"default": 50000}),
+        ("--batch-import FILE", "a batch output file of the judge's replies, repeatable",
+         {"action": "append", "default": []}),
+        ("--mixed", "report: records of different runs (template, model, version) too")]:
         if isinstance(entry, str):
             group = parser.add_argument_group(*entry.split(": ", 1))
             continue
@@ -2141,15 +2272,22 @@ def _arg_parser():
 def main(argv=None):
     """``python -m minijudge``: exit 0 done, 1 too many failures or the server is
     unusable (or a full disk), 2 usage error, 130 interrupted (143 on SIGTERM)."""
-    parser = _arg_parser()
+    parser, argv = _arg_parser(), sys.argv[1:] if argv is None else list(argv)
+    report = argv[:1] == ["report"]
     try:
-        args = parser.parse_args(argv)
-        if args.input is None and not args.check:  # a short usage, not the --help wall
+        args = parser.parse_args(argv[report:])
+        if not args.input and not args.check:  # a short usage, not the --help wall
             parser.usage += "\n{}\n--help for every option".format(parser.epilog)
             parser.error("the following arguments are required: input")
+        if len(args.input) > 1 and not report:
+            parser.error("one input file, got {}; to summarise several scored files (shards): "
+                         "python -m minijudge report OUT.jsonl ...".format(len(args.input)))
     except SystemExit as exc:
         return exc.code
     try:
+        if report:
+            return _report(args)
+        args.input = args.input[0] if args.input else None
         specs, source, shard = _setup(args)
     except (JudgeError, OSError, ValueError, TypeError, AttributeError) as exc:
         # a value of the wrong type in a --judges file lands here too
@@ -2168,6 +2306,8 @@ def main(argv=None):
         if args.dry_run:
             return _dry_run(specs[0][1], args, items)
         for prefix, each, _ in specs if args.check or not args.no_preflight else ():
+            if each.url == _OFFLINE or args.batch_export:  # sends nothing
+                continue
             try:
                 info = _preflight(each, ping=args.check)
             except APIError as exc:
@@ -2192,8 +2332,9 @@ def main(argv=None):
             signal.signal(signal.SIGTERM, previous)
         if source not in (None, sys.stdin.buffer):
             source.close()
-        if specs[0][1].cache is not None:  # one for every judge
-            specs[0][1].cache.close()
+        for shared in (specs[0][1].cache, specs[0][1].batch):  # one for every judge
+            if shared is not None:
+                shared.close()
         for _, each, _ in specs:
             each.close()
 
@@ -2211,6 +2352,7 @@ def _setup(args):
         raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
     checked("--concurrency", "from 1 to 1024 (a thread each)", int, lambda n: 1 <= n <= 1024)
     checked("--window", "at least 1", int, lambda n: n >= 1)
+    checked("--batch-max-lines", "at least 1", int, lambda n: n >= 1)
     checked("--timeout", "a number of seconds above 0", float, lambda t: 0 < t < math.inf)
     for flag in ("--retry-min-wait", "--retry-max-wait"):  # min > max: LLMJudge says
         checked(flag, "a number of seconds, 0 or more", float, lambda t: 0 <= t < math.inf)
@@ -2246,7 +2388,8 @@ def _setup(args):
     entries = _judges_config(args.judges) if args.judges else [dict(
         name="judge", mode=args.mode or args.criteria_field and "criterion",
         template=args.template, criteria=args.criteria, criteria_field=args.criteria_field)]
-    specs = []
+    specs, batch = [], (args.batch_import or args.batch_export) and _Batch(
+        args.batch_import, args.batch_export, args.batch_max_lines)
     for entry in entries:
         mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
             args.judges)) if args.judges else None)
@@ -2266,13 +2409,17 @@ def _setup(args):
             raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
                              "--response-format); got template {!r}".format(mode, template)[:300])
         if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
-            if not args.dry_run:
+            if not (args.dry_run or batch):
                 raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
-            options["base_url"] = "https://dry-run.invalid"  # nothing is sent
+            options["base_url"] = _OFFLINE  # nothing is sent
         try:
             specs.append((entry["name"], LLMJudge(**options), mode))
         except TypeError as exc:  # an option LLMJudge does not take
             raise ValueError("judge {}: {}".format(entry["name"], exc)) from None
+        specs[-1][1].batch = batch
+        if batch and options["base_url"] == _OFFLINE and specs[-1][1].model is None:  # hashed
+            raise ValueError("--batch-export and --batch-import need the model each request "
+                             "names: --judge-model (or the judge's model in --judges)")
     modes = sorted({mode for _, _, mode in specs})
     if args.jury and (not args.judges or len(modes) > 1 or "systems" in modes):
         raise ValueError("--jury needs --judges FILE of one mode, not systems; got {}".format(
@@ -2291,13 +2438,13 @@ def _check_files(args):
     import stat
     seen = {}
     for flag, path in (("input", args.input), ("-o", args.output), ("--cache", args.cache),
-                       ("--summary", args.summary)):
+                       ("--summary", args.summary), ("--batch-export", args.batch_export)):
         stdin = flag == "input" and path == "-"  # a file given as stdin is a file too
         info = os.fstat(0) if stdin else path and os.path.exists(path) and os.stat(path)
         if info and stat.S_ISDIR(info.st_mode) and flag != "input":
             raise ValueError("{} {} is a folder; name a file".format(flag, path))
         # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
-        if path and flag in ("-o", "--summary") and not os.access(
+        if path and flag in ("-o", "--summary", "--batch-export") and not os.access(
                 path if info else os.path.dirname(os.path.abspath(path)), os.W_OK):
             raise ValueError("{} {}: cannot write there".format(flag, path))
         if not path or info and not stat.S_ISREG(info.st_mode):
@@ -2553,9 +2700,27 @@ def _judge_fields(prefix, judgement):
     if judgement.expected is not None:
         fields["expected_rating"] = judgement.expected
     fields.update(judgement.details)
-    if judgement.reasoning:
-        fields["reasoning"] = judgement.reasoning
+    for name in ("reasoning", "fingerprint"):
+        if getattr(judgement, name):
+            fields[name] = getattr(judgement, name)
     return {prefix + "_" + k: v for k, v in fields.items()}
+
+
+def _judgement_of(record, prefix):
+    """A record's NAME_* fields as the Judgement they were written from (report)."""
+    fields = {k[len(prefix) + 1:]: v for k, v in record.items() if k.startswith(prefix + "_")}
+    named = {name: fields.pop(name, None) for name in ("score", "status", "error", "raw", "value",
+             "finish_reason", "usage", "model", "reasoning", "fingerprint")}
+    fields.pop("run")
+    return Judgement(source=fields.pop("score_source", None), expected=fields.pop(
+        "expected_rating", None), details=fields, **named)
+
+
+def _tally_add(tally, judgement, record, args, mode):
+    """Count one record: its judgement, its label (--human-field), its responses' lengths."""
+    tally.add(judgement, record.get(args.human_field), [  # JSON keys are text: None, no label
+        len(_as_text(record.get(getattr(args, name + "_field"))) or "") for name in
+        _MODES[mode][2] if mode not in ("comparative", "systems")])
 
 
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
@@ -2573,7 +2738,7 @@ class _Tally:
         self.panel, self.lengths, self.spread, self.first_errors = [], array("d"), 0.0, {}
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
-        self.failed = self.requests = self.cached = self.sent = 0
+        self.failed = self.requests = self.cached = self.sent = self.k = 0  # k: repeats
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
 
@@ -2602,6 +2767,7 @@ class _Tally:
         if panel:  # {name: score}, the panel's score (None: failed)
             self.panel.append((panel, score if ok else None))
         if ok and repeats:
+            self.k = len(repeats)
             self.alike[len(set(repeats)) == 1] += 1
             mean = sum(repeats) / len(repeats)
             self.spread += math.sqrt(sum((r - mean) ** 2 for r in repeats) / len(repeats))
@@ -2636,20 +2802,38 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
         mean = total / n
         half = 1.96 * math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
         return [round(mean - half, 4), round(mean + half, 4)], "normal approximation"
-    rng = random.Random(seed)
+    rng, scores = random.Random(seed), sorted(scores)  # in any order: shards give one interval
     means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
     return ([round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
 
 
-def _summary(judge, mode, args, tally, wall, interrupted):
+def _stamp(judges, mode, args):
+    """What makes records of one run comparable, on each (judge_run): report checks it."""
     import hashlib
-    done, judged = tally.all["n"], tally.judged["n"]
+    texts = [TEMPLATES.get(j.template, j.template or RATING_TEMPLATE + RATING_REF_TEMPLATE) + (
+        json.dumps(j.criterion, sort_keys=True) if j.criterion else "") for j in judges]
+    first = judges[0]
+    return {k: v for k, v in {
+        "mode": mode, "model": ", ".join(str(j.model) for j in judges),
+        "template": ", ".join(j.template if j.template in TEMPLATES else "custom" if j.template
+                              else "rating / rating_ref" for j in judges),
+        "template_sha256": hashlib.sha256("".join(texts).encode("utf-8")).hexdigest()[:16],
+        "scale": list(first.scale) if first.parser in ("rating", "json", "comparative") else None,
+        "pass_threshold": first.pass_threshold, "jury": args.jury,
+        "quorum": (args.quorum or len(judges)) if args.jury else None,
+        "version": __version__}.items() if v is not None}
+
+
+def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
+    """The figures of a run (``judge``, the one that ran) or of scored records (report)."""
+    done, judged, mode, scale = tally.all["n"], tally.judged["n"], stamp["mode"], stamp.get(
+        "scale")
     # a failed pair is no B win; an item of systems has no one score, so no mean
     sums = {"pairwise": tally.judged, "systems": None}.get(mode, tally.all)
     interval, method = _interval(seed=args.bootstrap_seed, **sums) if sums else (
         None, "per system: see systems and ranking")
-    scale = judge.scale if judge.parser in ("rating", "json", "comparative") else None
+    online = judge is not None and judge.url != _OFFLINE
 
     def share(counter):  # of the records (or pairs) counted, the share that were True
         return round(counter[True] / sum(counter.values()), 4) if counter else None
@@ -2664,25 +2848,27 @@ def _summary(judge, mode, args, tally, wall, interrupted):
         "ci95": interval, "ci_method": method,
         "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
         "tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
-        "wall_seconds": round(wall, 3),
+        "wall_seconds": wall and round(wall, 3),
         "requests_per_second": round(tally.requests / wall, 2) if wall else None,
         "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
-        "latency_max": round(tally.latency_max, 4), "judge_url": judge._redact(judge.url),
-        "judge_model": tally.models.most_common(1)[0][0] if tally.models else judge.model,
-        "template": judge.template if judge.template in TEMPLATES else (
-            "custom" if judge.template else "rating / rating_ref"),
+        "latency_max": round(tally.latency_max, 4),
+        "judge_url": judge._redact(judge.url) if online else None,
+        "judge_model": tally.models.most_common(1)[0][0] if tally.models else stamp["model"],
+        "template": stamp["template"],
         "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
                            max_retries=judge.max_retries, concurrency=args.concurrency,
                            pass_threshold=judge.pass_threshold, both_orders=not args.single_order,
                            assess=len(judge.turns) > 1, check_position=bool(judge.again),
-                           scale=scale),
-        "score_sources": dict(tally.sources), "adapted": judge.adapted, "mode": mode,
+                           scale=scale) if judge else {"scale": scale, "pass_threshold": stamp.get(
+                               "pass_threshold")},
+        "score_sources": dict(tally.sources), "adapted": judge.adapted if judge else [],
+        "mode": mode,
         "position_consistency": share(tally.consistent),
         "position_pairs": sum(tally.consistent.values()),
         "positional_bias_rate": share(tally.biased),
         "positional_bias_n": sum(tally.biased.values()),
-        "panel": _panel_figures(tally, args, judge.parser in ("binary", "verdict")),
-        "repeats": {"k": judge.repeats, "all_alike": share(tally.alike), "n": sum(
+        "panel": _panel_figures(tally, stamp),
+        "repeats": {"k": tally.k, "all_alike": share(tally.alike), "n": sum(
             tally.alike.values()), "mean_sd": round(tally.spread / sum(tally.alike.values()), 4)}
         if tally.alike else None,
         "length_bias": _length_figures(tally, mode),
@@ -2690,23 +2876,24 @@ def _summary(judge, mode, args, tally, wall, interrupted):
                     for name, n in tally.played.items()} or None,
         "ranking": sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k]) or None,
         "pass_rate": share(tally.passed), "system_fingerprints": dict(tally.fingerprints),
-        "template_sha256": hashlib.sha256(TEMPLATES.get(judge.template, judge.template or (
-            RATING_TEMPLATE + RATING_REF_TEMPLATE)).encode("utf-8")).hexdigest()[:16],
+        "template_sha256": stamp["template_sha256"],
         "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
-        "shard": args.shard, "interrupted": interrupted, "minijudge_version": __version__,
+        "shard": args.shard, "interrupted": interrupted, "minijudge_version": stamp["version"],
+        "batch": judge.batch.figures() if judge and judge.batch else None,
     }
 
 
-def _panel_figures(tally, args, nominal):
+def _panel_figures(tally, stamp):
     """Krippendorff's alpha, each two judges' Cohen's kappa, offsets: who is lenient, harsh."""
     if not tally.panel:
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
+    nominal = stamp["mode"] in ("binary", "math", "pairwise")
     units = [list(scores.values()) + [score] for scores, score in tally.panel]
 
     def pairs(a, b):  # the items both gave a score (b == k: the panel's)
         return [(u[a], u[b]) for u in units if None not in (u[a], u[b])]
-    return {"judges": names, "jury": args.jury, "quorum": args.quorum or k,
+    return {"judges": names, "jury": stamp.get("jury"), "quorum": stamp.get("quorum", k),
             "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": (
                 "nominal" if nominal else "interval"), "n": sum(
                     sum(v is not None for v in u[:k]) > 1 for u in units),
@@ -2746,7 +2933,8 @@ def _human_agreement(args, tally, mode):
 def _print_summary(summary, max_error_rate, file, name=None):
     s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
     judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
-    panel, length = s.get("panel") or {}, s.get("length_bias") or {}
+    panel, length, batch = s.get("panel") or {}, s.get("length_bias") or {}, s["batch"] or {}
+    parts = batch.get("files") or [""]
     values = dict(collections.ChainMap(s, human),  # the summary's fields, the agreement's, these:
         name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
         sources=dict({"logprobs": 0, "text": 0}, **sources),
@@ -2765,7 +2953,12 @@ def _print_summary(summary, max_error_rate, file, name=None):
             s["mean_value"], *s["parameters"]["scale"]),
         judged_by="jury: the {} of {} (quorum {})".format(panel["jury"], ", ".join(panel[
             "judges"]), panel["quorum"]) if panel
-        else "judge {} at {}".format(s["judge_model"], s["judge_url"]),
+        else "judge {}{}".format(s["judge_model"], " at " * bool(s["judge_url"]) + (
+            s["judge_url"] or "")),
+        malformed="; malformed lines: " * bool(batch.get("malformed")) + ", ".join(
+            "{} {}".format(n, why) for why, n in batch.get("malformed", {}).items()),
+        parts=parts[0] if len(parts) == 1 else "{} ... {} ({} files)".format(
+            parts[0], parts[-1], len(parts)),
         **{name: ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
            for name in ("kappa", "offsets", "answered")})
     wins = mode == "pairwise" and judged
@@ -2795,12 +2988,16 @@ def _print_summary(summary, max_error_rate, file, name=None):
          "of the decisive verdicts (n={length_bias[decisive]}); length-controlled win rate "
          "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})")] if shown]
     print("\n".join(line.format(**values) for shown, line in [  # (shown?, line)
-        (True, "minijudge{name}: {records} records in {wall_seconds:.1f} s ({requests} "
-         "requests, {cached} from cache, {requests_per_second} requests/s); {judged_by}"),
+        (s["wall_seconds"] is not None, "minijudge{name}: {records} records in {wall_seconds:.1f}"
+         " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); "
+         "{judged_by}"),
+        (s["wall_seconds"] is None, "minijudge report{name}: {records} records; {judged_by}"),
+        (s.get("mixed"), "  mixed: the records differ in {mixed}"),
         (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
         (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} "
          "judged; 95% CI {ci95} ({ci_method})"),
-        (not wins and mode != "systems" and s["records"], "  mean score {mean_score} with "
+        (not wins and mode != "systems" and s["records"] != s["statuses"].get(
+            "exported", 0), "  mean score {mean_score} with "
          "failures as 0.0; {mean_score_judged} over the {judged} judged{on_scale}; 95% CI {ci95} "
          "({ci_method})"),
         (s["systems"], "  ranking: {ranking}"),
@@ -2811,6 +3008,11 @@ def _print_summary(summary, max_error_rate, file, name=None):
         ("logprobs" in sources or s["parameters"].get("logprobs"), "  scores from logprobs: "
          "{sources[logprobs]}, from the text: {sources[text]}{fallback}"),
         (s["adapted"], "{adapted}"),
+        (batch.get("files") is not None and (batch["imported"] or batch["unasked"] or batch[
+            "malformed"]), "  batch: {batch[imported]} replies imported, {batch[unasked]} not "
+         "asked for (ignored){malformed}"),
+        (batch.get("exported"), "  exported: {batch[exported]} requests to {parts}; run them in "
+         "a batch, then rerun with --batch-import"),
         (s["tokens"], "  tokens: {tokens[prompt_tokens]} prompt, {tokens[completion_tokens]} "
          "completion"),
         (s["interrupted"], "  interrupted: the records above were written; rerun with the "
@@ -2833,7 +3035,9 @@ def _run(specs, args, items):
             total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
         total //= int(args.shard.split("/")[1]) if args.shard else 1
     outputs = [("judge",) + specs[0][1:]] if args.jury else specs  # a jury writes one judge's
-    tallies, held = {prefix: _Tally() for prefix, _, _ in outputs}, {"waiting": 0}
+    tallies, held, stamps = {prefix: _Tally() for prefix, _, _ in outputs}, {"waiting": 0}, {}
+    members = {prefix: [each for _, each, _ in specs] if args.jury else [judge]
+               for prefix, judge, _ in outputs}
     interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
     stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
     repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
@@ -2856,8 +3060,8 @@ def _run(specs, args, items):
                 continue
             try:
                 judgement = _judge_item(judge, args, item, mode)
-            except OSError as exc:  # the --cache cannot be written: stop as Ctrl-C does
-                broken.append((args.cache, exc))
+            except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
+                broken.append((exc.filename or args.cache, exc))
                 raise
             except Exception as exc:  # a bug in one judge fails only its own fields
                 judgement = judge._failed("internal_error", judge._redact("{}: {}".format(
@@ -2886,8 +3090,10 @@ def _run(specs, args, items):
             out = dict(record)
             if args.jury:
                 judged = [("judge", jury(dict(judged), args.jury, quorum=args.quorum))]
-            for prefix, judgement in judged:
-                out.update(_judge_fields(prefix, judgement))
+            for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
+                key = prefix, tuple(each.model for each in members[prefix])  # a model known late
+                out.update(_judge_fields(prefix, judgement), **{prefix + "_run": stamps.get(
+                    key) or stamps.setdefault(key, _stamp(members[prefix], mode, args))})
             try:
                 text = encode(out)
             except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
@@ -2895,10 +3101,8 @@ def _run(specs, args, items):
             line = rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d" stays
             while rest:  # a file may take part of a line, then fail
                 rest = rest[write(rest):]
-            for (prefix, judgement), (_, _, mode) in zip(judged, outputs):  # JSON keys are text:
-                tallies[prefix].add(judgement, record.get(args.human_field), [  # no label
-                    len(_as_text(record.get(getattr(args, name + "_field"))) or "") for name in
-                    _MODES[mode][2] if mode not in ("comparative", "systems")])
+            for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
+                _tally_add(tallies[prefix], judgement, record, args, mode)
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
                 _show_progress(tallies[outputs[0][0]], total, shown - started, held)
@@ -2919,21 +3123,61 @@ def _run(specs, args, items):
     if not tallies[outputs[0][0]].all["n"] and not stopped:
         print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
     wall = time.monotonic() - started
-    summaries = {prefix: _summary(judge, mode, args, tallies[prefix], wall, bool(
-        interrupted or broken)) for prefix, judge, mode in outputs}
-    if args.summary:
-        with open(args.summary, "w", encoding="utf-8") as f:
-            json.dump({"judges": summaries} if args.judges and not args.jury else summaries[
-                "judge"], f, indent=2)
-    if not args.quiet:
-        for name, summary in summaries.items():  # a name where there are several
-            _print_summary(summary, args.max_error_rate, sys.stderr, len(summaries) > 1 and name)
+    worst = _emit({prefix: _summary(_stamp(members[prefix], mode, args), args, tallies[prefix],
+                                    wall, bool(interrupted or broken), judge)
+                   for prefix, judge, mode in outputs}, args, args.judges and not args.jury)
     if stopped or broken:
         print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
             *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
         return _EXIT_FAILED
-    worst = max(summary["failure_rate"] for summary in summaries.values())
     return interrupted or (_EXIT_FAILED if worst > args.max_error_rate else 0)
+
+
+def _emit(summaries, args, several):
+    """Write and print each judge's summary; the worst failure rate (none for an export)."""
+    if args.summary:
+        with open(args.summary, "w", encoding="utf-8") as f:
+            json.dump({"judges": summaries} if several else summaries["judge"], f, indent=2)
+    limit = math.inf if args.batch_export else args.max_error_rate  # an export judges nothing
+    for name, summary in summaries.items() if not args.quiet else ():
+        _print_summary(summary, limit, sys.stderr, len(summaries) > 1 and name)
+    return max(s["failure_rate"] for s in summaries.values()) if limit < math.inf else 0.0
+
+
+def _report(args):
+    """``report``: the summary of scored records again, from a run's output or its shards'.
+    Records of different runs (another template, model, version) are refused but --mixed."""
+    tallies, runs, mixed = {}, {}, collections.defaultdict(set)
+    for path in args.input:
+        with open(path, "rb") as f:
+            for number, record in _read_records(f, path):
+                if isinstance(record, _BadLine):  # a line torn by a kill, most likely
+                    print("minijudge: warning: {}: {}; skipped".format(path, record.error),
+                          file=sys.stderr)
+                    continue
+                prefixes = [k[:-4] for k, v in record.items() if k.endswith("_run") and (
+                    isinstance(v, dict))]
+                if not prefixes:
+                    raise JudgeError("{} line {} has no judge_run field: not a record this "
+                                     "minijudge ({}) scored".format(path, number, __version__))
+                for prefix in prefixes:
+                    run = record[prefix + "_run"]
+                    first, where, line = runs.setdefault(prefix, (run, path, number))
+                    differ = [k for k in sorted(set(run) | set(first)) if run.get(k) != first.get(k)]
+                    if differ and not args.mixed:
+                        raise JudgeError("{} line {} and {} line {} are records of different "
+                                         "runs: {} {!r} and {!r}; --mixed reports them together"
+                                         .format(where, line, path, number, differ[0], first.get(
+                                             differ[0]), run.get(differ[0])))
+                    mixed[prefix].update(differ)
+                    _tally_add(tallies.setdefault(prefix, _Tally()), _judgement_of(
+                        record, prefix), record, args, run.get("mode"))
+    if not tallies:
+        raise JudgeError("no records in {}".format(", ".join(args.input)))
+    worst = _emit({prefix: dict(_summary(dict(runs[prefix][0], **{k: None for k in mixed[
+        prefix] - {"mode"}}), args, tally), mixed=sorted(mixed[prefix]) or None)
+        for prefix, tally in tallies.items()}, args, list(tallies) != ["judge"])
+    return _EXIT_FAILED if worst > args.max_error_rate else 0
 
 
 def _show_progress(tally, total, elapsed, held, end=""):

@@ -41,6 +41,7 @@ GROUPS = {
     "output": ["-o", "--summary", "--save-prompts", "-q"],
     "trust": ["--human-field", "--bootstrap-seed", "--logprobs", "--top-logprobs",
               "--structured", "--seed"],
+    "batch": ["--batch-export", "--batch-max-lines", "--batch-import", "--mixed"],
 }
 # every flag before issue 12: (option strings, dest, default, type, action)
 FLAGS = [
@@ -212,7 +213,8 @@ class PositionalBiasSummaryTest(StubTestCase):
         for judgement in judgements:
             tally.add(judgement)
         args = minijudge._arg_parser().parse_args(["--criteria", "c.json", "in.jsonl"])
-        summary = minijudge._summary(judge, mode, args, tally, 1.0, False)
+        stamp = minijudge._stamp([judge], mode, args)
+        summary = minijudge._summary(stamp, args, tally, 1.0, False, judge)
         printed = io.StringIO()
         minijudge._print_summary(summary, 0.5, printed)
         return summary, printed.getvalue()
@@ -273,7 +275,7 @@ _BASE = {
     "adapted": ["dropped response_format (the server said: {no})", "max_tokens 16 -> 32"],
     "mode": "rating", "position_consistency": None, "systems": None, "ranking": None,
     "position_pairs": 6,
-    "pass_rate": 0.5, "interrupted": False, "positional_bias_rate": None,
+    "pass_rate": 0.5, "interrupted": False, "positional_bias_rate": None, "batch": None,
     "agreement": {"n": 5, "kind": "ratings", "exact": 0.4, "within_one": 0.8,
                   "kappa_quadratic": 0.61, "spearman": 0.7, "pearson": 0.72,
                   "field": "human", "confusion": {}},
