@@ -562,8 +562,8 @@ def _structured(text, *keys):
 
 _VERDICT_RE = re.compile(r"""
     (?<!than\s)(?<!than)                                      # not "[[B]] is better than [[A]]"
-    \[\[\s*(?P<label>[ABC]|tie                                  # MT-Bench [[A]], [[C]] tie
-      | [AB]\s*(?:>>|>|=|<<|<)\s*[AB])\s*\]\]                   # Arena-Hard [[A>>B]]
+    \[\[\s*(?: (?P<mt>[ABC]|tie)                               # MT-Bench [[A]], [[C]] tie
+          | (?P<arena>[AB]\s*(?:>>|>|=|<<|<)\s*[AB]) )\s*\]\]      # Arena-Hard [[A>>B]]
 """, re.I | re.X)
 _WHO = r"(?:output|assistant|response|answer|model)\s*\(?(?P<{}>[ab12])\)?"
 _PREFERRED_RE = re.compile(r"""
@@ -595,10 +595,11 @@ def parse_verdict(text):
         return _VERDICT_WORDS.get(str(structured[0]).lower())
     text = _plain(text)
     last = _last(_VERDICT_RE, text)
-    if last:  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
-        label = re.sub(r"\s+", "", last.group("label").upper())
-        return _VERDICT_WORDS.get(label.lower()) or {"=": "tie", ">": label[0]}.get(
-            label[1], "B" if label[0] == "A" else "A")
+    if last and last.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
+        label = re.sub(r"\s+", "", last.group("arena").upper())
+        return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
+    if last:
+        return _VERDICT_WORDS[last.group("mt").lower()]
     leading = _LEADING_RE.match(text)  # "Output (b)" as the answer, perhaps with a reason
     preferred = [leading] if leading else sorted((m for m in _PREFERRED_RE.finditer(text) if not
                 _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])),
