@@ -43,11 +43,9 @@ import sys
 import threading
 import time
 
-__all__ = [
-    "LLMJudge", "Judgement", "JudgeError", "TemplateError", "APIError", "TEMPLATES",
-    "render", "parse_rating", "parse_binary", "parse_comparative", "parse_verdict",
-    "parse_json", "jury", "judge_records", "agreement", "main",
-]
+__all__ = ["LLMJudge", "Judgement", "JudgeError", "TemplateError", "APIError", "TEMPLATES",
+           "render", "parse_rating", "parse_binary", "parse_comparative", "parse_verdict",
+           "parse_json", "jury", "judge_records", "agreement", "main"]
 __version__ = "0.1.0"
 
 _log = logging.getLogger(__name__)
@@ -565,9 +563,8 @@ def _structured(text, *keys):
 
 _VERDICT_RE = re.compile(r"""
     (?<!than\s)(?<!than)                                      # not "[[B]] is better than [[A]]"
-    (?: \[\[\s*(?P<mt>[ABC])\s*\]\]                           # MT-Bench [[A]], [[C]] tie
-      | \[\[\s*(?P<arena>[AB]\s*(?:>>|>|=|<<|<)\s*[AB])\s*\]\]  # Arena-Hard [[A>>B]]
-      | \[\[\s*(?P<tie>tie)\s*\]\] )
+    \[\[\s*(?: (?P<mt>[ABC]|tie)                               # MT-Bench [[A]], [[C]] tie
+          | (?P<arena>[AB]\s*(?:>>|>|=|<<|<)\s*[AB]) )\s*\]\]      # Arena-Hard [[A>>B]]
 """, re.I | re.X)
 _WHO = r"(?:output|assistant|response|answer|model)\s*\(?(?P<{}>[ab12])\)?"
 _PREFERRED_RE = re.compile(r"""
@@ -603,13 +600,12 @@ def parse_verdict(text):
         label = re.sub(r"\s+", "", last.group("arena").upper())
         return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
     if last:
-        return _VERDICT_WORDS[(last.group("mt") or last.group("tie")).lower()]
-    leading = _LEADING_RE.match(text)
-    if leading:  # "Output (b)" as the answer, perhaps with a reason after it
-        return _VERDICT_WHO[leading.group("who").lower()]
-    preferred = sorted((m for m in _PREFERRED_RE.finditer(text) if not _REPORTED_RE.search(
-        text[max(0, m.start() - 40):m.start()])), key=lambda m: not m.group("more"))
-    if preferred:  # the last verdict ("is better"), else the last description ("is more X")
+        return _VERDICT_WORDS[last.group("mt").lower()]
+    leading = _LEADING_RE.match(text)  # "Output (b)" as the answer, perhaps with a reason
+    preferred = [leading] if leading else sorted((m for m in _PREFERRED_RE.finditer(text) if not
+                _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])),
+                key=lambda m: not m.group("more"))
+    if preferred:  # that, else the last verdict ("is better"), else the last "is more X"
         return _VERDICT_WHO[(preferred[-1].group("who") or preferred[-1].group("who2")).lower()]
     alone = text.strip(" \t\n.:\"'[]()").lower()  # a small judge's bare "B" or "Tie"
     return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
@@ -1848,8 +1844,7 @@ def _length_controlled(differences, wins, steps=25):
     xs, b0, b1 = [math.tanh(d / (sd or 1.0)) for d in differences], 0.0, 0.0
     for _ in range(steps):
         ps = [1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs]
-        g0, g1 = sum(y - p for y, p in zip(wins, ps)), sum((y - p) * x for y, p, x in zip(
-            wins, ps, xs))
+        g0, g1 = (sum((y - p) * x ** k for y, p, x in zip(wins, ps, xs)) for k in (0, 1))
         h00, h01, h11 = (sum(p * (1 - p) * x ** k for p, x in zip(ps, xs)) for k in (0, 1, 2))
         det = h00 * h11 - h01 * h01
         if det < 1e-12:  # all on one side: no better fit
