@@ -600,7 +600,7 @@ def parse_verdict(text):
         label = re.sub(r"\s+", "", last.group("arena").upper())
         return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
     if last:
-        return _VERDICT_WORDS[last.group("mt").lower()]
+        return _VERDICT_WORDS.get(last.group("mt").lower())
     leading = _LEADING_RE.match(text)  # "Output (b)" as the answer, perhaps with a reason
     preferred = [leading] if leading else sorted((m for m in _PREFERRED_RE.finditer(text) if not
                 _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])),

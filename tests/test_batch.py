@@ -79,6 +79,7 @@ class BatchTest(StubTestCase):
     def export(self, mode, *more):
         self.mode = mode
         self.main(*self.argv(mode, *more), "--batch-export", self.path("requests.jsonl"),
+                  "--batch-max-lines", "5",
                   "-o", self.path("exported.jsonl"))
         parts = sorted(os.path.join(self.tmp, name) for name in os.listdir(self.tmp)
                        if name.startswith("requests."))
@@ -106,6 +107,7 @@ class BatchTest(StubTestCase):
                     requests = [line for part in parts for line in lines(part)]
                     self.assertEqual(len(requests), summary["requests"], summary)
                     self.assertEqual(len({r["custom_id"] for r in requests}), len(requests))
+                    self.assertEqual(len(parts), -(-len(requests) // 5))  # --batch-max-lines 5
                     self.assertEqual(run_batch(parts, self.path("results.jsonl"), self.srv.url +
                                                "/v1/chat/completions", shuffle_seed=3),
                                      len(requests))

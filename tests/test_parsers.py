@@ -133,6 +133,8 @@ class VerdictTest(unittest.TestCase):
             ("Output (a) and Output (b) both follow it, but Output (b) is better.", "B"),
             ("Assistant A is better.", "A"), ("Overall, Assistant B is clearly better.", "B"),
             ("Both answers are fine.", None), ("", None), ("B", "B"), ("Tie.", "tie"),
+            # re.I matches a Turkish dotless or dotted i: no verdict, not a KeyError
+            ("[[t\u0131e]]", None), ("[[t\u0130e]]", None),
         ]:
             with self.subTest(text=text):
                 self.assertEqual(parse_verdict(text), expected)
