@@ -2154,6 +2154,148 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
             tasks.put(None)
 
 
+# -- HTML report -----------------------------------------------------------------------
+
+# no script runs and nothing loads, even if a judged text slipped past the escaping
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>minijudge: {title}</title><style>
+body {{font: 14px system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222}}
+table {{border-collapse: collapse; margin: .5em 0}} pre {{white-space: pre-wrap; margin: 0}}
+td, th {{border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top}}
+svg {{display: block; margin: .5em 0}} svg text {{font-size: 12px}} .bad {{color: #b00}}
+</style></head><body><h1>minijudge: {title}</h1>
+{sections}
+<h2>Records</h2><p>{note}</p>
+<table><tr><th>line</th><th>status</th><th>score</th><th>the record, the judge's reply</th></tr>
+{rows}</table></body></html>
+"""
+_SECTION = """<h2>{name}</h2><table>
+<tr><th>records</th><td>{records}</td></tr><tr><th>mode</th><td>{mode}</td></tr>
+<tr><th>judge</th><td>{judge_model} {judge_url}</td></tr>
+<tr><th>template</th><td>{template} (sha256 {template_sha256})</td></tr>
+<tr><th>mean score</th><td>{mean}</td></tr>
+<tr><th>minijudge</th><td>{minijudge_version}</td></tr></table>
+<h3>Statuses</h3><table><tr><th>status</th><th>records</th><th>first error</th></tr>
+{statuses}</table>{charts}
+"""
+
+
+def _svg_bars(items, top=1.0, digits=4):
+    """Horizontal bars, inline SVG: (label, value, (low, high) or None) on 0..top."""
+    parts = []
+    for i, (label, value, ci) in enumerate(items):
+        y, end = 22 * i, 180 + 400 * value / (top or 1)
+        parts.append('<text x="0" y="{}">{}</text><rect x="180" y="{}" width="{:.1f}" height="16" '
+                     'fill="#4a7ab5"/><text x="{:.1f}" y="{}">{}</text>'.format(
+                         y + 13, _esc(label), y + 1, end - 180, end + 30 * bool(ci) + 4, y + 13,
+                         round(value, digits)))
+        if ci:
+            parts.append('<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
+                180 + 400 * max(ci[0], 0) / top, 180 + 400 * min(ci[1], top) / top, y + 9, y + 9))
+    return '<svg width="680" height="{}">{}</svg>'.format(22 * len(items), "".join(parts))
+
+
+def _svg_scatter(points, xlabel):
+    """Length (x) against score (y), at most 2,000 points of the records, evenly spread."""
+    points = points[::max(1, len(points) // 2000)]
+    low, high = min(x for x, _ in points), max(x for x, _ in points)
+    dots = "".join('<circle cx="{:.1f}" cy="{:.1f}" r="2" fill="#4a7ab5" fill-opacity=".4"/>'
+                   .format(40 + 600 * (x - low) / ((high - low) or 1), 210 - 200 * y)
+                   for x, y in points)
+    return ('<svg width="680" height="240"><line x1="40" x2="640" y1="210" y2="210" stroke="#999"'
+            '/><text x="40" y="230">{} {:g} to {:g}; score 0 (bottom) to 1</text>{}</svg>'.format(
+                _esc(xlabel), low, high, dots))
+
+
+def _esc(value):
+    import html
+    return html.escape(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+
+
+def _html(summaries, tallies, rows, args, title):
+    """The page --html writes: each judge's figures, charts as inline SVG, and the records
+    kept (failures, then the lowest scores), every judged text escaped."""
+    sections = []
+    for name, s in summaries.items():
+        charts, human, panel = [], s["agreement"] or {}, s["panel"] or {}
+        if s["mean_score_judged"] is not None:
+            charts.append("<h3>Scores of the judged records, in tenths</h3>" + _svg_bars([(
+                "{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n, None) for i, n in enumerate(
+                    s["histogram"])], max(s["histogram"]) or 1, 0))
+        if s["ratings"]:
+            charts.append("<h3>Ratings</h3>" + _svg_bars([(k, v, None) for k, v in s[
+                "ratings"].items()], max(s["ratings"].values()), 0))
+        if s["systems"]:
+            charts.append("<h3>Win rates (95% interval), ranked</h3>" + _svg_bars([(
+                k, v["win_rate"], _wald(v["win_rate"], v["comparisons"])) for k, v in sorted(
+                    s["systems"].items(), key=lambda kv: -kv[1]["win_rate"])]))
+        if s["mode"] == "pairwise" and s["ci95"]:
+            charts.append("<h3>A's win rate (95% interval)</h3>" + _svg_bars([(
+                "A over B", s["mean_score_judged"], s["ci95"])]))
+        figures = [("position consistency", s["position_consistency"]), (
+            "positional bias", s["positional_bias_rate"]), ("length bias", s["length_bias"]), (
+            "repeats", s["repeats"]), ("agreement with " + str(human.get("field")), {
+                k: v for k, v in human.items() if k not in ("confusion", "field")} or None),
+            ("panel", {k: v for k, v in panel.items() if k != "offsets"} or None)]
+        charts.append("<h3>Trust</h3><table>{}</table>".format("".join(
+            "<tr><th>{}</th><td>{}</td></tr>".format(_esc(k), _esc(v)) for k, v in figures
+            if v is not None)))
+        if human.get("confusion"):
+            labels = sorted({j for row in human["confusion"].values() for j in row}, key=float)
+            top = max(n for row in human["confusion"].values() for n in row.values())
+            charts.append("<h3>Confusion: people (rows) by the judge (columns)</h3><table><tr>"
+                          "<th></th>{}</tr>{}</table>".format("".join(
+                              "<th>{}</th>".format(_esc(j)) for j in labels), "".join(
+                              "<tr><th>{}</th>{}</tr>".format(_esc(h), "".join(
+                                  '<td style="background: rgba(74,122,181,{:.2f})">{}</td>'.format(
+                                      row.get(j, 0) / top, row.get(j, 0)) for j in labels))
+                              for h, row in human["confusion"].items())))
+        if panel.get("offsets"):
+            charts.append("<h3>Each judge's offset from the panel</h3>" + _svg_bars([(
+                k, v or 0.0, None) for k, v in panel["offsets"].items()], max(
+                    abs(v or 0) for v in panel["offsets"].values()) or 1))
+        lengths = tallies[name].lengths
+        if len(lengths) > 2:
+            charts.append("<h3>Length and score</h3>" + _svg_scatter(list(zip(
+                lengths[::2], lengths[1::2])), "length difference (A - B)" if s[
+                    "mode"] == "pairwise" else "response length, characters:"))
+        sections.append(_SECTION.format(**dict({k: _esc(v) if v is not None else "" for k, v in
+                                                s.items()}, name=_esc(name), charts="".join(
+            charts), mean=_esc("{} over the judged; 95% interval {}".format(
+                s["mean_score_judged"], s["ci95"])), statuses="".join(
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(_esc(k), n, _esc(
+                s["errors"].get(k, ""))) for k, n in s["statuses"].items()))))
+    prefix, shown = next(iter(summaries)), sorted(rows, reverse=True)
+    records = sum(s["records"] for s in summaries.values()) // len(summaries)
+    return _PAGE.format(title=_esc(title), sections="\n".join(sections),
+                        note="the {} of {} records with a failure or the lowest scores, those "
+                        "first{}".format(len(shown), records, " (--html-rows)" * (
+                            len(shown) < records)), rows="\n".join(
+        '<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}</summary>{}'
+        '</details></td></tr>'.format(' class="bad"' * (not ok), -seq, _esc(r.get(
+            prefix + "_status")), _esc(r.get(prefix + "_score")), _esc(str(
+                r.get(prefix + "_error") or r.get(args.question_field or "question") or "")[:120]),
+            "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v)) for k, v in
+                    r.items() if v not in (None, "", {}, [])))
+        for ok, _, seq, r in ((-a, b, c, d) for a, b, c, d in shown)))
+
+
+def _wald(p, n):
+    half = 1.96 * math.sqrt(p * (1 - p) / n) if n else 0.0
+    return p - half, p + half
+
+
+def _keep(rows, record, prefix, seq, limit):
+    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page."""
+    import heapq
+    score = record.get(prefix + "_score")
+    item = (-(record.get(prefix + "_status") in _NOT_FAILURES), -(score if isinstance(
+        score, (int, float)) and score == score else 0.0), -seq, record)
+    (heapq.heappush if len(rows) < limit else heapq.heappushpop)(rows, item)
+
+
 # -- Command line ----------------------------------------------------------------------
 
 _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
@@ -2234,6 +2376,9 @@ def _arg_parser():
         "output",
         ("-o/--output OUT.jsonl", "write records here (default stdout)"),
         ("--summary FILE", "also write the summary here as JSON"),
+        ("--html FILE", "also write a page of the summary, charts and records: one HTML file"),
+        ("--html-rows N", "records in the page: failures, then the lowest scores (500)",
+         {"default": 500}),
         ("--save-prompts", "add judge_prompt: the messages sent (pairs: the first order's)"),
         ("-q/--quiet", "no progress or summary on stderr"),
         "trust",
@@ -2433,13 +2578,14 @@ def _check_files(args):
     import stat
     seen = {}
     for flag, path in (("input", args.input), ("-o", args.output), ("--cache", args.cache),
-                       ("--summary", args.summary), ("--batch-export", args.batch_export)):
+                       ("--summary", args.summary), ("--batch-export", args.batch_export),
+                       ("--html", args.html)):
         stdin = flag == "input" and path == "-"  # a file given as stdin is a file too
         info = os.fstat(0) if stdin else path and os.path.exists(path) and os.stat(path)
         if info and stat.S_ISDIR(info.st_mode) and flag != "input":
             raise ValueError("{} {} is a folder; name a file".format(flag, path))
         # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
-        if path and flag in ("-o", "--summary", "--batch-export") and not os.access(
+        if path and flag in ("-o", "--summary", "--batch-export", "--html") and not os.access(
                 path if info else os.path.dirname(os.path.abspath(path)), os.W_OK):
             raise ValueError("{} {}: cannot write there".format(flag, path))
         if not path or info and not stat.S_ISREG(info.st_mode):
@@ -2734,6 +2880,7 @@ class _Tally:
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
         self.failed = self.requests = self.cached = self.sent = self.k = 0  # k: repeats
+        self.tenths = [0] * 10  # the judged scores' histogram
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
 
@@ -2746,6 +2893,8 @@ class _Tally:
             self.first_errors.setdefault(status, judgement.error)
         score = judgement.score
         score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
+        if status in _NOT_FAILURES:
+            self.tenths[min(max(int(score * 10), 0), 9)] += 1
         for sums in (self.all, self.judged) if status in _NOT_FAILURES else (self.all,):
             sums["n"] += 1
             sums["total"] += score
@@ -2842,6 +2991,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
         if scale and judged else None,  # on the judge's own scale
         "ci95": interval, "ci_method": method,
         "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
+        "histogram": tally.tenths,
         "tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
         "wall_seconds": wall and round(wall, 3),
         "requests_per_second": round(tally.requests / wall, 2) if wall else None,
@@ -3031,6 +3181,7 @@ def _run(specs, args, items):
         total //= int(args.shard.split("/")[1]) if args.shard else 1
     outputs = [("judge",) + specs[0][1:]] if args.jury else specs  # a jury writes one judge's
     tallies, held, stamps = {prefix: _Tally() for prefix, _, _ in outputs}, {"waiting": 0}, {}
+    rows = []  # for --html
     members = {prefix: [each for _, each, _ in specs] if args.jury else [judge]
                for prefix, judge, _ in outputs}
     interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
@@ -3081,7 +3232,7 @@ def _run(specs, args, items):
                                                           for prefix, judge, _ in specs])
     encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # one per run
     try:
-        for (_, record), judged in itertools.takewhile(lambda _: not broken, results):
+        for (number, record), judged in itertools.takewhile(lambda _: not broken, results):
             out = dict(record)
             if args.jury:
                 judged = [("judge", jury(dict(judged), args.jury, quorum=args.quorum))]
@@ -3096,6 +3247,8 @@ def _run(specs, args, items):
             line = rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d" stays
             while rest:  # a file may take part of a line, then fail
                 rest = rest[write(rest):]
+            if args.html:
+                _keep(rows, out, outputs[0][0], number, args.html_rows)
             for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
                 _tally_add(tallies[prefix], judgement, record, args, mode)
             if progress and time.monotonic() - shown > 0.25:
@@ -3120,7 +3273,8 @@ def _run(specs, args, items):
     wall = time.monotonic() - started
     worst = _emit({prefix: _summary(_stamp(members[prefix], mode, args), args, tallies[prefix],
                                     wall, bool(interrupted or broken), judge)
-                   for prefix, judge, mode in outputs}, args, args.judges and not args.jury)
+                   for prefix, judge, mode in outputs}, args, args.judges and not args.jury,
+                  tallies, rows, args.input)
     if stopped or broken:
         print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
             *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
@@ -3128,8 +3282,12 @@ def _run(specs, args, items):
     return interrupted or (_EXIT_FAILED if worst > args.max_error_rate else 0)
 
 
-def _emit(summaries, args, several):
-    """Write and print each judge's summary; the worst failure rate (none for an export)."""
+def _emit(summaries, args, several, tallies, rows, title):
+    """Write and print each judge's summary, and the page; the worst failure rate (none for
+    an export)."""
+    if args.html:
+        with open(args.html, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(_html(summaries, tallies, rows, args, title))
     if args.summary:
         with open(args.summary, "w", encoding="utf-8") as f:
             json.dump({"judges": summaries} if several else summaries["judge"], f, indent=2)
@@ -3142,7 +3300,7 @@ def _emit(summaries, args, several):
 def _report(args):
     """``report``: the summary of scored records again, from a run's output or its shards'.
     Records of different runs (another template, model, version) are refused but --mixed."""
-    tallies, runs, mixed = {}, {}, collections.defaultdict(set)
+    tallies, runs, mixed, rows, seen = {}, {}, collections.defaultdict(set), [], 0
     for path in args.input:
         with open(path, "rb") as f:
             for number, record in _read_records(f, path):
@@ -3167,11 +3325,15 @@ def _report(args):
                     mixed[prefix].update(differ)
                     _tally_add(tallies.setdefault(prefix, _Tally()), _judgement_of(
                         record, prefix), record, args, run.get("mode"))
+                seen += 1
+                if args.html:
+                    _keep(rows, record, prefixes[0], seen, args.html_rows)
     if not tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     worst = _emit({prefix: dict(_summary(dict(runs[prefix][0], **{k: None for k in mixed[
         prefix] - {"mode"}}), args, tally), mixed=sorted(mixed[prefix]) or None)
-        for prefix, tally in tallies.items()}, args, list(tallies) != ["judge"])
+        for prefix, tally in tallies.items()}, args, list(tallies) != ["judge"], tallies, rows,
+        ", ".join(args.input))
     return _EXIT_FAILED if worst > args.max_error_rate else 0
 
 

@@ -38,7 +38,7 @@ GROUPS = {
             "--quorum", "--repeats", "--max-tokens",
             "--temperature",
             "--dry-run", "--check", "--no-preflight", "--strict", "--max-error-rate"],
-    "output": ["-o", "--summary", "--save-prompts", "-q"],
+    "output": ["-o", "--summary", "--html", "--html-rows", "--save-prompts", "-q"],
     "trust": ["--human-field", "--bootstrap-seed", "--logprobs", "--top-logprobs",
               "--structured", "--seed"],
     "batch": ["--batch-export", "--batch-max-lines", "--batch-import", "--mixed"],
