@@ -2164,18 +2164,20 @@ _PAGE = """<!DOCTYPE html>
 body {{font: 14px system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222}}
 table {{border-collapse: collapse; margin: .5em 0}} pre {{white-space: pre-wrap; margin: 0}}
 td, th {{border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top}}
-svg {{display: block; margin: .5em 0}} svg text {{font-size: 12px}} .bad {{color: #b00}}
+svg {{display: block; margin: .5em 0; max-width: 100%; height: auto}} .bad {{color: #b00}}
+svg text {{font-size: 12px}}
 </style></head><body><h1>minijudge: {title}</h1>
 {sections}
 <h2>Records</h2><p>{note}</p>
-<table><tr><th>line</th><th>status</th><th>score</th><th>the record, the judge's reply</th></tr>
+<table><tr><th>#</th><th>status</th><th>score</th><th>the record, the judge's reply</th></tr>
 {rows}</table></body></html>
 """
 _SECTION = """<h2>{name}</h2><table>
 <tr><th>records</th><td>{records}</td></tr><tr><th>mode</th><td>{mode}</td></tr>
 <tr><th>judge</th><td>{judge_model} {judge_url}</td></tr>
 <tr><th>template</th><td>{template} (sha256 {template_sha256})</td></tr>
-<tr><th>mean score</th><td>{mean}</td></tr>
+<tr><th>mean score</th><td>{mean_score} with failures as 0.0; {mean_score_judged} over the
+judged; 95% interval {ci95}</td></tr>
 <tr><th>minijudge</th><td>{minijudge_version}</td></tr></table>
 <h3>Statuses</h3><table><tr><th>status</th><th>records</th><th>first error</th></tr>
 {statuses}</table>{charts}
@@ -2194,18 +2196,20 @@ def _svg_bars(items, top=1.0, digits=4):
         if ci:
             parts.append('<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
                 180 + 400 * max(ci[0], 0) / top, 180 + 400 * min(ci[1], top) / top, y + 9, y + 9))
-    return '<svg width="680" height="{}">{}</svg>'.format(22 * len(items), "".join(parts))
+    return '<svg width="680" height="{0}" viewBox="0 0 680 {0}">{1}</svg>'.format(
+        22 * len(items), "".join(parts))
 
 
 def _svg_scatter(points, xlabel):
     """Length (x) against score (y), at most 2,000 points of the records, evenly spread."""
     points = points[::max(1, len(points) // 2000)]
     low, high = min(x for x, _ in points), max(x for x, _ in points)
-    dots = "".join('<circle cx="{:.1f}" cy="{:.1f}" r="2" fill="#4a7ab5" fill-opacity=".4"/>'
+    dots = "".join('<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="#4a7ab5" fill-opacity=".6"/>'
                    .format(40 + 600 * (x - low) / ((high - low) or 1), 210 - 200 * y)
                    for x, y in points)
-    return ('<svg width="680" height="240"><line x1="40" x2="640" y1="210" y2="210" stroke="#999"'
-            '/><text x="40" y="230">{} {:g} to {:g}; score 0 (bottom) to 1</text>{}</svg>'.format(
+    return ('<svg width="680" height="240" viewBox="0 0 680 240"><path d="M30 5V220H640" '
+            'fill="none" stroke="#999"/><text x="0" y="14">1</text><text x="0" y="214">0</text>'
+            '<text x="40" y="236">{} {:g} to {:g}; the score up</text>{}</svg>'.format(
                 _esc(xlabel), low, high, dots))
 
 
@@ -2220,8 +2224,8 @@ def _html(summaries, tallies, rows, args, title):
     sections = []
     for name, s in summaries.items():
         charts, human, panel = [], s["agreement"] or {}, s["panel"] or {}
-        if s["mean_score_judged"] is not None:
-            charts.append("<h3>Scores of the judged records, in tenths</h3>" + _svg_bars([(
+        if s["mean_score_judged"] is not None and not s["ratings"]:
+            charts.append("<h3>Scores (ok and empty_response), in tenths</h3>" + _svg_bars([(
                 "{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n, None) for i, n in enumerate(
                     s["histogram"])], max(s["histogram"]) or 1, 0))
         if s["ratings"]:
@@ -2240,8 +2244,9 @@ def _html(summaries, tallies, rows, args, title):
                 k: v for k, v in human.items() if k not in ("confusion", "field")} or None),
             ("panel", {k: v for k, v in panel.items() if k != "offsets"} or None)]
         charts.append("<h3>Trust</h3><table>{}</table>".format("".join(
-            "<tr><th>{}</th><td>{}</td></tr>".format(_esc(k), _esc(v)) for k, v in figures
-            if v is not None)))
+            "<tr><th>{}</th><td>{}</td></tr>".format(_esc(k), _esc(", ".join(
+                "{} {}".format(*kv) for kv in v.items()) if isinstance(v, dict) else v))
+            for k, v in figures if v is not None)))
         if human.get("confusion"):
             labels = sorted({j for row in human["confusion"].values() for j in row}, key=float)
             top = max(n for row in human["confusion"].values() for n in row.values())
@@ -2263,8 +2268,7 @@ def _html(summaries, tallies, rows, args, title):
                     "mode"] == "pairwise" else "response length, characters:"))
         sections.append(_SECTION.format(**dict({k: _esc(v) if v is not None else "" for k, v in
                                                 s.items()}, name=_esc(name), charts="".join(
-            charts), mean=_esc("{} over the judged; 95% interval {}".format(
-                s["mean_score_judged"], s["ci95"])), statuses="".join(
+            charts), statuses="".join(
             "<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(_esc(k), n, _esc(
                 s["errors"].get(k, ""))) for k, n in s["statuses"].items()))))
     prefix, shown = next(iter(summaries)), sorted(rows, reverse=True)
@@ -3274,7 +3278,7 @@ def _run(specs, args, items):
     worst = _emit({prefix: _summary(_stamp(members[prefix], mode, args), args, tallies[prefix],
                                     wall, bool(interrupted or broken), judge)
                    for prefix, judge, mode in outputs}, args, args.judges and not args.jury,
-                  tallies, rows, args.input)
+                  tallies, rows, os.path.basename(args.input))
     if stopped or broken:
         print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
             *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
@@ -3316,7 +3320,7 @@ def _report(args):
                 for prefix in prefixes:
                     run = record[prefix + "_run"]
                     first, where, line = runs.setdefault(prefix, (run, path, number))
-                    differ = [k for k in sorted(set(run) | set(first)) if run.get(k) != first.get(k)]
+                    differ = [k for k in sorted({**run, **first}) if run.get(k) != first.get(k)]
                     if differ and not args.mixed:
                         raise JudgeError("{} line {} and {} line {} are records of different "
                                          "runs: {} {!r} and {!r}; --mixed reports them together"
@@ -3333,7 +3337,7 @@ def _report(args):
     worst = _emit({prefix: dict(_summary(dict(runs[prefix][0], **{k: None for k in mixed[
         prefix] - {"mode"}}), args, tally), mixed=sorted(mixed[prefix]) or None)
         for prefix, tally in tallies.items()}, args, list(tallies) != ["judge"], tallies, rows,
-        ", ".join(args.input))
+        ", ".join(map(os.path.basename, args.input)))
     return _EXIT_FAILED if worst > args.max_error_rate else 0
 
 

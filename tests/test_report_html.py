@@ -115,7 +115,7 @@ class HTMLTest(StubTestCase):
         self.assert_self_contained(text, page)
         # the charts' own elements, none of the payload's
         self.assertEqual({tuple(sorted(attrs)) for attrs in page.tags("svg")},
-                         {("height", "width")})
+                         {("height", "viewbox", "width")})  # html.parser lowercases
         self.assertNotIn("9", [attrs.get("r") for attrs in page.tags("circle")])
         self.assertTrue(any(HOSTILE in t for t in page.texts))  # shown, whole, as text
         self.assertEqual(page.tags("title"), [{}])
@@ -161,5 +161,4 @@ class HTMLTest(StubTestCase):
         page = Page(text)
         self.assert_self_contained(text, page)
         self.assertEqual(len(page.tags("details")), 24)
-        self.assertIn("minijudge: {}, {}".format(self.path("s0.jsonl"), self.path("s1.jsonl")),
-                      page.texts)
+        self.assertIn("minijudge: s0.jsonl, s1.jsonl", page.texts)
