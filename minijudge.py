@@ -1900,8 +1900,8 @@ def _cache_key(payload):
 
 
 class _Keys:
-    """A number (a file offset) by key, in flat memory: 64 bits of each key and its number in
-    65,536 buckets of two arrays, 16 bytes a key. A key is a lowercase hex digest."""
+    """A number (a file offset) by key: 64 bits of each key and its number in 65,536 buckets
+    of two arrays, about 57 bytes a key at a million. A key is a lowercase hex digest."""
 
     def __init__(self):
         from array import array
@@ -1923,10 +1923,8 @@ class _Keys:
             prefixes.append(prefix)
             numbers.append(number)
             self.size += 1
-        numbers[at if at is not None else -1] = number
-
-    def numbers(self):
-        return itertools.chain.from_iterable(numbers for _, numbers in self._buckets.values())
+        else:
+            numbers[at] = number
 
 
 class _Cache:
