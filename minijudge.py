@@ -1900,31 +1900,59 @@ def _cache_key(payload):
 
 
 class _Keys:
-    """A number (a file offset) by key: 64 bits of each key and its number in 65,536 buckets
-    of two arrays, about 57 bytes a key at a million. A key is a lowercase hex digest."""
+    """A number (a file offset) by key, a hex digest: 64 bits of it in a private temporary
+    SQLite database, whose pages past a 2 MiB cache go to a file under TMPDIR, so a million
+    keys take no more memory than ten. Without sqlite3 (a Python built without SQLite), a
+    dict: about 100 bytes a key. A reader checks the whole key on the line it finds."""
 
-    def __init__(self):
-        from array import array
-        self._buckets, self.size = collections.defaultdict(lambda: (array("q"), array("q"))), 0
+    def __init__(self, pairs=()):
+        try:
+            import sqlite3
+            self._db, self._error = sqlite3.connect("", check_same_thread=False), sqlite3.Error
+            self._sql("execute", "CREATE TABLE k (prefix INTEGER PRIMARY KEY, number INTEGER)")
+        except ImportError:
+            self._db, self._dict = None, {}
+        self.update(pairs)
 
-    def _find(self, key):
-        prefix = int(key[:16], 16) - (1 << 63)
-        prefixes, numbers = self._buckets.get(prefix & 0xFFFF, ((), ()))
-        return prefix, prefixes, numbers, prefixes.index(prefix) if prefix in prefixes else None
+    def _sql(self, method, *args):
+        try:
+            return getattr(self._db, method)(*args)
+        except self._error as exc:  # SQLite's pages past 2 MiB go to TMPDIR: a full disk
+            raise OSError(5, str(exc), "the index of keys (a temporary file under TMPDIR)")
+
+    def update(self, pairs):  # a later number for the same key replaces the earlier
+        rows = ((int(key[:16], 16) - (1 << 63), number) for key, number in pairs)
+        if self._db is None:
+            self._dict.update(rows)
+        else:
+            self._sql("executemany", "INSERT OR REPLACE INTO k VALUES (?, ?)", rows)
 
     def get(self, key):
-        _, _, numbers, at = self._find(key)
-        return None if at is None else numbers[at]
+        prefix = int(key[:16], 16) - (1 << 63)
+        if self._db is None:
+            return self._dict.get(prefix)
+        row = self._sql("execute", "SELECT number FROM k WHERE prefix = ?", [prefix]).fetchone()
+        return row and row[0]
 
-    def __setitem__(self, key, number):  # a later number for the same key replaces the earlier
-        prefix, _, _, at = self._find(key)
-        prefixes, numbers = self._buckets[prefix & 0xFFFF]
-        if at is None:
-            prefixes.append(prefix)
-            numbers.append(number)
-            self.size += 1
+    def __setitem__(self, key, number):
+        self.update([(key, number)])
+
+    def __len__(self):
+        return len(self._dict) if self._db is None else self._sql(
+            "execute", "SELECT count(*) FROM k").fetchone()[0]
+
+
+def _keys_in(f, find, other=lambda line: None):
+    """(key, offset) of each line of file ``f`` where ``find(line)`` matches a key;
+    ``other(line)`` is called with the rest."""
+    offset = 0
+    for line in f:
+        match = find(line)
+        if match:
+            yield match.group(1).decode(), offset
         else:
-            numbers[at] = number
+            other(line)
+        offset += len(line)
 
 
 class _Cache:
@@ -1934,17 +1962,14 @@ class _Cache:
     In memory, each key's offset (_Keys); the line read there must hold the whole key."""
 
     def __init__(self, path):
-        self.path, self._lock, self._index = path, threading.Lock(), _Keys()
+        self.path, self._lock = path, threading.Lock()
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         self._file = open(path, "rb")
-        offset = 0
-        for line in self._file:
-            match = re.match(rb'\{"key": "([0-9a-f]{64})"', line)
-            if match and line.endswith(b"\n"):
-                self._index[match.group(1).decode()] = offset
-            offset += len(line)
-        if offset and not line.endswith(b"\n"):
-            os.write(self._fd, b"\n")  # a torn last line: start the next one cleanly
+        self._index = _Keys(_keys_in(self._file, lambda line: line.endswith(b"\n") and re.match(
+            rb'\{"key": "([0-9a-f]{64})"', line)))
+        self._file.seek(max(self._file.tell() - 1, 0))
+        if self._file.read(1) not in (b"", b"\n"):  # a torn last line: start the next cleanly
+            os.write(self._fd, b"\n")
 
     def get(self, key):
         try:  # no line, another key's line, or a reply not of the shape put writes: None
@@ -1980,26 +2005,26 @@ class _Batch:
         self.malformed, self.asked, self.parts, self._sinks = collections.Counter(), 0, [], {}
         self.export, self.max_lines = export and re.sub(r"\.jsonl\Z", "", export), max_lines
         self.files = [open(path, "rb") for path in imports]
+
+        def other(line):
+            if line.strip():
+                try:
+                    json.loads(line)
+                    self.malformed["without a minijudge custom_id"] += 1
+                except (ValueError, RecursionError):
+                    self.malformed["not JSON"] += 1
         for number, f in enumerate(self.files):  # a reply's number: its file and offset
-            offset = 0
-            for line in f:
-                match = re.search(rb'"custom_id": *"([0-9a-f]{64})"', line)
-                if match:
-                    self.replies[match.group(1).decode()] = offset * len(self.files) + number
-                elif line.strip():
-                    try:
-                        json.loads(line)
-                        self.malformed["without a minijudge custom_id"] += 1
-                    except (ValueError, RecursionError):
-                        self.malformed["not JSON"] += 1
-                offset += len(line)
+            self.replies.update((key, offset * len(self.files) + number) for key, offset in
+                                _keys_in(f, re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search,
+                                         other))
 
     def reply(self, key, payload, online):
         """The imported reply to request ``key``; None: send it; APIError: exported, or why
         it has no reply (the batch's error, or none in the files)."""
-        number, failure = self.replies.get(key), APIError(
-            "not judged: no reply in the --batch-import files (custom_id {})".format(key),
-            kind="not_judged")
+        failure = APIError("not judged: no reply in the --batch-import files (custom_id {})"
+                           .format(key), kind="not_judged")
+        with self._lock:
+            number = self.replies.get(key)
         if number is not None:
             with self._lock:  # a reply asked for is marked: the rest are counted unasked
                 if number >= 0:
@@ -2059,8 +2084,8 @@ class _Batch:
         raise failure
 
     def figures(self):
-        return {"imported": self.asked, "unasked": self.replies.size - self.asked,
-                "malformed": dict(self.malformed), "exported": self.exported.size,
+        return {"imported": self.asked, "unasked": len(self.replies) - self.asked,
+                "malformed": dict(self.malformed), "exported": len(self.exported),
                 "files": self.parts}
 
     def close(self):

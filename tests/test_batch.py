@@ -183,6 +183,43 @@ class BatchTest(StubTestCase):
         self.assertEqual(sent, 3)
         self.assertEqual(got, records)
 
+    def test_a_python_without_sqlite_exports_each_request_once_imports_and_caches(self):
+        # the keys' index lives in SQLite; a Python built without it keeps them in a dict
+        with open(os.path.join(EXAMPLES, "qa.jsonl"), "rb") as f:
+            rows = f.read().splitlines(keepends=True)
+        data = self.path("data.jsonl")
+        with open(data, "wb") as f:
+            f.writelines(rows + rows[:2])  # two records twice: the same requests
+        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+        blocked = ("import runpy, sys; sys.modules['sqlite3'] = None; "
+                   "runpy.run_module('minijudge', run_name='__main__', alter_sys=True)")
+
+        def run(*argv):
+            done = subprocess.run([sys.executable, "-c", blocked, "--judge-model", "judge-model",
+                                   "-q", data, *argv], cwd=REPO, env=env, capture_output=True,
+                                  text=True, timeout=60)
+            self.assertIn(done.returncode, (0, 1), done.stderr)
+            self.assertNotIn("Traceback", done.stderr)
+            return lines(argv[argv.index("-o") + 1])
+
+        exported = run("--batch-export", self.path("requests.jsonl"), "-o", self.path("e.jsonl"))
+        asked = sum(r["judge_status"] == "exported" for r in exported[:len(rows)])
+        self.assertEqual([r["judge_status"] for r in exported[-2:]], ["exported"] * 2)
+        self.assertEqual(len(lines(self.path("requests.000.jsonl"))), asked)
+        run_batch([self.path("requests.000.jsonl")], self.path("results.jsonl"),
+                  self.srv.url + "/v1/chat/completions")
+        sent = self.srv.chat_count
+        imported = run("--batch-import", self.path("results.jsonl"), "-o", self.path("i.jsonl"))
+        cache = ["--judge-url", self.srv.url, "--no-preflight", "--concurrency", "1",
+                 "--cache", self.path("c.jsonl")]
+        first = run(*cache, "-o", self.path("first.jsonl"))
+        self.assertEqual(self.srv.chat_count - sent, asked)  # identical records: one request
+        again = run(*cache, "-o", self.path("again.jsonl"))
+        self.assertEqual(self.srv.chat_count - sent, asked)
+        self.assertEqual([(r["judge_status"], r["judge_score"]) for r in imported],
+                         [(r["judge_status"], r["judge_score"]) for r in first])
+        self.assertEqual([r["judge_score"] for r in again], [r["judge_score"] for r in first])
+
     def test_a_run_without_a_model_or_with_an_unreadable_file_is_refused(self):
         data = os.path.join(EXAMPLES, "qa.jsonl")
         code, _, err = run_main(["--batch-export", self.path("r"), data])
