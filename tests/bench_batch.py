@@ -7,7 +7,8 @@ For each size it writes N rating records, exports them (``--batch-export``, file
 50,000 lines), writes a batch output line for each request as an engine would (the reply
 "Rating: [[4]]"), and imports them (``--batch-import`` of every part, ``-o /dev/null``).
 It prints records/s and the peak resident memory (ru_maxrss) of each minijudge process:
-export streams, so its memory should not grow with N; import keeps 16 bytes a reply.
+both keep their index of keys on disk (SQLite), so memory should not grow with N, but for
+the 16 bytes an import keeps a judged record for the summary's length figures.
 """
 import argparse
 import json
