@@ -1010,21 +1010,19 @@ def _adaptation(message, params):
     """(params, what changed) for an error, whatever its status, that names a parameter the
     server does not take (o-series, gpt-5: max_tokens, temperature; LM Studio and
     llama-cpp-python, whose status is 500: response_format), or None."""
-    lowered, params = message.lower(), dict(params)
-    if "max_tokens" in params and "max_tokens" in lowered and (
-            "max_completion_tokens" in lowered or "unsupported" in lowered):
-        params["max_completion_tokens"] = params.pop("max_tokens")
-        return params, "max_tokens sent as max_completion_tokens"
-    if "temperature" in params and "temperature" in lowered and re.search(
-            r"unsupported|not support|only the default", lowered):
-        del params["temperature"]
-        return params, "temperature left to the server"
-    if "response_format" in params and re.search(r"response_format|json_schema", lowered):
-        del params["response_format"]
-        return params, "response_format dropped: the replies are parsed as text"
-    if "logprobs" in params and "logprobs" in lowered:
-        params.pop("logprobs"), params.pop("top_logprobs", None)
-        return params, "logprobs dropped: ratings come from the text"
+    lowered = message.lower()
+    for names, says, dropped, added, what in (  # what the message must name and say: the change
+            ("max_tokens", "max_completion_tokens|unsupported", ("max_tokens",),
+             {"max_completion_tokens": params.get("max_tokens")},
+             "max_tokens sent as max_completion_tokens"),
+            ("temperature", "unsupported|not support|only the default", ("temperature",), {},
+             "temperature left to the server"),
+            ("response_format|json_schema", "", ("response_format",), {},
+             "response_format dropped: the replies are parsed as text"),
+            ("logprobs", "", ("logprobs", "top_logprobs"), {},
+             "logprobs dropped: ratings come from the text")):
+        if dropped[0] in params and re.search(names, lowered) and re.search(says, lowered):
+            return dict({k: v for k, v in params.items() if k not in dropped}, **added), what
     return None
 
 
