@@ -1250,30 +1250,16 @@ class LLMJudge:
         return values
 
     def _ask(self, example, values, again=None):
-        """The item and, if that succeeded, ``again`` (a _VARIANTS key), combined as it says."""
+        """The item's conversation (and ``again``), ``repeats`` times combined by a jury."""
         try:  # read once for every request of the item
             values["images"] = _image_urls(values.get("images")) or None
         except JudgeError as exc:
             return self._failed("bad_record", str(exc))
-        try:
-            asked = []
-            for n in range(self.repeats):  # a seed each, so a request and a cache entry each
-                if self.repeats > 1:
-                    values = dict(values, seed=self.params.get("seed", 0) + n)
-                judgement = first = self._converse(example, values)
-                if again is not None and first.status in ("ok", "exported"):
-                    change, combine = _VARIANTS[again]
-                    second = self._converse(example, change(values))
-                    if second.ok:
-                        judgement = _merged([first, second], like=first, **combine(first, second))
-                    else:
-                        judgement = _merged([first, second], status=second.status, score=(
-                            second.score), error="with {}: {}".format(again, second.error),
-                                            http_status=second.http_status)
-                asked.append(judgement)
-            if self.repeats > 1:
-                judgement = jury(asked, "majority" if self.parser in (
-                    "binary", "verdict", "option") else "mean")
+        try:  # a seed each repeat, so a request and a cache entry each
+            asked = [self._converse(example, values if self.repeats == 1 else dict(
+                values, seed=self.params.get("seed", 0) + n), again) for n in range(self.repeats)]
+            judgement = asked[0] if self.repeats == 1 else jury(asked, "majority" if (
+                self.parser in ("binary", "verdict", "option")) else "mean")
         except (JudgeError, OSError):  # strict mode asked for it; the cache's disk is full
             raise
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
@@ -1283,8 +1269,9 @@ class LLMJudge:
             judgement.details["pass"] = judgement.score >= self.pass_threshold
         return judgement
 
-    def _converse(self, example, values):
-        """One conversation: the last turn's reply read by the parser, earlier ones as text."""
+    def _converse(self, example, values, again=None):
+        """One conversation: the last turn's reply read by the parser, earlier ones as text;
+        if it succeeded, ``again`` (a _VARIANTS key) another, the two combined as it says."""
         if self.parser not in ("verdict", "comparative"):
             response = values["response"]
             if response is not None and not isinstance(response, (str, int, float)):
@@ -1304,8 +1291,16 @@ class LLMJudge:
                 turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
                 break
-        return turns[0] if len(turns) == 1 else _merged(turns, like=turns[-1], details=dict(
+        first = turns[0] if len(turns) == 1 else _merged(turns, like=turns[-1], details=dict(
             turns[-1].details, assessment=turns[0].value))
+        if again is None or first.status not in ("ok", "exported"):
+            return first
+        change, combine = _VARIANTS[again]
+        second = self._converse(example, change(values))
+        if second.ok:
+            return _merged([first, second], like=first, **combine(first, second))
+        return _merged([first, second], status=second.status, score=second.score, error=(
+            "with {}: {}".format(again, second.error)), http_status=second.http_status)
 
     def _messages(self, example, values, replies=None):
         """The conversation sent for an item: each turn's prompt, and before the next turn the
