@@ -1402,17 +1402,6 @@ class LLMJudge:
             raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, self._redact(
                 str(exc))), kind="internal_error") from None
 
-    def _model_name(self):
-        if self.model is None:  # checked outside the lock: a hundred threads pass here
-            with self._lock:
-                if self.model is None:
-                    try:
-                        listed = self.list_models()
-                    except APIError as exc:
-                        listed = exc
-                    self.model = self._pick_model(listed)
-        return self.model
-
     def _pick_model(self, listed):  # listed: the server's models, or why it listed none
         if isinstance(listed, APIError):
             raise APIError("no model given and the server's model list failed: {}".format(
@@ -1426,8 +1415,16 @@ class LLMJudge:
     def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
         """(reply, from_cache). A cached reply keeps its first latency and tries: a resumed
         run writes what an unbroken one would. A ``max_tokens`` turn gets no response_format."""
+        if self.model is None:  # checked outside the lock: a hundred threads pass here
+            with self._lock:
+                if self.model is None:
+                    try:
+                        listed = self.list_models()
+                    except APIError as exc:
+                        listed = exc
+                    self.model = self._pick_model(listed)
         params = self.params
-        payload = {"model": self._model_name(), "messages": messages, **params,
+        payload = {"model": self.model, "messages": messages, **params,
                    **({} if seed is None else {"seed": seed})}
         if max_tokens is not None:
             payload.pop("response_format", None)
@@ -1501,11 +1498,10 @@ class LLMJudge:
             return self._failed(*failure, **common)
         if free:
             return Judgement(value=value, **common)
-        score, source, expected = score_of(value, scale), "text", None
-        if self.params.get("logprobs") and self.parser == "rating":
-            expected = _expected_rating(reply.get("logprobs"), value, scale)
-            if expected is not None:
-                score, source = _rescaled(expected, scale), "logprobs"
+        expected = _expected_rating(reply.get("logprobs"), value, scale) if (
+            self.params.get("logprobs") and self.parser == "rating") else None
+        score, source = (score_of(value, scale), "text") if expected is None else (
+            _rescaled(expected, scale), "logprobs")
         details = {self.parser: value} if self.parser in ("verdict", "option") else {}
         if self.parser == "comparative":
             details = {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
