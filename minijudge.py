@@ -1010,21 +1010,19 @@ def _adaptation(message, params):
     """(params, what changed) for an error, whatever its status, that names a parameter the
     server does not take (o-series, gpt-5: max_tokens, temperature; LM Studio and
     llama-cpp-python, whose status is 500: response_format), or None."""
-    lowered, params = message.lower(), dict(params)
-    if "max_tokens" in params and "max_tokens" in lowered and (
-            "max_completion_tokens" in lowered or "unsupported" in lowered):
-        params["max_completion_tokens"] = params.pop("max_tokens")
-        return params, "max_tokens sent as max_completion_tokens"
-    if "temperature" in params and "temperature" in lowered and re.search(
-            r"unsupported|not support|only the default", lowered):
-        del params["temperature"]
-        return params, "temperature left to the server"
-    if "response_format" in params and re.search(r"response_format|json_schema", lowered):
-        del params["response_format"]
-        return params, "response_format dropped: the replies are parsed as text"
-    if "logprobs" in params and "logprobs" in lowered:
-        params.pop("logprobs"), params.pop("top_logprobs", None)
-        return params, "logprobs dropped: ratings come from the text"
+    lowered = message.lower()
+    for names, says, dropped, added, what in (  # what the message must name and say: the change
+            ("max_tokens", "max_completion_tokens|unsupported", ("max_tokens",),
+             {"max_completion_tokens": params.get("max_tokens")},
+             "max_tokens sent as max_completion_tokens"),
+            ("temperature", "unsupported|not support|only the default", ("temperature",), {},
+             "temperature left to the server"),
+            ("response_format|json_schema", "", ("response_format",), {},
+             "response_format dropped: the replies are parsed as text"),
+            ("logprobs", "", ("logprobs", "top_logprobs"), {},
+             "logprobs dropped: ratings come from the text")):
+        if dropped[0] in params and re.search(names, lowered) and re.search(says, lowered):
+            return dict({k: v for k, v in params.items() if k not in dropped}, **added), what
     return None
 
 
@@ -1252,30 +1250,16 @@ class LLMJudge:
         return values
 
     def _ask(self, example, values, again=None):
-        """The item and, if that succeeded, ``again`` (a _VARIANTS key), combined as it says."""
+        """The item's conversation (and ``again``), ``repeats`` times combined by a jury."""
         try:  # read once for every request of the item
             values["images"] = _image_urls(values.get("images")) or None
         except JudgeError as exc:
             return self._failed("bad_record", str(exc))
-        try:
-            asked = []
-            for n in range(self.repeats):  # a seed each, so a request and a cache entry each
-                if self.repeats > 1:
-                    values = dict(values, seed=self.params.get("seed", 0) + n)
-                judgement = first = self._converse(example, values)
-                if again is not None and first.status in ("ok", "exported"):
-                    change, combine = _VARIANTS[again]
-                    second = self._converse(example, change(values))
-                    if second.ok:
-                        judgement = _merged([first, second], like=first, **combine(first, second))
-                    else:
-                        judgement = _merged([first, second], status=second.status, score=(
-                            second.score), error="with {}: {}".format(again, second.error),
-                                            http_status=second.http_status)
-                asked.append(judgement)
-            if self.repeats > 1:
-                judgement = jury(asked, "majority" if self.parser in (
-                    "binary", "verdict", "option") else "mean")
+        try:  # a seed each repeat, so a request and a cache entry each
+            asked = [self._converse(example, values if self.repeats == 1 else dict(
+                values, seed=self.params.get("seed", 0) + n), again) for n in range(self.repeats)]
+            judgement = asked[0] if self.repeats == 1 else jury(asked, "majority" if (
+                self.parser in ("binary", "verdict", "option")) else "mean")
         except (JudgeError, OSError):  # strict mode asked for it; the cache's disk is full
             raise
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
@@ -1285,8 +1269,9 @@ class LLMJudge:
             judgement.details["pass"] = judgement.score >= self.pass_threshold
         return judgement
 
-    def _converse(self, example, values):
-        """One conversation: the last turn's reply read by the parser, earlier ones as text."""
+    def _converse(self, example, values, again=None):
+        """One conversation: the last turn's reply read by the parser, earlier ones as text;
+        if it succeeded, ``again`` (a _VARIANTS key) another, the two combined as it says."""
         if self.parser not in ("verdict", "comparative"):
             response = values["response"]
             if response is not None and not isinstance(response, (str, int, float)):
@@ -1306,8 +1291,16 @@ class LLMJudge:
                 turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
                 break
-        return turns[0] if len(turns) == 1 else _merged(turns, like=turns[-1], details=dict(
+        first = turns[0] if len(turns) == 1 else _merged(turns, like=turns[-1], details=dict(
             turns[-1].details, assessment=turns[0].value))
+        if again is None or first.status not in ("ok", "exported"):
+            return first
+        change, combine = _VARIANTS[again]
+        second = self._converse(example, change(values))
+        if second.ok:
+            return _merged([first, second], like=first, **combine(first, second))
+        return _merged([first, second], status=second.status, score=second.score, error=(
+            "with {}: {}".format(again, second.error)), http_status=second.http_status)
 
     def _messages(self, example, values, replies=None):
         """The conversation sent for an item: each turn's prompt, and before the next turn the
@@ -1409,17 +1402,6 @@ class LLMJudge:
             raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, self._redact(
                 str(exc))), kind="internal_error") from None
 
-    def _model_name(self):
-        if self.model is None:  # checked outside the lock: a hundred threads pass here
-            with self._lock:
-                if self.model is None:
-                    try:
-                        listed = self.list_models()
-                    except APIError as exc:
-                        listed = exc
-                    self.model = self._pick_model(listed)
-        return self.model
-
     def _pick_model(self, listed):  # listed: the server's models, or why it listed none
         if isinstance(listed, APIError):
             raise APIError("no model given and the server's model list failed: {}".format(
@@ -1433,8 +1415,16 @@ class LLMJudge:
     def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
         """(reply, from_cache). A cached reply keeps its first latency and tries: a resumed
         run writes what an unbroken one would. A ``max_tokens`` turn gets no response_format."""
+        if self.model is None:  # checked outside the lock: a hundred threads pass here
+            with self._lock:
+                if self.model is None:
+                    try:
+                        listed = self.list_models()
+                    except APIError as exc:
+                        listed = exc
+                    self.model = self._pick_model(listed)
         params = self.params
-        payload = {"model": self._model_name(), "messages": messages, **params,
+        payload = {"model": self.model, "messages": messages, **params,
                    **({} if seed is None else {"seed": seed})}
         if max_tokens is not None:
             payload.pop("response_format", None)
@@ -1508,11 +1498,10 @@ class LLMJudge:
             return self._failed(*failure, **common)
         if free:
             return Judgement(value=value, **common)
-        score, source, expected = score_of(value, scale), "text", None
-        if self.params.get("logprobs") and self.parser == "rating":
-            expected = _expected_rating(reply.get("logprobs"), value, scale)
-            if expected is not None:
-                score, source = _rescaled(expected, scale), "logprobs"
+        expected = _expected_rating(reply.get("logprobs"), value, scale) if (
+            self.params.get("logprobs") and self.parser == "rating") else None
+        score, source = (score_of(value, scale), "text") if expected is None else (
+            _rescaled(expected, scale), "logprobs")
         details = {self.parser: value} if self.parser in ("verdict", "option") else {}
         if self.parser == "comparative":
             details = {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
