@@ -2906,7 +2906,7 @@ class _Tally:
         self.panel, self.lengths, self.spread, self.first_errors = [], array("d"), 0.0, {}
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
-        self.failed = self.requests = self.cached = self.sent = self.k = 0  # k: repeats
+        self.requests = self.cached = self.sent = self.k = 0  # k: repeats
         self.tenths = [0] * 10  # the judged scores' histogram
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
@@ -2914,15 +2914,14 @@ class _Tally:
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
         status, details, rating = judgement.status, judgement.details, judgement.rating
-        self.statuses[status] += 1
-        if status not in _NOT_FAILURES:
-            self.failed += 1
-            self.first_errors.setdefault(status, judgement.error)
-        score = judgement.score
+        score, judged, ok = judgement.score, status in _NOT_FAILURES, status == "ok"
         score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
-        if status in _NOT_FAILURES:
+        self.statuses[status] += 1
+        if judged:
             self.tenths[min(max(int(score * 10), 0), 9)] += 1
-        for sums in (self.all, self.judged) if status in _NOT_FAILURES else (self.all,):
+        else:
+            self.first_errors.setdefault(status, judgement.error)
+        for sums in (self.all, self.judged)[:1 + judged]:
             sums["n"] += 1
             sums["total"] += score
             sums["total_sq"] += score * score
@@ -2934,7 +2933,7 @@ class _Tally:
                                (self.biased, details.get("positional_bias"))):
             if value not in (None, ""):
                 counter[value] += 1
-        panel, repeats, ok = details.get("panel"), details.get("repeats"), status == "ok"
+        panel, repeats = details.get("panel"), details.get("repeats")
         if panel:  # {name: score}, the panel's score (None: failed)
             self.panel.append((panel, score if ok else None))
         if ok and repeats:
@@ -2947,10 +2946,10 @@ class _Tally:
         for pair in details.get("pairs") or [details]:
             if pair.get("consistent") is not None:
                 self.consistent[pair["consistent"]] += 1
-        if status == "ok" and "wins" in details:
+        if ok and "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
-        if human is not None and status == "ok":
+        if ok and human is not None:
             self.human.append((score if rating is None else rating, score, human))
         if judgement.cached:
             self.cached += 1
@@ -3004,13 +3003,12 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     sums = {"pairwise": tally.judged, "systems": None}.get(mode, tally.all)
     interval, method = _interval(seed=args.bootstrap_seed, **sums) if sums else (
         None, "per system: see systems and ranking")
-    online = judge is not None and judge.url != _OFFLINE
 
     def share(counter):  # of the records (or pairs) counted, the share that were True
         return round(counter[True] / sum(counter.values()), 4) if counter else None
     return {
-        "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
-        "failure_rate": round(tally.failed / done, 4) if done else 0.0,
+        "records": done, "statuses": dict(tally.statuses), "failed": done - judged,
+        "failure_rate": round((done - judged) / done, 4) if done else 0.0,
         "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
         "mean_score": round(tally.all["total"] / done, 4) if done and sums else None,
         "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged and sums else None,
@@ -3024,7 +3022,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
         "requests_per_second": round(tally.requests / wall, 2) if wall else None,
         "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
         "latency_max": round(tally.latency_max, 4),
-        "judge_url": judge._redact(judge.url) if online else None,
+        "judge_url": judge._redact(judge.url) if judge and judge.url != _OFFLINE else None,
         "judge_model": tally.models.most_common(1)[0][0] if tally.models else stamp["model"],
         "template": stamp["template"],
         "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
@@ -3106,11 +3104,10 @@ def _print_summary(summary, max_error_rate, file, name=None):
     s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
     judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
     panel, length, batch = s.get("panel") or {}, s.get("length_bias") or {}, s["batch"] or {}
-    parts = batch.get("files") or [""]
+    parts, wins = batch.get("files") or [""], mode == "pairwise" and judged
     values = dict(collections.ChainMap(s, human),  # the summary's fields, the agreement's, these:
         name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
-        sources=dict({"logprobs": 0, "text": 0}, **sources),
-        tokens=dict({"prompt_tokens": 0, "completion_tokens": 0}, **s["tokens"]),
+        sources=collections.Counter(sources), tokens=collections.Counter(s["tokens"]),  # 0 if none
         statuses=", ".join("{} {}".format(*kv) for kv in sorted(
             s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))),
         errors="\n".join("  first {}: {}".format(*kv) for kv in s["errors"].items()),
@@ -3133,11 +3130,21 @@ def _print_summary(summary, max_error_rate, file, name=None):
             parts[0], parts[-1], len(parts)),
         **{name: ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
            for name in ("kappa", "offsets", "answered")})
-    wins = mode == "pairwise" and judged
-    trust = [(shown, line) for shown, line in [
-        (s["position_consistency"] is not None, "    position-consistent: "
-         "{position_consistency:.1%} of the pairs asked in both orders (the rest count as ties; "
-         "n={position_pairs})"),
+    lines = "\n".join(line for shown, line in [  # the first indented line gets "  trust:" above
+        (s["wall_seconds"] is not None, "minijudge{name}: {records} records in {wall_seconds:.1f}"
+         " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); "
+         "{judged_by}"),
+        (s["wall_seconds"] is None, "minijudge report{name}: {records} records; {judged_by}"),
+        (s.get("mixed"), "  mixed: the records differ in {mixed}"),
+        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
+        (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} judged; "
+         "95% CI {ci95} ({ci_method})"),
+        (not wins and mode != "systems" and s["records"] != s["statuses"].get("exported", 0),
+         "  mean score {mean_score} with failures as 0.0; {mean_score_judged} over the {judged} "
+         "judged{on_scale}; 95% CI {ci95} ({ci_method})"),
+        (s["systems"], "  ranking: {ranking}"),
+        (s["position_consistency"] is not None, "    position-consistent: {position_consistency"
+         ":.1%} of the pairs asked in both orders (the rest count as ties; n={position_pairs})"),
         (s["positional_bias_rate"] is not None, "    positional bias: {positional_bias_rate:.1%} "
          "of the records asked in both option orders chose differently (the first choice is "
          "kept; n={positional_bias_n})"),
@@ -3158,22 +3165,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
          "between a response's length and its score (n={length_bias[n]})"),
         ("lc_win_rate" in length, "    length: the longer answer won {length_bias[longer_wins]} "
          "of the decisive verdicts (n={length_bias[decisive]}); length-controlled win rate "
-         "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})")] if shown]
-    print("\n".join(line.format(**values) for shown, line in [  # (shown?, line)
-        (s["wall_seconds"] is not None, "minijudge{name}: {records} records in {wall_seconds:.1f}"
-         " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); "
-         "{judged_by}"),
-        (s["wall_seconds"] is None, "minijudge report{name}: {records} records; {judged_by}"),
-        (s.get("mixed"), "  mixed: the records differ in {mixed}"),
-        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
-        (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} "
-         "judged; 95% CI {ci95} ({ci_method})"),
-        (not wins and mode != "systems" and s["records"] != s["statuses"].get(
-            "exported", 0), "  mean score {mean_score} with "
-         "failures as 0.0; {mean_score_judged} over the {judged} judged{on_scale}; 95% CI {ci95} "
-         "({ci_method})"),
-        (s["systems"], "  ranking: {ranking}"),
-        *[(True, "  trust:")] * bool(trust), *trust,
+         "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})"),
         (s["pass_rate"] is not None, "  pass rate {pass_rate} at --pass-threshold "
          "{parameters[pass_threshold]}"),
         (s["ratings"], "  ratings: {ratings}"),
@@ -3187,10 +3179,11 @@ def _print_summary(summary, max_error_rate, file, name=None):
          "a batch, then rerun with --batch-import"),
         (s["tokens"], "  tokens: {tokens[prompt_tokens]} prompt, {tokens[completion_tokens]} "
          "completion"),
-        (s["interrupted"], "  interrupted: the records above were written; rerun with the "
-         "same --cache to finish without paying twice"),
+        (s["interrupted"], "  interrupted: the records above were written; rerun with the same "
+         "--cache to finish without paying twice"),
         (not s["interrupted"] and s["failure_rate"] > max_error_rate, "  failure rate "
-         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown), file=file)
+         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown)
+    print(re.sub(r"\n(?=    )", "\n  trust:\n", lines, count=1).format(**values), file=file)
 
 
 def _run(specs, args, items):
@@ -3365,11 +3358,12 @@ def _report(args):
 
 
 def _show_progress(tally, total, elapsed, held, end=""):
-    rate = tally.all["n"] / elapsed if elapsed else 0.0
-    eta = " ETA {:.0f} s".format((total - tally.all["n"]) / rate) if total and rate else ""
-    waiting = ", {} more judged behind a slow one".format(held["waiting"]) * bool(held["waiting"])
+    done, waiting = tally.all["n"], held["waiting"]
+    rate = done / elapsed if elapsed else 0.0
+    eta = " ETA {:.0f} s".format((total - done) / rate) if total and rate else ""
     print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        tally.all["n"], "/{}".format(total) if total else "", waiting, rate, eta, tally.failed),
+        done, "/{}".format(total) if total else "", ", {} more judged behind a slow one".format(
+            waiting) * bool(waiting), rate, eta, done - tally.judged["n"]),
         end=end, file=sys.stderr, flush=True)
 
 
