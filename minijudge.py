@@ -3016,9 +3016,8 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
         if scale and judged else None,  # on the judge's own scale
         "ci95": interval, "ci_method": method,
         "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
-        "histogram": tally.tenths,
-        "tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
-        "wall_seconds": wall and round(wall, 3),
+        "histogram": tally.tenths, "tokens": dict(tally.tokens), "requests": tally.requests,
+        "cached": tally.cached, "wall_seconds": wall and round(wall, 3),
         "requests_per_second": round(tally.requests / wall, 2) if wall else None,
         "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
         "latency_max": round(tally.latency_max, 4),
@@ -3032,12 +3031,10 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
                            scale=scale) if judge else {"scale": scale, "pass_threshold": stamp.get(
                                "pass_threshold")},
         "score_sources": dict(tally.sources), "adapted": judge.adapted if judge else [],
-        "mode": mode,
-        "position_consistency": share(tally.consistent),
+        "mode": mode, "position_consistency": share(tally.consistent),
         "position_pairs": sum(tally.consistent.values()),
-        "positional_bias_rate": share(tally.biased),
-        "positional_bias_n": sum(tally.biased.values()),
-        "panel": _panel_figures(tally, stamp),
+        "positional_bias_rate": share(tally.biased), "positional_bias_n": sum(
+            tally.biased.values()), "panel": _panel_figures(tally, stamp),
         "repeats": {"k": tally.k, "all_alike": share(tally.alike), "n": sum(
             tally.alike.values()), "mean_sd": round(tally.spread / sum(tally.alike.values()), 4)}
         if tally.alike else None,
@@ -3105,6 +3102,8 @@ def _print_summary(summary, max_error_rate, file, name=None):
     judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
     panel, length, batch = s.get("panel") or {}, s.get("length_bias") or {}, s["batch"] or {}
     parts, wins = batch.get("files") or [""], mode == "pairwise" and judged
+    by = "jury: the {panel[jury]} of {judges} (quorum {panel[quorum]})" if panel else (
+        "judge {judge_model}" + " at {judge_url}" * bool(s["judge_url"]))  # ends the first line
     values = dict(collections.ChainMap(s, human),  # the summary's fields, the agreement's, these:
         name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
         sources=collections.Counter(sources), tokens=collections.Counter(s["tokens"]),  # 0 if none
@@ -3118,12 +3117,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
         fallback=("text" in sources) * " ({})".format("the server sent no usable logprobs for "
             "those" if mode == "rating" and max(s["parameters"].get("scale") or [0]) <= 9 else
             "the logprobs were not used: they are read only for one-digit ratings, 0-9"),
-        on_scale="" if s.get("mean_value") is None else " ({:g} on the {:g}-{:g} scale)".format(
-            s["mean_value"], *s["parameters"]["scale"]),
-        judged_by="jury: the {} of {} (quorum {})".format(panel["jury"], ", ".join(panel[
-            "judges"]), panel["quorum"]) if panel
-        else "judge {}{}".format(s["judge_model"], " at " * bool(s["judge_url"]) + (
-            s["judge_url"] or "")),
+        judges=", ".join(panel.get("judges", ())),
         malformed="; malformed lines: " * bool(batch.get("malformed")) + ", ".join(
             "{} {}".format(n, why) for why, n in batch.get("malformed", {}).items()),
         parts=parts[0] if len(parts) == 1 else "{} ... {} ({} files)".format(
@@ -3132,30 +3126,28 @@ def _print_summary(summary, max_error_rate, file, name=None):
            for name in ("kappa", "offsets", "answered")})
     lines = "\n".join(line for shown, line in [  # the first indented line gets "  trust:" above
         (s["wall_seconds"] is not None, "minijudge{name}: {records} records in {wall_seconds:.1f}"
-         " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); "
-         "{judged_by}"),
-        (s["wall_seconds"] is None, "minijudge report{name}: {records} records; {judged_by}"),
+         " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); " + by),
+        (s["wall_seconds"] is None, "minijudge report{name}: {records} records; " + by),
         (s.get("mixed"), "  mixed: the records differ in {mixed}"),
         (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
         (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} judged; "
          "95% CI {ci95} ({ci_method})"),
         (not wins and mode != "systems" and s["records"] != s["statuses"].get("exported", 0),
          "  mean score {mean_score} with failures as 0.0; {mean_score_judged} over the {judged} "
-         "judged{on_scale}; 95% CI {ci95} ({ci_method})"),
+         "judged" + " ({mean_value:g} on the {parameters[scale][0]:g}-{parameters[scale][1]:g} "
+         "scale)" * (s.get("mean_value") is not None) + "; 95% CI {ci95} ({ci_method})"),
         (s["systems"], "  ranking: {ranking}"),
         (s["position_consistency"] is not None, "    position-consistent: {position_consistency"
          ":.1%} of the pairs asked in both orders (the rest count as ties; n={position_pairs})"),
         (s["positional_bias_rate"] is not None, "    positional bias: {positional_bias_rate:.1%} "
          "of the records asked in both option orders chose differently (the first choice is "
          "kept; n={positional_bias_n})"),
-        (kind == "ratings", "    agreement with {field} (n={n}): exact {exact}, within one "
-         "{within_one}, quadratic kappa {kappa_quadratic}, Spearman {spearman}, Pearson "
-         "{pearson}"),
-        (kind == "binary", "    agreement with {field} (n={n}): accuracy {accuracy}, precision "
-         "{precision}, recall {recall} at 0.5; best threshold {best_threshold} (accuracy "
-         "{best_accuracy})"),
-        (human and not kind, "    agreement with {field}: too few judged records with a label "
-         "(n={n})"),
+        (human, "    agreement with {field}" + {  # by the agreement's kind
+            "ratings": " (n={n}): exact {exact}, within one {within_one}, quadratic kappa "
+            "{kappa_quadratic}, Spearman {spearman}, Pearson {pearson}",
+            "binary": " (n={n}): accuracy {accuracy}, precision {precision}, recall {recall} at "
+            "0.5; best threshold {best_threshold} (accuracy {best_accuracy})"}.get(
+                kind, ": too few judged records with a label (n={n})")),
         (panel, "    panel: Krippendorff's alpha {panel[alpha]} ({panel[alpha_metric]}, "
          "n={panel[n]}); Cohen's kappa {kappa}; offset from the panel {offsets}; records "
          "answered {answered}"),
@@ -3320,7 +3312,7 @@ def _emit(summaries, args, several, tallies, rows, title):
 def _report(args):
     """``report``: the summary of scored records again, from a run's output or its shards'.
     Records of different runs (another template, model, version) are refused but --mixed."""
-    tallies, runs, mixed, rows, seen = {}, {}, collections.defaultdict(set), [], 0
+    tallies, runs, mixed, rows, seen = {}, {}, collections.defaultdict(set), [], itertools.count(1)
     for path in args.input:
         with open(path, "rb") as f:
             for number, record in _read_records(f, path):
@@ -3345,9 +3337,8 @@ def _report(args):
                     mixed[prefix].update(differ)
                     _tally_add(tallies.setdefault(prefix, _Tally()), _judgement_of(
                         record, prefix), record, args, run.get("mode"))
-                seen += 1
                 if args.html:
-                    _keep(rows, record, prefixes[0], seen, args.html_rows)
+                    _keep(rows, record, prefixes[0], next(seen), args.html_rows)
     if not tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     worst = _emit({prefix: dict(_summary(dict(runs[prefix][0], **{k: None for k in mixed[
