@@ -2983,14 +2983,13 @@ def _stamp(judges, mode, args):
     import hashlib
     texts = [TEMPLATES.get(j.template, j.template or RATING_TEMPLATE + RATING_REF_TEMPLATE) + (
         json.dumps(j.criterion, sort_keys=True) if j.criterion else "") for j in judges]
-    first = judges[0]
     return {k: v for k, v in {
         "mode": mode, "model": ", ".join(str(j.model) for j in judges),
         "template": ", ".join(j.template if j.template in TEMPLATES else "custom" if j.template
                               else "rating / rating_ref" for j in judges),
         "template_sha256": hashlib.sha256("".join(texts).encode("utf-8")).hexdigest()[:16],
-        "scale": list(first.scale) if first.parser in ("rating", "json", "comparative") else None,
-        "pass_threshold": first.pass_threshold, "jury": args.jury,
+        "scale": list(judges[0].scale) if judges[0].parser in ("rating", "json", "comparative")
+        else None, "pass_threshold": judges[0].pass_threshold, "jury": args.jury,
         "quorum": (args.quorum or len(judges)) if args.jury else None,
         "version": __version__}.items() if v is not None}
 
