@@ -2895,7 +2895,7 @@ class _Tally:
         self.panel, self.lengths, self.spread, self.first_errors = [], array("d"), 0.0, {}
         self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
                                  for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
-        self.failed = self.requests = self.cached = self.sent = self.k = 0  # k: repeats
+        self.requests = self.cached = self.sent = self.k = 0  # k: repeats
         self.tenths = [0] * 10  # the judged scores' histogram
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
@@ -2903,15 +2903,14 @@ class _Tally:
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
         status, details, rating = judgement.status, judgement.details, judgement.rating
-        self.statuses[status] += 1
-        if status not in _NOT_FAILURES:
-            self.failed += 1
-            self.first_errors.setdefault(status, judgement.error)
-        score = judgement.score
+        score, judged, ok = judgement.score, status in _NOT_FAILURES, status == "ok"
         score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
-        if status in _NOT_FAILURES:
+        self.statuses[status] += 1
+        if judged:
             self.tenths[min(max(int(score * 10), 0), 9)] += 1
-        for sums in (self.all, self.judged) if status in _NOT_FAILURES else (self.all,):
+        else:
+            self.first_errors.setdefault(status, judgement.error)
+        for sums in (self.all, self.judged)[:1 + judged]:
             sums["n"] += 1
             sums["total"] += score
             sums["total_sq"] += score * score
@@ -2923,7 +2922,7 @@ class _Tally:
                                (self.biased, details.get("positional_bias"))):
             if value not in (None, ""):
                 counter[value] += 1
-        panel, repeats, ok = details.get("panel"), details.get("repeats"), status == "ok"
+        panel, repeats = details.get("panel"), details.get("repeats")
         if panel:  # {name: score}, the panel's score (None: failed)
             self.panel.append((panel, score if ok else None))
         if ok and repeats:
@@ -2936,10 +2935,10 @@ class _Tally:
         for pair in details.get("pairs") or [details]:
             if pair.get("consistent") is not None:
                 self.consistent[pair["consistent"]] += 1
-        if status == "ok" and "wins" in details:
+        if ok and "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
-        if human is not None and status == "ok":
+        if ok and human is not None:
             self.human.append((score if rating is None else rating, score, human))
         if judgement.cached:
             self.cached += 1
@@ -2973,14 +2972,13 @@ def _stamp(judges, mode, args):
     import hashlib
     texts = [TEMPLATES.get(j.template, j.template or RATING_TEMPLATE + RATING_REF_TEMPLATE) + (
         json.dumps(j.criterion, sort_keys=True) if j.criterion else "") for j in judges]
-    first = judges[0]
     return {k: v for k, v in {
         "mode": mode, "model": ", ".join(str(j.model) for j in judges),
         "template": ", ".join(j.template if j.template in TEMPLATES else "custom" if j.template
                               else "rating / rating_ref" for j in judges),
         "template_sha256": hashlib.sha256("".join(texts).encode("utf-8")).hexdigest()[:16],
-        "scale": list(first.scale) if first.parser in ("rating", "json", "comparative") else None,
-        "pass_threshold": first.pass_threshold, "jury": args.jury,
+        "scale": list(judges[0].scale) if judges[0].parser in ("rating", "json", "comparative")
+        else None, "pass_threshold": judges[0].pass_threshold, "jury": args.jury,
         "quorum": (args.quorum or len(judges)) if args.jury else None,
         "version": __version__}.items() if v is not None}
 
@@ -2993,13 +2991,12 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     sums = {"pairwise": tally.judged, "systems": None}.get(mode, tally.all)
     interval, method = _interval(seed=args.bootstrap_seed, **sums) if sums else (
         None, "per system: see systems and ranking")
-    online = judge is not None and judge.url != _OFFLINE
 
     def share(counter):  # of the records (or pairs) counted, the share that were True
         return round(counter[True] / sum(counter.values()), 4) if counter else None
     return {
-        "records": done, "statuses": dict(tally.statuses), "failed": tally.failed,
-        "failure_rate": round(tally.failed / done, 4) if done else 0.0,
+        "records": done, "statuses": dict(tally.statuses), "failed": done - judged,
+        "failure_rate": round((done - judged) / done, 4) if done else 0.0,
         "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
         "mean_score": round(tally.all["total"] / done, 4) if done and sums else None,
         "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged and sums else None,
@@ -3007,13 +3004,12 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
         if scale and judged else None,  # on the judge's own scale
         "ci95": interval, "ci_method": method,
         "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
-        "histogram": tally.tenths,
-        "tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
-        "wall_seconds": wall and round(wall, 3),
+        "histogram": tally.tenths, "tokens": dict(tally.tokens), "requests": tally.requests,
+        "cached": tally.cached, "wall_seconds": wall and round(wall, 3),
         "requests_per_second": round(tally.requests / wall, 2) if wall else None,
         "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
         "latency_max": round(tally.latency_max, 4),
-        "judge_url": judge._redact(judge.url) if online else None,
+        "judge_url": judge._redact(judge.url) if judge and judge.url != _OFFLINE else None,
         "judge_model": tally.models.most_common(1)[0][0] if tally.models else stamp["model"],
         "template": stamp["template"],
         "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
@@ -3023,12 +3019,10 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
                            scale=scale) if judge else {"scale": scale, "pass_threshold": stamp.get(
                                "pass_threshold")},
         "score_sources": dict(tally.sources), "adapted": judge.adapted if judge else [],
-        "mode": mode,
-        "position_consistency": share(tally.consistent),
+        "mode": mode, "position_consistency": share(tally.consistent),
         "position_pairs": sum(tally.consistent.values()),
-        "positional_bias_rate": share(tally.biased),
-        "positional_bias_n": sum(tally.biased.values()),
-        "panel": _panel_figures(tally, stamp),
+        "positional_bias_rate": share(tally.biased), "positional_bias_n": sum(
+            tally.biased.values()), "panel": _panel_figures(tally, stamp),
         "repeats": {"k": tally.k, "all_alike": share(tally.alike), "n": sum(
             tally.alike.values()), "mean_sd": round(tally.spread / sum(tally.alike.values()), 4)}
         if tally.alike else None,
@@ -3095,11 +3089,12 @@ def _print_summary(summary, max_error_rate, file, name=None):
     s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
     judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
     panel, length, batch = s.get("panel") or {}, s.get("length_bias") or {}, s["batch"] or {}
-    parts = batch.get("files") or [""]
+    parts, wins = batch.get("files") or [""], mode == "pairwise" and judged
+    by = "jury: the {panel[jury]} of {judges} (quorum {panel[quorum]})" if panel else (
+        "judge {judge_model}" + " at {judge_url}" * bool(s["judge_url"]))  # ends the first line
     values = dict(collections.ChainMap(s, human),  # the summary's fields, the agreement's, these:
         name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
-        sources=dict({"logprobs": 0, "text": 0}, **sources),
-        tokens=dict({"prompt_tokens": 0, "completion_tokens": 0}, **s["tokens"]),
+        sources=collections.Counter(sources), tokens=collections.Counter(s["tokens"]),  # 0 if none
         statuses=", ".join("{} {}".format(*kv) for kv in sorted(
             s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))),
         errors="\n".join("  first {}: {}".format(*kv) for kv in s["errors"].items()),
@@ -3110,34 +3105,37 @@ def _print_summary(summary, max_error_rate, file, name=None):
         fallback=("text" in sources) * " ({})".format("the server sent no usable logprobs for "
             "those" if mode == "rating" and max(s["parameters"].get("scale") or [0]) <= 9 else
             "the logprobs were not used: they are read only for one-digit ratings, 0-9"),
-        on_scale="" if s.get("mean_value") is None else " ({:g} on the {:g}-{:g} scale)".format(
-            s["mean_value"], *s["parameters"]["scale"]),
-        judged_by="jury: the {} of {} (quorum {})".format(panel["jury"], ", ".join(panel[
-            "judges"]), panel["quorum"]) if panel
-        else "judge {}{}".format(s["judge_model"], " at " * bool(s["judge_url"]) + (
-            s["judge_url"] or "")),
+        judges=", ".join(panel.get("judges", ())),
         malformed="; malformed lines: " * bool(batch.get("malformed")) + ", ".join(
             "{} {}".format(n, why) for why, n in batch.get("malformed", {}).items()),
         parts=parts[0] if len(parts) == 1 else "{} ... {} ({} files)".format(
             parts[0], parts[-1], len(parts)),
         **{name: ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
            for name in ("kappa", "offsets", "answered")})
-    wins = mode == "pairwise" and judged
-    trust = [(shown, line) for shown, line in [
-        (s["position_consistency"] is not None, "    position-consistent: "
-         "{position_consistency:.1%} of the pairs asked in both orders (the rest count as ties; "
-         "n={position_pairs})"),
+    lines = "\n".join(line for shown, line in [  # the first indented line gets "  trust:" above
+        (s["wall_seconds"] is not None, "minijudge{name}: {records} records in {wall_seconds:.1f}"
+         " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); " + by),
+        (s["wall_seconds"] is None, "minijudge report{name}: {records} records; " + by),
+        (s.get("mixed"), "  mixed: the records differ in {mixed}"),
+        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
+        (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} judged; "
+         "95% CI {ci95} ({ci_method})"),
+        (not wins and mode != "systems" and s["records"] != s["statuses"].get("exported", 0),
+         "  mean score {mean_score} with failures as 0.0; {mean_score_judged} over the {judged} "
+         "judged" + " ({mean_value:g} on the {parameters[scale][0]:g}-{parameters[scale][1]:g} "
+         "scale)" * (s.get("mean_value") is not None) + "; 95% CI {ci95} ({ci_method})"),
+        (s["systems"], "  ranking: {ranking}"),
+        (s["position_consistency"] is not None, "    position-consistent: {position_consistency"
+         ":.1%} of the pairs asked in both orders (the rest count as ties; n={position_pairs})"),
         (s["positional_bias_rate"] is not None, "    positional bias: {positional_bias_rate:.1%} "
          "of the records asked in both option orders chose differently (the first choice is "
          "kept; n={positional_bias_n})"),
-        (kind == "ratings", "    agreement with {field} (n={n}): exact {exact}, within one "
-         "{within_one}, quadratic kappa {kappa_quadratic}, Spearman {spearman}, Pearson "
-         "{pearson}"),
-        (kind == "binary", "    agreement with {field} (n={n}): accuracy {accuracy}, precision "
-         "{precision}, recall {recall} at 0.5; best threshold {best_threshold} (accuracy "
-         "{best_accuracy})"),
-        (human and not kind, "    agreement with {field}: too few judged records with a label "
-         "(n={n})"),
+        (human, "    agreement with {field}" + {  # by the agreement's kind
+            "ratings": " (n={n}): exact {exact}, within one {within_one}, quadratic kappa "
+            "{kappa_quadratic}, Spearman {spearman}, Pearson {pearson}",
+            "binary": " (n={n}): accuracy {accuracy}, precision {precision}, recall {recall} at "
+            "0.5; best threshold {best_threshold} (accuracy {best_accuracy})"}.get(
+                kind, ": too few judged records with a label (n={n})")),
         (panel, "    panel: Krippendorff's alpha {panel[alpha]} ({panel[alpha_metric]}, "
          "n={panel[n]}); Cohen's kappa {kappa}; offset from the panel {offsets}; records "
          "answered {answered}"),
@@ -3147,22 +3145,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
          "between a response's length and its score (n={length_bias[n]})"),
         ("lc_win_rate" in length, "    length: the longer answer won {length_bias[longer_wins]} "
          "of the decisive verdicts (n={length_bias[decisive]}); length-controlled win rate "
-         "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})")] if shown]
-    print("\n".join(line.format(**values) for shown, line in [  # (shown?, line)
-        (s["wall_seconds"] is not None, "minijudge{name}: {records} records in {wall_seconds:.1f}"
-         " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); "
-         "{judged_by}"),
-        (s["wall_seconds"] is None, "minijudge report{name}: {records} records; {judged_by}"),
-        (s.get("mixed"), "  mixed: the records differ in {mixed}"),
-        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
-        (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} "
-         "judged; 95% CI {ci95} ({ci_method})"),
-        (not wins and mode != "systems" and s["records"] != s["statuses"].get(
-            "exported", 0), "  mean score {mean_score} with "
-         "failures as 0.0; {mean_score_judged} over the {judged} judged{on_scale}; 95% CI {ci95} "
-         "({ci_method})"),
-        (s["systems"], "  ranking: {ranking}"),
-        *[(True, "  trust:")] * bool(trust), *trust,
+         "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})"),
         (s["pass_rate"] is not None, "  pass rate {pass_rate} at --pass-threshold "
          "{parameters[pass_threshold]}"),
         (s["ratings"], "  ratings: {ratings}"),
@@ -3176,10 +3159,11 @@ def _print_summary(summary, max_error_rate, file, name=None):
          "a batch, then rerun with --batch-import"),
         (s["tokens"], "  tokens: {tokens[prompt_tokens]} prompt, {tokens[completion_tokens]} "
          "completion"),
-        (s["interrupted"], "  interrupted: the records above were written; rerun with the "
-         "same --cache to finish without paying twice"),
+        (s["interrupted"], "  interrupted: the records above were written; rerun with the same "
+         "--cache to finish without paying twice"),
         (not s["interrupted"] and s["failure_rate"] > max_error_rate, "  failure rate "
-         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown), file=file)
+         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown)
+    print(re.sub(r"\n(?=    )", "\n  trust:\n", lines, count=1).format(**values), file=file)
 
 
 def _run(specs, args, items):
@@ -3316,7 +3300,7 @@ def _emit(summaries, args, several, tallies, rows, title):
 def _report(args):
     """``report``: the summary of scored records again, from a run's output or its shards'.
     Records of different runs (another template, model, version) are refused but --mixed."""
-    tallies, runs, mixed, rows, seen = {}, {}, collections.defaultdict(set), [], 0
+    tallies, runs, mixed, rows, seen = {}, {}, collections.defaultdict(set), [], itertools.count(1)
     for path in args.input:
         with open(path, "rb") as f:
             for number, record in _read_records(f, path):
@@ -3341,9 +3325,8 @@ def _report(args):
                     mixed[prefix].update(differ)
                     _tally_add(tallies.setdefault(prefix, _Tally()), _judgement_of(
                         record, prefix), record, args, run.get("mode"))
-                seen += 1
                 if args.html:
-                    _keep(rows, record, prefixes[0], seen, args.html_rows)
+                    _keep(rows, record, prefixes[0], next(seen), args.html_rows)
     if not tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     worst = _emit({prefix: dict(_summary(dict(runs[prefix][0], **{k: None for k in mixed[
@@ -3354,11 +3337,12 @@ def _report(args):
 
 
 def _show_progress(tally, total, elapsed, held, end=""):
-    rate = tally.all["n"] / elapsed if elapsed else 0.0
-    eta = " ETA {:.0f} s".format((total - tally.all["n"]) / rate) if total and rate else ""
-    waiting = ", {} more judged behind a slow one".format(held["waiting"]) * bool(held["waiting"])
+    done, waiting = tally.all["n"], held["waiting"]
+    rate = done / elapsed if elapsed else 0.0
+    eta = " ETA {:.0f} s".format((total - done) / rate) if total and rate else ""
     print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        tally.all["n"], "/{}".format(total) if total else "", waiting, rate, eta, tally.failed),
+        done, "/{}".format(total) if total else "", ", {} more judged behind a slow one".format(
+            waiting) * bool(waiting), rate, eta, done - tally.judged["n"]),
         end=end, file=sys.stderr, flush=True)
 
 
