@@ -19,10 +19,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import minijudge  # noqa: E402
 
 
-class Args:
-    jury, quorum = "mean", None
-
-
 def tally(n, kind, rng):
     t = minijudge._Tally()
     for _ in range(n):
@@ -56,7 +52,7 @@ def main():
                 if figure == "length":
                     minijudge._length_figures(t, kind)
                 else:
-                    minijudge._panel_figures(t, Args, False)
+                    minijudge._panel_figures(t, {"mode": kind, "jury": "mean"})
                 times.append("{} {:.2f} s".format(figure, time.perf_counter() - started))
             print("{:>9,} {:8} records: tally holds {:.1f} MiB; {}".format(
                 n, kind, held / 2 ** 20, ", ".join(times)))
