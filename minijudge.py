@@ -1919,9 +1919,12 @@ class _Keys:
     def update(self, pairs):  # a later number for the same key replaces the earlier
         rows = ((int(key[:16], 16) - (1 << 63), number) for key, number in pairs)
         if self._db is None:
-            self._dict.update(rows)
-        else:
-            self._sql("executemany", "INSERT OR REPLACE INTO k VALUES (?, ?)", rows)
+            return self._dict.update(rows)
+        while True:  # in order, 20,000 at a time: fewer pages to find, twice as fast
+            chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])  # stable
+            if not chunk:
+                return
+            self._sql("executemany", "INSERT OR REPLACE INTO k VALUES (?, ?)", chunk)
 
     def get(self, key):
         prefix = int(key[:16], 16) - (1 << 63)
