@@ -2222,9 +2222,10 @@ def _svg_bars(items, top=1.0, digits=4):
         22 * len(items), "".join(parts))
 
 
-def _svg_scatter(points, xlabel):
-    """Length (x) against score (y), at most 2,000 points of the records, evenly spread."""
-    points = points[::max(1, len(points) // 2000)]
+def _svg_scatter(lengths, xlabel):
+    """Length (x) against score (y), the tally's pairs: at most 2,000, evenly spread."""
+    step = 2 * max(1, len(lengths) // 2 // 2000)  # not a tuple a record: a million is 100 MB
+    points = list(zip(lengths[::step], lengths[1::step]))
     low, high = min(x for x, _ in points), max(x for x, _ in points)
     dots = "".join('<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="#4a7ab5" fill-opacity=".6"/>'
                    .format(40 + 600 * (x - low) / ((high - low) or 1), 210 - 200 * y)
@@ -2285,9 +2286,9 @@ def _html(summaries, tallies, rows, args, title):
                     abs(v or 0) for v in panel["offsets"].values()) or 1))
         lengths = tallies[name].lengths
         if len(lengths) > 2:
-            charts.append("<h3>Length and score</h3>" + _svg_scatter(list(zip(
-                lengths[::2], lengths[1::2])), "length difference (A - B)" if s[
-                    "mode"] == "pairwise" else "response length, characters:"))
+            charts.append("<h3>Length and score</h3>" + _svg_scatter(lengths, (
+                "length difference (A - B)" if s["mode"] == "pairwise" else
+                "response length, characters:")))
         sections.append(_SECTION.format(**dict({k: _esc(v) if v is not None else "" for k, v in
                                                 s.items()}, name=_esc(name), charts="".join(
             charts), statuses="".join(
