@@ -2557,14 +2557,46 @@ def _setup(args):
         template=args.template, criteria=args.criteria, criteria_field=args.criteria_field)]
     specs, batch = [], (args.batch_import or args.batch_export) and _Batch(
         args.batch_import, args.batch_export, args.batch_max_lines)
+    # a judge's paths are relative to its --judges file; the flags' messages name them
+    flag, here = ("", os.path.dirname(os.path.abspath(args.judges))) if args.judges else ("--", "")
     for entry in entries:
-        mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
-            args.judges)) if args.judges else None)
+        mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
+        if mode is None:  # from the criteria or a built-in template, else a rating
+            mode = "criterion" if criteria else (template if template in _MODES else "rating")
+        if mode not in _MODES:
+            raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
+        template = template or _MODES[mode][0]
+        if mode == "criterion" and not (criteria or entry.get("criteria_field")):
+            raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
+                flag, flag))
+        if criteria and mode != "criterion":  # its options are no scale another mode can read
+            raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
+                flag, flag, mode))
+        if not isinstance(entry.get("options") or {}, dict):
+            raise ValueError("judge {}: options must be a JSON object of LLMJudge keywords"
+                             .format(entry.get("name")))
         named = "LLM_JUDGE_{}_".format(entry["name"].upper().replace("-", "_"))  # as lm-eval
         env = {name: _env(named + suffix) for name, suffix in (("base_url", "API_BASE"), (
             "api_key", "API_KEY"), ("model", "MODEL"))} if args.judges else {}
         # the entry's own, then its named variables, then the flags, then the unnamed ones
-        options = {**common, **{k: v for k, v in env.items() if v}, **options}
+        options = {**common, **{k: v for k, v in env.items() if v}, **(entry.get("options") or {}),
+                   "template": template}
+        if isinstance(criteria, str):
+            try:
+                with open(os.path.join(here, criteria), encoding="utf-8") as f:
+                    criteria = json.load(f)
+            except (OSError, ValueError) as exc:
+                raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
+        if template is not None and template not in TEMPLATES:
+            try:
+                with open(os.path.join(here, template), encoding="utf-8") as f:
+                    options["template"] = f.read()
+            except OSError as exc:
+                raise ValueError("{}template {!r} is neither a template name ({}) nor a "
+                                 "readable file: {}".format(flag, template, ", ".join(
+                                     TEMPLATES), exc.strerror)) from None
+        options.update({name: value for name, value in (("criterion", criteria), (
+            "base_url", entry.get("url")), ("model", entry.get("model"))) if value})
         template = options["template"]
         if options.get("parser") is None:  # a custom text is read as its mode says
             options["parser"] = _parser_of(template, _MODES[mode][1])
@@ -2642,45 +2674,6 @@ def _judges_config(path):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
                          "output fields); got {}".format(path, _names(names)))
     return entries
-
-
-def _judge_options(entry, here):
-    """(mode, LLMJudge keywords) for one judge: its mode, template and criterion read
-    (paths relative to ``here``, the config's folder; None for the command line)."""
-    flag, here = ("--", "") if here is None else ("", here)
-    mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
-    if mode is None:  # from the criteria or a built-in template, else a rating
-        mode = "criterion" if criteria else (template if template in _MODES else "rating")
-    if mode not in _MODES:
-        raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
-    template = template or _MODES[mode][0]
-    if mode == "criterion" and not (criteria or entry.get("criteria_field")):
-        raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
-            flag, flag))
-    if criteria and mode != "criterion":  # its options are no scale another mode can read
-        raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
-            flag, flag, mode))
-    if not isinstance(entry.get("options") or {}, dict):
-        raise ValueError("judge {}: options must be a JSON object of LLMJudge keywords".format(
-            entry.get("name")))
-    options = dict(entry.get("options") or {}, template=template)
-    if isinstance(criteria, str):
-        try:
-            with open(os.path.join(here, criteria), encoding="utf-8") as f:
-                criteria = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
-    if template is not None and template not in TEMPLATES:
-        try:
-            with open(os.path.join(here, template), encoding="utf-8") as f:
-                options["template"] = f.read()
-        except OSError as exc:
-            raise ValueError("{}template {!r} is neither a template name ({}) nor a "
-                             "readable file: {}".format(flag, template, ", ".join(TEMPLATES),
-                                                        exc.strerror)) from None
-    options.update({name: value for name, value in (("criterion", criteria), (
-        "base_url", entry.get("url")), ("model", entry.get("model"))) if value})
-    return mode, options
 
 
 def _preflight(judge, *, ping=False):
