@@ -2534,13 +2534,12 @@ def _setup(args):
     headers = dict(checked("--header", "'NAME: VALUE'", lambda h: [part.strip() for part in (
         h.split(":", 1))], lambda pair: len(pair) == 2 and pair[0], h) for h in args.header)
     _check_files(args)
-    common = {name: getattr(args, name) for name in (  # the flags LLMJudge takes as they are
-        "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
-        "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
-        "assess_max_tokens", "check_position", "pass_threshold", "retry_min_wait",
-        "retry_max_wait", "save_prompts", "binary_format", "score_field", "repeats")}
+    # a flag named as an LLMJudge keyword goes to it as it is (--strict is the run's own)
+    common = {name: getattr(args, name) for name in ("timeout", *LLMJudge.__init__.__kwdefaults__)
+              if hasattr(args, name) and name != "strict"}
     common.update(base_url=args.judge_url, model=args.judge_model, scale=scale, headers=headers,
-                  extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None)
+                  extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None,
+                  response_format=None)
     if args.response_format:
         try:
             with open(args.response_format, encoding="utf-8") as f:
