@@ -2589,14 +2589,13 @@ def _setup(args):
         if template is not None and template not in TEMPLATES:
             try:
                 with open(os.path.join(here, template), encoding="utf-8") as f:
-                    options["template"] = f.read()
+                    options["template"] = template = f.read()
             except OSError as exc:
                 raise ValueError("{}template {!r} is neither a template name ({}) nor a "
                                  "readable file: {}".format(flag, template, ", ".join(
                                      TEMPLATES), exc.strerror)) from None
         options.update({name: value for name, value in (("criterion", criteria), (
             "base_url", entry.get("url")), ("model", entry.get("model"))) if value})
-        template = options["template"]
         if options.get("parser") is None:  # a custom text is read as its mode says
             options["parser"] = _parser_of(template, _MODES[mode][1])
         if (options["assess"] or options["check_position"]) and mode != "criterion":
