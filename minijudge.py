@@ -2534,13 +2534,12 @@ def _setup(args):
     headers = dict(checked("--header", "'NAME: VALUE'", lambda h: [part.strip() for part in (
         h.split(":", 1))], lambda pair: len(pair) == 2 and pair[0], h) for h in args.header)
     _check_files(args)
-    common = {name: getattr(args, name) for name in (  # the flags LLMJudge takes as they are
-        "timeout", "parser", "system", "temperature", "max_tokens", "key_header", "seed",
-        "max_retries", "restart_wait", "logprobs", "top_logprobs", "structured", "assess",
-        "assess_max_tokens", "check_position", "pass_threshold", "retry_min_wait",
-        "retry_max_wait", "save_prompts", "binary_format", "score_field", "repeats")}
+    # a flag named as an LLMJudge keyword goes to it as it is (--strict is the run's own)
+    common = {name: getattr(args, name) for name in ("timeout", *LLMJudge.__init__.__kwdefaults__)
+              if hasattr(args, name) and name != "strict"}
     common.update(base_url=args.judge_url, model=args.judge_model, scale=scale, headers=headers,
-                  extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None)
+                  extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None,
+                  response_format=None)
     if args.response_format:
         try:
             with open(args.response_format, encoding="utf-8") as f:
@@ -2557,15 +2556,46 @@ def _setup(args):
         template=args.template, criteria=args.criteria, criteria_field=args.criteria_field)]
     specs, batch = [], (args.batch_import or args.batch_export) and _Batch(
         args.batch_import, args.batch_export, args.batch_max_lines)
+    # a judge's paths are relative to its --judges file; the flags' messages name them
+    flag, here = ("", os.path.dirname(os.path.abspath(args.judges))) if args.judges else ("--", "")
     for entry in entries:
-        mode, options = _judge_options(entry, os.path.dirname(os.path.abspath(
-            args.judges)) if args.judges else None)
+        mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
+        if mode is None:  # from the criteria or a built-in template, else a rating
+            mode = "criterion" if criteria else (template if template in _MODES else "rating")
+        if mode not in _MODES:
+            raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
+        template = template or _MODES[mode][0]
+        if mode == "criterion" and not (criteria or entry.get("criteria_field")):
+            raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
+                flag, flag))
+        if criteria and mode != "criterion":  # its options are no scale another mode can read
+            raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
+                flag, flag, mode))
+        if not isinstance(entry.get("options") or {}, dict):
+            raise ValueError("judge {}: options must be a JSON object of LLMJudge keywords"
+                             .format(entry.get("name")))
         named = "LLM_JUDGE_{}_".format(entry["name"].upper().replace("-", "_"))  # as lm-eval
         env = {name: _env(named + suffix) for name, suffix in (("base_url", "API_BASE"), (
             "api_key", "API_KEY"), ("model", "MODEL"))} if args.judges else {}
         # the entry's own, then its named variables, then the flags, then the unnamed ones
-        options = {**common, **{k: v for k, v in env.items() if v}, **options}
-        template = options["template"]
+        options = {**common, **{k: v for k, v in env.items() if v}, **(entry.get("options") or {}),
+                   "template": template}
+        if isinstance(criteria, str):
+            try:
+                with open(os.path.join(here, criteria), encoding="utf-8") as f:
+                    criteria = json.load(f)
+            except (OSError, ValueError) as exc:
+                raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
+        if template is not None and template not in TEMPLATES:
+            try:
+                with open(os.path.join(here, template), encoding="utf-8") as f:
+                    options["template"] = template = f.read()
+            except OSError as exc:
+                raise ValueError("{}template {!r} is neither a template name ({}) nor a "
+                                 "readable file: {}".format(flag, template, ", ".join(
+                                     TEMPLATES), exc.strerror)) from None
+        options.update({name: value for name, value in (("criterion", criteria), (
+            "base_url", entry.get("url")), ("model", entry.get("model"))) if value})
         if options.get("parser") is None:  # a custom text is read as its mode says
             options["parser"] = _parser_of(template, _MODES[mode][1])
         if (options["assess"] or options["check_position"]) and mode != "criterion":
@@ -2642,45 +2672,6 @@ def _judges_config(path):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
                          "output fields); got {}".format(path, _names(names)))
     return entries
-
-
-def _judge_options(entry, here):
-    """(mode, LLMJudge keywords) for one judge: its mode, template and criterion read
-    (paths relative to ``here``, the config's folder; None for the command line)."""
-    flag, here = ("--", "") if here is None else ("", here)
-    mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
-    if mode is None:  # from the criteria or a built-in template, else a rating
-        mode = "criterion" if criteria else (template if template in _MODES else "rating")
-    if mode not in _MODES:
-        raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
-    template = template or _MODES[mode][0]
-    if mode == "criterion" and not (criteria or entry.get("criteria_field")):
-        raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
-            flag, flag))
-    if criteria and mode != "criterion":  # its options are no scale another mode can read
-        raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
-            flag, flag, mode))
-    if not isinstance(entry.get("options") or {}, dict):
-        raise ValueError("judge {}: options must be a JSON object of LLMJudge keywords".format(
-            entry.get("name")))
-    options = dict(entry.get("options") or {}, template=template)
-    if isinstance(criteria, str):
-        try:
-            with open(os.path.join(here, criteria), encoding="utf-8") as f:
-                criteria = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
-    if template is not None and template not in TEMPLATES:
-        try:
-            with open(os.path.join(here, template), encoding="utf-8") as f:
-                options["template"] = f.read()
-        except OSError as exc:
-            raise ValueError("{}template {!r} is neither a template name ({}) nor a "
-                             "readable file: {}".format(flag, template, ", ".join(TEMPLATES),
-                                                        exc.strerror)) from None
-    options.update({name: value for name, value in (("criterion", criteria), (
-        "base_url", entry.get("url")), ("model", entry.get("model"))) if value})
-    return mode, options
 
 
 def _preflight(judge, *, ping=False):
