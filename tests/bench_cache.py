@@ -5,8 +5,8 @@
 Each size writes a cache file of N one-line replies in the system's temporary directory
 (about 110 bytes a line; kept for the next run), opens it with minijudge's cache in a
 fresh process, and prints the resident memory the open cache adds, the time to open it
-and the time of one lookup. Memory is a fixed part (the index's buckets) plus a part per
-entry: two sizes give both. A benchmark, not a test: it asserts nothing.
+and the time of one lookup. The index lives on disk (SQLite, under TMPDIR), so memory
+should not grow with N: two sizes show it. A benchmark, not a test: it asserts nothing.
 """
 
 import hashlib
