@@ -2022,10 +2022,9 @@ class _Batch:
         it has no reply (the batch's error, or none in the files)."""
         failure = APIError("not judged: no reply in the --batch-import files (custom_id {})"
                            .format(key), kind="not_judged")
-        with self._lock:
+        with self._lock:  # a reply asked for is marked: the rest are counted unasked
             number = self.replies.get(key)
-        if number is not None:
-            with self._lock:  # a reply asked for is marked: the rest are counted unasked
+            if number is not None:
                 if number >= 0:
                     self.asked += 1
                     self.replies[key] = ~number
@@ -2033,15 +2032,15 @@ class _Batch:
                 f = self.files[number % len(self.files)]
                 f.seek(number // len(self.files))
                 line = f.readline()
-            failure, where = None, "{} (custom_id {})".format(f.name, key)
+        if number is not None:
+            where = "{} (custom_id {})".format(f.name, key)
             try:
                 entry = json.loads(line)
                 response = entry["response"] or {}
                 if entry["custom_id"] != key or not isinstance(response, dict):
                     raise TypeError
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
-                problem = "not JSON" if isinstance(exc, ValueError) else (
-                    "not a batch output line")
+                problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
                 self.malformed[problem] += 1
                 failure = APIError("not judged: the line of custom_id {} in {} is {}".format(
                     key, f.name, problem), kind="not_judged")
@@ -2060,7 +2059,8 @@ class _Batch:
                         body), kind="not_judged")
         if self.export:
             with self._lock:
-                if self.exported.get(key) is None:  # a file per model: OpenAI's rule
+                number = self.exported.get(key)
+                if number is None:  # a file per model: OpenAI's rule
                     sink = self._sinks.get(payload["model"])
                     if sink is None or sink[1] == self.max_lines:
                         if sink:
@@ -2073,8 +2073,8 @@ class _Batch:
                         "body": payload}, ensure_ascii=False).encode(
                             "utf-8", "backslashreplace") + b"\n")
                     sink[1] += 1
-                    self.exported[key] = sink[2]
-                part = self.parts[self.exported.get(key)]
+                    number = self.exported[key] = sink[2]
+                part = self.parts[number]
             failure = APIError("exported to {} as custom_id {}: run it in a batch, then import "
                                "the output with --batch-import".format(part, key), kind="exported")
         elif online:
