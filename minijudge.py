@@ -2201,8 +2201,7 @@ _SECTION = """<h2>{name}</h2><table>
 <tr><th>mean score</th><td>{mean_score} with failures as 0.0; {mean_score_judged} over the
 judged; 95% interval {ci95}</td></tr>
 <tr><th>minijudge</th><td>{minijudge_version}</td></tr></table>
-<h3>Statuses</h3><table><tr><th>status</th><th>records</th><th>first error</th></tr>
-{statuses}</table>{charts}
+{charts}
 """
 
 
@@ -2255,7 +2254,10 @@ def _html(summaries, tallies, rows, args, title):
             "repeats", s["repeats"]), ("agreement with " + str(human.get("field")), {
                 k: v for k, v in human.items() if k not in ("confusion", "field")} or None),
             ("panel", {k: v for k, v in panel.items() if k != "offsets"} or None)]
-        charts = [  # (heading, its chart or, where there is none, something false)
+        charts = [  # (heading, its table or chart or, where there is none, something false)
+            ("Statuses", "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n"
+             "{}</table>".format("".join("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+                 _esc(k), n, _esc(s["errors"].get(k, ""))) for k, n in s["statuses"].items()))),
             ("Scores (ok and empty_response), in tenths", s["mean_score_judged"] is not None
              and not ratings and _svg_bars([("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n)
                                             for i, n in enumerate(s["histogram"])], max(
@@ -2284,9 +2286,7 @@ def _html(summaries, tallies, rows, args, title):
                 else "response length, characters:"))]
         sections.append(_SECTION.format(**dict({k: _esc(v) if v is not None else "" for k, v in
                                                 s.items()}, name=_esc(name), charts="".join(
-            "<h3>{}</h3>{}".format(*chart) for chart in charts if chart[1]), statuses="".join(
-            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(_esc(k), n, _esc(
-                s["errors"].get(k, ""))) for k, n in s["statuses"].items()))))
+            "<h3>{}</h3>{}".format(*chart) for chart in charts if chart[1]))))
     prefix, shown = next(iter(summaries)), sorted(rows, reverse=True)
     records = sum(s["records"] for s in summaries.values()) // len(summaries)
     return _PAGE.format(title=_esc(title), sections="\n".join(sections),
