@@ -2022,10 +2022,9 @@ class _Batch:
         it has no reply (the batch's error, or none in the files)."""
         failure = APIError("not judged: no reply in the --batch-import files (custom_id {})"
                            .format(key), kind="not_judged")
-        with self._lock:
+        with self._lock:  # a reply asked for is marked: the rest are counted unasked
             number = self.replies.get(key)
-        if number is not None:
-            with self._lock:  # a reply asked for is marked: the rest are counted unasked
+            if number is not None:
                 if number >= 0:
                     self.asked += 1
                     self.replies[key] = ~number
@@ -2033,15 +2032,15 @@ class _Batch:
                 f = self.files[number % len(self.files)]
                 f.seek(number // len(self.files))
                 line = f.readline()
-            failure, where = None, "{} (custom_id {})".format(f.name, key)
+        if number is not None:
+            where = "{} (custom_id {})".format(f.name, key)
             try:
                 entry = json.loads(line)
                 response = entry["response"] or {}
                 if entry["custom_id"] != key or not isinstance(response, dict):
                     raise TypeError
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
-                problem = "not JSON" if isinstance(exc, ValueError) else (
-                    "not a batch output line")
+                problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
                 self.malformed[problem] += 1
                 failure = APIError("not judged: the line of custom_id {} in {} is {}".format(
                     key, f.name, problem), kind="not_judged")
@@ -2060,7 +2059,8 @@ class _Batch:
                         body), kind="not_judged")
         if self.export:
             with self._lock:
-                if self.exported.get(key) is None:  # a file per model: OpenAI's rule
+                number = self.exported.get(key)
+                if number is None:  # a file per model: OpenAI's rule
                     sink = self._sinks.get(payload["model"])
                     if sink is None or sink[1] == self.max_lines:
                         if sink:
@@ -2073,8 +2073,8 @@ class _Batch:
                         "body": payload}, ensure_ascii=False).encode(
                             "utf-8", "backslashreplace") + b"\n")
                     sink[1] += 1
-                    self.exported[key] = sink[2]
-                part = self.parts[self.exported.get(key)]
+                    number = self.exported[key] = sink[2]
+                part = self.parts[number]
             failure = APIError("exported to {} as custom_id {}: run it in a batch, then import "
                                "the output with --batch-import".format(part, key), kind="exported")
         elif online:
@@ -2201,23 +2201,22 @@ _SECTION = """<h2>{name}</h2><table>
 <tr><th>mean score</th><td>{mean_score} with failures as 0.0; {mean_score_judged} over the
 judged; 95% interval {ci95}</td></tr>
 <tr><th>minijudge</th><td>{minijudge_version}</td></tr></table>
-<h3>Statuses</h3><table><tr><th>status</th><th>records</th><th>first error</th></tr>
-{statuses}</table>{charts}
+{charts}
 """
 
 
 def _svg_bars(items, top=1.0, digits=4):
-    """Horizontal bars, inline SVG: (label, value, (low, high) or None) on 0..top."""
+    """Horizontal bars, inline SVG: (label, value) or (label, value, (low, high)) on 0..top."""
     parts = []
-    for i, (label, value, ci) in enumerate(items):
+    for i, (label, value, *ci) in enumerate(items):
         y, end = 22 * i, 180 + 400 * value / (top or 1)
         parts.append('<text x="0" y="{}">{}</text><rect x="180" y="{}" width="{:.1f}" height="16" '
                      'fill="#4a7ab5"/><text x="{:.1f}" y="{}">{}</text>'.format(
                          y + 13, _esc(label), y + 1, end - 180, end + 30 * bool(ci) + 4, y + 13,
                          round(value, digits)))
-        if ci:
-            parts.append('<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
-                180 + 400 * max(ci[0], 0) / top, 180 + 400 * min(ci[1], top) / top, y + 9, y + 9))
+        parts.extend('<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
+            180 + 400 * max(low, 0) / top, 180 + 400 * min(high, top) / top, y + 9, y + 9)
+            for low, high in ci)
     return '<svg width="680" height="{0}" viewBox="0 0 680 {0}">{1}</svg>'.format(
         22 * len(items), "".join(parts))
 
@@ -2246,54 +2245,48 @@ def _html(summaries, tallies, rows, args, title):
     kept (failures, then the lowest scores), every judged text escaped."""
     sections = []
     for name, s in summaries.items():
-        charts, human, panel = [], s["agreement"] or {}, s["panel"] or {}
-        if s["mean_score_judged"] is not None and not s["ratings"]:
-            charts.append("<h3>Scores (ok and empty_response), in tenths</h3>" + _svg_bars([(
-                "{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n, None) for i, n in enumerate(
-                    s["histogram"])], max(s["histogram"]) or 1, 0))
-        if s["ratings"]:
-            charts.append("<h3>Ratings</h3>" + _svg_bars([(k, v, None) for k, v in s[
-                "ratings"].items()], max(s["ratings"].values()), 0))
-        if s["systems"]:
-            charts.append("<h3>Win rates (95% interval), ranked</h3>" + _svg_bars([(
-                k, v["win_rate"], _wald(v["win_rate"], v["comparisons"])) for k, v in sorted(
-                    s["systems"].items(), key=lambda kv: -kv[1]["win_rate"])]))
-        if s["mode"] == "pairwise" and s["ci95"]:
-            charts.append("<h3>A's win rate (95% interval)</h3>" + _svg_bars([(
-                "A over B", s["mean_score_judged"], s["ci95"])]))
+        human, panel, ratings = s["agreement"] or {}, s["panel"] or {}, s["ratings"]
+        confusion, offsets = human.get("confusion") or {}, panel.get("offsets")
+        labels = sorted({j for row in confusion.values() for j in row}, key=float)
+        top = max((n for row in confusion.values() for n in row.values()), default=0)
         figures = [("position consistency", s["position_consistency"]), (
             "positional bias", s["positional_bias_rate"]), ("length bias", s["length_bias"]), (
             "repeats", s["repeats"]), ("agreement with " + str(human.get("field")), {
                 k: v for k, v in human.items() if k not in ("confusion", "field")} or None),
             ("panel", {k: v for k, v in panel.items() if k != "offsets"} or None)]
-        charts.append("<h3>Trust</h3><table>{}</table>".format("".join(
-            "<tr><th>{}</th><td>{}</td></tr>".format(_esc(k), _esc(", ".join(
-                "{} {}".format(*kv) for kv in v.items()) if isinstance(v, dict) else v))
-            for k, v in figures if v is not None)))
-        if human.get("confusion"):
-            labels = sorted({j for row in human["confusion"].values() for j in row}, key=float)
-            top = max(n for row in human["confusion"].values() for n in row.values())
-            charts.append("<h3>Confusion: people (rows) by the judge (columns)</h3><table><tr>"
-                          "<th></th>{}</tr>{}</table>".format("".join(
-                              "<th>{}</th>".format(_esc(j)) for j in labels), "".join(
-                              "<tr><th>{}</th>{}</tr>".format(_esc(h), "".join(
-                                  '<td style="background: rgba(74,122,181,{:.2f})">{}</td>'.format(
-                                      row.get(j, 0) / top, row.get(j, 0)) for j in labels))
-                              for h, row in human["confusion"].items())))
-        if panel.get("offsets"):
-            charts.append("<h3>Each judge's offset from the panel</h3>" + _svg_bars([(
-                k, v or 0.0, None) for k, v in panel["offsets"].items()], max(
-                    abs(v or 0) for v in panel["offsets"].values()) or 1))
-        lengths = tallies[name].lengths
-        if len(lengths) > 2:
-            charts.append("<h3>Length and score</h3>" + _svg_scatter(lengths, (
-                "length difference (A - B)" if s["mode"] == "pairwise" else
-                "response length, characters:")))
+        charts = [  # (heading, its table or chart or, where there is none, something false)
+            ("Statuses", "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n"
+             "{}</table>".format("".join("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+                 _esc(k), n, _esc(s["errors"].get(k, ""))) for k, n in s["statuses"].items()))),
+            ("Scores (ok and empty_response), in tenths", s["mean_score_judged"] is not None
+             and not ratings and _svg_bars([("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n)
+                                            for i, n in enumerate(s["histogram"])], max(
+                                                s["histogram"]) or 1, 0)),
+            ("Ratings", ratings and _svg_bars(ratings.items(), max(ratings.values()), 0)),
+            ("Win rates (95% interval), ranked", s["systems"] and _svg_bars([(
+                k, v["win_rate"], _wald(v["win_rate"], v["comparisons"])) for k, v in sorted(
+                    s["systems"].items(), key=lambda kv: -kv[1]["win_rate"])])),
+            ("A's win rate (95% interval)", s["mode"] == "pairwise" and s["ci95"] and _svg_bars(
+                [("A over B", s["mean_score_judged"], s["ci95"])])),
+            ("Trust", "<table>{}</table>".format("".join(
+                "<tr><th>{}</th><td>{}</td></tr>".format(_esc(k), _esc(", ".join(
+                    "{} {}".format(*kv) for kv in v.items()) if isinstance(v, dict) else v))
+                for k, v in figures if v is not None))),
+            ("Confusion: people (rows) by the judge (columns)", confusion and (
+                "<table><tr><th></th>{}</tr>{}</table>".format("".join(
+                    "<th>{}</th>".format(_esc(j)) for j in labels), "".join(
+                    "<tr><th>{}</th>{}</tr>".format(_esc(h), "".join(
+                        '<td style="background: rgba(74,122,181,{:.2f})">{}</td>'.format(
+                            row.get(j, 0) / top, row.get(j, 0)) for j in labels))
+                    for h, row in confusion.items())))),
+            ("Each judge's offset from the panel", offsets and _svg_bars([(k, v or 0.0) for k, v in
+                offsets.items()], max(abs(v or 0) for v in offsets.values()) or 1)),
+            ("Length and score", len(tallies[name].lengths) > 2 and _svg_scatter(
+                tallies[name].lengths, "length difference (A - B)" if s["mode"] == "pairwise"
+                else "response length, characters:"))]
         sections.append(_SECTION.format(**dict({k: _esc(v) if v is not None else "" for k, v in
                                                 s.items()}, name=_esc(name), charts="".join(
-            charts), statuses="".join(
-            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(_esc(k), n, _esc(
-                s["errors"].get(k, ""))) for k, n in s["statuses"].items()))))
+            "<h3>{}</h3>{}".format(*chart) for chart in charts if chart[1]))))
     prefix, shown = next(iter(summaries)), sorted(rows, reverse=True)
     records = sum(s["records"] for s in summaries.values()) // len(summaries)
     return _PAGE.format(title=_esc(title), sections="\n".join(sections),
@@ -2306,7 +2299,7 @@ def _html(summaries, tallies, rows, args, title):
                 r.get(prefix + "_error") or r.get(args.question_field or "question") or "")[:120]),
             "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v)) for k, v in
                     r.items() if v not in (None, "", {}, [])))
-        for ok, _, seq, r in ((-a, b, c, d) for a, b, c, d in shown)))
+        for ok, _, seq, r in shown))
 
 
 def _wald(p, n):
