@@ -2439,6 +2439,8 @@ def main(argv=None):
         if not args.input and not args.check:  # a short usage, not the --help wall
             parser.usage += "\n{}\n--help for every option".format(parser.epilog)
             parser.error("the following arguments are required: input")
+        if args.check and args.dry_run:
+            parser.error("--check asks the server and --dry-run sends nothing: pick one")
         if len(args.input) > 1 and not report:
             parser.error("one input file, got {}; to summarise several scored files (shards): "
                          "python -m minijudge report OUT.jsonl ...".format(len(args.input)))
@@ -3255,7 +3257,7 @@ def _run(specs, args, items):
         if isinstance(exc, BrokenPipeError) or not rest:  # `| head`, or not a write of ours
             raise
         broken.append((args.output or "stdout", exc))
-        if args.output:
+        if args.output and os.path.isfile(args.output):  # not /dev/full, a FIFO
             os.ftruncate(sink.fileno(), sink.tell() - len(line) + len(rest))
     finally:
         results.close()

@@ -403,6 +403,16 @@ class FullDiskTest(HostileIOTest):
         self.check_stopped(code, out, err, self.path("cache"), n)
         self.check_resumed(argv, n, self.cached_keys("cache"))
 
+    @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
+    def test_o_on_a_device_that_is_always_full_is_an_error_not_a_traceback(self):
+        # the torn line is cut off a regular file; a device cannot be truncated
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(3)))
+        code, _, err = self.run_cli(source, "-o", "/dev/full")
+        self.assertEqual(code, 1, err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("minijudge: error: cannot write /dev/full: [Errno {}] {}\n".format(
+            errno.ENOSPC, os.strerror(errno.ENOSPC)), err)
+
 
 class SigtermTest(HostileIOTest):
     def test_sigterm_writes_whole_lines_and_the_summary_and_a_rerun_resumes(self):
