@@ -462,6 +462,15 @@ class CheckAndDryRunTest(CLITest):
         self.assertEqual(code, 0, err)
         self.assertTrue(out.startswith("url: "))
 
+    def test_check_with_dry_run_is_refused_with_or_without_input(self):
+        # one asks the server, the other sends nothing: it was a TypeError without input
+        for more in ([], [self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])]):
+            code, out, err = self.judge_main("--check", "--dry-run", *more)
+            self.assertEqual((code, out), (2, ""))
+            self.assertIn("minijudge: error: --check asks the server and --dry-run sends "
+                          "nothing: pick one\n", err)
+            self.assertEqual(self.srv.chat_count, 0)
+
     def test_dry_run_prints_every_prompt_and_sends_nothing(self):
         os.environ["LLM_JUDGE_API_KEY"] = KEY
         source = self.write("in.jsonl", '{"question": "q1", "response": "r1"}\nnot json\n'
