@@ -1898,8 +1898,8 @@ def _cache_key(payload):
 class _Keys:
     """A number (a file offset) by key, a hex digest: 64 bits of it in a private temporary
     SQLite database, whose pages past a 2 MiB cache go to a file under TMPDIR: memory does
-    not grow with the keys. Without sqlite3 (a Python built without SQLite), a
-    dict: about 120 bytes a key. A reader checks the whole key on the line it finds."""
+    not grow with the keys. Without sqlite3 (a Python built without it), a dict: about 120
+    bytes a key. A reader checks the whole key on the line it finds."""
 
     def __init__(self, pairs=()):
         try:
