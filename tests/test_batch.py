@@ -123,6 +123,27 @@ class BatchTest(StubTestCase):
                     for name in os.listdir(self.tmp):
                         os.remove(self.path(name))
 
+    def test_assess_runs_in_two_rounds_as_the_readme_says(self):
+        # the second prompt holds the first reply: export, import and export the second turns
+        records, summary = self.online("criterion", "online", "--assess")
+        parts, _ = self.export("criterion", "--assess")
+        sent = self.srv.chat_count
+        run_batch(parts, self.path("first.jsonl"), self.srv.url + "/v1/chat/completions")
+        for part in parts:
+            os.remove(part)
+        self.main(*self.argv("criterion", "--assess", "--batch-import", self.path(
+            "first.jsonl"), "--batch-export", self.path("requests.jsonl")))
+        second = sorted(os.path.join(self.tmp, n) for n in os.listdir(self.tmp)
+                        if n.startswith("requests."))
+        self.assertEqual(len([x for part in second for x in lines(part)]),
+                         summary["requests"] // 2)
+        run_batch(second, self.path("second.jsonl"), self.srv.url + "/v1/chat/completions")
+        got, got_summary, _, _ = self.imported("criterion", [self.path(
+            "first.jsonl"), self.path("second.jsonl")], "--assess")
+        self.assertEqual(self.srv.chat_count - sent, summary["requests"])  # all by the engine
+        self.assertEqual(got, records)
+        self.assertEqual(figures(got_summary), figures(summary))
+
     def test_a_jury_of_three_models_exports_a_file_per_model(self):
         # OpenAI takes one model per batch file
         judges = ["--judges", os.path.join(EXAMPLES, "jury.json"), "--jury", "median"]
