@@ -1958,7 +1958,7 @@ class _Cache:
     """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
     (never the API key). One write per line on an O_APPEND descriptor: processes sharing
     the file never interleave, and ``kill -9`` tears at most the last line, skipped later.
-    In memory, each key's offset (_Keys); the line read there must hold the whole key."""
+    Each key's offset is in _Keys (on disk); the line read there must hold the whole key."""
 
     def __init__(self, path):
         self.path, self._lock = path, threading.Lock()
