@@ -118,7 +118,8 @@ def _cases():
         ("no-input", ["--judge-url", "{url}"], []),
         ("two-inputs", base + [qa], []),
         ("server-errors", ["--judge-url", "{url}", "--max-retries", "0",
-                           "--question-field", "topic", "--system", "boom", qa], []),
+                           "--question-field", "topic", "--system", "boom",
+                           "--concurrency", "1", qa], []),
     ]
     return cases
 
@@ -143,7 +144,8 @@ _NOISE = [
     (re.compile(r"chatcmpl-[0-9a-f]+"), "chatcmpl-ID"),
     (re.compile(r'"created": \d+'), '"created": 0'),
     (re.compile(r"\d+(\.\d+)? ?(s|ms|records/s|/s)\b"), "T s"),
-    (re.compile(r'"(latency|wall|elapsed|seconds|judge_latency)": [0-9.e-]+'), r'"\1": T'),
+    (re.compile(r"[0-9.]+ requests/s"), "R requests/s"),
+    (re.compile(r'"(\w*(latency|seconds|per_second)\w*)": [0-9.e-]+'), r'"\1": T'),
     (re.compile(r"ETA [^,\n]*"), "ETA T"),
     (re.compile(r"\r[^\n]*"), ""),  # progress lines redrawn in place
 ]
@@ -183,7 +185,10 @@ def _run_case(module_dir, case, d_root):
     files = []
     for fname in sorted(set(os.listdir(d)) - set(_INPUTS)):
         with open(os.path.join(d, fname), "rb") as f:
-            files.append("== {}\n{}".format(fname, f.read().decode("utf-8", "replace")))
+            text = f.read().decode("utf-8", "replace")
+        if fname.startswith(("c.", "req.")):  # the cache and batch parts: in reply order
+            text = "\n".join(sorted(text.splitlines()))
+        files.append("== {}\n{}".format(fname, text))
     text = "\n".join(outputs + ["--requests"] + requests + files)
     return _clean(text, d)
 
