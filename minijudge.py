@@ -2113,6 +2113,13 @@ def _fatal(judgement, repeats=None):
     return judgement.error if fatal else None
 
 
+class _Raised:
+    """What a worker raised instead of returning a result (no result type is confused with it)."""
+
+    def __init__(self, exception):
+        self.exception = exception
+
+
 def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None,
                   stop_on=_fatal, failed=None, progress=None):
     """Judge records on ``concurrency`` threads; yield ``(record, Judgement)`` in input
@@ -2125,6 +2132,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     ``not_judged``. Workers are daemon threads: an interrupted run abandons what is in
     flight. ``judge`` may be a list of judges (closed at the end); ``judge_one(record)``
     may return any result; ``failed(status, error)`` makes that of a record not judged.
+    What a worker meets is the record's ``internal_error``, but KeyboardInterrupt and
+    SystemExit (or a ``failed`` that raises): those are raised here, in the caller's thread.
     """
     import queue
     judges = list(judge) if isinstance(judge, (list, tuple)) else [judge]
@@ -2133,22 +2142,31 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     judge_one = judge_one or judges[0].judge
     failed = failed or (lambda status, error: Judgement(
         score=judges[0].on_failure, status=status, error=error))
+    if type(concurrency) is not int or concurrency < 1:  # no worker: a wait for ever
+        raise JudgeError("concurrency must be 1 or more; got {!r}".format(concurrency))
     stopped, tasks, results = [], queue.SimpleQueue(), queue.SimpleQueue()
     progress = {} if progress is None else progress
+
+    def attempt(record):
+        try:
+            if stopped:
+                return failed("not_judged", "not judged: the run stopped: " + stopped[0])
+            result = judge_one(record)
+            reason = stop_on and stop_on(result)
+            if reason and not stopped:
+                stopped.append(reason)
+            return result
+        except (KeyboardInterrupt, SystemExit):  # a stop asked for: the caller's to raise
+            raise
+        except BaseException as exc:  # a bug, asyncio's CancelledError: said on the record
+            return failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
 
     def work():
         for index, record in iter(tasks.get, None):
             try:
-                if stopped:
-                    result = failed("not_judged", "not judged: the run stopped: " + stopped[0])
-                else:
-                    result = judge_one(record)
-                    reason = stop_on and stop_on(result)
-                    if reason and not stopped:
-                        stopped.append(reason)
-            except Exception as exc:  # a bug must not hang the run: report it on the record
-                result = failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
-            results.put((index, (record, result)))
+                results.put((index, (record, attempt(record))))
+            except BaseException as exc:  # a thread that died would leave the caller waiting
+                results.put((index, _Raised(exc)))
         for each in judges:
             each.close()
 
@@ -2164,6 +2182,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
             while not results.empty() or (must_wait and done < sent and done not in finished):
                 index, finished[index] = results.get()
                 progress["waiting"] = len(finished)
+                if isinstance(finished[index], _Raised):  # in the caller's thread, at once
+                    raise finished[index].exception
             while done in finished:
                 yield finished.pop(done)
                 done += 1
