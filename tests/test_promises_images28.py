@@ -224,8 +224,8 @@ class ImageRoot(Images):
     def test_an_image_root_that_is_no_folder_is_a_usage_error(self):
         code, out, err = self.cli(["imgs/a.png"], "--image-root", self.good)
         self.assertEqual((code, out), (2, []))
-        self.assertEqual(err, "minijudge: error: --image-root {} is not a folder\n".format(
-            self.good))
+        self.assertEqual(err, "minijudge: error: image_root (--image-root) must be a folder; "
+                         "got {!r}\n".format(self.good))
         self.assertEqual(self.srv.chat_count, 0)
 
     def test_python_image_root(self):
