@@ -2167,6 +2167,19 @@ class _Raised:
         self.exception = exception
 
 
+def _check_concurrency(concurrency):
+    if type(concurrency) is not int or concurrency < 1:  # no worker: a wait for ever
+        raise JudgeError("concurrency must be 1 or more; got {!r}".format(concurrency))
+
+
+def _received(results):
+    """The next (index, result) from the workers; what one raised, raised in this thread."""
+    index, outcome = results.get()
+    if isinstance(outcome, _Raised):
+        raise outcome.exception
+    return index, outcome
+
+
 def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None,
                   stop_on=_fatal, failed=None, progress=None):
     """Judge records on ``concurrency`` threads; yield ``(record, Judgement)`` in input
@@ -2189,8 +2202,7 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     judge_one = judge_one or judges[0].judge
     failed = failed or (lambda status, error: Judgement(
         score=judges[0].on_failure, status=status, error=error))
-    if type(concurrency) is not int or concurrency < 1:  # no worker: a wait for ever
-        raise JudgeError("concurrency must be 1 or more; got {!r}".format(concurrency))
+    _check_concurrency(concurrency)
     stopped, tasks, results = [], queue.SimpleQueue(), queue.SimpleQueue()
     progress = {} if progress is None else progress
 
@@ -2227,10 +2239,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
                 sent += 1
             must_wait = item is end or sent - done >= window  # so the next one has room
             while not results.empty() or (must_wait and done < sent and done not in finished):
-                index, finished[index] = results.get()
+                index, finished[index] = _received(results)
                 progress["waiting"] = len(finished)
-                if isinstance(finished[index], _Raised):  # in the caller's thread, at once
-                    raise finished[index].exception
             while done in finished:
                 yield finished.pop(done)
                 done += 1
