@@ -18,7 +18,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase  # noqa: E402
+from stub import StubTestCase, run_main  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
 SECRET = b"\x89PNG\r\n\x1a\n" + b"the private key of the host " * 8  # outside the root
@@ -212,6 +212,25 @@ class ImageRoot(Images):
                          "(--image-root): allow a folder with --image-root DIR".format(
                              os.path.realpath(self.tmp)))
         self.assertIn(base64.b64encode(SECRET), self.sent_bytes())
+
+    def test_batch_export_and_dry_run_write_no_byte_from_outside(self):
+        source = os.path.join(self.data, "in.jsonl")
+        with open(source, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"question": "q", "response": "r", "image": image}) + "\n"
+                         for image in ["../secret.png", "imgs/a.png"])
+        prefix = self.path("req")
+        code, out, err = run_main(["--judge-model", "m", "--batch-export", prefix,
+                                   "--image-field", "image", source])
+        self.assertEqual(code, 0, err)
+        self.assertEqual([json.loads(line)["judge_status"] for line in out.splitlines()],
+                         ["bad_record", "exported"])
+        with open(prefix + ".000.jsonl", "rb") as f:
+            exported = f.read()
+        self.assertIn(base64.b64encode(PNG), exported)
+        self.assertNotIn(base64.b64encode(SECRET)[:60], exported)
+        code, out, err = run_main(["--dry-run", "--image-field", "image", source])
+        self.assertEqual(code, 0, err)
+        self.assertIn("--- line 1: image '../secret.png' is outside", out)
 
     def test_stdin_reads_from_the_current_folder(self):
         code, out, err = self.cli(["imgs/a.png", "../secret.png"], cwd=self.data, stdin=True)
