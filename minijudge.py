@@ -1691,7 +1691,11 @@ def _image_path(image, root):
         return image
     folder, what, flag = root
     path = os.path.realpath(os.path.join(folder, image))  # an absolute image stays itself
-    if os.path.commonpath([folder, path]) != folder:
+    try:
+        inside = os.path.commonpath([folder, path]) == folder
+    except ValueError:  # on another drive (Windows)
+        inside = False
+    if not inside:
         raise TemplateError("image {!r} is outside {} ({}): allow a folder with {}".format(
             image, folder, what, flag))
     return path

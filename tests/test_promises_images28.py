@@ -250,6 +250,7 @@ class ImageRoot(Images):
     def test_python_image_root(self):
         os.symlink(self.secret, os.path.join(self.data, "link.png"))
         judge = minijudge.LLMJudge(self.srv.url, model="m", max_retries=0, image_root=self.data)
+        self.addCleanup(judge.close)
         for image, status in [("imgs/a.png", "ok"), ("link.png", "bad_record"),
                               (self.secret, "bad_record"), ("../secret.png", "bad_record")]:
             with self.subTest(image=image):
