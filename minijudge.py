@@ -1317,7 +1317,9 @@ class LLMJudge:
             if self.form and n == len(self.turns) - 1 and "{response_format}" not in TEMPLATES.get(
                     template, template):
                 content += "\n\nReply with a JSON object only, in this form:\n" + self.form
-            images = _image_urls(values.get("images"), self._images) if n == 0 else ()  # after the text
+            images = ()  # after the first turn's text only
+            if n == 0:
+                images = _image_urls(values.get("images"), self._images)
             messages.append({"role": "user", "content": [{"type": "text", "text": content}] + [
                 {"type": "image_url", "image_url": {"url": url}} for url in images]
                 if images else content})
