@@ -1047,7 +1047,7 @@ class LLMJudge:
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
-                 repeats=1):
+                 repeats=1, image_root=None):
         from urllib.parse import quote, unquote, urlsplit
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
@@ -1136,6 +1136,7 @@ class LLMJudge:
                              "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
                                  retry_min_wait, retry_max_wait))
         self._alive, self._refused_since = False, None  # see _call
+        self.image_root, self._images = image_root, _image_root(image_root, "image_root")
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._connections = _connections(self.url)
@@ -1252,7 +1253,7 @@ class LLMJudge:
     def _ask(self, example, values, again=None):
         """The item's conversation (and ``again``), ``repeats`` times combined by a jury."""
         try:  # read once for every request of the item
-            values["images"] = _image_urls(values.get("images")) or None
+            values["images"] = _image_urls(values.get("images"), self._images) or None
         except JudgeError as exc:
             return self._failed("bad_record", str(exc))
         try:  # a seed each repeat, so a request and a cache entry each
@@ -1316,7 +1317,9 @@ class LLMJudge:
             if self.form and n == len(self.turns) - 1 and "{response_format}" not in TEMPLATES.get(
                     template, template):
                 content += "\n\nReply with a JSON object only, in this form:\n" + self.form
-            images = _image_urls(values.get("images")) if n == 0 else ()  # after the item's text
+            images = ()  # after the first turn's text only
+            if n == 0:
+                images = _image_urls(values.get("images"), self._images)
             messages.append({"role": "user", "content": [{"type": "text", "text": content}] + [
                 {"type": "image_url", "image_url": {"url": url}} for url in images]
                 if images else content})
@@ -1653,21 +1656,17 @@ _IMAGE_RE = re.compile(rb"(?P<png>\x89PNG\r\n\x1a\n)|(?P<jpeg>\xff\xd8\xff)|(?P<
 _MAX_IMAGE_BYTES = 20 * 1024 * 1024
 
 
-def _image_urls(images):
+def _image_urls(images, root=None):
     """Image paths, http(s) and data: URLs (one or a list) as the URLs of image_url parts: a
-    file goes as a base64 data: URL of its type, told by its bytes; at most 20 MiB."""
+    file goes as a base64 data: URL of its type, told by its bytes; at most 20 MiB. ``root``,
+    from _image_root: the folder paths are read from, which none may leave."""
     import base64
     urls = []
     for image in images if isinstance(images, list) else [] if images is None else [images]:
         if not isinstance(image, str):
             raise TemplateError("images must be paths or URLs; got a " + type(image).__name__)
         if not re.match(r"(?:https?|data):", image, re.I):
-            try:
-                with open(image, "rb") as f:
-                    data = f.read(_MAX_IMAGE_BYTES + 1)
-            except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-                raise TemplateError("image {!r}: {}".format(image, getattr(
-                    exc, "strerror", None) or exc)) from None
+            data = _image_bytes(image, _image_path(image, root))
             kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
             if kind is None or len(data) > _MAX_IMAGE_BYTES:
                 raise TemplateError("image {} is {}".format(image, "over 20 MiB" if kind else
@@ -1675,6 +1674,60 @@ def _image_urls(images):
             image = "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
         urls.append(image)
     return urls
+
+
+def _image_root(folder, what, flag="image_root="):
+    """(real path, what it is, how to allow another) of the folder image paths are read
+    from, for _image_urls; None for none (paths as given)."""
+    if folder is None:
+        return None
+    if not (isinstance(folder, (str, os.PathLike)) and os.path.isdir(folder)):
+        raise JudgeError("image_root (--image-root) must be a folder; got {!r}".format(folder))
+    return os.path.realpath(folder), what, flag
+
+
+def _image_path(image, root):
+    """The path to read an image from: in ``root``'s folder, symlinks resolved, or refused
+    (a dataset must not send the judge a file from elsewhere on the disk)."""
+    if root is None or "\0" in image:  # a NUL: open() says so
+        return image
+    folder, what, flag = root
+    path = os.path.realpath(os.path.join(folder, image))  # an absolute image stays itself
+    try:
+        inside = os.path.commonpath([folder, path]) == folder
+    except ValueError:  # on another drive (Windows)
+        inside = False
+    if not inside:
+        raise TemplateError("image {!r} is outside {} ({}): allow a folder with {}".format(
+            image, folder, what, flag))
+    return path
+
+
+def _image_bytes(image, path):
+    """An image file's first _MAX_IMAGE_BYTES + 1 bytes; a FIFO, device or folder is refused
+    before it is opened (opening a FIFO waits for a writer), a bigger file before it is read."""
+    try:
+        _check_image_file(image, os.stat(path))
+        # O_NONBLOCK: a FIFO swapped in since the stat does not block the open
+        with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as f:
+            _check_image_file(image, os.fstat(f.fileno()))
+            return f.read(_MAX_IMAGE_BYTES + 1)
+    except TemplateError:  # a ValueError too: already says what is wrong
+        raise
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise TemplateError("image {!r}: {}".format(image, getattr(
+            exc, "strerror", None) or exc)) from None
+
+
+def _check_image_file(image, info):
+    import stat
+    kinds = [(stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")]
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in kinds if test(info.st_mode)), "not a file")
+        raise TemplateError("image {!r} is not a regular file ({})".format(image, kind))
+    if info.st_size > _MAX_IMAGE_BYTES:
+        raise TemplateError("image {} is over 20 MiB".format(image))
 
 
 def _read_comparative(text, scale):
@@ -2113,6 +2166,26 @@ def _fatal(judgement, repeats=None):
     return judgement.error if fatal else None
 
 
+class _Raised:
+    """What a worker raised instead of returning a result (no result type is confused with it)."""
+
+    def __init__(self, exception):
+        self.exception = exception
+
+
+def _check_concurrency(concurrency):
+    if type(concurrency) is not int or concurrency < 1:  # no worker: a wait for ever
+        raise JudgeError("concurrency must be 1 or more; got {!r}".format(concurrency))
+
+
+def _received(results):
+    """The next (index, result) from the workers; what one raised, raised in this thread."""
+    index, outcome = results.get()
+    if isinstance(outcome, _Raised):
+        raise outcome.exception
+    return index, outcome
+
+
 def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None,
                   stop_on=_fatal, failed=None, progress=None):
     """Judge records on ``concurrency`` threads; yield ``(record, Judgement)`` in input
@@ -2125,6 +2198,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     ``not_judged``. Workers are daemon threads: an interrupted run abandons what is in
     flight. ``judge`` may be a list of judges (closed at the end); ``judge_one(record)``
     may return any result; ``failed(status, error)`` makes that of a record not judged.
+    What a worker meets is the record's ``internal_error``, but KeyboardInterrupt and
+    SystemExit (or a ``failed`` that raises): those are raised here, in the caller's thread.
     """
     import queue
     judges = list(judge) if isinstance(judge, (list, tuple)) else [judge]
@@ -2133,22 +2208,30 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     judge_one = judge_one or judges[0].judge
     failed = failed or (lambda status, error: Judgement(
         score=judges[0].on_failure, status=status, error=error))
+    _check_concurrency(concurrency)
     stopped, tasks, results = [], queue.SimpleQueue(), queue.SimpleQueue()
     progress = {} if progress is None else progress
+
+    def attempt(record):
+        try:
+            if stopped:
+                return failed("not_judged", "not judged: the run stopped: " + stopped[0])
+            result = judge_one(record)
+            reason = stop_on and stop_on(result)
+            if reason and not stopped:
+                stopped.append(reason)
+            return result
+        except (KeyboardInterrupt, SystemExit):  # a stop asked for: the caller's to raise
+            raise
+        except BaseException as exc:  # a bug, asyncio's CancelledError: said on the record
+            return failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
 
     def work():
         for index, record in iter(tasks.get, None):
             try:
-                if stopped:
-                    result = failed("not_judged", "not judged: the run stopped: " + stopped[0])
-                else:
-                    result = judge_one(record)
-                    reason = stop_on and stop_on(result)
-                    if reason and not stopped:
-                        stopped.append(reason)
-            except Exception as exc:  # a bug must not hang the run: report it on the record
-                result = failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
-            results.put((index, (record, result)))
+                results.put((index, (record, attempt(record))))
+            except BaseException as exc:  # a thread that died would leave the caller waiting
+                results.put((index, _Raised(exc)))
         for each in judges:
             each.close()
 
@@ -2162,7 +2245,7 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
                 sent += 1
             must_wait = item is end or sent - done >= window  # so the next one has room
             while not results.empty() or (must_wait and done < sent and done not in finished):
-                index, finished[index] = results.get()
+                index, finished[index] = _received(results)
                 progress["waiting"] = len(finished)
             while done in finished:
                 yield finished.pop(done)
@@ -2375,6 +2458,8 @@ def _arg_parser():
          "repeatable", {"action": "append", "default": [], "type": lambda spec: (
              spec.partition("=")[0], spec.partition("=")[2] or spec)}),
         ("--image-field F", "images sent with the prompt: paths, URLs or data: URLs"),
+        ("--image-root DIR", "image paths are read from DIR and may not leave it (default: "
+         "the input file's folder)"),
         ("--criteria-field F", "criterion: each record's own criterion (else --criteria)"),
         "run",
         ("--concurrency N", "requests in flight (8)", {"default": 8}),
@@ -2768,7 +2853,7 @@ def _item_fields(args, number, record, mode=None):
         if args.context_field:
             fields["context"] = {name: record[field] for name, field in args.context_field}
         if args.image_field:
-            fields["images"] = _image_urls(record[args.image_field])
+            fields["images"] = _image_urls(record[args.image_field], _record_images(args))
         if criterion in record:  # checked now: a bad one is this record's error
             where = "field {!r}: ".format(criterion)
             _criterion(record[criterion])
@@ -2776,6 +2861,17 @@ def _item_fields(args, number, record, mode=None):
     except JudgeError as exc:
         return _BadLine("line {}: {}{}".format(number, where, exc), b"")
     return fields
+
+
+def _record_images(args):
+    """The folder a record's image paths are read from (and may not leave): --image-root,
+    else the input file's."""
+    folder, what = os.path.dirname(os.path.abspath(args.input)), "the input file's folder"
+    if args.input == "-":
+        folder, what = os.curdir, "the current folder, input from stdin"
+    if args.image_root:
+        folder, what = args.image_root, "--image-root"
+    return _image_root(folder, what, "--image-root DIR")
 
 
 def _as_text(value):
