@@ -1204,8 +1204,7 @@ class LLMJudge:
         for (a, response_a), (b, response_b) in itertools.combinations(responses.items(), 2):
             j = self.compare(example, response_a, response_b, both_orders=both_orders, **fields)
             judged.append(j)
-            pairs.append({"a": a, "b": b, **({"verdict": j.value, "consistent": j.details.get(
-                "consistent")} if j.ok else {"status": j.status, "error": j.error})})
+            pairs.append(_pair_entry(a, b, j))
             for name, won in ((a, j.score), (b, 1 - j.score)) if j.ok else ():
                 wins[name] += won
                 played[name] += 1
@@ -1507,6 +1506,18 @@ class LLMJudge:
             details = {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
         return Judgement(score=score, value=value, source=source, expected=expected,
                          details=details, **common)
+
+
+def _pair_entry(a, b, judgement):
+    """One pair of compare_systems: its verdict, or its failure; with repeats, each one's."""
+    entry = {"a": a, "b": b}
+    if judgement.ok:
+        entry.update(verdict=judgement.value, consistent=judgement.details.get("consistent"))
+    else:
+        entry.update(status=judgement.status, error=judgement.error)
+    if "members" in judgement.details:
+        entry["members"] = judgement.details["members"]
+    return entry
 
 
 def _merged(judgements, *, like=None, **fields):
@@ -3008,11 +3019,11 @@ def _conversations(details):
     repeats'), a systems item's pairs, or its own."""
     if not isinstance(details, Mapping):  # a member as hand-edited into a record (report)
         return []
-    members = details.get("members")
-    if not members:
-        return details.get("pairs") or [details]
-    listed = members.values() if isinstance(members, Mapping) else members
-    return [each for member in listed for each in _conversations(member)]
+    parts = details.get("members") or details.get("pairs")
+    if not parts:
+        return [details]
+    listed = parts.values() if isinstance(parts, Mapping) else parts
+    return [each for part in listed for each in _conversations(part)]
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000):

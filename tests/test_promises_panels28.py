@@ -211,11 +211,19 @@ class RepeatsTest(Combined):
         self.assertEqual([m["consistent"] for m in record["judge_members"]], [False, True])
         self.assertEqual((summary["position_consistency"], summary["position_pairs"]), (0.5, 2))
 
-    def test_systems_repeats_split_are_a_tie_in_the_pairs(self):
-        record, summary = self.repeats("systems", by_seed("[[A]]", "[[B]]"), 2, "--single-order")
-        self.assertEqual(record["judge_pairs"], [{"a": "one", "b": "two", "verdict": "tie",
-                                                  "consistent": None}])
+    def test_systems_repeats_split_are_a_tie_in_the_pairs_and_each_repeat_counts(self):
+        def respond(request):  # seed 0: A in both orders (a tie); seed 1: prefers ans-one
+            if request.json.get("seed", 0) == 0:
+                return chat("[[A]]")
+            return prefers("ans-one")(request)
+        record, summary = self.repeats("systems", respond, 2)
+        pair = record["judge_pairs"][0]
+        self.assertEqual({k: pair[k] for k in ("a", "b", "verdict", "consistent")},
+                         {"a": "one", "b": "two", "verdict": "tie", "consistent": None})
+        self.assertEqual([(m["verdict"], m["consistent"]) for m in pair["members"]],
+                         [("tie", False), ("A", True)])
         self.assertEqual(record["judge_value"], {"one": 0.5, "two": 0.5})
+        self.assertEqual((summary["position_consistency"], summary["position_pairs"]), (0.5, 2))
 
 
 class JuryApiTest(unittest.TestCase):
