@@ -2681,10 +2681,23 @@ def _setup(args):
             "modes " + ", ".join(modes) if args.judges else "no --judges"))
     checked("--quorum", "from 1 to the number of --judges, with --jury", int,
             lambda q: args.jury and 1 <= q <= len(specs))
+    if args.jury:
+        _check_panel(specs)
     args.mode = specs[0][2]
     source = None if args.check else sys.stdin.buffer if args.input == "-" else open(
         args.input, "rb")
     return specs, source, shard
+
+
+def _check_panel(specs):
+    """A panel's record is one judge's: its rating on one scale, its pass at one threshold,
+    its failures one value. Judges that differ there are refused (criteria may differ)."""
+    for option in ("scale", "pass_threshold", "on_failure"):
+        values = {prefix: getattr(judge, option) for prefix, judge, _ in specs
+                  if option != "scale" or judge.criterion is None}
+        if len(set(map(repr, values.values()))) > 1:
+            raise ValueError("--jury needs one {} for every judge; got {}".format(option, ", ".join(
+                "{} {!r}".format(prefix, value) for prefix, value in values.items())))
 
 
 def _check_files(args):

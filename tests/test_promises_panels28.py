@@ -175,6 +175,26 @@ class PanelsTest(Combined):
         self.assertEqual((summary["statuses"], summary["position_pairs"]), ({"http_error": 1}, 1))
 
 
+    def test_judges_that_would_combine_unlike_numbers_are_refused(self):
+        # a 1-5 judge's 5 and a 1-10 judge's 10 were judge_value 7.5 beside judge_score 1.0
+        for options, message in (
+                ({"scale": [1, 10]}, "--jury needs one scale for every judge; got j0 (1, 5), "
+                 "j1 (1, 10)"),
+                ({"pass_threshold": 0.9}, "--jury needs one pass_threshold for every judge; "
+                 "got j0 0.5, j1 0.9"),
+                ({"on_failure": None}, "--jury needs one on_failure for every judge; got j0 "
+                 "0.0, j1 None")):
+            with self.subTest(options=options):
+                config = self.write("judges.json", json.dumps([
+                    {"name": "j0", "url": self.srv.url, "options": {"pass_threshold": 0.5}},
+                    {"name": "j1", "url": self.srv.url, "options": dict(
+                        {"pass_threshold": 0.5}, **options)}]))
+                code, out, err = run_main(["--judge-model", "m", "--no-preflight", "--judges",
+                                           config, "--jury", "mean", self.source])
+                self.assertEqual((code, out, err), (2, "", "minijudge: error: " + message + "\n"))
+        self.assertEqual(self.srv.chat_count, 0)
+
+
 class RepeatsTest(Combined):
     def test_criterion_repeats_split_have_no_option(self):
         record, summary = self.repeats("criterion", by_seed("Excellent", "Poor"), 2)
