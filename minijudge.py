@@ -1264,9 +1264,7 @@ class LLMJudge:
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
             judgement = self._failed("internal_error", "{}: {}".format(
                 type(exc).__name__, self._redact(str(exc))))
-        if self.pass_threshold is not None and isinstance(judgement.score, (int, float)):
-            judgement.details["pass"] = judgement.score >= self.pass_threshold
-        return judgement
+        return _with_pass(judgement, self.pass_threshold)
 
     def _converse(self, example, values, again=None):
         """One conversation: the last turn's reply read by the parser, earlier ones as text;
@@ -1559,23 +1557,31 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     details["members"] = members if kind == "judge" else list(members.values())
     error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
                       for name, j in named.items() if j not in answered)
-    if len(answered) < needed:
-        return _merged(every, like=next(j for j in every if j not in answered), details=details,
-                       error="{} of {} answered, {} needed: {}".format(
-                           len(answered), len(every), needed, error))
+    if len(answered) < needed:  # failed: as its first failed member, pass as a failure's
+        return _with_pass(_merged(every, like=next(j for j in every if j not in answered),
+                                  details=details, error="{} of {} answered, {} needed: {}".format(
+                                      len(answered), len(every), needed, error)), pass_threshold)
     score = _combined([j.score for j in answered], how, 0.5)
     value = _jury_value(answered, how, score)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
     for name in ("verdict", "option"):  # the combined value, in the mode's own field
         if all(name in j.details for j in answered):
             details[name] = value
-    if pass_threshold is not None:
-        details["pass"] = score >= pass_threshold
     fields = dict.fromkeys(_SHARED_FIELDS)
     fields["status"] = "ok"  # of members judged "ok" and "empty_response"
     fields.update(_shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered]))
-    return _merged(every, score=score, value=value, error=error or None, details=details,
-                   **fields)
+    if not error:  # none failed: what all said (empty_response's reason), if they agree
+        error = _shared([{"error": j.error} for j in answered])["error"]
+    return _with_pass(_merged(every, score=score, value=value, error=error, details=details,
+                              **fields), pass_threshold)
+
+
+def _with_pass(judgement, threshold):
+    """``judgement`` with ``details["pass"]``: its score at least ``threshold`` (if both are
+    numbers: a failure scored 0.0 does not pass)."""
+    if threshold is not None and isinstance(judgement.score, (int, float)):
+        judgement.details["pass"] = judgement.score >= threshold
+    return judgement
 
 
 # A combined judgement's own fields, never taken from its members: what it says of the
@@ -2995,18 +3001,15 @@ class _Tally:
             if value not in (None, ""):
                 counter[value] += 1
         for asked in _conversations(details):  # each asked in both orders
-            for counter, name in ((self.consistent, "consistent"), (self.biased,
-                                                                     "positional_bias")):
+            for counter, name in ((self.consistent, "consistent"),
+                                  (self.biased, "positional_bias")):
                 if asked.get(name) is not None:
                     counter[asked[name]] += 1
-        panel, repeats = details.get("panel"), details.get("repeats")
+        panel = details.get("panel")
         if panel:  # {name: score}, the panel's score (None: failed)
             self.panel.append((panel, score if ok else None))
-        if ok and repeats:
-            self.k = len(repeats)
-            self.alike[len(set(repeats)) == 1] += 1
-            mean = sum(repeats) / len(repeats)
-            self.spread += math.sqrt(sum((r - mean) ** 2 for r in repeats) / len(repeats))
+        for scores in _repeat_scores(details) if ok else ():
+            self.add_repeats(scores)
         if ok and lengths:  # a length, or a pair's difference in length; the score
             self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
         if ok and "wins" in details:
@@ -3026,6 +3029,13 @@ class _Tally:
             if isinstance(value, int):
                 self.tokens[name] += value
 
+    def add_repeats(self, scores):
+        """One item's K repeated scores (a judge's, in a panel)."""
+        self.k = len(scores)
+        self.alike[len(set(scores)) == 1] += 1
+        mean = sum(scores) / len(scores)
+        self.spread += math.sqrt(sum((r - mean) ** 2 for r in scores) / len(scores))
+
 
 def _conversations(details):
     """The details of each conversation a judgement stands for: its members' (a panel's, or
@@ -3037,6 +3047,16 @@ def _conversations(details):
         return [details]
     listed = parts.values() if isinstance(parts, Mapping) else parts
     return [each for part in listed for each in _conversations(part)]
+
+
+def _repeat_scores(details):
+    """The repeats' scores of an item: its own, or in a panel each judge's that answered."""
+    if details.get("repeats"):
+        return [details["repeats"]]
+    members = details.get("members")
+    listed = members.values() if isinstance(members, Mapping) else ()
+    return [m["repeats"] for m in listed if isinstance(m, Mapping) and m.get("repeats") and (
+        None not in m["repeats"])]
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000):

@@ -51,6 +51,9 @@ class Combined(StubTestCase):
         got, out, err = run_main(["--judge-model", "m", "--no-preflight", "--summary", summary,
                                   *flags, self.source])
         self.assertEqual(got, code, err)
+        if "-o" in flags:
+            with open(flags[flags.index("-o") + 1], encoding="utf-8") as f:
+                out = f.read()
         with open(summary, encoding="utf-8") as f:
             return json.loads(out.splitlines()[0]), json.load(f)
 
@@ -174,6 +177,50 @@ class PanelsTest(Combined):
         self.assertEqual(record["judge_members"]["j0"]["verdict"], "A")
         self.assertEqual((summary["statuses"], summary["position_pairs"]), ({"http_error": 1}, 1))
 
+
+    def test_a_failed_panel_fails_the_threshold_as_one_judge_does(self):
+        record, summary = self.panel("rating", [lambda r: chat("Rating: 5"), failing],
+                                     "--jury", "mean", "--pass-threshold", "0.5", code=1)
+        self.assertEqual(self.fields(record, "status", "score", "pass"), {
+            "status": "http_error", "score": 0.0, "pass": False})
+        self.assertEqual(summary["pass_rate"], 0.0)  # as a single judge's failure counts
+
+    def test_an_empty_response_says_why_for_the_panel(self):
+        self.source = self.write_jsonl("empty.jsonl", [{"question": "q", "response": " "}])
+        record, summary = self.panel("rating", [failing, failing], "--jury", "mean")
+        self.assertEqual(self.fields(record, "status", "score", "error"), {
+            "status": "empty_response", "score": 0.0,
+            "error": "the response is empty: scored 0.0 without calling the judge"})
+        self.assertEqual(summary["statuses"], {"empty_response": 1})
+
+    def test_each_judges_repeats_count_in_the_summary(self):
+        record, summary = self.panel("binary", [by_seed("yes", "no"), by_seed("yes")],
+                                     "--jury", "majority", "--repeats", "2")
+        self.assertEqual(self.fields(record, "score", "value", "panel"), {
+            "score": 0.5, "value": None, "panel": {"j0": 0.5, "j1": 1.0}})
+        self.assertEqual([m["repeats"] for m in record["judge_members"].values()],
+                         [[1.0, 0.0], [1.0, 1.0]])
+        self.assertEqual(summary["repeats"], {"k": 2, "all_alike": 0.5, "n": 2,
+                                              "mean_sd": 0.25})
+
+    def test_report_counts_a_panel_as_the_run_did(self):
+        always_a = lambda request: chat("[[A]]")
+        self.source = self.write_jsonl("in.jsonl", [
+            {"question": "q%d" % n, "response_a": "ans-one", "response_b": "ans-two"}
+            for n in range(3)])
+        judges = [prefers("ans-one"), always_a, prefers("ans-two")]
+        _, summary = self.panel("pairwise", judges, "--jury", "median", "--pass-threshold",
+                                "0.6", "-o", self.path("out.jsonl"))
+        code, out, err = run_main(["report", self.path("out.jsonl"), "--summary",
+                                   self.path("r.json")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("r.json"), encoding="utf-8") as f:
+            report = json.load(f)
+        for name in ("statuses", "mean_score", "position_consistency", "position_pairs",
+                     "pass_rate", "panel"):
+            self.assertEqual(report[name], summary[name], name)
+        self.assertEqual((summary["position_consistency"], summary["position_pairs"]),
+                         (0.6667, 9))
 
     def test_judges_that_would_combine_unlike_numbers_are_refused(self):
         # a 1-5 judge's 5 and a 1-10 judge's 10 were judge_value 7.5 beside judge_score 1.0
