@@ -1558,9 +1558,10 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
                       for name, j in named.items() if j not in answered)
     if len(answered) < needed:  # failed: as its first failed member, pass as a failure's
-        return _with_pass(_merged(every, like=next(j for j in every if j not in answered),
-                                  details=details, error="{} of {} answered, {} needed: {}".format(
-                                      len(answered), len(every), needed, error)), pass_threshold)
+        failed = _merged(every, like=next(j for j in every if j not in answered), details=details,
+                         error="{} of {} answered, {} needed: {}".format(
+                             len(answered), len(every), needed, error))
+        return _with_pass(failed, pass_threshold)
     score = _combined([j.score for j in answered], how, 0.5)
     value = _jury_value(answered, how, score)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
@@ -1572,8 +1573,8 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     fields.update(_shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered]))
     if not error:  # none failed: what all said (empty_response's reason), if they agree
         error = _shared([{"error": j.error} for j in answered])["error"]
-    return _with_pass(_merged(every, score=score, value=value, error=error, details=details,
-                              **fields), pass_threshold)
+    combined = _merged(every, score=score, value=value, error=error, details=details, **fields)
+    return _with_pass(combined, pass_threshold)
 
 
 def _with_pass(judgement, threshold):
@@ -1619,9 +1620,11 @@ def _jury_value(answered, how, score):
 def _shared(dicts, besides=()):
     """Each key of ``dicts`` but those ``besides``: its value if every one has it alike, else
     None (a field some members have is still a field of the combined one)."""
-    keys = dict.fromkeys(k for d in dicts for k in d if k not in besides)
-    return {k: dicts[0].get(k) if all(k in d and d[k] == dicts[0].get(k) for d in dicts)
-            else None for k in keys}
+    shared = {}
+    for key in dict.fromkeys(k for d in dicts for k in d if k not in besides):
+        alike = all(key in d and d[key] == dicts[0].get(key) for d in dicts)
+        shared[key] = dicts[0][key] if alike else None
+    return shared
 
 
 def _member(judgement):
@@ -3008,8 +3011,9 @@ class _Tally:
         panel = details.get("panel")
         if panel:  # {name: score}, the panel's score (None: failed)
             self.panel.append((panel, score if ok else None))
-        for scores in _repeat_scores(details) if ok else ():
-            self.add_repeats(scores)
+        if ok:
+            for scores in _repeat_scores(details):
+                self.add_repeats(scores)
         if ok and lengths:  # a length, or a pair's difference in length; the score
             self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
         if ok and "wins" in details:
