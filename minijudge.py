@@ -1205,8 +1205,7 @@ class LLMJudge:
         for (a, response_a), (b, response_b) in itertools.combinations(responses.items(), 2):
             j = self.compare(example, response_a, response_b, both_orders=both_orders, **fields)
             judged.append(j)
-            pairs.append({"a": a, "b": b, **({"verdict": j.value, "consistent": j.details.get(
-                "consistent")} if j.ok else {"status": j.status, "error": j.error})})
+            pairs.append(_pair_entry(a, b, j))
             for name, won in ((a, j.score), (b, 1 - j.score)) if j.ok else ():
                 wins[name] += won
                 played[name] += 1
@@ -1266,9 +1265,7 @@ class LLMJudge:
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
             judgement = self._failed("internal_error", "{}: {}".format(
                 type(exc).__name__, self._redact(str(exc))))
-        if self.pass_threshold is not None and isinstance(judgement.score, (int, float)):
-            judgement.details["pass"] = judgement.score >= self.pass_threshold
-        return judgement
+        return _with_pass(judgement, self.pass_threshold)
 
     def _converse(self, example, values, again=None):
         """One conversation: the last turn's reply read by the parser, earlier ones as text;
@@ -1512,6 +1509,18 @@ class LLMJudge:
                          details=details, **common)
 
 
+def _pair_entry(a, b, judgement):
+    """One pair of compare_systems: its verdict, or its failure; with repeats, each one's."""
+    entry = {"a": a, "b": b}
+    if judgement.ok:
+        entry.update(verdict=judgement.value, consistent=judgement.details.get("consistent"))
+    else:
+        entry.update(status=judgement.status, error=judgement.error)
+    if "members" in judgement.details:
+        entry["members"] = judgement.details["members"]
+    return entry
+
+
 def _merged(judgements, *, like=None, **fields):
     """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
     pairs): tries, latency and tokens added up over the replies not from the cache."""
@@ -1526,14 +1535,18 @@ def _merged(judgements, *, like=None, **fields):
     return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
 
 
-def jury(judgements, how="mean", *, quorum=None):
+def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     """One Judgement from several of one item: a panel's (a mapping name -> Judgement;
     ``details["panel"]`` maps each name to its score) or one judge's repeats (a list;
-    ``details["repeats"]``). ``how``: the ``mean`` or ``median`` of the scores, or the
-    ``majority`` (the most common score; a split is 0.5, a tie). It fails as its first
-    failed member did unless at least ``quorum`` (default: all) answered; ``error`` names
-    each member that failed. Ratings combine as the scores do; another value is kept
-    if a member's score is the result; the raw reply and details are the nearest's."""
+    ``details["repeats"]``); ``details["members"]`` holds each one's own status, score,
+    value, error, raw reply and details. ``how``: the ``mean`` or ``median`` of the scores,
+    or the ``majority`` (the most common score; a split is 0.5, a tie). It fails as its
+    first failed member did unless at least ``quorum`` (default: all) answered; ``error``
+    names each member that failed. Every other field describes the combined score: ratings
+    combine as the scores do; a verdict, option or yes/no is the members' own at that score
+    (a verdict at 0.5 is a tie), else None; ``pass`` is that score against
+    ``pass_threshold`` (none without one); the raw reply and the rest are kept where all
+    the members that answered agree, else None."""
     kind, named = ("judge", judgements) if isinstance(judgements, Mapping) else (
         "repeat", dict(enumerate(judgements, 1)))
     every, needed = list(named.values()), len(judgements) if quorum is None else quorum
@@ -1543,27 +1556,86 @@ def jury(judgements, how="mean", *, quorum=None):
     answered = [j for j in every if j.status in _NOT_FAILURES]
     scores = [j.score if j in answered else None for j in every]
     details = {"panel": dict(zip(named, scores))} if kind == "judge" else {"repeats": scores}
+    members = {name: _member(j) for name, j in named.items()}
+    details["members"] = members if kind == "judge" else list(members.values())
     error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
                       for name, j in named.items() if j not in answered)
-    if len(answered) < needed:
-        return _merged(every, like=next(j for j in every if j not in answered), details=details,
-                       error="{} of {} answered, {} needed: {}".format(
-                           len(answered), len(every), needed, error))
+    if len(answered) < needed:  # failed: as its first failed member, pass as a failure's
+        failed = _merged(every, like=next(j for j in every if j not in answered), details=details,
+                         error="{} of {} answered, {} needed: {}".format(
+                             len(answered), len(every), needed, error))
+        return _with_pass(failed, pass_threshold)
+    score = _combined([j.score for j in answered], how, 0.5)
+    value = _jury_value(answered, how, score)
+    details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
+    for name in ("verdict", "option"):  # the combined value, in the mode's own field
+        if all(name in j.details for j in answered):
+            details[name] = value
+    fields = dict.fromkeys(_SHARED_FIELDS)
+    fields["status"] = "ok"  # of members judged "ok" and "empty_response"
+    fields.update(_shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered]))
+    if not error:  # none failed: what all said (empty_response's reason), if they agree
+        error = _shared([{"error": j.error} for j in answered])["error"]
+    combined = _merged(every, score=score, value=value, error=error, details=details, **fields)
+    return _with_pass(combined, pass_threshold)
 
-    def combined(numbers, split):
-        ordered, n = sorted(numbers), len(numbers)
-        top = collections.Counter(ordered).most_common(2)
-        return {"mean": math.fsum(ordered) / n,
-                "median": (ordered[(n - 1) // 2] + ordered[n // 2]) / 2,
-                "majority": top[0][0] if len(top) == 1 or top[0][1] > top[1][1] else split}[how]
-    score = combined([j.score for j in answered], 0.5)
-    nearest = min(answered, key=lambda j: abs(j.score - score))
-    value = combined([j.value for j in answered], None) if all(
-        j.rating is not None for j in answered) else nearest.value if (
-            nearest.score == score) else None
-    return _merged(every, like=nearest, score=score, value=value, error=error or None,
-                   details=dict({k: v for k, v in nearest.details.items() if k != "repeats"},
-                                **details))
+
+def _with_pass(judgement, threshold):
+    """``judgement`` with ``details["pass"]``: its score at least ``threshold`` (if both are
+    numbers: a failure scored 0.0 does not pass)."""
+    if threshold is not None and isinstance(judgement.score, (int, float)):
+        judgement.details["pass"] = judgement.score >= threshold
+    return judgement
+
+
+# A combined judgement's own fields, never taken from its members: what it says of the
+# combined score (pass is recomputed) and of its members
+_COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members", "prompt")
+# A Judgement's fields of one reply: a combined one keeps each only where its members agree
+_SHARED_FIELDS = ("status", "raw", "reasoning", "finish_reason", "model", "http_status",
+                  "source", "expected", "fingerprint")
+
+
+def _combined(numbers, how, split):
+    """The mean, median or majority of ``numbers`` (``split`` when the most common are tied)."""
+    ordered, n = sorted(numbers), len(numbers)
+    if how == "mean":
+        return math.fsum(ordered) / n
+    if how == "median":
+        return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+    top = collections.Counter(ordered).most_common(2)
+    return top[0][0] if len(top) == 1 or top[0][1] > top[1][1] else split
+
+
+def _jury_value(answered, how, score):
+    """The combined value: ratings combined as the scores are; else the one value the members
+    scoring ``score`` gave; a pairwise verdict the score names (0.5: a tie); else None."""
+    if all(j.rating is not None for j in answered):
+        return _combined([j.value for j in answered], how, None)
+    values = [j.value for j in answered if j.score == score]
+    if values and all(v == values[0] for v in values):
+        return values[0]
+    if all("verdict" in j.details for j in answered):
+        return {s: verdict for verdict, s in _VERDICT_SCORES.items()}.get(score)
+    return None
+
+
+def _shared(dicts, besides=()):
+    """Each key of ``dicts`` but those ``besides``: its value if every one has it alike, else
+    None (a field some members have is still a field of the combined one)."""
+    shared = {}
+    for key in dict.fromkeys(k for d in dicts for k in d if k not in besides):
+        alike = all(key in d and d[key] == dicts[0].get(key) for d in dicts)
+        shared[key] = dicts[0][key] if alike else None
+    return shared
+
+
+def _member(judgement):
+    """One member of a combined judgement as it answered (its prompt left out: the first's
+    is the combined one's)."""
+    own = {k: v for k, v in judgement.details.items() if k != "prompt"}
+    return dict({name: getattr(judgement, name) for name in (
+        "status", "score", "value", "error", "raw")}, **own)
 
 
 def _agree_or_tie(first, second):
@@ -2703,10 +2775,23 @@ def _setup(args):
             "modes " + ", ".join(modes) if args.judges else "no --judges"))
     checked("--quorum", "from 1 to the number of --judges, with --jury", int,
             lambda q: args.jury and 1 <= q <= len(specs))
+    if args.jury:
+        _check_panel(specs)
     args.mode = specs[0][2]
     source = None if args.check else sys.stdin.buffer if args.input == "-" else open(
         args.input, "rb")
     return specs, source, shard
+
+
+def _check_panel(specs):
+    """A panel's record is one judge's: its rating on one scale, its pass at one threshold,
+    its failures one value. Judges that differ there are refused (criteria may differ)."""
+    for option in ("scale", "pass_threshold", "on_failure"):
+        values = {prefix: getattr(judge, option) for prefix, judge, _ in specs
+                  if option != "scale" or judge.criterion is None}
+        if len(set(map(repr, values.values()))) > 1:
+            raise ValueError("--jury needs one {} for every judge; got {}".format(option, ", ".join(
+                "{} {!r}".format(prefix, value) for prefix, value in values.items())))
 
 
 def _check_files(args):
@@ -3011,23 +3096,22 @@ class _Tally:
                 sums["scores"].append(score)
         for counter, value in ((self.ratings, rating), (self.passed, details.get("pass")),
                                (self.models, judgement.model), (self.sources, judgement.source),
-                               (self.fingerprints, judgement.fingerprint),
-                               (self.biased, details.get("positional_bias"))):
+                               (self.fingerprints, judgement.fingerprint)):
             if value not in (None, ""):
                 counter[value] += 1
-        panel, repeats = details.get("panel"), details.get("repeats")
+        for asked in _conversations(details):  # each asked in both orders
+            for counter, name in ((self.consistent, "consistent"),
+                                  (self.biased, "positional_bias")):
+                if asked.get(name) is not None:
+                    counter[asked[name]] += 1
+        panel = details.get("panel")
         if panel:  # {name: score}, the panel's score (None: failed)
             self.panel.append((panel, score if ok else None))
-        if ok and repeats:
-            self.k = len(repeats)
-            self.alike[len(set(repeats)) == 1] += 1
-            mean = sum(repeats) / len(repeats)
-            self.spread += math.sqrt(sum((r - mean) ** 2 for r in repeats) / len(repeats))
+        if ok:
+            for scores in _repeat_scores(details):
+                self.add_repeats(scores)
         if ok and lengths:  # a length, or a pair's difference in length; the score
             self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
-        for pair in details.get("pairs") or [details]:
-            if pair.get("consistent") is not None:
-                self.consistent[pair["consistent"]] += 1
         if ok and "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
@@ -3044,6 +3128,35 @@ class _Tally:
             value = (judgement.usage or {}).get(name)
             if isinstance(value, int):
                 self.tokens[name] += value
+
+    def add_repeats(self, scores):
+        """One item's K repeated scores (a judge's, in a panel)."""
+        self.k = len(scores)
+        self.alike[len(set(scores)) == 1] += 1
+        mean = sum(scores) / len(scores)
+        self.spread += math.sqrt(sum((r - mean) ** 2 for r in scores) / len(scores))
+
+
+def _conversations(details):
+    """The details of each conversation a judgement stands for: its members' (a panel's, or
+    repeats'), a systems item's pairs, or its own."""
+    if not isinstance(details, Mapping):  # a member as hand-edited into a record (report)
+        return []
+    parts = details.get("members") or details.get("pairs")
+    if not parts:
+        return [details]
+    listed = parts.values() if isinstance(parts, Mapping) else parts
+    return [each for part in listed for each in _conversations(part)]
+
+
+def _repeat_scores(details):
+    """The repeats' scores of an item: its own, or in a panel each judge's that answered."""
+    if details.get("repeats"):
+        return [details["repeats"]]
+    members = details.get("members")
+    listed = members.values() if isinstance(members, Mapping) else ()
+    return [m["repeats"] for m in listed if isinstance(m, Mapping) and m.get("repeats") and (
+        None not in m["repeats"])]
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000):
@@ -3328,7 +3441,8 @@ def _run(specs, args, items):
         for (number, record), judged in itertools.takewhile(lambda _: not broken, results):
             out = dict(record)
             if args.jury:
-                judged = [("judge", jury(dict(judged), args.jury, quorum=args.quorum))]
+                judged = [("judge", jury(dict(judged), args.jury, quorum=args.quorum,
+                                         pass_threshold=specs[0][1].pass_threshold))]
             for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
                 key = prefix, tuple(each.model for each in members[prefix])  # a model known late
                 out.update(_judge_fields(prefix, judgement), **{prefix + "_run": stamps.get(
