@@ -2067,7 +2067,7 @@ class _Batch:
                             sink[0].close()
                         self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
                         sink = self._sinks[payload["model"]] = [
-                            open(self.parts[-1], "wb"), 0, len(self.parts) - 1]
+                            open(self.parts[-1], "xb"), 0, len(self.parts) - 1]  # overwrite none
                     sink[0].write(json.dumps({
                         "custom_id": key, "method": "POST", "url": "/v1/chat/completions",
                         "body": payload}, ensure_ascii=False).encode(
@@ -2448,6 +2448,7 @@ def main(argv=None):
         return exc.code
     try:
         if report:
+            _check_files(args)  # --summary or --html on a file it reports
             return _report(args)
         args.input = args.input[0] if args.input else None
         specs, source, shard = _setup(args)
@@ -2625,28 +2626,106 @@ def _setup(args):
 
 
 def _check_files(args):
-    """Refuse a file the run cannot write, and two of its files that are one (same inode;
-    a new file by real path): -o on the input truncates it, --cache on -o mixes them."""
+    """Refuse a file the run cannot write, and a file it writes that is one it reads or
+    another it writes (same inode; a new file by real path): -o on the input truncates it,
+    --cache on -o mixes them; then an export part that would land on any file (_check_export)."""
     import stat
     seen = {}
-    for flag, path in (("input", args.input), ("-o", args.output), ("--cache", args.cache),
-                       ("--summary", args.summary), ("--batch-export", args.batch_export),
-                       ("--html", args.html)):
+    for flag, path, what in _files_of(args):
         stdin = flag == "input" and path == "-"  # a file given as stdin is a file too
         info = os.fstat(0) if stdin else path and os.path.exists(path) and os.stat(path)
-        if info and stat.S_ISDIR(info.st_mode) and flag != "input":
+        if what is not None:  # read only: what a file written later must not be
+            if info and stat.S_ISREG(info.st_mode):
+                seen.setdefault(info[1:3], (what, "(stdin)" if stdin else path))
+            continue
+        if info and stat.S_ISDIR(info.st_mode):
             raise ValueError("{} {} is a folder; name a file".format(flag, path))
         # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
-        if path and flag in ("-o", "--summary", "--batch-export", "--html") and not os.access(
+        if flag != "--cache" and not os.access(
                 path if info else os.path.dirname(os.path.abspath(path)), os.W_OK):
             raise ValueError("{} {}: cannot write there".format(flag, path))
-        if not path or info and not stat.S_ISREG(info.st_mode):
+        if info and not stat.S_ISREG(info.st_mode):
             continue  # a terminal, a pipe or /dev/null: nothing there to clobber
         key = info[1:3] if info else os.path.realpath(path)  # (inode, device)
         if key in seen:
-            raise ValueError("{} {} is the {} file{}; write elsewhere".format(
+            raise ValueError("{} {} is {}{}; write elsewhere".format(
                 flag, path, seen[key][0], "" if seen[key][1] == path else " " + seen[key][1]))
-        seen[key] = flag, "(stdin)" if stdin else path
+        seen[key] = "the {} file".format(flag), path
+    if args.batch_export:
+        _check_export(re.sub(r"\.jsonl\Z", "", args.batch_export), args.batch_export, seen)
+
+
+def _files_of(args):
+    """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
+    (flag, path, None) of each it writes; the export's parts are _check_export's."""
+    inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
+    reads = [("input", path) for path in inputs] + [
+        ("--batch-import", path) for path in args.batch_import] + [
+        ("--judges", args.judges), ("--criteria", args.criteria),
+        ("--response-format", args.response_format)]
+    if args.template not in TEMPLATES:
+        reads.append(("--template", args.template))
+    for flag, path in reads:
+        if path:
+            yield flag, path, "the {} file".format(flag)
+    if args.judges:
+        yield from _judges_files(args.judges)
+    for flag, path in (("-o", args.output), ("--cache", args.cache), ("--summary", args.summary),
+                       ("--html", args.html)):
+        if path:
+            yield flag, path, None
+
+
+def _judges_files(path):
+    """(flag, path, what) of the criteria and template files a --judges file names, relative
+    to its folder; none if it cannot be read (_judges_config says why, later)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+        entries = config["judges"] if isinstance(config, dict) else config
+        named = [(entry["name"], entry.get(kind), kind) for entry in entries
+                 for kind in ("criteria", "template")]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return
+    here = os.path.dirname(os.path.abspath(path))
+    for name, value, kind in named:
+        if isinstance(value, str) and value not in TEMPLATES:
+            yield "--judges", os.path.join(here, value), "judge {}'s {} file".format(name, kind)
+
+
+def _check_export(prefix, flag_value, seen):
+    """Refuse an export whose parts (PREFIX.000.jsonl, PREFIX.001.jsonl, ...: as many as the
+    records and models make) would land on a file the run reads or writes, or on any file
+    there: an earlier export's parts are never overwritten, whatever their number."""
+    folder, base = os.path.split(prefix)
+    if not base:
+        raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
+            flag_value, os.path.join(prefix, "requests")))
+    if not os.access(folder or ".", os.W_OK):
+        raise ValueError("--batch-export {}: cannot write there".format(flag_value))
+    part = re.compile(re.escape(base) + r"\.\d{3,}\.jsonl\Z")
+    there = sorted(name for name in os.listdir(folder or ".") if part.match(name))
+    real = os.path.realpath(folder or ".")
+    clashes = [(name, _file_key(os.path.join(folder, name))) for name in there] + [
+        (os.path.basename(key), key) for key in seen if isinstance(key, str) and (
+            os.path.dirname(key) == real and part.match(os.path.basename(key)))]
+    for name, key in clashes:
+        if key in seen:
+            what, path = seen[key]
+            shown = os.path.join(folder, name)
+            raise ValueError("--batch-export {} writes {}, {}{}; name another prefix".format(
+                flag_value, shown, what, "" if path == shown else " " + path))
+    if there:
+        raise ValueError("--batch-export {}: {} exists (an earlier export?); name another "
+                         "prefix, or remove it".format(flag_value, os.path.join(folder, there[0])))
+
+
+def _file_key(path):
+    """What _check_files knows a file by: its (inode, device), or a new one's real path."""
+    try:
+        return os.stat(path)[1:3]
+    except OSError:  # a dangling symlink: where a write would create the file
+        return os.path.realpath(path)
 
 
 def _judges_config(path):
