@@ -5,13 +5,14 @@ success used. All through the real command line, on real files, symlinks and har
 """
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from batch_engine import failed_line, output_line  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import JUDGE_ENV, StubTestCase, run_main  # noqa: E402
 
 MODEL = ["--judge-model", "judge-model", "-q"]
 
@@ -126,6 +127,12 @@ class ExportPartsTest(FilesTest):
         self.refused([self.data, "--batch-export", self.path("req"), "-o", os.devnull],
                      "--batch-export {0}: {0}.1000.jsonl exists (an earlier export?); name "
                      "another prefix, or remove it".format(self.path("req")))
+
+    def test_a_prefix_that_names_only_a_folder_is_refused(self):
+        self.refused([self.data, "--batch-export", self.tmp + os.sep, "-o", os.devnull],
+                     "--batch-export {0}/ names a folder; name a prefix in it ({0}/requests)"
+                     .format(self.tmp))
+        self.assertEqual(os.listdir(self.tmp), ["data.jsonl"])
 
     def test_other_names_beside_the_prefix_do_not_stop_an_export(self):
         for name in ("req.jsonl", "req.00.jsonl", "req.000.json", "req2.000.jsonl",
@@ -248,3 +255,24 @@ class ConflictingRepliesTest(FilesTest):
         self.assertEqual([r["judge_score"] for r in records], [0.5] * 3)
         self.assertEqual(batch["conflicting"], 0)
         self.assertNotIn("conflicting", err)
+
+    def test_a_python_without_sqlite_chooses_alike(self):
+        ids = self.export()
+        imports = self.write_lines("r.jsonl", [
+            output_line(ids[0], 500, {"error": {"message": "overloaded"}}),
+            output_line(ids[0], 200, completion("Rating: [[4]]")),
+            output_line(ids[1], 200, completion("Rating: [[2]]")),
+            output_line(ids[1], 200, completion("Rating: [[5]]")),
+            output_line(ids[2], 200, completion("Rating: [[1]]"))])
+        blocked = ("import runpy, sys; sys.modules['sqlite3'] = None; "
+                   "runpy.run_module('minijudge', run_name='__main__', alter_sys=True)")
+        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+        done = subprocess.run([sys.executable, "-c", blocked, *MODEL, *imports, self.data,
+                               "--summary", self.path("summary.json")],
+                              cwd=os.path.dirname(HERE), env=env, capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual([json.loads(line)["judge_score"] for line in done.stdout.splitlines()],
+                         [0.75, 0.25, 0.0])
+        with open(self.path("summary.json")) as f:
+            self.assertEqual(json.load(f)["batch"]["conflicting"], 2)
