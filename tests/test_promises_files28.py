@@ -128,6 +128,23 @@ class ExportPartsTest(FilesTest):
                      "--batch-export {0}: {0}.1000.jsonl exists (an earlier export?); name "
                      "another prefix, or remove it".format(self.path("req")))
 
+    def test_a_part_made_by_another_run_after_the_check_is_not_overwritten(self):
+        # the input is a FIFO: the run has checked its files once it opens it to read
+        os.mkfifo(self.path("fifo"))
+        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+        run = subprocess.Popen([sys.executable, "-m", "minijudge", *MODEL, self.path("fifo"),
+                                "--batch-export", self.path("req"), "--batch-max-lines", "1",
+                                "-o", os.devnull], cwd=os.path.dirname(HERE), env=env,
+                               stderr=subprocess.PIPE, text=True)
+        with open(self.path("fifo"), "wb") as fifo:
+            self.write("req.001.jsonl", "another run's\n")
+            fifo.write(self.original)
+        _, err = run.communicate(timeout=60)
+        self.assertEqual(run.returncode, 1, err)
+        self.assertIn("minijudge: error: cannot write {}: [Errno 17] File exists\n".format(
+            self.path("req.001.jsonl")), err)
+        self.assert_untouched(self.path("req.001.jsonl"), b"another run's\n")
+
     def test_a_prefix_that_names_only_a_folder_is_refused(self):
         self.refused([self.data, "--batch-export", self.tmp + os.sep, "-o", os.devnull],
                      "--batch-export {0}/ names a folder; name a prefix in it ({0}/requests)"
