@@ -68,6 +68,19 @@ class ExportPartsTest(FilesTest):
                 finally:
                     os.remove(self.path("req.001.jsonl"))
 
+    def test_an_input_on_stdin_that_is_a_part_is_refused(self):
+        os.rename(self.data, self.path("req.000.jsonl"))
+        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+        with open(self.path("req.000.jsonl"), "rb") as stdin:
+            done = subprocess.run([sys.executable, "-m", "minijudge", *MODEL, "-",
+                                   "--batch-export", self.path("req")], stdin=stdin,
+                                  cwd=os.path.dirname(HERE), env=env, capture_output=True,
+                                  text=True, timeout=60)
+        self.assertEqual((done.returncode, done.stderr), (2, "minijudge: error: --batch-export "
+                         "{0} writes {0}.000.jsonl, the input file (stdin); name another "
+                         "prefix\n".format(self.path("req"))))
+        self.assert_untouched(self.path("req.000.jsonl"), self.original)
+
     def test_an_output_named_like_a_part_is_refused_before_anything_is_written(self):
         for flag in ("-o", "--cache", "--summary", "--html"):
             with self.subTest(flag=flag):
