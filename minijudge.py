@@ -2119,16 +2119,74 @@ class _Cache:
         os.close(self._fd)
 
 
+class _Replies(_Keys):
+    """_Keys that keeps each key's first number and puts the numbers of the same key seen
+    again apart (``later``, on disk too): batch output files may answer a request twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.doubled, self._later = False, collections.defaultdict(list)
+        if self._db is not None:
+            for sql in ("CREATE TABLE later (prefix INTEGER, number INTEGER)",
+                        "CREATE INDEX later_prefix ON later (prefix)",
+                        "CREATE TABLE new (prefix INTEGER, number INTEGER)"):
+                self._sql("execute", sql)
+
+    def add(self, pairs):
+        """Each (key, number): a new key's number kept, a known key's added to ``later``."""
+        rows = ((int(key[:16], 16) - (1 << 63), number) for key, number in pairs)
+        if self._db is None:
+            return self._add_to_dict(rows)
+        while True:  # 20,000 at a time, in order, as update does
+            chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])  # stable
+            if not chunk:
+                break
+            self._sql("executemany", "INSERT INTO new VALUES (?, ?)", chunk)
+            self._sql("execute", _LATER_SQL)
+            self._sql("execute", "INSERT OR IGNORE INTO k SELECT prefix, number FROM new "
+                                 "ORDER BY rowid")
+            self._sql("execute", "DELETE FROM new")
+        self.doubled = self._sql("execute", "SELECT EXISTS (SELECT 1 FROM later)").fetchone()[0]
+
+    def _add_to_dict(self, rows):
+        for prefix, number in rows:
+            if prefix in self._dict:
+                self._later[prefix].append(number)
+                self.doubled = True
+            else:
+                self._dict[prefix] = number
+
+    def later(self, key):
+        """The numbers of ``key`` after its first, in the order they were added."""
+        prefix = int(key[:16], 16) - (1 << 63)
+        if self._db is None:
+            return list(self._later.get(prefix, ()))
+        return [row[0] for row in self._sql("execute", "SELECT number FROM later WHERE "
+                                            "prefix = ? ORDER BY rowid", [prefix]).fetchall()]
+
+
+# the rows of a chunk whose key is known, from earlier chunks or earlier in this one
+_LATER_SQL = """INSERT INTO later SELECT prefix, number FROM new
+    WHERE EXISTS (SELECT 1 FROM k WHERE k.prefix = new.prefix)
+       OR rowid NOT IN (SELECT min(rowid) FROM new GROUP BY prefix)
+    ORDER BY rowid"""
+
+# a line's problems that still leave it a reply (an error): it counts among conflicting ones
+_REPLIED = (None, "a 200 body that is not a chat completion")
+
+
 class _Batch:
     """Batch files instead of a server: the replies in batch output files (--batch-import),
     found by custom_id, the request's cache key; the requests not answered there written as
-    batch input lines (--batch-export), each once, ``max_lines`` a file, and not sent."""
+    batch input lines (--batch-export), each once, ``max_lines`` a file, and not sent.
+    Several replies to one request: the first success is used, else the first error; those
+    that differ are counted in ``conflicting``."""
 
     def __init__(self, imports=(), export=None, max_lines=50000):
-        self._lock, self.replies, self.exported = threading.Lock(), _Keys(), _Keys()
+        self._lock, self.replies, self.exported = threading.Lock(), _Replies(), _Keys()
         self.malformed, self.asked, self.parts, self._sinks = collections.Counter(), 0, [], {}
         self.export, self.max_lines = export and re.sub(r"\.jsonl\Z", "", export), max_lines
-        self.files = [open(path, "rb") for path in imports]
+        self.files, self.conflicting = [open(path, "rb") for path in imports], 0
 
         def other(line):
             if line.strip():
@@ -2138,83 +2196,140 @@ class _Batch:
                 except (ValueError, RecursionError):
                     self.malformed["not JSON"] += 1
         for number, f in enumerate(self.files):  # a reply's number: its file and offset
-            self.replies.update((key, offset * len(self.files) + number) for key, offset in
-                                _keys_in(f, re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search,
-                                         other))
+            self.replies.add((key, offset * len(self.files) + number) for key, offset in
+                             _keys_in(f, re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search,
+                                      other))
 
     def reply(self, key, payload, online):
         """The imported reply to request ``key``; None: send it; APIError: exported, or why
         it has no reply (the batch's error, or none in the files)."""
-        failure = APIError("not judged: no reply in the --batch-import files (custom_id {})"
-                           .format(key), kind="not_judged")
-        with self._lock:  # a reply asked for is marked: the rest are counted unasked
-            number = self.replies.get(key)
-            if number is not None:
-                if number >= 0:
-                    self.asked += 1
-                    self.replies[key] = ~number
-                number = max(number, ~number)
-                f = self.files[number % len(self.files)]
-                f.seek(number // len(self.files))
-                line = f.readline()
-        if number is not None:
-            where = "{} (custom_id {})".format(f.name, key)
-            try:
-                entry = json.loads(line)
-                response = entry["response"] or {}
-                if entry["custom_id"] != key or not isinstance(response, dict):
-                    raise TypeError
-            except (ValueError, KeyError, TypeError, RecursionError) as exc:
-                problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
-                self.malformed[problem] += 1
-                failure = APIError("not judged: the line of custom_id {} in {} is {}".format(
-                    key, f.name, problem), kind="not_judged")
-            else:  # vLLM's error: a string, its body null
-                body = json.dumps(response.get("body") or {"error": entry.get("error")}).encode()
-                if response.get("status_code") == 200:
-                    try:
-                        return _read_reply(body, where)
-                    except APIError as exc:
-                        self.malformed["a 200 body that is not a chat completion"] += 1
-                        failure = exc
-                elif response:
-                    failure = _http_error(response.get("status_code") or 0, body, {}, where)
-                else:
-                    failure = APIError("not judged: the batch did not run it: " + _server_message(
-                        body), kind="not_judged")
+        failure = self._imported(key)
+        if isinstance(failure, dict):
+            return failure
         if self.export:
-            with self._lock:
-                number = self.exported.get(key)
-                if number is None:  # a file per model: OpenAI's rule
-                    sink = self._sinks.get(payload["model"])
-                    if sink is None or sink[1] == self.max_lines:
-                        if sink:
-                            sink[0].close()
-                        self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
-                        sink = self._sinks[payload["model"]] = [
-                            open(self.parts[-1], "wb"), 0, len(self.parts) - 1]
-                    sink[0].write(json.dumps({
-                        "custom_id": key, "method": "POST", "url": "/v1/chat/completions",
-                        "body": payload}, ensure_ascii=False).encode(
-                            "utf-8", "backslashreplace") + b"\n")
-                    sink[1] += 1
-                    number = self.exported[key] = sink[2]
-                part = self.parts[number]
-            failure = APIError("exported to {} as custom_id {}: run it in a batch, then import "
-                               "the output with --batch-import".format(part, key), kind="exported")
+            failure = self._export(key, payload)
         elif online:
             return None
         failure.attempts = 0  # nothing was sent
         raise failure
 
+    def _imported(self, key):
+        """The reply to ``key`` in the files, or an APIError: the batch's error, or none."""
+        with self._lock:  # a reply asked for is marked: the rest are counted unasked
+            number = self.replies.get(key)
+            if number is not None and number >= 0:
+                self.asked += 1
+                number = ~self._choose(key, number)
+                self.replies[key] = number
+            if number is not None:
+                f, line = self._line(~number)
+        if number is None:
+            return APIError("not judged: no reply in the --batch-import files (custom_id {})"
+                            .format(key), kind="not_judged")
+        result, problem = self._outcome(key, f, line)
+        if problem:
+            self.malformed[problem] += 1
+        return result
+
+    def _line(self, number):
+        f = self.files[number % len(self.files)]
+        f.seek(number // len(self.files))
+        return f, f.readline()
+
+    def _choose(self, key, number):
+        """Of the replies the files hold for ``key`` (``number`` the first), the number of the
+        first success, else of the first error; requests whose replies differ are counted."""
+        if not self.replies.doubled:  # the usual case: no key twice, nothing more to read
+            return number
+        later = self.replies.later(key)
+        if not later:
+            return number
+        outcomes = [(n, *self._outcome(key, *self._line(n))) for n in [number] + later]
+        chosen, differ = _pick(outcomes)
+        self.conflicting += differ
+        for n, _, problem in outcomes:
+            if problem and n != chosen:  # the chosen one is counted when it is read
+                self.malformed[problem] += 1
+        return chosen
+
+    def _outcome(self, key, f, line):
+        """(the reply on a line of file ``f``, or an APIError; why the line is malformed)."""
+        try:
+            entry, response = _batch_entry(line, key)
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
+            return APIError("not judged: the line of custom_id {} in {} is {}".format(
+                key, f.name, problem), kind="not_judged"), problem
+        where = "{} (custom_id {})".format(f.name, key)
+        # vLLM's error: a string, its body null
+        body = json.dumps(response.get("body") or {"error": entry.get("error")}).encode()
+        if response.get("status_code") == 200:
+            try:
+                return _read_reply(body, where), None
+            except APIError as exc:
+                return exc, "a 200 body that is not a chat completion"
+        if response:
+            return _http_error(response.get("status_code") or 0, body, {}, where), None
+        return APIError("not judged: the batch did not run it: " + _server_message(body),
+                        kind="not_judged"), None
+
+    def _export(self, key, payload):
+        """Write request ``key`` to its model's part, once; the APIError that says where."""
+        with self._lock:
+            number = self.exported.get(key)
+            if number is None:  # a file per model: OpenAI's rule
+                sink = self._sinks.get(payload["model"])
+                if sink is None or sink[1] == self.max_lines:
+                    if sink:
+                        sink[0].close()
+                    self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
+                    sink = self._sinks[payload["model"]] = [
+                        open(self.parts[-1], "xb"), 0, len(self.parts) - 1]  # overwrite none
+                sink[0].write(json.dumps({
+                    "custom_id": key, "method": "POST", "url": "/v1/chat/completions",
+                    "body": payload}, ensure_ascii=False).encode(
+                        "utf-8", "backslashreplace") + b"\n")
+                sink[1] += 1
+                number = self.exported[key] = sink[2]
+            part = self.parts[number]
+        return APIError("exported to {} as custom_id {}: run it in a batch, then import "
+                        "the output with --batch-import".format(part, key), kind="exported")
+
     def figures(self):
         return {"imported": self.asked, "unasked": len(self.replies) - self.asked,
-                "malformed": dict(self.malformed), "exported": len(self.exported),
-                "files": self.parts}
+                "malformed": dict(self.malformed), "conflicting": self.conflicting,
+                "exported": len(self.exported), "files": self.parts}
 
     def close(self):
         for f in self.files + [sink[0] for sink in self._sinks.values()]:
             f.close()
+
+
+def _batch_entry(line, key):
+    """A batch output line's (entry, response); ValueError, KeyError, TypeError if it is no
+    such line, or another request's."""
+    entry = json.loads(line)
+    response = entry["response"] or {}
+    if entry["custom_id"] != key or not isinstance(response, dict):
+        raise TypeError
+    return entry, response
+
+
+def _pick(outcomes):
+    """Of (number, reply or APIError, problem), the number of the first success, else of the
+    first error (else of the first line: none is a reply); whether the replies differ."""
+    replies = [(n, result) for n, result, problem in outcomes if problem in _REPLIED]
+    replies = replies or [outcomes[0][:2]]
+    successes = [n for n, result in replies if isinstance(result, dict)]
+    chosen = (successes or [replies[0][0]])[0]
+    return chosen, len({_gist(result) for _, result in replies}) > 1
+
+
+def _gist(result):
+    """What a batch reply gives the judgement: its text (and logprobs), or its error."""
+    if isinstance(result, dict):
+        return "ok", result["content"], json.dumps(result["logprobs"], sort_keys=True)
+    return result.kind, result.status
 
 
 # -- Batch runner ----------------------------------------------------------------------
@@ -2605,6 +2720,7 @@ def main(argv=None):
         return exc.code
     try:
         if report:
+            _check_files(args)  # --summary or --html on a file it reports
             return _report(args)
         args.input = args.input[0] if args.input else None
         specs, source, shard = _setup(args)
@@ -2795,28 +2911,150 @@ def _check_panel(specs):
 
 
 def _check_files(args):
-    """Refuse a file the run cannot write, and two of its files that are one (same inode;
-    a new file by real path): -o on the input truncates it, --cache on -o mixes them."""
-    import stat
-    seen = {}
-    for flag, path in (("input", args.input), ("-o", args.output), ("--cache", args.cache),
-                       ("--summary", args.summary), ("--batch-export", args.batch_export),
+    """Refuse a file the run cannot write, and a file it writes that is one it reads or
+    another it writes (same inode; a new file by real path): -o on the input truncates it,
+    --cache on -o mixes them; then an export part on any file there (_check_export)."""
+    seen = {}  # (inode, device) or a new file's real path: (what it is, its path)
+    for flag, path, what in _files_of(args):
+        if what is None:
+            _check_written(seen, flag, path)
+        else:
+            _note_read(seen, flag, path, what)
+    if args.batch_export:
+        _check_export(re.sub(r"\.jsonl\Z", "", args.batch_export), args.batch_export, seen)
+
+
+def _files_of(args):
+    """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
+    (flag, path, None) of each it writes; the export's parts are _check_export's."""
+    yield from _files_read(args)
+    if args.judges:
+        yield from _judges_files(args.judges)
+    for flag, path in (("-o", args.output), ("--cache", args.cache), ("--summary", args.summary),
                        ("--html", args.html)):
-        stdin = flag == "input" and path == "-"  # a file given as stdin is a file too
-        info = os.fstat(0) if stdin else path and os.path.exists(path) and os.stat(path)
-        if info and stat.S_ISDIR(info.st_mode) and flag != "input":
-            raise ValueError("{} {} is a folder; name a file".format(flag, path))
-        # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
-        if path and flag in ("-o", "--summary", "--batch-export", "--html") and not os.access(
-                path if info else os.path.dirname(os.path.abspath(path)), os.W_OK):
-            raise ValueError("{} {}: cannot write there".format(flag, path))
-        if not path or info and not stat.S_ISREG(info.st_mode):
-            continue  # a terminal, a pipe or /dev/null: nothing there to clobber
-        key = info[1:3] if info else os.path.realpath(path)  # (inode, device)
+        if path:
+            yield flag, path, None
+
+
+def _files_read(args):
+    inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
+    reads = [("input", path) for path in inputs] + [
+        ("--batch-import", path) for path in args.batch_import] + [
+        ("--judges", args.judges), ("--criteria", args.criteria),
+        ("--response-format", args.response_format)]
+    if args.template not in TEMPLATES:
+        reads.append(("--template", args.template))
+    return [(flag, path, "the {} file".format(flag)) for flag, path in reads if path]
+
+
+def _judges_files(path):
+    """(flag, path, what) of the criteria and template files a --judges file names, relative
+    to its folder; none if it cannot be read (_judges_config says why, later)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+        entries = config["judges"] if isinstance(config, dict) else config
+        named = [(entry["name"], kind, entry.get(kind)) for entry in entries
+                 for kind in ("criteria", "template")]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return []
+    here = os.path.dirname(os.path.abspath(path))
+    return [("--judges", os.path.join(here, value), "judge {}'s {} file".format(name, kind))
+            for name, kind, value in named if isinstance(value, str) and value not in TEMPLATES]
+
+
+def _file_info(flag, path):
+    """The file's os.stat (stdin's for the input ``-``), or None if there is none yet."""
+    if flag == "input" and path == "-":  # a file given as stdin is a file too
+        return os.fstat(0)
+    if os.path.exists(path):
+        return os.stat(path)
+    return None
+
+
+def _note_read(seen, flag, path, what):
+    import stat
+    info = _file_info(flag, path)
+    if info and stat.S_ISREG(info.st_mode):  # a missing one: its own error, later
+        shown = path
+        if flag == "input" and path == "-":
+            shown = "(stdin)"
+        seen.setdefault(info[1:3], (what, shown))
+
+
+def _check_written(seen, flag, path):
+    import stat
+    info = _file_info(flag, path)
+    if info and stat.S_ISDIR(info.st_mode):
+        raise ValueError("{} {} is a folder; name a file".format(flag, path))
+    # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
+    where = path if info else os.path.dirname(os.path.abspath(path))
+    if flag != "--cache" and not os.access(where, os.W_OK):
+        raise ValueError("{} {}: cannot write there".format(flag, path))
+    if info and not stat.S_ISREG(info.st_mode):
+        return  # a terminal, a pipe or /dev/null: nothing there to clobber
+    key = info[1:3] if info else os.path.realpath(path)  # (inode, device)
+    if key in seen:
+        raise ValueError("{} {} is {}; write elsewhere".format(flag, path, _named(
+            seen[key], path)))
+    seen[key] = "the {} file".format(flag), path
+
+
+def _named(seen, path):
+    """What a file of the run is, and its path unless it is ``path``."""
+    what, known = seen
+    if known == path:
+        return what
+    return "{} {}".format(what, known)
+
+
+def _check_export(prefix, flag_value, seen):
+    """Refuse an export whose parts (PREFIX.000.jsonl, PREFIX.001.jsonl, ...: as many as the
+    records and models make) would land on a file the run reads or writes, or on any file
+    there: an earlier export's parts are never overwritten, whatever their number."""
+    folder, base = _export_folder(prefix, flag_value)
+    part = re.compile(re.escape(base) + r"\.\d{3,}\.jsonl\Z")
+    there = sorted(name for name in os.listdir(folder or ".") if part.match(name))
+    for name, key in _part_keys(folder, part, there, seen):
         if key in seen:
-            raise ValueError("{} {} is the {} file{}; write elsewhere".format(
-                flag, path, seen[key][0], "" if seen[key][1] == path else " " + seen[key][1]))
-        seen[key] = flag, "(stdin)" if stdin else path
+            shown = os.path.join(folder, name)
+            raise ValueError("--batch-export {} writes {}, {}; name another prefix".format(
+                flag_value, shown, _named(seen[key], shown)))
+    if there:
+        raise ValueError("--batch-export {}: {} exists (an earlier export?); name another "
+                         "prefix, or remove it".format(flag_value, os.path.join(folder, there[0])))
+
+
+def _export_folder(prefix, flag_value):
+    """(folder, name) of an export's prefix, or ValueError: no name, or no writing there."""
+    folder, base = os.path.split(prefix)
+    if not base:  # "out/": parts would be hidden files, out/.000.jsonl
+        raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
+            flag_value, os.path.join(prefix, "requests")))
+    if not os.access(folder or ".", os.W_OK):
+        raise ValueError("--batch-export {}: cannot write there".format(flag_value))
+    return folder, base
+
+
+def _part_keys(folder, part, there, seen):
+    """(name, key) of each part that is there, and of each new file of the run a part
+    would be (its real folder is the export's)."""
+    for name in there:
+        yield name, _file_key(os.path.join(folder, name))
+    real = os.path.realpath(folder or ".")
+    for key in seen:
+        if isinstance(key, str) and os.path.dirname(key) == real:
+            name = os.path.basename(key)
+            if part.match(name):
+                yield name, key
+
+
+def _file_key(path):
+    """What _check_files knows a file by: its (inode, device), or a new one's real path."""
+    try:
+        return os.stat(path)[1:3]
+    except OSError:  # a dangling symlink: where a write would create the file
+        return os.path.realpath(path)
 
 
 def _judges_config(path):
@@ -3291,6 +3529,14 @@ def _human_agreement(args, tally, mode):
     return dict(agreement(scores if binary else ratings, labels), field=args.human_field)
 
 
+def _conflicting_line(n):
+    if not n:
+        return ""
+    requests = "1 request" if n == 1 else "{} requests".format(n)
+    return "; {} had conflicting replies: the first success was used, else the first " \
+           "error".format(requests)
+
+
 def _print_summary(summary, max_error_rate, file, name=None):
     s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
     judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
@@ -3314,6 +3560,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
         judges=", ".join(panel.get("judges", ())),
         malformed="; malformed lines: " * bool(batch.get("malformed")) + ", ".join(
             "{} {}".format(n, why) for why, n in batch.get("malformed", {}).items()),
+        conflicting=_conflicting_line(batch.get("conflicting")),
         parts=parts[0] if len(parts) == 1 else "{} ... {} ({} files)".format(
             parts[0], parts[-1], len(parts)),
         **{name: ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
@@ -3360,7 +3607,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
         (s["adapted"], "{adapted}"),
         (batch.get("files") is not None and (batch["imported"] or batch["unasked"] or batch[
             "malformed"]), "  batch: {batch[imported]} replies imported, {batch[unasked]} not "
-         "asked for (ignored){malformed}"),
+         "asked for (ignored){malformed}{conflicting}"),
         (batch.get("exported"), "  exported: {batch[exported]} requests to {parts}; run them in "
          "a batch, then rerun with --batch-import"),
         (s["tokens"], "  tokens: {tokens[prompt_tokens]} prompt, {tokens[completion_tokens]} "

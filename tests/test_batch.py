@@ -119,7 +119,7 @@ class BatchTest(StubTestCase):
                     self.assertEqual(got_summary["requests"], 0)
                     self.assertEqual(got_summary["batch"], {
                         "imported": len(requests), "unasked": 0, "malformed": {},
-                        "exported": 0, "files": []})
+                        "conflicting": 0, "exported": 0, "files": []})
                     for name in os.listdir(self.tmp):
                         os.remove(self.path(name))
 
@@ -192,10 +192,13 @@ class BatchTest(StubTestCase):
                          "window expired."))
         self.assertEqual(status[rows[ids[2]]], ("not_judged", "not judged: no reply in the "
                          "--batch-import files (custom_id {})".format(ids[2])))
-        self.assertEqual(status[rows[ids[3]]][0], "not_judged")  # the torn line came last
-        self.assertIn("is not JSON", status[rows[ids[3]]][1])
-        self.assertEqual(summary["batch"]["malformed"], {"not JSON": 2, "without a minijudge "
-                                                         "custom_id": 1})
+        # the engine's success, then a bad 200 and a torn line: the success is used
+        online = {r["id"]: (r["judge_status"], r["judge_error"]) for r in records}
+        self.assertEqual(status[rows[ids[3]]], online[rows[ids[3]]])
+        self.assertEqual(summary["batch"]["conflicting"], 1)
+        self.assertEqual(summary["batch"]["malformed"], {
+            "not JSON": 2, "without a minijudge custom_id": 1,
+            "a 200 body that is not a chat completion": 1})
         self.assertEqual(summary["batch"]["unasked"], 1)
         self.assertEqual(summary["requests"], 0)
         # with a URL, what the file did not answer is sent: those three, and nothing else
