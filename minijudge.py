@@ -177,7 +177,7 @@ _ANSWERS = """\
 {context_section}[Question]
 {question}
 
-[The Start of Assistant 1's Answer]
+{reference_section}[The Start of Assistant 1's Answer]
 {response_a}
 [The End of Assistant 1's Answer]
 
@@ -228,7 +228,7 @@ Criterion: {criterion_name}
 Options:
 {criterion_options}
 
-""" + _ITEM
+""" + _ITEM.replace(_RESPONSE, "{reference_section}" + _RESPONSE)  # a reference given is sent
 _ONE_OPTION = "Reply with the name of one option only."
 CRITERION_TEMPLATE = _CRITERION_ITEM + "\n\n" + _ONE_OPTION
 # assess, then select: two turns of one conversation (unitxt's direct assessment)
@@ -274,7 +274,8 @@ def _parser_of(template, default="rating"):
 _BINARY_FORMATS = {"yesno": {"answer_kind": "word", "answer_yes": "yes", "answer_no": "no"},
                    "01": {"answer_kind": "digit", "answer_yes": "1", "answer_no": "0"}}
 _TEMPLATE_DEFAULTS = {
-    None: dict(_BINARY_FORMATS["yesno"], context_section=""),  # any template's
+    None: dict(_BINARY_FORMATS["yesno"], context_section="",  # any template's
+               reference_section=""),
     "comparative": {"low": 1, "high": 10, "instruction":
                     "We would like to request your feedback on the performance of two AI "
                     "assistants in response to the user question displayed above.\nPlease "
@@ -1002,6 +1003,31 @@ def _first(mapping, *names):
     return next((mapping[name] for name in names if mapping.get(name) not in (None, "")), None)
 
 
+def _response_of(example, output):
+    """``{"response": ...}`` from ``output`` (its "response", or itself as text), else from
+    the example; ``{}`` when neither has one, for a missing response is no empty one."""
+    if output is not None and not isinstance(output, Mapping):
+        return {"response": output}
+    for source in (output or {}, example):
+        if "response" in source:
+            return {"response": source["response"]}
+    return {}
+
+
+def _no_response(example, output, fields):
+    """The template_error of an item with no response: the fields it was given."""
+    given = {str(k) for part in (example, output if isinstance(output, Mapping) else {}, fields)
+             for k, v in part.items() if v is not None}
+    return "template needs field 'response'; got {}".format(_names(sorted(given), "no fields"))
+
+
+def _reference_section(reference):
+    """A reference as the templates' section, or None (the section's default: nothing)."""
+    if reference is None:
+        return None
+    return "[Reference Answer]\n{}\n\n".format(reference)
+
+
 def _env(*names):
     return _first(os.environ, *names)
 
@@ -1170,7 +1196,11 @@ class LLMJudge:
         ``["context"]``), the reference ``example["answer"]``, the response ``output["response"]``
         (or ``output``, as text). Keywords override any field; ``criterion=``, ``context=``
         (a text or ``{name: text}``) and ``images=`` (paths or URLs) are the item's own."""
-        return self._ask(example, self._values(example, output, fields), self.again)
+        try:
+            values = self._values(example, output, fields)
+        except TemplateError as exc:  # no response at all: not an empty one
+            return self._failed("template_error", str(exc))
+        return self._ask(example, values, self.again)
 
     def messages(self, example, output=None, **fields):
         """The chat messages ``judge`` would send for this item (TemplateError if it cannot fill
@@ -1230,10 +1260,12 @@ class LLMJudge:
     # -- internals
     def _values(self, example, output, fields):
         example = example if isinstance(example, Mapping) else {}
-        values = {"question": _as_text(_first(example, "question", "context")),
-                  "reference": _as_text(_first(example, "answer", "reference")),
-                  "response": output.get("response") if isinstance(output, Mapping) else (
-                      output if output is not None else example.get("response"))}
+        values = dict(question=_as_text(_first(example, "question", "context")),
+                      reference=_as_text(_first(example, "answer", "reference")),
+                      **_response_of(example, output))
+        if "response" not in values and "response" not in fields and self.parser not in (
+                "verdict", "comparative"):  # pairs: compare() gives theirs
+            raise TemplateError(_no_response(example, output, fields))
         criterion = fields.pop("criterion", None)  # the item's own, else the judge's
         criterion = _criterion(criterion) if criterion is not None else self.criterion
         values.update(criterion["fields"] if criterion else {}, **self.answers)
@@ -1245,6 +1277,7 @@ class LLMJudge:
         texts = [(name, (_as_text(text) or "").strip()) for name, text in named]
         values["context_section"] = "".join((text if text.startswith("[") else "[{}]\n{}".format(
             name, text)) + "\n\n" for name, text in texts if text) or None  # None: not given
+        values["reference_section"] = _reference_section(values.get("reference"))
         if self.parser == "comparative":  # the prompt's scale is the judge's
             values.update(low=self.scale[0], high=self.scale[1])
         return values
