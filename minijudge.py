@@ -2355,6 +2355,10 @@ _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 _NOT_FAILURES = ("ok", "empty_response")
 
 
+class _Default(str):
+    """A flag's default (--reference-field's "answer"), told apart from the same text given."""
+
+
 def _arg_parser():
     import argparse
     parser = argparse.ArgumentParser(
@@ -2400,7 +2404,7 @@ def _arg_parser():
         ("--score-field NAME", "a --response-format reply's score (score)", {"default": "score"}),
         "fields",
         ("--question-field F", "default: question, else context"),
-        ("--reference-field F", "default: answer", {"default": "answer"}),
+        ("--reference-field F", "default: answer", {"default": _Default("answer")}),
         *(("--{}-field F".format(name.replace("_", "-")), "default: " + name, {"default": name})
           for name in ("response", "response_a", "response_b")),
         ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
@@ -2645,6 +2649,7 @@ def _setup(args):
         if batch and options["base_url"] == _OFFLINE and specs[-1][1].model is None:  # hashed
             raise ValueError("--batch-export and --batch-import need the model each request "
                              "names: --judge-model (or the judge's model in --judges)")
+    _check_reference_shown(args, specs)
     modes = sorted({mode for _, _, mode in specs})
     if args.jury and (not args.judges or len(modes) > 1 or "systems" in modes):
         raise ValueError("--jury needs --judges FILE of one mode, not systems; got {}".format(
@@ -2655,6 +2660,22 @@ def _setup(args):
     source = None if args.check else sys.stdin.buffer if args.input == "-" else open(
         args.input, "rb")
     return specs, source, shard
+
+
+def _check_reference_shown(args, specs):
+    """Refuse a --reference-field that a judge's own template would never show: the user
+    named a reference, so it must reach the judge (built-in templates all show one)."""
+    field = args.reference_field
+    shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
+    for prefix, judge, _ in specs if not isinstance(field, _Default) else ():
+        text = TEMPLATES.get(judge.template, judge.template)
+        names = {name for _, name, _, _ in _FORMATTER.parse(text or "") if name}
+        if text is not None and not names & shown:
+            where = "--template " + args.template if not args.judges else (
+                "judge {}'s template".format(prefix))
+            raise ValueError("--reference-field {}: {} has no {{reference}} (or "
+                             "{{answer}}, {{reference_section}}) field, so the reference would "
+                             "not reach the judge".format(field, where))
 
 
 def _check_files(args):
@@ -2769,6 +2790,9 @@ class _BadLine(dict):
 
 def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
+    problem = _named_field_problem(args, record)
+    if problem:
+        return _BadLine("line {}: {}".format(number, problem), b"")
     fields = {"question": _as_text(record.get(args.question_field) if args.question_field else
                                    _first(record, "question", "context")),
               "reference": _as_text(record.get(args.reference_field))}
@@ -2809,6 +2833,21 @@ def _item_fields(args, number, record, mode=None):
     except JudgeError as exc:
         return _BadLine("line {}: {}{}".format(number, where, exc), b"")
     return fields
+
+
+def _named_field_problem(args, record):
+    """Why a record lacks a field that --question-field or --reference-field names, or None:
+    judged without it, it would silently be another item than the user asked for."""
+    for name in ("question", "reference"):  # flags whose default is a field only if named
+        field, flag = getattr(args, name + "_field"), "--{}-field".format(name)
+        if isinstance(field, _Default):  # not named: a record may have none
+            continue
+        if field is not None and field not in record:
+            return "no {!r} field ({} {}; the record has {})".format(
+                field, flag, field, _names(sorted(record), "no fields"))
+        if field is not None and record[field] is None:
+            return "field {!r} is null, expected text ({} {})".format(field, flag, field)
+    return None
 
 
 def _as_text(value):
@@ -2910,6 +2949,43 @@ def _tally_add(tally, judgement, record, args, mode):
         _MODES[mode][2] if mode not in ("comparative", "systems")])
 
 
+# fields whose absence the summary reports: (key, the field, what was done instead)
+_DEFAULTED = (("answer", "'answer'", "judged without a reference"),
+              ("question", "'question'", "the question read from 'context'"),
+              ("human", "{!r} (--human-field)", "left out of the agreement"))
+_OPTIONAL_REFERENCE = ("rating", "rubric", "criterion", "comparative", "pairwise", "systems")
+
+
+def _count_defaults(tally, judgement, record, args, mode):
+    """Count a run's records that lack a default field (not named by its flag), or the
+    --human-field label (a record may have none), so the summary says what was done
+    instead; a bad_record was not judged at all."""
+    if judgement.status == "bad_record":
+        return
+    tally.defaulted["records"] += 1
+    if isinstance(args.reference_field, _Default) and mode in _OPTIONAL_REFERENCE and (
+            record.get("answer") is None):  # binary and math need one: a template_error
+        tally.defaulted["answer"] += 1
+    if args.question_field is None and _first(record, "question") is None and _first(
+            record, "context") is not None:
+        tally.defaulted["question"] += 1
+    if args.human_field is not None and args.human_field not in record:  # null: unlabelled
+        tally.defaulted["human"] += 1
+
+
+def _default_lines(defaulted, args):
+    """The summary's "fields": a line for each field of _DEFAULTED some records lack, or None."""
+    lines, n = [], defaulted["records"]
+    for key, field, instead in _DEFAULTED:
+        field = field.format(args.human_field)
+        if defaulted[key] == n > 0:
+            lines.append("no record has field {}: {}".format(field, instead))
+        elif defaulted[key]:
+            lines.append("records without field {}: {} of {}, {}".format(
+                field, defaulted[key], n, instead))
+    return lines or None
+
+
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
 
 
@@ -2929,6 +3005,7 @@ class _Tally:
         self.tenths = [0] * 10  # the judged scores' histogram
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
+        self.defaulted = collections.Counter()  # a run's: see _count_defaults
 
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
@@ -3063,6 +3140,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
         "pass_rate": share(tally.passed), "system_fingerprints": dict(tally.fingerprints),
         "template_sha256": stamp["template_sha256"],
         "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
+        "fields": _default_lines(tally.defaulted, args),
         "shard": args.shard, "interrupted": interrupted, "minijudge_version": stamp["version"],
         "batch": judge.batch.figures() if judge and judge.batch else None,
     }
@@ -3128,6 +3206,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
         statuses=", ".join("{} {}".format(*kv) for kv in sorted(
             s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))),
         errors="\n".join("  first {}: {}".format(*kv) for kv in s["errors"].items()),
+        fields="\n".join("  fields: " + line for line in s.get("fields") or ()),
         ranking=", ".join("{} {win_rate} ({comparisons} comparisons)".format(
             system, **s["systems"][system]) for system in s["ranking"] or ()),
         ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
@@ -3147,7 +3226,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
          " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); " + by),
         (s["wall_seconds"] is None, "minijudge report{name}: {records} records; " + by),
         (s.get("mixed"), "  mixed: the records differ in {mixed}"),
-        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
+        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"), (s.get("fields"), "{fields}"),
         (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} judged; "
          "95% CI {ci95} ({ci_method})"),
         (not wins and mode != "systems" and s["records"] != s["statuses"].get("exported", 0),
@@ -3281,6 +3360,7 @@ def _run(specs, args, items):
                 _keep(rows, out, outputs[0][0], number, args.html_rows)
             for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
                 _tally_add(tallies[prefix], judgement, record, args, mode)
+                _count_defaults(tallies[prefix], judgement, record, args, mode)
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
                 _show_progress(tallies[outputs[0][0]], total, shown - started, held)

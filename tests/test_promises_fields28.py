@@ -116,8 +116,6 @@ class NamedFieldMissing(Fields):
          "gold, label, question, response, response_a, response_b, responses)"),
         (["--question-field", "prompt"], [], "no 'prompt' field (--question-field prompt; the "
          "record has gold, label, question, response, response_a, response_b, responses)"),
-        (["--human-field", "lbl"], [], "no 'lbl' field (--human-field lbl; the record has gold, "
-         "label, question, response, response_a, response_b, responses)"),
         (["--response-field", "out"], [], "no 'out' field (choose one with --response-field; the "
          "record has gold, label, question, response, response_a, response_b, responses)"),
         (["--response-a-field", "a"], ["--mode", "pairwise"], "no 'a' field (choose one with "
@@ -177,12 +175,25 @@ class NamedFieldMissing(Fields):
                          "gold; the record has answer, question, response)")
         self.assertEqual(prompts, [RATING_REF_PROMPT])
 
-    def test_a_human_label_that_is_null_is_no_label(self):
-        # null is the way to say "not labelled"; only an absent field is a typo
-        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four",
-                                                "label": None}])
-        code, (record,), err, summary, prompts = self.run_cli("--human-field", "label", source)
-        self.assertEqual((code, record["judge_status"]), (0, "ok"), err)
+    def test_a_human_field_no_record_has(self):
+        # a record may be unlabelled (test_trust judges it, leaves it out of the agreement),
+        # so the label is no bad_record: the summary says how many had none
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "answer": "4",
+                                                "response": "four", "label": 4}] * 2)
+        code, records, err, summary, prompts = self.run_cli("--human-field", "lbl", source)
+        self.assertEqual([r["judge_status"] for r in records], ["ok", "ok"])
+        self.assertEqual(summary["fields"], ["no record has field 'lbl' (--human-field): left "
+                                             "out of the agreement"])
+        self.assertIn("\n  fields: no record has field 'lbl' (--human-field): left out of the "
+                      "agreement\n", err)
+        # null says "not labelled": not counted; an absent label is
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "answer": "4",
+                                                "response": "four", "label": x}
+                                               for x in (4, None)] + [
+            {"question": "2+2?", "answer": "4", "response": "four"}])
+        code, records, err, summary, prompts = self.run_cli("--human-field", "label", source)
+        self.assertEqual(summary["fields"], ["records without field 'label' (--human-field): 1 "
+                                             "of 3, left out of the agreement"])
 
     def test_dry_run_and_strict_say_the_same(self):
         source = self.write_jsonl("in.jsonl", [self.RECORD])
@@ -222,13 +233,14 @@ class DefaultFieldAbsent(Fields):
                                              "without a reference"])
         self.assertIn("\n  fields: records without field 'answer': 2 of 3, judged without a "
                       "reference\n", err)
-        self.assertEqual(prompts[0], RATING_REF_PROMPT)
+        self.assertEqual(sorted(prompts, key=len)[2], RATING_REF_PROMPT)  # the longest
+        self.assertEqual(sum("[Reference Answer]" in p for p in prompts), 1)
 
     def test_question_read_from_context(self):
         source = self.write_jsonl("in.jsonl", [{"context": "2+2?", "answer": "4",
                                                 "response": "four"}])
         code, records, err, summary, prompts = self.run_cli(source)
-        self.assertEqual(summary["fields"], ["no record has field 'question': the question was "
+        self.assertEqual(summary["fields"], ["no record has field 'question': the question "
                                              "read from 'context'"])
         self.assertEqual(prompts, [RATING_REF_PROMPT])
 
@@ -319,9 +331,17 @@ class ReferenceReachesThePrompt(Fields):
                                    "--no-preflight", "--template", template,
                                    "--reference-field", "gold", source])
         self.assertEqual((code, out), (2, ""))
-        self.assertEqual(err, "minijudge: error: --reference-field gold: template {} has no "
+        self.assertEqual(err, "minijudge: error: --reference-field gold: --template {} has no "
                          "{{reference}} (or {{answer}}, {{reference_section}}) field, so the "
                          "reference would not reach the judge\n".format(template))
+        judges = self.write("judges.json", json.dumps([{"name": "mine", "template": "t.txt"}]))
+        code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                   "--no-preflight", "--judges", judges,
+                                   "--reference-field", "gold", source])
+        self.assertEqual(err, "minijudge: error: --reference-field gold: judge mine's template "
+                         "has no {reference} (or {answer}, {reference_section}) field, so the "
+                         "reference would not reach the judge\n")
+        self.assertEqual(self.srv.requests, [])
 
 
 class PythonMissingResponse(StubTestCase):
