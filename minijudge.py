@@ -2952,14 +2952,16 @@ def _tally_add(tally, judgement, record, args, mode):
 # fields whose absence the summary reports: (key, the field, what was done instead)
 _DEFAULTED = (("answer", "'answer'", "judged without a reference"),
               ("question", "'question'", "the question read from 'context'"),
-              ("human", "{!r} (--human-field)", "left out of the agreement"))
+              ("human", "{0.human_field!r} (--human-field)", "left out of the agreement"),
+              ("criteria", "{0.criteria_field!r} (--criteria-field)", "judged with --criteria"))
 _OPTIONAL_REFERENCE = ("rating", "rubric", "criterion", "comparative", "pairwise", "systems")
 
 
 def _count_defaults(tally, judgement, record, args, mode):
     """Count a run's records that lack a default field (not named by its flag), or the
-    --human-field label (a record may have none), so the summary says what was done
-    instead; a bad_record was not judged at all."""
+    --human-field label (a record may have none), or its --criteria-field criterion (then
+    --criteria's is used), so the summary says what was done instead; a bad_record was not
+    judged at all."""
     if judgement.status == "bad_record":
         return
     tally.defaulted["records"] += 1
@@ -2971,13 +2973,16 @@ def _count_defaults(tally, judgement, record, args, mode):
         tally.defaulted["question"] += 1
     if args.human_field is not None and args.human_field not in record:  # null: unlabelled
         tally.defaulted["human"] += 1
+    if mode == "criterion" and args.criteria and args.criteria_field and (
+            args.criteria_field not in record):
+        tally.defaulted["criteria"] += 1
 
 
 def _default_lines(defaulted, args):
     """The summary's "fields": a line for each field of _DEFAULTED some records lack, or None."""
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
-        field = field.format(args.human_field)
+        field = field.format(args)
         if defaulted[key] == n > 0:
             lines.append("no record has field {}: {}".format(field, instead))
         elif defaulted[key]:

@@ -195,6 +195,20 @@ class NamedFieldMissing(Fields):
         self.assertEqual(summary["fields"], ["records without field 'label' (--human-field): 1 "
                                              "of 3, left out of the agreement"])
 
+    def test_criteria_field_falls_back_to_criteria(self):
+        # --criteria is the criterion of a record without its own: said in the summary
+        own = dict(CRITERION, options={"Right": 1.0, "Wrong": 0.0})
+        source = self.write_jsonl("in.jsonl", [
+            {"question": "2+2?", "answer": "4", "response": "four", "crit": own},
+            {"question": "2+2?", "answer": "4", "response": "four"}])
+        self.srv.content = "Yes"
+        code, records, err, summary, prompts = self.run_cli(
+            "--criteria", self.criteria(), "--criteria-field", "crit", "--max-error-rate", "1",
+            source)
+        self.assertEqual(summary["fields"], ["records without field 'crit' (--criteria-field): 1 "
+                                             "of 2, judged with --criteria"])
+        self.assertEqual(sorted("- Right" in p for p in prompts), [False, True])
+
     def test_dry_run_and_strict_say_the_same(self):
         source = self.write_jsonl("in.jsonl", [self.RECORD])
         code, out, err = run_main(["--dry-run", "--reference-field", "gld", source])
