@@ -1014,11 +1014,15 @@ def _response_of(example, output):
     return {}
 
 
-def _no_response(example, output, fields):
-    """The template_error of an item with no response: the fields it was given."""
+def _check_response(parser, values, example, output, fields):
+    """TemplateError naming the fields given if an item has no response at all (a pair's
+    parser reads two answers, which compare() gives)."""
+    if "response" in values or "response" in fields or parser in ("verdict", "comparative"):
+        return
     given = {str(k) for part in (example, output if isinstance(output, Mapping) else {}, fields)
              for k, v in part.items() if v is not None}
-    return "template needs field 'response'; got {}".format(_names(sorted(given), "no fields"))
+    raise TemplateError("template needs field 'response'; got {}".format(
+        _names(sorted(given), "no fields")))
 
 
 def _reference_section(reference):
@@ -1263,9 +1267,7 @@ class LLMJudge:
         values = dict(question=_as_text(_first(example, "question", "context")),
                       reference=_as_text(_first(example, "answer", "reference")),
                       **_response_of(example, output))
-        if "response" not in values and "response" not in fields and self.parser not in (
-                "verdict", "comparative"):  # pairs: compare() gives theirs
-            raise TemplateError(_no_response(example, output, fields))
+        _check_response(self.parser, values, example, output, fields)
         criterion = fields.pop("criterion", None)  # the item's own, else the judge's
         criterion = _criterion(criterion) if criterion is not None else self.criterion
         values.update(criterion["fields"] if criterion else {}, **self.answers)
@@ -2668,9 +2670,8 @@ def _check_reference_shown(args, specs):
     field = args.reference_field
     shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
     for prefix, judge, _ in specs if not isinstance(field, _Default) else ():
-        text = TEMPLATES.get(judge.template, judge.template)
-        names = {name for _, name, _, _ in _FORMATTER.parse(text or "") if name}
-        if text is not None and not names & shown:
+        text = TEMPLATES.get(judge.template, judge.template) or "{reference}"  # rating_ref
+        if not {name for _, name, _, _ in _FORMATTER.parse(text)} & shown:
             where = "--template " + args.template if not args.judges else (
                 "judge {}'s template".format(prefix))
             raise ValueError("--reference-field {}: {} has no {{reference}} (or "
@@ -2790,28 +2791,15 @@ class _BadLine(dict):
 
 def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
-    problem = _named_field_problem(args, record)
+    names = _MODES[mode or args.mode][2]
+    problem = _named_field_problem(args, record) or _response_problem(args, record, names)
     if problem:
         return _BadLine("line {}: {}".format(number, problem), b"")
     fields = {"question": _as_text(record.get(args.question_field) if args.question_field else
                                    _first(record, "question", "context")),
               "reference": _as_text(record.get(args.reference_field))}
-    for name in _MODES[mode or args.mode][2]:
-        field = getattr(args, name + "_field")
-        value, problem = record.get(field), None
-        if name == "responses":
-            if not isinstance(value, dict) or len(value) < 2:
-                problem = "field {!r} must map two or more systems to their responses"
-            elif any(v is None or isinstance(v, (dict, list)) for v in value.values()):
-                problem = "every response in {!r} must be text"
-        elif field not in record:
-            problem = "no {{!r}} field (choose one with --{}-field; the record has {})".format(
-                name.replace("_", "-"), _names(sorted(record), "no fields"))
-        elif isinstance(value, (dict, list)) or value is None and name != "response":
-            problem = "field {{!r}} is {}, expected text".format(
-                "null" if value is None else "a " + type(value).__name__)
-        if problem:
-            return _BadLine("line {}: ".format(number) + problem.replace("{!r}", repr(field)), b"")
+    for name in names:
+        value = record.get(getattr(args, name + "_field"))
         fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
             name == "responses") else _as_text(value)
     criterion, where = args.criteria_field if (mode or args.mode) == "criterion" else None, ""
@@ -2833,6 +2821,39 @@ def _item_fields(args, number, record, mode=None):
     except JudgeError as exc:
         return _BadLine("line {}: {}{}".format(number, where, exc), b"")
     return fields
+
+
+def _response_problem(args, record, names):
+    """Why a record's response fields (``names``, its mode's) cannot be judged, or None."""
+    for name in names:
+        field = getattr(args, name + "_field")
+        if name == "responses":
+            problem = _systems_problem(record.get(field))
+        else:
+            problem = _text_problem(record, name, field)
+        if problem:
+            return problem.replace("{!r}", repr(field))
+    return None
+
+
+def _systems_problem(value):
+    if not isinstance(value, dict) or len(value) < 2:
+        return "field {!r} must map two or more systems to their responses"
+    if any(v is None or isinstance(v, (dict, list)) for v in value.values()):
+        return "every response in {!r} must be text"
+    return None
+
+
+def _text_problem(record, name, field):
+    """A response field missing, or not text (a null response is an empty one)."""
+    value = record.get(field)
+    if field not in record:
+        return "no {{!r}} field (choose one with --{}-field; the record has {})".format(
+            name.replace("_", "-"), _names(sorted(record), "no fields"))
+    if isinstance(value, (dict, list)) or value is None and name != "response":
+        return "field {{!r}} is {}, expected text".format(
+            "null" if value is None else "a " + type(value).__name__)
+    return None
 
 
 def _named_field_problem(args, record):
@@ -2965,17 +2986,20 @@ def _count_defaults(tally, judgement, record, args, mode):
     if judgement.status == "bad_record":
         return
     tally.defaulted["records"] += 1
-    if isinstance(args.reference_field, _Default) and mode in _OPTIONAL_REFERENCE and (
-            record.get("answer") is None):  # binary and math need one: a template_error
-        tally.defaulted["answer"] += 1
-    if args.question_field is None and _first(record, "question") is None and _first(
-            record, "context") is not None:
-        tally.defaulted["question"] += 1
-    if args.human_field is not None and args.human_field not in record:  # null: unlabelled
-        tally.defaulted["human"] += 1
-    if mode == "criterion" and args.criteria and args.criteria_field and (
-            args.criteria_field not in record):
-        tally.defaulted["criteria"] += 1
+    for key, lacks in _LACKS.items():
+        tally.defaulted[key] += bool(lacks(args, record, mode))
+
+
+_LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
+    # binary and math need a reference: without one, a template_error
+    "answer": lambda args, record, mode: isinstance(args.reference_field, _Default) and (
+        mode in _OPTIONAL_REFERENCE and record.get("answer") is None),
+    "question": lambda args, record, mode: args.question_field is None and (
+        _first(record, "question") is None and _first(record, "context") is not None),
+    "human": lambda args, record, mode: args.human_field is not None and (  # null: unlabelled
+        args.human_field not in record),
+    "criteria": lambda args, record, mode: mode == "criterion" and args.criteria and (
+        args.criteria_field is not None and args.criteria_field not in record)}
 
 
 def _default_lines(defaulted, args):
