@@ -2797,7 +2797,7 @@ def _item_fields(args, number, record, mode=None):
         return _BadLine("line {}: {}".format(number, problem), b"")
     fields = {"question": _as_text(record.get(args.question_field) if args.question_field else
                                    _first(record, "question", "context")),
-              "reference": _as_text(record.get(args.reference_field))}
+              "reference": _as_text(_first(record, args.reference_field))}  # "": none
     for name in names:
         value = record.get(getattr(args, name + "_field"))
         fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
@@ -2868,6 +2868,8 @@ def _named_field_problem(args, record):
                 field, flag, field, _names(sorted(record), "no fields"))
         if field is not None and record[field] is None:
             return "field {!r} is null, expected text ({} {})".format(field, flag, field)
+        if field is not None and not _as_text(record[field]).strip():
+            return "field {!r} is empty ({} {})".format(field, flag, field)
     return None
 
 
@@ -2993,7 +2995,7 @@ def _count_defaults(tally, judgement, record, args, mode):
 _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
     # binary and math need a reference: without one, a template_error
     "answer": lambda args, record, mode: isinstance(args.reference_field, _Default) and (
-        mode in _OPTIONAL_REFERENCE and record.get("answer") is None),
+        mode in _OPTIONAL_REFERENCE and _first(record, "answer") is None),
     "question": lambda args, record, mode: args.question_field is None and (
         _first(record, "question") is None and _first(record, "context") is not None),
     "human": lambda args, record, mode: args.human_field is not None and (  # null: unlabelled

@@ -162,6 +162,27 @@ class NamedFieldMissing(Fields):
                                  ("bad_record", "line 1: " + error))
                 self.assertEqual(prompts, [])
 
+    def test_a_named_reference_or_question_that_is_empty(self):
+        source = self.write_jsonl("in.jsonl", [dict(self.RECORD, gold=" \n", prompt="")])
+        for flag, error in ((["--reference-field", "gold"], "field 'gold' is empty "
+                             "(--reference-field gold)"),
+                            (["--question-field", "prompt"], "field 'prompt' is empty "
+                             "(--question-field prompt)")):
+            with self.subTest(flag=flag):
+                code, (record,), err, summary, prompts = self.run_cli(*flag, source)
+                self.assertEqual((record["judge_status"], record["judge_error"]),
+                                 ("bad_record", "line 1: " + error))
+                self.assertEqual(prompts, [])
+
+    def test_an_empty_default_answer_is_no_reference(self):
+        # as in Python, where judge({"answer": ""}, ...) has no reference: not an empty one
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "answer": "",
+                                                "response": "four"}])
+        code, (record,), err, summary, prompts = self.run_cli(source)
+        self.assertNotIn("[Reference Answer]", prompts[0])
+        self.assertEqual(summary["fields"], ["no record has field 'answer': judged without a "
+                                             "reference"])
+
     def test_only_the_records_that_lack_it_fail(self):
         # the typo'd flag of the issue: the records that have 'gold' are judged with it
         source = self.write_jsonl("in.jsonl", [
