@@ -2664,21 +2664,6 @@ def _setup(args):
     return specs, source, shard
 
 
-def _check_reference_shown(args, specs):
-    """Refuse a --reference-field that a judge's own template would never show: the user
-    named a reference, so it must reach the judge (built-in templates all show one)."""
-    field = args.reference_field
-    shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
-    for prefix, judge, _ in specs if not isinstance(field, _Default) else ():
-        text = TEMPLATES.get(judge.template, judge.template) or "{reference}"  # rating_ref
-        if not {name for _, name, _, _ in _FORMATTER.parse(text)} & shown:
-            where = "--template " + args.template if not args.judges else (
-                "judge {}'s template".format(prefix))
-            raise ValueError("--reference-field {}: {} has no {{reference}} (or "
-                             "{{answer}}, {{reference_section}}) field, so the reference would "
-                             "not reach the judge".format(field, where))
-
-
 def _check_files(args):
     """Refuse a file the run cannot write, and two of its files that are one (same inode;
     a new file by real path): -o on the input truncates it, --cache on -o mixes them."""
@@ -2702,6 +2687,21 @@ def _check_files(args):
             raise ValueError("{} {} is the {} file{}; write elsewhere".format(
                 flag, path, seen[key][0], "" if seen[key][1] == path else " " + seen[key][1]))
         seen[key] = flag, "(stdin)" if stdin else path
+
+
+def _check_reference_shown(args, specs):
+    """Refuse a --reference-field that a judge's own template would never show: the user
+    named a reference, so it must reach the judge (built-in templates all show one)."""
+    field = args.reference_field
+    shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
+    for prefix, judge, _ in specs if not isinstance(field, _Default) else ():
+        text = TEMPLATES.get(judge.template, judge.template) or "{reference}"  # rating_ref
+        if not {name for _, name, _, _ in _FORMATTER.parse(text)} & shown:
+            where = "--template " + args.template if not args.judges else (
+                "judge {}'s template".format(prefix))
+            raise ValueError("--reference-field {}: {} has no {{reference}} (or "
+                             "{{answer}}, {{reference_section}}) field, so the reference would "
+                             "not reach the judge".format(field, where))
 
 
 def _judges_config(path):
@@ -2823,6 +2823,13 @@ def _item_fields(args, number, record, mode=None):
     return fields
 
 
+def _as_text(value):
+    """Numbers become text, lists and objects JSON; None stays missing."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return value if value is None or isinstance(value, str) else str(value)
+
+
 def _response_problem(args, record, names):
     """Why a record's response fields (``names``, its mode's) cannot be judged, or None."""
     for name in names:
@@ -2871,13 +2878,6 @@ def _named_field_problem(args, record):
         if field is not None and not _as_text(record[field]).strip():
             return "field {!r} is empty ({} {})".format(field, flag, field)
     return None
-
-
-def _as_text(value):
-    """Numbers become text, lists and objects JSON; None stays missing."""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
-    return value if value is None or isinstance(value, str) else str(value)
 
 
 def _check_first(specs, args, items):
