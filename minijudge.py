@@ -2792,7 +2792,7 @@ class _BadLine(dict):
 def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
     names = _MODES[mode or args.mode][2]
-    problem = _named_field_problem(args, record) or _response_problem(args, record, names)
+    problem = _field_problem(args, record, names)
     if problem:
         return _BadLine("line {}: {}".format(number, problem), b"")
     fields = {"question": _as_text(record.get(args.question_field) if args.question_field else
@@ -2828,6 +2828,13 @@ def _as_text(value):
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
     return value if value is None or isinstance(value, str) else str(value)
+
+
+def _field_problem(args, record, names):
+    """Why a record's fields cannot be judged as the flags say (``names``: its mode's
+    response fields), or None."""
+    return (_named_field_problem(args, record) or _empty_field_problem(args, record)
+            or _response_problem(args, record, names))
 
 
 def _response_problem(args, record, names):
@@ -2877,6 +2884,20 @@ def _named_field_problem(args, record):
             return "field {!r} is null, expected text ({} {})".format(field, flag, field)
         if field is not None and not _as_text(record[field]).strip():
             return "field {!r} is empty ({} {})".format(field, flag, field)
+    return None
+
+
+def _empty_field_problem(args, record):
+    """A --context-field or --image-field value that is there but empty ("", spaces, []),
+    or None: sent, it would be left out of the prompt without a word (absent or null, the
+    flag's own check in _item_fields says so)."""
+    named = [(field, "--context-field {}={}".format(name, field))
+             for name, field in args.context_field]
+    named.append((args.image_field, "--image-field {}".format(args.image_field)))
+    for field, flag in named:
+        value = record.get(field) if field is not None else None
+        if value == [] or isinstance(value, str) and not value.strip():
+            return "field {!r} is empty ({})".format(field, flag)
     return None
 
 

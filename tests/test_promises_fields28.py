@@ -174,6 +174,21 @@ class NamedFieldMissing(Fields):
                                  ("bad_record", "line 1: " + error))
                 self.assertEqual(prompts, [])
 
+    def test_a_named_context_or_image_that_is_empty(self):
+        # sent, an empty context section or image list would be left out without a word
+        source = self.write_jsonl("in.jsonl", [dict(self.RECORD, doc=" ", img=[])])
+        for flag, error in ((["--context-field", "doc"], "field 'doc' is empty (--context-field "
+                             "doc=doc)"),
+                            (["--context-field", "Source=doc"], "field 'doc' is empty "
+                             "(--context-field Source=doc)"),
+                            (["--image-field", "img"], "field 'img' is empty (--image-field "
+                             "img)")):
+            with self.subTest(flag=flag):
+                code, (record,), err, summary, prompts = self.run_cli(*flag, source)
+                self.assertEqual((record["judge_status"], record["judge_error"]),
+                                 ("bad_record", "line 1: " + error))
+                self.assertEqual(prompts, [])
+
     def test_an_empty_default_answer_is_no_reference(self):
         # as in Python, where judge({"answer": ""}, ...) has no reference: not an empty one
         source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "answer": "",
