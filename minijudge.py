@@ -177,7 +177,7 @@ _ANSWERS = """\
 {context_section}[Question]
 {question}
 
-[The Start of Assistant 1's Answer]
+{reference_section}[The Start of Assistant 1's Answer]
 {response_a}
 [The End of Assistant 1's Answer]
 
@@ -228,7 +228,7 @@ Criterion: {criterion_name}
 Options:
 {criterion_options}
 
-""" + _ITEM
+""" + _ITEM.replace(_RESPONSE, "{reference_section}" + _RESPONSE)  # a reference given is sent
 _ONE_OPTION = "Reply with the name of one option only."
 CRITERION_TEMPLATE = _CRITERION_ITEM + "\n\n" + _ONE_OPTION
 # assess, then select: two turns of one conversation (unitxt's direct assessment)
@@ -274,7 +274,8 @@ def _parser_of(template, default="rating"):
 _BINARY_FORMATS = {"yesno": {"answer_kind": "word", "answer_yes": "yes", "answer_no": "no"},
                    "01": {"answer_kind": "digit", "answer_yes": "1", "answer_no": "0"}}
 _TEMPLATE_DEFAULTS = {
-    None: dict(_BINARY_FORMATS["yesno"], context_section=""),  # any template's
+    None: dict(_BINARY_FORMATS["yesno"], context_section="",  # any template's
+               reference_section=""),
     "comparative": {"low": 1, "high": 10, "instruction":
                     "We would like to request your feedback on the performance of two AI "
                     "assistants in response to the user question displayed above.\nPlease "
@@ -1002,6 +1003,35 @@ def _first(mapping, *names):
     return next((mapping[name] for name in names if mapping.get(name) not in (None, "")), None)
 
 
+def _response_of(example, output):
+    """``{"response": ...}`` from ``output`` (its "response", or itself as text), else from
+    the example; ``{}`` when neither has one, for a missing response is no empty one."""
+    if output is not None and not isinstance(output, Mapping):
+        return {"response": output}
+    for source in (output or {}, example):
+        if "response" in source:
+            return {"response": source["response"]}
+    return {}
+
+
+def _check_response(parser, values, example, output, fields):
+    """TemplateError naming the fields given if an item has no response at all (a pair's
+    parser reads two answers, which compare() gives)."""
+    if "response" in values or "response" in fields or parser in ("verdict", "comparative"):
+        return
+    given = {str(k) for part in (example, output if isinstance(output, Mapping) else {}, fields)
+             for k, v in part.items() if v is not None}
+    raise TemplateError("template needs field 'response'; got {}".format(
+        _names(sorted(given), "no fields")))
+
+
+def _reference_section(reference):
+    """A reference as the templates' section, or None (the section's default: nothing)."""
+    if reference is None:
+        return None
+    return "[Reference Answer]\n{}\n\n".format(reference)
+
+
 def _env(*names):
     return _first(os.environ, *names)
 
@@ -1171,7 +1201,11 @@ class LLMJudge:
         ``["context"]``), the reference ``example["answer"]``, the response ``output["response"]``
         (or ``output``, as text). Keywords override any field; ``criterion=``, ``context=``
         (a text or ``{name: text}``) and ``images=`` (paths or URLs) are the item's own."""
-        return self._ask(example, self._values(example, output, fields), self.again)
+        try:
+            values = self._values(example, output, fields)
+        except TemplateError as exc:  # no response at all: not an empty one
+            return self._failed("template_error", str(exc))
+        return self._ask(example, values, self.again)
 
     def messages(self, example, output=None, **fields):
         """The chat messages ``judge`` would send for this item (TemplateError if it cannot fill
@@ -1230,10 +1264,10 @@ class LLMJudge:
     # -- internals
     def _values(self, example, output, fields):
         example = example if isinstance(example, Mapping) else {}
-        values = {"question": _as_text(_first(example, "question", "context")),
-                  "reference": _as_text(_first(example, "answer", "reference")),
-                  "response": output.get("response") if isinstance(output, Mapping) else (
-                      output if output is not None else example.get("response"))}
+        values = dict(question=_as_text(_first(example, "question", "context")),
+                      reference=_as_text(_first(example, "answer", "reference")),
+                      **_response_of(example, output))
+        _check_response(self.parser, values, example, output, fields)
         criterion = fields.pop("criterion", None)  # the item's own, else the judge's
         criterion = _criterion(criterion) if criterion is not None else self.criterion
         values.update(criterion["fields"] if criterion else {}, **self.answers)
@@ -1245,6 +1279,7 @@ class LLMJudge:
         texts = [(name, (_as_text(text) or "").strip()) for name, text in named]
         values["context_section"] = "".join((text if text.startswith("[") else "[{}]\n{}".format(
             name, text)) + "\n\n" for name, text in texts if text) or None  # None: not given
+        values["reference_section"] = _reference_section(values.get("reference"))
         if self.parser == "comparative":  # the prompt's scale is the judge's
             values.update(low=self.scale[0], high=self.scale[1])
         return values
@@ -2592,6 +2627,10 @@ _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 _NOT_FAILURES = ("ok", "empty_response")
 
 
+class _Default(str):
+    """A flag's default (--reference-field's "answer"), told apart from the same text given."""
+
+
 def _arg_parser():
     import argparse
     parser = argparse.ArgumentParser(
@@ -2637,7 +2676,7 @@ def _arg_parser():
         ("--score-field NAME", "a --response-format reply's score (score)", {"default": "score"}),
         "fields",
         ("--question-field F", "default: question, else context"),
-        ("--reference-field F", "default: answer", {"default": "answer"}),
+        ("--reference-field F", "default: answer", {"default": _Default("answer")}),
         *(("--{}-field F".format(name.replace("_", "-")), "default: " + name, {"default": name})
           for name in ("response", "response_a", "response_b")),
         ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
@@ -2885,6 +2924,7 @@ def _setup(args):
         if batch and options["base_url"] == _OFFLINE and specs[-1][1].model is None:  # hashed
             raise ValueError("--batch-export and --batch-import need the model each request "
                              "names: --judge-model (or the judge's model in --judges)")
+    _check_reference_shown(args, specs)
     modes = sorted({mode for _, _, mode in specs})
     if args.jury and (not args.judges or len(modes) > 1 or "systems" in modes):
         raise ValueError("--jury needs --judges FILE of one mode, not systems; got {}".format(
@@ -3057,6 +3097,21 @@ def _file_key(path):
         return os.path.realpath(path)
 
 
+def _check_reference_shown(args, specs):
+    """Refuse a --reference-field that a judge's own template would never show: the user
+    named a reference, so it must reach the judge (built-in templates all show one)."""
+    field = args.reference_field
+    shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
+    for prefix, judge, _ in specs if not isinstance(field, _Default) else ():
+        text = TEMPLATES.get(judge.template, judge.template) or "{reference}"  # rating_ref
+        if not {name for _, name, _, _ in _FORMATTER.parse(text)} & shown:
+            where = "--template " + args.template if not args.judges else (
+                "judge {}'s template".format(prefix))
+            raise ValueError("--reference-field {}: {} has no {{reference}} (or "
+                             "{{answer}}, {{reference_section}}) field, so the reference would "
+                             "not reach the judge".format(field, where))
+
+
 def _judges_config(path):
     """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
     "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]})."""
@@ -3144,25 +3199,15 @@ class _BadLine(dict):
 
 def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
+    names = _MODES[mode or args.mode][2]
+    problem = _field_problem(args, record, names)
+    if problem:
+        return _BadLine("line {}: {}".format(number, problem), b"")
     fields = {"question": _as_text(record.get(args.question_field) if args.question_field else
                                    _first(record, "question", "context")),
-              "reference": _as_text(record.get(args.reference_field))}
-    for name in _MODES[mode or args.mode][2]:
-        field = getattr(args, name + "_field")
-        value, problem = record.get(field), None
-        if name == "responses":
-            if not isinstance(value, dict) or len(value) < 2:
-                problem = "field {!r} must map two or more systems to their responses"
-            elif any(v is None or isinstance(v, (dict, list)) for v in value.values()):
-                problem = "every response in {!r} must be text"
-        elif field not in record:
-            problem = "no {{!r}} field (choose one with --{}-field; the record has {})".format(
-                name.replace("_", "-"), _names(sorted(record), "no fields"))
-        elif isinstance(value, (dict, list)) or value is None and name != "response":
-            problem = "field {{!r}} is {}, expected text".format(
-                "null" if value is None else "a " + type(value).__name__)
-        if problem:
-            return _BadLine("line {}: ".format(number) + problem.replace("{!r}", repr(field)), b"")
+              "reference": _as_text(_first(record, args.reference_field))}  # "": none
+    for name in names:
+        value = record.get(getattr(args, name + "_field"))
         fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
             name == "responses") else _as_text(value)
     criterion, where = args.criteria_field if (mode or args.mode) == "criterion" else None, ""
@@ -3202,6 +3247,77 @@ def _as_text(value):
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
     return value if value is None or isinstance(value, str) else str(value)
+
+
+def _field_problem(args, record, names):
+    """Why a record's fields cannot be judged as the flags say (``names``: its mode's
+    response fields), or None."""
+    return (_named_field_problem(args, record) or _empty_field_problem(args, record)
+            or _response_problem(args, record, names))
+
+
+def _response_problem(args, record, names):
+    """Why a record's response fields (``names``, its mode's) cannot be judged, or None."""
+    for name in names:
+        field = getattr(args, name + "_field")
+        if name == "responses":
+            problem = _systems_problem(record.get(field))
+        else:
+            problem = _text_problem(record, name, field)
+        if problem:
+            return problem.replace("{!r}", repr(field))
+    return None
+
+
+def _systems_problem(value):
+    if not isinstance(value, dict) or len(value) < 2:
+        return "field {!r} must map two or more systems to their responses"
+    if any(v is None or isinstance(v, (dict, list)) for v in value.values()):
+        return "every response in {!r} must be text"
+    return None
+
+
+def _text_problem(record, name, field):
+    """A response field missing, or not text (a null response is an empty one)."""
+    value = record.get(field)
+    if field not in record:
+        return "no {{!r}} field (choose one with --{}-field; the record has {})".format(
+            name.replace("_", "-"), _names(sorted(record), "no fields"))
+    if isinstance(value, (dict, list)) or value is None and name != "response":
+        return "field {{!r}} is {}, expected text".format(
+            "null" if value is None else "a " + type(value).__name__)
+    return None
+
+
+def _named_field_problem(args, record):
+    """Why a record lacks a field that --question-field or --reference-field names, or None:
+    judged without it, it would silently be another item than the user asked for."""
+    for name in ("question", "reference"):  # flags whose default is a field only if named
+        field, flag = getattr(args, name + "_field"), "--{}-field".format(name)
+        if isinstance(field, _Default):  # not named: a record may have none
+            continue
+        if field is not None and field not in record:
+            return "no {!r} field ({} {}; the record has {})".format(
+                field, flag, field, _names(sorted(record), "no fields"))
+        if field is not None and record[field] is None:
+            return "field {!r} is null, expected text ({} {})".format(field, flag, field)
+        if field is not None and not _as_text(record[field]).strip():
+            return "field {!r} is empty ({} {})".format(field, flag, field)
+    return None
+
+
+def _empty_field_problem(args, record):
+    """A --context-field or --image-field value that is there but empty ("", spaces, []),
+    or None: sent, it would be left out of the prompt without a word (absent or null, the
+    flag's own check in _item_fields says so)."""
+    named = [(field, "--context-field {}={}".format(name, field))
+             for name, field in args.context_field]
+    named.append((args.image_field, "--image-field {}".format(args.image_field)))
+    for field, flag in named:
+        value = record.get(field) if field is not None else None
+        if value == [] or isinstance(value, str) and not value.strip():
+            return "field {!r} is empty ({})".format(field, flag)
+    return None
 
 
 def _check_first(specs, args, items):
@@ -3296,6 +3412,51 @@ def _tally_add(tally, judgement, record, args, mode):
         _MODES[mode][2] if mode not in ("comparative", "systems")])
 
 
+# fields whose absence the summary reports: (key, the field, what was done instead)
+_DEFAULTED = (("answer", "'answer'", "judged without a reference"),
+              ("question", "'question'", "the question read from 'context'"),
+              ("human", "{0.human_field!r} (--human-field)", "left out of the agreement"),
+              ("criteria", "{0.criteria_field!r} (--criteria-field)", "judged with --criteria"))
+_OPTIONAL_REFERENCE = ("rating", "rubric", "criterion", "comparative", "pairwise", "systems")
+
+
+def _count_defaults(tally, judgement, record, args, mode):
+    """Count a run's records that lack a default field (not named by its flag), or the
+    --human-field label (a record may have none), or its --criteria-field criterion (then
+    --criteria's is used), so the summary says what was done instead; a bad_record was not
+    judged at all."""
+    if judgement.status == "bad_record":
+        return
+    tally.defaulted["records"] += 1
+    for key, lacks in _LACKS.items():
+        tally.defaulted[key] += bool(lacks(args, record, mode))
+
+
+_LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
+    # binary and math need a reference: without one, a template_error
+    "answer": lambda args, record, mode: isinstance(args.reference_field, _Default) and (
+        mode in _OPTIONAL_REFERENCE and _first(record, "answer") is None),
+    "question": lambda args, record, mode: args.question_field is None and (
+        _first(record, "question") is None and _first(record, "context") is not None),
+    "human": lambda args, record, mode: args.human_field is not None and (  # null: unlabelled
+        args.human_field not in record),
+    "criteria": lambda args, record, mode: mode == "criterion" and args.criteria and (
+        args.criteria_field is not None and args.criteria_field not in record)}
+
+
+def _default_lines(defaulted, args):
+    """The summary's "fields": a line for each field of _DEFAULTED some records lack, or None."""
+    lines, n = [], defaulted["records"]
+    for key, field, instead in _DEFAULTED:
+        field = field.format(args)
+        if defaulted[key] == n > 0:
+            lines.append("no record has field {}: {}".format(field, instead))
+        elif defaulted[key]:
+            lines.append("records without field {}: {} of {}, {}".format(
+                field, defaulted[key], n, instead))
+    return lines or None
+
+
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
 
 
@@ -3315,6 +3476,7 @@ class _Tally:
         self.tenths = [0] * 10  # the judged scores' histogram
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating, or score; its score; the label)
+        self.defaulted = collections.Counter()  # a run's: see _count_defaults
 
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
@@ -3477,6 +3639,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
         "pass_rate": share(tally.passed), "system_fingerprints": dict(tally.fingerprints),
         "template_sha256": stamp["template_sha256"],
         "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
+        "fields": _default_lines(tally.defaulted, args),
         "shard": args.shard, "interrupted": interrupted, "minijudge_version": stamp["version"],
         "batch": judge.batch.figures() if judge and judge.batch else None,
     }
@@ -3550,6 +3713,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
         statuses=", ".join("{} {}".format(*kv) for kv in sorted(
             s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))),
         errors="\n".join("  first {}: {}".format(*kv) for kv in s["errors"].items()),
+        fields="\n".join("  fields: " + line for line in s.get("fields") or ()),
         ranking=", ".join("{} {win_rate} ({comparisons} comparisons)".format(
             system, **s["systems"][system]) for system in s["ranking"] or ()),
         ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
@@ -3570,7 +3734,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
          " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); " + by),
         (s["wall_seconds"] is None, "minijudge report{name}: {records} records; " + by),
         (s.get("mixed"), "  mixed: the records differ in {mixed}"),
-        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"),
+        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"), (s.get("fields"), "{fields}"),
         (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} judged; "
          "95% CI {ci95} ({ci_method})"),
         (not wins and mode != "systems" and s["records"] != s["statuses"].get("exported", 0),
@@ -3705,6 +3869,7 @@ def _run(specs, args, items):
                 _keep(rows, out, outputs[0][0], number, args.html_rows)
             for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
                 _tally_add(tallies[prefix], judgement, record, args, mode)
+                _count_defaults(tallies[prefix], judgement, record, args, mode)
             if progress and time.monotonic() - shown > 0.25:
                 shown = time.monotonic()
                 _show_progress(tallies[outputs[0][0]], total, shown - started, held)
