@@ -3395,14 +3395,157 @@ def _judge_fields(prefix, judgement):
     return {prefix + "_" + k: v for k, v in fields.items()}
 
 
-def _judgement_of(record, prefix):
-    """A record's NAME_* fields as the Judgement they were written from (report)."""
+# what report reads of a record, and what each must be: (field, expected, check)
+_STATUSES = frozenset((
+    "ok", "empty_response", "http_error", "timeout", "connection_error", "invalid_response",
+    "quota_exceeded", "model_error", "parse_error", "out_of_range", "truncated", "empty",
+    "refused", "reasoning_only", "template_error", "internal_error", "bad_record",
+    "not_judged", "exported"))
+
+
+def _is_text(value):
+    return value is None or isinstance(value, str)
+
+
+def _is_flag(value):
+    return value is None or isinstance(value, bool)
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
+        value)
+
+
+def _is_score(value):
+    return _is_number(value) and 0 <= value <= 1
+
+
+def _is_scores(values):
+    return all(v is None or _is_score(v) for v in values)
+
+
+_READ_CHECKS = (
+    ("error", "text or null", _is_text), ("model", "text or null", _is_text),
+    ("fingerprint", "text or null", _is_text),
+    ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
+    ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
+    ("pass", "true, false or null", _is_flag), ("positional_bias", "true, false or null",
+                                                 _is_flag),
+    ("consistent", "true, false or null", _is_flag),
+    ("panel", "an object of scores (0 to 1, or null)", lambda v: v is None or isinstance(
+        v, dict) and _is_scores(v.values())),
+    ("repeats", "a list of scores (0 to 1)", lambda v: v is None or isinstance(
+        v, list) and all(map(_is_score, v))),
+)
+_SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
+    ("pairs", "a list of objects", lambda v: v is None or isinstance(v, list) and all(
+        isinstance(p, dict) and _is_flag(p.get("consistent")) for p in v)),
+    ("wins", "an object of numbers", lambda v: isinstance(v, dict) and all(
+        map(_is_number, v.values()))),
+    ("played", "an object of counts", lambda v: isinstance(v, dict) and all(
+        type(n) is int for n in v.values())),
+)
+_STAMP_CHECKS = (
+    ("mode", "one of " + ", ".join(_MODES), lambda v: v in _MODES),
+    ("model", "text", lambda v: isinstance(v, str)),
+    ("template", "text", lambda v: isinstance(v, str)),
+    ("template_sha256", "text", lambda v: isinstance(v, str)),
+    ("version", "text", lambda v: isinstance(v, str)),
+    ("scale", "[LO, HI], two numbers", lambda v: v is None or isinstance(v, list) and len(
+        v) == 2 and all(map(_is_number, v)) and v[0] < v[1]),
+    ("pass_threshold", "a number from 0 to 1", lambda v: v is None or _is_score(v)),
+    ("jury", "text", _is_text),
+    ("quorum", "1 or more", lambda v: v is None or type(v) is int and v >= 1),
+    ("judges", "a list of names", lambda v: v is None or isinstance(v, list) and all(
+        isinstance(name, str) for name in v)),
+    ("request", "an object, or a list of them", lambda v: all(isinstance(r, dict) and (
+        r.get("on_failure") is None or _is_number(r["on_failure"])) for r in (
+            v if isinstance(v, list) else [v]))),
+)
+
+
+def _check(fields, checks, name):
+    """JudgeError naming the first of ``fields`` its check refuses."""
+    for field, expected, check in checks:
+        value = fields.get(field)
+        if not check(value):
+            raise JudgeError("{}{} must be {}; got {!r}".format(name, field, expected, value))
+
+
+def _stamps_of(record):
+    """{prefix: stamp} of the runs that wrote this record: a NAME_run object that says it is
+    NAME's (an input column that only looks like one is no stamp), each checked."""
+    stamps = {k[:-4]: v for k, v in record.items() if k.endswith("_run") and isinstance(
+        v, dict) and v.get("prefix") == k[:-4]}
+    for prefix, stamp in stamps.items():
+        _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
+    return stamps
+
+
+def _failure_value(stamp):
+    """The score the run gave a failure: its (first) judge's on_failure."""
+    return _requests(stamp)[0].get("on_failure")
+
+
+def _requests(stamp):
+    request = stamp["request"]
+    return request if isinstance(request, list) else [request]
+
+
+# the details a run writes only when its stamp says it was asked for them
+_WRITTEN_BY = (
+    ("pass", lambda stamp: stamp.get("pass_threshold") is not None),
+    ("panel", lambda stamp: stamp.get("jury") is not None),
+    ("repeats", lambda stamp: any(r.get("repeats", 1) != 1 for r in _requests(stamp))),
+    ("positional_bias", lambda stamp: any(r.get("check_position") for r in _requests(stamp))),
+    ("consistent", lambda stamp: stamp["mode"] in ("pairwise", "systems")),
+    *((name, lambda stamp: stamp["mode"] == "systems") for name in ("pairs", "wins", "played")),
+)
+
+
+def _judgement_of(record, prefix, stamp=None):
+    """A record's NAME_* fields as the Judgement they were written from (report), each value
+    it reads checked against what the run (``stamp``) can write: JudgeError if not."""
     fields = {k[len(prefix) + 1:]: v for k, v in record.items() if k.startswith(prefix + "_")}
     named = {name: fields.pop(name, None) for name in ("score", "status", "error", "raw", "value",
              "finish_reason", "usage", "model", "reasoning", "fingerprint")}
     fields.pop("run")
+    if stamp is not None:
+        line = fields.pop("line", None)
+        if type(line) is not int or line < 1:
+            raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
+                prefix, line))
+        for name, written in _WRITTEN_BY:  # a field the run did not write is not its own
+            if not written(stamp):
+                fields.pop(name, None)
+        _check_judgement(dict(fields, **named), prefix + "_", stamp)
     return Judgement(source=fields.pop("score_source", None), expected=fields.pop(
         "expected_rating", None), details=fields, **named)
+
+
+def _check_judgement(fields, name, stamp):
+    status, score, value, scale = fields["status"], fields["score"], fields["value"], stamp.get(
+        "scale")
+    if status not in _STATUSES:
+        raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
+                         "{!r}".format(name, status))
+    failure = _failure_value(stamp)
+    same = score is failure or _is_number(score) and _is_number(failure) and score == failure
+    if status not in _NOT_FAILURES and not same:
+        raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
+                         "{!r}".format(name, status, json.dumps(failure), score))
+    if status in _NOT_FAILURES and not _is_score(score):
+        raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(name, score))
+    if status == "ok" and scale and _is_number(value) and not scale[0] <= value <= scale[1]:
+        raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
+                         "{!r}".format(name, scale[0], scale[1], value))
+    _check(fields, _READ_CHECKS, name)
+    panel = fields.get("panel")
+    if panel is not None and list(panel) != stamp.get("judges"):  # read by position
+        raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
+            name, _names(stamp.get("judges") or (), "none"), _names(panel)))
+    if stamp["mode"] == "systems":  # a failure has no wins to read
+        _check(fields, _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1], name)
 
 
 def _tally_add(tally, judgement, record, args, mode):
@@ -3573,19 +3716,57 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000):
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
 
 
-def _stamp(judges, mode, args):
-    """What makes records of one run comparable, on each (judge_run): report checks it."""
+def _sha(text):
     import hashlib
+    return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()[:16]
+
+
+def _request_stamp(judge):
+    """Whatever of one judge shapes its requests or reads its replies, beyond the template:
+    short values as they are, long texts as a hash, so that the stamp stays readable."""
+    params = dict(judge.params)
+    if "response_format" in params:
+        params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
+    on_failure = judge.on_failure
+    if not isinstance(on_failure, (int, float)) or not math.isfinite(on_failure):
+        on_failure = None  # NaN is written as null
+    return {"system": judge.system and _sha(judge.system), "params": params,
+            "parser": judge.parser, "binary_format": next((name for name, answers in (
+                _BINARY_FORMATS.items()) if answers == judge.answers), None),
+            "score_keys": judge.keys and list(judge.keys),
+            "assess": judge.turns[0][1] if len(judge.turns) > 1 else None,
+            "check_position": bool(judge.again), "repeats": judge.repeats,
+            "on_failure": on_failure}
+
+
+def _fields_stamp(mode, args):
+    """The record fields the run put in the prompt, by the flags that name them."""
+    names = ("question", "reference") + _MODES[mode][2]
+    fields = {name: getattr(args, name + "_field", None) for name in names}
+    fields.update(context=["{}={}".format(*pair) for pair in args.context_field] or None,
+                  image=args.image_field, criteria=args.criteria_field)
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _stamp(judges, mode, args, prefix="judge", names=None):
+    """What makes records of one run comparable, on each (judge_run): report checks it.
+    ``prefix`` names the run's fields: report reads only those of a stamp that says so;
+    ``names``, a jury's judges, the names its judge_panel maps to scores."""
     texts = [TEMPLATES.get(j.template, j.template or RATING_TEMPLATE + RATING_REF_TEMPLATE) + (
         json.dumps(j.criterion, sort_keys=True) if j.criterion else "") for j in judges]
+    requests = [_request_stamp(j) for j in judges]
+    if len(requests) == 1:
+        requests = requests[0]
+    single_order = args.single_order and mode in ("pairwise", "systems") or None
     return {k: v for k, v in {
-        "mode": mode, "model": ", ".join(str(j.model) for j in judges),
+        "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
         "template": ", ".join(j.template if j.template in TEMPLATES else "custom" if j.template
                               else "rating / rating_ref" for j in judges),
-        "template_sha256": hashlib.sha256("".join(texts).encode("utf-8")).hexdigest()[:16],
+        "template_sha256": _sha("".join(texts)),
         "scale": list(judges[0].scale) if judges[0].parser in ("rating", "json", "comparative")
         else None, "pass_threshold": judges[0].pass_threshold, "jury": args.jury,
-        "quorum": (args.quorum or len(judges)) if args.jury else None,
+        "quorum": (args.quorum or len(judges)) if args.jury else None, "judges": names,
+        "request": requests, "fields": _fields_stamp(mode, args), "single_order": single_order,
         "version": __version__}.items() if v is not None}
 
 
@@ -3801,6 +3982,7 @@ def _run(specs, args, items):
     rows = []  # for --html
     members = {prefix: [each for _, each, _ in specs] if args.jury else [judge]
                for prefix, judge, _ in outputs}
+    jurors = [name for name, _, _ in specs] if args.jury else None
     interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
     stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
     repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
@@ -3848,16 +4030,19 @@ def _run(specs, args, items):
                             failed=lambda status, error: [(prefix, judge._failed(status, error))
                                                           for prefix, judge, _ in specs])
     encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # one per run
+    ours, stale = tuple(prefix + "_" for prefix, _, _ in outputs), []  # stale: warned once
     try:
         for (number, record), judged in itertools.takewhile(lambda _: not broken, results):
-            out = dict(record)
+            written = {}
             if args.jury:
                 judged = [("judge", jury(dict(judged), args.jury, quorum=args.quorum,
                                          pass_threshold=specs[0][1].pass_threshold))]
             for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
                 key = prefix, tuple(each.model for each in members[prefix])  # a model known late
-                out.update(_judge_fields(prefix, judgement), **{prefix + "_run": stamps.get(
-                    key) or stamps.setdefault(key, _stamp(members[prefix], mode, args))})
+                written.update(_judge_fields(prefix, judgement), **{prefix + "_line": number,
+                               prefix + "_run": stamps.get(key) or stamps.setdefault(
+                                   key, _stamp(members[prefix], mode, args, prefix, jurors))})
+            out = _replaced(record, written, ours, stale)
             try:
                 text = encode(out)
             except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
@@ -3890,8 +4075,8 @@ def _run(specs, args, items):
     if not tallies[outputs[0][0]].all["n"] and not stopped:
         print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
     wall = time.monotonic() - started
-    worst = _emit({prefix: _summary(_stamp(members[prefix], mode, args), args, tallies[prefix],
-                                    wall, bool(interrupted or broken), judge)
+    worst = _emit({prefix: _summary(_stamp(members[prefix], mode, args, prefix, jurors), args,
+                                    tallies[prefix], wall, bool(interrupted or broken), judge)
                    for prefix, judge, mode in outputs}, args, args.judges and not args.jury,
                   tallies, rows, os.path.basename(args.input))
     if stopped or broken:
@@ -3899,6 +4084,23 @@ def _run(specs, args, items):
             *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
         return _EXIT_FAILED
     return interrupted or (_EXIT_FAILED if worst > args.max_error_rate else 0)
+
+
+def _replaced(record, written, ours, stale):
+    """The record as written: the input's fields but those of the run's prefixes (``ours``:
+    an earlier run's judge_repeats beside this run's fields would describe another run),
+    then ``written``. The first record that had some says so, once (``stale``)."""
+    if isinstance(record, _BadLine):  # its judge_input is this run's own
+        return dict(record, **written)
+    out = {k: v for k, v in record.items() if not k.startswith(ours)}
+    if len(out) < len(record) and not stale:
+        stale.append(record)
+        dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
+        print("minijudge: warning: line {} has {} fields of an earlier run: this run replaces "
+              "them{}".format(written[ours[0] + "line"], ", ".join(p + "*" for p in ours), (
+                  ", and drops " + _names(dropped)) if dropped else ""), file=sys.stderr)
+    out.update(written)
+    return out
 
 
 def _emit(summaries, args, several, tallies, rows, title):
@@ -3918,34 +4120,40 @@ def _emit(summaries, args, several, tallies, rows, title):
 
 def _report(args):
     """``report``: the summary of scored records again, from a run's output or its shards'.
-    Records of different runs (another template, model, version) are refused but --mixed."""
+    Records of different runs (another template, model, version) are refused but --mixed;
+    a file named twice (or linked), a record seen twice and a value no run writes, always."""
     tallies, runs, mixed, rows, seen = {}, {}, collections.defaultdict(set), [], itertools.count(1)
-    for path in args.input:
+    places = {}  # each record's identity: where it was first seen
+    _distinct_files(args.input)
+    for index, path in enumerate(args.input):
         with open(path, "rb") as f:
             for number, record in _read_records(f, path):
                 if isinstance(record, _BadLine):  # a line torn by a kill, most likely
                     print("minijudge: warning: {}: {}; skipped".format(path, record.error),
                           file=sys.stderr)
                     continue
-                prefixes = [k[:-4] for k, v in record.items() if k.endswith("_run") and (
-                    isinstance(v, dict))]
-                if not prefixes:
+                try:
+                    stamps = _stamps_of(record)
+                    judgements = {prefix: _judgement_of(record, prefix, stamp)
+                                  for prefix, stamp in stamps.items()}
+                except JudgeError as exc:
+                    raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
+                if not stamps:
                     raise JudgeError("{} line {} has no judge_run field: not a record this "
                                      "minijudge ({}) scored".format(path, number, __version__))
-                for prefix in prefixes:
-                    run = record[prefix + "_run"]
+                _once(places, args.input, (index, number), record, stamps)
+                for prefix, run in stamps.items():
                     first, where, line = runs.setdefault(prefix, (run, path, number))
-                    differ = [k for k in sorted({**run, **first}) if run.get(k) != first.get(k)]
+                    differ = _differ(first, run)
                     if differ and not args.mixed:
                         raise JudgeError("{} line {} and {} line {} are records of different "
                                          "runs: {} {!r} and {!r}; --mixed reports them together"
-                                         .format(where, line, path, number, differ[0], first.get(
-                                             differ[0]), run.get(differ[0])))
-                    mixed[prefix].update(differ)
-                    _tally_add(tallies.setdefault(prefix, _Tally()), _judgement_of(
-                        record, prefix), record, args, run.get("mode"))
+                                         .format(where, line, path, number, *differ[0]))
+                    mixed[prefix].update(name for name, _, _ in differ)
+                    _tally_add(tallies.setdefault(prefix, _Tally()), judgements[prefix], record,
+                               args, run.get("mode"))
                 if args.html:
-                    _keep(rows, record, prefixes[0], next(seen), args.html_rows)
+                    _keep(rows, record, next(iter(stamps)), next(seen), args.html_rows)
     if not tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     worst = _emit({prefix: dict(_summary(dict(runs[prefix][0], **{k: None for k in mixed[
@@ -3953,6 +4161,53 @@ def _report(args):
         for prefix, tally in tallies.items()}, args, list(tallies) != ["judge"], tallies, rows,
         ", ".join(map(os.path.basename, args.input)))
     return _EXIT_FAILED if worst > args.max_error_rate else 0
+
+
+def _distinct_files(paths):
+    """Refuse a file named twice, by a symlink or a hard link too: its records would count
+    twice."""
+    seen = {}
+    for index, path in enumerate(paths):
+        info = os.stat(path)
+        first = seen.setdefault((info.st_dev, info.st_ino), index)
+        if first != index:
+            raise JudgeError("{} and {} are the same file; name each file once".format(
+                paths[first], path))
+
+
+def _once(places, paths, place, record, stamps):
+    """Refuse a record seen before (a copied file, a file twice in one): one run's record of
+    one input line, with the same input fields, is one record however many files hold it."""
+    prefixes = tuple(prefix + "_" for prefix in stamps)
+    inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
+                        sort_keys=True)
+    for prefix, stamp in stamps.items():
+        line = record[prefix + "_line"]
+        first = places.setdefault(hash((prefix, json.dumps(stamp, sort_keys=True), line, inputs)),
+                                  place)
+        if first != place:
+            raise JudgeError("{} line {} and {} line {} are the same record (input line {} of "
+                             "one run); report each record once".format(
+                                 paths[first[0]], first[1], paths[place[0]], place[1], line))
+
+
+def _flat(stamp, head=""):
+    """A stamp's values by dotted name (request.params.temperature), to name a difference."""
+    flat = {}
+    for name, value in stamp.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, head + name + "."))
+        else:
+            flat[head + name] = value
+    return flat
+
+
+def _differ(first, stamp):
+    """[(name, first's value, this one's)] of what differs between two runs' stamps."""
+    if stamp == first:
+        return []
+    a, b = _flat(first), _flat(stamp)
+    return [(k, a.get(k), b.get(k)) for k in sorted({**a, **b}) if a.get(k) != b.get(k)]
 
 
 def _show_progress(tally, total, elapsed, held, end=""):

@@ -1,0 +1,237 @@
+"""Issue 28, `report`: a record is counted once, every value it reads is checked, runs that
+asked differently are not merged, and a re-judged file carries only the new run's fields.
+
+Each test judges a small file through the real command line against the loopback stub,
+then edits, copies or links the scored files the way a careless or hostile user would.
+"""
+import json
+import os
+import re
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from stub import StubTestCase, run_main  # noqa: E402
+
+CRITERIA = os.path.join(os.path.dirname(HERE), "examples", "helpfulness.json")
+RECORDS = [{"id": k, "question": "What is {} + {}?".format(k, k), "doc": "arithmetic",
+            "answer": str(2 * k), "response": str(2 * k)} for k in range(4)]
+
+
+class ReportTest(StubTestCase):
+    def setUp(self):
+        super().setUp()
+        self.srv.content = "Rating: 4"
+        self.data = self.write("data.jsonl", RECORDS)
+
+    def write(self, name, records):
+        with open(self.path(name), "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(r) + "\n" for r in records)
+        return self.path(name)
+
+    def read(self, name):
+        with open(self.path(name), encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    def judge(self, out, *more, data=None):
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m", data or
+                                 self.data, "-o", self.path(out), "-q"] + list(more))
+        self.assertEqual(code, 0, err)
+        return self.path(out)
+
+    def report(self, *argv):
+        return run_main(["report"] + list(argv))
+
+    def refused(self, message, *argv):
+        code, out, err = self.report(*argv)
+        self.assertEqual((code, out, err), (2, "", "minijudge: error: " + message + "\n"))
+
+
+class CountedOnceTest(ReportTest):
+    def test_a_file_named_twice_or_linked_is_refused_up_front(self):
+        a = self.judge("a.jsonl")
+        os.symlink(a, self.path("sym.jsonl"))
+        os.link(a, self.path("hard.jsonl"))
+        for other in (a, self.path("sym.jsonl"), self.path("hard.jsonl")):
+            with self.subTest(other=other):
+                self.refused("{} and {} are the same file; name each file once".format(
+                    a, other), a, other)
+
+    def test_the_same_record_in_two_files_or_twice_in_one_is_refused(self):
+        a = self.judge("a.jsonl")
+        shutil.copy(a, self.path("copy.jsonl"))
+        self.refused("{} line 1 and {} line 1 are the same record (input line 1 of one run); "
+                     "report each record once".format(a, self.path("copy.jsonl")),
+                     a, self.path("copy.jsonl"))
+        with open(a, encoding="utf-8") as f:
+            text = f.read()
+        with open(self.path("twice.jsonl"), "w", encoding="utf-8") as f:
+            f.write(text + text)
+        self.refused("{0} line 1 and {0} line 5 are the same record (input line 1 of one run); "
+                     "report each record once".format(self.path("twice.jsonl")),
+                     self.path("twice.jsonl"))
+
+    def test_records_carry_their_input_line_and_shards_and_other_inputs_still_add_up(self):
+        shards = [self.judge("s%d.jsonl" % k, "--shard", "%d/2" % k) for k in range(2)]
+        self.assertEqual([r["judge_line"] for r in self.read("s0.jsonl")], [1, 3])
+        self.assertEqual([r["judge_line"] for r in self.read("s1.jsonl")], [2, 4])
+        os.mkdir(self.path("other"))  # another data.jsonl: the same names, lines, options
+        other = self.judge("other.jsonl", data=self.write(os.path.join("other", "data.jsonl"), [
+            dict(r, response="wrong") for r in RECORDS]))
+        code, _, err = self.report(*shards, other, "--summary", self.path("s.json"))
+        self.assertEqual(code, 0, err)
+        with open(self.path("s.json")) as f:
+            self.assertEqual(json.load(f)["records"], 8)
+
+
+class CheckedTest(ReportTest):
+    def edited(self, line, **fields):
+        records = self.read("a.jsonl")
+        records[line - 1].update(fields)
+        return self.write("edited.jsonl", records)
+
+    def test_every_value_report_reads_is_checked_and_its_file_and_line_named(self):
+        self.judge("a.jsonl")
+        cases = [
+            ({"judge_score": 7}, "judge_score must be a number from 0 to 1; got 7"),
+            ({"judge_score": "0.9"}, "judge_score must be a number from 0 to 1; got '0.9'"),
+            ({"judge_score": True}, "judge_score must be a number from 0 to 1; got True"),
+            ({"judge_score": None}, "judge_score must be a number from 0 to 1; got None"),
+            ({"judge_status": "great"}, "judge_status must be a status minijudge writes "
+             "(README, Statuses); got 'great'"),
+            ({"judge_status": "parse_error", "judge_score": 0.5}, "judge_score of a failure "
+             "(parse_error) must be the run's failure value, 0.0; got 0.5"),
+            ({"judge_usage": "many"}, "judge_usage must be an object or null; got 'many'"),
+            ({"judge_model": {"a": 1}}, "judge_model must be text or null; got {'a': 1}"),
+            ({"judge_value": 7}, "judge_value must be a rating on the run's scale, 1 to 5; "
+             "got 7"),
+            ({"judge_line": "2"}, "judge_line must be a line number (1 or more); got '2'"),
+            ({"judge_run": dict(self.read("a.jsonl")[1]["judge_run"], mode="nope")},
+             "judge_run: mode must be one of rating, binary, math, rubric, criterion, "
+             "comparative, pairwise, systems; got 'nope'"),
+            ({"judge_run": dict(self.read("a.jsonl")[1]["judge_run"], scale="1,5")},
+             "judge_run: scale must be [LO, HI], two numbers; got '1,5'"),
+        ]
+        for fields, message in cases:
+            with self.subTest(fields=fields):
+                self.refused("{} line 2: {}".format(self.edited(2, **fields), message),
+                             self.path("edited.jsonl"))
+
+    def test_a_score_of_1e999_is_refused_not_a_traceback(self):
+        self.judge("a.jsonl")
+        with open(self.path("a.jsonl"), encoding="utf-8") as f:
+            text = re.sub(r'"judge_score": [0-9.]+', '"judge_score": 1e999', f.read(), count=1)
+        with open(self.path("inf.jsonl"), "w", encoding="utf-8") as f:
+            f.write(text)
+        self.refused("{} line 1: judge_score must be a number from 0 to 1; got inf".format(
+            self.path("inf.jsonl")), self.path("inf.jsonl"))
+
+    def test_columns_named_like_minijudge_fields_are_not_read(self):
+        self.write("data.jsonl", [dict(r, eval_run={"mode": "rating", "x": [1]}, judge_wins={
+            "a": {}}, other_run={"prefix": "judge"}) for r in RECORDS])
+        a = self.judge("a.jsonl")
+        self.assertEqual(self.read("a.jsonl")[0]["eval_run"], {"mode": "rating", "x": [1]})
+        code, _, err = self.report(a, "--summary", self.path("s.json"))
+        self.assertEqual(code, 0, err)
+        with open(self.path("s.json")) as f:
+            summary = json.load(f)
+        self.assertEqual((summary["records"], summary["mean_score"], summary["systems"]),
+                         (4, 0.75, None))
+        # added by hand after the run: fields a run without systems, --pass-threshold,
+        # --repeats, --check-position or --jury does not write are not read
+        code, _, err = self.report(self.edited(1, judge_wins={"x": "y"}, judge_played=[],
+                                               judge_pass="x", judge_repeats=[7],
+                                               judge_positional_bias={}, judge_panel=3),
+                                   "--summary", self.path("e.json"))
+        self.assertEqual(code, 0, err)
+        with open(self.path("e.json")) as f:
+            summary = json.load(f)
+        self.assertEqual([summary[k] for k in ("pass_rate", "repeats", "positional_bias_rate",
+                                               "panel", "systems")], [None] * 5)
+
+    def test_a_jury_panel_must_name_the_jury_s_judges(self):
+        with open(self.path("jury.json"), "w") as f:
+            json.dump([{"name": "x", "url": self.srv.url}, {"name": "y", "url": self.srv.url}], f)
+        self.judge("a.jsonl", "--judges", self.path("jury.json"), "--jury", "mean")
+        self.assertEqual(self.read("a.jsonl")[0]["judge_run"]["judges"], ["x", "y"])
+        self.assertEqual(self.report(self.path("a.jsonl"))[0], 0)
+        self.refused("{} line 2: judge_panel must map the jury's judges (x, y) to scores; got "
+                     "y, x".format(self.edited(2, judge_panel={"y": 0.75, "x": 0.75})),
+                     self.path("edited.jsonl"))
+        self.refused("{} line 2: judge_panel must be an object of scores (0 to 1, or null); got "
+                     "{{'x': 2, 'y': 0.75}}".format(self.edited(2, judge_panel={
+                         "x": 2, "y": 0.75})), self.path("edited.jsonl"))
+
+
+class DifferentRunsTest(ReportTest):
+    def test_every_option_that_changes_the_request_is_in_the_stamp(self):
+        criterion = ["--mode", "criterion", "--criteria", CRITERIA]
+        cases = [  # the first run's flags, the second's, the first difference named
+            ([], ["--system", "Be strict."], "request.system"),
+            ([], ["--context-field", "topic=doc"], "fields.context"),
+            (["--mode", "binary"], ["--mode", "binary", "--binary-format", "01"],
+             "request.binary_format"),
+            ([], ["--temperature", "0.7"], "request.params.temperature"),
+            ([], ["--max-tokens", "64"], "request.params.max_tokens"),
+            ([], ["--seed", "7"], "request.params.seed"),
+            ([], ["--extra-body", '{"top_p": 0.5}'], "request.params.top_p"),
+            ([], ["--logprobs"], "request.params.logprobs"),
+            ([], ["--structured"], "request.params.response_format"),
+            ([], ["--repeats", "2"], "request.repeats"),
+            ([], ["--question-field", "doc"], "fields.question"),
+            (criterion, criterion + ["--check-position"], "request.check_position"),
+            (criterion, criterion + ["--assess"], "request.assess"),
+        ]
+        for first, second, named in cases:
+            with self.subTest(second=second):
+                self.srv.content = {"criterion": "Excellent", "binary": "1"}.get(
+                    (first + [None, None])[1], "Rating: 4")
+                a, b = self.judge("a.jsonl", *first), self.judge("b.jsonl", *second)
+                code, out, err = self.report(a, b)
+                self.assertEqual(code, 2, err)
+                self.assertRegex(err, r"^minijudge: error: {} line 1 and {} line 1 are records "
+                                      r"of different runs: {} ".format(
+                                          re.escape(a), re.escape(b), re.escape(named)))
+                code, _, err = self.report(a, b, "--mixed")
+                self.assertEqual(code, 0, err)
+                self.assertIn(named, err)
+
+    def test_the_same_options_are_one_run(self):
+        a, b = self.judge("a.jsonl", "--shard", "0/2"), self.judge("b.jsonl", "--shard", "1/2")
+        code, _, err = self.report(a, b)
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("mixed", err)
+
+
+class RejudgedTest(ReportTest):
+    def test_a_rerun_replaces_every_field_of_its_prefix(self):
+        self.srv.content = "Excellent"
+        first = self.judge("first.jsonl", "--mode", "criterion", "--criteria", CRITERIA,
+                           "--check-position", "--repeats", "2")
+        self.assertIn("judge_positional_bias", self.read("first.jsonl")[0])
+        self.assertIn("judge_repeats", self.read("first.jsonl")[0])
+        self.srv.content = "Rating: 2"
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m", first, "-o",
+                                 self.path("second.jsonl"), "--summary", self.path("run.json")])
+        self.assertEqual(code, 0, err)
+        self.assertIn("minijudge: warning: line 1 has judge_* fields of an earlier run: this "
+                      "run replaces them, and drops judge_option, judge_option_reversed, "
+                      "judge_positional_bias, judge_repeats\n", err)
+        for record in self.read("second.jsonl"):
+            self.assertEqual(sorted(k for k in record if k.startswith("judge_")), [
+                "judge_error", "judge_finish_reason", "judge_line", "judge_model", "judge_raw",
+                "judge_run", "judge_score", "judge_score_source", "judge_status",
+                "judge_usage", "judge_value"])
+            self.assertEqual(record["judge_run"]["mode"], "rating")
+        code, _, err = self.report(self.path("second.jsonl"), "--summary",
+                                   self.path("report.json"))
+        self.assertEqual(code, 0, err)
+        with open(self.path("run.json")) as f:
+            run = json.load(f)
+        with open(self.path("report.json")) as f:
+            report = json.load(f)
+        for name in ("records", "statuses", "mean_score", "positional_bias_rate", "repeats",
+                     "ci95", "ratings", "mode"):
+            self.assertEqual(report[name], run[name], name)
