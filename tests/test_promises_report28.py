@@ -17,7 +17,7 @@ from stub import StubTestCase, run_main  # noqa: E402
 
 CRITERIA = os.path.join(os.path.dirname(HERE), "examples", "helpfulness.json")
 RECORDS = [{"id": k, "question": "What is {} + {}?".format(k, k), "doc": "arithmetic",
-            "answer": str(2 * k), "response": str(2 * k)} for k in range(4)]
+            "answer": str(2 * k), "img": "data:image/png;base64,iVBORw0KGgo=", "response": str(2 * k)} for k in range(4)]
 
 
 class ReportTest(StubTestCase):
@@ -181,6 +181,9 @@ class DifferentRunsTest(ReportTest):
             ([], ["--structured"], "request.params.response_format"),
             ([], ["--repeats", "2"], "request.repeats"),
             ([], ["--question-field", "doc"], "fields.question"),
+            ([], ["--reference-field", "doc"], "fields.reference"),
+            ([], ["--image-field", "img"], "fields.image"),
+            ([], ["--pass-threshold", "0.5"], "pass_threshold"),
             (criterion, criterion + ["--check-position"], "request.check_position"),
             (criterion, criterion + ["--assess"], "request.assess"),
         ]
@@ -235,3 +238,26 @@ class RejudgedTest(ReportTest):
         for name in ("records", "statuses", "mean_score", "positional_bias_rate", "repeats",
                      "ci95", "ratings", "mode"):
             self.assertEqual(report[name], run[name], name)
+
+    def test_each_judge_of_a_judges_file_replaces_its_own_fields_and_is_reported(self):
+        with open(self.path("judges.json"), "w") as f:
+            json.dump([{"name": "a", "url": self.srv.url}, {"name": "b", "url": self.srv.url,
+                                                           "options": {"temperature": 0.5}}], f)
+        self.write("data.jsonl", [dict(r, a_repeats=[1, 0], b_note="x", judge_x=1)
+                                  for r in RECORDS])
+        out = self.judge("out.jsonl", "--judges", self.path("judges.json"))
+        record = self.read("out.jsonl")[0]
+        self.assertNotIn("a_repeats", record)
+        self.assertNotIn("b_note", record)
+        self.assertEqual((record["judge_x"], record["a_line"], record["b_line"]), (1, 1, 1))
+        self.assertEqual(record["b_run"]["request"]["params"]["temperature"], 0.5)
+        code, _, err = self.report(out, "--summary", self.path("s.json"))
+        self.assertEqual(code, 0, err)
+        with open(self.path("s.json")) as f:
+            summary = json.load(f)
+        self.assertEqual({name: s["records"] for name, s in summary["judges"].items()},
+                         {"a": 4, "b": 4})
+        shutil.copy(out, self.path("copy.jsonl"))
+        self.refused("{} line 1 and {} line 1 are the same record (input line 1 of one run); "
+                     "report each record once".format(out, self.path("copy.jsonl")),
+                     out, self.path("copy.jsonl"))
