@@ -3511,41 +3511,57 @@ def _judgement_of(record, prefix, stamp=None):
              "finish_reason", "usage", "model", "reasoning", "fingerprint")}
     fields.pop("run")
     if stamp is not None:
-        line = fields.pop("line", None)
-        if type(line) is not int or line < 1:
-            raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
-                prefix, line))
-        for name, written in _WRITTEN_BY:  # a field the run did not write is not its own
-            if not written(stamp):
-                fields.pop(name, None)
+        _own_details(fields, prefix, stamp)
         _check_judgement(dict(fields, **named), prefix + "_", stamp)
     return Judgement(source=fields.pop("score_source", None), expected=fields.pop(
         "expected_rating", None), details=fields, **named)
 
 
+def _own_details(fields, prefix, stamp):
+    """Drop from ``fields`` its line (checked) and what the run did not write."""
+    line = fields.pop("line", None)
+    if type(line) is not int or line < 1:
+        raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
+            prefix, line))
+    for name, written in _WRITTEN_BY:  # a field the run did not write is not its own
+        if not written(stamp):
+            fields.pop(name, None)
+
+
 def _check_judgement(fields, name, stamp):
-    status, score, value, scale = fields["status"], fields["score"], fields["value"], stamp.get(
-        "scale")
+    status = fields["status"]
     if status not in _STATUSES:
         raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
                          "{!r}".format(name, status))
-    failure = _failure_value(stamp)
-    same = score is failure or _is_number(score) and _is_number(failure) and score == failure
-    if status not in _NOT_FAILURES and not same:
-        raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
-                         "{!r}".format(name, status, json.dumps(failure), score))
-    if status in _NOT_FAILURES and not _is_score(score):
-        raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(name, score))
-    if status == "ok" and scale and _is_number(value) and not scale[0] <= value <= scale[1]:
-        raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
-                         "{!r}".format(name, scale[0], scale[1], value))
+    _check_score(status, fields["score"], name, _failure_value(stamp))
+    if status == "ok":
+        _check_rating(fields["value"], name, stamp.get("scale"))
     _check(fields, _READ_CHECKS, name)
     panel = fields.get("panel")
     if panel is not None and list(panel) != stamp.get("judges"):  # read by position
         raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
             name, _names(stamp.get("judges") or (), "none"), _names(panel)))
     if stamp["mode"] == "systems":  # a failure has no wins to read
-        _check(fields, _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1], name)
+        checks = _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1]
+        _check(fields, checks, name)
+
+
+def _check_score(status, score, name, failure):
+    """A judged record's score is in [0, 1]; a failure's is the run's failure value."""
+    if status in _NOT_FAILURES:
+        if not _is_score(score):
+            raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(
+                name, score))
+    elif not (score is failure or _is_number(score) and _is_number(failure) and (
+            score == failure)):
+        raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
+                         "{!r}".format(name, status, json.dumps(failure), score))
+
+
+def _check_rating(value, name, scale):
+    if scale and _is_number(value) and not scale[0] <= value <= scale[1]:
+        raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
+                         "{!r}".format(name, scale[0], scale[1], value))
 
 
 def _tally_add(tally, judgement, record, args, mode):
@@ -3721,22 +3737,32 @@ def _sha(text):
     return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 
-def _request_stamp(judge):
+def _request_stamp(judge, mode, args):
     """Whatever of one judge shapes its requests or reads its replies, beyond the template:
     short values as they are, long texts as a hash, so that the stamp stays readable."""
     params = dict(judge.params)
     if "response_format" in params:
         params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
     on_failure = judge.on_failure
-    if not isinstance(on_failure, (int, float)) or not math.isfinite(on_failure):
+    if not _is_number(on_failure):
         on_failure = None  # NaN is written as null
-    return {"system": judge.system and _sha(judge.system), "params": params,
-            "parser": judge.parser, "binary_format": next((name for name, answers in (
-                _BINARY_FORMATS.items()) if answers == judge.answers), None),
+    binary_format = [name for name, answers in _BINARY_FORMATS.items() if answers == (
+        judge.answers)]
+    return {"system": judge.system and _sha(str(judge.system)), "params": params,
+            "parser": judge.parser, "binary_format": (binary_format or [None])[0],
             "score_keys": judge.keys and list(judge.keys),
             "assess": judge.turns[0][1] if len(judge.turns) > 1 else None,
             "check_position": bool(judge.again), "repeats": judge.repeats,
+            "single_order": args.single_order and mode in ("pairwise", "systems"),
             "on_failure": on_failure}
+
+
+def _requests_stamp(judges, mode, args):
+    """Each judge's _request_stamp: one, or a list (a jury)."""
+    requests = [_request_stamp(judge, mode, args) for judge in judges]
+    if len(requests) == 1:
+        return requests[0]
+    return requests
 
 
 def _fields_stamp(mode, args):
@@ -3754,10 +3780,6 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
     ``names``, a jury's judges, the names its judge_panel maps to scores."""
     texts = [TEMPLATES.get(j.template, j.template or RATING_TEMPLATE + RATING_REF_TEMPLATE) + (
         json.dumps(j.criterion, sort_keys=True) if j.criterion else "") for j in judges]
-    requests = [_request_stamp(j) for j in judges]
-    if len(requests) == 1:
-        requests = requests[0]
-    single_order = args.single_order and mode in ("pairwise", "systems") or None
     return {k: v for k, v in {
         "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
         "template": ", ".join(j.template if j.template in TEMPLATES else "custom" if j.template
@@ -3766,7 +3788,7 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
         "scale": list(judges[0].scale) if judges[0].parser in ("rating", "json", "comparative")
         else None, "pass_threshold": judges[0].pass_threshold, "jury": args.jury,
         "quorum": (args.quorum or len(judges)) if args.jury else None, "judges": names,
-        "request": requests, "fields": _fields_stamp(mode, args), "single_order": single_order,
+        "request": _requests_stamp(judges, mode, args), "fields": _fields_stamp(mode, args),
         "version": __version__}.items() if v is not None}
 
 
@@ -3982,7 +4004,7 @@ def _run(specs, args, items):
     rows = []  # for --html
     members = {prefix: [each for _, each, _ in specs] if args.jury else [judge]
                for prefix, judge, _ in outputs}
-    jurors = [name for name, _, _ in specs] if args.jury else None
+    jurors = _jurors(specs, args)
     interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
     stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
     repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
@@ -4030,7 +4052,7 @@ def _run(specs, args, items):
                             failed=lambda status, error: [(prefix, judge._failed(status, error))
                                                           for prefix, judge, _ in specs])
     encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # one per run
-    ours, stale = tuple(prefix + "_" for prefix, _, _ in outputs), []  # stale: warned once
+    stale = []  # the first record that had an earlier run's fields: warned once
     try:
         for (number, record), judged in itertools.takewhile(lambda _: not broken, results):
             written = {}
@@ -4042,7 +4064,7 @@ def _run(specs, args, items):
                 written.update(_judge_fields(prefix, judgement), **{prefix + "_line": number,
                                prefix + "_run": stamps.get(key) or stamps.setdefault(
                                    key, _stamp(members[prefix], mode, args, prefix, jurors))})
-            out = _replaced(record, written, ours, stale)
+            out = _replaced(record, written, stale)
             try:
                 text = encode(out)
             except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
@@ -4086,21 +4108,36 @@ def _run(specs, args, items):
     return interrupted or (_EXIT_FAILED if worst > args.max_error_rate else 0)
 
 
-def _replaced(record, written, ours, stale):
-    """The record as written: the input's fields but those of the run's prefixes (``ours``:
-    an earlier run's judge_repeats beside this run's fields would describe another run),
-    then ``written``. The first record that had some says so, once (``stale``)."""
+def _jurors(specs, args):
+    """A jury's judges, by name: its judge_panel's keys."""
+    if args.jury:
+        return [name for name, _, _ in specs]
+    return None
+
+
+def _replaced(record, written, stale):
+    """The record as written: the input's fields but those of the run's prefixes (an
+    earlier run's judge_repeats beside this run's fields would describe another run), then
+    ``written``. The first record that had some says so, once (``stale``)."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
+    ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
-        dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
-        print("minijudge: warning: line {} has {} fields of an earlier run: this run replaces "
-              "them{}".format(written[ours[0] + "line"], ", ".join(p + "*" for p in ours), (
-                  ", and drops " + _names(dropped)) if dropped else ""), file=sys.stderr)
+        _warn_replaced(record, written, ours)
     out.update(written)
     return out
+
+
+def _warn_replaced(record, written, ours):
+    dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
+    drops = ""
+    if dropped:
+        drops = ", and drops " + _names(dropped)
+    print("minijudge: warning: line {} has {} fields of an earlier run: this run replaces "
+          "them{}".format(written[ours[0] + "line"], ", ".join(p + "*" for p in ours), drops),
+          file=sys.stderr)
 
 
 def _emit(summaries, args, several, tallies, rows, title):
