@@ -3442,9 +3442,12 @@ _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field i
         isinstance(p, dict) and _is_flag(p.get("consistent")) for p in v)),
     ("wins", "an object of numbers", lambda v: isinstance(v, dict) and all(
         map(_is_number, v.values()))),
-    ("played", "an object of counts", lambda v: isinstance(v, dict) and all(
-        type(n) is int for n in v.values())),
+    ("played", "an object of counts (1 or more)", lambda v: isinstance(v, dict) and all(
+        type(n) is int and n >= 1 for n in v.values())),
 )
+_SYSTEMS_SCORE = (("score", "null (each system's is in value)", lambda v: v is None),
+                  ("value", "an object of scores (0 to 1)", lambda v: isinstance(v, dict) and all(
+                      map(_is_score, v.values()))))
 _STAMP_CHECKS = (
     ("mode", "one of " + ", ".join(_MODES), lambda v: v in _MODES),
     ("model", "text", lambda v: isinstance(v, str)),
@@ -3533,7 +3536,10 @@ def _check_judgement(fields, name, stamp):
     if status not in _STATUSES:
         raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
                          "{!r}".format(name, status))
-    _check_score(status, fields["score"], name, _failure_value(stamp))
+    if stamp["mode"] == "systems" and status == "ok":  # a score a system: judge_value
+        _check(fields, _SYSTEMS_SCORE, name)
+    else:
+        _check_score(status, fields["score"], name, _failure_value(stamp))
     if status == "ok":
         _check_rating(fields["value"], name, stamp.get("scale"))
     _check(fields, _READ_CHECKS, name)
@@ -3544,6 +3550,16 @@ def _check_judgement(fields, name, stamp):
     if stamp["mode"] == "systems":  # a failure has no wins to read
         checks = _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1]
         _check(fields, checks, name)
+        _check_wins(fields, name, status)
+
+
+def _check_wins(fields, name, status):
+    """Each system's wins are 0 to its comparisons: a win rate from 0 to 1."""
+    wins, played = fields.get("wins"), fields.get("played")
+    if status == "ok" and (set(wins) != set(played) or any(
+            not 0 <= wins[k] <= played[k] for k in wins)):
+        raise JudgeError("{}wins must give each system of {}played 0 to its comparisons; got "
+                         "{} and {}".format(name, name, json.dumps(wins), json.dumps(played)))
 
 
 def _check_score(status, score, name, failure):
@@ -4176,8 +4192,7 @@ def _report(args):
                 except JudgeError as exc:
                     raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
                 if not stamps:
-                    raise JudgeError("{} line {} has no judge_run field: not a record this "
-                                     "minijudge ({}) scored".format(path, number, __version__))
+                    _no_stamp(path, number, record)
                 _once(places, args.input, (index, number), record, stamps)
                 for prefix, run in stamps.items():
                     first, where, line = runs.setdefault(prefix, (run, path, number))
@@ -4198,6 +4213,18 @@ def _report(args):
         for prefix, tally in tallies.items()}, args, list(tallies) != ["judge"], tallies, rows,
         ", ".join(map(os.path.basename, args.input)))
     return _EXIT_FAILED if worst > args.max_error_rate else 0
+
+
+def _no_stamp(path, number, record):
+    """JudgeError: the record has no stamp of this minijudge's, or one of an older one's."""
+    old = next((k for k, v in record.items() if k.endswith("_run") and isinstance(
+        v, dict) and "template_sha256" in v), None)
+    if old:
+        raise JudgeError("{} line {}: {} is not a stamp this minijudge ({}) writes (no "
+                         "prefix {!r}): an earlier minijudge scored it; judge it again".format(
+                             path, number, old, __version__, old[:-4]))
+    raise JudgeError("{} line {} has no judge_run field: not a record this minijudge ({}) "
+                     "scored".format(path, number, __version__))
 
 
 def _distinct_files(paths):

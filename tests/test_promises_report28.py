@@ -13,6 +13,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+import minijudge  # noqa: E402
 from stub import StubTestCase, run_main  # noqa: E402
 
 CRITERIA = os.path.join(os.path.dirname(HERE), "examples", "helpfulness.json")
@@ -151,6 +152,39 @@ class CheckedTest(ReportTest):
         self.assertEqual([summary[k] for k in ("pass_rate", "repeats", "positional_bias_rate",
                                                "panel", "systems")], [None] * 5)
 
+    def test_a_systems_run_s_wins_are_checked_against_its_comparisons(self):
+        self.srv.content = "[[A]]"
+        self.judge("a.jsonl", "--mode", "systems", data=os.path.join(
+            os.path.dirname(HERE), "examples", "systems.jsonl"))
+        first = self.read("a.jsonl")[0]
+        self.assertEqual(self.report(self.path("a.jsonl"))[0], 0)
+        wins = dict(first["judge_wins"])
+        name = next(iter(wins))
+        cases = [
+            ({"judge_wins": dict(wins, **{name: 99})}, "judge_wins must give each system of "
+             "judge_played 0 to its comparisons; got {} and {}".format(json.dumps(dict(
+                 wins, **{name: 99})), json.dumps(first["judge_played"]))),
+            ({"judge_played": dict(first["judge_played"], **{name: 0})}, "judge_played must "
+             "be an object of counts (1 or more); got {!r}".format(dict(
+                 first["judge_played"], **{name: 0}))),
+            ({"judge_pairs": ["x"]}, "judge_pairs must be a list of objects; got ['x']"),
+            ({"judge_score": 0.5}, "judge_score must be null (each system's is in value); got "
+             "0.5"),
+        ]
+        for fields, message in cases:
+            with self.subTest(fields=fields):
+                self.refused("{} line 1: {}".format(self.edited(1, **fields), message),
+                             self.path("edited.jsonl"))
+
+    def test_a_stamp_of_an_earlier_minijudge_is_named(self):
+        self.judge("a.jsonl")
+        stamp = dict(self.read("a.jsonl")[0]["judge_run"])
+        del stamp["prefix"]
+        self.refused("{} line 1: judge_run is not a stamp this minijudge ({}) writes (no prefix "
+                     "'judge'): an earlier minijudge scored it; judge it again".format(
+                         self.edited(1, judge_run=stamp), minijudge.__version__),
+                     self.path("edited.jsonl"))
+
     def test_a_jury_panel_must_name_the_jury_s_judges(self):
         with open(self.path("jury.json"), "w") as f:
             json.dump([{"name": "x", "url": self.srv.url}, {"name": "y", "url": self.srv.url}], f)
@@ -163,6 +197,50 @@ class CheckedTest(ReportTest):
         self.refused("{} line 2: judge_panel must be an object of scores (0 to 1, or null); got "
                      "{{'x': 2, 'y': 0.75}}".format(self.edited(2, judge_panel={
                          "x": 2, "y": 0.75})), self.path("edited.jsonl"))
+
+
+class EveryRunTest(ReportTest):
+    def test_what_a_run_of_any_mode_writes_is_reported_as_the_run_summarised_it(self):
+        examples = os.path.join(os.path.dirname(HERE), "examples")
+        with open(self.path("jury.json"), "w") as f:
+            json.dump([{"name": "x", "url": self.srv.url}, {"name": "y", "url": self.srv.url,
+                                                           "options": {"repeats": 2}}], f)
+        criterion = ["--mode", "criterion", "--criteria", CRITERIA]
+        pairs, systems = (os.path.join(examples, name) for name in ("pairs.jsonl",
+                                                                    "systems.jsonl"))
+        cases = [  # flags, data, the replies (picked by the prompt)
+            ([], None, ["Rating: [[2]]", "Rating: [[5]]", "no idea"]),
+            (["--logprobs", "--pass-threshold", "0.5"], None, ["Rating: 4"]),
+            (["--mode", "binary"], None, ["yes", "no", "maybe"]),
+            (["--mode", "math", "--repeats", "3", "--temperature", "1"], None, ["no", "yes"]),
+            (["--mode", "rubric"], None, ['{"correctness": 4, "relevance": 5}', "x"]),
+            (criterion + ["--check-position"], None, ["Excellent", "Bad"]),
+            (criterion + ["--assess"], None, ["It is good.", "Acceptable"]),
+            (["--mode", "comparative"], pairs, ["8 6", "5 9", "?"]),
+            (["--mode", "pairwise"], pairs, ["[[A]]", "[[B]]", "[[C]]"]),
+            (["--mode", "systems"], systems, ["[[A]]", "[[B]]", "[[C]]", "?"]),
+            (["--judges", self.path("jury.json"), "--jury", "mean", "--quorum", "1"], None,
+             ["Rating: 3", "Rating: 4", "?"]),
+        ]
+        for flags, data, replies in cases:
+            with self.subTest(flags=flags):
+                self.srv.responder = lambda request: replies[
+                    sum(map(ord, request.prompt)) % len(replies)]
+                code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                         data or self.data, "-o", self.path("a.jsonl"), "-q",
+                                         "--summary", self.path("run.json")] + flags)
+                self.assertIn(code, (0, 1), err)
+                code, _, err = self.report(self.path("a.jsonl"), "--summary",
+                                           self.path("report.json"))
+                self.assertIn(code, (0, 1), err)
+                with open(self.path("run.json")) as f:
+                    run = json.load(f)
+                with open(self.path("report.json")) as f:
+                    report = json.load(f)
+                for name in ("records", "statuses", "mean_score", "ci95", "ratings", "mode",
+                             "pass_rate", "repeats", "panel", "systems", "positional_bias_rate",
+                             "position_consistency"):
+                    self.assertEqual(report[name], run[name], name)
 
 
 class DifferentRunsTest(ReportTest):
