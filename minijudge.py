@@ -3434,9 +3434,13 @@ _READ_CHECKS = (
     ("consistent", "true, false or null", _is_flag),
     ("panel", "an object of scores (0 to 1, or null)", lambda v: v is None or isinstance(
         v, dict) and _is_scores(v.values())),
-    ("repeats", "a list of scores (0 to 1)", lambda v: v is None or isinstance(
-        v, list) and all(map(_is_score, v))),
+    ("repeats", "a list of scores (0 to 1, or null)", lambda v: v is None or isinstance(
+        v, list) and _is_scores(v)),
 )
+_NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (
+    "consistent", "positional_bias", "repeats"))  # what the summary reads of a member
+_NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each one's repeats'
+
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
     ("pairs", "a list of objects", lambda v: v is None or isinstance(v, list) and all(
         isinstance(p, dict) and _is_flag(p.get("consistent")) for p in v)),
@@ -3500,6 +3504,8 @@ _WRITTEN_BY = (
     ("pass", lambda stamp: stamp.get("pass_threshold") is not None),
     ("panel", lambda stamp: stamp.get("jury") is not None),
     ("repeats", lambda stamp: any(r.get("repeats", 1) != 1 for r in _requests(stamp))),
+    ("members", lambda stamp: stamp.get("jury") is not None or any(
+        r.get("repeats", 1) != 1 for r in _requests(stamp))),
     ("positional_bias", lambda stamp: any(r.get("check_position") for r in _requests(stamp))),
     ("consistent", lambda stamp: stamp["mode"] in ("pairwise", "systems")),
     *((name, lambda stamp: stamp["mode"] == "systems") for name in ("pairs", "wins", "played")),
@@ -3543,6 +3549,10 @@ def _check_judgement(fields, name, stamp):
     if status == "ok":
         _check_rating(fields["value"], name, stamp.get("scale"))
     _check(fields, _READ_CHECKS, name)
+    if status == "ok" and None in (fields.get("repeats") or ()):  # all answered, or it failed
+        raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
+                         "{!r}".format(name, fields["repeats"]))
+    _check_nested(fields, name)
     panel = fields.get("panel")
     if panel is not None and list(panel) != stamp.get("judges"):  # read by position
         raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
@@ -3551,6 +3561,33 @@ def _check_judgement(fields, name, stamp):
         checks = _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1]
         _check(fields, checks, name)
         _check_wins(fields, name, status)
+
+
+def _labelled(parts):
+    """An object's (key, value) pairs, a list's (index, item); None for anything else."""
+    if isinstance(parts, dict):
+        return list(parts.items())
+    if isinstance(parts, list):
+        return list(enumerate(parts))
+    return None
+
+
+def _check_nested(details, name, depth=0):
+    """The members' and pairs' details the summary reads, at any depth: each an object, with
+    its consistent and positional_bias flags and its repeats' scores checked."""
+    for key in ("members", "pairs"):
+        parts = details.get(key)
+        if parts is None:
+            continue
+        labelled = _labelled(parts)
+        if depth >= _NESTED_DEPTH or labelled is None or not all(
+                isinstance(part, dict) for _, part in labelled):
+            raise JudgeError("{}{} must be an object or a list of objects, {} deep at most; "
+                             "got {}".format(name, key, _NESTED_DEPTH, json.dumps(parts)[:200]))
+        for label, part in labelled:
+            where = "{}{}.{}.".format(name, key, label)
+            _check(part, _NESTED_CHECKS, where)
+            _check_nested(part, where, depth + 1)
 
 
 def _check_wins(fields, name, status):

@@ -18,7 +18,8 @@ from stub import StubTestCase, run_main  # noqa: E402
 
 CRITERIA = os.path.join(os.path.dirname(HERE), "examples", "helpfulness.json")
 RECORDS = [{"id": k, "question": "What is {} + {}?".format(k, k), "doc": "arithmetic",
-            "answer": str(2 * k), "img": "data:image/png;base64,iVBORw0KGgo=", "response": str(2 * k)} for k in range(4)]
+            "answer": str(2 * k), "img": "data:image/png;base64,iVBORw0KGgo=",
+            "response": str(2 * k)} for k in range(4)]
 
 
 class ReportTest(StubTestCase):
@@ -167,7 +168,10 @@ class CheckedTest(ReportTest):
             ({"judge_played": dict(first["judge_played"], **{name: 0})}, "judge_played must "
              "be an object of counts (1 or more); got {!r}".format(dict(
                  first["judge_played"], **{name: 0}))),
-            ({"judge_pairs": ["x"]}, "judge_pairs must be a list of objects; got ['x']"),
+            ({"judge_pairs": ["x"]}, "judge_pairs must be an object or a list of objects, 4 "
+             "deep at most; got [\"x\"]"),
+            ({"judge_pairs": [dict(first["judge_pairs"][0], consistent={})]},
+             "judge_pairs.0.consistent must be true, false or null; got {}"),
             ({"judge_score": 0.5}, "judge_score must be null (each system's is in value); got "
              "0.5"),
         ]
@@ -197,6 +201,18 @@ class CheckedTest(ReportTest):
         self.refused("{} line 2: judge_panel must be an object of scores (0 to 1, or null); got "
                      "{{'x': 2, 'y': 0.75}}".format(self.edited(2, judge_panel={
                          "x": 2, "y": 0.75})), self.path("edited.jsonl"))
+        members = self.read("a.jsonl")[1]["judge_members"]
+        cases = [
+            (dict(members, x=dict(members["x"], positional_bias=[])),
+             "judge_members.x.positional_bias must be true, false or null; got []"),
+            (dict(members, y=dict(members["y"], repeats=["a"])),
+             "judge_members.y.repeats must be a list of scores (0 to 1, or null); got ['a']"),
+            (5, "judge_members must be an object or a list of objects, 4 deep at most; got 5"),
+        ]
+        for edited, message in cases:
+            with self.subTest(members=edited):
+                self.refused("{} line 2: {}".format(self.edited(2, judge_members=edited),
+                                                    message), self.path("edited.jsonl"))
 
 
 class EveryRunTest(ReportTest):
@@ -298,8 +314,8 @@ class RejudgedTest(ReportTest):
                                  self.path("second.jsonl"), "--summary", self.path("run.json")])
         self.assertEqual(code, 0, err)
         self.assertIn("minijudge: warning: line 1 has judge_* fields of an earlier run: this "
-                      "run replaces them, and drops judge_option, judge_option_reversed, "
-                      "judge_positional_bias, judge_repeats\n", err)
+                      "run replaces them, and drops judge_members, judge_option, "
+                      "judge_option_reversed, judge_positional_bias, judge_repeats\n", err)
         for record in self.read("second.jsonl"):
             self.assertEqual(sorted(k for k in record if k.startswith("judge_")), [
                 "judge_error", "judge_finish_reason", "judge_line", "judge_model", "judge_raw",
