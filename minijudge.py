@@ -3549,6 +3549,11 @@ def _check_judgement(fields, name, stamp):
     if status == "ok":
         _check_rating(fields["value"], name, stamp.get("scale"))
     _check(fields, _READ_CHECKS, name)
+    _check_details(fields, name, stamp, status)
+
+
+def _check_details(fields, name, stamp, status):
+    """The details the summary reads: repeats, members, pairs, panel, wins."""
     if status == "ok" and None in (fields.get("repeats") or ()):  # all answered, or it failed
         raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
                          "{!r}".format(name, fields["repeats"]))
