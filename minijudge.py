@@ -3512,16 +3512,15 @@ _WRITTEN_BY = (
 )
 
 
-def _judgement_of(record, prefix, stamp=None):
+def _judgement_of(record, prefix, stamp):
     """A record's NAME_* fields as the Judgement they were written from (report), each value
     it reads checked against what the run (``stamp``) can write: JudgeError if not."""
     fields = {k[len(prefix) + 1:]: v for k, v in record.items() if k.startswith(prefix + "_")}
     named = {name: fields.pop(name, None) for name in ("score", "status", "error", "raw", "value",
              "finish_reason", "usage", "model", "reasoning", "fingerprint")}
     fields.pop("run")
-    if stamp is not None:
-        _own_details(fields, prefix, stamp)
-        _check_judgement(dict(fields, **named), prefix + "_", stamp)
+    _own_details(fields, prefix, stamp)
+    _check_judgement(dict(fields, **named), prefix + "_", stamp)
     return Judgement(source=fields.pop("score_source", None), expected=fields.pop(
         "expected_rating", None), details=fields, **named)
 
