@@ -4217,7 +4217,7 @@ def _report(args):
     Records of different runs (another template, model, version) are refused but --mixed;
     a file named twice (or linked), a record seen twice and a value no run writes, always."""
     tallies, runs, mixed, rows, seen = {}, {}, collections.defaultdict(set), [], itertools.count(1)
-    places = {}  # each record's identity: where it was first seen
+    seen_records = {"places": {}, "texts": {}}  # for _once
     _distinct_files(args.input)
     for index, path in enumerate(args.input):
         with open(path, "rb") as f:
@@ -4234,7 +4234,7 @@ def _report(args):
                     raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
                 if not stamps:
                     _no_stamp(path, number, record)
-                _once(places, args.input, (index, number), record, stamps)
+                _once(seen_records, args.input, (index, number), record, stamps)
                 for prefix, run in stamps.items():
                     first, where, line = runs.setdefault(prefix, (run, path, number))
                     differ = _differ(first, run)
@@ -4243,8 +4243,9 @@ def _report(args):
                                          "runs: {} {!r} and {!r}; --mixed reports them together"
                                          .format(where, line, path, number, *differ[0]))
                     mixed[prefix].update(name for name, _, _ in differ)
-                    _tally_add(tallies.setdefault(prefix, _Tally()), judgements[prefix], record,
-                               args, run.get("mode"))
+                    if prefix not in tallies:  # not one _Tally() a record
+                        tallies[prefix] = _Tally()
+                    _tally_add(tallies[prefix], judgements[prefix], record, args, run.get("mode"))
                 if args.html:
                     _keep(rows, record, next(iter(stamps)), next(seen), args.html_rows)
     if not tallies:
@@ -4280,20 +4281,34 @@ def _distinct_files(paths):
                 paths[first], path))
 
 
-def _once(places, paths, place, record, stamps):
+def _once(seen, paths, place, record, stamps):
     """Refuse a record seen before (a copied file, a file twice in one): one run's record of
-    one input line, with the same input fields, is one record however many files hold it."""
+    one input line, with the same input fields, is one record however many files hold it.
+    ``seen``: each record's identity (a hash) and where it was first (file << 40 | line);
+    each prefix's last stamp, as text."""
     prefixes = tuple(prefix + "_" for prefix in stamps)
     inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
                         sort_keys=True)
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
-        first = places.setdefault(hash((prefix, json.dumps(stamp, sort_keys=True), line, inputs)),
-                                  place)
-        if first != place:
+        key = hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
+        first = seen["places"].setdefault(key, place[0] << 40 | place[1])  # an int, not a tuple
+        if first >> 40 != place[0] or first & _LINE_MASK != place[1]:
             raise JudgeError("{} line {} and {} line {} are the same record (input line {} of "
                              "one run); report each record once".format(
-                                 paths[first[0]], first[1], paths[place[0]], place[1], line))
+                                 paths[first >> 40], first & _LINE_MASK, paths[place[0]],
+                                 place[1], line))
+
+
+_LINE_MASK = (1 << 40) - 1
+
+
+def _stamp_text(seen, prefix, stamp):
+    """The stamp as text, written once a run (shards' stamps are equal: compared, not dumped)."""
+    last = seen["texts"].get(prefix)
+    if last is None or last[0] != stamp:
+        last = seen["texts"][prefix] = stamp, json.dumps(stamp, sort_keys=True)
+    return last[1]
 
 
 def _flat(stamp, head=""):
