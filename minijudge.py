@@ -2088,7 +2088,7 @@ _JUDGE_OPTIONS = (
             "--top-logprobs N", "alternatives per token (5)"),
     _Option("structured", False, _BOOLEAN, _is_flag,
             "--structured", "send a JSON schema as response_format (dropped if refused)"),
-    _Option("seed", None, "a whole number of 64 bits", _optional(_whole(-2 ** 63, 2 ** 63 - 1)),
+    _Option("seed", None, "a whole number that fits in 64 bits", _optional(_whole(-2 ** 63, 2 ** 63 - 1)),
             "--seed N", "sampling seed sent to the server", {"type": int}),
     _Option("criterion", None, "a dict: name, description, options",
             _optional(lambda v: isinstance(v, Mapping)),
@@ -2130,15 +2130,18 @@ _JUDGE_OPTIONS = (
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
 
 
-def _check_option(option, value, where):
-    """JudgeError "WHERE must be EXPECTED; got VALUE" unless ``option.check`` takes it
-    (its own JudgeError, naming what is wrong inside the value, passes through)."""
+def _check_option(option, value, where, judge=""):
+    """``value``, or JudgeError "JUDGE WHERE must be EXPECTED; got VALUE" unless
+    ``option.check`` takes it (its own JudgeError names what is wrong inside the value)."""
     try:
         if option.check(value):
             return value
+    except JudgeError as exc:
+        raise JudgeError(judge + str(exc)) from None
     except (TypeError, ValueError, OverflowError, RecursionError):
         pass
-    raise JudgeError("{} must be {}; got {!r}".format(where, option.expected, value)[:300])
+    raise JudgeError("{}{} must be {}; got {!r}".format(judge, where, option.expected, value)[
+        :300])
 
 
 def _check_retry_waits(low, high):
@@ -3072,9 +3075,6 @@ def _setup(args):
         if criteria and mode != "criterion":  # its options are no scale another mode can read
             raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
                 flag, flag, mode))
-        if not isinstance(entry.get("options") or {}, dict):
-            raise ValueError("judge {}: options must be a JSON object of LLMJudge keywords"
-                             .format(entry.get("name")))
         named = "LLM_JUDGE_{}_".format(entry["name"].upper().replace("-", "_"))  # as lm-eval
         env = {name: _env(named + suffix) for name, suffix in (("base_url", "API_BASE"), (
             "api_key", "API_KEY"), ("model", "MODEL"))} if args.judges else {}
@@ -3347,7 +3347,38 @@ def _judges_config(path):
     if bad or len(set(names)) != len(names):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
                          "output fields); got {}".format(path, _names(names)))
+    for entry in entries:
+        _check_judge_entry(entry)
     return entries
+
+
+def _check_judge_entry(entry):
+    """A --judges entry's url, model, template and options, each checked as LLMJudge
+    checks it, before any judge is made: a ValueError or JudgeError naming the judge."""
+    where = "judge {}: ".format(entry["name"])
+    options = entry.get("options") or {}
+    if not isinstance(options, dict):
+        raise ValueError(where + "options must be a JSON object of LLMJudge keywords")
+    for key, name in (("url", "base_url"), ("model", "model"), ("template", "template")):
+        _check_option(_OPTIONS[name], entry.get(key), key, where)
+    for name, value in options.items():
+        _check_option(_file_option(where, name), value, name, where)
+
+
+def _file_option(where, name):
+    """The declaration of an option a --judges entry names, or a ValueError saying why it
+    cannot be there (not an option, a run's option, Python's)."""
+    import difflib
+    option = _OPTIONS.get(name)
+    if option is None:
+        near = difflib.get_close_matches(name, list(_OPTIONS), 1)
+        hint = ""
+        if near:
+            hint = " (did you mean {}?)".format(near[0])
+        raise ValueError("{}{!r} is not a judge option{}".format(where, name, hint))
+    if option.in_file is not True:
+        raise ValueError("{}{} {}".format(where, name, option.in_file))
+    return option
 
 
 def _preflight(judge, *, ping=False):
