@@ -2130,6 +2130,11 @@ _JUDGE_OPTIONS = (
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
 
 
+def _declared(*names):
+    """The declarations of these judge options, in this order."""
+    return [_OPTIONS[name] for name in names]
+
+
 def _check_option(option, value, where, judge=""):
     """``value``, or JudgeError "JUDGE WHERE must be EXPECTED; got VALUE" unless
     ``option.check`` takes it (its own JudgeError names what is wrong inside the value)."""
@@ -2874,19 +2879,17 @@ def _arg_parser():
     for entry in [  # "title: about" starts a group; ("-f/--flag METAVAR", help, options)
         # or a judge option of _JUDGE_OPTIONS
         "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
-        *(_OPTIONS[name] for name in ("base_url", "model", "key_header", "headers", "timeout",
-                                      "max_retries", "retry_min_wait", "retry_max_wait",
-                                      "restart_wait", "extra_body")),
+        *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
+                   "retry_min_wait", "retry_max_wait", "restart_wait", "extra_body"),
         "what to judge",
         ("--mode", "a 1-5 rating (default), correct or not (binary, math), a JSON rubric, an "
          "option, two scores, the better of two, systems ranked", {"choices": list(_MODES)}),
         ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}'),
         ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
          "given a reference)".format(", ".join(TEMPLATES))),
-        *(_OPTIONS[name] for name in ("parser", "scale", "system", "pass_threshold")),
+        *_declared("parser", "scale", "system", "pass_threshold"),
         ("--single-order", "pairwise: ask once, not in both orders"),
-        *(_OPTIONS[name] for name in ("assess", "assess_max_tokens", "check_position",
-                                      "binary_format")),
+        *_declared("assess", "assess_max_tokens", "check_position", "binary_format"),
         ("--response-format FILE", "an example JSON reply: its schema is sent to the server"),
         _OPTIONS["score_field"],
         "fields",
@@ -2910,7 +2913,7 @@ def _arg_parser():
         ("--jury", "--judges as one panel: judge_score their mean, median or majority",
          {"choices": ["mean", "median", "majority"]}),
         ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
-        *(_OPTIONS[name] for name in ("repeats", "max_tokens", "temperature")),
+        *_declared("repeats", "max_tokens", "temperature"),
         ("--dry-run", "print the prompts; send nothing"),
         ("--check", "only check the server: URL, models, one reply"),
         ("--no-preflight", "skip the one request that checks the server first"),
@@ -2927,7 +2930,7 @@ def _arg_parser():
         "trust",
         ("--human-field F", "compare the judge with the human labels in this field"),
         ("--bootstrap-seed N", "seed of the 95%% interval's bootstrap (0)", {"default": 0}),
-        *(_OPTIONS[name] for name in ("logprobs", "top_logprobs", "structured", "seed")),
+        *_declared("logprobs", "top_logprobs", "structured", "seed"),
         "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
         ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
          "send nothing (needs --judge-model)"),
@@ -3332,7 +3335,8 @@ def _check_reference_shown(args, specs):
 
 def _judges_config(path):
     """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
-    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]})."""
+    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), their
+    url, model, template and options checked against _JUDGE_OPTIONS."""
     try:
         with open(path, encoding="utf-8") as f:
             config = json.load(f)
