@@ -1056,6 +1056,35 @@ def _adaptation(message, params):
     return None
 
 
+def _api_key(api_key, url):
+    """The key given, or LLM_JUDGE_API_KEY's, or OPENAI_API_KEY's ("": none); the last is
+    warned about when it would go in clear text to a host that is not this one."""
+    from urllib.parse import urlsplit
+    key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
+    if re.search(r"[^\x21-\x7e]", key):
+        raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
+                         "characters; check where it was read from")
+    if key and not (api_key or _env("LLM_JUDGE_API_KEY")) and url.startswith(
+            "http:") and not _is_loopback(urlsplit(url).hostname):
+        _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
+                     "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
+                     "unset OPENAI_API_KEY if it needs no key", urlsplit(url).netloc)
+    return key
+
+
+def _secret_forms(key, url, headers):
+    """What no message may show, longest first: the key, the URL's credential values and
+    the values of headers that are not harmless, with their parts (a token, a cookie),
+    each as sent, decoded and encoded."""
+    from urllib.parse import quote, unquote
+    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)] + [
+        part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
+        for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
+    forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
+    # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
+    return tuple(sorted((v for v in forms if len(v) >= 8), key=len, reverse=True))
+
+
 class LLMJudge:
     """A judge on one OpenAI-compatible server (or a ``judge_fn``: messages -> reply).
 
@@ -1078,7 +1107,6 @@ class LLMJudge:
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
                  repeats=1, image_root=None):
-        from urllib.parse import quote, unquote, urlsplit
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
@@ -1088,28 +1116,13 @@ class LLMJudge:
         deployment = re.search(r"/openai/deployments/([^/]+)/", self.url)  # Azure
         self.model = model or _env("LLM_JUDGE_MODEL") or (deployment and deployment.group(1)) or (
             judge_fn and getattr(judge_fn, "__name__", "judge_fn"))  # never asks /models
-        key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
-        if re.search(r"[^\x21-\x7e]", key):
-            raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
-                             "characters; check where it was read from")
-        if key and not (api_key or _env("LLM_JUDGE_API_KEY")) and self.url.startswith(
-                "http:") and not _is_loopback(urlsplit(self.url).hostname):
-            _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
-                         "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
-                         "unset OPENAI_API_KEY if it needs no key", urlsplit(self.url).netloc)
+        key = _api_key(api_key, self.url)
         headers = dict(headers or {})
         if key:  # a header of the same name given by the user wins
             bearer = "Bearer " if key_header.lower() == "authorization" else ""
             headers = {key_header: bearer + key, **headers}
         self._headers = _Secret(headers)
-        # no message may show these, as sent, decoded or encoded (the parts: a token, a cookie)
-        values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(self.url)] + [
-            part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
-            for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
-        forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
-        # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
-        self._secrets = _Secret(tuple(sorted((v for v in forms if len(v) >= 8), key=len,
-                                             reverse=True)))
+        self._secrets = _Secret(_secret_forms(key, self.url, headers))
         self.criterion = _criterion(criterion) if criterion is not None else None
         template = template or ("criterion" if criterion is not None else None)
         if template is not None:
@@ -1132,7 +1145,7 @@ class LLMJudge:
                   "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
                   "stream": False, "seed": seed, "logprobs": True if logprobs else None,
                   "top_logprobs": top_logprobs if logprobs else None}  # alone: llama-server fails
-        if binary_format and (binary_format not in _BINARY_FORMATS or self.parser != "binary"):
+        if binary_format and self.parser != "binary":
             raise JudgeError("binary_format (--binary-format) is yesno or 01, for a yes/no "
                              "judge (--mode binary or math); got {!r}".format(binary_format))
         self.answers = _BINARY_FORMATS.get(binary_format, {})  # else the templates' default
