@@ -1141,10 +1141,6 @@ class LLMJudge:
         self.again = "the options reversed" if check_position else None
         self.scale = self.criterion["options"] if self.criterion else tuple(scale or {  # options
             "json": (0, 10), "comparative": (1, 10), "option": ()}.get(self.parser, (1, 5)))
-        params = {"temperature": temperature,
-                  "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
-                  "stream": False, "seed": seed, "logprobs": True if logprobs else None,
-                  "top_logprobs": top_logprobs if logprobs else None}  # alone: llama-server fails
         if binary_format and self.parser != "binary":
             raise JudgeError("binary_format (--binary-format) is yesno or 01, for a yes/no "
                              "judge (--mode binary or math); got {!r}".format(binary_format))
@@ -1153,10 +1149,10 @@ class LLMJudge:
             response_format, indent=2, ensure_ascii=False)  # the example, for the prompt
         self.keys = (score_field,) if self.form else _RUBRIC_CRITERIA if (
             template == "rubric") else None  # the numbers of a JSON reply that score
-        if self.form or structured and self.scale and (self.parser != "json" or self.keys):
-            params["response_format"] = _response_format(  # no options: each item has its own
-                self.parser, self.scale, response_format, score_field)
-        self.params = dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
+        self.params = self._request_defaults(
+            temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=logprobs,
+            top_logprobs=top_logprobs, structured=structured, example=response_format,
+            score_field=score_field, extra_body=extra_body)
         self.adapted = []  # what the server refused, and what was sent instead
         self.system, self.timeout, self.on_failure = system, timeout, on_failure
         self.pass_threshold = pass_threshold if pass_threshold is None else float(pass_threshold)
@@ -1169,6 +1165,27 @@ class LLMJudge:
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._connections = _connections(self.url)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
+
+    def _request_defaults(self, *, temperature, max_tokens, seed, logprobs, top_logprobs,
+                          structured, example, score_field, extra_body):
+        """The body every request starts from (a None is left to the server), extra_body
+        last."""
+        params = {"temperature": temperature,
+                  "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
+                  "stream": False, "seed": seed}
+        if logprobs:  # top_logprobs alone: llama-server fails
+            params.update(logprobs=True, top_logprobs=top_logprobs)
+        if self.form or structured and self._has_schema():
+            params["response_format"] = _response_format(  # no options: each item has its own
+                self.parser, self.scale, example, score_field)
+        return dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
+
+    def _has_schema(self):
+        """Whether --structured can send a schema: it needs a scale (options read without a
+        criterion have none: each item brings its own) and, for a JSON reply, its keys."""
+        if not self.scale:
+            return False
+        return self.parser != "json" or bool(self.keys)
 
     batch = None  # a _Batch: replies from batch files, requests written to them
 
