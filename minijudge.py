@@ -1056,6 +1056,35 @@ def _adaptation(message, params):
     return None
 
 
+def _api_key(api_key, url):
+    """The key given, or LLM_JUDGE_API_KEY's, or OPENAI_API_KEY's ("": none); the last is
+    warned about when it would go in clear text to a host that is not this one."""
+    from urllib.parse import urlsplit
+    key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
+    if re.search(r"[^\x21-\x7e]", key):
+        raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
+                         "characters; check where it was read from")
+    if key and not (api_key or _env("LLM_JUDGE_API_KEY")) and url.startswith(
+            "http:") and not _is_loopback(urlsplit(url).hostname):
+        _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
+                     "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
+                     "unset OPENAI_API_KEY if it needs no key", urlsplit(url).netloc)
+    return key
+
+
+def _secret_forms(key, url, headers):
+    """What no message may show, longest first: the key, the URL's credential values and
+    the values of headers that are not harmless, with their parts (a token, a cookie),
+    each as sent, decoded and encoded."""
+    from urllib.parse import quote, unquote
+    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)] + [
+        part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
+        for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
+    forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
+    # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
+    return tuple(sorted((v for v in forms if len(v) >= 8), key=len, reverse=True))
+
+
 class LLMJudge:
     """A judge on one OpenAI-compatible server (or a ``judge_fn``: messages -> reply).
 
@@ -1078,7 +1107,8 @@ class LLMJudge:
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
                  repeats=1, image_root=None):
-        from urllib.parse import quote, unquote, urlsplit
+        _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
+        _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
@@ -1086,42 +1116,19 @@ class LLMJudge:
         deployment = re.search(r"/openai/deployments/([^/]+)/", self.url)  # Azure
         self.model = model or _env("LLM_JUDGE_MODEL") or (deployment and deployment.group(1)) or (
             judge_fn and getattr(judge_fn, "__name__", "judge_fn"))  # never asks /models
-        key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
-        if re.search(r"[^\x21-\x7e]", key):
-            raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
-                             "characters; check where it was read from")
-        if key and not (api_key or _env("LLM_JUDGE_API_KEY")) and self.url.startswith(
-                "http:") and not _is_loopback(urlsplit(self.url).hostname):
-            _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
-                         "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
-                         "unset OPENAI_API_KEY if it needs no key", urlsplit(self.url).netloc)
+        key = _api_key(api_key, self.url)
         headers = dict(headers or {})
-        for name, value in headers.items():  # a line break would forge more headers
-            for bad, why in (("[\r\n]", "a line break"), ("[^\x00-\xff]", "a character "
-                             "outside Latin-1 (a pasted smart quote?)")):
-                if re.search(bad, str(name) + str(value)):
-                    raise JudgeError("header {!r} has {} in it".format(name, why))
         if key:  # a header of the same name given by the user wins
             bearer = "Bearer " if key_header.lower() == "authorization" else ""
             headers = {key_header: bearer + key, **headers}
         self._headers = _Secret(headers)
-        # no message may show these, as sent, decoded or encoded (the parts: a token, a cookie)
-        values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(self.url)] + [
-            part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
-            for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
-        forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
-        # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
-        self._secrets = _Secret(tuple(sorted((v for v in forms if len(v) >= 8), key=len,
-                                             reverse=True)))
+        self._secrets = _Secret(_secret_forms(key, self.url, headers))
         self.criterion = _criterion(criterion) if criterion is not None else None
         template = template or ("criterion" if criterion is not None else None)
         if template is not None:
             _check_template(TEMPLATES.get(template, template))  # fail now, not per item
         self.template, self.parser = template, "json" if response_format is not None else (
             parser or _parser_of(template))
-        if self.parser not in _PARSERS:
-            raise JudgeError("parser must be one of {}; got {!r}".format(
-                ", ".join(_PARSERS), self.parser))
         for needs, asked in (("the option parser", self.parser == "option"),
                              ("assess", assess), ("check_position", check_position)):
             if asked and self.criterion is None and template != "criterion":  # not per item
@@ -1134,11 +1141,7 @@ class LLMJudge:
         self.again = "the options reversed" if check_position else None
         self.scale = self.criterion["options"] if self.criterion else tuple(scale or {  # options
             "json": (0, 10), "comparative": (1, 10), "option": ()}.get(self.parser, (1, 5)))
-        params = {"temperature": temperature,
-                  "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
-                  "stream": False, "seed": seed, "logprobs": True if logprobs else None,
-                  "top_logprobs": top_logprobs if logprobs else None}  # alone: llama-server fails
-        if binary_format and (binary_format not in _BINARY_FORMATS or self.parser != "binary"):
+        if binary_format and self.parser != "binary":
             raise JudgeError("binary_format (--binary-format) is yesno or 01, for a yes/no "
                              "judge (--mode binary or math); got {!r}".format(binary_format))
         self.answers = _BINARY_FORMATS.get(binary_format, {})  # else the templates' default
@@ -1146,31 +1149,43 @@ class LLMJudge:
             response_format, indent=2, ensure_ascii=False)  # the example, for the prompt
         self.keys = (score_field,) if self.form else _RUBRIC_CRITERIA if (
             template == "rubric") else None  # the numbers of a JSON reply that score
-        if self.form or structured and self.scale and (self.parser != "json" or self.keys):
-            params["response_format"] = _response_format(  # no options: each item has its own
-                self.parser, self.scale, response_format, score_field)
-        self.params = dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
+        self.params = self._request_defaults(
+            temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=logprobs,
+            top_logprobs=top_logprobs, structured=structured, example=response_format,
+            score_field=score_field, extra_body=extra_body)
         self.adapted = []  # what the server refused, and what was sent instead
         self.system, self.timeout, self.on_failure = system, timeout, on_failure
         self.pass_threshold = pass_threshold if pass_threshold is None else float(pass_threshold)
-        if not 0 <= (self.pass_threshold or 0) <= 1:
-            raise JudgeError("pass_threshold must be a number from 0 to 1 (scores are 0-1); "
-                             "got {!r}".format(pass_threshold))
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
         self.repeats = repeats  # each its own seed: seed, seed + 1, ... (0 if none)
-        if type(repeats) is not int or repeats < 1:
-            raise JudgeError("repeats (--repeats) must be 1 or more; got {!r}".format(repeats))
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
-        if not 0 <= self.retry_waits[0] <= retry_max_wait < math.inf:  # None: no floor
-            raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
-                             "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
-                                 retry_min_wait, retry_max_wait))
         self._alive, self._refused_since = False, None  # see _call
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
         self.cache = _Cache(cache) if isinstance(cache, str) else cache
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._connections = _connections(self.url)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
+
+    def _request_defaults(self, *, temperature, max_tokens, seed, logprobs, top_logprobs,
+                          structured, example, score_field, extra_body):
+        """The body every request starts from (a None is left to the server), extra_body
+        last."""
+        params = {"temperature": temperature,
+                  "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
+                  "stream": False, "seed": seed}
+        if logprobs:  # top_logprobs alone: llama-server fails
+            params.update(logprobs=True, top_logprobs=top_logprobs)
+        if self.form or structured and self._has_schema():
+            params["response_format"] = _response_format(  # no options: each item has its own
+                self.parser, self.scale, example, score_field)
+        return dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
+
+    def _has_schema(self):
+        """Whether --structured can send a schema: it needs a scale (options read without a
+        criterion have none: each item brings its own) and, for a JSON reply, its keys."""
+        if not self.scale:
+            return False
+        return self.parser != "json" or bool(self.keys)
 
     batch = None  # a _Batch: replies from batch files, requests written to them
 
@@ -1930,6 +1945,256 @@ _PARSERS = {  # name: (read(text, scale) -> (value or None, what was read: a val
 }
 
 
+# -- Judge options ---------------------------------------------------------------------
+# One declaration of every LLMJudge keyword: LLMJudge checks its keywords against it, the
+# command line makes its flags from it and checks their values with it, and a --judges
+# entry's "options" are checked with it, so an option means the same wherever it is given.
+
+_INT32 = 2 ** 31 - 1    # servers read token counts as 32-bit integers
+_A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
+
+
+def _is_number(value):
+    """An int or float, not a bool: True is 1 to Python, not to someone writing an option."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _between(low, high, *, above=False):
+    """A check: a finite number from low to high (``above``: low itself excluded)."""
+    def check(value):
+        if not (_is_number(value) and math.isfinite(value)):
+            return False
+        if above:
+            return low < value <= high
+        return low <= value <= high
+    return check
+
+
+def _whole(low, high):
+    """A check: an int (not a bool) from low to high."""
+    return lambda value: type(value) is int and low <= value <= high
+
+
+def _optional(check):
+    return lambda value: value is None or check(value)
+
+
+def _is_text(value):
+    return isinstance(value, str)
+
+
+def _is_flag(value):
+    return type(value) is bool
+
+
+def _is_scale(value):
+    if not (isinstance(value, (list, tuple)) and len(value) == 2):
+        return False
+    low, high = value
+    finite = _between(-math.inf, math.inf)
+    return finite(low) and finite(high) and low < high
+
+
+def _is_headers(headers):
+    """A dict of header names to text; a line break (it would forge more headers) or a
+    character outside Latin-1 is a JudgeError naming the header."""
+    if not isinstance(headers, Mapping):
+        return False
+    for name, value in headers.items():
+        if not (_is_text(name) and _is_text(value)):
+            return False
+        for bad, why in (("[\r\n]", "a line break"),
+                         ("[^\x00-\xff]", "a character outside Latin-1 (a pasted smart quote?)")):
+            if re.search(bad, name + value):
+                raise JudgeError("header {!r} has {} in it".format(name, why))
+    return True
+
+
+def _is_store(cache):
+    """A path, or an object that gets and puts replies (a _Cache)."""
+    return _is_text(cache) or callable(getattr(cache, "get", None)) and callable(
+        getattr(cache, "put", None))
+
+
+def _is_failure_score(value):
+    return value is None or _is_number(value) and (value != value or 0 <= value <= 1)
+
+
+def _header_line(text):
+    """'NAME: VALUE' (a --header) as (name, value)."""
+    name, colon, value = text.partition(":")
+    if not (colon and name.strip()):
+        raise ValueError(text)
+    return name.strip(), value.strip()
+
+
+def _low_high(text):
+    """'LO,HI' (--scale) as (LO, HI)."""
+    pair = tuple(_number(part) for part in text.split(","))
+    if not _is_scale(pair):
+        raise ValueError(text)
+    return pair
+
+
+def _json_object(text):
+    body = json.loads(text)
+    if not isinstance(body, dict):
+        raise ValueError(text)
+    return body
+
+
+class _Option(collections.namedtuple("_Option", "name default expected check flag help argparse "
+                                     "read read_expected in_file", defaults=(None,) * 5 + (True,))):
+    """A judge option: its LLMJudge keyword and default; what it must be (the words of
+    its error) and ``check(value)``, true when it is; its flag ("--flag METAVAR", None: no
+    flag), the flag's help and any argparse settings beyond those its default implies;
+    ``read``: how the flag's text becomes the value when argparse cannot, with
+    ``read_expected`` its words; ``in_file``: True if a --judges entry may set it, else
+    why not (the end of the error)."""
+
+    def argument(self):
+        """(flag, help, argparse settings), as _arg_parser's entries are written."""
+        settings = dict(self.argparse or {})
+        if not isinstance(self.default, bool) and self.default is not None:
+            settings.setdefault("default", self.default)
+        return self.flag, self.help, settings
+
+    @property
+    def dest(self):
+        return self.flag.split(" ")[0].split("/")[-1].lstrip("-").replace("-", "_")
+
+
+_PYTHON_ONLY = "is for Python (a function), not a file"
+_SECONDS = "a number of seconds, 0 or more"
+_TOKENS = "a whole number from 1 to {}".format(_INT32)
+_BOOLEAN = "true or false"
+_JUDGE_OPTIONS = (
+    _Option("base_url", None, "a URL (text)", _optional(_is_text),
+            "--judge-url URL", "http://h:p, .../v1 or the full .../chat/completions"),
+    _Option("model", None, "a model name (text)", _optional(_is_text),
+            "--judge-model M", "default: the one the server lists"),
+    _Option("api_key", None, "text", _optional(_is_text)),
+    _Option("timeout", 60.0, "a number of seconds above 0, at most {:g} (a day)".format(_A_DAY),
+            _between(0, _A_DAY, above=True), "--timeout S", "per request (60)"),
+    _Option("template", None, "a template name or text", _optional(_is_text),
+            in_file='goes in the judge\'s "template", not its options'),
+    _Option("parser", None, "one of " + ", ".join(_PARSERS), _optional(_PARSERS.__contains__),
+            "--parser", "how to read a custom template's reply",
+            {"choices": sorted(_PARSERS)}),
+    _Option("scale", None, "a pair [LO, HI] of numbers with LO < HI", _optional(_is_scale),
+            "--scale LO,HI", "rating scale of a custom template (default 1,5)",
+            read=_low_high, read_expected="LO,HI with LO < HI"),
+    _Option("system", None, "text", _optional(_is_text),
+            "--system TEXT", "a system message for every request"),
+    _Option("temperature", 0.0, "a number, 0 or more", _optional(_between(0, math.inf)),
+            "--temperature T", "default 0"),
+    _Option("max_tokens", None, _TOKENS, _optional(_whole(1, _INT32)),
+            "--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
+    _Option("extra_body", None, "a JSON object (a dict)", _optional(lambda v: isinstance(v, dict)),
+            "--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
+            "{\"enable_thinking\": false}}'", read=_json_object, read_expected="a JSON object"),
+    _Option("headers", None, "a dict of header names to text", _optional(_is_headers),
+            "--header 'NAME: VALUE'", "an extra header, repeatable",
+            {"action": "append", "default": []}, _header_line, "'NAME: VALUE'"),
+    _Option("key_header", "Authorization", "a header name",
+            lambda v: _is_text(v) and re.fullmatch(r"[!#$%&'*+.^_`|~\w-]+", v) is not None,
+            "--key-header NAME", "the key's header, e.g. api-key (the key goes raw unless "
+            "Authorization)"),
+    _Option("max_retries", 5, "a whole number from 0 to 100", _whole(0, 100),
+            "--max-retries N", "per request (5)"),
+    _Option("on_failure", 0.0, "a number from 0 to 1, NaN or None", _is_failure_score,
+            in_file="is for Python: on the command line a failure scores 0.0 (the summary's "
+            "\"failures as 0.0\") and judge_status says why"),
+    _Option("strict", False, _BOOLEAN, _is_flag,
+            in_file="is a run option: use --strict (it stops at the first bad input line)"),
+    _Option("cache", None, "a path or a store with get and put", _optional(_is_store),
+            in_file="is the run's: use --cache (one store for every judge)"),
+    _Option("sleep", time.sleep, "a function of seconds", callable, in_file=_PYTHON_ONLY),
+    _Option("max_response_bytes", _MAX_RESPONSE_BYTES, "a whole number of bytes, 1 or more",
+            _whole(1, 2 ** 63)),
+    _Option("logprobs", False, _BOOLEAN, _is_flag,
+            "--logprobs", "the rating weighted by its tokens' probabilities (G-Eval)"),
+    _Option("top_logprobs", 5, "a whole number from 0 to 20", _whole(0, 20),
+            "--top-logprobs N", "alternatives per token (5)"),
+    _Option("structured", False, _BOOLEAN, _is_flag,
+            "--structured", "send a JSON schema as response_format (dropped if refused)"),
+    _Option("seed", None, "a whole number that fits in 64 bits", _optional(_whole(-2 ** 63, 2 ** 63 - 1)),
+            "--seed N", "sampling seed sent to the server", {"type": int}),
+    _Option("criterion", None, "a dict: name, description, options",
+            _optional(lambda v: isinstance(v, Mapping)),
+            in_file='goes in the judge\'s "criteria" (a file or an object), not its options'),
+    _Option("restart_wait", 60.0, _SECONDS, _between(0, math.inf),
+            "--restart-wait S", "wait this long for a restarting judge (60)"),
+    _Option("assess", False, _BOOLEAN, _is_flag,
+            "--assess", "criterion: the judge assesses freely, then names one option"),
+    _Option("assess_max_tokens", 512, _TOKENS, _whole(1, _INT32),
+            "--assess-max-tokens N", "the assessment's token budget (512)"),
+    _Option("check_position", False, _BOOLEAN, _is_flag,
+            "--check-position", "criterion: ask again with the options in reverse order"),
+    _Option("pass_threshold", None, "a number from 0 to 1 (scores are 0-1)",
+            _optional(_between(0, 1)), "--pass-threshold T",
+            "a score of at least T passes (judge_pass)", {"type": float}),
+    _Option("retry_min_wait", None, _SECONDS, _optional(_between(0, math.inf)),
+            "--retry-min-wait S", "the shortest wait (none: from 0.5 s, doubling)",
+            {"type": float}),
+    _Option("retry_max_wait", _BACKOFF_CAP, _SECONDS, _between(0, math.inf),
+            "--retry-max-wait S", "the longest wait between tries (30)"),
+    _Option("save_prompts", False, _BOOLEAN, _is_flag,
+            "--save-prompts", "add judge_prompt: the messages sent (pairs: the first order's)"),
+    _Option("judge_fn", None, "a function of messages", _optional(callable),
+            in_file=_PYTHON_ONLY),
+    _Option("binary_format", None, "yesno or 01", _optional(_BINARY_FORMATS.__contains__),
+            "--binary-format", "binary, math: ask for yes/no (default) or 1/0",
+            {"choices": list(_BINARY_FORMATS)}),
+    _Option("response_format", None, "an example reply (a dict)",
+            _optional(lambda v: isinstance(v, dict))),
+    _Option("score_field", "score", "a field name (text)", _is_text,
+            "--score-field NAME", "a --response-format reply's score (score)"),
+    _Option("repeats", 1, "a whole number from 1 to 100", _whole(1, 100),
+            "--repeats K", "ask each item K times, seeds --seed + 0..K-1 (1)"),
+    _Option("image_root", None, "a folder (a path)",  # _image_root says if it is none
+            _optional(lambda v: isinstance(v, (str, os.PathLike))), "--image-root DIR",
+            "image paths are read from DIR and may not leave it (default: the input file's "
+            "folder)", in_file="is the run's: use --image-root (the run reads the images)"),
+)
+_OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
+
+
+def _declared(*names):
+    """The declarations of these judge options, in this order."""
+    return [_OPTIONS[name] for name in names]
+
+
+def _check_option(option, value, where, judge=""):
+    """``value``, or JudgeError "JUDGE WHERE must be EXPECTED; got VALUE" unless
+    ``option.check`` takes it (its own JudgeError names what is wrong inside the value)."""
+    try:
+        if option.check(value):
+            return value
+    except JudgeError as exc:
+        raise JudgeError(judge + str(exc)) from None
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        pass
+    raise JudgeError("{}{} must be {}; got {!r}".format(judge, where, option.expected, value)[
+        :300])
+
+
+def _check_retry_waits(low, high):
+    """The two waits together, when both are numbers (None: no floor); each alone is
+    checked with the other options."""
+    floor = 0 if low is None else low
+    if _is_number(floor) and _is_number(high) and not 0 <= floor <= high < math.inf:
+        raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
+                         "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
+                             low, high))
+
+
+def _check_options(keywords):
+    """Each of LLMJudge's keywords (a dict: its locals) against its declaration."""
+    for option in _JUDGE_OPTIONS:
+        _check_option(option, keywords[option.name], option.name)
+
+
 # -- Agreement with people ------------------------------------------------------------
 
 _HUMAN_WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "pass": 1.0, "no": 0.0,
@@ -2642,38 +2907,21 @@ def _arg_parser():
     parser.add_argument("input", nargs="*", help="JSONL file of records, or - for stdin")
     parser.add_argument("--version", action="version", version="minijudge " + __version__)
     for entry in [  # "title: about" starts a group; ("-f/--flag METAVAR", help, options)
+        # or a judge option of _JUDGE_OPTIONS
         "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
-        ("--judge-url URL", "http://h:p, .../v1 or the full .../chat/completions"),
-        ("--judge-model M", "default: the one the server lists"),
-        ("--key-header NAME", "the key's header, e.g. api-key (the key goes raw unless "
-         "Authorization)", {"default": "Authorization"}),
-        ("--header 'NAME: VALUE'", "an extra header, repeatable",
-         {"action": "append", "default": []}),
-        ("--timeout S", "per request (60)", {"default": 60.0}),
-        ("--max-retries N", "per request (5)", {"default": 5}),
-        ("--retry-min-wait S", "the shortest wait (none: from 0.5 s, doubling)", {"type": float}),
-        ("--retry-max-wait S", "the longest wait between tries (30)", {"default": 30.0}),
-        ("--restart-wait S", "wait this long for a restarting judge (60)", {"default": 60.0}),
-        ("--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
-         "{\"enable_thinking\": false}}'"),
+        *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
+                   "retry_min_wait", "retry_max_wait", "restart_wait", "extra_body"),
         "what to judge",
         ("--mode", "a 1-5 rating (default), correct or not (binary, math), a JSON rubric, an "
          "option, two scores, the better of two, systems ranked", {"choices": list(_MODES)}),
         ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}'),
         ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
          "given a reference)".format(", ".join(TEMPLATES))),
-        ("--parser", "how to read a custom template's reply", {"choices": sorted(_PARSERS)}),
-        ("--scale LO,HI", "rating scale of a custom template (default 1,5)"),
-        ("--system TEXT", "a system message for every request"),
-        ("--pass-threshold T", "a score of at least T passes (judge_pass)", {"type": float}),
+        *_declared("parser", "scale", "system", "pass_threshold"),
         ("--single-order", "pairwise: ask once, not in both orders"),
-        ("--assess", "criterion: the judge assesses freely, then names one option"),
-        ("--assess-max-tokens N", "the assessment's token budget (512)", {"default": 512}),
-        ("--check-position", "criterion: ask again with the options in reverse order"),
-        ("--binary-format", "binary, math: ask for yes/no (default) or 1/0",
-         {"choices": list(_BINARY_FORMATS)}),
+        *_declared("assess", "assess_max_tokens", "check_position", "binary_format"),
         ("--response-format FILE", "an example JSON reply: its schema is sent to the server"),
-        ("--score-field NAME", "a --response-format reply's score (score)", {"default": "score"}),
+        _OPTIONS["score_field"],
         "fields",
         ("--question-field F", "default: question, else context"),
         ("--reference-field F", "default: answer", {"default": _Default("answer")}),
@@ -2684,8 +2932,7 @@ def _arg_parser():
          "repeatable", {"action": "append", "default": [], "type": lambda spec: (
              spec.partition("=")[0], spec.partition("=")[2] or spec)}),
         ("--image-field F", "images sent with the prompt: paths, URLs or data: URLs"),
-        ("--image-root DIR", "image paths are read from DIR and may not leave it (default: "
-         "the input file's folder)"),
+        _OPTIONS["image_root"],
         ("--criteria-field F", "criterion: each record's own criterion (else --criteria)"),
         "run",
         ("--concurrency N", "requests in flight (8)", {"default": 8}),
@@ -2696,9 +2943,7 @@ def _arg_parser():
         ("--jury", "--judges as one panel: judge_score their mean, median or majority",
          {"choices": ["mean", "median", "majority"]}),
         ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
-        ("--repeats K", "ask each item K times, seeds --seed + 0..K-1 (1)", {"default": 1}),
-        ("--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
-        ("--temperature T", "default 0", {"default": 0.0}),
+        *_declared("repeats", "max_tokens", "temperature"),
         ("--dry-run", "print the prompts; send nothing"),
         ("--check", "only check the server: URL, models, one reply"),
         ("--no-preflight", "skip the one request that checks the server first"),
@@ -2710,15 +2955,12 @@ def _arg_parser():
         ("--html FILE", "also write a page of the summary, charts and records: one HTML file"),
         ("--html-rows N", "records in the page: failures, then the lowest scores (500)",
          {"default": 500}),
-        ("--save-prompts", "add judge_prompt: the messages sent (pairs: the first order's)"),
+        _OPTIONS["save_prompts"],
         ("-q/--quiet", "no progress or summary on stderr"),
         "trust",
         ("--human-field F", "compare the judge with the human labels in this field"),
         ("--bootstrap-seed N", "seed of the 95%% interval's bootstrap (0)", {"default": 0}),
-        ("--logprobs", "the rating weighted by its tokens' probabilities (G-Eval)"),
-        ("--top-logprobs N", "alternatives per token (5)", {"default": 5}),
-        ("--structured", "send a JSON schema as response_format (dropped if refused)"),
-        ("--seed N", "sampling seed sent to the server", {"type": int}),
+        *_declared("logprobs", "top_logprobs", "structured", "seed"),
         "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
         ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
          "send nothing (needs --judge-model)"),
@@ -2729,6 +2971,8 @@ def _arg_parser():
         if isinstance(entry, str):
             group = parser.add_argument_group(*entry.split(": ", 1))
             continue
+        if isinstance(entry, _Option):  # a judge option: its flag is declared with it
+            entry = entry.argument()
         spec, text, *more = entry
         flags, _, metavar = spec.partition(" ")
         options = dict(*more, help=text, metavar=metavar or None)
@@ -2827,31 +3071,17 @@ def _setup(args):
     checked("--concurrency", "from 1 to 1024 (a thread each)", int, lambda n: 1 <= n <= 1024)
     checked("--window", "at least 1", int, lambda n: n >= 1)
     checked("--batch-max-lines", "at least 1", int, lambda n: n >= 1)
-    checked("--timeout", "a number of seconds above 0", float, lambda t: 0 < t < math.inf)
-    for flag in ("--retry-min-wait", "--retry-max-wait"):  # min > max: LLMJudge says
-        checked(flag, "a number of seconds, 0 or more", float, lambda t: 0 <= t < math.inf)
-    checked("--pass-threshold", "a number from 0 to 1 (scores are 0-1)", float,
-            lambda t: 0 <= t <= 1)
+    common = _flag_options(args)  # the judge options the flags give, checked as LLMJudge does
     shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(
         r"(\d+)/(\d+)", v).groups())), lambda kn: kn[0] < kn[1])
-    scale = checked("--scale", "LO,HI with LO < HI", lambda v: tuple(map(_number, v.split(","))),
-                    lambda lo_hi: len(lo_hi) == 2 and lo_hi[0] < lo_hi[1])
-    extra_body = checked("--extra-body", "a JSON object", json.loads,
-                         lambda body: isinstance(body, dict))
-    headers = dict(checked("--header", "'NAME: VALUE'", lambda h: [part.strip() for part in (
-        h.split(":", 1))], lambda pair: len(pair) == 2 and pair[0], h) for h in args.header)
     _check_files(args)
-    # a flag named as an LLMJudge keyword goes to it as it is (--strict is the run's own)
-    common = {name: getattr(args, name) for name in ("timeout", *LLMJudge.__init__.__kwdefaults__)
-              if hasattr(args, name) and name != "strict"}
-    common.update(base_url=args.judge_url, model=args.judge_model, scale=scale, headers=headers,
-                  extra_body=extra_body, cache=_Cache(args.cache) if args.cache else None,
-                  response_format=None)
+    common.update(cache=_Cache(args.cache) if args.cache else None, response_format=None)
     if args.response_format:
         try:
             with open(args.response_format, encoding="utf-8") as f:
                 common["response_format"] = json.load(f)
-            _response_format("json", scale or (0, 10), common["response_format"], args.score_field)
+            _response_format("json", common["scale"] or (0, 10), common["response_format"],
+                             args.score_field)
         except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
             raise ValueError("--response-format {}: {}".format(args.response_format, getattr(
                 exc, "strerror", None) or exc)) from None
@@ -2878,9 +3108,6 @@ def _setup(args):
         if criteria and mode != "criterion":  # its options are no scale another mode can read
             raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
                 flag, flag, mode))
-        if not isinstance(entry.get("options") or {}, dict):
-            raise ValueError("judge {}: options must be a JSON object of LLMJudge keywords"
-                             .format(entry.get("name")))
         named = "LLM_JUDGE_{}_".format(entry["name"].upper().replace("-", "_"))  # as lm-eval
         env = {name: _env(named + suffix) for name, suffix in (("base_url", "API_BASE"), (
             "api_key", "API_KEY"), ("model", "MODEL"))} if args.judges else {}
@@ -2948,6 +3175,30 @@ def _check_panel(specs):
         if len(set(map(repr, values.values()))) > 1:
             raise ValueError("--jury needs one {} for every judge; got {}".format(option, ", ".join(
                 "{} {!r}".format(prefix, value) for prefix, value in values.items())))
+
+
+def _flag_options(args):
+    """{keyword: value} of every judge option that has a flag, each checked as LLMJudge
+    checks it (JudgeError naming the flag)."""
+    return {option.name: _flag_value(option, getattr(args, option.dest))
+            for option in _JUDGE_OPTIONS if option.flag}
+
+
+def _flag_value(option, given):
+    """A flag's value for its option: as argparse made it, or ``option.read`` from its text
+    (each text of a repeatable flag: the pairs a dict); checked."""
+    flag = option.flag.split(" ")[0]
+    if option.read is None or given is None:
+        return _check_option(option, given, flag)
+    values = []
+    for text in given if isinstance(given, list) else [given]:
+        try:
+            values.append(option.read(text))
+        except (ValueError, RecursionError):  # not JSON is a ValueError too
+            raise JudgeError("{} must be {}; got {!r}".format(
+                flag, option.read_expected, text)) from None
+    value = dict(values) if isinstance(given, list) else values[0]
+    return _check_option(option, value, flag)
 
 
 def _check_files(args):
@@ -3114,7 +3365,8 @@ def _check_reference_shown(args, specs):
 
 def _judges_config(path):
     """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
-    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]})."""
+    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), their
+    url, model, template and options checked against _JUDGE_OPTIONS."""
     try:
         with open(path, encoding="utf-8") as f:
             config = json.load(f)
@@ -3129,7 +3381,38 @@ def _judges_config(path):
     if bad or len(set(names)) != len(names):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
                          "output fields); got {}".format(path, _names(names)))
+    for entry in entries:
+        _check_judge_entry(entry)
     return entries
+
+
+def _check_judge_entry(entry):
+    """A --judges entry's url, model, template and options, each checked as LLMJudge
+    checks it, before any judge is made: a ValueError or JudgeError naming the judge."""
+    where = "judge {}: ".format(entry["name"])
+    options = entry.get("options") or {}
+    if not isinstance(options, dict):
+        raise ValueError(where + "options must be a JSON object of LLMJudge keywords")
+    for key, name in (("url", "base_url"), ("model", "model"), ("template", "template")):
+        _check_option(_OPTIONS[name], entry.get(key), key, where)
+    for name, value in options.items():
+        _check_option(_file_option(where, name), value, name, where)
+
+
+def _file_option(where, name):
+    """The declaration of an option a --judges entry names, or a ValueError saying why it
+    cannot be there (not an option, a run's option, Python's)."""
+    import difflib
+    option = _OPTIONS.get(name)
+    if option is None:
+        near = difflib.get_close_matches(name, list(_OPTIONS), 1)
+        hint = ""
+        if near:
+            hint = " (did you mean {}?)".format(near[0])
+        raise ValueError("{}{!r} is not a judge option{}".format(where, name, hint))
+    if option.in_file is not True:
+        raise ValueError("{}{} {}".format(where, name, option.in_file))
+    return option
 
 
 def _preflight(judge, *, ping=False):

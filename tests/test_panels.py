@@ -225,7 +225,7 @@ class PanelTest(StubTestCase):
                  "--quorum must be from 1 to the number of --judges, with --jury; got 4"),
                 (["--judges", mixed, "--jury", "mean"], "--jury needs --judges FILE of one "
                  "mode, not systems; got modes binary, rating"),
-                (["--repeats", "0"], "repeats (--repeats) must be 1 or more; got 0")):
+                (["--repeats", "0"], "--repeats must be a whole number from 1 to 100; got 0")):
             with self.subTest(flags=flags):
                 code, out, err = run_main(["--judge-url", self.srv.url, *flags, self.source])
                 self.assertEqual(code, 2, err)

@@ -229,8 +229,10 @@ class PanelsTest(Combined):
                  "j1 (1, 10)"),
                 ({"pass_threshold": 0.9}, "--jury needs one pass_threshold for every judge; "
                  "got j0 0.5, j1 0.9"),
-                ({"on_failure": None}, "--jury needs one on_failure for every judge; got j0 "
-                 "0.0, j1 None")):
+                # on_failure is refused in any judges file (options28): failures are 0.0
+                ({"on_failure": None}, "judge j1: on_failure is for Python: on the command "
+                 "line a failure scores 0.0 (the summary's \"failures as 0.0\") and "
+                 "judge_status says why")):
             with self.subTest(options=options):
                 config = self.write("judges.json", json.dumps([
                     {"name": "j0", "url": self.srv.url, "options": {"pass_threshold": 0.5}},

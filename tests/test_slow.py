@@ -69,8 +69,10 @@ class SlowReplyTest(StubTestCase):
 class MisuseTest(CLITest):
     def test_each_misuse_is_a_usage_error_naming_the_flag(self):
         source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        cases = [(["--timeout", t], "--timeout must be a number of seconds above 0; got " + s)
-                 for t, s in (("0", "0.0"), ("inf", "inf"), ("nan", "nan"), ("-1", "-1.0"))]
+        cases = [(["--timeout", t], "--timeout must be a number of seconds above 0, at most "
+                  "86400 (a day); got " + s)
+                 for t, s in (("0", "0.0"), ("inf", "inf"), ("nan", "nan"), ("-1", "-1.0"),
+                              ("1e300", "1e+300"))]
         cases += [
             (["--concurrency", "100000"], "--concurrency must be from 1 to 1024 (a thread "
                                           "each); got 100000"),
