@@ -1698,6 +1698,7 @@ def _criterion(criterion):
     if not all(0 <= score <= 1 for score in scores.values()):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
+    _check_option_names(name, scores)
     lines = ["- {}{}".format(k, ": {}".format(v["description"]) if isinstance(v, dict) and v.get(
         "description") else "") for k, v in options.items()]
     return {"name": name, "options": scores, "fields": {
@@ -1706,25 +1707,62 @@ def _criterion(criterion):
         "criterion_options_reversed": "\n".join(reversed(lines))}}
 
 
+_OPTION_EDGES = " \t.:;!\"'[]()-"  # what a reply's line may wrap an option's name in
+
+
+def _loose(name):
+    """An option's name as a reply's line is matched: case, spaces, punctuation aside."""
+    return " ".join(name.strip(_OPTION_EDGES).lower().split())
+
+
+def _check_option_names(criterion, options):
+    """Refuse options a reply could not tell apart ("Good" and "good"), or could not name:
+    either would make the score of a reply depend on which came first."""
+    seen = {}
+    for option in options:
+        loose = _loose(option)
+        if not re.search(r"[^\W_]", loose):
+            raise JudgeError("criterion {!r}: option {!r} has no letter or digit a reply could "
+                             "name".format(criterion, option))
+        if loose in seen:
+            raise JudgeError("criterion {!r}: options {!r} and {!r} differ only in case, spaces "
+                             "or punctuation: a reply naming one would match both".format(
+                                 criterion, seen[loose], option))
+        seen[loose] = option
+
+
 def _read_option(text, options):
     """The option the judge picked: its reply's last line (or first) names one, or
-    exactly one option is mentioned, or the last line is close to one."""
-    import difflib
+    exactly one option is mentioned, or the last line is close to one. Options offered
+    together ("Good or Excellent", "Excellent/Good") pick none."""
     structured = _structured(text, "option")
     if structured and str(structured[0]) in options:
         return (str(structured[0]),) * 2
     plain = _plain(text)
-    by_name = {name.lower(): name for name in options}
+    by_name = {_loose(name): name for name in options}
     lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
-                    line.strip(" \t.:;!\"'[]()-").lower()) for line in plain.splitlines()
-             if line.strip()]
+                    _loose(line)) for line in plain.splitlines() if line.strip()]
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
-    picked = named[:1] or [name for low, name in by_name.items() if re.search(
-        r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(low) + r"(?![\w-])", plain.lower())]
-    if len(picked) != 1 and lines and not re.match(r"(?:not|never|no)\b", lines[-1]):
-        picked = [by_name[low] for low in difflib.get_close_matches(
-            lines[-1], list(by_name), n=1, cutoff=0.75)]
+    picked = named[:1] or _mentioned(by_name, plain)
+    if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
+        picked = _close_option(lines[-1], by_name)
     return (picked[0],) * 2 if len(picked) == 1 else (None, None)
+
+
+def _mentioned(by_name, text):
+    """The options ``text`` names as words, not negated ("not good")."""
+    low = text.lower()
+    return [name for loose, name in by_name.items() if re.search(
+        r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(loose) + r"(?![\w-])", low)]
+
+
+def _close_option(line, by_name):
+    """A last line close to one option's name (a typo), unless it is a negation."""
+    import difflib
+    if re.match(r"(?:not|never|no)\b", line):
+        return []
+    return [by_name[low] for low in difflib.get_close_matches(line, list(by_name), n=1,
+                                                               cutoff=0.75)]
 
 
 def _json_numbers(obj, criteria=None):
