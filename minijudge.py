@@ -409,6 +409,21 @@ _RATING_RE = re.compile(r"""
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
 _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
+# a number offered with another ("[[9]] or [[10]]", "7 to 8", "6/10 or 7/10") is no verdict:
+# what follows a number's mention, and what precedes it (searched up to where it starts)
+_ALT_AFTER_RE = re.compile(r"""
+    (?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+(?!\.?\d))?      # the "/10" of "6/10 or 7/10"
+    [^\S\n]*(?: (?:or|to)\b[^\S\n]*\[{0,2}               # " or 8", " to [[8"
+              | (?:/|[-\u2013\u2014])[^\S\n]*\[\[ )        # "/[[8", " - [[8": brackets only
+    [^\S\n]*\d
+""", re.I | re.X)
+_ALT_BEFORE_RE = re.compile(r"""
+    \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*     # "7", "6/10"
+    (?: \]{0,2}[^\S\n]*\b(?:or|to)[^\S\n]*\[{0,2}         # "7 or ", "[[7]] to [["
+      | \]\][^\S\n]*(?:/|[-\u2013\u2014])[^\S\n]*\[\[ )      # "[[7]]/[[", "[[7]] - [["
+    [^\S\n]*\Z
+""", re.I | re.X)
+_ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
 
 
 def _visible(text):
@@ -445,19 +460,20 @@ def _read_rating(text, scale):
     word, then any ``[[4]]``, then a ``Rating:`` label starting a line, then a line that is
     only a number, then a keyword in prose ("I rate it 4"), then a bare fraction or "[4] on a
     scale". So "Rating: [[8]]. More would earn [[9]]" is 8, "Rating: 2. It gives 5" is 2.
+    Ratings offered together ("[[9]] or [[10]]") are none: "Rating: [[8]] ... a rating of
+    [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None.
     """
     text = _plain(text)
     tier, candidate = 9, None
     for match in _RATING_RE.finditer(text):
         name = next(n for n in ("bracket", "keyword", "fraction", "single") if match.group(n))
-        lead = match.group("label") and _LABEL_PREFIX_RE.match(
-            text, text.rfind("\n", 0, match.start()) + 1, match.start())
-        rank = 0 if match.group("closed") else 2 if lead else {"bracket": 1, "keyword": 4}.get(
-            name, 5)
+        rank = _rank(text, match, name)
         if rank <= tier:
             value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
             if out_of is not None and int(out_of) != scale[1]:
                 value = "{}/{}".format(value, out_of)
+            if rank in _ALTERNATIVE_RANKS:
+                value = None
             tier, candidate = rank, value
     if tier > 3:
         lines = [line for line in text.splitlines() if line.strip()]
@@ -465,6 +481,25 @@ def _read_rating(text, scale):
         candidate = _number(bare.group(1)) if bare else candidate  # first line, else last
     in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
     return (candidate if in_scale else None), candidate
+
+
+def _rank(text, match, name):
+    """How strongly a mention states the rating, 0 the strongest. One offered with another
+    ("[[9]] or [[10]]") ranks just below its own kind's: it is no rating, but a reply whose
+    strongest mentions are alternatives has none."""
+    lead = match.group("label") and _LABEL_PREFIX_RE.match(
+        text, text.rfind("\n", 0, match.start()) + 1, match.start())
+    rank = 0 if match.group("closed") else 2 if lead else {"bracket": 1, "keyword": 4}.get(name, 5)
+    if _alternative(text, match.start(name), match.end()):
+        return _ALTERNATIVE_RANKS[rank > 3]
+    return rank
+
+
+def _alternative(text, start, end):
+    """Whether the number at ``start`` (its mention ending at ``end``) is offered with
+    another: "[[9]] or [[10]]", "7 or 8", "[[7]]/[[8]]", "6/10 or 7/10"."""
+    before = _ALT_BEFORE_RE.search(text, max(0, start - 40), start)
+    return bool(before or _ALT_AFTER_RE.match(text, end))
 
 
 def parse_rating(text, *, scale=(1, 5)):
