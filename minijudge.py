@@ -528,6 +528,16 @@ _BINARY_PROSE_RE = re.compile(r"""
   | \bis\s+(?P<word>correct|incorrect|right|wrong)\b      # "the response is correct"
 """, re.I | re.X)
 _FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b", re.I)
+_YES_NO = r"(?:yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b"
+_BINARY_AFTER_RE = re.compile(r"[^\S\n]*(?:\bor\b|/)[^\S\n]*" + _YES_NO, re.I)  # "yes or no"
+_BINARY_BEFORE_RE = re.compile(r"\b" + _YES_NO + r"[^\S\n]*(?:\bor\b|/)[^\S\n]*\Z", re.I)
+
+
+def _binary_together(text, match, group=1):
+    """Whether a yes or a no is offered with the other: "yes or no", "true/false"."""
+    start, end = match.span(group)
+    before = _BINARY_BEFORE_RE.search(text, max(0, start - 20), start)
+    return bool(before or _BINARY_AFTER_RE.match(text, end))
 
 
 def parse_binary(text):
@@ -536,21 +546,35 @@ def parse_binary(text):
     In order: a labelled verdict at the start of a line (``Answer: no``,
     ``{"correct": true}``; the last one), the reply's first word (``Yes, because ...``),
     then "is correct" / "not correct" in prose, then the last line's first word. Digits
-    count only as labelled verdicts or alone: "No. The answer is 1" is False.
+    count only as labelled verdicts or alone: "No. The answer is 1" is False. Both offered
+    together ("Answer: yes or no", "true/false") are no verdict.
     """
     text = _plain(text)
-    labelled = _last(_BINARY_LABEL_RE, text)
+    labelled, seen = _last_stated(_BINARY_LABEL_RE, text, _binary_word_together)
     if labelled:
         return _BINARY_WORDS[labelled.group("word").lower()]
+    if seen:  # only labels offering both: no verdict
+        return None
     lines = [line for line in text.splitlines() if line.strip()] or [""]
-    first = _FIRST_WORD_RE.match(lines[0])
-    if first and first.group(1).lower() in _BINARY_WORDS:
-        return _BINARY_WORDS[first.group(1).lower()]
-    prose = _last(_BINARY_PROSE_RE, text)
+    first = _first_word(lines[0])
+    if first is not None:
+        return first
+    prose, _ = _last_stated(_BINARY_PROSE_RE, text, _binary_word_together)
     if prose:
         return False if prose.group("negated") else _BINARY_WORDS[prose.group("word").lower()]
-    last = _FIRST_WORD_RE.match(lines[-1])
-    return _BINARY_WORDS.get(last.group(1).lower()) if last else None
+    return _first_word(lines[-1])
+
+
+def _binary_word_together(text, match):
+    return _binary_together(text, match, match.lastgroup)
+
+
+def _first_word(line):
+    """The verdict a line's first word is, or None (also when offered with the other)."""
+    first = _FIRST_WORD_RE.match(line)
+    if not first or _binary_together(line, first):
+        return None
+    return _BINARY_WORDS.get(first.group(1).lower())
 
 
 _SCORE_LABEL_RE = re.compile(r"""
@@ -580,12 +604,25 @@ def parse_comparative(text):
     text = _plain(text)
     line = next((line for line in text.splitlines() if line.strip()), "")
     pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-    found = dict(zip("AB", structured or pair.group("a", "b"))) if structured or pair else {
-        _VERDICT_WHO.get(m["who"].lower()): m["score"] for m in _SCORE_FOR_RE.finditer(text)}
+    found = dict(zip("AB", structured or pair.group("a", "b"))) if structured or pair else (
+        _labelled_scores(text))
     try:
         return (float(found["A"]), float(found["B"])) if len(found) == 2 else None
     except (TypeError, ValueError, KeyError, OverflowError):  # no A (a third label), or a
         return None  # JSON score that is not a number (or too large for one)
+
+
+def _labelled_scores(text):
+    """{who: the last score after its label}, scores offered with another ("7 or 8") left
+    out: a label whose every score is such an offer has none."""
+    found = {}
+    for match in _SCORE_FOR_RE.finditer(text):
+        who = _VERDICT_WHO.get(match["who"].lower())
+        if not _alternative(text, match.start("score"), match.end()):
+            found[who] = match["score"]
+        else:
+            found.setdefault(who, None)
+    return found
 
 
 def _structured(text, *keys):
@@ -614,6 +651,10 @@ _REPORTED_RE = re.compile(r"""
   | \bnor\s+\Z                                                # "neither (a) nor (b) is better"
 """, re.I | re.X)
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
+# between two [[verdicts]] offered together: "[[A]] or [[C]]", "[[A]]/[[B]]", "[[A]], [[B]]"
+_TOGETHER = r"[^\S\n]*(?:,|/|[-\u2013\u2014]|\bor\b|\band\b)[^\S\n]*(?:(?:or|and)\b[^\S\n]*)?"
+_VERDICT_AFTER_RE = re.compile(_TOGETHER + r"\[\[", re.I)
+_VERDICT_BEFORE_RE = re.compile(r"\]\]" + _TOGETHER + r"\Z", re.I)
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 _VERDICT_SCORES = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's win
@@ -630,7 +671,9 @@ def parse_verdict(text):
     if structured:
         return _VERDICT_WORDS.get(str(structured[0]).lower())
     text = _plain(text)
-    last = _last(_VERDICT_RE, text)
+    last, seen = _last_stated(_VERDICT_RE, text, _verdict_together)
+    if seen and not last:  # only verdicts offered together ("[[A]] or [[C]]"): none
+        return None
     if last and last.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
         label = re.sub(r"\s+", "", last.group("arena").upper())
         return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
@@ -644,6 +687,23 @@ def parse_verdict(text):
         return _VERDICT_WHO[(preferred[-1].group("who") or preferred[-1].group("who2")).lower()]
     alone = text.strip(" \t\n.:\"'[]()").lower()  # a small judge's bare "B" or "Tie"
     return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
+
+
+def _verdict_together(text, match):
+    """Whether a [[verdict]] is offered with another: "[[A]] or [[C]]", "[[A]]/[[B]]"."""
+    before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
+    return bool(before or _VERDICT_AFTER_RE.match(text, match.end()))
+
+
+def _last_stated(pattern, text, together):
+    """The last match of ``pattern`` not offered with another (``together(text, match)``),
+    or None; and whether there was any match at all."""
+    last, seen = None, False
+    for match in pattern.finditer(text):
+        seen = True
+        if not together(text, match):
+            last = match
+    return last, seen
 
 
 _OBJECT_START_RE = re.compile(r'\{\s*["}]')  # where a JSON object can begin
