@@ -649,6 +649,7 @@ _REPORTED_RE = re.compile(r"""
        |suggested|concludes|concluded|contends|maintains|asserts|thinks|points\s+out)
     \s+(?:that\s+)?\Z                                          # someone else's opinion
   | \bnor\s+\Z                                                # "neither (a) nor (b) is better"
+  | \b(?:output|assistant|response|answer|model)\s*\(?[ab12]\)?\s+or\s+\Z  # "(a) or (b) is better"
 """, re.I | re.X)
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
 # between two [[verdicts]] offered together: "[[A]] or [[C]]", "[[A]]/[[B]]", "[[A]], [[B]]"

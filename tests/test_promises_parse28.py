@@ -53,6 +53,8 @@ VERDICTS = [  # (judge output, verdict)
     ("[[A>B]] or [[A=B]]", None),
     ("[[A]]/[[B]]", None),
     ("Assistant A is better. My verdict: [[A]] or [[C]].", None),
+    ("Either Output (a) or Output (b) is better; both are fine.", None),
+    ("Output (a) or Output (b)? Hard to say. Output (b) is better.", "B"),
 ]
 
 BINARY = [  # (judge output, verdict)
