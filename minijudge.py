@@ -2442,12 +2442,42 @@ def _wald(p, n):
 
 
 def _keep(rows, record, prefix, seq, limit):
-    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page."""
+    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page: what
+    the page shows of them, so its memory is bounded whatever the records hold."""
     import heapq
     score = record.get(prefix + "_score")
-    item = (-(record.get(prefix + "_status") in _NOT_FAILURES), -(score if isinstance(
-        score, (int, float)) and score == score else 0.0), -seq, record)
-    (heapq.heappush if len(rows) < limit else heapq.heappushpop)(rows, item)
+    key = (-(record.get(prefix + "_status") in _NOT_FAILURES), -(score if isinstance(
+        score, (int, float)) and score == score else 0.0), -seq)
+    if len(rows) < limit:
+        heapq.heappush(rows, key + (_shown(record),))
+    elif rows and key > rows[0][:3]:  # else it would leave at once: nothing to copy
+        heapq.heapreplace(rows, key + (_shown(record),))
+
+
+_HTML_FIELDS = 100         # fields a record shows on the page: the first half, the last half
+_HTML_FIELD_CHARS = 2000   # characters a field (or a field's name) shows on the page
+
+
+def _shown(record):
+    """What the page shows of a record: its first and last fields (the judge's come last),
+    each cut to _HTML_FIELD_CHARS characters, saying how much was left out."""
+    items, half = list(record.items()), _HTML_FIELDS // 2
+    if len(items) > _HTML_FIELDS:
+        more = ("\u2026", "{} more fields".format(len(items) - 2 * half))
+        items = items[:half] + [more] + items[-half:]
+    return {_capped(name): _capped(value) for name, value in items}
+
+
+def _capped(value):
+    """A value as the page shows it: whole if short, else its first _HTML_FIELD_CHARS
+    characters (of its JSON, if not text) and "… N more characters"."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if len(text) <= _HTML_FIELD_CHARS:
+        return value
+    return "{}\u2026 {} more characters".format(text[:_HTML_FIELD_CHARS],
+                                               len(text) - _HTML_FIELD_CHARS)
 
 
 # -- Command line ----------------------------------------------------------------------
