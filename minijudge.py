@@ -418,9 +418,11 @@ _ALT_AFTER_RE = re.compile(r"""
     [^\S\n]*\d
 """, re.I | re.X)
 _ALT_BEFORE_RE = re.compile(r"""
-    \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*     # "7", "6/10"
-    (?: \]{0,2}[^\S\n]*\b(?:or|to)[^\S\n]*\[{0,2}         # "7 or ", "[[7]] to [["
-      | \]\][^\S\n]*(?:/|[-\u2013\u2014])[^\S\n]*\[\[ )      # "[[7]]/[[", "[[7]] - [["
+    (?: \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*      # "7", "6/10"
+        (?: \]{0,2}[^\S\n]*\b(?:or|to)[^\S\n]*\[{0,2}          # "7 or ", "[[7]] to [["
+          | \]\][^\S\n]*(?:/|[-\u2013\u2014])[^\S\n]*\[\[ )       # "[[7]]/[[", "[[7]] - [["
+      | \bbetween[^\S\n]+\[{0,2}                               # "between ", "between 7 and "
+        (?:\d{1,9}(?:\.\d{1,9})?\]{0,2}[^\S\n]+and[^\S\n]+\[{0,2})? )
     [^\S\n]*\Z
 """, re.I | re.X)
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
@@ -529,8 +531,9 @@ _BINARY_PROSE_RE = re.compile(r"""
 """, re.I | re.X)
 _FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b", re.I)
 _YES_NO = r"(?:yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b"
-_BINARY_AFTER_RE = re.compile(r"[^\S\n]*(?:\bor\b|/)[^\S\n]*" + _YES_NO, re.I)  # "yes or no"
-_BINARY_BEFORE_RE = re.compile(r"\b" + _YES_NO + r"[^\S\n]*(?:\bor\b|/)[^\S\n]*\Z", re.I)
+_BOTH = r"[^\S\n]*(?:\bor\b|\band\b|/)[^\S\n]*"  # "yes or no", "yes and no", "true/false"
+_BINARY_AFTER_RE = re.compile(_BOTH + _YES_NO, re.I)
+_BINARY_BEFORE_RE = re.compile(r"\b" + _YES_NO + _BOTH + r"\Z", re.I)
 
 
 def _binary_together(text, match, group=1):

@@ -35,12 +35,15 @@ RATINGS = [  # (judge output, scale, rating)
     ("Rating: 4/5 or 5/5", (1, 5), None),
     ("Score: 3 or 4 out of 5", (1, 5), None),
     ("I would rate it 7 to 8.", (1, 10), None),
+    ("Rating: between 7 and 8", (1, 10), None),
+    ("Rating: between [[7]] and [[8]] out of 10", (1, 10), None),
     # an alternative stated as the rating outranks a number in prose after it
     ("Overall rating: 8 or 9. The response gives 3 examples.", (1, 10), None),
     # a dash or a list after the rating is no alternative
     ("Rating: [[8]] - a solid answer.", (1, 10), 8),
     ("Rating: [[8]]\n- 2 issues remain", (1, 10), 8),
     ("Rating: 4\n\nOn a scale of 1 to 5.", (1, 5), 4),
+    ("Rating: 8 and 2 minor issues", (1, 10), 8),
 ]
 
 VERDICTS = [  # (judge output, verdict)
@@ -60,6 +63,7 @@ VERDICTS = [  # (judge output, verdict)
 BINARY = [  # (judge output, verdict)
     ("Verdict: yes or no is hard to say here.", None),
     ("Correct: true/false", None),
+    ("Answer: yes and no, it depends.", None),
     ("The response is correct or incorrect depending on rounding.", None),
     ("Answer: yes or no?\nThe response is wrong.\nAnswer: no", False),
     ("Yes or no: the response is correct.", True),
