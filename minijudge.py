@@ -676,13 +676,8 @@ def parse_verdict(text):
         return _VERDICT_WORDS.get(str(structured[0]).lower())
     text = _plain(text)
     last, seen = _last_stated(_VERDICT_RE, text, _verdict_together)
-    if seen and not last:  # only verdicts offered together ("[[A]] or [[C]]"): none
-        return None
-    if last and last.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
-        label = re.sub(r"\s+", "", last.group("arena").upper())
-        return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
-    if last:
-        return _VERDICT_WORDS.get(last.group("mt").lower())
+    if seen:  # the last [[verdict]] stated; none if all were offered together
+        return _bracket_verdict(last)
     leading = _LEADING_RE.match(text)  # "Output (b)" as the answer, perhaps with a reason
     preferred = [leading] if leading else sorted((m for m in _PREFERRED_RE.finditer(text) if not
                 _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])),
@@ -691,6 +686,16 @@ def parse_verdict(text):
         return _VERDICT_WHO[(preferred[-1].group("who") or preferred[-1].group("who2")).lower()]
     alone = text.strip(" \t\n.:\"'[]()").lower()  # a small judge's bare "B" or "Tie"
     return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
+
+
+def _bracket_verdict(match):
+    """The verdict a [[...]] match states, or None for no match."""
+    if match is None:
+        return None
+    if match.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
+        label = re.sub(r"\s+", "", match.group("arena").upper())
+        return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
+    return _VERDICT_WORDS.get(match.group("mt").lower())
 
 
 def _verdict_together(text, match):
@@ -2448,13 +2453,18 @@ def _keep(rows, record, prefix, seq, limit):
     """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page: what
     the page shows of them, so its memory is bounded whatever the records hold."""
     import heapq
-    score = record.get(prefix + "_score")
-    key = (-(record.get(prefix + "_status") in _NOT_FAILURES), -(score if isinstance(
-        score, (int, float)) and score == score else 0.0), -seq)
+    key = _page_order(record, prefix, seq)
     if len(rows) < limit:
         heapq.heappush(rows, key + (_shown(record),))
     elif rows and key > rows[0][:3]:  # else it would leave at once: nothing to copy
         heapq.heapreplace(rows, key + (_shown(record),))
+
+
+def _page_order(record, prefix, seq):
+    """Failures first, then the lowest scores, then the earliest (heapq keeps the largest)."""
+    score = record.get(prefix + "_score")
+    return (-(record.get(prefix + "_status") in _NOT_FAILURES), -(score if isinstance(
+        score, (int, float)) and score == score else 0.0), -seq)
 
 
 _HTML_FIELDS = 100         # fields a record shows on the page: the first half, the last half
