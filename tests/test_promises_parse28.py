@@ -196,9 +196,10 @@ _MIB = 1024 * 1024
 
 class HtmlPageTest(StubTestCase):
     def test_each_field_shows_at_most_its_cap_with_what_was_left_out(self):
-        # records of 1 MiB each (40 made the 42 MB page), in a real process
+        # records of 1 MiB (40 made the 42 MB page): a run in a real process, then
+        # report over its output
         items = [{"question": "q{}".format(i), "response": "x" * _MIB, "notes": {"n": "y" * 9999}}
-                 for i in range(20)]
+                 for i in range(4)]
         page, data = self.path("page.html"), self.write_jsonl("in.jsonl", items)
         self.srv.content = "Rating: 3"
         proc = subprocess.run(
@@ -206,17 +207,21 @@ class HtmlPageTest(StubTestCase):
              "-o", self.path("out.jsonl"), data], cwd=REPO, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        with open(page, encoding="utf-8") as f:
-            html = f.read()
-        self.assertLess(len(html.encode("utf-8")), 200000)
-        shown = "x" * minijudge._HTML_FIELD_CHARS
-        self.assertEqual(html.count("<pre>{}… {} more characters</pre>".format(
-            shown, _MIB - minijudge._HTML_FIELD_CHARS)), 20)
+        code, out, err = run_main(["report", self.path("out.jsonl"), "--html",
+                                   self.path("report.html")])
+        self.assertEqual(code, 0, err)
+        cap = minijudge._HTML_FIELD_CHARS
         notes = json.dumps({"n": "y" * 9999})
-        self.assertEqual(html.count("<pre>{}… {} more characters</pre>".format(
-            minijudge._esc(notes[:minijudge._HTML_FIELD_CHARS]),
-            len(notes) - minijudge._HTML_FIELD_CHARS)), 20)
-        self.assertIn("<pre>Rating: 3</pre>", html)  # short fields whole
+        for name in (page, self.path("report.html")):
+            with open(name, encoding="utf-8") as f:
+                html = f.read()
+            with self.subTest(page=os.path.basename(name)):
+                self.assertLess(len(html.encode("utf-8")), 40000)
+                self.assertEqual(html.count("<pre>{}… {} more characters</pre>".format(
+                    "x" * cap, _MIB - cap)), 4)
+                self.assertEqual(html.count("<pre>{}… {} more characters</pre>".format(
+                    minijudge._esc(notes[:cap]), len(notes) - cap)), 4)
+                self.assertIn("<pre>Rating: 3</pre>", html)  # short fields whole
 
     def test_a_record_with_many_fields_shows_the_first_and_the_last_ones(self):
         fields = {"f{:04d}".format(i): i for i in range(1000)}
