@@ -409,22 +409,23 @@ _RATING_RE = re.compile(r"""
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
 _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
+_HEDGE = r"(?:[^\S\n]+(?:maybe|perhaps|possibly|probably|even))?"  # "or maybe [[9]]"
 # a number offered with another ("[[9]] or [[10]]", "7 to 8", "6/10 or 7/10") is no verdict:
 # what follows a number's mention, and what precedes it (searched up to where it starts)
 _ALT_AFTER_RE = re.compile(r"""
     (?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+(?!\.?\d))?      # the "/10" of "6/10 or 7/10"
-    [^\S\n]*(?: (?:or|to)\b[^\S\n]*\[{0,2}               # " or 8", " to [[8"
+    [^\S\n]*(?: (?:or|to)\b{hedge}[^\S\n]*\[{{0,2}}          # " or 8", " or maybe [[8"
               | (?:/|[-\u2013\u2014])[^\S\n]*\[\[ )        # "/[[8", " - [[8": brackets only
     [^\S\n]*\d
-""", re.I | re.X)
+""".format(hedge=_HEDGE), re.I | re.X)
 _ALT_BEFORE_RE = re.compile(r"""
     (?: \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*      # "7", "6/10"
-        (?: \]{0,2}[^\S\n]*\b(?:or|to)[^\S\n]*\[{0,2}          # "7 or ", "[[7]] to [["
+        (?: \]{{0,2}}[^\S\n]*\(?\b(?:or|to){hedge}[^\S\n]*\[{{0,2}}  # "7 or ", "[[7]] (or [["
           | \]\][^\S\n]*(?:/|[-\u2013\u2014])[^\S\n]*\[\[ )       # "[[7]]/[[", "[[7]] - [["
-      | \bbetween[^\S\n]+\[{0,2}                               # "between ", "between 7 and "
-        (?:\d{1,9}(?:\.\d{1,9})?\]{0,2}[^\S\n]+and[^\S\n]+\[{0,2})? )
+      | \bbetween[^\S\n]+\[{{0,2}}                             # "between ", "between 7 and "
+        (?:\d{{1,9}}(?:\.\d{{1,9}})?\]{{0,2}}[^\S\n]+and[^\S\n]+\[{{0,2}})? )
     [^\S\n]*\Z
-""", re.I | re.X)
+""".format(hedge=_HEDGE), re.I | re.X)
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
 
 
@@ -656,9 +657,11 @@ _REPORTED_RE = re.compile(r"""
 """, re.I | re.X)
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
 # between two [[verdicts]] offered together: "[[A]] or [[C]]", "[[A]]/[[B]]", "[[A]], [[B]]"
-_TOGETHER = r"[^\S\n]*(?:,|/|[-\u2013\u2014]|\bor\b|\band\b)[^\S\n]*(?:(?:or|and)\b[^\S\n]*)?"
+_TOGETHER = (r"[^\S\n]*(?:,|/|[-\u2013\u2014]|\bor\b|\band\b|\bvs\b\.?)[^\S\n]*"
+             r"(?:(?:or|and)\b[^\S\n]*)?" + _HEDGE + r"[^\S\n]*")
 _VERDICT_AFTER_RE = re.compile(_TOGETHER + r"\[\[", re.I)
-_VERDICT_BEFORE_RE = re.compile(r"\]\]" + _TOGETHER + r"\Z", re.I)
+# before: also "[[A]] (or [[C]]": the verdict in parentheses is the offer, the first stands
+_VERDICT_BEFORE_RE = re.compile(r"\]\][^\S\n]*\(?" + _TOGETHER + r"\Z", re.I)
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 _VERDICT_SCORES = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's win
