@@ -409,22 +409,24 @@ _RATING_RE = re.compile(r"""
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
 _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
-_HEDGE = r"(?:[^\S\n]+(?:maybe|perhaps|possibly|probably|even))?"  # "or maybe [[9]]"
+_HEDGE = r"(?:(?:maybe|perhaps|possibly|probably|even)\b[^\S\n]*)?"  # "or maybe [[9]]"
 # a number offered with another ("[[9]] or [[10]]", "7 to 8", "6/10 or 7/10") is no verdict:
-# what follows a number's mention, and what precedes it (searched up to where it starts)
+# what follows a number's mention, and what precedes it (searched up to where it starts).
+# No two runs of spaces may meet without a character between: that would be quadratic.
 _ALT_AFTER_RE = re.compile(r"""
-    (?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+(?!\.?\d))?      # the "/10" of "6/10 or 7/10"
-    [^\S\n]*(?: (?:or|to)\b{hedge}[^\S\n]*\[{{0,2}}          # " or 8", " or maybe [[8"
-              | (?:/|[-\u2013\u2014])[^\S\n]*\[\[ )        # "/[[8", " - [[8": brackets only
-    [^\S\n]*\d
+    (?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+(?!\.?\d))?         # the "/10" of "6/10 or 7/10"
+    [^\S\n]*(?: (?:or|to)\b[^\S\n]*{hedge}(?:\[\[?[^\S\n]*)?  # " or 8", " or maybe [[8"
+              | (?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )      # "/[[8", " - [[8": brackets only
+    \d
 """.format(hedge=_HEDGE), re.I | re.X)
 _ALT_BEFORE_RE = re.compile(r"""
-    (?: \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*      # "7", "6/10"
-        (?: \]{{0,2}}[^\S\n]*\(?\b(?:or|to){hedge}[^\S\n]*\[{{0,2}}  # "7 or ", "[[7]] (or [["
-          | \]\][^\S\n]*(?:/|[-\u2013\u2014])[^\S\n]*\[\[ )       # "[[7]]/[[", "[[7]] - [["
-      | \bbetween[^\S\n]+\[{{0,2}}                             # "between ", "between 7 and "
-        (?:\d{{1,9}}(?:\.\d{{1,9}})?\]{{0,2}}[^\S\n]+and[^\S\n]+\[{{0,2}})? )
-    [^\S\n]*\Z
+    (?: \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*          # "7", "6/10"
+        (?: (?:\]\]?[^\S\n]*)?\(?\b(?:or|to)\b[^\S\n]*{hedge}     # "7 or ", "[[7]] (or "
+            (?:\[\[?[^\S\n]*)?                                   # "[["
+          | \]\][^\S\n]*(?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )   # "[[7]]/[[", "[[7]] - [["
+      | \bbetween[^\S\n]+(?:\[\[?[^\S\n]*)?                      # "between ", "between 7 and "
+        (?:\d{{1,9}}(?:\.\d{{1,9}})?[^\S\n]*(?:\]\]?[^\S\n]*)?and\b[^\S\n]*(?:\[\[?[^\S\n]*)?)? )
+    \Z
 """.format(hedge=_HEDGE), re.I | re.X)
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
 
@@ -470,7 +472,7 @@ def _read_rating(text, scale):
     tier, candidate = 9, None
     for match in _RATING_RE.finditer(text):
         name = next(n for n in ("bracket", "keyword", "fraction", "single") if match.group(n))
-        rank = _rank(text, match, name)
+        rank = _rank(text, match, name, tier)
         if rank <= tier:
             value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
             if out_of is not None and int(out_of) != scale[1]:
@@ -486,14 +488,15 @@ def _read_rating(text, scale):
     return (candidate if in_scale else None), candidate
 
 
-def _rank(text, match, name):
+def _rank(text, match, name, tier):
     """How strongly a mention states the rating, 0 the strongest. One offered with another
     ("[[9]] or [[10]]") ranks just below its own kind's: it is no rating, but a reply whose
-    strongest mentions are alternatives has none."""
+    strongest mentions are alternatives has none. (Weaker than ``tier``, the best so far:
+    not looked at further, it cannot win.)"""
     lead = match.group("label") and _LABEL_PREFIX_RE.match(
         text, text.rfind("\n", 0, match.start()) + 1, match.start())
     rank = 0 if match.group("closed") else 2 if lead else {"bracket": 1, "keyword": 4}.get(name, 5)
-    if _alternative(text, match.start(name), match.end()):
+    if rank <= tier and _alternative(text, match.start(name), match.end()):
         return _ALTERNATIVE_RANKS[rank > 3]
     return rank
 
@@ -657,11 +660,11 @@ _REPORTED_RE = re.compile(r"""
 """, re.I | re.X)
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
 # between two [[verdicts]] offered together: "[[A]] or [[C]]", "[[A]]/[[B]]", "[[A]], [[B]]"
-_TOGETHER = (r"[^\S\n]*(?:,|/|[-\u2013\u2014]|\bor\b|\band\b|\bvs\b\.?)[^\S\n]*"
-             r"(?:(?:or|and)\b[^\S\n]*)?" + _HEDGE + r"[^\S\n]*")
-_VERDICT_AFTER_RE = re.compile(_TOGETHER + r"\[\[", re.I)
+_JOINED = (r"(?:,|/|[-\u2013\u2014]|\bor\b|\band\b|\bvs\b\.?)[^\S\n]*(?:(?:or|and)\b[^\S\n]*)?"
+           + _HEDGE)
+_VERDICT_AFTER_RE = re.compile(r"[^\S\n]*" + _JOINED + r"\[\[", re.I)
 # before: also "[[A]] (or [[C]]": the verdict in parentheses is the offer, the first stands
-_VERDICT_BEFORE_RE = re.compile(r"\]\][^\S\n]*\(?" + _TOGETHER + r"\Z", re.I)
+_VERDICT_BEFORE_RE = re.compile(r"\]\][^\S\n]*(?:\([^\S\n]*)?" + _JOINED + r"\Z", re.I)
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 _VERDICT_SCORES = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's win
