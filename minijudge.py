@@ -1845,11 +1845,12 @@ def _read_option(text, options):
     """The option the judge picked: its reply's last line (or first) names one, or
     exactly one option is mentioned, or the last line is close to one. Options offered
     together ("Good or Excellent", "Excellent/Good") pick none."""
-    structured = _structured(text, "option")
-    if structured and str(structured[0]) in options:
-        return (str(structured[0]),) * 2
-    plain = _plain(text)
     by_name = {_loose(name): name for name in options}
+    structured = _structured(text, "option")
+    named = structured and _option_named(str(structured[0]), options, by_name)
+    if named:
+        return named, named
+    plain = _plain(text)
     lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
                     _loose(line)) for line in plain.splitlines() if line.strip()]
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
@@ -1857,6 +1858,14 @@ def _read_option(text, options):
     if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
         picked = _close_option(lines[-1], by_name)
     return (picked[0],) * 2 if len(picked) == 1 else (None, None)
+
+
+def _option_named(name, options, by_name):
+    """The option ``name`` is: exactly, else as a reply's line is matched (``{"option":
+    "good"}`` is Good); None if neither."""
+    if name in options:
+        return name
+    return by_name.get(_loose(name))
 
 
 def _mentioned(by_name, text):

@@ -92,6 +92,8 @@ OPTIONS = [  # (judge output, option)
     ("**good**", "Good"),
     ("The answer is fine but thin.\n\nFinal answer: Excellent", "Excellent"),
     ("Good is fine; Excellent fits better.\n\nExcelent", "Excellent"),  # a typo, still read
+    ('{"option": "good"}', "Good"),  # a structured reply, loosely as a line is
+    ('{"option": "Good or Excellent"}', None),
     ("Excellent/Good", None),
     ("Good or Excellent", None),
     ("It is either Good or Excellent.", None),
