@@ -429,6 +429,14 @@ _ALT_BEFORE_RE = re.compile(r"""
     \Z
 """.format(hedge=_HEDGE), re.I | re.X)
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
+_HYPOTHETICAL = 0.25  # a hypothetical ranks just below its kind: the stated one wins
+# a clause begun before a mention in its sentence that makes the mention a hypothetical;
+# not "I would rate it [[8]]", the usual way of stating the verdict itself
+_HYPOTHETICAL_WORDS = ("if", "unless", "could", "might", "would")
+_HYPOTHETICAL_RE = re.compile(r"""
+    \b(?:if|unless|could|might)\b                             # "if it cited sources, [[9]]"
+  | \b(?:it|this|that|which|they|response|answer|one|version)\s+would\b  # "it would get [[9]]"
+""", re.I | re.X)
 
 
 def _visible(text):
@@ -496,9 +504,24 @@ def _rank(text, match, name, tier):
     lead = match.group("label") and _LABEL_PREFIX_RE.match(
         text, text.rfind("\n", 0, match.start()) + 1, match.start())
     rank = 0 if match.group("closed") else 2 if lead else {"bracket": 1, "keyword": 4}.get(name, 5)
-    if rank <= tier and _alternative(text, match.start(name), match.end()):
+    if rank > tier:
+        return rank
+    if _alternative(text, match.start(name), match.end()):
         return _ALTERNATIVE_RANKS[rank > 3]
+    if _hypothetical(text, match.start()):
+        return rank + _HYPOTHETICAL
     return rank
+
+
+def _hypothetical(text, start):
+    """Whether a mention at ``start`` is a hypothetical: its sentence, up to it, holds "if",
+    "could", "might" or "it would" ("With sources it would get a rating of [[9]]")."""
+    window = max(0, start - 200)
+    before = text[window:start].lower()
+    if not any(word in before for word in _HYPOTHETICAL_WORDS):  # the usual case, at C speed
+        return False
+    begin = max([text.rfind(mark, window, start) for mark in ".!?\n"]) + 1  # the sentence's
+    return bool(_HYPOTHETICAL_RE.search(text, max(begin, window), start))
 
 
 def _alternative(text, start, end):
@@ -681,7 +704,7 @@ def parse_verdict(text):
     if structured:
         return _VERDICT_WORDS.get(str(structured[0]).lower())
     text = _plain(text)
-    last, seen = _last_stated(_VERDICT_RE, text, _verdict_together)
+    last, seen = _stated_verdict(text)
     if seen:  # the last [[verdict]] stated; none if all were offered together
         return _bracket_verdict(last)
     leading = _LEADING_RE.match(text)  # "Output (b)" as the answer, perhaps with a reason
@@ -708,6 +731,21 @@ def _verdict_together(text, match):
     """Whether a [[verdict]] is offered with another: "[[A]] or [[C]]", "[[A]]/[[B]]"."""
     before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
     return bool(before or _VERDICT_AFTER_RE.match(text, match.end()))
+
+
+def _stated_verdict(text):
+    """(the [[verdict]] stated: the last neither offered with another nor a hypothetical,
+    else the last hypothetical, else None; whether the reply holds any [[verdict]])."""
+    stated, hypothetical, seen = None, None, False
+    for match in _VERDICT_RE.finditer(text):
+        seen = True
+        if _verdict_together(text, match):
+            continue
+        if _hypothetical(text, match.start()):
+            hypothetical = match
+        else:
+            stated = match
+    return stated or hypothetical, seen
 
 
 def _last_stated(pattern, text, together):

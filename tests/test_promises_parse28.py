@@ -29,6 +29,12 @@ RATINGS = [  # (judge output, scale, rating)
     ("8\n\nWith sources, [[9]] or [[10]].", (1, 10), 8),
     ("Rating: [[8]]\n\nNote: citations would make it [[9]]-[[10]].", (1, 10), 8),
     ("Rating: [[8]] (or [[9]] with examples)", (1, 10), 8),
+    # a hypothetical after the stated rating ("if", "could", "it would") does not win
+    ("Rating: [[7]]\n\nWith sources it would get a rating of [[9]].", (1, 10), 7),
+    ("Rating: [[7]]\n\nIf it cited sources, I would give it a rating of [[9]].", (1, 10), 7),
+    ("Rating: [[7]]. A version with sources could earn a rating of [[9]].", (1, 10), 7),
+    ("I would rate this response [[8]].", (1, 10), 8),  # "I would" states the verdict
+    ("If I had to choose, I would rate it [[6]].", (1, 10), 6),  # a hypothetical alone stands
     # alternatives alone are no verdict
     ("I'd say [[8]] or maybe [[9]]", (1, 10), None),
     ("Good answer. A rating of [[9]] or [[10]] would fit.", (1, 10), None),
@@ -58,6 +64,8 @@ VERDICTS = [  # (judge output, verdict)
     ("Reply [[A]], [[B]] or [[C]].\n\nAssistant B follows the question.\n\n[[B]]", "B"),
     ("[[A]] (or [[C]] if ties are allowed)", "A"),
     ("[[A]] vs [[B]]: [[A]]", "A"),
+    ("Verdict: [[B]]\n\nIf A had cited sources, the verdict would be [[A]].", "B"),
+    ("If forced to pick: [[A]]", "A"),
     ("It is close: [[A]] or [[C]].", None),
     ("[[A]] or perhaps [[C]]", None),
     ("[[A>B]] or [[A=B]]", None),
