@@ -136,7 +136,8 @@ class AlternativesTest(unittest.TestCase):
         spaces = " " * 50000
         for text in ("Rating: 8 or" + spaces + "x", "[[A]] or" + spaces + "x",
                      "Answer: yes or" + spaces + "x", "Assistant 1: 7 or" + spaces + "x",
-                     "Rating: [[8]] or " * 3000, "[[A]] (or " * 5000, "between 7 and " * 4000):
+                     "Rating: [[8]] or " * 3000, "[[A]] (or " * 5000, "between 7 and " * 4000,
+                     "if it would be [[A]]. " * 5000):
             with self.subTest(text=text[:20]):
                 started = time.perf_counter()
                 parse_rating(text, scale=(1, 10))
