@@ -410,6 +410,34 @@ _RATING_RE = re.compile(r"""
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
 _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
+_HEDGE = r"(?:(?:maybe|perhaps|possibly|probably|even)\b[^\S\n]*)?"  # "or maybe [[9]]"
+# a number offered with another ("[[9]] or [[10]]", "7 to 8", "6/10 or 7/10") is no verdict:
+# what follows a number's mention, and what precedes it (searched up to where it starts).
+# No two runs of spaces may meet without a character between: that would be quadratic.
+_ALT_AFTER_RE = re.compile(r"""
+    (?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+(?!\.?\d))?         # the "/10" of "6/10 or 7/10"
+    [^\S\n]*(?: (?:or|to)\b[^\S\n]*{hedge}(?:\[\[?[^\S\n]*)?  # " or 8", " or maybe [[8"
+              | (?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )      # "/[[8", " - [[8": brackets only
+    \d
+""".format(hedge=_HEDGE), re.I | re.X)
+_ALT_BEFORE_RE = re.compile(r"""
+    (?: \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*          # "7", "6/10"
+        (?: (?:\]\]?[^\S\n]*)?\(?\b(?:or|to)\b[^\S\n]*{hedge}     # "7 or ", "[[7]] (or "
+            (?:\[\[?[^\S\n]*)?                                   # "[["
+          | \]\][^\S\n]*(?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )   # "[[7]]/[[", "[[7]] - [["
+      | \bbetween[^\S\n]+(?:\[\[?[^\S\n]*)?                      # "between ", "between 7 and "
+        (?:\d{{1,9}}(?:\.\d{{1,9}})?[^\S\n]*(?:\]\]?[^\S\n]*)?and\b[^\S\n]*(?:\[\[?[^\S\n]*)?)? )
+    \Z
+""".format(hedge=_HEDGE), re.I | re.X)
+_ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
+_HYPOTHETICAL = 0.25  # a hypothetical ranks just below its kind: the stated one wins
+# a clause begun before a mention in its sentence that makes the mention a hypothetical;
+# not "I would rate it [[8]]", the usual way of stating the verdict itself
+_HYPOTHETICAL_WORDS = ("if", "unless", "could", "might", "would")
+_HYPOTHETICAL_RE = re.compile(r"""
+    \b(?:if|unless|could|might)\b                             # "if it cited sources, [[9]]"
+  | \b(?:it|this|that|which|they|response|answer|one|version)\s+would\b  # "it would get [[9]]"
+""", re.I | re.X)
 
 
 def _visible(text):
@@ -446,19 +474,20 @@ def _read_rating(text, scale):
     word, then any ``[[4]]``, then a ``Rating:`` label starting a line, then a line that is
     only a number, then a keyword in prose ("I rate it 4"), then a bare fraction or "[4] on a
     scale". So "Rating: [[8]]. More would earn [[9]]" is 8, "Rating: 2. It gives 5" is 2.
+    Ratings offered together ("[[9]] or [[10]]") are none: "Rating: [[8]] ... a rating of
+    [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None.
     """
     text = _plain(text)
     tier, candidate = 9, None
     for match in _RATING_RE.finditer(text):
         name = next(n for n in ("bracket", "keyword", "fraction", "single") if match.group(n))
-        lead = match.group("label") and _LABEL_PREFIX_RE.match(
-            text, text.rfind("\n", 0, match.start()) + 1, match.start())
-        rank = 0 if match.group("closed") else 2 if lead else {"bracket": 1, "keyword": 4}.get(
-            name, 5)
+        rank = _rank(text, match, name, tier)
         if rank <= tier:
             value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
             if out_of is not None and int(out_of) != scale[1]:
                 value = "{}/{}".format(value, out_of)
+            if rank in _ALTERNATIVE_RANKS:
+                value = None
             tier, candidate = rank, value
     if tier > 3:
         lines = [line for line in text.splitlines() if line.strip()]
@@ -466,6 +495,41 @@ def _read_rating(text, scale):
         candidate = _number(bare.group(1)) if bare else candidate  # first line, else last
     in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
     return (candidate if in_scale else None), candidate
+
+
+def _rank(text, match, name, tier):
+    """How strongly a mention states the rating, 0 the strongest. One offered with another
+    ("[[9]] or [[10]]") ranks just below its own kind's: it is no rating, but a reply whose
+    strongest mentions are alternatives has none. (Weaker than ``tier``, the best so far:
+    not looked at further, it cannot win.)"""
+    lead = match.group("label") and _LABEL_PREFIX_RE.match(
+        text, text.rfind("\n", 0, match.start()) + 1, match.start())
+    rank = 0 if match.group("closed") else 2 if lead else {"bracket": 1, "keyword": 4}.get(name, 5)
+    if rank > tier:
+        return rank
+    if _alternative(text, match.start(name), match.end()):
+        return _ALTERNATIVE_RANKS[rank > 3]
+    if _hypothetical(text, match.start()):
+        return rank + _HYPOTHETICAL
+    return rank
+
+
+def _hypothetical(text, start):
+    """Whether a mention at ``start`` is a hypothetical: its sentence, up to it, holds "if",
+    "could", "might" or "it would" ("With sources it would get a rating of [[9]]")."""
+    window = max(0, start - 200)
+    before = text[window:start].lower()
+    if not any(word in before for word in _HYPOTHETICAL_WORDS):  # the usual case, at C speed
+        return False
+    begin = max([text.rfind(mark, window, start) for mark in ".!?\n"]) + 1  # the sentence's
+    return bool(_HYPOTHETICAL_RE.search(text, max(begin, window), start))
+
+
+def _alternative(text, start, end):
+    """Whether the number at ``start`` (its mention ending at ``end``) is offered with
+    another: "[[9]] or [[10]]", "7 or 8", "[[7]]/[[8]]", "6/10 or 7/10"."""
+    before = _ALT_BEFORE_RE.search(text, max(0, start - 40), start)
+    return bool(before or _ALT_AFTER_RE.match(text, end))
 
 
 def parse_rating(text, *, scale=(1, 5)):
@@ -494,6 +558,17 @@ _BINARY_PROSE_RE = re.compile(r"""
   | \bis\s+(?P<word>correct|incorrect|right|wrong)\b      # "the response is correct"
 """, re.I | re.X)
 _FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b", re.I)
+_YES_NO = r"(?:yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b"
+_BOTH = r"[^\S\n]*(?:\bor\b|\band\b|/)[^\S\n]*"  # "yes or no", "yes and no", "true/false"
+_BINARY_AFTER_RE = re.compile(_BOTH + _YES_NO, re.I)
+_BINARY_BEFORE_RE = re.compile(r"\b" + _YES_NO + _BOTH + r"\Z", re.I)
+
+
+def _binary_together(text, match, group=1):
+    """Whether a yes or a no is offered with the other: "yes or no", "true/false"."""
+    start, end = match.span(group)
+    before = _BINARY_BEFORE_RE.search(text, max(0, start - 20), start)
+    return bool(before or _BINARY_AFTER_RE.match(text, end))
 
 
 def parse_binary(text):
@@ -502,21 +577,35 @@ def parse_binary(text):
     In order: a labelled verdict at the start of a line (``Answer: no``,
     ``{"correct": true}``; the last one), the reply's first word (``Yes, because ...``),
     then "is correct" / "not correct" in prose, then the last line's first word. Digits
-    count only as labelled verdicts or alone: "No. The answer is 1" is False.
+    count only as labelled verdicts or alone: "No. The answer is 1" is False. Both offered
+    together ("Answer: yes or no", "true/false") are no verdict.
     """
     text = _plain(text)
-    labelled = _last(_BINARY_LABEL_RE, text)
+    labelled, seen = _last_stated(_BINARY_LABEL_RE, text, _binary_word_together)
     if labelled:
         return _BINARY_WORDS[labelled.group("word").lower()]
+    if seen:  # only labels offering both: no verdict
+        return None
     lines = [line for line in text.splitlines() if line.strip()] or [""]
-    first = _FIRST_WORD_RE.match(lines[0])
-    if first and first.group(1).lower() in _BINARY_WORDS:
-        return _BINARY_WORDS[first.group(1).lower()]
-    prose = _last(_BINARY_PROSE_RE, text)
+    first = _first_word(lines[0])
+    if first is not None:
+        return first
+    prose, _ = _last_stated(_BINARY_PROSE_RE, text, _binary_word_together)
     if prose:
         return False if prose.group("negated") else _BINARY_WORDS[prose.group("word").lower()]
-    last = _FIRST_WORD_RE.match(lines[-1])
-    return _BINARY_WORDS.get(last.group(1).lower()) if last else None
+    return _first_word(lines[-1])
+
+
+def _binary_word_together(text, match):
+    return _binary_together(text, match, match.lastgroup)
+
+
+def _first_word(line):
+    """The verdict a line's first word is, or None (also when offered with the other)."""
+    first = _FIRST_WORD_RE.match(line)
+    if not first or _binary_together(line, first):
+        return None
+    return _BINARY_WORDS.get(first.group(1).lower())
 
 
 _SCORE_LABEL_RE = re.compile(r"""
@@ -546,12 +635,25 @@ def parse_comparative(text):
     text = _plain(text)
     line = next((line for line in text.splitlines() if line.strip()), "")
     pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-    found = dict(zip("AB", structured or pair.group("a", "b"))) if structured or pair else {
-        _VERDICT_WHO.get(m["who"].lower()): m["score"] for m in _SCORE_FOR_RE.finditer(text)}
+    found = dict(zip("AB", structured or pair.group("a", "b"))) if structured or pair else (
+        _labelled_scores(text))
     try:
         return (float(found["A"]), float(found["B"])) if len(found) == 2 else None
     except (TypeError, ValueError, KeyError, OverflowError):  # no A (a third label), or a
         return None  # JSON score that is not a number (or too large for one)
+
+
+def _labelled_scores(text):
+    """{who: the last score after its label}, scores offered with another ("7 or 8") left
+    out: a label whose every score is such an offer has none."""
+    found = {}
+    for match in _SCORE_FOR_RE.finditer(text):
+        who = _VERDICT_WHO.get(match["who"].lower())
+        if not _alternative(text, match.start("score"), match.end()):
+            found[who] = match["score"]
+        else:
+            found.setdefault(who, None)
+    return found
 
 
 def _structured(text, *keys):
@@ -578,8 +680,15 @@ _REPORTED_RE = re.compile(r"""
        |suggested|concludes|concluded|contends|maintains|asserts|thinks|points\s+out)
     \s+(?:that\s+)?\Z                                          # someone else's opinion
   | \bnor\s+\Z                                                # "neither (a) nor (b) is better"
+  | \b(?:output|assistant|response|answer|model)\s*\(?[ab12]\)?\s+or\s+\Z  # "(a) or (b) is better"
 """, re.I | re.X)
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
+# between two [[verdicts]] offered together: "[[A]] or [[C]]", "[[A]]/[[B]]", "[[A]], [[B]]"
+_JOINED = (r"(?:,|/|[-\u2013\u2014]|\bor\b|\band\b|\bvs\b\.?)[^\S\n]*(?:(?:or|and)\b[^\S\n]*)?"
+           + _HEDGE)
+_VERDICT_AFTER_RE = re.compile(r"[^\S\n]*" + _JOINED + r"\[\[", re.I)
+# before: also "[[A]] (or [[C]]": the verdict in parentheses is the offer, the first stands
+_VERDICT_BEFORE_RE = re.compile(r"\]\][^\S\n]*(?:\([^\S\n]*)?" + _JOINED + r"\Z", re.I)
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 _VERDICT_SCORES = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's win
@@ -596,12 +705,9 @@ def parse_verdict(text):
     if structured:
         return _VERDICT_WORDS.get(str(structured[0]).lower())
     text = _plain(text)
-    last = _last(_VERDICT_RE, text)
-    if last and last.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
-        label = re.sub(r"\s+", "", last.group("arena").upper())
-        return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
-    if last:
-        return _VERDICT_WORDS.get(last.group("mt").lower())
+    last, seen = _stated_verdict(text)
+    if seen:  # the last [[verdict]] stated; none if all were offered together
+        return _bracket_verdict(last)
     leading = _LEADING_RE.match(text)  # "Output (b)" as the answer, perhaps with a reason
     preferred = [leading] if leading else sorted((m for m in _PREFERRED_RE.finditer(text) if not
                 _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])),
@@ -610,6 +716,48 @@ def parse_verdict(text):
         return _VERDICT_WHO[(preferred[-1].group("who") or preferred[-1].group("who2")).lower()]
     alone = text.strip(" \t\n.:\"'[]()").lower()  # a small judge's bare "B" or "Tie"
     return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
+
+
+def _bracket_verdict(match):
+    """The verdict a [[...]] match states, or None for no match."""
+    if match is None:
+        return None
+    if match.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
+        label = re.sub(r"\s+", "", match.group("arena").upper())
+        return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
+    return _VERDICT_WORDS.get(match.group("mt").lower())
+
+
+def _verdict_together(text, match):
+    """Whether a [[verdict]] is offered with another: "[[A]] or [[C]]", "[[A]]/[[B]]"."""
+    before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
+    return bool(before or _VERDICT_AFTER_RE.match(text, match.end()))
+
+
+def _stated_verdict(text):
+    """(the [[verdict]] stated: the last neither offered with another nor a hypothetical,
+    else the last hypothetical, else None; whether the reply holds any [[verdict]])."""
+    stated, hypothetical, seen = None, None, False
+    for match in _VERDICT_RE.finditer(text):
+        seen = True
+        if _verdict_together(text, match):
+            continue
+        if _hypothetical(text, match.start()):
+            hypothetical = match
+        else:
+            stated = match
+    return stated or hypothetical, seen
+
+
+def _last_stated(pattern, text, together):
+    """The last match of ``pattern`` not offered with another (``together(text, match)``),
+    or None; and whether there was any match at all."""
+    last, seen = None, False
+    for match in pattern.finditer(text):
+        seen = True
+        if not together(text, match):
+            last = match
+    return last, seen
 
 
 _OBJECT_START_RE = re.compile(r'\{\s*["}]')  # where a JSON object can begin
@@ -1873,6 +2021,7 @@ def _criterion(criterion):
     if not all(0 <= score <= 1 for score in scores.values()):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
+    _check_option_names(name, scores)
     lines = ["- {}{}".format(k, ": {}".format(v["description"]) if isinstance(v, dict) and v.get(
         "description") else "") for k, v in options.items()]
     return {"name": name, "options": scores, "fields": {
@@ -1881,25 +2030,71 @@ def _criterion(criterion):
         "criterion_options_reversed": "\n".join(reversed(lines))}}
 
 
+_OPTION_EDGES = " \t.:;!\"'[]()-"  # what a reply's line may wrap an option's name in
+
+
+def _loose(name):
+    """An option's name as a reply's line is matched: case, spaces, punctuation aside."""
+    return " ".join(name.strip(_OPTION_EDGES).lower().split())
+
+
+def _check_option_names(criterion, options):
+    """Refuse options a reply could not tell apart ("Good" and "good"), or could not name:
+    either would make the score of a reply depend on which came first."""
+    seen = {}
+    for option in options:
+        loose = _loose(option)
+        if not re.search(r"[^\W_]", loose):
+            raise JudgeError("criterion {!r}: option {!r} has no letter or digit a reply could "
+                             "name".format(criterion, option))
+        if loose in seen:
+            raise JudgeError("criterion {!r}: options {!r} and {!r} differ only in case, spaces "
+                             "or punctuation: a reply naming one would match both".format(
+                                 criterion, seen[loose], option))
+        seen[loose] = option
+
+
 def _read_option(text, options):
     """The option the judge picked: its reply's last line (or first) names one, or
-    exactly one option is mentioned, or the last line is close to one."""
-    import difflib
+    exactly one option is mentioned, or the last line is close to one. Options offered
+    together ("Good or Excellent", "Excellent/Good") pick none."""
+    by_name = {_loose(name): name for name in options}
     structured = _structured(text, "option")
-    if structured and str(structured[0]) in options:
-        return (str(structured[0]),) * 2
+    named = structured and _option_named(str(structured[0]), options, by_name)
+    if named:
+        return named, named
     plain = _plain(text)
-    by_name = {name.lower(): name for name in options}
     lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
-                    line.strip(" \t.:;!\"'[]()-").lower()) for line in plain.splitlines()
-             if line.strip()]
+                    _loose(line)) for line in plain.splitlines() if line.strip()]
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
-    picked = named[:1] or [name for low, name in by_name.items() if re.search(
-        r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(low) + r"(?![\w-])", plain.lower())]
-    if len(picked) != 1 and lines and not re.match(r"(?:not|never|no)\b", lines[-1]):
-        picked = [by_name[low] for low in difflib.get_close_matches(
-            lines[-1], list(by_name), n=1, cutoff=0.75)]
+    picked = named[:1] or _mentioned(by_name, plain)
+    if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
+        picked = _close_option(lines[-1], by_name)
     return (picked[0],) * 2 if len(picked) == 1 else (None, None)
+
+
+def _option_named(name, options, by_name):
+    """The option ``name`` is: exactly, else as a reply's line is matched (``{"option":
+    "good"}`` is Good); None if neither."""
+    if name in options:
+        return name
+    return by_name.get(_loose(name))
+
+
+def _mentioned(by_name, text):
+    """The options ``text`` names as words, not negated ("not good")."""
+    low = text.lower()
+    return [name for loose, name in by_name.items() if re.search(
+        r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(loose) + r"(?![\w-])", low)]
+
+
+def _close_option(line, by_name):
+    """A last line close to one option's name (a typo), unless it is a negation."""
+    import difflib
+    if re.match(r"(?:not|never|no)\b", line):
+        return []
+    return [by_name[low] for low in difflib.get_close_matches(line, list(by_name), n=1,
+                                                               cutoff=0.75)]
 
 
 def _json_numbers(obj, criteria=None):
@@ -2878,12 +3073,47 @@ def _wald(p, n):
 
 
 def _keep(rows, record, prefix, seq, limit):
-    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page."""
+    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page: what
+    the page shows of them, so its memory is bounded whatever the records hold."""
     import heapq
+    key = _page_order(record, prefix, seq)
+    if len(rows) < limit:
+        heapq.heappush(rows, key + (_shown(record),))
+    elif rows and key > rows[0][:3]:  # else it would leave at once: nothing to copy
+        heapq.heapreplace(rows, key + (_shown(record),))
+
+
+def _page_order(record, prefix, seq):
+    """Failures first, then the lowest scores, then the earliest (heapq keeps the largest)."""
     score = record.get(prefix + "_score")
-    item = (-(record.get(prefix + "_status") in _NOT_FAILURES), -(score if isinstance(
-        score, (int, float)) and score == score else 0.0), -seq, record)
-    (heapq.heappush if len(rows) < limit else heapq.heappushpop)(rows, item)
+    return (-(record.get(prefix + "_status") in _NOT_FAILURES), -(score if isinstance(
+        score, (int, float)) and score == score else 0.0), -seq)
+
+
+_HTML_FIELDS = 100         # fields a record shows on the page: the first half, the last half
+_HTML_FIELD_CHARS = 2000   # characters a field (or a field's name) shows on the page
+
+
+def _shown(record):
+    """What the page shows of a record: its first and last fields (the judge's come last),
+    each cut to _HTML_FIELD_CHARS characters, saying how much was left out."""
+    items, half = list(record.items()), _HTML_FIELDS // 2
+    if len(items) > _HTML_FIELDS:
+        more = ("\u2026", "{} more fields".format(len(items) - 2 * half))
+        items = items[:half] + [more] + items[-half:]
+    return {_capped(name): _capped(value) for name, value in items}
+
+
+def _capped(value):
+    """A value as the page shows it: whole if short, else its first _HTML_FIELD_CHARS
+    characters (of its JSON, if not text) and "… N more characters"."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if len(text) <= _HTML_FIELD_CHARS:
+        return value
+    return "{}\u2026 {} more characters".format(text[:_HTML_FIELD_CHARS],
+                                               len(text) - _HTML_FIELD_CHARS)
 
 
 # -- Command line ----------------------------------------------------------------------
