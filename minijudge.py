@@ -3916,21 +3916,21 @@ _STATUSES = frozenset((
     "not_judged", "exported"))
 
 
-def _is_text(value):
+def _is_text_or_none(value):
     return value is None or isinstance(value, str)
 
 
-def _is_flag(value):
+def _is_flag_or_none(value):
     return value is None or isinstance(value, bool)
 
 
-def _is_number(value):
+def _is_finite(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
         value)
 
 
 def _is_score(value):
-    return _is_number(value) and 0 <= value <= 1
+    return _is_finite(value) and 0 <= value <= 1
 
 
 def _is_scores(values):
@@ -3938,13 +3938,13 @@ def _is_scores(values):
 
 
 _READ_CHECKS = (
-    ("error", "text or null", _is_text), ("model", "text or null", _is_text),
-    ("fingerprint", "text or null", _is_text),
+    ("error", "text or null", _is_text_or_none), ("model", "text or null", _is_text_or_none),
+    ("fingerprint", "text or null", _is_text_or_none),
     ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
     ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
-    ("pass", "true, false or null", _is_flag), ("positional_bias", "true, false or null",
-                                                 _is_flag),
-    ("consistent", "true, false or null", _is_flag),
+    ("pass", "true, false or null", _is_flag_or_none), ("positional_bias", "true, false or null",
+                                                 _is_flag_or_none),
+    ("consistent", "true, false or null", _is_flag_or_none),
     ("panel", "an object of scores (0 to 1, or null)", lambda v: v is None or isinstance(
         v, dict) and _is_scores(v.values())),
     ("repeats", "a list of scores (0 to 1, or null)", lambda v: v is None or isinstance(
@@ -3956,9 +3956,9 @@ _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each 
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
     ("pairs", "a list of objects", lambda v: v is None or isinstance(v, list) and all(
-        isinstance(p, dict) and _is_flag(p.get("consistent")) for p in v)),
+        isinstance(p, dict) and _is_flag_or_none(p.get("consistent")) for p in v)),
     ("wins", "an object of numbers", lambda v: isinstance(v, dict) and all(
-        map(_is_number, v.values()))),
+        map(_is_finite, v.values()))),
     ("played", "an object of counts (1 or more)", lambda v: isinstance(v, dict) and all(
         type(n) is int and n >= 1 for n in v.values())),
 )
@@ -3972,14 +3972,14 @@ _STAMP_CHECKS = (
     ("template_sha256", "text", lambda v: isinstance(v, str)),
     ("version", "text", lambda v: isinstance(v, str)),
     ("scale", "[LO, HI], two numbers", lambda v: v is None or isinstance(v, list) and len(
-        v) == 2 and all(map(_is_number, v)) and v[0] < v[1]),
+        v) == 2 and all(map(_is_finite, v)) and v[0] < v[1]),
     ("pass_threshold", "a number from 0 to 1", lambda v: v is None or _is_score(v)),
-    ("jury", "text", _is_text),
+    ("jury", "text", _is_text_or_none),
     ("quorum", "1 or more", lambda v: v is None or type(v) is int and v >= 1),
     ("judges", "a list of names", lambda v: v is None or isinstance(v, list) and all(
         isinstance(name, str) for name in v)),
     ("request", "an object, or a list of them", lambda v: all(isinstance(r, dict) and (
-        r.get("on_failure") is None or _is_number(r["on_failure"])) for r in (
+        r.get("on_failure") is None or _is_finite(r["on_failure"])) for r in (
             v if isinstance(v, list) else [v]))),
 )
 
@@ -4122,14 +4122,14 @@ def _check_score(status, score, name, failure):
         if not _is_score(score):
             raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(
                 name, score))
-    elif not (score is failure or _is_number(score) and _is_number(failure) and (
+    elif not (score is failure or _is_finite(score) and _is_finite(failure) and (
             score == failure)):
         raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
                          "{!r}".format(name, status, json.dumps(failure), score))
 
 
 def _check_rating(value, name, scale):
-    if scale and _is_number(value) and not scale[0] <= value <= scale[1]:
+    if scale and _is_finite(value) and not scale[0] <= value <= scale[1]:
         raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
                          "{!r}".format(name, scale[0], scale[1], value))
 
@@ -4314,7 +4314,7 @@ def _request_stamp(judge, mode, args):
     if "response_format" in params:
         params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
     on_failure = judge.on_failure
-    if not _is_number(on_failure):
+    if not _is_finite(on_failure):
         on_failure = None  # NaN is written as null
     binary_format = [name for name, answers in _BINARY_FORMATS.items() if answers == (
         judge.answers)]
