@@ -3925,8 +3925,9 @@ def _is_flag_or_none(value):
 
 
 def _is_finite(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
-        value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return abs(value) <= sys.float_info.max  # NaN fails too; 10**400 has no float (OverflowError)
 
 
 def _is_score(value):
@@ -3937,11 +3938,23 @@ def _is_scores(values):
     return all(v is None or _is_score(v) for v in values)
 
 
+_TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")  # what the summary sums
+
+
+def _is_token_count(value):
+    """A count the summary may add: what is no int is skipped there, as the run skips it."""
+    if not isinstance(value, int):
+        return True
+    return type(value) is int and 0 <= value < 2 ** 63
+
+
 _READ_CHECKS = (
     ("error", "text or null", _is_text_or_none), ("model", "text or null", _is_text_or_none),
     ("fingerprint", "text or null", _is_text_or_none),
     ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
     ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
+    ("usage", "an object of token counts (0 or more) or null", lambda v: v is None or all(
+        map(_is_token_count, (v.get(name) for name in _TOKEN_COUNTS)))),
     ("pass", "true, false or null", _is_flag_or_none), ("positional_bias", "true, false or null",
                                                  _is_flag_or_none),
     ("consistent", "true, false or null", _is_flag_or_none),
@@ -3966,7 +3979,7 @@ _SYSTEMS_SCORE = (("score", "null (each system's is in value)", lambda v: v is N
                   ("value", "an object of scores (0 to 1)", lambda v: isinstance(v, dict) and all(
                       map(_is_score, v.values()))))
 _STAMP_CHECKS = (
-    ("mode", "one of " + ", ".join(_MODES), lambda v: v in _MODES),
+    ("mode", "one of " + ", ".join(_MODES), lambda v: isinstance(v, str) and v in _MODES),
     ("model", "text", lambda v: isinstance(v, str)),
     ("template", "text", lambda v: isinstance(v, str)),
     ("template_sha256", "text", lambda v: isinstance(v, str)),
@@ -4051,7 +4064,7 @@ def _own_details(fields, prefix, stamp):
 
 def _check_judgement(fields, name, stamp):
     status = fields["status"]
-    if status not in _STATUSES:
+    if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
         raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
                          "{!r}".format(name, status))
     if stamp["mode"] == "systems" and status == "ok":  # a score a system: judge_value
@@ -4129,9 +4142,17 @@ def _check_score(status, score, name, failure):
 
 
 def _check_rating(value, name, scale):
-    if scale and _is_finite(value) and not scale[0] <= value <= scale[1]:
+    if scale and not _is_rating(value, scale):
         raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
                          "{!r}".format(name, scale[0], scale[1], value))
+
+
+def _is_rating(value, scale):
+    """A number on the scale; None, a list or an object are other modes' values (not counted
+    as ratings), but "4", true or NaN would be miscounted."""
+    if value is None or isinstance(value, (list, dict)):
+        return True
+    return _is_finite(value) and scale[0] <= value <= scale[1]
 
 
 def _tally_add(tally, judgement, record, args, mode):
