@@ -2807,6 +2807,8 @@ def _batch_entry(line, key):
     response = entry["response"] or {}
     if entry["custom_id"] != key or not isinstance(response, dict):
         raise TypeError
+    if response and type(response.get("status_code")) is not int:  # "200", true: no HTTP reply
+        raise TypeError
     return entry, response
 
 

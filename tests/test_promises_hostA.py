@@ -10,6 +10,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+from batch_engine import output_line  # noqa: E402
 from stub import StubTestCase, run_main  # noqa: E402
 
 RECORDS = [{"id": k, "question": "q%d" % k, "response": "r%d" % k} for k in range(3)]
@@ -65,3 +66,33 @@ class HostileReportTest(StubTestCase):
         self.assert_refused(lambda r: r.update(judge_run=dict(r["judge_run"], mode=["rating"])),
                             "judge_run: mode must be one of rating, binary, math, rubric, "
                             "criterion, comparative, pairwise, systems; got ['rating']")
+
+
+def completion(content):
+    return {"object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": content},
+         "finish_reason": "stop"}]}
+
+
+class BatchStatusTest(StubTestCase):
+    def test_a_status_code_that_is_no_number_is_a_malformed_line(self):
+        # "200" was judge_status internal_error, "TypeError: '<=' not supported between ..."
+        data = self.write_jsonl("data.jsonl", RECORDS[:1])
+        code, out, err = run_main(["--judge-model", "m", "-q", data, "--batch-export",
+                                   self.path("req")])
+        self.assertEqual(code, 0, err)
+        key = json.loads(out)["judge_error"].split("custom_id ")[1][:64]
+        for status in ("200", True, None):
+            with self.subTest(status=status):
+                replies = self.write_jsonl("r.jsonl", [output_line(key, status, completion(
+                    "Rating: 4"))])
+                code, out, err = run_main(["--judge-model", "m", data, "--batch-import",
+                                           replies, "--summary", self.path("s.json")])
+                record = json.loads(out)
+                self.assertEqual((record["judge_status"], record["judge_error"]), (
+                    "not_judged", "not judged: the line of custom_id {} in {} is not a batch "
+                    "output line".format(key, replies)))
+                with open(self.path("s.json"), encoding="utf-8") as f:
+                    self.assertEqual(json.load(f)["batch"]["malformed"],
+                                     {"not a batch output line": 1})
+                self.assertEqual(code, 1, err)
