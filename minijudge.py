@@ -3443,8 +3443,21 @@ def _check_files(args):
             _check_written(seen, flag, path)
         else:
             _note_read(seen, flag, path, what)
+    if not (args.output or isinstance(args.input, list)):  # records to stdout (report: none)
+        _check_stdout(seen)
     if args.batch_export:
         _check_export(re.sub(r"\.jsonl\Z", "", args.batch_export), args.batch_export, seen)
+
+
+def _check_stdout(seen):
+    """Refuse records to stdout when it is a file of the run (``minijudge in.jsonl >>
+    in.jsonl``): the run would read its own records back as input, exit 0."""
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (AttributeError, ValueError, OSError):  # a StringIO (main() in tests), a closed one
+        return
+    if info[1:3] in seen:
+        raise ValueError("stdout is {}; write elsewhere".format(_named(seen[info[1:3]], None)))
 
 
 def _files_of(args):

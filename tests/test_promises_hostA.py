@@ -5,6 +5,7 @@ Through the real command line against the loopback stub, on real files.
 """
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -96,3 +97,30 @@ class BatchStatusTest(StubTestCase):
                     self.assertEqual(json.load(f)["batch"]["malformed"],
                                      {"not a batch output line": 1})
                 self.assertEqual(code, 1, err)
+
+
+class StdoutTest(StubTestCase):
+    def test_records_to_stdout_that_is_a_file_the_run_reads_are_refused(self):
+        # `minijudge in.jsonl >> in.jsonl` read 29 of its own records back, judged them, exit 0
+        data = self.write_jsonl("in.jsonl", RECORDS)
+        with open(data, "rb") as f:
+            original = f.read()
+        cache = self.path("cache.jsonl")
+        self.write("cache.jsonl", "")
+        argv = [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
+                "--judge-model", "m", "-q"]
+        for args, stdin, stdout, named in (
+                ([data], None, data, "the input file " + data),
+                (["-"], data, data, "the input file (stdin)"),
+                ([data, "--cache", cache], None, cache, "the --cache file " + cache)):
+            with self.subTest(stdout=stdout, stdin=stdin), open(stdout, "ab") as out:
+                source = open(stdin, "rb") if stdin else subprocess.DEVNULL
+                done = subprocess.run(argv + args, stdin=source, stdout=out,
+                                      stderr=subprocess.PIPE, cwd=os.path.dirname(HERE),
+                                      timeout=60)
+                if stdin:
+                    source.close()
+            self.assertEqual((done.returncode, done.stderr.decode()), (
+                2, "minijudge: error: stdout is {}; write elsewhere\n".format(named)))
+            with open(data, "rb") as f:
+                self.assertEqual(f.read(), original)
