@@ -3527,8 +3527,8 @@ def _check_written(seen, flag, path):
     where = path if info else os.path.dirname(os.path.abspath(path))
     if flag != "--cache" and not os.access(where, os.W_OK):
         raise ValueError("{} {}: cannot write there".format(flag, path))
-    if info and not stat.S_ISREG(info.st_mode):
-        return  # a terminal, a pipe or /dev/null: nothing there to clobber
+    if info and not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        return  # a terminal or /dev/null: nothing there to clobber nor to mix (a pipe's reader)
     key = info[1:3] if info else os.path.realpath(path)  # (inode, device)
     if key in seen:
         raise ValueError("{} {} is {}; write elsewhere".format(flag, path, _named(

@@ -124,3 +124,19 @@ class StdoutTest(StubTestCase):
                 2, "minijudge: error: stdout is {}; write elsewhere\n".format(named)))
             with open(data, "rb") as f:
                 self.assertEqual(f.read(), original)
+
+    def test_a_summary_into_the_records_pipe_is_refused(self):
+        # records | --summary /dev/stdout: the summary's JSON mixed into the records, exit 0
+        data = self.write_jsonl("in.jsonl", RECORDS)
+        argv = [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
+                "--judge-model", "m", "-q", data]
+        for more, message in (
+                (["--summary", "/dev/stdout"], "stdout is the --summary file /dev/stdout"),
+                (["-o", "/dev/stdout", "--html", "/dev/stdout"],
+                 "--html /dev/stdout is the -o file")):
+            with self.subTest(more=more):
+                done = subprocess.run(argv + more, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      cwd=os.path.dirname(HERE), timeout=60)
+                self.assertEqual((done.returncode, done.stdout, done.stderr.decode()), (
+                    2, b"", "minijudge: error: {}; write elsewhere\n".format(message)))
