@@ -2064,13 +2064,31 @@ def _read_option(text, options):
     if named:
         return named, named
     plain = _plain(text)
-    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
-                    _loose(line)) for line in plain.splitlines() if line.strip()]
+    lines = _verdict_lines(plain, by_name)
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
     picked = named[:1] or _mentioned(by_name, plain)
     if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
         picked = _close_option(lines[-1], by_name)
     return (picked[0],) * 2 if len(picked) == 1 else (None, None)
+
+
+def _reply_lines(text):
+    """A reply's non-blank lines as an option's name is matched, "Answer:" and the like off."""
+    return [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
+                   _loose(line)) for line in text.splitlines() if line.strip()]
+
+
+def _verdict_lines(plain, by_name):
+    """The reply's lines that may state its verdict: in a paragraph whose lines name two or
+    more options, those lines are the option list echoed back, not a pick (its last item
+    would otherwise be read as the verdict)."""
+    lines = []
+    for paragraph in re.split(r"\n[^\S\n]*\n", plain):
+        found = _reply_lines(paragraph)
+        if len({line for line in found if line in by_name}) > 1:
+            found = [line for line in found if line not in by_name]
+        lines.extend(found)
+    return lines
 
 
 def _option_named(name, options, by_name):

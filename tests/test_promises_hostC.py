@@ -1,0 +1,57 @@
+"""An independent campaign on issue 28's classes with other inputs (hostC): each test
+here failed on main before its fix.
+
+CLI tests run ``minijudge.main`` on real files against the loopback stub (tests/stub.py).
+"""
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_hostC` finds stub
+from stub import StubTestCase, run_main  # noqa: E402
+
+CRITERION = {"name": "quality", "description": "How good is it?",
+             "options": {"Excellent": 1.0, "Good": 0.5, "Poor": 0.0}}
+
+
+class Cli(StubTestCase):
+    def run_cli(self, *argv):
+        """(exit code, records, stderr)."""
+        code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "judge-model",
+                                   "--no-preflight", "--max-retries", "0"] + list(argv))
+        return code, [json.loads(line) for line in out.splitlines()], err
+
+
+class EchoedOptionList(Cli):
+    """A reply that echoes the criterion's option list names no option: its last line is
+    the list's last item, not a verdict (on main: 'Poor', score 0.0, status ok, exit 0)."""
+
+    def test_an_echoed_list_is_no_verdict(self):
+        criteria = self.write("c.json", json.dumps(CRITERION))
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
+        for reply in ("Options:\n- Excellent\n- Good\n- Poor", "Excellent\nGood\nPoor",
+                      "The options are:\n1. Excellent\n2. Good\n3. Poor"):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--criteria", criteria, source)
+                self.assertEqual((record["judge_status"], record.get("judge_option")),
+                                 ("parse_error", None))
+                self.assertEqual(code, 1)
+
+    def test_a_verdict_after_the_echoed_list_is_read(self):
+        criteria = self.write("c.json", json.dumps(CRITERION))
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
+        for reply in ("Options:\n- Excellent\n- Good\n- Poor\n\nGood", "Good\n\n- Excellent\n"
+                      "- Good\n- Poor"):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--criteria", criteria, source)
+                self.assertEqual((code, record["judge_status"], record["judge_option"],
+                                  record["judge_score"]), (0, "ok", "Good", 0.5))
+
+
+if __name__ == "__main__":
+    unittest.main()
