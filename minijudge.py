@@ -3119,7 +3119,20 @@ def _shown(record):
     if len(items) > _HTML_FIELDS:
         more = ("\u2026", "{} more fields".format(len(items) - 2 * half))
         items = items[:half] + [more] + items[-half:]
-    return {_capped(name): _capped(value) for name, value in items}
+    shown = {}
+    for name, value in items:
+        shown[_unused_name(_capped(name), shown)] = _capped(value)
+    return shown
+
+
+def _unused_name(name, shown):
+    """``name``, or ``name (2)``, ... if taken: two long names cut to the same text, or a
+    field named like the hidden-fields marker, must not hide one another on the page."""
+    unused, n = name, 1
+    while unused in shown:
+        n += 1
+        unused = "{} ({})".format(name, n)
+    return unused
 
 
 def _capped(value):
