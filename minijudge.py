@@ -4192,6 +4192,18 @@ def _count_defaults(tally, judgement, record, args, mode):
         tally.defaulted[key] += bool(lacks(args, record, mode))
 
 
+def _unreadable_label(args, record, mode):
+    """Is the record's --human-field label there (null is unlabelled) but no label?"""
+    if args.human_field is None:
+        return False
+    label = record.get(args.human_field)
+    if label is None:
+        return False
+    if mode == "pairwise":  # read as _human_agreement reads it
+        return _VERDICT_WORDS.get(str(label).strip().lower()) not in _VERDICT_SCORES
+    return _label(label) is None
+
+
 _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
     # binary and math need a reference: without one, a template_error
     "answer": lambda args, record, mode: isinstance(args.reference_field, _Default) and (
@@ -4201,7 +4213,8 @@ _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
     "human": lambda args, record, mode: args.human_field is not None and (  # null: unlabelled
         args.human_field not in record),
     "criteria": lambda args, record, mode: mode == "criterion" and args.criteria and (
-        args.criteria_field is not None and args.criteria_field not in record)}
+        args.criteria_field is not None and args.criteria_field not in record),
+    "human_unread": _unreadable_label}  # there, but no label: a line of its own
 
 
 def _default_lines(defaulted, args):
@@ -4214,7 +4227,18 @@ def _default_lines(defaulted, args):
         elif defaulted[key]:
             lines.append("records without field {}: {} of {}, {}".format(
                 field, defaulted[key], n, instead))
+    lines.extend(_unread_label_lines(defaulted, args))
     return lines or None
+
+
+def _unread_label_lines(defaulted, args):
+    """A line for the --human-field labels that are there but are no label ("abc", a list):
+    they are left out of the agreement as absent ones are, and said so."""
+    unread = defaulted["human_unread"]
+    if not unread:
+        return []
+    return ["records whose field {!r} (--human-field) is no label: {} of {}, left out of the "
+            "agreement".format(args.human_field, unread, defaulted["records"])]
 
 
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second

@@ -82,5 +82,42 @@ class PageKeepsEveryShownField(Cli):
         self.assertIn("<b>\u2026 (2)</b></p><pre>214 more fields</pre>", text)
 
 
+class UnreadableHumanLabels(Cli):
+    """A --human-field label that is there but is no label ("abc", a list, NaN) was left out
+    of the agreement without a word, as an absent one is not (on main: no "fields" line)."""
+
+    def run_labels(self, labels, *argv):
+        summary = self.path("summary.json")
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "answer": "4",
+                                                "response": "four", "response_a": "4",
+                                                "response_b": "5", "label": label} for label in labels])
+        code, records, err = self.run_cli("--human-field", "label", "--summary", summary,
+                                          *argv, source)
+        with open(summary, encoding="utf-8") as f:
+            return code, json.load(f), err
+
+    def test_labels_that_are_no_number(self):
+        self.srv.content = "4"
+        code, summary, err = self.run_labels([4, 3, "abc", [4], None])
+        self.assertEqual(code, 0)
+        self.assertEqual(summary["agreement"]["n"], 2)
+        self.assertEqual(summary["fields"], ["records whose field 'label' (--human-field) is no "
+                                             "label: 2 of 5, left out of the agreement"])
+        self.assertIn("\n  fields: records whose field 'label' (--human-field) is no label: 2 "
+                      "of 5, left out of the agreement\n", err)
+
+    def test_pairwise_labels_that_are_no_verdict(self):
+        self.srv.content = "[[A]]"
+        code, summary, err = self.run_labels(["A", "tie", "X"], "--mode", "pairwise",
+                                             "--single-order")
+        self.assertEqual(summary["fields"], ["records whose field 'label' (--human-field) is no "
+                                             "label: 1 of 3, left out of the agreement"])
+
+    def test_readable_labels_say_nothing(self):
+        self.srv.content = "4"
+        code, summary, err = self.run_labels([4, "3", "yes", 2.5])
+        self.assertIsNone(summary["fields"])
+
+
 if __name__ == "__main__":
     unittest.main()
