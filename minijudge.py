@@ -2112,7 +2112,14 @@ def _close_option(line, by_name):
     if re.match(r"(?:not|never|no)\b", line):
         return []
     return [by_name[low] for low in difflib.get_close_matches(line, list(by_name), n=1,
-                                                               cutoff=0.75)]
+                                                               cutoff=0.75)
+            if not _part_of(line, low)]
+
+
+def _part_of(line, option):
+    """Is one inside the other ("correct" in "incorrect")? Then the line is another word
+    (often the option's opposite), not a typo of it."""
+    return line in option or option in line
 
 
 def _json_numbers(obj, criteria=None):

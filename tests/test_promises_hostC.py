@@ -119,5 +119,35 @@ class UnreadableHumanLabels(Cli):
         self.assertIsNone(summary["fields"])
 
 
+class NearOptionIsNoTypo(Cli):
+    """The typo rule read a reply that is part of an option's name as that option: "Correct"
+    was "Incorrect" (score 0.0, status ok, exit 0). A reply inside an option's name, or
+    holding it, is another word, not a typo of it."""
+
+    def test_a_word_inside_an_option_is_not_that_option(self):
+        for options, reply in (({"Fully correct": 1.0, "Partially correct": 0.5,
+                                 "Incorrect": 0.0}, "Correct"),
+                               ({"Fully correct": 1.0, "Incorrect": 0.0}, "correct."),
+                               ({"Fine": 1.0, "Unacceptable": 0.0}, "Acceptable"),
+                               ({"On topic": 1.0, "Irrelevant": 0.0}, "relevant")):
+            with self.subTest(reply=reply):
+                criteria = self.write("c.json", json.dumps(dict(CRITERION, options=options)))
+                source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "4"}])
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--criteria", criteria, source)
+                self.assertEqual((code, record["judge_status"], record.get("judge_option")),
+                                 (1, "parse_error", None))
+
+    def test_a_typo_is_still_read(self):
+        options = {"Relevant": 1.0, "Irrelevant": 0.0}
+        criteria = self.write("c.json", json.dumps(dict(CRITERION, options=options)))
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "4"}])
+        for reply, option in (("Relevent", "Relevant"), ("Irrelevent", "Irrelevant")):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--criteria", criteria, source)
+                self.assertEqual((code, record["judge_option"]), (0, option))
+
+
 if __name__ == "__main__":
     unittest.main()
