@@ -430,7 +430,9 @@ _ALT_BEFORE_RE = re.compile(r"""
     \Z
 """.format(hedge=_HEDGE), re.I | re.X)
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
-_HYPOTHETICAL = 0.25  # a hypothetical ranks just below its kind: the stated one wins
+# a hypothetical ranks below every stated mention, in the order of its kind: read only
+# when nothing is stated ("Rating: 4. If improved it could get [[5]]" is 4)
+_HYPOTHETICAL = 6
 # a clause begun before a mention in its sentence that makes the mention a hypothetical;
 # not "I would rate it [[8]]", the usual way of stating the verdict itself
 _HYPOTHETICAL_WORDS = ("if", "unless", "could", "might", "would")
@@ -509,8 +511,8 @@ def _rank(text, match, name, tier):
         return rank
     if _alternative(text, match.start(name), match.end()):
         return _ALTERNATIVE_RANKS[rank > 3]
-    if _hypothetical(text, match.start()):
-        return rank + _HYPOTHETICAL
+    if _hypothetical(text, match.start(name)):  # "rating if we ignore the typo: [[5]]"
+        return _HYPOTHETICAL + rank / 10
     return rank
 
 

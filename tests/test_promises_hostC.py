@@ -149,5 +149,24 @@ class NearOptionIsNoTypo(Cli):
                 self.assertEqual((code, record["judge_option"]), (0, option))
 
 
+class HypotheticalAfterTheRating(Cli):
+    """A hypothetical rating loses to any rating stated, not only to one of its own kind:
+    "Rating: 4" then "it could get [[5]]" was 5 (ok, exit 0); and a label's hypothetical is
+    judged where its number is ("Alternative rating if we ignore the typo: [[5]]" was 5)."""
+
+    def test_the_stated_rating_wins(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
+        for reply, value in (
+                ("Rating: 4\nIf the response were improved it could get [[5]].", 4),
+                ("I rate it 3. If it cited its sources, it would get [[5]].", 3),
+                ("Rating: [[4]]\n\nAlternative rating if we ignore the typo: [[5]]", 4),
+                ("If it cited its sources, it could get [[5]].", 5)):  # nothing else stated
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli(source)
+                self.assertEqual((code, record["judge_status"], record["judge_value"]),
+                                 (0, "ok", value))
+
+
 if __name__ == "__main__":
     unittest.main()
