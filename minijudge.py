@@ -440,6 +440,8 @@ _HYPOTHETICAL_RE = re.compile(r"""
     \b(?:if|unless|could|might)\b                             # "if it cited sources, [[9]]"
   | \b(?:it|this|that|which|they|response|answer|one|version)\s+would\b  # "it would get [[9]]"
 """, re.I | re.X)
+# or a mention the clause goes on from: "[[B]] would win if brevity mattered"
+_HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
 
 
 def _visible(text):
@@ -511,8 +513,8 @@ def _rank(text, match, name, tier):
         return rank
     if _alternative(text, match.start(name), match.end()):
         return _ALTERNATIVE_RANKS[rank > 3]
-    if _hypothetical(text, match.start(name)):  # "rating if we ignore the typo: [[5]]"
-        return _HYPOTHETICAL + rank / 10
+    if _hypothetical(text, match.start(name)) or _hypothetical_after(text, match.end()):
+        return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
     return rank
 
 
@@ -525,6 +527,12 @@ def _hypothetical(text, start):
         return False
     begin = max([text.rfind(mark, window, start) for mark in ".!?\n"]) + 1  # the sentence's
     return bool(_HYPOTHETICAL_RE.search(text, max(begin, window), start))
+
+
+def _hypothetical_after(text, end):
+    """Whether a mention ending at ``end`` is followed by "would", "could" or "might"
+    ("[[B]] would win if brevity mattered", "[[5]] would need sources")."""
+    return bool(_HYPOTHETICAL_AFTER_RE.match(text, end))
 
 
 def _alternative(text, start, end):
@@ -744,7 +752,7 @@ def _stated_verdict(text):
         seen = True
         if _verdict_together(text, match):
             continue
-        if _hypothetical(text, match.start()):
+        if _hypothetical(text, match.start()) or _hypothetical_after(text, match.end()):
             hypothetical = match
         else:
             stated = match

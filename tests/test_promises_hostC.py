@@ -168,5 +168,28 @@ class HypotheticalAfterTheRating(Cli):
                                  (0, "ok", value))
 
 
+class HypotheticalNamedFirst(Cli):
+    """A verdict followed by "would", "could" or "might" is a hypothetical too: "[[A]] (though
+    [[B]] would win if brevity mattered)" was B (ok, exit 0)."""
+
+    def test_pairwise(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response_a": "x",
+                                                "response_b": "y"}])
+        for reply, verdict in (("[[A]] (though [[B]] would win if brevity mattered)", "A"),
+                               ("[[B]]. [[A]] could be argued for a shorter answer.", "B")):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--mode", "pairwise", "--single-order",
+                                                    source)
+                self.assertEqual((code, record["judge_status"], record["judge_verdict"]),
+                                 (0, "ok", verdict))
+
+    def test_rating(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
+        self.srv.content = "Rating: 4\n[[5]] would need sources."
+        code, (record,), err = self.run_cli(source)
+        self.assertEqual((code, record["judge_value"]), (0, 4))
+
+
 if __name__ == "__main__":
     unittest.main()
