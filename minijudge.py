@@ -430,7 +430,9 @@ _ALT_BEFORE_RE = re.compile(r"""
     \Z
 """.format(hedge=_HEDGE), re.I | re.X)
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
-_HYPOTHETICAL = 0.25  # a hypothetical ranks just below its kind: the stated one wins
+# a hypothetical ranks below every stated mention, in the order of its kind: read only
+# when nothing is stated ("Rating: 4. If improved it could get [[5]]" is 4)
+_HYPOTHETICAL = 6
 # a clause begun before a mention in its sentence that makes the mention a hypothetical;
 # not "I would rate it [[8]]", the usual way of stating the verdict itself
 _HYPOTHETICAL_WORDS = ("if", "unless", "could", "might", "would")
@@ -438,6 +440,8 @@ _HYPOTHETICAL_RE = re.compile(r"""
     \b(?:if|unless|could|might)\b                             # "if it cited sources, [[9]]"
   | \b(?:it|this|that|which|they|response|answer|one|version)\s+would\b  # "it would get [[9]]"
 """, re.I | re.X)
+# or a mention the clause goes on from: "[[B]] would win if brevity mattered"
+_HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
 
 
 def _visible(text):
@@ -509,8 +513,8 @@ def _rank(text, match, name, tier):
         return rank
     if _alternative(text, match.start(name), match.end()):
         return _ALTERNATIVE_RANKS[rank > 3]
-    if _hypothetical(text, match.start()):
-        return rank + _HYPOTHETICAL
+    if _hypothetical(text, match.start(name)) or _hypothetical_after(text, match.end()):
+        return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
     return rank
 
 
@@ -523,6 +527,12 @@ def _hypothetical(text, start):
         return False
     begin = max([text.rfind(mark, window, start) for mark in ".!?\n"]) + 1  # the sentence's
     return bool(_HYPOTHETICAL_RE.search(text, max(begin, window), start))
+
+
+def _hypothetical_after(text, end):
+    """Whether a mention ending at ``end`` is followed by "would", "could" or "might"
+    ("[[B]] would win if brevity mattered", "[[5]] would need sources")."""
+    return bool(_HYPOTHETICAL_AFTER_RE.match(text, end))
 
 
 def _alternative(text, start, end):
@@ -742,7 +752,7 @@ def _stated_verdict(text):
         seen = True
         if _verdict_together(text, match):
             continue
-        if _hypothetical(text, match.start()):
+        if _hypothetical(text, match.start()) or _hypothetical_after(text, match.end()):
             hypothetical = match
         else:
             stated = match
@@ -2064,13 +2074,31 @@ def _read_option(text, options):
     if named:
         return named, named
     plain = _plain(text)
-    lines = [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
-                    _loose(line)) for line in plain.splitlines() if line.strip()]
+    lines = _verdict_lines(plain, by_name)
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
     picked = named[:1] or _mentioned(by_name, plain)
     if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
         picked = _close_option(lines[-1], by_name)
     return (picked[0],) * 2 if len(picked) == 1 else (None, None)
+
+
+def _reply_lines(text):
+    """A reply's non-blank lines as an option's name is matched, "Answer:" and the like off."""
+    return [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
+                   _loose(line)) for line in text.splitlines() if line.strip()]
+
+
+def _verdict_lines(plain, by_name):
+    """The reply's lines that may state its verdict: in a paragraph whose lines name two or
+    more options, those lines are the option list echoed back, not a pick (its last item
+    would otherwise be read as the verdict)."""
+    lines = []
+    for paragraph in re.split(r"\n[^\S\n]*\n", plain):
+        found = _reply_lines(paragraph)
+        if len({line for line in found if line in by_name}) > 1:
+            found = [line for line in found if line not in by_name]
+        lines.extend(found)
+    return lines
 
 
 def _option_named(name, options, by_name):
@@ -2094,7 +2122,14 @@ def _close_option(line, by_name):
     if re.match(r"(?:not|never|no)\b", line):
         return []
     return [by_name[low] for low in difflib.get_close_matches(line, list(by_name), n=1,
-                                                               cutoff=0.75)]
+                                                               cutoff=0.75)
+            if not _part_of(line, low)]
+
+
+def _part_of(line, option):
+    """Is one inside the other ("correct" in "incorrect")? Then the line is another word
+    (often the option's opposite), not a typo of it."""
+    return line in option or option in line
 
 
 def _json_numbers(obj, criteria=None):
@@ -3103,7 +3138,20 @@ def _shown(record):
     if len(items) > _HTML_FIELDS:
         more = ("\u2026", "{} more fields".format(len(items) - 2 * half))
         items = items[:half] + [more] + items[-half:]
-    return {_capped(name): _capped(value) for name, value in items}
+    shown = {}
+    for name, value in items:
+        shown[_unused_name(_capped(name), shown)] = _capped(value)
+    return shown
+
+
+def _unused_name(name, shown):
+    """``name``, or ``name (2)``, ... if taken: two long names cut to the same text, or a
+    field named like the hidden-fields marker, must not hide one another on the page."""
+    unused, n = name, 1
+    while unused in shown:
+        n += 1
+        unused = "{} ({})".format(name, n)
+    return unused
 
 
 def _capped(value):
@@ -4197,6 +4245,18 @@ def _count_defaults(tally, judgement, record, args, mode):
         tally.defaulted[key] += bool(lacks(args, record, mode))
 
 
+def _unreadable_label(args, record, mode):
+    """Is the record's --human-field label there (null is unlabelled) but no label?"""
+    if args.human_field is None:
+        return False
+    label = record.get(args.human_field)
+    if label is None:
+        return False
+    if mode == "pairwise":  # read as _human_agreement reads it
+        return _VERDICT_WORDS.get(str(label).strip().lower()) not in _VERDICT_SCORES
+    return _label(label) is None
+
+
 _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
     # binary and math need a reference: without one, a template_error
     "answer": lambda args, record, mode: isinstance(args.reference_field, _Default) and (
@@ -4206,7 +4266,8 @@ _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
     "human": lambda args, record, mode: args.human_field is not None and (  # null: unlabelled
         args.human_field not in record),
     "criteria": lambda args, record, mode: mode == "criterion" and args.criteria and (
-        args.criteria_field is not None and args.criteria_field not in record)}
+        args.criteria_field is not None and args.criteria_field not in record),
+    "human_unread": _unreadable_label}  # there, but no label: a line of its own
 
 
 def _default_lines(defaulted, args):
@@ -4219,7 +4280,18 @@ def _default_lines(defaulted, args):
         elif defaulted[key]:
             lines.append("records without field {}: {} of {}, {}".format(
                 field, defaulted[key], n, instead))
+    lines.extend(_unread_label_lines(defaulted, args))
     return lines or None
+
+
+def _unread_label_lines(defaulted, args):
+    """A line for the --human-field labels that are there but are no label ("abc", a list):
+    they are left out of the agreement as absent ones are, and said so."""
+    unread = defaulted["human_unread"]
+    if not unread:
+        return []
+    return ["records whose field {!r} (--human-field) is no label: {} of {}, left out of the "
+            "agreement".format(args.human_field, unread, defaulted["records"])]
 
 
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
