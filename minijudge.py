@@ -2178,6 +2178,15 @@ def _is_text(value):
     return isinstance(value, str)
 
 
+# the body's keys minijudge fills itself: an extra_body holding one would replace the prompt,
+# or ask another model than the summary names, or a stream the reader cannot parse
+_SENT_KEYS = ("messages", "model", "stream")
+
+
+def _is_extra_body(value):
+    return isinstance(value, dict) and not any(key in value for key in _SENT_KEYS)
+
+
 def _is_flag(value):
     return type(value) is bool
 
@@ -2285,7 +2294,8 @@ _JUDGE_OPTIONS = (
             "--temperature T", "default 0"),
     _Option("max_tokens", None, _TOKENS, _optional(_whole(1, _INT32)),
             "--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
-    _Option("extra_body", None, "a JSON object (a dict)", _optional(lambda v: isinstance(v, dict)),
+    _Option("extra_body", None, "a JSON object (a dict) without messages, model or stream "
+            "(minijudge sends them)", _optional(_is_extra_body),
             "--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
             "{\"enable_thinking\": false}}'", read=_json_object, read_expected="a JSON object"),
     _Option("headers", None, "a dict of header names to text", _optional(_is_headers),

@@ -1,0 +1,99 @@
+"""Issue 28's independent campaign (hostB): other inputs for the classes "options from every
+place are checked" and "a missing value is not an answer". Through the real command line
+(``main([...])``) against the loopback stub, and through LLMJudge's keywords.
+
+Seen on main, each with exit 0: an ``extra_body`` holding ``messages`` replaced the prompt
+(the judge graded nothing; every record ``ok``), one holding ``model`` sent another model
+than the summary names; a --judges entry with a misspelt top-level field (``"modle"``,
+``"templat"``) or ``"options": []`` was used with the defaults without a word; a response
+that is NaN (``json`` reads the literal ``NaN``; pandas' missing value) was judged as the
+text "nan".
+"""
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import minijudge  # noqa: E402
+from stub import StubTestCase, run_main  # noqa: E402
+
+EXTRA = "must be a JSON object (a dict) without messages, model or stream (minijudge sends them)"
+
+
+class OptionsFromEveryPlace(StubTestCase):
+    def setUp(self):
+        super().setUp()
+        self.source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+
+    def judges(self, entry):
+        judge = dict({"name": "a", "url": self.srv.url}, **entry)
+        return self.write("judges.json", json.dumps([judge]))
+
+    def refused(self, argv, message):
+        code, out, err = run_main(["--no-preflight", "--judge-model", "m", *argv, self.source])
+        self.assertEqual((code, out, err.strip()), (2, "", "minijudge: error: " + message))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_extra_body_may_not_replace_what_minijudge_sends(self):
+        for key in ("messages", "model", "stream"):
+            body = {key: []}
+            with self.subTest(key=key):
+                self.refused(["--judge-url", self.srv.url, "--extra-body", json.dumps(body)],
+                             "--extra-body " + EXTRA + "; got " + repr(body))
+                self.refused(["--judges", self.judges({"options": {"extra_body": body}})],
+                             "judge a: extra_body " + EXTRA + "; got " + repr(body))
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    minijudge.LLMJudge(base_url=self.srv.url, model="m", extra_body=body)
+                self.assertEqual(str(caught.exception), "extra_body " + EXTRA + "; got " + repr(
+                    body))
+
+    def test_extra_body_still_merges_other_keys(self):
+        code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judge-url",
+                                 self.srv.url, "--extra-body", '{"top_k": 3}', self.source])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.srv.requests[-1].json["top_k"], 3)
+
+    def test_a_judges_entry_with_an_unknown_field_is_refused(self):
+        self.refused(["--judges", self.judges({"modle": "big"})],
+                     "judge a: 'modle' is not a field of a --judges entry (did you mean "
+                     "model?); the fields are name, mode, template, criteria, url, model, "
+                     "options")
+        self.refused(["--judges", self.judges({"prompt": "x"})],
+                     "judge a: 'prompt' is not a field of a --judges entry; the fields are "
+                     "name, mode, template, criteria, url, model, options")
+
+    def test_a_judges_entry_whose_options_are_not_an_object_is_refused(self):
+        for options in ([], [["timeout", 5]], "timeout=5", 0):
+            with self.subTest(options=options):
+                self.refused(["--judges", self.judges({"options": options})],
+                             "judge a: options must be a JSON object of LLMJudge keywords")
+
+
+class MissingValues(StubTestCase):
+    def test_a_nan_response_is_not_judged_as_the_text_nan(self):
+        source = self.write("in.jsonl", '{"question": "q", "response": NaN}\n'
+                                        '{"question": "q", "response": "fine"}\n')
+        out = self.path("out.jsonl")
+        code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judge-url",
+                                 self.srv.url, "--max-error-rate", "1", "-o", out, source])
+        self.assertEqual(code, 0, err)
+        with open(out, encoding="utf-8") as f:
+            records = [json.loads(line) for line in f]
+        self.assertEqual([(r["judge_status"], r["judge_error"]) for r in records], [
+            ("template_error", "field 'response' is NaN (a missing value), expected text"),
+            ("ok", None)])
+        self.assertEqual(self.srv.chat_count, 1)
+
+    def test_python_score_of_a_nan_response_is_a_template_error(self):
+        judge = minijudge.LLMJudge(base_url=self.srv.url, model="m")
+        result = judge.judge({"question": "q", "response": float("nan")})
+        self.assertEqual((result.status, result.error), (
+            "template_error", "field 'response' is NaN (a missing value), expected text"))
+        self.assertEqual(self.srv.chat_count, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
