@@ -3630,13 +3630,34 @@ def _check_judge_entry(entry):
     """A --judges entry's url, model, template and options, each checked as LLMJudge
     checks it, before any judge is made: a ValueError or JudgeError naming the judge."""
     where = "judge {}: ".format(entry["name"])
-    options = entry.get("options") or {}
-    if not isinstance(options, dict):
+    _check_entry_fields(entry, where)
+    options = entry.get("options")
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):  # [] or 0 were read as no options at all
         raise ValueError(where + "options must be a JSON object of LLMJudge keywords")
     for key, name in (("url", "base_url"), ("model", "model"), ("template", "template")):
         _check_option(_OPTIONS[name], entry.get(key), key, where)
     for name, value in options.items():
         _check_option(_file_option(where, name), value, name, where)
+
+
+_ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options")
+
+
+def _check_entry_fields(entry, where):
+    """A ValueError for a field a --judges entry may not have: a misspelt "modle" or
+    "templat" was ignored, the judge run with the default model or template."""
+    import difflib
+    for field in entry:
+        if field in _ENTRY_FIELDS:
+            continue
+        near = difflib.get_close_matches(str(field), _ENTRY_FIELDS, 1)
+        hint = ""
+        if near:
+            hint = " (did you mean {}?)".format(near[0])
+        raise ValueError("{}{!r} is not a field of a --judges entry{}; the fields are {}".format(
+            where, field, hint, _names(_ENTRY_FIELDS)))
 
 
 def _file_option(where, name):

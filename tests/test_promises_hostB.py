@@ -57,9 +57,9 @@ class OptionsFromEveryPlace(StubTestCase):
         self.assertEqual(self.srv.requests[-1].json["top_k"], 3)
 
     def test_a_judges_entry_with_an_unknown_field_is_refused(self):
-        self.refused(["--judges", self.judges({"modle": "big"})],
-                     "judge a: 'modle' is not a field of a --judges entry (did you mean "
-                     "model?); the fields are name, mode, template, criteria, url, model, "
+        self.refused(["--judges", self.judges({"templat": "binary"})],
+                     "judge a: 'templat' is not a field of a --judges entry (did you mean "
+                     "template?); the fields are name, mode, template, criteria, url, model, "
                      "options")
         self.refused(["--judges", self.judges({"prompt": "x"})],
                      "judge a: 'prompt' is not a field of a --judges entry; the fields are "
