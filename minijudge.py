@@ -1470,9 +1470,9 @@ class LLMJudge:
         if it succeeded, ``again`` (a _VARIANTS key) another, the two combined as it says."""
         if self.parser not in ("verdict", "comparative"):
             response = values["response"]
-            if response is not None and not isinstance(response, (str, int, float)):
-                return self._failed("template_error", "field 'response' is a {}, expected "
-                                    "text".format(type(response).__name__))
+            problem = _response_kind_problem(response)
+            if problem:
+                return self._failed("template_error", problem)
             if not str(response if response is not None else "").strip():
                 return Judgement(score=0.0, status="empty_response", error=_EMPTY)
         turns = []
@@ -3786,6 +3786,16 @@ def _record_images(args):
     return _image_root(folder, what, "--image-root DIR")
 
 
+def _response_kind_problem(response):
+    """Why a response value is not an answer, or None: a NaN is pandas' (and json's
+    literal NaN's) missing value, never the text "nan" a judge would grade."""
+    if response is not None and not isinstance(response, (str, int, float)):
+        return "field 'response' is a {}, expected text".format(type(response).__name__)
+    if isinstance(response, float) and math.isnan(response):
+        return "field 'response' is NaN (a missing value), expected text"
+    return None
+
+
 def _as_text(value):
     """Numbers become text, lists and objects JSON; None stays missing."""
     if isinstance(value, (dict, list)):
@@ -3830,6 +3840,8 @@ def _text_problem(record, name, field):
     if isinstance(value, (dict, list)) or value is None and name != "response":
         return "field {{!r}} is {}, expected text".format(
             "null" if value is None else "a " + type(value).__name__)
+    if isinstance(value, float) and math.isnan(value):  # json's NaN: judged as the text "nan"
+        return "field {!r} is NaN (a missing value), expected text"
     return None
 
 

@@ -83,9 +83,20 @@ class MissingValues(StubTestCase):
         with open(out, encoding="utf-8") as f:
             records = [json.loads(line) for line in f]
         self.assertEqual([(r["judge_status"], r["judge_error"]) for r in records], [
-            ("template_error", "field 'response' is NaN (a missing value), expected text"),
-            ("ok", None)])
+            ("bad_record", "line 1: field 'response' is NaN (a missing value), expected "
+                           "text"), ("ok", None)])
         self.assertEqual(self.srv.chat_count, 1)
+
+    def test_a_nan_pairwise_response_is_not_judged_either(self):
+        source = self.write("pairs.jsonl", '{"question": "q", "response_a": "x", '
+                                           '"response_b": NaN}\n')
+        code, out, err = run_main(["--no-preflight", "--judge-model", "m", "--judge-url",
+                                   self.srv.url, "--mode", "pairwise", source])
+        self.assertEqual(code, 1, err)
+        record = json.loads(out)
+        self.assertEqual((record["judge_status"], record["judge_error"]), (
+            "bad_record", "line 1: field 'response_b' is NaN (a missing value), expected text"))
+        self.assertEqual(self.srv.chat_count, 0)
 
     def test_python_score_of_a_nan_response_is_a_template_error(self):
         judge = minijudge.LLMJudge(base_url=self.srv.url, model="m")
