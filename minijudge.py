@@ -3242,6 +3242,7 @@ def main(argv=None):
     except SystemExit as exc:
         return exc.code
     try:
+        _check_output_flags(args)
         if report:
             _check_files(args)  # --summary or --html on a file it reports
             return _report(args)
@@ -3295,6 +3296,16 @@ def main(argv=None):
                 shared.close()
         for _, each, _ in specs:
             each.close()
+
+
+def _check_output_flags(args):
+    """A ValueError for a --max-error-rate that is no share (no rate is over NaN, so a run
+    of failures exited 0; every rate is over -1) or a negative --html-rows."""
+    rate = args.max_error_rate
+    if not (_is_number(rate) and 0 <= rate <= 1):
+        raise ValueError("--max-error-rate must be a share from 0 to 1; got {!r}".format(rate))
+    if args.html_rows < 0:
+        raise ValueError("--html-rows must be 0 or more; got {}".format(args.html_rows))
 
 
 def _setup(args):

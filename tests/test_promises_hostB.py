@@ -106,5 +106,38 @@ class MissingValues(StubTestCase):
         self.assertEqual(self.srv.chat_count, 0)
 
 
+class RunFlags(StubTestCase):
+    def test_max_error_rate_must_be_a_share(self):
+        """On main --max-error-rate nan exited 0 however many records failed, -1 exited 1
+        saying "failure rate 0.0% is over --max-error-rate -100.0%"."""
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for rate in ("nan", "-1", "1.5", "inf"):
+            with self.subTest(rate=rate):
+                for argv in (["--judge-url", self.srv.url, "--judge-model", "m",
+                              "--no-preflight", "--max-error-rate", rate, source],
+                             ["report", "--max-error-rate", rate, source]):
+                    code, out, err = run_main(argv)
+                    self.assertEqual((code, out, err.strip()), (
+                        2, "", "minijudge: error: --max-error-rate must be a share from 0 to 1; "
+                               "got " + repr(float(rate))))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_a_failed_run_with_the_highest_rate_still_exits_0_as_asked(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        self.srv.content = "no rating here"
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                 "--no-preflight", "--max-retries", "0", "--max-error-rate", "1",
+                                 source])
+        self.assertEqual(code, 0, err)
+
+    def test_html_rows_may_not_be_negative(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        code, out, err = run_main(["--judge-url", self.srv.url, "--html", self.path("p.html"),
+                                   "--html-rows", "-1", source])
+        self.assertEqual((code, out, err.strip()), (
+            2, "", "minijudge: error: --html-rows must be 0 or more; got -1"))
+        self.assertFalse(os.path.exists(self.path("p.html")))
+
+
 if __name__ == "__main__":
     unittest.main()
