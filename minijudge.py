@@ -1394,6 +1394,7 @@ class LLMJudge:
         """Every pair of several systems' responses (a mapping name -> text), each pair
         in both orders. The value maps each system to its win rate on this item (ties
         count half); ``details["pairs"]`` lists every verdict."""
+        _check_systems(responses)
         if len(responses) < 2:
             raise JudgeError("compare_systems needs two or more responses; got {}".format(
                 len(responses)))
@@ -1468,11 +1469,11 @@ class LLMJudge:
     def _converse(self, example, values, again=None):
         """One conversation: the last turn's reply read by the parser, earlier ones as text;
         if it succeeded, ``again`` (a _VARIANTS key) another, the two combined as it says."""
+        problem = _responses_kind_problem(values, self.parser)
+        if problem:
+            return self._failed("template_error", problem)
         if self.parser not in ("verdict", "comparative"):
             response = values["response"]
-            problem = _response_kind_problem(response)
-            if problem:
-                return self._failed("template_error", problem)
             if not str(response if response is not None else "").strip():
                 return Judgement(score=0.0, status="empty_response", error=_EMPTY)
         turns = []
@@ -2865,9 +2866,21 @@ class _Raised:
         self.exception = exception
 
 
+def _check_systems(responses):
+    """compare_systems' responses must be a mapping: a list or text was an AttributeError."""
+    if not isinstance(responses, Mapping):
+        raise JudgeError("compare_systems needs a mapping of system names to responses; "
+                         "got {!r}".format(responses)[:300])
+
+
 def _check_concurrency(concurrency):
     if type(concurrency) is not int or concurrency < 1:  # no worker: a wait for ever
         raise JudgeError("concurrency must be 1 or more; got {!r}".format(concurrency))
+
+
+def _check_window(window):
+    if type(window) is not int or window < 1:  # as --window: no record read ahead is none run
+        raise JudgeError("window must be 1 or more; got {!r}".format(window))
 
 
 def _received(results):
@@ -2901,6 +2914,7 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     failed = failed or (lambda status, error: Judgement(
         score=judges[0].on_failure, status=status, error=error))
     _check_concurrency(concurrency)
+    _check_window(window)
     stopped, tasks, results = [], queue.SimpleQueue(), queue.SimpleQueue()
     progress = {} if progress is None else progress
 
@@ -3797,13 +3811,25 @@ def _record_images(args):
     return _image_root(folder, what, "--image-root DIR")
 
 
-def _response_kind_problem(response):
-    """Why a response value is not an answer, or None: a NaN is pandas' (and json's
-    literal NaN's) missing value, never the text "nan" a judge would grade."""
-    if response is not None and not isinstance(response, (str, int, float)):
-        return "field 'response' is a {}, expected text".format(type(response).__name__)
-    if isinstance(response, float) and math.isnan(response):
-        return "field 'response' is NaN (a missing value), expected text"
+def _responses_kind_problem(values, parser):
+    """Why the responses a parser reads (a pair's two, else one) are not answers, or None."""
+    fields = ("response",)
+    if parser in ("verdict", "comparative"):
+        fields = ("response_a", "response_b")
+    for field in fields:
+        problem = _kind_problem(field, values.get(field))
+        if problem:
+            return problem
+    return None
+
+
+def _kind_problem(field, value):
+    """Why a response value is not an answer, or None (None: absent, said elsewhere): a NaN
+    is pandas' (and json's literal NaN's) missing value, never the text "nan" to grade."""
+    if value is not None and not isinstance(value, (str, int, float)):
+        return "field {!r} is a {}, expected text".format(field, type(value).__name__)
+    if isinstance(value, float) and math.isnan(value):
+        return "field {!r} is NaN (a missing value), expected text".format(field)
     return None
 
 

@@ -106,6 +106,50 @@ class MissingValues(StubTestCase):
         self.assertEqual(self.srv.chat_count, 0)
 
 
+class PythonPairs(StubTestCase):
+    """compare() and compare_systems() took what the command line refuses: a dict, list or
+    NaN response was judged (as JSON or "nan"), ok; a list of systems was an AttributeError."""
+
+    def setUp(self):
+        super().setUp()
+        self.srv.content = "[[A]]"
+        self.pairwise = minijudge.LLMJudge(base_url=self.srv.url, model="m",
+                                           template="pairwise")
+
+    def test_compare_refuses_a_response_that_is_not_text(self):
+        for value, kind in ((float("nan"), "is NaN (a missing value)"), ({"x": 1}, "is a dict"),
+                            (["a"], "is a list")):
+            with self.subTest(value=value):
+                result = self.pairwise.compare({"question": "q"}, "fine", value)
+                self.assertEqual((result.status, result.score, result.error), (
+                    "template_error", 0.0, "field 'response_b' {}, expected text".format(kind)))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_compare_systems_refuses_a_system_whose_response_is_nan(self):
+        result = self.pairwise.compare_systems({"question": "q"}, {"a": "x", "b": float("nan")})
+        self.assertEqual((result.status, result.error), (
+            "template_error", "field 'response_b' is NaN (a missing value), expected text"))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_compare_systems_needs_a_mapping(self):
+        for responses in (["x", "y"], "xy", None):
+            with self.subTest(responses=responses):
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    self.pairwise.compare_systems({"question": "q"}, responses)
+                self.assertEqual(str(caught.exception), "compare_systems needs a mapping of "
+                                 "system names to responses; got {!r}".format(responses))
+
+    def test_judge_records_checks_its_window_as_the_flag_does(self):
+        judge = minijudge.LLMJudge(base_url=self.srv.url, model="m")
+        for window in (0, -1, 1.5, True):
+            with self.subTest(window=window):
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    list(minijudge.judge_records(judge, [{"response": "r"}], window=window))
+                self.assertEqual(str(caught.exception),
+                                 "window must be 1 or more; got {!r}".format(window))
+        self.assertEqual(self.srv.chat_count, 0)
+
+
 class RunFlags(StubTestCase):
     def test_max_error_rate_must_be_a_share(self):
         """On main --max-error-rate nan exited 0 however many records failed, -1 exited 1
