@@ -1858,6 +1858,12 @@ _VARIANTS = {
 }
 
 
+def _is_logprob(value):
+    """The log of a probability: NaN weighed a score to NaN, 1e308 overflowed exp(), and a
+    positive one is no probability (1e-6 of rounding allowed); -inf is a probability of 0."""
+    return _is_number(value) and -math.inf <= value <= 1e-6
+
+
 def _expected_rating(logprobs, rating, scale):
     """G-Eval: the rating weighted by the probabilities the judge gave each scale value at
     the token where it wrote its rating; None when that cannot be read. Only single-digit
@@ -1877,8 +1883,8 @@ def _expected_rating(logprobs, rating, scale):
     weights = {}  # none when no token spells the rating: then None
     for alternative in () if at is None else at.get("top_logprobs") or [at]:
         token, logprob = str(alternative.get("token", "")).strip(), alternative.get("logprob")
-        if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and isinstance(
-                logprob, (int, float)):
+        if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and _is_logprob(
+                logprob):
             weights[int(token)] = weights.get(int(token), 0.0) + math.exp(logprob)
     total = sum(weights.values())
     return round(sum(v * w for v, w in weights.items()) / total, 6) if total else None

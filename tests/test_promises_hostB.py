@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import StubTestCase, chat, run_main  # noqa: E402
 
 EXTRA = "must be a JSON object (a dict) without messages, model or stream (minijudge sends them)"
 
@@ -148,6 +148,36 @@ class PythonPairs(StubTestCase):
                 self.assertEqual(str(caught.exception),
                                  "window must be 1 or more; got {!r}".format(window))
         self.assertEqual(self.srv.chat_count, 0)
+
+
+class Logprobs(StubTestCase):
+    """--logprobs trusted any number a server put in ``logprob``: NaN gave judge_score NaN,
+    status ok, exit 0; 1e308 was an internal_error (OverflowError); a positive one (no log
+    of a probability) was weighted in. Such alternatives are not read; none left, the
+    rating is the text's."""
+
+    def run_logprobs(self, values):
+        top = [{"token": token, "logprob": value} for token, value in zip("45", values)]
+        self.srv.push(chat("4", logprobs={"content": [dict(top[0], top_logprobs=top)]}))
+        out = self.path("out.jsonl")
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                 "--no-preflight", "--logprobs", "-o", out,
+                                 self.write_jsonl("in.jsonl", [{"question": "q",
+                                                                "response": "r"}])])
+        self.assertEqual(code, 0, err)
+        with open(out, encoding="utf-8") as f:
+            record = json.loads(f.read())
+        return record["judge_status"], record["judge_score"], record["judge_score_source"]
+
+    def test_a_logprob_that_is_no_log_of_a_probability_is_not_weighted(self):
+        for values in ([float("nan"), float("nan")], [1e308, 1e308], [5.0, 3.0]):
+            with self.subTest(values=values):
+                self.assertEqual(self.run_logprobs(values), ("ok", 0.75, "text"))
+
+    def test_the_valid_alternatives_still_weigh(self):
+        self.assertEqual(self.run_logprobs([0.0, float("nan")]), ("ok", 0.75, "logprobs"))
+        self.assertEqual(self.run_logprobs([-0.6931471805599453, -0.6931471805599453]),
+                         ("ok", 0.875, "logprobs"))
 
 
 class RunFlags(StubTestCase):
