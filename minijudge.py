@@ -2013,12 +2013,20 @@ def _read_comparative(text, scale):
     return (pair, pair) if in_scale else (None, "{:g} {:g}".format(*pair))
 
 
+def _option_score(option):
+    """An option's score, a number: true or "1" were read as 1.0, unasked (a TypeError)."""
+    score = option["score"] if isinstance(option, dict) else option
+    if not _is_number(score):
+        raise TypeError("not a number: {!r}".format(score))
+    return float(score)
+
+
 def _criterion(criterion):
     """A criterion ``{"name", "description", "options": {name: score}}`` (or options
     ``{name: {"score": s, "description": d}}``), checked, with its template fields."""
     try:
         options = {str(k): v for k, v in criterion["options"].items()}
-        scores = {k: float(v["score"] if isinstance(v, dict) else v) for k, v in options.items()}
+        scores = {k: _option_score(v) for k, v in options.items()}
         name = str(criterion["name"])
     except (KeyError, TypeError, AttributeError, ValueError):
         raise JudgeError("a criterion needs a name and options mapping each option to a "
