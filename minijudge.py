@@ -1734,6 +1734,24 @@ def _merged(judgements, *, like=None, **fields):
     return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
 
 
+def _is_count(quorum, most):
+    """A quorum from 1 to ``most``: True counted as 1."""
+    return type(quorum) is int and 1 <= quorum <= most
+
+
+def _check_members(named, kind):
+    """jury's members must be Judgements whose answered scores are in [0, 1]: another
+    object was an AttributeError, a NaN score an ok NaN, a 7 averaged in."""
+    for name, judgement in named.items():
+        if not isinstance(judgement, Judgement):
+            raise JudgeError("jury needs Judgements; {} {} is {!r}".format(
+                kind, name, judgement)[:300])
+        score = judgement.score
+        if judgement.status in _NOT_FAILURES and not (_is_number(score) and 0 <= score <= 1):
+            raise JudgeError("jury: {} {}'s score must be from 0 to 1; got {!r}".format(
+                kind, name, score))
+
+
 def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     """One Judgement from several of one item: a panel's (a mapping name -> Judgement;
     ``details["panel"]`` maps each name to its score) or one judge's repeats (a list;
@@ -1749,9 +1767,11 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     kind, named = ("judge", judgements) if isinstance(judgements, Mapping) else (
         "repeat", dict(enumerate(judgements, 1)))
     every, needed = list(named.values()), len(judgements) if quorum is None else quorum
-    if how not in ("mean", "median", "majority") or not 1 <= needed <= len(every):
+    if how not in ("mean", "median", "majority") or not _is_count(needed, len(every)):
         raise JudgeError("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to "
                          "the {} judgements; got {!r} and {!r}".format(len(every), how, quorum))
+    _check_members(named, kind)
+    _check_option(_OPTIONS["pass_threshold"], pass_threshold, "pass_threshold")
     answered = [j for j in every if j.status in _NOT_FAILURES]
     scores = [j.score if j in answered else None for j in every]
     details = {"panel": dict(zip(named, scores))} if kind == "judge" else {"repeats": scores}
