@@ -3217,8 +3217,7 @@ def _arg_parser():
           for name in ("response", "response_a", "response_b")),
         ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
         ("--context-field NAME=FIELD", "a named context section (NAME: FIELD if not given), "
-         "repeatable", {"action": "append", "default": [], "type": lambda spec: (
-             spec.partition("=")[0], spec.partition("=")[2] or spec)}),
+         "repeatable", {"action": "append", "default": [], "type": _context_spec}),
         ("--image-field F", "images sent with the prompt: paths, URLs or data: URLs"),
         _OPTIONS["image_root"],
         ("--criteria-field F", "criterion: each record's own criterion (else --criteria)"),
@@ -3344,6 +3343,17 @@ def main(argv=None):
                 shared.close()
         for _, each, _ in specs:
             each.close()
+
+
+def _context_spec(spec):
+    """--context-field NAME=FIELD, or FIELD (named after itself): "=x" and "a=" named an empty
+    section or a field "a=", and every record was a bad_record."""
+    import argparse
+    name, sep, field = spec.partition("=")
+    if not name or sep and not field:
+        raise argparse.ArgumentTypeError("expected NAME=FIELD or FIELD, neither empty; got "
+                                         "{!r}".format(spec))
+    return name, field or spec
 
 
 def _check_output_flags(args):

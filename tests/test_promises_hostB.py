@@ -254,6 +254,18 @@ class RunFlags(StubTestCase):
                                  source])
         self.assertEqual(code, 0, err)
 
+    def test_a_context_field_with_an_empty_name_or_field_is_a_usage_error(self):
+        """On main "=x" and "a=" ran, every record a bad_record (no 'a=' field), exit 1."""
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r", "x": "c"}])
+        for spec in ("=x", "a=", "="):
+            with self.subTest(spec=spec):
+                code, out, err = run_main(["--judge-url", self.srv.url, "--context-field", spec,
+                                           source])
+                self.assertEqual((code, out, err.splitlines()[-1]), (
+                    2, "", "minijudge: error: argument --context-field: expected NAME=FIELD or "
+                           "FIELD, neither empty; got {!r}".format(spec)))
+        self.assertEqual(self.srv.chat_count, 0)
+
     def test_html_rows_may_not_be_negative(self):
         source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
         code, out, err = run_main(["--judge-url", self.srv.url, "--html", self.path("p.html"),
