@@ -1162,6 +1162,14 @@ def _response_of(example, output):
     return {}
 
 
+def _check_example(example):
+    """TemplateError unless ``example`` is a mapping of fields (or None): a question given as
+    text was dropped, or an internal_error (AttributeError)."""
+    if example is not None and not isinstance(example, Mapping):
+        raise TemplateError("example must be a mapping of fields (a dict); got a {}".format(
+            type(example).__name__))
+
+
 def _check_response(parser, values, example, output, fields):
     """TemplateError naming the fields given if an item has no response at all (a pair's
     parser reads two answers, which compare() gives)."""
@@ -1427,6 +1435,7 @@ class LLMJudge:
 
     # -- internals
     def _values(self, example, output, fields):
+        _check_example(example)
         example = example if isinstance(example, Mapping) else {}
         values = dict(question=_as_text(_first(example, "question", "context")),
                       reference=_as_text(_first(example, "answer", "reference")),

@@ -203,6 +203,21 @@ def criteria_text(path):
         return f.read()
 
 
+class PythonExample(StubTestCase):
+    def test_an_example_that_is_not_a_mapping_is_a_template_error(self):
+        """On main score("what is 2+2?", "4") was an internal_error (AttributeError)."""
+        for example in ("what is 2+2?", ["q"], 5):
+            with self.subTest(example=example):
+                judge = minijudge.LLMJudge(base_url=self.srv.url, model="m")  # logs once a kind
+                result = judge.judge(example, "4")
+                self.assertEqual((result.status, result.error), (
+                    "template_error", "example must be a mapping of fields (a dict); got a "
+                                      + type(example).__name__))
+                with self.assertLogs("minijudge", "WARNING"):
+                    self.assertEqual(judge.score(example, "4"), {"judge_score": 0.0})
+        self.assertEqual(self.srv.chat_count, 0)
+
+
 class JuryInputs(unittest.TestCase):
     """jury() took what it could not combine: an LLMJudge was an AttributeError, a NaN score
     an ok NaN, a score of 7 was averaged to 4.0, quorum=True was 1, pass_threshold NaN."""
