@@ -1172,6 +1172,14 @@ def _response_of(example, output):
     return {}
 
 
+def _check_example(example):
+    """TemplateError unless ``example`` is a mapping of fields (or None): a question given as
+    text was dropped, or an internal_error (AttributeError)."""
+    if example is not None and not isinstance(example, Mapping):
+        raise TemplateError("example must be a mapping of fields (a dict); got a {}".format(
+            type(example).__name__))
+
+
 def _check_response(parser, values, example, output, fields):
     """TemplateError naming the fields given if an item has no response at all (a pair's
     parser reads two answers, which compare() gives)."""
@@ -1404,6 +1412,7 @@ class LLMJudge:
         """Every pair of several systems' responses (a mapping name -> text), each pair
         in both orders. The value maps each system to its win rate on this item (ties
         count half); ``details["pairs"]`` lists every verdict."""
+        _check_systems(responses)
         if len(responses) < 2:
             raise JudgeError("compare_systems needs two or more responses; got {}".format(
                 len(responses)))
@@ -1436,6 +1445,7 @@ class LLMJudge:
 
     # -- internals
     def _values(self, example, output, fields):
+        _check_example(example)
         example = example if isinstance(example, Mapping) else {}
         values = dict(question=_as_text(_first(example, "question", "context")),
                       reference=_as_text(_first(example, "answer", "reference")),
@@ -1478,11 +1488,11 @@ class LLMJudge:
     def _converse(self, example, values, again=None):
         """One conversation: the last turn's reply read by the parser, earlier ones as text;
         if it succeeded, ``again`` (a _VARIANTS key) another, the two combined as it says."""
+        problem = _responses_kind_problem(values, self.parser)
+        if problem:
+            return self._failed("template_error", problem)
         if self.parser not in ("verdict", "comparative"):
             response = values["response"]
-            if response is not None and not isinstance(response, (str, int, float)):
-                return self._failed("template_error", "field 'response' is a {}, expected "
-                                    "text".format(type(response).__name__))
             if not str(response if response is not None else "").strip():
                 return Judgement(score=0.0, status="empty_response", error=_EMPTY)
         turns = []
@@ -1743,6 +1753,24 @@ def _merged(judgements, *, like=None, **fields):
     return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
 
 
+def _is_count(quorum, most):
+    """A quorum from 1 to ``most``: True counted as 1."""
+    return type(quorum) is int and 1 <= quorum <= most
+
+
+def _check_members(named, kind):
+    """jury's members must be Judgements whose answered scores are in [0, 1]: another
+    object was an AttributeError, a NaN score an ok NaN, a 7 averaged in."""
+    for name, judgement in named.items():
+        if not isinstance(judgement, Judgement):
+            raise JudgeError("jury needs Judgements; {} {} is {!r}".format(
+                kind, name, judgement)[:300])
+        score = judgement.score
+        if judgement.status in _NOT_FAILURES and not (_is_number(score) and 0 <= score <= 1):
+            raise JudgeError("jury: {} {}'s score must be from 0 to 1; got {!r}".format(
+                kind, name, score))
+
+
 def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     """One Judgement from several of one item: a panel's (a mapping name -> Judgement;
     ``details["panel"]`` maps each name to its score) or one judge's repeats (a list;
@@ -1758,9 +1786,11 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     kind, named = ("judge", judgements) if isinstance(judgements, Mapping) else (
         "repeat", dict(enumerate(judgements, 1)))
     every, needed = list(named.values()), len(judgements) if quorum is None else quorum
-    if how not in ("mean", "median", "majority") or not 1 <= needed <= len(every):
+    if how not in ("mean", "median", "majority") or not _is_count(needed, len(every)):
         raise JudgeError("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to "
                          "the {} judgements; got {!r} and {!r}".format(len(every), how, quorum))
+    _check_members(named, kind)
+    _check_option(_OPTIONS["pass_threshold"], pass_threshold, "pass_threshold")
     answered = [j for j in every if j.status in _NOT_FAILURES]
     scores = [j.score if j in answered else None for j in every]
     details = {"panel": dict(zip(named, scores))} if kind == "judge" else {"repeats": scores}
@@ -1867,6 +1897,12 @@ _VARIANTS = {
 }
 
 
+def _is_logprob(value):
+    """The log of a probability: NaN weighed a score to NaN, 1e308 overflowed exp(), and a
+    positive one is no probability (1e-6 of rounding allowed); -inf is a probability of 0."""
+    return _is_number(value) and -math.inf <= value <= 1e-6
+
+
 def _expected_rating(logprobs, rating, scale):
     """G-Eval: the rating weighted by the probabilities the judge gave each scale value at
     the token where it wrote its rating; None when that cannot be read. Only single-digit
@@ -1886,8 +1922,8 @@ def _expected_rating(logprobs, rating, scale):
     weights = {}  # none when no token spells the rating: then None
     for alternative in () if at is None else at.get("top_logprobs") or [at]:
         token, logprob = str(alternative.get("token", "")).strip(), alternative.get("logprob")
-        if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and isinstance(
-                logprob, (int, float)):
+        if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and _is_logprob(
+                logprob):
             weights[int(token)] = weights.get(int(token), 0.0) + math.exp(logprob)
     total = sum(weights.values())
     return round(sum(v * w for v, w in weights.items()) / total, 6) if total else None
@@ -2016,12 +2052,20 @@ def _read_comparative(text, scale):
     return (pair, pair) if in_scale else (None, "{:g} {:g}".format(*pair))
 
 
+def _option_score(option):
+    """An option's score, a number: true or "1" were read as 1.0, unasked (a TypeError)."""
+    score = option["score"] if isinstance(option, dict) else option
+    if not _is_number(score):
+        raise TypeError("not a number: {!r}".format(score))
+    return float(score)
+
+
 def _criterion(criterion):
     """A criterion ``{"name", "description", "options": {name: score}}`` (or options
     ``{name: {"score": s, "description": d}}``), checked, with its template fields."""
     try:
         options = {str(k): v for k, v in criterion["options"].items()}
-        scores = {k: float(v["score"] if isinstance(v, dict) else v) for k, v in options.items()}
+        scores = {k: _option_score(v) for k, v in options.items()}
         name = str(criterion["name"])
     except (KeyError, TypeError, AttributeError, ValueError):
         raise JudgeError("a criterion needs a name and options mapping each option to a "
@@ -2213,6 +2257,15 @@ def _is_text(value):
     return isinstance(value, str)
 
 
+# the body's keys minijudge fills itself: an extra_body holding one would replace the prompt,
+# or ask another model than the summary names, or a stream the reader cannot parse
+_SENT_KEYS = ("messages", "model", "stream")
+
+
+def _is_extra_body(value):
+    return isinstance(value, dict) and not any(key in value for key in _SENT_KEYS)
+
+
 def _is_flag(value):
     return type(value) is bool
 
@@ -2320,7 +2373,8 @@ _JUDGE_OPTIONS = (
             "--temperature T", "default 0"),
     _Option("max_tokens", None, _TOKENS, _optional(_whole(1, _INT32)),
             "--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
-    _Option("extra_body", None, "a JSON object (a dict)", _optional(lambda v: isinstance(v, dict)),
+    _Option("extra_body", None, "a JSON object (a dict) without messages, model or stream "
+            "(minijudge sends them)", _optional(_is_extra_body),
             "--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
             "{\"enable_thinking\": false}}'", read=_json_object, read_expected="a JSON object"),
     _Option("headers", None, "a dict of header names to text", _optional(_is_headers),
@@ -2892,9 +2946,21 @@ class _Raised:
         self.exception = exception
 
 
+def _check_systems(responses):
+    """compare_systems' responses must be a mapping: a list or text was an AttributeError."""
+    if not isinstance(responses, Mapping):
+        raise JudgeError("compare_systems needs a mapping of system names to responses; "
+                         "got {!r}".format(responses)[:300])
+
+
 def _check_concurrency(concurrency):
     if type(concurrency) is not int or concurrency < 1:  # no worker: a wait for ever
         raise JudgeError("concurrency must be 1 or more; got {!r}".format(concurrency))
+
+
+def _check_window(window):
+    if type(window) is not int or window < 1:  # as --window: no record read ahead is none run
+        raise JudgeError("window must be 1 or more; got {!r}".format(window))
 
 
 def _received(results):
@@ -2928,6 +2994,7 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     failed = failed or (lambda status, error: Judgement(
         score=judges[0].on_failure, status=status, error=error))
     _check_concurrency(concurrency)
+    _check_window(window)
     stopped, tasks, results = [], queue.SimpleQueue(), queue.SimpleQueue()
     progress = {} if progress is None else progress
 
@@ -3209,8 +3276,7 @@ def _arg_parser():
           for name in ("response", "response_a", "response_b")),
         ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
         ("--context-field NAME=FIELD", "a named context section (NAME: FIELD if not given), "
-         "repeatable", {"action": "append", "default": [], "type": lambda spec: (
-             spec.partition("=")[0], spec.partition("=")[2] or spec)}),
+         "repeatable", {"action": "append", "default": [], "type": _context_spec}),
         ("--image-field F", "images sent with the prompt: paths, URLs or data: URLs"),
         _OPTIONS["image_root"],
         ("--criteria-field F", "criterion: each record's own criterion (else --criteria)"),
@@ -3282,6 +3348,7 @@ def main(argv=None):
     except SystemExit as exc:
         return exc.code
     try:
+        _check_output_flags(args)
         if report:
             _check_files(args)  # --summary or --html on a file it reports
             return _report(args)
@@ -3335,6 +3402,27 @@ def main(argv=None):
                 shared.close()
         for _, each, _ in specs:
             each.close()
+
+
+def _context_spec(spec):
+    """--context-field NAME=FIELD, or FIELD (named after itself): "=x" and "a=" named an empty
+    section or a field "a=", and every record was a bad_record."""
+    import argparse
+    name, sep, field = spec.partition("=")
+    if not name or sep and not field:
+        raise argparse.ArgumentTypeError("expected NAME=FIELD or FIELD, neither empty; got "
+                                         "{!r}".format(spec))
+    return name, field or spec
+
+
+def _check_output_flags(args):
+    """A ValueError for a --max-error-rate that is no share (no rate is over NaN, so a run
+    of failures exited 0; every rate is over -1) or a negative --html-rows."""
+    rate = args.max_error_rate
+    if not (_is_number(rate) and 0 <= rate <= 1):
+        raise ValueError("--max-error-rate must be a share from 0 to 1; got {!r}".format(rate))
+    if args.html_rows < 0:
+        raise ValueError("--html-rows must be 0 or more; got {}".format(args.html_rows))
 
 
 def _setup(args):
@@ -3683,13 +3771,34 @@ def _check_judge_entry(entry):
     """A --judges entry's url, model, template and options, each checked as LLMJudge
     checks it, before any judge is made: a ValueError or JudgeError naming the judge."""
     where = "judge {}: ".format(entry["name"])
-    options = entry.get("options") or {}
-    if not isinstance(options, dict):
+    _check_entry_fields(entry, where)
+    options = entry.get("options")
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):  # [] or 0 were read as no options at all
         raise ValueError(where + "options must be a JSON object of LLMJudge keywords")
     for key, name in (("url", "base_url"), ("model", "model"), ("template", "template")):
         _check_option(_OPTIONS[name], entry.get(key), key, where)
     for name, value in options.items():
         _check_option(_file_option(where, name), value, name, where)
+
+
+_ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options")
+
+
+def _check_entry_fields(entry, where):
+    """A ValueError for a field a --judges entry may not have: a misspelt "modle" or
+    "templat" was ignored, the judge run with the default model or template."""
+    import difflib
+    for field in entry:
+        if field in _ENTRY_FIELDS:
+            continue
+        near = difflib.get_close_matches(str(field), _ENTRY_FIELDS, 1)
+        hint = ""
+        if near:
+            hint = " (did you mean {}?)".format(near[0])
+        raise ValueError("{}{!r} is not a field of a --judges entry{}; the fields are {}".format(
+            where, field, hint, _names(_ENTRY_FIELDS)))
 
 
 def _file_option(where, name):
@@ -3818,6 +3927,28 @@ def _record_images(args):
     return _image_root(folder, what, "--image-root DIR")
 
 
+def _responses_kind_problem(values, parser):
+    """Why the responses a parser reads (a pair's two, else one) are not answers, or None."""
+    fields = ("response",)
+    if parser in ("verdict", "comparative"):
+        fields = ("response_a", "response_b")
+    for field in fields:
+        problem = _kind_problem(field, values.get(field))
+        if problem:
+            return problem
+    return None
+
+
+def _kind_problem(field, value):
+    """Why a response value is not an answer, or None (None: absent, said elsewhere): a NaN
+    is pandas' (and json's literal NaN's) missing value, never the text "nan" to grade."""
+    if value is not None and not isinstance(value, (str, int, float)):
+        return "field {!r} is a {}, expected text".format(field, type(value).__name__)
+    if isinstance(value, float) and math.isnan(value):
+        return "field {!r} is NaN (a missing value), expected text".format(field)
+    return None
+
+
 def _as_text(value):
     """Numbers become text, lists and objects JSON; None stays missing."""
     if isinstance(value, (dict, list)):
@@ -3862,6 +3993,8 @@ def _text_problem(record, name, field):
     if isinstance(value, (dict, list)) or value is None and name != "response":
         return "field {{!r}} is {}, expected text".format(
             "null" if value is None else "a " + type(value).__name__)
+    if isinstance(value, float) and math.isnan(value):  # json's NaN: judged as the text "nan"
+        return "field {!r} is NaN (a missing value), expected text"
     return None
 
 

@@ -50,7 +50,8 @@ BAD_OPTIONS = [
                                 "got '0.5'"),
     ({"top_logprobs": 21}, "top_logprobs must be a whole number from 0 to 20; got 21"),
     ({"restart_wait": -5}, "restart_wait must be a number of seconds, 0 or more; got -5"),
-    ({"extra_body": [1]}, "extra_body must be a JSON object (a dict); got [1]"),
+    ({"extra_body": [1]}, "extra_body must be a JSON object (a dict) without messages, model "
+                          "or stream (minijudge sends them); got [1]"),
     ({"headers": {"X-Retry": 3}}, "headers must be a dict of header names to text; got "
                                   "{'X-Retry': 3}"),
     ({"headers": {"X-Note": "a\nb"}}, "header 'X-Note' has a line break in it"),

@@ -1,0 +1,294 @@
+"""Issue 28's independent campaign (hostB): other inputs for the classes "options from every
+place are checked" and "a missing value is not an answer". Through the real command line
+(``main([...])``) against the loopback stub, and through LLMJudge's keywords.
+
+Seen on main, each with exit 0: an ``extra_body`` holding ``messages`` replaced the prompt
+(the judge graded nothing; every record ``ok``), one holding ``model`` sent another model
+than the summary names; a --judges entry with a misspelt top-level field (``"modle"``,
+``"templat"``) or ``"options": []`` was used with the defaults without a word; a response
+that is NaN (``json`` reads the literal ``NaN``; pandas' missing value) was judged as the
+text "nan".
+"""
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import minijudge  # noqa: E402
+from stub import StubTestCase, chat, run_main  # noqa: E402
+
+EXTRA = "must be a JSON object (a dict) without messages, model or stream (minijudge sends them)"
+
+
+class OptionsFromEveryPlace(StubTestCase):
+    def setUp(self):
+        super().setUp()
+        self.source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+
+    def judges(self, entry):
+        judge = dict({"name": "a", "url": self.srv.url}, **entry)
+        return self.write("judges.json", json.dumps([judge]))
+
+    def refused(self, argv, message):
+        code, out, err = run_main(["--no-preflight", "--judge-model", "m", *argv, self.source])
+        self.assertEqual((code, out, err.strip()), (2, "", "minijudge: error: " + message))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_extra_body_may_not_replace_what_minijudge_sends(self):
+        for key in ("messages", "model", "stream"):
+            body = {key: []}
+            with self.subTest(key=key):
+                self.refused(["--judge-url", self.srv.url, "--extra-body", json.dumps(body)],
+                             "--extra-body " + EXTRA + "; got " + repr(body))
+                self.refused(["--judges", self.judges({"options": {"extra_body": body}})],
+                             "judge a: extra_body " + EXTRA + "; got " + repr(body))
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    minijudge.LLMJudge(base_url=self.srv.url, model="m", extra_body=body)
+                self.assertEqual(str(caught.exception), "extra_body " + EXTRA + "; got " + repr(
+                    body))
+
+    def test_extra_body_still_merges_other_keys(self):
+        code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judge-url",
+                                 self.srv.url, "--extra-body", '{"top_k": 3}', self.source])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.srv.requests[-1].json["top_k"], 3)
+
+    def test_a_judges_entry_with_an_unknown_field_is_refused(self):
+        self.refused(["--judges", self.judges({"templat": "binary"})],
+                     "judge a: 'templat' is not a field of a --judges entry (did you mean "
+                     "template?); the fields are name, mode, template, criteria, url, model, "
+                     "options")
+        self.refused(["--judges", self.judges({"prompt": "x"})],
+                     "judge a: 'prompt' is not a field of a --judges entry; the fields are "
+                     "name, mode, template, criteria, url, model, options")
+
+    def test_a_judges_entry_whose_options_are_not_an_object_is_refused(self):
+        for options in ([], [["timeout", 5]], "timeout=5", 0):
+            with self.subTest(options=options):
+                self.refused(["--judges", self.judges({"options": options})],
+                             "judge a: options must be a JSON object of LLMJudge keywords")
+
+
+class MissingValues(StubTestCase):
+    def test_a_nan_response_is_not_judged_as_the_text_nan(self):
+        source = self.write("in.jsonl", '{"question": "q", "response": NaN}\n'
+                                        '{"question": "q", "response": "fine"}\n')
+        out = self.path("out.jsonl")
+        code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judge-url",
+                                 self.srv.url, "--max-error-rate", "1", "-o", out, source])
+        self.assertEqual(code, 0, err)
+        with open(out, encoding="utf-8") as f:
+            records = [json.loads(line) for line in f]
+        self.assertEqual([(r["judge_status"], r["judge_error"]) for r in records], [
+            ("bad_record", "line 1: field 'response' is NaN (a missing value), expected "
+                           "text"), ("ok", None)])
+        self.assertEqual(self.srv.chat_count, 1)
+
+    def test_a_nan_pairwise_response_is_not_judged_either(self):
+        source = self.write("pairs.jsonl", '{"question": "q", "response_a": "x", '
+                                           '"response_b": NaN}\n')
+        code, out, err = run_main(["--no-preflight", "--judge-model", "m", "--judge-url",
+                                   self.srv.url, "--mode", "pairwise", source])
+        self.assertEqual(code, 1, err)
+        record = json.loads(out)
+        self.assertEqual((record["judge_status"], record["judge_error"]), (
+            "bad_record", "line 1: field 'response_b' is NaN (a missing value), expected text"))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_python_score_of_a_nan_response_is_a_template_error(self):
+        judge = minijudge.LLMJudge(base_url=self.srv.url, model="m")
+        result = judge.judge({"question": "q", "response": float("nan")})
+        self.assertEqual((result.status, result.error), (
+            "template_error", "field 'response' is NaN (a missing value), expected text"))
+        self.assertEqual(self.srv.chat_count, 0)
+
+
+class PythonPairs(StubTestCase):
+    """compare() and compare_systems() took what the command line refuses: a dict, list or
+    NaN response was judged (as JSON or "nan"), ok; a list of systems was an AttributeError."""
+
+    def setUp(self):
+        super().setUp()
+        self.srv.content = "[[A]]"
+        self.pairwise = minijudge.LLMJudge(base_url=self.srv.url, model="m",
+                                           template="pairwise")
+
+    def test_compare_refuses_a_response_that_is_not_text(self):
+        for value, kind in ((float("nan"), "is NaN (a missing value)"), ({"x": 1}, "is a dict"),
+                            (["a"], "is a list")):
+            with self.subTest(value=value):
+                result = self.pairwise.compare({"question": "q"}, "fine", value)
+                self.assertEqual((result.status, result.score, result.error), (
+                    "template_error", 0.0, "field 'response_b' {}, expected text".format(kind)))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_compare_systems_refuses_a_system_whose_response_is_nan(self):
+        result = self.pairwise.compare_systems({"question": "q"}, {"a": "x", "b": float("nan")})
+        self.assertEqual((result.status, result.error), (
+            "template_error", "field 'response_b' is NaN (a missing value), expected text"))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_compare_systems_needs_a_mapping(self):
+        for responses in (["x", "y"], "xy", None):
+            with self.subTest(responses=responses):
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    self.pairwise.compare_systems({"question": "q"}, responses)
+                self.assertEqual(str(caught.exception), "compare_systems needs a mapping of "
+                                 "system names to responses; got {!r}".format(responses))
+
+    def test_judge_records_checks_its_window_as_the_flag_does(self):
+        judge = minijudge.LLMJudge(base_url=self.srv.url, model="m")
+        for window in (0, -1, 1.5, True):
+            with self.subTest(window=window):
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    list(minijudge.judge_records(judge, [{"response": "r"}], window=window))
+                self.assertEqual(str(caught.exception),
+                                 "window must be 1 or more; got {!r}".format(window))
+        self.assertEqual(self.srv.chat_count, 0)
+
+
+class Logprobs(StubTestCase):
+    """--logprobs trusted any number a server put in ``logprob``: NaN gave judge_score NaN,
+    status ok, exit 0; 1e308 was an internal_error (OverflowError); a positive one (no log
+    of a probability) was weighted in. Such alternatives are not read; none left, the
+    rating is the text's."""
+
+    def run_logprobs(self, values):
+        top = [{"token": token, "logprob": value} for token, value in zip("45", values)]
+        self.srv.push(chat("4", logprobs={"content": [dict(top[0], top_logprobs=top)]}))
+        out = self.path("out.jsonl")
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                 "--no-preflight", "--logprobs", "-o", out,
+                                 self.write_jsonl("in.jsonl", [{"question": "q",
+                                                                "response": "r"}])])
+        self.assertEqual(code, 0, err)
+        with open(out, encoding="utf-8") as f:
+            record = json.loads(f.read())
+        return record["judge_status"], record["judge_score"], record["judge_score_source"]
+
+    def test_a_logprob_that_is_no_log_of_a_probability_is_not_weighted(self):
+        for values in ([float("nan"), float("nan")], [1e308, 1e308], [5.0, 3.0]):
+            with self.subTest(values=values):
+                self.assertEqual(self.run_logprobs(values), ("ok", 0.75, "text"))
+
+    def test_the_valid_alternatives_still_weigh(self):
+        self.assertEqual(self.run_logprobs([0.0, float("nan")]), ("ok", 0.75, "logprobs"))
+        self.assertEqual(self.run_logprobs([-0.6931471805599453, -0.6931471805599453]),
+                         ("ok", 0.875, "logprobs"))
+
+
+class CriterionScores(StubTestCase):
+    def test_an_option_score_that_is_not_a_number_is_refused(self):
+        """On main true and "1" were read as 1.0, "0" as 0.0: exit 0, every record scored."""
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for options in ('{"A": true, "B": 0}', '{"A": "1", "B": 0}',
+                        '{"A": {"score": "0.5"}, "B": 0}'):
+            with self.subTest(options=options):
+                criteria = self.write("c.json", '{"name": "c", "description": "d", "options": '
+                                                + options + '}')
+                code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                           "--criteria", criteria, source])
+                got = json.loads(criteria_text(criteria))
+                self.assertEqual((code, out, err.strip()), (
+                    2, "", "minijudge: error: a criterion needs a name and options mapping each "
+                           "option to a score; got {!r}".format(got)))
+        self.assertEqual(self.srv.chat_count, 0)
+
+
+def criteria_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+class PythonExample(StubTestCase):
+    def test_an_example_that_is_not_a_mapping_is_a_template_error(self):
+        """On main score("what is 2+2?", "4") was an internal_error (AttributeError)."""
+        for example in ("what is 2+2?", ["q"], 5):
+            with self.subTest(example=example):
+                judge = minijudge.LLMJudge(base_url=self.srv.url, model="m")  # logs once a kind
+                result = judge.judge(example, "4")
+                self.assertEqual((result.status, result.error), (
+                    "template_error", "example must be a mapping of fields (a dict); got a "
+                                      + type(example).__name__))
+                with self.assertLogs("minijudge", "WARNING"):
+                    self.assertEqual(judge.score(example, "4"), {"judge_score": 0.0})
+        self.assertEqual(self.srv.chat_count, 0)
+
+
+class JuryInputs(unittest.TestCase):
+    """jury() took what it could not combine: an LLMJudge was an AttributeError, a NaN score
+    an ok NaN, a score of 7 was averaged to 4.0, quorum=True was 1, pass_threshold NaN."""
+
+    def refused(self, message, judgements, **keywords):
+        with self.assertRaises(minijudge.JudgeError) as caught:
+            minijudge.jury(judgements, **keywords)
+        self.assertEqual(str(caught.exception), message)
+
+    def test_jury_checks_its_members_and_keywords(self):
+        good = minijudge.Judgement(score=1.0, status="ok")
+        self.refused("jury needs Judgements; repeat 2 is None", [good, None])
+        self.refused("jury: judge b's score must be from 0 to 1; got nan",
+                     {"a": good, "b": minijudge.Judgement(score=float("nan"), status="ok")})
+        self.refused("jury: repeat 1's score must be from 0 to 1; got 7.0",
+                     [minijudge.Judgement(score=7.0, status="ok"), good])
+        self.refused("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to the 2 "
+                     "judgements; got 'mean' and True", [good, good], quorum=True)
+        self.refused("pass_threshold must be a number from 0 to 1 (scores are 0-1); got nan",
+                     [good, good], pass_threshold=float("nan"))
+
+    def test_a_failed_member_keeps_its_failure_value(self):
+        failed = minijudge.Judgement(score=float("nan"), status="http_error", error="x")
+        result = minijudge.jury([minijudge.Judgement(score=1.0, status="ok"), failed], quorum=1)
+        self.assertEqual((result.status, result.score), ("ok", 1.0))
+
+
+class RunFlags(StubTestCase):
+    def test_max_error_rate_must_be_a_share(self):
+        """On main --max-error-rate nan exited 0 however many records failed, -1 exited 1
+        saying "failure rate 0.0% is over --max-error-rate -100.0%"."""
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for rate in ("nan", "-1", "1.5", "inf"):
+            with self.subTest(rate=rate):
+                for argv in (["--judge-url", self.srv.url, "--judge-model", "m",
+                              "--no-preflight", "--max-error-rate", rate, source],
+                             ["report", "--max-error-rate", rate, source]):
+                    code, out, err = run_main(argv)
+                    self.assertEqual((code, out, err.strip()), (
+                        2, "", "minijudge: error: --max-error-rate must be a share from 0 to 1; "
+                               "got " + repr(float(rate))))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_a_failed_run_with_the_highest_rate_still_exits_0_as_asked(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        self.srv.content = "no rating here"
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                 "--no-preflight", "--max-retries", "0", "--max-error-rate", "1",
+                                 source])
+        self.assertEqual(code, 0, err)
+
+    def test_a_context_field_with_an_empty_name_or_field_is_a_usage_error(self):
+        """On main "=x" and "a=" ran, every record a bad_record (no 'a=' field), exit 1."""
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r", "x": "c"}])
+        for spec in ("=x", "a=", "="):
+            with self.subTest(spec=spec):
+                code, out, err = run_main(["--judge-url", self.srv.url, "--context-field", spec,
+                                           source])
+                self.assertEqual((code, out, err.splitlines()[-1]), (
+                    2, "", "minijudge: error: argument --context-field: expected NAME=FIELD or "
+                           "FIELD, neither empty; got {!r}".format(spec)))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_html_rows_may_not_be_negative(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        code, out, err = run_main(["--judge-url", self.srv.url, "--html", self.path("p.html"),
+                                   "--html-rows", "-1", source])
+        self.assertEqual((code, out, err.strip()), (
+            2, "", "minijudge: error: --html-rows must be 0 or more; got -1"))
+        self.assertFalse(os.path.exists(self.path("p.html")))
+
+
+if __name__ == "__main__":
+    unittest.main()
