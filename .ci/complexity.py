@@ -1,0 +1,52 @@
+"""Hold minijudge.py to the complexity of the libraries it learns from (issue 29).
+
+    python .ci/complexity.py minijudge.py
+
+Reads lizard's per-function figures (a dev-only tool: pip install lizard) and fails if
+the average cyclomatic complexity is over 5.0, a function's is over 20, a function has
+more than 60 lines of code, or the file more than 3,600 lines. Prints the figures either way.
+"""
+import csv
+import io
+import subprocess
+import sys
+
+MAX_AVERAGE_CCN = 5.0
+MAX_CCN = 20
+MAX_NLOC = 60
+MAX_LINES = 3600
+
+
+def main(path):
+    out = subprocess.run([sys.executable, "-m", "lizard", "--csv", path], check=True,
+                         capture_output=True, text=True).stdout
+    rows = list(csv.reader(io.StringIO(out)))
+    # lizard's CSV: NLOC, CCN, tokens, parameters, length, location, file, name, ...
+    functions = [(int(row[1]), int(row[0]), row[7], row[5].split("@")[1]) for row in rows]
+    with open(path, encoding="utf-8") as f:
+        lines = sum(1 for _ in f)
+    average = sum(ccn for ccn, _, _, _ in functions) / len(functions)
+    worst = max(functions)
+    longest = max(functions, key=lambda fn: fn[1])
+    print("{}: {} lines, {} functions, average CCN {:.2f}, worst CCN {} ({}), longest {} "
+          "NLOC ({})".format(path, lines, len(functions), average, worst[0], worst[2],
+                             longest[1], longest[2]))
+    problems = []
+    if average > MAX_AVERAGE_CCN:
+        problems.append("average CCN {:.2f} is over {}".format(average, MAX_AVERAGE_CCN))
+    for ccn, nloc, name, where in functions:
+        if ccn > MAX_CCN:
+            problems.append("{} (line {}) has CCN {}, over {}".format(name, where.split("-")[0],
+                                                                      ccn, MAX_CCN))
+        if nloc > MAX_NLOC:
+            problems.append("{} (line {}) has {} lines of code, over {}".format(
+                name, where.split("-")[0], nloc, MAX_NLOC))
+    if lines > MAX_LINES:
+        problems.append("the file has {} lines, over {}".format(lines, MAX_LINES))
+    for problem in problems:
+        print("complexity: " + problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
