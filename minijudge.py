@@ -340,22 +340,33 @@ def _check_template(text):
     try:
         fields = [(name, spec) for _, name, spec, _ in _FORMATTER.parse(text) if name is not None]
         if not fields:  # {{ doc.question }} fills nothing: the judge would see no item
-            raise TemplateError("template has no field such as {{response}} or {{doc[question]}}"
-                                "{}".format("; this looks like a Jinja template" * ("{{" in text)))
+            raise _no_field_error(text)
         for name, spec in fields:
             _FORMATTER.check_field(name)
-            if any(nested is not None for _, nested, _, _ in _FORMATTER.parse(spec or "")):
-                raise TemplateError("template field {{{}}}: fields inside a format spec are "
-                                    "not allowed".format(name))
-            # {response:>99999999} would send 100 MB; chunks of 5 digits spot it
-            if any(int(n) > 1000 for n in re.findall(r"0*(\d{1,5})", spec)):
-                raise TemplateError("template field {{{}}}: format spec {!r} has a width or "
-                                    "precision over 1000".format(name, spec[:50]))
+            _check_format_spec(name, spec)
+    except TemplateError:
+        raise
     except ValueError as exc:
-        if isinstance(exc, TemplateError):
-            raise
         raise TemplateError("template is not valid str.format text ({}); double literal "
                             "braces as {{{{ and }}}}".format(exc)) from None
+
+
+def _no_field_error(text):
+    hint = ""
+    if "{{" in text:
+        hint = "; this looks like a Jinja template"
+    return TemplateError("template has no field such as {response} or {doc[question]}" + hint)
+
+
+def _check_format_spec(name, spec):
+    """Refuse a field inside a field's format spec, and a width or precision over 1000."""
+    if any(nested is not None for _, nested, _, _ in _FORMATTER.parse(spec or "")):
+        raise TemplateError("template field {{{}}}: fields inside a format spec are "
+                            "not allowed".format(name))
+    # {response:>99999999} would send 100 MB; chunks of 5 digits spot it
+    if any(int(n) > 1000 for n in re.findall(r"0*(\d{1,5})", spec)):
+        raise TemplateError("template field {{{}}}: format spec {!r} has a width or "
+                            "precision over 1000".format(name, spec[:50]))
 
 
 def render(template, record=None, **fields):
@@ -370,21 +381,31 @@ def render(template, record=None, **fields):
     _check_template(text)
     given = {k: v for part in (record or {}, fields) for k, v in part.items() if v is not None}
     values = {**_TEMPLATE_DEFAULTS[None], **_TEMPLATE_DEFAULTS.get(template, {}), **given}
-    for alias, name in _FIELD_ALIASES.items():
-        if name in values and alias not in fields:
-            values[alias] = values[name]
-        elif alias in values and name not in values:
-            values[name] = values[alias]
+    _add_aliases(values, fields)
     values["doc"] = record or {}
     try:
         return text.format_map(values)
     except (KeyError, IndexError, TypeError, ValueError):
         pass
-    try:  # the slow way names the field that failed, and those given, not their aliases
+    return _render_naming_failure(text, given, values)
+
+
+def _add_aliases(values, fields):
+    """Each alias of a field given (unless the keywords give the alias), or the reverse."""
+    for alias, name in _FIELD_ALIASES.items():
+        if name in values and alias not in fields:
+            values[alias] = values[name]
+        elif alias in values and name not in values:
+            values[name] = values[alias]
+
+
+def _render_naming_failure(text, given, values):
+    """Fill the slow way, which names the field that failed, and those given, not their aliases."""
+    try:
         return _FORMATTER.vformat(text, sorted(map(str, given)), values)
+    except TemplateError:
+        raise
     except (IndexError, TypeError, ValueError) as exc:
-        if isinstance(exc, TemplateError):
-            raise
         raise TemplateError("cannot fill the template: {}".format(exc)) from None
 
 
@@ -471,6 +492,11 @@ def _number(token):
     return float(token) if "." in token else int(token)
 
 
+def _lines(text):
+    """The lines of ``text`` that hold more than spaces."""
+    return [line for line in text.splitlines() if line.strip()]
+
+
 def _read_rating(text, scale):
     """(the rating if in scale, else None; the rating the judge wrote, in or out of it, or None).
 
@@ -482,23 +508,49 @@ def _read_rating(text, scale):
     [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None.
     """
     text = _plain(text)
+    tier, candidate = _strongest_mention(text, scale)
+    if tier > 3:  # no rating word, nor [[4]]: a line that is only a number beats prose
+        candidate = _bare_number(text, candidate)
+    in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
+    if not in_scale:
+        return None, candidate
+    return candidate, candidate
+
+
+_MENTION_KINDS = ("bracket", "keyword", "fraction", "single")  # the groups of _RATING_RE
+
+
+def _strongest_mention(text, scale):
+    """(the rank of the strongest mention, the last one of that rank's value): 9 for none."""
     tier, candidate = 9, None
     for match in _RATING_RE.finditer(text):
-        name = next(n for n in ("bracket", "keyword", "fraction", "single") if match.group(n))
+        name = next(n for n in _MENTION_KINDS if match.group(n))
         rank = _rank(text, match, name, tier)
         if rank <= tier:
-            value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
-            if out_of is not None and int(out_of) != scale[1]:
-                value = "{}/{}".format(value, out_of)
-            if rank in _ALTERNATIVE_RANKS:
-                value = None
-            tier, candidate = rank, value
-    if tier > 3:
-        lines = [line for line in text.splitlines() if line.strip()]
-        bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
-        candidate = _number(bare.group(1)) if bare else candidate  # first line, else last
-    in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
-    return (candidate if in_scale else None), candidate
+            tier, candidate = rank, _mention_value(match, name, rank, scale)
+    return tier, candidate
+
+
+def _mention_value(match, name, rank, scale):
+    """The number a mention states; "8/10" when out of another scale; None if an alternative."""
+    if rank in _ALTERNATIVE_RANKS:
+        return None
+    value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
+    if out_of is not None and int(out_of) != scale[1]:
+        return "{}/{}".format(value, out_of)
+    return value
+
+
+def _bare_number(text, candidate):
+    """The number alone on the first line, else on the last, else ``candidate``."""
+    lines = _lines(text)
+    bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
+    if bare:
+        return _number(bare.group(1))
+    return candidate
+
+
+_KIND_RANKS = {"bracket": 1, "keyword": 4}  # any other kind: 5
 
 
 def _rank(text, match, name, tier):
@@ -506,9 +558,7 @@ def _rank(text, match, name, tier):
     ("[[9]] or [[10]]") ranks just below its own kind's: it is no rating, but a reply whose
     strongest mentions are alternatives has none. (Weaker than ``tier``, the best so far:
     not looked at further, it cannot win.)"""
-    lead = match.group("label") and _LABEL_PREFIX_RE.match(
-        text, text.rfind("\n", 0, match.start()) + 1, match.start())
-    rank = 0 if match.group("closed") else 2 if lead else {"bracket": 1, "keyword": 4}.get(name, 5)
+    rank = _kind_rank(text, match, name)
     if rank > tier:
         return rank
     if _alternative(text, match.start(name), match.end()):
@@ -516,6 +566,21 @@ def _rank(text, match, name, tier):
     if _hypothetical(text, match.start(name)) or _hypothetical_after(text, match.end()):
         return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
     return rank
+
+
+def _kind_rank(text, match, name):
+    """0 for "Rating: [[4]]", 2 for a label starting a line, else by the mention's kind."""
+    if match.group("closed"):
+        return 0
+    if match.group("label") and _starts_line(text, match.start()):
+        return 2
+    return _KIND_RANKS.get(name, 5)
+
+
+def _starts_line(text, start):
+    """Whether only marks ("**", "- ") and perhaps "final", "overall", "my" or "total" stand
+    before ``start`` on its line."""
+    return _LABEL_PREFIX_RE.match(text, text.rfind("\n", 0, start) + 1, start)
 
 
 def _hypothetical(text, start):
@@ -596,14 +661,21 @@ def parse_binary(text):
         return _BINARY_WORDS[labelled.group("word").lower()]
     if seen:  # only labels offering both: no verdict
         return None
-    lines = [line for line in text.splitlines() if line.strip()] or [""]
+    lines = _lines(text) or [""]
     first = _first_word(lines[0])
     if first is not None:
         return first
+    return _binary_prose(text, lines[-1])
+
+
+def _binary_prose(text, last_line):
+    """The verdict of the last "is correct" or "not correct", else of the last line's first word."""
     prose, _ = _last_stated(_BINARY_PROSE_RE, text, _binary_word_together)
-    if prose:
-        return False if prose.group("negated") else _BINARY_WORDS[prose.group("word").lower()]
-    return _first_word(lines[-1])
+    if not prose:
+        return _first_word(last_line)
+    if prose.group("negated"):
+        return False
+    return _BINARY_WORDS[prose.group("word").lower()]
 
 
 def _binary_word_together(text, match):
@@ -643,14 +715,25 @@ def parse_comparative(text):
     (``Assistant 1: 8/10``, "give Assistant 2 a score of 8"). Not "plug 2 in for f(2)"."""
     structured = _structured(text, "score_a", "score_b")
     text = _plain(text)
-    line = next((line for line in text.splitlines() if line.strip()), "")
-    pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-    found = dict(zip("AB", structured or pair.group("a", "b"))) if structured or pair else (
-        _labelled_scores(text))
+    if structured:
+        found = dict(zip("AB", structured))
+    else:
+        found = _first_line_scores(text)
+    if len(found) != 2:
+        return None
     try:
-        return (float(found["A"]), float(found["B"])) if len(found) == 2 else None
+        return float(found["A"]), float(found["B"])
     except (TypeError, ValueError, KeyError, OverflowError):  # no A (a third label), or a
         return None  # JSON score that is not a number (or too large for one)
+
+
+def _first_line_scores(text):
+    """{"A": score, "B": score} from a first line holding two scores, else _labelled_scores."""
+    line = next((line for line in text.splitlines() if line.strip()), "")
+    pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
+    if pair:
+        return dict(zip("AB", pair.group("a", "b")))
+    return _labelled_scores(text)
 
 
 def _labelled_scores(text):
@@ -670,8 +753,12 @@ def _structured(text, *keys):
     """The values of ``keys`` when the whole reply is a JSON object holding them all (a
     reply shaped by response_format), else None."""
     stripped = _visible(text).strip()
-    obj = parse_json(stripped) if stripped.startswith("{") and stripped.endswith("}") else None
-    return [obj[key] for key in keys] if obj is not None and all(k in obj for k in keys) else None
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    obj = parse_json(stripped)
+    if obj is None or not all(key in obj for key in keys):
+        return None
+    return [obj[key] for key in keys]
 
 
 _VERDICT_RE = re.compile(r"""
@@ -702,6 +789,9 @@ _VERDICT_BEFORE_RE = re.compile(r"\]\][^\S\n]*(?:\([^\S\n]*)?" + _JOINED + r"\Z"
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 _VERDICT_SCORES = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's win
+_ALONE_VERDICTS = {"a": "A", "b": "B", "tie": "tie"}  # a small judge's bare "B" or "Tie"
+# Arena-Hard's [[A>>B]] and [[A>B]] are A, [[A=B]] a tie: by the first letter and sign
+_ARENA_VERDICTS = {"A>": "A", "A<": "B", "A=": "tie", "B>": "B", "B<": "A", "B=": "tie"}
 
 
 def parse_verdict(text):
@@ -718,23 +808,39 @@ def parse_verdict(text):
     last, seen = _stated_verdict(text)
     if seen:  # the last [[verdict]] stated; none if all were offered together
         return _bracket_verdict(last)
-    leading = _LEADING_RE.match(text)  # "Output (b)" as the answer, perhaps with a reason
-    preferred = [leading] if leading else sorted((m for m in _PREFERRED_RE.finditer(text) if not
-                _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])),
-                key=lambda m: not m.group("more"))
-    if preferred:  # that, else the last verdict ("is better"), else the last "is more X"
-        return _VERDICT_WHO[(preferred[-1].group("who") or preferred[-1].group("who2")).lower()]
-    alone = text.strip(" \t\n.:\"'[]()").lower()  # a small judge's bare "B" or "Tie"
-    return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
+    preferred = _preferred(text)
+    if preferred:
+        return _VERDICT_WHO[(preferred.group("who") or preferred.group("who2")).lower()]
+    alone = text.strip(" \t\n.:\"'[]()").lower()
+    return _ALONE_VERDICTS.get(alone)
+
+
+def _preferred(text):
+    """The mention of the better answer, or None: "Output (b)" leading the reply (perhaps
+    with a reason), else the last "is better", else the last "is more X"; not one reported
+    as someone else's opinion."""
+    leading = _LEADING_RE.match(text)
+    if leading:
+        return leading
+    stated = [m for m in _PREFERRED_RE.finditer(text) if not _reported(text, m)]
+    better = [m for m in stated if not m.group("more")]
+    chosen = better or stated
+    if not chosen:
+        return None
+    return chosen[-1]
+
+
+def _reported(text, match):
+    return bool(_REPORTED_RE.search(text[max(0, match.start() - 40):match.start()]))
 
 
 def _bracket_verdict(match):
     """The verdict a [[...]] match states, or None for no match."""
     if match is None:
         return None
-    if match.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
+    if match.group("arena"):
         label = re.sub(r"\s+", "", match.group("arena").upper())
-        return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
+        return _ARENA_VERDICTS[label[:2]]
     return _VERDICT_WORDS.get(match.group("mt").lower())
 
 
