@@ -509,7 +509,7 @@ def _read_rating(text, scale):
     """
     text = _plain(text)
     tier, candidate = _strongest_mention(text, scale)
-    if tier > 3:  # no rating word, nor [[4]]: a line that is only a number beats prose
+    if tier > 3:  # nothing stronger than a line that is only a number
         candidate = _bare_number(text, candidate)
     in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
     if not in_scale:
@@ -521,7 +521,7 @@ _MENTION_KINDS = ("bracket", "keyword", "fraction", "single")  # the groups of _
 
 
 def _strongest_mention(text, scale):
-    """(the rank of the strongest mention, the last one of that rank's value): 9 for none."""
+    """(the strongest rank of a mention, 9 if none; the value of the last of that rank)."""
     tier, candidate = 9, None
     for match in _RATING_RE.finditer(text):
         name = next(n for n in _MENTION_KINDS if match.group(n))
@@ -1028,7 +1028,11 @@ def _connections(url):
                     raise http.client.LineTooLong("header line")
                 if line in (b"\r\n", b"\n", b""):
                     return lines
-                _add_header_line(lines, line.decode("iso-8859-1"))
+                line = line.decode("iso-8859-1")
+                if line[0] in " \t" and lines:  # an obsolete folded line continues the last
+                    lines[-1][1] += " " + line.strip()
+                elif ":" in line:
+                    lines.append([part.strip() for part in line.split(":", 1)])
             raise http.client.HTTPException("got more than 100 headers")
 
         def _body_length(self):
@@ -1145,14 +1149,6 @@ def _connection_class(scheme):
         raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
                          "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
     return functools.partial(http.client.HTTPSConnection, context=context)
-
-
-def _add_header_line(lines, line):
-    """Add a decoded header line to ``lines``: an obsolete folded line continues the last."""
-    if line[0] in " \t" and lines:
-        lines[-1][1] += " " + line.strip()
-    elif ":" in line:
-        lines.append([part.strip() for part in line.split(":", 1)])
 
 
 def _request_head(method, target, fields, body):
