@@ -267,8 +267,9 @@ _MODES = {
 
 def _parser_of(template, default="rating"):
     """The parser of a built-in template (None is rating); ``default`` for other text."""
-    return "rating" if template in ("rating_ref", None) else next(
-        (p for t, p, _ in _MODES.values() if t == template), default)
+    if template in ("rating_ref", None):
+        return "rating"
+    return next((p for t, p, _ in _MODES.values() if t == template), default)
 
 
 _BINARY_FORMATS = {"yesno": {"answer_kind": "word", "answer_yes": "yes", "answer_no": "no"},
@@ -293,8 +294,10 @@ _FIELD_ALIASES = {"answer": "reference", "prediction": "response", "pred": "resp
 def _names(names, empty="", *, limit=20):
     """Up to ``limit`` names for a message, each cut at 100 characters, then how many more."""
     names = [str(name)[:100] for name in names]
-    more = " and {} more".format(len(names) - limit) if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more or empty
+    text = ", ".join(names[:limit])
+    if len(names) > limit:
+        text += " and {} more".format(len(names) - limit)
+    return text or empty
 
 
 class _SafeFormatter(string.Formatter):
@@ -323,12 +326,20 @@ class _SafeFormatter(string.Formatter):
                 name, _names(args, "no fields")))
         value = kwargs[name]
         for key in keys:
-            try:
-                value = value[int(key) if key.isdigit() and isinstance(value, list) else key]
-            except (KeyError, IndexError, TypeError):
-                raise TemplateError("template field {{{}}}: the record has no {!r}".format(
-                    field_name, key)) from None
+            value = _field_item(value, key, field_name)
         return value, field_name
+
+
+def _field_item(value, key, field_name):
+    """``value[key]``, a list's by its number; TemplateError naming the field if none."""
+    index = key
+    if key.isdigit() and isinstance(value, list):
+        index = int(key)
+    try:
+        return value[index]
+    except (KeyError, IndexError, TypeError):
+        raise TemplateError("template field {{{}}}: the record has no {!r}".format(
+            field_name, key)) from None
 
 
 _FORMATTER = _SafeFormatter()
@@ -1010,7 +1021,8 @@ def _connections(url):
             self.chunk_left = None
             self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
             self.length = self._body_length()
-            self.will_close = self._check_close() or self.length is None and not self.chunked
+            unbounded = self.length is None and not self.chunked  # it ends when the server closes
+            self.will_close = self._check_close() or unbounded
 
         def _final_head(self):
             """(version, status, reason, [name, value] lines) of the reply after any 1xx."""
