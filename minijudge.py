@@ -267,8 +267,9 @@ _MODES = {
 
 def _parser_of(template, default="rating"):
     """The parser of a built-in template (None is rating); ``default`` for other text."""
-    return "rating" if template in ("rating_ref", None) else next(
-        (p for t, p, _ in _MODES.values() if t == template), default)
+    if template in ("rating_ref", None):
+        return "rating"
+    return next((p for t, p, _ in _MODES.values() if t == template), default)
 
 
 _BINARY_FORMATS = {"yesno": {"answer_kind": "word", "answer_yes": "yes", "answer_no": "no"},
@@ -293,8 +294,10 @@ _FIELD_ALIASES = {"answer": "reference", "prediction": "response", "pred": "resp
 def _names(names, empty="", *, limit=20):
     """Up to ``limit`` names for a message, each cut at 100 characters, then how many more."""
     names = [str(name)[:100] for name in names]
-    more = " and {} more".format(len(names) - limit) if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more or empty
+    text = ", ".join(names[:limit])
+    if len(names) > limit:
+        text += " and {} more".format(len(names) - limit)
+    return text or empty
 
 
 class _SafeFormatter(string.Formatter):
@@ -323,12 +326,20 @@ class _SafeFormatter(string.Formatter):
                 name, _names(args, "no fields")))
         value = kwargs[name]
         for key in keys:
-            try:
-                value = value[int(key) if key.isdigit() and isinstance(value, list) else key]
-            except (KeyError, IndexError, TypeError):
-                raise TemplateError("template field {{{}}}: the record has no {!r}".format(
-                    field_name, key)) from None
+            value = _field_item(value, key, field_name)
         return value, field_name
+
+
+def _field_item(value, key, field_name):
+    """``value[key]``, a list's by its number; TemplateError naming the field if none."""
+    index = key
+    if key.isdigit() and isinstance(value, list):
+        index = int(key)
+    try:
+        return value[index]
+    except (KeyError, IndexError, TypeError):
+        raise TemplateError("template field {{{}}}: the record has no {!r}".format(
+            field_name, key)) from None
 
 
 _FORMATTER = _SafeFormatter()
@@ -340,22 +351,33 @@ def _check_template(text):
     try:
         fields = [(name, spec) for _, name, spec, _ in _FORMATTER.parse(text) if name is not None]
         if not fields:  # {{ doc.question }} fills nothing: the judge would see no item
-            raise TemplateError("template has no field such as {{response}} or {{doc[question]}}"
-                                "{}".format("; this looks like a Jinja template" * ("{{" in text)))
+            raise _no_field_error(text)
         for name, spec in fields:
             _FORMATTER.check_field(name)
-            if any(nested is not None for _, nested, _, _ in _FORMATTER.parse(spec or "")):
-                raise TemplateError("template field {{{}}}: fields inside a format spec are "
-                                    "not allowed".format(name))
-            # {response:>99999999} would send 100 MB; chunks of 5 digits spot it
-            if any(int(n) > 1000 for n in re.findall(r"0*(\d{1,5})", spec)):
-                raise TemplateError("template field {{{}}}: format spec {!r} has a width or "
-                                    "precision over 1000".format(name, spec[:50]))
+            _check_format_spec(name, spec)
+    except TemplateError:
+        raise
     except ValueError as exc:
-        if isinstance(exc, TemplateError):
-            raise
         raise TemplateError("template is not valid str.format text ({}); double literal "
                             "braces as {{{{ and }}}}".format(exc)) from None
+
+
+def _no_field_error(text):
+    hint = ""
+    if "{{" in text:
+        hint = "; this looks like a Jinja template"
+    return TemplateError("template has no field such as {response} or {doc[question]}" + hint)
+
+
+def _check_format_spec(name, spec):
+    """Refuse a field inside a field's format spec, and a width or precision over 1000."""
+    if any(nested is not None for _, nested, _, _ in _FORMATTER.parse(spec or "")):
+        raise TemplateError("template field {{{}}}: fields inside a format spec are "
+                            "not allowed".format(name))
+    # {response:>99999999} would send 100 MB; chunks of 5 digits spot it
+    if any(int(n) > 1000 for n in re.findall(r"0*(\d{1,5})", spec)):
+        raise TemplateError("template field {{{}}}: format spec {!r} has a width or "
+                            "precision over 1000".format(name, spec[:50]))
 
 
 def render(template, record=None, **fields):
@@ -370,21 +392,31 @@ def render(template, record=None, **fields):
     _check_template(text)
     given = {k: v for part in (record or {}, fields) for k, v in part.items() if v is not None}
     values = {**_TEMPLATE_DEFAULTS[None], **_TEMPLATE_DEFAULTS.get(template, {}), **given}
-    for alias, name in _FIELD_ALIASES.items():
-        if name in values and alias not in fields:
-            values[alias] = values[name]
-        elif alias in values and name not in values:
-            values[name] = values[alias]
+    _add_aliases(values, fields)
     values["doc"] = record or {}
     try:
         return text.format_map(values)
     except (KeyError, IndexError, TypeError, ValueError):
         pass
-    try:  # the slow way names the field that failed, and those given, not their aliases
+    return _render_naming_failure(text, given, values)
+
+
+def _add_aliases(values, fields):
+    """Each alias of a field given (unless the keywords give the alias), or the reverse."""
+    for alias, name in _FIELD_ALIASES.items():
+        if name in values and alias not in fields:
+            values[alias] = values[name]
+        elif alias in values and name not in values:
+            values[name] = values[alias]
+
+
+def _render_naming_failure(text, given, values):
+    """Fill the slow way, which names the field that failed, and those given, not their aliases."""
+    try:
         return _FORMATTER.vformat(text, sorted(map(str, given)), values)
+    except TemplateError:
+        raise
     except (IndexError, TypeError, ValueError) as exc:
-        if isinstance(exc, TemplateError):
-            raise
         raise TemplateError("cannot fill the template: {}".format(exc)) from None
 
 
@@ -471,6 +503,11 @@ def _number(token):
     return float(token) if "." in token else int(token)
 
 
+def _lines(text):
+    """The lines of ``text`` that hold more than spaces."""
+    return [line for line in text.splitlines() if line.strip()]
+
+
 def _read_rating(text, scale):
     """(the rating if in scale, else None; the rating the judge wrote, in or out of it, or None).
 
@@ -482,23 +519,49 @@ def _read_rating(text, scale):
     [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None.
     """
     text = _plain(text)
+    tier, candidate = _strongest_mention(text, scale)
+    if tier > 3:  # nothing stronger than a line that is only a number
+        candidate = _bare_number(text, candidate)
+    in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
+    if not in_scale:
+        return None, candidate
+    return candidate, candidate
+
+
+_MENTION_KINDS = ("bracket", "keyword", "fraction", "single")  # the groups of _RATING_RE
+
+
+def _strongest_mention(text, scale):
+    """(the strongest rank of a mention, 9 if none; the value of the last of that rank)."""
     tier, candidate = 9, None
     for match in _RATING_RE.finditer(text):
-        name = next(n for n in ("bracket", "keyword", "fraction", "single") if match.group(n))
+        name = next(n for n in _MENTION_KINDS if match.group(n))
         rank = _rank(text, match, name, tier)
         if rank <= tier:
-            value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
-            if out_of is not None and int(out_of) != scale[1]:
-                value = "{}/{}".format(value, out_of)
-            if rank in _ALTERNATIVE_RANKS:
-                value = None
-            tier, candidate = rank, value
-    if tier > 3:
-        lines = [line for line in text.splitlines() if line.strip()]
-        bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
-        candidate = _number(bare.group(1)) if bare else candidate  # first line, else last
-    in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
-    return (candidate if in_scale else None), candidate
+            tier, candidate = rank, _mention_value(match, name, rank, scale)
+    return tier, candidate
+
+
+def _mention_value(match, name, rank, scale):
+    """The number a mention states; "8/10" when out of another scale; None if an alternative."""
+    if rank in _ALTERNATIVE_RANKS:
+        return None
+    value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
+    if out_of is not None and int(out_of) != scale[1]:
+        return "{}/{}".format(value, out_of)
+    return value
+
+
+def _bare_number(text, candidate):
+    """The number alone on the first line, else on the last, else ``candidate``."""
+    lines = _lines(text)
+    bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
+    if bare:
+        return _number(bare.group(1))
+    return candidate
+
+
+_KIND_RANKS = {"bracket": 1, "keyword": 4}  # any other kind: 5
 
 
 def _rank(text, match, name, tier):
@@ -506,9 +569,7 @@ def _rank(text, match, name, tier):
     ("[[9]] or [[10]]") ranks just below its own kind's: it is no rating, but a reply whose
     strongest mentions are alternatives has none. (Weaker than ``tier``, the best so far:
     not looked at further, it cannot win.)"""
-    lead = match.group("label") and _LABEL_PREFIX_RE.match(
-        text, text.rfind("\n", 0, match.start()) + 1, match.start())
-    rank = 0 if match.group("closed") else 2 if lead else {"bracket": 1, "keyword": 4}.get(name, 5)
+    rank = _kind_rank(text, match, name)
     if rank > tier:
         return rank
     if _alternative(text, match.start(name), match.end()):
@@ -516,6 +577,21 @@ def _rank(text, match, name, tier):
     if _hypothetical(text, match.start(name)) or _hypothetical_after(text, match.end()):
         return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
     return rank
+
+
+def _kind_rank(text, match, name):
+    """0 for "Rating: [[4]]", 2 for a label starting a line, else by the mention's kind."""
+    if match.group("closed"):
+        return 0
+    if match.group("label") and _starts_line(text, match.start()):
+        return 2
+    return _KIND_RANKS.get(name, 5)
+
+
+def _starts_line(text, start):
+    """Whether only marks ("**", "- ") and perhaps "final", "overall", "my" or "total" stand
+    before ``start`` on its line."""
+    return _LABEL_PREFIX_RE.match(text, text.rfind("\n", 0, start) + 1, start)
 
 
 def _hypothetical(text, start):
@@ -596,14 +672,21 @@ def parse_binary(text):
         return _BINARY_WORDS[labelled.group("word").lower()]
     if seen:  # only labels offering both: no verdict
         return None
-    lines = [line for line in text.splitlines() if line.strip()] or [""]
+    lines = _lines(text) or [""]
     first = _first_word(lines[0])
     if first is not None:
         return first
+    return _binary_prose(text, lines[-1])
+
+
+def _binary_prose(text, last_line):
+    """The verdict of the last "is correct" or "not correct", else of the last line's first word."""
     prose, _ = _last_stated(_BINARY_PROSE_RE, text, _binary_word_together)
-    if prose:
-        return False if prose.group("negated") else _BINARY_WORDS[prose.group("word").lower()]
-    return _first_word(lines[-1])
+    if not prose:
+        return _first_word(last_line)
+    if prose.group("negated"):
+        return False
+    return _BINARY_WORDS[prose.group("word").lower()]
 
 
 def _binary_word_together(text, match):
@@ -643,14 +726,25 @@ def parse_comparative(text):
     (``Assistant 1: 8/10``, "give Assistant 2 a score of 8"). Not "plug 2 in for f(2)"."""
     structured = _structured(text, "score_a", "score_b")
     text = _plain(text)
-    line = next((line for line in text.splitlines() if line.strip()), "")
-    pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-    found = dict(zip("AB", structured or pair.group("a", "b"))) if structured or pair else (
-        _labelled_scores(text))
+    if structured:
+        found = dict(zip("AB", structured))
+    else:
+        found = _first_line_scores(text)
+    if len(found) != 2:
+        return None
     try:
-        return (float(found["A"]), float(found["B"])) if len(found) == 2 else None
+        return float(found["A"]), float(found["B"])
     except (TypeError, ValueError, KeyError, OverflowError):  # no A (a third label), or a
         return None  # JSON score that is not a number (or too large for one)
+
+
+def _first_line_scores(text):
+    """{"A": score, "B": score} from a first line holding two scores, else _labelled_scores."""
+    line = next((line for line in text.splitlines() if line.strip()), "")
+    pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
+    if pair:
+        return dict(zip("AB", pair.group("a", "b")))
+    return _labelled_scores(text)
 
 
 def _labelled_scores(text):
@@ -670,8 +764,12 @@ def _structured(text, *keys):
     """The values of ``keys`` when the whole reply is a JSON object holding them all (a
     reply shaped by response_format), else None."""
     stripped = _visible(text).strip()
-    obj = parse_json(stripped) if stripped.startswith("{") and stripped.endswith("}") else None
-    return [obj[key] for key in keys] if obj is not None and all(k in obj for k in keys) else None
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    obj = parse_json(stripped)
+    if obj is None or not all(key in obj for key in keys):
+        return None
+    return [obj[key] for key in keys]
 
 
 _VERDICT_RE = re.compile(r"""
@@ -702,6 +800,9 @@ _VERDICT_BEFORE_RE = re.compile(r"\]\][^\S\n]*(?:\([^\S\n]*)?" + _JOINED + r"\Z"
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 _VERDICT_SCORES = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's win
+_ALONE_VERDICTS = {"a": "A", "b": "B", "tie": "tie"}  # a small judge's bare "B" or "Tie"
+# Arena-Hard's [[A>>B]] and [[A>B]] are A, [[A=B]] a tie: by the first letter and sign
+_ARENA_VERDICTS = {"A>": "A", "A<": "B", "A=": "tie", "B>": "B", "B<": "A", "B=": "tie"}
 
 
 def parse_verdict(text):
@@ -718,23 +819,39 @@ def parse_verdict(text):
     last, seen = _stated_verdict(text)
     if seen:  # the last [[verdict]] stated; none if all were offered together
         return _bracket_verdict(last)
-    leading = _LEADING_RE.match(text)  # "Output (b)" as the answer, perhaps with a reason
-    preferred = [leading] if leading else sorted((m for m in _PREFERRED_RE.finditer(text) if not
-                _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])),
-                key=lambda m: not m.group("more"))
-    if preferred:  # that, else the last verdict ("is better"), else the last "is more X"
-        return _VERDICT_WHO[(preferred[-1].group("who") or preferred[-1].group("who2")).lower()]
-    alone = text.strip(" \t\n.:\"'[]()").lower()  # a small judge's bare "B" or "Tie"
-    return {"a": "A", "b": "B", "tie": "tie"}.get(alone)
+    preferred = _preferred(text)
+    if preferred:
+        return _VERDICT_WHO[(preferred.group("who") or preferred.group("who2")).lower()]
+    alone = text.strip(" \t\n.:\"'[]()").lower()
+    return _ALONE_VERDICTS.get(alone)
+
+
+def _preferred(text):
+    """The mention of the better answer, or None: "Output (b)" leading the reply (perhaps
+    with a reason), else the last "is better", else the last "is more X"; not one reported
+    as someone else's opinion."""
+    leading = _LEADING_RE.match(text)
+    if leading:
+        return leading
+    stated = [m for m in _PREFERRED_RE.finditer(text) if not _reported(text, m)]
+    better = [m for m in stated if not m.group("more")]
+    chosen = better or stated
+    if not chosen:
+        return None
+    return chosen[-1]
+
+
+def _reported(text, match):
+    return bool(_REPORTED_RE.search(text[max(0, match.start() - 40):match.start()]))
 
 
 def _bracket_verdict(match):
     """The verdict a [[...]] match states, or None for no match."""
     if match is None:
         return None
-    if match.group("arena"):  # [[A>>B]] and [[A>B]] are A, [[A=B]] a tie
+    if match.group("arena"):
         label = re.sub(r"\s+", "", match.group("arena").upper())
-        return {"=": "tie", ">": label[0]}.get(label[1], "B" if label[0] == "A" else "A")
+        return _ARENA_VERDICTS[label[:2]]
     return _VERDICT_WORDS.get(match.group("mt").lower())
 
 
@@ -863,37 +980,15 @@ def _connections(url):
     parsed here: http.client's email-based parser costs more than all the rest of a request.
     Each read checks the deadline, and each wait, connecting too, is bounded by the timeout:
     a reply ends at most one timeout after the deadline."""
-    import base64
     import http.client
     import io
     import select
     import types
-    import urllib.request
-    from urllib.parse import unquote, urlsplit
+    from urllib.parse import urlsplit
     parts = urlsplit(url)
-    scheme, address, fields, tunnel, via = parts.scheme, parts.netloc, {}, None, ""
-    proxy = urllib.request.getproxies().get(scheme)
-    # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
-    if proxy and not (_is_loopback(parts.hostname or "") or urllib.request.proxy_bypass(
-            parts.netloc)):
-        proxy = urlsplit(proxy if "://" in proxy else "http://" + proxy)  # host:port too
-        address = unquote(proxy.netloc.rpartition("@")[2])
-        if proxy.username and proxy.password:
-            fields["Proxy-Authorization"] = "Basic " + base64.b64encode("{}:{}".format(
-                unquote(proxy.username), unquote(proxy.password)).encode()).decode("ascii")
-        if scheme == "https":  # CONNECT, then TLS inside: only the proxy sees its login
-            tunnel, fields = {"host": parts.netloc, "headers": fields}, {}
-        via = "the proxy {}://{} (from {}_proxy) for ".format(
-            "http" if tunnel else proxy.scheme, address, scheme)
-        scheme = scheme if tunnel else proxy.scheme  # the proxy is sent absolute URLs
-    fields.update({"Host": parts.netloc, "Accept-Encoding": "identity"})
-    cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
-    try:  # loading the CAs takes 0.1 s: once per file, and only for https
-        connection = functools.partial(http.client.HTTPSConnection, context=_tls_context(
-            cafile)) if scheme == "https" else http.client.HTTPConnection
-    except OSError as exc:  # ssl.SSLError is an OSError
-        raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
-                         "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
+    scheme, address, fields, tunnel, via = _route(parts)
+    connection = _connection_class(scheme)
+    absolute = via and not tunnel  # a proxy that is not a tunnel is sent absolute URLs
 
     class DeadlineReader(io.RawIOBase):
         def __init__(self, conn, deadline):  # conn.sock: the one connect() opens
@@ -916,23 +1011,7 @@ def _connections(url):
         drained = False  # set once its body is read: the connection may carry the next request
 
         def begin(self):  # http.client's, with the headers parsed by hand
-            status = 100
-            while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
-                version, status, reason = self._read_status()
-                lines = []
-                for _ in range(101):  # every line counts, folded or not, as in http.client
-                    line = self.fp.readline(65537)
-                    if len(line) > 65536:
-                        raise http.client.LineTooLong("header line")
-                    if line in (b"\r\n", b"\n", b""):
-                        break
-                    line = line.decode("iso-8859-1")
-                    if line[0] in " \t" and lines:  # an obsolete folded line continues the last
-                        lines[-1][1] += " " + line.strip()
-                    elif ":" in line:
-                        lines.append([part.strip() for part in line.split(":", 1)])
-                else:
-                    raise http.client.HTTPException("got more than 100 headers")
+            version, status, reason, lines = self._final_head()
             if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
                 raise http.client.UnknownProtocol(version)
             self.status, self.reason = status, reason.strip()
@@ -941,64 +1020,189 @@ def _connections(url):
             self.headers = {name.lower(): value for name, value in reversed(lines)}
             self.chunk_left = None
             self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
-            length = self.headers.get("content-length", "")  # no HEAD is sent; 1xx are skipped
-            self.length = 0 if status in (204, 304) else int(length) if (
-                length.isdigit() and length.isascii() and not self.chunked) else None
-            self.will_close = self._check_close() or self.length is None and not self.chunked
+            self.length = self._body_length()
+            unbounded = self.length is None and not self.chunked  # it ends when the server closes
+            self.will_close = self._check_close() or unbounded
+
+        def _final_head(self):
+            """(version, status, reason, [name, value] lines) of the reply after any 1xx."""
+            status = 100
+            while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
+                version, status, reason = self._read_status()
+                lines = self._header_lines()
+            return version, status, reason, lines
+
+        def _header_lines(self):
+            lines = []
+            for _ in range(101):  # every line counts, folded or not, as in http.client
+                line = self.fp.readline(65537)
+                if len(line) > 65536:
+                    raise http.client.LineTooLong("header line")
+                if line in (b"\r\n", b"\n", b""):
+                    return lines
+                line = line.decode("iso-8859-1")
+                if line[0] in " \t" and lines:  # an obsolete folded line continues the last
+                    lines[-1][1] += " " + line.strip()
+                elif ":" in line:
+                    lines.append([part.strip() for part in line.split(":", 1)])
+            raise http.client.HTTPException("got more than 100 headers")
+
+        def _body_length(self):
+            """Content-Length, 0 for 204 and 304, None if chunked or not given (read to the end)."""
+            if self.status in (204, 304):  # no HEAD is sent; 1xx are skipped
+                return 0
+            length = self.headers.get("content-length", "")
+            if length.isdigit() and length.isascii() and not self.chunked:
+                return int(length)
+            return None
 
     local = threading.local()
 
-    def send(method, url, body, headers, timeout, deadline):
-        target = url if via and not tunnel else "/" + url.split("/", 3)[3]  # scheme://host/
-        head = {**fields, **{name.title(): value for name, value in headers.items()},
-                **({} if body is None else {"Content-Length": len(body)})}
-        message = "{} {} HTTP/1.1\r\n{}\r\n".format(method, target, "".join(
-            "{}: {}\r\n".format(*field) for field in head.items())).encode("iso-8859-1")
+    def kept_alive():
+        """This thread's connection if it can carry the next request, else None (closed)."""
         conn = getattr(local, "conn", None)
-        if getattr(conn, "sock", None) and (conn.last.will_close or not conn.last.drained
-                                             or select.select([conn.sock], [], [], 0)[0]):
+        if getattr(conn, "sock", None) is None:
+            return None
+        last = conn.last
+        if last.will_close or not last.drained or select.select([conn.sock], [], [], 0)[0]:
             conn.close()  # bytes already waiting would be read as this request's reply
-        reused = getattr(conn, "sock", None) is not None
-        if not reused:  # the socket keeps the timeout: it bounds each wait
-            conn = local.conn = connection(address, timeout=timeout)
-            if tunnel:
-                conn.set_tunnel(**tunnel)
+            return None
+        return conn
+
+    def new_connection(timeout):  # the socket keeps the timeout: it bounds each wait
+        conn = local.conn = connection(address, timeout=timeout)
+        if tunnel:
+            conn.set_tunnel(**tunnel)
+        return conn
+
+    def send(method, url, body, headers, timeout, deadline):
+        target = url
+        if not absolute:
+            target = "/" + url.split("/", 3)[3]  # scheme://host/
+        message = _request_head(method, target, {**fields, **headers}, body)
+        conn = kept_alive()
+        reused = conn is not None
+        if not reused:
+            conn = new_connection(timeout)
         reader = DeadlineReader(conn, deadline)
         try:
-            if conn.sock is None:
-                conn.connect()
-            if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
-                conn.sock.settimeout(timeout)
-            conn.sock.sendall(message + (body or b""))
+            _send_on(conn, timeout, message + (body or b""))
             conn.last = Response(reader, method=method)
             conn.last.begin()
             return conn.last
         except BaseException as exc:
             conn.close()  # even on Ctrl-C: a late reply must not answer the next request
-            if reused and isinstance(exc, (ConnectionError, http.client.HTTPException)) and (
-                    not reader.received):  # closed while idle, most likely
+            idle_closed = isinstance(exc, (ConnectionError, http.client.HTTPException)) and (
+                not reader.received)  # closed while idle, most likely
+            if reused and idle_closed:
                 return send(method, url, body, headers, timeout, deadline)  # on a new one
             raise
 
-    return types.SimpleNamespace(send=send, proxy=via, close_thread=lambda: hasattr(
-        local, "conn") and local.conn.close())
+    def close_thread():
+        if hasattr(local, "conn"):
+            local.conn.close()
+
+    return types.SimpleNamespace(send=send, proxy=via, close_thread=close_thread)
+
+
+def _route(parts):
+    """(scheme, address, header fields, tunnel, via) for a request to ``parts``: its server,
+    or the proxy urllib.request's rules give (``via`` names it for messages, else "")."""
+    from urllib.parse import unquote
+    scheme, address, fields, tunnel, via = parts.scheme, parts.netloc, {}, None, ""
+    proxy = _proxy_for(parts)
+    if proxy is not None:
+        address = unquote(proxy.netloc.rpartition("@")[2])
+        fields = _proxy_login(proxy)
+        shown = proxy.scheme
+        if scheme == "https":  # CONNECT, then TLS inside: only the proxy sees its login
+            tunnel, fields, shown = {"host": parts.netloc, "headers": fields}, {}, "http"
+        else:
+            scheme = proxy.scheme  # the proxy is sent absolute URLs
+        via = "the proxy {}://{} (from {}_proxy) for ".format(shown, address, parts.scheme)
+    fields.update({"Host": parts.netloc, "Accept-Encoding": "identity"})
+    return scheme, address, fields, tunnel, via
+
+
+def _proxy_for(parts):
+    """The split URL of the proxy for ``parts`` from the environment, or None."""
+    import urllib.request
+    from urllib.parse import urlsplit
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy:
+        return None
+    # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
+    if _is_loopback(parts.hostname or "") or urllib.request.proxy_bypass(parts.netloc):
+        return None
+    if "://" not in proxy:  # host:port too
+        proxy = "http://" + proxy
+    return urlsplit(proxy)
+
+
+def _proxy_login(proxy):
+    """The Proxy-Authorization field of a proxy URL's user and password, if it has both."""
+    import base64
+    from urllib.parse import unquote
+    if not (proxy.username and proxy.password):
+        return {}
+    login = "{}:{}".format(unquote(proxy.username), unquote(proxy.password))
+    return {"Proxy-Authorization": "Basic " + base64.b64encode(login.encode()).decode("ascii")}
+
+
+def _connection_class(scheme):
+    """http.client's connection class for ``scheme``, https with the CAs the environment names."""
+    import http.client
+    cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
+    if scheme != "https":
+        return http.client.HTTPConnection
+    try:  # loading the CAs takes 0.1 s: once per file, and only for https
+        context = _tls_context(cafile)
+    except OSError as exc:  # ssl.SSLError is an OSError
+        raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
+                         "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
+    return functools.partial(http.client.HTTPSConnection, context=context)
+
+
+def _request_head(method, target, fields, body):
+    """The request line and header fields, encoded; header names in Title-Case."""
+    head = {name.title(): value for name, value in fields.items()}
+    if body is not None:
+        head["Content-Length"] = len(body)
+    lines = "".join("{}: {}\r\n".format(*field) for field in head.items())
+    return "{} {} HTTP/1.1\r\n{}\r\n".format(method, target, lines).encode("iso-8859-1")
+
+
+def _send_on(conn, timeout, data):
+    """Send on ``conn``, connecting it first if new."""
+    if conn.sock is None:
+        conn.connect()
+    if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
+        conn.sock.settimeout(timeout)
+    conn.sock.sendall(data)
 
 
 def _server_message(data):
     """The server's own words from an error body: JSON error, FastAPI detail, or text."""
     text = data.decode("utf-8", "replace").strip()
+    error = _json_error(text)
+    if error:
+        return str(error)[:500]
+    title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
+    if title:
+        return "HTML page: " + " ".join(title.group(1).split())[:200]
+    return " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)"
+
+
+def _json_error(text):
+    """The error a JSON body states (its message, else its type), or None."""
     try:
         body = json.loads(text)
         error = body.get("error", body.get("detail", body.get("message")))
     except (ValueError, AttributeError, RecursionError):  # not JSON, or not an object
-        error = None
+        return None
     if isinstance(error, dict):
-        error = error.get("message") or error.get("type") or error
-    if error:
-        return str(error)[:500]
-    title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
-    return "HTML page: " + " ".join(title.group(1).split())[:200] if title else (
-        " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)")
+        return error.get("message") or error.get("type") or error
+    return error
 
 
 def _retry_after(headers):
@@ -1020,18 +1224,27 @@ def _http_error(status, data, headers, where, keyed=False):
         return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
                         "here: use that URL".format(status, where, headers.get("location")),
                         status=status)
-    message, wait, kind = _server_message(data), _retry_after(headers), "http_error"
-    if status == 429 and b"insufficient_quota" in data:
-        message, kind = "quota exhausted, not retrying: " + message, "quota_exceeded"
-    elif wait is not None and wait > _RETRY_AFTER_LIMIT:
-        message, kind = ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not retrying:"
-                         " {}".format(wait, _RETRY_AFTER_LIMIT, message), "quota_exceeded")
-    elif status == 400 and b"content_filter" in data:
-        message, kind = "content filter: " + message, "refused"
-    elif status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
-        message += " (check the API key: some proxies answer a wrong one so)"
+    wait = _retry_after(headers)
+    message, kind = _error_kind(status, data, _server_message(data), wait, keyed)
+    retry_after = None
+    if kind == "http_error":  # the others are not retried
+        retry_after = wait
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
-                    kind=kind, retry_after=wait if kind == "http_error" else None)
+                    kind=kind, retry_after=retry_after)
+
+
+def _error_kind(status, data, message, wait, keyed):
+    """(the message, saying why when the error is not retried, and the error's kind)."""
+    if status == 429 and b"insufficient_quota" in data:
+        return "quota exhausted, not retrying: " + message, "quota_exceeded"
+    if wait is not None and wait > _RETRY_AFTER_LIMIT:
+        return ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not retrying: "
+                "{}".format(wait, _RETRY_AFTER_LIMIT, message), "quota_exceeded")
+    if status == 400 and b"content_filter" in data:
+        return "content filter: " + message, "refused"
+    if status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
+        return message + " (check the API key: some proxies answer a wrong one so)", "http_error"
+    return message, "http_error"
 
 
 def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
@@ -1041,49 +1254,75 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
     or body times out too (each read checks it). A server that echoes the key
     (``Incorrect API key: sk-...``) gets it blanked before anything quotes it."""
     import http.client
-    import socket
-    import ssl
-    from urllib.parse import urlsplit
     method, data = ("GET", None) if payload is None else ("POST", json.dumps(payload).encode())
     where, response = method + " " + url, None
     deadline = time.monotonic() + (timeout or math.inf)
     try:
         response = connections.send(method, url, data, headers, timeout, deadline)
         if not 200 <= response.status < 300:  # a redirect too: following it resends the key
-            body = b""
-            try:
-                body = response.read(max_bytes)
-                body = _decoded(body, response.headers, where, max_bytes)
-            except (OSError, http.client.HTTPException, APIError):
-                pass  # unreadable or undecodable: the status still says what went wrong
-            raise _http_error(response.status, _blank(body, secrets), response.headers, where,
-                              secrets)
-        body, chunk = bytearray(), None
-        while chunk != b"" and len(body) <= max_bytes:  # each read checks the deadline first
-            chunk = response.read1(max_bytes + 1 - len(body))
-            body += chunk
-        if chunk == b"" and response.length:  # fewer bytes than Content-Length promised
-            raise http.client.IncompleteRead(bytes(body), response.length)
-        response.drained = chunk == b""  # the connection may carry the next request
-        return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
+            raise _error_reply(response, where, max_bytes, secrets)
+        body = _read_body(response, max_bytes)
+        return _blank(_decoded(body, response.headers, where, max_bytes), secrets)
     except (OSError, http.client.HTTPException) as exc:
-        if isinstance(exc, (socket.timeout, TimeoutError)):
-            raise APIError("timeout: no reply within {} s from {}".format(timeout, where),
-                           kind="timeout") from None
-        if isinstance(exc, ConnectionRefusedError):
-            raise APIError("connection refused by {}{}: is the {} running?".format(
-                connections.proxy, where, "proxy" if connections.proxy else "server"),
-                kind="connection_refused") from None
-        if isinstance(exc, ssl.SSLCertVerificationError):
-            raise APIError("the certificate of {} is not trusted ({}) for {}: if an internal "
-                           "CA signed it, set SSL_CERT_FILE=/path/ca.pem (REQUESTS_CA_BUNDLE "
-                           "and CURL_CA_BUNDLE are read too)".format(
-                               urlsplit(url).hostname, exc.verify_message, where),
-                           kind="untrusted") from None
-        detail = str(exc) if str(exc).startswith(type(exc).__name__) else "{}: {}".format(
-            type(exc).__name__, exc).rstrip(": ")
-        raise APIError("cannot reach {}: {}".format(where, exc) if response is None else (
-            "connection to {} broke: {}".format(where, detail)), kind="connection_error") from None
+        raise _network_error(exc, connections, url, where, timeout, response) from None
+
+
+def _error_reply(response, where, max_bytes, secrets):
+    """The APIError of an error status, with the server's message if its body is readable."""
+    import http.client
+    body = b""
+    try:
+        body = response.read(max_bytes)
+        body = _decoded(body, response.headers, where, max_bytes)
+    except (OSError, http.client.HTTPException, APIError):
+        pass  # unreadable or undecodable: the status still says what went wrong
+    return _http_error(response.status, _blank(body, secrets), response.headers, where, secrets)
+
+
+def _read_body(response, max_bytes):
+    """The body, up to one byte over ``max_bytes``; each read checks the deadline first."""
+    body, chunk = bytearray(), None
+    while chunk != b"" and len(body) <= max_bytes:
+        chunk = response.read1(max_bytes + 1 - len(body))
+        body += chunk
+    if chunk == b"" and response.length:  # fewer bytes than Content-Length promised
+        import http.client
+        raise http.client.IncompleteRead(bytes(body), response.length)
+    response.drained = chunk == b""  # the connection may carry the next request
+    return bytes(body)
+
+
+def _network_error(exc, connections, url, where, timeout, response):
+    """The APIError of a request that failed before (``response`` None) or after the reply
+    began: a timeout, a refused connection, an untrusted certificate, a broken connection."""
+    import socket
+    import ssl
+    from urllib.parse import urlsplit
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        return APIError("timeout: no reply within {} s from {}".format(timeout, where),
+                        kind="timeout")
+    if isinstance(exc, ConnectionRefusedError):
+        running = "proxy" if connections.proxy else "server"
+        return APIError("connection refused by {}{}: is the {} running?".format(
+            connections.proxy, where, running), kind="connection_refused")
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return APIError("the certificate of {} is not trusted ({}) for {}: if an internal "
+                        "CA signed it, set SSL_CERT_FILE=/path/ca.pem (REQUESTS_CA_BUNDLE "
+                        "and CURL_CA_BUNDLE are read too)".format(
+                            urlsplit(url).hostname, exc.verify_message, where),
+                        kind="untrusted")
+    if response is None:
+        return APIError("cannot reach {}: {}".format(where, exc), kind="connection_error")
+    return APIError("connection to {} broke: {}".format(where, _exception_text(exc)),
+                    kind="connection_error")
+
+
+def _exception_text(exc):
+    """``exc`` as text that starts with its type's name."""
+    text = str(exc)
+    if text.startswith(type(exc).__name__):
+        return text
+    return "{}: {}".format(type(exc).__name__, text).rstrip(": ")
 
 
 def _decoded(body, headers, where, max_bytes):
@@ -1091,22 +1330,30 @@ def _decoded(body, headers, where, max_bytes):
     for; at most max_bytes, before and after: a small body can unpack into gigabytes."""
     encoding, data = (headers.get("content-encoding") or "identity").strip().lower(), body
     if encoding in ("gzip", "x-gzip", "deflate"):
-        import zlib
-        decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
-        try:
-            data = decoder.decompress(body, max_bytes + 1)
-            if len(data) <= max_bytes and not decoder.eof:
-                raise zlib.error("it ends early")
-        except zlib.error as exc:
-            raise APIError("reply from {} is not valid {}: {}".format(where, encoding, exc),
-                           kind="invalid_response") from None
+        data = _unpacked(body, encoding, where, max_bytes)
     elif encoding != "identity":
         raise APIError("reply from {} is {}-encoded; minijudge reads gzip and deflate "
                        "only".format(where, encoding), kind="invalid_response")
     if len(body) > max_bytes or len(data) > max_bytes:
+        decoded = ""
+        if data is not body:
+            decoded = " once decoded ({})".format(encoding)
         raise APIError("reply from {} is larger than {} bytes{}; refused".format(
-            where, max_bytes, "" if data is body else " once decoded ({})".format(encoding)),
-            kind="invalid_response")
+            where, max_bytes, decoded), kind="invalid_response")
+    return data
+
+
+def _unpacked(body, encoding, where, max_bytes):
+    """A gzip or deflate body unpacked, up to one byte over ``max_bytes``."""
+    import zlib
+    decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
+    try:
+        data = decoder.decompress(body, max_bytes + 1)
+        if len(data) <= max_bytes and not decoder.eof:
+            raise zlib.error("it ends early")
+    except zlib.error as exc:
+        raise APIError("reply from {} is not valid {}: {}".format(where, encoding, exc),
+                       kind="invalid_response") from None
     return data
 
 
@@ -1126,31 +1373,53 @@ def _read_models(body, url):
 
 def _read_reply(body, url):
     """The useful parts of a chat.completion body; APIError when it has none."""
-    try:
-        reply = json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
-    except (ValueError, RecursionError) as exc:
-        raise APIError("reply from POST {} is not JSON{}: {!r}".format(url, " we can read (nested "
-                       "too deeply)" * isinstance(exc, RecursionError), body[:200].decode(
-                           "utf-8", "replace")), kind="invalid_response") from None
+    reply = _reply_json(body, url)
     if isinstance(reply, dict) and reply.get("error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body)),
                        kind="http_error", status=200)
-    choices = reply.get("choices") if isinstance(reply, dict) else None
+    choice = _first_choice(reply, body, url)
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        message = {}
+    usage = reply.get("usage")
+    if not isinstance(usage, dict):
+        usage = None
+    return {"content": _content(message.get("content", choice.get("text"))),  # text: completions
+            "refusal": message.get("refusal"),
+            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
+            "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
+            "usage": usage, "model": reply.get("model"),
+            "system_fingerprint": reply.get("system_fingerprint")}
+
+
+def _reply_json(body, url):
+    try:
+        return json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
+    except (ValueError, RecursionError) as exc:
+        why = ""
+        if isinstance(exc, RecursionError):
+            why = " we can read (nested too deeply)"
+        raise APIError("reply from POST {} is not JSON{}: {!r}".format(
+            url, why, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
+
+
+def _first_choice(reply, body, url):
+    choices = None
+    if isinstance(reply, dict):
+        choices = reply.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
                        kind="invalid_response")
-    choice = choices[0]
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    content = message.get("content", choice.get("text"))  # text: a completions reply
+    return choices[0]
+
+
+def _content(content):
+    """A reply's content as text: content parts joined, a bare number written out."""
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
-        content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
-    elif isinstance(content, (int, float)) and not isinstance(content, bool):
-        content = str(content)
-    return {"content": content, "refusal": message.get("refusal"),
-            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
-            "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
-            "usage": reply["usage"] if isinstance(reply.get("usage"), dict) else None,
-            "model": reply.get("model"), "system_fingerprint": reply.get("system_fingerprint")}
+        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    if isinstance(content, (int, float)) and not isinstance(content, bool):
+        return str(content)
+    return content
 
 
 # -- Judging ---------------------------------------------------------------------------
