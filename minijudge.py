@@ -1251,6 +1251,53 @@ def _secret_forms(key, url, headers):
     return tuple(sorted((v for v in forms if len(v) >= 8), key=len, reverse=True))
 
 
+def _model_name(model, url, judge_fn):
+    """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name;
+    None: the one the server lists (a judge_fn never asks /models)."""
+    named = model or _env("LLM_JUDGE_MODEL")
+    if named:
+        return named
+    deployment = re.search(r"/openai/deployments/([^/]+)/", url)
+    if deployment:
+        return deployment.group(1)
+    if judge_fn:
+        return getattr(judge_fn, "__name__", "judge_fn")
+    return None
+
+
+def _with_key(headers, key, key_header):
+    """The headers sent: the key's under key_header first (a header of the same name given
+    by the user wins)."""
+    headers = dict(headers or {})
+    if not key:
+        return headers
+    bearer = ""
+    if key_header.lower() == "authorization":
+        bearer = "Bearer "
+    return {key_header: bearer + key, **headers}
+
+
+def _criterion_or(criterion, default):
+    """A criterion given, checked and prepared, else ``default``."""
+    if criterion is None:
+        return default
+    return _criterion(criterion)
+
+
+_DEFAULT_SCALES = {"json": (0, 10), "comparative": (1, 10), "option": ()}  # else (1, 5)
+
+
+def _turns(template, assess, assess_max_tokens):
+    """A judge's turns, each (template, max_tokens), None the judge's: the template alone,
+    or with assess an assessment (a custom template asks it) and then the choice."""
+    if not assess:
+        return [(template, None)]
+    first = template
+    if template == "criterion":
+        first = _ASSESS_TEMPLATE
+    return [(first, assess_max_tokens), (_SELECT_TEMPLATE, None)]
+
+
 class LLMJudge:
     """A judge on one OpenAI-compatible server (or a ``judge_fn``: messages -> reply).
 
@@ -1275,76 +1322,126 @@ class LLMJudge:
                  repeats=1, image_root=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
-        base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
-        if not (base_url or judge_fn):
-            raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
-        self.url, self.judge_fn = "judge_fn" if judge_fn else _chat_url(base_url), judge_fn
-        deployment = re.search(r"/openai/deployments/([^/]+)/", self.url)  # Azure
-        self.model = model or _env("LLM_JUDGE_MODEL") or (deployment and deployment.group(1)) or (
-            judge_fn and getattr(judge_fn, "__name__", "judge_fn"))  # never asks /models
-        key = _api_key(api_key, self.url)
-        headers = dict(headers or {})
-        if key:  # a header of the same name given by the user wins
-            bearer = "Bearer " if key_header.lower() == "authorization" else ""
-            headers = {key_header: bearer + key, **headers}
-        self._headers = _Secret(headers)
-        self._secrets = _Secret(_secret_forms(key, self.url, headers))
-        self.criterion = _criterion(criterion) if criterion is not None else None
-        template = template or ("criterion" if criterion is not None else None)
-        if template is not None:
-            _check_template(TEMPLATES.get(template, template))  # fail now, not per item
-        self.template, self.parser = template, "json" if response_format is not None else (
-            parser or _parser_of(template))
-        for needs, asked in (("the option parser", self.parser == "option"),
-                             ("assess", assess), ("check_position", check_position)):
-            if asked and self.criterion is None and template != "criterion":  # not per item
-                raise JudgeError("{} needs criterion={{'name', 'description', 'options': "
-                                 "{{option: score}}}}".format(needs))
-        # a turn: (template, max_tokens), None the judge's; a custom template asks the assessment
-        self.turns = [(template, None)] if not assess else [
-            (_ASSESS_TEMPLATE if template == "criterion" else template, assess_max_tokens),
-            (_SELECT_TEMPLATE, None)]
-        self.again = "the options reversed" if check_position else None
-        self.scale = self.criterion["options"] if self.criterion else tuple(scale or {  # options
-            "json": (0, 10), "comparative": (1, 10), "option": ()}.get(self.parser, (1, 5)))
-        if binary_format and self.parser != "binary":
-            raise JudgeError("binary_format (--binary-format) is yesno or 01, for a yes/no "
-                             "judge (--mode binary or math); got {!r}".format(binary_format))
-        self.answers = _BINARY_FORMATS.get(binary_format, {})  # else the templates' default
-        self.form = None if response_format is None else json.dumps(
-            response_format, indent=2, ensure_ascii=False)  # the example, for the prompt
-        self.keys = (score_field,) if self.form else _RUBRIC_CRITERIA if (
-            template == "rubric") else None  # the numbers of a JSON reply that score
+        self._set_server(base_url, model, api_key, judge_fn, headers, key_header)
+        self._set_template(template, parser, criterion, response_format)
+        self._check_criterion_needs(assess, check_position)
+        self.turns = _turns(self.template, assess, assess_max_tokens)
+        self.again = None
+        if check_position:
+            self.again = "the options reversed"
+        self._set_answers(scale, binary_format, response_format, score_field)
         self.params = self._request_defaults(
             temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=logprobs,
             top_logprobs=top_logprobs, structured=structured, example=response_format,
             score_field=score_field, extra_body=extra_body)
         self.adapted = []  # what the server refused, and what was sent instead
-        self.system, self.timeout, self.on_failure = system, timeout, on_failure
-        self.pass_threshold = pass_threshold if pass_threshold is None else float(pass_threshold)
-        self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
+        self.system = system
+        self.timeout = timeout
+        self.on_failure = on_failure
+        self.pass_threshold = pass_threshold
+        if pass_threshold is not None:
+            self.pass_threshold = float(pass_threshold)
+        self.max_retries = max_retries
+        self.restart_wait = restart_wait
+        self.strict = strict
         self.repeats = repeats  # each its own seed: seed, seed + 1, ... (0 if none)
-        self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
+        self.retry_waits = (retry_min_wait or 0, retry_max_wait)
+        self.save_prompts = save_prompts
         self._alive, self._refused_since = False, None  # see _call
-        self.image_root, self._images = image_root, _image_root(image_root, "image_root")
-        self.cache = _Cache(cache) if isinstance(cache, str) else cache
-        self._sleep, self._max_bytes = sleep, max_response_bytes
+        self.image_root = image_root
+        self._images = _image_root(image_root, "image_root")
+        self.cache = cache
+        if isinstance(cache, str):
+            self.cache = _Cache(cache)
+        self._sleep = sleep
+        self._max_bytes = max_response_bytes
         self._connections = _connections(self.url)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
+
+    def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header):
+        """Where requests go, for which model, with which headers (the key's among them)."""
+        base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
+        if not (base_url or judge_fn):
+            raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
+        self.url = "judge_fn"
+        if not judge_fn:
+            self.url = _chat_url(base_url)
+        self.judge_fn = judge_fn
+        self.model = _model_name(model, self.url, judge_fn)
+        key = _api_key(api_key, self.url)
+        headers = _with_key(headers, key, key_header)
+        self._headers = _Secret(headers)
+        self._secrets = _Secret(_secret_forms(key, self.url, headers))
+
+    def _set_template(self, template, parser, criterion, response_format):
+        """The prompt (a template, a criterion) and the parser that reads its reply."""
+        self.criterion = _criterion_or(criterion, None)
+        if not template:
+            template = None
+            if criterion is not None:
+                template = "criterion"
+        if template is not None:
+            _check_template(TEMPLATES.get(template, template))  # fail now, not per item
+        self.template = template
+        self.parser = "json"
+        if response_format is None:
+            self.parser = parser or _parser_of(template)
+
+    def _check_criterion_needs(self, assess, check_position):
+        """JudgeError now, not per item, if what is asked reads options no criterion gives."""
+        if self.criterion is not None or self.template == "criterion":
+            return
+        for needs, asked in (("the option parser", self.parser == "option"),
+                             ("assess", assess), ("check_position", check_position)):
+            if asked:
+                raise JudgeError("{} needs criterion={{'name', 'description', 'options': "
+                                 "{{option: score}}}}".format(needs))
+
+    def _set_answers(self, scale, binary_format, response_format, score_field):
+        """What the reply may say: the scale, the yes/no words, a JSON reply's form and keys."""
+        self.scale = self._scale(scale)
+        if binary_format and self.parser != "binary":
+            raise JudgeError("binary_format (--binary-format) is yesno or 01, for a yes/no "
+                             "judge (--mode binary or math); got {!r}".format(binary_format))
+        self.answers = _BINARY_FORMATS.get(binary_format, {})  # else the templates' default
+        self.form = None  # the example, for the prompt
+        if response_format is not None:
+            self.form = json.dumps(response_format, indent=2, ensure_ascii=False)
+        self.keys = self._score_keys(score_field)
+
+    def _scale(self, scale):
+        """The criterion's options, else the scale given, else the parser's default."""
+        if self.criterion:
+            return self.criterion["options"]
+        return tuple(scale or _DEFAULT_SCALES.get(self.parser, (1, 5)))
+
+    def _score_keys(self, score_field):
+        """The numbers of a JSON reply that score (None: any)."""
+        if self.form:
+            return (score_field,)
+        if self.template == "rubric":
+            return _RUBRIC_CRITERIA
+        return None
 
     def _request_defaults(self, *, temperature, max_tokens, seed, logprobs, top_logprobs,
                           structured, example, score_field, extra_body):
         """The body every request starts from (a None is left to the server), extra_body
         last."""
-        params = {"temperature": temperature,
-                  "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
+        params = {"temperature": temperature, "max_tokens": max_tokens or self._max_tokens(),
                   "stream": False, "seed": seed}
         if logprobs:  # top_logprobs alone: llama-server fails
             params.update(logprobs=True, top_logprobs=top_logprobs)
         if self.form or structured and self._has_schema():
             params["response_format"] = _response_format(  # no options: each item has its own
                 self.parser, self.scale, example, score_field)
-        return dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
+        sent = {k: v for k, v in params.items() if v is not None}
+        return dict(sent, **extra_body or {})
+
+    def _max_tokens(self):
+        """The reply's default budget: a JSON reply's room, else a rating's few tokens."""
+        if self.parser == "json":
+            return 512
+        return 16
 
     def _has_schema(self):
         """Whether --structured can send a schema: it needs a scale (options read without a
