@@ -1185,10 +1185,35 @@ def _check_response(parser, values, example, output, fields):
     parser reads two answers, which compare() gives)."""
     if "response" in values or "response" in fields or parser in ("verdict", "comparative"):
         return
-    given = {str(k) for part in (example, output if isinstance(output, Mapping) else {}, fields)
-             for k, v in part.items() if v is not None}
+    given = _given_fields(example, output, fields)
     raise TemplateError("template needs field 'response'; got {}".format(
-        _names(sorted(given), "no fields")))
+        _names(given, "no fields")))
+
+
+def _given_fields(*parts):
+    """The names of the fields set (not None) in these mappings, sorted (a text has none)."""
+    names = set()
+    for part in parts:
+        if isinstance(part, Mapping):
+            names.update(str(k) for k, v in part.items() if v is not None)
+    return sorted(names)
+
+
+def _context_section(context):
+    """Each text under its [name] (a lone text: [Context]) unless it has its own [header];
+    None: not given."""
+    named = [("Context", context)]
+    if isinstance(context, Mapping):
+        named = context.items()
+    section = ""
+    for name, text in named:
+        text = (_as_text(text) or "").strip()
+        if not text:
+            continue
+        if not text.startswith("["):
+            text = "[{}]\n{}".format(name, text)
+        section += text + "\n\n"
+    return section or None
 
 
 def _reference_section(reference):
@@ -1225,17 +1250,22 @@ def _adaptation(message, params):
 def _api_key(api_key, url):
     """The key given, or LLM_JUDGE_API_KEY's, or OPENAI_API_KEY's ("": none); the last is
     warned about when it would go in clear text to a host that is not this one."""
-    from urllib.parse import urlsplit
     key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
     if re.search(r"[^\x21-\x7e]", key):
         raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
                          "characters; check where it was read from")
-    if key and not (api_key or _env("LLM_JUDGE_API_KEY")) and url.startswith(
-            "http:") and not _is_loopback(urlsplit(url).hostname):
+    if key and not (api_key or _env("LLM_JUDGE_API_KEY")):
+        _warn_clear_text(url)
+    return key
+
+
+def _warn_clear_text(url):
+    """Warn that OPENAI_API_KEY goes to ``url`` unless that is https or loopback."""
+    from urllib.parse import urlsplit
+    if url.startswith("http:") and not _is_loopback(urlsplit(url).hostname):
         _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
                      "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
                      "unset OPENAI_API_KEY if it needs no key", urlsplit(url).netloc)
-    return key
 
 
 def _secret_forms(key, url, headers):
@@ -1243,12 +1273,22 @@ def _secret_forms(key, url, headers):
     the values of headers that are not harmless, with their parts (a token, a cookie),
     each as sent, decoded and encoded."""
     from urllib.parse import quote, unquote
-    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)] + [
-        part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
-        for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
-    forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
+    forms = set()
+    for value in _secret_values(key, url, headers):
+        forms.update((value, unquote(value), quote(unquote(value), safe="")))
     # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
-    return tuple(sorted((v for v in forms if len(v) >= 8), key=len, reverse=True))
+    long_enough = [form for form in forms if len(form) >= 8]
+    return tuple(sorted(long_enough, key=len, reverse=True))
+
+
+def _secret_values(key, url, headers):
+    """The key, the URL's credential values, each header's value that is not harmless and
+    its parts."""
+    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)]
+    for name, value in headers.items():
+        if name.lower() not in _HARMLESS_HEADERS:
+            values += [str(value)] + re.split(r"[\s;,=]+", str(value))
+    return values
 
 
 def _model_name(model, url, judge_fn):
@@ -1282,6 +1322,27 @@ def _criterion_or(criterion, default):
     if criterion is None:
         return default
     return _criterion(criterion)
+
+
+def _user_content(text, images):
+    """A user message's content: the text, and the images after it if there are any."""
+    if not images:
+        return text
+    return [{"type": "text", "text": text}] + [
+        {"type": "image_url", "image_url": {"url": url}} for url in images]
+
+
+def _compared(judged, details):
+    """compare_systems' Judgement: the first failure, else each system's win rate (ties
+    count half) and the ranking."""
+    failed = next((j for j in judged if not j.ok), None)
+    if failed is not None:
+        return _merged(judged, details=details, **{name: getattr(failed, name) for name in (
+            "status", "score", "error", "http_status")})
+    wins, played = details["wins"], details["played"]
+    rates = {name: round(wins[name] / played[name], 4) for name in wins}
+    ranking = sorted(rates, key=rates.get, reverse=True)
+    return _merged(judged, value=rates, source="text", details=dict(details, ranking=ranking))
 
 
 _DEFAULT_SCALES = {"json": (0, 10), "comparative": (1, 10), "option": ()}  # else (1, 5)
@@ -1335,26 +1396,19 @@ class LLMJudge:
             top_logprobs=top_logprobs, structured=structured, example=response_format,
             score_field=score_field, extra_body=extra_body)
         self.adapted = []  # what the server refused, and what was sent instead
-        self.system = system
-        self.timeout = timeout
-        self.on_failure = on_failure
+        self.system, self.timeout, self.on_failure = system, timeout, on_failure
         self.pass_threshold = pass_threshold
         if pass_threshold is not None:
             self.pass_threshold = float(pass_threshold)
-        self.max_retries = max_retries
-        self.restart_wait = restart_wait
-        self.strict = strict
+        self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
         self.repeats = repeats  # each its own seed: seed, seed + 1, ... (0 if none)
-        self.retry_waits = (retry_min_wait or 0, retry_max_wait)
-        self.save_prompts = save_prompts
+        self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         self._alive, self._refused_since = False, None  # see _call
-        self.image_root = image_root
-        self._images = _image_root(image_root, "image_root")
+        self.image_root, self._images = image_root, _image_root(image_root, "image_root")
         self.cache = cache
         if isinstance(cache, str):
             self.cache = _Cache(cache)
-        self._sleep = sleep
-        self._max_bytes = max_response_bytes
+        self._sleep, self._max_bytes = sleep, max_response_bytes
         self._connections = _connections(self.url)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
@@ -1431,7 +1485,7 @@ class LLMJudge:
                   "stream": False, "seed": seed}
         if logprobs:  # top_logprobs alone: llama-server fails
             params.update(logprobs=True, top_logprobs=top_logprobs)
-        if self.form or structured and self._has_schema():
+        if self._sends_schema(structured):
             params["response_format"] = _response_format(  # no options: each item has its own
                 self.parser, self.scale, example, score_field)
         sent = {k: v for k, v in params.items() if v is not None}
@@ -1442,6 +1496,12 @@ class LLMJudge:
         if self.parser == "json":
             return 512
         return 16
+
+    def _sends_schema(self, structured):
+        """Whether to send response_format: a JSON reply's form, else the schema asked."""
+        if self.form:
+            return True
+        return structured and self._has_schema()
 
     def _has_schema(self):
         """Whether --structured can send a schema: it needs a scale (options read without a
@@ -1519,17 +1579,12 @@ class LLMJudge:
             j = self.compare(example, response_a, response_b, both_orders=both_orders, **fields)
             judged.append(j)
             pairs.append(_pair_entry(a, b, j))
-            for name, won in ((a, j.score), (b, 1 - j.score)) if j.ok else ():
+            if not j.ok:
+                continue
+            for name, won in ((a, j.score), (b, 1 - j.score)):
                 wins[name] += won
                 played[name] += 1
-        details = {"pairs": pairs, "wins": wins, "played": played}
-        failed = next((j for j in judged if not j.ok), None)
-        if failed is not None:
-            return _merged(judged, details=details, **{name: getattr(failed, name) for name in (
-                "status", "score", "error", "http_status")})
-        rates = {name: round(wins[name] / played[name], 4) for name in responses}
-        return _merged(judged, value=rates, source="text", details=dict(details, ranking=sorted(
-            rates, key=rates.get, reverse=True)))
+        return _compared(judged, {"pairs": pairs, "wins": wins, "played": played})
 
     def chat(self, messages, *, use_cache=True):
         """Send chat messages; the reply's fields (content, reasoning, finish_reason,
@@ -1543,26 +1598,30 @@ class LLMJudge:
     # -- internals
     def _values(self, example, output, fields):
         _check_example(example)
-        example = example if isinstance(example, Mapping) else {}
+        if example is None:
+            example = {}
         values = dict(question=_as_text(_first(example, "question", "context")),
                       reference=_as_text(_first(example, "answer", "reference")),
                       **_response_of(example, output))
         _check_response(self.parser, values, example, output, fields)
-        criterion = fields.pop("criterion", None)  # the item's own, else the judge's
-        criterion = _criterion(criterion) if criterion is not None else self.criterion
-        values.update(criterion["fields"] if criterion else {}, **self.answers)
+        criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's
+        if criterion:
+            values.update(criterion["fields"])
+        values.update(self.answers)
         values.update(fields, response_format=self.form)
-        context = values.get("context", example.get("context") if (
-            self.parser == "comparative") else None)  # a record's own: its question, elsewhere
-        # each text under its [name] (a lone text: [Context]) unless it has its own [header]
-        named = context.items() if isinstance(context, Mapping) else [("Context", context)]
-        texts = [(name, (_as_text(text) or "").strip()) for name, text in named]
-        values["context_section"] = "".join((text if text.startswith("[") else "[{}]\n{}".format(
-            name, text)) + "\n\n" for name, text in texts if text) or None  # None: not given
+        values["context_section"] = _context_section(self._context(values, example))
         values["reference_section"] = _reference_section(values.get("reference"))
         if self.parser == "comparative":  # the prompt's scale is the judge's
             values.update(low=self.scale[0], high=self.scale[1])
         return values
+
+    def _context(self, values, example):
+        """The item's context; a comparative judge's record has its own (its question is
+        elsewhere)."""
+        default = None
+        if self.parser == "comparative":
+            default = example.get("context")
+        return values.get("context", default)
 
     def _ask(self, example, values, again=None):
         """The item's conversation (and ``again``), ``repeats`` times combined by a jury."""
@@ -1570,11 +1629,8 @@ class LLMJudge:
             values["images"] = _image_urls(values.get("images"), self._images) or None
         except JudgeError as exc:
             return self._failed("bad_record", str(exc))
-        try:  # a seed each repeat, so a request and a cache entry each
-            asked = [self._converse(example, values if self.repeats == 1 else dict(
-                values, seed=self.params.get("seed", 0) + n), again) for n in range(self.repeats)]
-            judgement = asked[0] if self.repeats == 1 else jury(asked, "majority" if (
-                self.parser in ("binary", "verdict", "option")) else "mean")
+        try:
+            judgement = self._repeated(example, values, again)
         except (JudgeError, OSError):  # strict mode asked for it; the cache's disk is full
             raise
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
@@ -1582,16 +1638,47 @@ class LLMJudge:
                 type(exc).__name__, self._redact(str(exc))))
         return _with_pass(judgement, self.pass_threshold)
 
+    def _repeated(self, example, values, again):
+        """The conversation, or ``repeats`` of them combined by a jury, each with its own seed
+        (so a request and a cache entry each)."""
+        if self.repeats == 1:
+            return self._converse(example, values, again)
+        seed = self.params.get("seed", 0)
+        asked = [self._converse(example, dict(values, seed=seed + n), again)
+                 for n in range(self.repeats)]
+        how = "mean"
+        if self.parser in ("binary", "verdict", "option"):
+            how = "majority"
+        return jury(asked, how)
+
     def _converse(self, example, values, again=None):
         """One conversation: the last turn's reply read by the parser, earlier ones as text;
         if it succeeded, ``again`` (a _VARIANTS key) another, the two combined as it says."""
+        unasked = self._unasked(values)
+        if unasked is not None:
+            return unasked
+        first = self._take_turns(example, values)
+        if again is None or first.status not in ("ok", "exported"):
+            return first
+        return self._asked_again(example, values, first, again)
+
+    def _unasked(self, values):
+        """The Judgement of an item not worth a request (responses of the wrong kind, an empty
+        response), else None."""
         problem = _responses_kind_problem(values, self.parser)
         if problem:
             return self._failed("template_error", problem)
-        if self.parser not in ("verdict", "comparative"):
-            response = values["response"]
-            if not str(response if response is not None else "").strip():
-                return Judgement(score=0.0, status="empty_response", error=_EMPTY)
+        if self.parser in ("verdict", "comparative"):
+            return None
+        response = values["response"]
+        if response is None:
+            response = ""
+        if not str(response).strip():
+            return Judgement(score=0.0, status="empty_response", error=_EMPTY)
+        return None
+
+    def _take_turns(self, example, values):
+        """Each turn in order until one fails, the assessment kept in the last's details."""
         turns = []
         for _, max_tokens in self.turns:
             try:
@@ -1604,38 +1691,50 @@ class LLMJudge:
                 turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
                 break
-        first = turns[0] if len(turns) == 1 else _merged(turns, like=turns[-1], details=dict(
-            turns[-1].details, assessment=turns[0].value))
-        if again is None or first.status not in ("ok", "exported"):
-            return first
+        if len(turns) == 1:
+            return turns[0]
+        last = turns[-1]
+        return _merged(turns, like=last, details=dict(last.details, assessment=turns[0].value))
+
+    def _asked_again(self, example, values, first, again):
+        """``first`` and the item asked again as ``again`` (a _VARIANTS key) says, combined."""
         change, combine = _VARIANTS[again]
         second = self._converse(example, change(values))
         if second.ok:
             return _merged([first, second], like=first, **combine(first, second))
-        return _merged([first, second], status=second.status, score=second.score, error=(
-            "with {}: {}".format(again, second.error)), http_status=second.http_status)
+        error = "with {}: {}".format(again, second.error)
+        return _merged([first, second], status=second.status, score=second.score, error=error,
+                       http_status=second.http_status)
 
     def _messages(self, example, values, replies=None):
         """The conversation sent for an item: each turn's prompt, and before the next turn the
         judge's reply to it (``replies``; without them, every turn, a placeholder for each)."""
-        messages = [{"role": "system", "content": self.system}] if self.system else []
-        turns = self.turns if replies is None else self.turns[:len(replies) + 1]
-        for n, (template, _) in enumerate(turns):
+        messages = []
+        if self.system:
+            messages.append({"role": "system", "content": self.system})
+        if replies is None:
+            replies = ["(the judge's reply to the turn above)"] * (len(self.turns) - 1)
+        for n, (template, _) in enumerate(self.turns[:len(replies) + 1]):
             if n:
-                messages.append({"role": "assistant", "content": replies[n - 1] if replies
-                                 else "(the judge's reply to the turn above)"})
-            template = template or ("rating" if values.get("reference") is None else "rating_ref")
-            content = render(template, example, **values)
-            if self.form and n == len(self.turns) - 1 and "{response_format}" not in TEMPLATES.get(
-                    template, template):
-                content += "\n\nReply with a JSON object only, in this form:\n" + self.form
-            images = ()  # after the first turn's text only
-            if n == 0:
-                images = _image_urls(values.get("images"), self._images)
-            messages.append({"role": "user", "content": [{"type": "text", "text": content}] + [
-                {"type": "image_url", "image_url": {"url": url}} for url in images]
-                if images else content})
+                messages.append({"role": "assistant", "content": replies[n - 1]})
+            messages.append({"role": "user", "content": self._prompt(example, values, template, n)})
         return messages
+
+    def _prompt(self, example, values, template, n):
+        """Turn n's content: the template filled, the last turn's asking for the JSON form if
+        the template does not, the first turn's with the item's images after its text."""
+        if not template:
+            template = "rating"
+            if values.get("reference") is not None:
+                template = "rating_ref"
+        content = render(template, example, **values)
+        last = n == len(self.turns) - 1
+        if self.form and last and "{response_format}" not in TEMPLATES.get(template, template):
+            content += "\n\nReply with a JSON object only, in this form:\n" + self.form
+        images = ()
+        if n == 0:
+            images = _image_urls(values.get("images"), self._images)
+        return _user_content(content, images)
 
     def _send(self, messages, max_tokens=None, scale=None, seed=None):
         """One request, its reply read by the parser on ``scale`` (the item's options, else the
