@@ -1227,24 +1227,37 @@ def _env(*names):
     return _first(os.environ, *names)
 
 
+# a parameter the server refused: what its error names and says (regexes), the parameters
+# then dropped, the one sent instead of the first (or None), and what changed
+_ADAPTATIONS = (
+    ("max_tokens", "max_completion_tokens|unsupported", ("max_tokens",), "max_completion_tokens",
+     "max_tokens sent as max_completion_tokens"),
+    ("temperature", "unsupported|not support|only the default", ("temperature",), None,
+     "temperature left to the server"),
+    ("response_format|json_schema", "", ("response_format",), None,
+     "response_format dropped: the replies are parsed as text"),
+    ("logprobs", "", ("logprobs", "top_logprobs"), None,
+     "logprobs dropped: ratings come from the text"),
+)
+
+
 def _adaptation(message, params):
     """(params, what changed) for an error, whatever its status, that names a parameter the
     server does not take (o-series, gpt-5: max_tokens, temperature; LM Studio and
     llama-cpp-python, whose status is 500: response_format), or None."""
     lowered = message.lower()
-    for names, says, dropped, added, what in (  # what the message must name and say: the change
-            ("max_tokens", "max_completion_tokens|unsupported", ("max_tokens",),
-             {"max_completion_tokens": params.get("max_tokens")},
-             "max_tokens sent as max_completion_tokens"),
-            ("temperature", "unsupported|not support|only the default", ("temperature",), {},
-             "temperature left to the server"),
-            ("response_format|json_schema", "", ("response_format",), {},
-             "response_format dropped: the replies are parsed as text"),
-            ("logprobs", "", ("logprobs", "top_logprobs"), {},
-             "logprobs dropped: ratings come from the text")):
+    for names, says, dropped, instead, what in _ADAPTATIONS:
         if dropped[0] in params and re.search(names, lowered) and re.search(says, lowered):
-            return dict({k: v for k, v in params.items() if k not in dropped}, **added), what
+            return _without(params, dropped, instead), what
     return None
+
+
+def _without(params, dropped, instead):
+    """``params`` without ``dropped``, the first one's value sent as ``instead`` if given."""
+    adapted = {k: v for k, v in params.items() if k not in dropped}
+    if instead:
+        adapted[instead] = params[dropped[0]]
+    return adapted
 
 
 def _api_key(api_key, url):
@@ -1345,7 +1358,9 @@ def _compared(judged, details):
     return _merged(judged, value=rates, source="text", details=dict(details, ranking=ranking))
 
 
-_DEFAULT_SCALES = {"json": (0, 10), "comparative": (1, 10), "option": ()}  # else (1, 5)
+# a parser's defaults: its scale (else 1 to 5) and the tokens its reply needs (else 16)
+_DEFAULT_SCALES = {"json": (0, 10), "comparative": (1, 10), "option": ()}
+_DEFAULT_MAX_TOKENS = {"json": 512}
 
 
 def _turns(template, assess, assess_max_tokens):
@@ -1481,8 +1496,9 @@ class LLMJudge:
                           structured, example, score_field, extra_body):
         """The body every request starts from (a None is left to the server), extra_body
         last."""
-        params = {"temperature": temperature, "max_tokens": max_tokens or self._max_tokens(),
-                  "stream": False, "seed": seed}
+        max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(self.parser, 16)
+        params = {"temperature": temperature, "max_tokens": max_tokens, "stream": False,
+                  "seed": seed}
         if logprobs:  # top_logprobs alone: llama-server fails
             params.update(logprobs=True, top_logprobs=top_logprobs)
         if self._sends_schema(structured):
@@ -1490,12 +1506,6 @@ class LLMJudge:
                 self.parser, self.scale, example, score_field)
         sent = {k: v for k, v in params.items() if v is not None}
         return dict(sent, **extra_body or {})
-
-    def _max_tokens(self):
-        """The reply's default budget: a JSON reply's room, else a rating's few tokens."""
-        if self.parser == "json":
-            return 512
-        return 16
 
     def _sends_schema(self, structured):
         """Whether to send response_format: a JSON reply's form, else the schema asked."""
@@ -1563,7 +1573,10 @@ class LLMJudge:
             raise JudgeError("compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
         values = self._values(example, None, dict(fields, response_a=response_a,
                                                   response_b=response_b))
-        return self._ask(example, values, "the answers swapped" if both_orders else None)
+        again = None
+        if both_orders:
+            again = "the answers swapped"
+        return self._ask(example, values, again)
 
     def compare_systems(self, example, responses, *, both_orders=True, **fields):
         """Every pair of several systems' responses (a mapping name -> text), each pair
@@ -1604,7 +1617,7 @@ class LLMJudge:
                       reference=_as_text(_first(example, "answer", "reference")),
                       **_response_of(example, output))
         _check_response(self.parser, values, example, output, fields)
-        criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's
+        criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's own
         if criterion:
             values.update(criterion["fields"])
         values.update(self.answers)
@@ -1717,7 +1730,8 @@ class LLMJudge:
         for n, (template, _) in enumerate(self.turns[:len(replies) + 1]):
             if n:
                 messages.append({"role": "assistant", "content": replies[n - 1]})
-            messages.append({"role": "user", "content": self._prompt(example, values, template, n)})
+            content = self._prompt(example, values, template, n)
+            messages.append({"role": "user", "content": content})
         return messages
 
     def _prompt(self, example, values, template, n):
@@ -1743,8 +1757,9 @@ class LLMJudge:
         try:
             reply, cached = self._reply(messages, max_tokens=max_tokens, seed=seed)
         except APIError as exc:
-            kind = exc.kind if exc.kind not in ("connection_refused", "untrusted") else (
-                "connection_error")
+            kind = exc.kind
+            if kind in ("connection_refused", "untrusted"):  # the item says no more than that
+                kind = "connection_error"
             return self._failed(kind, str(exc), latency=time.monotonic() - started,
                                 attempts=getattr(exc, "attempts", 1), http_status=exc.status)
         judgement = self._interpret(reply, max_tokens is not None, scale or self.scale)
