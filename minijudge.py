@@ -1622,19 +1622,14 @@ class LLMJudge:
             values.update(criterion["fields"])
         values.update(self.answers)
         values.update(fields, response_format=self.form)
-        values["context_section"] = _context_section(self._context(values, example))
+        context = None
+        if self.parser == "comparative":  # a record's own: its question is elsewhere
+            context = example.get("context")
+        values["context_section"] = _context_section(values.get("context", context))
         values["reference_section"] = _reference_section(values.get("reference"))
         if self.parser == "comparative":  # the prompt's scale is the judge's
             values.update(low=self.scale[0], high=self.scale[1])
         return values
-
-    def _context(self, values, example):
-        """The item's context; a comparative judge's record has its own (its question is
-        elsewhere)."""
-        default = None
-        if self.parser == "comparative":
-            default = example.get("context")
-        return values.get("context", default)
 
     def _ask(self, example, values, again=None):
         """The item's conversation (and ``again``), ``repeats`` times combined by a jury."""
@@ -1684,9 +1679,7 @@ class LLMJudge:
         if self.parser in ("verdict", "comparative"):
             return None
         response = values["response"]
-        if response is None:
-            response = ""
-        if not str(response).strip():
+        if response is None or not str(response).strip():
             return Judgement(score=0.0, status="empty_response", error=_EMPTY)
         return None
 
