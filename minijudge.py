@@ -1454,10 +1454,35 @@ def _check_response(parser, values, example, output, fields):
     parser reads two answers, which compare() gives)."""
     if "response" in values or "response" in fields or parser in ("verdict", "comparative"):
         return
-    given = {str(k) for part in (example, output if isinstance(output, Mapping) else {}, fields)
-             for k, v in part.items() if v is not None}
+    given = _given_fields(example, output, fields)
     raise TemplateError("template needs field 'response'; got {}".format(
-        _names(sorted(given), "no fields")))
+        _names(given, "no fields")))
+
+
+def _given_fields(*parts):
+    """The names of the fields set (not None) in these mappings, sorted (a text has none)."""
+    names = set()
+    for part in parts:
+        if isinstance(part, Mapping):
+            names.update(str(k) for k, v in part.items() if v is not None)
+    return sorted(names)
+
+
+def _context_section(context):
+    """Each text under its [name] (a lone text: [Context]) unless it has its own [header];
+    None: not given."""
+    named = [("Context", context)]
+    if isinstance(context, Mapping):
+        named = context.items()
+    section = ""
+    for name, text in named:
+        text = (_as_text(text) or "").strip()
+        if not text:
+            continue
+        if not text.startswith("["):
+            text = "[{}]\n{}".format(name, text)
+        section += text + "\n\n"
+    return section or None
 
 
 def _reference_section(reference):
@@ -1471,40 +1496,58 @@ def _env(*names):
     return _first(os.environ, *names)
 
 
+# a parameter the server refused: what its error names and says (regexes), the parameters
+# then dropped, the one sent instead of the first (or None), and what changed
+_ADAPTATIONS = (
+    ("max_tokens", "max_completion_tokens|unsupported", ("max_tokens",), "max_completion_tokens",
+     "max_tokens sent as max_completion_tokens"),
+    ("temperature", "unsupported|not support|only the default", ("temperature",), None,
+     "temperature left to the server"),
+    ("response_format|json_schema", "", ("response_format",), None,
+     "response_format dropped: the replies are parsed as text"),
+    ("logprobs", "", ("logprobs", "top_logprobs"), None,
+     "logprobs dropped: ratings come from the text"),
+)
+
+
 def _adaptation(message, params):
     """(params, what changed) for an error, whatever its status, that names a parameter the
     server does not take (o-series, gpt-5: max_tokens, temperature; LM Studio and
     llama-cpp-python, whose status is 500: response_format), or None."""
     lowered = message.lower()
-    for names, says, dropped, added, what in (  # what the message must name and say: the change
-            ("max_tokens", "max_completion_tokens|unsupported", ("max_tokens",),
-             {"max_completion_tokens": params.get("max_tokens")},
-             "max_tokens sent as max_completion_tokens"),
-            ("temperature", "unsupported|not support|only the default", ("temperature",), {},
-             "temperature left to the server"),
-            ("response_format|json_schema", "", ("response_format",), {},
-             "response_format dropped: the replies are parsed as text"),
-            ("logprobs", "", ("logprobs", "top_logprobs"), {},
-             "logprobs dropped: ratings come from the text")):
+    for names, says, dropped, instead, what in _ADAPTATIONS:
         if dropped[0] in params and re.search(names, lowered) and re.search(says, lowered):
-            return dict({k: v for k, v in params.items() if k not in dropped}, **added), what
+            return _without(params, dropped, instead), what
     return None
+
+
+def _without(params, dropped, instead):
+    """``params`` without ``dropped``, the first one's value sent as ``instead`` if given."""
+    adapted = {k: v for k, v in params.items() if k not in dropped}
+    if instead:
+        adapted[instead] = params[dropped[0]]
+    return adapted
 
 
 def _api_key(api_key, url):
     """The key given, or LLM_JUDGE_API_KEY's, or OPENAI_API_KEY's ("": none); the last is
     warned about when it would go in clear text to a host that is not this one."""
-    from urllib.parse import urlsplit
     key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
     if re.search(r"[^\x21-\x7e]", key):
         raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
                          "characters; check where it was read from")
-    if key and not (api_key or _env("LLM_JUDGE_API_KEY")) and url.startswith(
-            "http:") and not _is_loopback(urlsplit(url).hostname):
+    if key and not (api_key or _env("LLM_JUDGE_API_KEY")):
+        _warn_clear_text(url)
+    return key
+
+
+def _warn_clear_text(url):
+    """Warn that OPENAI_API_KEY goes to ``url`` unless that is https or loopback."""
+    from urllib.parse import urlsplit
+    if url.startswith("http:") and not _is_loopback(urlsplit(url).hostname):
         _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
                      "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
                      "unset OPENAI_API_KEY if it needs no key", urlsplit(url).netloc)
-    return key
 
 
 def _secret_forms(key, url, headers):
@@ -1512,12 +1555,92 @@ def _secret_forms(key, url, headers):
     the values of headers that are not harmless, with their parts (a token, a cookie),
     each as sent, decoded and encoded."""
     from urllib.parse import quote, unquote
-    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)] + [
-        part for name, value in headers.items() if name.lower() not in _HARMLESS_HEADERS
-        for part in [str(value)] + re.split(r"[\s;,=]+", str(value))]
-    forms = {form for v in values for form in (v, unquote(v), quote(unquote(v), safe=""))}
+    forms = set()
+    for value in _secret_values(key, url, headers):
+        forms.update((value, unquote(value), quote(unquote(value), safe="")))
     # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
-    return tuple(sorted((v for v in forms if len(v) >= 8), key=len, reverse=True))
+    long_enough = [form for form in forms if len(form) >= 8]
+    return tuple(sorted(long_enough, key=len, reverse=True))
+
+
+def _secret_values(key, url, headers):
+    """The key, the URL's credential values, each header's value that is not harmless and
+    its parts."""
+    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)]
+    for name, value in headers.items():
+        if name.lower() not in _HARMLESS_HEADERS:
+            values += [str(value)] + re.split(r"[\s;,=]+", str(value))
+    return values
+
+
+def _model_name(model, url, judge_fn):
+    """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name;
+    None: the one the server lists (a judge_fn never asks /models)."""
+    named = model or _env("LLM_JUDGE_MODEL")
+    if named:
+        return named
+    deployment = re.search(r"/openai/deployments/([^/]+)/", url)
+    if deployment:
+        return deployment.group(1)
+    if judge_fn:
+        return getattr(judge_fn, "__name__", "judge_fn")
+    return None
+
+
+def _with_key(headers, key, key_header):
+    """The headers sent: the key's under key_header first (a header of the same name given
+    by the user wins)."""
+    headers = dict(headers or {})
+    if not key:
+        return headers
+    bearer = ""
+    if key_header.lower() == "authorization":
+        bearer = "Bearer "
+    return {key_header: bearer + key, **headers}
+
+
+def _criterion_or(criterion, default):
+    """A criterion given, checked and prepared, else ``default``."""
+    if criterion is None:
+        return default
+    return _criterion(criterion)
+
+
+def _user_content(text, images):
+    """A user message's content: the text, and the images after it if there are any."""
+    if not images:
+        return text
+    return [{"type": "text", "text": text}] + [
+        {"type": "image_url", "image_url": {"url": url}} for url in images]
+
+
+def _compared(judged, details):
+    """compare_systems' Judgement: the first failure, else each system's win rate (ties
+    count half) and the ranking."""
+    failed = next((j for j in judged if not j.ok), None)
+    if failed is not None:
+        return _merged(judged, details=details, **{name: getattr(failed, name) for name in (
+            "status", "score", "error", "http_status")})
+    wins, played = details["wins"], details["played"]
+    rates = {name: round(wins[name] / played[name], 4) for name in wins}
+    ranking = sorted(rates, key=rates.get, reverse=True)
+    return _merged(judged, value=rates, source="text", details=dict(details, ranking=ranking))
+
+
+# a parser's defaults: its scale (else 1 to 5) and the tokens its reply needs (else 16)
+_DEFAULT_SCALES = {"json": (0, 10), "comparative": (1, 10), "option": ()}
+_DEFAULT_MAX_TOKENS = {"json": 512}
+
+
+def _turns(template, assess, assess_max_tokens):
+    """A judge's turns, each (template, max_tokens), None the judge's: the template alone,
+    or with assess an assessment (a custom template asks it) and then the choice."""
+    if not assess:
+        return [(template, None)]
+    first = template
+    if template == "criterion":
+        first = _ASSESS_TEMPLATE
+    return [(first, assess_max_tokens), (_SELECT_TEMPLATE, None)]
 
 
 class LLMJudge:
@@ -1544,76 +1667,120 @@ class LLMJudge:
                  repeats=1, image_root=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
-        base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
-        if not (base_url or judge_fn):
-            raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
-        self.url, self.judge_fn = "judge_fn" if judge_fn else _chat_url(base_url), judge_fn
-        deployment = re.search(r"/openai/deployments/([^/]+)/", self.url)  # Azure
-        self.model = model or _env("LLM_JUDGE_MODEL") or (deployment and deployment.group(1)) or (
-            judge_fn and getattr(judge_fn, "__name__", "judge_fn"))  # never asks /models
-        key = _api_key(api_key, self.url)
-        headers = dict(headers or {})
-        if key:  # a header of the same name given by the user wins
-            bearer = "Bearer " if key_header.lower() == "authorization" else ""
-            headers = {key_header: bearer + key, **headers}
-        self._headers = _Secret(headers)
-        self._secrets = _Secret(_secret_forms(key, self.url, headers))
-        self.criterion = _criterion(criterion) if criterion is not None else None
-        template = template or ("criterion" if criterion is not None else None)
-        if template is not None:
-            _check_template(TEMPLATES.get(template, template))  # fail now, not per item
-        self.template, self.parser = template, "json" if response_format is not None else (
-            parser or _parser_of(template))
-        for needs, asked in (("the option parser", self.parser == "option"),
-                             ("assess", assess), ("check_position", check_position)):
-            if asked and self.criterion is None and template != "criterion":  # not per item
-                raise JudgeError("{} needs criterion={{'name', 'description', 'options': "
-                                 "{{option: score}}}}".format(needs))
-        # a turn: (template, max_tokens), None the judge's; a custom template asks the assessment
-        self.turns = [(template, None)] if not assess else [
-            (_ASSESS_TEMPLATE if template == "criterion" else template, assess_max_tokens),
-            (_SELECT_TEMPLATE, None)]
-        self.again = "the options reversed" if check_position else None
-        self.scale = self.criterion["options"] if self.criterion else tuple(scale or {  # options
-            "json": (0, 10), "comparative": (1, 10), "option": ()}.get(self.parser, (1, 5)))
-        if binary_format and self.parser != "binary":
-            raise JudgeError("binary_format (--binary-format) is yesno or 01, for a yes/no "
-                             "judge (--mode binary or math); got {!r}".format(binary_format))
-        self.answers = _BINARY_FORMATS.get(binary_format, {})  # else the templates' default
-        self.form = None if response_format is None else json.dumps(
-            response_format, indent=2, ensure_ascii=False)  # the example, for the prompt
-        self.keys = (score_field,) if self.form else _RUBRIC_CRITERIA if (
-            template == "rubric") else None  # the numbers of a JSON reply that score
+        self._set_server(base_url, model, api_key, judge_fn, headers, key_header)
+        self._set_template(template, parser, criterion, response_format)
+        self._check_criterion_needs(assess, check_position)
+        self.turns = _turns(self.template, assess, assess_max_tokens)
+        self.again = None
+        if check_position:
+            self.again = "the options reversed"
+        self._set_answers(scale, binary_format, response_format, score_field)
         self.params = self._request_defaults(
             temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=logprobs,
             top_logprobs=top_logprobs, structured=structured, example=response_format,
             score_field=score_field, extra_body=extra_body)
         self.adapted = []  # what the server refused, and what was sent instead
         self.system, self.timeout, self.on_failure = system, timeout, on_failure
-        self.pass_threshold = pass_threshold if pass_threshold is None else float(pass_threshold)
+        self.pass_threshold = pass_threshold
+        if pass_threshold is not None:
+            self.pass_threshold = float(pass_threshold)
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
         self.repeats = repeats  # each its own seed: seed, seed + 1, ... (0 if none)
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         self._alive, self._refused_since = False, None  # see _call
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
-        self.cache = _Cache(cache) if isinstance(cache, str) else cache
+        self.cache = cache
+        if isinstance(cache, str):
+            self.cache = _Cache(cache)
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._connections = _connections(self.url)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
+
+    def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header):
+        """Where requests go, for which model, with which headers (the key's among them)."""
+        base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
+        if not (base_url or judge_fn):
+            raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
+        self.url = "judge_fn"
+        if not judge_fn:
+            self.url = _chat_url(base_url)
+        self.judge_fn = judge_fn
+        self.model = _model_name(model, self.url, judge_fn)
+        key = _api_key(api_key, self.url)
+        headers = _with_key(headers, key, key_header)
+        self._headers = _Secret(headers)
+        self._secrets = _Secret(_secret_forms(key, self.url, headers))
+
+    def _set_template(self, template, parser, criterion, response_format):
+        """The prompt (a template, a criterion) and the parser that reads its reply."""
+        self.criterion = _criterion_or(criterion, None)
+        if not template:
+            template = None
+            if criterion is not None:
+                template = "criterion"
+        if template is not None:
+            _check_template(TEMPLATES.get(template, template))  # fail now, not per item
+        self.template = template
+        self.parser = "json"
+        if response_format is None:
+            self.parser = parser or _parser_of(template)
+
+    def _check_criterion_needs(self, assess, check_position):
+        """JudgeError now, not per item, if what is asked reads options no criterion gives."""
+        if self.criterion is not None or self.template == "criterion":
+            return
+        for needs, asked in (("the option parser", self.parser == "option"),
+                             ("assess", assess), ("check_position", check_position)):
+            if asked:
+                raise JudgeError("{} needs criterion={{'name', 'description', 'options': "
+                                 "{{option: score}}}}".format(needs))
+
+    def _set_answers(self, scale, binary_format, response_format, score_field):
+        """What the reply may say: the scale, the yes/no words, a JSON reply's form and keys."""
+        self.scale = self._scale(scale)
+        if binary_format and self.parser != "binary":
+            raise JudgeError("binary_format (--binary-format) is yesno or 01, for a yes/no "
+                             "judge (--mode binary or math); got {!r}".format(binary_format))
+        self.answers = _BINARY_FORMATS.get(binary_format, {})  # else the templates' default
+        self.form = None  # the example, for the prompt
+        if response_format is not None:
+            self.form = json.dumps(response_format, indent=2, ensure_ascii=False)
+        self.keys = self._score_keys(score_field)
+
+    def _scale(self, scale):
+        """The criterion's options, else the scale given, else the parser's default."""
+        if self.criterion:
+            return self.criterion["options"]
+        return tuple(scale or _DEFAULT_SCALES.get(self.parser, (1, 5)))
+
+    def _score_keys(self, score_field):
+        """The numbers of a JSON reply that score (None: any)."""
+        if self.form:
+            return (score_field,)
+        if self.template == "rubric":
+            return _RUBRIC_CRITERIA
+        return None
 
     def _request_defaults(self, *, temperature, max_tokens, seed, logprobs, top_logprobs,
                           structured, example, score_field, extra_body):
         """The body every request starts from (a None is left to the server), extra_body
         last."""
-        params = {"temperature": temperature,
-                  "max_tokens": max_tokens or (512 if self.parser == "json" else 16),
-                  "stream": False, "seed": seed}
+        max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(self.parser, 16)
+        params = {"temperature": temperature, "max_tokens": max_tokens, "stream": False,
+                  "seed": seed}
         if logprobs:  # top_logprobs alone: llama-server fails
             params.update(logprobs=True, top_logprobs=top_logprobs)
-        if self.form or structured and self._has_schema():
+        if self._sends_schema(structured):
             params["response_format"] = _response_format(  # no options: each item has its own
                 self.parser, self.scale, example, score_field)
-        return dict({k: v for k, v in params.items() if v is not None}, **extra_body or {})
+        sent = {k: v for k, v in params.items() if v is not None}
+        return dict(sent, **extra_body or {})
+
+    def _sends_schema(self, structured):
+        """Whether to send response_format: a JSON reply's form, else the schema asked."""
+        if self.form:
+            return True
+        return structured and self._has_schema()
 
     def _has_schema(self):
         """Whether --structured can send a schema: it needs a scale (options read without a
@@ -1675,7 +1842,10 @@ class LLMJudge:
             raise JudgeError("compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
         values = self._values(example, None, dict(fields, response_a=response_a,
                                                   response_b=response_b))
-        return self._ask(example, values, "the answers swapped" if both_orders else None)
+        again = None
+        if both_orders:
+            again = "the answers swapped"
+        return self._ask(example, values, again)
 
     def compare_systems(self, example, responses, *, both_orders=True, **fields):
         """Every pair of several systems' responses (a mapping name -> text), each pair
@@ -1691,17 +1861,12 @@ class LLMJudge:
             j = self.compare(example, response_a, response_b, both_orders=both_orders, **fields)
             judged.append(j)
             pairs.append(_pair_entry(a, b, j))
-            for name, won in ((a, j.score), (b, 1 - j.score)) if j.ok else ():
+            if not j.ok:
+                continue
+            for name, won in ((a, j.score), (b, 1 - j.score)):
                 wins[name] += won
                 played[name] += 1
-        details = {"pairs": pairs, "wins": wins, "played": played}
-        failed = next((j for j in judged if not j.ok), None)
-        if failed is not None:
-            return _merged(judged, details=details, **{name: getattr(failed, name) for name in (
-                "status", "score", "error", "http_status")})
-        rates = {name: round(wins[name] / played[name], 4) for name in responses}
-        return _merged(judged, value=rates, source="text", details=dict(details, ranking=sorted(
-            rates, key=rates.get, reverse=True)))
+        return _compared(judged, {"pairs": pairs, "wins": wins, "played": played})
 
     def chat(self, messages, *, use_cache=True):
         """Send chat messages; the reply's fields (content, reasoning, finish_reason,
@@ -1715,22 +1880,21 @@ class LLMJudge:
     # -- internals
     def _values(self, example, output, fields):
         _check_example(example)
-        example = example if isinstance(example, Mapping) else {}
+        if example is None:
+            example = {}
         values = dict(question=_as_text(_first(example, "question", "context")),
                       reference=_as_text(_first(example, "answer", "reference")),
                       **_response_of(example, output))
         _check_response(self.parser, values, example, output, fields)
-        criterion = fields.pop("criterion", None)  # the item's own, else the judge's
-        criterion = _criterion(criterion) if criterion is not None else self.criterion
-        values.update(criterion["fields"] if criterion else {}, **self.answers)
+        criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's own
+        if criterion:
+            values.update(criterion["fields"])
+        values.update(self.answers)
         values.update(fields, response_format=self.form)
-        context = values.get("context", example.get("context") if (
-            self.parser == "comparative") else None)  # a record's own: its question, elsewhere
-        # each text under its [name] (a lone text: [Context]) unless it has its own [header]
-        named = context.items() if isinstance(context, Mapping) else [("Context", context)]
-        texts = [(name, (_as_text(text) or "").strip()) for name, text in named]
-        values["context_section"] = "".join((text if text.startswith("[") else "[{}]\n{}".format(
-            name, text)) + "\n\n" for name, text in texts if text) or None  # None: not given
+        context = None
+        if self.parser == "comparative":  # a record's own: its question is elsewhere
+            context = example.get("context")
+        values["context_section"] = _context_section(values.get("context", context))
         values["reference_section"] = _reference_section(values.get("reference"))
         if self.parser == "comparative":  # the prompt's scale is the judge's
             values.update(low=self.scale[0], high=self.scale[1])
@@ -1742,11 +1906,8 @@ class LLMJudge:
             values["images"] = _image_urls(values.get("images"), self._images) or None
         except JudgeError as exc:
             return self._failed("bad_record", str(exc))
-        try:  # a seed each repeat, so a request and a cache entry each
-            asked = [self._converse(example, values if self.repeats == 1 else dict(
-                values, seed=self.params.get("seed", 0) + n), again) for n in range(self.repeats)]
-            judgement = asked[0] if self.repeats == 1 else jury(asked, "majority" if (
-                self.parser in ("binary", "verdict", "option")) else "mean")
+        try:
+            judgement = self._repeated(example, values, again)
         except (JudgeError, OSError):  # strict mode asked for it; the cache's disk is full
             raise
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
@@ -1754,16 +1915,45 @@ class LLMJudge:
                 type(exc).__name__, self._redact(str(exc))))
         return _with_pass(judgement, self.pass_threshold)
 
+    def _repeated(self, example, values, again):
+        """The conversation, or ``repeats`` of them combined by a jury, each with its own seed
+        (so a request and a cache entry each)."""
+        if self.repeats == 1:
+            return self._converse(example, values, again)
+        seed = self.params.get("seed", 0)
+        asked = [self._converse(example, dict(values, seed=seed + n), again)
+                 for n in range(self.repeats)]
+        how = "mean"
+        if self.parser in ("binary", "verdict", "option"):
+            how = "majority"
+        return jury(asked, how)
+
     def _converse(self, example, values, again=None):
         """One conversation: the last turn's reply read by the parser, earlier ones as text;
         if it succeeded, ``again`` (a _VARIANTS key) another, the two combined as it says."""
+        unasked = self._unasked(values)
+        if unasked is not None:
+            return unasked
+        first = self._take_turns(example, values)
+        if again is None or first.status not in ("ok", "exported"):
+            return first
+        return self._asked_again(example, values, first, again)
+
+    def _unasked(self, values):
+        """The Judgement of an item not worth a request (responses of the wrong kind, an empty
+        response), else None."""
         problem = _responses_kind_problem(values, self.parser)
         if problem:
             return self._failed("template_error", problem)
-        if self.parser not in ("verdict", "comparative"):
-            response = values["response"]
-            if not str(response if response is not None else "").strip():
-                return Judgement(score=0.0, status="empty_response", error=_EMPTY)
+        if self.parser in ("verdict", "comparative"):
+            return None
+        response = values["response"]
+        if response is None or not str(response).strip():
+            return Judgement(score=0.0, status="empty_response", error=_EMPTY)
+        return None
+
+    def _take_turns(self, example, values):
+        """Each turn in order until one fails, the assessment kept in the last's details."""
         turns = []
         for _, max_tokens in self.turns:
             try:
@@ -1776,38 +1966,51 @@ class LLMJudge:
                 turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
                 break
-        first = turns[0] if len(turns) == 1 else _merged(turns, like=turns[-1], details=dict(
-            turns[-1].details, assessment=turns[0].value))
-        if again is None or first.status not in ("ok", "exported"):
-            return first
+        if len(turns) == 1:
+            return turns[0]
+        last = turns[-1]
+        return _merged(turns, like=last, details=dict(last.details, assessment=turns[0].value))
+
+    def _asked_again(self, example, values, first, again):
+        """``first`` and the item asked again as ``again`` (a _VARIANTS key) says, combined."""
         change, combine = _VARIANTS[again]
         second = self._converse(example, change(values))
         if second.ok:
             return _merged([first, second], like=first, **combine(first, second))
-        return _merged([first, second], status=second.status, score=second.score, error=(
-            "with {}: {}".format(again, second.error)), http_status=second.http_status)
+        error = "with {}: {}".format(again, second.error)
+        return _merged([first, second], status=second.status, score=second.score, error=error,
+                       http_status=second.http_status)
 
     def _messages(self, example, values, replies=None):
         """The conversation sent for an item: each turn's prompt, and before the next turn the
         judge's reply to it (``replies``; without them, every turn, a placeholder for each)."""
-        messages = [{"role": "system", "content": self.system}] if self.system else []
-        turns = self.turns if replies is None else self.turns[:len(replies) + 1]
-        for n, (template, _) in enumerate(turns):
+        messages = []
+        if self.system:
+            messages.append({"role": "system", "content": self.system})
+        if replies is None:
+            replies = ["(the judge's reply to the turn above)"] * (len(self.turns) - 1)
+        for n, (template, _) in enumerate(self.turns[:len(replies) + 1]):
             if n:
-                messages.append({"role": "assistant", "content": replies[n - 1] if replies
-                                 else "(the judge's reply to the turn above)"})
-            template = template or ("rating" if values.get("reference") is None else "rating_ref")
-            content = render(template, example, **values)
-            if self.form and n == len(self.turns) - 1 and "{response_format}" not in TEMPLATES.get(
-                    template, template):
-                content += "\n\nReply with a JSON object only, in this form:\n" + self.form
-            images = ()  # after the first turn's text only
-            if n == 0:
-                images = _image_urls(values.get("images"), self._images)
-            messages.append({"role": "user", "content": [{"type": "text", "text": content}] + [
-                {"type": "image_url", "image_url": {"url": url}} for url in images]
-                if images else content})
+                messages.append({"role": "assistant", "content": replies[n - 1]})
+            content = self._prompt(example, values, template, n)
+            messages.append({"role": "user", "content": content})
         return messages
+
+    def _prompt(self, example, values, template, n):
+        """Turn n's content: the template filled, the last turn's asking for the JSON form if
+        the template does not, the first turn's with the item's images after its text."""
+        if not template:
+            template = "rating"
+            if values.get("reference") is not None:
+                template = "rating_ref"
+        content = render(template, example, **values)
+        last = n == len(self.turns) - 1
+        if self.form and last and "{response_format}" not in TEMPLATES.get(template, template):
+            content += "\n\nReply with a JSON object only, in this form:\n" + self.form
+        images = ()
+        if n == 0:
+            images = _image_urls(values.get("images"), self._images)
+        return _user_content(content, images)
 
     def _send(self, messages, max_tokens=None, scale=None, seed=None):
         """One request, its reply read by the parser on ``scale`` (the item's options, else the
@@ -1816,8 +2019,9 @@ class LLMJudge:
         try:
             reply, cached = self._reply(messages, max_tokens=max_tokens, seed=seed)
         except APIError as exc:
-            kind = exc.kind if exc.kind not in ("connection_refused", "untrusted") else (
-                "connection_error")
+            kind = exc.kind
+            if kind in ("connection_refused", "untrusted"):  # the item says no more than that
+                kind = "connection_error"
             return self._failed(kind, str(exc), latency=time.monotonic() - started,
                                 attempts=getattr(exc, "attempts", 1), http_status=exc.status)
         judgement = self._interpret(reply, max_tokens is not None, scale or self.scale)
