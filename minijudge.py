@@ -1571,9 +1571,7 @@ class LLMJudge:
         """One request with retries: ``read(body)``, or APIError after the last try. A
         server that answered and now refuses connections is restarting: it is polled
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
-        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__,
-                   **({} if payload is None else {"Content-Type": "application/json"}),
-                   **self._headers.value}
+        headers = self._request_headers(payload)
         retries, timed_out = 0, None
         for attempt in itertools.count(1):
             try:
@@ -1584,41 +1582,93 @@ class LLMJudge:
                 return read(body, url), attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
-                restarting, left = exc.kind == "connection_refused" and self._alive, 0
                 # a server shutting down is silent, then refuses: the timeout came first
-                timed_out = timed_out or exc.kind == "timeout" and str(exc)
-                if restarting:
-                    self._refused_since = since = self._refused_since or time.monotonic()
-                    left = since + self.restart_wait - time.monotonic()
-                status = exc.status or 0  # a 4xx but 408/409/429 is the caller's bug: no retry
-                retryable = exc.kind in ("timeout", "connection_error", "invalid_response") or (
-                    exc.kind == "http_error" and (status in _RETRY_STATUSES or status >= 500))
-                if left <= 0 and (not retryable or retries >= self.max_retries or (
-                        status and payload and _adaptation(str(exc), payload))):
-                    if restarting:
-                        exc.args = ("{} it answered before, then refused connections for "
-                                    "{:g} s (--restart-wait)".format(exc, self.restart_wait),)
-                    if timed_out and exc.kind == "connection_refused":
-                        exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
-                    if attempt > 1:
-                        exc.args = ("{} (after {} tries)".format(exc, attempt),)
+                if not timed_out and exc.kind == "timeout":
+                    timed_out = str(exc)
+                left = self._restart_left(exc)
+                if left > 0:  # polling a restarting server is no retry
+                    wait = self._poll_wait(left, exc)
+                elif self._gives_up(exc, retries, payload):
+                    self._final_error(exc, attempt, timed_out)
                     raise
-                retries += left <= 0  # polling a restarting server is no retry
-                lo, hi = self.retry_waits if left <= 0 else (0, min(left, _RESTART_POLL))
-                base = hi if left > 0 else (lo or _BACKOFF_FIRST) * 2 ** (retries - 1)
-                wait = max(min(hi, max(lo, base * random.uniform(0.5, 1))), exc.retry_after or 0)
+                else:
+                    retries += 1
+                    wait = self._backoff(retries, exc)
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._sleep(wait)
+
+    def _request_headers(self, payload):
+        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        headers.update(self._headers.value)
+        return headers
+
+    def _restarting(self, exc):
+        """Whether the server refusing ``exc``'s connection answered this judge before."""
+        return exc.kind == "connection_refused" and self._alive
+
+    def _restart_left(self, exc):
+        """Seconds a restarting server is still polled (from its first refusal), else 0."""
+        if not self._restarting(exc):
+            return 0
+        since = self._refused_since or time.monotonic()
+        self._refused_since = since
+        return since + self.restart_wait - time.monotonic()
+
+    def _gives_up(self, exc, retries, payload):
+        """Whether ``exc`` ends the call: not retryable, out of retries, or naming a
+        parameter the server does not take (_reply adapts those and asks again)."""
+        if not self._retryable(exc) or retries >= self.max_retries:
+            return True
+        return bool(exc.status and payload and _adaptation(str(exc), payload))
+
+    @staticmethod
+    def _retryable(exc):
+        """A network failure, an unreadable reply, or a busy or failing server."""
+        if exc.kind == "http_error":  # a 4xx but 408/409/429 is the caller's bug: no retry
+            status = exc.status or 0
+            return status in _RETRY_STATUSES or status >= 500
+        return exc.kind in ("timeout", "connection_error", "invalid_response")
+
+    def _final_error(self, exc, attempt, timed_out):
+        """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
+        if self._restarting(exc):
+            exc.args = ("{} it answered before, then refused connections for {:g} s "
+                        "(--restart-wait)".format(exc, self.restart_wait),)
+        if timed_out and exc.kind == "connection_refused":
+            exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
+        if attempt > 1:
+            exc.args = ("{} (after {} tries)".format(exc, attempt),)
+
+    def _backoff(self, retries, exc):
+        """The wait before retry number ``retries``, doubling from the shortest."""
+        shortest, longest = self.retry_waits
+        base = (shortest or _BACKOFF_FIRST) * 2 ** (retries - 1)
+        return self._jittered(base, shortest, longest, exc)
+
+    def _poll_wait(self, left, exc):  # left: seconds until a restarting server is given up
+        longest = min(left, _RESTART_POLL)
+        return self._jittered(longest, 0, longest, exc)
+
+    @staticmethod
+    def _jittered(base, shortest, longest, exc):
+        """Half to all of ``base`` (threads that failed together do not retry together),
+        within shortest-longest, and no less than the server's Retry-After."""
+        wait = min(longest, max(shortest, base * random.uniform(0.5, 1)))
+        return max(wait, exc.retry_after or 0)
 
     def _from_fn(self, messages):
         """judge_fn's reply (text or a chat completion) as a body; what it raises, an APIError."""
         try:
             reply = self.judge_fn(messages)
-            return json.dumps({"choices": [{"message": {"content": reply}}]} if isinstance(
-                reply, str) else reply).encode()
+            if isinstance(reply, str):
+                reply = {"choices": [{"message": {"content": reply}}]}
+            return json.dumps(reply).encode()
         except Exception as exc:  # that item's failure, not the run's
-            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, self._redact(
-                str(exc))), kind="internal_error") from None
+            message = self._redact(str(exc))
+            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, message),
+                           kind="internal_error") from None
 
     def _pick_model(self, listed):  # listed: the server's models, or why it listed none
         if isinstance(listed, APIError):
@@ -1626,9 +1676,10 @@ class LLMJudge:
                 listed), kind="model_error", status=listed.status)
         if len(listed) == 1:
             return listed[0]
+        where = self._redact(_models_url(self.url))
         raise APIError("no model given and GET {} lists {}: pass one with model= or "
-                       "--judge-model".format(self._redact(_models_url(self.url)),
-                                              _names(listed, "no models")), kind="model_error")
+                       "--judge-model".format(where, _names(listed, "no models")),
+                       kind="model_error")
 
     def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
         """(reply, from_cache). A cached reply keeps its first latency and tries: a resumed
