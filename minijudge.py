@@ -1685,46 +1685,80 @@ class LLMJudge:
         """(reply, from_cache). A cached reply keeps its first latency and tries: a resumed
         run writes what an unbroken one would. A ``max_tokens`` turn gets no response_format."""
         if self.model is None:  # checked outside the lock: a hundred threads pass here
-            with self._lock:
-                if self.model is None:
-                    try:
-                        listed = self.list_models()
-                    except APIError as exc:
-                        listed = exc
-                    self.model = self._pick_model(listed)
+            self._choose_model()
         params = self.params
-        payload = {"model": self.model, "messages": messages, **params,
-                   **({} if seed is None else {"seed": seed})}
-        if max_tokens is not None:
-            payload.pop("response_format", None)
-            payload["max_completion_tokens" if "max_completion_tokens" in params else
-                    "max_tokens"] = max_tokens
+        payload = self._payload(messages, params, max_tokens, seed)
         cache = self.cache if use_cache else None
-        key = (cache is not None or self.batch is not None) and _cache_key(payload)
-        reply = cache.get(key) if cache is not None else None
-        if reply is not None:
-            return reply, True
-        started, attempts = time.monotonic(), 0
-        reply = self.batch.reply(key, payload, self.url != _OFFLINE) if self.batch else None
-        try:
-            reply, attempts = (reply, 0) if reply else (_read_reply(self._from_fn(
-                messages), self.url), 1) if self.judge_fn else self._call(
-                    self.url, payload, _read_reply)  # no retry
-        except APIError as exc:
-            adapted = exc.status and _adaptation(str(exc), params)
-            if not adapted:
-                raise
-            with self._lock:  # once, unless another thread adapted them while this one waited
-                if self.params is params:
-                    self.params = adapted[0]
-                    self.adapted.append("{} (the server said: {})".format(
-                        adapted[1], str(exc)[-300:]))
-                    _log.warning("minijudge: %s", self.adapted[-1])
+        key = None
+        if cache is not None or self.batch is not None:  # both find a request by its key
+            key = _cache_key(payload)
+        if cache is not None:
+            reply = cache.get(key)
+            if reply is not None:
+                return reply, True
+        reply = self._fresh_reply(messages, payload, key, params)
+        if reply is None:  # the server refused a parameter, now adapted: ask again
             return self._reply(messages, use_cache=use_cache, max_tokens=max_tokens, seed=seed)
-        reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
         if cache is not None and reply.get("content"):  # failures are never cached
             cache.put(key, reply)
         return reply, False
+
+    def _choose_model(self):
+        with self._lock:
+            if self.model is None:  # another thread may have chosen it while this one waited
+                try:
+                    listed = self.list_models()
+                except APIError as exc:
+                    listed = exc
+                self.model = self._pick_model(listed)
+
+    def _payload(self, messages, params, max_tokens, seed):
+        payload = {"model": self.model, "messages": messages, **params}
+        if seed is not None:
+            payload["seed"] = seed
+        if max_tokens is not None:
+            payload.pop("response_format", None)
+            limit = "max_tokens"
+            if "max_completion_tokens" in params:
+                limit = "max_completion_tokens"
+            payload[limit] = max_tokens
+        return payload
+
+    def _fresh_reply(self, messages, payload, key, params):
+        """The reply of the batch files, judge_fn or the server, with its latency and tries;
+        None when the server refused a parameter, now adapted."""
+        started, attempts = time.monotonic(), 0
+        reply = None
+        if self.batch:
+            reply = self.batch.reply(key, payload, self.url != _OFFLINE)
+        if not reply:
+            try:
+                reply, attempts = self._fetch(messages, payload)
+            except APIError as exc:
+                if not self._adapt(exc, params):
+                    raise
+                return None
+        reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
+        return reply
+
+    def _fetch(self, messages, payload):  # (reply, tries)
+        if self.judge_fn:
+            return _read_reply(self._from_fn(messages), self.url), 1
+        return self._call(self.url, payload, _read_reply)
+
+    def _adapt(self, exc, params):
+        """Whether ``exc`` names a parameter the server does not take; if so, the judge's
+        parameters change for every later request."""
+        adapted = exc.status and _adaptation(str(exc), params)
+        if not adapted:
+            return False
+        with self._lock:  # once, unless another thread adapted them while this one waited
+            if self.params is params:
+                self.params = adapted[0]
+                self.adapted.append("{} (the server said: {})".format(
+                    adapted[1], str(exc)[-300:]))
+                _log.warning("minijudge: %s", self.adapted[-1])
+        return True
 
     def _interpret(self, reply, free, scale):
         raw = reply.get("content") if isinstance(reply.get("content"), str) else None
