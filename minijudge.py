@@ -1761,55 +1761,141 @@ class LLMJudge:
         return True
 
     def _interpret(self, reply, free, scale):
-        raw = reply.get("content") if isinstance(reply.get("content"), str) else None
+        """The Judgement of a reply: refused, unread (see _unread), a free assessment
+        (``free``), or a value and its score on ``scale``."""
+        raw = reply.get("content")
+        if not isinstance(raw, str):
+            raw = None
         common = dict({k: reply.get(k) for k in ("reasoning", "model", "finish_reason", "usage")},
                       raw=raw, fingerprint=reply.get("system_fingerprint"))
-        finish = reply.get("finish_reason")
-        if reply.get("refusal") or finish == "content_filter":
-            return self._failed("refused", "the judge refused: {}".format(
-                reply.get("refusal") or "finish_reason content_filter"), **common)
-        read, wants, score_of = _PARSERS[self.parser]
-        if self.keys:
-            wants = "JSON object with {}".format(" and ".join(self.keys))
-            read, score_of = (functools.partial(f, criteria=self.keys)
-                              for f in (_read_json, _json_score))
-        if read is _read_option:
-            wants = "option ({})".format(_names(scale))
-        value, candidate = read(raw or "", scale) if not free else (  # an assessment:
-            finish != "length" and _visible(raw).strip() or None, None)  # whole, and visible
+        refusal = self._refusal(reply)
+        if refusal:
+            return self._failed("refused", refusal, **common)
+        read, score_of = self._parser()
+        if free:
+            value, candidate = self._assessment(raw, reply.get("finish_reason")), None
+        else:
+            value, candidate = read(raw or "", scale)
         if value is None:
-            opened, closed = (bool(r.search(raw or "")) for r in (_THINK_OPEN_RE, _THINK_CLOSE_RE))
-            reasoned = reply.get("reasoning") or opened or closed
-            if finish == "length" or opened and not closed:  # cut inside <think>
-                failure = ("truncated", "the reply was cut off (finish_reason {}) before {}: "
-                           "{}".format(finish, "the assessment" if free else "a verdict",
-                                       _FAILURE_HINTS["assess" if free else "truncated"]
-                                       if free or reasoned else "raise max_tokens"))
-            elif not _visible(raw).strip() and reasoned:
-                failure = ("reasoning_only", "the judge reasoned but gave no {} (content {!r}, "
-                           "finish_reason {}): {reasoning_only}".format(
-                               "assessment" if free else "answer", raw, finish, **_FAILURE_HINTS))
-            elif not (raw or "").strip():
-                failure = ("empty", "the judge's {} is empty (finish_reason {})".format(
-                    "assessment" if free else "reply", finish))
-            elif candidate is not None:
-                failure = ("out_of_range", "the judge answered {} but the scale is {}-{}: "
-                           "{!r}".format(candidate, scale[0], scale[1], raw[:200]))
-            else:
-                failure = ("parse_error", "no {} found in the judge's reply: {!r}".format(
-                    wants, raw[:200]))
-            return self._failed(*failure, **common)
+            return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
         if free:
             return Judgement(value=value, **common)
-        expected = _expected_rating(reply.get("logprobs"), value, scale) if (
-            self.params.get("logprobs") and self.parser == "rating") else None
-        score, source = (score_of(value, scale), "text") if expected is None else (
-            _rescaled(expected, scale), "logprobs")
-        details = {self.parser: value} if self.parser in ("verdict", "option") else {}
-        if self.parser == "comparative":
-            details = {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
+        return self._scored(reply, value, scale, score_of, common)
+
+    @staticmethod
+    def _refusal(reply):  # why the judge refused, or None
+        refusal = reply.get("refusal")
+        if refusal:
+            return "the judge refused: {}".format(refusal)
+        if reply.get("finish_reason") == "content_filter":
+            return "the judge refused: finish_reason content_filter"
+        return None
+
+    def _parser(self):
+        """(read, score) of the judge's parser; with ``keys``, of a JSON object of them."""
+        read, _, score_of = _PARSERS[self.parser]
+        if self.keys:
+            read = functools.partial(_read_json, criteria=self.keys)
+            score_of = functools.partial(_json_score, criteria=self.keys)
+        return read, score_of
+
+    @staticmethod
+    def _assessment(raw, finish):
+        """A free reply as an assessment: whole and visible (no reasoning), or None."""
+        if finish == "length":
+            return None
+        return _visible(raw).strip() or None
+
+    # What was seen in a reply no value was read from, for the checks below
+    _Unread = collections.namedtuple("_Unread", "raw finish free reasoned cut_in_reasoning "
+                                     "candidate scale")
+
+    def _unread(self, reply, raw, free, candidate, scale):
+        """(status, error) of a reply no value was read from: the first of the failures
+        below that applies, else a parse_error."""
+        opened = bool(_THINK_OPEN_RE.search(raw or ""))
+        closed = bool(_THINK_CLOSE_RE.search(raw or ""))
+        seen = self._Unread(raw=raw, finish=reply.get("finish_reason"), free=free,
+                            reasoned=reply.get("reasoning") or opened or closed,
+                            cut_in_reasoning=opened and not closed, candidate=candidate,
+                            scale=scale)
+        for status, check in (("truncated", self._truncated),
+                              ("reasoning_only", self._reasoning_only),
+                              ("empty", self._empty),
+                              ("out_of_range", self._out_of_range)):
+            error = check(seen)
+            if error:
+                return status, error
+        return "parse_error", "no {} found in the judge's reply: {!r}".format(
+            self._wants(scale), raw[:200])
+
+    @staticmethod
+    def _truncated(seen):
+        """Cut off by the token limit, or inside a <think> never closed."""
+        if seen.finish != "length" and not seen.cut_in_reasoning:
+            return None
+        if seen.free:
+            before, hint = "the assessment", _FAILURE_HINTS["assess"]
+        elif seen.reasoned:
+            before, hint = "a verdict", _FAILURE_HINTS["truncated"]
+        else:  # no thinking to blame
+            before, hint = "a verdict", "raise max_tokens"
+        return "the reply was cut off (finish_reason {}) before {}: {}".format(
+            seen.finish, before, hint)
+
+    @staticmethod
+    def _reasoning_only(seen):
+        if _visible(seen.raw).strip() or not seen.reasoned:
+            return None
+        missing = "answer"
+        if seen.free:
+            missing = "assessment"
+        return ("the judge reasoned but gave no {} (content {!r}, finish_reason {}): {}".format(
+            missing, seen.raw, seen.finish, _FAILURE_HINTS["reasoning_only"]))
+
+    @staticmethod
+    def _empty(seen):
+        if (seen.raw or "").strip():
+            return None
+        what = "reply"
+        if seen.free:
+            what = "assessment"
+        return "the judge's {} is empty (finish_reason {})".format(what, seen.finish)
+
+    @staticmethod
+    def _out_of_range(seen):
+        if seen.candidate is None:
+            return None
+        low, high = seen.scale[0], seen.scale[1]
+        return "the judge answered {} but the scale is {}-{}: {!r}".format(
+            seen.candidate, low, high, seen.raw[:200])
+
+    def _wants(self, scale):  # what a reply no value was read from lacks
+        if self.keys:
+            return "JSON object with {}".format(" and ".join(self.keys))
+        if self.parser == "option":
+            return "option ({})".format(_names(scale))
+        return _PARSERS[self.parser][1]
+
+    def _scored(self, reply, value, scale, score_of, common):
+        """The Judgement of a value read: scored from the text, or from the logprobs of a
+        rating when they were asked for."""
+        expected = None
+        if self.params.get("logprobs") and self.parser == "rating":
+            expected = _expected_rating(reply.get("logprobs"), value, scale)
+        if expected is None:
+            score, source = score_of(value, scale), "text"
+        else:
+            score, source = _rescaled(expected, scale), "logprobs"
         return Judgement(score=score, value=value, source=source, expected=expected,
-                         details=details, **common)
+                         details=self._details(value), **common)
+
+    def _details(self, value):
+        if self.parser in ("verdict", "option"):
+            return {self.parser: value}
+        if self.parser == "comparative":
+            return {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
+        return {}
 
 
 def _pair_entry(a, b, judgement):
