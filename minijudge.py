@@ -1609,7 +1609,7 @@ class LLMJudge:
         return exc.kind == "connection_refused" and self._alive
 
     def _restart_left(self, exc):
-        """Seconds a restarting server is still polled (from its first refusal), else 0."""
+        """Seconds left to poll a restarting server, from its first refusal (0: it is not)."""
         if not self._restarting(exc):
             return 0
         since = self._refused_since or time.monotonic()
