@@ -2044,9 +2044,7 @@ class LLMJudge:
         """One request with retries: ``read(body)``, or APIError after the last try. A
         server that answered and now refuses connections is restarting: it is polled
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
-        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__,
-                   **({} if payload is None else {"Content-Type": "application/json"}),
-                   **self._headers.value}
+        headers = self._request_headers(payload)
         retries, timed_out = 0, None
         for attempt in itertools.count(1):
             try:
@@ -2057,41 +2055,93 @@ class LLMJudge:
                 return read(body, url), attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
-                restarting, left = exc.kind == "connection_refused" and self._alive, 0
                 # a server shutting down is silent, then refuses: the timeout came first
-                timed_out = timed_out or exc.kind == "timeout" and str(exc)
-                if restarting:
-                    self._refused_since = since = self._refused_since or time.monotonic()
-                    left = since + self.restart_wait - time.monotonic()
-                status = exc.status or 0  # a 4xx but 408/409/429 is the caller's bug: no retry
-                retryable = exc.kind in ("timeout", "connection_error", "invalid_response") or (
-                    exc.kind == "http_error" and (status in _RETRY_STATUSES or status >= 500))
-                if left <= 0 and (not retryable or retries >= self.max_retries or (
-                        status and payload and _adaptation(str(exc), payload))):
-                    if restarting:
-                        exc.args = ("{} it answered before, then refused connections for "
-                                    "{:g} s (--restart-wait)".format(exc, self.restart_wait),)
-                    if timed_out and exc.kind == "connection_refused":
-                        exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
-                    if attempt > 1:
-                        exc.args = ("{} (after {} tries)".format(exc, attempt),)
+                if not timed_out and exc.kind == "timeout":
+                    timed_out = str(exc)
+                left = self._restart_left(exc)
+                if left > 0:  # polling a restarting server is no retry
+                    wait = self._poll_wait(left, exc)
+                elif self._gives_up(exc, retries, payload):
+                    self._final_error(exc, attempt, timed_out)
                     raise
-                retries += left <= 0  # polling a restarting server is no retry
-                lo, hi = self.retry_waits if left <= 0 else (0, min(left, _RESTART_POLL))
-                base = hi if left > 0 else (lo or _BACKOFF_FIRST) * 2 ** (retries - 1)
-                wait = max(min(hi, max(lo, base * random.uniform(0.5, 1))), exc.retry_after or 0)
+                else:
+                    retries += 1
+                    wait = self._backoff(retries, exc)
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._sleep(wait)
+
+    def _request_headers(self, payload):
+        headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
+        headers.update(self._headers.value)
+        return headers
+
+    def _restarting(self, exc):
+        """Whether the server refusing ``exc``'s connection answered this judge before."""
+        return exc.kind == "connection_refused" and self._alive
+
+    def _restart_left(self, exc):
+        """Seconds left to poll a restarting server, from its first refusal (0: it is not)."""
+        if not self._restarting(exc):
+            return 0
+        since = self._refused_since or time.monotonic()
+        self._refused_since = since
+        return since + self.restart_wait - time.monotonic()
+
+    def _gives_up(self, exc, retries, payload):
+        """Whether ``exc`` ends the call: not retryable, out of retries, or naming a
+        parameter the server does not take (_reply adapts those and asks again)."""
+        if not self._retryable(exc) or retries >= self.max_retries:
+            return True
+        return bool(exc.status and payload and _adaptation(str(exc), payload))
+
+    @staticmethod
+    def _retryable(exc):
+        """A network failure, an unreadable reply, or a busy or failing server."""
+        if exc.kind == "http_error":  # a 4xx but 408/409/429 is the caller's bug: no retry
+            status = exc.status or 0
+            return status in _RETRY_STATUSES or status >= 500
+        return exc.kind in ("timeout", "connection_error", "invalid_response")
+
+    def _final_error(self, exc, attempt, timed_out):
+        """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
+        if self._restarting(exc):
+            exc.args = ("{} it answered before, then refused connections for {:g} s "
+                        "(--restart-wait)".format(exc, self.restart_wait),)
+        if timed_out and exc.kind == "connection_refused":
+            exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
+        if attempt > 1:
+            exc.args = ("{} (after {} tries)".format(exc, attempt),)
+
+    def _backoff(self, retries, exc):
+        """The wait before retry number ``retries``, doubling from the shortest."""
+        shortest, longest = self.retry_waits
+        base = (shortest or _BACKOFF_FIRST) * 2 ** (retries - 1)
+        return self._jittered(base, shortest, longest, exc)
+
+    def _poll_wait(self, left, exc):  # left: seconds until a restarting server is given up
+        longest = min(left, _RESTART_POLL)
+        return self._jittered(longest, 0, longest, exc)
+
+    @staticmethod
+    def _jittered(base, shortest, longest, exc):
+        """Half to all of ``base`` (threads that failed together do not retry together),
+        within shortest-longest, and no less than the server's Retry-After."""
+        wait = min(longest, max(shortest, base * random.uniform(0.5, 1)))
+        return max(wait, exc.retry_after or 0)
 
     def _from_fn(self, messages):
         """judge_fn's reply (text or a chat completion) as a body; what it raises, an APIError."""
         try:
             reply = self.judge_fn(messages)
-            return json.dumps({"choices": [{"message": {"content": reply}}]} if isinstance(
-                reply, str) else reply).encode()
+            if isinstance(reply, str):
+                reply = {"choices": [{"message": {"content": reply}}]}
+            return json.dumps(reply).encode()
         except Exception as exc:  # that item's failure, not the run's
-            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, self._redact(
-                str(exc))), kind="internal_error") from None
+            message = self._redact(str(exc))
+            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, message),
+                           kind="internal_error") from None
 
     def _pick_model(self, listed):  # listed: the server's models, or why it listed none
         if isinstance(listed, APIError):
@@ -2099,105 +2149,226 @@ class LLMJudge:
                 listed), kind="model_error", status=listed.status)
         if len(listed) == 1:
             return listed[0]
+        where = self._redact(_models_url(self.url))
         raise APIError("no model given and GET {} lists {}: pass one with model= or "
-                       "--judge-model".format(self._redact(_models_url(self.url)),
-                                              _names(listed, "no models")), kind="model_error")
+                       "--judge-model".format(where, _names(listed, "no models")),
+                       kind="model_error")
 
     def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
         """(reply, from_cache). A cached reply keeps its first latency and tries: a resumed
         run writes what an unbroken one would. A ``max_tokens`` turn gets no response_format."""
         if self.model is None:  # checked outside the lock: a hundred threads pass here
-            with self._lock:
-                if self.model is None:
-                    try:
-                        listed = self.list_models()
-                    except APIError as exc:
-                        listed = exc
-                    self.model = self._pick_model(listed)
+            self._choose_model()
         params = self.params
-        payload = {"model": self.model, "messages": messages, **params,
-                   **({} if seed is None else {"seed": seed})}
-        if max_tokens is not None:
-            payload.pop("response_format", None)
-            payload["max_completion_tokens" if "max_completion_tokens" in params else
-                    "max_tokens"] = max_tokens
+        payload = self._payload(messages, params, max_tokens, seed)
         cache = self.cache if use_cache else None
-        key = (cache is not None or self.batch is not None) and _cache_key(payload)
-        reply = cache.get(key) if cache is not None else None
-        if reply is not None:
-            return reply, True
-        started, attempts = time.monotonic(), 0
-        reply = self.batch.reply(key, payload, self.url != _OFFLINE) if self.batch else None
-        try:
-            reply, attempts = (reply, 0) if reply else (_read_reply(self._from_fn(
-                messages), self.url), 1) if self.judge_fn else self._call(
-                    self.url, payload, _read_reply)  # no retry
-        except APIError as exc:
-            adapted = exc.status and _adaptation(str(exc), params)
-            if not adapted:
-                raise
-            with self._lock:  # once, unless another thread adapted them while this one waited
-                if self.params is params:
-                    self.params = adapted[0]
-                    self.adapted.append("{} (the server said: {})".format(
-                        adapted[1], str(exc)[-300:]))
-                    _log.warning("minijudge: %s", self.adapted[-1])
+        key = None
+        if cache is not None or self.batch is not None:  # both find a request by its key
+            key = _cache_key(payload)
+        if cache is not None:
+            reply = cache.get(key)
+            if reply is not None:
+                return reply, True
+        reply = self._fresh_reply(messages, payload, key, params)
+        if reply is None:  # the server refused a parameter, now adapted: ask again
             return self._reply(messages, use_cache=use_cache, max_tokens=max_tokens, seed=seed)
-        reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
         if cache is not None and reply.get("content"):  # failures are never cached
             cache.put(key, reply)
         return reply, False
 
+    def _choose_model(self):
+        with self._lock:
+            if self.model is None:  # another thread may have chosen it while this one waited
+                try:
+                    listed = self.list_models()
+                except APIError as exc:
+                    listed = exc
+                self.model = self._pick_model(listed)
+
+    def _payload(self, messages, params, max_tokens, seed):
+        payload = {"model": self.model, "messages": messages, **params}
+        if seed is not None:
+            payload["seed"] = seed
+        if max_tokens is not None:
+            payload.pop("response_format", None)
+            limit = "max_tokens"
+            if "max_completion_tokens" in params:
+                limit = "max_completion_tokens"
+            payload[limit] = max_tokens
+        return payload
+
+    def _fresh_reply(self, messages, payload, key, params):
+        """The reply of the batch files, judge_fn or the server, with its latency and tries;
+        None when the server refused a parameter, now adapted."""
+        started, attempts = time.monotonic(), 0
+        reply = None
+        if self.batch:
+            reply = self.batch.reply(key, payload, self.url != _OFFLINE)
+        if not reply:
+            try:
+                reply, attempts = self._fetch(messages, payload)
+            except APIError as exc:
+                if not self._adapt(exc, params):
+                    raise
+                return None
+        reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
+        return reply
+
+    def _fetch(self, messages, payload):  # (reply, tries)
+        if self.judge_fn:
+            return _read_reply(self._from_fn(messages), self.url), 1
+        return self._call(self.url, payload, _read_reply)
+
+    def _adapt(self, exc, params):
+        """Whether ``exc`` names a parameter the server does not take; if so, the judge's
+        parameters change for every later request."""
+        adapted = exc.status and _adaptation(str(exc), params)
+        if not adapted:
+            return False
+        with self._lock:  # once, unless another thread adapted them while this one waited
+            if self.params is params:
+                self.params = adapted[0]
+                self.adapted.append("{} (the server said: {})".format(
+                    adapted[1], str(exc)[-300:]))
+                _log.warning("minijudge: %s", self.adapted[-1])
+        return True
+
     def _interpret(self, reply, free, scale):
-        raw = reply.get("content") if isinstance(reply.get("content"), str) else None
+        """The Judgement of a reply: refused, unread (see _unread), a free assessment
+        (``free``), or a value and its score on ``scale``."""
+        raw = reply.get("content")
+        if not isinstance(raw, str):
+            raw = None
         common = dict({k: reply.get(k) for k in ("reasoning", "model", "finish_reason", "usage")},
                       raw=raw, fingerprint=reply.get("system_fingerprint"))
-        finish = reply.get("finish_reason")
-        if reply.get("refusal") or finish == "content_filter":
-            return self._failed("refused", "the judge refused: {}".format(
-                reply.get("refusal") or "finish_reason content_filter"), **common)
-        read, wants, score_of = _PARSERS[self.parser]
-        if self.keys:
-            wants = "JSON object with {}".format(" and ".join(self.keys))
-            read, score_of = (functools.partial(f, criteria=self.keys)
-                              for f in (_read_json, _json_score))
-        if read is _read_option:
-            wants = "option ({})".format(_names(scale))
-        value, candidate = read(raw or "", scale) if not free else (  # an assessment:
-            finish != "length" and _visible(raw).strip() or None, None)  # whole, and visible
+        refusal = self._refusal(reply)
+        if refusal:
+            return self._failed("refused", refusal, **common)
+        read, score_of = self._parser()
+        if free:
+            value, candidate = self._assessment(raw, reply.get("finish_reason")), None
+        else:
+            value, candidate = read(raw or "", scale)
         if value is None:
-            opened, closed = (bool(r.search(raw or "")) for r in (_THINK_OPEN_RE, _THINK_CLOSE_RE))
-            reasoned = reply.get("reasoning") or opened or closed
-            if finish == "length" or opened and not closed:  # cut inside <think>
-                failure = ("truncated", "the reply was cut off (finish_reason {}) before {}: "
-                           "{}".format(finish, "the assessment" if free else "a verdict",
-                                       _FAILURE_HINTS["assess" if free else "truncated"]
-                                       if free or reasoned else "raise max_tokens"))
-            elif not _visible(raw).strip() and reasoned:
-                failure = ("reasoning_only", "the judge reasoned but gave no {} (content {!r}, "
-                           "finish_reason {}): {reasoning_only}".format(
-                               "assessment" if free else "answer", raw, finish, **_FAILURE_HINTS))
-            elif not (raw or "").strip():
-                failure = ("empty", "the judge's {} is empty (finish_reason {})".format(
-                    "assessment" if free else "reply", finish))
-            elif candidate is not None:
-                failure = ("out_of_range", "the judge answered {} but the scale is {}-{}: "
-                           "{!r}".format(candidate, scale[0], scale[1], raw[:200]))
-            else:
-                failure = ("parse_error", "no {} found in the judge's reply: {!r}".format(
-                    wants, raw[:200]))
-            return self._failed(*failure, **common)
+            return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
         if free:
             return Judgement(value=value, **common)
-        expected = _expected_rating(reply.get("logprobs"), value, scale) if (
-            self.params.get("logprobs") and self.parser == "rating") else None
-        score, source = (score_of(value, scale), "text") if expected is None else (
-            _rescaled(expected, scale), "logprobs")
-        details = {self.parser: value} if self.parser in ("verdict", "option") else {}
-        if self.parser == "comparative":
-            details = {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
+        return self._scored(reply, value, scale, score_of, common)
+
+    @staticmethod
+    def _refusal(reply):  # why the judge refused, or None
+        refusal = reply.get("refusal")
+        if refusal:
+            return "the judge refused: {}".format(refusal)
+        if reply.get("finish_reason") == "content_filter":
+            return "the judge refused: finish_reason content_filter"
+        return None
+
+    def _parser(self):
+        """(read, score) of the judge's parser; with ``keys``, of a JSON object of them."""
+        read, _, score_of = _PARSERS[self.parser]
+        if self.keys:
+            read = functools.partial(_read_json, criteria=self.keys)
+            score_of = functools.partial(_json_score, criteria=self.keys)
+        return read, score_of
+
+    @staticmethod
+    def _assessment(raw, finish):
+        """A free reply as an assessment: whole and visible (no reasoning), or None."""
+        if finish == "length":
+            return None
+        return _visible(raw).strip() or None
+
+    # What was seen in a reply no value was read from, for the checks below
+    _Unread = collections.namedtuple("_Unread", "raw finish free reasoned cut_in_reasoning "
+                                     "candidate scale")
+
+    def _unread(self, reply, raw, free, candidate, scale):
+        """(status, error) of a reply no value was read from: the first of the failures
+        below that applies, else a parse_error."""
+        opened = bool(_THINK_OPEN_RE.search(raw or ""))
+        closed = bool(_THINK_CLOSE_RE.search(raw or ""))
+        seen = self._Unread(raw=raw, finish=reply.get("finish_reason"), free=free,
+                            reasoned=reply.get("reasoning") or opened or closed,
+                            cut_in_reasoning=opened and not closed, candidate=candidate,
+                            scale=scale)
+        for status, check in (("truncated", self._truncated),
+                              ("reasoning_only", self._reasoning_only),
+                              ("empty", self._empty),
+                              ("out_of_range", self._out_of_range)):
+            error = check(seen)
+            if error:
+                return status, error
+        return "parse_error", "no {} found in the judge's reply: {!r}".format(
+            self._wants(scale), raw[:200])
+
+    @staticmethod
+    def _truncated(seen):
+        """Cut off by the token limit, or inside a <think> never closed."""
+        if seen.finish != "length" and not seen.cut_in_reasoning:
+            return None
+        if seen.free:
+            before, hint = "the assessment", _FAILURE_HINTS["assess"]
+        elif seen.reasoned:
+            before, hint = "a verdict", _FAILURE_HINTS["truncated"]
+        else:  # no thinking to blame
+            before, hint = "a verdict", "raise max_tokens"
+        return "the reply was cut off (finish_reason {}) before {}: {}".format(
+            seen.finish, before, hint)
+
+    @staticmethod
+    def _reasoning_only(seen):
+        if _visible(seen.raw).strip() or not seen.reasoned:
+            return None
+        missing = "answer"
+        if seen.free:
+            missing = "assessment"
+        return ("the judge reasoned but gave no {} (content {!r}, finish_reason {}): {}".format(
+            missing, seen.raw, seen.finish, _FAILURE_HINTS["reasoning_only"]))
+
+    @staticmethod
+    def _empty(seen):
+        if (seen.raw or "").strip():
+            return None
+        what = "reply"
+        if seen.free:
+            what = "assessment"
+        return "the judge's {} is empty (finish_reason {})".format(what, seen.finish)
+
+    @staticmethod
+    def _out_of_range(seen):
+        if seen.candidate is None:
+            return None
+        low, high = seen.scale[0], seen.scale[1]
+        return "the judge answered {} but the scale is {}-{}: {!r}".format(
+            seen.candidate, low, high, seen.raw[:200])
+
+    def _wants(self, scale):  # what a reply no value was read from lacks
+        if self.keys:
+            return "JSON object with {}".format(" and ".join(self.keys))
+        if self.parser == "option":
+            return "option ({})".format(_names(scale))
+        return _PARSERS[self.parser][1]
+
+    def _scored(self, reply, value, scale, score_of, common):
+        """The Judgement of a value read: scored from the text, or from the logprobs of a
+        rating when they were asked for."""
+        expected = None
+        if self.params.get("logprobs") and self.parser == "rating":
+            expected = _expected_rating(reply.get("logprobs"), value, scale)
+        if expected is None:
+            score, source = score_of(value, scale), "text"
+        else:
+            score, source = _rescaled(expected, scale), "logprobs"
         return Judgement(score=score, value=value, source=source, expected=expected,
-                         details=details, **common)
+                         details=self._details(value), **common)
+
+    def _details(self, value):
+        if self.parser in ("verdict", "option"):
+            return {self.parser: value}
+        if self.parser == "comparative":
+            return {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
+        return {}
 
 
 def _pair_entry(a, b, judgement):
