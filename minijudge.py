@@ -1743,14 +1743,28 @@ def _merged(judgements, *, like=None, **fields):
     """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
     pairs): tries, latency and tokens added up over the replies not from the cache."""
     sent = [j for j in judgements if not j.cached]
-    usage = collections.Counter()
-    for j in judgements:  # token counts: ints, and a bool is none
-        usage.update({k: v for k, v in (j.usage or {}).items() if type(v) is int})
-    merged = like.to_dict() if like else {"model": judgements[0].model}
-    merged.update(usage=dict(usage) or None, attempts=sum(j.attempts for j in sent),
+    if like:
+        merged = like.to_dict()
+    else:
+        merged = {"model": judgements[0].model}
+    merged.update(usage=_total_usage(judgements), attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
-    prompt = {k: v for k, v in judgements[0].details.items() if k == "prompt"}  # the first's
-    return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
+    prompt = {}
+    if "prompt" in judgements[0].details:  # the first's, as the combined one's
+        prompt["prompt"] = judgements[0].details["prompt"]
+    own = merged.get("details") or {}
+    merged["details"] = dict(prompt, **own)
+    return Judgement(**merged)
+
+
+def _total_usage(judgements):
+    """The token counts added up (ints only: a bool is none); None without any."""
+    usage = collections.Counter()
+    for j in judgements:
+        usage.update({k: v for k, v in (j.usage or {}).items() if type(v) is int})
+    if not usage:
+        return None
+    return dict(usage)
 
 
 def _is_count(quorum, most):
@@ -1783,26 +1797,55 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     (a verdict at 0.5 is a tie), else None; ``pass`` is that score against
     ``pass_threshold`` (none without one); the raw reply and the rest are kept where all
     the members that answered agree, else None."""
-    kind, named = ("judge", judgements) if isinstance(judgements, Mapping) else (
-        "repeat", dict(enumerate(judgements, 1)))
-    every, needed = list(named.values()), len(judgements) if quorum is None else quorum
-    if how not in ("mean", "median", "majority") or not _is_count(needed, len(every)):
+    kind, named = _jury_members(judgements)
+    every = list(named.values())
+    needed = quorum
+    if quorum is None:
+        needed = len(judgements)
+    if how not in _JURY_HOWS or not _is_count(needed, len(every)):
         raise JudgeError("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to "
                          "the {} judgements; got {!r} and {!r}".format(len(every), how, quorum))
     _check_members(named, kind)
     _check_option(_OPTIONS["pass_threshold"], pass_threshold, "pass_threshold")
     answered = [j for j in every if j.status in _NOT_FAILURES]
-    scores = [j.score if j in answered else None for j in every]
-    details = {"panel": dict(zip(named, scores))} if kind == "judge" else {"repeats": scores}
-    members = {name: _member(j) for name, j in named.items()}
-    details["members"] = members if kind == "judge" else list(members.values())
+    details = _jury_details(kind, named, answered)
     error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
                       for name, j in named.items() if j not in answered)
-    if len(answered) < needed:  # failed: as its first failed member, pass as a failure's
-        failed = _merged(every, like=next(j for j in every if j not in answered), details=details,
-                         error="{} of {} answered, {} needed: {}".format(
-                             len(answered), len(every), needed, error))
-        return _with_pass(failed, pass_threshold)
+    if len(answered) < needed:
+        combined = _jury_failed(every, answered, needed, details, error)
+    else:
+        combined = _jury_answered(every, answered, how, details, error)
+    return _with_pass(combined, pass_threshold)
+
+
+_JURY_HOWS = ("mean", "median", "majority")
+
+
+def _jury_members(judgements):
+    """("judge", the panel) or ("repeat", the repeats by their number from 1)."""
+    if isinstance(judgements, Mapping):
+        return "judge", judgements
+    return "repeat", dict(enumerate(judgements, 1))
+
+
+def _jury_details(kind, named, answered):
+    """Each member's score (None: it failed) and its own fields, by name or in order."""
+    scores = [j.score if j in answered else None for j in named.values()]
+    members = {name: _member(j) for name, j in named.items()}
+    if kind == "judge":
+        return {"panel": dict(zip(named, scores)), "members": members}
+    return {"repeats": scores, "members": list(members.values())}
+
+
+def _jury_failed(every, answered, needed, details, error):
+    """Short of the quorum: as its first failed member (pass as a failure's)."""
+    first_failed = next(j for j in every if j not in answered)
+    why = "{} of {} answered, {} needed: {}".format(len(answered), len(every), needed, error)
+    return _merged(every, like=first_failed, details=details, error=why)
+
+
+def _jury_answered(every, answered, how, details, error):
+    """The members that answered, combined; ``error`` names those that failed."""
     score = _combined([j.score for j in answered], how, 0.5)
     value = _jury_value(answered, how, score)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
@@ -1814,8 +1857,7 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     fields.update(_shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered]))
     if not error:  # none failed: what all said (empty_response's reason), if they agree
         error = _shared([{"error": j.error} for j in answered])["error"]
-    combined = _merged(every, score=score, value=value, error=error, details=details, **fields)
-    return _with_pass(combined, pass_threshold)
+    return _merged(every, score=score, value=value, error=error, details=details, **fields)
 
 
 def _with_pass(judgement, threshold):
@@ -1842,7 +1884,9 @@ def _combined(numbers, how, split):
     if how == "median":
         return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
     top = collections.Counter(ordered).most_common(2)
-    return top[0][0] if len(top) == 1 or top[0][1] > top[1][1] else split
+    if len(top) == 2 and top[0][1] == top[1][1]:
+        return split
+    return top[0][0]
 
 
 def _jury_value(answered, how, score):
@@ -1851,11 +1895,19 @@ def _jury_value(answered, how, score):
     if all(j.rating is not None for j in answered):
         return _combined([j.value for j in answered], how, None)
     values = [j.value for j in answered if j.score == score]
-    if values and all(v == values[0] for v in values):
+    if _all_alike(values):
         return values[0]
     if all("verdict" in j.details for j in answered):
-        return {s: verdict for verdict, s in _VERDICT_SCORES.items()}.get(score)
+        return _VERDICTS_BY_SCORE.get(score)
     return None
+
+
+_VERDICTS_BY_SCORE = {score: verdict for verdict, score in _VERDICT_SCORES.items()}
+
+
+def _all_alike(values):
+    """One value or more, all equal to the first."""
+    return len(values) > 0 and all(v == values[0] for v in values)
 
 
 def _shared(dicts, besides=()):
@@ -1909,24 +1961,54 @@ def _expected_rating(logprobs, rating, scale):
     scales qualify ("10" spans two tokens on many tokenizers). The token is the first after
     any reasoning that spells the parsed rating (a verdict comes before its explanation);
     ``"4"`` and ``" 4"`` both count as 4, and the weights are renormalised over the scale."""
-    entries = logprobs.get("content") if isinstance(logprobs, dict) else None
+    entries = None
+    if isinstance(logprobs, dict):
+        entries = logprobs.get("content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
+    at = _rating_token(entries, rating)
+    if at is None:  # no token spells the rating
+        return None
+    weights = _digit_weights(at.get("top_logprobs") or [at], scale)
+    total = sum(weights.values())
+    if not total:
+        return None
+    return round(sum(v * w for v, w in weights.items()) / total, 6)
+
+
+def _rating_token(entries, rating):
+    """The logprobs entry of the first token after any reasoning that spells ``rating``."""
     at = None
     for entry in entries:
-        token = str(entry.get("token", "")) if isinstance(entry, dict) else ""
+        token = ""
+        if isinstance(entry, dict):
+            token = str(entry.get("token", ""))
         if "</think" in token:
             at = None  # what came before was reasoning
         elif at is None and token.strip() == str(rating):
             at = entry
-    weights = {}  # none when no token spells the rating: then None
-    for alternative in () if at is None else at.get("top_logprobs") or [at]:
-        token, logprob = str(alternative.get("token", "")).strip(), alternative.get("logprob")
-        if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and _is_logprob(
-                logprob):
-            weights[int(token)] = weights.get(int(token), 0.0) + math.exp(logprob)
-    total = sum(weights.values())
-    return round(sum(v * w for v, w in weights.items()) / total, 6) if total else None
+    return at
+
+
+def _digit_weights(alternatives, scale):
+    """The probability of each scale value among a token's alternatives."""
+    weights = {}
+    for alternative in alternatives:
+        digit = _scale_digit(str(alternative.get("token", "")).strip(), scale)
+        logprob = alternative.get("logprob")
+        if digit is not None and _is_logprob(logprob):
+            weights[digit] = weights.get(digit, 0.0) + math.exp(logprob)
+    return weights
+
+
+def _scale_digit(token, scale):
+    """The scale value a token of digits spells, or None."""
+    if not (token and token in "0123456789"):
+        return None
+    digit = int(token)
+    if scale[0] <= digit <= scale[1]:
+        return digit
+    return None
 
 
 def _response_format(parser, scale, example=None, field=None):
@@ -2114,16 +2196,27 @@ def _read_option(text, options):
     together ("Good or Excellent", "Excellent/Good") pick none."""
     by_name = {_loose(name): name for name in options}
     structured = _structured(text, "option")
-    named = structured and _option_named(str(structured[0]), options, by_name)
-    if named:
-        return named, named
-    plain = _plain(text)
+    if structured:
+        named = _option_named(str(structured[0]), options, by_name)
+        if named:
+            return named, named
+    picked = _picked_options(_plain(text), by_name)
+    if len(picked) != 1:
+        return None, None
+    return picked[0], picked[0]
+
+
+def _picked_options(plain, by_name):
+    """The options a plain reply picks: the one its last line (or first) names, else those
+    it mentions, else, unless exactly one, the one its last line is a typo of."""
     lines = _verdict_lines(plain, by_name)
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
-    picked = named[:1] or _mentioned(by_name, plain)
+    if named:
+        return named[:1]
+    picked = _mentioned(by_name, plain)
     if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
         picked = _close_option(lines[-1], by_name)
-    return (picked[0],) * 2 if len(picked) == 1 else (None, None)
+    return picked
 
 
 def _reply_lines(text):
@@ -2543,22 +2636,45 @@ def _length_controlled(differences, wins, steps=25):
     """AlpacaEval 2's length control for one judge: P(A wins) = sigmoid(b0 + b1 * x),
     x = tanh(length difference / its standard deviation), fit by Newton's method to the
     wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0)."""
-    from array import array  # 8 bytes a pair, not a float object's 32
-    n = len(differences)
-    sd = math.sqrt(max(0.0, sum(d * d for d in differences) / n - (sum(differences) / n) ** 2))
-    xs, b0, b1 = array("d", (math.tanh(d / (sd or 1.0)) for d in differences)), 0.0, 0.0
+    xs = _standardised(differences)
+    b0, b1 = 0.0, 0.0
     for _ in range(steps):
-        ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
-        g0, g1 = (sum((y - p) * x ** k for y, p, x in zip(wins, ps, xs)) for k in (0, 1))
-        h00, h01, h11 = (sum(p * (1 - p) * x ** k for p, x in zip(ps, xs)) for k in (0, 1, 2))
-        det = h00 * h11 - h01 * h01
-        if det < 1e-12:  # all on one side: no better fit
+        step = _newton_step(xs, wins, b0, b1)
+        if step is None:  # all on one side: no better fit
             break
-        step0, step1 = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
-        b0, b1 = b0 + step0, b1 + step1
-        if abs(step0) + abs(step1) < 1e-9:
+        b0, b1 = b0 + step[0], b1 + step[1]
+        if abs(step[0]) + abs(step[1]) < 1e-9:
             break
     return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
+
+
+def _standardised(differences):
+    """tanh(each difference / their standard deviation), 8 bytes each (a float object: 32)."""
+    from array import array
+    n = len(differences)
+    sd = math.sqrt(max(0.0, sum(d * d for d in differences) / n - (sum(differences) / n) ** 2))
+    scale = sd or 1.0
+    return array("d", (math.tanh(d / scale) for d in differences))
+
+
+def _newton_step(xs, wins, b0, b1):
+    """The change to (b0, b1) one step of Newton's method makes; None if the Hessian is
+    singular. The exponent is clamped: exp() overflows past about 709."""
+    from array import array
+    ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
+    residuals = array("d", (y - p for y, p in zip(wins, ps)))
+    variances = array("d", (p * (1 - p) for p in ps))
+    g0, g1 = _moments(residuals, xs, (0, 1))
+    h00, h01, h11 = _moments(variances, xs, (0, 1, 2))
+    det = h00 * h11 - h01 * h01
+    if det < 1e-12:
+        return None
+    return (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
+
+
+def _moments(weights, xs, powers):
+    """sum(w * x ** k) over the pairs of ``weights`` and ``xs``, for each k of ``powers``."""
+    return [sum(w * x ** k for w, x in zip(weights, xs)) for k in powers]
 
 
 def agreement(judge_values, human_values, *, kind=None):
@@ -2573,26 +2689,59 @@ def agreement(judge_values, human_values, *, kind=None):
     result = {"n": len(pairs)}
     if len(pairs) < 2:
         return result
-    judge, human = [p[0] for p in pairs], [p[1] for p in pairs]
+    judge = [p[0] for p in pairs]
+    human = [p[1] for p in pairs]
     labels = set(human)
     if labels <= {0.0, 1.0} and kind != "ratings":
-        def at(threshold):  # accuracy, true positives, false positives, false negatives
-            n = collections.Counter((j >= threshold, h) for j, h in pairs)
-            return (n[True, 1] + n[False, 0]) / len(pairs), n[True, 1], n[True, 0], n[False, 1]
-        accuracy, tp, fp, fn = at(0.5)
-        best = max(sorted(set(judge)), key=lambda t: (at(t)[0], -abs(t - 0.5)))
-        return dict(result, kind="binary", accuracy=round(accuracy, 4),
-                    precision=round(tp / (tp + fp), 4) if tp + fp else None,
-                    recall=round(tp / (tp + fn), 4) if tp + fn else None,
-                    best_threshold=best, best_accuracy=round(at(best)[0], 4))
+        result.update(_binary_agreement(pairs, judge))
+    else:
+        result.update(_ratings_agreement(pairs, judge, human, labels))
+    return result
+
+
+def _binary_agreement(pairs, judge):
+    """Accuracy, precision and recall at 0.5, and the threshold of the best accuracy."""
+    accuracy, tp, fp, fn = _at_threshold(pairs, 0.5)
+    best = max(sorted(set(judge)), key=lambda t: (_at_threshold(pairs, t)[0], -abs(t - 0.5)))
+    return {"kind": "binary", "accuracy": round(accuracy, 4),
+            "precision": _ratio(tp, tp + fp), "recall": _ratio(tp, tp + fn),
+            "best_threshold": best, "best_accuracy": round(_at_threshold(pairs, best)[0], 4)}
+
+
+def _at_threshold(pairs, threshold):
+    """(accuracy, true positives, false positives, false negatives) of the judge's scores
+    read as passing at ``threshold``."""
+    n = collections.Counter((j >= threshold, h) for j, h in pairs)
+    return (n[True, 1] + n[False, 0]) / len(pairs), n[True, 1], n[True, 0], n[False, 1]
+
+
+def _ratio(part, whole):
+    """part / whole to 4 places; None when whole is 0."""
+    if not whole:
+        return None
+    return round(part / whole, 4)
+
+
+def _ratings_agreement(pairs, judge, human, labels):
+    """Exact and within-one agreement, kappa, correlations and the confusion matrix."""
+    exact = sum(j == h for j, h in pairs)
+    within_one = sum(abs(j - h) <= 1 for j, h in pairs)
+    return {"kind": "ratings", "exact": round(exact / len(pairs), 4),
+            "within_one": round(within_one / len(pairs), 4),
+            "kappa_quadratic": _kappa(pairs), "spearman": _spearman(judge, human),
+            "pearson": _pearson(judge, human), "confusion": _confusion(pairs, judge, labels)}
+
+
+def _confusion(pairs, judge, labels):
+    """{human label: {judge value: count}}, the values as "{:g}", counts of 0 left out."""
     categories = sorted(set(judge) | labels)
     observed = collections.Counter((h, j) for j, h in pairs)
-    confusion = {"{:g}".format(h): {"{:g}".format(j): observed[h, j] for j in categories
-                                    if observed[h, j]} for h in categories if h in labels}
-    return dict(result, kind="ratings", exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
-                within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
-                kappa_quadratic=_kappa(pairs), spearman=_spearman(judge, human),
-                pearson=_pearson(judge, human), confusion=confusion)
+    confusion = {}
+    for h in categories:
+        if h in labels:
+            confusion["{:g}".format(h)] = {"{:g}".format(j): observed[h, j] for j in categories
+                                           if observed[h, j]}
+    return confusion
 
 
 # -- Cache -----------------------------------------------------------------------------
