@@ -2014,13 +2014,34 @@ def _scale_digit(token, scale):
 def _response_format(parser, scale, example=None, field=None):
     """A JSON schema for the reply (vLLM guided decoding, OpenAI structured outputs): the
     parser's, or the one inferred from an ``example`` reply whose ``field`` scores."""
-    if example is not None and type(example.get(field) if isinstance(example, dict) else (
-            None)) not in (int, float):
-        raise JudgeError("an example reply must be a JSON object holding the number that scores "
-                         "as {!r} (score_field, --score-field); got {}".format(field, json.dumps(
-                             example)[:100]))
+    if example is not None:
+        _check_example_reply(example, field)
     number = {"type": "integer", "minimum": min(scale), "maximum": max(scale)}
-    properties = _json_schema(example)["properties"] if example is not None else {
+    if example is None:
+        properties = _parser_properties(parser, number, scale)
+    else:
+        properties = _json_schema(example)["properties"]
+        properties[field].update(minimum=scale[0], maximum=scale[1])
+    schema = {"type": "object", "properties": properties, "required": list(properties),
+              "additionalProperties": False}
+    return {"type": "json_schema",
+            "json_schema": {"name": "judgement", "strict": True, "schema": schema}}
+
+
+def _check_example_reply(example, field):
+    """An example reply must be a JSON object whose ``field`` is a number."""
+    score = None
+    if isinstance(example, dict):
+        score = example.get(field)
+    if type(score) not in (int, float):
+        raise JudgeError("an example reply must be a JSON object holding the number that scores "
+                         "as {!r} (score_field, --score-field); got {}".format(
+                             field, json.dumps(example)[:100]))
+
+
+def _parser_properties(parser, number, scale):
+    """The fields of a reply the parser reads (``number``: a rating's)."""
+    return {
         "rating": {"rating": number},
         "binary": {"correct": {"type": "boolean"}},
         "verdict": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
@@ -2028,21 +2049,19 @@ def _response_format(parser, scale, example=None, field=None):
         "json": {"reasoning": {"type": "string"}, "correctness": number, "relevance": number},
         "option": {"option": {"type": "string", "enum": list(scale)}},  # scale: the options
     }[parser]
-    if example is not None:
-        properties[field].update(minimum=scale[0], maximum=scale[1])
-    return {"type": "json_schema", "json_schema": {"name": "judgement", "strict": True,
-            "schema": {"type": "object", "properties": properties,
-                       "required": list(properties), "additionalProperties": False}}}
 
 
 def _json_schema(example, where="the example reply"):
     """The JSON schema of values like ``example``: its types, every key required, nested."""
     if isinstance(example, dict):
-        return {"type": "object", "properties": {key: _json_schema(value, repr(key)) for key,
-                                                 value in example.items()},
-                "required": list(example), "additionalProperties": False}
+        properties = {key: _json_schema(value, repr(key)) for key, value in example.items()}
+        return {"type": "object", "properties": properties, "required": list(example),
+                "additionalProperties": False}
     if isinstance(example, list):  # its first item says what they all are
-        return dict(type="array", **{"items": _json_schema(example[0], where)} if example else {})
+        schema = {"type": "array"}
+        if example:
+            schema["items"] = _json_schema(example[0], where)
+        return schema
     types = {bool: "boolean", int: "integer", float: "number", str: "string"}
     if type(example) not in types:
         raise JudgeError(where + " is null: give it a value of the type the judge should write")
@@ -2058,20 +2077,30 @@ def _image_urls(images, root=None):
     """Image paths, http(s) and data: URLs (one or a list) as the URLs of image_url parts: a
     file goes as a base64 data: URL of its type, told by its bytes; at most 20 MiB. ``root``,
     from _image_root: the folder paths are read from, which none may leave."""
-    import base64
+    if images is None:
+        images = []
+    elif not isinstance(images, list):
+        images = [images]
     urls = []
-    for image in images if isinstance(images, list) else [] if images is None else [images]:
+    for image in images:
         if not isinstance(image, str):
             raise TemplateError("images must be paths or URLs; got a " + type(image).__name__)
         if not re.match(r"(?:https?|data):", image, re.I):
-            data = _image_bytes(image, _image_path(image, root))
-            kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
-            if kind is None or len(data) > _MAX_IMAGE_BYTES:
-                raise TemplateError("image {} is {}".format(image, "over 20 MiB" if kind else
-                                                             "not a PNG, JPEG, WebP or GIF image"))
-            image = "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
+            image = _image_data_url(image, root)
         urls.append(image)
     return urls
+
+
+def _image_data_url(image, root):
+    """An image file as a base64 data: URL of the type its first bytes say."""
+    import base64
+    data = _image_bytes(image, _image_path(image, root))
+    kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
+    if kind is None:
+        raise TemplateError("image {} is not a PNG, JPEG, WebP or GIF image".format(image))
+    if len(data) > _MAX_IMAGE_BYTES:
+        raise TemplateError("image {} is over 20 MiB".format(image))
+    return "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
 
 
 def _image_root(folder, what, flag="image_root="):
@@ -2113,8 +2142,8 @@ def _image_bytes(image, path):
     except TemplateError:  # a ValueError too: already says what is wrong
         raise
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        raise TemplateError("image {!r}: {}".format(image, getattr(
-            exc, "strerror", None) or exc)) from None
+        why = getattr(exc, "strerror", None) or exc  # an OSError's words, without its errno
+        raise TemplateError("image {!r}: {}".format(image, why)) from None
 
 
 def _check_image_file(image, info):
@@ -2158,12 +2187,18 @@ def _criterion(criterion):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
     _check_option_names(name, scores)
-    lines = ["- {}{}".format(k, ": {}".format(v["description"]) if isinstance(v, dict) and v.get(
-        "description") else "") for k, v in options.items()]
+    lines = [_option_line(name, option) for name, option in options.items()]
     return {"name": name, "options": scores, "fields": {
         "criterion_name": name, "criterion_description": criterion.get("description", ""),
         "criterion_scores": scores, "criterion_options": "\n".join(lines),
         "criterion_options_reversed": "\n".join(reversed(lines))}}
+
+
+def _option_line(name, option):
+    """An option as the prompt lists it: "- name", with ": description" if it has one."""
+    if isinstance(option, dict) and option.get("description"):
+        return "- {}: {}".format(name, option["description"])
+    return "- {}".format(name)
 
 
 _OPTION_EDGES = " \t.:;!\"'[]()-"  # what a reply's line may wrap an option's name in
@@ -2271,9 +2306,15 @@ def _part_of(line, option):
 
 def _json_numbers(obj, criteria=None):
     """A rubric reply's numbers (or digits in a string), of the ``criteria`` keys if given."""
-    return {k: float(v) if isinstance(v, str) else v for k, v in obj.items()
-            if (not criteria or k in criteria) and (type(v) in (int, float) or isinstance(
-                v, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", v))}
+    numbers = {}
+    for key, value in obj.items():
+        if criteria and key not in criteria:
+            continue
+        if type(value) in (int, float):
+            numbers[key] = value
+        elif isinstance(value, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", value):
+            numbers[key] = float(value)
+    return numbers
 
 
 # what a judge meant as JSON: "'key': 8," (single quotes, a trailing comma), "Key: 8/10" lines
@@ -2282,13 +2323,22 @@ _KEY_NUMBER_RE = re.compile(r"""(?:^|[{,])[\W_]*?["']?([a-z][\w ]{0,40}?)["']?[^
 
 
 def _read_json(text, scale, criteria=None):
-    obj = parse_json(text) or {key.strip().lower(): _number(value) for key, value in
-                               _KEY_NUMBER_RE.findall(_plain(text)[-_JSON_WINDOW:])}
+    obj = parse_json(text)
+    if not obj:  # no JSON object: "key: number" lines
+        pairs = _KEY_NUMBER_RE.findall(_plain(text)[-_JSON_WINDOW:])
+        obj = {key.strip().lower(): _number(value) for key, value in pairs}
     numbers = _json_numbers(obj, criteria)
-    if not numbers or (len(numbers) < len(criteria) if criteria else len(numbers) > 1):
+    if not numbers or _numbers_short(numbers, criteria):
         return None, None  # averaging several numbers would invent a score
     in_scale = all(scale[0] <= v <= scale[1] for v in numbers.values())
     return (obj, obj) if in_scale else (None, json.dumps(numbers))
+
+
+def _numbers_short(numbers, criteria):
+    """A criterion without its number, or, without criteria, more than one number."""
+    if criteria:
+        return len(numbers) < len(criteria)
+    return len(numbers) > 1
 
 
 def _json_score(obj, scale, criteria=None):
@@ -2388,12 +2438,16 @@ def _is_headers(headers):
 
 def _is_store(cache):
     """A path, or an object that gets and puts replies (a _Cache)."""
-    return _is_text(cache) or callable(getattr(cache, "get", None)) and callable(
-        getattr(cache, "put", None))
+    if _is_text(cache):
+        return True
+    return callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))
 
 
 def _is_failure_score(value):
-    return value is None or _is_number(value) and (value != value or 0 <= value <= 1)
+    """None, NaN, or a number from 0 to 1."""
+    if value is None:
+        return True
+    return _is_number(value) and (value != value or 0 <= value <= 1)  # value != value: NaN
 
 
 def _header_line(text):
@@ -2580,19 +2634,26 @@ _HUMAN_WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "pass": 1.0, "no": 0.0,
 
 def _label(value):
     """A human label or judge value as a number, or None."""
-    value = _HUMAN_WORDS.get(value.strip().lower(), value) if isinstance(value, str) else value
+    if isinstance(value, str):
+        value = _HUMAN_WORDS.get(value.strip().lower(), value)
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
         return None
-    return number if math.isfinite(number) else None
+    if not math.isfinite(number):
+        return None
+    return number
 
 
 def _pearson(xs, ys):
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    mx = sum(xs) / len(xs)
+    my = sum(ys) / len(ys)
     sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
-    return round(sxy / math.sqrt(sxx * syy), 4) if sxx and syy else None
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if not (sxx and syy):  # a constant rater: no correlation
+        return None
+    return round(sxy / math.sqrt(sxx * syy), 4)
 
 
 def _spearman(xs, ys):
@@ -2613,23 +2674,30 @@ def _kappa(pairs):
     1 - the sum of (x - y)^2 over the pairs / its mean over every pairing of x and y."""
     xs, ys = zip(*pairs)
     expected = sum(x * x for x in xs) + sum(y * y for y in ys) - 2 * sum(xs) * sum(ys) / len(xs)
-    return round(1 - sum((x - y) ** 2 for x, y in pairs) / expected, 4) if (
-        expected > 1e-12) else None
+    if not expected > 1e-12:  # both raters constant (or NaN, from overflow): undefined
+        return None
+    return round(1 - sum((x - y) ** 2 for x, y in pairs) / expected, 4)
 
 
 def _alpha(units, nominal=False):
     """Krippendorff's alpha of units (each the values its raters gave; None: missing):
     1 - (n - 1) * sum over units of D(unit) / (m_unit - 1) / D(all n pairable values),
     D the disagreement summed over ordered pairs of values, (a - b)^2 or a != b."""
-    def disagreement(values):
-        if nominal:
-            return len(values) ** 2 - sum(c * c for c in collections.Counter(values).values())
-        return 2 * len(values) * sum(v * v for v in values) - 2 * sum(values) ** 2
-    units = [u for u in ([v for v in unit if v is not None] for unit in units) if len(u) > 1]
+    units = [[v for v in unit if v is not None] for unit in units]
+    units = [unit for unit in units if len(unit) > 1]  # a lone value pairs with none
     pooled = [v for unit in units for v in unit]
-    total = disagreement(pooled)
-    return round(1 - (len(pooled) - 1) * sum(disagreement(u) / (len(u) - 1) for u in units)
-                 / total, 4) if total > 1e-12 else None
+    total = _disagreement(pooled, nominal)
+    if not total > 1e-12:  # no disagreement to compare with (or NaN, from overflow)
+        return None
+    within = sum(_disagreement(unit, nominal) / (len(unit) - 1) for unit in units)
+    return round(1 - (len(pooled) - 1) * within / total, 4)
+
+
+def _disagreement(values, nominal):
+    """Over the ordered pairs of ``values``: the sum of (a - b)^2, or of a != b if nominal."""
+    if nominal:
+        return len(values) ** 2 - sum(c * c for c in collections.Counter(values).values())
+    return 2 * len(values) * sum(v * v for v in values) - 2 * sum(values) ** 2
 
 
 def _length_controlled(differences, wins, steps=25):
@@ -2775,28 +2843,43 @@ class _Keys:
             raise OSError(5, str(exc), "the index of keys (a temporary file under TMPDIR)")
 
     def update(self, pairs):  # a later number for the same key replaces the earlier
-        rows = ((int(key[:16], 16) - (1 << 63), number) for key, number in pairs)
+        rows = ((_prefix(key), number) for key, number in pairs)
         if self._db is None:
             return self._dict.update(rows)
-        while True:  # in order, 20,000 at a time: fewer pages to find, twice as fast
-            chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])  # stable
-            if not chunk:
-                return
+        for chunk in _sorted_chunks(rows):
             self._sql("executemany", "INSERT OR REPLACE INTO k VALUES (?, ?)", chunk)
 
     def get(self, key):
-        prefix = int(key[:16], 16) - (1 << 63)
+        prefix = _prefix(key)
         if self._db is None:
             return self._dict.get(prefix)
         row = self._sql("execute", "SELECT number FROM k WHERE prefix = ?", [prefix]).fetchone()
-        return row and row[0]
+        if row is None:
+            return None
+        return row[0]
 
     def __setitem__(self, key, number):
         self.update([(key, number)])
 
     def __len__(self):
-        return len(self._dict) if self._db is None else self._sql(
-            "execute", "SELECT count(*) FROM k").fetchone()[0]
+        if self._db is None:
+            return len(self._dict)
+        return self._sql("execute", "SELECT count(*) FROM k").fetchone()[0]
+
+
+def _prefix(key):
+    """A hex key's first 64 bits as SQLite's signed INTEGER."""
+    return int(key[:16], 16) - (1 << 63)
+
+
+def _sorted_chunks(rows):
+    """``rows`` 20,000 at a time, each chunk in order of key: fewer pages to find, twice as
+    fast (the sort is stable: a key's rows keep their order)."""
+    while True:
+        chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])
+        if not chunk:
+            return
+        yield chunk
 
 
 def _keys_in(f, find, other=lambda line: None):
@@ -2834,9 +2917,12 @@ class _Cache:
                 self._file.seek(self._index.get(key))
                 line = self._file.readline()
             entry = json.loads(line)
-            reply = entry["reply"] if entry["key"] == key else {}
-            ok = reply["content"] > "" and reply["latency"] >= 0 <= reply["attempts"]
-            return reply if ok else None
+            if entry["key"] != key:
+                return None
+            reply = entry["reply"]
+            if reply["content"] > "" and reply["latency"] >= 0 and reply["attempts"] >= 0:
+                return reply
+            return None
         except (ValueError, KeyError, TypeError, RecursionError):
             return None
 
@@ -2867,13 +2953,10 @@ class _Replies(_Keys):
 
     def add(self, pairs):
         """Each (key, number): a new key's number kept, a known key's added to ``later``."""
-        rows = ((int(key[:16], 16) - (1 << 63), number) for key, number in pairs)
+        rows = ((_prefix(key), number) for key, number in pairs)
         if self._db is None:
             return self._add_to_dict(rows)
-        while True:  # 20,000 at a time, in order, as update does
-            chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])  # stable
-            if not chunk:
-                break
+        for chunk in _sorted_chunks(rows):
             self._sql("executemany", "INSERT INTO new VALUES (?, ?)", chunk)
             self._sql("execute", _LATER_SQL)
             self._sql("execute", "INSERT OR IGNORE INTO k SELECT prefix, number FROM new "
@@ -2891,7 +2974,7 @@ class _Replies(_Keys):
 
     def later(self, key):
         """The numbers of ``key`` after its first, in the order they were added."""
-        prefix = int(key[:16], 16) - (1 << 63)
+        prefix = _prefix(key)
         if self._db is None:
             return list(self._later.get(prefix, ()))
         return [row[0] for row in self._sql("execute", "SELECT number FROM later WHERE "
@@ -2918,7 +3001,9 @@ class _Batch:
     def __init__(self, imports=(), export=None, max_lines=50000):
         self._lock, self.replies, self.exported = threading.Lock(), _Replies(), _Keys()
         self.malformed, self.asked, self.parts, self._sinks = collections.Counter(), 0, [], {}
-        self.export, self.max_lines = export and re.sub(r"\.jsonl\Z", "", export), max_lines
+        self.export, self.max_lines = export, max_lines
+        if export:  # the parts are EXPORT.000.jsonl, ...
+            self.export = re.sub(r"\.jsonl\Z", "", export)
         self.files, self.conflicting = [open(path, "rb") for path in imports], 0
 
         def other(line):
@@ -3010,23 +3095,29 @@ class _Batch:
         """Write request ``key`` to its model's part, once; the APIError that says where."""
         with self._lock:
             number = self.exported.get(key)
-            if number is None:  # a file per model: OpenAI's rule
-                sink = self._sinks.get(payload["model"])
-                if sink is None or sink[1] == self.max_lines:
-                    if sink:
-                        sink[0].close()
-                    self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
-                    sink = self._sinks[payload["model"]] = [
-                        open(self.parts[-1], "xb"), 0, len(self.parts) - 1]  # overwrite none
-                sink[0].write(json.dumps({
-                    "custom_id": key, "method": "POST", "url": "/v1/chat/completions",
-                    "body": payload}, ensure_ascii=False).encode(
-                        "utf-8", "backslashreplace") + b"\n")
+            if number is None:
+                sink = self._sink(payload["model"])
+                line = json.dumps({"custom_id": key, "method": "POST",
+                                   "url": "/v1/chat/completions", "body": payload},
+                                  ensure_ascii=False)
+                sink[0].write(line.encode("utf-8", "backslashreplace") + b"\n")
                 sink[1] += 1
                 number = self.exported[key] = sink[2]
             part = self.parts[number]
         return APIError("exported to {} as custom_id {}: run it in a batch, then import "
                         "the output with --batch-import".format(part, key), kind="exported")
+
+    def _sink(self, model):
+        """[file, lines written, part number] of ``model``'s part (a file per model: OpenAI's
+        rule), a new part when it is full."""
+        sink = self._sinks.get(model)
+        if sink is None or sink[1] == self.max_lines:
+            if sink:
+                sink[0].close()
+            self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
+            sink = self._sinks[model] = [
+                open(self.parts[-1], "xb"), 0, len(self.parts) - 1]  # overwrite none
+        return sink
 
     def figures(self):
         return {"imported": self.asked, "unasked": len(self.replies) - self.asked,
@@ -3054,9 +3145,12 @@ def _pick(outcomes):
     """Of (number, reply or APIError, problem), the number of the first success, else of the
     first error (else of the first line: none is a reply); whether the replies differ."""
     replies = [(n, result) for n, result, problem in outcomes if problem in _REPLIED]
-    replies = replies or [outcomes[0][:2]]
+    if not replies:
+        replies = [outcomes[0][:2]]
     successes = [n for n, result in replies if isinstance(result, dict)]
-    chosen = (successes or [replies[0][0]])[0]
+    chosen = replies[0][0]
+    if successes:
+        chosen = successes[0]
     return chosen, len({_gist(result) for _, result in replies}) > 1
 
 
