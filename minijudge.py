@@ -2659,14 +2659,19 @@ def _pearson(xs, ys):
 def _spearman(xs, ys):
     """Pearson's r of the 1-based ranks, ties sharing their mean rank: a million lengths
     cost 8 MB of ranks, and a dict of the distinct ones."""
+    return _pearson(_ranks(xs), _ranks(ys))
+
+
+def _ranks(values):
+    """Each value's 1-based rank, ties sharing their mean rank, 8 bytes each."""
     from array import array
-    ranked = []
-    for values in (xs, ys):
-        counts, rank, below = collections.Counter(values), {}, 0
-        for value in sorted(counts):
-            rank[value], below = below + (counts[value] + 1) / 2, below + counts[value]
-        ranked.append(array("d", map(rank.__getitem__, values)))
-    return _pearson(*ranked)
+    counts = collections.Counter(values)
+    rank = {}
+    below = 0
+    for value in sorted(counts):
+        rank[value] = below + (counts[value] + 1) / 2
+        below += counts[value]
+    return array("d", map(rank.__getitem__, values))
 
 
 def _kappa(pairs):
@@ -2999,24 +3004,32 @@ class _Batch:
     that differ are counted in ``conflicting``."""
 
     def __init__(self, imports=(), export=None, max_lines=50000):
-        self._lock, self.replies, self.exported = threading.Lock(), _Replies(), _Keys()
-        self.malformed, self.asked, self.parts, self._sinks = collections.Counter(), 0, [], {}
-        self.export, self.max_lines = export, max_lines
+        self._lock = threading.Lock()
+        self.replies = _Replies()
+        self.exported = _Keys()
+        self.malformed = collections.Counter()
+        self.asked = 0
+        self.parts = []
+        self._sinks = {}
+        self.export = export
         if export:  # the parts are EXPORT.000.jsonl, ...
             self.export = re.sub(r"\.jsonl\Z", "", export)
-        self.files, self.conflicting = [open(path, "rb") for path in imports], 0
-
-        def other(line):
-            if line.strip():
-                try:
-                    json.loads(line)
-                    self.malformed["without a minijudge custom_id"] += 1
-                except (ValueError, RecursionError):
-                    self.malformed["not JSON"] += 1
+        self.max_lines = max_lines
+        self.files = [open(path, "rb") for path in imports]
+        self.conflicting = 0
+        find = re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search
         for number, f in enumerate(self.files):  # a reply's number: its file and offset
             self.replies.add((key, offset * len(self.files) + number) for key, offset in
-                             _keys_in(f, re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search,
-                                      other))
+                             _keys_in(f, find, self._count_malformed))
+
+    def _count_malformed(self, line):
+        """A line without a reply: not JSON, or JSON without a minijudge custom_id."""
+        if line.strip():
+            try:
+                json.loads(line)
+                self.malformed["without a minijudge custom_id"] += 1
+            except (ValueError, RecursionError):
+                self.malformed["not JSON"] += 1
 
     def reply(self, key, payload, online):
         """The imported reply to request ``key``; None: send it; APIError: exported, or why
