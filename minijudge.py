@@ -2387,14 +2387,28 @@ def _merged(judgements, *, like=None, **fields):
     """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
     pairs): tries, latency and tokens added up over the replies not from the cache."""
     sent = [j for j in judgements if not j.cached]
-    usage = collections.Counter()
-    for j in judgements:  # token counts: ints, and a bool is none
-        usage.update({k: v for k, v in (j.usage or {}).items() if type(v) is int})
-    merged = like.to_dict() if like else {"model": judgements[0].model}
-    merged.update(usage=dict(usage) or None, attempts=sum(j.attempts for j in sent),
+    if like:
+        merged = like.to_dict()
+    else:
+        merged = {"model": judgements[0].model}
+    merged.update(usage=_total_usage(judgements), attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
-    prompt = {k: v for k, v in judgements[0].details.items() if k == "prompt"}  # the first's
-    return Judgement(**dict(merged, details=dict(prompt, **merged.get("details") or {})))
+    prompt = {}
+    if "prompt" in judgements[0].details:  # the first's, as the combined one's
+        prompt["prompt"] = judgements[0].details["prompt"]
+    own = merged.get("details") or {}
+    merged["details"] = dict(prompt, **own)
+    return Judgement(**merged)
+
+
+def _total_usage(judgements):
+    """The token counts added up (ints only: a bool is none); None without any."""
+    usage = collections.Counter()
+    for j in judgements:
+        usage.update({k: v for k, v in (j.usage or {}).items() if type(v) is int})
+    if not usage:
+        return None
+    return dict(usage)
 
 
 def _is_count(quorum, most):
@@ -2427,26 +2441,55 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     (a verdict at 0.5 is a tie), else None; ``pass`` is that score against
     ``pass_threshold`` (none without one); the raw reply and the rest are kept where all
     the members that answered agree, else None."""
-    kind, named = ("judge", judgements) if isinstance(judgements, Mapping) else (
-        "repeat", dict(enumerate(judgements, 1)))
-    every, needed = list(named.values()), len(judgements) if quorum is None else quorum
-    if how not in ("mean", "median", "majority") or not _is_count(needed, len(every)):
+    kind, named = _jury_members(judgements)
+    every = list(named.values())
+    needed = quorum
+    if quorum is None:
+        needed = len(judgements)
+    if how not in _JURY_HOWS or not _is_count(needed, len(every)):
         raise JudgeError("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to "
                          "the {} judgements; got {!r} and {!r}".format(len(every), how, quorum))
     _check_members(named, kind)
     _check_option(_OPTIONS["pass_threshold"], pass_threshold, "pass_threshold")
     answered = [j for j in every if j.status in _NOT_FAILURES]
-    scores = [j.score if j in answered else None for j in every]
-    details = {"panel": dict(zip(named, scores))} if kind == "judge" else {"repeats": scores}
-    members = {name: _member(j) for name, j in named.items()}
-    details["members"] = members if kind == "judge" else list(members.values())
+    details = _jury_details(kind, named, answered)
     error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
                       for name, j in named.items() if j not in answered)
-    if len(answered) < needed:  # failed: as its first failed member, pass as a failure's
-        failed = _merged(every, like=next(j for j in every if j not in answered), details=details,
-                         error="{} of {} answered, {} needed: {}".format(
-                             len(answered), len(every), needed, error))
-        return _with_pass(failed, pass_threshold)
+    if len(answered) < needed:
+        combined = _jury_failed(every, answered, needed, details, error)
+    else:
+        combined = _jury_answered(every, answered, how, details, error)
+    return _with_pass(combined, pass_threshold)
+
+
+_JURY_HOWS = ("mean", "median", "majority")
+
+
+def _jury_members(judgements):
+    """("judge", the panel) or ("repeat", the repeats by their number from 1)."""
+    if isinstance(judgements, Mapping):
+        return "judge", judgements
+    return "repeat", dict(enumerate(judgements, 1))
+
+
+def _jury_details(kind, named, answered):
+    """Each member's score (None: it failed) and its own fields, by name or in order."""
+    scores = [j.score if j in answered else None for j in named.values()]
+    members = {name: _member(j) for name, j in named.items()}
+    if kind == "judge":
+        return {"panel": dict(zip(named, scores)), "members": members}
+    return {"repeats": scores, "members": list(members.values())}
+
+
+def _jury_failed(every, answered, needed, details, error):
+    """Short of the quorum: as its first failed member (pass as a failure's)."""
+    first_failed = next(j for j in every if j not in answered)
+    why = "{} of {} answered, {} needed: {}".format(len(answered), len(every), needed, error)
+    return _merged(every, like=first_failed, details=details, error=why)
+
+
+def _jury_answered(every, answered, how, details, error):
+    """The members that answered, combined; ``error`` names those that failed."""
     score = _combined([j.score for j in answered], how, 0.5)
     value = _jury_value(answered, how, score)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
@@ -2458,8 +2501,7 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     fields.update(_shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered]))
     if not error:  # none failed: what all said (empty_response's reason), if they agree
         error = _shared([{"error": j.error} for j in answered])["error"]
-    combined = _merged(every, score=score, value=value, error=error, details=details, **fields)
-    return _with_pass(combined, pass_threshold)
+    return _merged(every, score=score, value=value, error=error, details=details, **fields)
 
 
 def _with_pass(judgement, threshold):
@@ -2486,7 +2528,9 @@ def _combined(numbers, how, split):
     if how == "median":
         return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
     top = collections.Counter(ordered).most_common(2)
-    return top[0][0] if len(top) == 1 or top[0][1] > top[1][1] else split
+    if len(top) == 2 and top[0][1] == top[1][1]:
+        return split
+    return top[0][0]
 
 
 def _jury_value(answered, how, score):
@@ -2495,11 +2539,19 @@ def _jury_value(answered, how, score):
     if all(j.rating is not None for j in answered):
         return _combined([j.value for j in answered], how, None)
     values = [j.value for j in answered if j.score == score]
-    if values and all(v == values[0] for v in values):
+    if _all_alike(values):
         return values[0]
     if all("verdict" in j.details for j in answered):
-        return {s: verdict for verdict, s in _VERDICT_SCORES.items()}.get(score)
+        return _VERDICTS_BY_SCORE.get(score)
     return None
+
+
+_VERDICTS_BY_SCORE = {score: verdict for verdict, score in _VERDICT_SCORES.items()}
+
+
+def _all_alike(values):
+    """One value or more, all equal to the first."""
+    return len(values) > 0 and all(v == values[0] for v in values)
 
 
 def _shared(dicts, besides=()):
@@ -2553,36 +2605,87 @@ def _expected_rating(logprobs, rating, scale):
     scales qualify ("10" spans two tokens on many tokenizers). The token is the first after
     any reasoning that spells the parsed rating (a verdict comes before its explanation);
     ``"4"`` and ``" 4"`` both count as 4, and the weights are renormalised over the scale."""
-    entries = logprobs.get("content") if isinstance(logprobs, dict) else None
+    entries = None
+    if isinstance(logprobs, dict):
+        entries = logprobs.get("content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
+    at = _rating_token(entries, rating)
+    if at is None:  # no token spells the rating
+        return None
+    weights = _digit_weights(at.get("top_logprobs") or [at], scale)
+    total = sum(weights.values())
+    if not total:
+        return None
+    return round(sum(v * w for v, w in weights.items()) / total, 6)
+
+
+def _rating_token(entries, rating):
+    """The logprobs entry of the first token after any reasoning that spells ``rating``."""
     at = None
     for entry in entries:
-        token = str(entry.get("token", "")) if isinstance(entry, dict) else ""
+        token = ""
+        if isinstance(entry, dict):
+            token = str(entry.get("token", ""))
         if "</think" in token:
             at = None  # what came before was reasoning
         elif at is None and token.strip() == str(rating):
             at = entry
-    weights = {}  # none when no token spells the rating: then None
-    for alternative in () if at is None else at.get("top_logprobs") or [at]:
-        token, logprob = str(alternative.get("token", "")).strip(), alternative.get("logprob")
-        if token in "0123456789" and token and scale[0] <= int(token) <= scale[1] and _is_logprob(
-                logprob):
-            weights[int(token)] = weights.get(int(token), 0.0) + math.exp(logprob)
-    total = sum(weights.values())
-    return round(sum(v * w for v, w in weights.items()) / total, 6) if total else None
+    return at
+
+
+def _digit_weights(alternatives, scale):
+    """The probability of each scale value among a token's alternatives."""
+    weights = {}
+    for alternative in alternatives:
+        digit = _scale_digit(str(alternative.get("token", "")).strip(), scale)
+        logprob = alternative.get("logprob")
+        if digit is not None and _is_logprob(logprob):
+            weights[digit] = weights.get(digit, 0.0) + math.exp(logprob)
+    return weights
+
+
+def _scale_digit(token, scale):
+    """The scale value a token of digits spells, or None."""
+    if not (token and token in "0123456789"):
+        return None
+    digit = int(token)
+    if scale[0] <= digit <= scale[1]:
+        return digit
+    return None
 
 
 def _response_format(parser, scale, example=None, field=None):
     """A JSON schema for the reply (vLLM guided decoding, OpenAI structured outputs): the
     parser's, or the one inferred from an ``example`` reply whose ``field`` scores."""
-    if example is not None and type(example.get(field) if isinstance(example, dict) else (
-            None)) not in (int, float):
-        raise JudgeError("an example reply must be a JSON object holding the number that scores "
-                         "as {!r} (score_field, --score-field); got {}".format(field, json.dumps(
-                             example)[:100]))
+    if example is not None:
+        _check_example_reply(example, field)
     number = {"type": "integer", "minimum": min(scale), "maximum": max(scale)}
-    properties = _json_schema(example)["properties"] if example is not None else {
+    if example is None:
+        properties = _parser_properties(parser, number, scale)
+    else:
+        properties = _json_schema(example)["properties"]
+        properties[field].update(minimum=scale[0], maximum=scale[1])
+    schema = {"type": "object", "properties": properties, "required": list(properties),
+              "additionalProperties": False}
+    return {"type": "json_schema",
+            "json_schema": {"name": "judgement", "strict": True, "schema": schema}}
+
+
+def _check_example_reply(example, field):
+    """An example reply must be a JSON object whose ``field`` is a number."""
+    score = None
+    if isinstance(example, dict):
+        score = example.get(field)
+    if type(score) not in (int, float):
+        raise JudgeError("an example reply must be a JSON object holding the number that scores "
+                         "as {!r} (score_field, --score-field); got {}".format(
+                             field, json.dumps(example)[:100]))
+
+
+def _parser_properties(parser, number, scale):
+    """The fields of a reply the parser reads (``number``: a rating's)."""
+    return {
         "rating": {"rating": number},
         "binary": {"correct": {"type": "boolean"}},
         "verdict": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
@@ -2590,21 +2693,19 @@ def _response_format(parser, scale, example=None, field=None):
         "json": {"reasoning": {"type": "string"}, "correctness": number, "relevance": number},
         "option": {"option": {"type": "string", "enum": list(scale)}},  # scale: the options
     }[parser]
-    if example is not None:
-        properties[field].update(minimum=scale[0], maximum=scale[1])
-    return {"type": "json_schema", "json_schema": {"name": "judgement", "strict": True,
-            "schema": {"type": "object", "properties": properties,
-                       "required": list(properties), "additionalProperties": False}}}
 
 
 def _json_schema(example, where="the example reply"):
     """The JSON schema of values like ``example``: its types, every key required, nested."""
     if isinstance(example, dict):
-        return {"type": "object", "properties": {key: _json_schema(value, repr(key)) for key,
-                                                 value in example.items()},
-                "required": list(example), "additionalProperties": False}
+        properties = {key: _json_schema(value, repr(key)) for key, value in example.items()}
+        return {"type": "object", "properties": properties, "required": list(example),
+                "additionalProperties": False}
     if isinstance(example, list):  # its first item says what they all are
-        return dict(type="array", **{"items": _json_schema(example[0], where)} if example else {})
+        schema = {"type": "array"}
+        if example:
+            schema["items"] = _json_schema(example[0], where)
+        return schema
     types = {bool: "boolean", int: "integer", float: "number", str: "string"}
     if type(example) not in types:
         raise JudgeError(where + " is null: give it a value of the type the judge should write")
@@ -2620,20 +2721,30 @@ def _image_urls(images, root=None):
     """Image paths, http(s) and data: URLs (one or a list) as the URLs of image_url parts: a
     file goes as a base64 data: URL of its type, told by its bytes; at most 20 MiB. ``root``,
     from _image_root: the folder paths are read from, which none may leave."""
-    import base64
+    if images is None:
+        images = []
+    elif not isinstance(images, list):
+        images = [images]
     urls = []
-    for image in images if isinstance(images, list) else [] if images is None else [images]:
+    for image in images:
         if not isinstance(image, str):
             raise TemplateError("images must be paths or URLs; got a " + type(image).__name__)
         if not re.match(r"(?:https?|data):", image, re.I):
-            data = _image_bytes(image, _image_path(image, root))
-            kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
-            if kind is None or len(data) > _MAX_IMAGE_BYTES:
-                raise TemplateError("image {} is {}".format(image, "over 20 MiB" if kind else
-                                                             "not a PNG, JPEG, WebP or GIF image"))
-            image = "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
+            image = _image_data_url(image, root)
         urls.append(image)
     return urls
+
+
+def _image_data_url(image, root):
+    """An image file as a base64 data: URL of the type its first bytes say."""
+    import base64
+    data = _image_bytes(image, _image_path(image, root))
+    kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
+    if kind is None:
+        raise TemplateError("image {} is not a PNG, JPEG, WebP or GIF image".format(image))
+    if len(data) > _MAX_IMAGE_BYTES:
+        raise TemplateError("image {} is over 20 MiB".format(image))
+    return "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
 
 
 def _image_root(folder, what, flag="image_root="):
@@ -2675,8 +2786,8 @@ def _image_bytes(image, path):
     except TemplateError:  # a ValueError too: already says what is wrong
         raise
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        raise TemplateError("image {!r}: {}".format(image, getattr(
-            exc, "strerror", None) or exc)) from None
+        why = getattr(exc, "strerror", None) or exc  # an OSError's words, without its errno
+        raise TemplateError("image {!r}: {}".format(image, why)) from None
 
 
 def _check_image_file(image, info):
@@ -2720,12 +2831,18 @@ def _criterion(criterion):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
     _check_option_names(name, scores)
-    lines = ["- {}{}".format(k, ": {}".format(v["description"]) if isinstance(v, dict) and v.get(
-        "description") else "") for k, v in options.items()]
+    lines = [_option_line(name, option) for name, option in options.items()]
     return {"name": name, "options": scores, "fields": {
         "criterion_name": name, "criterion_description": criterion.get("description", ""),
         "criterion_scores": scores, "criterion_options": "\n".join(lines),
         "criterion_options_reversed": "\n".join(reversed(lines))}}
+
+
+def _option_line(name, option):
+    """An option as the prompt lists it: "- name", with ": description" if it has one."""
+    if isinstance(option, dict) and option.get("description"):
+        return "- {}: {}".format(name, option["description"])
+    return "- {}".format(name)
 
 
 _OPTION_EDGES = " \t.:;!\"'[]()-"  # what a reply's line may wrap an option's name in
@@ -2758,16 +2875,27 @@ def _read_option(text, options):
     together ("Good or Excellent", "Excellent/Good") pick none."""
     by_name = {_loose(name): name for name in options}
     structured = _structured(text, "option")
-    named = structured and _option_named(str(structured[0]), options, by_name)
-    if named:
-        return named, named
-    plain = _plain(text)
+    if structured:
+        named = _option_named(str(structured[0]), options, by_name)
+        if named:
+            return named, named
+    picked = _picked_options(_plain(text), by_name)
+    if len(picked) != 1:
+        return None, None
+    return picked[0], picked[0]
+
+
+def _picked_options(plain, by_name):
+    """The options a plain reply picks: the one its last line (or first) names, else those
+    it mentions, else, unless exactly one, the one its last line is a typo of."""
     lines = _verdict_lines(plain, by_name)
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
-    picked = named[:1] or _mentioned(by_name, plain)
+    if named:
+        return named[:1]
+    picked = _mentioned(by_name, plain)
     if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
         picked = _close_option(lines[-1], by_name)
-    return (picked[0],) * 2 if len(picked) == 1 else (None, None)
+    return picked
 
 
 def _reply_lines(text):
@@ -2822,9 +2950,15 @@ def _part_of(line, option):
 
 def _json_numbers(obj, criteria=None):
     """A rubric reply's numbers (or digits in a string), of the ``criteria`` keys if given."""
-    return {k: float(v) if isinstance(v, str) else v for k, v in obj.items()
-            if (not criteria or k in criteria) and (type(v) in (int, float) or isinstance(
-                v, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", v))}
+    numbers = {}
+    for key, value in obj.items():
+        if criteria and key not in criteria:
+            continue
+        if type(value) in (int, float):
+            numbers[key] = value
+        elif isinstance(value, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", value):
+            numbers[key] = float(value)
+    return numbers
 
 
 # what a judge meant as JSON: "'key': 8," (single quotes, a trailing comma), "Key: 8/10" lines
@@ -2833,13 +2967,22 @@ _KEY_NUMBER_RE = re.compile(r"""(?:^|[{,])[\W_]*?["']?([a-z][\w ]{0,40}?)["']?[^
 
 
 def _read_json(text, scale, criteria=None):
-    obj = parse_json(text) or {key.strip().lower(): _number(value) for key, value in
-                               _KEY_NUMBER_RE.findall(_plain(text)[-_JSON_WINDOW:])}
+    obj = parse_json(text)
+    if not obj:  # no JSON object: "key: number" lines
+        pairs = _KEY_NUMBER_RE.findall(_plain(text)[-_JSON_WINDOW:])
+        obj = {key.strip().lower(): _number(value) for key, value in pairs}
     numbers = _json_numbers(obj, criteria)
-    if not numbers or (len(numbers) < len(criteria) if criteria else len(numbers) > 1):
+    if not numbers or _numbers_short(numbers, criteria):
         return None, None  # averaging several numbers would invent a score
     in_scale = all(scale[0] <= v <= scale[1] for v in numbers.values())
     return (obj, obj) if in_scale else (None, json.dumps(numbers))
+
+
+def _numbers_short(numbers, criteria):
+    """A criterion without its number, or, without criteria, more than one number."""
+    if criteria:
+        return len(numbers) < len(criteria)
+    return len(numbers) > 1
 
 
 def _json_score(obj, scale, criteria=None):
@@ -2939,12 +3082,16 @@ def _is_headers(headers):
 
 def _is_store(cache):
     """A path, or an object that gets and puts replies (a _Cache)."""
-    return _is_text(cache) or callable(getattr(cache, "get", None)) and callable(
-        getattr(cache, "put", None))
+    if _is_text(cache):
+        return True
+    return callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))
 
 
 def _is_failure_score(value):
-    return value is None or _is_number(value) and (value != value or 0 <= value <= 1)
+    """None, NaN, or a number from 0 to 1."""
+    if value is None:
+        return True
+    return _is_number(value) and (value != value or 0 <= value <= 1)  # value != value: NaN
 
 
 def _header_line(text):
@@ -3131,32 +3278,44 @@ _HUMAN_WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "pass": 1.0, "no": 0.0,
 
 def _label(value):
     """A human label or judge value as a number, or None."""
-    value = _HUMAN_WORDS.get(value.strip().lower(), value) if isinstance(value, str) else value
+    if isinstance(value, str):
+        value = _HUMAN_WORDS.get(value.strip().lower(), value)
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
         return None
-    return number if math.isfinite(number) else None
+    if not math.isfinite(number):
+        return None
+    return number
 
 
 def _pearson(xs, ys):
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    mx = sum(xs) / len(xs)
+    my = sum(ys) / len(ys)
     sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
-    return round(sxy / math.sqrt(sxx * syy), 4) if sxx and syy else None
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if not (sxx and syy):  # a constant rater: no correlation
+        return None
+    return round(sxy / math.sqrt(sxx * syy), 4)
 
 
 def _spearman(xs, ys):
     """Pearson's r of the 1-based ranks, ties sharing their mean rank: a million lengths
     cost 8 MB of ranks, and a dict of the distinct ones."""
+    return _pearson(_ranks(xs), _ranks(ys))
+
+
+def _ranks(values):
+    """Each value's 1-based rank, ties sharing their mean rank, 8 bytes each."""
     from array import array
-    ranked = []
-    for values in (xs, ys):
-        counts, rank, below = collections.Counter(values), {}, 0
-        for value in sorted(counts):
-            rank[value], below = below + (counts[value] + 1) / 2, below + counts[value]
-        ranked.append(array("d", map(rank.__getitem__, values)))
-    return _pearson(*ranked)
+    counts = collections.Counter(values)
+    rank = {}
+    below = 0
+    for value in sorted(counts):
+        rank[value] = below + (counts[value] + 1) / 2
+        below += counts[value]
+    return array("d", map(rank.__getitem__, values))
 
 
 def _kappa(pairs):
@@ -3164,45 +3323,75 @@ def _kappa(pairs):
     1 - the sum of (x - y)^2 over the pairs / its mean over every pairing of x and y."""
     xs, ys = zip(*pairs)
     expected = sum(x * x for x in xs) + sum(y * y for y in ys) - 2 * sum(xs) * sum(ys) / len(xs)
-    return round(1 - sum((x - y) ** 2 for x, y in pairs) / expected, 4) if (
-        expected > 1e-12) else None
+    if not expected > 1e-12:  # both raters constant (or NaN, from overflow): undefined
+        return None
+    return round(1 - sum((x - y) ** 2 for x, y in pairs) / expected, 4)
 
 
 def _alpha(units, nominal=False):
     """Krippendorff's alpha of units (each the values its raters gave; None: missing):
     1 - (n - 1) * sum over units of D(unit) / (m_unit - 1) / D(all n pairable values),
     D the disagreement summed over ordered pairs of values, (a - b)^2 or a != b."""
-    def disagreement(values):
-        if nominal:
-            return len(values) ** 2 - sum(c * c for c in collections.Counter(values).values())
-        return 2 * len(values) * sum(v * v for v in values) - 2 * sum(values) ** 2
-    units = [u for u in ([v for v in unit if v is not None] for unit in units) if len(u) > 1]
+    units = [[v for v in unit if v is not None] for unit in units]
+    units = [unit for unit in units if len(unit) > 1]  # a lone value pairs with none
     pooled = [v for unit in units for v in unit]
-    total = disagreement(pooled)
-    return round(1 - (len(pooled) - 1) * sum(disagreement(u) / (len(u) - 1) for u in units)
-                 / total, 4) if total > 1e-12 else None
+    total = _disagreement(pooled, nominal)
+    if not total > 1e-12:  # no disagreement to compare with (or NaN, from overflow)
+        return None
+    within = sum(_disagreement(unit, nominal) / (len(unit) - 1) for unit in units)
+    return round(1 - (len(pooled) - 1) * within / total, 4)
+
+
+def _disagreement(values, nominal):
+    """Over the ordered pairs of ``values``: the sum of (a - b)^2, or of a != b if nominal."""
+    if nominal:
+        return len(values) ** 2 - sum(c * c for c in collections.Counter(values).values())
+    return 2 * len(values) * sum(v * v for v in values) - 2 * sum(values) ** 2
 
 
 def _length_controlled(differences, wins, steps=25):
     """AlpacaEval 2's length control for one judge: P(A wins) = sigmoid(b0 + b1 * x),
     x = tanh(length difference / its standard deviation), fit by Newton's method to the
     wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0)."""
-    from array import array  # 8 bytes a pair, not a float object's 32
-    n = len(differences)
-    sd = math.sqrt(max(0.0, sum(d * d for d in differences) / n - (sum(differences) / n) ** 2))
-    xs, b0, b1 = array("d", (math.tanh(d / (sd or 1.0)) for d in differences)), 0.0, 0.0
+    xs = _standardised(differences)
+    b0, b1 = 0.0, 0.0
     for _ in range(steps):
-        ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
-        g0, g1 = (sum((y - p) * x ** k for y, p, x in zip(wins, ps, xs)) for k in (0, 1))
-        h00, h01, h11 = (sum(p * (1 - p) * x ** k for p, x in zip(ps, xs)) for k in (0, 1, 2))
-        det = h00 * h11 - h01 * h01
-        if det < 1e-12:  # all on one side: no better fit
+        step = _newton_step(xs, wins, b0, b1)
+        if step is None:  # all on one side: no better fit
             break
-        step0, step1 = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
-        b0, b1 = b0 + step0, b1 + step1
-        if abs(step0) + abs(step1) < 1e-9:
+        b0, b1 = b0 + step[0], b1 + step[1]
+        if abs(step[0]) + abs(step[1]) < 1e-9:
             break
     return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
+
+
+def _standardised(differences):
+    """tanh(each difference / their standard deviation), 8 bytes each (a float object: 32)."""
+    from array import array
+    n = len(differences)
+    sd = math.sqrt(max(0.0, sum(d * d for d in differences) / n - (sum(differences) / n) ** 2))
+    scale = sd or 1.0
+    return array("d", (math.tanh(d / scale) for d in differences))
+
+
+def _newton_step(xs, wins, b0, b1):
+    """The change to (b0, b1) one step of Newton's method makes; None if the Hessian is
+    singular. The exponent is clamped: exp() overflows past about 709."""
+    from array import array
+    ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
+    residuals = array("d", (y - p for y, p in zip(wins, ps)))
+    variances = array("d", (p * (1 - p) for p in ps))
+    g0, g1 = _moments(residuals, xs, (0, 1))
+    h00, h01, h11 = _moments(variances, xs, (0, 1, 2))
+    det = h00 * h11 - h01 * h01
+    if det < 1e-12:
+        return None
+    return (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
+
+
+def _moments(weights, xs, powers):
+    """sum(w * x ** k) over the pairs of ``weights`` and ``xs``, for each k of ``powers``."""
+    return [sum(w * x ** k for w, x in zip(weights, xs)) for k in powers]
 
 
 def agreement(judge_values, human_values, *, kind=None):
@@ -3217,26 +3406,59 @@ def agreement(judge_values, human_values, *, kind=None):
     result = {"n": len(pairs)}
     if len(pairs) < 2:
         return result
-    judge, human = [p[0] for p in pairs], [p[1] for p in pairs]
+    judge = [p[0] for p in pairs]
+    human = [p[1] for p in pairs]
     labels = set(human)
     if labels <= {0.0, 1.0} and kind != "ratings":
-        def at(threshold):  # accuracy, true positives, false positives, false negatives
-            n = collections.Counter((j >= threshold, h) for j, h in pairs)
-            return (n[True, 1] + n[False, 0]) / len(pairs), n[True, 1], n[True, 0], n[False, 1]
-        accuracy, tp, fp, fn = at(0.5)
-        best = max(sorted(set(judge)), key=lambda t: (at(t)[0], -abs(t - 0.5)))
-        return dict(result, kind="binary", accuracy=round(accuracy, 4),
-                    precision=round(tp / (tp + fp), 4) if tp + fp else None,
-                    recall=round(tp / (tp + fn), 4) if tp + fn else None,
-                    best_threshold=best, best_accuracy=round(at(best)[0], 4))
+        result.update(_binary_agreement(pairs, judge))
+    else:
+        result.update(_ratings_agreement(pairs, judge, human, labels))
+    return result
+
+
+def _binary_agreement(pairs, judge):
+    """Accuracy, precision and recall at 0.5, and the threshold of the best accuracy."""
+    accuracy, tp, fp, fn = _at_threshold(pairs, 0.5)
+    best = max(sorted(set(judge)), key=lambda t: (_at_threshold(pairs, t)[0], -abs(t - 0.5)))
+    return {"kind": "binary", "accuracy": round(accuracy, 4),
+            "precision": _ratio(tp, tp + fp), "recall": _ratio(tp, tp + fn),
+            "best_threshold": best, "best_accuracy": round(_at_threshold(pairs, best)[0], 4)}
+
+
+def _at_threshold(pairs, threshold):
+    """(accuracy, true positives, false positives, false negatives) of the judge's scores
+    read as passing at ``threshold``."""
+    n = collections.Counter((j >= threshold, h) for j, h in pairs)
+    return (n[True, 1] + n[False, 0]) / len(pairs), n[True, 1], n[True, 0], n[False, 1]
+
+
+def _ratio(part, whole):
+    """part / whole to 4 places; None when whole is 0."""
+    if not whole:
+        return None
+    return round(part / whole, 4)
+
+
+def _ratings_agreement(pairs, judge, human, labels):
+    """Exact and within-one agreement, kappa, correlations and the confusion matrix."""
+    exact = sum(j == h for j, h in pairs)
+    within_one = sum(abs(j - h) <= 1 for j, h in pairs)
+    return {"kind": "ratings", "exact": round(exact / len(pairs), 4),
+            "within_one": round(within_one / len(pairs), 4),
+            "kappa_quadratic": _kappa(pairs), "spearman": _spearman(judge, human),
+            "pearson": _pearson(judge, human), "confusion": _confusion(pairs, judge, labels)}
+
+
+def _confusion(pairs, judge, labels):
+    """{human label: {judge value: count}}, the values as "{:g}", counts of 0 left out."""
     categories = sorted(set(judge) | labels)
     observed = collections.Counter((h, j) for j, h in pairs)
-    confusion = {"{:g}".format(h): {"{:g}".format(j): observed[h, j] for j in categories
-                                    if observed[h, j]} for h in categories if h in labels}
-    return dict(result, kind="ratings", exact=round(sum(j == h for j, h in pairs) / len(pairs), 4),
-                within_one=round(sum(abs(j - h) <= 1 for j, h in pairs) / len(pairs), 4),
-                kappa_quadratic=_kappa(pairs), spearman=_spearman(judge, human),
-                pearson=_pearson(judge, human), confusion=confusion)
+    confusion = {}
+    for h in categories:
+        if h in labels:
+            confusion["{:g}".format(h)] = {"{:g}".format(j): observed[h, j] for j in categories
+                                           if observed[h, j]}
+    return confusion
 
 
 # -- Cache -----------------------------------------------------------------------------
@@ -3270,28 +3492,43 @@ class _Keys:
             raise OSError(5, str(exc), "the index of keys (a temporary file under TMPDIR)")
 
     def update(self, pairs):  # a later number for the same key replaces the earlier
-        rows = ((int(key[:16], 16) - (1 << 63), number) for key, number in pairs)
+        rows = ((_prefix(key), number) for key, number in pairs)
         if self._db is None:
             return self._dict.update(rows)
-        while True:  # in order, 20,000 at a time: fewer pages to find, twice as fast
-            chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])  # stable
-            if not chunk:
-                return
+        for chunk in _sorted_chunks(rows):
             self._sql("executemany", "INSERT OR REPLACE INTO k VALUES (?, ?)", chunk)
 
     def get(self, key):
-        prefix = int(key[:16], 16) - (1 << 63)
+        prefix = _prefix(key)
         if self._db is None:
             return self._dict.get(prefix)
         row = self._sql("execute", "SELECT number FROM k WHERE prefix = ?", [prefix]).fetchone()
-        return row and row[0]
+        if row is None:
+            return None
+        return row[0]
 
     def __setitem__(self, key, number):
         self.update([(key, number)])
 
     def __len__(self):
-        return len(self._dict) if self._db is None else self._sql(
-            "execute", "SELECT count(*) FROM k").fetchone()[0]
+        if self._db is None:
+            return len(self._dict)
+        return self._sql("execute", "SELECT count(*) FROM k").fetchone()[0]
+
+
+def _prefix(key):
+    """A hex key's first 64 bits as SQLite's signed INTEGER."""
+    return int(key[:16], 16) - (1 << 63)
+
+
+def _sorted_chunks(rows):
+    """``rows`` 20,000 at a time, each chunk in order of key: fewer pages to find, twice as
+    fast (the sort is stable: a key's rows keep their order)."""
+    while True:
+        chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])
+        if not chunk:
+            return
+        yield chunk
 
 
 def _keys_in(f, find, other=lambda line: None):
@@ -3329,9 +3566,12 @@ class _Cache:
                 self._file.seek(self._index.get(key))
                 line = self._file.readline()
             entry = json.loads(line)
-            reply = entry["reply"] if entry["key"] == key else {}
-            ok = reply["content"] > "" and reply["latency"] >= 0 <= reply["attempts"]
-            return reply if ok else None
+            if entry["key"] != key:
+                return None
+            reply = entry["reply"]
+            if reply["content"] > "" and reply["latency"] >= 0 and reply["attempts"] >= 0:
+                return reply
+            return None
         except (ValueError, KeyError, TypeError, RecursionError):
             return None
 
@@ -3362,13 +3602,10 @@ class _Replies(_Keys):
 
     def add(self, pairs):
         """Each (key, number): a new key's number kept, a known key's added to ``later``."""
-        rows = ((int(key[:16], 16) - (1 << 63), number) for key, number in pairs)
+        rows = ((_prefix(key), number) for key, number in pairs)
         if self._db is None:
             return self._add_to_dict(rows)
-        while True:  # 20,000 at a time, in order, as update does
-            chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])  # stable
-            if not chunk:
-                break
+        for chunk in _sorted_chunks(rows):
             self._sql("executemany", "INSERT INTO new VALUES (?, ?)", chunk)
             self._sql("execute", _LATER_SQL)
             self._sql("execute", "INSERT OR IGNORE INTO k SELECT prefix, number FROM new "
@@ -3386,7 +3623,7 @@ class _Replies(_Keys):
 
     def later(self, key):
         """The numbers of ``key`` after its first, in the order they were added."""
-        prefix = int(key[:16], 16) - (1 << 63)
+        prefix = _prefix(key)
         if self._db is None:
             return list(self._later.get(prefix, ()))
         return [row[0] for row in self._sql("execute", "SELECT number FROM later WHERE "
@@ -3411,22 +3648,32 @@ class _Batch:
     that differ are counted in ``conflicting``."""
 
     def __init__(self, imports=(), export=None, max_lines=50000):
-        self._lock, self.replies, self.exported = threading.Lock(), _Replies(), _Keys()
-        self.malformed, self.asked, self.parts, self._sinks = collections.Counter(), 0, [], {}
-        self.export, self.max_lines = export and re.sub(r"\.jsonl\Z", "", export), max_lines
-        self.files, self.conflicting = [open(path, "rb") for path in imports], 0
-
-        def other(line):
-            if line.strip():
-                try:
-                    json.loads(line)
-                    self.malformed["without a minijudge custom_id"] += 1
-                except (ValueError, RecursionError):
-                    self.malformed["not JSON"] += 1
+        self._lock = threading.Lock()
+        self.replies = _Replies()
+        self.exported = _Keys()
+        self.malformed = collections.Counter()
+        self.asked = 0
+        self.parts = []
+        self._sinks = {}
+        self.export = export
+        if export:  # the parts are EXPORT.000.jsonl, ...
+            self.export = re.sub(r"\.jsonl\Z", "", export)
+        self.max_lines = max_lines
+        self.files = [open(path, "rb") for path in imports]
+        self.conflicting = 0
+        find = re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search
         for number, f in enumerate(self.files):  # a reply's number: its file and offset
             self.replies.add((key, offset * len(self.files) + number) for key, offset in
-                             _keys_in(f, re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search,
-                                      other))
+                             _keys_in(f, find, self._count_malformed))
+
+    def _count_malformed(self, line):
+        """A line without a reply: not JSON, or JSON without a minijudge custom_id."""
+        if line.strip():
+            try:
+                json.loads(line)
+                self.malformed["without a minijudge custom_id"] += 1
+            except (ValueError, RecursionError):
+                self.malformed["not JSON"] += 1
 
     def reply(self, key, payload, online):
         """The imported reply to request ``key``; None: send it; APIError: exported, or why
@@ -3505,23 +3752,29 @@ class _Batch:
         """Write request ``key`` to its model's part, once; the APIError that says where."""
         with self._lock:
             number = self.exported.get(key)
-            if number is None:  # a file per model: OpenAI's rule
-                sink = self._sinks.get(payload["model"])
-                if sink is None or sink[1] == self.max_lines:
-                    if sink:
-                        sink[0].close()
-                    self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
-                    sink = self._sinks[payload["model"]] = [
-                        open(self.parts[-1], "xb"), 0, len(self.parts) - 1]  # overwrite none
-                sink[0].write(json.dumps({
-                    "custom_id": key, "method": "POST", "url": "/v1/chat/completions",
-                    "body": payload}, ensure_ascii=False).encode(
-                        "utf-8", "backslashreplace") + b"\n")
+            if number is None:
+                sink = self._sink(payload["model"])
+                line = json.dumps({"custom_id": key, "method": "POST",
+                                   "url": "/v1/chat/completions", "body": payload},
+                                  ensure_ascii=False)
+                sink[0].write(line.encode("utf-8", "backslashreplace") + b"\n")
                 sink[1] += 1
                 number = self.exported[key] = sink[2]
             part = self.parts[number]
         return APIError("exported to {} as custom_id {}: run it in a batch, then import "
                         "the output with --batch-import".format(part, key), kind="exported")
+
+    def _sink(self, model):
+        """[file, lines written, part number] of ``model``'s part (a file per model: OpenAI's
+        rule), a new part when it is full."""
+        sink = self._sinks.get(model)
+        if sink is None or sink[1] == self.max_lines:
+            if sink:
+                sink[0].close()
+            self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
+            sink = self._sinks[model] = [
+                open(self.parts[-1], "xb"), 0, len(self.parts) - 1]  # overwrite none
+        return sink
 
     def figures(self):
         return {"imported": self.asked, "unasked": len(self.replies) - self.asked,
@@ -3549,9 +3802,12 @@ def _pick(outcomes):
     """Of (number, reply or APIError, problem), the number of the first success, else of the
     first error (else of the first line: none is a reply); whether the replies differ."""
     replies = [(n, result) for n, result, problem in outcomes if problem in _REPLIED]
-    replies = replies or [outcomes[0][:2]]
+    if not replies:
+        replies = [outcomes[0][:2]]
     successes = [n for n, result in replies if isinstance(result, dict)]
-    chosen = (successes or [replies[0][0]])[0]
+    chosen = replies[0][0]
+    if successes:
+        chosen = successes[0]
     return chosen, len({_gist(result) for _, result in replies}) > 1
 
 
