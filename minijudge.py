@@ -3078,16 +3078,27 @@ def _svg_bars(items, top=1.0, digits=4):
     """Horizontal bars, inline SVG: (label, value) or (label, value, (low, high)) on 0..top."""
     parts = []
     for i, (label, value, *ci) in enumerate(items):
-        y, end = 22 * i, 180 + 400 * value / (top or 1)
-        parts.append('<text x="0" y="{}">{}</text><rect x="180" y="{}" width="{:.1f}" height="16" '
-                     'fill="#4a7ab5"/><text x="{:.1f}" y="{}">{}</text>'.format(
-                         y + 13, _esc(label), y + 1, end - 180, end + 30 * bool(ci) + 4, y + 13,
-                         round(value, digits)))
-        parts.extend('<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
-            180 + 400 * max(low, 0) / top, 180 + 400 * min(high, top) / top, y + 9, y + 9)
-            for low, high in ci)
+        parts.append(_svg_bar(22 * i, label, value, ci, top, digits))
     return '<svg width="680" height="{0}" viewBox="0 0 680 {0}">{1}</svg>'.format(
         22 * len(items), "".join(parts))
+
+
+def _svg_bar(y, label, value, ci, top, digits):
+    """One bar of _svg_bars at height ``y``: its label, the bar, its interval and its value."""
+    end = 180 + 400 * value / (top or 1)
+    shift = 0
+    if ci:
+        shift = 30  # the value's text clears the interval's line
+    bar = ('<text x="0" y="{}">{}</text><rect x="180" y="{}" width="{:.1f}" height="16" '
+           'fill="#4a7ab5"/><text x="{:.1f}" y="{}">{}</text>'.format(
+               y + 13, _esc(label), y + 1, end - 180, end + shift + 4, y + 13,
+               round(value, digits)))
+    for low, high in ci:
+        left = 180 + 400 * max(low, 0) / top
+        right = 180 + 400 * min(high, top) / top
+        bar += '<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
+            left, right, y + 9, y + 9)
+    return bar
 
 
 def _svg_scatter(lengths, xlabel):
@@ -3112,63 +3123,171 @@ def _esc(value):
 def _html(summaries, tallies, rows, args, title):
     """The page --html writes: each judge's figures, charts as inline SVG, and the records
     kept (failures, then the lowest scores), every judged text escaped."""
-    sections = []
-    for name, s in summaries.items():
-        human, panel, ratings = s["agreement"] or {}, s["panel"] or {}, s["ratings"]
-        confusion, offsets = human.get("confusion") or {}, panel.get("offsets")
-        labels = sorted({j for row in confusion.values() for j in row}, key=float)
-        top = max((n for row in confusion.values() for n in row.values()), default=0)
-        figures = [("position consistency", s["position_consistency"]), (
-            "positional bias", s["positional_bias_rate"]), ("length bias", s["length_bias"]), (
-            "repeats", s["repeats"]), ("agreement with " + str(human.get("field")), {
-                k: v for k, v in human.items() if k not in ("confusion", "field")} or None),
-            ("panel", {k: v for k, v in panel.items() if k != "offsets"} or None)]
-        charts = [  # (heading, its table or chart or, where there is none, something false)
-            ("Statuses", "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n"
-             "{}</table>".format("".join("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
-                 _esc(k), n, _esc(s["errors"].get(k, ""))) for k, n in s["statuses"].items()))),
-            ("Scores (ok and empty_response), in tenths", s["mean_score_judged"] is not None
-             and not ratings and _svg_bars([("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n)
-                                            for i, n in enumerate(s["histogram"])], max(
-                                                s["histogram"]) or 1, 0)),
-            ("Ratings", ratings and _svg_bars(ratings.items(), max(ratings.values()), 0)),
-            ("Win rates (95% interval), ranked", s["systems"] and _svg_bars([(
-                k, v["win_rate"], _wald(v["win_rate"], v["comparisons"])) for k, v in sorted(
-                    s["systems"].items(), key=lambda kv: -kv[1]["win_rate"])])),
-            ("A's win rate (95% interval)", s["mode"] == "pairwise" and s["ci95"] and _svg_bars(
-                [("A over B", s["mean_score_judged"], s["ci95"])])),
-            ("Trust", "<table>{}</table>".format("".join(
-                "<tr><th>{}</th><td>{}</td></tr>".format(_esc(k), _esc(", ".join(
-                    "{} {}".format(*kv) for kv in v.items()) if isinstance(v, dict) else v))
-                for k, v in figures if v is not None))),
-            ("Confusion: people (rows) by the judge (columns)", confusion and (
-                "<table><tr><th></th>{}</tr>{}</table>".format("".join(
-                    "<th>{}</th>".format(_esc(j)) for j in labels), "".join(
-                    "<tr><th>{}</th>{}</tr>".format(_esc(h), "".join(
-                        '<td style="background: rgba(74,122,181,{:.2f})">{}</td>'.format(
-                            row.get(j, 0) / top, row.get(j, 0)) for j in labels))
-                    for h, row in confusion.items())))),
-            ("Each judge's offset from the panel", offsets and _svg_bars([(k, v or 0.0) for k, v in
-                offsets.items()], max(abs(v or 0) for v in offsets.values()) or 1)),
-            ("Length and score", len(tallies[name].lengths) > 2 and _svg_scatter(
-                tallies[name].lengths, "length difference (A - B)" if s["mode"] == "pairwise"
-                else "response length, characters:"))]
-        sections.append(_SECTION.format(**dict({k: _esc(v) if v is not None else "" for k, v in
-                                                s.items()}, name=_esc(name), charts="".join(
-            "<h3>{}</h3>{}".format(*chart) for chart in charts if chart[1]))))
-    prefix, shown = next(iter(summaries)), sorted(rows, reverse=True)
+    sections = [_judge_section(name, s, tallies[name]) for name, s in summaries.items()]
+    prefix = next(iter(summaries))  # the first judge's status and score head the rows
+    shown = sorted(rows, reverse=True)
     records = sum(s["records"] for s in summaries.values()) // len(summaries)
+    question = args.question_field or "question"
+    lines = [_record_row(row, prefix, question) for row in shown]
     return _PAGE.format(title=_esc(title), sections="\n".join(sections),
-                        note="the {} of {} records with a failure or the lowest scores, those "
-                        "first{}".format(len(shown), records, " (--html-rows)" * (
-                            len(shown) < records)), rows="\n".join(
-        '<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}</summary>{}'
-        '</details></td></tr>'.format(' class="bad"' * (not ok), -seq, _esc(r.get(
-            prefix + "_status")), _esc(r.get(prefix + "_score")), _esc(str(
-                r.get(prefix + "_error") or r.get(args.question_field or "question") or "")[:120]),
-            "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v)) for k, v in
-                    r.items() if v not in (None, "", {}, [])))
-        for ok, _, seq, r in shown))
+                        note=_records_note(len(shown), records), rows="\n".join(lines))
+
+
+def _judge_section(name, s, tally):
+    """A judge's section of the page: its figures, then its charts and tables."""
+    charts = []
+    for heading, body in _charts(s, tally):
+        if body:
+            charts.append("<h3>{}</h3>{}".format(heading, body))
+    fields = {}
+    for key, value in s.items():
+        fields[key] = ""
+        if value is not None:
+            fields[key] = _esc(value)
+    fields["name"] = _esc(name)
+    fields["charts"] = "".join(charts)
+    return _SECTION.format(**fields)
+
+
+def _charts(s, tally):
+    """A judge's charts and tables in page order, (heading, body); a body None is left out."""
+    return [("Statuses", _statuses_table(s)),
+            ("Scores (ok and empty_response), in tenths", _scores_chart(s)),
+            ("Ratings", _ratings_chart(s)),
+            ("Win rates (95% interval), ranked", _win_rates_chart(s)),
+            ("A's win rate (95% interval)", _pairwise_chart(s)),
+            ("Trust", _trust_table(s)),
+            ("Confusion: people (rows) by the judge (columns)", _confusion_table(s)),
+            ("Each judge's offset from the panel", _offsets_chart(s)),
+            ("Length and score", _length_chart(s, tally))]
+
+
+def _statuses_table(s):
+    lines = []
+    for status, count in s["statuses"].items():
+        first_error = s["errors"].get(status, "")
+        lines.append("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+            _esc(status), count, _esc(first_error)))
+    return "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n{}</table>".format(
+        "".join(lines))
+
+
+def _scores_chart(s):
+    if s["mean_score_judged"] is None or s["ratings"]:  # none judged, or ratings: not scores
+        return None
+    histogram = s["histogram"]
+    bars = [("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n) for i, n in enumerate(histogram)]
+    return _svg_bars(bars, max(histogram) or 1, 0)
+
+
+def _ratings_chart(s):
+    ratings = s["ratings"]
+    if not ratings:
+        return None
+    return _svg_bars(ratings.items(), max(ratings.values()), 0)
+
+
+def _win_rates_chart(s):
+    if not s["systems"]:
+        return None
+    ranked = sorted(s["systems"].items(), key=lambda kv: -kv[1]["win_rate"])
+    bars = [(name, v["win_rate"], _wald(v["win_rate"], v["comparisons"])) for name, v in ranked]
+    return _svg_bars(bars)
+
+
+def _pairwise_chart(s):
+    if s["mode"] != "pairwise" or not s["ci95"]:
+        return None
+    return _svg_bars([("A over B", s["mean_score_judged"], s["ci95"])])
+
+
+def _trust_table(s):
+    lines = []
+    for name, value in _trust_figures(s):
+        if isinstance(value, dict):
+            value = ", ".join("{} {}".format(*kv) for kv in value.items())
+        if value is not None:
+            lines.append("<tr><th>{}</th><td>{}</td></tr>".format(_esc(name), _esc(value)))
+    return "<table>{}</table>".format("".join(lines))
+
+
+def _trust_figures(s):
+    """(name, figure or None) of the Trust table; a figure None is left out."""
+    human = s["agreement"] or {}
+    agreement = _figures_but(human, ("confusion", "field"))
+    return [("position consistency", s["position_consistency"]),
+            ("positional bias", s["positional_bias_rate"]),
+            ("length bias", s["length_bias"]),
+            ("repeats", s["repeats"]),
+            ("agreement with " + str(human.get("field")), agreement),
+            ("panel", _figures_but(s["panel"] or {}, ("offsets",)))]
+
+
+def _figures_but(figures, hidden):
+    """``figures`` but the ``hidden`` ones (the page shows them apart), or None if none is left."""
+    kept = {k: v for k, v in figures.items() if k not in hidden}
+    if not kept:
+        return None
+    return kept
+
+
+def _confusion_table(s):
+    confusion = (s["agreement"] or {}).get("confusion")
+    if not confusion:
+        return None
+    labels = sorted({j for row in confusion.values() for j in row}, key=float)
+    top = max((n for row in confusion.values() for n in row.values()), default=0)
+    head = "".join("<th>{}</th>".format(_esc(j)) for j in labels)
+    lines = [_confusion_row(h, row, labels, top) for h, row in confusion.items()]
+    return "<table><tr><th></th>{}</tr>{}</table>".format(head, "".join(lines))
+
+
+def _confusion_row(label, row, labels, top):
+    """People's ``label``: how often the judge gave each label, shaded by its share of ``top``."""
+    cells = "".join('<td style="background: rgba(74,122,181,{:.2f})">{}</td>'.format(
+        row.get(j, 0) / top, row.get(j, 0)) for j in labels)
+    return "<tr><th>{}</th>{}</tr>".format(_esc(label), cells)
+
+
+def _offsets_chart(s):
+    offsets = (s["panel"] or {}).get("offsets")
+    if not offsets:
+        return None
+    bars = [(k, v or 0.0) for k, v in offsets.items()]  # None: a judge with none judged
+    return _svg_bars(bars, max(abs(v or 0) for v in offsets.values()) or 1)
+
+
+def _length_chart(s, tally):
+    if len(tally.lengths) <= 2:
+        return None
+    xlabel = "response length, characters:"
+    if s["mode"] == "pairwise":
+        xlabel = "length difference (A - B)"
+    return _svg_scatter(tally.lengths, xlabel)
+
+
+def _records_note(shown, records):
+    note = "the {} of {} records with a failure or the lowest scores, those first".format(
+        shown, records)
+    if shown < records:
+        note += " (--html-rows)"
+    return note
+
+
+def _record_row(row, prefix, question):
+    """A kept record as a row of the page: what _keep kept, failures marked, the record
+    folded under its error (or its question)."""
+    ok, _, seq, record = row
+    marked = ""
+    if not ok:
+        marked = ' class="bad"'
+    headline = record.get(prefix + "_error") or record.get(question) or ""
+    fields = "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v))
+                     for k, v in record.items() if v not in (None, "", {}, []))
+    return ('<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}</summary>{}'
+            '</details></td></tr>'.format(marked, -seq, _esc(record.get(prefix + "_status")),
+                                          _esc(record.get(prefix + "_score")),
+                                          _esc(str(headline)[:120]), fields))
 
 
 def _wald(p, n):
