@@ -2921,22 +2921,43 @@ def _gist(result):
 # -- Batch runner ----------------------------------------------------------------------
 
 
+_FATAL_STATUSES = ("quota_exceeded", "model_error")  # the account's or the model's, not a record's
+_FATAL_HTTP = (401, 403, 404)  # a wrong key, a forbidden or unknown model or URL
+_UNREACHABLE = re.compile(r"connection refused|certificate of .* is not trusted")
+
+
 def _fatal(judgement, repeats=None):
     """Why a failure means every other item would fail the same way, or None; ``repeats``
     (a dict per judge and run) counts HTTP errors: one on _REPEATS records, none judged."""
     if not (judgement.ok or judgement.attempts):  # a batch's reply or no request: no server
         return None
-    fatal = judgement.status in ("quota_exceeded", "model_error") or (
-        judgement.http_status in (401, 403, 404)) or judgement.status == "connection_error" and (
-        re.search(r"connection refused|certificate of .* is not trusted", judgement.error or ""))
-    if repeats is not None and not fatal:  # the same HTTP error again and again, none judged
-        if judgement.ok:
-            repeats["judged"] = True
-        elif judgement.http_status and "judged" not in repeats and next(repeats.setdefault(
-                judgement.error, itertools.count(1))) >= _REPEATS:  # next() is thread-safe
-            return "{} records failed with the same error and none was judged: {}".format(
-                _REPEATS, judgement.error)
-    return judgement.error if fatal else None
+    if _fails_everywhere(judgement):
+        return judgement.error
+    if repeats is None:
+        return None
+    return _repeated(judgement, repeats)
+
+
+def _fails_everywhere(judgement):
+    if judgement.status in _FATAL_STATUSES or judgement.http_status in _FATAL_HTTP:
+        return True
+    if judgement.status != "connection_error":
+        return False
+    return _UNREACHABLE.search(judgement.error or "") is not None
+
+
+def _repeated(judgement, repeats):
+    """The same HTTP error again and again, none judged: why the run should stop, or None."""
+    if judgement.ok:
+        repeats["judged"] = True
+        return None
+    if not judgement.http_status or "judged" in repeats:
+        return None
+    count = next(repeats.setdefault(judgement.error, itertools.count(1)))  # next() is thread-safe
+    if count < _REPEATS:
+        return None
+    return "{} records failed with the same error and none was judged: {}".format(
+        _REPEATS, judgement.error)
 
 
 class _Raised:
@@ -2986,63 +3007,105 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     What a worker meets is the record's ``internal_error``, but KeyboardInterrupt and
     SystemExit (or a ``failed`` that raises): those are raised here, in the caller's thread.
     """
-    import queue
     judges = list(judge) if isinstance(judge, (list, tuple)) else [judge]
     if len(judges) > 1 and judge_one is None:
         raise JudgeError("judge_records with several judges needs judge_one(record)")
     judge_one = judge_one or judges[0].judge
-    failed = failed or (lambda status, error: Judgement(
-        score=judges[0].on_failure, status=status, error=error))
+    if not failed:
+        failed = _failure_of(judges[0])
     _check_concurrency(concurrency)
     _check_window(window)
-    stopped, tasks, results = [], queue.SimpleQueue(), queue.SimpleQueue()
-    progress = {} if progress is None else progress
+    if progress is None:
+        progress = {}
+    workers = _Workers(judges, judge_one, stop_on, failed)
+    workers.start(concurrency)
+    try:
+        yield from _in_order(workers, records, window, progress)
+    finally:
+        workers.stop(concurrency)
 
-    def attempt(record):
+
+def _failure_of(judge):
+    """The default ``failed`` of judge_records: ``judge``'s on_failure score."""
+    def failed(status, error):
+        return Judgement(score=judge.on_failure, status=status, error=error)
+    return failed
+
+
+class _Workers:
+    """The threads of judge_records: each takes ``(index, record)`` from ``tasks`` and puts
+    ``(index, (record, result))`` in ``results`` (or ``(index, _Raised)``) until a None."""
+
+    def __init__(self, judges, judge_one, stop_on, failed):
+        import queue
+        self.judges = judges
+        self.judge_one = judge_one
+        self.stop_on = stop_on
+        self.failed = failed
+        self.stopped = []  # why the run stopped, once it has: the records after are not judged
+        self.tasks = queue.SimpleQueue()
+        self.results = queue.SimpleQueue()
+
+    def start(self, concurrency):
+        for _ in range(concurrency):
+            threading.Thread(target=self.work, daemon=True).start()
+
+    def stop(self, concurrency):
+        self.stopped.append("interrupted")
+        for _ in range(concurrency):
+            self.tasks.put(None)
+
+    def work(self):
+        put = self.results.put
+        for index, record in iter(self.tasks.get, None):
+            try:
+                put((index, (record, self.attempt(record))))
+            except BaseException as exc:  # a thread that died would leave the caller waiting
+                put((index, _Raised(exc)))
+        for each in self.judges:
+            each.close()
+
+    def attempt(self, record):
+        """The record's result; what judging it raised is its internal_error, but a stop."""
+        stopped = self.stopped
         try:
             if stopped:
-                return failed("not_judged", "not judged: the run stopped: " + stopped[0])
-            result = judge_one(record)
-            reason = stop_on and stop_on(result)
+                return self.failed("not_judged", "not judged: the run stopped: " + stopped[0])
+            result = self.judge_one(record)
+            reason = self.stop_on and self.stop_on(result)
             if reason and not stopped:
                 stopped.append(reason)
             return result
         except (KeyboardInterrupt, SystemExit):  # a stop asked for: the caller's to raise
             raise
         except BaseException as exc:  # a bug, asyncio's CancelledError: said on the record
-            return failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
+            return self.failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
 
-    def work():
-        for index, record in iter(tasks.get, None):
-            try:
-                results.put((index, (record, attempt(record))))
-            except BaseException as exc:  # a thread that died would leave the caller waiting
-                results.put((index, _Raised(exc)))
-        for each in judges:
-            each.close()
 
-    for _ in range(concurrency):
-        threading.Thread(target=work, daemon=True).start()
+def _in_order(workers, records, window, progress):
+    """Give the records to the workers; yield what they finish in input order, with at most
+    ``window`` given and not yet yielded."""
     done, sent, finished, end = 0, 0, {}, object()
-    try:
-        for item in itertools.chain(records, itertools.repeat(end)):  # end: wait for the rest
-            if item is not end:
-                tasks.put((sent, item))
-                sent += 1
-            must_wait = item is end or sent - done >= window  # so the next one has room
-            while not results.empty() or (must_wait and done < sent and done not in finished):
-                index, finished[index] = _received(results)
-                progress["waiting"] = len(finished)
-            while done in finished:
-                yield finished.pop(done)
-                done += 1
-            progress["waiting"] = len(finished)
-            if item is end and done == sent:
-                break
-    finally:
-        stopped.append("interrupted")
-        for _ in range(concurrency):
-            tasks.put(None)
+    give, results = workers.tasks.put, workers.results
+    for item in itertools.chain(records, itertools.repeat(end)):  # end: wait for the rest
+        if item is not end:
+            give((sent, item))
+            sent += 1
+        must_wait = item is end or sent - done >= window  # so the next one has room
+        _collect(results, finished, progress, must_wait and done < sent, done)
+        while done in finished:
+            yield finished.pop(done)
+            done += 1
+        progress["waiting"] = len(finished)
+        if item is end and done == sent:
+            break
+
+
+def _collect(results, finished, progress, wait, index):
+    """Move what the workers finished into ``finished``; if ``wait``, until ``index`` is in."""
+    while not results.empty() or (wait and index not in finished):
+        received, finished[received] = _received(results)
+        progress["waiting"] = len(finished)
 
 
 # -- HTML report -----------------------------------------------------------------------
