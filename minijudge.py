@@ -2974,14 +2974,10 @@ def _check_systems(responses):
                          "got {!r}".format(responses)[:300])
 
 
-def _check_concurrency(concurrency):
-    if type(concurrency) is not int or concurrency < 1:  # no worker: a wait for ever
-        raise JudgeError("concurrency must be 1 or more; got {!r}".format(concurrency))
-
-
-def _check_window(window):
-    if type(window) is not int or window < 1:  # as --window: no record read ahead is none run
-        raise JudgeError("window must be 1 or more; got {!r}".format(window))
+def _check_one_or_more(name, value):
+    """concurrency (no worker: a wait for ever) and window (no record read ahead: none run)."""
+    if type(value) is not int or value < 1:
+        raise JudgeError("{} must be 1 or more; got {!r}".format(name, value))
 
 
 def _received(results):
@@ -3013,8 +3009,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     judge_one = judge_one or judges[0].judge
     if not failed:
         failed = _failure_of(judges[0])
-    _check_concurrency(concurrency)
-    _check_window(window)
+    _check_one_or_more("concurrency", concurrency)
+    _check_one_or_more("window", window)
     if progress is None:
         progress = {}
     workers = _Workers(judges, judge_one, stop_on, failed)
@@ -3168,10 +3164,14 @@ def _svg_scatter(lengths, xlabel):
     """Length (x) against score (y), the tally's pairs: at most 2,000, evenly spread."""
     step = 2 * max(1, len(lengths) // 2 // 2000)  # not a tuple a record: a million is 100 MB
     points = list(zip(lengths[::step], lengths[1::step]))
-    low, high = min(x for x, _ in points), max(x for x, _ in points)
+    xs = [x for x, _ in points]
+    low = min(xs)
+    high = max(xs)
+    spread = high - low
+    if not spread:
+        spread = 1  # one length: every dot at the left
     dots = "".join('<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="#4a7ab5" fill-opacity=".6"/>'
-                   .format(40 + 600 * (x - low) / ((high - low) or 1), 210 - 200 * y)
-                   for x, y in points)
+                   .format(40 + 600 * (x - low) / spread, 210 - 200 * y) for x, y in points)
     return ('<svg width="680" height="240" viewBox="0 0 680 240"><path d="M30 5V220H640" '
             'fill="none" stroke="#999"/><text x="0" y="14">1</text><text x="0" y="214">0</text>'
             '<text x="40" y="236">{} {:g} to {:g}; the score up</text>{}</svg>'.format(
@@ -3180,7 +3180,9 @@ def _svg_scatter(lengths, xlabel):
 
 def _esc(value):
     import html
-    return html.escape(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False)
+    return html.escape(value)
 
 
 def _html(summaries, tallies, rows, args, title):
@@ -3371,9 +3373,11 @@ def _keep(rows, record, prefix, seq, limit):
 
 def _page_order(record, prefix, seq):
     """Failures first, then the lowest scores, then the earliest (heapq keeps the largest)."""
+    ok = record.get(prefix + "_status") in _NOT_FAILURES
     score = record.get(prefix + "_score")
-    return (-(record.get(prefix + "_status") in _NOT_FAILURES), -(score if isinstance(
-        score, (int, float)) and score == score else 0.0), -seq)
+    if not isinstance(score, (int, float)) or score != score:  # none, or NaN: as 0.0
+        score = 0.0
+    return (-ok, -score, -seq)
 
 
 _HTML_FIELDS = 100         # fields a record shows on the page: the first half, the last half
