@@ -3242,7 +3242,8 @@ def _scores_chart(s):
         return None
     histogram = s["histogram"]
     bars = [("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n) for i, n in enumerate(histogram)]
-    return _svg_bars(bars, max(histogram) or 1, 0)
+    tallest = max(histogram) or 1
+    return _svg_bars(bars, tallest, 0)
 
 
 def _ratings_chart(s):
@@ -3319,7 +3320,8 @@ def _offsets_chart(s):
     if not offsets:
         return None
     bars = [(k, v or 0.0) for k, v in offsets.items()]  # None: a judge with none judged
-    return _svg_bars(bars, max(abs(v or 0) for v in offsets.values()) or 1)
+    widest = max(abs(v) for _, v in bars) or 1
+    return _svg_bars(bars, widest)
 
 
 def _length_chart(s, tally):
