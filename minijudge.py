@@ -2923,7 +2923,10 @@ def _gist(result):
 
 _FATAL_STATUSES = ("quota_exceeded", "model_error")  # the account's or the model's, not a record's
 _FATAL_HTTP = (401, 403, 404)  # a wrong key, a forbidden or unknown model or URL
-_UNREACHABLE = re.compile(r"connection refused|certificate of .* is not trusted")
+_UNREACHABLE = re.compile(r"""
+      connection\ refused                    # nothing listens at the URL
+    | certificate\ of\ .*\ is\ not\ trusted  # the server's TLS is not one this host trusts
+""", re.VERBOSE)
 
 
 def _fatal(judgement, repeats=None):
