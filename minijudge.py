@@ -3821,22 +3821,46 @@ def _gist(result):
 # -- Batch runner ----------------------------------------------------------------------
 
 
+_FATAL_STATUSES = ("quota_exceeded", "model_error")  # the account's or the model's, not a record's
+_FATAL_HTTP = (401, 403, 404)  # a wrong key, a forbidden or unknown model or URL
+_UNREACHABLE = re.compile(r"""
+      connection\ refused                    # nothing listens at the URL
+    | certificate\ of\ .*\ is\ not\ trusted  # the server's TLS is not one this host trusts
+""", re.VERBOSE)
+
+
 def _fatal(judgement, repeats=None):
     """Why a failure means every other item would fail the same way, or None; ``repeats``
     (a dict per judge and run) counts HTTP errors: one on _REPEATS records, none judged."""
     if not (judgement.ok or judgement.attempts):  # a batch's reply or no request: no server
         return None
-    fatal = judgement.status in ("quota_exceeded", "model_error") or (
-        judgement.http_status in (401, 403, 404)) or judgement.status == "connection_error" and (
-        re.search(r"connection refused|certificate of .* is not trusted", judgement.error or ""))
-    if repeats is not None and not fatal:  # the same HTTP error again and again, none judged
-        if judgement.ok:
-            repeats["judged"] = True
-        elif judgement.http_status and "judged" not in repeats and next(repeats.setdefault(
-                judgement.error, itertools.count(1))) >= _REPEATS:  # next() is thread-safe
-            return "{} records failed with the same error and none was judged: {}".format(
-                _REPEATS, judgement.error)
-    return judgement.error if fatal else None
+    if _fails_everywhere(judgement):
+        return judgement.error
+    if repeats is None:
+        return None
+    return _repeated(judgement, repeats)
+
+
+def _fails_everywhere(judgement):
+    if judgement.status in _FATAL_STATUSES or judgement.http_status in _FATAL_HTTP:
+        return True
+    if judgement.status != "connection_error":
+        return False
+    return _UNREACHABLE.search(judgement.error or "") is not None
+
+
+def _repeated(judgement, repeats):
+    """The same HTTP error again and again, none judged: why the run should stop, or None."""
+    if judgement.ok:
+        repeats["judged"] = True
+        return None
+    if not judgement.http_status or "judged" in repeats:
+        return None
+    count = next(repeats.setdefault(judgement.error, itertools.count(1)))  # next() is thread-safe
+    if count < _REPEATS:
+        return None
+    return "{} records failed with the same error and none was judged: {}".format(
+        _REPEATS, judgement.error)
 
 
 class _Raised:
@@ -3853,14 +3877,10 @@ def _check_systems(responses):
                          "got {!r}".format(responses)[:300])
 
 
-def _check_concurrency(concurrency):
-    if type(concurrency) is not int or concurrency < 1:  # no worker: a wait for ever
-        raise JudgeError("concurrency must be 1 or more; got {!r}".format(concurrency))
-
-
-def _check_window(window):
-    if type(window) is not int or window < 1:  # as --window: no record read ahead is none run
-        raise JudgeError("window must be 1 or more; got {!r}".format(window))
+def _check_one_or_more(name, value):
+    """concurrency (no worker: a wait for ever) and window (no record read ahead: none run)."""
+    if type(value) is not int or value < 1:
+        raise JudgeError("{} must be 1 or more; got {!r}".format(name, value))
 
 
 def _received(results):
@@ -3886,63 +3906,105 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     What a worker meets is the record's ``internal_error``, but KeyboardInterrupt and
     SystemExit (or a ``failed`` that raises): those are raised here, in the caller's thread.
     """
-    import queue
     judges = list(judge) if isinstance(judge, (list, tuple)) else [judge]
     if len(judges) > 1 and judge_one is None:
         raise JudgeError("judge_records with several judges needs judge_one(record)")
     judge_one = judge_one or judges[0].judge
-    failed = failed or (lambda status, error: Judgement(
-        score=judges[0].on_failure, status=status, error=error))
-    _check_concurrency(concurrency)
-    _check_window(window)
-    stopped, tasks, results = [], queue.SimpleQueue(), queue.SimpleQueue()
-    progress = {} if progress is None else progress
+    if not failed:
+        failed = _failure_of(judges[0])
+    _check_one_or_more("concurrency", concurrency)
+    _check_one_or_more("window", window)
+    if progress is None:
+        progress = {}
+    workers = _Workers(judges, judge_one, stop_on, failed)
+    workers.start(concurrency)
+    try:
+        yield from _in_order(workers, records, window, progress)
+    finally:
+        workers.stop(concurrency)
 
-    def attempt(record):
+
+def _failure_of(judge):
+    """The default ``failed`` of judge_records: ``judge``'s on_failure score."""
+    def failed(status, error):
+        return Judgement(score=judge.on_failure, status=status, error=error)
+    return failed
+
+
+class _Workers:
+    """The threads of judge_records: each takes ``(index, record)`` from ``tasks`` and puts
+    ``(index, (record, result))`` in ``results`` (or ``(index, _Raised)``) until a None."""
+
+    def __init__(self, judges, judge_one, stop_on, failed):
+        import queue
+        self.judges = judges
+        self.judge_one = judge_one
+        self.stop_on = stop_on
+        self.failed = failed
+        self.stopped = []  # why the run stopped, once it has: the records after are not judged
+        self.tasks = queue.SimpleQueue()
+        self.results = queue.SimpleQueue()
+
+    def start(self, concurrency):
+        for _ in range(concurrency):
+            threading.Thread(target=self.work, daemon=True).start()
+
+    def stop(self, concurrency):
+        self.stopped.append("interrupted")
+        for _ in range(concurrency):
+            self.tasks.put(None)
+
+    def work(self):
+        put = self.results.put
+        for index, record in iter(self.tasks.get, None):
+            try:
+                put((index, (record, self.attempt(record))))
+            except BaseException as exc:  # a thread that died would leave the caller waiting
+                put((index, _Raised(exc)))
+        for each in self.judges:
+            each.close()
+
+    def attempt(self, record):
+        """The record's result; what judging it raised is its internal_error, but a stop."""
+        stopped = self.stopped
         try:
             if stopped:
-                return failed("not_judged", "not judged: the run stopped: " + stopped[0])
-            result = judge_one(record)
-            reason = stop_on and stop_on(result)
+                return self.failed("not_judged", "not judged: the run stopped: " + stopped[0])
+            result = self.judge_one(record)
+            reason = self.stop_on and self.stop_on(result)
             if reason and not stopped:
                 stopped.append(reason)
             return result
         except (KeyboardInterrupt, SystemExit):  # a stop asked for: the caller's to raise
             raise
         except BaseException as exc:  # a bug, asyncio's CancelledError: said on the record
-            return failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
+            return self.failed("internal_error", "{}: {}".format(type(exc).__name__, exc))
 
-    def work():
-        for index, record in iter(tasks.get, None):
-            try:
-                results.put((index, (record, attempt(record))))
-            except BaseException as exc:  # a thread that died would leave the caller waiting
-                results.put((index, _Raised(exc)))
-        for each in judges:
-            each.close()
 
-    for _ in range(concurrency):
-        threading.Thread(target=work, daemon=True).start()
+def _in_order(workers, records, window, progress):
+    """Give the records to the workers; yield what they finish in input order, with at most
+    ``window`` given and not yet yielded."""
     done, sent, finished, end = 0, 0, {}, object()
-    try:
-        for item in itertools.chain(records, itertools.repeat(end)):  # end: wait for the rest
-            if item is not end:
-                tasks.put((sent, item))
-                sent += 1
-            must_wait = item is end or sent - done >= window  # so the next one has room
-            while not results.empty() or (must_wait and done < sent and done not in finished):
-                index, finished[index] = _received(results)
-                progress["waiting"] = len(finished)
-            while done in finished:
-                yield finished.pop(done)
-                done += 1
-            progress["waiting"] = len(finished)
-            if item is end and done == sent:
-                break
-    finally:
-        stopped.append("interrupted")
-        for _ in range(concurrency):
-            tasks.put(None)
+    give, results = workers.tasks.put, workers.results
+    for item in itertools.chain(records, itertools.repeat(end)):  # end: wait for the rest
+        if item is not end:
+            give((sent, item))
+            sent += 1
+        must_wait = item is end or sent - done >= window  # so the next one has room
+        _collect(results, finished, progress, must_wait and done < sent, done)
+        while done in finished:
+            yield finished.pop(done)
+            done += 1
+        progress["waiting"] = len(finished)
+        if item is end and done == sent:
+            break
+
+
+def _collect(results, finished, progress, wait, index):
+    """Move what the workers finished into ``finished``; if ``wait``, until ``index`` is in."""
+    while not results.empty() or (wait and index not in finished):
+        received, finished[received] = _received(results)
+        progress["waiting"] = len(finished)
 
 
 # -- HTML report -----------------------------------------------------------------------
@@ -3978,26 +4040,41 @@ def _svg_bars(items, top=1.0, digits=4):
     """Horizontal bars, inline SVG: (label, value) or (label, value, (low, high)) on 0..top."""
     parts = []
     for i, (label, value, *ci) in enumerate(items):
-        y, end = 22 * i, 180 + 400 * value / (top or 1)
-        parts.append('<text x="0" y="{}">{}</text><rect x="180" y="{}" width="{:.1f}" height="16" '
-                     'fill="#4a7ab5"/><text x="{:.1f}" y="{}">{}</text>'.format(
-                         y + 13, _esc(label), y + 1, end - 180, end + 30 * bool(ci) + 4, y + 13,
-                         round(value, digits)))
-        parts.extend('<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
-            180 + 400 * max(low, 0) / top, 180 + 400 * min(high, top) / top, y + 9, y + 9)
-            for low, high in ci)
+        parts.append(_svg_bar(22 * i, label, value, ci, top, digits))
     return '<svg width="680" height="{0}" viewBox="0 0 680 {0}">{1}</svg>'.format(
         22 * len(items), "".join(parts))
+
+
+def _svg_bar(y, label, value, ci, top, digits):
+    """One bar of _svg_bars at height ``y``: its label, the bar, its interval and its value."""
+    end = 180 + 400 * value / (top or 1)
+    shift = 0
+    if ci:
+        shift = 30  # the value's text clears the interval's line
+    bar = ('<text x="0" y="{}">{}</text><rect x="180" y="{}" width="{:.1f}" height="16" '
+           'fill="#4a7ab5"/><text x="{:.1f}" y="{}">{}</text>'.format(
+               y + 13, _esc(label), y + 1, end - 180, end + shift + 4, y + 13,
+               round(value, digits)))
+    for low, high in ci:
+        left = 180 + 400 * max(low, 0) / top
+        right = 180 + 400 * min(high, top) / top
+        bar += '<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
+            left, right, y + 9, y + 9)
+    return bar
 
 
 def _svg_scatter(lengths, xlabel):
     """Length (x) against score (y), the tally's pairs: at most 2,000, evenly spread."""
     step = 2 * max(1, len(lengths) // 2 // 2000)  # not a tuple a record: a million is 100 MB
     points = list(zip(lengths[::step], lengths[1::step]))
-    low, high = min(x for x, _ in points), max(x for x, _ in points)
+    xs = [x for x, _ in points]
+    low = min(xs)
+    high = max(xs)
+    spread = high - low
+    if not spread:
+        spread = 1  # one length: every dot at the left
     dots = "".join('<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="#4a7ab5" fill-opacity=".6"/>'
-                   .format(40 + 600 * (x - low) / ((high - low) or 1), 210 - 200 * y)
-                   for x, y in points)
+                   .format(40 + 600 * (x - low) / spread, 210 - 200 * y) for x, y in points)
     return ('<svg width="680" height="240" viewBox="0 0 680 240"><path d="M30 5V220H640" '
             'fill="none" stroke="#999"/><text x="0" y="14">1</text><text x="0" y="214">0</text>'
             '<text x="40" y="236">{} {:g} to {:g}; the score up</text>{}</svg>'.format(
@@ -4006,69 +4083,181 @@ def _svg_scatter(lengths, xlabel):
 
 def _esc(value):
     import html
-    return html.escape(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False)
+    return html.escape(value)
 
 
 def _html(summaries, tallies, rows, args, title):
     """The page --html writes: each judge's figures, charts as inline SVG, and the records
     kept (failures, then the lowest scores), every judged text escaped."""
-    sections = []
-    for name, s in summaries.items():
-        human, panel, ratings = s["agreement"] or {}, s["panel"] or {}, s["ratings"]
-        confusion, offsets = human.get("confusion") or {}, panel.get("offsets")
-        labels = sorted({j for row in confusion.values() for j in row}, key=float)
-        top = max((n for row in confusion.values() for n in row.values()), default=0)
-        figures = [("position consistency", s["position_consistency"]), (
-            "positional bias", s["positional_bias_rate"]), ("length bias", s["length_bias"]), (
-            "repeats", s["repeats"]), ("agreement with " + str(human.get("field")), {
-                k: v for k, v in human.items() if k not in ("confusion", "field")} or None),
-            ("panel", {k: v for k, v in panel.items() if k != "offsets"} or None)]
-        charts = [  # (heading, its table or chart or, where there is none, something false)
-            ("Statuses", "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n"
-             "{}</table>".format("".join("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
-                 _esc(k), n, _esc(s["errors"].get(k, ""))) for k, n in s["statuses"].items()))),
-            ("Scores (ok and empty_response), in tenths", s["mean_score_judged"] is not None
-             and not ratings and _svg_bars([("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n)
-                                            for i, n in enumerate(s["histogram"])], max(
-                                                s["histogram"]) or 1, 0)),
-            ("Ratings", ratings and _svg_bars(ratings.items(), max(ratings.values()), 0)),
-            ("Win rates (95% interval), ranked", s["systems"] and _svg_bars([(
-                k, v["win_rate"], _wald(v["win_rate"], v["comparisons"])) for k, v in sorted(
-                    s["systems"].items(), key=lambda kv: -kv[1]["win_rate"])])),
-            ("A's win rate (95% interval)", s["mode"] == "pairwise" and s["ci95"] and _svg_bars(
-                [("A over B", s["mean_score_judged"], s["ci95"])])),
-            ("Trust", "<table>{}</table>".format("".join(
-                "<tr><th>{}</th><td>{}</td></tr>".format(_esc(k), _esc(", ".join(
-                    "{} {}".format(*kv) for kv in v.items()) if isinstance(v, dict) else v))
-                for k, v in figures if v is not None))),
-            ("Confusion: people (rows) by the judge (columns)", confusion and (
-                "<table><tr><th></th>{}</tr>{}</table>".format("".join(
-                    "<th>{}</th>".format(_esc(j)) for j in labels), "".join(
-                    "<tr><th>{}</th>{}</tr>".format(_esc(h), "".join(
-                        '<td style="background: rgba(74,122,181,{:.2f})">{}</td>'.format(
-                            row.get(j, 0) / top, row.get(j, 0)) for j in labels))
-                    for h, row in confusion.items())))),
-            ("Each judge's offset from the panel", offsets and _svg_bars([(k, v or 0.0) for k, v in
-                offsets.items()], max(abs(v or 0) for v in offsets.values()) or 1)),
-            ("Length and score", len(tallies[name].lengths) > 2 and _svg_scatter(
-                tallies[name].lengths, "length difference (A - B)" if s["mode"] == "pairwise"
-                else "response length, characters:"))]
-        sections.append(_SECTION.format(**dict({k: _esc(v) if v is not None else "" for k, v in
-                                                s.items()}, name=_esc(name), charts="".join(
-            "<h3>{}</h3>{}".format(*chart) for chart in charts if chart[1]))))
-    prefix, shown = next(iter(summaries)), sorted(rows, reverse=True)
+    sections = [_judge_section(name, s, tallies[name]) for name, s in summaries.items()]
+    prefix = next(iter(summaries))  # the first judge's status and score head the rows
+    shown = sorted(rows, reverse=True)
     records = sum(s["records"] for s in summaries.values()) // len(summaries)
+    question = args.question_field or "question"
+    lines = [_record_row(row, prefix, question) for row in shown]
     return _PAGE.format(title=_esc(title), sections="\n".join(sections),
-                        note="the {} of {} records with a failure or the lowest scores, those "
-                        "first{}".format(len(shown), records, " (--html-rows)" * (
-                            len(shown) < records)), rows="\n".join(
-        '<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}</summary>{}'
-        '</details></td></tr>'.format(' class="bad"' * (not ok), -seq, _esc(r.get(
-            prefix + "_status")), _esc(r.get(prefix + "_score")), _esc(str(
-                r.get(prefix + "_error") or r.get(args.question_field or "question") or "")[:120]),
-            "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v)) for k, v in
-                    r.items() if v not in (None, "", {}, [])))
-        for ok, _, seq, r in shown))
+                        note=_records_note(len(shown), records), rows="\n".join(lines))
+
+
+def _judge_section(name, s, tally):
+    """A judge's section of the page: its figures, then its charts and tables."""
+    charts = []
+    for heading, body in _charts(s, tally):
+        if body:
+            charts.append("<h3>{}</h3>{}".format(heading, body))
+    fields = {}
+    for key, value in s.items():
+        fields[key] = ""
+        if value is not None:
+            fields[key] = _esc(value)
+    fields["name"] = _esc(name)
+    fields["charts"] = "".join(charts)
+    return _SECTION.format(**fields)
+
+
+def _charts(s, tally):
+    """A judge's charts and tables in page order, (heading, body); a body None is left out."""
+    return [("Statuses", _statuses_table(s)),
+            ("Scores (ok and empty_response), in tenths", _scores_chart(s)),
+            ("Ratings", _ratings_chart(s)),
+            ("Win rates (95% interval), ranked", _win_rates_chart(s)),
+            ("A's win rate (95% interval)", _pairwise_chart(s)),
+            ("Trust", _trust_table(s)),
+            ("Confusion: people (rows) by the judge (columns)", _confusion_table(s)),
+            ("Each judge's offset from the panel", _offsets_chart(s)),
+            ("Length and score", _length_chart(s, tally))]
+
+
+def _statuses_table(s):
+    lines = []
+    for status, count in s["statuses"].items():
+        first_error = s["errors"].get(status, "")
+        lines.append("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+            _esc(status), count, _esc(first_error)))
+    return "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n{}</table>".format(
+        "".join(lines))
+
+
+def _scores_chart(s):
+    if s["mean_score_judged"] is None or s["ratings"]:  # none judged, or ratings: not scores
+        return None
+    histogram = s["histogram"]
+    bars = [("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n) for i, n in enumerate(histogram)]
+    tallest = max(histogram) or 1
+    return _svg_bars(bars, tallest, 0)
+
+
+def _ratings_chart(s):
+    ratings = s["ratings"]
+    if not ratings:
+        return None
+    return _svg_bars(ratings.items(), max(ratings.values()), 0)
+
+
+def _win_rates_chart(s):
+    if not s["systems"]:
+        return None
+    ranked = sorted(s["systems"].items(), key=lambda kv: -kv[1]["win_rate"])
+    bars = [(name, v["win_rate"], _wald(v["win_rate"], v["comparisons"])) for name, v in ranked]
+    return _svg_bars(bars)
+
+
+def _pairwise_chart(s):
+    if s["mode"] != "pairwise" or not s["ci95"]:
+        return None
+    return _svg_bars([("A over B", s["mean_score_judged"], s["ci95"])])
+
+
+def _trust_table(s):
+    lines = []
+    for name, value in _trust_figures(s):
+        if isinstance(value, dict):
+            value = ", ".join("{} {}".format(*kv) for kv in value.items())
+        if value is not None:
+            lines.append("<tr><th>{}</th><td>{}</td></tr>".format(_esc(name), _esc(value)))
+    return "<table>{}</table>".format("".join(lines))
+
+
+def _trust_figures(s):
+    """(name, figure or None) of the Trust table; a figure None is left out."""
+    human = s["agreement"] or {}
+    agreement = _figures_but(human, ("confusion", "field"))
+    return [("position consistency", s["position_consistency"]),
+            ("positional bias", s["positional_bias_rate"]),
+            ("length bias", s["length_bias"]),
+            ("repeats", s["repeats"]),
+            ("agreement with " + str(human.get("field")), agreement),
+            ("panel", _figures_but(s["panel"] or {}, ("offsets",)))]
+
+
+def _figures_but(figures, hidden):
+    """``figures`` but the ``hidden`` ones (the page shows them apart), or None if none is left."""
+    kept = {k: v for k, v in figures.items() if k not in hidden}
+    if not kept:
+        return None
+    return kept
+
+
+def _confusion_table(s):
+    confusion = (s["agreement"] or {}).get("confusion")
+    if not confusion:
+        return None
+    labels = sorted({j for row in confusion.values() for j in row}, key=float)
+    top = max((n for row in confusion.values() for n in row.values()), default=0)
+    head = "".join("<th>{}</th>".format(_esc(j)) for j in labels)
+    lines = [_confusion_row(h, row, labels, top) for h, row in confusion.items()]
+    return "<table><tr><th></th>{}</tr>{}</table>".format(head, "".join(lines))
+
+
+def _confusion_row(label, row, labels, top):
+    """People's ``label``: how often the judge gave each label, shaded by its share of ``top``."""
+    cells = "".join('<td style="background: rgba(74,122,181,{:.2f})">{}</td>'.format(
+        row.get(j, 0) / top, row.get(j, 0)) for j in labels)
+    return "<tr><th>{}</th>{}</tr>".format(_esc(label), cells)
+
+
+def _offsets_chart(s):
+    offsets = (s["panel"] or {}).get("offsets")
+    if not offsets:
+        return None
+    bars = [(k, v or 0.0) for k, v in offsets.items()]  # None: a judge with none judged
+    widest = max(abs(v) for _, v in bars) or 1
+    return _svg_bars(bars, widest)
+
+
+def _length_chart(s, tally):
+    if len(tally.lengths) <= 2:
+        return None
+    xlabel = "response length, characters:"
+    if s["mode"] == "pairwise":
+        xlabel = "length difference (A - B)"
+    return _svg_scatter(tally.lengths, xlabel)
+
+
+def _records_note(shown, records):
+    note = "the {} of {} records with a failure or the lowest scores, those first".format(
+        shown, records)
+    if shown < records:
+        note += " (--html-rows)"
+    return note
+
+
+def _record_row(row, prefix, question):
+    """A kept record as a row of the page: what _keep kept, failures marked, the record
+    folded under its error (or its question)."""
+    ok, _, seq, record = row
+    marked = ""
+    if not ok:
+        marked = ' class="bad"'
+    headline = record.get(prefix + "_error") or record.get(question) or ""
+    fields = "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v))
+                     for k, v in record.items() if v not in (None, "", {}, []))
+    return ('<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}</summary>{}'
+            '</details></td></tr>'.format(marked, -seq, _esc(record.get(prefix + "_status")),
+                                          _esc(record.get(prefix + "_score")),
+                                          _esc(str(headline)[:120]), fields))
 
 
 def _wald(p, n):
@@ -4089,9 +4278,11 @@ def _keep(rows, record, prefix, seq, limit):
 
 def _page_order(record, prefix, seq):
     """Failures first, then the lowest scores, then the earliest (heapq keeps the largest)."""
+    ok = record.get(prefix + "_status") in _NOT_FAILURES
     score = record.get(prefix + "_score")
-    return (-(record.get(prefix + "_status") in _NOT_FAILURES), -(score if isinstance(
-        score, (int, float)) and score == score else 0.0), -seq)
+    if not isinstance(score, (int, float)) or score != score:  # none, or NaN: as 0.0
+        score = 0.0
+    return (-ok, -score, -seq)
 
 
 _HTML_FIELDS = 100         # fields a record shows on the page: the first half, the last half
