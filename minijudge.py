@@ -3348,7 +3348,7 @@ def _add_flag(group, entry):
     flags, _, metavar = spec.partition(" ")
     options = dict(*more, help=text, metavar=metavar or None)
     default = options.get("default")
-    if isinstance(default, list):  # the table is shared: each parser appends to its own
+    if isinstance(default, list):  # _FLAGS is module state: each parser gets its own list
         options["default"] = list(default)
     if isinstance(default, (int, float)):  # a number gives the type
         options.setdefault("type", type(default))
@@ -3504,7 +3504,8 @@ def _setup(args):
     ValueError or JudgeError at the first thing wrong, before anything is sent."""
     _check_run_flags(args)
     common = _flag_options(args)  # the judge options the flags give, checked as LLMJudge does
-    shard = _checked(args, "--shard", "K/N with 0 <= K < N", _read_shard, lambda kn: kn[0] < kn[1])
+    shard = _checked(args, "--shard", "K/N with 0 <= K < N", _read_shard,
+                     lambda kn: kn[0] < kn[1])
     _check_files(args)
     common["cache"] = None
     if args.cache:
@@ -3583,10 +3584,10 @@ def _judge_entries(args):
 def _flags_entry(args):
     """The one judge's entry the flags make, without --judges."""
     mode = args.mode
+    if not mode and args.criteria_field:  # each record's own criterion
+        mode = "criterion"
     if not mode:
-        mode = args.criteria_field  # an empty one stays "", a mode refused by name
-        if mode:
-            mode = "criterion"
+        mode = args.criteria_field  # None: from the template; "": refused as a mode
     return dict(name="judge", mode=mode, template=args.template, criteria=args.criteria,
                 criteria_field=args.criteria_field)
 
