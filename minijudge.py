@@ -4010,6 +4010,9 @@ def _read_judges(path):
     return entries, names
 
 
+_JUDGE_NAME = re.compile(r"[A-Za-z][\w-]*")  # a word: names prefix the output fields
+
+
 def _check_judge_names(path, names):
     if not names:
         raise ValueError("--judges {}: the list of judges is empty".format(path))
@@ -4017,9 +4020,6 @@ def _check_judge_names(path, names):
     if not words or len(set(names)) != len(names):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
                          "output fields); got {}".format(path, _names(names)))
-
-
-_JUDGE_NAME = re.compile(r"[A-Za-z][\w-]*")
 
 
 def _check_judge_entry(entry):
