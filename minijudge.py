@@ -3248,7 +3248,7 @@ def _context_spec(spec):
     section or a field "a=", and every record was a bad_record."""
     import argparse
     name, sep, field = spec.partition("=")
-    if not name or sep and not field:
+    if not name or (sep and not field):
         raise argparse.ArgumentTypeError("expected NAME=FIELD or FIELD, neither empty; got "
                                          "{!r}".format(spec))
     return name, field or spec
