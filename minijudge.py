@@ -4334,6 +4334,84 @@ class _Default(str):
     """A flag's default (--reference-field's "answer"), told apart from the same text given."""
 
 
+def _context_spec(spec):
+    """--context-field NAME=FIELD, or FIELD (named after itself): "=x" and "a=" named an empty
+    section or a field "a=", and every record was a bad_record."""
+    import argparse
+    name, sep, field = spec.partition("=")
+    if not name or (sep and not field):
+        raise argparse.ArgumentTypeError("expected NAME=FIELD or FIELD, neither empty; got "
+                                         "{!r}".format(spec))
+    return name, field or spec
+
+
+# The flags in --help order: "title: about" starts a group; ("-f/--flag METAVAR", help,
+# argparse settings) a flag (no METAVAR and no choices: a switch; a number default gives
+# the type), or a judge option of _JUDGE_OPTIONS, whose flag is declared with it.
+_FLAGS = [
+    "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
+    *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
+               "retry_min_wait", "retry_max_wait", "restart_wait", "extra_body"),
+    "what to judge",
+    ("--mode", "a 1-5 rating (default), correct or not (binary, math), a JSON rubric, an "
+     "option, two scores, the better of two, systems ranked", {"choices": list(_MODES)}),
+    ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}'),
+    ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
+     "given a reference)".format(", ".join(TEMPLATES))),
+    *_declared("parser", "scale", "system", "pass_threshold"),
+    ("--single-order", "pairwise: ask once, not in both orders"),
+    *_declared("assess", "assess_max_tokens", "check_position", "binary_format"),
+    ("--response-format FILE", "an example JSON reply: its schema is sent to the server"),
+    _OPTIONS["score_field"],
+    "fields",
+    ("--question-field F", "default: question, else context"),
+    ("--reference-field F", "default: answer", {"default": _Default("answer")}),
+    ("--response-field F", "default: response", {"default": "response"}),
+    ("--response-a-field F", "default: response_a", {"default": "response_a"}),
+    ("--response-b-field F", "default: response_b", {"default": "response_b"}),
+    ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
+    ("--context-field NAME=FIELD", "a named context section (NAME: FIELD if not given), "
+     "repeatable", {"action": "append", "default": [], "type": _context_spec}),
+    ("--image-field F", "images sent with the prompt: paths, URLs or data: URLs"),
+    _OPTIONS["image_root"],
+    ("--criteria-field F", "criterion: each record's own criterion (else --criteria)"),
+    "run",
+    ("--concurrency N", "requests in flight (8)", {"default": 8}),
+    ("--window N", "records read ahead of the oldest pending one (10000)", {"default": 10000}),
+    ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
+    ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
+    ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
+    ("--jury", "--judges as one panel: judge_score their mean, median or majority",
+     {"choices": ["mean", "median", "majority"]}),
+    ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
+    *_declared("repeats", "max_tokens", "temperature"),
+    ("--dry-run", "print the prompts; send nothing"),
+    ("--check", "only check the server: URL, models, one reply"),
+    ("--no-preflight", "skip the one request that checks the server first"),
+    ("--strict", "stop at the first bad input line instead of recording it"),
+    ("--max-error-rate R", "exit 1 if over this share failed (0.1)", {"default": 0.1}),
+    "output",
+    ("-o/--output OUT.jsonl", "write records here (default stdout)"),
+    ("--summary FILE", "also write the summary here as JSON"),
+    ("--html FILE", "also write a page of the summary, charts and records: one HTML file"),
+    ("--html-rows N", "records in the page: failures, then the lowest scores (500)",
+     {"default": 500}),
+    _OPTIONS["save_prompts"],
+    ("-q/--quiet", "no progress or summary on stderr"),
+    "trust",
+    ("--human-field F", "compare the judge with the human labels in this field"),
+    ("--bootstrap-seed N", "seed of the 95%% interval's bootstrap (0)", {"default": 0}),
+    *_declared("logprobs", "top_logprobs", "structured", "seed"),
+    "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
+    ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
+     "send nothing (needs --judge-model)"),
+    ("--batch-max-lines N", "requests per exported file (50000)", {"default": 50000}),
+    ("--batch-import FILE", "a batch output file of the judge's replies, repeatable",
+     {"action": "append", "default": []}),
+    ("--mixed", "report: records of different runs (template, model, version) too"),
+]
+
+
 def _arg_parser():
     import argparse
     parser = argparse.ArgumentParser(
@@ -4344,98 +4422,44 @@ def _arg_parser():
         epilog="quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 data.jsonl")
     parser.add_argument("input", nargs="*", help="JSONL file of records, or - for stdin")
     parser.add_argument("--version", action="version", version="minijudge " + __version__)
-    for entry in [  # "title: about" starts a group; ("-f/--flag METAVAR", help, options)
-        # or a judge option of _JUDGE_OPTIONS
-        "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
-        *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
-                   "retry_min_wait", "retry_max_wait", "restart_wait", "extra_body"),
-        "what to judge",
-        ("--mode", "a 1-5 rating (default), correct or not (binary, math), a JSON rubric, an "
-         "option, two scores, the better of two, systems ranked", {"choices": list(_MODES)}),
-        ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}'),
-        ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
-         "given a reference)".format(", ".join(TEMPLATES))),
-        *_declared("parser", "scale", "system", "pass_threshold"),
-        ("--single-order", "pairwise: ask once, not in both orders"),
-        *_declared("assess", "assess_max_tokens", "check_position", "binary_format"),
-        ("--response-format FILE", "an example JSON reply: its schema is sent to the server"),
-        _OPTIONS["score_field"],
-        "fields",
-        ("--question-field F", "default: question, else context"),
-        ("--reference-field F", "default: answer", {"default": _Default("answer")}),
-        *(("--{}-field F".format(name.replace("_", "-")), "default: " + name, {"default": name})
-          for name in ("response", "response_a", "response_b")),
-        ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
-        ("--context-field NAME=FIELD", "a named context section (NAME: FIELD if not given), "
-         "repeatable", {"action": "append", "default": [], "type": _context_spec}),
-        ("--image-field F", "images sent with the prompt: paths, URLs or data: URLs"),
-        _OPTIONS["image_root"],
-        ("--criteria-field F", "criterion: each record's own criterion (else --criteria)"),
-        "run",
-        ("--concurrency N", "requests in flight (8)", {"default": 8}),
-        ("--window N", "records read ahead of the oldest pending one (10000)", {"default": 10000}),
-        ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
-        ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
-        ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
-        ("--jury", "--judges as one panel: judge_score their mean, median or majority",
-         {"choices": ["mean", "median", "majority"]}),
-        ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
-        *_declared("repeats", "max_tokens", "temperature"),
-        ("--dry-run", "print the prompts; send nothing"),
-        ("--check", "only check the server: URL, models, one reply"),
-        ("--no-preflight", "skip the one request that checks the server first"),
-        ("--strict", "stop at the first bad input line instead of recording it"),
-        ("--max-error-rate R", "exit 1 if over this share failed (0.1)", {"default": 0.1}),
-        "output",
-        ("-o/--output OUT.jsonl", "write records here (default stdout)"),
-        ("--summary FILE", "also write the summary here as JSON"),
-        ("--html FILE", "also write a page of the summary, charts and records: one HTML file"),
-        ("--html-rows N", "records in the page: failures, then the lowest scores (500)",
-         {"default": 500}),
-        _OPTIONS["save_prompts"],
-        ("-q/--quiet", "no progress or summary on stderr"),
-        "trust",
-        ("--human-field F", "compare the judge with the human labels in this field"),
-        ("--bootstrap-seed N", "seed of the 95%% interval's bootstrap (0)", {"default": 0}),
-        *_declared("logprobs", "top_logprobs", "structured", "seed"),
-        "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
-        ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
-         "send nothing (needs --judge-model)"),
-        ("--batch-max-lines N", "requests per exported file (50000)", {"default": 50000}),
-        ("--batch-import FILE", "a batch output file of the judge's replies, repeatable",
-         {"action": "append", "default": []}),
-        ("--mixed", "report: records of different runs (template, model, version) too")]:
+    group = None
+    for entry in _FLAGS:
         if isinstance(entry, str):
             group = parser.add_argument_group(*entry.split(": ", 1))
-            continue
-        if isinstance(entry, _Option):  # a judge option: its flag is declared with it
-            entry = entry.argument()
-        spec, text, *more = entry
-        flags, _, metavar = spec.partition(" ")
-        options = dict(*more, help=text, metavar=metavar or None)
-        if isinstance(options.get("default"), (int, float)):  # a number gives the type
-            options.setdefault("type", type(options["default"]))
-        if not metavar and "choices" not in options:
-            options = dict(help=text, action="store_true")
-        group.add_argument(*flags.split("/"), **options)
+        else:
+            _add_flag(group, entry)
     return parser
+
+
+def _add_flag(group, entry):
+    """Add one flag of _FLAGS to its argparse group."""
+    if isinstance(entry, _Option):
+        entry = entry.argument()
+    spec, text, *more = entry
+    flags, _, metavar = spec.partition(" ")
+    options = dict(*more, help=text, metavar=metavar or None)
+    default = options.get("default")
+    if isinstance(default, list):  # _FLAGS is module state: each parser gets its own list
+        options["default"] = list(default)
+    if isinstance(default, (int, float)):  # a number gives the type
+        options.setdefault("type", type(default))
+    if not metavar and "choices" not in options:
+        options = dict(help=text, action="store_true")
+    group.add_argument(*flags.split("/"), **options)
 
 
 def main(argv=None):
     """``python -m minijudge``: exit 0 done, 1 too many failures or the server is
     unusable (or a full disk), 2 usage error, 130 interrupted (143 on SIGTERM)."""
-    parser, argv = _arg_parser(), sys.argv[1:] if argv is None else list(argv)
+    parser = _arg_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    argv = list(argv)
     report = argv[:1] == ["report"]
+    if report:
+        argv = argv[1:]
     try:
-        args = parser.parse_args(argv[report:])
-        if not args.input and not args.check:  # a short usage, not the --help wall
-            parser.usage += "\n{}\n--help for every option".format(parser.epilog)
-            parser.error("the following arguments are required: input")
-        if args.check and args.dry_run:
-            parser.error("--check asks the server and --dry-run sends nothing: pick one")
-        if len(args.input) > 1 and not report:
-            parser.error("one input file, got {}; to summarise several scored files (shards): "
-                         "python -m minijudge report OUT.jsonl ...".format(len(args.input)))
+        args = _parse_args(parser, argv, report)
     except SystemExit as exc:
         return exc.code
     try:
@@ -4447,63 +4471,112 @@ def main(argv=None):
         specs, source, shard = _setup(args)
     except (JudgeError, OSError, ValueError, TypeError, AttributeError) as exc:
         # a value of the wrong type in a --judges file lands here too
-        print("minijudge: error: {}".format(exc), file=sys.stderr)
-        return _EXIT_USAGE
+        return _usage_error(exc)
+    return _judge_input(specs, args, source, shard)
+
+
+def _parse_args(parser, argv, report):
+    """The parsed arguments, or argparse's SystemExit (2, with the usage on stderr)."""
+    args = parser.parse_args(argv)
+    if not args.input and not args.check:  # a short usage, not the --help wall
+        parser.usage += "\n{}\n--help for every option".format(parser.epilog)
+        parser.error("the following arguments are required: input")
+    if args.check and args.dry_run:
+        parser.error("--check asks the server and --dry-run sends nothing: pick one")
+    if len(args.input) > 1 and not report:
+        parser.error("one input file, got {}; to summarise several scored files (shards): "
+                     "python -m minijudge report OUT.jsonl ...".format(len(args.input)))
+    return args
+
+
+def _usage_error(exc):
+    print("minijudge: error: {}".format(exc), file=sys.stderr)
+    return _EXIT_USAGE
+
+
+def _judge_input(specs, args, source, shard):
+    """Check the servers, then judge the input (or print its prompts, or only check): the
+    exit code. SIGTERM (schedulers, `timeout`) stops it as Ctrl-C does, exit 143."""
     import signal
 
-    def terminate(signum, frame):  # SIGTERM (schedulers, `timeout`): as Ctrl-C, exit 143
+    def terminate(signum, frame):
         raise KeyboardInterrupt(128 + signum)
-    previous = signal.signal(signal.SIGTERM, terminate) if (  # a caller gets its own back
-        threading.current_thread() is threading.main_thread()) else None
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # a caller gets its own back
+        previous = signal.signal(signal.SIGTERM, terminate)
     try:
-        k, n = shard or (0, 1)  # records K, K+N, K+2N, ...
-        items = None if source is None else _check_first(specs, args, itertools.islice(
-            _read_records(source, args.input), k, None, n))
-        if args.dry_run:
-            return _dry_run(specs[0][1], args, items)
-        for prefix, each, _ in specs if args.check or not args.no_preflight else ():
-            if each.url == _OFFLINE or args.batch_export:  # sends nothing
-                continue
-            try:
-                info = _preflight(each, ping=args.check)
-            except APIError as exc:
-                print("minijudge: error: preflight{} failed: {}".format(
-                    "" if len(specs) == 1 else " of judge " + prefix, exc), file=sys.stderr)
-                return _EXIT_FAILED
-            each.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
-            if args.check:
-                print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
-        return 0 if args.check else _run(specs, args, items)
+        return _judge_stages(specs, args, source, shard)
     except JudgeError as exc:  # a template the records cannot fill, input that is not text
-        print("minijudge: error: {}".format(exc), file=sys.stderr)
-        return _EXIT_USAGE
+        return _usage_error(exc)
     except KeyboardInterrupt as exc:  # outside the judging loop, which handles its own
         print("minijudge: interrupted", file=sys.stderr)
-        return (exc.args or (_EXIT_INTERRUPTED,))[0]
+        if exc.args:
+            return exc.args[0]
+        return _EXIT_INTERRUPTED
     except BrokenPipeError:  # `| head` closed the pipe: stop quietly, keep stdout open
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-        if source not in (None, sys.stdin.buffer):
-            source.close()
-        for shared in (specs[0][1].cache, specs[0][1].batch):  # one for every judge
-            if shared is not None:
-                shared.close()
-        for _, each, _ in specs:
-            each.close()
+        _close_run(specs, source)
 
 
-def _context_spec(spec):
-    """--context-field NAME=FIELD, or FIELD (named after itself): "=x" and "a=" named an empty
-    section or a field "a=", and every record was a bad_record."""
-    import argparse
-    name, sep, field = spec.partition("=")
-    if not name or sep and not field:
-        raise argparse.ArgumentTypeError("expected NAME=FIELD or FIELD, neither empty; got "
-                                         "{!r}".format(spec))
-    return name, field or spec
+def _judge_stages(specs, args, source, shard):
+    items = _input_items(specs, args, source, shard)
+    if args.dry_run:
+        return _dry_run(specs[0][1], args, items)
+    if args.check or not args.no_preflight:
+        if not _preflight_judges(specs, args):
+            return _EXIT_FAILED
+    if args.check:
+        return 0
+    return _run(specs, args, items)
+
+
+def _input_items(specs, args, source, shard):
+    """(line number, record) of each record of the shard, the first good one already
+    tried in every judge's template; None without an input (--check)."""
+    if source is None:
+        return None
+    k, n = shard or (0, 1)  # records K, K+N, K+2N, ...
+    records = itertools.islice(_read_records(source, args.input), k, None, n)
+    return _check_first(specs, args, records)
+
+
+def _preflight_judges(specs, args):
+    """Preflight each judge that sends requests (--check: print what its server says);
+    False, said on stderr, when a server is unusable."""
+    for prefix, judge, _ in specs:
+        if judge.url == _OFFLINE or args.batch_export:  # sends nothing
+            continue
+        try:
+            info = _preflight(judge, ping=args.check)
+        except APIError as exc:
+            _preflight_failed(specs, prefix, exc)
+            return False
+        judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
+        if args.check:
+            print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
+    return True
+
+
+def _preflight_failed(specs, prefix, exc):
+    which = ""
+    if len(specs) > 1:
+        which = " of judge " + prefix
+    print("minijudge: error: preflight{} failed: {}".format(which, exc), file=sys.stderr)
+
+
+def _close_run(specs, source):
+    """Close the input (not stdin), the cache and batch files the judges share, the judges."""
+    if source not in (None, sys.stdin.buffer):
+        source.close()
+    for shared in (specs[0][1].cache, specs[0][1].batch):  # one for every judge
+        if shared is not None:
+            shared.close()
+    for _, judge, _ in specs:
+        judge.close()
 
 
 def _check_output_flags(args):
@@ -4517,112 +4590,271 @@ def _check_output_flags(args):
 
 
 def _setup(args):
-    def checked(flag, expected, read, check, value=None):
-        """The flag's value (or ``value``) as ``read`` makes it (None if none), or ValueError."""
-        value = getattr(args, flag[2:].replace("-", "_")) if value is None else value
-        try:
-            result = read(value) if value is not None else None
-            if result is None or check(result):  # not an assert: python -O skips those
-                return result
-        except (ValueError, AttributeError, RecursionError):
-            pass
-        raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
-    checked("--concurrency", "from 1 to 1024 (a thread each)", int, lambda n: 1 <= n <= 1024)
-    checked("--window", "at least 1", int, lambda n: n >= 1)
-    checked("--batch-max-lines", "at least 1", int, lambda n: n >= 1)
+    """(judge specs, input stream, shard) of a run: its flags and files checked, each judge
+    made from its entry (a --judges file's, else the flags'), the input opened. A
+    ValueError or JudgeError at the first thing wrong, before anything is sent."""
+    _check_run_flags(args)
     common = _flag_options(args)  # the judge options the flags give, checked as LLMJudge does
-    shard = checked("--shard", "K/N with 0 <= K < N", lambda v: tuple(map(int, re.fullmatch(
-        r"(\d+)/(\d+)", v).groups())), lambda kn: kn[0] < kn[1])
+    shard = _checked(args, "--shard", "K/N with 0 <= K < N", _read_shard,
+                     lambda kn: kn[0] < kn[1])
     _check_files(args)
-    common.update(cache=_Cache(args.cache) if args.cache else None, response_format=None)
-    if args.response_format:
-        try:
-            with open(args.response_format, encoding="utf-8") as f:
-                common["response_format"] = json.load(f)
-            _response_format("json", common["scale"] or (0, 10), common["response_format"],
-                             args.score_field)
-        except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
-            raise ValueError("--response-format {}: {}".format(args.response_format, getattr(
-                exc, "strerror", None) or exc)) from None
-    if args.judges and (args.mode or args.template or args.criteria):
+    common["cache"] = None
+    if args.cache:
+        common["cache"] = _Cache(args.cache)
+    common["response_format"] = _response_format_file(args, common["scale"])
+    entries = _judge_entries(args)
+    batch = _batch_of(args)
+    specs = [_judge_spec(args, entry, common=common, batch=batch) for entry in entries]
+    _check_reference_shown(args, specs)
+    _check_jury(args, specs)
+    args.mode = specs[0][2]
+    return specs, _open_input(args), shard
+
+
+# (flag, what it must be, check) of the run's numbers
+_RUN_FLAGS = (
+    ("--concurrency", "from 1 to 1024 (a thread each)", lambda n: 1 <= n <= 1024),
+    ("--window", "at least 1", lambda n: n >= 1),
+    ("--batch-max-lines", "at least 1", lambda n: n >= 1),
+)
+
+
+def _check_run_flags(args):
+    for flag, expected, check in _RUN_FLAGS:
+        _checked(args, flag, expected, int, check)
+
+
+def _checked(args, flag, expected, read, check):
+    """The flag's value as ``read`` makes it (None if not given) if ``check`` takes it, else
+    a ValueError saying what it must be."""
+    value = getattr(args, flag[2:].replace("-", "_"))
+    try:
+        result = None
+        if value is not None:
+            result = read(value)
+        if result is None or check(result):  # not an assert: python -O skips those
+            return result
+    except (ValueError, AttributeError, RecursionError):
+        pass
+    raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
+
+
+def _read_shard(text):
+    """(K, N) of --shard's K/N; a ValueError if it is not two numbers so."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if match is None:
+        raise ValueError(text)
+    return int(match[1]), int(match[2])
+
+
+def _response_format_file(args, scale):
+    """The example reply of --response-format (None if not given), checked as the schema it
+    makes; a ValueError naming the file."""
+    if not args.response_format:
+        return None
+    try:
+        with open(args.response_format, encoding="utf-8") as f:
+            example = json.load(f)
+        _response_format("json", scale or (0, 10), example, args.score_field)
+    except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
+        reason = getattr(exc, "strerror", None) or exc  # a file's error without its errno
+        raise ValueError("--response-format {}: {}".format(args.response_format, reason)) from None
+    return example
+
+
+def _judge_entries(args):
+    """The judges' entries: a --judges file's, or one made of the flags."""
+    if not args.judges:
+        return [_flags_entry(args)]
+    if args.mode or args.template or args.criteria:
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")
-    entries = _judges_config(args.judges) if args.judges else [dict(
-        name="judge", mode=args.mode or args.criteria_field and "criterion",
-        template=args.template, criteria=args.criteria, criteria_field=args.criteria_field)]
-    specs, batch = [], (args.batch_import or args.batch_export) and _Batch(
-        args.batch_import, args.batch_export, args.batch_max_lines)
-    # a judge's paths are relative to its --judges file; the flags' messages name them
-    flag, here = ("", os.path.dirname(os.path.abspath(args.judges))) if args.judges else ("--", "")
-    for entry in entries:
-        mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
-        if mode is None:  # from the criteria or a built-in template, else a rating
-            mode = "criterion" if criteria else (template if template in _MODES else "rating")
-        if mode not in _MODES:
-            raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
-        template = template or _MODES[mode][0]
-        if mode == "criterion" and not (criteria or entry.get("criteria_field")):
-            raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
-                flag, flag))
-        if criteria and mode != "criterion":  # its options are no scale another mode can read
-            raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
-                flag, flag, mode))
-        named = "LLM_JUDGE_{}_".format(entry["name"].upper().replace("-", "_"))  # as lm-eval
-        env = {name: _env(named + suffix) for name, suffix in (("base_url", "API_BASE"), (
-            "api_key", "API_KEY"), ("model", "MODEL"))} if args.judges else {}
-        # the entry's own, then its named variables, then the flags, then the unnamed ones
-        options = {**common, **{k: v for k, v in env.items() if v}, **(entry.get("options") or {}),
-                   "template": template}
-        if isinstance(criteria, str):
-            try:
-                with open(os.path.join(here, criteria), encoding="utf-8") as f:
-                    criteria = json.load(f)
-            except (OSError, ValueError) as exc:
-                raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
-        if template is not None and template not in TEMPLATES:
-            try:
-                with open(os.path.join(here, template), encoding="utf-8") as f:
-                    options["template"] = template = f.read()
-            except OSError as exc:
-                raise ValueError("{}template {!r} is neither a template name ({}) nor a "
-                                 "readable file: {}".format(flag, template, ", ".join(
-                                     TEMPLATES), exc.strerror)) from None
-        options.update({name: value for name, value in (("criterion", criteria), (
-            "base_url", entry.get("url")), ("model", entry.get("model"))) if value})
-        if options.get("parser") is None:  # a custom text is read as its mode says
-            options["parser"] = _parser_of(template, _MODES[mode][1])
-        if (options["assess"] or options["check_position"]) and mode != "criterion":
-            raise ValueError("--assess and --check-position need --mode criterion; got "
-                             "mode {}".format(mode))
-        if mode in ("pairwise", "systems") and (options["parser"] != "verdict" or (
-                args.response_format)):
-            raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
-                             "--response-format); got template {!r}".format(mode, template)[:300])
-        if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
-            if not (args.dry_run or batch):
-                raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
-            options["base_url"] = _OFFLINE  # nothing is sent
-        try:
-            specs.append((entry["name"], LLMJudge(**options), mode))
-        except TypeError as exc:  # an option LLMJudge does not take
-            raise ValueError("judge {}: {}".format(entry["name"], exc)) from None
-        specs[-1][1].batch = batch
-        if batch and options["base_url"] == _OFFLINE and specs[-1][1].model is None:  # hashed
-            raise ValueError("--batch-export and --batch-import need the model each request "
-                             "names: --judge-model (or the judge's model in --judges)")
-    _check_reference_shown(args, specs)
-    modes = sorted({mode for _, _, mode in specs})
-    if args.jury and (not args.judges or len(modes) > 1 or "systems" in modes):
-        raise ValueError("--jury needs --judges FILE of one mode, not systems; got {}".format(
-            "modes " + ", ".join(modes) if args.judges else "no --judges"))
-    checked("--quorum", "from 1 to the number of --judges, with --jury", int,
-            lambda q: args.jury and 1 <= q <= len(specs))
+    return _judges_config(args.judges)
+
+
+def _flags_entry(args):
+    """The one judge's entry the flags make, without --judges."""
+    mode = args.mode
+    if not mode and args.criteria_field:  # each record's own criterion
+        mode = "criterion"
+    if not mode:
+        mode = args.criteria_field  # None: from the template; "": refused as a mode
+    return dict(name="judge", mode=mode, template=args.template, criteria=args.criteria,
+                criteria_field=args.criteria_field)
+
+
+def _batch_of(args):
+    """The batch files every judge shares (--batch-import, --batch-export), if any."""
+    if args.batch_import or args.batch_export:
+        return _Batch(args.batch_import, args.batch_export, args.batch_max_lines)
+    return args.batch_export  # None (an empty --batch-export "" stays "")
+
+
+def _judge_spec(args, entry, *, common, batch):
+    """(name, LLMJudge, mode) of one judge entry."""
+    flag, here = _entry_words(args)
+    mode, template = _entry_mode(entry, flag)
+    options = _entry_options(args, entry, common, template)
+    criteria = _read_criteria(entry.get("criteria"), flag, here)
+    template = _read_template(template, flag, here)
+    options["template"] = template
+    for name, value in (("criterion", criteria), ("base_url", entry.get("url")),
+                        ("model", entry.get("model"))):
+        if value:
+            options[name] = value
+    if options.get("parser") is None:  # a custom text is read as its mode says
+        options["parser"] = _parser_of(template, _MODES[mode][1])
+    _check_mode_options(args, mode, options, template)
+    _set_offline(args, options, batch)
+    judge = _make_judge(entry["name"], options)
+    judge.batch = batch
+    if batch and options["base_url"] == _OFFLINE and judge.model is None:  # hashed
+        raise ValueError("--batch-export and --batch-import need the model each request "
+                         "names: --judge-model (or the judge's model in --judges)")
+    return entry["name"], judge, mode
+
+
+def _entry_words(args):
+    """(flag prefix, folder) of an entry: a judge's paths are relative to its --judges file;
+    the flags' messages name them."""
+    if args.judges:
+        return "", os.path.dirname(os.path.abspath(args.judges))
+    return "--", ""
+
+
+def _entry_mode(entry, flag):
+    """(mode, template name) of a judge entry, the mode checked against its criteria."""
+    mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
+    if mode is None:
+        mode = _implied_mode(template, criteria)
+    if mode not in _MODES:
+        raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
+    template = template or _MODES[mode][0]
+    _check_criteria_mode(entry, mode, flag)
+    return mode, template
+
+
+def _check_criteria_mode(entry, mode, flag):
+    """Refuse a criterion mode without criteria, and criteria in another mode."""
+    criteria = entry.get("criteria")
+    if mode == "criterion" and not (criteria or entry.get("criteria_field")):
+        raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
+            flag, flag))
+    if criteria and mode != "criterion":  # its options are no scale another mode can read
+        raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
+            flag, flag, mode))
+
+
+def _implied_mode(template, criteria):
+    """A judge's mode when none is given: from its criteria or a built-in template's name."""
+    if criteria:
+        return "criterion"
+    if template in _MODES:
+        return template
+    return "rating"
+
+
+def _entry_options(args, entry, common, template):
+    """A judge's keywords: the entry's own, then its named variables, then the flags, then
+    the unnamed variables (LLMJudge reads those)."""
+    env = {}
+    if args.judges:
+        env = _env_options(entry["name"])
+    return {**common, **env, **(entry.get("options") or {}), "template": template}
+
+
+# (keyword, the end of a judge's own variable: LLM_JUDGE_<NAME>_API_BASE, as lm-eval)
+_ENV_OPTIONS = (("base_url", "API_BASE"), ("api_key", "API_KEY"), ("model", "MODEL"))
+
+
+def _env_options(name):
+    named = "LLM_JUDGE_{}_".format(name.upper().replace("-", "_"))
+    options = {}
+    for option, suffix in _ENV_OPTIONS:
+        value = _env(named + suffix)
+        if value:
+            options[option] = value
+    return options
+
+
+def _read_criteria(criteria, flag, here):
+    """The criterion of an entry: read from its file when named by path."""
+    if not isinstance(criteria, str):
+        return criteria
+    try:
+        with open(os.path.join(here, criteria), encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as exc:
+        raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
+
+
+def _read_template(template, flag, here):
+    """A template's text: read from its file unless it is a built-in's name (or none)."""
+    if template is None or template in TEMPLATES:
+        return template
+    try:
+        with open(os.path.join(here, template), encoding="utf-8") as f:
+            return f.read()
+    except OSError as exc:
+        raise ValueError("{}template {!r} is neither a template name ({}) nor a readable "
+                         "file: {}".format(flag, template, ", ".join(TEMPLATES),
+                                           exc.strerror)) from None
+
+
+def _check_mode_options(args, mode, options, template):
+    """Refuse options the judge's mode cannot use."""
+    if (options["assess"] or options["check_position"]) and mode != "criterion":
+        raise ValueError("--assess and --check-position need --mode criterion; got "
+                         "mode {}".format(mode))
+    verdict = options["parser"] == "verdict" and not args.response_format
+    if mode in ("pairwise", "systems") and not verdict:
+        raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
+                         "--response-format); got template {!r}".format(mode, template)[:300])
+
+
+def _set_offline(args, options, batch):
+    """A judge with no URL sends nothing: allowed for --dry-run and batch files only."""
+    if options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL"):
+        return
+    if not (args.dry_run or batch):
+        raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
+    options["base_url"] = _OFFLINE
+
+
+def _make_judge(name, options):
+    try:
+        return LLMJudge(**options)
+    except TypeError as exc:  # an option LLMJudge does not take
+        raise ValueError("judge {}: {}".format(name, exc)) from None
+
+
+def _check_jury(args, specs):
+    """Refuse a --jury of other than one mode's judges, a --quorum beyond them, a panel whose
+    records would not be one judge's (_check_panel)."""
+    if args.jury:
+        _check_jury_modes(args, specs)
+    _checked(args, "--quorum", "from 1 to the number of --judges, with --jury", int,
+             lambda q: args.jury and 1 <= q <= len(specs))
     if args.jury:
         _check_panel(specs)
-    args.mode = specs[0][2]
-    source = None if args.check else sys.stdin.buffer if args.input == "-" else open(
-        args.input, "rb")
-    return specs, source, shard
+
+
+def _check_jury_modes(args, specs):
+    needs = "--jury needs --judges FILE of one mode, not systems; got "
+    if not args.judges:
+        raise ValueError(needs + "no --judges")
+    modes = sorted({mode for _, _, mode in specs})
+    if len(modes) > 1 or "systems" in modes:
+        raise ValueError(needs + "modes " + ", ".join(modes))
+
+
+def _open_input(args):
+    """The input's bytes: stdin for -, none for --check (it reads no input)."""
+    if args.check:
+        return None
+    if args.input == "-":
+        return sys.stdin.buffer
+    return open(args.input, "rb")
 
 
 def _check_panel(specs):
@@ -4714,12 +4946,10 @@ def _judges_files(path):
     """(flag, path, what) of the criteria and template files a --judges file names, relative
     to its folder; none if it cannot be read (_judges_config says why, later)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
-        entries = config["judges"] if isinstance(config, dict) else config
+        entries, _ = _read_judges(path)
         named = [(entry["name"], kind, entry.get(kind)) for entry in entries
                  for kind in ("criteria", "template")]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+    except (ValueError, AttributeError, RecursionError):
         return []
     here = os.path.dirname(os.path.abspath(path))
     return [("--judges", os.path.join(here, value), "judge {}'s {} file".format(name, kind))
@@ -4750,10 +4980,7 @@ def _check_written(seen, flag, path):
     info = _file_info(flag, path)
     if info and stat.S_ISDIR(info.st_mode):
         raise ValueError("{} {} is a folder; name a file".format(flag, path))
-    # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
-    where = path if info else os.path.dirname(os.path.abspath(path))
-    if flag != "--cache" and not os.access(where, os.W_OK):
-        raise ValueError("{} {}: cannot write there".format(flag, path))
+    _check_writable(flag, path, info)
     if info and not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
         return  # a terminal or /dev/null: nothing there to clobber nor to mix (a pipe's reader)
     key = info[1:3] if info else os.path.realpath(path)  # (inode, device)
@@ -4761,6 +4988,15 @@ def _check_written(seen, flag, path):
         raise ValueError("{} {} is {}; write elsewhere".format(flag, path, _named(
             seen[key], path)))
     seen[key] = "the {} file".format(flag), path
+
+
+def _check_writable(flag, path, info):
+    # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
+    where = path
+    if not info:
+        where = os.path.dirname(os.path.abspath(path))
+    if flag != "--cache" and not os.access(where, os.W_OK):
+        raise ValueError("{} {}: cannot write there".format(flag, path))
 
 
 def _named(seen, path):
@@ -4824,12 +5060,16 @@ def _check_reference_shown(args, specs):
     """Refuse a --reference-field that a judge's own template would never show: the user
     named a reference, so it must reach the judge (built-in templates all show one)."""
     field = args.reference_field
+    if isinstance(field, _Default):
+        return
     shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
-    for prefix, judge, _ in specs if not isinstance(field, _Default) else ():
+    for prefix, judge, _ in specs:
         text = TEMPLATES.get(judge.template, judge.template) or "{reference}"  # rating_ref
         if not {name for _, name, _, _ in _FORMATTER.parse(text)} & shown:
-            where = "--template " + args.template if not args.judges else (
-                "judge {}'s template".format(prefix))
+            if args.judges:
+                where = "judge {}'s template".format(prefix)
+            else:
+                where = "--template " + args.template
             raise ValueError("--reference-field {}: {} has no {{reference}} (or "
                              "{{answer}}, {{reference_section}}) field, so the reference would "
                              "not reach the judge".format(field, where))
@@ -4839,23 +5079,38 @@ def _judges_config(path):
     """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
     "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), their
     url, model, template and options checked against _JUDGE_OPTIONS."""
+    entries, names = _read_judges(path)
+    _check_judge_names(path, names)
+    for entry in entries:
+        _check_judge_entry(entry)
+    return entries
+
+
+def _read_judges(path):
+    """(entries, their names) of a --judges file, or a ValueError: not a list of judges."""
     try:
         with open(path, encoding="utf-8") as f:
             config = json.load(f)
-        entries = config["judges"] if isinstance(config, dict) else config
+        entries = config
+        if isinstance(config, dict):
+            entries = config["judges"]
         names = [entry["name"] for entry in entries]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError("--judges {}: expected a JSON list of judges, each with a name "
                          "({})".format(path, exc)) from None
+    return entries, names
+
+
+_JUDGE_NAME = re.compile(r"[A-Za-z][\w-]*")  # a word: names prefix the output fields
+
+
+def _check_judge_names(path, names):
     if not names:
         raise ValueError("--judges {}: the list of judges is empty".format(path))
-    bad = [n for n in names if not isinstance(n, str) or not re.fullmatch(r"[A-Za-z][\w-]*", n)]
-    if bad or len(set(names)) != len(names):
+    words = all(isinstance(name, str) and _JUDGE_NAME.fullmatch(name) for name in names)
+    if not words or len(set(names)) != len(names):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
                          "output fields); got {}".format(path, _names(names)))
-    for entry in entries:
-        _check_judge_entry(entry)
-    return entries
 
 
 def _check_judge_entry(entry):
@@ -4913,58 +5168,103 @@ def _preflight(judge, *, ping=False):
     ``GET .../models``, and a one-line chat request when that list cannot settle it (no
     list, or the model not on it: some servers accept any name) or ``ping`` asks for it."""
     info = {"url": judge._redact(judge.url)}
-    try:
-        listed = judge.list_models()
-        info["models"] = _names(listed, "(none listed)")
-    except APIError as exc:
-        if exc.kind in ("connection_refused", "timeout", "untrusted") or exc.status in (401, 403):
-            raise
-        listed, info["models"] = None, "(not listed: {})".format(exc)
-        judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
+    listed = _listed_models(judge, info)
     if judge.model is None and ping and len(listed) > 1:
         return dict(info, model="none given: pass one of these with --judge-model")
     judge.model = judge.model or judge._pick_model(listed)
     if ping or listed is None or judge.model not in listed:
-        try:
-            reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],
-                               use_cache=False)
-        except APIError as exc:
-            if listed is not None:
-                exc.args = ("{}; the server lists: {}".format(exc, info["models"]),)
-            raise
-        if listed is not None and judge.model not in listed:  # llama-server takes any name
-            print("minijudge: warning: model {!r} is not among those GET {} lists ({}); the "
-                  "server answered anyway{}".format(judge.model, _models_url(info["url"]), info[
-                      "models"], ", as {!r}".format(reply.get("model")) * (reply.get(
-                          "model") not in (None, judge.model))), file=sys.stderr)
-        info["model"] = "{} (the server reported: {})".format(judge.model, reply.get("model"))
-        info["reply"] = ("{content!r} (finish_reason {finish_reason}, usage {usage}, "
-                         "{latency:.2f} s, {attempts} tries)").format_map(reply)
+        _ask_once(judge, info, listed)
     return info
+
+
+_UNUSABLE = ("connection_refused", "timeout", "untrusted")  # no list of models would help
+
+
+def _listed_models(judge, info):
+    """The models the server lists, or None if it lists none; noted in ``info``."""
+    try:
+        listed = judge.list_models()
+        info["models"] = _names(listed, "(none listed)")
+    except APIError as exc:
+        if exc.kind in _UNUSABLE or exc.status in (401, 403):
+            raise
+        info["models"] = "(not listed: {})".format(exc)
+        judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
+        return None
+    return listed
+
+
+def _ask_once(judge, info, listed):
+    """One short chat request; its reply noted in ``info``."""
+    try:
+        reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],
+                           use_cache=False)
+    except APIError as exc:
+        if listed is not None:
+            exc.args = ("{}; the server lists: {}".format(exc, info["models"]),)
+        raise
+    if listed is not None and judge.model not in listed:  # llama-server takes any name
+        _warn_unlisted(judge, info, reply)
+    info["model"] = "{} (the server reported: {})".format(judge.model, reply.get("model"))
+    info["reply"] = ("{content!r} (finish_reason {finish_reason}, usage {usage}, "
+                     "{latency:.2f} s, {attempts} tries)").format_map(reply)
+
+
+def _warn_unlisted(judge, info, reply):
+    answered = ""
+    if reply.get("model") not in (None, judge.model):
+        answered = ", as {!r}".format(reply.get("model"))
+    print("minijudge: warning: model {!r} is not among those GET {} lists ({}); the server "
+          "answered anyway{}".format(judge.model, _models_url(info["url"]), info["models"],
+                                     answered), file=sys.stderr)
 
 
 def _read_records(source, name):
     """(line number, record) for each non-blank line; a record that is not one says why
     in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once."""
     for number, line in enumerate(source, 1):
-        if number == 1 and line[:2] in (b"\x1f\x8b", b"\xff\xfe", b"\xfe\xff"):
-            raise JudgeError(("{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
-                              if line[0] != 0x1f else "{} is gzip-compressed; decompress it "
-                              "(zcat {} | minijudge ... -)").format(
-                "stdin" if name == "-" else name, "FILE" if name == "-" else name))
-        line = line[3:] if number == 1 and line.startswith(b"\xef\xbb\xbf") else line
+        if number == 1:
+            line = _first_line(line, name)
         if not line.strip():
             continue
         try:
             record = json.loads(line.decode("utf-8"))
-            error = None if isinstance(record, dict) else "a JSON {}, not an object".format(
-                type(record).__name__)
-        except UnicodeDecodeError as exc:
-            error = "not UTF-8 ({})".format(exc)
-        except (ValueError, RecursionError) as exc:
-            error = "not JSON ({})".format(
-                "nested too deeply" if isinstance(exc, RecursionError) else exc)
-        yield number, _BadLine("line {}: {}".format(number, error), line) if error else record
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            record = _BadLine("line {}: {}".format(number, _not_json(exc)), line)
+        else:
+            if not isinstance(record, dict):
+                record = _BadLine("line {}: a JSON {}, not an object".format(
+                    number, type(record).__name__), line)
+        yield number, record
+
+
+_UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
+_REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
+    b"\x1f\x8b": "{} is gzip-compressed; decompress it (zcat {} | minijudge ... -)",
+    b"\xff\xfe": _UTF16,
+    b"\xfe\xff": _UTF16,
+}
+
+
+def _first_line(line, name):
+    """The first line without a UTF-8 byte order mark; JudgeError for a gzip or UTF-16 file."""
+    refusal = _REFUSED_STARTS.get(line[:2])
+    if refusal is not None:
+        if name == "-":
+            raise JudgeError(refusal.format("stdin", "FILE"))
+        raise JudgeError(refusal.format(name, name))
+    if line.startswith(b"\xef\xbb\xbf"):
+        return line[3:]
+    return line
+
+
+def _not_json(exc):
+    """Why a line is not a JSON value."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 ({})".format(exc)
+    if isinstance(exc, RecursionError):
+        return "not JSON (nested too deeply)"
+    return "not JSON ({})".format(exc)
 
 
 class _BadLine(dict):
