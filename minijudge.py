@@ -4430,6 +4430,13 @@ def _unread_label_lines(defaulted, args):
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
 
 
+def _counted_score(score):
+    """A score as the tally adds it: a number, else (None, NaN) 0.0."""
+    if isinstance(score, (int, float)) and score == score:
+        return float(score)
+    return 0.0
+
+
 class _Tally:
     """What the summary reports, gathered record by record: sums, and a few numbers a record."""
 
@@ -4450,43 +4457,77 @@ class _Tally:
 
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
-        status, details, rating = judgement.status, judgement.details, judgement.rating
-        score, judged, ok = judgement.score, status in _NOT_FAILURES, status == "ok"
-        score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
-        self.statuses[status] += 1
+        status, details = judgement.status, judgement.details
+        score = _counted_score(judgement.score)
+        judged = status in _NOT_FAILURES
+        self._count_status(judgement, score, judged)
+        self._add_score(self.all, score)
+        if judged:
+            self._add_score(self.judged, score)
+        rating = judgement.rating
+        self._count_kinds(judgement, rating)
+        self._count_orders(details)
+        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
+        if panel and status == "ok":
+            self.panel.append((panel, score))
+        elif panel:
+            self.panel.append((panel, None))
+        if status == "ok":
+            self._add_judged(details, score, rating, human, lengths)
+        self._count_requests(judgement)
+        self._count_tokens(judgement.usage)
+
+    def _count_status(self, judgement, score, judged):
+        """The status; a judged score into the histogram, a failure's first error kept."""
+        self.statuses[judgement.status] += 1
         if judged:
             self.tenths[min(max(int(score * 10), 0), 9)] += 1
         else:
-            self.first_errors.setdefault(status, judgement.error)
-        for sums in (self.all, self.judged)[:1 + judged]:
-            sums["n"] += 1
-            sums["total"] += score
-            sums["total_sq"] += score * score
-            if len(sums["scores"]) < _BOOTSTRAP_MAX:
-                sums["scores"].append(score)
-        for counter, value in ((self.ratings, rating), (self.passed, details.get("pass")),
-                               (self.models, judgement.model), (self.sources, judgement.source),
-                               (self.fingerprints, judgement.fingerprint)):
+            self.first_errors.setdefault(judgement.status, judgement.error)
+
+    @staticmethod
+    def _add_score(sums, score):
+        """Into the sums _interval reads."""
+        sums["n"] += 1
+        sums["total"] += score
+        sums["total_sq"] += score * score
+        if len(sums["scores"]) < _BOOTSTRAP_MAX:
+            sums["scores"].append(score)
+
+    def _count_kinds(self, judgement, rating):
+        """The values counted by kind: ratings, pass, models, score sources, fingerprints."""
+        counted = ((self.ratings, rating), (self.passed, judgement.details.get("pass")),
+                   (self.models, judgement.model), (self.sources, judgement.source),
+                   (self.fingerprints, judgement.fingerprint))
+        for counter, value in counted:
             if value not in (None, ""):
                 counter[value] += 1
-        for asked in _conversations(details):  # each asked in both orders
+
+    def _count_orders(self, details):
+        """Each conversation asked in both orders: did both agree, did the order change it."""
+        for asked in _conversations(details):
             for counter, name in ((self.consistent, "consistent"),
                                   (self.biased, "positional_bias")):
                 if asked.get(name) is not None:
                     counter[asked[name]] += 1
-        panel = details.get("panel")
-        if panel:  # {name: score}, the panel's score (None: failed)
-            self.panel.append((panel, score if ok else None))
-        if ok:
-            for scores in _repeat_scores(details):
-                self.add_repeats(scores)
-        if ok and lengths:  # a length, or a pair's difference in length; the score
+
+    def _add_judged(self, details, score, rating, human, lengths):
+        """What only a judged record gives: repeats, lengths, wins, and its human label."""
+        for scores in _repeat_scores(details):
+            self.add_repeats(scores)
+        if lengths:  # a length, or a pair's difference in length; the score
             self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
-        if ok and "wins" in details:
+        if "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
-        if ok and human is not None:
-            self.human.append((score if rating is None else rating, score, human))
+        if human is None:
+            return
+        if rating is None:  # agreement compares the judge's rating, else its score
+            rating = score
+        self.human.append((rating, score, human))
+
+    def _count_requests(self, judgement):
+        """The requests a judgement made and their latency; a cached one made none."""
         if judgement.cached:
             self.cached += 1
         elif judgement.attempts:
@@ -4494,8 +4535,13 @@ class _Tally:
             self.requests += judgement.attempts
             self.latency_total += judgement.latency
             self.latency_max = max(self.latency_max, judgement.latency)
-        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
-            value = (judgement.usage or {}).get(name)
+
+    def _count_tokens(self, usage):
+        """The token counts a reply's usage gives (what is no int is skipped)."""
+        if not usage:
+            return
+        for name in _TOKEN_COUNTS:
+            value = usage.get(name)
             if isinstance(value, int):
                 self.tokens[name] += value
 
@@ -4605,58 +4651,134 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
 
 def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     """The figures of a run (``judge``, the one that ran) or of scored records (report)."""
-    done, judged, mode, scale = tally.all["n"], tally.judged["n"], stamp["mode"], stamp.get(
-        "scale")
-    # a failed pair is no B win; an item of systems has no one score, so no mean
-    sums = {"pairwise": tally.judged, "systems": None}.get(mode, tally.all)
-    interval, method = _interval(seed=args.bootstrap_seed, **sums) if sums else (
-        None, "per system: see systems and ranking")
+    mode = stamp["mode"]
+    summary = _status_figures(tally)
+    summary.update(_score_figures(stamp, args, tally))
+    summary["ratings"] = {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())}
+    summary["histogram"] = tally.tenths
+    summary.update(_traffic_figures(tally, wall))
+    summary.update(_judge_figures(stamp, args, tally, judge))
+    summary["mode"] = mode
+    summary.update(_position_figures(tally))
+    summary["panel"] = _panel_figures(tally, stamp)
+    summary["repeats"] = _repeat_figures(tally)
+    summary["length_bias"] = _length_figures(tally, mode)
+    summary.update(_systems_figures(tally))
+    summary["pass_rate"] = _share(tally.passed)
+    summary["system_fingerprints"] = dict(tally.fingerprints)
+    summary["template_sha256"] = stamp["template_sha256"]
+    summary["agreement"] = _human_agreement(args, tally, mode)
+    summary["fields"] = _default_lines(tally.defaulted, args)
+    summary.update(shard=args.shard, interrupted=interrupted, minijudge_version=stamp["version"])
+    summary["batch"] = None
+    if judge and judge.batch:
+        summary["batch"] = judge.batch.figures()
+    return summary
 
-    def share(counter):  # of the records (or pairs) counted, the share that were True
-        return round(counter[True] / sum(counter.values()), 4) if counter else None
-    return {
-        "records": done, "statuses": dict(tally.statuses), "failed": done - judged,
-        "failure_rate": round((done - judged) / done, 4) if done else 0.0,
-        "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
-        "mean_score": round(tally.all["total"] / done, 4) if done and sums else None,
-        "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged and sums else None,
-        "mean_value": round(scale[0] + tally.judged["total"] / judged * (scale[1] - scale[0]), 4)
-        if scale and judged else None,  # on the judge's own scale
-        "ci95": interval, "ci_method": method,
-        "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
-        "histogram": tally.tenths, "tokens": dict(tally.tokens), "requests": tally.requests,
-        "cached": tally.cached, "wall_seconds": wall and round(wall, 3),
-        "requests_per_second": round(tally.requests / wall, 2) if wall else None,
-        "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
-        "latency_max": round(tally.latency_max, 4),
-        "judge_url": judge._redact(judge.url) if judge and judge.url != _OFFLINE else None,
-        "judge_model": tally.models.most_common(1)[0][0] if tally.models else stamp["model"],
-        "template": stamp["template"],
-        "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
-                           max_retries=judge.max_retries, concurrency=args.concurrency,
-                           pass_threshold=judge.pass_threshold, both_orders=not args.single_order,
-                           assess=len(judge.turns) > 1, check_position=bool(judge.again),
-                           scale=scale) if judge else {"scale": scale, "pass_threshold": stamp.get(
-                               "pass_threshold")},
-        "score_sources": dict(tally.sources), "adapted": judge.adapted if judge else [],
-        "mode": mode, "position_consistency": share(tally.consistent),
-        "position_pairs": sum(tally.consistent.values()),
-        "positional_bias_rate": share(tally.biased), "positional_bias_n": sum(
-            tally.biased.values()), "panel": _panel_figures(tally, stamp),
-        "repeats": {"k": tally.k, "all_alike": share(tally.alike), "n": sum(
-            tally.alike.values()), "mean_sd": round(tally.spread / sum(tally.alike.values()), 4)}
-        if tally.alike else None,
-        "length_bias": _length_figures(tally, mode),
-        "systems": {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
-                    for name, n in tally.played.items()} or None,
-        "ranking": sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k]) or None,
-        "pass_rate": share(tally.passed), "system_fingerprints": dict(tally.fingerprints),
-        "template_sha256": stamp["template_sha256"],
-        "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
-        "fields": _default_lines(tally.defaulted, args),
-        "shard": args.shard, "interrupted": interrupted, "minijudge_version": stamp["version"],
-        "batch": judge.batch.figures() if judge and judge.batch else None,
-    }
+
+def _share(counter):
+    """Of the records (or pairs) counted, the share that were True."""
+    if not counter:
+        return None
+    return round(counter[True] / sum(counter.values()), 4)
+
+
+def _status_figures(tally):
+    """How many records, their statuses, the failures and the first error of each kind."""
+    done, judged = tally.all["n"], tally.judged["n"]
+    failure_rate = 0.0
+    if done:
+        failure_rate = round((done - judged) / done, 4)
+    errors = {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()}
+    return {"records": done, "statuses": dict(tally.statuses), "failed": done - judged,
+            "failure_rate": failure_rate, "errors": errors}
+
+
+def _score_figures(stamp, args, tally):
+    """The mean score (of all records, of the judged), on the judge's scale, its interval."""
+    # a failed pair is no B win; an item of systems has no one score, so no mean
+    sums = {"pairwise": tally.judged, "systems": None}.get(stamp["mode"], tally.all)
+    if sums is None:
+        figures = {"mean_score": None, "mean_score_judged": None}
+        interval, method = None, "per system: see systems and ranking"
+    else:
+        figures = {"mean_score": _mean(tally.all), "mean_score_judged": _mean(tally.judged)}
+        interval, method = _interval(seed=args.bootstrap_seed, **sums)
+    figures.update(mean_value=_mean_value(tally.judged, stamp.get("scale")), ci95=interval,
+                   ci_method=method)
+    return figures
+
+
+def _mean(sums):
+    if not sums["n"]:
+        return None
+    return round(sums["total"] / sums["n"], 4)
+
+
+def _mean_value(judged, scale):
+    """The judged records' mean on the judge's own scale."""
+    if not scale or not judged["n"]:
+        return None
+    return round(scale[0] + judged["total"] / judged["n"] * (scale[1] - scale[0]), 4)
+
+
+def _traffic_figures(tally, wall):
+    """Tokens, requests (cached: none sent), the time they took."""
+    wall_seconds, per_second = wall, None
+    if wall:
+        wall_seconds = round(wall, 3)
+        per_second = round(tally.requests / wall, 2)
+    return {"tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
+            "wall_seconds": wall_seconds, "requests_per_second": per_second,
+            "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
+            "latency_max": round(tally.latency_max, 4)}
+
+
+def _judge_figures(stamp, args, tally, judge):
+    """Who judged, with what template and parameters (report: what the stamp says)."""
+    model = stamp["model"]
+    if tally.models:
+        model = tally.models.most_common(1)[0][0]
+    scale = stamp.get("scale")
+    figures = {"judge_url": None, "judge_model": model, "template": stamp["template"],
+               "parameters": {"scale": scale, "pass_threshold": stamp.get("pass_threshold")},
+               "score_sources": dict(tally.sources), "adapted": []}
+    if not judge:
+        return figures
+    if judge.url != _OFFLINE:
+        figures["judge_url"] = judge._redact(judge.url)
+    figures["parameters"] = dict(
+        judge.params, model=judge.model, timeout=judge.timeout, max_retries=judge.max_retries,
+        concurrency=args.concurrency, pass_threshold=judge.pass_threshold,
+        both_orders=not args.single_order, assess=len(judge.turns) > 1,
+        check_position=bool(judge.again), scale=scale)
+    figures["adapted"] = judge.adapted
+    return figures
+
+
+def _position_figures(tally):
+    """Of the items asked in both orders: how often both agreed, how often the order won."""
+    return {"position_consistency": _share(tally.consistent),
+            "position_pairs": sum(tally.consistent.values()),
+            "positional_bias_rate": _share(tally.biased),
+            "positional_bias_n": sum(tally.biased.values())}
+
+
+def _repeat_figures(tally):
+    """Of the items asked K times: how often all K scores were alike, their mean spread."""
+    if not tally.alike:
+        return None
+    n = sum(tally.alike.values())
+    return {"k": tally.k, "all_alike": _share(tally.alike), "n": n,
+            "mean_sd": round(tally.spread / n, 4)}
+
+
+def _systems_figures(tally):
+    """Each system's win rate, and the systems ranked by it."""
+    systems = {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
+               for name, n in tally.played.items()}
+    ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
+    return {"systems": systems or None, "ranking": ranking or None}
 
 
 def _panel_figures(tally, stamp):
@@ -4665,21 +4787,45 @@ def _panel_figures(tally, stamp):
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
     nominal = stamp["mode"] in ("binary", "math", "pairwise")
+    metric = "interval"
+    if nominal:
+        metric = "nominal"
     units = [list(scores.values()) + [score] for scores, score in tally.panel]
-
-    def pairs(a, b):  # the items both gave a score (b == k: the panel's)
-        return [(u[a], u[b]) for u in units if None not in (u[a], u[b])]
+    rated_by_two = sum(sum(v is not None for v in u[:k]) > 1 for u in units)
     return {"judges": names, "jury": stamp.get("jury"), "quorum": stamp.get("quorum", k),
-            "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": (
-                "nominal" if nominal else "interval"), "n": sum(
-                    sum(v is not None for v in u[:k]) > 1 for u in units),
-            "kappa": {"{}~{}".format(names[a], names[b]): _kappa(both) if len(
-                both) > 1 else None for a, b in itertools.combinations(range(k), 2)
-                for both in [pairs(a, b)]},
-            "offsets": {name: round(sum(x - y for x, y in both) / len(both), 4) if both else
-                        None for i, name in enumerate(names) for both in [pairs(i, k)]},
+            "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": metric,
+            "n": rated_by_two, "kappa": _panel_kappas(units, names),
+            "offsets": _panel_offsets(units, names),
             "answered": {name: sum(u[i] is not None for u in units) for i, name in enumerate(
                 names)}}
+
+
+def _both_scored(units, a, b):
+    """The items both gave a score (b == the number of judges: the panel's)."""
+    return [(u[a], u[b]) for u in units if None not in (u[a], u[b])]
+
+
+def _panel_kappas(units, names):
+    """Each two judges' Cohen's kappa, over the items both scored."""
+    kappas = {}
+    for a, b in itertools.combinations(range(len(names)), 2):
+        both = _both_scored(units, a, b)
+        kappa = None
+        if len(both) > 1:
+            kappa = _kappa(both)
+        kappas["{}~{}".format(names[a], names[b])] = kappa
+    return kappas
+
+
+def _panel_offsets(units, names):
+    """Each judge's mean offset from the panel's score: who is lenient, who harsh."""
+    offsets = {}
+    for i, name in enumerate(names):
+        both = _both_scored(units, i, len(names))
+        offsets[name] = None
+        if both:
+            offsets[name] = round(sum(x - y for x, y in both) / len(both), 4)
+    return offsets
 
 
 def _length_figures(tally, mode):
@@ -4697,6 +4843,9 @@ def _length_figures(tally, mode):
 
 
 def _human_agreement(args, tally, mode):
+    """How the judge agrees with the --human-field labels, None without them."""
+    if not args.human_field:
+        return None
     ratings, scores, labels = zip(*tally.human) if tally.human else ((), (), ())
     if mode == "pairwise":  # A/B/tie labels as A's win, as the judge's verdicts are scored
         labels = [_VERDICT_SCORES.get(_VERDICT_WORDS.get(str(label).strip().lower()))
