@@ -3884,35 +3884,64 @@ class _BadLine(dict):
 
 def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
-    names = _MODES[mode or args.mode][2]
+    mode = mode or args.mode
+    names = _MODES[mode][2]
     problem = _field_problem(args, record, names)
     if problem:
         return _BadLine("line {}: {}".format(number, problem), b"")
-    fields = {"question": _as_text(record.get(args.question_field) if args.question_field else
-                                   _first(record, "question", "context")),
-              "reference": _as_text(_first(record, args.reference_field))}  # "": none
-    for name in names:
-        value = record.get(getattr(args, name + "_field"))
-        fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
-            name == "responses") else _as_text(value)
-    criterion, where = args.criteria_field if (mode or args.mode) == "criterion" else None, ""
+    fields = _text_fields(args, record, names)
+    criterion, where = None, ""
+    if mode == "criterion":
+        criterion = args.criteria_field
     try:  # the flags that add to the prompt: each field they name, read now
-        wanted = [(field, "--context-field {}={}".format(name, field)) for name, field in (
-            args.context_field)] + [(args.image_field, "--image-field"), (
-                None if args.criteria else criterion, "--criteria-field, and no --criteria")]
-        for field, flag in wanted:
-            if field and record.get(field) is None:
-                raise JudgeError("no {!r} field ({})".format(field, flag))
-        if args.context_field:
-            fields["context"] = {name: record[field] for name, field in args.context_field}
-        if args.image_field:
-            fields["images"] = _image_urls(record[args.image_field], _record_images(args))
+        _check_flag_fields(args, record, criterion)
+        fields.update(_flag_fields(args, record))
         if criterion in record:  # checked now: a bad one is this record's error
             where = "field {!r}: ".format(criterion)
             _criterion(record[criterion])
             fields["criterion"] = record[criterion]
     except JudgeError as exc:
         return _BadLine("line {}: {}{}".format(number, where, exc), b"")
+    return fields
+
+
+def _text_fields(args, record, names):
+    """The question, the reference ("": none) and the mode's response fields, as text."""
+    if args.question_field:
+        question = record.get(args.question_field)
+    else:
+        question = _first(record, "question", "context")
+    fields = {"question": _as_text(question),
+              "reference": _as_text(_first(record, args.reference_field))}
+    for name in names:
+        value = record.get(getattr(args, name + "_field"))
+        if name == "responses":
+            fields[name] = {str(k): _as_text(v) for k, v in value.items()}
+        else:
+            fields[name] = _as_text(value)
+    return fields
+
+
+def _check_flag_fields(args, record, criterion):
+    """JudgeError if a field named by --context-field, --image-field or --criteria-field (with
+    no --criteria to fall back on) is absent or null."""
+    wanted = [(field, "--context-field {}={}".format(name, field))
+              for name, field in args.context_field]
+    wanted.append((args.image_field, "--image-field"))
+    if not args.criteria:
+        wanted.append((criterion, "--criteria-field, and no --criteria"))
+    for field, flag in wanted:
+        if field and record.get(field) is None:
+            raise JudgeError("no {!r} field ({})".format(field, flag))
+
+
+def _flag_fields(args, record):
+    """The fields --context-field and --image-field add to the prompt."""
+    fields = {}
+    if args.context_field:
+        fields["context"] = {name: record[field] for name, field in args.context_field}
+    if args.image_field:
+        fields["images"] = _image_urls(record[args.image_field], _record_images(args))
     return fields
 
 
@@ -4033,15 +4062,22 @@ def _check_first(specs, args, items):
     """Fill each judge's template from the first good record before any request, so that
     a template the data cannot fill stops the run up front. The items, none lost."""
     items, ahead = itertools.tee(items)
-    number, record = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), (0, None))
-    for prefix, judge, mode in specs if record is not None else ():
+    first = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), None)
+    if first is None:
+        return items
+    number, record = first
+    for prefix, judge, mode in specs:
         fields = _item_fields(args, number, record, mode)
+        if isinstance(fields, _BadLine):  # that record's own bad_record
+            continue
         try:
             _item_messages(judge, record, fields)
         except TemplateError as exc:
-            if not isinstance(fields, _BadLine):  # that record's own bad_record
-                raise TemplateError("line {} (the first record){}: {}".format(
-                    number, "" if len(specs) == 1 else ", judge " + prefix, exc)) from None
+            which = ""
+            if len(specs) > 1:
+                which = ", judge " + prefix
+            raise TemplateError("line {} (the first record){}: {}".format(
+                number, which, exc)) from None
     return items
 
 
@@ -4056,14 +4092,26 @@ def _item_messages(judge, record, fields):
     return judge.messages(record, **fields)
 
 
+def _fields_of(args, number, record, mode=None):
+    """An item's fields (_item_fields); a bad line is its own."""
+    if isinstance(record, _BadLine):
+        return record
+    return _item_fields(args, number, record, mode)
+
+
 def _judge_item(judge, args, item, mode):
     number, record = item
-    fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record, mode)
+    fields = _fields_of(args, number, record, mode)
     if isinstance(fields, _BadLine):
         return judge._failed("bad_record", fields.error)
-    compare = {"pairwise": judge.compare, "systems": judge.compare_systems}.get(mode)
-    judgement = judge.judge(record, **fields) if not compare else compare(record, *(
-        fields.pop(name) for name in _MODES[mode][2]), both_orders=not args.single_order, **fields)
+    if mode in ("pairwise", "systems"):
+        responses = [fields.pop(name) for name in _MODES[mode][2]]
+        compare = judge.compare
+        if mode == "systems":
+            compare = judge.compare_systems
+        judgement = compare(record, *responses, both_orders=not args.single_order, **fields)
+    else:
+        judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
         judgement.error = "line {}: {}".format(number, judgement.error)
     return judgement
@@ -4072,23 +4120,36 @@ def _judge_item(judge, args, item, mode):
 def _dry_run(judge, args, items):
     sendable = 0
     for number, record in items:
-        fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
+        fields = _fields_of(args, number, record)
         try:
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
             print("---", getattr(fields, "error", "line {}: {}".format(number, exc)))
             continue
         sendable += 1
-        print("--- line {}{}".format(number, " ---" if prompt else ": empty_response: " + _EMPTY))
-        for message in prompt or ():  # an image by its URL's start, not its whole base64
-            content = message["content"]
-            print("[{}]\n{}".format(message["role"], content if isinstance(content, str) else (
-                "\n".join(part.get("text") or "[image: {:.40}...]".format(part["image_url"][
-                    "url"]) for part in content))))
+        _print_prompt(number, prompt)
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
                          "line above)".format(args.input))
     return 0
+
+
+def _print_prompt(number, prompt):
+    """A record's prompt as --dry-run shows it (None: an empty response, nothing sent)."""
+    if not prompt:
+        print("--- line {}: empty_response: {}".format(number, _EMPTY))
+        return
+    print("--- line {} ---".format(number))
+    for message in prompt:
+        print("[{}]\n{}".format(message["role"], _shown_content(message["content"])))
+
+
+def _shown_content(content):
+    """A message's text; an image by its URL's start, not its whole base64."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text") or "[image: {:.40}...]".format(part["image_url"]["url"])
+                     for part in content)
 
 
 def _judge_fields(prefix, judgement):
@@ -4603,12 +4664,17 @@ def _request_stamp(judge, mode, args):
     on_failure = judge.on_failure
     if not _is_finite(on_failure):
         on_failure = None  # NaN is written as null
-    binary_format = [name for name, answers in _BINARY_FORMATS.items() if answers == (
-        judge.answers)]
-    return {"system": judge.system and _sha(str(judge.system)), "params": params,
-            "parser": judge.parser, "binary_format": (binary_format or [None])[0],
-            "score_keys": judge.keys and list(judge.keys),
-            "assess": judge.turns[0][1] if len(judge.turns) > 1 else None,
+    binary_format = next((name for name, answers in _BINARY_FORMATS.items()
+                          if answers == judge.answers), None)
+    system, keys, assess = judge.system, judge.keys, None  # no system, no keys: as they are
+    if system:
+        system = _sha(str(system))
+    if keys:
+        keys = list(keys)
+    if len(judge.turns) > 1:
+        assess = judge.turns[0][1]
+    return {"system": system, "params": params, "parser": judge.parser,
+            "binary_format": binary_format, "score_keys": keys, "assess": assess,
             "check_position": bool(judge.again), "repeats": judge.repeats,
             "single_order": args.single_order and mode in ("pairwise", "systems"),
             "on_failure": on_failure}
@@ -4635,18 +4701,38 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
     """What makes records of one run comparable, on each (judge_run): report checks it.
     ``prefix`` names the run's fields: report reads only those of a stamp that says so;
     ``names``, a jury's judges, the names its judge_panel maps to scores."""
-    texts = [TEMPLATES.get(j.template, j.template or RATING_TEMPLATE + RATING_REF_TEMPLATE) + (
-        json.dumps(j.criterion, sort_keys=True) if j.criterion else "") for j in judges]
-    return {k: v for k, v in {
+    first = judges[0]
+    scale = None
+    if first.parser in ("rating", "json", "comparative"):
+        scale = list(first.scale)
+    quorum = None
+    if args.jury:
+        quorum = args.quorum or len(judges)
+    stamp = {
         "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
-        "template": ", ".join(j.template if j.template in TEMPLATES else "custom" if j.template
-                              else "rating / rating_ref" for j in judges),
-        "template_sha256": _sha("".join(texts)),
-        "scale": list(judges[0].scale) if judges[0].parser in ("rating", "json", "comparative")
-        else None, "pass_threshold": judges[0].pass_threshold, "jury": args.jury,
-        "quorum": (args.quorum or len(judges)) if args.jury else None, "judges": names,
-        "request": _requests_stamp(judges, mode, args), "fields": _fields_stamp(mode, args),
-        "version": __version__}.items() if v is not None}
+        "template": ", ".join(_template_name(j) for j in judges),
+        "template_sha256": _sha("".join(_template_text(j) for j in judges)),
+        "scale": scale, "pass_threshold": first.pass_threshold, "jury": args.jury,
+        "quorum": quorum, "judges": names, "request": _requests_stamp(judges, mode, args),
+        "fields": _fields_stamp(mode, args), "version": __version__}
+    return {k: v for k, v in stamp.items() if v is not None}
+
+
+def _template_name(judge):
+    """A judge's template as the stamp names it: a built-in's name, custom, or the default."""
+    if judge.template in TEMPLATES:
+        return judge.template
+    if judge.template:
+        return "custom"
+    return "rating / rating_ref"
+
+
+def _template_text(judge):
+    """What template_sha256 hashes of a judge: its template's text, and its criterion."""
+    text = TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE + RATING_REF_TEMPLATE)
+    if judge.criterion:
+        text += json.dumps(judge.criterion, sort_keys=True)
+    return text
 
 
 def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
