@@ -4205,52 +4205,122 @@ def _is_token_count(value):
     return type(value) is int and 0 <= value < 2 ** 63
 
 
+def _are_token_counts(usage):
+    """Usage (an object or null, checked first) whose token counts the summary may add."""
+    if usage is None:
+        return True
+    return all(_is_token_count(usage.get(name)) for name in _TOKEN_COUNTS)
+
+
+def _is_score_map(value):
+    """A panel: an object of scores (0 to 1, or null), or null."""
+    if value is None:
+        return True
+    return isinstance(value, dict) and _is_scores(value.values())
+
+
+def _is_score_list(value):
+    """Repeats: a list of scores (0 to 1, or null), or null."""
+    if value is None:
+        return True
+    return isinstance(value, list) and _is_scores(value)
+
+
+def _are_pairs(value):
+    """A systems item's pairs: a list of objects, each one's consistent flag checked; or null."""
+    if value is None:
+        return True
+    if not isinstance(value, list):
+        return False
+    return all(isinstance(pair, dict) and _is_flag_or_none(pair.get("consistent"))
+               for pair in value)
+
+
+def _is_number_map(value):
+    return isinstance(value, dict) and all(map(_is_finite, value.values()))
+
+
+def _is_count_map(value):
+    """An object of counts, each 1 or more."""
+    return isinstance(value, dict) and all(type(n) is int and n >= 1 for n in value.values())
+
+
+def _is_system_scores(value):
+    return isinstance(value, dict) and all(map(_is_score, value.values()))
+
+
+def _is_stamp_scale(value):
+    """[LO, HI], two numbers with LO below HI; or null."""
+    if value is None:
+        return True
+    if not isinstance(value, list) or len(value) != 2:
+        return False
+    return all(map(_is_finite, value)) and value[0] < value[1]
+
+
+def _is_quorum(value):
+    if value is None:
+        return True
+    return type(value) is int and value >= 1
+
+
+def _is_names(value):
+    """A list of names, or null."""
+    if value is None:
+        return True
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
+
+
+def _are_requests(value):
+    """A request stamp, or a list of them (a jury's): each an object, its on_failure a number
+    or null."""
+    requests = value
+    if not isinstance(value, list):
+        requests = [value]
+    return all(map(_is_request, requests))
+
+
+def _is_request(value):
+    if not isinstance(value, dict):
+        return False
+    return value.get("on_failure") is None or _is_finite(value["on_failure"])
+
+
 _READ_CHECKS = (
     ("error", "text or null", _is_text_or_none), ("model", "text or null", _is_text_or_none),
     ("fingerprint", "text or null", _is_text_or_none),
     ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
     ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
-    ("usage", "an object of token counts (0 or more) or null", lambda v: v is None or all(
-        map(_is_token_count, (v.get(name) for name in _TOKEN_COUNTS)))),
-    ("pass", "true, false or null", _is_flag_or_none), ("positional_bias", "true, false or null",
-                                                 _is_flag_or_none),
+    ("usage", "an object of token counts (0 or more) or null", _are_token_counts),
+    ("pass", "true, false or null", _is_flag_or_none),
+    ("positional_bias", "true, false or null", _is_flag_or_none),
     ("consistent", "true, false or null", _is_flag_or_none),
-    ("panel", "an object of scores (0 to 1, or null)", lambda v: v is None or isinstance(
-        v, dict) and _is_scores(v.values())),
-    ("repeats", "a list of scores (0 to 1, or null)", lambda v: v is None or isinstance(
-        v, list) and _is_scores(v)),
+    ("panel", "an object of scores (0 to 1, or null)", _is_score_map),
+    ("repeats", "a list of scores (0 to 1, or null)", _is_score_list),
 )
 _NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (
     "consistent", "positional_bias", "repeats"))  # what the summary reads of a member
 _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each one's repeats'
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
-    ("pairs", "a list of objects", lambda v: v is None or isinstance(v, list) and all(
-        isinstance(p, dict) and _is_flag_or_none(p.get("consistent")) for p in v)),
-    ("wins", "an object of numbers", lambda v: isinstance(v, dict) and all(
-        map(_is_finite, v.values()))),
-    ("played", "an object of counts (1 or more)", lambda v: isinstance(v, dict) and all(
-        type(n) is int and n >= 1 for n in v.values())),
+    ("pairs", "a list of objects", _are_pairs),
+    ("wins", "an object of numbers", _is_number_map),
+    ("played", "an object of counts (1 or more)", _is_count_map),
 )
 _SYSTEMS_SCORE = (("score", "null (each system's is in value)", lambda v: v is None),
-                  ("value", "an object of scores (0 to 1)", lambda v: isinstance(v, dict) and all(
-                      map(_is_score, v.values()))))
+                  ("value", "an object of scores (0 to 1)", _is_system_scores))
 _STAMP_CHECKS = (
     ("mode", "one of " + ", ".join(_MODES), lambda v: isinstance(v, str) and v in _MODES),
     ("model", "text", lambda v: isinstance(v, str)),
     ("template", "text", lambda v: isinstance(v, str)),
     ("template_sha256", "text", lambda v: isinstance(v, str)),
     ("version", "text", lambda v: isinstance(v, str)),
-    ("scale", "[LO, HI], two numbers", lambda v: v is None or isinstance(v, list) and len(
-        v) == 2 and all(map(_is_finite, v)) and v[0] < v[1]),
+    ("scale", "[LO, HI], two numbers", _is_stamp_scale),
     ("pass_threshold", "a number from 0 to 1", lambda v: v is None or _is_score(v)),
     ("jury", "text", _is_text_or_none),
-    ("quorum", "1 or more", lambda v: v is None or type(v) is int and v >= 1),
-    ("judges", "a list of names", lambda v: v is None or isinstance(v, list) and all(
-        isinstance(name, str) for name in v)),
-    ("request", "an object, or a list of them", lambda v: all(isinstance(r, dict) and (
-        r.get("on_failure") is None or _is_finite(r["on_failure"])) for r in (
-            v if isinstance(v, list) else [v]))),
+    ("quorum", "1 or more", _is_quorum),
+    ("judges", "a list of names", _is_names),
+    ("request", "an object, or a list of them", _are_requests),
 )
 
 
@@ -4282,13 +4352,21 @@ def _requests(stamp):
     return request if isinstance(request, list) else [request]
 
 
+def _asks_repeats(stamp):
+    return any(r.get("repeats", 1) != 1 for r in _requests(stamp))
+
+
+def _has_members(stamp):
+    """A jury's judges, or repeats: each conversation's details written as a member's."""
+    return stamp.get("jury") is not None or _asks_repeats(stamp)
+
+
 # the details a run writes only when its stamp says it was asked for them
 _WRITTEN_BY = (
     ("pass", lambda stamp: stamp.get("pass_threshold") is not None),
     ("panel", lambda stamp: stamp.get("jury") is not None),
-    ("repeats", lambda stamp: any(r.get("repeats", 1) != 1 for r in _requests(stamp))),
-    ("members", lambda stamp: stamp.get("jury") is not None or any(
-        r.get("repeats", 1) != 1 for r in _requests(stamp))),
+    ("repeats", _asks_repeats),
+    ("members", _has_members),
     ("positional_bias", lambda stamp: any(r.get("check_position") for r in _requests(stamp))),
     ("consistent", lambda stamp: stamp["mode"] in ("pairwise", "systems")),
     *((name, lambda stamp: stamp["mode"] == "systems") for name in ("pairs", "wins", "played")),
@@ -4451,16 +4529,36 @@ def _unreadable_label(args, record, mode):
     return _label(label) is None
 
 
+def _lacks_answer(args, record, mode):
+    """No reference, where a mode judges without one (binary and math need one: without it,
+    a template_error)."""
+    if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
+        return False
+    return _first(record, "answer") is None
+
+
+def _lacks_question(args, record, mode):
+    """No question, read from 'context' instead."""
+    if args.question_field is not None:
+        return False
+    return _first(record, "question") is None and _first(record, "context") is not None
+
+
+def _lacks_label(args, record, mode):
+    """No --human-field label (a null one is there: unlabelled)."""
+    return args.human_field is not None and args.human_field not in record
+
+
+def _lacks_criterion(args, record, mode):
+    """No --criteria-field criterion, judged with --criteria's."""
+    if mode != "criterion" or not args.criteria or args.criteria_field is None:
+        return False
+    return args.criteria_field not in record
+
+
 _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
-    # binary and math need a reference: without one, a template_error
-    "answer": lambda args, record, mode: isinstance(args.reference_field, _Default) and (
-        mode in _OPTIONAL_REFERENCE and _first(record, "answer") is None),
-    "question": lambda args, record, mode: args.question_field is None and (
-        _first(record, "question") is None and _first(record, "context") is not None),
-    "human": lambda args, record, mode: args.human_field is not None and (  # null: unlabelled
-        args.human_field not in record),
-    "criteria": lambda args, record, mode: mode == "criterion" and args.criteria and (
-        args.criteria_field is not None and args.criteria_field not in record),
+    "answer": _lacks_answer, "question": _lacks_question, "human": _lacks_label,
+    "criteria": _lacks_criterion,
     "human_unread": _unreadable_label}  # there, but no label: a line of its own
 
 
@@ -4750,7 +4848,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["repeats"] = _repeat_figures(tally)
     summary["length_bias"] = _length_figures(tally, mode)
     summary.update(_systems_figures(tally))
-    summary["pass_rate"] = _share(tally.passed)
+    summary["pass_rate"] = _share_true(tally.passed)
     summary["system_fingerprints"] = dict(tally.fingerprints)
     summary["template_sha256"] = stamp["template_sha256"]
     summary["agreement"] = _human_agreement(args, tally, mode)
@@ -4762,7 +4860,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     return summary
 
 
-def _share(counter):
+def _share_true(counter):
     """Of the records (or pairs) counted, the share that were True."""
     if not counter:
         return None
@@ -4788,14 +4886,15 @@ def _score_figures(stamp, args, tally):
         figures = {"mean_score": None, "mean_score_judged": None}
         interval, method = None, "per system: see systems and ranking"
     else:
-        figures = {"mean_score": _mean(tally.all), "mean_score_judged": _mean(tally.judged)}
+        figures = {"mean_score": _sums_mean(tally.all),
+                   "mean_score_judged": _sums_mean(tally.judged)}
         interval, method = _interval(seed=args.bootstrap_seed, **sums)
     figures.update(mean_value=_mean_value(tally.judged, stamp.get("scale")), ci95=interval,
                    ci_method=method)
     return figures
 
 
-def _mean(sums):
+def _sums_mean(sums):
     if not sums["n"]:
         return None
     return round(sums["total"] / sums["n"], 4)
@@ -4844,9 +4943,9 @@ def _judge_figures(stamp, args, tally, judge):
 
 def _position_figures(tally):
     """Of the items asked in both orders: how often both agreed, how often the order won."""
-    return {"position_consistency": _share(tally.consistent),
+    return {"position_consistency": _share_true(tally.consistent),
             "position_pairs": sum(tally.consistent.values()),
-            "positional_bias_rate": _share(tally.biased),
+            "positional_bias_rate": _share_true(tally.biased),
             "positional_bias_n": sum(tally.biased.values())}
 
 
@@ -4855,7 +4954,7 @@ def _repeat_figures(tally):
     if not tally.alike:
         return None
     n = sum(tally.alike.values())
-    return {"k": tally.k, "all_alike": _share(tally.alike), "n": n,
+    return {"k": tally.k, "all_alike": _share_true(tally.alike), "n": n,
             "mean_sd": round(tally.spread / n, 4)}
 
 
