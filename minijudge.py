@@ -3982,7 +3982,9 @@ def _as_text(value):
     """Numbers become text, lists and objects JSON; None stays missing."""
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
-    return value if value is None or isinstance(value, str) else str(value)
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
 
 
 def _field_problem(args, record, names):
@@ -4019,9 +4021,10 @@ def _text_problem(record, name, field):
     if field not in record:
         return "no {{!r}} field (choose one with --{}-field; the record has {})".format(
             name.replace("_", "-"), _names(sorted(record), "no fields"))
-    if isinstance(value, (dict, list)) or value is None and name != "response":
-        return "field {{!r}} is {}, expected text".format(
-            "null" if value is None else "a " + type(value).__name__)
+    if isinstance(value, (dict, list)):
+        return "field {{!r}} is a {}, expected text".format(type(value).__name__)
+    if value is None and name != "response":
+        return "field {!r} is null, expected text"
     if isinstance(value, float) and math.isnan(value):  # json's NaN: judged as the text "nan"
         return "field {!r} is NaN (a missing value), expected text"
     return None
@@ -4031,16 +4034,17 @@ def _named_field_problem(args, record):
     """Why a record lacks a field that --question-field or --reference-field names, or None:
     judged without it, it would silently be another item than the user asked for."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
-        field, flag = getattr(args, name + "_field"), "--{}-field".format(name)
-        if isinstance(field, _Default):  # not named: a record may have none
+        field = getattr(args, name + "_field")
+        if field is None or isinstance(field, _Default):  # not named: a record may have none
             continue
-        if field is not None and field not in record:
-            return "no {!r} field ({} {}; the record has {})".format(
-                field, flag, field, _names(sorted(record), "no fields"))
-        if field is not None and record[field] is None:
-            return "field {!r} is null, expected text ({} {})".format(field, flag, field)
-        if field is not None and not _as_text(record[field]).strip():
-            return "field {!r} is empty ({} {})".format(field, flag, field)
+        named = "--{}-field {}".format(name, field)
+        if field not in record:
+            return "no {!r} field ({}; the record has {})".format(
+                field, named, _names(sorted(record), "no fields"))
+        if record[field] is None:
+            return "field {!r} is null, expected text ({})".format(field, named)
+        if not _as_text(record[field]).strip():
+            return "field {!r} is empty ({})".format(field, named)
     return None
 
 
@@ -4052,10 +4056,16 @@ def _empty_field_problem(args, record):
              for name, field in args.context_field]
     named.append((args.image_field, "--image-field {}".format(args.image_field)))
     for field, flag in named:
-        value = record.get(field) if field is not None else None
-        if value == [] or isinstance(value, str) and not value.strip():
+        if field is not None and _is_blank(record.get(field)):
             return "field {!r} is empty ({})".format(field, flag)
     return None
+
+
+def _is_blank(value):
+    """"", spaces or []: there, but nothing to send."""
+    if isinstance(value, str):
+        return not value.strip()
+    return value == []
 
 
 def _check_first(specs, args, items):
@@ -4085,7 +4095,8 @@ def _item_messages(judge, record, fields):
     """Messages an item sends (systems: the first two's), None (empty response), TemplateError."""
     if isinstance(fields, _BadLine):
         raise TemplateError(fields.error)
-    if not (fields.get("response", "pairs have none") or "").strip():
+    response = fields.get("response", "pairs have none")  # a null response is an empty one
+    if not response or not response.strip():
         return None
     fields = dict(fields)
     fields.update(zip(("response_a", "response_b"), fields.pop("responses", {}).values()))
@@ -4191,8 +4202,22 @@ def _is_score(value):
     return _is_finite(value) and 0 <= value <= 1
 
 
-def _is_scores(values):
-    return all(v is None or _is_score(v) for v in values)
+def _is_positive_int(value):
+    """1 or more."""
+    return type(value) is int and value >= 1
+
+
+def _or_null(check):
+    return lambda value: value is None or check(value)
+
+
+def _object_of(check):
+    """A check: an object whose every value passes ``check``."""
+    return lambda value: isinstance(value, dict) and all(map(check, value.values()))
+
+
+def _list_of(check):
+    return lambda value: isinstance(value, list) and all(map(check, value))
 
 
 _TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")  # what the summary sums
@@ -4206,120 +4231,71 @@ def _is_token_count(value):
 
 
 def _are_token_counts(usage):
-    """Usage (an object or null, checked first) whose token counts the summary may add."""
-    if usage is None:
-        return True
+    """Usage (an object, checked first) whose token counts the summary may add."""
     return all(_is_token_count(usage.get(name)) for name in _TOKEN_COUNTS)
 
 
-def _is_score_map(value):
-    """A panel: an object of scores (0 to 1, or null), or null."""
-    if value is None:
-        return True
-    return isinstance(value, dict) and _is_scores(value.values())
-
-
-def _is_score_list(value):
-    """Repeats: a list of scores (0 to 1, or null), or null."""
-    if value is None:
-        return True
-    return isinstance(value, list) and _is_scores(value)
-
-
-def _are_pairs(value):
-    """A systems item's pairs: a list of objects, each one's consistent flag checked; or null."""
-    if value is None:
-        return True
-    if not isinstance(value, list):
-        return False
-    return all(isinstance(pair, dict) and _is_flag_or_none(pair.get("consistent"))
-               for pair in value)
-
-
-def _is_number_map(value):
-    return isinstance(value, dict) and all(map(_is_finite, value.values()))
-
-
-def _is_count_map(value):
-    """An object of counts, each 1 or more."""
-    return isinstance(value, dict) and all(type(n) is int and n >= 1 for n in value.values())
-
-
-def _is_system_scores(value):
-    return isinstance(value, dict) and all(map(_is_score, value.values()))
+def _is_pair(value):
+    """A systems item's pair: an object, its consistent flag checked."""
+    return isinstance(value, dict) and _is_flag_or_none(value.get("consistent"))
 
 
 def _is_stamp_scale(value):
-    """[LO, HI], two numbers with LO below HI; or null."""
-    if value is None:
-        return True
+    """[LO, HI], two numbers with LO below HI."""
     if not isinstance(value, list) or len(value) != 2:
         return False
     return all(map(_is_finite, value)) and value[0] < value[1]
 
 
-def _is_quorum(value):
-    if value is None:
-        return True
-    return type(value) is int and value >= 1
-
-
-def _is_names(value):
-    """A list of names, or null."""
-    if value is None:
-        return True
-    return isinstance(value, list) and all(isinstance(name, str) for name in value)
-
-
 def _are_requests(value):
-    """A request stamp, or a list of them (a jury's): each an object, its on_failure a number
-    or null."""
-    requests = value
-    if not isinstance(value, list):
-        requests = [value]
-    return all(map(_is_request, requests))
+    """A request stamp, or a list of them (a jury's)."""
+    if isinstance(value, list):
+        return all(map(_is_request, value))
+    return _is_request(value)
 
 
 def _is_request(value):
+    """An object, its on_failure a number or null."""
     if not isinstance(value, dict):
         return False
     return value.get("on_failure") is None or _is_finite(value["on_failure"])
 
 
+_SCORE_OR_NULL = _or_null(_is_score)
 _READ_CHECKS = (
     ("error", "text or null", _is_text_or_none), ("model", "text or null", _is_text_or_none),
     ("fingerprint", "text or null", _is_text_or_none),
     ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
     ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
-    ("usage", "an object of token counts (0 or more) or null", _are_token_counts),
+    ("usage", "an object of token counts (0 or more) or null", _or_null(_are_token_counts)),
     ("pass", "true, false or null", _is_flag_or_none),
     ("positional_bias", "true, false or null", _is_flag_or_none),
     ("consistent", "true, false or null", _is_flag_or_none),
-    ("panel", "an object of scores (0 to 1, or null)", _is_score_map),
-    ("repeats", "a list of scores (0 to 1, or null)", _is_score_list),
+    ("panel", "an object of scores (0 to 1, or null)", _or_null(_object_of(_SCORE_OR_NULL))),
+    ("repeats", "a list of scores (0 to 1, or null)", _or_null(_list_of(_SCORE_OR_NULL))),
 )
 _NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (
     "consistent", "positional_bias", "repeats"))  # what the summary reads of a member
 _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each one's repeats'
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
-    ("pairs", "a list of objects", _are_pairs),
-    ("wins", "an object of numbers", _is_number_map),
-    ("played", "an object of counts (1 or more)", _is_count_map),
+    ("pairs", "a list of objects", _or_null(_list_of(_is_pair))),
+    ("wins", "an object of numbers", _object_of(_is_finite)),
+    ("played", "an object of counts (1 or more)", _object_of(_is_positive_int)),
 )
 _SYSTEMS_SCORE = (("score", "null (each system's is in value)", lambda v: v is None),
-                  ("value", "an object of scores (0 to 1)", _is_system_scores))
+                  ("value", "an object of scores (0 to 1)", _object_of(_is_score)))
 _STAMP_CHECKS = (
     ("mode", "one of " + ", ".join(_MODES), lambda v: isinstance(v, str) and v in _MODES),
     ("model", "text", lambda v: isinstance(v, str)),
     ("template", "text", lambda v: isinstance(v, str)),
     ("template_sha256", "text", lambda v: isinstance(v, str)),
     ("version", "text", lambda v: isinstance(v, str)),
-    ("scale", "[LO, HI], two numbers", _is_stamp_scale),
-    ("pass_threshold", "a number from 0 to 1", lambda v: v is None or _is_score(v)),
+    ("scale", "[LO, HI], two numbers", _or_null(_is_stamp_scale)),
+    ("pass_threshold", "a number from 0 to 1", _SCORE_OR_NULL),
     ("jury", "text", _is_text_or_none),
-    ("quorum", "1 or more", _is_quorum),
-    ("judges", "a list of names", _is_names),
+    ("quorum", "1 or more", _or_null(_is_positive_int)),
+    ("judges", "a list of names", _or_null(_list_of(lambda name: isinstance(name, str)))),
     ("request", "an object, or a list of them", _are_requests),
 )
 
@@ -4335,11 +4311,14 @@ def _check(fields, checks, name):
 def _stamps_of(record):
     """{prefix: stamp} of the runs that wrote this record: a NAME_run object that says it is
     NAME's (an input column that only looks like one is no stamp), each checked."""
-    stamps = {k[:-4]: v for k, v in record.items() if k.endswith("_run") and isinstance(
-        v, dict) and v.get("prefix") == k[:-4]}
+    stamps = {k[:-4]: v for k, v in record.items() if _is_stamp_of(k[:-4], k, v)}
     for prefix, stamp in stamps.items():
         _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
     return stamps
+
+
+def _is_stamp_of(prefix, key, value):
+    return key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == prefix
 
 
 def _failure_value(stamp):
@@ -4414,18 +4393,24 @@ def _check_judgement(fields, name, stamp):
 
 def _check_details(fields, name, stamp, status):
     """The details the summary reads: repeats, members, pairs, panel, wins."""
-    if status == "ok" and None in (fields.get("repeats") or ()):  # all answered, or it failed
+    repeats = fields.get("repeats")
+    if status == "ok" and repeats and None in repeats:  # all answered, or it failed
         raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
-                         "{!r}".format(name, fields["repeats"]))
+                         "{!r}".format(name, repeats))
     _check_nested(fields, name)
-    panel = fields.get("panel")
-    if panel is not None and list(panel) != stamp.get("judges"):  # read by position
-        raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
-            name, _names(stamp.get("judges") or (), "none"), _names(panel)))
+    _check_panel_judges(fields.get("panel"), name, stamp.get("judges"))
     if stamp["mode"] == "systems":  # a failure has no wins to read
         checks = _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1]
         _check(fields, checks, name)
         _check_wins(fields, name, status)
+
+
+def _check_panel_judges(panel, name, judges):
+    """A panel maps the jury's judges, in order: the summary reads it by position."""
+    if panel is None or list(panel) == judges:
+        return
+    raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
+        name, _names(judges or (), "none"), _names(panel)))
 
 
 def _labelled(parts):
@@ -4437,6 +4422,12 @@ def _labelled(parts):
     return None
 
 
+def _are_objects(labelled):
+    if labelled is None:
+        return False
+    return all(isinstance(part, dict) for _, part in labelled)
+
+
 def _check_nested(details, name, depth=0):
     """The members' and pairs' details the summary reads, at any depth: each an object, with
     its consistent and positional_bias flags and its repeats' scores checked."""
@@ -4445,8 +4436,7 @@ def _check_nested(details, name, depth=0):
         if parts is None:
             continue
         labelled = _labelled(parts)
-        if depth >= _NESTED_DEPTH or labelled is None or not all(
-                isinstance(part, dict) for _, part in labelled):
+        if depth >= _NESTED_DEPTH or not _are_objects(labelled):
             raise JudgeError("{}{} must be an object or a list of objects, {} deep at most; "
                              "got {}".format(name, key, _NESTED_DEPTH, json.dumps(parts)[:200]))
         for label, part in labelled:
@@ -4457,9 +4447,10 @@ def _check_nested(details, name, depth=0):
 
 def _check_wins(fields, name, status):
     """Each system's wins are 0 to its comparisons: a win rate from 0 to 1."""
+    if status != "ok":
+        return
     wins, played = fields.get("wins"), fields.get("played")
-    if status == "ok" and (set(wins) != set(played) or any(
-            not 0 <= wins[k] <= played[k] for k in wins)):
+    if set(wins) != set(played) or any(not 0 <= wins[k] <= played[k] for k in wins):
         raise JudgeError("{}wins must give each system of {}played 0 to its comparisons; got "
                          "{} and {}".format(name, name, json.dumps(wins), json.dumps(played)))
 
@@ -4470,10 +4461,16 @@ def _check_score(status, score, name, failure):
         if not _is_score(score):
             raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(
                 name, score))
-    elif not (score is failure or _is_finite(score) and _is_finite(failure) and (
-            score == failure)):
+    elif not _is_failure_value(score, failure):
         raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
                          "{!r}".format(name, status, json.dumps(failure), score))
+
+
+def _is_failure_value(score, failure):
+    """The run's failure value: null as null, a number as itself."""
+    if score is failure:
+        return True
+    return _is_finite(score) and _is_finite(failure) and score == failure
 
 
 def _check_rating(value, name, scale):
@@ -4492,9 +4489,12 @@ def _is_rating(value, scale):
 
 def _tally_add(tally, judgement, record, args, mode):
     """Count one record: its judgement, its label (--human-field), its responses' lengths."""
-    tally.add(judgement, record.get(args.human_field), [  # JSON keys are text: None, no label
-        len(_as_text(record.get(getattr(args, name + "_field"))) or "") for name in
-        _MODES[mode][2] if mode not in ("comparative", "systems")])
+    lengths = []
+    if mode not in ("comparative", "systems"):
+        fields = [getattr(args, name + "_field") for name in _MODES[mode][2]]
+        lengths = [len(_as_text(record.get(field)) or "") for field in fields]
+    label = record.get(args.human_field)  # JSON keys are text: None, no label
+    tally.add(judgement, label, lengths)
 
 
 # fields whose absence the summary reports: (key, the field, what was done instead)
@@ -4525,7 +4525,7 @@ def _unreadable_label(args, record, mode):
     if label is None:
         return False
     if mode == "pairwise":  # read as _human_agreement reads it
-        return _VERDICT_WORDS.get(str(label).strip().lower()) not in _VERDICT_SCORES
+        return _verdict_label(label) is None
     return _label(label) is None
 
 
@@ -4566,12 +4566,12 @@ def _default_lines(defaulted, args):
     """The summary's "fields": a line for each field of _DEFAULTED some records lack, or None."""
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
-        field = field.format(args)
-        if defaulted[key] == n > 0:
+        field, lacking = field.format(args), defaulted[key]
+        if lacking and lacking == n:
             lines.append("no record has field {}: {}".format(field, instead))
-        elif defaulted[key]:
+        elif lacking:
             lines.append("records without field {}: {} of {}, {}".format(
-                field, defaulted[key], n, instead))
+                field, lacking, n, instead))
     lines.extend(_unread_label_lines(defaulted, args))
     return lines or None
 
@@ -4729,9 +4729,16 @@ def _repeat_scores(details):
     if details.get("repeats"):
         return [details["repeats"]]
     members = details.get("members")
-    listed = members.values() if isinstance(members, Mapping) else ()
-    return [m["repeats"] for m in listed if isinstance(m, Mapping) and m.get("repeats") and (
-        None not in m["repeats"])]
+    if not isinstance(members, Mapping):
+        return []
+    return [m["repeats"] for m in members.values() if _answered_repeats(m)]
+
+
+def _answered_repeats(member):
+    """A panel member's repeats, each of them answered."""
+    if not isinstance(member, Mapping) or not member.get("repeats"):
+        return False
+    return None not in member["repeats"]
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000):
@@ -5021,9 +5028,13 @@ def _length_figures(tally, mode):
         return None
     if mode != "pairwise":
         return {"spearman": _spearman(lengths, scores), "n": len(scores)}
-    decisive = [d > 0 if y else d < 0 for d, y in zip(lengths, scores) if y in (0, 1) and d]
-    return {"longer_wins": round(sum(decisive) / len(decisive), 4) if decisive else None,
-            "decisive": len(decisive), "win_rate": round(sum(scores) / len(scores), 4),
+    # of the verdicts for A or B (1 or 0) between answers unlike in length: did the longer win
+    decisive = [(d > 0) == (y == 1) for d, y in zip(lengths, scores) if y in (0, 1) and d]
+    longer_wins = None
+    if decisive:
+        longer_wins = round(sum(decisive) / len(decisive), 4)
+    return {"longer_wins": longer_wins, "decisive": len(decisive),
+            "win_rate": round(sum(scores) / len(scores), 4),
             "lc_win_rate": _length_controlled(lengths, scores), "n": len(scores)}
 
 
@@ -5031,13 +5042,21 @@ def _human_agreement(args, tally, mode):
     """How the judge agrees with the --human-field labels, None without them."""
     if not args.human_field:
         return None
-    ratings, scores, labels = zip(*tally.human) if tally.human else ((), (), ())
+    ratings, scores, labels = (), (), ()
+    if tally.human:
+        ratings, scores, labels = zip(*tally.human)
     if mode == "pairwise":  # A/B/tie labels as A's win, as the judge's verdicts are scored
-        labels = [_VERDICT_SCORES.get(_VERDICT_WORDS.get(str(label).strip().lower()))
-                  for label in labels]
+        labels = [_verdict_label(label) for label in labels]
         return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
-    binary = {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}
-    return dict(agreement(scores if binary else ratings, labels), field=args.human_field)
+    judged = ratings
+    if {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:  # yes/no labels
+        judged = scores
+    return dict(agreement(judged, labels), field=args.human_field)
+
+
+def _verdict_label(label):
+    """A pairwise label (A, B, tie; [[C]]) as A's win, the way a verdict is scored; or None."""
+    return _VERDICT_SCORES.get(_VERDICT_WORDS.get(str(label).strip().lower()))
 
 
 def _conflicting_line(n):
