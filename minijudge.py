@@ -4203,7 +4203,6 @@ def _is_score(value):
 
 
 def _is_positive_int(value):
-    """1 or more."""
     return type(value) is int and value >= 1
 
 
@@ -4311,14 +4310,14 @@ def _check(fields, checks, name):
 def _stamps_of(record):
     """{prefix: stamp} of the runs that wrote this record: a NAME_run object that says it is
     NAME's (an input column that only looks like one is no stamp), each checked."""
-    stamps = {k[:-4]: v for k, v in record.items() if _is_stamp_of(k[:-4], k, v)}
+    stamps = {k[:-4]: v for k, v in record.items() if _is_stamp(k, v)}
     for prefix, stamp in stamps.items():
         _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
     return stamps
 
 
-def _is_stamp_of(prefix, key, value):
-    return key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == prefix
+def _is_stamp(key, value):
+    return key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]
 
 
 def _failure_value(stamp):
@@ -4491,8 +4490,8 @@ def _tally_add(tally, judgement, record, args, mode):
     """Count one record: its judgement, its label (--human-field), its responses' lengths."""
     lengths = []
     if mode not in ("comparative", "systems"):
-        fields = [getattr(args, name + "_field") for name in _MODES[mode][2]]
-        lengths = [len(_as_text(record.get(field)) or "") for field in fields]
+        lengths = [len(_as_text(record.get(getattr(args, name + "_field"))) or "")
+                   for name in _MODES[mode][2]]
     label = record.get(args.human_field)  # JSON keys are text: None, no label
     tally.add(judgement, label, lengths)
 
@@ -4596,18 +4595,32 @@ def _counted_score(score):
     return 0.0
 
 
+def _new_sums():
+    """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
+    return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
+
+
 class _Tally:
     """What the summary reports, gathered record by record: sums, and a few numbers a record."""
 
     def __init__(self):
-        # consistent, biased: of the items asked twice, did both agree, did the option change
-        (self.statuses, self.ratings, self.models, self.tokens, self.sources,
-         self.fingerprints, self.consistent, self.biased, self.wins, self.played,
-         self.passed, self.alike) = (collections.Counter() for _ in range(12))
+        self.statuses = collections.Counter()
+        self.ratings = collections.Counter()
+        self.passed = collections.Counter()
+        self.models = collections.Counter()
+        self.sources = collections.Counter()
+        self.fingerprints = collections.Counter()
+        self.tokens = collections.Counter()
+        # of the items asked in both orders: did both agree, did the order change the verdict
+        self.consistent = collections.Counter()
+        self.biased = collections.Counter()
+        self.wins = collections.Counter()
+        self.played = collections.Counter()
+        self.alike = collections.Counter()
         from array import array  # two numbers a record, compact at a million records too
         self.panel, self.lengths, self.spread, self.first_errors = [], array("d"), 0.0, {}
-        self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
-                                 for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
+        self.all = _new_sums()
+        self.judged = _new_sums()
         self.requests = self.cached = self.sent = self.k = 0  # k: repeats
         self.tenths = [0] * 10  # the judged scores' histogram
         self.latency_total = self.latency_max = 0.0
