@@ -5275,35 +5275,64 @@ class _BadLine(dict):
 
 def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
-    names = _MODES[mode or args.mode][2]
+    mode = mode or args.mode
+    names = _MODES[mode][2]
     problem = _field_problem(args, record, names)
     if problem:
         return _BadLine("line {}: {}".format(number, problem), b"")
-    fields = {"question": _as_text(record.get(args.question_field) if args.question_field else
-                                   _first(record, "question", "context")),
-              "reference": _as_text(_first(record, args.reference_field))}  # "": none
-    for name in names:
-        value = record.get(getattr(args, name + "_field"))
-        fields[name] = {str(k): _as_text(v) for k, v in value.items()} if (
-            name == "responses") else _as_text(value)
-    criterion, where = args.criteria_field if (mode or args.mode) == "criterion" else None, ""
+    fields = _text_fields(args, record, names)
+    criterion, where = None, ""
+    if mode == "criterion":
+        criterion = args.criteria_field
     try:  # the flags that add to the prompt: each field they name, read now
-        wanted = [(field, "--context-field {}={}".format(name, field)) for name, field in (
-            args.context_field)] + [(args.image_field, "--image-field"), (
-                None if args.criteria else criterion, "--criteria-field, and no --criteria")]
-        for field, flag in wanted:
-            if field and record.get(field) is None:
-                raise JudgeError("no {!r} field ({})".format(field, flag))
-        if args.context_field:
-            fields["context"] = {name: record[field] for name, field in args.context_field}
-        if args.image_field:
-            fields["images"] = _image_urls(record[args.image_field], _record_images(args))
+        _check_flag_fields(args, record, criterion)
+        fields.update(_flag_fields(args, record))
         if criterion in record:  # checked now: a bad one is this record's error
             where = "field {!r}: ".format(criterion)
             _criterion(record[criterion])
             fields["criterion"] = record[criterion]
     except JudgeError as exc:
         return _BadLine("line {}: {}{}".format(number, where, exc), b"")
+    return fields
+
+
+def _text_fields(args, record, names):
+    """The question, the reference ("": none) and the mode's response fields, as text."""
+    if args.question_field:
+        question = record.get(args.question_field)
+    else:
+        question = _first(record, "question", "context")
+    fields = {"question": _as_text(question),
+              "reference": _as_text(_first(record, args.reference_field))}
+    for name in names:
+        value = record.get(getattr(args, name + "_field"))
+        if name == "responses":
+            fields[name] = {str(k): _as_text(v) for k, v in value.items()}
+        else:
+            fields[name] = _as_text(value)
+    return fields
+
+
+def _check_flag_fields(args, record, criterion):
+    """JudgeError if a field named by --context-field, --image-field or --criteria-field (with
+    no --criteria to fall back on) is absent or null."""
+    wanted = [(field, "--context-field {}={}".format(name, field))
+              for name, field in args.context_field]
+    wanted.append((args.image_field, "--image-field"))
+    if not args.criteria:
+        wanted.append((criterion, "--criteria-field, and no --criteria"))
+    for field, flag in wanted:
+        if field and record.get(field) is None:
+            raise JudgeError("no {!r} field ({})".format(field, flag))
+
+
+def _flag_fields(args, record):
+    """The fields --context-field and --image-field add to the prompt."""
+    fields = {}
+    if args.context_field:
+        fields["context"] = {name: record[field] for name, field in args.context_field}
+    if args.image_field:
+        fields["images"] = _image_urls(record[args.image_field], _record_images(args))
     return fields
 
 
@@ -5344,7 +5373,9 @@ def _as_text(value):
     """Numbers become text, lists and objects JSON; None stays missing."""
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
-    return value if value is None or isinstance(value, str) else str(value)
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
 
 
 def _field_problem(args, record, names):
@@ -5381,9 +5412,10 @@ def _text_problem(record, name, field):
     if field not in record:
         return "no {{!r}} field (choose one with --{}-field; the record has {})".format(
             name.replace("_", "-"), _names(sorted(record), "no fields"))
-    if isinstance(value, (dict, list)) or value is None and name != "response":
-        return "field {{!r}} is {}, expected text".format(
-            "null" if value is None else "a " + type(value).__name__)
+    if isinstance(value, (dict, list)):
+        return "field {{!r}} is a {}, expected text".format(type(value).__name__)
+    if value is None and name != "response":
+        return "field {!r} is null, expected text"
     if isinstance(value, float) and math.isnan(value):  # json's NaN: judged as the text "nan"
         return "field {!r} is NaN (a missing value), expected text"
     return None
@@ -5393,16 +5425,17 @@ def _named_field_problem(args, record):
     """Why a record lacks a field that --question-field or --reference-field names, or None:
     judged without it, it would silently be another item than the user asked for."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
-        field, flag = getattr(args, name + "_field"), "--{}-field".format(name)
-        if isinstance(field, _Default):  # not named: a record may have none
+        field = getattr(args, name + "_field")
+        if field is None or isinstance(field, _Default):  # not named: a record may have none
             continue
-        if field is not None and field not in record:
-            return "no {!r} field ({} {}; the record has {})".format(
-                field, flag, field, _names(sorted(record), "no fields"))
-        if field is not None and record[field] is None:
-            return "field {!r} is null, expected text ({} {})".format(field, flag, field)
-        if field is not None and not _as_text(record[field]).strip():
-            return "field {!r} is empty ({} {})".format(field, flag, field)
+        named = "--{}-field {}".format(name, field)
+        if field not in record:
+            return "no {!r} field ({}; the record has {})".format(
+                field, named, _names(sorted(record), "no fields"))
+        if record[field] is None:
+            return "field {!r} is null, expected text ({})".format(field, named)
+        if not _as_text(record[field]).strip():
+            return "field {!r} is empty ({})".format(field, named)
     return None
 
 
@@ -5414,25 +5447,38 @@ def _empty_field_problem(args, record):
              for name, field in args.context_field]
     named.append((args.image_field, "--image-field {}".format(args.image_field)))
     for field, flag in named:
-        value = record.get(field) if field is not None else None
-        if value == [] or isinstance(value, str) and not value.strip():
+        if field is not None and _is_blank(record.get(field)):
             return "field {!r} is empty ({})".format(field, flag)
     return None
+
+
+def _is_blank(value):
+    """"", spaces or []: there, but nothing to send."""
+    if isinstance(value, str):
+        return not value.strip()
+    return value == []
 
 
 def _check_first(specs, args, items):
     """Fill each judge's template from the first good record before any request, so that
     a template the data cannot fill stops the run up front. The items, none lost."""
     items, ahead = itertools.tee(items)
-    number, record = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), (0, None))
-    for prefix, judge, mode in specs if record is not None else ():
+    first = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), None)
+    if first is None:
+        return items
+    number, record = first
+    for prefix, judge, mode in specs:
         fields = _item_fields(args, number, record, mode)
+        if isinstance(fields, _BadLine):  # that record's own bad_record
+            continue
         try:
             _item_messages(judge, record, fields)
         except TemplateError as exc:
-            if not isinstance(fields, _BadLine):  # that record's own bad_record
-                raise TemplateError("line {} (the first record){}: {}".format(
-                    number, "" if len(specs) == 1 else ", judge " + prefix, exc)) from None
+            which = ""
+            if len(specs) > 1:
+                which = ", judge " + prefix
+            raise TemplateError("line {} (the first record){}: {}".format(
+                number, which, exc)) from None
     return items
 
 
@@ -5440,21 +5486,34 @@ def _item_messages(judge, record, fields):
     """Messages an item sends (systems: the first two's), None (empty response), TemplateError."""
     if isinstance(fields, _BadLine):
         raise TemplateError(fields.error)
-    if not (fields.get("response", "pairs have none") or "").strip():
+    response = fields.get("response", "pairs have none")  # a null response is an empty one
+    if not response or not response.strip():
         return None
     fields = dict(fields)
     fields.update(zip(("response_a", "response_b"), fields.pop("responses", {}).values()))
     return judge.messages(record, **fields)
 
 
+def _fields_of(args, number, record, mode=None):
+    """An item's fields (_item_fields); a bad line is its own."""
+    if isinstance(record, _BadLine):
+        return record
+    return _item_fields(args, number, record, mode)
+
+
 def _judge_item(judge, args, item, mode):
     number, record = item
-    fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record, mode)
+    fields = _fields_of(args, number, record, mode)
     if isinstance(fields, _BadLine):
         return judge._failed("bad_record", fields.error)
-    compare = {"pairwise": judge.compare, "systems": judge.compare_systems}.get(mode)
-    judgement = judge.judge(record, **fields) if not compare else compare(record, *(
-        fields.pop(name) for name in _MODES[mode][2]), both_orders=not args.single_order, **fields)
+    if mode in ("pairwise", "systems"):
+        responses = [fields.pop(name) for name in _MODES[mode][2]]
+        compare = judge.compare
+        if mode == "systems":
+            compare = judge.compare_systems
+        judgement = compare(record, *responses, both_orders=not args.single_order, **fields)
+    else:
+        judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
         judgement.error = "line {}: {}".format(number, judgement.error)
     return judgement
@@ -5463,23 +5522,36 @@ def _judge_item(judge, args, item, mode):
 def _dry_run(judge, args, items):
     sendable = 0
     for number, record in items:
-        fields = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
+        fields = _fields_of(args, number, record)
         try:
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
             print("---", getattr(fields, "error", "line {}: {}".format(number, exc)))
             continue
         sendable += 1
-        print("--- line {}{}".format(number, " ---" if prompt else ": empty_response: " + _EMPTY))
-        for message in prompt or ():  # an image by its URL's start, not its whole base64
-            content = message["content"]
-            print("[{}]\n{}".format(message["role"], content if isinstance(content, str) else (
-                "\n".join(part.get("text") or "[image: {:.40}...]".format(part["image_url"][
-                    "url"]) for part in content))))
+        _print_prompt(number, prompt)
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
                          "line above)".format(args.input))
     return 0
+
+
+def _print_prompt(number, prompt):
+    """A record's prompt as --dry-run shows it (None: an empty response, nothing sent)."""
+    if not prompt:
+        print("--- line {}: empty_response: {}".format(number, _EMPTY))
+        return
+    print("--- line {} ---".format(number))
+    for message in prompt:
+        print("[{}]\n{}".format(message["role"], _shown_content(message["content"])))
+
+
+def _shown_content(content):
+    """A message's text; an image by its URL's start, not its whole base64."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text") or "[image: {:.40}...]".format(part["image_url"]["url"])
+                     for part in content)
 
 
 def _judge_fields(prefix, judgement):
@@ -5521,8 +5593,21 @@ def _is_score(value):
     return _is_finite(value) and 0 <= value <= 1
 
 
-def _is_scores(values):
-    return all(v is None or _is_score(v) for v in values)
+def _is_positive_int(value):
+    return type(value) is int and value >= 1
+
+
+def _or_null(check):
+    return lambda value: value is None or check(value)
+
+
+def _object_of(check):
+    """A check: an object whose every value passes ``check``."""
+    return lambda value: isinstance(value, dict) and all(map(check, value.values()))
+
+
+def _list_of(check):
+    return lambda value: isinstance(value, list) and all(map(check, value))
 
 
 _TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")  # what the summary sums
@@ -5535,52 +5620,73 @@ def _is_token_count(value):
     return type(value) is int and 0 <= value < 2 ** 63
 
 
+def _are_token_counts(usage):
+    """Usage (an object, checked first) whose token counts the summary may add."""
+    return all(_is_token_count(usage.get(name)) for name in _TOKEN_COUNTS)
+
+
+def _is_pair(value):
+    """A systems item's pair: an object, its consistent flag checked."""
+    return isinstance(value, dict) and _is_flag_or_none(value.get("consistent"))
+
+
+def _is_stamp_scale(value):
+    """[LO, HI], two numbers with LO below HI."""
+    if not isinstance(value, list) or len(value) != 2:
+        return False
+    return all(map(_is_finite, value)) and value[0] < value[1]
+
+
+def _are_requests(value):
+    """A request stamp, or a list of them (a jury's)."""
+    if isinstance(value, list):
+        return all(map(_is_request, value))
+    return _is_request(value)
+
+
+def _is_request(value):
+    """An object, its on_failure a number or null."""
+    if not isinstance(value, dict):
+        return False
+    return value.get("on_failure") is None or _is_finite(value["on_failure"])
+
+
+_SCORE_OR_NULL = _or_null(_is_score)
 _READ_CHECKS = (
     ("error", "text or null", _is_text_or_none), ("model", "text or null", _is_text_or_none),
     ("fingerprint", "text or null", _is_text_or_none),
     ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
     ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
-    ("usage", "an object of token counts (0 or more) or null", lambda v: v is None or all(
-        map(_is_token_count, (v.get(name) for name in _TOKEN_COUNTS)))),
-    ("pass", "true, false or null", _is_flag_or_none), ("positional_bias", "true, false or null",
-                                                 _is_flag_or_none),
+    ("usage", "an object of token counts (0 or more) or null", _or_null(_are_token_counts)),
+    ("pass", "true, false or null", _is_flag_or_none),
+    ("positional_bias", "true, false or null", _is_flag_or_none),
     ("consistent", "true, false or null", _is_flag_or_none),
-    ("panel", "an object of scores (0 to 1, or null)", lambda v: v is None or isinstance(
-        v, dict) and _is_scores(v.values())),
-    ("repeats", "a list of scores (0 to 1, or null)", lambda v: v is None or isinstance(
-        v, list) and _is_scores(v)),
+    ("panel", "an object of scores (0 to 1, or null)", _or_null(_object_of(_SCORE_OR_NULL))),
+    ("repeats", "a list of scores (0 to 1, or null)", _or_null(_list_of(_SCORE_OR_NULL))),
 )
 _NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (
     "consistent", "positional_bias", "repeats"))  # what the summary reads of a member
 _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each one's repeats'
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
-    ("pairs", "a list of objects", lambda v: v is None or isinstance(v, list) and all(
-        isinstance(p, dict) and _is_flag_or_none(p.get("consistent")) for p in v)),
-    ("wins", "an object of numbers", lambda v: isinstance(v, dict) and all(
-        map(_is_finite, v.values()))),
-    ("played", "an object of counts (1 or more)", lambda v: isinstance(v, dict) and all(
-        type(n) is int and n >= 1 for n in v.values())),
+    ("pairs", "a list of objects", _or_null(_list_of(_is_pair))),
+    ("wins", "an object of numbers", _object_of(_is_finite)),
+    ("played", "an object of counts (1 or more)", _object_of(_is_positive_int)),
 )
 _SYSTEMS_SCORE = (("score", "null (each system's is in value)", lambda v: v is None),
-                  ("value", "an object of scores (0 to 1)", lambda v: isinstance(v, dict) and all(
-                      map(_is_score, v.values()))))
+                  ("value", "an object of scores (0 to 1)", _object_of(_is_score)))
 _STAMP_CHECKS = (
     ("mode", "one of " + ", ".join(_MODES), lambda v: isinstance(v, str) and v in _MODES),
     ("model", "text", lambda v: isinstance(v, str)),
     ("template", "text", lambda v: isinstance(v, str)),
     ("template_sha256", "text", lambda v: isinstance(v, str)),
     ("version", "text", lambda v: isinstance(v, str)),
-    ("scale", "[LO, HI], two numbers", lambda v: v is None or isinstance(v, list) and len(
-        v) == 2 and all(map(_is_finite, v)) and v[0] < v[1]),
-    ("pass_threshold", "a number from 0 to 1", lambda v: v is None or _is_score(v)),
+    ("scale", "[LO, HI], two numbers", _or_null(_is_stamp_scale)),
+    ("pass_threshold", "a number from 0 to 1", _SCORE_OR_NULL),
     ("jury", "text", _is_text_or_none),
-    ("quorum", "1 or more", lambda v: v is None or type(v) is int and v >= 1),
-    ("judges", "a list of names", lambda v: v is None or isinstance(v, list) and all(
-        isinstance(name, str) for name in v)),
-    ("request", "an object, or a list of them", lambda v: all(isinstance(r, dict) and (
-        r.get("on_failure") is None or _is_finite(r["on_failure"])) for r in (
-            v if isinstance(v, list) else [v]))),
+    ("quorum", "1 or more", _or_null(_is_positive_int)),
+    ("judges", "a list of names", _or_null(_list_of(lambda name: isinstance(name, str)))),
+    ("request", "an object, or a list of them", _are_requests),
 )
 
 
@@ -5595,11 +5701,14 @@ def _check(fields, checks, name):
 def _stamps_of(record):
     """{prefix: stamp} of the runs that wrote this record: a NAME_run object that says it is
     NAME's (an input column that only looks like one is no stamp), each checked."""
-    stamps = {k[:-4]: v for k, v in record.items() if k.endswith("_run") and isinstance(
-        v, dict) and v.get("prefix") == k[:-4]}
+    stamps = {k[:-4]: v for k, v in record.items() if _is_stamp(k, v)}
     for prefix, stamp in stamps.items():
         _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
     return stamps
+
+
+def _is_stamp(key, value):
+    return key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]
 
 
 def _failure_value(stamp):
@@ -5612,13 +5721,21 @@ def _requests(stamp):
     return request if isinstance(request, list) else [request]
 
 
+def _asks_repeats(stamp):
+    return any(r.get("repeats", 1) != 1 for r in _requests(stamp))
+
+
+def _has_members(stamp):
+    """A jury's judges, or repeats: each conversation's details written as a member's."""
+    return stamp.get("jury") is not None or _asks_repeats(stamp)
+
+
 # the details a run writes only when its stamp says it was asked for them
 _WRITTEN_BY = (
     ("pass", lambda stamp: stamp.get("pass_threshold") is not None),
     ("panel", lambda stamp: stamp.get("jury") is not None),
-    ("repeats", lambda stamp: any(r.get("repeats", 1) != 1 for r in _requests(stamp))),
-    ("members", lambda stamp: stamp.get("jury") is not None or any(
-        r.get("repeats", 1) != 1 for r in _requests(stamp))),
+    ("repeats", _asks_repeats),
+    ("members", _has_members),
     ("positional_bias", lambda stamp: any(r.get("check_position") for r in _requests(stamp))),
     ("consistent", lambda stamp: stamp["mode"] in ("pairwise", "systems")),
     *((name, lambda stamp: stamp["mode"] == "systems") for name in ("pairs", "wins", "played")),
@@ -5666,18 +5783,24 @@ def _check_judgement(fields, name, stamp):
 
 def _check_details(fields, name, stamp, status):
     """The details the summary reads: repeats, members, pairs, panel, wins."""
-    if status == "ok" and None in (fields.get("repeats") or ()):  # all answered, or it failed
+    repeats = fields.get("repeats")
+    if status == "ok" and repeats and None in repeats:  # all answered, or it failed
         raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
-                         "{!r}".format(name, fields["repeats"]))
+                         "{!r}".format(name, repeats))
     _check_nested(fields, name)
-    panel = fields.get("panel")
-    if panel is not None and list(panel) != stamp.get("judges"):  # read by position
-        raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
-            name, _names(stamp.get("judges") or (), "none"), _names(panel)))
+    _check_panel_judges(fields.get("panel"), name, stamp.get("judges"))
     if stamp["mode"] == "systems":  # a failure has no wins to read
         checks = _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1]
         _check(fields, checks, name)
         _check_wins(fields, name, status)
+
+
+def _check_panel_judges(panel, name, judges):
+    """A panel maps the jury's judges, in order: the summary reads it by position."""
+    if panel is None or list(panel) == judges:
+        return
+    raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
+        name, _names(judges or (), "none"), _names(panel)))
 
 
 def _labelled(parts):
@@ -5689,6 +5812,12 @@ def _labelled(parts):
     return None
 
 
+def _are_objects(labelled):
+    if labelled is None:
+        return False
+    return all(isinstance(part, dict) for _, part in labelled)
+
+
 def _check_nested(details, name, depth=0):
     """The members' and pairs' details the summary reads, at any depth: each an object, with
     its consistent and positional_bias flags and its repeats' scores checked."""
@@ -5697,8 +5826,7 @@ def _check_nested(details, name, depth=0):
         if parts is None:
             continue
         labelled = _labelled(parts)
-        if depth >= _NESTED_DEPTH or labelled is None or not all(
-                isinstance(part, dict) for _, part in labelled):
+        if depth >= _NESTED_DEPTH or not _are_objects(labelled):
             raise JudgeError("{}{} must be an object or a list of objects, {} deep at most; "
                              "got {}".format(name, key, _NESTED_DEPTH, json.dumps(parts)[:200]))
         for label, part in labelled:
@@ -5709,9 +5837,10 @@ def _check_nested(details, name, depth=0):
 
 def _check_wins(fields, name, status):
     """Each system's wins are 0 to its comparisons: a win rate from 0 to 1."""
+    if status != "ok":
+        return
     wins, played = fields.get("wins"), fields.get("played")
-    if status == "ok" and (set(wins) != set(played) or any(
-            not 0 <= wins[k] <= played[k] for k in wins)):
+    if set(wins) != set(played) or any(not 0 <= wins[k] <= played[k] for k in wins):
         raise JudgeError("{}wins must give each system of {}played 0 to its comparisons; got "
                          "{} and {}".format(name, name, json.dumps(wins), json.dumps(played)))
 
@@ -5722,10 +5851,16 @@ def _check_score(status, score, name, failure):
         if not _is_score(score):
             raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(
                 name, score))
-    elif not (score is failure or _is_finite(score) and _is_finite(failure) and (
-            score == failure)):
+    elif not _is_failure_value(score, failure):
         raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
                          "{!r}".format(name, status, json.dumps(failure), score))
+
+
+def _is_failure_value(score, failure):
+    """The run's failure value: null as null, a number as itself."""
+    if score is failure:
+        return True
+    return _is_finite(score) and _is_finite(failure) and score == failure
 
 
 def _check_rating(value, name, scale):
@@ -5744,9 +5879,12 @@ def _is_rating(value, scale):
 
 def _tally_add(tally, judgement, record, args, mode):
     """Count one record: its judgement, its label (--human-field), its responses' lengths."""
-    tally.add(judgement, record.get(args.human_field), [  # JSON keys are text: None, no label
-        len(_as_text(record.get(getattr(args, name + "_field"))) or "") for name in
-        _MODES[mode][2] if mode not in ("comparative", "systems")])
+    lengths = []
+    if mode not in ("comparative", "systems"):
+        lengths = [len(_as_text(record.get(getattr(args, name + "_field"))) or "")
+                   for name in _MODES[mode][2]]
+    label = record.get(args.human_field)  # JSON keys are text: None, no label
+    tally.add(judgement, label, lengths)
 
 
 # fields whose absence the summary reports: (key, the field, what was done instead)
@@ -5777,20 +5915,40 @@ def _unreadable_label(args, record, mode):
     if label is None:
         return False
     if mode == "pairwise":  # read as _human_agreement reads it
-        return _VERDICT_WORDS.get(str(label).strip().lower()) not in _VERDICT_SCORES
+        return _verdict_label(label) is None
     return _label(label) is None
 
 
+def _lacks_answer(args, record, mode):
+    """No reference, where a mode judges without one (binary and math need one: without it,
+    a template_error)."""
+    if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
+        return False
+    return _first(record, "answer") is None
+
+
+def _lacks_question(args, record, mode):
+    """No question, read from 'context' instead."""
+    if args.question_field is not None:
+        return False
+    return _first(record, "question") is None and _first(record, "context") is not None
+
+
+def _lacks_label(args, record, mode):
+    """No --human-field label (a null one is there: unlabelled)."""
+    return args.human_field is not None and args.human_field not in record
+
+
+def _lacks_criterion(args, record, mode):
+    """No --criteria-field criterion, judged with --criteria's."""
+    if mode != "criterion" or not args.criteria or args.criteria_field is None:
+        return False
+    return args.criteria_field not in record
+
+
 _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
-    # binary and math need a reference: without one, a template_error
-    "answer": lambda args, record, mode: isinstance(args.reference_field, _Default) and (
-        mode in _OPTIONAL_REFERENCE and _first(record, "answer") is None),
-    "question": lambda args, record, mode: args.question_field is None and (
-        _first(record, "question") is None and _first(record, "context") is not None),
-    "human": lambda args, record, mode: args.human_field is not None and (  # null: unlabelled
-        args.human_field not in record),
-    "criteria": lambda args, record, mode: mode == "criterion" and args.criteria and (
-        args.criteria_field is not None and args.criteria_field not in record),
+    "answer": _lacks_answer, "question": _lacks_question, "human": _lacks_label,
+    "criteria": _lacks_criterion,
     "human_unread": _unreadable_label}  # there, but no label: a line of its own
 
 
@@ -5798,12 +5956,12 @@ def _default_lines(defaulted, args):
     """The summary's "fields": a line for each field of _DEFAULTED some records lack, or None."""
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
-        field = field.format(args)
-        if defaulted[key] == n > 0:
+        field, lacking = field.format(args), defaulted[key]
+        if lacking and lacking == n:
             lines.append("no record has field {}: {}".format(field, instead))
-        elif defaulted[key]:
+        elif lacking:
             lines.append("records without field {}: {} of {}, {}".format(
-                field, defaulted[key], n, instead))
+                field, lacking, n, instead))
     lines.extend(_unread_label_lines(defaulted, args))
     return lines or None
 
@@ -5821,18 +5979,39 @@ def _unread_label_lines(defaulted, args):
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
 
 
+def _counted_score(score):
+    """A score as the tally adds it: a number, else (None, NaN) 0.0."""
+    if isinstance(score, (int, float)) and score == score:
+        return float(score)
+    return 0.0
+
+
+def _new_sums():
+    """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
+    return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
+
+
 class _Tally:
     """What the summary reports, gathered record by record: sums, and a few numbers a record."""
 
     def __init__(self):
-        # consistent, biased: of the items asked twice, did both agree, did the option change
-        (self.statuses, self.ratings, self.models, self.tokens, self.sources,
-         self.fingerprints, self.consistent, self.biased, self.wins, self.played,
-         self.passed, self.alike) = (collections.Counter() for _ in range(12))
+        self.statuses = collections.Counter()
+        self.ratings = collections.Counter()
+        self.passed = collections.Counter()
+        self.models = collections.Counter()
+        self.sources = collections.Counter()
+        self.fingerprints = collections.Counter()
+        self.tokens = collections.Counter()
+        # of the items asked in both orders: did both agree, did the order change the verdict
+        self.consistent = collections.Counter()
+        self.biased = collections.Counter()
+        self.wins = collections.Counter()
+        self.played = collections.Counter()
+        self.alike = collections.Counter()
         from array import array  # two numbers a record, compact at a million records too
         self.panel, self.lengths, self.spread, self.first_errors = [], array("d"), 0.0, {}
-        self.all, self.judged = ({"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
-                                 for _ in range(2))  # for _interval; scores: first _BOOTSTRAP_MAX
+        self.all = _new_sums()
+        self.judged = _new_sums()
         self.requests = self.cached = self.sent = self.k = 0  # k: repeats
         self.tenths = [0] * 10  # the judged scores' histogram
         self.latency_total = self.latency_max = 0.0
@@ -5841,43 +6020,77 @@ class _Tally:
 
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
-        status, details, rating = judgement.status, judgement.details, judgement.rating
-        score, judged, ok = judgement.score, status in _NOT_FAILURES, status == "ok"
-        score = float(score) if isinstance(score, (int, float)) and score == score else 0.0
-        self.statuses[status] += 1
+        status, details = judgement.status, judgement.details
+        score = _counted_score(judgement.score)
+        judged = status in _NOT_FAILURES
+        self._count_status(judgement, score, judged)
+        self._add_score(self.all, score)
+        if judged:
+            self._add_score(self.judged, score)
+        rating = judgement.rating
+        self._count_kinds(judgement, rating)
+        self._count_orders(details)
+        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
+        if panel and status == "ok":
+            self.panel.append((panel, score))
+        elif panel:
+            self.panel.append((panel, None))
+        if status == "ok":
+            self._add_judged(details, score, rating, human, lengths)
+        self._count_requests(judgement)
+        self._count_tokens(judgement.usage)
+
+    def _count_status(self, judgement, score, judged):
+        """The status; a judged score into the histogram, a failure's first error kept."""
+        self.statuses[judgement.status] += 1
         if judged:
             self.tenths[min(max(int(score * 10), 0), 9)] += 1
         else:
-            self.first_errors.setdefault(status, judgement.error)
-        for sums in (self.all, self.judged)[:1 + judged]:
-            sums["n"] += 1
-            sums["total"] += score
-            sums["total_sq"] += score * score
-            if len(sums["scores"]) < _BOOTSTRAP_MAX:
-                sums["scores"].append(score)
-        for counter, value in ((self.ratings, rating), (self.passed, details.get("pass")),
-                               (self.models, judgement.model), (self.sources, judgement.source),
-                               (self.fingerprints, judgement.fingerprint)):
+            self.first_errors.setdefault(judgement.status, judgement.error)
+
+    @staticmethod
+    def _add_score(sums, score):
+        """Into the sums _interval reads."""
+        sums["n"] += 1
+        sums["total"] += score
+        sums["total_sq"] += score * score
+        if len(sums["scores"]) < _BOOTSTRAP_MAX:
+            sums["scores"].append(score)
+
+    def _count_kinds(self, judgement, rating):
+        """The values counted by kind: ratings, pass, models, score sources, fingerprints."""
+        counted = ((self.ratings, rating), (self.passed, judgement.details.get("pass")),
+                   (self.models, judgement.model), (self.sources, judgement.source),
+                   (self.fingerprints, judgement.fingerprint))
+        for counter, value in counted:
             if value not in (None, ""):
                 counter[value] += 1
-        for asked in _conversations(details):  # each asked in both orders
+
+    def _count_orders(self, details):
+        """Each conversation asked in both orders: did both agree, did the order change it."""
+        for asked in _conversations(details):
             for counter, name in ((self.consistent, "consistent"),
                                   (self.biased, "positional_bias")):
                 if asked.get(name) is not None:
                     counter[asked[name]] += 1
-        panel = details.get("panel")
-        if panel:  # {name: score}, the panel's score (None: failed)
-            self.panel.append((panel, score if ok else None))
-        if ok:
-            for scores in _repeat_scores(details):
-                self.add_repeats(scores)
-        if ok and lengths:  # a length, or a pair's difference in length; the score
+
+    def _add_judged(self, details, score, rating, human, lengths):
+        """What only a judged record gives: repeats, lengths, wins, and its human label."""
+        for scores in _repeat_scores(details):
+            self.add_repeats(scores)
+        if lengths:  # a length, or a pair's difference in length; the score
             self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
-        if ok and "wins" in details:
+        if "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
-        if ok and human is not None:
-            self.human.append((score if rating is None else rating, score, human))
+        if human is None:
+            return
+        if rating is None:  # agreement compares the judge's rating, else its score
+            rating = score
+        self.human.append((rating, score, human))
+
+    def _count_requests(self, judgement):
+        """The requests a judgement made and their latency; a cached one made none."""
         if judgement.cached:
             self.cached += 1
         elif judgement.attempts:
@@ -5885,8 +6098,13 @@ class _Tally:
             self.requests += judgement.attempts
             self.latency_total += judgement.latency
             self.latency_max = max(self.latency_max, judgement.latency)
-        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
-            value = (judgement.usage or {}).get(name)
+
+    def _count_tokens(self, usage):
+        """The token counts a reply's usage gives (what is no int is skipped)."""
+        if not usage:
+            return
+        for name in _TOKEN_COUNTS:
+            value = usage.get(name)
             if isinstance(value, int):
                 self.tokens[name] += value
 
@@ -5915,9 +6133,16 @@ def _repeat_scores(details):
     if details.get("repeats"):
         return [details["repeats"]]
     members = details.get("members")
-    listed = members.values() if isinstance(members, Mapping) else ()
-    return [m["repeats"] for m in listed if isinstance(m, Mapping) and m.get("repeats") and (
-        None not in m["repeats"])]
+    if not isinstance(members, Mapping):
+        return []
+    return [m["repeats"] for m in members.values() if _answered_repeats(m)]
+
+
+def _answered_repeats(member):
+    """A panel member's repeats, each of them answered."""
+    if not isinstance(member, Mapping) or not member.get("repeats"):
+        return False
+    return None not in member["repeats"]
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000):
@@ -5948,12 +6173,17 @@ def _request_stamp(judge, mode, args):
     on_failure = judge.on_failure
     if not _is_finite(on_failure):
         on_failure = None  # NaN is written as null
-    binary_format = [name for name, answers in _BINARY_FORMATS.items() if answers == (
-        judge.answers)]
-    return {"system": judge.system and _sha(str(judge.system)), "params": params,
-            "parser": judge.parser, "binary_format": (binary_format or [None])[0],
-            "score_keys": judge.keys and list(judge.keys),
-            "assess": judge.turns[0][1] if len(judge.turns) > 1 else None,
+    binary_format = next((name for name, answers in _BINARY_FORMATS.items()
+                          if answers == judge.answers), None)
+    system, keys, assess = judge.system, judge.keys, None  # no system, no keys: as they are
+    if system:
+        system = _sha(str(system))
+    if keys:
+        keys = list(keys)
+    if len(judge.turns) > 1:
+        assess = judge.turns[0][1]
+    return {"system": system, "params": params, "parser": judge.parser,
+            "binary_format": binary_format, "score_keys": keys, "assess": assess,
             "check_position": bool(judge.again), "repeats": judge.repeats,
             "single_order": args.single_order and mode in ("pairwise", "systems"),
             "on_failure": on_failure}
@@ -5980,74 +6210,171 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
     """What makes records of one run comparable, on each (judge_run): report checks it.
     ``prefix`` names the run's fields: report reads only those of a stamp that says so;
     ``names``, a jury's judges, the names its judge_panel maps to scores."""
-    texts = [TEMPLATES.get(j.template, j.template or RATING_TEMPLATE + RATING_REF_TEMPLATE) + (
-        json.dumps(j.criterion, sort_keys=True) if j.criterion else "") for j in judges]
-    return {k: v for k, v in {
+    first = judges[0]
+    scale = None
+    if first.parser in ("rating", "json", "comparative"):
+        scale = list(first.scale)
+    quorum = None
+    if args.jury:
+        quorum = args.quorum or len(judges)
+    stamp = {
         "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
-        "template": ", ".join(j.template if j.template in TEMPLATES else "custom" if j.template
-                              else "rating / rating_ref" for j in judges),
-        "template_sha256": _sha("".join(texts)),
-        "scale": list(judges[0].scale) if judges[0].parser in ("rating", "json", "comparative")
-        else None, "pass_threshold": judges[0].pass_threshold, "jury": args.jury,
-        "quorum": (args.quorum or len(judges)) if args.jury else None, "judges": names,
-        "request": _requests_stamp(judges, mode, args), "fields": _fields_stamp(mode, args),
-        "version": __version__}.items() if v is not None}
+        "template": ", ".join(_template_name(j) for j in judges),
+        "template_sha256": _sha("".join(_template_text(j) for j in judges)),
+        "scale": scale, "pass_threshold": first.pass_threshold, "jury": args.jury,
+        "quorum": quorum, "judges": names, "request": _requests_stamp(judges, mode, args),
+        "fields": _fields_stamp(mode, args), "version": __version__}
+    return {k: v for k, v in stamp.items() if v is not None}
+
+
+def _template_name(judge):
+    """A judge's template as the stamp names it: a built-in's name, custom, or the default."""
+    if judge.template in TEMPLATES:
+        return judge.template
+    if judge.template:
+        return "custom"
+    return "rating / rating_ref"
+
+
+def _template_text(judge):
+    """What template_sha256 hashes of a judge: its template's text, and its criterion."""
+    text = TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE + RATING_REF_TEMPLATE)
+    if judge.criterion:
+        text += json.dumps(judge.criterion, sort_keys=True)
+    return text
 
 
 def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     """The figures of a run (``judge``, the one that ran) or of scored records (report)."""
-    done, judged, mode, scale = tally.all["n"], tally.judged["n"], stamp["mode"], stamp.get(
-        "scale")
-    # a failed pair is no B win; an item of systems has no one score, so no mean
-    sums = {"pairwise": tally.judged, "systems": None}.get(mode, tally.all)
-    interval, method = _interval(seed=args.bootstrap_seed, **sums) if sums else (
-        None, "per system: see systems and ranking")
+    mode = stamp["mode"]
+    summary = _status_figures(tally)
+    summary.update(_score_figures(stamp, args, tally))
+    summary["ratings"] = {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())}
+    summary["histogram"] = tally.tenths
+    summary.update(_traffic_figures(tally, wall))
+    summary.update(_judge_figures(stamp, args, tally, judge))
+    summary["mode"] = mode
+    summary.update(_position_figures(tally))
+    summary["panel"] = _panel_figures(tally, stamp)
+    summary["repeats"] = _repeat_figures(tally)
+    summary["length_bias"] = _length_figures(tally, mode)
+    summary.update(_systems_figures(tally))
+    summary["pass_rate"] = _share_true(tally.passed)
+    summary["system_fingerprints"] = dict(tally.fingerprints)
+    summary["template_sha256"] = stamp["template_sha256"]
+    summary["agreement"] = _human_agreement(args, tally, mode)
+    summary["fields"] = _default_lines(tally.defaulted, args)
+    summary.update(shard=args.shard, interrupted=interrupted, minijudge_version=stamp["version"])
+    summary["batch"] = None
+    if judge and judge.batch:
+        summary["batch"] = judge.batch.figures()
+    return summary
 
-    def share(counter):  # of the records (or pairs) counted, the share that were True
-        return round(counter[True] / sum(counter.values()), 4) if counter else None
-    return {
-        "records": done, "statuses": dict(tally.statuses), "failed": done - judged,
-        "failure_rate": round((done - judged) / done, 4) if done else 0.0,
-        "errors": {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()},
-        "mean_score": round(tally.all["total"] / done, 4) if done and sums else None,
-        "mean_score_judged": round(tally.judged["total"] / judged, 4) if judged and sums else None,
-        "mean_value": round(scale[0] + tally.judged["total"] / judged * (scale[1] - scale[0]), 4)
-        if scale and judged else None,  # on the judge's own scale
-        "ci95": interval, "ci_method": method,
-        "ratings": {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())},
-        "histogram": tally.tenths, "tokens": dict(tally.tokens), "requests": tally.requests,
-        "cached": tally.cached, "wall_seconds": wall and round(wall, 3),
-        "requests_per_second": round(tally.requests / wall, 2) if wall else None,
-        "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
-        "latency_max": round(tally.latency_max, 4),
-        "judge_url": judge._redact(judge.url) if judge and judge.url != _OFFLINE else None,
-        "judge_model": tally.models.most_common(1)[0][0] if tally.models else stamp["model"],
-        "template": stamp["template"],
-        "parameters": dict(judge.params, model=judge.model, timeout=judge.timeout,
-                           max_retries=judge.max_retries, concurrency=args.concurrency,
-                           pass_threshold=judge.pass_threshold, both_orders=not args.single_order,
-                           assess=len(judge.turns) > 1, check_position=bool(judge.again),
-                           scale=scale) if judge else {"scale": scale, "pass_threshold": stamp.get(
-                               "pass_threshold")},
-        "score_sources": dict(tally.sources), "adapted": judge.adapted if judge else [],
-        "mode": mode, "position_consistency": share(tally.consistent),
-        "position_pairs": sum(tally.consistent.values()),
-        "positional_bias_rate": share(tally.biased), "positional_bias_n": sum(
-            tally.biased.values()), "panel": _panel_figures(tally, stamp),
-        "repeats": {"k": tally.k, "all_alike": share(tally.alike), "n": sum(
-            tally.alike.values()), "mean_sd": round(tally.spread / sum(tally.alike.values()), 4)}
-        if tally.alike else None,
-        "length_bias": _length_figures(tally, mode),
-        "systems": {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
-                    for name, n in tally.played.items()} or None,
-        "ranking": sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k]) or None,
-        "pass_rate": share(tally.passed), "system_fingerprints": dict(tally.fingerprints),
-        "template_sha256": stamp["template_sha256"],
-        "agreement": _human_agreement(args, tally, mode) if args.human_field else None,
-        "fields": _default_lines(tally.defaulted, args),
-        "shard": args.shard, "interrupted": interrupted, "minijudge_version": stamp["version"],
-        "batch": judge.batch.figures() if judge and judge.batch else None,
-    }
+
+def _share_true(counter):
+    """Of the records (or pairs) counted, the share that were True."""
+    if not counter:
+        return None
+    return round(counter[True] / sum(counter.values()), 4)
+
+
+def _status_figures(tally):
+    """How many records, their statuses, the failures and the first error of each kind."""
+    done, judged = tally.all["n"], tally.judged["n"]
+    failure_rate = 0.0
+    if done:
+        failure_rate = round((done - judged) / done, 4)
+    errors = {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()}
+    return {"records": done, "statuses": dict(tally.statuses), "failed": done - judged,
+            "failure_rate": failure_rate, "errors": errors}
+
+
+def _score_figures(stamp, args, tally):
+    """The mean score (of all records, of the judged), on the judge's scale, its interval."""
+    # a failed pair is no B win; an item of systems has no one score, so no mean
+    sums = {"pairwise": tally.judged, "systems": None}.get(stamp["mode"], tally.all)
+    if sums is None:
+        figures = {"mean_score": None, "mean_score_judged": None}
+        interval, method = None, "per system: see systems and ranking"
+    else:
+        figures = {"mean_score": _sums_mean(tally.all),
+                   "mean_score_judged": _sums_mean(tally.judged)}
+        interval, method = _interval(seed=args.bootstrap_seed, **sums)
+    figures.update(mean_value=_mean_value(tally.judged, stamp.get("scale")), ci95=interval,
+                   ci_method=method)
+    return figures
+
+
+def _sums_mean(sums):
+    if not sums["n"]:
+        return None
+    return round(sums["total"] / sums["n"], 4)
+
+
+def _mean_value(judged, scale):
+    """The judged records' mean on the judge's own scale."""
+    if not scale or not judged["n"]:
+        return None
+    return round(scale[0] + judged["total"] / judged["n"] * (scale[1] - scale[0]), 4)
+
+
+def _traffic_figures(tally, wall):
+    """Tokens, requests (cached: none sent), the time they took."""
+    wall_seconds, per_second = wall, None
+    if wall:
+        wall_seconds = round(wall, 3)
+        per_second = round(tally.requests / wall, 2)
+    return {"tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
+            "wall_seconds": wall_seconds, "requests_per_second": per_second,
+            "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
+            "latency_max": round(tally.latency_max, 4)}
+
+
+def _judge_figures(stamp, args, tally, judge):
+    """Who judged, with what template and parameters (report: what the stamp says)."""
+    model = stamp["model"]
+    if tally.models:
+        model = tally.models.most_common(1)[0][0]
+    scale = stamp.get("scale")
+    figures = {"judge_url": None, "judge_model": model, "template": stamp["template"],
+               "parameters": {"scale": scale, "pass_threshold": stamp.get("pass_threshold")},
+               "score_sources": dict(tally.sources), "adapted": []}
+    if not judge:
+        return figures
+    if judge.url != _OFFLINE:
+        figures["judge_url"] = judge._redact(judge.url)
+    figures["parameters"] = dict(
+        judge.params, model=judge.model, timeout=judge.timeout, max_retries=judge.max_retries,
+        concurrency=args.concurrency, pass_threshold=judge.pass_threshold,
+        both_orders=not args.single_order, assess=len(judge.turns) > 1,
+        check_position=bool(judge.again), scale=scale)
+    figures["adapted"] = judge.adapted
+    return figures
+
+
+def _position_figures(tally):
+    """Of the items asked in both orders: how often both agreed, how often the order won."""
+    return {"position_consistency": _share_true(tally.consistent),
+            "position_pairs": sum(tally.consistent.values()),
+            "positional_bias_rate": _share_true(tally.biased),
+            "positional_bias_n": sum(tally.biased.values())}
+
+
+def _repeat_figures(tally):
+    """Of the items asked K times: how often all K scores were alike, their mean spread."""
+    if not tally.alike:
+        return None
+    n = sum(tally.alike.values())
+    return {"k": tally.k, "all_alike": _share_true(tally.alike), "n": n,
+            "mean_sd": round(tally.spread / n, 4)}
+
+
+def _systems_figures(tally):
+    """Each system's win rate, and the systems ranked by it."""
+    systems = {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
+               for name, n in tally.played.items()}
+    ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
+    return {"systems": systems or None, "ranking": ranking or None}
 
 
 def _panel_figures(tally, stamp):
@@ -6056,21 +6383,45 @@ def _panel_figures(tally, stamp):
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
     nominal = stamp["mode"] in ("binary", "math", "pairwise")
+    metric = "interval"
+    if nominal:
+        metric = "nominal"
     units = [list(scores.values()) + [score] for scores, score in tally.panel]
-
-    def pairs(a, b):  # the items both gave a score (b == k: the panel's)
-        return [(u[a], u[b]) for u in units if None not in (u[a], u[b])]
+    rated_by_two = sum(sum(v is not None for v in u[:k]) > 1 for u in units)
     return {"judges": names, "jury": stamp.get("jury"), "quorum": stamp.get("quorum", k),
-            "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": (
-                "nominal" if nominal else "interval"), "n": sum(
-                    sum(v is not None for v in u[:k]) > 1 for u in units),
-            "kappa": {"{}~{}".format(names[a], names[b]): _kappa(both) if len(
-                both) > 1 else None for a, b in itertools.combinations(range(k), 2)
-                for both in [pairs(a, b)]},
-            "offsets": {name: round(sum(x - y for x, y in both) / len(both), 4) if both else
-                        None for i, name in enumerate(names) for both in [pairs(i, k)]},
+            "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": metric,
+            "n": rated_by_two, "kappa": _panel_kappas(units, names),
+            "offsets": _panel_offsets(units, names),
             "answered": {name: sum(u[i] is not None for u in units) for i, name in enumerate(
                 names)}}
+
+
+def _both_scored(units, a, b):
+    """The items both gave a score (b == the number of judges: the panel's)."""
+    return [(u[a], u[b]) for u in units if None not in (u[a], u[b])]
+
+
+def _panel_kappas(units, names):
+    """Each two judges' Cohen's kappa, over the items both scored."""
+    kappas = {}
+    for a, b in itertools.combinations(range(len(names)), 2):
+        both = _both_scored(units, a, b)
+        kappa = None
+        if len(both) > 1:
+            kappa = _kappa(both)
+        kappas["{}~{}".format(names[a], names[b])] = kappa
+    return kappas
+
+
+def _panel_offsets(units, names):
+    """Each judge's mean offset from the panel's score: who is lenient, who harsh."""
+    offsets = {}
+    for i, name in enumerate(names):
+        both = _both_scored(units, i, len(names))
+        offsets[name] = None
+        if both:
+            offsets[name] = round(sum(x - y for x, y in both) / len(both), 4)
+    return offsets
 
 
 def _length_figures(tally, mode):
@@ -6081,20 +6432,35 @@ def _length_figures(tally, mode):
         return None
     if mode != "pairwise":
         return {"spearman": _spearman(lengths, scores), "n": len(scores)}
-    decisive = [d > 0 if y else d < 0 for d, y in zip(lengths, scores) if y in (0, 1) and d]
-    return {"longer_wins": round(sum(decisive) / len(decisive), 4) if decisive else None,
-            "decisive": len(decisive), "win_rate": round(sum(scores) / len(scores), 4),
+    # of the verdicts for A or B (1 or 0) between answers unlike in length: did the longer win
+    decisive = [(d > 0) == (y == 1) for d, y in zip(lengths, scores) if y in (0, 1) and d]
+    longer_wins = None
+    if decisive:
+        longer_wins = round(sum(decisive) / len(decisive), 4)
+    return {"longer_wins": longer_wins, "decisive": len(decisive),
+            "win_rate": round(sum(scores) / len(scores), 4),
             "lc_win_rate": _length_controlled(lengths, scores), "n": len(scores)}
 
 
 def _human_agreement(args, tally, mode):
-    ratings, scores, labels = zip(*tally.human) if tally.human else ((), (), ())
+    """How the judge agrees with the --human-field labels, None without them."""
+    if not args.human_field:
+        return None
+    ratings, scores, labels = (), (), ()
+    if tally.human:
+        ratings, scores, labels = zip(*tally.human)
     if mode == "pairwise":  # A/B/tie labels as A's win, as the judge's verdicts are scored
-        labels = [_VERDICT_SCORES.get(_VERDICT_WORDS.get(str(label).strip().lower()))
-                  for label in labels]
+        labels = [_verdict_label(label) for label in labels]
         return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
-    binary = {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}
-    return dict(agreement(scores if binary else ratings, labels), field=args.human_field)
+    judged = ratings
+    if {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:  # yes/no labels
+        judged = scores
+    return dict(agreement(judged, labels), field=args.human_field)
+
+
+def _verdict_label(label):
+    """A pairwise label (A, B, tie; [[C]]) as A's win, the way a verdict is scored; or None."""
+    return _VERDICT_SCORES.get(_VERDICT_WORDS.get(str(label).strip().lower()))
 
 
 def _conflicting_line(n):
