@@ -4715,86 +4715,216 @@ def _conflicting_line(n):
 
 
 def _print_summary(summary, max_error_rate, file, name=None):
-    s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
-    judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
-    panel, length, batch = s.get("panel") or {}, s.get("length_bias") or {}, s["batch"] or {}
-    parts, wins = batch.get("files") or [""], mode == "pairwise" and judged
-    by = "jury: the {panel[jury]} of {judges} (quorum {panel[quorum]})" if panel else (
-        "judge {judge_model}" + " at {judge_url}" * bool(s["judge_url"]))  # ends the first line
-    values = dict(collections.ChainMap(s, human),  # the summary's fields, the agreement's, these:
-        name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
-        sources=collections.Counter(sources), tokens=collections.Counter(s["tokens"]),  # 0 if none
-        statuses=", ".join("{} {}".format(*kv) for kv in sorted(
-            s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))),
-        errors="\n".join("  first {}: {}".format(*kv) for kv in s["errors"].items()),
-        fields="\n".join("  fields: " + line for line in s.get("fields") or ()),
-        ranking=", ".join("{} {win_rate} ({comparisons} comparisons)".format(
-            system, **s["systems"][system]) for system in s["ranking"] or ()),
-        ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
-        adapted="\n".join("  adapted: " + " ".join(change.split()) for change in s["adapted"]),
-        fallback=("text" in sources) * " ({})".format("the server sent no usable logprobs for "
-            "those" if mode == "rating" and max(s["parameters"].get("scale") or [0]) <= 9 else
-            "the logprobs were not used: they are read only for one-digit ratings, 0-9"),
-        judges=", ".join(panel.get("judges", ())),
-        malformed="; malformed lines: " * bool(batch.get("malformed")) + ", ".join(
-            "{} {}".format(n, why) for why, n in batch.get("malformed", {}).items()),
-        conflicting=_conflicting_line(batch.get("conflicting")),
-        parts=parts[0] if len(parts) == 1 else "{} ... {} ({} files)".format(
-            parts[0], parts[-1], len(parts)),
-        **{name: ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
-           for name in ("kappa", "offsets", "answered")})
-    lines = "\n".join(line for shown, line in [  # the first indented line gets "  trust:" above
-        (s["wall_seconds"] is not None, "minijudge{name}: {records} records in {wall_seconds:.1f}"
-         " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); " + by),
-        (s["wall_seconds"] is None, "minijudge report{name}: {records} records; " + by),
-        (s.get("mixed"), "  mixed: the records differ in {mixed}"),
-        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"), (s.get("fields"), "{fields}"),
-        (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} judged; "
-         "95% CI {ci95} ({ci_method})"),
-        (not wins and mode != "systems" and s["records"] != s["statuses"].get("exported", 0),
-         "  mean score {mean_score} with failures as 0.0; {mean_score_judged} over the {judged} "
-         "judged" + " ({mean_value:g} on the {parameters[scale][0]:g}-{parameters[scale][1]:g} "
-         "scale)" * (s.get("mean_value") is not None) + "; 95% CI {ci95} ({ci_method})"),
-        (s["systems"], "  ranking: {ranking}"),
-        (s["position_consistency"] is not None, "    position-consistent: {position_consistency"
-         ":.1%} of the pairs asked in both orders (the rest count as ties; n={position_pairs})"),
-        (s["positional_bias_rate"] is not None, "    positional bias: {positional_bias_rate:.1%} "
-         "of the records asked in both option orders chose differently (the first choice is "
-         "kept; n={positional_bias_n})"),
-        (human, "    agreement with {field}" + {  # by the agreement's kind
-            "ratings": " (n={n}): exact {exact}, within one {within_one}, quadratic kappa "
-            "{kappa_quadratic}, Spearman {spearman}, Pearson {pearson}",
-            "binary": " (n={n}): accuracy {accuracy}, precision {precision}, recall {recall} at "
-            "0.5; best threshold {best_threshold} (accuracy {best_accuracy})"}.get(
-                kind, ": too few judged records with a label (n={n})")),
-        (panel, "    panel: Krippendorff's alpha {panel[alpha]} ({panel[alpha_metric]}, "
-         "n={panel[n]}); Cohen's kappa {kappa}; offset from the panel {offsets}; records "
-         "answered {answered}"),
-        (s.get("repeats"), "    repeats: all {repeats[k]} alike on {repeats[all_alike]:.1%} "
-         "of the items, mean within-item SD {repeats[mean_sd]} (n={repeats[n]})"),
-        (length.get("spearman") is not None, "    length: Spearman {length_bias[spearman]} "
-         "between a response's length and its score (n={length_bias[n]})"),
-        ("lc_win_rate" in length, "    length: the longer answer won {length_bias[longer_wins]} "
-         "of the decisive verdicts (n={length_bias[decisive]}); length-controlled win rate "
-         "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})"),
-        (s["pass_rate"] is not None, "  pass rate {pass_rate} at --pass-threshold "
-         "{parameters[pass_threshold]}"),
-        (s["ratings"], "  ratings: {ratings}"),
-        ("logprobs" in sources or s["parameters"].get("logprobs"), "  scores from logprobs: "
-         "{sources[logprobs]}, from the text: {sources[text]}{fallback}"),
-        (s["adapted"], "{adapted}"),
-        (batch.get("files") is not None and (batch["imported"] or batch["unasked"] or batch[
-            "malformed"]), "  batch: {batch[imported]} replies imported, {batch[unasked]} not "
-         "asked for (ignored){malformed}{conflicting}"),
-        (batch.get("exported"), "  exported: {batch[exported]} requests to {parts}; run them in "
-         "a batch, then rerun with --batch-import"),
-        (s["tokens"], "  tokens: {tokens[prompt_tokens]} prompt, {tokens[completion_tokens]} "
-         "completion"),
-        (s["interrupted"], "  interrupted: the records above were written; rerun with the same "
-         "--cache to finish without paying twice"),
-        (not s["interrupted"] and s["failure_rate"] > max_error_rate, "  failure rate "
-         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown)
-    print(re.sub(r"\n(?=    )", "\n  trust:\n", lines, count=1).format(**values), file=file)
+    """Print a summary as people read it, one section after another."""
+    lines = _summary_head(summary, name)
+    lines += _status_lines(summary)
+    lines += _score_lines(summary)
+    trust = _pair_lines(summary) + _agreement_lines(summary) + _panel_lines(summary)
+    trust += _repeat_lines(summary) + _length_lines(summary)
+    if trust:
+        lines.append("  trust:")
+        lines += trust
+    lines += _rating_lines(summary)
+    lines += _batch_lines(summary)
+    lines += _closing_lines(summary, max_error_rate)
+    print("\n".join(lines), file=file)
+
+
+def _summary_head(s, name):
+    """The first line (what ran, how fast, who judged), and what differs in a mixed report."""
+    label = ""
+    if name:
+        label = " [{}]".format(name)
+    if s["wall_seconds"] is None:
+        head = "minijudge report{}: {} records; ".format(label, s["records"])
+    else:
+        head = "minijudge{}: {} records in {:.1f} s ({} requests, {} from cache, {} " \
+               "requests/s); ".format(label, s["records"], s["wall_seconds"], s["requests"],
+                                      s["cached"], s["requests_per_second"])
+    lines = [head + _judged_by(s)]
+    if s.get("mixed"):
+        lines.append("  mixed: the records differ in {}".format(s["mixed"]))
+    return lines
+
+
+def _judged_by(s):
+    panel = s.get("panel")
+    if panel:
+        judges = ", ".join(panel.get("judges", ()))
+        return "jury: the {} of {} (quorum {})".format(panel["jury"], judges, panel["quorum"])
+    if s["judge_url"]:
+        return "judge {} at {}".format(s["judge_model"], s["judge_url"])
+    return "judge {}".format(s["judge_model"])
+
+
+def _status_lines(s):
+    """The statuses (ok first), each failure's first error, the fields filled by default."""
+    statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
+    lines = ["  statuses: " + ", ".join("{} {}".format(*kv) for kv in statuses)]
+    lines += ["  first {}: {}".format(*kv) for kv in s["errors"].items()]
+    lines += ["  fields: " + line for line in s.get("fields") or ()]
+    return lines
+
+
+def _score_lines(s):
+    """A's win rate, or the mean score; the systems' ranking."""
+    judged = s["records"] - s["failed"]
+    mode = s["mode"]
+    lines = []
+    if mode == "pairwise" and judged:
+        lines.append("  A's win rate {} (ties count half) over the {} judged; 95% CI {} ({})"
+                     .format(s["mean_score_judged"], judged, s["ci95"], s["ci_method"]))
+    elif mode != "systems" and s["records"] != s["statuses"].get("exported", 0):
+        lines.append(_mean_line(s, judged))
+    if s["systems"]:
+        systems = ["{} {win_rate} ({comparisons} comparisons)".format(
+            system, **s["systems"][system]) for system in s["ranking"] or ()]
+        lines.append("  ranking: " + ", ".join(systems))
+    return lines
+
+
+def _mean_line(s, judged):
+    on_scale = ""
+    if s.get("mean_value") is not None:
+        low, high = s["parameters"]["scale"][:2]
+        on_scale = " ({:g} on the {:g}-{:g} scale)".format(s["mean_value"], low, high)
+    return "  mean score {} with failures as 0.0; {} over the {} judged{}; 95% CI {} ({})".format(
+        s["mean_score"], s["mean_score_judged"], judged, on_scale, s["ci95"], s["ci_method"])
+
+
+def _pair_lines(s):
+    """Trust: whether a pair's verdict holds with the answers swapped."""
+    lines = []
+    if s["position_consistency"] is not None:
+        lines.append("    position-consistent: {position_consistency:.1%} of the pairs asked "
+                     "in both orders (the rest count as ties; n={position_pairs})".format(**s))
+    if s["positional_bias_rate"] is not None:
+        lines.append("    positional bias: {positional_bias_rate:.1%} of the records asked in "
+                     "both option orders chose differently (the first choice is kept; "
+                     "n={positional_bias_n})".format(**s))
+    return lines
+
+
+_AGREEMENT_FIGURES = {  # by the agreement's kind
+    "ratings": " (n={n}): exact {exact}, within one {within_one}, quadratic kappa "
+               "{kappa_quadratic}, Spearman {spearman}, Pearson {pearson}",
+    "binary": " (n={n}): accuracy {accuracy}, precision {precision}, recall {recall} at 0.5; "
+              "best threshold {best_threshold} (accuracy {best_accuracy})"}
+
+
+def _agreement_lines(s):
+    """Trust: the scores against the human labels (--human-field)."""
+    human = s["agreement"]
+    if not human:
+        return []
+    figures = _AGREEMENT_FIGURES.get(human.get("kind"), ": too few judged records with a "
+                                                        "label (n={n})")
+    return [("    agreement with {field}" + figures).format(**human)]
+
+
+def _panel_lines(s):
+    """Trust: how far a jury's judges agree."""
+    panel = s.get("panel")
+    if not panel:
+        return []
+    pairs = {}
+    for name in ("kappa", "offsets", "answered"):
+        pairs[name] = ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
+    return ["    panel: Krippendorff's alpha {} ({}, n={}); Cohen's kappa {kappa}; offset from "
+            "the panel {offsets}; records answered {answered}".format(
+                panel["alpha"], panel["alpha_metric"], panel["n"], **pairs)]
+
+
+def _repeat_lines(s):
+    """Trust: how alike the repeats (--repeats) of one item scored."""
+    if not s.get("repeats"):
+        return []
+    return ["    repeats: all {k} alike on {all_alike:.1%} of the items, mean within-item SD "
+            "{mean_sd} (n={n})".format(**s["repeats"])]
+
+
+def _length_lines(s):
+    """Trust: whether a longer answer scores higher."""
+    length = s.get("length_bias") or {}
+    lines = []
+    if length.get("spearman") is not None:
+        lines.append("    length: Spearman {spearman} between a response's length and its "
+                     "score (n={n})".format(**length))
+    if "lc_win_rate" in length:
+        lines.append("    length: the longer answer won {longer_wins} of the decisive verdicts "
+                     "(n={decisive}); length-controlled win rate {lc_win_rate}, raw {win_rate} "
+                     "(n={n})".format(**length))
+    return lines
+
+
+def _rating_lines(s):
+    """The pass rate, the ratings given, where the scores came from, what was adapted."""
+    lines = []
+    if s["pass_rate"] is not None:
+        lines.append("  pass rate {} at --pass-threshold {}".format(
+            s["pass_rate"], s["parameters"]["pass_threshold"]))
+    if s["ratings"]:
+        lines.append("  ratings: " + ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()))
+    if "logprobs" in s["score_sources"] or s["parameters"].get("logprobs"):
+        lines.append(_sources_line(s))
+    lines += ["  adapted: " + " ".join(change.split()) for change in s["adapted"]]
+    return lines
+
+
+def _sources_line(s):
+    sources = collections.Counter(s["score_sources"])  # 0 if none
+    fallback = ""
+    if "text" in sources:
+        if s["mode"] == "rating" and max(s["parameters"].get("scale") or [0]) <= 9:
+            fallback = " (the server sent no usable logprobs for those)"
+        else:
+            fallback = " (the logprobs were not used: they are read only for one-digit " \
+                       "ratings, 0-9)"
+    return "  scores from logprobs: {}, from the text: {}{}".format(
+        sources["logprobs"], sources["text"], fallback)
+
+
+def _batch_lines(s):
+    """What a batch import brought, or what an export wrote."""
+    batch = s["batch"] or {}
+    lines = []
+    if batch.get("files") is not None and (batch["imported"] or batch["unasked"]
+                                           or batch["malformed"]):
+        malformed = ""
+        if batch.get("malformed"):
+            malformed = "; malformed lines: " + ", ".join(
+                "{} {}".format(n, why) for why, n in batch["malformed"].items())
+        lines.append("  batch: {} replies imported, {} not asked for (ignored){}{}".format(
+            batch["imported"], batch["unasked"], malformed,
+            _conflicting_line(batch.get("conflicting"))))
+    if batch.get("exported"):
+        lines.append("  exported: {} requests to {}; run them in a batch, then rerun with "
+                     "--batch-import".format(batch["exported"], _parts(batch.get("files"))))
+    return lines
+
+
+def _parts(files):
+    """The batch files written: the one, or the first and the last of several."""
+    parts = files or [""]
+    if len(parts) == 1:
+        return parts[0]
+    return "{} ... {} ({} files)".format(parts[0], parts[-1], len(parts))
+
+
+def _closing_lines(s, max_error_rate):
+    """The tokens spent, and why the run stopped or failed."""
+    lines = []
+    if s["tokens"]:
+        tokens = collections.Counter(s["tokens"])  # 0 if none
+        lines.append("  tokens: {} prompt, {} completion".format(
+            tokens["prompt_tokens"], tokens["completion_tokens"]))
+    if s["interrupted"]:
+        lines.append("  interrupted: the records above were written; rerun with the same "
+                     "--cache to finish without paying twice")
+    elif s["failure_rate"] > max_error_rate:
+        lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
+            s["failure_rate"], max_error_rate))
+    return lines
 
 
 def _run(specs, args, items):
