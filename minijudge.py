@@ -4929,124 +4929,228 @@ def _closing_lines(s, max_error_rate):
 
 def _run(specs, args, items):
     """Judge, write and summarise the items with each (prefix, judge, mode); the exit status."""
-    started = time.monotonic()
-    try:  # UTF-8 bytes whatever the locale, one write per line: a full disk tears none
-        sink = open(args.output or sys.stdout.fileno(), "wb", 0, closefd=bool(args.output))
-    except ValueError:  # stdout is a StringIO (tests)
-        sink = None
-    write = sink.write if sink else lambda b: sys.stdout.write(b.decode()) and len(b)
-    progress, total = not args.quiet and sys.stderr.isatty(), None
-    if progress and args.input != "-" and os.path.isfile(args.input):  # counting eats a pipe
-        with open(args.input, "rb") as f:
-            total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-        total //= int(args.shard.split("/")[1]) if args.shard else 1
-    outputs = [("judge",) + specs[0][1:]] if args.jury else specs  # a jury writes one judge's
-    tallies, held, stamps = {prefix: _Tally() for prefix, _, _ in outputs}, {"waiting": 0}, {}
-    rows = []  # for --html
-    members = {prefix: [each for _, each, _ in specs] if args.jury else [judge]
-               for prefix, judge, _ in outputs}
-    jurors = _jurors(specs, args)
-    interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
-    stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
-    repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
+    run = _Run(specs, args)
+    if args.strict:
+        items = run.until_bad(items)
+    results = judge_records([judge for _, judge, _ in specs], items, progress=run.held,
+                            concurrency=args.concurrency, window=args.window,
+                            judge_one=run.judge_one, stop_on=run.stop_on, failed=run.not_judged)
+    run.write_records(results)
+    worst = run.summarise()
+    return run.exit_status(worst)
 
-    def until_bad(items):  # --strict: the items up to the first bad one, whose error stops the run
+
+class _Run:
+    """One command-line run's stages and what they share: the output, the tallies, why the
+    run stopped. ``judge_one`` and ``stop_on`` run on judge_records' worker threads."""
+
+    def __init__(self, specs, args):
+        self.specs, self.args = specs, args
+        self.started = time.monotonic()
+        self.sink = _open_output(args)
+        self.write = _write_text
+        if self.sink:
+            self.write = self.sink.write
+        self.progress = not args.quiet and sys.stderr.isatty()
+        self.total = None
+        if self.progress:
+            self.total = _input_lines(args)
+        self.outputs = specs
+        if args.jury:  # a jury writes one judge's fields
+            self.outputs = [("judge",) + specs[0][1:]]
+        self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
+        self.members = {prefix: [judge] for prefix, judge, _ in self.outputs}
+        if args.jury:
+            self.members = {"judge": [each for _, each, _ in specs]}
+        self.jurors = _jurors(specs, args)
+        self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
+        self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
+        self.stopped, self.broken = [], []  # broken: (file, error)
+        self.stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
+        self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
+        self.line = self.rest = b""  # the line being written, and what of it is not yet
+        self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+    def until_bad(self, items):
+        """--strict: the items up to the first bad one, whose error stops the run."""
         for number, record in items:
-            bad = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
+            bad = record
+            if not isinstance(record, _BadLine):
+                bad = _item_fields(self.args, number, record)
             if isinstance(bad, _BadLine):
-                stopped.append(bad.error)
+                self.stopped.append(bad.error)
                 return
             yield number, record
-    items = until_bad(items) if args.strict else items
 
-    def judge_one(item):
+    def judge_one(self, item):
+        """Each judge's judgement of the item, but of the judges that stopped."""
         judged = []
-        for prefix, judge, mode in specs:
-            if prefix in stopped_judges:
-                reason = "not judged: judge {} stopped: {}".format(prefix, stopped_judges[prefix])
+        for prefix, judge, mode in self.specs:
+            if prefix in self.stopped_judges:
+                reason = "not judged: judge {} stopped: {}".format(
+                    prefix, self.stopped_judges[prefix])
                 judged.append((prefix, judge._failed("not_judged", reason)))
-                continue
-            try:
-                judgement = _judge_item(judge, args, item, mode)
-            except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
-                broken.append((exc.filename or args.cache, exc))
-                raise
-            except Exception as exc:  # a bug in one judge fails only its own fields
-                judgement = judge._failed("internal_error", judge._redact("{}: {}".format(
-                    type(exc).__name__, exc)))
-            reason = len(specs) > 1 and _fatal(judgement, repeats[prefix])
-            if reason:
-                stopped_judges.setdefault(prefix, reason)
-            judged.append((prefix, judgement))
+            else:
+                judged.append((prefix, self.judge_with(prefix, judge, mode, item)))
         return judged
 
-    def stop_on(judged):
-        if len(specs) == 1:
-            return _fatal(judged[0][1], repeats[specs[0][0]])
-        if len(stopped_judges) == len(specs):
-            return "every judge stopped: " + "; ".join(
-                "{}: {}".format(*kv) for kv in sorted(stopped_judges.items()))
-
-    results = judge_records([judge for _, judge, _ in specs], items, progress=held,
-                            concurrency=args.concurrency, window=args.window,
-                            judge_one=judge_one, stop_on=stop_on,
-                            failed=lambda status, error: [(prefix, judge._failed(status, error))
-                                                          for prefix, judge, _ in specs])
-    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # one per run
-    stale = []  # the first record that had an earlier run's fields: warned once
-    try:
-        for (number, record), judged in itertools.takewhile(lambda _: not broken, results):
-            written = {}
-            if args.jury:
-                judged = [("judge", jury(dict(judged), args.jury, quorum=args.quorum,
-                                         pass_threshold=specs[0][1].pass_threshold))]
-            for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
-                key = prefix, tuple(each.model for each in members[prefix])  # a model known late
-                written.update(_judge_fields(prefix, judgement), **{prefix + "_line": number,
-                               prefix + "_run": stamps.get(key) or stamps.setdefault(
-                                   key, _stamp(members[prefix], mode, args, prefix, jurors))})
-            out = _replaced(record, written, stale)
-            try:
-                text = encode(out)
-            except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
-                text = encode(json.loads(json.dumps(out), parse_constant=lambda _: None))
-            line = rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d" stays
-            while rest:  # a file may take part of a line, then fail
-                rest = rest[write(rest):]
-            if args.html:
-                _keep(rows, out, outputs[0][0], number, args.html_rows)
-            for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
-                _tally_add(tallies[prefix], judgement, record, args, mode)
-                _count_defaults(tallies[prefix], judgement, record, args, mode)
-            if progress and time.monotonic() - shown > 0.25:
-                shown = time.monotonic()
-                _show_progress(tallies[outputs[0][0]], total, shown - started, held)
-    except KeyboardInterrupt as exc:
-        interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
-    except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
-        if isinstance(exc, BrokenPipeError) or not rest:  # `| head`, or not a write of ours
+    def judge_with(self, prefix, judge, mode, item):
+        try:
+            judgement = _judge_item(judge, self.args, item, mode)
+        except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
+            self.broken.append((exc.filename or self.args.cache, exc))
             raise
-        broken.append((args.output or "stdout", exc))
-        if args.output and os.path.isfile(args.output):  # not /dev/full, a FIFO
-            os.ftruncate(sink.fileno(), sink.tell() - len(line) + len(rest))
-    finally:
-        results.close()
-        if sink:
-            sink.close()
-    if progress:
-        _show_progress(tallies[outputs[0][0]], total, time.monotonic() - started, held, "\n")
-    if not tallies[outputs[0][0]].all["n"] and not stopped:
-        print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
-    wall = time.monotonic() - started
-    worst = _emit({prefix: _summary(_stamp(members[prefix], mode, args, prefix, jurors), args,
-                                    tallies[prefix], wall, bool(interrupted or broken), judge)
-                   for prefix, judge, mode in outputs}, args, args.judges and not args.jury,
-                  tallies, rows, os.path.basename(args.input))
-    if stopped or broken:
-        print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
-            *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
-        return _EXIT_FAILED
-    return interrupted or (_EXIT_FAILED if worst > args.max_error_rate else 0)
+        except Exception as exc:  # a bug in one judge fails only its own fields
+            error = "{}: {}".format(type(exc).__name__, exc)
+            judgement = judge._failed("internal_error", judge._redact(error))
+        if len(self.specs) > 1:
+            reason = _fatal(judgement, self.repeats[prefix])
+            if reason:
+                self.stopped_judges.setdefault(prefix, reason)
+        return judgement
+
+    def stop_on(self, judged):
+        """Why the run stops (the server is unusable), or None."""
+        if len(self.specs) == 1:
+            return _fatal(judged[0][1], self.repeats[self.specs[0][0]])
+        if len(self.stopped_judges) == len(self.specs):
+            return "every judge stopped: " + "; ".join(
+                "{}: {}".format(*kv) for kv in sorted(self.stopped_judges.items()))
+        return None
+
+    def not_judged(self, status, error):
+        return [(prefix, judge._failed(status, error)) for prefix, judge, _ in self.specs]
+
+    def write_records(self, results):
+        """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
+        or a full disk; the records written stay whole."""
+        try:
+            for (number, record), judged in itertools.takewhile(lambda _: not self.broken,
+                                                                results):
+                self.write_record(number, record, judged)
+        except KeyboardInterrupt as exc:
+            self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
+        except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
+            if isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
+                raise
+            self.untear(exc)
+        finally:
+            results.close()
+            if self.sink:
+                self.sink.close()
+
+    def write_record(self, number, record, judged):
+        if self.args.jury:
+            verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
+                           pass_threshold=self.specs[0][1].pass_threshold)
+            judged = [("judge", verdict)]
+        out = _replaced(record, self.fields(number, judged), self.stale)
+        self.write_line(out)
+        if self.args.html:
+            _keep(self.rows, out, self.outputs[0][0], number, self.args.html_rows)
+        for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
+            _tally_add(self.tallies[prefix], judgement, record, self.args, mode)
+            _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
+        if self.progress and time.monotonic() - self.shown > 0.25:
+            self.shown = time.monotonic()
+            self.show_progress(self.shown)
+
+    def fields(self, number, judged):
+        """The fields this run writes on a record: each judge's, its line and stamp."""
+        written = {}
+        for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
+            written.update(_judge_fields(prefix, judgement))
+            written[prefix + "_line"] = number
+            written[prefix + "_run"] = self.stamp(prefix, mode)
+        return written
+
+    def stamp(self, prefix, mode):
+        """The judge's stamp, made again if its model became known (a server's default)."""
+        key = prefix, tuple(each.model for each in self.members[prefix])
+        stamp = self.stamps.get(key)
+        if not stamp:
+            stamp = self.stamps.setdefault(key, _stamp(self.members[prefix], mode, self.args,
+                                                       prefix, self.jurors))
+        return stamp
+
+    def write_line(self, out):
+        try:
+            text = self.encode(out)
+        except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
+            text = self.encode(json.loads(json.dumps(out), parse_constant=lambda _: None))
+        self.line = self.rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d"
+        while self.rest:  # a file may take part of a line, then fail
+            self.rest = self.rest[self.write(self.rest):]
+
+    def untear(self, exc):
+        """The disk is full: stop, without the part of the line it took."""
+        self.broken.append((self.args.output or "stdout", exc))
+        if self.args.output and os.path.isfile(self.args.output):  # not /dev/full, a FIFO
+            torn = len(self.line) - len(self.rest)
+            os.ftruncate(self.sink.fileno(), self.sink.tell() - torn)
+
+    def show_progress(self, now, end=""):
+        _show_progress(self.tallies[self.outputs[0][0]], self.total, now - self.started,
+                       self.held, end)
+
+    def summarise(self):
+        """Print, and write, the summaries and the page; the worst failure rate."""
+        if self.progress:
+            self.show_progress(time.monotonic(), "\n")
+        if not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped:
+            print("minijudge: warning: no records in {}".format(self.args.input),
+                  file=sys.stderr)
+        wall = time.monotonic() - self.started
+        stopped_early = bool(self.interrupted or self.broken)
+        summaries = {}
+        for prefix, judge, mode in self.outputs:
+            stamp = _stamp(self.members[prefix], mode, self.args, prefix, self.jurors)
+            summaries[prefix] = _summary(stamp, self.args, self.tallies[prefix], wall,
+                                         stopped_early, judge)
+        several = bool(self.args.judges) and not self.args.jury
+        return _emit(summaries, self.args, several, self.tallies, self.rows,
+                     os.path.basename(self.args.input))
+
+    def exit_status(self, worst):
+        if self.broken:
+            print("minijudge: error: cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
+                *self.broken[0]), file=sys.stderr)
+            return _EXIT_FAILED
+        if self.stopped:
+            print("minijudge: error:", self.stopped[0] + " (--strict)", file=sys.stderr)
+            return _EXIT_FAILED
+        if self.interrupted:
+            return self.interrupted
+        if worst > self.args.max_error_rate:
+            return _EXIT_FAILED
+        return 0
+
+
+def _open_output(args):
+    """The records' file (-o, or stdout) as bytes: UTF-8 whatever the locale, one write a
+    line, unbuffered, so a full disk tears none; None if stdout is a StringIO (tests)."""
+    try:
+        return open(args.output or sys.stdout.fileno(), "wb", 0, closefd=bool(args.output))
+    except ValueError:
+        return None
+
+
+def _write_text(line):
+    """Write a line of bytes to a stdout that takes text; how many bytes were written."""
+    sys.stdout.write(line.decode())
+    return len(line)
+
+
+def _input_lines(args):
+    """How many records the progress line expects: the input's lines (a shard's share);
+    None if the input is a pipe (counting would eat it)."""
+    if args.input == "-" or not os.path.isfile(args.input):
+        return None
+    with open(args.input, "rb") as f:
+        total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    if args.shard:
+        total //= int(args.shard.split("/")[1])
+    return total
 
 
 def _jurors(specs, args):
