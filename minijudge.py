@@ -4864,7 +4864,8 @@ def _rating_lines(s):
         lines.append("  pass rate {} at --pass-threshold {}".format(
             s["pass_rate"], s["parameters"]["pass_threshold"]))
     if s["ratings"]:
-        lines.append("  ratings: " + ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()))
+        ratings = ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items())
+        lines.append("  ratings: " + ratings)
     if "logprobs" in s["score_sources"] or s["parameters"].get("logprobs"):
         lines.append(_sources_line(s))
     lines += ["  adapted: " + " ".join(change.split()) for change in s["adapted"]]
@@ -4951,17 +4952,9 @@ class _Run:
         self.write = _write_text
         if self.sink:
             self.write = self.sink.write
-        self.progress = not args.quiet and sys.stderr.isatty()
-        self.total = None
-        if self.progress:
-            self.total = _input_lines(args)
-        self.outputs = specs
-        if args.jury:  # a jury writes one judge's fields
-            self.outputs = [("judge",) + specs[0][1:]]
+        self.progress, self.total = _progress(args)
+        self.outputs, self.members = _outputs(specs, args)
         self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
-        self.members = {prefix: [judge] for prefix, judge, _ in self.outputs}
-        if args.jury:
-            self.members = {"judge": [each for _, each, _ in specs]}
         self.jurors = _jurors(specs, args)
         self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
@@ -4995,6 +4988,7 @@ class _Run:
         return judged
 
     def judge_with(self, prefix, judge, mode, item):
+        """One judge's judgement; a judge whose server is unusable stops (with --judges)."""
         try:
             judgement = _judge_item(judge, self.args, item, mode)
         except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
@@ -5126,6 +5120,15 @@ class _Run:
         return 0
 
 
+def _outputs(specs, args):
+    """Whose fields the records get: each judge's (prefix, judge, mode), or a jury's as one
+    judge's; and by prefix, the judges behind them."""
+    if args.jury:
+        members = [judge for _, judge, _ in specs]
+        return [("judge",) + specs[0][1:]], {"judge": members}
+    return specs, {prefix: [judge] for prefix, judge, _ in specs}
+
+
 def _open_output(args):
     """The records' file (-o, or stdout) as bytes: UTF-8 whatever the locale, one write a
     line, unbuffered, so a full disk tears none; None if stdout is a StringIO (tests)."""
@@ -5139,6 +5142,13 @@ def _write_text(line):
     """Write a line of bytes to a stdout that takes text; how many bytes were written."""
     sys.stdout.write(line.decode())
     return len(line)
+
+
+def _progress(args):
+    """Whether the progress line is shown (on a terminal), and how many records it expects."""
+    if args.quiet or not sys.stderr.isatty():
+        return False, None
+    return True, _input_lines(args)
 
 
 def _input_lines(args):
@@ -5192,67 +5202,125 @@ def _emit(summaries, args, several, tallies, rows, title):
         with open(args.html, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write(_html(summaries, tallies, rows, args, title))
     if args.summary:
-        with open(args.summary, "w", encoding="utf-8") as f:
-            json.dump({"judges": summaries} if several else summaries["judge"], f, indent=2)
-    limit = math.inf if args.batch_export else args.max_error_rate  # an export judges nothing
-    for name, summary in summaries.items() if not args.quiet else ():
-        _print_summary(summary, limit, sys.stderr, len(summaries) > 1 and name)
-    return max(s["failure_rate"] for s in summaries.values()) if limit < math.inf else 0.0
+        _write_summary(args.summary, summaries, several)
+    limit = args.max_error_rate
+    if args.batch_export:  # an export judges nothing
+        limit = math.inf
+    if not args.quiet:
+        _print_summaries(summaries, limit)
+    if limit < math.inf:
+        return max(s["failure_rate"] for s in summaries.values())
+    return 0.0
+
+
+def _write_summary(path, summaries, several):
+    """--summary: the summary as JSON; by prefix, under "judges", when several judges ran."""
+    if several:
+        summaries = {"judges": summaries}
+    else:
+        summaries = summaries["judge"]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(summaries, f, indent=2)
+
+
+def _print_summaries(summaries, limit):
+    """Each judge's summary on stderr, named when there are several."""
+    names = list(summaries)
+    if len(names) == 1:
+        names = [None]
+    for name, summary in zip(names, summaries.values()):
+        _print_summary(summary, limit, sys.stderr, name)
 
 
 def _report(args):
     """``report``: the summary of scored records again, from a run's output or its shards'.
     Records of different runs (another template, model, version) are refused but --mixed;
     a file named twice (or linked), a record seen twice and a value no run writes, always."""
-    tallies, runs, mixed, rows, seen = {}, {}, collections.defaultdict(set), [], itertools.count(1)
-    seen_records = {"places": {}, "texts": {}}  # for _once
     _distinct_files(args.input)
+    report = _Report(args)
     for index, path in enumerate(args.input):
         with open(path, "rb") as f:
             for number, record in _read_records(f, path):
-                if isinstance(record, _BadLine):  # a line torn by a kill, most likely
-                    print("minijudge: warning: {}: {}; skipped".format(path, record.error),
-                          file=sys.stderr)
-                    continue
-                try:
-                    stamps = _stamps_of(record)
-                    judgements = {prefix: _judgement_of(record, prefix, stamp)
-                                  for prefix, stamp in stamps.items()}
-                except JudgeError as exc:
-                    raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
-                if not stamps:
-                    _no_stamp(path, number, record)
-                _once(seen_records, args.input, (index, number), record, stamps)
-                for prefix, run in stamps.items():
-                    first, where, line = runs.setdefault(prefix, (run, path, number))
-                    differ = _differ(first, run)
-                    if differ and not args.mixed:
-                        raise JudgeError("{} line {} and {} line {} are records of different "
-                                         "runs: {} {!r} and {!r}; --mixed reports them together"
-                                         .format(where, line, path, number, *differ[0]))
-                    mixed[prefix].update(name for name, _, _ in differ)
-                    if prefix not in tallies:  # not one _Tally() a record
-                        tallies[prefix] = _Tally()
-                    _tally_add(tallies[prefix], judgements[prefix], record, args, run.get("mode"))
-                if args.html:
-                    _keep(rows, record, next(iter(stamps)), next(seen), args.html_rows)
-    if not tallies:
+                report.add(index, path, number, record)
+    if not report.tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
-    worst = _emit({prefix: dict(_summary(dict(runs[prefix][0], **{k: None for k in mixed[
-        prefix] - {"mode"}}), args, tally), mixed=sorted(mixed[prefix]) or None)
-        for prefix, tally in tallies.items()}, args, list(tallies) != ["judge"], tallies, rows,
-        ", ".join(map(os.path.basename, args.input)))
-    return _EXIT_FAILED if worst > args.max_error_rate else 0
+    several = list(report.tallies) != ["judge"]
+    worst = _emit(report.summaries(), args, several, report.tallies, report.rows,
+                  ", ".join(map(os.path.basename, args.input)))
+    if worst > args.max_error_rate:
+        return _EXIT_FAILED
+    return 0
+
+
+class _Report:
+    """What ``report`` gathers from the records: each prefix's tally, the run it saw first
+    and what differs in the others (--mixed), the page's rows."""
+
+    def __init__(self, args):
+        self.args = args
+        self.tallies, self.runs, self.rows = {}, {}, []
+        self.mixed = collections.defaultdict(set)
+        self.seen = {"places": {}, "texts": {}}  # for _once
+        self.rank = itertools.count(1)  # of a row on the page
+
+    def add(self, index, path, number, record):
+        """Tally one line of the ``index``th file."""
+        if isinstance(record, _BadLine):  # a line torn by a kill, most likely
+            print("minijudge: warning: {}: {}; skipped".format(path, record.error),
+                  file=sys.stderr)
+            return
+        stamps, judgements = _judgements_of(path, number, record)
+        if not stamps:
+            _no_stamp(path, number, record)
+        _once(self.seen, self.args.input, (index, number), record, stamps)
+        for prefix, run in stamps.items():
+            self.check_run(prefix, run, path, number)
+            if prefix not in self.tallies:  # not one _Tally() a record
+                self.tallies[prefix] = _Tally()
+            _tally_add(self.tallies[prefix], judgements[prefix], record, self.args,
+                       run.get("mode"))
+        if self.args.html:
+            _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
+
+    def check_run(self, prefix, run, path, number):
+        """JudgeError if the record is of another run than the first (but --mixed)."""
+        first, where, line = self.runs.setdefault(prefix, (run, path, number))
+        differ = _differ(first, run)
+        if differ and not self.args.mixed:
+            raise JudgeError("{} line {} and {} line {} are records of different runs: {} {!r} "
+                             "and {!r}; --mixed reports them together".format(
+                                 where, line, path, number, *differ[0]))
+        self.mixed[prefix].update(name for name, _, _ in differ)
+
+    def summaries(self):
+        """Each prefix's summary; what differs between the runs is shown as unknown."""
+        summaries = {}
+        for prefix, tally in self.tallies.items():
+            mixed = self.mixed[prefix]
+            unknown = {name: None for name in mixed - {"mode"}}
+            summary = _summary(dict(self.runs[prefix][0], **unknown), self.args, tally)
+            summaries[prefix] = dict(summary, mixed=sorted(mixed) or None)
+        return summaries
+
+
+def _judgements_of(path, number, record):
+    """A scored record's stamps and judgements, by prefix; JudgeError naming the line."""
+    try:
+        stamps = _stamps_of(record)
+        judgements = {prefix: _judgement_of(record, prefix, stamp)
+                      for prefix, stamp in stamps.items()}
+    except JudgeError as exc:
+        raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
+    return stamps, judgements
 
 
 def _no_stamp(path, number, record):
     """JudgeError: the record has no stamp of this minijudge's, or one of an older one's."""
-    old = next((k for k, v in record.items() if k.endswith("_run") and isinstance(
-        v, dict) and "template_sha256" in v), None)
-    if old:
-        raise JudgeError("{} line {}: {} is not a stamp this minijudge ({}) writes (no "
-                         "prefix {!r}): an earlier minijudge scored it; judge it again".format(
-                             path, number, old, __version__, old[:-4]))
+    for old, value in record.items():
+        if old.endswith("_run") and isinstance(value, dict) and "template_sha256" in value:
+            raise JudgeError("{} line {}: {} is not a stamp this minijudge ({}) writes "
+                             "(no prefix {!r}): an earlier minijudge scored it; judge it "
+                             "again".format(path, number, old, __version__, old[:-4]))
     raise JudgeError("{} line {} has no judge_run field: not a record this minijudge ({}) "
                      "scored".format(path, number, __version__))
 
@@ -5277,11 +5345,12 @@ def _once(seen, paths, place, record, stamps):
     prefixes = tuple(prefix + "_" for prefix in stamps)
     inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
                         sort_keys=True)
+    here = place[0] << 40 | place[1]  # an int, not a tuple
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
         key = hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
-        first = seen["places"].setdefault(key, place[0] << 40 | place[1])  # an int, not a tuple
-        if first >> 40 != place[0] or first & _LINE_MASK != place[1]:
+        first = seen["places"].setdefault(key, here)
+        if first != here:
             raise JudgeError("{} line {} and {} line {} are the same record (input line {} of "
                              "one run); report each record once".format(
                                  paths[first >> 40], first & _LINE_MASK, paths[place[0]],
@@ -5319,12 +5388,20 @@ def _differ(first, stamp):
 
 
 def _show_progress(tally, total, elapsed, held, end=""):
+    """The progress line on stderr, drawn over the last one."""
     done, waiting = tally.all["n"], held["waiting"]
-    rate = done / elapsed if elapsed else 0.0
-    eta = " ETA {:.0f} s".format((total - done) / rate) if total and rate else ""
+    rate = 0.0
+    if elapsed:
+        rate = done / elapsed
+    of_total = behind = eta = ""
+    if total:
+        of_total = "/{}".format(total)
+    if waiting:
+        behind = ", {} more judged behind a slow one".format(waiting)
+    if total and rate:
+        eta = " ETA {:.0f} s".format((total - done) / rate)
     print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        done, "/{}".format(total) if total else "", ", {} more judged behind a slow one".format(
-            waiting) * bool(waiting), rate, eta, done - tally.judged["n"]),
+        done, of_total, behind, rate, eta, done - tally.judged["n"]),
         end=end, file=sys.stderr, flush=True)
 
 
