@@ -6472,208 +6472,452 @@ def _conflicting_line(n):
 
 
 def _print_summary(summary, max_error_rate, file, name=None):
-    s, sources, human = summary, summary["score_sources"], summary["agreement"] or {}
-    judged, kind, mode = s["records"] - s["failed"], human.get("kind"), s["mode"]
-    panel, length, batch = s.get("panel") or {}, s.get("length_bias") or {}, s["batch"] or {}
-    parts, wins = batch.get("files") or [""], mode == "pairwise" and judged
-    by = "jury: the {panel[jury]} of {judges} (quorum {panel[quorum]})" if panel else (
-        "judge {judge_model}" + " at {judge_url}" * bool(s["judge_url"]))  # ends the first line
-    values = dict(collections.ChainMap(s, human),  # the summary's fields, the agreement's, these:
-        name=" [{}]".format(name) if name else "", judged=judged, limit=max_error_rate,
-        sources=collections.Counter(sources), tokens=collections.Counter(s["tokens"]),  # 0 if none
-        statuses=", ".join("{} {}".format(*kv) for kv in sorted(
-            s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))),
-        errors="\n".join("  first {}: {}".format(*kv) for kv in s["errors"].items()),
-        fields="\n".join("  fields: " + line for line in s.get("fields") or ()),
-        ranking=", ".join("{} {win_rate} ({comparisons} comparisons)".format(
-            system, **s["systems"][system]) for system in s["ranking"] or ()),
-        ratings=", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()),
-        adapted="\n".join("  adapted: " + " ".join(change.split()) for change in s["adapted"]),
-        fallback=("text" in sources) * " ({})".format("the server sent no usable logprobs for "
-            "those" if mode == "rating" and max(s["parameters"].get("scale") or [0]) <= 9 else
-            "the logprobs were not used: they are read only for one-digit ratings, 0-9"),
-        judges=", ".join(panel.get("judges", ())),
-        malformed="; malformed lines: " * bool(batch.get("malformed")) + ", ".join(
-            "{} {}".format(n, why) for why, n in batch.get("malformed", {}).items()),
-        conflicting=_conflicting_line(batch.get("conflicting")),
-        parts=parts[0] if len(parts) == 1 else "{} ... {} ({} files)".format(
-            parts[0], parts[-1], len(parts)),
-        **{name: ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
-           for name in ("kappa", "offsets", "answered")})
-    lines = "\n".join(line for shown, line in [  # the first indented line gets "  trust:" above
-        (s["wall_seconds"] is not None, "minijudge{name}: {records} records in {wall_seconds:.1f}"
-         " s ({requests} requests, {cached} from cache, {requests_per_second} requests/s); " + by),
-        (s["wall_seconds"] is None, "minijudge report{name}: {records} records; " + by),
-        (s.get("mixed"), "  mixed: the records differ in {mixed}"),
-        (True, "  statuses: {statuses}"), (s["errors"], "{errors}"), (s.get("fields"), "{fields}"),
-        (wins, "  A's win rate {mean_score_judged} (ties count half) over the {judged} judged; "
-         "95% CI {ci95} ({ci_method})"),
-        (not wins and mode != "systems" and s["records"] != s["statuses"].get("exported", 0),
-         "  mean score {mean_score} with failures as 0.0; {mean_score_judged} over the {judged} "
-         "judged" + " ({mean_value:g} on the {parameters[scale][0]:g}-{parameters[scale][1]:g} "
-         "scale)" * (s.get("mean_value") is not None) + "; 95% CI {ci95} ({ci_method})"),
-        (s["systems"], "  ranking: {ranking}"),
-        (s["position_consistency"] is not None, "    position-consistent: {position_consistency"
-         ":.1%} of the pairs asked in both orders (the rest count as ties; n={position_pairs})"),
-        (s["positional_bias_rate"] is not None, "    positional bias: {positional_bias_rate:.1%} "
-         "of the records asked in both option orders chose differently (the first choice is "
-         "kept; n={positional_bias_n})"),
-        (human, "    agreement with {field}" + {  # by the agreement's kind
-            "ratings": " (n={n}): exact {exact}, within one {within_one}, quadratic kappa "
-            "{kappa_quadratic}, Spearman {spearman}, Pearson {pearson}",
-            "binary": " (n={n}): accuracy {accuracy}, precision {precision}, recall {recall} at "
-            "0.5; best threshold {best_threshold} (accuracy {best_accuracy})"}.get(
-                kind, ": too few judged records with a label (n={n})")),
-        (panel, "    panel: Krippendorff's alpha {panel[alpha]} ({panel[alpha_metric]}, "
-         "n={panel[n]}); Cohen's kappa {kappa}; offset from the panel {offsets}; records "
-         "answered {answered}"),
-        (s.get("repeats"), "    repeats: all {repeats[k]} alike on {repeats[all_alike]:.1%} "
-         "of the items, mean within-item SD {repeats[mean_sd]} (n={repeats[n]})"),
-        (length.get("spearman") is not None, "    length: Spearman {length_bias[spearman]} "
-         "between a response's length and its score (n={length_bias[n]})"),
-        ("lc_win_rate" in length, "    length: the longer answer won {length_bias[longer_wins]} "
-         "of the decisive verdicts (n={length_bias[decisive]}); length-controlled win rate "
-         "{length_bias[lc_win_rate]}, raw {length_bias[win_rate]} (n={length_bias[n]})"),
-        (s["pass_rate"] is not None, "  pass rate {pass_rate} at --pass-threshold "
-         "{parameters[pass_threshold]}"),
-        (s["ratings"], "  ratings: {ratings}"),
-        ("logprobs" in sources or s["parameters"].get("logprobs"), "  scores from logprobs: "
-         "{sources[logprobs]}, from the text: {sources[text]}{fallback}"),
-        (s["adapted"], "{adapted}"),
-        (batch.get("files") is not None and (batch["imported"] or batch["unasked"] or batch[
-            "malformed"]), "  batch: {batch[imported]} replies imported, {batch[unasked]} not "
-         "asked for (ignored){malformed}{conflicting}"),
-        (batch.get("exported"), "  exported: {batch[exported]} requests to {parts}; run them in "
-         "a batch, then rerun with --batch-import"),
-        (s["tokens"], "  tokens: {tokens[prompt_tokens]} prompt, {tokens[completion_tokens]} "
-         "completion"),
-        (s["interrupted"], "  interrupted: the records above were written; rerun with the same "
-         "--cache to finish without paying twice"),
-        (not s["interrupted"] and s["failure_rate"] > max_error_rate, "  failure rate "
-         "{failure_rate:.1%} is over --max-error-rate {limit:.1%}: exit 1")] if shown)
-    print(re.sub(r"\n(?=    )", "\n  trust:\n", lines, count=1).format(**values), file=file)
+    """Print a summary as people read it, one section after another."""
+    lines = _summary_head(summary, name)
+    lines += _status_lines(summary)
+    lines += _score_lines(summary)
+    trust = _pair_lines(summary) + _agreement_lines(summary) + _panel_lines(summary)
+    trust += _repeat_lines(summary) + _length_lines(summary)
+    if trust:
+        lines.append("  trust:")
+        lines += trust
+    lines += _rating_lines(summary)
+    lines += _batch_lines(summary)
+    lines += _closing_lines(summary, max_error_rate)
+    print("\n".join(lines), file=file)
+
+
+def _summary_head(s, name):
+    """The first line (what ran, how fast, who judged), and what differs in a mixed report."""
+    label = ""
+    if name:
+        label = " [{}]".format(name)
+    if s["wall_seconds"] is None:
+        head = "minijudge report{}: {} records; ".format(label, s["records"])
+    else:
+        head = "minijudge{}: {} records in {:.1f} s ({} requests, {} from cache, {} " \
+               "requests/s); ".format(label, s["records"], s["wall_seconds"], s["requests"],
+                                      s["cached"], s["requests_per_second"])
+    lines = [head + _judged_by(s)]
+    if s.get("mixed"):
+        lines.append("  mixed: the records differ in {}".format(s["mixed"]))
+    return lines
+
+
+def _judged_by(s):
+    panel = s.get("panel")
+    if panel:
+        judges = ", ".join(panel.get("judges", ()))
+        return "jury: the {} of {} (quorum {})".format(panel["jury"], judges, panel["quorum"])
+    if s["judge_url"]:
+        return "judge {} at {}".format(s["judge_model"], s["judge_url"])
+    return "judge {}".format(s["judge_model"])
+
+
+def _status_lines(s):
+    """The statuses (ok first), each failure's first error, the fields filled by default."""
+    statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
+    lines = ["  statuses: " + ", ".join("{} {}".format(*kv) for kv in statuses)]
+    lines += ["  first {}: {}".format(*kv) for kv in s["errors"].items()]
+    lines += ["  fields: " + line for line in s.get("fields") or ()]
+    return lines
+
+
+def _score_lines(s):
+    """A's win rate, or the mean score; the systems' ranking."""
+    judged = s["records"] - s["failed"]
+    mode = s["mode"]
+    lines = []
+    if mode == "pairwise" and judged:
+        lines.append("  A's win rate {} (ties count half) over the {} judged; 95% CI {} ({})"
+                     .format(s["mean_score_judged"], judged, s["ci95"], s["ci_method"]))
+    elif mode != "systems" and s["records"] != s["statuses"].get("exported", 0):
+        lines.append(_mean_line(s, judged))
+    if s["systems"]:
+        systems = ["{} {win_rate} ({comparisons} comparisons)".format(
+            system, **s["systems"][system]) for system in s["ranking"] or ()]
+        lines.append("  ranking: " + ", ".join(systems))
+    return lines
+
+
+def _mean_line(s, judged):
+    on_scale = ""
+    if s.get("mean_value") is not None:
+        low, high = s["parameters"]["scale"][:2]
+        on_scale = " ({:g} on the {:g}-{:g} scale)".format(s["mean_value"], low, high)
+    return "  mean score {} with failures as 0.0; {} over the {} judged{}; 95% CI {} ({})".format(
+        s["mean_score"], s["mean_score_judged"], judged, on_scale, s["ci95"], s["ci_method"])
+
+
+def _pair_lines(s):
+    """Trust: whether a pair's verdict holds with the answers swapped."""
+    lines = []
+    if s["position_consistency"] is not None:
+        lines.append("    position-consistent: {position_consistency:.1%} of the pairs asked "
+                     "in both orders (the rest count as ties; n={position_pairs})".format(**s))
+    if s["positional_bias_rate"] is not None:
+        lines.append("    positional bias: {positional_bias_rate:.1%} of the records asked in "
+                     "both option orders chose differently (the first choice is kept; "
+                     "n={positional_bias_n})".format(**s))
+    return lines
+
+
+_AGREEMENT_FIGURES = {  # by the agreement's kind
+    "ratings": " (n={n}): exact {exact}, within one {within_one}, quadratic kappa "
+               "{kappa_quadratic}, Spearman {spearman}, Pearson {pearson}",
+    "binary": " (n={n}): accuracy {accuracy}, precision {precision}, recall {recall} at 0.5; "
+              "best threshold {best_threshold} (accuracy {best_accuracy})"}
+
+
+def _agreement_lines(s):
+    """Trust: the scores against the human labels (--human-field)."""
+    human = s["agreement"]
+    if not human:
+        return []
+    figures = _AGREEMENT_FIGURES.get(human.get("kind"), ": too few judged records with a "
+                                                        "label (n={n})")
+    return [("    agreement with {field}" + figures).format(**human)]
+
+
+def _panel_lines(s):
+    """Trust: how far a jury's judges agree."""
+    panel = s.get("panel")
+    if not panel:
+        return []
+    pairs = {}
+    for name in ("kappa", "offsets", "answered"):
+        pairs[name] = ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
+    return ["    panel: Krippendorff's alpha {} ({}, n={}); Cohen's kappa {kappa}; offset from "
+            "the panel {offsets}; records answered {answered}".format(
+                panel["alpha"], panel["alpha_metric"], panel["n"], **pairs)]
+
+
+def _repeat_lines(s):
+    """Trust: how alike the repeats (--repeats) of one item scored."""
+    if not s.get("repeats"):
+        return []
+    return ["    repeats: all {k} alike on {all_alike:.1%} of the items, mean within-item SD "
+            "{mean_sd} (n={n})".format(**s["repeats"])]
+
+
+def _length_lines(s):
+    """Trust: whether a longer answer scores higher."""
+    length = s.get("length_bias") or {}
+    lines = []
+    if length.get("spearman") is not None:
+        lines.append("    length: Spearman {spearman} between a response's length and its "
+                     "score (n={n})".format(**length))
+    if "lc_win_rate" in length:
+        lines.append("    length: the longer answer won {longer_wins} of the decisive verdicts "
+                     "(n={decisive}); length-controlled win rate {lc_win_rate}, raw {win_rate} "
+                     "(n={n})".format(**length))
+    return lines
+
+
+def _rating_lines(s):
+    """The pass rate, the ratings given, where the scores came from, what was adapted."""
+    lines = []
+    if s["pass_rate"] is not None:
+        lines.append("  pass rate {} at --pass-threshold {}".format(
+            s["pass_rate"], s["parameters"]["pass_threshold"]))
+    if s["ratings"]:
+        ratings = ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items())
+        lines.append("  ratings: " + ratings)
+    if "logprobs" in s["score_sources"] or s["parameters"].get("logprobs"):
+        lines.append(_sources_line(s))
+    lines += ["  adapted: " + " ".join(change.split()) for change in s["adapted"]]
+    return lines
+
+
+def _sources_line(s):
+    sources = collections.Counter(s["score_sources"])  # 0 if none
+    fallback = ""
+    if "text" in sources:
+        if s["mode"] == "rating" and max(s["parameters"].get("scale") or [0]) <= 9:
+            fallback = " (the server sent no usable logprobs for those)"
+        else:
+            fallback = " (the logprobs were not used: they are read only for one-digit " \
+                       "ratings, 0-9)"
+    return "  scores from logprobs: {}, from the text: {}{}".format(
+        sources["logprobs"], sources["text"], fallback)
+
+
+def _batch_lines(s):
+    """What a batch import brought, or what an export wrote."""
+    batch = s["batch"] or {}
+    lines = []
+    if batch.get("files") is not None and (batch["imported"] or batch["unasked"]
+                                           or batch["malformed"]):
+        malformed = ""
+        if batch.get("malformed"):
+            malformed = "; malformed lines: " + ", ".join(
+                "{} {}".format(n, why) for why, n in batch["malformed"].items())
+        lines.append("  batch: {} replies imported, {} not asked for (ignored){}{}".format(
+            batch["imported"], batch["unasked"], malformed,
+            _conflicting_line(batch.get("conflicting"))))
+    if batch.get("exported"):
+        lines.append("  exported: {} requests to {}; run them in a batch, then rerun with "
+                     "--batch-import".format(batch["exported"], _parts(batch.get("files"))))
+    return lines
+
+
+def _parts(files):
+    """The batch files written: the one, or the first and the last of several."""
+    parts = files or [""]
+    if len(parts) == 1:
+        return parts[0]
+    return "{} ... {} ({} files)".format(parts[0], parts[-1], len(parts))
+
+
+def _closing_lines(s, max_error_rate):
+    """The tokens spent, and why the run stopped or failed."""
+    lines = []
+    if s["tokens"]:
+        tokens = collections.Counter(s["tokens"])  # 0 if none
+        lines.append("  tokens: {} prompt, {} completion".format(
+            tokens["prompt_tokens"], tokens["completion_tokens"]))
+    if s["interrupted"]:
+        lines.append("  interrupted: the records above were written; rerun with the same "
+                     "--cache to finish without paying twice")
+    elif s["failure_rate"] > max_error_rate:
+        lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
+            s["failure_rate"], max_error_rate))
+    return lines
 
 
 def _run(specs, args, items):
     """Judge, write and summarise the items with each (prefix, judge, mode); the exit status."""
-    started = time.monotonic()
-    try:  # UTF-8 bytes whatever the locale, one write per line: a full disk tears none
-        sink = open(args.output or sys.stdout.fileno(), "wb", 0, closefd=bool(args.output))
-    except ValueError:  # stdout is a StringIO (tests)
-        sink = None
-    write = sink.write if sink else lambda b: sys.stdout.write(b.decode()) and len(b)
-    progress, total = not args.quiet and sys.stderr.isatty(), None
-    if progress and args.input != "-" and os.path.isfile(args.input):  # counting eats a pipe
-        with open(args.input, "rb") as f:
-            total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-        total //= int(args.shard.split("/")[1]) if args.shard else 1
-    outputs = [("judge",) + specs[0][1:]] if args.jury else specs  # a jury writes one judge's
-    tallies, held, stamps = {prefix: _Tally() for prefix, _, _ in outputs}, {"waiting": 0}, {}
-    rows = []  # for --html
-    members = {prefix: [each for _, each, _ in specs] if args.jury else [judge]
-               for prefix, judge, _ in outputs}
-    jurors = _jurors(specs, args)
-    interrupted, shown, stopped, broken, rest = 0, 0.0, [], [], b""  # broken: (file, error)
-    stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
-    repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
+    run = _Run(specs, args)
+    if args.strict:
+        items = run.until_bad(items)
+    results = judge_records([judge for _, judge, _ in specs], items, progress=run.held,
+                            concurrency=args.concurrency, window=args.window,
+                            judge_one=run.judge_one, stop_on=run.stop_on, failed=run.not_judged)
+    run.write_records(results)
+    worst = run.summarise()
+    return run.exit_status(worst)
 
-    def until_bad(items):  # --strict: the items up to the first bad one, whose error stops the run
+
+class _Run:
+    """One command-line run's stages and what they share: the output, the tallies, why the
+    run stopped. ``judge_one`` and ``stop_on`` run on judge_records' worker threads."""
+
+    def __init__(self, specs, args):
+        self.specs, self.args = specs, args
+        self.started = time.monotonic()
+        self.sink = _open_output(args)
+        self.write = _write_text
+        if self.sink:
+            self.write = self.sink.write
+        self.progress, self.total = _progress(args)
+        self.outputs, self.members = _outputs(specs, args)
+        self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
+        self.jurors = _jurors(specs, args)
+        self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
+        self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
+        self.stopped, self.broken = [], []  # broken: (file, error)
+        self.stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
+        self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
+        self.line = self.rest = b""  # the line being written, and what of it is not yet
+        self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+    def until_bad(self, items):
+        """--strict: the items up to the first bad one, whose error stops the run."""
         for number, record in items:
-            bad = record if isinstance(record, _BadLine) else _item_fields(args, number, record)
+            bad = record
+            if not isinstance(record, _BadLine):
+                bad = _item_fields(self.args, number, record)
             if isinstance(bad, _BadLine):
-                stopped.append(bad.error)
+                self.stopped.append(bad.error)
                 return
             yield number, record
-    items = until_bad(items) if args.strict else items
 
-    def judge_one(item):
+    def judge_one(self, item):
+        """Each judge's judgement of the item, but of the judges that stopped."""
         judged = []
-        for prefix, judge, mode in specs:
-            if prefix in stopped_judges:
-                reason = "not judged: judge {} stopped: {}".format(prefix, stopped_judges[prefix])
+        for prefix, judge, mode in self.specs:
+            if prefix in self.stopped_judges:
+                reason = "not judged: judge {} stopped: {}".format(
+                    prefix, self.stopped_judges[prefix])
                 judged.append((prefix, judge._failed("not_judged", reason)))
-                continue
-            try:
-                judgement = _judge_item(judge, args, item, mode)
-            except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
-                broken.append((exc.filename or args.cache, exc))
-                raise
-            except Exception as exc:  # a bug in one judge fails only its own fields
-                judgement = judge._failed("internal_error", judge._redact("{}: {}".format(
-                    type(exc).__name__, exc)))
-            reason = len(specs) > 1 and _fatal(judgement, repeats[prefix])
-            if reason:
-                stopped_judges.setdefault(prefix, reason)
-            judged.append((prefix, judgement))
+            else:
+                judged.append((prefix, self.judge_with(prefix, judge, mode, item)))
         return judged
 
-    def stop_on(judged):
-        if len(specs) == 1:
-            return _fatal(judged[0][1], repeats[specs[0][0]])
-        if len(stopped_judges) == len(specs):
-            return "every judge stopped: " + "; ".join(
-                "{}: {}".format(*kv) for kv in sorted(stopped_judges.items()))
-
-    results = judge_records([judge for _, judge, _ in specs], items, progress=held,
-                            concurrency=args.concurrency, window=args.window,
-                            judge_one=judge_one, stop_on=stop_on,
-                            failed=lambda status, error: [(prefix, judge._failed(status, error))
-                                                          for prefix, judge, _ in specs])
-    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode  # one per run
-    stale = []  # the first record that had an earlier run's fields: warned once
-    try:
-        for (number, record), judged in itertools.takewhile(lambda _: not broken, results):
-            written = {}
-            if args.jury:
-                judged = [("judge", jury(dict(judged), args.jury, quorum=args.quorum,
-                                         pass_threshold=specs[0][1].pass_threshold))]
-            for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
-                key = prefix, tuple(each.model for each in members[prefix])  # a model known late
-                written.update(_judge_fields(prefix, judgement), **{prefix + "_line": number,
-                               prefix + "_run": stamps.get(key) or stamps.setdefault(
-                                   key, _stamp(members[prefix], mode, args, prefix, jurors))})
-            out = _replaced(record, written, stale)
-            try:
-                text = encode(out)
-            except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
-                text = encode(json.loads(json.dumps(out), parse_constant=lambda _: None))
-            line = rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d" stays
-            while rest:  # a file may take part of a line, then fail
-                rest = rest[write(rest):]
-            if args.html:
-                _keep(rows, out, outputs[0][0], number, args.html_rows)
-            for (prefix, judgement), (_, _, mode) in zip(judged, outputs):
-                _tally_add(tallies[prefix], judgement, record, args, mode)
-                _count_defaults(tallies[prefix], judgement, record, args, mode)
-            if progress and time.monotonic() - shown > 0.25:
-                shown = time.monotonic()
-                _show_progress(tallies[outputs[0][0]], total, shown - started, held)
-    except KeyboardInterrupt as exc:
-        interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
-    except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
-        if isinstance(exc, BrokenPipeError) or not rest:  # `| head`, or not a write of ours
+    def judge_with(self, prefix, judge, mode, item):
+        """One judge's judgement; a judge whose server is unusable stops (with --judges)."""
+        try:
+            judgement = _judge_item(judge, self.args, item, mode)
+        except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
+            self.broken.append((exc.filename or self.args.cache, exc))
             raise
-        broken.append((args.output or "stdout", exc))
-        if args.output and os.path.isfile(args.output):  # not /dev/full, a FIFO
-            os.ftruncate(sink.fileno(), sink.tell() - len(line) + len(rest))
-    finally:
-        results.close()
-        if sink:
-            sink.close()
-    if progress:
-        _show_progress(tallies[outputs[0][0]], total, time.monotonic() - started, held, "\n")
-    if not tallies[outputs[0][0]].all["n"] and not stopped:
-        print("minijudge: warning: no records in {}".format(args.input), file=sys.stderr)
-    wall = time.monotonic() - started
-    worst = _emit({prefix: _summary(_stamp(members[prefix], mode, args, prefix, jurors), args,
-                                    tallies[prefix], wall, bool(interrupted or broken), judge)
-                   for prefix, judge, mode in outputs}, args, args.judges and not args.jury,
-                  tallies, rows, os.path.basename(args.input))
-    if stopped or broken:
-        print("minijudge: error:", "cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
-            *broken[0]) if broken else stopped[0] + " (--strict)", file=sys.stderr)
-        return _EXIT_FAILED
-    return interrupted or (_EXIT_FAILED if worst > args.max_error_rate else 0)
+        except Exception as exc:  # a bug in one judge fails only its own fields
+            error = "{}: {}".format(type(exc).__name__, exc)
+            judgement = judge._failed("internal_error", judge._redact(error))
+        if len(self.specs) > 1:
+            reason = _fatal(judgement, self.repeats[prefix])
+            if reason:
+                self.stopped_judges.setdefault(prefix, reason)
+        return judgement
+
+    def stop_on(self, judged):
+        """Why the run stops (the server is unusable), or None."""
+        if len(self.specs) == 1:
+            return _fatal(judged[0][1], self.repeats[self.specs[0][0]])
+        if len(self.stopped_judges) == len(self.specs):
+            return "every judge stopped: " + "; ".join(
+                "{}: {}".format(*kv) for kv in sorted(self.stopped_judges.items()))
+        return None
+
+    def not_judged(self, status, error):
+        return [(prefix, judge._failed(status, error)) for prefix, judge, _ in self.specs]
+
+    def write_records(self, results):
+        """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
+        or a full disk; the records written stay whole."""
+        try:
+            for (number, record), judged in itertools.takewhile(lambda _: not self.broken,
+                                                                results):
+                self.write_record(number, record, judged)
+        except KeyboardInterrupt as exc:
+            self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
+        except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
+            if isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
+                raise
+            self.untear(exc)
+        finally:
+            results.close()
+            if self.sink:
+                self.sink.close()
+
+    def write_record(self, number, record, judged):
+        if self.args.jury:
+            verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
+                           pass_threshold=self.specs[0][1].pass_threshold)
+            judged = [("judge", verdict)]
+        out = _replaced(record, self.fields(number, judged), self.stale)
+        self.write_line(out)
+        if self.args.html:
+            _keep(self.rows, out, self.outputs[0][0], number, self.args.html_rows)
+        for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
+            _tally_add(self.tallies[prefix], judgement, record, self.args, mode)
+            _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
+        if self.progress and time.monotonic() - self.shown > 0.25:
+            self.shown = time.monotonic()
+            self.show_progress(self.shown)
+
+    def fields(self, number, judged):
+        """The fields this run writes on a record: each judge's, its line and stamp."""
+        written = {}
+        for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
+            written.update(_judge_fields(prefix, judgement))
+            written[prefix + "_line"] = number
+            written[prefix + "_run"] = self.stamp(prefix, mode)
+        return written
+
+    def stamp(self, prefix, mode):
+        """The judge's stamp, made again if its model became known (a server's default)."""
+        key = prefix, tuple(each.model for each in self.members[prefix])
+        stamp = self.stamps.get(key)
+        if not stamp:
+            stamp = self.stamps.setdefault(key, _stamp(self.members[prefix], mode, self.args,
+                                                       prefix, self.jurors))
+        return stamp
+
+    def write_line(self, out):
+        try:
+            text = self.encode(out)
+        except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
+            text = self.encode(json.loads(json.dumps(out), parse_constant=lambda _: None))
+        self.line = self.rest = (text + "\n").encode("utf-8", "backslashreplace")  # "\ud83d"
+        while self.rest:  # a file may take part of a line, then fail
+            self.rest = self.rest[self.write(self.rest):]
+
+    def untear(self, exc):
+        """The disk is full: stop, without the part of the line it took."""
+        self.broken.append((self.args.output or "stdout", exc))
+        if self.args.output and os.path.isfile(self.args.output):  # not /dev/full, a FIFO
+            torn = len(self.line) - len(self.rest)
+            os.ftruncate(self.sink.fileno(), self.sink.tell() - torn)
+
+    def show_progress(self, now, end=""):
+        _show_progress(self.tallies[self.outputs[0][0]], self.total, now - self.started,
+                       self.held, end)
+
+    def summarise(self):
+        """Print, and write, the summaries and the page; the worst failure rate."""
+        if self.progress:
+            self.show_progress(time.monotonic(), "\n")
+        if not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped:
+            print("minijudge: warning: no records in {}".format(self.args.input),
+                  file=sys.stderr)
+        wall = time.monotonic() - self.started
+        stopped_early = bool(self.interrupted or self.broken)
+        summaries = {}
+        for prefix, judge, mode in self.outputs:
+            stamp = _stamp(self.members[prefix], mode, self.args, prefix, self.jurors)
+            summaries[prefix] = _summary(stamp, self.args, self.tallies[prefix], wall,
+                                         stopped_early, judge)
+        several = bool(self.args.judges) and not self.args.jury
+        return _emit(summaries, self.args, several, self.tallies, self.rows,
+                     os.path.basename(self.args.input))
+
+    def exit_status(self, worst):
+        if self.broken:
+            print("minijudge: error: cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
+                *self.broken[0]), file=sys.stderr)
+            return _EXIT_FAILED
+        if self.stopped:
+            print("minijudge: error:", self.stopped[0] + " (--strict)", file=sys.stderr)
+            return _EXIT_FAILED
+        if self.interrupted:
+            return self.interrupted
+        if worst > self.args.max_error_rate:
+            return _EXIT_FAILED
+        return 0
+
+
+def _outputs(specs, args):
+    """Whose fields the records get: each judge's (prefix, judge, mode), or a jury's as one
+    judge's; and by prefix, the judges behind them."""
+    if args.jury:
+        members = [judge for _, judge, _ in specs]
+        return [("judge",) + specs[0][1:]], {"judge": members}
+    return specs, {prefix: [judge] for prefix, judge, _ in specs}
+
+
+def _open_output(args):
+    """The records' file (-o, or stdout) as bytes: UTF-8 whatever the locale, one write a
+    line, unbuffered, so a full disk tears none; None if stdout is a StringIO (tests)."""
+    try:
+        return open(args.output or sys.stdout.fileno(), "wb", 0, closefd=bool(args.output))
+    except ValueError:
+        return None
+
+
+def _write_text(line):
+    """Write a line of bytes to a stdout that takes text; how many bytes were written."""
+    sys.stdout.write(line.decode())
+    return len(line)
+
+
+def _progress(args):
+    """Whether the progress line is shown (on a terminal), and how many records it expects."""
+    if args.quiet or not sys.stderr.isatty():
+        return False, None
+    return True, _input_lines(args)
+
+
+def _input_lines(args):
+    """How many records the progress line expects: the input's lines (a shard's share);
+    None if the input is a pipe (counting would eat it)."""
+    if args.input == "-" or not os.path.isfile(args.input):
+        return None
+    with open(args.input, "rb") as f:
+        total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    if args.shard:
+        total //= int(args.shard.split("/")[1])
+    return total
 
 
 def _jurors(specs, args):
@@ -6715,67 +6959,125 @@ def _emit(summaries, args, several, tallies, rows, title):
         with open(args.html, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write(_html(summaries, tallies, rows, args, title))
     if args.summary:
-        with open(args.summary, "w", encoding="utf-8") as f:
-            json.dump({"judges": summaries} if several else summaries["judge"], f, indent=2)
-    limit = math.inf if args.batch_export else args.max_error_rate  # an export judges nothing
-    for name, summary in summaries.items() if not args.quiet else ():
-        _print_summary(summary, limit, sys.stderr, len(summaries) > 1 and name)
-    return max(s["failure_rate"] for s in summaries.values()) if limit < math.inf else 0.0
+        _write_summary(args.summary, summaries, several)
+    limit = args.max_error_rate
+    if args.batch_export:  # an export judges nothing
+        limit = math.inf
+    if not args.quiet:
+        _print_summaries(summaries, limit)
+    if limit < math.inf:
+        return max(s["failure_rate"] for s in summaries.values())
+    return 0.0
+
+
+def _write_summary(path, summaries, several):
+    """--summary: the summary as JSON; by prefix, under "judges", when several judges ran."""
+    if several:
+        summaries = {"judges": summaries}
+    else:
+        summaries = summaries["judge"]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(summaries, f, indent=2)
+
+
+def _print_summaries(summaries, limit):
+    """Each judge's summary on stderr, named when there are several."""
+    names = list(summaries)
+    if len(names) == 1:
+        names = [None]
+    for name, summary in zip(names, summaries.values()):
+        _print_summary(summary, limit, sys.stderr, name)
 
 
 def _report(args):
     """``report``: the summary of scored records again, from a run's output or its shards'.
     Records of different runs (another template, model, version) are refused but --mixed;
     a file named twice (or linked), a record seen twice and a value no run writes, always."""
-    tallies, runs, mixed, rows, seen = {}, {}, collections.defaultdict(set), [], itertools.count(1)
-    seen_records = {"places": {}, "texts": {}}  # for _once
     _distinct_files(args.input)
+    report = _Report(args)
     for index, path in enumerate(args.input):
         with open(path, "rb") as f:
             for number, record in _read_records(f, path):
-                if isinstance(record, _BadLine):  # a line torn by a kill, most likely
-                    print("minijudge: warning: {}: {}; skipped".format(path, record.error),
-                          file=sys.stderr)
-                    continue
-                try:
-                    stamps = _stamps_of(record)
-                    judgements = {prefix: _judgement_of(record, prefix, stamp)
-                                  for prefix, stamp in stamps.items()}
-                except JudgeError as exc:
-                    raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
-                if not stamps:
-                    _no_stamp(path, number, record)
-                _once(seen_records, args.input, (index, number), record, stamps)
-                for prefix, run in stamps.items():
-                    first, where, line = runs.setdefault(prefix, (run, path, number))
-                    differ = _differ(first, run)
-                    if differ and not args.mixed:
-                        raise JudgeError("{} line {} and {} line {} are records of different "
-                                         "runs: {} {!r} and {!r}; --mixed reports them together"
-                                         .format(where, line, path, number, *differ[0]))
-                    mixed[prefix].update(name for name, _, _ in differ)
-                    if prefix not in tallies:  # not one _Tally() a record
-                        tallies[prefix] = _Tally()
-                    _tally_add(tallies[prefix], judgements[prefix], record, args, run.get("mode"))
-                if args.html:
-                    _keep(rows, record, next(iter(stamps)), next(seen), args.html_rows)
-    if not tallies:
+                report.add(index, path, number, record)
+    if not report.tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
-    worst = _emit({prefix: dict(_summary(dict(runs[prefix][0], **{k: None for k in mixed[
-        prefix] - {"mode"}}), args, tally), mixed=sorted(mixed[prefix]) or None)
-        for prefix, tally in tallies.items()}, args, list(tallies) != ["judge"], tallies, rows,
-        ", ".join(map(os.path.basename, args.input)))
-    return _EXIT_FAILED if worst > args.max_error_rate else 0
+    several = list(report.tallies) != ["judge"]
+    worst = _emit(report.summaries(), args, several, report.tallies, report.rows,
+                  ", ".join(map(os.path.basename, args.input)))
+    if worst > args.max_error_rate:
+        return _EXIT_FAILED
+    return 0
+
+
+class _Report:
+    """What ``report`` gathers from the records: each prefix's tally, the run it saw first
+    and what differs in the others (--mixed), the page's rows."""
+
+    def __init__(self, args):
+        self.args = args
+        self.tallies, self.runs, self.rows = {}, {}, []
+        self.mixed = collections.defaultdict(set)
+        self.seen = {"places": {}, "texts": {}}  # for _once
+        self.rank = itertools.count(1)  # of a row on the page
+
+    def add(self, index, path, number, record):
+        """Tally one line of the ``index``th file."""
+        if isinstance(record, _BadLine):  # a line torn by a kill, most likely
+            print("minijudge: warning: {}: {}; skipped".format(path, record.error),
+                  file=sys.stderr)
+            return
+        stamps, judgements = _judgements_of(path, number, record)
+        if not stamps:
+            _no_stamp(path, number, record)
+        _once(self.seen, self.args.input, (index, number), record, stamps)
+        for prefix, run in stamps.items():
+            self.check_run(prefix, run, path, number)
+            if prefix not in self.tallies:  # not one _Tally() a record
+                self.tallies[prefix] = _Tally()
+            _tally_add(self.tallies[prefix], judgements[prefix], record, self.args,
+                       run.get("mode"))
+        if self.args.html:
+            _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
+
+    def check_run(self, prefix, run, path, number):
+        """JudgeError if the record is of another run than the first (but --mixed)."""
+        first, where, line = self.runs.setdefault(prefix, (run, path, number))
+        differ = _differ(first, run)
+        if differ and not self.args.mixed:
+            raise JudgeError("{} line {} and {} line {} are records of different runs: {} {!r} "
+                             "and {!r}; --mixed reports them together".format(
+                                 where, line, path, number, *differ[0]))
+        self.mixed[prefix].update(name for name, _, _ in differ)
+
+    def summaries(self):
+        """Each prefix's summary; what differs between the runs is shown as unknown."""
+        summaries = {}
+        for prefix, tally in self.tallies.items():
+            mixed = self.mixed[prefix]
+            unknown = {name: None for name in mixed - {"mode"}}
+            summary = _summary(dict(self.runs[prefix][0], **unknown), self.args, tally)
+            summaries[prefix] = dict(summary, mixed=sorted(mixed) or None)
+        return summaries
+
+
+def _judgements_of(path, number, record):
+    """A scored record's stamps and judgements, by prefix; JudgeError naming the line."""
+    try:
+        stamps = _stamps_of(record)
+        judgements = {prefix: _judgement_of(record, prefix, stamp)
+                      for prefix, stamp in stamps.items()}
+    except JudgeError as exc:
+        raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
+    return stamps, judgements
 
 
 def _no_stamp(path, number, record):
     """JudgeError: the record has no stamp of this minijudge's, or one of an older one's."""
-    old = next((k for k, v in record.items() if k.endswith("_run") and isinstance(
-        v, dict) and "template_sha256" in v), None)
-    if old:
-        raise JudgeError("{} line {}: {} is not a stamp this minijudge ({}) writes (no "
-                         "prefix {!r}): an earlier minijudge scored it; judge it again".format(
-                             path, number, old, __version__, old[:-4]))
+    for old, value in record.items():
+        if old.endswith("_run") and isinstance(value, dict) and "template_sha256" in value:
+            raise JudgeError("{} line {}: {} is not a stamp this minijudge ({}) writes "
+                             "(no prefix {!r}): an earlier minijudge scored it; judge it "
+                             "again".format(path, number, old, __version__, old[:-4]))
     raise JudgeError("{} line {} has no judge_run field: not a record this minijudge ({}) "
                      "scored".format(path, number, __version__))
 
@@ -6800,11 +7102,12 @@ def _once(seen, paths, place, record, stamps):
     prefixes = tuple(prefix + "_" for prefix in stamps)
     inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
                         sort_keys=True)
+    here = place[0] << 40 | place[1]  # an int, not a tuple
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
         key = hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
-        first = seen["places"].setdefault(key, place[0] << 40 | place[1])  # an int, not a tuple
-        if first >> 40 != place[0] or first & _LINE_MASK != place[1]:
+        first = seen["places"].setdefault(key, here)
+        if first != here:
             raise JudgeError("{} line {} and {} line {} are the same record (input line {} of "
                              "one run); report each record once".format(
                                  paths[first >> 40], first & _LINE_MASK, paths[place[0]],
@@ -6842,12 +7145,20 @@ def _differ(first, stamp):
 
 
 def _show_progress(tally, total, elapsed, held, end=""):
+    """The progress line on stderr, drawn over the last one."""
     done, waiting = tally.all["n"], held["waiting"]
-    rate = done / elapsed if elapsed else 0.0
-    eta = " ETA {:.0f} s".format((total - done) / rate) if total and rate else ""
+    rate = 0.0
+    if elapsed:
+        rate = done / elapsed
+    of_total = behind = eta = ""
+    if total:
+        of_total = "/{}".format(total)
+    if waiting:
+        behind = ", {} more judged behind a slow one".format(waiting)
+    if total and rate:
+        eta = " ETA {:.0f} s".format((total - done) / rate)
     print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        done, "/{}".format(total) if total else "", ", {} more judged behind a slow one".format(
-            waiting) * bool(waiting), rate, eta, done - tally.judged["n"]),
+        done, of_total, behind, rate, eta, done - tally.judged["n"]),
         end=end, file=sys.stderr, flush=True)
 
 
