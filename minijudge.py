@@ -4486,7 +4486,24 @@ def _parse_args(parser, argv, report):
     if len(args.input) > 1 and not report:
         parser.error("one input file, got {}; to summarise several scored files (shards): "
                      "python -m minijudge report OUT.jsonl ...".format(len(args.input)))
+    _refuse_empty(parser, args)
     return args
+
+
+_MAY_BE_EMPTY = ("system",)  # an empty system message is no system message, as asked
+
+
+def _refuse_empty(parser, args):
+    """Refuse a flag given an empty string: the run would take it as not given at all
+    (``-o ""`` wrote to stdout, ``--judges ""`` judged with the flags' one judge)."""
+    for action in parser._actions:
+        if not action.option_strings or action.dest in _MAY_BE_EMPTY:
+            continue
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if "" in values:
+            parser.error("argument {}: expected a value, got an empty string".format(
+                "/".join(action.option_strings)))
 
 
 def _usage_error(exc):
@@ -4653,8 +4670,7 @@ def _response_format_file(args, scale):
     if not args.response_format:
         return None
     try:
-        with open(args.response_format, encoding="utf-8") as f:
-            example = json.load(f)
+        example = _json_file(args.response_format)
         _response_format("json", scale or (0, 10), example, args.score_field)
     except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
         reason = getattr(exc, "strerror", None) or exc  # a file's error without its errno
@@ -4777,13 +4793,22 @@ def _env_options(name):
     return options
 
 
+def _json_file(path):
+    """The JSON value in a file the user named; ValueError if it is none (a file nested too
+    deeply is a RecursionError to json, which no caller expects)."""
+    with open(path, encoding="utf-8") as f:
+        try:
+            return json.load(f)
+        except RecursionError:
+            raise ValueError("not JSON (nested too deeply)") from None
+
+
 def _read_criteria(criteria, flag, here):
     """The criterion of an entry: read from its file when named by path."""
     if not isinstance(criteria, str):
         return criteria
     try:
-        with open(os.path.join(here, criteria), encoding="utf-8") as f:
-            return json.load(f)
+        return _json_file(os.path.join(here, criteria))
     except (OSError, ValueError) as exc:
         raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
 
@@ -5089,8 +5114,7 @@ def _judges_config(path):
 def _read_judges(path):
     """(entries, their names) of a --judges file, or a ValueError: not a list of judges."""
     try:
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
+        config = _json_file(path)
         entries = config
         if isinstance(config, dict):
             entries = config["judges"]
