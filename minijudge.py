@@ -2371,6 +2371,9 @@ class LLMJudge:
         return {}
 
 
+# -- Panels and repeats: one judgement from several ------------------------------------
+
+
 def _pair_entry(a, b, judgement):
     """One pair of compare_systems: its verdict, or its failure; with repeats, each one's."""
     entry = {"a": a, "b": b}
@@ -2593,6 +2596,9 @@ _VARIANTS = {
 }
 
 
+# -- Logprobs, response formats and images ---------------------------------------------
+
+
 def _is_logprob(value):
     """The log of a probability: NaN weighed a score to NaN, 1e308 overflowed exp(), and a
     positive one is no probability (1e-6 of rounding allowed); -inf is a probability of 0."""
@@ -2799,6 +2805,9 @@ def _check_image_file(image, info):
         raise TemplateError("image {!r} is not a regular file ({})".format(image, kind))
     if info.st_size > _MAX_IMAGE_BYTES:
         raise TemplateError("image {} is over 20 MiB".format(image))
+
+
+# -- Criteria, options and JSON replies ------------------------------------------------
 
 
 def _read_comparative(text, scale):
@@ -5297,6 +5306,9 @@ class _BadLine(dict):
         self.error = error
 
 
+# -- Records: the fields of an item, and the judged fields written ---------------------
+
+
 def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
     mode = mode or args.mode
@@ -5589,6 +5601,9 @@ def _judge_fields(prefix, judgement):
         if getattr(judgement, name):
             fields[name] = getattr(judgement, name)
     return {prefix + "_" + k: v for k, v in fields.items()}
+
+
+# -- Scored records read back (report's checks) ----------------------------------------
 
 
 # what report reads of a record, and what each must be: (field, expected, check)
@@ -5899,6 +5914,9 @@ def _is_rating(value, scale):
     if value is None or isinstance(value, (list, dict)):
         return True
     return _is_finite(value) and scale[0] <= value <= scale[1]
+
+
+# -- Tallies and the summary -----------------------------------------------------------
 
 
 def _tally_add(tally, judgement, record, args, mode):
@@ -6709,6 +6727,9 @@ def _closing_lines(s, max_error_rate):
     return lines
 
 
+# -- The run: judging, writing, stopping -----------------------------------------------
+
+
 def _run(specs, args, items):
     """Judge, write and summarise the items with each (prefix, judge, mode); the exit status."""
     run = _Run(specs, args)
@@ -7011,6 +7032,9 @@ def _print_summaries(summaries, limit):
         names = [None]
     for name, summary in zip(names, summaries.values()):
         _print_summary(summary, limit, sys.stderr, name)
+
+
+# -- report: scored files summarised again ---------------------------------------------
 
 
 def _report(args):
