@@ -3662,6 +3662,7 @@ class _Batch:
         self.exported = _Keys()
         self.malformed = collections.Counter()
         self.asked = 0
+        self.unread = 0  # of those asked for: lines that hold no reply (not imported)
         self.parts = []
         self._sinks = {}
         self.export = export
@@ -3712,8 +3713,15 @@ class _Batch:
                             .format(key), kind="not_judged")
         result, problem = self._outcome(key, f, line)
         if problem:
-            self.malformed[problem] += 1
+            self._count_problem(problem)
         return result
+
+    def _count_problem(self, problem):
+        """Count the chosen line's problem; a line that is no reply at all is not imported."""
+        with self._lock:
+            self.malformed[problem] += 1
+            if problem not in _REPLIED:
+                self.unread += 1
 
     def _line(self, number):
         f = self.files[number % len(self.files)]
@@ -3786,7 +3794,7 @@ class _Batch:
         return sink
 
     def figures(self):
-        return {"imported": self.asked, "unasked": len(self.replies) - self.asked,
+        return {"imported": self.asked - self.unread, "unasked": len(self.replies) - self.asked,
                 "malformed": dict(self.malformed), "conflicting": self.conflicting,
                 "exported": len(self.exported), "files": self.parts}
 
