@@ -7156,11 +7156,10 @@ def _once(seen, paths, place, record, stamps):
     ``seen``: each record's identity (a hash) and where it was first (file << 40 | line);
     each prefix's last stamp, as text."""
     prefixes = tuple(prefix + "_" for prefix in stamps)
-    inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
-                        sort_keys=True)
     here = place[0] << 40 | place[1]  # an int, not a tuple
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
+        inputs = _judged_inputs(record, stamp, prefixes)
         key = hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
         first = seen["places"].setdefault(key, here)
         if first != here:
@@ -7171,6 +7170,40 @@ def _once(seen, paths, place, record, stamps):
 
 
 _LINE_MASK = (1 << 40) - 1
+
+
+def _judged_inputs(record, stamp, prefixes):
+    """The input fields the run put in the prompt, as text: a column added to a copy after
+    the run, or an id a tool re-typed, does not make its records new ones. A custom
+    template may read any field: then all the input fields."""
+    names = _prompt_fields(stamp)
+    if names is None:
+        fields = {k: v for k, v in record.items() if not k.startswith(prefixes)}
+    else:
+        fields = {name: record.get(name) for name in names}
+    return json.dumps(fields, sort_keys=True)
+
+
+def _prompt_fields(stamp):
+    """The names of the fields a built-in template reads, by the stamp; None if unknown."""
+    named = stamp.get("fields")
+    if "custom" in stamp["template"].split(", ") or not isinstance(named, dict):
+        return None
+    names = {"question", "context"}  # the question's default field, and its fallback
+    for flag, value in named.items():
+        names.update(_field_names(flag, value))
+    return names
+
+
+def _field_names(flag, value):
+    """The record fields one flag of a stamp's "fields" names (--context-field: NAME=FIELD)."""
+    values = value
+    if not isinstance(value, list):
+        values = [value]
+    texts = [text for text in values if isinstance(text, str)]
+    if flag == "context":
+        return [text.partition("=")[2] for text in texts]
+    return texts
 
 
 def _stamp_text(seen, prefix, stamp):
