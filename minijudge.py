@@ -6595,8 +6595,11 @@ def _mean_line(s, judged):
     if s.get("mean_value") is not None:
         low, high = s["parameters"]["scale"][:2]
         on_scale = " ({:g} on the {:g}-{:g} scale)".format(s["mean_value"], low, high)
-    return "  mean score {} with failures as 0.0; {} over the {} judged{}; 95% CI {} ({})".format(
-        s["mean_score"], s["mean_score_judged"], judged, on_scale, s["ci95"], s["ci_method"])
+    over_judged = "none judged"  # not "None over the 0 judged"
+    if s["mean_score_judged"] is not None:
+        over_judged = "{} over the {} judged{}".format(s["mean_score_judged"], judged, on_scale)
+    return "  mean score {} with failures as 0.0; {}; 95% CI {} ({})".format(
+        s["mean_score"], over_judged, s["ci95"], s["ci_method"])
 
 
 def _pair_lines(s):

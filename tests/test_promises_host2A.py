@@ -69,3 +69,20 @@ class CountedOnceTest(StubTestCase):
         self.assertEqual(code, 0, err)
         with open(self.path("s.json"), encoding="utf-8") as f:
             self.assertEqual(json.load(f)["records"], 6)
+
+
+class NoneJudgedTest(StubTestCase):
+    def test_a_run_with_none_judged_says_so_not_none(self):
+        # "mean score 0.0 with failures as 0.0; None over the 0 judged": Python's None in
+        # the summary, in the run's and in report's
+        self.srv.content = "no rating here"
+        data = self.write_jsonl("data.jsonl", RECORDS)
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m", data,
+                                 "-o", self.path("out.jsonl")])
+        self.assertEqual(code, 1)
+        line = ("\n  mean score 0.0 with failures as 0.0; none judged; 95% CI [0.0, 0.0] "
+                "(bootstrap, 1000 resamples, seed 0)\n")
+        self.assertIn(line, err)
+        code, _, err = run_main(["report", self.path("out.jsonl")])
+        self.assertEqual(code, 1)
+        self.assertIn(line, err)
