@@ -38,6 +38,7 @@ import math
 import os
 import random
 import re
+import stat
 import string
 import sys
 import threading
@@ -4719,8 +4720,23 @@ def _flags_entry(args):
 def _batch_of(args):
     """The batch files every judge shares (--batch-import, --batch-export), if any."""
     if args.batch_import or args.batch_export:
+        _check_seekable(args.batch_import)
         return _Batch(args.batch_import, args.batch_export, args.batch_max_lines)
     return args.batch_export  # None (an empty --batch-export "" stays "")
+
+
+def _check_seekable(imports):
+    """ValueError for a --batch-import that is a pipe (/dev/stdin, <(...)), checked before it
+    is opened: its replies are found again by their offset, which a pipe does not keep."""
+    for path in imports:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:  # missing or unreadable: opening it says so
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a folder: opening it says so
+            raise ValueError("--batch-import {} is not a regular file (a pipe?): its replies "
+                             "are read again where they are needed; save it to a file "
+                             "first".format(path))
 
 
 def _judge_spec(args, entry, *, common, batch):

@@ -4,11 +4,13 @@ line against the loopback stub, on real files.
 """
 import json
 import os
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+from batch_engine import output_line  # noqa: E402
 from stub import StubTestCase, run_main  # noqa: E402
 
 RECORDS = [{"id": k, "question": "q%d" % k, "response": "r%d" % k} for k in range(3)]
@@ -86,3 +88,25 @@ class NoneJudgedTest(StubTestCase):
         code, _, err = run_main(["report", self.path("out.jsonl")])
         self.assertEqual(code, 1)
         self.assertIn(line, err)
+
+
+class ImportFromAPipeTest(StubTestCase):
+    def test_a_batch_import_that_is_a_pipe_is_refused_before_anything_is_read(self):
+        # `--batch-import /dev/stdin` or `<(cat out.jsonl)`: "no records in data.jsonl",
+        # "interrupted", "cannot write None: [Errno None] None", exit 1, no record written
+        data = self.write_jsonl("data.jsonl", RECORDS[:1])
+        code, out, err = run_main(["--judge-model", "m", "-q", data, "--batch-export",
+                                   self.path("req")])
+        self.assertEqual(code, 0, err)
+        key = json.loads(out)["judge_error"].split("custom_id ")[1][:64]
+        reply = {"object": "chat.completion", "model": "m", "choices": [{"index": 0, "message": {
+            "role": "assistant", "content": "Rating: 4"}, "finish_reason": "stop"}]}
+        line = json.dumps(output_line(key, 200, reply)) + "\n"
+        done = subprocess.run([sys.executable, "-m", "minijudge", "--judge-model", "m", data,
+                               "--batch-import", "/dev/stdin", "-o", self.path("out.jsonl")],
+                              input=line.encode(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=os.path.dirname(HERE), timeout=60)
+        self.assertEqual((done.returncode, done.stderr.decode()), (
+            2, "minijudge: error: --batch-import /dev/stdin is not a regular file (a pipe?): "
+               "its replies are read again where they are needed; save it to a file first\n"))
+        self.assertFalse(os.path.exists(self.path("out.jsonl")))
