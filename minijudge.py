@@ -5026,7 +5026,8 @@ def _file_info(flag, path):
 def _note_read(seen, flag, path, what):
     import stat
     info = _file_info(flag, path)
-    if info and stat.S_ISREG(info.st_mode):  # a missing one: its own error, later
+    # a missing one: its own error, later; a named pipe read is one the run must not write
+    if info and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
         shown = path
         if flag == "input" and path == "-":
             shown = "(stdin)"

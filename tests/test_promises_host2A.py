@@ -110,3 +110,21 @@ class ImportFromAPipeTest(StubTestCase):
             2, "minijudge: error: --batch-import /dev/stdin is not a regular file (a pipe?): "
                "its replies are read again where they are needed; save it to a file first\n"))
         self.assertFalse(os.path.exists(self.path("out.jsonl")))
+
+
+class FifoTest(StubTestCase):
+    def test_an_output_on_the_fifo_the_run_reads_is_refused_before_it_is_opened(self):
+        # `minijudge ff -o ff` on a named pipe: not refused, the run waited on the pipe and
+        # would read its own records back; a pipe read was not among the files checked
+        fifo = self.path("ff")
+        os.mkfifo(fifo)
+        for flag in ("-o", "--summary", "--html"):
+            with self.subTest(flag=flag):
+                done = subprocess.run([sys.executable, "-m", "minijudge", "--judge-url",
+                                       self.srv.url, "--judge-model", "m", fifo, flag, fifo],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, cwd=os.path.dirname(HERE),
+                                      timeout=20)
+                self.assertEqual((done.returncode, done.stdout, done.stderr.decode()), (
+                    2, b"", "minijudge: error: {} {} is the input file; write elsewhere\n"
+                    .format(flag, fifo)))
