@@ -390,7 +390,8 @@ def render(template, record=None, **fields):
     """
     text = TEMPLATES.get(template, template)
     _check_template(text)
-    given = {k: v for part in (record or {}, fields) for k, v in part.items() if v is not None}
+    given = {k: v for part in (record or {}, fields) for k, v in part.items()
+             if not _is_missing(v)}
     values = {**_TEMPLATE_DEFAULTS[None], **_TEMPLATE_DEFAULTS.get(template, {}), **given}
     _add_aliases(values, fields)
     values["doc"] = record or {}
@@ -1427,7 +1428,18 @@ def _content(content):
 
 def _first(mapping, *names):
     """The first of these fields (or environment variables) that is set and not empty."""
-    return next((mapping[name] for name in names if mapping.get(name) not in (None, "")), None)
+    return next((mapping[name] for name in names if _is_set(mapping.get(name))), None)
+
+
+def _is_set(value):
+    """Neither missing nor ""."""
+    return not _is_missing(value) and value != ""
+
+
+def _is_missing(value):
+    """None or NaN: a NaN is pandas' (and json's literal NaN's) missing value, never a
+    question or reference "nan" to send."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _response_of(example, output):
@@ -5470,6 +5482,8 @@ def _named_field_problem(args, record):
                 field, named, _names(sorted(record), "no fields"))
         if record[field] is None:
             return "field {!r} is null, expected text ({})".format(field, named)
+        if _kind_problem(field, record[field]):  # NaN: missing, as null is
+            return "{} ({})".format(_kind_problem(field, record[field]), named)
         if not _as_text(record[field]).strip():
             return "field {!r} is empty ({})".format(field, named)
     return None
