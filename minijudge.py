@@ -6071,7 +6071,7 @@ class _Tally:
         self.requests = self.cached = self.sent = self.k = 0  # k: repeats
         self.tenths = [0] * 10  # the judged scores' histogram
         self.latency_total = self.latency_max = 0.0
-        self.human = []  # (the judge's rating, or score; its score; the label)
+        self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
 
     def add(self, judgement, human=None, lengths=()):
@@ -6141,8 +6141,6 @@ class _Tally:
             self.played.update(details["played"])
         if human is None:
             return
-        if rating is None:  # agreement compares the judge's rating, else its score
-            rating = score
         self.human.append((rating, score, human))
 
     def _count_requests(self, judgement):
@@ -6318,7 +6316,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["pass_rate"] = _share_true(tally.passed)
     summary["system_fingerprints"] = dict(tally.fingerprints)
     summary["template_sha256"] = stamp["template_sha256"]
-    summary["agreement"] = _human_agreement(args, tally, mode)
+    summary["agreement"] = _human_agreement(args, tally, mode, stamp.get("scale"))
     summary["fields"] = _default_lines(tally.defaulted, args)
     summary.update(shard=args.shard, interrupted=interrupted, minijudge_version=stamp["version"])
     summary["batch"] = None
@@ -6498,7 +6496,7 @@ def _length_figures(tally, mode):
             "lc_win_rate": _length_controlled(lengths, scores), "n": len(scores)}
 
 
-def _human_agreement(args, tally, mode):
+def _human_agreement(args, tally, mode, scale=None):
     """How the judge agrees with the --human-field labels, None without them."""
     if not args.human_field:
         return None
@@ -6508,10 +6506,21 @@ def _human_agreement(args, tally, mode):
     if mode == "pairwise":  # A/B/tie labels as A's win, as the judge's verdicts are scored
         labels = [_verdict_label(label) for label in labels]
         return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
-    judged = ratings
+    judged = list(map(_rating_or_score, ratings, scores, [scale] * len(scores)))
     if {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:  # yes/no labels
         judged = scores
     return dict(agreement(judged, labels), field=args.human_field)
+
+
+def _rating_or_score(rating, score, scale):
+    """What agreement compares with a label: the judge's rating; with none (a panel or its
+    repeats split, scored 0.5) its score on the scale, as the summary's mean_value reads it
+    (a 0.5 against 1-5 labels was no rating); without a scale, the score."""
+    if rating is not None:
+        return rating
+    if scale:
+        return scale[0] + score * (scale[1] - scale[0])
+    return score
 
 
 def _verdict_label(label):

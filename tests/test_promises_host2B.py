@@ -3,7 +3,13 @@ A NaN (json's literal NaN, pandas' missing value) in the question or the referen
 prompt as the text "nan" with status ok and exit 0: "[Reference Answer] nan" graded every
 response against a gold answer of "nan", while the record written said ``"answer": null``.
 A NaN is missing, as null is: a default field is judged without it, a named one is the
-record's bad_record. Through the real command line against the stub, and LLMJudge."""
+record's bad_record.
+
+And "a combined judgement says one thing": a rating panel split under --jury majority scores
+0.5 (3 on a 1-5 scale, as the summary's mean says), but --human-field's agreement compared
+that 0.5 with the 1-5 human labels as if it were a rating (confusion {"3": {"0.5": 1}},
+exact 0.0, within one 0.0), exit 0. Through the real command line against the stub, and
+LLMJudge."""
 
 import json
 import os
@@ -53,6 +59,33 @@ class NaNIsMissing(StubTestCase):
                     2, "", "minijudge: error: line 1 (the first record): template needs field "
                     "'question'; got response\n"))
         self.assertEqual(self.srv.chat_count, 0)
+
+
+class SplitPanelAgreement(StubTestCase):
+    def test_a_split_rating_panel_is_compared_on_the_scale(self):
+        judges = []
+        for n, reply in enumerate(("Rating: 5", "Rating: 1")):
+            srv = self.srv if n == 0 else self.start_stub()
+            srv.content = reply
+            judges.append({"name": "j%d" % n, "url": srv.url})
+        config = self.write("judges.json", json.dumps(judges))
+        source = self.write_jsonl("in.jsonl", [{"question": "q%d" % n, "response": "r", "human": h}
+                                               for n, h in enumerate((3, 3, 4))])
+        summary = self.path("s.json")
+        code, out, err = run_main(["--no-preflight", "--judge-model", "m", "--judges", config,
+                                   "--jury", "majority", "--human-field", "human", "--summary",
+                                   summary, source])
+        self.assertEqual(code, 0, err)
+        record = json.loads(out.splitlines()[0])
+        self.assertEqual((record["judge_score"], record["judge_value"]), (0.5, None))
+        with open(summary, encoding="utf-8") as f:
+            figures = json.load(f)
+        self.assertEqual(figures["mean_value"], 3.0)
+        self.assertEqual({k: figures["agreement"][k] for k in ("n", "exact", "within_one",
+                                                              "confusion")},
+                         {"n": 3, "exact": 0.6667, "within_one": 1.0,
+                          "confusion": {"3": {"3": 2}, "4": {"3": 1}}})
+        self.assertIn("agreement with human (n=3): exact 0.6667, within one 1.0", err)
 
 
 class NaNInPython(unittest.TestCase):
