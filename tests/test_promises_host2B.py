@@ -86,6 +86,12 @@ class SplitPanelAgreement(StubTestCase):
                          {"n": 3, "exact": 0.6667, "within_one": 1.0,
                           "confusion": {"3": {"3": 2}, "4": {"3": 1}}})
         self.assertIn("agreement with human (n=3): exact 0.6667, within one 1.0", err)
+        scored = self.write("out.jsonl", out)
+        code, _, err = run_main(["report", scored, "--human-field", "human", "--summary",
+                                 self.path("r.json")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("r.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["agreement"], figures["agreement"])
 
 
 class NaNInPython(unittest.TestCase):
