@@ -2505,7 +2505,7 @@ def _jury_failed(every, answered, needed, details, error):
 
 def _jury_answered(every, answered, how, details, error):
     """The members that answered, combined; ``error`` names those that failed."""
-    score = _combined([j.score for j in answered], how, 0.5)
+    score = _jury_score(answered, how)
     value = _jury_value(answered, how, score)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
     for name in ("verdict", "option"):  # the combined value, in the mode's own field
@@ -2517,6 +2517,20 @@ def _jury_answered(every, answered, how, details, error):
     if not error:  # none failed: what all said (empty_response's reason), if they agree
         error = _shared([{"error": j.error} for j in answered])["error"]
     return _merged(every, score=score, value=value, error=error, details=details, **fields)
+
+
+def _jury_score(answered, how):
+    """The combined score. A majority of ratings is of the ratings, scored as the mean of the
+    scores of those who gave it: --logprobs weighs each judge's 4 to its own score (0.85,
+    0.75), which as scores were a split (0.5) beside a judge_value of 4."""
+    scores = [j.score for j in answered]
+    if how != "majority" or any(j.rating is None for j in answered):
+        return _combined(scores, how, 0.5)
+    rating = _combined([j.rating for j in answered], how, None)
+    if rating is None:  # the most common ratings are tied
+        return 0.5
+    voters = [j.score for j in answered if j.rating == rating]
+    return math.fsum(voters) / len(voters)
 
 
 def _with_pass(judgement, threshold):

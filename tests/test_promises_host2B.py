@@ -8,8 +8,13 @@ record's bad_record.
 And "a combined judgement says one thing": a rating panel split under --jury majority scores
 0.5 (3 on a 1-5 scale, as the summary's mean says), but --human-field's agreement compared
 that 0.5 with the 1-5 human labels as if it were a rating (confusion {"3": {"0.5": 1}},
-exact 0.0, within one 0.0), exit 0. Through the real command line against the stub, and
-LLMJudge."""
+exact 0.0, within one 0.0), exit 0. 
+
+And a --logprobs rating panel under --jury majority: two judges that both rated 4 (scores 0.85
+and 0.75, each weighted by its probabilities) were a "split", judge_score 0.5 (3 on the
+scale) and judge_pass false beside judge_value 4 and judge_raw "4", exit 0. The majority of
+ratings is of the ratings; its score, the mean of the scores of the judges that gave it.
+Through the real command line against the stub, and LLMJudge."""
 
 import json
 import os
@@ -20,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import StubTestCase, chat, rating_logprobs, run_main  # noqa: E402
 
 
 class NaNIsMissing(StubTestCase):
@@ -92,6 +97,38 @@ class SplitPanelAgreement(StubTestCase):
         self.assertEqual(code, 0, err)
         with open(self.path("r.json"), encoding="utf-8") as f:
             self.assertEqual(json.load(f)["agreement"], figures["agreement"])
+
+
+class LogprobsMajority(StubTestCase):
+    def test_judges_that_agree_on_the_rating_are_a_majority(self):
+        judges = []
+        for n, (text, probs) in enumerate((("4", {"4": 0.6, "5": 0.4}), ("4", {"4": 1.0}),
+                                           ("2", {"2": 1.0}))):
+            srv = self.srv if n == 0 else self.start_stub()
+            srv.push(chat(text, logprobs=rating_logprobs(probs)))
+            judges.append({"name": "j%d" % n, "url": srv.url})
+        config = self.write("judges.json", json.dumps(judges))
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        code, out, err = run_main(["--no-preflight", "--judge-model", "m", "--judges", config,
+                                   "--jury", "majority", "--logprobs", "--pass-threshold", "0.7",
+                                   source])
+        self.assertEqual(code, 0, err)
+        record = json.loads(out)
+        self.assertEqual({k: round(v, 4) for k, v in record["judge_panel"].items()},
+                         {"j0": 0.85, "j1": 0.75, "j2": 0.25})
+        self.assertEqual({k: record["judge_" + k] for k in ("value", "pass")},
+                         {"value": 4, "pass": True})
+        self.assertAlmostEqual(record["judge_score"], 0.8)
+        self.assertIn("mean score 0.8 ", err)
+
+    def test_jury_in_python_votes_on_ratings(self):
+        members = [minijudge.Judgement(score=0.85, value=4), minijudge.Judgement(score=0.75,
+                                                                                  value=4)]
+        combined = minijudge.jury(members, "majority")
+        self.assertEqual((round(combined.score, 4), combined.value), (0.8, 4))
+        split = minijudge.jury([members[0], minijudge.Judgement(score=0.25, value=2)],
+                               "majority")
+        self.assertEqual((split.score, split.value), (0.5, None))
 
 
 class NaNInPython(unittest.TestCase):
