@@ -1852,6 +1852,7 @@ class LLMJudge:
         ``both_orders=False`` asks once, for those who pay per call."""
         if self.parser != "verdict":
             raise JudgeError("compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
+        _check_option(_BOTH_ORDERS, both_orders, "both_orders")  # "no" is true, None false
         values = self._values(example, None, dict(fields, response_a=response_a,
                                                   response_b=response_b))
         again = None
@@ -1864,6 +1865,7 @@ class LLMJudge:
         in both orders. The value maps each system to its win rate on this item (ties
         count half); ``details["pairs"]`` lists every verdict."""
         _check_systems(responses)
+        _check_option(_BOTH_ORDERS, both_orders, "both_orders")  # before any pair is asked
         if len(responses) < 2:
             raise JudgeError("compare_systems needs two or more responses; got {}".format(
                 len(responses)))
@@ -3268,6 +3270,8 @@ _JUDGE_OPTIONS = (
             "folder)", in_file="is the run's: use --image-root (the run reads the images)"),
 )
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
+# compare()'s and compare_systems()' keyword, not the judge's (--single-order is a run option)
+_BOTH_ORDERS = _Option("both_orders", True, _BOOLEAN, _is_flag)
 
 
 def _declared(*names):

@@ -131,6 +131,29 @@ class LogprobsMajority(StubTestCase):
         self.assertEqual((split.score, split.value), (0.5, None))
 
 
+class CompareKeywords(unittest.TestCase):
+    """compare(both_orders="no") asked both orders (a truthy text), both_orders=None one."""
+
+    def test_both_orders_is_true_or_false(self):
+        asked = []
+        judge = minijudge.LLMJudge("http://127.0.0.1:9", model="m", template="pairwise",
+                                   judge_fn=lambda messages: (asked.append(1), "[[A]]")[1])
+        for value in ("no", "false", None, 0, 1.0):
+            with self.subTest(both_orders=value):
+                for call in (lambda: judge.compare({"question": "q"}, "x", "y",
+                                                   both_orders=value),
+                             lambda: judge.compare_systems({"question": "q"}, {"a": "x",
+                                                                               "b": "y"},
+                                                           both_orders=value)):
+                    with self.assertRaises(minijudge.JudgeError) as caught:
+                        call()
+                    self.assertEqual(str(caught.exception),
+                                     "both_orders must be true or false; got {!r}".format(value))
+        self.assertEqual(asked, [])
+        self.assertEqual(judge.compare({"question": "q"}, "x", "y", both_orders=False).value,
+                         "A")
+
+
 class NaNInPython(unittest.TestCase):
     def test_a_nan_reference_or_question_is_missing_as_none_is(self):
         seen = []
