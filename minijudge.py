@@ -1442,6 +1442,16 @@ def _is_missing(value):
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def _fn_body(reply):
+    """judge_fn's reply as a server's body; one that is no JSON (bytes) is the judge's bad
+    reply, not something judge_fn raised."""
+    try:
+        return json.dumps(reply).encode()
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise APIError("judge_fn's reply is not JSON ({}): expected text or a chat completion "
+                       "(a dict)".format(exc), kind="invalid_response") from None
+
+
 def _response_of(example, output):
     """``{"response": ...}`` from ``output`` (its "response", or itself as text), else from
     the example; ``{}`` when neither has one, for a missing response is no empty one."""
@@ -2149,13 +2159,13 @@ class LLMJudge:
         """judge_fn's reply (text or a chat completion) as a body; what it raises, an APIError."""
         try:
             reply = self.judge_fn(messages)
-            if isinstance(reply, str):
-                reply = {"choices": [{"message": {"content": reply}}]}
-            return json.dumps(reply).encode()
         except Exception as exc:  # that item's failure, not the run's
             message = self._redact(str(exc))
             raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, message),
                            kind="internal_error") from None
+        if isinstance(reply, str):
+            reply = {"choices": [{"message": {"content": reply}}]}
+        return _fn_body(reply)
 
     def _pick_model(self, listed):  # listed: the server's models, or why it listed none
         if isinstance(listed, APIError):

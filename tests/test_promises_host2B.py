@@ -154,6 +154,29 @@ class CompareKeywords(unittest.TestCase):
                          "A")
 
 
+class JudgeFnReplies(unittest.TestCase):
+    """A judge_fn returning bytes was "judge_fn raised TypeError: ...": it raised nothing."""
+
+    def test_a_reply_that_is_no_json_is_an_invalid_response(self):
+        for reply in (b"Rating: 4", {"choices": [{"message": {"content": b"4"}}]}):
+            with self.subTest(reply=reply):
+                judge = minijudge.LLMJudge("http://127.0.0.1:9", model="m",
+                                           judge_fn=lambda messages: reply)
+                result = judge.judge({"question": "q"}, "r")
+                self.assertEqual((result.status, result.score, result.error), (
+                    "invalid_response", 0.0, "judge_fn's reply is not JSON (Object of type "
+                    "bytes is not JSON serializable): expected text or a chat completion "
+                    "(a dict)"))
+
+    def test_what_judge_fn_raises_is_still_said_so(self):
+        def broken(messages):
+            raise KeyError("x")
+        result = minijudge.LLMJudge("http://127.0.0.1:9", model="m", judge_fn=broken).judge(
+            {"question": "q"}, "r")
+        self.assertEqual((result.status, result.error), ("internal_error",
+                                                         "judge_fn raised KeyError: 'x'"))
+
+
 class NaNInPython(unittest.TestCase):
     def test_a_nan_reference_or_question_is_missing_as_none_is(self):
         seen = []
