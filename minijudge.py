@@ -4095,8 +4095,13 @@ def _svg_bars(items, top=1.0, digits=4):
 
 
 def _svg_bar(y, label, value, ci, top, digits):
-    """One bar of _svg_bars at height ``y``: its label, the bar, its interval and its value."""
-    end = 180 + 400 * value / (top or 1)
+    """One bar of _svg_bars at height ``y``: its label, the bar, its interval and its value
+    (a negative one's bar as long as its size: a negative width drew none, its value left of
+    the picture; None: "none judged", never a bar at 0)."""
+    if value is None:
+        return '<text x="0" y="{}">{}</text><text x="184.0" y="{}">none judged</text>'.format(
+            y + 13, _esc(label), y + 13)
+    end = 180 + 400 * abs(value) / (top or 1)
     shift = 0
     if ci:
         shift = 30  # the value's text clears the interval's line
@@ -4271,8 +4276,8 @@ def _offsets_chart(s):
     offsets = (s["panel"] or {}).get("offsets")
     if not offsets:
         return None
-    bars = [(k, v or 0.0) for k, v in offsets.items()]  # None: a judge with none judged
-    widest = max(abs(v) for _, v in bars) or 1
+    bars = list(offsets.items())  # None: a judge with none judged
+    widest = max((abs(v) for _, v in bars if v is not None), default=0) or 1
     return _svg_bars(bars, widest)
 
 
