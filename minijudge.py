@@ -3451,6 +3451,7 @@ def agreement(judge_values, human_values, *, kind=None):
     accuracy is reported. Otherwise the values are ratings: exact and within-one agreement,
     quadratic-weighted Cohen's kappa, Spearman and Pearson correlation, and a confusion matrix
     ``{human: {judge: count}}``. ``kind="ratings"`` reads 0/1 labels as ratings too."""
+    judge_values, human_values = _paired_values(judge_values, human_values, kind)
     pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
     if len(pairs) < 2:
@@ -3463,6 +3464,18 @@ def agreement(judge_values, human_values, *, kind=None):
     else:
         result.update(_ratings_agreement(pairs, judge, human, labels))
     return result
+
+
+def _paired_values(judge_values, human_values, kind):
+    """Both as lists, or JudgeError: zip() paired 3 values with 2 labels silently (a dropped
+    row shifts every pair after it), and an unknown kind was read as None."""
+    if kind not in (None, "ratings"):
+        raise JudgeError("kind must be None or 'ratings'; got {!r}".format(kind))
+    judge, human = list(judge_values), list(human_values)
+    if len(judge) != len(human):
+        raise JudgeError("agreement needs one human value for each judge value; got {} judge "
+                         "values and {} human".format(len(judge), len(human)))
+    return judge, human
 
 
 def _binary_agreement(pairs, judge):

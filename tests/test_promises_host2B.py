@@ -211,6 +211,27 @@ was a bar of negative width (none drawn) and its value at x=-216, off the pictur
                       'height="16" fill="#4a7ab5"/><text x="584.0" y="35">-0.5</text>', chart)
 
 
+class AgreementKeywords(unittest.TestCase):
+    """agreement() zipped 3 judge values with 2 labels into n=2 (a dropped row shifts every
+    pair after it: wrong figures, no error), and took kind="binary" or "bogus" as None."""
+
+    def test_values_and_labels_must_pair_up(self):
+        with self.assertRaises(minijudge.JudgeError) as caught:
+            minijudge.agreement([1, 2, 3], [1, 2])
+        self.assertEqual(str(caught.exception), "agreement needs one human value for each "
+                                                "judge value; got 3 judge values and 2 human")
+
+    def test_kind_is_none_or_ratings(self):
+        for kind in ("binary", "bogus", 1, True):
+            with self.subTest(kind=kind):
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    minijudge.agreement([1, 2], [1, 2], kind=kind)
+                self.assertEqual(str(caught.exception),
+                                 "kind must be None or 'ratings'; got {!r}".format(kind))
+        self.assertEqual(minijudge.agreement(iter([1, 0]), (x for x in [1, 1]),
+                                             kind="ratings")["exact"], 0.5)
+
+
 class NaNInPython(unittest.TestCase):
     def test_a_nan_reference_or_question_is_missing_as_none_is(self):
         seen = []
