@@ -628,6 +628,7 @@ def parse_rating(text, *, scale=(1, 5)):
     ignored. A restated scale ("on a scale of 1 to 5") is not a rating. A value outside
     ``scale`` gives None: never clamped, never the "1" of "10".
     """
+    _check_option(_PARSE_SCALE, scale, "scale")  # (nan, 5) read no rating, (True, 5) one
     return _read_rating(text, scale)[0]
 
 
@@ -3282,6 +3283,7 @@ _JUDGE_OPTIONS = (
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
 # compare()'s and compare_systems()' keyword, not the judge's (--single-order is a run option)
 _BOTH_ORDERS = _Option("both_orders", True, _BOOLEAN, _is_flag)
+_PARSE_SCALE = _Option("scale", (1, 5), _OPTIONS["scale"].expected, _is_scale)
 
 
 def _declared(*names):
