@@ -391,7 +391,8 @@ def render(template, record=None, **fields):
     """
     text = TEMPLATES.get(template, template)
     _check_template(text)
-    given = {k: v for part in (record or {}, fields) for k, v in part.items() if v is not None}
+    given = {k: v for part in (record or {}, fields) for k, v in part.items()
+             if not _is_missing(v)}
     values = {**_TEMPLATE_DEFAULTS[None], **_TEMPLATE_DEFAULTS.get(template, {}), **given}
     _add_aliases(values, fields)
     values["doc"] = record or {}
@@ -628,6 +629,7 @@ def parse_rating(text, *, scale=(1, 5)):
     ignored. A restated scale ("on a scale of 1 to 5") is not a rating. A value outside
     ``scale`` gives None: never clamped, never the "1" of "10".
     """
+    _check_option(_PARSE_SCALE, scale, "scale")  # (nan, 5) read no rating, (True, 5) one
     return _read_rating(text, scale)[0]
 
 
@@ -1428,7 +1430,28 @@ def _content(content):
 
 def _first(mapping, *names):
     """The first of these fields (or environment variables) that is set and not empty."""
-    return next((mapping[name] for name in names if mapping.get(name) not in (None, "")), None)
+    return next((mapping[name] for name in names if _is_set(mapping.get(name))), None)
+
+
+def _is_set(value):
+    """Neither missing nor ""."""
+    return not _is_missing(value) and value != ""
+
+
+def _is_missing(value):
+    """None or NaN: a NaN is pandas' (and json's literal NaN's) missing value, never a
+    question or reference "nan" to send."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _fn_body(reply):
+    """judge_fn's reply as a server's body; one that is no JSON (bytes) is the judge's bad
+    reply, not something judge_fn raised."""
+    try:
+        return json.dumps(reply).encode()
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise APIError("judge_fn's reply is not JSON ({}): expected text or a chat completion "
+                       "(a dict)".format(exc), kind="invalid_response") from None
 
 
 def _response_of(example, output):
@@ -1841,6 +1864,7 @@ class LLMJudge:
         ``both_orders=False`` asks once, for those who pay per call."""
         if self.parser != "verdict":
             raise JudgeError("compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
+        _check_option(_BOTH_ORDERS, both_orders, "both_orders")  # "no" is true, None false
         values = self._values(example, None, dict(fields, response_a=response_a,
                                                   response_b=response_b))
         again = None
@@ -1853,6 +1877,7 @@ class LLMJudge:
         in both orders. The value maps each system to its win rate on this item (ties
         count half); ``details["pairs"]`` lists every verdict."""
         _check_systems(responses)
+        _check_option(_BOTH_ORDERS, both_orders, "both_orders")  # before any pair is asked
         if len(responses) < 2:
             raise JudgeError("compare_systems needs two or more responses; got {}".format(
                 len(responses)))
@@ -2136,13 +2161,13 @@ class LLMJudge:
         """judge_fn's reply (text or a chat completion) as a body; what it raises, an APIError."""
         try:
             reply = self.judge_fn(messages)
-            if isinstance(reply, str):
-                reply = {"choices": [{"message": {"content": reply}}]}
-            return json.dumps(reply).encode()
         except Exception as exc:  # that item's failure, not the run's
             message = self._redact(str(exc))
             raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, message),
                            kind="internal_error") from None
+        if isinstance(reply, str):
+            reply = {"choices": [{"message": {"content": reply}}]}
+        return _fn_body(reply)
 
     def _pick_model(self, listed):  # listed: the server's models, or why it listed none
         if isinstance(listed, APIError):
@@ -2494,7 +2519,7 @@ def _jury_failed(every, answered, needed, details, error):
 
 def _jury_answered(every, answered, how, details, error):
     """The members that answered, combined; ``error`` names those that failed."""
-    score = _combined([j.score for j in answered], how, 0.5)
+    score = _jury_score(answered, how)
     value = _jury_value(answered, how, score)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
     for name in ("verdict", "option"):  # the combined value, in the mode's own field
@@ -2506,6 +2531,20 @@ def _jury_answered(every, answered, how, details, error):
     if not error:  # none failed: what all said (empty_response's reason), if they agree
         error = _shared([{"error": j.error} for j in answered])["error"]
     return _merged(every, score=score, value=value, error=error, details=details, **fields)
+
+
+def _jury_score(answered, how):
+    """The combined score. A majority of ratings is of the ratings, scored as the mean of the
+    scores of those who gave it: --logprobs weighs each judge's 4 to its own score (0.85,
+    0.75), which as scores were a split (0.5) beside a judge_value of 4."""
+    scores = [j.score for j in answered]
+    if how != "majority" or any(j.rating is None for j in answered):
+        return _combined(scores, how, 0.5)
+    rating = _combined([j.rating for j in answered], how, None)
+    if rating is None:  # the most common ratings are tied
+        return 0.5
+    voters = [j.score for j in answered if j.rating == rating]
+    return math.fsum(voters) / len(voters)
 
 
 def _with_pass(judgement, threshold):
@@ -3243,6 +3282,9 @@ _JUDGE_OPTIONS = (
             "folder)", in_file="is the run's: use --image-root (the run reads the images)"),
 )
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
+# compare()'s and compare_systems()' keyword, not the judge's (--single-order is a run option)
+_BOTH_ORDERS = _Option("both_orders", True, _BOOLEAN, _is_flag)
+_PARSE_SCALE = _Option("scale", (1, 5), _OPTIONS["scale"].expected, _is_scale)
 
 
 def _declared(*names):
@@ -3412,6 +3454,7 @@ def agreement(judge_values, human_values, *, kind=None):
     accuracy is reported. Otherwise the values are ratings: exact and within-one agreement,
     quadratic-weighted Cohen's kappa, Spearman and Pearson correlation, and a confusion matrix
     ``{human: {judge: count}}``. ``kind="ratings"`` reads 0/1 labels as ratings too."""
+    judge_values, human_values = _paired_values(judge_values, human_values, kind)
     pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
     if len(pairs) < 2:
@@ -3424,6 +3467,18 @@ def agreement(judge_values, human_values, *, kind=None):
     else:
         result.update(_ratings_agreement(pairs, judge, human, labels))
     return result
+
+
+def _paired_values(judge_values, human_values, kind):
+    """Both as lists, or JudgeError: zip() paired 3 values with 2 labels silently (a dropped
+    row shifts every pair after it), and an unknown kind was read as None."""
+    if kind not in (None, "ratings"):
+        raise JudgeError("kind must be None or 'ratings'; got {!r}".format(kind))
+    judge, human = list(judge_values), list(human_values)
+    if len(judge) != len(human):
+        raise JudgeError("agreement needs one human value for each judge value; got {} judge "
+                         "values and {} human".format(len(judge), len(human)))
+    return judge, human
 
 
 def _binary_agreement(pairs, judge):
@@ -4064,8 +4119,13 @@ def _svg_bars(items, top=1.0, digits=4):
 
 
 def _svg_bar(y, label, value, ci, top, digits):
-    """One bar of _svg_bars at height ``y``: its label, the bar, its interval and its value."""
-    end = 180 + 400 * value / (top or 1)
+    """One bar of _svg_bars at height ``y``: its label, the bar, its interval and its value
+    (a negative one's bar as long as its size: a negative width drew none, its value left of
+    the picture; None: "none judged", never a bar at 0)."""
+    if value is None:
+        return '<text x="0" y="{}">{}</text><text x="184.0" y="{}">none judged</text>'.format(
+            y + 13, _esc(label), y + 13)
+    end = 180 + 400 * abs(value) / (top or 1)
     shift = 0
     if ci:
         shift = 30  # the value's text clears the interval's line
@@ -4240,8 +4300,8 @@ def _offsets_chart(s):
     offsets = (s["panel"] or {}).get("offsets")
     if not offsets:
         return None
-    bars = [(k, v or 0.0) for k, v in offsets.items()]  # None: a judge with none judged
-    widest = max(abs(v) for _, v in bars) or 1
+    bars = list(offsets.items())  # None: a judge with none judged
+    widest = max((abs(v) for _, v in bars if v is not None), default=0) or 1
     return _svg_bars(bars, widest)
 
 
@@ -5495,6 +5555,8 @@ def _named_field_problem(args, record):
                 field, named, _names(sorted(record), "no fields"))
         if record[field] is None:
             return "field {!r} is null, expected text ({})".format(field, named)
+        if _kind_problem(field, record[field]):  # NaN: missing, as null is
+            return "{} ({})".format(_kind_problem(field, record[field]), named)
         if not _as_text(record[field]).strip():
             return "field {!r} is empty ({})".format(field, named)
     return None
@@ -6082,7 +6144,7 @@ class _Tally:
         self.requests = self.cached = self.sent = self.k = 0  # k: repeats
         self.tenths = [0] * 10  # the judged scores' histogram
         self.latency_total = self.latency_max = 0.0
-        self.human = []  # (the judge's rating, or score; its score; the label)
+        self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
 
     def add(self, judgement, human=None, lengths=()):
@@ -6152,8 +6214,6 @@ class _Tally:
             self.played.update(details["played"])
         if human is None:
             return
-        if rating is None:  # agreement compares the judge's rating, else its score
-            rating = score
         self.human.append((rating, score, human))
 
     def _count_requests(self, judgement):
@@ -6329,7 +6389,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["pass_rate"] = _share_true(tally.passed)
     summary["system_fingerprints"] = dict(tally.fingerprints)
     summary["template_sha256"] = stamp["template_sha256"]
-    summary["agreement"] = _human_agreement(args, tally, mode)
+    summary["agreement"] = _human_agreement(args, tally, mode, stamp.get("scale"))
     summary["fields"] = _default_lines(tally.defaulted, args)
     summary.update(shard=args.shard, interrupted=interrupted, minijudge_version=stamp["version"])
     summary["batch"] = None
@@ -6509,7 +6569,7 @@ def _length_figures(tally, mode):
             "lc_win_rate": _length_controlled(lengths, scores), "n": len(scores)}
 
 
-def _human_agreement(args, tally, mode):
+def _human_agreement(args, tally, mode, scale=None):
     """How the judge agrees with the --human-field labels, None without them."""
     if not args.human_field:
         return None
@@ -6519,10 +6579,21 @@ def _human_agreement(args, tally, mode):
     if mode == "pairwise":  # A/B/tie labels as A's win, as the judge's verdicts are scored
         labels = [_verdict_label(label) for label in labels]
         return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
-    judged = ratings
+    judged = list(map(_rating_or_score, ratings, scores, [scale] * len(scores)))
     if {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:  # yes/no labels
         judged = scores
     return dict(agreement(judged, labels), field=args.human_field)
+
+
+def _rating_or_score(rating, score, scale):
+    """What agreement compares with a label: the judge's rating; with none (a panel or its
+    repeats split, scored 0.5) its score on the scale, as the summary's mean_value reads it
+    (a 0.5 against 1-5 labels was no rating); without a scale, the score."""
+    if rating is not None:
+        return rating
+    if scale:
+        return scale[0] + score * (scale[1] - scale[0])
+    return score
 
 
 def _verdict_label(label):

@@ -1,0 +1,264 @@
+"""Issue 28's second campaign (host2B): other inputs for "a missing value is not an answer".
+A NaN (json's literal NaN, pandas' missing value) in the question or the reference reached the
+prompt as the text "nan" with status ok and exit 0: "[Reference Answer] nan" graded every
+response against a gold answer of "nan", while the record written said ``"answer": null``.
+A NaN is missing, as null is: a default field is judged without it, a named one is the
+record's bad_record.
+
+And "a combined judgement says one thing": a rating panel split under --jury majority scores
+0.5 (3 on a 1-5 scale, as the summary's mean says), but --human-field's agreement compared
+that 0.5 with the 1-5 human labels as if it were a rating (confusion {"3": {"0.5": 1}},
+exact 0.0, within one 0.0), exit 0. 
+
+And a --logprobs rating panel under --jury majority: two judges that both rated 4 (scores 0.85
+and 0.75, each weighted by its probabilities) were a "split", judge_score 0.5 (3 on the
+scale) and judge_pass false beside judge_value 4 and judge_raw "4", exit 0. The majority of
+ratings is of the ratings; its score, the mean of the scores of the judges that gave it.
+Through the real command line against the stub, and LLMJudge."""
+
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import minijudge  # noqa: E402
+from stub import StubTestCase, chat, rating_logprobs, run_main  # noqa: E402
+
+
+class NaNIsMissing(StubTestCase):
+    def run_cli(self, line, *flags):
+        source = self.write("in.jsonl", line + "\n")
+        out = self.path("out.jsonl")
+        code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judge-url",
+                                 self.srv.url, "-o", out, *flags, source])
+        with open(out, encoding="utf-8") as f:
+            return code, json.loads(f.readline()), err
+
+    def test_a_nan_reference_is_no_reference(self):
+        code, record, err = self.run_cli('{"question": "q", "answer": NaN, "response": "r"}')
+        self.assertEqual((code, record["judge_status"]), (0, "ok"), err)
+        self.assertNotIn("[Reference Answer]", self.srv.requests[-1].prompt)
+        self.assertNotIn("nan", self.srv.requests[-1].prompt)
+
+    def test_a_named_field_that_is_nan_is_a_bad_record(self):
+        for flag in ("--reference-field", "--question-field"):
+            with self.subTest(flag=flag):
+                code, record, err = self.run_cli(
+                    '{"question": "q", "gold": NaN, "q2": NaN, "response": "r"}',
+                    flag, {"--reference-field": "gold", "--question-field": "q2"}[flag])
+                field = {"--reference-field": "gold", "--question-field": "q2"}[flag]
+                self.assertEqual((code, record["judge_status"], record["judge_error"]), (
+                    1, "bad_record", "line 1: field {!r} is NaN (a missing value), expected "
+                    "text ({} {})".format(field, flag, field)))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_a_nan_question_is_not_asked_as_nan(self):
+        for question in ("NaN", "null"):  # as a null question: the template needs one
+            with self.subTest(question=question):
+                source = self.write("q.jsonl", '{"question": %s, "response": "r"}\n' % question)
+                self.assertEqual(run_main(["--no-preflight", "--judge-model", "m",
+                                           "--judge-url", self.srv.url, source]), (
+                    2, "", "minijudge: error: line 1 (the first record): template needs field "
+                    "'question'; got response\n"))
+        self.assertEqual(self.srv.chat_count, 0)
+
+
+class SplitPanelAgreement(StubTestCase):
+    def test_a_split_rating_panel_is_compared_on_the_scale(self):
+        judges = []
+        for n, reply in enumerate(("Rating: 5", "Rating: 1")):
+            srv = self.srv if n == 0 else self.start_stub()
+            srv.content = reply
+            judges.append({"name": "j%d" % n, "url": srv.url})
+        config = self.write("judges.json", json.dumps(judges))
+        source = self.write_jsonl("in.jsonl", [{"question": "q%d" % n, "response": "r", "human": h}
+                                               for n, h in enumerate((3, 3, 4))])
+        summary = self.path("s.json")
+        code, out, err = run_main(["--no-preflight", "--judge-model", "m", "--judges", config,
+                                   "--jury", "majority", "--human-field", "human", "--summary",
+                                   summary, source])
+        self.assertEqual(code, 0, err)
+        record = json.loads(out.splitlines()[0])
+        self.assertEqual((record["judge_score"], record["judge_value"]), (0.5, None))
+        with open(summary, encoding="utf-8") as f:
+            figures = json.load(f)
+        self.assertEqual(figures["mean_value"], 3.0)
+        self.assertEqual({k: figures["agreement"][k] for k in ("n", "exact", "within_one",
+                                                              "confusion")},
+                         {"n": 3, "exact": 0.6667, "within_one": 1.0,
+                          "confusion": {"3": {"3": 2}, "4": {"3": 1}}})
+        self.assertIn("agreement with human (n=3): exact 0.6667, within one 1.0", err)
+        scored = self.write("out.jsonl", out)
+        code, _, err = run_main(["report", scored, "--human-field", "human", "--summary",
+                                 self.path("r.json")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("r.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["agreement"], figures["agreement"])
+
+
+class LogprobsMajority(StubTestCase):
+    def test_judges_that_agree_on_the_rating_are_a_majority(self):
+        judges = []
+        for n, (text, probs) in enumerate((("4", {"4": 0.6, "5": 0.4}), ("4", {"4": 1.0}),
+                                           ("2", {"2": 1.0}))):
+            srv = self.srv if n == 0 else self.start_stub()
+            srv.push(chat(text, logprobs=rating_logprobs(probs)))
+            judges.append({"name": "j%d" % n, "url": srv.url})
+        config = self.write("judges.json", json.dumps(judges))
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        code, out, err = run_main(["--no-preflight", "--judge-model", "m", "--judges", config,
+                                   "--jury", "majority", "--logprobs", "--pass-threshold", "0.7",
+                                   source])
+        self.assertEqual(code, 0, err)
+        record = json.loads(out)
+        self.assertEqual({k: round(v, 4) for k, v in record["judge_panel"].items()},
+                         {"j0": 0.85, "j1": 0.75, "j2": 0.25})
+        self.assertEqual({k: record["judge_" + k] for k in ("value", "pass")},
+                         {"value": 4, "pass": True})
+        self.assertAlmostEqual(record["judge_score"], 0.8)
+        self.assertIn("mean score 0.8 ", err)
+
+    def test_jury_in_python_votes_on_ratings(self):
+        members = [minijudge.Judgement(score=0.85, value=4), minijudge.Judgement(score=0.75,
+                                                                                  value=4)]
+        combined = minijudge.jury(members, "majority")
+        self.assertEqual((round(combined.score, 4), combined.value), (0.8, 4))
+        split = minijudge.jury([members[0], minijudge.Judgement(score=0.25, value=2)],
+                               "majority")
+        self.assertEqual((split.score, split.value), (0.5, None))
+
+
+class CompareKeywords(unittest.TestCase):
+    """compare(both_orders="no") asked both orders (a truthy text), both_orders=None one."""
+
+    def test_both_orders_is_true_or_false(self):
+        asked = []
+        judge = minijudge.LLMJudge("http://127.0.0.1:9", model="m", template="pairwise",
+                                   judge_fn=lambda messages: (asked.append(1), "[[A]]")[1])
+        for value in ("no", "false", None, 0, 1.0):
+            with self.subTest(both_orders=value):
+                for call in (lambda: judge.compare({"question": "q"}, "x", "y",
+                                                   both_orders=value),
+                             lambda: judge.compare_systems({"question": "q"}, {"a": "x",
+                                                                               "b": "y"},
+                                                           both_orders=value)):
+                    with self.assertRaises(minijudge.JudgeError) as caught:
+                        call()
+                    self.assertEqual(str(caught.exception),
+                                     "both_orders must be true or false; got {!r}".format(value))
+        self.assertEqual(asked, [])
+        self.assertEqual(judge.compare({"question": "q"}, "x", "y", both_orders=False).value,
+                         "A")
+
+
+class JudgeFnReplies(unittest.TestCase):
+    """A judge_fn returning bytes was "judge_fn raised TypeError: ...": it raised nothing."""
+
+    def test_a_reply_that_is_no_json_is_an_invalid_response(self):
+        for reply in (b"Rating: 4", {"choices": [{"message": {"content": b"4"}}]}):
+            with self.subTest(reply=reply):
+                judge = minijudge.LLMJudge("http://127.0.0.1:9", model="m",
+                                           judge_fn=lambda messages: reply)
+                result = judge.judge({"question": "q"}, "r")
+                self.assertEqual((result.status, result.score, result.error), (
+                    "invalid_response", 0.0, "judge_fn's reply is not JSON (Object of type "
+                    "bytes is not JSON serializable): expected text or a chat completion "
+                    "(a dict)"))
+
+    def test_what_judge_fn_raises_is_still_said_so(self):
+        def broken(messages):
+            raise KeyError("x")
+        result = minijudge.LLMJudge("http://127.0.0.1:9", model="m", judge_fn=broken).judge(
+            {"question": "q"}, "r")
+        self.assertEqual((result.status, result.error), ("internal_error",
+                                                         "judge_fn raised KeyError: 'x'"))
+
+
+class PageAgreesWithTheSummary(StubTestCase):
+    """--html drew a judge that never answered at an offset of 0.0 from the panel (the summary:
+    null), as if it had agreed with the panel on every record; a harsh judge's negative offset
+was a bar of negative width (none drawn) and its value at x=-216, off the picture."""
+
+    def test_a_judge_with_none_judged_has_no_offset_on_the_page(self):
+        other = self.start_stub()
+        other.content = "Rating: 1"
+        self.srv.content = "Rating: 5"
+        down = self.start_stub()
+        down.stop()
+        config = self.write("judges.json", json.dumps([
+            {"name": "j0", "url": self.srv.url}, {"name": "j1", "url": other.url},
+            {"name": "j2", "url": down.url, "options": {"max_retries": 0}}]))
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        page, summary = self.path("p.html"), self.path("s.json")
+        code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judges", config,
+                                 "--jury", "mean", "--quorum", "2", "--html", page,
+                                 "--summary", summary, "--max-error-rate", "1", source])
+        self.assertEqual(code, 0, err)
+        with open(summary, encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["panel"]["offsets"], {"j0": 0.5, "j1": -0.5,
+                                                                "j2": None})
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        chart = text[text.index("offset from the panel"):]
+        chart = chart[:chart.index("</svg>")]
+        self.assertIn('<text x="0" y="57">j2</text><text x="184.0" y="57">none judged</text>',
+                      chart)
+        self.assertNotIn(">0.0<", chart)
+        self.assertIn('<text x="0" y="35">j1</text><rect x="180" y="23" width="400.0" '
+                      'height="16" fill="#4a7ab5"/><text x="584.0" y="35">-0.5</text>', chart)
+
+
+class AgreementKeywords(unittest.TestCase):
+    """agreement() zipped 3 judge values with 2 labels into n=2 (a dropped row shifts every
+    pair after it: wrong figures, no error), and took kind="binary" or "bogus" as None."""
+
+    def test_values_and_labels_must_pair_up(self):
+        with self.assertRaises(minijudge.JudgeError) as caught:
+            minijudge.agreement([1, 2, 3], [1, 2])
+        self.assertEqual(str(caught.exception), "agreement needs one human value for each "
+                                                "judge value; got 3 judge values and 2 human")
+
+    def test_kind_is_none_or_ratings(self):
+        for kind in ("binary", "bogus", 1, True):
+            with self.subTest(kind=kind):
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    minijudge.agreement([1, 2], [1, 2], kind=kind)
+                self.assertEqual(str(caught.exception),
+                                 "kind must be None or 'ratings'; got {!r}".format(kind))
+        self.assertEqual(minijudge.agreement(iter([1, 0]), (x for x in [1, 1]),
+                                             kind="ratings")["exact"], 0.5)
+
+
+class ParseRatingScale(unittest.TestCase):
+    """parse_rating's scale was not checked: (nan, 5) read every reply as None, (True, 5) was
+    taken as (1, 5), "1,5" was a TypeError from inside the comparison."""
+
+    def test_the_scale_is_checked_as_the_judges_is(self):
+        for scale in ((float("nan"), 5), (True, 5), "1,5", (5, 1), (1, float("inf")), None):
+            with self.subTest(scale=scale):
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    minijudge.parse_rating("4", scale=scale)
+                self.assertEqual(str(caught.exception), "scale must be a pair [LO, HI] of "
+                                 "numbers with LO < HI; got {!r}".format(scale))
+        self.assertEqual(minijudge.parse_rating("Rating: 8", scale=[1, 10]), 8)
+
+
+class NaNInPython(unittest.TestCase):
+    def test_a_nan_reference_or_question_is_missing_as_none_is(self):
+        seen = []
+        judge = minijudge.LLMJudge("http://127.0.0.1:9", model="m", judge_fn=lambda messages: (
+            seen.append(messages[-1]["content"]), "Rating: 4")[1])
+        result = judge.judge({"question": "q", "answer": float("nan")}, "resp")
+        self.assertEqual(result.status, "ok")
+        self.assertNotIn("[Reference Answer]", seen[-1])
+        result = judge.judge({"question": float("nan")}, "resp")
+        self.assertEqual((result.status, result.error), (
+            "template_error", "template needs field 'question'; got response"))
+        self.assertEqual(len(seen), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
