@@ -774,6 +774,7 @@ def _structured(text, *keys):
 
 _VERDICT_RE = re.compile(r"""
     (?<!than\s)(?<!than)                                      # not "[[B]] is better than [[A]]"
+    (?<!not\s)(?<!n't\s)                                      # nor one ruled out: "not [[A]]"
     \[\[\s*(?: (?P<mt>[ABC]|tie)                               # MT-Bench [[A]], [[C]] tie
           | (?P<arena>[AB]\s*(?:>>|>|=|<<|<)\s*[AB]) )\s*\]\]      # Arena-Hard [[A>>B]]
 """, re.I | re.X)

@@ -1,0 +1,104 @@
+"""A second independent campaign on issue 28's classes with other inputs (host2C): each test
+here failed on main before its fix.
+
+CLI tests run ``minijudge.main`` on real files against the loopback stub (tests/stub.py).
+"""
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_host2C` finds stub
+from stub import StubTestCase, run_main  # noqa: E402
+
+CRITERION = {"name": "quality", "description": "How good is it?",
+             "options": {"Excellent": 1.0, "Good": 0.5, "Poor": 0.0}}
+
+
+class Cli(StubTestCase):
+    def run_cli(self, *argv):
+        """(exit code, records, stderr)."""
+        code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "judge-model",
+                                   "--no-preflight", "--max-retries", "0"] + list(argv))
+        return code, [json.loads(line) for line in out.splitlines()], err
+
+
+class NegatedVerdict(Cli):
+    """A [[verdict]] the judge rules out ("not [[A]]") is no verdict: "Final verdict: [[B]]
+    - not [[A]]." was A (status ok, exit 0)."""
+
+    def test_a_verdict_ruled_out_after_the_stated_one(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response_a": "x",
+                                                "response_b": "y"}])
+        for reply, verdict in (("Final verdict: [[B]] \u2014 not [[A]].", "B"),
+                               ("[[A]], not [[B]]: B misses the units.", "A"),
+                               ("The verdict is [[B]], and it isn't [[C]].", "B")):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--mode", "pairwise", "--single-order",
+                                                    source)
+                self.assertEqual((code, record["judge_status"], record["judge_verdict"]),
+                                 (0, "ok", verdict))
+
+
+class BinaryLabelAsAQuestion(Cli):
+    """A label asked as a question, then answered ("Correct? No."), was read by its first
+    word: True, score 1.0, status ok, exit 0."""
+
+    def test_the_answer_after_the_question_mark_is_the_verdict(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "answer": "4",
+                                                "response": "5"}])
+        for reply, score in (("Correct? No.", 0.0), ("Correct?\nNo, it says 5.", 0.0),
+                             ("Answer? Yes.", 1.0)):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--mode", "binary", source)
+                self.assertEqual((code, record["judge_status"], record["judge_score"]),
+                                 (0, "ok", score))
+
+
+class OptionRevisedAtTheEnd(Cli):
+    """A reply that names an option on its first line and another, revised, on its last
+    ("Excellent ... On reflection: Poor") was read by its first line: Excellent, 1.0, ok."""
+
+    def test_a_revision_on_the_last_line_is_not_overruled_by_the_first(self):
+        criteria = self.write("c.json", json.dumps(CRITERION))
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "5"}])
+        for reply in ("Excellent\n\nWait: the response says 5, not 4. On reflection: Poor",
+                      "Good\n\nActually it is wrong, so Poor."):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--criteria", criteria, source)
+                self.assertNotIn(record.get("judge_option"), ("Excellent", "Good"))
+
+    def test_a_first_line_with_its_reason_after_is_still_read(self):
+        criteria = self.write("c.json", json.dumps(CRITERION))
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "4"}])
+        for reply in ("Good\n\nThe response is right but terse; it is not Excellent.",
+                      "Good\n\nThe response is right but terse."):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--criteria", criteria, source)
+                self.assertEqual((code, record["judge_option"]), (0, "Good"))
+
+
+class NamedReferenceEmptyContainer(Cli):
+    """A --reference-field holding an empty list or object was sent as the reference "[]"
+    or "{}" (status ok, exit 0), where an empty text is that record's bad_record."""
+
+    def test_an_empty_list_or_object_is_empty(self):
+        for value, shown in (([], "[]"), ({}, "{}")):
+            with self.subTest(value=value):
+                source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "gold": value,
+                                                        "response": "four"}])
+                code, (record,), err = self.run_cli("--reference-field", "gold", source)
+                self.assertEqual((code, record["judge_status"], record["judge_error"]),
+                                 (1, "bad_record", "line 1: field 'gold' is empty "
+                                                   "(--reference-field gold)"))
+        self.assertEqual([r for r in self.srv.requests if r.method == "POST"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
