@@ -636,7 +636,7 @@ _BINARY_LABEL_RE = re.compile(r"""
     ^[\W_]*(?:final\s+)?                               # at the start of a line
     (?:verdict|answer|judge?ment|correct(?:ness)?|is_correct|decision|label|result|grade
        |equivalent|output)                             # a label, then ": ", '": ', " is "
-    [\s"':=\-\[]{0,6}(?:is\s+)?
+    [\s"':=\-\[?]{0,6}(?:is\s+)?                     # "?": a label asked, then answered
     (?P<word>yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b
 """, re.I | re.X | re.M)
 _BINARY_PROSE_RE = re.compile(r"""
