@@ -2900,12 +2900,18 @@ def _picked_options(plain, by_name):
     it mentions, else, unless exactly one, the one its last line is a typo of."""
     lines = _verdict_lines(plain, by_name)
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
-    if named:
+    if named and not _revised(named[0], lines[-1], by_name):
         return named[:1]
     picked = _mentioned(by_name, plain)
     if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
         picked = _close_option(lines[-1], by_name)
     return picked
+
+
+def _revised(first, last_line, by_name):
+    """Whether the last line names an option other than ``first``, the first line's: the
+    judge changed its mind ("Excellent ... On reflection: Poor"), so the first is no pick."""
+    return any(option != first for option in _mentioned(by_name, last_line))
 
 
 def _reply_lines(text):
