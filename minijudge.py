@@ -5477,7 +5477,7 @@ def _named_field_problem(args, record):
                 field, named, _names(sorted(record), "no fields"))
         if record[field] is None:
             return "field {!r} is null, expected text ({})".format(field, named)
-        if not _as_text(record[field]).strip():
+        if _is_blank(record[field]):  # [] or {} too: sent as the text "[]", it is no answer
             return "field {!r} is empty ({})".format(field, named)
     return None
 
@@ -5496,10 +5496,10 @@ def _empty_field_problem(args, record):
 
 
 def _is_blank(value):
-    """"", spaces or []: there, but nothing to send."""
+    """"", spaces, [] or {}: there, but nothing to send."""
     if isinstance(value, str):
         return not value.strip()
-    return value == []
+    return value == [] or value == {}
 
 
 def _check_first(specs, args, items):

@@ -97,6 +97,11 @@ class NamedReferenceEmptyContainer(Cli):
                 self.assertEqual((code, record["judge_status"], record["judge_error"]),
                                  (1, "bad_record", "line 1: field 'gold' is empty "
                                                    "(--reference-field gold)"))
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "doc": {},
+                                                "response": "four"}])
+        code, (record,), err = self.run_cli("--context-field", "doc", source)
+        self.assertEqual((record["judge_status"], record["judge_error"]),
+                         ("bad_record", "line 1: field 'doc' is empty (--context-field doc=doc)"))
         self.assertEqual([r for r in self.srv.requests if r.method == "POST"], [])
 
 
