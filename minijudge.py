@@ -448,13 +448,15 @@ _HEDGE = r"(?:(?:maybe|perhaps|possibly|probably|even)\b[^\S\n]*)?"  # "or maybe
 # No two runs of spaces may meet without a character between: that would be quadratic.
 _ALT_AFTER_RE = re.compile(r"""
     (?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+(?!\.?\d))?         # the "/10" of "6/10 or 7/10"
-    [^\S\n]*(?: (?:or|to)\b[^\S\n]*{hedge}(?:\[\[?[^\S\n]*)?  # " or 8", " or maybe [[8"
-              | (?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )      # "/[[8", " - [[8": brackets only
+    [^\S\n]*(?:,[^\S\n]*)?                                  # ", or 8", ", maybe 8"
+    (?: (?:or|to)\b[^\S\n]*{hedge}(?:\[\[?[^\S\n]*)?          # " or 8", " or maybe [[8"
+      | (?:maybe|perhaps|possibly)\b[^\S\n]*(?:\[\[?[^\S\n]*)?   # "4, maybe 5"
+      | (?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )              # "/[[8", " - [[8": brackets only
     \d
 """.format(hedge=_HEDGE), re.I | re.X)
 _ALT_BEFORE_RE = re.compile(r"""
     (?: \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*          # "7", "6/10"
-        (?: (?:\]\]?[^\S\n]*)?\(?\b(?:or|to)\b[^\S\n]*{hedge}     # "7 or ", "[[7]] (or "
+        (?: (?:\]\]?[^\S\n]*)?(?:,[^\S\n]*)?\(?\b(?:or|to)\b[^\S\n]*{hedge}  # "7 or ", "7, or "
             (?:\[\[?[^\S\n]*)?                                   # "[["
           | \]\][^\S\n]*(?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )   # "[[7]]/[[", "[[7]] - [["
       | \bbetween[^\S\n]+(?:\[\[?[^\S\n]*)?                      # "between ", "between 7 and "

@@ -43,6 +43,24 @@ class NegatedVerdict(Cli):
                                  (0, "ok", verdict))
 
 
+class AlternativesAfterAComma(Cli):
+    """Ratings offered as alternatives after a comma ("4, or perhaps 5", "3, maybe 4") are no
+    rating: the first was read (status ok, exit 0), as "4 or 5" is not."""
+
+    def test_a_comma_before_the_alternative(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
+        for reply, value in (("Rating: 4, or perhaps 5", None), ("I would give it 3, maybe 4.",
+                                                                  None),
+                             ("Rating: [[4]], or [[5]] with sources", None),
+                             ("Rating: 4, and 2 minor issues", 4),
+                             ("Rating: 4, maybe lacking detail", 4)):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli(source)
+                self.assertEqual(record.get("judge_value"), value)
+                self.assertEqual(code, 1 if value is None else 0)
+
+
 class BinaryLabelAsAQuestion(Cli):
     """A label asked as a question, then answered ("Correct? No."), was read by its first
     word: True, score 1.0, status ok, exit 0."""
