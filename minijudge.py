@@ -5322,7 +5322,7 @@ def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
     mode = mode or args.mode
     names = _MODES[mode][2]
-    problem = _field_problem(args, record, names)
+    problem = _field_problem(args, record, names) or _no_reference_problem(args, record, mode)
     if problem:
         return _BadLine("line {}: {}".format(number, problem), b"")
     fields = _text_fields(args, record, names)
@@ -5341,6 +5341,30 @@ def _item_fields(args, number, record, mode=None):
     return fields
 
 
+def _no_reference_problem(args, record, mode):
+    """A mode that needs a reference (binary, math), given a record whose reference field is
+    there but holds none ("", spaces, [], {}, NaN): the record's own field would fill the
+    template, and the judge would check the response against an empty or "nan" truth."""
+    field = args.reference_field
+    if mode in _OPTIONAL_REFERENCE or field not in record or record[field] is None:
+        return None  # absent or null: the template says it needs the field
+    if _reference_of(record, field) is not None:
+        return None
+    return "field {!r} holds no reference, and --mode {} needs one".format(str(field), mode)
+
+
+def _reference_of(record, field):
+    """A record's reference as text, or None when its field holds none: absent, null, blank,
+    [] or {}, or NaN (pandas' missing value); sent, the judge would be shown an empty or
+    "nan" reference as the ground truth."""
+    value = record.get(field)
+    if value is None or _is_blank(value):
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return _as_text(value)
+
+
 def _text_fields(args, record, names):
     """The question, the reference ("": none) and the mode's response fields, as text."""
     if args.question_field:
@@ -5348,7 +5372,7 @@ def _text_fields(args, record, names):
     else:
         question = _first(record, "question", "context")
     fields = {"question": _as_text(question),
-              "reference": _as_text(_first(record, args.reference_field))}
+              "reference": _reference_of(record, args.reference_field)}
     for name in names:
         value = record.get(getattr(args, name + "_field"))
         if name == "responses":
@@ -5481,6 +5505,8 @@ def _named_field_problem(args, record):
             return "field {!r} is null, expected text ({})".format(field, named)
         if _is_blank(record[field]):  # [] or {} too: sent as the text "[]", it is no answer
             return "field {!r} is empty ({})".format(field, named)
+        if _reference_of(record, field) is None:  # NaN: pandas' missing value, not "nan"
+            return "field {!r} is NaN (a missing value), expected text ({})".format(field, named)
     return None
 
 
@@ -5975,7 +6001,7 @@ def _lacks_answer(args, record, mode):
     a template_error)."""
     if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
         return False
-    return _first(record, "answer") is None
+    return _reference_of(record, "answer") is None
 
 
 def _lacks_question(args, record, mode):
