@@ -406,8 +406,15 @@ def _add_aliases(values, fields):
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in fields:
             values[alias] = values[name]
-        elif alias in values and name not in values:
+        elif alias in values and name not in values and _holds_value(values, alias, name):
             values[name] = values[alias]
+
+
+def _holds_value(values, alias, name):
+    """Whether ``values[alias]`` may stand for ``name``: a record's "answer" that holds no
+    reference ("", spaces, [], NaN) is none, so a template needing {reference} says so
+    rather than give the judge an empty or "nan" truth (binary judged it correct)."""
+    return name != "reference" or _reference_of(values, alias) is not None
 
 
 def _render_naming_failure(text, given, values):
@@ -1433,6 +1440,27 @@ def _first(mapping, *names):
     return next((mapping[name] for name in names if mapping.get(name) not in (None, "")), None)
 
 
+def _reference_of(record, field):
+    """A record's reference as text, or None when its field holds none: absent, null, blank,
+    [] or {}, or NaN (pandas' missing value); sent, the judge would be shown an empty or
+    "nan" reference as the ground truth."""
+    value = record.get(field)
+    if value is None or _is_blank(value):
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return _as_text(value)
+
+
+def _example_reference(example):
+    """An example's reference: its "answer", else its "reference", each only if it holds one
+    (not "", spaces, [], {} or NaN: see _reference_of)."""
+    answer = _reference_of(example, "answer")
+    if answer is None:
+        return _reference_of(example, "reference")
+    return answer
+
+
 def _response_of(example, output):
     """``{"response": ...}`` from ``output`` (its "response", or itself as text), else from
     the example; ``{}`` when neither has one, for a missing response is no empty one."""
@@ -1886,7 +1914,7 @@ class LLMJudge:
         if example is None:
             example = {}
         values = dict(question=_as_text(_first(example, "question", "context")),
-                      reference=_as_text(_first(example, "answer", "reference")),
+                      reference=_example_reference(example),
                       **_response_of(example, output))
         _check_response(self.parser, values, example, output, fields)
         criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's own
@@ -5351,18 +5379,6 @@ def _no_reference_problem(args, record, mode):
     if _reference_of(record, field) is not None:
         return None
     return "field {!r} holds no reference, and --mode {} needs one".format(str(field), mode)
-
-
-def _reference_of(record, field):
-    """A record's reference as text, or None when its field holds none: absent, null, blank,
-    [] or {}, or NaN (pandas' missing value); sent, the judge would be shown an empty or
-    "nan" reference as the ground truth."""
-    value = record.get(field)
-    if value is None or _is_blank(value):
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return _as_text(value)
 
 
 def _text_fields(args, record, names):

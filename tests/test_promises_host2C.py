@@ -11,6 +11,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_host2C` finds stub
+import minijudge  # noqa: E402
 from stub import StubTestCase, run_main  # noqa: E402
 
 CRITERION = {"name": "quality", "description": "How good is it?",
@@ -85,6 +86,28 @@ class DefaultReferenceHoldingNothing(Cli):
         self.assertEqual((code, record["judge_status"], record["judge_error"]),
                          (1, "bad_record", "line 1: field 'gold' is NaN (a missing value), "
                                            "expected text (--reference-field gold)"))
+
+
+class PythonReferenceHoldingNothing(StubTestCase):
+    """Python: an example's "answer" that holds nothing ("", spaces, [], NaN) filled the binary
+    template's {reference}: the judge checked the response against an empty truth, ok, 1.0."""
+
+    def test_binary_says_it_needs_a_reference(self):
+        judge = minijudge.LLMJudge(self.srv.url, "judge-model", template="binary",
+                                   max_retries=0)
+        self.addCleanup(judge.close)
+        self.srv.content = "yes"
+        for value in ("", "  ", [], float("nan")):
+            with self.subTest(value=value):
+                j = judge.judge({"question": "2+2?", "answer": value}, "5")
+                self.assertEqual((j.status, j.score), ("template_error", 0.0))
+                self.assertTrue(j.error.startswith("template needs field 'reference'; got "),
+                                j.error)
+        self.assertEqual(self.srv.requests, [])
+        # a reference in "reference" when "answer" holds none is still read
+        j = judge.judge({"question": "2+2?", "answer": "", "reference": "4"}, "4")
+        self.assertEqual(j.status, "ok")
+        self.assertIn("[Reference Answer]\n4\n", self.srv.requests[-1].prompt)
 
 
 class AlternativesAfterAComma(Cli):
