@@ -2983,9 +2983,20 @@ def _close_option(line, by_name):
     import difflib
     if re.match(r"(?:not|never|no)\b", line):
         return []
-    return [by_name[low] for low in difflib.get_close_matches(line, list(by_name), n=1,
-                                                               cutoff=0.75)
-            if not _part_of(line, low)]
+    close = difflib.get_close_matches(line, list(by_name), n=2, cutoff=0.75)
+    if not close or _part_of(line, close[0]) or _equally_close(line, close):
+        return []
+    return [by_name[close[0]]]
+
+
+def _equally_close(line, close):
+    """Whether the two closest options are as close as each other ("Faiz" to "Fair" and
+    "Fail"): picking one would be the order of the options, not the judge's."""
+    import difflib
+    if len(close) < 2:
+        return False
+    ratios = [difflib.SequenceMatcher(None, line, low).ratio() for low in close]
+    return ratios[0] == ratios[1]
 
 
 def _part_of(line, option):

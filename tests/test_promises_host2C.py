@@ -169,6 +169,21 @@ class OptionRevisedAtTheEnd(Cli):
                 self.assertEqual((code, record["judge_option"]), (0, "Good"))
 
 
+class EquallyCloseOptions(Cli):
+    """A reply as close to two options as a typo of either ("Faiz": Fair or Fail) was read
+    as the one that sorts last (Fair, 0.5, status ok, exit 0)."""
+
+    def test_a_typo_of_two_options_picks_none(self):
+        options = {"Pass": 1.0, "Fair": 0.5, "Fail": 0.0}
+        criteria = self.write("c.json", json.dumps(dict(CRITERION, options=options)))
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "5"}])
+        for reply, option in (("Faiz", None), ("Fial", "Fail"), ("Fa1l", "Fail")):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--criteria", criteria, source)
+                self.assertEqual(record.get("judge_option"), option)
+
+
 class NamedReferenceEmptyContainer(Cli):
     """A --reference-field holding an empty list or object was sent as the reference "[]"
     or "{}" (status ok, exit 0), where an empty text is that record's bad_record."""
