@@ -439,7 +439,8 @@ _RATING_RE = re.compile(r"""
     \[\[\s*(?P<bracket>{num})\s*(?:/\s*(?P<bracket_of>\d+)\s*)?\]\]   # MT-Bench: [[4]], [[8/10]]
   | (?:(?P<label>\b(?:ratings?|scores?|grade|marks?|verdict|evaluation))  # a label, or
      | \b(?:rated?|rates|scored|graded|grading|gives?|assign(?:ed)?|award(?:ed)?))\b  # a verb
-    [^\d\n/=+]{{0,30}}?                                               # ": ", " is ", " it a "
+    [^\d\n/=+:]{{0,30}}?                                              # ": ", " is ", " it a "
+    (?::[^\w\n/=+:]{{0,10}}?)?          # after a colon no words: "Rating explanation: ... 2"
     (?P<keyword>{score})
     (?:\s*(?:/|out\s+of)\s*(?P<keyword_of>\d+)(?!\.?\d))?            # "4/5", "4 out of 5"
     (?P<closed>\s*\]\])?                          # "Rating: [[4]]" beats a bare [[9]] after it

@@ -128,6 +128,22 @@ class AlternativesAfterAComma(Cli):
                 self.assertEqual(code, 1 if value is None else 0)
 
 
+class AnotherLabelAfterTheRatingWord(Cli):
+    """"Rating explanation: the answer is 2 lines long." after "Rating: 5" was read as the
+    rating 2 (status ok, exit 0): a label such as "Rating explanation:" is another label, and
+    the number in its sentence no rating."""
+
+    def test_a_number_in_the_explanation_is_not_the_rating(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
+        for reply, value in (("Rating: 5\n\nRating explanation: the answer is 2 lines long.", 5),
+                             ("Score: 4\nScore rationale: it misses 1 unit.", 4),
+                             ("Score for the response: 4", 4), ("**Rating:** [[3]]", 3)):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli(source)
+                self.assertEqual((code, record["judge_value"]), (0, value))
+
+
 class BinaryLabelAsAQuestion(Cli):
     """A label asked as a question, then answered ("Correct? No."), was read by its first
     word: True, score 1.0, status ok, exit 0."""
