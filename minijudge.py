@@ -482,6 +482,9 @@ _HYPOTHETICAL_RE = re.compile(r"""
     \b(?:if|unless|could|might)\b                             # "if it cited sources, [[9]]"
   | \b(?:it|this|that|which|they|response|answer|one|version)\s+would\b  # "it would get [[9]]"
 """, re.I | re.X)
+# a rating the judge names as one it revised: read only when nothing else is stated
+_SUPERSEDED_RE = re.compile(r"\b(?:initial|original|preliminary|previous|earlier|tentative|first)"
+                            r"[^\S\n]+\Z", re.I)
 # or a mention the clause goes on from: "[[B]] would win if brevity mattered"
 _HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
 
@@ -586,6 +589,8 @@ def _rank(text, match, name, tier):
         return _ALTERNATIVE_RANKS[rank > 3]
     if _hypothetical(text, match.start(name)) or _hypothetical_after(text, match.end()):
         return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
+    if _SUPERSEDED_RE.search(text, max(0, match.start() - 20), match.start()):
+        return _HYPOTHETICAL + rank / 10  # "my initial rating was [[2]]; on reflection [[4]]"
     return rank
 
 

@@ -144,6 +144,21 @@ class AnotherLabelAfterTheRatingWord(Cli):
                 self.assertEqual((code, record["judge_value"]), (0, value))
 
 
+class RevisedRating(Cli):
+    """A rating the judge names as its initial one and then revises ("My initial rating was
+    [[2]], but after reflection: [[4]]") was read as the revised-away 2 (status ok, exit 0)."""
+
+    def test_the_revised_rating_wins(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
+        for reply, value in (("My initial rating was [[2]], but after reflection: [[4]]", 4),
+                             ("Original score: [[2]]. After checking the reference, [[4]].", 4),
+                             ("Initial rating: 3", 3)):  # nothing else stated: it stands
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli(source)
+                self.assertEqual((code, record["judge_value"]), (0, value))
+
+
 class BinaryLabelAsAQuestion(Cli):
     """A label asked as a question, then answered ("Correct? No."), was read by its first
     word: True, score 1.0, status ok, exit 0."""
