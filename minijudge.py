@@ -2977,11 +2977,25 @@ def _option_named(name, options, by_name):
     return by_name.get(_loose(name))
 
 
+# before an option's name: a negation, perhaps with an intensifier ("not very good")
+_NEGATED_OPTION_RE = re.compile(r"""
+    (?:\bnot|\bno|\bnever|\bhardly|\bbarely|\bfar[^\S\n]+from|n't)      # "not", "isn't"
+    (?:[^\S\n]+(?:very|so|quite|really|entirely|fully|that|too|particularly|an?)\b)*
+    [^\S\n]+\Z""", re.X)
+
+
 def _mentioned(by_name, text):
-    """The options ``text`` names as words, not negated ("not good")."""
+    """The options ``text`` names as words, not negated ("not good", "not very good")."""
     low = text.lower()
-    return [name for loose, name in by_name.items() if re.search(
-        r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(loose) + r"(?![\w-])", low)]
+    return [name for loose, name in by_name.items() if _affirmed(low, loose)]
+
+
+def _affirmed(low, loose):
+    """Whether ``low`` names the option ``loose`` as a word at least once not negated."""
+    for match in re.finditer(r"(?<![\w-])" + re.escape(loose) + r"(?![\w-])", low):
+        if not _NEGATED_OPTION_RE.search(low, max(0, match.start() - 60), match.start()):
+            return True
+    return False
 
 
 def _close_option(line, by_name):

@@ -200,6 +200,24 @@ class OptionRevisedAtTheEnd(Cli):
                 self.assertEqual((code, record["judge_option"]), (0, "Good"))
 
 
+class OptionNegatedWithAnIntensifier(Cli):
+    """"The response is not very good." named Good (0.5, status ok, exit 0): only "not good"
+    itself was a negation; "no good", "hardly excellent", "isn't really good" neither."""
+
+    def test_a_negated_option_is_not_picked(self):
+        criteria = self.write("c.json", json.dumps(CRITERION))
+        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "5"}])
+        for reply, option in (("The response is not very good.", None),
+                              ("It isn't really good.", None), ("No good.", None),
+                              ("Hardly excellent; it is poor.", "Poor"),
+                              ("Not excellent, but good.", "Good"),
+                              ("Good, not excellent.", "Good")):
+            with self.subTest(reply=reply):
+                self.srv.content = reply
+                code, (record,), err = self.run_cli("--criteria", criteria, source)
+                self.assertEqual(record.get("judge_option"), option)
+
+
 class EquallyCloseOptions(Cli):
     """A reply as close to two options as a typo of either ("Faiz": Fair or Fail) was read
     as the one that sorts last (Fair, 0.5, status ok, exit 0)."""
