@@ -408,8 +408,15 @@ def _add_aliases(values, fields):
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in fields:
             values[alias] = values[name]
-        elif alias in values and name not in values:
+        elif alias in values and name not in values and _holds_value(values, alias, name):
             values[name] = values[alias]
+
+
+def _holds_value(values, alias, name):
+    """Whether ``values[alias]`` may stand for ``name``: a record's "answer" that holds no
+    reference ("", spaces, [], NaN) is none, so a template needing {reference} says so
+    rather than give the judge an empty or "nan" truth (binary judged it correct)."""
+    return name != "reference" or _reference_of(values, alias) is not None
 
 
 def _render_naming_failure(text, given, values):
@@ -434,7 +441,8 @@ _RATING_RE = re.compile(r"""
     \[\[\s*(?P<bracket>{num})\s*(?:/\s*(?P<bracket_of>\d+)\s*)?\]\]   # MT-Bench: [[4]], [[8/10]]
   | (?:(?P<label>\b(?:ratings?|scores?|grade|marks?|verdict|evaluation))  # a label, or
      | \b(?:rated?|rates|scored|graded|grading|gives?|assign(?:ed)?|award(?:ed)?))\b  # a verb
-    [^\d\n/=+]{{0,30}}?                                               # ": ", " is ", " it a "
+    [^\d\n/=+:]{{0,30}}?                                              # ": ", " is ", " it a "
+    (?::[^\w\n/=+:]{{0,10}}?)?          # after a colon no words: "Rating explanation: ... 2"
     (?P<keyword>{score})
     (?:\s*(?:/|out\s+of)\s*(?P<keyword_of>\d+)(?!\.?\d))?            # "4/5", "4 out of 5"
     (?P<closed>\s*\]\])?                          # "Rating: [[4]]" beats a bare [[9]] after it
@@ -450,13 +458,15 @@ _HEDGE = r"(?:(?:maybe|perhaps|possibly|probably|even)\b[^\S\n]*)?"  # "or maybe
 # No two runs of spaces may meet without a character between: that would be quadratic.
 _ALT_AFTER_RE = re.compile(r"""
     (?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+(?!\.?\d))?         # the "/10" of "6/10 or 7/10"
-    [^\S\n]*(?: (?:or|to)\b[^\S\n]*{hedge}(?:\[\[?[^\S\n]*)?  # " or 8", " or maybe [[8"
-              | (?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )      # "/[[8", " - [[8": brackets only
+    [^\S\n]*(?:,[^\S\n]*)?                                  # ", or 8", ", maybe 8"
+    (?: (?:or|to)\b[^\S\n]*{hedge}(?:\[\[?[^\S\n]*)?          # " or 8", " or maybe [[8"
+      | (?:maybe|perhaps|possibly)\b[^\S\n]*(?:\[\[?[^\S\n]*)?   # "4, maybe 5"
+      | (?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )              # "/[[8", " - [[8": brackets only
     \d
 """.format(hedge=_HEDGE), re.I | re.X)
 _ALT_BEFORE_RE = re.compile(r"""
     (?: \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*          # "7", "6/10"
-        (?: (?:\]\]?[^\S\n]*)?\(?\b(?:or|to)\b[^\S\n]*{hedge}     # "7 or ", "[[7]] (or "
+        (?: (?:\]\]?[^\S\n]*)?(?:,[^\S\n]*)?\(?\b(?:or|to)\b[^\S\n]*{hedge}  # "7 or ", "7, or "
             (?:\[\[?[^\S\n]*)?                                   # "[["
           | \]\][^\S\n]*(?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )   # "[[7]]/[[", "[[7]] - [["
       | \bbetween[^\S\n]+(?:\[\[?[^\S\n]*)?                      # "between ", "between 7 and "
@@ -474,6 +484,9 @@ _HYPOTHETICAL_RE = re.compile(r"""
     \b(?:if|unless|could|might)\b                             # "if it cited sources, [[9]]"
   | \b(?:it|this|that|which|they|response|answer|one|version)\s+would\b  # "it would get [[9]]"
 """, re.I | re.X)
+# a rating the judge names as one it revised: read only when nothing else is stated
+_SUPERSEDED_RE = re.compile(r"\b(?:initial|original|preliminary|previous|earlier|tentative|first)"
+                            r"[^\S\n]+\Z", re.I)
 # or a mention the clause goes on from: "[[B]] would win if brevity mattered"
 _HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
 
@@ -578,6 +591,8 @@ def _rank(text, match, name, tier):
         return _ALTERNATIVE_RANKS[rank > 3]
     if _hypothetical(text, match.start(name)) or _hypothetical_after(text, match.end()):
         return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
+    if _SUPERSEDED_RE.search(text, max(0, match.start() - 20), match.start()):
+        return _HYPOTHETICAL + rank / 10  # "my initial rating was [[2]]; on reflection [[4]]"
     return rank
 
 
@@ -639,7 +654,7 @@ _BINARY_LABEL_RE = re.compile(r"""
     ^[\W_]*(?:final\s+)?                               # at the start of a line
     (?:verdict|answer|judge?ment|correct(?:ness)?|is_correct|decision|label|result|grade
        |equivalent|output)                             # a label, then ": ", '": ', " is "
-    [\s"':=\-\[]{0,6}(?:is\s+)?
+    [\s"':=\-\[?]{0,6}(?:is\s+)?                     # "?": a label asked, then answered
     (?P<word>yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b
 """, re.I | re.X | re.M)
 _BINARY_PROSE_RE = re.compile(r"""
@@ -777,6 +792,7 @@ def _structured(text, *keys):
 
 _VERDICT_RE = re.compile(r"""
     (?<!than\s)(?<!than)                                      # not "[[B]] is better than [[A]]"
+    (?<!not\s)(?<!n't\s)                                      # nor one ruled out: "not [[A]]"
     \[\[\s*(?: (?P<mt>[ABC]|tie)                               # MT-Bench [[A]], [[C]] tie
           | (?P<arena>[AB]\s*(?:>>|>|=|<<|<)\s*[AB]) )\s*\]\]      # Arena-Hard [[A>>B]]
 """, re.I | re.X)
@@ -1454,6 +1470,27 @@ def _fn_body(reply):
                        "(a dict)".format(exc), kind="invalid_response") from None
 
 
+def _reference_of(record, field):
+    """A record's reference as text, or None when its field holds none: absent, null, blank,
+    [] or {}, or NaN (pandas' missing value); sent, the judge would be shown an empty or
+    "nan" reference as the ground truth."""
+    value = record.get(field)
+    if value is None or _is_blank(value):
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return _as_text(value)
+
+
+def _example_reference(example):
+    """An example's reference: its "answer", else its "reference", each only if it holds one
+    (not "", spaces, [], {} or NaN: see _reference_of)."""
+    answer = _reference_of(example, "answer")
+    if answer is None:
+        return _reference_of(example, "reference")
+    return answer
+
+
 def _response_of(example, output):
     """``{"response": ...}`` from ``output`` (its "response", or itself as text), else from
     the example; ``{}`` when neither has one, for a missing response is no empty one."""
@@ -1909,7 +1946,7 @@ class LLMJudge:
         if example is None:
             example = {}
         values = dict(question=_as_text(_first(example, "question", "context")),
-                      reference=_as_text(_first(example, "answer", "reference")),
+                      reference=_example_reference(example),
                       **_response_of(example, output))
         _check_response(self.parser, values, example, output, fields)
         criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's own
@@ -2939,12 +2976,18 @@ def _picked_options(plain, by_name):
     it mentions, else, unless exactly one, the one its last line is a typo of."""
     lines = _verdict_lines(plain, by_name)
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
-    if named:
+    if named and not _revised(named[0], lines[-1], by_name):
         return named[:1]
     picked = _mentioned(by_name, plain)
     if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
         picked = _close_option(lines[-1], by_name)
     return picked
+
+
+def _revised(first, last_line, by_name):
+    """Whether the last line names an option other than ``first``, the first line's: the
+    judge changed its mind ("Excellent ... On reflection: Poor"), so the first is no pick."""
+    return any(option != first for option in _mentioned(by_name, last_line))
 
 
 def _reply_lines(text):
@@ -2974,11 +3017,25 @@ def _option_named(name, options, by_name):
     return by_name.get(_loose(name))
 
 
+# before an option's name: a negation, perhaps with an intensifier ("not very good")
+_NEGATED_OPTION_RE = re.compile(r"""
+    (?:\bnot|\bno|\bnever|\bhardly|\bbarely|\bfar[^\S\n]+from|n't)      # "not", "isn't"
+    (?:[^\S\n]+(?:very|so|quite|really|entirely|fully|that|too|particularly|an?)\b)*
+    [^\S\n]+\Z""", re.X)
+
+
 def _mentioned(by_name, text):
-    """The options ``text`` names as words, not negated ("not good")."""
+    """The options ``text`` names as words, not negated ("not good", "not very good")."""
     low = text.lower()
-    return [name for loose, name in by_name.items() if re.search(
-        r"(?<![\w-])(?<!not )(?<!n't )" + re.escape(loose) + r"(?![\w-])", low)]
+    return [name for loose, name in by_name.items() if _affirmed(low, loose)]
+
+
+def _affirmed(low, loose):
+    """Whether ``low`` names the option ``loose`` as a word at least once not negated."""
+    for match in re.finditer(r"(?<![\w-])" + re.escape(loose) + r"(?![\w-])", low):
+        if not _NEGATED_OPTION_RE.search(low, max(0, match.start() - 60), match.start()):
+            return True
+    return False
 
 
 def _close_option(line, by_name):
@@ -2986,9 +3043,20 @@ def _close_option(line, by_name):
     import difflib
     if re.match(r"(?:not|never|no)\b", line):
         return []
-    return [by_name[low] for low in difflib.get_close_matches(line, list(by_name), n=1,
-                                                               cutoff=0.75)
-            if not _part_of(line, low)]
+    close = difflib.get_close_matches(line, list(by_name), n=2, cutoff=0.75)
+    if not close or _part_of(line, close[0]) or _equally_close(line, close):
+        return []
+    return [by_name[close[0]]]
+
+
+def _equally_close(line, close):
+    """Whether the two closest options are as close as each other ("Faiz" to "Fair" and
+    "Fail"): picking one would be the order of the options, not the judge's."""
+    import difflib
+    if len(close) < 2:
+        return False
+    ratios = [difflib.SequenceMatcher(None, line, low).ratio() for low in close]
+    return ratios[0] == ratios[1]
 
 
 def _part_of(line, option):
@@ -5398,7 +5466,7 @@ def _item_fields(args, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
     mode = mode or args.mode
     names = _MODES[mode][2]
-    problem = _field_problem(args, record, names)
+    problem = _field_problem(args, record, names) or _no_reference_problem(args, record, mode)
     if problem:
         return _BadLine("line {}: {}".format(number, problem), b"")
     fields = _text_fields(args, record, names)
@@ -5417,6 +5485,18 @@ def _item_fields(args, number, record, mode=None):
     return fields
 
 
+def _no_reference_problem(args, record, mode):
+    """A mode that needs a reference (binary, math), given a record whose reference field is
+    there but holds none ("", spaces, [], {}, NaN): the record's own field would fill the
+    template, and the judge would check the response against an empty or "nan" truth."""
+    field = args.reference_field
+    if mode in _OPTIONAL_REFERENCE or field not in record or record[field] is None:
+        return None  # absent or null: the template says it needs the field
+    if _reference_of(record, field) is not None:
+        return None
+    return "field {!r} holds no reference, and --mode {} needs one".format(str(field), mode)
+
+
 def _text_fields(args, record, names):
     """The question, the reference ("": none) and the mode's response fields, as text."""
     if args.question_field:
@@ -5424,7 +5504,7 @@ def _text_fields(args, record, names):
     else:
         question = _first(record, "question", "context")
     fields = {"question": _as_text(question),
-              "reference": _as_text(_first(record, args.reference_field))}
+              "reference": _reference_of(record, args.reference_field)}
     for name in names:
         value = record.get(getattr(args, name + "_field"))
         if name == "responses":
@@ -5557,7 +5637,7 @@ def _named_field_problem(args, record):
             return "field {!r} is null, expected text ({})".format(field, named)
         if _kind_problem(field, record[field]):  # NaN: missing, as null is
             return "{} ({})".format(_kind_problem(field, record[field]), named)
-        if not _as_text(record[field]).strip():
+        if _is_blank(record[field]):  # [] or {} too: sent as the text "[]", it is no answer
             return "field {!r} is empty ({})".format(field, named)
     return None
 
@@ -5576,10 +5656,10 @@ def _empty_field_problem(args, record):
 
 
 def _is_blank(value):
-    """"", spaces or []: there, but nothing to send."""
+    """"", spaces, [] or {}: there, but nothing to send."""
     if isinstance(value, str):
         return not value.strip()
-    return value == []
+    return value == [] or value == {}
 
 
 def _check_first(specs, args, items):
@@ -6053,7 +6133,7 @@ def _lacks_answer(args, record, mode):
     a template_error)."""
     if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
         return False
-    return _first(record, "answer") is None
+    return _reference_of(record, "answer") is None
 
 
 def _lacks_question(args, record, mode):
