@@ -5635,10 +5635,10 @@ def _named_field_problem(args, record):
                 field, named, _names(sorted(record), "no fields"))
         if record[field] is None:
             return "field {!r} is null, expected text ({})".format(field, named)
-        if _kind_problem(field, record[field]):  # NaN: missing, as null is
-            return "{} ({})".format(_kind_problem(field, record[field]), named)
         if _is_blank(record[field]):  # [] or {} too: sent as the text "[]", it is no answer
             return "field {!r} is empty ({})".format(field, named)
+        if _reference_of(record, field) is None:  # NaN: pandas' missing value, not "nan"
+            return "field {!r} is NaN (a missing value), expected text ({})".format(field, named)
     return None
 
 
