@@ -12,18 +12,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_host2C` finds stub
 import minijudge  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
-
-CRITERION = {"name": "quality", "description": "How good is it?",
-             "options": {"Excellent": 1.0, "Good": 0.5, "Poor": 0.0}}
-
-
-class Cli(StubTestCase):
-    def run_cli(self, *argv):
-        """(exit code, records, stderr)."""
-        code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "judge-model",
-                                   "--no-preflight", "--max-retries", "0"] + list(argv))
-        return code, [json.loads(line) for line in out.splitlines()], err
+from stub import StubTestCase  # noqa: E402
+from test_promises_hostC import CRITERION, Cli  # noqa: E402
 
 
 class NegatedVerdict(Cli):
