@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the minijudge authors
 """minijudge: grade model outputs with an LLM judge on any OpenAI-compatible server.
 
 One file, standard library only, Python 3.8+. Point it at a ``/v1/chat/completions``
@@ -25,7 +27,9 @@ Public names:
     main                     the command line
 
 Command line: ``python -m minijudge --judge-url URL [options] INPUT.jsonl`` (see --help).
-Vendored copies: keep this header, upgrade by replacing the file.
+minijudge 0.1.0 (``__version__``), MIT licence (the project's LICENSE file); project: minijudge
+(no public address yet: see its README.md). Vendored copies: keep this header,
+upgrade by replacing the file.
 """
 
 import collections

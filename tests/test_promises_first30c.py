@@ -1,0 +1,228 @@
+"""Issue 30, the first hour (first30c): the licence a vendored copy carries, the page's
+score row in every mode (as the printed summary says it), ``.compare`` as the README shows
+it, and the parser-accuracy report run from a clone without its data."""
+import doctest
+import html
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
+import minijudge  # noqa: E402
+from stub import StubTestCase, chat, run_main  # noqa: E402
+from test_modes import answers, preferring  # noqa: E402
+
+KEY = "sk-first30c-0123456789abcdef"
+MIT = ("MIT License\n\nCopyright (c) 2026 the minijudge authors\n\n"
+       "Permission is hereby granted, free of charge, to any person obtaining a copy\n"
+       "of this software and associated documentation files (the \"Software\"), to deal\n"
+       "in the Software without restriction, including without limitation the rights\n"
+       "to use, copy, modify, merge, publish, distribute, sublicense, and/or sell\n"
+       "copies of the Software, and to permit persons to whom the Software is\n"
+       "furnished to do so, subject to the following conditions:\n\n"
+       "The above copyright notice and this permission notice shall be included in all\n"
+       "copies or substantial portions of the Software.\n\n"
+       "THE SOFTWARE IS PROVIDED \"AS IS\", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR\n"
+       "IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,\n"
+       "FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE\n"
+       "AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER\n"
+       "LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,\n"
+       "OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE\n"
+       "SOFTWARE.\n")
+
+
+def read(*path):
+    with open(os.path.join(REPO, *path), encoding="utf-8") as f:
+        return f.read()
+
+
+class LicenceTest(unittest.TestCase):
+    def test_the_licence_file_is_mit_for_the_minijudge_authors(self):
+        self.assertEqual(read("LICENSE"), MIT)
+
+    def test_the_header_a_vendored_copy_keeps_names_licence_version_and_project(self):
+        # the header says "keep this header": it is all a copied file carries of its licence
+        head = read("minijudge.py").splitlines()[:2]
+        self.assertEqual(head, ["# SPDX-License-Identifier: MIT",
+                                "# Copyright (c) 2026 the minijudge authors"])
+        self.assertIn("\nminijudge {} (``__version__``), MIT licence (the project's LICENSE "
+                      "file); project: minijudge\n(no public address yet: see its README.md). "
+                      "Vendored copies: keep this header,\nupgrade by replacing the file.\n"
+                      .format(minijudge.__version__), minijudge.__doc__)
+
+    def test_pyproject_points_at_the_licence_file(self):
+        self.assertIn('\nlicense = {file = "LICENSE"}\n', read("pyproject.toml"))
+
+
+def score_row(page):
+    """The text of the page's score row (each judge's section has one)."""
+    rows = re.findall(r"<tr><th>score</th><td>(.*?)</td></tr>", page, re.S)
+    return [html.unescape(row) for row in rows]
+
+
+class ScoreRowTest(StubTestCase):
+    """The page's score row says what the printed summary says, a count in every mode."""
+
+    def run_page(self, records, *flags):
+        data = self.write_jsonl("data.jsonl", records)
+        code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                   "--html", self.path("page.html"), "-o",
+                                   self.path("out.jsonl"), *flags, data],
+                                  env={"LLM_JUDGE_API_KEY": KEY})
+        page = read(self.path("page.html"))
+        for text in (out, err, page, read(self.path("out.jsonl"))):
+            self.assertNotIn(KEY, text)
+            self.assertNotIn("0123456789", text)
+        return code, err, page
+
+    def assert_row(self, records, line, *flags, code=0):
+        got, err, page = self.run_page(records, *flags)
+        self.assertEqual(got, code, err)
+        self.assertEqual(score_row(page), [line])
+        self.assertIn("\n  " + line + "\n", err)  # the summary's line, word for word
+        got, _, err = run_main(["report", self.path("out.jsonl"), "--html",
+                                self.path("again.html")])
+        self.assertEqual(got, code, err)
+        self.assertEqual(score_row(read(self.path("again.html"))), [line])
+        self.assertIn("\n  " + line + "\n", err)
+
+    def test_rating_the_mean_over_the_n_judged(self):
+        self.srv.responder = lambda request: chat(
+            "Rating: [[5]]" if "good" in request.prompt else "no rating here")
+        records = [{"question": "q", "response": text} for text in ("good", "good", "bad")]
+        self.assert_row(records, "mean score 0.6667 with failures as 0.0; 1.0 over the 2 "
+                                 "judged (5 on the 1-5 scale); 95% CI [0.0, 1.0] (bootstrap, "
+                                 "1000 resamples, seed 0)", code=1)
+
+    def test_pairwise_a_s_win_rate_over_the_n_judged(self):
+        self.srv.responder = preferring("right", "wrong")
+        records = [{"question": "q%d" % i, "response_a": a, "response_b": b}
+                   for i, (a, b) in enumerate([("right", "wrong"), ("wrong", "right"),
+                                               ("right", "wrong")])]
+        self.assert_row(records, "A's win rate 0.6667 (ties count half) over the 3 judged; "
+                                 "95% CI [0.0, 1.0] (bootstrap, 1000 resamples, seed 0)",
+                        "--mode", "pairwise")
+
+    def test_systems_each_system_s_win_rate_over_the_n_judged(self):
+        # the row was empty: "with failures as 0.0;  over the judged; 95% interval"
+        self.srv.responder = preferring("x by <b>Ünï</b>", "x by sys1")
+        records = [{"question": "q%d" % i, "responses": {
+            "sys1": "x by sys1", "<b>Ünï</b>": "x by <b>Ünï</b>", "none judged": "?"}}
+            for i in range(2)]
+        self.assert_row(records, "ranking over the 2 judged (win rates, ties count half): "
+                                 "<b>Ünï</b> 1.0 (8 comparisons), sys1 0.5 (8 comparisons), "
+                                 "none judged 0.0 (8 comparisons)", "--mode", "systems")
+        self.assertNotIn("<b>Ünï</b>", read(self.path("page.html")))  # escaped
+
+    def test_none_judged_says_so_in_every_mode(self):
+        self.srv.content = "no verdict here"
+        cases = [("rating", [{"question": "q", "response": "r"}],
+                  "mean score 0.0 with failures as 0.0; none judged; 95% CI [0.0, 0.0] "
+                  "(bootstrap, 1000 resamples, seed 0)"),
+                 ("pairwise", [{"question": "q", "response_a": "a", "response_b": "b"}],
+                  "A's win rate: none judged"),
+                 ("systems", [{"question": "q", "responses": {"a": "1", "b": "2"}}],
+                  "ranking: none judged")]
+        for mode, records, line in cases:
+            with self.subTest(mode=mode):
+                self.assert_row(records, line, "--mode", mode, code=1)
+
+
+class CompareTest(StubTestCase):
+    def readme_example(self):
+        """The README's doctest of .compare, the one that names its template."""
+        blocks = re.findall(r"```python\n(.*?)```", read("README.md"), re.S)
+        found = [b for b in blocks if ">>> pair.compare(" in b]
+        self.assertEqual(len(found), 1)
+        return found[0].replace("http://127.0.0.1:8000", self.srv.url)
+
+    def test_the_readme_s_compare_example_runs_as_shown(self):
+        self.srv.responder = preferring("Canberra.")
+        test = doctest.DocTestParser().get_doctest(
+            self.readme_example(), {"LLMJudge": minijudge.LLMJudge}, "README", "README.md", 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        runner.run(test, out=self.fail)
+        self.assertEqual(runner.summarize(verbose=False), (0, 3))
+        self.assertEqual([answers(r) for r in self.srv.requests if r.json],
+                         [("Sydney.", "Canberra."), ("Canberra.", "Sydney.")])
+
+    def test_the_readme_says_compare_needs_the_pairwise_template(self):
+        self.assertIn('template="pairwise")  # .compare needs it: comparing two answers '
+                      'means pairwise', self.readme_example())
+        row = [line for line in read("README.md").splitlines()
+               if line.startswith("| `.compare(example, a, b")]
+        self.assertEqual(len(row), 1)
+        self.assertIn('a judge made with `template="pairwise"` (another raises `JudgeError`)',
+                      row[0])
+        with self.assertRaises(minijudge.JudgeError) as caught:
+            minijudge.LLMJudge(self.srv.url).compare({"question": "q"}, "a", "b")
+        self.assertEqual(str(caught.exception),
+                         "compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
+
+
+class RealDataReportTest(unittest.TestCase):
+    """`python tests/test_real_data.py --report` where a fresh clone has no data."""
+
+    def setUp(self):
+        import tempfile
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.clone = os.path.join(tmp.name, "clone")
+        os.makedirs(os.path.join(self.clone, "tests"))
+        shutil.copy(os.path.join(REPO, "minijudge.py"), self.clone)
+        shutil.copy(os.path.join(HERE, "test_real_data.py"), os.path.join(self.clone, "tests"))
+        self.default = os.path.join(tmp.name, "shared", "data", "judge-outputs")
+
+    def report(self, *args, env=None):
+        environ = {k: v for k, v in os.environ.items() if k != "MINIJUDGE_JUDGE_OUTPUTS"}
+        environ.update(env or {})
+        return subprocess.run([sys.executable, "tests/test_real_data.py", "--report", *args],
+                              cwd=self.clone, env=environ, capture_output=True, text=True)
+
+    def test_without_the_data_it_says_what_it_needs_and_exits_1(self):
+        for env in (None, {"MINIJUDGE_JUDGE_OUTPUTS": ""}):
+            with self.subTest(env=env):
+                proc = self.report("--show", "5", env=env)
+                self.assertEqual((proc.returncode, proc.stdout), (1, ""))
+                self.assertEqual(proc.stderr, (
+                    "test_real_data: error: --report needs the real judge outputs, which a "
+                    "clone does not hold: none of the 7 files is in {}; put them in "
+                    "../shared/data/judge-outputs beside the clone, or name their folder in "
+                    "MINIJUDGE_JUDGE_OUTPUTS\n").format(self.default))
+
+    def test_a_folder_with_some_files_names_those_missing(self):
+        folder = os.path.join(self.clone, "outputs")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "mtbench_pair.jsonl"), "w") as f:
+            f.write("")
+        proc = self.report(env={"MINIJUDGE_JUDGE_OUTPUTS": folder})
+        self.assertEqual((proc.returncode, proc.stdout), (1, ""))
+        self.assertIn(": {} lacks mtbench_single.jsonl, arena_bench_v1_single.jsonl, "
+                      "llmbar_rating.jsonl, arena_hard_pair.jsonl, llmbar_pair.jsonl, "
+                      "vicuna_review_scorepair.jsonl; put them".format(folder), proc.stderr)
+
+    def test_show_without_a_number_is_a_usage_error_not_a_traceback(self):
+        for args in (["--show"], ["--show", "many"]):
+            with self.subTest(args=args):
+                proc = self.report(*args)
+                self.assertEqual(proc.returncode, 2)
+                self.assertNotIn("Traceback", proc.stderr)
+                self.assertIn("--show", proc.stderr)
+
+    def test_the_readme_says_so_next_to_the_command(self):
+        text = " ".join(read("README.md").split())
+        self.assertIn("`python tests/test_real_data.py --report --show 5` needs the real "
+                      "judge outputs, which a clone does not hold: put them in "
+                      "`../shared/data/judge-outputs` beside it, or name their folder in "
+                      "`MINIJUDGE_JUDGE_OUTPUTS`; without them it says which files are "
+                      "missing and exits 1", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
