@@ -4174,8 +4174,7 @@ _SECTION = """<h2>{name}</h2><table>
 <tr><th>records</th><td>{records}</td></tr><tr><th>mode</th><td>{mode}</td></tr>
 <tr><th>judge</th><td>{judge_model} {judge_url}</td></tr>
 <tr><th>template</th><td>{template} (sha256 {template_sha256})</td></tr>
-<tr><th>mean score</th><td>{mean_score} with failures as 0.0; {mean_score_judged} over the
-judged; 95% interval {ci95}</td></tr>
+<tr><th>score</th><td>{score}</td></tr>
 <tr><th>minijudge</th><td>{minijudge_version}</td></tr></table>
 {charts}
 """
@@ -4264,6 +4263,8 @@ def _judge_section(name, s, tally):
             fields[key] = _esc(value)
     fields["name"] = _esc(name)
     fields["charts"] = "".join(charts)
+    score = _score_lines(s) or ["none judged"]  # the summary's line: all exported, none
+    fields["score"] = _esc(score[0].strip())
     return _SECTION.format(**fields)
 
 
@@ -6746,20 +6747,32 @@ def _status_lines(s):
 
 
 def _score_lines(s):
-    """A's win rate, or the mean score; the systems' ranking."""
+    """The score's line, the page's too; none if nothing was sent (all exported)."""
+    if s["records"] == s["statuses"].get("exported", 0):
+        return []
+    return ["  " + _score_line(s)]
+
+
+def _score_line(s):
+    """The mean score, A's win rate (pairwise) or the systems' (ranked), over the N judged."""
     judged = s["records"] - s["failed"]
-    mode = s["mode"]
-    lines = []
-    if mode == "pairwise" and judged:
-        lines.append("  A's win rate {} (ties count half) over the {} judged; 95% CI {} ({})"
-                     .format(s["mean_score_judged"], judged, s["ci95"], s["ci_method"]))
-    elif mode != "systems" and s["records"] != s["statuses"].get("exported", 0):
-        lines.append(_mean_line(s, judged))
-    if s["systems"]:
-        systems = ["{} {win_rate} ({comparisons} comparisons)".format(
-            system, **s["systems"][system]) for system in s["ranking"] or ()]
-        lines.append("  ranking: " + ", ".join(systems))
-    return lines
+    if s["mode"] == "systems":
+        return _ranking_line(s, judged)
+    if s["mode"] != "pairwise":
+        return _mean_line(s, judged)
+    if not judged:
+        return "A's win rate: none judged"  # not the mean with failures as B's wins
+    return "A's win rate {} (ties count half) over the {} judged; 95% CI {} ({})".format(
+        s["mean_score_judged"], judged, s["ci95"], s["ci_method"])
+
+
+def _ranking_line(s, judged):
+    if not s["systems"]:
+        return "ranking: none judged"
+    systems = ["{} {win_rate} ({comparisons} comparisons)".format(
+        system, **s["systems"][system]) for system in s["ranking"] or ()]
+    return "ranking over the {} judged (win rates, ties count half): {}".format(
+        judged, ", ".join(systems))
 
 
 def _mean_line(s, judged):
@@ -6770,7 +6783,7 @@ def _mean_line(s, judged):
     over_judged = "none judged"  # not "None over the 0 judged"
     if s["mean_score_judged"] is not None:
         over_judged = "{} over the {} judged{}".format(s["mean_score_judged"], judged, on_scale)
-    return "  mean score {} with failures as 0.0; {}; 95% CI {} ({})".format(
+    return "mean score {} with failures as 0.0; {}; 95% CI {} ({})".format(
         s["mean_score"], over_judged, s["ci95"], s["ci_method"])
 
 

@@ -315,14 +315,15 @@ PRINTED = [  # (what changes in _BASE, --max-error-rate, name, the text)
           systems={"x": {"win_rate": 0.75, "comparisons": 4},
                    "y": {"win_rate": 0.25, "comparisons": 4}},
           ranking=["x", "y"], pass_rate=None, agreement={"n": 1, "field": "gold"}), 0.1, None,
-     "minijudge: 8 " + _HEADER + "  statuses: ok 4\n  ranking: x 0.75 (4 comparisons), "
+     "minijudge: 8 " + _HEADER + "  statuses: ok 4\n  ranking over the 8 judged (win rates, "
+     "ties count half): x 0.75 (4 comparisons), "
      "y 0.25 (4 comparisons)\n  trust:\n    agreement with gold: too few judged records with "
      "a label (n=1)\n  scores from logprobs: 0, from the text: 0\n" + _ADAPTED
      + "  tokens: 0 prompt, 7 completion\n"),
     (dict(_NOTHING_ELSE, mode="pairwise", records=2, failed=2, failure_rate=1.0,
           statuses={"timeout": 2}, errors={"timeout": "timed out"}), 1.0, None,
      "minijudge: 2 " + _HEADER + "  statuses: timeout 2\n  first timeout: timed out\n"
-     "  mean score 0.4062 with failures as 0.0; 0.65 over the 0 judged; " + _CI),
+     "  A's win rate: none judged\n"),  # was the mean with failures as 0.0 (issue 30)
     (dict(_NOTHING_ELSE, records=0, failed=0, failure_rate=0.0, statuses={}, errors={}), 0.1,
      "j2", "minijudge [j2]: 0 " + _HEADER + "  statuses: \n"),
 ]

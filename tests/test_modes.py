@@ -370,7 +370,8 @@ class SystemsTest(ModeTest):
         self.assertEqual(summary["ranking"], ["sys2", "sys1", "sys3"])
         self.assertEqual(summary["position_consistency"], 1.0)
         self.assertEqual(summary["mode"], "systems")
-        self.assertIn("  ranking: sys2 1.0 (4 comparisons), sys1 0.5 (4 comparisons), "
+        self.assertIn("  ranking over the 2 judged (win rates, ties count half): sys2 1.0 "
+                      "(4 comparisons), sys1 0.5 (4 comparisons), "
                       "sys3 0.0 (4 comparisons)\n", err)
 
     def test_library_compare_systems(self):
@@ -953,7 +954,7 @@ class ExamplesTest(ModeTest):
         self.assertEqual(len(out), self.lines("systems.jsonl"))
         self.assertEqual({r["judge_status"] for r in out}, {"ok"})
         self.assertEqual(srv.chat_count, 2 * 3 * len(out))
-        self.assertIn("  ranking: ", err)
+        self.assertIn("  ranking over the 3 judged (win rates, ties count half): ", err)
 
     def test_criteria_example(self):
         out, err, _ = self.run_example("criteria")
