@@ -1902,7 +1902,8 @@ class LLMJudge:
         """Which of two responses is better: ``"A"``, ``"B"`` or ``"tie"``, scored as A's win
         (1, 0.5, 0). Judges favour a position, so each pair is asked in both orders; if the
         verdicts disagree it is a tie and ``details["consistent"]`` is False.
-        ``both_orders=False`` asks once, for those who pay per call."""
+        ``both_orders=False`` asks once, for those who pay per call. Comparing two answers
+        is pairwise: the judge is made with ``template="pairwise"``."""
         if self.parser != "verdict":
             raise JudgeError("compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
         _check_option(_BOTH_ORDERS, both_orders, "both_orders")  # "no" is true, None false

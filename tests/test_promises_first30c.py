@@ -138,7 +138,7 @@ class CompareTest(StubTestCase):
     def readme_example(self):
         """The README's doctest of .compare, the one that names its template."""
         blocks = re.findall(r"```python\n(.*?)```", read("README.md"), re.S)
-        found = [b for b in blocks if ">>> pair.compare(" in b]
+        found = [b for b in blocks if "= pair.compare(" in b]
         self.assertEqual(len(found), 1)
         return found[0].replace("http://127.0.0.1:8000", self.srv.url)
 
@@ -153,8 +153,9 @@ class CompareTest(StubTestCase):
                          [("Sydney.", "Canberra."), ("Canberra.", "Sydney.")])
 
     def test_the_readme_says_compare_needs_the_pairwise_template(self):
-        self.assertIn('template="pairwise")  # .compare needs it: comparing two answers '
-                      'means pairwise', self.readme_example())
+        self.assertIn('>>> # .compare needs template="pairwise": comparing two answers means '
+                      'pairwise\n>>> pair = LLMJudge("{}", template="pairwise")\n'.format(
+                          self.srv.url), self.readme_example())
         row = [line for line in read("README.md").splitlines()
                if line.startswith("| `.compare(example, a, b")]
         self.assertEqual(len(row), 1)
