@@ -6,6 +6,8 @@ the folder is absent. Figures for the README:
 
     python tests/test_real_data.py --report [--show N]
 
+(without the data, --report says which files are missing and exits 1: a clone has none).
+
 The overall thresholds (ratings 99%, pairs 98%) are asserted on the raw figure, against
 the original label. OVERRIDES lists rows where a reading shows the original label is wrong;
 the parser must return exactly our value there (a claim, not an excuse), and the report
@@ -20,12 +22,13 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import minijudge  # noqa: E402
 
-DATA_DIR = os.environ.get("MINIJUDGE_JUDGE_OUTPUTS") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "judge-outputs")
+DATA_DIR = os.environ.get("MINIJUDGE_JUDGE_OUTPUTS") or os.path.normpath(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "judge-outputs"))
 RATING_FILES = ("mtbench_single", "arena_bench_v1_single", "llmbar_rating")
 PAIR_FILES = ("mtbench_pair", "arena_hard_pair", "llmbar_pair", "vicuna_review_scorepair")
-HAVE_DATA = all(os.path.exists(os.path.join(DATA_DIR, name + ".jsonl"))
-                for name in RATING_FILES + PAIR_FILES)
+MISSING = [name + ".jsonl" for name in RATING_FILES + PAIR_FILES
+           if not os.path.exists(os.path.join(DATA_DIR, name + ".jsonl"))]
+HAVE_DATA = not MISSING
 
 _OUT_OF_SCALE = "[[{}]] on the 1-10 scale the prompt asked for: no rating, never clamped"
 _LLMBAR_B = ("final verdict 'Output (b) is better'; the original regex tries '(a) is better' "
@@ -191,11 +194,30 @@ def report(show, out=sys.stdout):
                 name, row_id, expected, got, note, raw[-300:]), file=out)
 
 
+def no_data():
+    """Why --report cannot run here: the data is not in a clone (exit 1, not "not found", 0)."""
+    where = "none of the {} files is in {}".format(len(MISSING), DATA_DIR)
+    if len(MISSING) < len(RATING_FILES + PAIR_FILES):
+        where = "{} lacks {}".format(DATA_DIR, ", ".join(MISSING))
+    return ("test_real_data: error: --report needs the real judge outputs, which a clone does "
+            "not hold: {}; put them in ../shared/data/judge-outputs beside the clone, or name "
+            "their folder in MINIJUDGE_JUDGE_OUTPUTS".format(where))
+
+
+def main(argv):
+    import argparse
+    parser = argparse.ArgumentParser(description="the parsers' agreement on real judge outputs")
+    parser.add_argument("--report", action="store_true", required=True)
+    parser.add_argument("--show", type=int, default=0, metavar="N",
+                        help="list the first N rows of each file where a parser disagrees")
+    args = parser.parse_args(argv)
+    if not HAVE_DATA:
+        sys.exit(no_data())
+    report(args.show)
+
+
 if __name__ == "__main__":
     if "--report" in sys.argv:
-        show = int(sys.argv[sys.argv.index("--show") + 1]) if "--show" in sys.argv else 0
-        if not HAVE_DATA:
-            sys.exit("judge outputs not found in " + DATA_DIR)
-        report(show)
+        main(sys.argv[1:])
     else:
         unittest.main()
