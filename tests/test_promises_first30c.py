@@ -59,6 +59,10 @@ class LicenceTest(unittest.TestCase):
     def test_pyproject_points_at_the_licence_file(self):
         self.assertIn('\nlicense = {file = "LICENSE"}\n', read("pyproject.toml"))
 
+    def test_the_readme_names_the_licence(self):
+        self.assertIn("\n## Licence\n\nMIT (`LICENSE`), copyright the minijudge authors.",
+                      read("README.md"))
+
 
 def score_row(page):
     """The text of the page's score row (each judge's section has one)."""
