@@ -265,7 +265,7 @@ class CommonTasks(StubTestCase):
         dry, run = self.commands("Your own field names", 2)
         own = self.example("own_fields.jsonl")
         code, out, err, chats = self.shell(dry)
-        self.assertEqual((code, chats), (0, []), err)  # --dry-run sends nothing
+        self.assertEqual((code, self.srv.requests), (0, []), err)  # --dry-run sends nothing
         for record in own:
             self.assertIn("[Question]\n{prompt}\n".format(**record), out)
             self.assertIn("[The Start of the Response]\n{completion}\n".format(**record), out)
@@ -350,7 +350,7 @@ class CommonTasks(StubTestCase):
         export, engine, imported = self.commands("A batch engine", 3)
         qa = self.example("qa.jsonl")
         code, out, err, chats = self.shell(export)
-        self.assertEqual((code, chats), (0, []), err)  # nothing sent
+        self.assertEqual((code, self.srv.requests), (0, []), err)  # nothing sent
         with open(os.path.join(self.clone, "requests.000.jsonl"), encoding="utf-8") as f:
             lines = [json.loads(line) for line in f]
         self.assertEqual(len(lines), len(qa) - 1)  # the empty response needs no request
@@ -369,22 +369,21 @@ class CommonTasks(StubTestCase):
                 BATCH_MODEL), qa)
         self.assertEqual(len(chats), len(lines))
         self.assertEqual(online, batch)
+        self.check_an_output_lacking_a_reply(imported, qa)
 
-    def test_a_batch_engine_output_lacking_a_reply(self):
-        # the README: with LLM_JUDGE_API_BASE set, what the output lacks is sent online
-        self.srv.models = (BATCH_MODEL,)
-        export, engine, imported = self.commands("A batch engine", 3)
-        for command in (export, engine):
-            self.assertEqual(self.shell(command)[0], 0)
+    def check_an_output_lacking_a_reply(self, imported, qa):
+        """With LLM_JUDGE_API_BASE set, what the engine's output lacks is sent to the server,
+        as the README says."""
         results = os.path.join(self.clone, "results.000.jsonl")
         with open(results, encoding="utf-8") as f:
             lines = f.readlines()
         with open(results, "w", encoding="utf-8") as f:
             f.writelines(lines[1:])
-        scored, err, chats = self.run_scored(imported, self.example("qa.jsonl"))
+        scored, err, chats = self.run_scored(imported, qa)
         self.assertEqual(len(chats), 1)
         self.assertIn("[Question]\nWhat is the capital of Australia?\n", chats[0].prompt)
         self.assertEqual(scored[0]["judge_status"], "ok")
+
 
 if __name__ == "__main__":
     unittest.main()
