@@ -279,6 +279,20 @@ class CommonTasks(StubTestCase):
             sent = [c for c in chats if asked in c.prompt and record["completion"] in c.prompt]
             self.assertEqual(len(sent), 1)
 
+    def test_your_own_field_names_misspelt(self):
+        _, run = self.commands("Your own field names", 2)
+        wrong = run.replace("--question-field prompt", "--question-field qq")
+        self.assertNotEqual(wrong, run)
+        code, out, err, chats = self.shell(wrong)
+        self.assertEqual(chats, [])
+        self.assertNotEqual(code, 0)  # every record failed
+        for record in self.scored():
+            self.assertEqual(record["judge_status"], "bad_record")
+            self.assertIn("--question-field qq", record["judge_error"])
+            fields = record["judge_error"].split("--question-field qq", 1)[1]
+            for name in ("completion", "gold", "prompt", "uid"):
+                self.assertIn(name, fields)
+
     def test_a_reference_answer(self):
         rated, binary = self.commands("A reference answer", 2)
         # own_fields.jsonl: q1 and q3 hold their reference, q2 and q4 do not
