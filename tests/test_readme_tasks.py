@@ -279,6 +279,21 @@ class CommonTasks(StubTestCase):
             sent = [c for c in chats if asked in c.prompt and record["completion"] in c.prompt]
             self.assertEqual(len(sent), 1)
 
+    def test_a_server_of_several_models(self):
+        # the README: "if it lists several, also `export LLM_JUDGE_MODEL=NAME`"
+        self.srv.models = ("judge-model", "other-model")
+        (export,) = re.findall(r"also `(export LLM_JUDGE_MODEL=NAME)`", section(
+            readme(), "Common tasks"))
+        _, run = self.commands("Your own field names", 2)
+        code, out, err, chats = self.shell(run)
+        self.assertEqual((code, chats), (1, []))
+        self.assertIn("lists judge-model, other-model: pass one with model= or --judge-model",
+                      err)
+        own = self.example("own_fields.jsonl")
+        scored, err, chats = self.run_scored(export.replace("NAME", "other-model") + "\n" +
+                                             run, own)
+        self.assertEqual({chat.json["model"] for chat in chats}, {"other-model"})
+
     def test_your_own_field_names_misspelt(self):
         _, run = self.commands("Your own field names", 2)
         wrong = run.replace("--question-field prompt", "--question-field qq")
@@ -393,11 +408,12 @@ class CommonTasks(StubTestCase):
             lines = f.readlines()
         with open(results, "w", encoding="utf-8") as f:
             f.writelines(lines[1:])
+        lacking = json.loads(lines[0])["custom_id"]
+        with open(os.path.join(self.clone, "requests.000.jsonl"), encoding="utf-8") as f:
+            (body,) = [r["body"] for r in map(json.loads, f) if r["custom_id"] == lacking]
         scored, err, chats = self.run_scored(imported, qa)
-        self.assertEqual(len(chats), 1)
-        self.assertIn("[Question]\nWhat is the capital of Australia?\n", chats[0].prompt)
-        self.assertEqual(scored[0]["judge_status"], "ok")
-
+        self.assertEqual([chat.json["messages"] for chat in chats], [body["messages"]])
+        self.assertEqual([r["judge_status"] for r in scored].count("ok"), len(lines))
 
 if __name__ == "__main__":
     unittest.main()
