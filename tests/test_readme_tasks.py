@@ -23,6 +23,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_readme_tasks` finds stub
+from batch_engine import SERVER_ERROR  # noqa: E402
 from stub import JUDGE_ENV, StubServer, StubTestCase, chat  # noqa: E402
 
 README = os.path.join(REPO, "README.md")
@@ -345,6 +346,11 @@ class CommonTasks(StubTestCase):
             self.assertEqual((record["judge_verdict"], record["judge_consistent"]),
                              (expected, True))
         self.assertIn("\n  A's win rate ", err)
+        # a judge that always answers [[A]]: the two orders disagree, each pair a tie
+        self.srv.responder = lambda request: chat("[[A]]")
+        scored, err, chats = self.run_scored(command, pairs)
+        self.assertEqual({(r["judge_verdict"], r["judge_consistent"]) for r in scored},
+                         {("tie", False)})
 
     def test_a_criterion(self):
         (command,) = self.commands("A criterion", 1)
@@ -401,18 +407,21 @@ class CommonTasks(StubTestCase):
         self.check_an_output_lacking_a_reply(imported, qa)
 
     def check_an_output_lacking_a_reply(self, imported, qa):
-        """With LLM_JUDGE_API_BASE set, what the engine's output lacks is sent to the server,
-        as the README says."""
+        """With LLM_JUDGE_API_BASE set, what the engine's output lacks, or holds as an error,
+        is sent to the server, as the README says."""
         results = os.path.join(self.clone, "results.000.jsonl")
         with open(results, encoding="utf-8") as f:
-            lines = f.readlines()
+            lines = [json.loads(line) for line in f]
+        lacking, failed = lines[0], lines[1]
+        failed["response"].update(status_code=500, body=SERVER_ERROR)
         with open(results, "w", encoding="utf-8") as f:
-            f.writelines(lines[1:])
-        lacking = json.loads(lines[0])["custom_id"]
+            f.writelines(json.dumps(line) + "\n" for line in lines[1:])
         with open(os.path.join(self.clone, "requests.000.jsonl"), encoding="utf-8") as f:
-            (body,) = [r["body"] for r in map(json.loads, f) if r["custom_id"] == lacking]
+            bodies = {r["custom_id"]: r["body"] for r in map(json.loads, f)}
         scored, err, chats = self.run_scored(imported, qa)
-        self.assertEqual([chat.json["messages"] for chat in chats], [body["messages"]])
+        self.assertEqual(sorted(json.dumps(chat.json["messages"]) for chat in chats),
+                         sorted(json.dumps(bodies[line["custom_id"]]["messages"])
+                                for line in (lacking, failed)))
         self.assertEqual([r["judge_status"] for r in scored].count("ok"), len(lines))
 
 if __name__ == "__main__":
