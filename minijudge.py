@@ -4652,7 +4652,7 @@ _MISTAKEN_FLAGS = (
     (("--base-url", "--api-base", "--openai-base-url", "--api-url", "--url", "--endpoint"),
      "the judge's URL is --judge-url URL (or LLM_JUDGE_API_BASE in the environment)"),
 )
-_SECRET_WORDS = ("key", "token", "secret", "password")
+_SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
 
 
 def _mistaken_flag(parser, argv):
@@ -5743,37 +5743,43 @@ def _quoted(name):
 
 
 def _closest_field(args, record, role, taken=()):
-    """The record field most likely meant for ``role``, or None: near the name the flag gave
-    (a typo), else a name others use for it, else near the role's own name, else the one
-    field no flag uses. Only fields that could be sent (text; a number for a reference)."""
-    fields = _unused_fields(args, record, role, taken)
-    guesses = _near(getattr(args, role + "_field", None), fields)
-    guesses += [name for name in _FIELD_GUESSES.get(role, ()) if name in fields]
-    guesses += _near(role, fields)
+    """The record field most likely meant for ``role``, or None. Only fields that could be
+    sent (text; a number for a reference) and that no flag (nor ``taken``) uses."""
+    used = set(_flagged_fields(args)).union(taken)
+    names = tuple(name for name, value in record.items()
+                  if name not in used and _may_be(role, name, value))
+    return _guess(role, getattr(args, role + "_field", None), names)
+
+
+@functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
+def _guess(role, typed, names):
+    """Of ``names``: near the name the flag gave (a typo), else a name other tools use for
+    ``role``, else near the role's own name, else the only one; None."""
+    fields = {}
+    for name in names:
+        fields.setdefault(name.lower(), name)
+    for guess in _guesses(role, typed, fields):
+        return fields[guess]
+    return None
+
+
+def _guesses(role, typed, fields):
+    yield from _near(typed, fields)
+    yield from (name for name in _FIELD_GUESSES.get(role, ()) if name in fields)
+    yield from _near(role, fields)
     if len(fields) == 1:
-        guesses += list(fields)
-    if not guesses:
-        return None
-    return fields[guesses[0]]
+        yield from fields
+
+
+_NEAR_FIELDS = 50  # more, and a near spelling is noise; and difflib's time grows with them
 
 
 def _near(name, fields):
     """The field of ``fields`` (keyed by lower case) spelt nearest ``name``, as a list."""
     import difflib
-    if not name:
+    if not name or len(fields) > _NEAR_FIELDS:
         return []
     return difflib.get_close_matches(str(name).lower()[:100], list(fields), 1)
-
-
-def _unused_fields(args, record, role, taken):
-    """{lower case: name} of the record's fields no flag (nor ``taken``) uses, that could
-    be ``role``: not minijudge's own (judge_*), short enough to show, not option-like."""
-    used = set(_flagged_fields(args)).union(taken)
-    fields = {}
-    for name, value in record.items():
-        if name not in used and _may_be(role, name, value):
-            fields.setdefault(name.lower(), name)
-    return fields
 
 
 def _flagged_fields(args):
