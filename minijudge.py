@@ -5751,7 +5751,6 @@ def _closest_field(args, record, role, taken=()):
     return _guess(role, getattr(args, role + "_field", None), names)
 
 
-@functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
 def _guess(role, typed, names):
     """Of ``names``: near the name the flag gave (a typo), else a name other tools use for
     ``role``, else near the role's own name, else the only one; None."""
@@ -5775,11 +5774,16 @@ _NEAR_FIELDS = 50  # more, and a near spelling is noise; and difflib's time grow
 
 
 def _near(name, fields):
-    """The field of ``fields`` (keyed by lower case) spelt nearest ``name``, as a list."""
-    import difflib
+    """The field of ``fields`` (keyed by lower case) spelt nearest ``name``, if any."""
     if not name or len(fields) > _NEAR_FIELDS:
-        return []
-    return difflib.get_close_matches(str(name).lower()[:100], list(fields), 1)
+        return ()
+    return _spelt_near(str(name).lower()[:100], tuple(fields))
+
+
+@functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
+def _spelt_near(name, fields):
+    import difflib
+    return tuple(difflib.get_close_matches(name, fields, 1))
 
 
 def _flagged_fields(args):
