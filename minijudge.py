@@ -4629,6 +4629,9 @@ def main(argv=None):
 
 def _parse_args(parser, argv, report):
     """The parsed arguments, or argparse's SystemExit (2, with the usage on stderr)."""
+    hint = _mistaken_flag(parser, argv)
+    if hint:  # before argparse, which would echo a key and take it for the input file
+        parser.exit(_EXIT_USAGE, "minijudge: error: {}\n".format(hint))
     args = parser.parse_args(argv)
     if not args.input and not args.check:  # a short usage, not the --help wall
         parser.usage += "\n{}\n--help for every option".format(parser.epilog)
@@ -4640,6 +4643,50 @@ def _parse_args(parser, argv, report):
                      "python -m minijudge report OUT.jsonl ...".format(len(args.input)))
     _refuse_empty(parser, args)
     return args
+
+
+_KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
+             "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
+# Flags other judges and clients take, and how minijudge takes the same (lower case, "-" for
+# "_"); "--key" also abbreviated --key-header, which then sent the key as a header's name.
+_MISTAKEN_FLAGS = (
+    (("--api-key", "--apikey", "--openai-api-key", "--openai-key", "--token", "--api-token",
+      "--access-token", "--auth-token"), _KEY_HINT),
+    (("--key",), _KEY_HINT + "; --key-header NAME names the header it is sent in"),
+    (("--model", "--model-name", "--model-id", "--openai-model"),
+     "the judge's model is --judge-model M (or LLM_JUDGE_MODEL in the environment)"),
+    (("--base-url", "--api-base", "--openai-base-url", "--api-url", "--url", "--endpoint"),
+     "the judge's URL is --judge-url URL (or LLM_JUDGE_API_BASE in the environment)"),
+)
+_SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
+
+
+def _mistaken_flag(parser, argv):
+    """What to say of a flag other tools take (``--api-key KEY``, ``--model M``), or None;
+    a flag named for a secret is not echoed, as its value may be in it."""
+    for token in itertools.takewhile(lambda token: token != "--", argv):
+        name = token.partition("=")[0]
+        hint = _flag_hint(name)
+        if hint:
+            return "{}: {}".format(name, hint)
+        if _names_a_secret(parser, name):
+            return "an option named for a key or token: " + _KEY_HINT
+    return None
+
+
+def _flag_hint(name):
+    """The hint of _MISTAKEN_FLAGS for a flag spelt ``name``, or None."""
+    spelt = name.lower().replace("_", "-")
+    return next((hint for names, hint in _MISTAKEN_FLAGS if spelt in names), None)
+
+
+def _names_a_secret(parser, name):
+    """Whether ``name`` is a long option, none of ours (nor a start of one, as argparse
+    takes), with a word such as "key" or "token" in it."""
+    spelt = name.lower().replace("_", "-")
+    if not spelt.startswith("--") or not any(word in spelt for word in _SECRET_WORDS):
+        return False
+    return not any(flag.startswith(spelt) for flag in parser._option_string_actions)
 
 
 _MAY_BE_EMPTY = ("system",)  # an empty system message is no system message, as asked
@@ -5601,7 +5648,7 @@ def _response_problem(args, record, names):
         else:
             problem = _text_problem(record, name, field)
         if problem:
-            return problem.replace("{!r}", repr(field))
+            return problem.replace("{!r}", repr(field)) + _missing_hint(args, record, name)
     return None
 
 
@@ -5637,8 +5684,8 @@ def _named_field_problem(args, record):
             continue
         named = "--{}-field {}".format(name, field)
         if field not in record:
-            return "no {!r} field ({}; the record has {})".format(
-                field, named, _names(sorted(record), "no fields"))
+            return "no {!r} field ({}; the record has {}){}".format(
+                field, named, _names(sorted(record), "no fields"), _field_hint(args, record, name))
         if record[field] is None:
             return "field {!r} is null, expected text ({})".format(field, named)
         if _is_blank(record[field]):  # [] or {} too: sent as the text "[]", it is no answer
@@ -5646,6 +5693,148 @@ def _named_field_problem(args, record):
         if _reference_of(record, field) is None:  # NaN: pandas' missing value, not "nan"
             return "field {!r} is NaN (a missing value), expected text ({})".format(field, named)
     return None
+
+
+# Field names other tools and datasets use for what a flag sets, likeliest first: the guess
+# a missing field's error suggests (after a near spelling of the name the flag gave).
+_FIELD_GUESSES = {
+    "question": ("prompt", "instruction", "input", "query", "problem", "user_input", "text"),
+    "reference": ("gold", "target", "expected", "expected_output", "ground_truth", "label",
+                  "reference_answer", "gold_answer", "solution", "ideal", "correct_answer"),
+    "response": ("completion", "output", "generation", "prediction", "pred", "model_output",
+                 "model_answer", "answer", "response_text", "generated_text", "candidate"),
+    "response_a": ("output_a", "completion_a", "answer_a", "output_1", "response_1"),
+    "response_b": ("output_b", "completion_b", "answer_b", "output_2", "response_2"),
+}
+_FLAGGED = ("question", "reference", "response", "response_a", "response_b")
+
+
+def _missing_hint(args, record, role):
+    """The hint after a missing response field: its likeliest field and, with a built-in
+    template and no question either, the question's too, so one retry can score the file."""
+    if role not in _FLAGGED or getattr(args, role + "_field") in record:
+        return ""  # there, but not text: the problem says so; systems: no text to guess
+    guess = _closest_field(args, record, role)
+    if guess is None:
+        return ""
+    flags = [_role_flag(role), _quoted(guess)]
+    if _no_question_in(args, record):
+        question = _closest_field(args, record, "question", (guess,))
+        if question is not None:
+            flags += ["--question-field", _quoted(question)]
+    return "; pass {}?".format(" ".join(flags))
+
+
+def _no_question_in(args, record):
+    """Whether a built-in template will ask for a question this record does not have."""
+    return not (args.question_field or args.template or _first(record, "question", "context"))
+
+
+def _field_hint(args, record, role):
+    """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or ""."""
+    guess = _closest_field(args, record, role)
+    if guess is None:
+        return ""
+    return "; pass {} {}?".format(_role_flag(role), _quoted(guess))
+
+
+def _role_flag(role):
+    return "--{}-field".format(role.replace("_", "-"))
+
+
+def _quoted(name):
+    """A field name as a shell word to copy."""
+    import shlex
+    return shlex.quote(name)
+
+
+def _closest_field(args, record, role, taken=()):
+    """The record field most likely meant for ``role``, or None. Only fields that could be
+    sent (text; a number for a reference) and that no flag (nor ``taken``) uses."""
+    used = set(_flagged_fields(args)).union(taken)
+    names = tuple(name for name, value in record.items()
+                  if name not in used and _may_be(role, name, value))
+    return _guess(role, getattr(args, role + "_field", None), names)
+
+
+def _guess(role, typed, names):
+    """Of ``names``: near the name the flag gave (a typo), else a name other tools use for
+    ``role``, else near the role's own name, else the only one; None."""
+    fields = {}
+    for name in names:
+        fields.setdefault(name.lower(), name)
+    for guess in _guesses(role, typed, fields):
+        return fields[guess]
+    return None
+
+
+def _guesses(role, typed, fields):
+    yield from _near(typed, fields)
+    yield from (name for name in _FIELD_GUESSES.get(role, ()) if name in fields)
+    yield from _near(role, fields)
+    if len(fields) == 1:
+        yield from fields
+
+
+_NEAR_FIELDS = 50  # more, and a near spelling is noise; and difflib's time grows with them
+
+
+def _near(name, fields):
+    """The field of ``fields`` (keyed by lower case) spelt nearest ``name``, if any."""
+    if not name or len(fields) > _NEAR_FIELDS:
+        return ()
+    return _spelt_near(str(name).lower()[:100], tuple(fields))
+
+
+@functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
+def _spelt_near(name, fields):
+    import difflib
+    return tuple(difflib.get_close_matches(name, fields, 1))
+
+
+def _flagged_fields(args):
+    """The fields the field flags (or their defaults) name."""
+    names = [getattr(args, role + "_field") for role in _FLAGGED[1:]]
+    names += [args.responses_field, args.image_field, args.criteria_field, args.human_field]
+    names += [field for _, field in args.context_field]
+    if args.question_field:
+        return names + [args.question_field]
+    return names + ["question", "context"]
+
+
+def _may_be(role, name, value):
+    """Whether field ``name`` holding ``value`` could be suggested for ``role``."""
+    if len(name) > 100 or name.startswith(("-", "judge_")):
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return role == "reference" and number and value == value  # NaN: missing
+
+
+_NEEDS_FIELD_RE = re.compile(r"""
+    template\ needs\ field\ '(\w+)';   # the library's TemplateError for a field not given
+""", re.VERBOSE)
+
+
+def _with_flag(args, record, error):
+    """A template's "needs field" error for a field a flag sets, naming the flag, the
+    record's own fields (the library lists those it was given: ours, like 'response',
+    among them) and the likeliest one; any other error as it is."""
+    match = _NEEDS_FIELD_RE.match(error)
+    if not match:
+        return error
+    role = _FIELD_ALIASES.get(match.group(1), match.group(1))
+    if role not in _FLAGGED:
+        return error
+    return "template needs field {!r} (choose one with {}; the record has {}){}".format(
+        match.group(1), _role_flag(role), _names(_holding_values(record), "no fields"),
+        _field_hint(args, record, role))
+
+
+def _holding_values(record):
+    """The record's fields that hold a value (not null, not NaN), sorted."""
+    return sorted(str(name) for name, value in record.items() if not _is_missing(value))
 
 
 def _empty_field_problem(args, record):
@@ -5687,7 +5876,7 @@ def _check_first(specs, args, items):
             if len(specs) > 1:
                 which = ", judge " + prefix
             raise TemplateError("line {} (the first record){}: {}".format(
-                number, which, exc)) from None
+                number, which, _with_flag(args, record, str(exc)))) from None
     return items
 
 
@@ -5724,7 +5913,7 @@ def _judge_item(judge, args, item, mode):
     else:
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
-        judgement.error = "line {}: {}".format(number, judgement.error)
+        judgement.error = "line {}: {}".format(number, _with_flag(args, record, judgement.error))
     return judgement
 
 
@@ -5735,7 +5924,8 @@ def _dry_run(judge, args, items):
         try:
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
-            print("---", getattr(fields, "error", "line {}: {}".format(number, exc)))
+            error = "line {}: {}".format(number, _with_flag(args, record, str(exc)))
+            print("---", getattr(fields, "error", error))
             continue
         sendable += 1
         _print_prompt(number, prompt)

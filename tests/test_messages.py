@@ -160,8 +160,8 @@ class MessagesTest(StubTestCase):
             [{"question": "q", "response": "r", "extra": "x"}, {"id": 7, "response": "r"}],
             "--template", template)
         self.assertEqual(records[1]["judge_status"], "template_error")
-        self.assertEqual(records[1]["judge_error"], "line 2: template needs field 'question'; "
-                         "got id, response")
+        self.assertEqual(records[1]["judge_error"], "line 2: template needs field 'question' "
+                         "(choose one with --question-field; the record has id, response)")
         source = self.write_jsonl("first.jsonl", [{"question": "q", "response": "r"}])
         code, out, err = self.cli("--judge-url", self.srv.url, "--template", template, source)
         self.assertEqual((code, err), (2, "minijudge: error: line 1 (the first record): "

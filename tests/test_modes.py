@@ -285,7 +285,7 @@ class PairwiseTest(ModeTest):
                                                "--response-b-field", "y", source)
         self.assertEqual(out[0]["judge_error"], "line 1: no 'y' field (choose one with "
                          "--response-b-field; the record has question, response_a, "
-                         "response_b)")
+                         "response_b); pass --response-b-field response_b?")
 
     def test_a_failure_with_the_answers_swapped_fails_the_item(self):
         self.srv.push(chat("[[A]]"), error(500, "boom"))

@@ -113,17 +113,20 @@ class NamedFieldMissing(Fields):
               "response_b": "5", "responses": {"x": "4", "y": "5"}, "label": 4}
     CASES = [  # flag and value, the mode's flags, the error
         (["--reference-field", "gld"], [], "no 'gld' field (--reference-field gld; the record has "
-         "gold, label, question, response, response_a, response_b, responses)"),
+         "gold, label, question, response, response_a, response_b, responses); pass "
+         "--reference-field gold?"),
         (["--question-field", "prompt"], [], "no 'prompt' field (--question-field prompt; the "
-         "record has gold, label, question, response, response_a, response_b, responses)"),
+         "record has gold, label, question, response, response_a, response_b, responses); pass "
+         "--question-field question?"),
         (["--response-field", "out"], [], "no 'out' field (choose one with --response-field; the "
-         "record has gold, label, question, response, response_a, response_b, responses)"),
+         "record has gold, label, question, response, response_a, response_b, responses); pass "
+         "--response-field response?"),
         (["--response-a-field", "a"], ["--mode", "pairwise"], "no 'a' field (choose one with "
          "--response-a-field; the record has gold, label, question, response, response_a, "
-         "response_b, responses)"),
+         "response_b, responses); pass --response-a-field response_a?"),
         (["--response-b-field", "b"], ["--mode", "pairwise"], "no 'b' field (choose one with "
          "--response-b-field; the record has gold, label, question, response, response_a, "
-         "response_b, responses)"),
+         "response_b, responses); pass --response-b-field response_b?"),
         (["--responses-field", "all"], ["--mode", "systems"],
          "field 'all' must map two or more systems to their responses"),
         (["--context-field", "doc"], [], "no 'doc' field (--context-field doc=doc)"),
@@ -132,10 +135,10 @@ class NamedFieldMissing(Fields):
         # in every mode a reference may go to, the named one is required
         (["--reference-field", "gld"], ["--mode", "pairwise"], "no 'gld' field (--reference-field "
          "gld; the record has gold, label, question, response, response_a, response_b, "
-         "responses)"),
+         "responses); pass --reference-field gold?"),
         (["--reference-field", "gld"], ["--mode", "criterion", "--criteria", None], "no 'gld' "
          "field (--reference-field gld; the record has gold, label, question, response, "
-         "response_a, response_b, responses)"),
+         "response_a, response_b, responses); pass --reference-field gold?"),
     ]
 
     def test_each_field_flag_naming_a_field_the_record_lacks(self):
@@ -208,7 +211,7 @@ class NamedFieldMissing(Fields):
         self.assertEqual(code, 0, err)
         self.assertEqual([r["judge_status"] for r in records], ["ok", "bad_record"])
         self.assertEqual(records[1]["judge_error"], "line 2: no 'gold' field (--reference-field "
-                         "gold; the record has answer, question, response)")
+                         "gold; the record has answer, question, response); pass --reference-field answer?")
         self.assertEqual(prompts, [RATING_REF_PROMPT])
 
     def test_a_human_field_no_record_has(self):
@@ -249,7 +252,8 @@ class NamedFieldMissing(Fields):
         source = self.write_jsonl("in.jsonl", [self.RECORD])
         code, out, err = run_main(["--dry-run", "--reference-field", "gld", source])
         self.assertEqual(out, "--- line 1: no 'gld' field (--reference-field gld; the record has "
-                         "gold, label, question, response, response_a, response_b, responses)\n")
+                         "gold, label, question, response, response_a, response_b, responses); pass "
+                         "--reference-field gold?\n")
         self.assertEqual(code, 2)
         code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
                                    "--no-preflight", "--strict", "-q", "--question-field", "q",
@@ -257,7 +261,7 @@ class NamedFieldMissing(Fields):
         self.assertEqual((code, err), (1, "minijudge: error: line 1: no 'q' field "
                                           "(--question-field q; the record has gold, label, "
                                           "question, response, response_a, response_b, "
-                                          "responses) (--strict)\n"))
+                                          "responses); pass --question-field question? (--strict)\n"))
 
 
 class DefaultFieldAbsent(Fields):

@@ -62,7 +62,7 @@ class NaNIsMissing(StubTestCase):
                 self.assertEqual(run_main(["--no-preflight", "--judge-model", "m",
                                            "--judge-url", self.srv.url, source]), (
                     2, "", "minijudge: error: line 1 (the first record): template needs field "
-                    "'question'; got response\n"))
+                    "'question' (choose one with --question-field; the record has response)\n"))
         self.assertEqual(self.srv.chat_count, 0)
 
 
