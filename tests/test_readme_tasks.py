@@ -308,6 +308,7 @@ class CommonTasks(StubTestCase):
             fields = record["judge_error"].split("--question-field qq", 1)[1]
             for name in ("completion", "gold", "prompt", "uid"):
                 self.assertIn(name, fields)
+            self.assertTrue(record["judge_error"].endswith("; pass --question-field prompt?"))
 
     def test_a_reference_answer(self):
         rated, binary = self.commands("A reference answer", 2)
