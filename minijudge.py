@@ -1357,10 +1357,17 @@ def _retry_note(exc, retries, max_retries, wait, left):
     and what comes next: retry ``retries`` in ``wait`` s, or polling for ``left`` s more."""
     if exc is None:
         return None
-    plan = "retry {} of {} in {:g} s".format(retries, max_retries, round(wait, 1))
+    plan = "retry {} of {} in {} s".format(retries, max_retries, _short_seconds(wait))
     if left > 0:  # a restarting server is polled each second, not retried
         plan = "retrying for {:.0f} s more (--restart-wait)".format(left)
     return "{}; {}".format(_trouble(exc), plan)
+
+
+def _short_seconds(seconds):
+    """0.6, 4, 120: a tenth below 10 s, whole seconds above (never 1.2e+06)."""
+    if seconds < 10:
+        return "{:g}".format(round(seconds, 1))
+    return "{:.0f}".format(seconds)
 
 
 def _trouble(exc):
@@ -6988,11 +6995,18 @@ class _Run:
         """On a terminal, the progress line hears of each judge's retries (``notes``, by
         prefix), and is redrawn while no record comes: a judge that fails says so."""
         self.notes, self.drawing, self.width, self.ticker = {}, threading.Lock(), 0, None
+        self.replied = self.started  # the last reply or record: a hung judge shows
         if not self.progress:
             return
         for prefix, judge, _ in self.specs:
-            judge._on_retry = functools.partial(self.notes.__setitem__, prefix)
+            judge._on_retry = functools.partial(self.heard, prefix)
         self.ticker = _Ticker(self.tick)
+
+    def heard(self, prefix, note):
+        """A judge's request is being retried (``note`` says why), or one succeeded (None)."""
+        self.notes[prefix] = note
+        if note is None:
+            self.replied = time.monotonic()
 
     def until_bad(self, items):
         """--strict: the items up to the first bad one, whose error stops the run."""
@@ -7077,8 +7091,9 @@ class _Run:
         for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
             _tally_add(self.tallies[prefix], judgement, record, self.args, mode)
             _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
-        if self.progress and time.monotonic() - self.shown > 0.25:
-            self.shown = time.monotonic()
+        self.replied = time.monotonic()
+        if self.progress and self.replied - self.shown > 0.25:
+            self.shown = self.replied
             self.show_progress(self.shown)
 
     def fields(self, number, judged):
@@ -7121,8 +7136,11 @@ class _Run:
             self.show_progress(time.monotonic())
 
     def show_progress(self, now, end=""):
+        note = self.note()
         text = _progress_text(self.tallies[self.outputs[0][0]], self.total, now - self.started,
-                              self.held, self.note())
+                              self.held, note)
+        if not note and now - self.replied >= _QUIET:  # a hung judge: the line counts on
+            text = text.rstrip() + "; no reply for {:.0f} s   ".format(now - self.replied)
         with self.drawing:  # the ticker's thread draws too
             self.width = _draw_progress(text, self.width, end)
 
@@ -7185,6 +7203,7 @@ class _Run:
 
 
 _TICK = 0.5  # seconds: the progress line is redrawn at least this often, records or not
+_QUIET = 3.0  # seconds without a reply or a record before the progress line counts them
 
 
 class _Ticker:

@@ -22,7 +22,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from stub import JUDGE_ENV, StubTestCase, rate_limited  # noqa: E402
+from stub import JUDGE_ENV, StubTestCase, hang, rate_limited  # noqa: E402
 
 KEY = "sk-first30a-secret-key-0123456789"
 
@@ -144,6 +144,21 @@ class RetryingProgressTest(Cli):
         self.assertRegex(last, r"^  30/30 done, [0-9.]+/s ETA 0 s, 0 failed *$")
         out = [json.loads(line) for line in open(self.path("out"))]
         self.assertEqual({r["judge_status"] for r in out}, {"ok"})
+
+    def test_a_judge_that_hangs_shows_how_long_nothing_came(self):
+        # a host gone without a word (no refusal) is silent until --timeout: the line
+        # counts the seconds rather than freeze
+        source = self.write("in.jsonl", records(3))
+        self.srv.push("4", hang(30))
+        proc, master = self.on_terminal("--concurrency", "1", "--timeout", "30", source)
+        started = time.monotonic()
+        tty = self.read_until(master, b"no reply for 4 s", 8).decode()
+        proc.kill()
+        proc.communicate(timeout=10)
+        os.close(master)
+        self.assertLess(time.monotonic() - started, 6)
+        self.assertRegex(tty, r"\r  1/3 done, [0-9.]+/s ETA [0-9]+ s, 0 failed; no reply "
+                              r"for 3 s   ")
 
     def test_no_terminal_no_progress_line(self):
         # the progress line is a terminal's: a log file gets none, retries or not
