@@ -1344,7 +1344,9 @@ def _exception_text(exc):
     return "{}: {}".format(type(exc).__name__, text).rstrip(": ")
 
 
-_TROUBLES = {  # what a retried request met, as the progress line says it, by APIError kind
+# what a retried request met, as the progress line says it, by APIError kind; each starts
+# "judge " (with several judges, _Run.note puts the judge's name after it)
+_TROUBLES = {
     "connection_refused": "judge unreachable: connection refused",
     "connection_error": "judge unreachable: the connection failed",
     "timeout": "judge not answering: no reply within --timeout",
@@ -7147,8 +7149,8 @@ class _Run:
     def note(self):
         """Why a judge's requests are being retried, or None."""
         for prefix, note in list(self.notes.items()):
-            if note and len(self.specs) > 1:
-                return "{}: {}".format(prefix, note)
+            if note and len(self.specs) > 1:  # "judge a answers http 429 ..."
+                return "judge {} {}".format(prefix.rstrip("_"), note[len("judge "):])
             if note:
                 return note
         return None

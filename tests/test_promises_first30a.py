@@ -102,6 +102,20 @@ class RetryingProgressTest(Cli):
         self.assertRegex(last, r"^  3/3 done, [0-9.]+/s ETA 0 s, 0 failed *$")
         self.assertNoKey(tty)
 
+    def test_with_several_judges_the_line_names_the_one_retried(self):
+        source = self.write("in.jsonl", records(2))
+        judges = self.write("judges.json", json.dumps([{"name": "a"}, {"name": "b"}]))
+        # record 0: a then b are judged; record 1: a meets two 429s
+        self.srv.push("4", "4", rate_limited("0"), rate_limited("0"))
+        proc, master = self.on_terminal(
+            "--concurrency", "1", "--retry-min-wait", "0.6", "--retry-max-wait", "0.6",
+            "--judges", judges, "-o", self.path("out"), source)
+        tty = self.read_rest(master, proc)
+        self.assertEqual(proc.returncode, 0, tty)
+        self.assertRegex(tty, r"\r  1/2 done, 0 failed; judge a answers http 429 too many "
+                              r"requests; retry [12] of 5 in 0\.6 s   ")
+        self.assertNotIn("judge b answers", tty)
+
     def test_a_judge_that_dies_mid_run_shows_within_two_seconds(self):
         source = self.write("in.jsonl", records(50))
         self.srv.delay = 0.05
