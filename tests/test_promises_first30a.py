@@ -9,13 +9,16 @@ total records were written, and what a rerun does, with --cache and without.
 Every test runs ``python -m minijudge`` as a real subprocess against the stub.
 """
 
+import fcntl
 import json
 import os
 import pty
 import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 import unittest
 
@@ -51,9 +54,11 @@ class Cli(StubTestCase):
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
         return proc
 
-    def on_terminal(self, *argv):
-        """(process, master end of the pty that is its stderr)."""
+    def on_terminal(self, *argv, columns=0):
+        """(process, master end of the pty that is its stderr), the pty ``columns`` wide
+        (0: unknown, as a pty nobody sized)."""
         master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
         proc = self.spawn(*argv, stderr=slave)
         os.close(slave)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
@@ -101,6 +106,19 @@ class RetryingProgressTest(Cli):
         last = last_progress(tty)
         self.assertRegex(last, r"^  3/3 done, [0-9.]+/s ETA 0 s, 0 failed *$")
         self.assertNoKey(tty)
+
+    def test_on_a_narrow_terminal_the_line_is_cut_not_wrapped(self):
+        # a line wider than the terminal wraps, and \r then redraws only its last row
+        source = self.write("in.jsonl", records(2))
+        self.srv.push("4", rate_limited("0"), rate_limited("0"))
+        proc, master = self.on_terminal(
+            "--concurrency", "1", "--retry-min-wait", "0.6", "--retry-max-wait", "0.6",
+            "-o", self.path("out"), source, columns=60)
+        tty = self.read_rest(master, proc)
+        self.assertEqual(proc.returncode, 0, tty)
+        lines = tty.split("\r\nminijudge: ")[0].split("\r")[1:]
+        self.assertIn("  1/2 done, 0 failed; judge answers http 429 too many re...", lines)
+        self.assertEqual({len(line) for line in lines}, {59})  # each covers the one before
 
     def test_with_several_judges_the_line_names_the_one_retried(self):
         source = self.write("in.jsonl", records(2))
