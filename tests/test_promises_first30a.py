@@ -118,7 +118,9 @@ class RetryingProgressTest(Cli):
         self.assertEqual(proc.returncode, 0, tty)
         lines = tty.split("\r\nminijudge: ")[0].split("\r")[1:]
         self.assertIn("  1/2 done, 0 failed; judge answers http 429 too many re...", lines)
-        self.assertEqual({len(line) for line in lines}, {59})  # each covers the one before
+        widths = [len(line) for line in lines]
+        self.assertLessEqual(max(widths), 59)
+        self.assertEqual(widths, sorted(widths))  # each covers the one before
 
     def test_with_several_judges_the_line_names_the_one_retried(self):
         source = self.write("in.jsonl", records(2))
