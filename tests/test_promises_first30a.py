@@ -59,7 +59,7 @@ class Cli(StubTestCase):
         (0: unknown, as a pty nobody sized)."""
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-        proc = self.spawn(*argv, stderr=slave)
+        proc = self.spawn(*argv, stderr=slave, stdout=subprocess.DEVNULL)
         os.close(slave)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
         return proc, master
@@ -176,7 +176,8 @@ class RetryingProgressTest(Cli):
         self.assertIn("judge unreachable: connection refused; retrying for ", tty)
         last = last_progress(tty)
         self.assertRegex(last, r"^  30/30 done, [0-9.]+/s ETA 0 s, 0 failed *$")
-        out = [json.loads(line) for line in open(self.path("out"))]
+        with open(self.path("out")) as f:
+            out = [json.loads(line) for line in f]
         self.assertEqual({r["judge_status"] for r in out}, {"ok"})
 
     def test_a_judge_that_hangs_shows_how_long_nothing_came(self):
@@ -253,16 +254,15 @@ class StoppedTest(Cli):
 
     def test_a_piped_input_has_no_total(self):
         self.srv.delay = 0.02
-        proc = self.spawn("--concurrency", "4", "-", stdin=subprocess.PIPE)
-        proc.stdin.write(records(100).encode())
-        proc.stdin.close()
+        source = self.write("in.jsonl", records(100))
+        with open(source, "rb") as stdin:  # stdin ("-") is not counted, file or pipe
+            proc = self.spawn("--concurrency", "4", "-", stdin=stdin)
         deadline = time.monotonic() + 20
         while self.srv.chat_count < 12 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)
         proc.send_signal(signal.SIGINT)
-        out = proc.stdout.read().decode()
-        err = proc.stderr.read().decode()
-        proc.wait(timeout=20)
+        out, err = proc.communicate(timeout=20)
+        out, err = out.decode(), err.decode()
         self.assertEqual(proc.returncode, 130, err)
         self.assertIn("  interrupted: {} records written to stdout; without --cache a rerun "
                       "judges every record again: pass --cache FILE next time\n".format(
