@@ -7156,14 +7156,18 @@ class _Run:
         return None
 
     def stopped_note(self):
-        """What an interrupted run wrote, and what a rerun of the same command does."""
+        """What an interrupted run (or one stopped by a full disk) wrote, and what a rerun of
+        the same command does."""
         tally = self.tallies[self.outputs[0][0]]
         total = _record_total(self.args)
         of_total = ""
         if total is not None:
             of_total = " of {}".format(total)
-        done = "  interrupted: {}{} records written to {}; ".format(
-            tally.all["n"], of_total, self.args.output or "stdout")
+        how = "stopped"
+        if self.interrupted:
+            how = "interrupted"
+        done = "  {}: {}{} records written to {}; ".format(
+            how, tally.all["n"], of_total, self.args.output or "stdout")
         if self.args.cache:
             return done + _rerun_cached(tally.judged["n"], self.args.output)
         return done + _rerun_uncached(total, self.args.output)
@@ -7185,7 +7189,7 @@ class _Run:
         several = bool(self.args.judges) and not self.args.jury
         worst = _emit(summaries, self.args, several, self.tallies, self.rows,
                       os.path.basename(self.args.input))
-        if self.interrupted and not self.args.quiet:  # once, after every judge's summary
+        if stopped_early and not self.args.quiet:  # once, after every judge's summary
             print(self.stopped_note(), file=sys.stderr)
         return worst
 

@@ -9,6 +9,7 @@ total records were written, and what a rerun does, with --cache and without.
 Every test runs ``python -m minijudge`` as a real subprocess against the stub.
 """
 
+import errno
 import fcntl
 import json
 import os
@@ -267,6 +268,24 @@ class StoppedTest(Cli):
         self.assertIn("  interrupted: {} records written to stdout; without --cache a rerun "
                       "judges every record again: pass --cache FILE next time\n".format(
                           len(out.splitlines())), err)
+
+    def test_a_full_disk_says_the_same_as_stopped(self):
+        # RLIMIT_FSIZE: -o fails as on a full disk (EFBIG); the run stops as Ctrl-C does
+        import resource
+        source = self.write("in.jsonl", records(100))
+        proc = self.spawn("-o", self.path("out"), source, preexec_fn=lambda: resource.setrlimit(
+            resource.RLIMIT_FSIZE, (3000, 3000)))
+        _, err = proc.communicate(timeout=30)
+        err = err.decode()
+        with open(self.path("out")) as f:
+            written = f.read().splitlines()
+        self.assertEqual(proc.returncode, 1, err)
+        self.assertGreater(len(written), 0)
+        self.assertIn("  stopped: {0} of 100 records written to {1}; without --cache a rerun "
+                      "judges all 100 again and writes {1} anew: pass --cache FILE next time\n"
+                      "minijudge: error: cannot write {1}: [Errno {2}] {3}\n".format(
+                          len(written), self.path("out"), errno.EFBIG,
+                          os.strerror(errno.EFBIG)), err)
 
     def test_a_shard_counts_its_own_records(self):
         code, err, written = self.interrupt(signal.SIGINT, "--shard", "1/3", "--cache",
