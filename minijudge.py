@@ -1348,6 +1348,46 @@ def _exception_text(exc):
     return "{}: {}".format(type(exc).__name__, text).rstrip(": ")
 
 
+# what a retried request met, as the progress line says it, by APIError kind; each starts
+# "judge " (with several judges, _Run.note puts the judge's name after it)
+_TROUBLES = {
+    "connection_refused": "judge unreachable: connection refused",
+    "connection_error": "judge unreachable: the connection failed",
+    "timeout": "judge not answering: no reply within --timeout",
+    "invalid_response": "judge reply unreadable",
+}
+
+
+def _retry_note(exc, retries, max_retries, wait, left):
+    """What the progress line says while a request is retried (None: one succeeded): why,
+    and what comes next: retry ``retries`` in ``wait`` s, or polling for ``left`` s more."""
+    if exc is None:
+        return None
+    plan = "retry {} of {} in {} s".format(retries, max_retries, _short_seconds(wait))
+    if left > 0:  # a restarting server is polled each second, not retried
+        plan = "retrying for {:.0f} s more (--restart-wait)".format(left)
+    return "{}; {}".format(_trouble(exc), plan)
+
+
+def _short_seconds(seconds):
+    """0.6, 4, 120: a tenth below 10 s, whole seconds above (never 1.2e+06)."""
+    if seconds < 10:
+        return "{:g}".format(round(seconds, 1))
+    return "{:.0f}".format(seconds)
+
+
+def _trouble(exc):
+    """A retried request's error, short: ``judge answers http 429 too many requests``."""
+    if exc.status:
+        import http
+        try:
+            phrase = http.HTTPStatus(exc.status).phrase.lower()
+        except ValueError:  # a status no standard names (599)
+            phrase = "error"
+        return "judge answers http {} {}".format(exc.status, phrase)
+    return _TROUBLES.get(exc.kind, "judge request failed")
+
+
 def _decoded(body, headers, where, max_bytes):
     """The body, unpacked if a server or proxy compressed it though identity was asked
     for; at most max_bytes, before and after: a small body can unpack into gigabytes."""
@@ -2120,6 +2160,7 @@ class LLMJudge:
                              timeout=self.timeout, max_bytes=self._max_bytes,
                              secrets=self._secrets.value)
                 self._alive, self._refused_since = True, None
+                self._tell()
                 return read(body, url), attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
@@ -2131,12 +2172,21 @@ class LLMJudge:
                     wait = self._poll_wait(left, exc)
                 elif self._gives_up(exc, retries, payload):
                     self._final_error(exc, attempt, timed_out)
+                    self._tell()  # no more retries: the record's failure is counted instead
                     raise
                 else:
                     retries += 1
                     wait = self._backoff(retries, exc)
                 _log.info("retrying in %.1f s: %s", wait, exc)
+                self._tell(exc, retries, wait, left)
                 self._sleep(wait)
+
+    _on_retry = None  # the command line's progress line: told of each retry and success
+
+    def _tell(self, exc=None, retries=0, wait=0.0, left=0.0):
+        """Tell ``_on_retry`` why a request is retried and when (no ``exc``: one succeeded)."""
+        if self._on_retry is not None:
+            self._on_retry(_retry_note(exc, retries, self.max_retries, wait, left))
 
     def _request_headers(self, payload):
         headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__}
@@ -7105,10 +7155,7 @@ def _closing_lines(s, max_error_rate):
         tokens = collections.Counter(s["tokens"])  # 0 if none
         lines.append("  tokens: {} prompt, {} completion".format(
             tokens["prompt_tokens"], tokens["completion_tokens"]))
-    if s["interrupted"]:
-        lines.append("  interrupted: the records above were written; rerun with the same "
-                     "--cache to finish without paying twice")
-    elif s["failure_rate"] > max_error_rate:
+    if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
         lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
             s["failure_rate"], max_error_rate))
     return lines
@@ -7152,6 +7199,24 @@ class _Run:
         self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
         self.line = self.rest = b""  # the line being written, and what of it is not yet
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+        self.listen()
+
+    def listen(self):
+        """On a terminal, the progress line hears of each judge's retries (``notes``, by
+        prefix), and is redrawn while no record comes: a judge that fails says so."""
+        self.notes, self.drawing, self.width, self.ticker = {}, threading.Lock(), 0, None
+        self.replied = self.started  # the last reply or record: a hung judge shows
+        if not self.progress:
+            return
+        for prefix, judge, _ in self.specs:
+            judge._on_retry = functools.partial(self.heard, prefix)
+        self.ticker = _Ticker(self.tick)
+
+    def heard(self, prefix, note):
+        """A judge's request is being retried (``note`` says why), or one succeeded (None)."""
+        self.notes[prefix] = note
+        if note is None:
+            self.replied = time.monotonic()
 
     def until_bad(self, items):
         """--strict: the items up to the first bad one, whose error stops the run."""
@@ -7218,6 +7283,8 @@ class _Run:
                 raise
             self.untear(exc)
         finally:
+            if self.ticker:
+                self.ticker.stop()
             results.close()
             if self.sink:
                 self.sink.close()
@@ -7234,8 +7301,9 @@ class _Run:
         for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
             _tally_add(self.tallies[prefix], judgement, record, self.args, mode)
             _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
-        if self.progress and time.monotonic() - self.shown > 0.25:
-            self.shown = time.monotonic()
+        self.replied = time.monotonic()
+        if self.progress and self.replied - self.shown > 0.25:
+            self.shown = self.replied
             self.show_progress(self.shown)
 
     def fields(self, number, judged):
@@ -7272,9 +7340,45 @@ class _Run:
             torn = len(self.line) - len(self.rest)
             os.ftruncate(self.sink.fileno(), self.sink.tell() - torn)
 
+    def tick(self):
+        """The ticker's redraw, if the line was not drawn lately."""
+        if time.monotonic() - self.shown > _TICK:
+            self.show_progress(time.monotonic())
+
     def show_progress(self, now, end=""):
-        _show_progress(self.tallies[self.outputs[0][0]], self.total, now - self.started,
-                       self.held, end)
+        note = self.note()
+        text = _progress_text(self.tallies[self.outputs[0][0]], self.total, now - self.started,
+                              self.held, note)
+        if not note and now - self.replied >= _QUIET:  # a hung judge: the line counts on
+            text = text.rstrip() + "; no reply for {:.0f} s   ".format(now - self.replied)
+        with self.drawing:  # the ticker's thread draws too
+            self.width = _draw_progress(text, self.width, end)
+
+    def note(self):
+        """Why a judge's requests are being retried, or None."""
+        for prefix, note in list(self.notes.items()):
+            if note and len(self.specs) > 1:  # "judge a answers http 429 ..."
+                return "judge {} {}".format(prefix.rstrip("_"), note[len("judge "):])
+            if note:
+                return note
+        return None
+
+    def stopped_note(self):
+        """What an interrupted run (or one stopped by a full disk) wrote, and what a rerun of
+        the same command does."""
+        tally = self.tallies[self.outputs[0][0]]
+        total = _record_total(self.args)
+        of_total = ""
+        if total is not None:
+            of_total = " of {}".format(total)
+        how = "stopped"
+        if self.interrupted:
+            how = "interrupted"
+        done = "  {}: {}{} records written to {}; ".format(
+            how, tally.all["n"], of_total, self.args.output or "stdout")
+        if self.args.cache:
+            return done + _rerun_cached(tally.judged["n"], self.args.output)
+        return done + _rerun_uncached(total, self.args.output)
 
     def summarise(self):
         """Print, and write, the summaries and the page; the worst failure rate."""
@@ -7291,8 +7395,11 @@ class _Run:
             summaries[prefix] = _summary(stamp, self.args, self.tallies[prefix], wall,
                                          stopped_early, judge)
         several = bool(self.args.judges) and not self.args.jury
-        return _emit(summaries, self.args, several, self.tallies, self.rows,
-                     os.path.basename(self.args.input))
+        worst = _emit(summaries, self.args, several, self.tallies, self.rows,
+                      os.path.basename(self.args.input))
+        if stopped_early and not self.args.quiet:  # once, after every judge's summary
+            print(self.stopped_note(), file=sys.stderr)
+        return worst
 
     def exit_status(self, worst):
         if self.broken:
@@ -7307,6 +7414,60 @@ class _Run:
         if worst > self.args.max_error_rate:
             return _EXIT_FAILED
         return 0
+
+
+_TICK = 0.5  # seconds: the progress line is redrawn at least this often, records or not
+_QUIET = 3.0  # seconds without a reply or a record before the progress line counts them
+
+
+class _Ticker:
+    """A thread that calls ``tick`` every _TICK s until stopped: the progress line moves
+    while no record comes (a judge retrying or slow)."""
+
+    def __init__(self, tick):
+        self.tick, self.stopped = tick, threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stopped.wait(_TICK):
+            self.tick()
+
+    def stop(self):
+        self.stopped.set()
+        self.thread.join()
+
+
+def _rerun_cached(judged, output):
+    """What a rerun of an interrupted run with --cache does."""
+    text = "rerun the same command: the {} judged come from the cache".format(judged)
+    if output:
+        text += ", and {} is written again, whole".format(output)
+    return text
+
+
+def _rerun_uncached(total, output):
+    """What a rerun of an interrupted run without --cache does, and how to keep the judged."""
+    every = "every record"
+    if total is not None:
+        every = "all {}".format(total)
+    anew = ""
+    if output:
+        anew = " and writes {} anew".format(output)
+    return "without --cache a rerun judges {} again{}: pass --cache FILE next time".format(
+        every, anew)
+
+
+def _record_total(args):
+    """How many records the input holds (a shard's share); None if it is a pipe."""
+    if args.input == "-" or not os.path.isfile(args.input):
+        return None
+    with open(args.input, "rb") as f:
+        total = sum(1 for line in f if line.strip())
+    k, n = 0, 1
+    if args.shard:
+        k, n = _read_shard(args.shard)
+    return len(range(k, total, n))
 
 
 def _outputs(specs, args):
@@ -7612,22 +7773,50 @@ def _differ(first, stamp):
     return [(k, a.get(k), b.get(k)) for k in sorted({**a, **b}) if a.get(k) != b.get(k)]
 
 
-def _show_progress(tally, total, elapsed, held, end=""):
-    """The progress line on stderr, drawn over the last one."""
+def _progress_text(tally, total, elapsed, held, note=None):
+    """The progress line: how many done, how fast, how many failed; while requests are
+    retried, why instead of the rate."""
     done, waiting = tally.all["n"], held["waiting"]
+    if note:
+        return "  {}{} done, {} failed; {}   ".format(
+            done, _of_total(total), done - tally.judged["n"], note)
     rate = 0.0
     if elapsed:
         rate = done / elapsed
-    of_total = behind = eta = ""
-    if total:
-        of_total = "/{}".format(total)
+    behind = eta = ""
     if waiting:
         behind = ", {} more judged behind a slow one".format(waiting)
     if total and rate:
         eta = " ETA {:.0f} s".format((total - done) / rate)
-    print("\r  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        done, of_total, behind, rate, eta, done - tally.judged["n"]),
-        end=end, file=sys.stderr, flush=True)
+    return "  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
+        done, _of_total(total), behind, rate, eta, done - tally.judged["n"])
+
+
+def _of_total(total):
+    if total:
+        return "/{}".format(total)
+    return ""
+
+
+def _draw_progress(text, width, end=""):
+    """Draw the progress line on stderr over the last one (``width`` wide): padded to cover
+    it, cut to the terminal's width (a wrapped line is not drawn over); the width drawn."""
+    columns = _columns()
+    if columns and len(text) >= columns:
+        text = text[:columns - 4] + "..."
+    width = max(width, len(text))
+    if columns:  # a terminal made narrower since
+        width = min(width, columns - 1)
+    print("\r" + text.ljust(width), end=end, file=sys.stderr, flush=True)
+    return width
+
+
+def _columns():
+    """The terminal's width, 0 if unknown (a pty nobody sized)."""
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 if __name__ == "__main__":

@@ -308,8 +308,7 @@ PRINTED = [  # (what changes in _BASE, --max-error-rate, name, the text)
      + "  A's win rate 0.65 (ties count half) over the 5 judged; " + _CI
      + "  trust:\n    position-consistent: 83.3% of the pairs asked in both orders (the rest "
      "count as ties; n=6)\n    agreement with label (n=5): accuracy 0.8, precision 1.0, recall "
-     "0.6667 at 0.5; best threshold 0.5 (accuracy 0.8)\n  interrupted: the records above were "
-     "written; rerun with the same --cache to finish without paying twice\n"),
+     "0.6667 at 0.5; best threshold 0.5 (accuracy 0.8)\n"),  # interrupted: _Run says so
     (dict(mode="systems", errors={}, statuses={"ok": 4}, failed=0, failure_rate=0.0,
           score_sources={}, ratings={}, parameters={"pass_threshold": None, "logprobs": True},
           systems={"x": {"win_rate": 0.75, "comparisons": 4},

@@ -439,8 +439,9 @@ class SigtermTest(HostileIOTest):
         self.assertLess(len(written), n)
         self.assertEqual([r["id"] for r in written], list(range(len(written))))
         self.assertIn("minijudge: {} records in".format(len(written)), err)
-        self.assertIn("  interrupted: the records above were written; rerun with the same "
-                      "--cache to finish without paying twice", err)
+        self.assertIn("  interrupted: {0} of {1} records written to {2}; rerun the same "
+                      "command: the {0} judged come from the cache, and {2} is written "
+                      "again, whole\n".format(len(written), n, self.path("out")), err)
 
         self.srv.delay = 0
         code, _, err = self.run_cli(*cache + argv)
