@@ -8,7 +8,8 @@ more than 60 lines of code, or the file grows past MAX_LINES. Prints the figures
 
 Issue 29 asks for at most 3,600 lines; the file is about twice that (issue 28's checks,
 then a function per named step), so MAX_LINES only stops it growing unnoticed while the
-gap to GOAL_LINES is printed on every run.
+gap to GOAL_LINES is printed on every run. A change that passes it raises it in its own
+commit, saying what the lines bought.
 """
 import csv
 import io
@@ -18,7 +19,7 @@ import sys
 MAX_AVERAGE_CCN = 5.0
 MAX_CCN = 20
 MAX_NLOC = 60
-MAX_LINES = 7500
+MAX_LINES = 8000  # raised from 7,500 on purpose by issue 30 (+400: hints, progress, stop notes)
 GOAL_LINES = 3600
 
 
