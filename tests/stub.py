@@ -69,6 +69,23 @@ __all__ = [
     "StubTestCase", "JUDGE_ENV", "self_signed_cert", "read_terminal",
 ]
 
+
+def _compile_minijudge():
+    """Write minijudge's .pyc beside it (where pip install puts one), so each
+    `python -m minijudge` a test starts loads it instead of compiling 7,000 lines: under
+    PYTHONDONTWRITEBYTECODE (set in some shells and CIs) every process would compile it
+    again, ~0.12 s each, over 150 times a suite. The process runs the same source."""
+    import py_compile
+    source = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "minijudge.py")
+    try:
+        py_compile.compile(source, doraise=True)
+    except (OSError, py_compile.PyCompileError):
+        pass  # a read-only checkout: the processes compile it, only slower
+
+
+_compile_minijudge()
+
 _NGINX_PAGE = """<html>
 <head><title>{status} {phrase}</title></head>
 <body>
