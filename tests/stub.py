@@ -732,6 +732,10 @@ def run_main(argv, env=None):
     with mock.patch.dict(os.environ, env or {}), contextlib.redirect_stdout(out), \
             contextlib.redirect_stderr(err), warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)  # what earlier tests left behind
-        code = minijudge.main([str(a) for a in argv])
-        gc.collect()  # its leaks, if any, are reported (and ignored) here, not later
+        gc.freeze()  # what lived before the run: the collection below scans the run's only
+        try:
+            code = minijudge.main([str(a) for a in argv])
+            gc.collect()  # its leaks, if any, are reported (and ignored) here, not later
+        finally:
+            gc.unfreeze()  # ~25 ms a run less than scanning the whole suite's heap each time
     return code, out.getvalue(), err.getvalue()
