@@ -74,12 +74,15 @@ def _compile_minijudge():
     """Write minijudge's .pyc beside it (where pip install puts one), so each
     `python -m minijudge` a test starts loads it instead of compiling 7,000 lines: under
     PYTHONDONTWRITEBYTECODE (set in some shells and CIs) every process would compile it
-    again, ~0.12 s each, over 150 times a suite. The process runs the same source."""
+    again, ~0.12 s each, over 150 times a suite. The process runs the same source: the
+    .pyc holds the source's hash, checked at each import (not its mtime, which an edit in
+    the same second would leave as it was)."""
     import py_compile
     source = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "minijudge.py")
     try:
-        py_compile.compile(source, doraise=True)
+        py_compile.compile(source, doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
     except (OSError, py_compile.PyCompileError):
         pass  # a read-only checkout: the processes compile it, only slower
 
