@@ -194,9 +194,11 @@ class HelpTest(unittest.TestCase):
 
 class NoInputTest(unittest.TestCase):
     def test_no_input_prints_a_short_usage_and_exits_2(self):
-        for argv in ((), ("--judge-url", "http://127.0.0.1:1", "-q")):
+        runs = ((), ("--judge-url", "http://127.0.0.1:1", "-q"))
+        procs = [start(*argv) for argv in runs]  # side by side
+        for argv, proc in zip(runs, procs):
             with self.subTest(argv=argv):
-                self.assertEqual(run(*argv), (2, "", SHORT_USAGE))
+                self.assertEqual(finish(proc), (2, "", SHORT_USAGE))
 
     def test_other_usage_errors_print_the_one_usage_line(self):
         code, out, err = run("--mode", "nope", "in.jsonl")
