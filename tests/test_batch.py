@@ -218,28 +218,40 @@ class BatchTest(StubTestCase):
         blocked = ("import runpy, sys; sys.modules['sqlite3'] = None; "
                    "runpy.run_module('minijudge', run_name='__main__', alter_sys=True)")
 
-        def run(*argv):
-            done = subprocess.run([sys.executable, "-c", blocked, "--judge-model", "judge-model",
-                                   "-q", data, *argv], cwd=REPO, env=env, capture_output=True,
-                                  text=True, timeout=60)
-            self.assertIn(done.returncode, (0, 1), done.stderr)
-            self.assertNotIn("Traceback", done.stderr)
-            return lines(argv[argv.index("-o") + 1])
+        def start(*argv):
+            proc = subprocess.Popen([sys.executable, "-c", blocked, "--judge-model",
+                                     "judge-model", "-q", data, *argv], cwd=REPO, env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.addCleanup(lambda: proc.poll() is None and proc.kill())
+            return proc, argv[argv.index("-o") + 1]
 
-        exported = run("--batch-export", self.path("requests.jsonl"), "-o", self.path("e.jsonl"))
+        def finish(run):
+            proc, output = run
+            _, err = proc.communicate(timeout=60)
+            self.assertIn(proc.returncode, (0, 1), err)
+            self.assertNotIn("Traceback", err)
+            return lines(output)
+
+        # two runs side by side, twice: the export (it sends nothing) beside the first run
+        # on the cache, then the import (nothing either) beside the run the cache answers
+        cache = ["--judge-url", self.srv.url, "--no-preflight", "--concurrency", "1",
+                 "--cache", self.path("c.jsonl")]
+        exporting = start("--batch-export", self.path("requests.jsonl"),
+                          "-o", self.path("e.jsonl"))
+        first = finish(start(*cache, "-o", self.path("first.jsonl")))
+        exported = finish(exporting)
         asked = sum(r["judge_status"] == "exported" for r in exported[:len(rows)])
         self.assertEqual([r["judge_status"] for r in exported[-2:]], ["exported"] * 2)
         self.assertEqual(len(lines(self.path("requests.000.jsonl"))), asked)
+        self.assertEqual(self.srv.chat_count, asked)  # identical records: one request
         run_batch([self.path("requests.000.jsonl")], self.path("results.jsonl"),
                   self.srv.url + "/v1/chat/completions")
         sent = self.srv.chat_count
-        imported = run("--batch-import", self.path("results.jsonl"), "-o", self.path("i.jsonl"))
-        cache = ["--judge-url", self.srv.url, "--no-preflight", "--concurrency", "1",
-                 "--cache", self.path("c.jsonl")]
-        first = run(*cache, "-o", self.path("first.jsonl"))
-        self.assertEqual(self.srv.chat_count - sent, asked)  # identical records: one request
-        again = run(*cache, "-o", self.path("again.jsonl"))
-        self.assertEqual(self.srv.chat_count - sent, asked)
+        importing = start("--batch-import", self.path("results.jsonl"),
+                          "-o", self.path("i.jsonl"))
+        again = finish(start(*cache, "-o", self.path("again.jsonl")))
+        imported = finish(importing)
+        self.assertEqual(self.srv.chat_count, sent)  # the cache answered, the import too
         self.assertEqual([(r["judge_status"], r["judge_score"]) for r in imported],
                          [(r["judge_status"], r["judge_score"]) for r in first])
         self.assertEqual([r["judge_score"] for r in again], [r["judge_score"] for r in first])

@@ -97,11 +97,25 @@ SHORT_USAGE = (USAGE + "quickstart: python -m minijudge --judge-url http://127.0
 
 def run(*argv):
     """(exit code, stdout, stderr) of ``python -m minijudge`` with no judge settings."""
+    return finish(start(*argv))
+
+
+def start(*argv):
+    """``python -m minijudge`` with no judge settings, started: several run side by side."""
     env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
-    proc = subprocess.run([sys.executable, "-m", "minijudge"] + list(argv), cwd=REPO,
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=30)
-    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    return subprocess.Popen([sys.executable, "-m", "minijudge"] + list(argv), cwd=REPO,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finish(proc):
+    """run() of a process from start()."""
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return proc.returncode, out.decode(), err.decode()
 
 
 def sections(help_text):
@@ -122,10 +136,13 @@ class CriteriaModeTest(unittest.TestCase):
     def test_criteria_with_another_mode_is_refused_not_a_traceback(self):
         # found by a cut pass: rating crashed in the summary, comparative too, rubric failed all
         criteria = os.path.join(REPO, "examples", "helpfulness.json")
-        for mode in ("rating", "rubric", "comparative", "binary", "pairwise"):
+        modes = ("rating", "rubric", "comparative", "binary", "pairwise")
+        # side by side: the interpreters start on both cores
+        procs = [start("--judge-url", "http://127.0.0.1:9", "--mode", mode, "--criteria",
+                       criteria, "examples/qa.jsonl") for mode in modes]
+        for mode, proc in zip(modes, procs):
             with self.subTest(mode=mode):
-                code, out, err = run("--judge-url", "http://127.0.0.1:9", "--mode", mode,
-                                     "--criteria", criteria, "examples/qa.jsonl")
+                code, out, err = finish(proc)
                 self.assertEqual((code, out), (2, ""), err)
                 self.assertEqual(err, "minijudge: error: --criteria is for --mode criterion; "
                                  "got mode {}\n".format(mode))
@@ -177,9 +194,11 @@ class HelpTest(unittest.TestCase):
 
 class NoInputTest(unittest.TestCase):
     def test_no_input_prints_a_short_usage_and_exits_2(self):
-        for argv in ((), ("--judge-url", "http://127.0.0.1:1", "-q")):
+        runs = ((), ("--judge-url", "http://127.0.0.1:1", "-q"))
+        procs = [start(*argv) for argv in runs]  # side by side
+        for argv, proc in zip(runs, procs):
             with self.subTest(argv=argv):
-                self.assertEqual(run(*argv), (2, "", SHORT_USAGE))
+                self.assertEqual(finish(proc), (2, "", SHORT_USAGE))
 
     def test_other_usage_errors_print_the_one_usage_line(self):
         code, out, err = run("--mode", "nope", "in.jsonl")

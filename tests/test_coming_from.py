@@ -340,14 +340,19 @@ class ExamplesTest(unittest.TestCase):
 
     def test_every_example_runs_offline(self):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
+        # side by side: the interpreters start on both cores
+        procs = {name: subprocess.Popen([sys.executable, os.path.join(REPO, "examples", name)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=env, universal_newlines=True)
+                 for name in self.EXPECTED}
+        for proc in procs.values():
+            self.addCleanup(lambda proc=proc: proc.poll() is None and proc.kill())
         for name, lines in self.EXPECTED.items():
             with self.subTest(name):
-                proc = subprocess.run([sys.executable, os.path.join(REPO, "examples", name)],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                      universal_newlines=True, timeout=60)
-                self.assertEqual((proc.returncode, proc.stderr), (0, ""))
+                stdout, stderr = procs[name].communicate(timeout=60)
+                self.assertEqual((procs[name].returncode, stderr), (0, ""))
                 for line in lines:
-                    self.assertIn(line, proc.stdout)
+                    self.assertIn(line, stdout)
 
 
 if __name__ == "__main__":

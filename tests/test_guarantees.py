@@ -481,8 +481,11 @@ class SecretTest(GuaranteeTest):
         self.srv.responder = responder
         source = self.write("in.jsonl", b"\n".join(good(i) for i in range(6)))
         master, slave = pty.openpty()  # stderr is a terminal: progress is on
+        # --retry-max-wait 0: each retry at once, not after 0.25-0.5 s (1 s a run); the same
+        # 503s and 401 echo the key, the same tries and lines are written
         proc = spawn(["--judge-url", self.srv.url, "--judge-model", "judge-model",
-                      "--max-retries", "1", "--concurrency", "2", "-o", self.path("out.jsonl"),
+                      "--max-retries", "1", "--retry-max-wait", "0", "--concurrency", "2",
+                      "-o", self.path("out.jsonl"),
                       "--summary", self.path("summary.json"), "--cache",
                       self.path("cache.jsonl"), source], env={"LLM_JUDGE_API_KEY": KEY},
                      stderr=slave)

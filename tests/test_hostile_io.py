@@ -245,10 +245,13 @@ class OptimizedTest(HostileIOTest):
     def test_flags_are_checked_under_python_dash_o(self):
         # python -O drops assert statements: a check written as one would let these through
         source = self.write("in.jsonl", b'{"question": "q", "response": "r"}\n')
-        for flag, value in (("--concurrency", "0"), ("--scale", "5,1"), ("--timeout", "nan")):
+        cases = (("--concurrency", "0"), ("--scale", "5,1"), ("--timeout", "nan"))
+        # side by side: the interpreters start on both cores
+        procs = [self.spawn(flag, value, source, python=sys.executable,
+                            env={"PYTHONOPTIMIZE": "1"}) for flag, value in cases]
+        for (flag, _), proc in zip(cases, procs):
             with self.subTest(flag=flag):
-                code, out, err = self.run_cli(flag, value, source, python=sys.executable,
-                                              env={"PYTHONOPTIMIZE": "1"})
+                code, out, err = self.finish(proc)
                 self.assertEqual((code, out), (2, b""), err)
                 self.assertIn("minijudge: error: {} must be".format(flag), err)
         self.assertEqual(self.srv.chat_count, 0)
@@ -302,12 +305,13 @@ class SameFileTest(HostileIOTest):
         # ended in an IsADirectoryError traceback
         data = b"".join(good(i) for i in range(3))
         source = self.write("in.jsonl", data)
-        with open(source, "rb") as stdin:
-            code, out, err = self.finish(self.spawn("-o", source, "-", stdin=stdin), timeout=10)
+        with open(source, "rb") as stdin:  # side by side with the three runs below
+            own_input = self.spawn("-o", source, "-", stdin=stdin)
+        runs = [self.spawn(flag, self.tmp, source) for flag in ("-o", "--cache", "--summary")]
+        code, out, err = self.finish(own_input, timeout=10)
         self.assertEqual((code, err), (2, "minijudge: error: -o {} is the input file (stdin); "
                                           "write elsewhere\n".format(source)))
         self.assertEqual(self.read("in.jsonl"), data)
-        runs = [self.spawn(flag, self.tmp, source) for flag in ("-o", "--cache", "--summary")]
         for flag, proc in zip(("-o", "--cache", "--summary"), runs):
             with self.subTest(flag):
                 self.assertEqual(self.finish(proc, timeout=10)[::2], (2, "minijudge: error: "
