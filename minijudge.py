@@ -4682,7 +4682,9 @@ def _parse_args(parser, argv, report):
     hint = _mistaken_flag(parser, argv)
     if hint:  # before argparse, which would echo a key and take it for the input file
         parser.exit(_EXIT_USAGE, "minijudge: error: {}\n".format(hint))
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse's own message echoed the values too: `-k KEY`
+        parser.error("unrecognized arguments: " + _unrecognized(unknown))
     if not args.input and not args.check:  # a short usage, not the --help wall
         parser.usage += "\n{}\n--help for every option".format(parser.epilog)
         parser.error("the following arguments are required: input")
@@ -4698,11 +4700,12 @@ def _parse_args(parser, argv, report):
 _KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
              "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 # Flags other judges and clients take, and how minijudge takes the same (lower case, "-" for
-# "_"); "--key" also abbreviated --key-header, which then sent the key as a header's name.
+# "_"); "--key" (and "--k", "--ke") also abbreviated --key-header, which then sent the key
+# as a header's name.
 _MISTAKEN_FLAGS = (
     (("--api-key", "--apikey", "--openai-api-key", "--openai-key", "--token", "--api-token",
       "--access-token", "--auth-token"), _KEY_HINT),
-    (("--key",), _KEY_HINT + "; --key-header NAME names the header it is sent in"),
+    (("--k", "--ke", "--key"), _KEY_HINT + "; --key-header NAME names the header it is sent in"),
     (("--model", "--model-name", "--model-id", "--openai-model"),
      "the judge's model is --judge-model M (or LLM_JUDGE_MODEL in the environment)"),
     (("--base-url", "--api-base", "--openai-base-url", "--api-url", "--url", "--endpoint"),
@@ -4753,6 +4756,26 @@ def _refuse_empty(parser, args):
         if "" in values:
             parser.error("argument {}: expected a value, got an empty string".format(
                 "/".join(action.option_strings)))
+
+
+def _unrecognized(unknown):
+    """The arguments argparse did not know, without the values given to unknown options
+    (``-k KEY``, ``--foo=KEY``): one may be a key."""
+    shown, hidden, after_option = [], 0, False
+    for token in unknown:
+        option = token.startswith("-")
+        if option:
+            shown.append(token.partition("=")[0])
+            if "=" in token:
+                hidden += 1
+        elif after_option:
+            hidden += 1
+        else:  # a stray file name
+            shown.append(token)
+        after_option = option and "=" not in token
+    if hidden:
+        return " ".join(shown) + " (the values given them not shown: one may be a key)"
+    return " ".join(shown)
 
 
 def _usage_error(exc):
@@ -5854,8 +5877,8 @@ def _flagged_fields(args):
 
 def _may_be(role, name, value):
     """Whether field ``name`` holding ``value`` could be suggested for ``role``."""
-    if len(name) > 100 or name.startswith(("-", "judge_")):
-        return False
+    if len(name) > 100 or name.startswith(("-", "judge_")) or not name.isprintable():
+        return False  # a newline or an escape: the summary's one line cannot show it to copy
     if isinstance(value, str):
         return bool(value.strip())
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -5880,6 +5903,20 @@ def _with_flag(args, record, error):
     return "template needs field {!r} (choose one with {}; the record has {}){}".format(
         match.group(1), _role_flag(role), _names(_holding_values(record), "no fields"),
         _field_hint(args, record, role))
+
+
+_FIELD_HINT_RE = re.compile(r"""
+    ;\ pass\ --[\w-]+-field\ .*\?$   # the guess a field hint ends with (_field_hint)
+""", re.VERBOSE | re.DOTALL)
+
+
+def _hidden(judge, error):
+    """A record's error without the key (a field named as it), and then without the field
+    guess, which would say ``pass --question-field <hidden>?``, a redirection in a shell."""
+    redacted = judge._redact(error)
+    if redacted != error:
+        return _FIELD_HINT_RE.sub("", redacted)
+    return redacted
 
 
 def _holding_values(record):
@@ -5925,8 +5962,9 @@ def _check_first(specs, args, items):
             which = ""
             if len(specs) > 1:
                 which = ", judge " + prefix
-            raise TemplateError("line {} (the first record){}: {}".format(
-                number, which, _with_flag(args, record, str(exc)))) from None
+            error = _with_flag(args, record, str(exc))
+            raise TemplateError(_hidden(judge, "line {} (the first record){}: {}".format(
+                number, which, error))) from None
     return items
 
 
@@ -5953,7 +5991,7 @@ def _judge_item(judge, args, item, mode):
     number, record = item
     fields = _fields_of(args, number, record, mode)
     if isinstance(fields, _BadLine):
-        return judge._failed("bad_record", fields.error)
+        return judge._failed("bad_record", _hidden(judge, fields.error))
     if mode in ("pairwise", "systems"):
         responses = [fields.pop(name) for name in _MODES[mode][2]]
         compare = judge.compare
@@ -5963,7 +6001,8 @@ def _judge_item(judge, args, item, mode):
     else:
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
-        judgement.error = "line {}: {}".format(number, _with_flag(args, record, judgement.error))
+        error = _with_flag(args, record, judgement.error)
+        judgement.error = _hidden(judge, "line {}: {}".format(number, error))
     return judgement
 
 
@@ -5975,7 +6014,7 @@ def _dry_run(judge, args, items):
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
             error = "line {}: {}".format(number, _with_flag(args, record, str(exc)))
-            print("---", getattr(fields, "error", error))
+            print("---", _hidden(judge, getattr(fields, "error", error)))
             continue
         sendable += 1
         _print_prompt(number, prompt)

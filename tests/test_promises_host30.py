@@ -1,0 +1,112 @@
+"""Issue 30's hostile pass (host30): what the first-hour fixes (field hints, key and model
+flag hints, the progress line's retry reasons, stop notes, the page's score row) let
+through when the input, the flags or the server are hostile. Each test failed on main
+before its fix. CLI tests run a real ``python -m minijudge`` on real files against the
+stub (tests/stub.py).
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_host30` finds stub
+from stub import StubTestCase  # noqa: E402
+
+KEY = "sk-host30-SECRET-0123456789"  # ASCII: a key with an accent is refused up front
+KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
+            "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
+
+
+class Cli(StubTestCase):
+    def cli(self, *argv, env=None):
+        """A real ``python -m minijudge``: (exit code, stdout, stderr); the key is in the
+        environment, as the README tells a user to set it."""
+        environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE), LLM_JUDGE_API_KEY=KEY,
+                       **(env or {}))
+        done = subprocess.run([sys.executable, "-m", "minijudge"] + list(argv), cwd=self.tmp,
+                              env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, encoding="utf-8", timeout=60)
+        return done.returncode, done.stdout, done.stderr
+
+    def source(self, records=({"question": "q", "response": "r"},)):
+        return self.write_jsonl("in.jsonl", records)
+
+
+class KeyOnTheCommandLine(Cli):
+    """Spellings of a key on the command line that first30b's hints did not catch."""
+
+    def test_the_value_after_an_unknown_option_is_not_echoed(self):
+        # argparse said "unrecognized arguments: -k sk-..." on stderr
+        source = self.source()
+        for argv, shown in (([source, "-k", KEY], "-k"),
+                            ([source, "--foo=" + KEY], "--foo"),
+                            ([source, "--foo", KEY, "-x", KEY], "--foo -x")):
+            with self.subTest(argv=argv):
+                code, out, err = self.cli("--judge-url", self.srv.url, *argv)
+                self.assertEqual(code, 2)
+                self.assertEqual(err.splitlines()[-1], "minijudge: error: unrecognized "
+                                 "arguments: {} (the values given them not shown: one may be "
+                                 "a key)".format(shown))
+                self.assertNotIn(KEY, out + err)
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_a_stray_file_name_is_still_named(self):
+        source = self.source()
+        code, out, err = self.cli("--judge-url", self.srv.url, source, "--dry-run",
+                                  "other.jsonl")
+        self.assertEqual(code, 2)
+        self.assertEqual(err.splitlines()[-1],
+                         "minijudge: error: unrecognized arguments: other.jsonl")
+
+    def test_k_and_ke_are_answered_like_key(self):
+        # argparse took --k and --ke for --key-header: the run went ahead and sent the key
+        # typed on the command line as a header's name
+        source = self.source()
+        for flag in ("--k", "--ke", "--KE"):
+            with self.subTest(flag=flag):
+                code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                          "--no-preflight", flag, KEY, source)
+                self.assertEqual((code, out), (2, ""))
+                self.assertEqual(err, "minijudge: error: {}: {}; --key-header NAME names the "
+                                 "header it is sent in\n".format(flag, KEY_HINT))
+        self.assertEqual(self.srv.requests, [])
+
+    def test_key_header_abbreviated_past_key_still_works(self):
+        source = self.source()
+        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                  "--no-preflight", "--key-h", "x-api-key", source)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.srv.requests[-1].headers["x-api-key"], KEY)
+
+
+class HostileFieldNames(Cli):
+    """Record field names the field hints list or suggest."""
+
+    def test_a_field_named_as_the_key_is_hidden_in_the_error_and_summary(self):
+        source = self.source([{KEY: "2+2?", "completion": "4"}])
+        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                  "--no-preflight", "--question-field", "qq",
+                                  "--response-field", "completion", source)
+        record = json.loads(out)
+        self.assertEqual(code, 1)
+        self.assertEqual(record["judge_error"], "line 1: no 'qq' field (--question-field qq; "
+                         "the record has completion, <hidden>)")
+        self.assertNotIn(KEY, err)
+
+    def test_a_field_name_no_shell_line_can_hold_is_not_suggested(self):
+        # a newline or an escape in the name: the summary prints it on one line, so the
+        # suggested flag, copied, named another field
+        source = self.source([{"prompt\n\x1b[31m": "2+2?", "completion": "4"}])
+        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                  "--no-preflight", source)
+        record = json.loads(out)
+        self.assertEqual(record["judge_error"], "line 1: no 'response' field (choose one with "
+                         "--response-field; the record has completion, prompt\n\x1b[31m); "
+                         "pass --response-field completion?")
+
+
+if __name__ == "__main__":
+    unittest.main()
