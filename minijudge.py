@@ -7050,9 +7050,20 @@ def _ranking_line(s, judged):
     if not s["systems"]:
         return "ranking: none judged"
     systems = ["{} {win_rate} ({comparisons} comparisons)".format(
-        system, **s["systems"][system]) for system in s["ranking"] or ()]
+        _system_shown(system), **s["systems"][system]) for system in s["ranking"] or ()]
     return "ranking over the {} judged (win rates, ties count half): {}".format(
         judged, ", ".join(systems))
+
+
+def _system_shown(name):
+    """A system's name as the ranking line shows it: escaped if it holds a newline, an
+    escape or a direction mark (U+202E turned the rest of the line around, scores too),
+    cut at 100 characters."""
+    if not name.isprintable():
+        name = repr(name)
+    if len(name) > 100:
+        name = name[:100] + "..."
+    return name
 
 
 def _mean_line(s, judged):

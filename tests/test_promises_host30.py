@@ -110,3 +110,31 @@ class HostileFieldNames(Cli):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostileSystemNames(Cli):
+    """The ranking line (the printed summary, and the page's score row, which shows it)
+    with system names a data file can hold."""
+
+    def test_names_that_break_or_turn_the_line_are_escaped_in_summary_and_page(self):
+        # a newline split the summary's ranking line in two; U+202E (right-to-left
+        # override) turned the rest of the line around on a terminal and the page, scores too
+        names = ["a\nb", "\u202eevil", "<i>x</i>", "n" * 150]
+        records = [{"question": "q", "responses": {n: "r{}".format(i) for i, n in
+                                                   enumerate(names)}}]
+        source = self.source(records)
+        self.srv.content = "[[A]]"  # both orders disagree: every pair a tie
+        page = os.path.join(self.tmp, "page.html")
+        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                  "--no-preflight", "--mode", "systems", "--html", page,
+                                  source)
+        line = ("ranking over the 1 judged (win rates, ties count half): 'a\\nb' 0.5 (3 "
+                "comparisons), '\\u202eevil' 0.5 (3 comparisons), <i>x</i> 0.5 (3 "
+                "comparisons), {}... 0.5 (3 comparisons)".format("n" * 100))
+        self.assertEqual(code, 0, err)
+        self.assertIn("\n  {}\n".format(line), err)
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        import html
+        self.assertIn("<tr><th>score</th><td>{}</td></tr>".format(html.escape(line)), text)
+        self.assertNotIn("\u202e", err)
