@@ -7050,17 +7050,23 @@ def _ranking_line(s, judged):
     if not s["systems"]:
         return "ranking: none judged"
     systems = ["{} {win_rate} ({comparisons} comparisons)".format(
-        _system_shown(system), **s["systems"][system]) for system in s["ranking"] or ()]
+        _system_label(system), **s["systems"][system]) for system in s["ranking"] or ()]
     return "ranking over the {} judged (win rates, ties count half): {}".format(
         judged, ", ".join(systems))
 
 
-def _system_shown(name):
-    """A system's name as the ranking line shows it: escaped if it holds a newline, an
-    escape or a direction mark (U+202E turned the rest of the line around, scores too),
-    cut at 100 characters."""
+def _one_line(name):
+    """A name (a system's, a file's) as a one-line message shows it: escaped if it holds a
+    newline, an escape or a direction mark (U+202E turned the rest of the line around,
+    scores too)."""
     if not name.isprintable():
-        name = repr(name)
+        return repr(name)
+    return name
+
+
+def _system_label(name):
+    """A system's name in the ranking line: on one line, cut at 100 characters."""
+    name = _one_line(name)
     if len(name) > 100:
         name = name[:100] + "..."
     return name
@@ -7424,21 +7430,23 @@ class _Run:
         how = "stopped"
         if self.interrupted:
             how = "interrupted"
+        output = None
+        if self.args.output:
+            output = _one_line(self.args.output)
         done = "  {}: {}{} records written to {}; ".format(
-            how, tally.all["n"], of_total, self.args.output or "stdout")
+            how, tally.all["n"], of_total, output or "stdout")
         if self.args.cache:
-            return done + _rerun_cached(tally.judged["n"], self.args.output)
-        return done + _rerun_uncached(total, self.args.output)
+            return done + _rerun_cached(tally.judged["n"], output)
+        return done + _rerun_uncached(total, output)
 
     def summarise(self):
         """Print, and write, the summaries and the page; the worst failure rate."""
         if self.progress:
             self.show_progress(time.monotonic(), "\n")
-        if not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped:
-            print("minijudge: warning: no records in {}".format(self.args.input),
-                  file=sys.stderr)
         wall = time.monotonic() - self.started
         stopped_early = bool(self.interrupted or self.broken)
+        if not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped:
+            self.warn_empty(stopped_early)
         summaries = {}
         for prefix, judge, mode in self.outputs:
             stamp = _stamp(self.members[prefix], mode, self.args, prefix, self.jurors)
@@ -7450,6 +7458,13 @@ class _Run:
         if stopped_early and not self.args.quiet:  # once, after every judge's summary
             print(self.stopped_note(), file=sys.stderr)
         return worst
+
+    def warn_empty(self, stopped_early):
+        """Warn of an input with no records; not of a run stopped before its first (the
+        stop note says 0 of N written)."""
+        if not stopped_early:
+            print("minijudge: warning: no records in {}".format(self.args.input),
+                  file=sys.stderr)
 
     def exit_status(self, worst):
         if self.broken:

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -138,3 +139,44 @@ class HostileSystemNames(Cli):
         import html
         self.assertIn("<tr><th>score</th><td>{}</td></tr>".format(html.escape(line)), text)
         self.assertNotIn("\u202e", err)
+
+
+class StoppedBeforeAnyRecord(Cli):
+    """Ctrl-C while the first request hangs: nothing done yet."""
+
+    def interrupt(self, *argv):
+        """(exit code, stderr) of a run of 3 records given SIGINT once its first request
+        is at the stub (which holds every request until the test ends)."""
+        import signal
+        import threading
+        release = threading.Event()
+        self.addCleanup(release.set)
+        self.srv.responder = lambda request: release.wait(10) and None
+        source = self.source([{"question": "q{}".format(i), "response": "r"} for i in range(3)])
+        environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE), LLM_JUDGE_API_KEY=KEY)
+        proc = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
+                                 "--judge-model", "m", "--no-preflight"] + list(argv) + [source],
+                                cwd=self.tmp, env=environ, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, universal_newlines=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        deadline = time.monotonic() + 20
+        while not self.srv.requests and time.monotonic() < deadline:
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        self.assertEqual((proc.returncode, out), (130, ""), err)
+        return err
+
+    def test_no_warning_that_the_file_has_no_records(self):
+        # "warning: no records in in.jsonl", then "0 of 3 records written"
+        err = self.interrupt()
+        self.assertNotIn("no records", err)
+        self.assertIn("  interrupted: 0 of 3 records written to stdout; without --cache a "
+                      "rerun judges all 3 again: pass --cache FILE next time\n", err)
+
+    def test_an_output_name_with_a_newline_is_shown_on_one_line(self):
+        name = os.path.join(self.tmp, "out\n\u202e.jsonl")
+        err = self.interrupt("-o", name)
+        self.assertIn("  interrupted: 0 of 3 records written to {0}; without --cache a "
+                      "rerun judges all 3 again and writes {0} anew: pass --cache FILE next "
+                      "time\n".format(repr(name)), err)
