@@ -5890,6 +5890,9 @@ _NEEDS_FIELD_RE = re.compile(r"""
 """, re.VERBOSE)
 
 
+_OTHER_FLAGGED = ("context", "criterion", "criteria", "image", "images")  # --context-field ...
+
+
 def _with_flag(args, record, error):
     """A template's "needs field" error for a field a flag sets, naming the flag, the
     record's own fields (the library lists those it was given: ours, like 'response',
@@ -5898,8 +5901,12 @@ def _with_flag(args, record, error):
     if not match:
         return error
     role = _FIELD_ALIASES.get(match.group(1), match.group(1))
-    if role not in _FLAGGED:
+    if role in _OTHER_FLAGGED:
         return error
+    if role not in _FLAGGED:  # the library listed ours too ('response'): not the record's
+        return ("template needs field {!r} (no flag sets it: the template reads the record's "
+                "field of that name; the record has {})").format(
+                    role, _names(_holding_values(record), "no fields"))
     return "template needs field {!r} (choose one with {}; the record has {}){}".format(
         match.group(1), _role_flag(role), _names(_holding_values(record), "no fields"),
         _field_hint(args, record, role))

@@ -180,3 +180,22 @@ class StoppedBeforeAnyRecord(Cli):
         self.assertIn("  interrupted: 0 of 3 records written to {0}; without --cache a "
                       "rerun judges all 3 again and writes {0} anew: pass --cache FILE next "
                       "time\n".format(repr(name)), err)
+
+
+class OwnTemplateField(Cli):
+    """A template of one's own (here in a --judges file) with a field no flag sets."""
+
+    def test_the_error_lists_the_records_own_fields(self):
+        # "got completion, gold, prompt, response": 'response' is not in the file (the
+        # issue's complaint, left for a template's own field)
+        source = self.source([{"prompt": "2+2?", "completion": "4", "gold": "4"}])
+        template = self.write("t.txt", "Q: {prompt}\nA: {response}\nGold: {gold_answer}\n")
+        judges = self.write("judges.json", json.dumps(
+            [{"name": "a", "url": self.srv.url, "model": "m", "template": template}]))
+        code, out, err = self.cli("--judges", judges, "--no-preflight", "--response-field",
+                                  "completion", source)
+        self.assertEqual((code, out), (2, ""))
+        self.assertEqual(err, "minijudge: error: line 1 (the first record): template needs "
+                         "field 'gold_answer' (no flag sets it: the template reads the record's "
+                         "field of that name; the record has completion, gold, prompt)\n")
+        self.assertEqual(self.srv.requests, [])
