@@ -7150,10 +7150,18 @@ def _length_lines(s):
         lines.append("    length: Spearman {spearman} between a response's length and its "
                      "score (n={n})".format(**length))
     if "lc_win_rate" in length:
-        lines.append("    length: the longer answer won {longer_wins} of the decisive verdicts "
-                     "(n={decisive}); length-controlled win rate {lc_win_rate}, raw {win_rate} "
-                     "(n={n})".format(**length))
+        lines.append("    length: {}; length-controlled win rate {lc_win_rate}, raw {win_rate} "
+                     "(n={n})".format(_longer_wins(length), **length))
     return lines
+
+
+def _longer_wins(length):
+    """How often the longer answer won a decisive verdict; with none (every pair a tie), so
+    rather than "won None of" them."""
+    if not length["decisive"]:
+        return "no verdict was decisive (n=0)"
+    return "the longer answer won {longer_wins} of the decisive verdicts (n={decisive})".format(
+        **length)
 
 
 def _rating_lines(s):

@@ -199,3 +199,18 @@ class OwnTemplateField(Cli):
                          "field 'gold_answer' (no flag sets it: the template reads the record's "
                          "field of that name; the record has completion, gold, prompt)\n")
         self.assertEqual(self.srv.requests, [])
+
+
+class EveryPairATie(Cli):
+    def test_the_length_line_prints_no_none(self):
+        # "the longer answer won None of the decisive verdicts (n=0)": the printed None
+        # the issue asked to be gone from the summary
+        source = self.source([{"question": "q{}".format(i), "response_a": "a", "response_b": "bb"}
+                              for i in range(4)])
+        self.srv.content = "[[C]]"
+        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                  "--no-preflight", "--mode", "pairwise", source)
+        self.assertEqual(code, 0, err)
+        self.assertIn("\n    length: no verdict was decisive (n=0); length-controlled win rate "
+                      "0.5, raw 0.5 (n=4)\n", err)
+        self.assertNotIn("None", err)
