@@ -6994,7 +6994,21 @@ def _print_summary(summary, max_error_rate, file, name=None):
     lines += _rating_lines(summary)
     lines += _batch_lines(summary)
     lines += _closing_lines(summary, max_error_rate)
-    print("\n".join(lines), file=file)
+    print("\n".join(_UNSHOWABLE_RE.sub(_escaped, line) for line in lines), file=file)
+
+
+# characters a terminal acts on rather than shows, in a summary line that quotes a server's
+# reply or a record's field names
+_UNSHOWABLE_RE = re.compile(r"""
+    [\x00-\x1f\x7f-\x9f]                       # C0 controls (ESC [2J clears the screen,
+                                               # OSC sets the title), DEL, C1 controls
+  | [\u200e\u200f\u202a-\u202e\u2066-\u2069]    # direction marks: the rest turned around
+""", re.VERBOSE)
+
+
+def _escaped(match):
+    """A character _UNSHOWABLE_RE found, as Python writes it: \\x1b, \\u202e."""
+    return ascii(match.group())[1:-1]
 
 
 def _summary_head(s, name):

@@ -214,3 +214,20 @@ class EveryPairATie(Cli):
         self.assertIn("\n    length: no verdict was decisive (n=0); length-controlled win rate "
                       "0.5, raw 0.5 (n=4)\n", err)
         self.assertNotIn("None", err)
+
+
+class HostileServerText(Cli):
+    def test_escapes_in_an_error_body_reach_no_terminal(self):
+        # the summary's "first http_error" line printed the server's own text: ESC [2J
+        # cleared the user's screen (the progress line with it), OSC set the window title,
+        # U+202E turned the rest of the line around
+        from stub import error
+        self.srv.push(error(400, "bad \x1b[2J\x1b]0;pwned\x07 \u202eevil"))
+        source = self.source()
+        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                  "--no-preflight", "--max-retries", "0", source)
+        self.assertEqual(code, 1)
+        self.assertIn(": bad \\x1b[2J\\x1b]0;pwned\\x07 \\u202eevil", err)
+        for char in ("\x1b", "\x07", "\u202e"):
+            self.assertNotIn(char, err)
+        self.assertIn("\x1b[2J", json.loads(out)["judge_error"])  # the record keeps the text
