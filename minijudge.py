@@ -4779,8 +4779,18 @@ def _unrecognized(unknown):
 
 
 def _usage_error(exc):
-    print("minijudge: error: {}".format(exc), file=sys.stderr)
+    print("minijudge: error: {}".format(_env_keys_hidden(str(exc))), file=sys.stderr)
     return _EXIT_USAGE
+
+
+def _env_keys_hidden(text):
+    """``text`` without the environment's keys: one pasted where a file name goes
+    (``minijudge sk-...``) came back in "No such file or directory: 'sk-...'"."""
+    for name in ("LLM_JUDGE_API_KEY", "OPENAI_API_KEY"):
+        key = os.environ.get(name, "").strip()
+        if len(key) >= 8:  # as _secret_forms: hiding "EMPTY" would maul the message
+            text = text.replace(key, "<hidden>")
+    return text
 
 
 def _judge_input(specs, args, source, shard):

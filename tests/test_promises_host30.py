@@ -75,6 +75,15 @@ class KeyOnTheCommandLine(Cli):
                                  "header it is sent in\n".format(flag, KEY_HINT))
         self.assertEqual(self.srv.requests, [])
 
+    def test_the_key_given_as_a_file_name_is_not_echoed(self):
+        # the key pasted where the input (or --judges) goes came back in "No such file"
+        for argv in ([KEY], ["--judges", KEY, "in.jsonl"]):
+            with self.subTest(argv=argv[0]):
+                code, out, err = self.cli("--judge-url", self.srv.url, *argv)
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn("No such file or directory: '<hidden>'", err)
+                self.assertNotIn(KEY, err)
+
     def test_key_header_abbreviated_past_key_still_works(self):
         source = self.source()
         code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
