@@ -4719,6 +4719,8 @@ def _mistaken_flag(parser, argv):
     a flag named for a secret is not echoed, as its value may be in it."""
     for token in itertools.takewhile(lambda token: token != "--", argv):
         name = token.partition("=")[0]
+        if len(name.split()) > 1:  # argparse's value, not an option: --system "--- a token"
+            continue
         hint = _flag_hint(name)
         if hint:
             return "{}: {}".format(name, hint)

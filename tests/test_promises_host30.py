@@ -84,6 +84,16 @@ class KeyOnTheCommandLine(Cli):
                 self.assertIn("No such file or directory: '<hidden>'", err)
                 self.assertNotIn(KEY, err)
 
+    def test_a_value_with_spaces_that_starts_like_a_flag_is_a_value(self):
+        # argparse reads "--- ... token ..." as --system's value, but the key check refused
+        # it as "an option named for a key or token"
+        source = self.source()
+        system = "--- Judge strictly; the token budget is not your concern."
+        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                  "--dry-run", "--system", system, source)
+        self.assertEqual(code, 0, err)
+        self.assertTrue(out.startswith("--- line 1 ---\n[system]\n{}\n".format(system)), out)
+
     def test_key_header_abbreviated_past_key_still_works(self):
         source = self.source()
         code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
