@@ -4189,8 +4189,10 @@ def _in_order(workers, records, window, progress):
         must_wait = item is end or sent - done >= window  # so the next one has room
         _collect(results, finished, progress, must_wait and done < sent, done)
         while done in finished:
-            yield finished.pop(done)
+            result = finished.pop(done)
             done += 1
+            progress["waiting"] = len(finished)  # before the yield: the line is drawn then
+            yield result
         progress["waiting"] = len(finished)
         if item is end and done == sent:
             break
