@@ -4684,9 +4684,7 @@ def _parse_args(parser, argv, report):
     hint = _mistaken_flag(parser, argv)
     if hint:  # before argparse, which would echo a key and take it for the input file
         parser.exit(_EXIT_USAGE, "minijudge: error: {}\n".format(hint))
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:  # argparse's own message echoed the values too: `-k KEY`
-        parser.error("unrecognized arguments: " + _unrecognized(unknown))
+    args = _parse_known(parser, argv)
     if not args.input and not args.check:  # a short usage, not the --help wall
         parser.usage += "\n{}\n--help for every option".format(parser.epilog)
         parser.error("the following arguments are required: input")
@@ -4719,16 +4717,22 @@ _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
 def _mistaken_flag(parser, argv):
     """What to say of a flag other tools take (``--api-key KEY``, ``--model M``), or None;
     a flag named for a secret is not echoed, as its value may be in it."""
-    for token in itertools.takewhile(lambda token: token != "--", argv):
-        name = token.partition("=")[0]
-        if len(name.split()) > 1:  # argparse's value, not an option: --system "--- a token"
-            continue
+    for name in _option_names(argv):
         hint = _flag_hint(name)
         if hint:
             return "{}: {}".format(name, hint)
         if _names_a_secret(parser, name):
             return "an option named for a key or token: " + _KEY_HINT
     return None
+
+
+def _option_names(argv):
+    """The name of each token before "--" that argparse could read as an option (one with
+    a space is a value: --system "--- the token budget ...")."""
+    for token in itertools.takewhile(lambda token: token != "--", argv):
+        name = token.partition("=")[0]
+        if len(name.split()) <= 1:
+            yield name
 
 
 def _flag_hint(name):
@@ -4760,6 +4764,15 @@ def _refuse_empty(parser, args):
         if "" in values:
             parser.error("argument {}: expected a value, got an empty string".format(
                 "/".join(action.option_strings)))
+
+
+def _parse_known(parser, argv):
+    """argparse's parse_args, but its error for unknown arguments does not echo the values
+    given them (it said ``unrecognized arguments: -k KEY``)."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.error("unrecognized arguments: " + _unrecognized(unknown))
+    return args
 
 
 def _unrecognized(unknown):
@@ -5889,10 +5902,16 @@ def _flagged_fields(args):
     return names + ["question", "context"]
 
 
+def _copyable(name):
+    """Whether a field name can be suggested as a flag's value to copy: not ours, not an
+    option, short, and with no newline or escape (the summary's one line shows neither)."""
+    return len(name) <= 100 and not name.startswith(("-", "judge_")) and name.isprintable()
+
+
 def _may_be(role, name, value):
     """Whether field ``name`` holding ``value`` could be suggested for ``role``."""
-    if len(name) > 100 or name.startswith(("-", "judge_")) or not name.isprintable():
-        return False  # a newline or an escape: the summary's one line cannot show it to copy
+    if not _copyable(name):
+        return False
     if isinstance(value, str):
         return bool(value.strip())
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -5915,12 +5934,8 @@ def _with_flag(args, record, error):
     if not match:
         return error
     role = _FIELD_ALIASES.get(match.group(1), match.group(1))
-    if role in _OTHER_FLAGGED:
-        return error
-    if role not in _FLAGGED:  # the library listed ours too ('response'): not the record's
-        return ("template needs field {!r} (no flag sets it: the template reads the record's "
-                "field of that name; the record has {})").format(
-                    role, _names(_holding_values(record), "no fields"))
+    if role not in _FLAGGED:
+        return _unflagged(error, role, record)
     return "template needs field {!r} (choose one with {}; the record has {}){}".format(
         match.group(1), _role_flag(role), _names(_holding_values(record), "no fields"),
         _field_hint(args, record, role))
@@ -5938,6 +5953,17 @@ def _hidden(judge, error):
     if redacted != error:
         return _FIELD_HINT_RE.sub("", redacted)
     return redacted
+
+
+def _unflagged(error, role, record):
+    """A template's "needs field" error for a field no field flag sets: the record's own
+    fields (the library listed ours too, 'response' among them); one that --context-field,
+    --criteria-field or --image-field sets, as it is."""
+    if role in _OTHER_FLAGGED:
+        return error
+    return ("template needs field {!r} (no flag sets it: the template reads the record's "
+            "field of that name; the record has {})").format(
+                role, _names(_holding_values(record), "no fields"))
 
 
 def _holding_values(record):
@@ -7008,7 +7034,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
     lines += _rating_lines(summary)
     lines += _batch_lines(summary)
     lines += _closing_lines(summary, max_error_rate)
-    print("\n".join(_UNSHOWABLE_RE.sub(_escaped, line) for line in lines), file=file)
+    print(_shown_lines(lines), file=file)
 
 
 # characters a terminal acts on rather than shows, in a summary line that quotes a server's
@@ -7018,6 +7044,11 @@ _UNSHOWABLE_RE = re.compile(r"""
                                                # OSC sets the title), DEL, C1 controls
   | [\u200e\u200f\u202a-\u202e\u2066-\u2069]    # direction marks: the rest turned around
 """, re.VERBOSE)
+
+
+def _shown_lines(lines):
+    """Summary lines as a terminal should get them: each line's controls escaped."""
+    return "\n".join(map(functools.partial(_UNSHOWABLE_RE.sub, _escaped), lines))
 
 
 def _escaped(match):
@@ -7091,12 +7122,12 @@ def _ranking_line(s, judged):
 
 
 def _one_line(name):
-    """A name (a system's, a file's) as a one-line message shows it: escaped if it holds a
-    newline, an escape or a direction mark (U+202E turned the rest of the line around,
-    scores too)."""
-    if not name.isprintable():
-        return repr(name)
-    return name
+    """A name (a system's, a file's; None too) as a one-line message shows it: escaped if it
+    holds a newline, an escape or a direction mark (U+202E turned the rest of the line
+    around, scores too)."""
+    if not name or name.isprintable():
+        return name
+    return repr(name)
 
 
 def _system_label(name):
@@ -7371,10 +7402,13 @@ class _Run:
     def write_records(self, results):
         """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
         or a full disk; the records written stay whole."""
+        held = _HeldStop()
         try:
+            held.install()
             for (number, record), judged in itertools.takewhile(lambda _: not self.broken,
                                                                 results):
-                self.write_record(number, record, judged)
+                with held:  # written and counted, or neither: the stop note counts lines
+                    self.write_record(number, record, judged)
         except KeyboardInterrupt as exc:
             self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
         except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
@@ -7382,6 +7416,7 @@ class _Run:
                 raise
             self.untear(exc)
         finally:
+            held.restore()
             if self.ticker:
                 self.ticker.stop()
             results.close()
@@ -7473,14 +7508,10 @@ class _Run:
         how = "stopped"
         if self.interrupted:
             how = "interrupted"
-        output = None
-        if self.args.output:
-            output = _one_line(self.args.output)
+        output = _one_line(self.args.output)  # None: stdout
         done = "  {}: {}{} records written to {}; ".format(
             how, tally.all["n"], of_total, output or "stdout")
-        if self.args.cache:
-            return done + _rerun_cached(tally.judged["n"], output)
-        return done + _rerun_uncached(total, output)
+        return done + _rerun(self.args, tally.judged["n"], total, output)
 
     def summarise(self):
         """Print, and write, the summaries and the page; the worst failure rate."""
@@ -7524,6 +7555,48 @@ class _Run:
         return 0
 
 
+class _HeldStop:
+    """Ctrl-C or SIGTERM that comes while a record is written and counted acts once it is
+    (it came between the two: the stop note said one record fewer than the file held); a
+    second one acts at once (a write blocked on a pipe nobody reads)."""
+
+    def __init__(self):
+        self.holding, self.signum, self.previous = False, None, {}
+
+    def install(self):
+        """Hold the handlers that are Python's (KeyboardInterrupt, _judge_input's SIGTERM);
+        not an ignored signal, and only in the main thread (a caller's thread has none)."""
+        import signal
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous = signal.getsignal(signum)
+            if callable(previous):
+                self.previous[signum] = previous
+                signal.signal(signum, self.handle)
+
+    def restore(self):
+        import signal
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous)
+        self.previous = {}
+
+    def handle(self, signum, frame):
+        if self.holding and self.signum is None:
+            self.signum = signum
+            return
+        self.previous[signum](signum, frame)
+
+    def __enter__(self):
+        self.holding = True
+
+    def __exit__(self, *exc):
+        self.holding = False
+        signum, self.signum = self.signum, None
+        if signum is not None and exc[0] is None:  # a full disk's OSError: untorn first
+            self.previous[signum](signum, None)
+
+
 _TICK = 0.5  # seconds: the progress line is redrawn at least this often, records or not
 _QUIET = 3.0  # seconds without a reply or a record before the progress line counts them
 
@@ -7552,6 +7625,23 @@ def _rerun_cached(judged, output):
     if output:
         text += ", and {} is written again, whole".format(output)
     return text
+
+
+def _rerun(args, judged, total, output):
+    """What a rerun of an interrupted run does: an export's, with --cache, without."""
+    if args.batch_export:
+        return _rerun_exported(args.batch_export)
+    if args.cache:
+        return _rerun_cached(judged, output)
+    return _rerun_uncached(total, output)
+
+
+def _rerun_exported(flag_value):
+    """What to do after an interrupted --batch-export: its parts are there, and an export
+    writes over no part (the same command again was exit 2, not what the note said)."""
+    prefix = re.sub(r"\.jsonl\Z", "", flag_value)
+    return "the export is partial: remove {}.*.jsonl, then rerun the same command".format(
+        _one_line(prefix))
 
 
 def _rerun_uncached(total, output):

@@ -291,3 +291,42 @@ class ProgressLine(Cli):
         tty = read_terminal(master, 20).decode()
         self.assertEqual(proc.wait(timeout=20), 0, tty)
         self.assertIn("\r  0/4 done, 3 more judged behind a slow one, ", tty)
+
+
+class StoppedWhileWriting(Cli):
+    """Ctrl-C while records come fast (an export; a rerun from the cache is as fast)."""
+
+    def export_interrupted(self, source, attempt):
+        """(stderr, lines in -o) of an export given SIGINT once -o holds 100 lines."""
+        import signal
+        out, prefix = self.path("o{}.jsonl".format(attempt)), self.path("req{}".format(attempt))
+        environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+        proc = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-model", "m",
+                                 "--batch-export", prefix, "-o", out, source], cwd=self.tmp,
+                                env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and proc.poll() is None and (
+                not os.path.exists(out) or os.path.getsize(out) < 60000):
+            time.sleep(0.002)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 130, err)
+        with open(out, encoding="utf-8") as f:
+            return err, len(f.read().splitlines())
+
+    def test_the_note_counts_the_lines_the_file_holds(self):
+        # a signal between a record's write and its count: the note said one fewer (2 of 6
+        # runs); and it told an export's user that a rerun judges everything again, when
+        # the same command refuses to write over the parts there
+        import re
+        source = self.source([{"question": "q{}".format(i), "response": "r"}
+                              for i in range(5000)])
+        for attempt in range(5):
+            with self.subTest(attempt=attempt):
+                err, lines = self.export_interrupted(source, attempt)
+                self.assertIn("  interrupted: {} of 5000 records written to {}; the export is "
+                              "partial: remove {}.*.jsonl, then rerun the same command\n".format(
+                                  lines, self.path("o{}.jsonl".format(attempt)),
+                                  self.path("req{}".format(attempt))), err)
