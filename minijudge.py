@@ -4189,8 +4189,10 @@ def _in_order(workers, records, window, progress):
         must_wait = item is end or sent - done >= window  # so the next one has room
         _collect(results, finished, progress, must_wait and done < sent, done)
         while done in finished:
-            yield finished.pop(done)
+            result = finished.pop(done)
             done += 1
+            progress["waiting"] = len(finished)  # before the yield: the line is drawn then
+            yield result
         progress["waiting"] = len(finished)
         if item is end and done == sent:
             break
@@ -4682,7 +4684,7 @@ def _parse_args(parser, argv, report):
     hint = _mistaken_flag(parser, argv)
     if hint:  # before argparse, which would echo a key and take it for the input file
         parser.exit(_EXIT_USAGE, "minijudge: error: {}\n".format(hint))
-    args = parser.parse_args(argv)
+    args = _parse_known(parser, argv)
     if not args.input and not args.check:  # a short usage, not the --help wall
         parser.usage += "\n{}\n--help for every option".format(parser.epilog)
         parser.error("the following arguments are required: input")
@@ -4698,11 +4700,12 @@ def _parse_args(parser, argv, report):
 _KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
              "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 # Flags other judges and clients take, and how minijudge takes the same (lower case, "-" for
-# "_"); "--key" also abbreviated --key-header, which then sent the key as a header's name.
+# "_"); "--key" (and "--k", "--ke") also abbreviated --key-header, which then sent the key
+# as a header's name.
 _MISTAKEN_FLAGS = (
     (("--api-key", "--apikey", "--openai-api-key", "--openai-key", "--token", "--api-token",
       "--access-token", "--auth-token"), _KEY_HINT),
-    (("--key",), _KEY_HINT + "; --key-header NAME names the header it is sent in"),
+    (("--k", "--ke", "--key"), _KEY_HINT + "; --key-header NAME names the header it is sent in"),
     (("--model", "--model-name", "--model-id", "--openai-model"),
      "the judge's model is --judge-model M (or LLM_JUDGE_MODEL in the environment)"),
     (("--base-url", "--api-base", "--openai-base-url", "--api-url", "--url", "--endpoint"),
@@ -4714,14 +4717,22 @@ _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
 def _mistaken_flag(parser, argv):
     """What to say of a flag other tools take (``--api-key KEY``, ``--model M``), or None;
     a flag named for a secret is not echoed, as its value may be in it."""
-    for token in itertools.takewhile(lambda token: token != "--", argv):
-        name = token.partition("=")[0]
+    for name in _option_names(argv):
         hint = _flag_hint(name)
         if hint:
             return "{}: {}".format(name, hint)
         if _names_a_secret(parser, name):
             return "an option named for a key or token: " + _KEY_HINT
     return None
+
+
+def _option_names(argv):
+    """The name of each token before "--" that argparse could read as an option (one with
+    a space is a value: --system "--- the token budget ...")."""
+    for token in itertools.takewhile(lambda token: token != "--", argv):
+        name = token.partition("=")[0]
+        if len(name.split()) <= 1:
+            yield name
 
 
 def _flag_hint(name):
@@ -4755,9 +4766,48 @@ def _refuse_empty(parser, args):
                 "/".join(action.option_strings)))
 
 
+def _parse_known(parser, argv):
+    """argparse's parse_args, but its error for unknown arguments does not echo the values
+    given them (it said ``unrecognized arguments: -k KEY``)."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.error("unrecognized arguments: " + _unrecognized(unknown))
+    return args
+
+
+def _unrecognized(unknown):
+    """The arguments argparse did not know, without the values given to unknown options
+    (``-k KEY``, ``--foo=KEY``): one may be a key."""
+    shown, hidden, after_option = [], 0, False
+    for token in unknown:
+        option = token.startswith("-")
+        if option:
+            shown.append(token.partition("=")[0])
+            if "=" in token:
+                hidden += 1
+        elif after_option:
+            hidden += 1
+        else:  # a stray file name
+            shown.append(token)
+        after_option = option and "=" not in token
+    if hidden:
+        return " ".join(shown) + " (the values given them not shown: one may be a key)"
+    return " ".join(shown)
+
+
 def _usage_error(exc):
-    print("minijudge: error: {}".format(exc), file=sys.stderr)
+    print("minijudge: error: {}".format(_env_keys_hidden(str(exc))), file=sys.stderr)
     return _EXIT_USAGE
+
+
+def _env_keys_hidden(text):
+    """``text`` without the environment's keys: one pasted where a file name goes
+    (``minijudge sk-...``) came back in "No such file or directory: 'sk-...'"."""
+    for name in ("LLM_JUDGE_API_KEY", "OPENAI_API_KEY"):
+        key = os.environ.get(name, "").strip()
+        if len(key) >= 8:  # as _secret_forms: hiding "EMPTY" would maul the message
+            text = text.replace(key, "<hidden>")
+    return text
 
 
 def _judge_input(specs, args, source, shard):
@@ -5852,9 +5902,15 @@ def _flagged_fields(args):
     return names + ["question", "context"]
 
 
+def _copyable(name):
+    """Whether a field name can be suggested as a flag's value to copy: not ours, not an
+    option, short, and with no newline or escape (the summary's one line shows neither)."""
+    return len(name) <= 100 and not name.startswith(("-", "judge_")) and name.isprintable()
+
+
 def _may_be(role, name, value):
     """Whether field ``name`` holding ``value`` could be suggested for ``role``."""
-    if len(name) > 100 or name.startswith(("-", "judge_")):
+    if not _copyable(name):
         return False
     if isinstance(value, str):
         return bool(value.strip())
@@ -5867,6 +5923,9 @@ _NEEDS_FIELD_RE = re.compile(r"""
 """, re.VERBOSE)
 
 
+_OTHER_FLAGGED = ("context", "criterion", "criteria", "image", "images")  # --context-field ...
+
+
 def _with_flag(args, record, error):
     """A template's "needs field" error for a field a flag sets, naming the flag, the
     record's own fields (the library lists those it was given: ours, like 'response',
@@ -5876,10 +5935,35 @@ def _with_flag(args, record, error):
         return error
     role = _FIELD_ALIASES.get(match.group(1), match.group(1))
     if role not in _FLAGGED:
-        return error
+        return _unflagged(error, role, record)
     return "template needs field {!r} (choose one with {}; the record has {}){}".format(
         match.group(1), _role_flag(role), _names(_holding_values(record), "no fields"),
         _field_hint(args, record, role))
+
+
+_FIELD_HINT_RE = re.compile(r"""
+    ;\ pass\ --[\w-]+-field\ .*\?$   # the guess a field hint ends with (_field_hint)
+""", re.VERBOSE | re.DOTALL)
+
+
+def _hidden(judge, error):
+    """A record's error without the key (a field named as it), and then without the field
+    guess, which would say ``pass --question-field <hidden>?``, a redirection in a shell."""
+    redacted = judge._redact(error)
+    if redacted != error:
+        return _FIELD_HINT_RE.sub("", redacted)
+    return redacted
+
+
+def _unflagged(error, role, record):
+    """A template's "needs field" error for a field no field flag sets: the record's own
+    fields (the library listed ours too, 'response' among them); one that --context-field,
+    --criteria-field or --image-field sets, as it is."""
+    if role in _OTHER_FLAGGED:
+        return error
+    return ("template needs field {!r} (no flag sets it: the template reads the record's "
+            "field of that name; the record has {})").format(
+                role, _names(_holding_values(record), "no fields"))
 
 
 def _holding_values(record):
@@ -5925,8 +6009,9 @@ def _check_first(specs, args, items):
             which = ""
             if len(specs) > 1:
                 which = ", judge " + prefix
-            raise TemplateError("line {} (the first record){}: {}".format(
-                number, which, _with_flag(args, record, str(exc)))) from None
+            error = _with_flag(args, record, str(exc))
+            raise TemplateError(_hidden(judge, "line {} (the first record){}: {}".format(
+                number, which, error))) from None
     return items
 
 
@@ -5953,7 +6038,7 @@ def _judge_item(judge, args, item, mode):
     number, record = item
     fields = _fields_of(args, number, record, mode)
     if isinstance(fields, _BadLine):
-        return judge._failed("bad_record", fields.error)
+        return judge._failed("bad_record", _hidden(judge, fields.error))
     if mode in ("pairwise", "systems"):
         responses = [fields.pop(name) for name in _MODES[mode][2]]
         compare = judge.compare
@@ -5963,7 +6048,8 @@ def _judge_item(judge, args, item, mode):
     else:
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
-        judgement.error = "line {}: {}".format(number, _with_flag(args, record, judgement.error))
+        error = _with_flag(args, record, judgement.error)
+        judgement.error = _hidden(judge, "line {}: {}".format(number, error))
     return judgement
 
 
@@ -5975,7 +6061,7 @@ def _dry_run(judge, args, items):
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
             error = "line {}: {}".format(number, _with_flag(args, record, str(exc)))
-            print("---", getattr(fields, "error", error))
+            print("---", _hidden(judge, getattr(fields, "error", error)))
             continue
         sendable += 1
         _print_prompt(number, prompt)
@@ -6948,7 +7034,26 @@ def _print_summary(summary, max_error_rate, file, name=None):
     lines += _rating_lines(summary)
     lines += _batch_lines(summary)
     lines += _closing_lines(summary, max_error_rate)
-    print("\n".join(lines), file=file)
+    print(_shown_lines(lines), file=file)
+
+
+# characters a terminal acts on rather than shows, in a summary line that quotes a server's
+# reply or a record's field names
+_UNSHOWABLE_RE = re.compile(r"""
+    [\x00-\x1f\x7f-\x9f]                       # C0 controls (ESC [2J clears the screen,
+                                               # OSC sets the title), DEL, C1 controls
+  | [\u200e\u200f\u202a-\u202e\u2066-\u2069]    # direction marks: the rest turned around
+""", re.VERBOSE)
+
+
+def _shown_lines(lines):
+    """Summary lines as a terminal should get them: each line's controls escaped."""
+    return "\n".join(map(functools.partial(_UNSHOWABLE_RE.sub, _escaped), lines))
+
+
+def _escaped(match):
+    """A character _UNSHOWABLE_RE found, as Python writes it: \\x1b, \\u202e."""
+    return ascii(match.group())[1:-1]
 
 
 def _summary_head(s, name):
@@ -7011,9 +7116,26 @@ def _ranking_line(s, judged):
     if not s["systems"]:
         return "ranking: none judged"
     systems = ["{} {win_rate} ({comparisons} comparisons)".format(
-        system, **s["systems"][system]) for system in s["ranking"] or ()]
+        _system_label(system), **s["systems"][system]) for system in s["ranking"] or ()]
     return "ranking over the {} judged (win rates, ties count half): {}".format(
         judged, ", ".join(systems))
+
+
+def _one_line(name):
+    """A name (a system's, a file's; None too) as a one-line message shows it: escaped if it
+    holds a newline, an escape or a direction mark (U+202E turned the rest of the line
+    around, scores too)."""
+    if not name or name.isprintable():
+        return name
+    return repr(name)
+
+
+def _system_label(name):
+    """A system's name in the ranking line: on one line, cut at 100 characters."""
+    name = _one_line(name)
+    if len(name) > 100:
+        name = name[:100] + "..."
+    return name
 
 
 def _mean_line(s, judged):
@@ -7087,10 +7209,18 @@ def _length_lines(s):
         lines.append("    length: Spearman {spearman} between a response's length and its "
                      "score (n={n})".format(**length))
     if "lc_win_rate" in length:
-        lines.append("    length: the longer answer won {longer_wins} of the decisive verdicts "
-                     "(n={decisive}); length-controlled win rate {lc_win_rate}, raw {win_rate} "
-                     "(n={n})".format(**length))
+        lines.append("    length: {}; length-controlled win rate {lc_win_rate}, raw {win_rate} "
+                     "(n={n})".format(_longer_wins(length), **length))
     return lines
+
+
+def _longer_wins(length):
+    """How often the longer answer won a decisive verdict; with none (every pair a tie), so
+    rather than "won None of" them."""
+    if not length["decisive"]:
+        return "no verdict was decisive (n=0)"
+    return "the longer answer won {longer_wins} of the decisive verdicts (n={decisive})".format(
+        **length)
 
 
 def _rating_lines(s):
@@ -7272,10 +7402,13 @@ class _Run:
     def write_records(self, results):
         """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
         or a full disk; the records written stay whole."""
+        held = _HeldStop()
         try:
+            held.install()
             for (number, record), judged in itertools.takewhile(lambda _: not self.broken,
                                                                 results):
-                self.write_record(number, record, judged)
+                with held:  # written and counted, or neither: the stop note counts lines
+                    self.write_record(number, record, judged)
         except KeyboardInterrupt as exc:
             self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
         except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
@@ -7283,6 +7416,7 @@ class _Run:
                 raise
             self.untear(exc)
         finally:
+            held.restore()
             if self.ticker:
                 self.ticker.stop()
             results.close()
@@ -7374,21 +7508,19 @@ class _Run:
         how = "stopped"
         if self.interrupted:
             how = "interrupted"
+        output = _one_line(self.args.output)  # None: stdout
         done = "  {}: {}{} records written to {}; ".format(
-            how, tally.all["n"], of_total, self.args.output or "stdout")
-        if self.args.cache:
-            return done + _rerun_cached(tally.judged["n"], self.args.output)
-        return done + _rerun_uncached(total, self.args.output)
+            how, tally.all["n"], of_total, output or "stdout")
+        return done + _rerun(self.args, tally.judged["n"], total, output)
 
     def summarise(self):
         """Print, and write, the summaries and the page; the worst failure rate."""
         if self.progress:
             self.show_progress(time.monotonic(), "\n")
-        if not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped:
-            print("minijudge: warning: no records in {}".format(self.args.input),
-                  file=sys.stderr)
         wall = time.monotonic() - self.started
         stopped_early = bool(self.interrupted or self.broken)
+        if not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped:
+            self.warn_empty(stopped_early)
         summaries = {}
         for prefix, judge, mode in self.outputs:
             stamp = _stamp(self.members[prefix], mode, self.args, prefix, self.jurors)
@@ -7400,6 +7532,13 @@ class _Run:
         if stopped_early and not self.args.quiet:  # once, after every judge's summary
             print(self.stopped_note(), file=sys.stderr)
         return worst
+
+    def warn_empty(self, stopped_early):
+        """Warn of an input with no records; not of a run stopped before its first (the
+        stop note says 0 of N written)."""
+        if not stopped_early:
+            print("minijudge: warning: no records in {}".format(self.args.input),
+                  file=sys.stderr)
 
     def exit_status(self, worst):
         if self.broken:
@@ -7414,6 +7553,48 @@ class _Run:
         if worst > self.args.max_error_rate:
             return _EXIT_FAILED
         return 0
+
+
+class _HeldStop:
+    """Ctrl-C or SIGTERM that comes while a record is written and counted acts once it is
+    (it came between the two: the stop note said one record fewer than the file held); a
+    second one acts at once (a write blocked on a pipe nobody reads)."""
+
+    def __init__(self):
+        self.holding, self.signum, self.previous = False, None, {}
+
+    def install(self):
+        """Hold the handlers that are Python's (KeyboardInterrupt, _judge_input's SIGTERM);
+        not an ignored signal, and only in the main thread (a caller's thread has none)."""
+        import signal
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous = signal.getsignal(signum)
+            if callable(previous):
+                self.previous[signum] = previous
+                signal.signal(signum, self.handle)
+
+    def restore(self):
+        import signal
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous)
+        self.previous = {}
+
+    def handle(self, signum, frame):
+        if self.holding and self.signum is None:
+            self.signum = signum
+            return
+        self.previous[signum](signum, frame)
+
+    def __enter__(self):
+        self.holding = True
+
+    def __exit__(self, *exc):
+        self.holding = False
+        signum, self.signum = self.signum, None
+        if signum is not None and exc[0] is None:  # a full disk's OSError: untorn first
+            self.previous[signum](signum, None)
 
 
 _TICK = 0.5  # seconds: the progress line is redrawn at least this often, records or not
@@ -7444,6 +7625,23 @@ def _rerun_cached(judged, output):
     if output:
         text += ", and {} is written again, whole".format(output)
     return text
+
+
+def _rerun(args, judged, total, output):
+    """What a rerun of an interrupted run does: an export's, with --cache, without."""
+    if args.batch_export:
+        return _rerun_exported(args.batch_export)
+    if args.cache:
+        return _rerun_cached(judged, output)
+    return _rerun_uncached(total, output)
+
+
+def _rerun_exported(flag_value):
+    """What to do after an interrupted --batch-export: its parts are there, and an export
+    writes over no part (the same command again was exit 2, not what the note said)."""
+    prefix = re.sub(r"\.jsonl\Z", "", flag_value)
+    return "the export is partial: remove {}.*.jsonl, then rerun the same command".format(
+        _one_line(prefix))
 
 
 def _rerun_uncached(total, output):

@@ -236,7 +236,8 @@ class NameListTest(HostileTest):
                               "--template", self.write("t.txt", "{nosuch}"), source])
         self.assertEqual((code, out), (2, ""))
         self.assertEqual(err, "minijudge: error: line 1 (the first record): template needs "
-                         "field 'nosuch'; got {} and 9981 more\n".format(
+                         "field 'nosuch' (no flag sets it: the template reads the record's "
+                         "field of that name; the record has {} and 9981 more)\n".format(
                              ", ".join(sorted(self.FIELDS)[:20])))
 
     def test_server_listing_a_thousand_models(self):
