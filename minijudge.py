@@ -7657,7 +7657,8 @@ def _rerun_uncached(total, output):
 
 
 def _record_total(args):
-    """How many records the input holds (a shard's share); None if it is a pipe."""
+    """How many records the input holds (a shard's share); None if it is a pipe (counting
+    would eat it)."""
     if args.input == "-" or not os.path.isfile(args.input):
         return None
     with open(args.input, "rb") as f:
@@ -7696,19 +7697,7 @@ def _progress(args):
     """Whether the progress line is shown (on a terminal), and how many records it expects."""
     if args.quiet or not sys.stderr.isatty():
         return False, None
-    return True, _input_lines(args)
-
-
-def _input_lines(args):
-    """How many records the progress line expects: the input's lines (a shard's share);
-    None if the input is a pipe (counting would eat it)."""
-    if args.input == "-" or not os.path.isfile(args.input):
-        return None
-    with open(args.input, "rb") as f:
-        total = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    if args.shard:
-        total //= int(args.shard.split("/")[1])
-    return total
+    return True, _record_total(args)
 
 
 def _jurors(specs, args):

@@ -181,6 +181,22 @@ class RetryingProgressTest(Cli):
             out = [json.loads(line) for line in f]
         self.assertEqual({r["judge_status"] for r in out}, {"ok"})
 
+    def test_the_total_counts_records_not_newlines(self):
+        # blank lines are no records; a last record without its newline is one (the line
+        # read "8/8 done" for 7 records, and "6/5 done ... ETA -0 s" with no blank line);
+        # a shard's share of 7 records over 2 is 4 and 3 (it read 4 and 4)
+        last = json.dumps({"id": 6, "question": "q6", "response": "r6"})
+        source = self.write("in.jsonl", records(6) + "\n\n" + last)
+        for shard, total in ((None, 7), ("0/2", 4), ("1/2", 3)):
+            argv = ["--concurrency", "1", source]
+            if shard:
+                argv[:0] = ["--shard", shard]
+            proc, master = self.on_terminal(*argv)
+            tty = self.read_rest(master, proc)
+            self.assertEqual(proc.returncode, 0, tty)
+            self.assertRegex(last_progress(tty),
+                             r"^  {0}/{0} done, [0-9.]+/s ETA 0 s, 0 failed *$".format(total))
+
     def test_a_judge_that_hangs_shows_how_long_nothing_came(self):
         # a host gone without a word (no refusal) is silent until --timeout: the line
         # counts the seconds rather than freeze
