@@ -4326,8 +4326,10 @@ def _charts(s, tally):
     return [("Statuses", _statuses_table(s)),
             ("Scores (ok and empty_response), in tenths", _scores_chart(s)),
             ("Ratings", _ratings_chart(s)),
-            ("Win rates (95% interval), ranked", _win_rates_chart(s)),
-            ("A's win rate (95% interval)", _pairwise_chart(s)),
+            ("Win rates ({} interval: normal approximation), ranked".format(_level(s)),
+             _win_rates_chart(s)),
+            ("A's win rate ({} interval: {})".format(_level(s), s["ci_method"]),
+             _pairwise_chart(s)),
             ("Trust", _trust_table(s)),
             ("Confusion: people (rows) by the judge (columns)", _confusion_table(s)),
             ("Each judge's offset from the panel", _offsets_chart(s)),
@@ -4364,14 +4366,16 @@ def _win_rates_chart(s):
     if not s["systems"]:
         return None
     ranked = sorted(s["systems"].items(), key=lambda kv: -kv[1]["win_rate"])
-    bars = [(name, v["win_rate"], _wald(v["win_rate"], v["comparisons"])) for name, v in ranked]
+    z = _z(s["interval"]["confidence"])
+    bars = [(name, v["win_rate"], _wald(v["win_rate"], v["comparisons"], z))
+            for name, v in ranked]
     return _svg_bars(bars)
 
 
 def _pairwise_chart(s):
-    if s["mode"] != "pairwise" or not s["ci95"]:
+    if s["mode"] != "pairwise" or not s["ci"]:
         return None
-    return _svg_bars([("A over B", s["mean_score_judged"], s["ci95"])])
+    return _svg_bars([("A over B", s["mean_score_judged"], s["ci"])])
 
 
 def _trust_table(s):
@@ -4464,8 +4468,11 @@ def _record_row(row, prefix, question):
                                           _esc(str(headline)[:120]), fields))
 
 
-def _wald(p, n):
-    half = 1.96 * math.sqrt(p * (1 - p) / n) if n else 0.0
+def _wald(p, n, z):
+    """The normal interval of a win rate ``p`` over ``n`` comparisons, ``z`` wide."""
+    half = 0.0
+    if n:
+        half = z * math.sqrt(p * (1 - p) / n)
     return p - half, p + half
 
 
@@ -4604,7 +4611,11 @@ _FLAGS = [
     ("-q/--quiet", "no progress or summary on stderr"),
     "trust",
     ("--human-field F", "compare the judge with the human labels in this field"),
-    ("--bootstrap-seed N", "seed of the 95%% interval's bootstrap (0)", {"default": 0}),
+    ("--bootstrap-seed N", "seed of the intervals' bootstrap (0)", {"default": 0}),
+    ("--bootstrap-samples N", "resamples of a bootstrap interval (1000; 100 to 100000)",
+     {"default": 1000}),
+    ("--confidence L", "level of every interval, a share (0.95)", {"default": 0.95}),
+    ("--model-field F", "the model that answered: warn if it is the judge's, with the gap"),
     *_declared("logprobs", "top_logprobs", "structured", "seed"),
     "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
     ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
@@ -4903,6 +4914,16 @@ def _check_output_flags(args):
         raise ValueError("--max-error-rate must be a share from 0 to 1; got {!r}".format(rate))
     if args.html_rows < 0:
         raise ValueError("--html-rows must be 0 or more; got {}".format(args.html_rows))
+    for flag, expected, read, check in _INTERVAL_FLAGS:
+        _checked(args, flag, expected, read, check)
+
+
+# (flag, what it must be, read, check) of the intervals' settings: a run's and report's
+_INTERVAL_FLAGS = (
+    ("--bootstrap-samples", "a whole number from 100 to 100000", int, _whole(100, 100000)),
+    ("--confidence", "a share between 0 and 1, both excluded (0.95 for a 95% interval)",
+     float, lambda level: 0 < level < 1),
+)
 
 
 def _setup(args):
@@ -6684,18 +6705,51 @@ def _answered_repeats(member):
     return None not in member["repeats"]
 
 
-def _interval(scores, n, total, total_sq, seed, resamples=1000):
-    """A seeded 95% bootstrap interval of the mean; past _BOOTSTRAP_MAX, the normal one."""
+def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
+    """A seeded bootstrap interval of the mean at ``level``, and the 95% one of the same
+    resamples (ci95); past _BOOTSTRAP_MAX, the normal ones: (ci, ci95, method)."""
     if n == 0:
-        return None, "no scores"
+        return None, None, "no scores"
     if n > _BOOTSTRAP_MAX:
         mean = total / n
-        half = 1.96 * math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
-        return [round(mean - half, 4), round(mean + half, 4)], "normal approximation"
+        se = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
+        return _normal(mean, se, level), _normal(mean, se, 0.95), "normal approximation"
     rng, scores = random.Random(seed), sorted(scores)  # in any order: shards give one interval
     means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
-    return ([round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples)], 4)],
+    return (_quantiles(means, level), _quantiles(means, 0.95),
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
+
+
+def _quantiles(means, level):
+    """The (1 - level) / 2 and (1 + level) / 2 quantiles of sorted bootstrap means: the
+    26th and 976th of 1,000 at 95%; rounded first: (1 - 0.9) / 2 * 200 is 9.999999999999998."""
+    tail = (1 - level) / 2
+    low = int(round(tail * len(means), 6))
+    high = min(int(round((1 - tail) * len(means), 6)), len(means) - 1)
+    return [round(means[low], 4), round(means[high], 4)]
+
+
+def _normal(mean, se, level):
+    """The normal interval at ``level`` of a mean with standard error ``se``."""
+    half = _z(level) * se
+    return [round(mean - half, 4), round(mean + half, 4)]
+
+
+def _z(level):
+    """How many standard errors a two-sided interval at ``level`` spans: 1.96 at 0.95."""
+    from statistics import NormalDist
+    return NormalDist().inv_cdf((1 + level) / 2)
+
+
+def _interval_settings(args):
+    """The summary's "interval": what every interval of it was computed with."""
+    return {"confidence": args.confidence, "bootstrap_samples": args.bootstrap_samples,
+            "bootstrap_seed": args.bootstrap_seed}
+
+
+def _level(s):
+    """A summary's confidence level as its lines say it: 95%, 97.5%."""
+    return "{:g}%".format(round(s["interval"]["confidence"] * 100, 6))
 
 
 def _sha(text):
@@ -6834,13 +6888,14 @@ def _score_figures(stamp, args, tally):
     sums = {"pairwise": tally.judged, "systems": None}.get(stamp["mode"], tally.all)
     if sums is None:
         figures = {"mean_score": None, "mean_score_judged": None}
-        interval, method = None, "per system: see systems and ranking"
+        interval, ci95, method = None, None, "per system: see systems and ranking"
     else:
         figures = {"mean_score": _sums_mean(tally.all),
                    "mean_score_judged": _sums_mean(tally.judged)}
-        interval, method = _interval(seed=args.bootstrap_seed, **sums)
-    figures.update(mean_value=_mean_value(tally.judged, stamp.get("scale")), ci95=interval,
-                   ci_method=method)
+        interval, ci95, method = _interval(seed=args.bootstrap_seed, level=args.confidence,
+                                           resamples=args.bootstrap_samples, **sums)
+    figures.update(mean_value=_mean_value(tally.judged, stamp.get("scale")), ci=interval,
+                   ci95=ci95, ci_method=method, interval=_interval_settings(args))
     return figures
 
 
@@ -7108,8 +7163,8 @@ def _score_line(s):
         return _mean_line(s, judged)
     if not judged:
         return "A's win rate: none judged"  # not the mean with failures as B's wins
-    return "A's win rate {} (ties count half) over the {} judged; 95% CI {} ({})".format(
-        s["mean_score_judged"], judged, s["ci95"], s["ci_method"])
+    return "A's win rate {} (ties count half) over the {} judged; {} CI {} ({})".format(
+        s["mean_score_judged"], judged, _level(s), s["ci"], s["ci_method"])
 
 
 def _ranking_line(s, judged):
@@ -7146,8 +7201,8 @@ def _mean_line(s, judged):
     over_judged = "none judged"  # not "None over the 0 judged"
     if s["mean_score_judged"] is not None:
         over_judged = "{} over the {} judged{}".format(s["mean_score_judged"], judged, on_scale)
-    return "mean score {} with failures as 0.0; {}; 95% CI {} ({})".format(
-        s["mean_score"], over_judged, s["ci95"], s["ci_method"])
+    return "mean score {} with failures as 0.0; {}; {} CI {} ({})".format(
+        s["mean_score"], over_judged, _level(s), s["ci"], s["ci_method"])
 
 
 def _pair_lines(s):

@@ -101,9 +101,11 @@ class HTMLTest(StubTestCase):
                                                            "empty_response")]
                 self.assertTrue(statuses, mode)
                 if mode == "systems":
-                    self.assertIn("Win rates (95% interval), ranked", page.texts)
+                    self.assertIn("Win rates (95% interval: normal approximation), ranked",
+                                  page.texts)
                 if mode == "pairwise":
-                    self.assertIn("A's win rate (95% interval)", page.texts)
+                    self.assertIn("A's win rate (95% interval: bootstrap, 1000 resamples, "
+                                  "seed 0)", page.texts)
 
     def test_hostile_judged_text_shows_as_text(self):
         with open(self.path("hostile.jsonl"), "w") as f:
