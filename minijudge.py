@@ -4397,7 +4397,15 @@ def _trust_figures(s):
             ("length bias", s["length_bias"]),
             ("repeats", s["repeats"]),
             ("agreement with " + str(human.get("field")), agreement),
-            ("panel", _figures_but(s["panel"] or {}, ("offsets",)))]
+            ("panel", _figures_but(s["panel"] or {}, ("offsets",)))] + _self_rows(s)
+
+
+def _self_rows(s):
+    """The Trust table's rows of self-judging: the summary's warning and gap, as printed."""
+    rows = []
+    for warning, line in _self_lines(s):
+        rows += [("self-judging", "warning: " + warning), ("self-preference", line.strip())]
+    return rows
 
 
 def _figures_but(figures, hidden):
@@ -5166,10 +5174,18 @@ def _check_mode_options(args, mode, options, template):
     if (options["assess"] or options["check_position"]) and mode != "criterion":
         raise ValueError("--assess and --check-position need --mode criterion; got "
                          "mode {}".format(mode))
+    _check_model_field(args, mode)
     verdict = options["parser"] == "verdict" and not args.response_format
     if mode in ("pairwise", "systems") and not verdict:
         raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
                          "--response-format); got template {!r}".format(mode, template)[:300])
+
+
+def _check_model_field(args, mode):
+    """Refuse --model-field where a record holds more than one answer to name a model of."""
+    if args.model_field and mode in _SEVERAL_ANSWERS:
+        raise ValueError("--model-field names the model of a record's one response; --mode "
+                         "{} judges {}".format(mode, _SEVERAL_ANSWERS[mode]))
 
 
 def _set_offline(args, options, batch):
@@ -6447,6 +6463,7 @@ def _tally_add(tally, judgement, record, args, mode):
                    for name in _MODES[mode][2]]
     label = record.get(args.human_field)  # JSON keys are text: None, no label
     tally.add(judgement, label, lengths)
+    _tally_model(tally, judgement, record, args, mode)
 
 
 # fields whose absence the summary reports: (key, the field, what was done instead)
@@ -6579,6 +6596,7 @@ class _Tally:
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
+        self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
 
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
@@ -6703,6 +6721,148 @@ def _answered_repeats(member):
     if not isinstance(member, Mapping) or not member.get("repeats"):
         return False
     return None not in member["repeats"]
+
+
+_MODELS_MAX = 1000  # answering models told apart; a new one past them counts among the others
+_SEVERAL_ANSWERS = {"comparative": "two", "pairwise": "two",
+                    "systems": "several, named by their keys (matched with the judge's)"}
+# a model's name as self-judging compares it: "Meta-Llama/Judge-8B:q4" is judge-8b
+_MODEL_NAME_RE = re.compile(r"""
+    (?:.*/)?                      # an organisation or a folder: meta-llama/, /models/
+    (?P<name>[^/]*?)              # the model's own name
+    (?:-\d{4}-?\d{2}-?\d{2})?     # a dated snapshot: gpt-4o-2024-08-06, -20240806
+    (?:[:@][^/]*)?                # a tag or a revision: llama3:8b, judge@main
+    \Z""", re.VERBOSE | re.DOTALL)
+
+
+def _model_key(value):
+    """A model's name as self-judging compares it (case folded, without organisation, date,
+    tag or revision), or None: no text, or over 300 characters, names no model."""
+    if not isinstance(value, str) or len(value) > 300:
+        return None
+    name = _MODEL_NAME_RE.match(value.strip()).group("name").casefold()
+    return name or None
+
+
+def _tally_model(tally, judgement, record, args, mode):
+    """--model-field: an ok record's score, and each panel judge's, under its answering
+    model (``answered_by``: the unnamed counted; each name's spellings and sums by judge)."""
+    if not args.model_field or mode in _SEVERAL_ANSWERS or judgement.status != "ok":
+        return
+    answered, value = tally.answered_by, record.get(args.model_field)
+    key = _model_key(value)
+    if key is None:
+        answered["unnamed"] += 1
+        return
+    if key not in answered["names"] and len(answered["names"]) >= _MODELS_MAX:
+        key = ""  # no judge's name: among the others
+    entry = answered["names"].setdefault(key, ([], {}))
+    _add_spelling(entry[0], value)
+    _add_scores(entry[1], judgement)
+
+
+def _add_scores(by_judge, judgement):
+    """Add a judgement's score (by_judge[None]) and each of its panel's (by its judge)."""
+    scores = {None: judgement.score}
+    scores.update(judgement.details.get("panel") or {})
+    for judge, score in scores.items():
+        if _is_number(score):  # a panel judge that failed gave None
+            sums = by_judge.setdefault(judge, [0, 0.0])
+            sums[0] += 1
+            sums[1] += score
+
+
+def _add_spelling(spellings, value):
+    """Keep the first five spellings of a model's name in sorted order, whatever order the
+    records (or shards) come in."""
+    if value not in spellings:
+        spellings.append(value)
+        spellings.sort()
+        del spellings[5:]
+
+
+def _self_judging(stamp, args, tally, mode):
+    """The judges whose model is also judged (a system's name; a record's --model-field),
+    each with its self-preference gap; None if none is."""
+    answered, field = tally.answered_by, args.model_field
+    if mode == "systems":
+        answered, field = _systems_answered(tally), None
+    judges = []
+    for judge, models in _judge_models(stamp, tally):
+        entry = _self_entry(judge, models, answered)
+        if entry:
+            judges.append(entry)
+    if not judges:
+        return None
+    return {"field": field, "unnamed": answered["unnamed"], "judges": judges}
+
+
+def _systems_answered(tally):
+    """The systems' comparisons and wins as _tally_model keeps records' scores."""
+    names = {}
+    for system, played in tally.played.items():
+        entry = names.setdefault(_model_key(system) or "", ([], {}))
+        _add_spelling(entry[0], system)
+        sums = entry[1].setdefault(None, [0, 0.0])
+        sums[0] += played
+        sums[1] += tally.wins[system]
+    return {"unnamed": 0, "names": names}
+
+
+def _judge_models(stamp, tally):
+    """(a jury's judge, or None; its model names) of each judge of a run: the stamp's
+    models, and a lone judge's the replies name (a server may echo another spelling)."""
+    models = stamp.get("model")
+    if not isinstance(models, str):  # report --mixed: runs of different models
+        models = ""
+    models = models.split(", ")
+    names = stamp.get("judges")
+    if names and len(names) == len(models):
+        return [(name, [model]) for name, model in zip(names, models)]
+    reported = [model for model, _ in tally.models.most_common(1)]
+    return [(None, list(filter(None, models + reported)))]
+
+
+def _self_entry(judge, models, answered):
+    """A judge's self-preference: its mean for the answers of its own model against the
+    others' (named models only), or None if no answer is its model's."""
+    keys = {_model_key(model) for model in models} - {None}
+    own, others = [], []
+    for key, entry in answered["names"].items():
+        if key in keys:
+            own.append(entry)
+        else:
+            others.append(entry)
+    if not own:
+        return None
+    mine, theirs = _pooled(own, judge), _pooled(others, judge)
+    gap = None
+    if mine["n"] and theirs["n"]:
+        gap = round(mine["mean"] - theirs["mean"], 4)
+    return {"judge": judge, "model": models[0], "answers": _spellings(own), "own": mine,
+            "others": theirs, "gap": gap}
+
+
+def _spellings(entries):
+    """The first five spellings, sorted, of the names of _tally_model's entries."""
+    spellings = []
+    for spelt, _ in entries:
+        for value in spelt:
+            _add_spelling(spellings, value)
+    return spellings
+
+
+def _pooled(entries, judge):
+    """The mean and count of a judge's scores over _tally_model's entries."""
+    n, total = 0, 0.0
+    for _, sums in entries:
+        count, added = sums.get(judge, (0, 0.0))
+        n += count
+        total += added
+    mean = None
+    if n:
+        mean = round(total / n, 4)
+    return {"mean": mean, "n": n}
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
@@ -6852,6 +7012,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["repeats"] = _repeat_figures(tally)
     summary["length_bias"] = _length_figures(tally, mode)
     summary.update(_systems_figures(tally))
+    summary["self_judging"] = _self_judging(stamp, args, tally, mode)
     summary["pass_rate"] = _share_true(tally.passed)
     summary["system_fingerprints"] = dict(tally.fingerprints)
     summary["template_sha256"] = stamp["template_sha256"]
@@ -7080,8 +7241,10 @@ def _print_summary(summary, max_error_rate, file, name=None):
     """Print a summary as people read it, one section after another."""
     lines = _summary_head(summary, name)
     lines += _status_lines(summary)
+    lines += ["  warning: " + warning for warning, _ in _self_lines(summary)]
     lines += _score_lines(summary)
-    trust = _pair_lines(summary) + _agreement_lines(summary) + _panel_lines(summary)
+    trust = [line for _, line in _self_lines(summary)]
+    trust += _pair_lines(summary) + _agreement_lines(summary) + _panel_lines(summary)
     trust += _repeat_lines(summary) + _length_lines(summary)
     if trust:
         lines.append("  trust:")
@@ -7246,6 +7409,49 @@ def _panel_lines(s):
     return ["    panel: Krippendorff's alpha {} ({}, n={}); Cohen's kappa {kappa}; offset from "
             "the panel {offsets}; records answered {answered}".format(
                 panel["alpha"], panel["alpha_metric"], panel["n"], **pairs)]
+
+
+# how a self-judging warning and its gap read: records named by --model-field; systems
+_SELF_WORDS = {
+    False: ("also answered {n} of the records (field {field}: {answers}): its scores of",
+            "mean score for its own model's answers", "for the others'"),
+    True: ("is also a system judged ({answers}): its verdicts on",
+           "win rate for its own answers", "the others'")}
+
+
+def _self_lines(s):
+    """(warning, trust line) of each judge whose model is also judged (_self_judging)."""
+    found = s.get("self_judging")
+    if not found:
+        return []
+    also, mean, others = _SELF_WORDS[found["field"] is None]
+    lines = []
+    for judge in found["judges"]:
+        label = _system_label(judge["model"])
+        if judge["judge"] is not None:
+            label = "{} ({})".format(_system_label(judge["judge"]), label)
+        answers = ", ".join(map(_system_label, judge["answers"]))
+        warning = "the judge {} {} its own answers may be biased; see self-preference under " \
+                  "trust".format(label, also.format(n=judge["own"]["n"], answers=answers,
+                                                    field=repr(found["field"])))
+        lines.append((warning, "    self-preference: {}'s {} {} (n={}), {} {} (n={}): gap "
+                               "{}{}".format(label, mean, judge["own"]["mean"],
+                                             judge["own"]["n"], others,
+                                             judge["others"]["mean"], judge["others"]["n"],
+                                             _signed(judge["gap"]), _unnamed(found))))
+    return lines
+
+
+def _signed(gap):
+    if gap is None:
+        return "none (no score on one side)"
+    return "{:+}".format(gap)
+
+
+def _unnamed(found):
+    if not found["unnamed"]:
+        return ""
+    return " ({} judged records name no model)".format(found["unnamed"])
 
 
 def _repeat_lines(s):
