@@ -265,6 +265,9 @@ class SelfJudgingTest(Stats34cTest):
             "own": {"mean": 1.0, "n": 2}, "others": {"mean": 0.25, "n": 4}, "gap": 0.75}])
         self.assertIn("    self-preference: a (judge-8b)'s mean score for its own model's "
                       "answers 1.0 (n=2)", err)
+        self.report_ok(self.path("o.jsonl"), "--model-field", "model", "--summary",
+                       self.path("r.json"))
+        self.assertEqual(self.summary("r.json")["self_judging"], s)
 
     def test_model_field_in_a_mode_judging_two_responses_is_refused(self):
         data = self.write_jsonl("p.jsonl", [{"question": "q", "response_a": "a",
