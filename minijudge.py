@@ -6909,7 +6909,7 @@ def _interval_settings(args):
 
 def _level(s):
     """A summary's confidence level as its lines say it: 95%, 97.5%."""
-    return "{:g}%".format(round(s["interval"]["confidence"] * 100, 6))
+    return "{:.10g}%".format(round(s["interval"]["confidence"] * 100, 6))  # 99.99999%, not 100%
 
 
 def _sha(text):
