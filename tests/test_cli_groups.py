@@ -39,7 +39,7 @@ GROUPS = {
             "--quorum", "--repeats", "--max-tokens",
             "--temperature",
             "--dry-run", "--check", "--no-preflight", "--strict", "--max-error-rate"],
-    "output": ["-o", "--summary", "--html", "--html-rows", "--save-prompts", "-q"],
+    "output": ["-o", "--summary", "--html", "--html-rows", "--save-prompts", "-q", "--group-by"],
     "trust": ["--human-field", "--bootstrap-seed", "--logprobs", "--top-logprobs",
               "--structured", "--seed"],
     "batch": ["--batch-export", "--batch-max-lines", "--batch-import", "--mixed"],
