@@ -124,6 +124,14 @@ class FiguresTest(GroupTest):
         lines = err.splitlines()
         self.assertTrue(lines[lines.index(title) - 1].startswith("  mean score 0.5833"))
 
+    def test_the_readmes_table_is_this_dataset_s(self):
+        with open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        shown = re.search(r"### Figures by group\n.*?```\n(.*?)```", readme, re.S).group(1)
+        data = self.write_jsonl("data.jsonl", RECORDS)
+        _, err, _ = self.run_cli(data, "--group-by", "category", "--human-field", "label")
+        self.assertIn(shown, err)
+
     def test_a_groups_figures_are_those_of_a_run_over_its_records_alone(self):
         pairs = [{"category": c, "question": "q%d" % i, "response_a": a, "response_b": b,
                   "label": lab} for i, (c, a, b, lab) in enumerate([
