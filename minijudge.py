@@ -7350,6 +7350,8 @@ def _values_note(groups):
     if groups["not_shown"]:
         return "{:,} values; the {} with the most records shown, {:,} not shown".format(
             groups["values"], len(groups["shown"]), groups["not_shown"])
+    if groups["values"] == 1:
+        return "1 value"
     return "{} values".format(groups["values"])
 
 

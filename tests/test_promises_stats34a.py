@@ -145,6 +145,7 @@ class FiguresTest(GroupTest):
                 ("y", ("ans-ok", "ans-good", "ans-best")),
                 (None, ("ans-best", "ans-ok", "ans-good"))])]
         rating = [dict(r, category=["a", 1]) if r["id"] == 6 else r for r in RECORDS]
+        rating += [dict(RECORDS[0], id=7, category="one")]
         cases = [("rating", rating, ["--human-field", "label", "--pass-threshold", "0.5"]),
                  ("pairwise", pairs, ["--mode", "pairwise", "--human-field", "label"]),
                  ("systems", systems, ["--mode", "systems"])]
@@ -174,6 +175,8 @@ class FiguresTest(GroupTest):
             self.run_cli(data, "--shard", "%d/3" % k, "-o", shards[-1], *flags)
         shard_err, shard_report = self.report(*(shards[::-1] + flags))  # in any order
         self.assertEqual(list(whole["groups"]), ["category", "difficulty"])
+        self.assertEqual(self.run_cli(data, "--group-by", "id", "--shard", "2/18")[1].count(
+            "  by id (--group-by): 1 value\n"), 1)
         self.assertEqual(shard_report["groups"], whole["groups"])
         self.assertEqual(self.report(self.path("all.jsonl"), *flags)[1]["groups"],
                          whole["groups"])
