@@ -149,19 +149,27 @@ class FiguresTest(GroupTest):
         cases = [("rating", rating, ["--human-field", "label", "--pass-threshold", "0.5"]),
                  ("pairwise", pairs, ["--mode", "pairwise", "--human-field", "label"]),
                  ("systems", systems, ["--mode", "systems"])]
+        headings = {"rating": ["mean", "judged mean", "on the scale", "95% CI", "pass rate",
+                               "agreement"],
+                    "pairwise": ["A's win rate", "95% CI", "agreement"],
+                    "systems": ["win rates"]}
         for mode, records, flags in cases:
             with self.subTest(mode=mode):
                 if mode != "rating":
                     self.srv.responder = prefer_marked
                 data = self.write_jsonl(mode + ".jsonl", records)
-                _, _, summary = self.run_cli(data, "--group-by", "category", *flags)
+                _, err, summary = self.run_cli(data, "--group-by", "category", *flags)
                 shown = summary["groups"]["category"]["shown"]
+                rows = table(err, "category")[1]
+                self.assertEqual(rows[0], ["value", "records", "failed"] + headings[mode])
                 self.assertEqual(sum(row["records"] for row in shown), len(records))
                 for row in shown:
                     alone = [r for r in records if json.dumps(r.get("category")) == row["label"]]
                     part = self.write_jsonl("part.jsonl", alone)
                     _, _, own = self.run_cli(part, *flags, name="part.json")
                     self.assertEqual({k: row[k] for k in FIGURES}, {k: own[k] for k in FIGURES})
+                if mode == "systems":  # each system's win rate, the best first
+                    self.assertEqual(rows[1], ['"x"', "2", "0", "s1 0.75, s2 0.75, s3 0.0"])
 
     def test_report_over_shards_gives_the_groups_of_one_run(self):
         records = [dict(r, id=r["id"] + 10 * k, difficulty=k % 3)
