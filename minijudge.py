@@ -4333,7 +4333,8 @@ def _charts(s, tally):
             ("Trust", _trust_table(s)),
             ("Confusion: people (rows) by the judge (columns)", _confusion_table(s)),
             ("Each judge's offset from the panel", _offsets_chart(s)),
-            ("Length and score", _length_chart(s, tally))]
+            ("Length and score", _length_chart(s, tally)),
+            ("Groups", _groups_html(s))]
 
 
 def _statuses_table(s):
@@ -4450,6 +4451,17 @@ def _length_chart(s, tally):
     if s["mode"] == "pairwise":
         xlabel = "length difference (A - B)"
     return _svg_scatter(tally.lengths, xlabel)
+
+
+def _groups_html(s):
+    """The --group-by tables, cell for cell the printed summary's."""
+    parts = []
+    for title, rows in _group_tables(s):
+        cells = ["".join("<{0}>{1}</{0}>".format(tag, _esc(cell)) for cell in row)
+                 for tag, row in zip(itertools.chain(["th"], itertools.repeat("td")), rows)]
+        parts.append("<p>{}</p><table>{}</table>".format(_esc(title), "".join(
+            "<tr>{}</tr>".format(row) for row in cells)))
+    return "".join(parts) or None
 
 
 def _records_note(shown, records):
@@ -4617,6 +4629,8 @@ _FLAGS = [
      {"default": 500}),
     _OPTIONS["save_prompts"],
     ("-q/--quiet", "no progress or summary on stderr"),
+    ("--group-by FIELD", "the summary's figures for each value of FIELD too, repeatable",
+     {"action": "append", "default": []}),
     "trust",
     ("--human-field F", "compare the judge with the human labels in this field"),
     ("--bootstrap-seed N", "seed of the intervals' bootstrap (0)", {"default": 0}),
@@ -6464,6 +6478,8 @@ def _tally_add(tally, judgement, record, args, mode):
     label = record.get(args.human_field)  # JSON keys are text: None, no label
     tally.add(judgement, label, lengths)
     _tally_model(tally, judgement, record, args, mode)
+    for group in _groups_of(tally, record, args.group_by):
+        group.add(judgement, label, lengths)
 
 
 # fields whose absence the summary reports: (key, the field, what was done instead)
@@ -6593,6 +6609,7 @@ class _Tally:
         self.judged = _new_sums()
         self.requests = self.cached = self.sent = self.k = 0  # k: repeats
         self.tenths = [0] * 10  # the judged scores' histogram
+        self.groups = {}  # --group-by: {field: {label: _Tally}}, None past _GROUPS_MAX labels
         self.latency_total = self.latency_max = 0.0
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
@@ -7018,6 +7035,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["template_sha256"] = stamp["template_sha256"]
     summary["agreement"] = _human_agreement(args, tally, mode, stamp.get("scale"))
     summary["fields"] = _default_lines(tally.defaulted, args)
+    summary["groups"] = _group_figures(stamp, args, tally)
     summary.update(shard=args.shard, interrupted=interrupted, minijudge_version=stamp["version"])
     summary["batch"] = None
     if judge and judge.batch:
@@ -7213,6 +7231,75 @@ def _human_agreement(args, tally, mode, scale=None):
     return dict(agreement(judged, labels), field=args.human_field)
 
 
+_GROUPS_MAX = 10000  # values a --group-by field is tallied for (a _Tally each: ~36 MB)
+_GROUPS_SHOWN = 60  # the values shown of a field, the most records first: MMLU has 57 subjects
+_GROUP_LABEL_MAX = 60  # characters of a value's JSON that name its group; past them, cut
+_NO_FIELD = "(no field)"  # the group of the records without the field: no JSON, no value's
+# a group's figures: the summary's, of its records alone
+_GROUP_FIGURES = ("records", "statuses", "failed", "failure_rate", "mean_score",
+                  "mean_score_judged", "mean_value", "ci95", "ci_method", "ratings",
+                  "pass_rate", "systems", "ranking", "agreement")
+
+
+def _groups_of(tally, record, fields):
+    """The tallies of the record's groups, one a --group-by field; none of a field past
+    _GROUPS_MAX values, whose tallies are dropped (which values are kept must not depend on
+    the records' order: shards and report give the same groups)."""
+    groups = []
+    for field in dict.fromkeys(fields):
+        kept = tally.groups.setdefault(field, {})
+        if kept is None:
+            continue
+        label = _group_label(record, field)
+        if label not in kept and len(kept) == _GROUPS_MAX:
+            tally.groups[field] = None
+            continue
+        groups.append(kept.get(label) or kept.setdefault(label, _Tally()))
+    return groups
+
+
+def _group_label(record, field):
+    """The record's value of ``field`` as its group is named: its JSON as -o writes it (NaN
+    and 1e999 as null), cut past 60 characters and told apart by its hash; or _NO_FIELD."""
+    if field not in record:
+        return _NO_FIELD
+    try:
+        text = json.dumps(record[field], ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except ValueError:
+        value = json.loads(json.dumps(record[field]), parse_constant=lambda _: None)
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if len(text) > _GROUP_LABEL_MAX:
+        text = "{}... sha256 {}".format(text[:40], _sha(text))
+    return text
+
+
+def _group_figures(stamp, args, tally):
+    """By --group-by field: how many values, the figures of those shown, how many are not."""
+    if not tally.groups:
+        return None
+    return {field: _field_groups(stamp, args, kept) for field, kept in tally.groups.items()}
+
+
+def _field_groups(stamp, args, kept):
+    figures = {"values": None, "limit": _GROUPS_MAX, "shown": [], "not_shown": None}
+    if kept is None:
+        return figures
+    order = sorted(kept, key=lambda label: (-kept[label].all["n"], label))[:_GROUPS_SHOWN]
+    figures.update(values=len(kept), not_shown=len(kept) - len(order))
+    figures["shown"] = [_group_row(stamp, args, label, kept[label]) for label in order]
+    return figures
+
+
+def _group_row(stamp, args, label, tally):
+    summary = _summary(stamp, args, tally)
+    value = None
+    if label != _NO_FIELD and len(label) <= _GROUP_LABEL_MAX:  # the value, not cut
+        value = json.loads(label)
+    row = {"label": label, "value": value, "missing": label == _NO_FIELD}
+    row.update((key, summary[key]) for key in _GROUP_FIGURES)
+    return row
+
+
 def _rating_or_score(rating, score, scale):
     """What agreement compares with a label: the judge's rating; with none (a panel or its
     repeats split, scored 0.5) its score on the scale, as the summary's mean_value reads it
@@ -7243,6 +7330,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
     lines += _status_lines(summary)
     lines += ["  warning: " + warning for warning, _ in _self_lines(summary)]
     lines += _score_lines(summary)
+    lines += _group_lines(summary)
     trust = [line for _, line in _self_lines(summary)]
     trust += _pair_lines(summary) + _agreement_lines(summary) + _panel_lines(summary)
     trust += _repeat_lines(summary) + _length_lines(summary)
@@ -7475,6 +7563,75 @@ def _length_lines(s):
     return lines
 
 
+_GROUP_COLUMNS = {  # (heading, the summary's key) by mode; a column with no figure is left out
+    "pairwise": (("A's win rate", "mean_score_judged"), ("95% CI", "ci95")),
+    "systems": (("win rates", "systems"),),
+    None: (("mean", "mean_score"), ("judged mean", "mean_score_judged"),
+           ("on the scale", "mean_value"), ("95% CI", "ci95"), ("pass rate", "pass_rate"))}
+_BOTH_ENDS = ((("records", "records"), ("failed", "failed")), (("agreement", "agreement"),))
+
+
+def _group_lines(s):
+    """The --group-by tables: a title, then a row a value shown, and all (every record)."""
+    lines = []
+    for title, rows in _group_tables(s):
+        lines.append("  " + title)
+        widths = [max(map(len, column)) for column in zip(*rows)]
+        lines += ["    " + "  ".join(map(str.ljust, row, widths)).rstrip() for row in rows]
+    return lines
+
+
+def _group_tables(s):
+    """(title, rows of cells) of each --group-by field: the printed summary's and the page's;
+    none if nothing was sent (all exported), as no score is shown."""
+    if s["records"] == s["statuses"].get("exported", 0):
+        return []
+    head, tail = _BOTH_ENDS
+    columns = head + _GROUP_COLUMNS.get(s["mode"], _GROUP_COLUMNS[None]) + tail
+    tables = []
+    for field, groups in (s.get("groups") or {}).items():
+        title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
+        figures = [(row["label"], row) for row in groups["shown"]] + [("all", s)]
+        rows = [[label] + [_group_cell(key, g[key]) for _, key in columns] for label, g in figures]
+        rows.insert(0, ["value"] + [heading for heading, _ in columns])
+        tables.append((title, _without_empty_columns(rows)))
+    return tables
+
+
+def _without_empty_columns(rows):
+    """The table but the columns with no figure ("-") in any row below the heading."""
+    kept = [column for column in zip(*rows) if any(cell != "-" for cell in column[1:])]
+    return [list(row) for row in zip(*kept)]
+
+
+def _values_note(groups):
+    if groups["values"] is None:
+        return "over {0:,} values: none shown (figures are kept for at most {0:,} " \
+               "values)".format(groups["limit"])
+    if groups["not_shown"]:
+        return "{:,} values; the {} with the most records shown, {:,} not shown".format(
+            groups["values"], len(groups["shown"]), groups["not_shown"])
+    if groups["values"] == 1:
+        return "1 value"
+    return "{} values".format(groups["values"])
+
+
+def _group_cell(key, value):
+    """A figure as a group's table shows it: "-" for none."""
+    if value in (None, {}):
+        return "-"
+    if key == "systems":
+        ranked = sorted(value.items(), key=lambda kv: (-kv[1]["win_rate"], kv[0]))
+        return ", ".join("{} {}".format(_system_label(k), v["win_rate"]) for k, v in ranked)
+    if key == "agreement":
+        return _AGREEMENT_CELLS.get(value.get("kind"), "too few labels (n={n})").format(**value)
+    return str(value)
+
+
+_AGREEMENT_CELLS = {"ratings": "quadratic kappa {kappa_quadratic} (n={n})",
+                    "binary": "accuracy {accuracy} (n={n})"}
+
+
 def _longer_wins(length):
     """How often the longer answer won a decisive verdict; with none (every pair a tie), so
     rather than "won None of" them."""
@@ -7694,7 +7851,7 @@ class _Run:
         if self.args.html:
             _keep(self.rows, out, self.outputs[0][0], number, self.args.html_rows)
         for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
-            _tally_add(self.tallies[prefix], judgement, record, self.args, mode)
+            _tally_add(self.tallies[prefix], judgement, out, self.args, mode)  # as report reads
             _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
         self.replied = time.monotonic()
         if self.progress and self.replied - self.shown > 0.25:

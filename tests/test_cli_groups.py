@@ -39,7 +39,7 @@ GROUPS = {
             "--quorum", "--repeats", "--max-tokens",
             "--temperature",
             "--dry-run", "--check", "--no-preflight", "--strict", "--max-error-rate"],
-    "output": ["-o", "--summary", "--html", "--html-rows", "--save-prompts", "-q"],
+    "output": ["-o", "--summary", "--html", "--html-rows", "--save-prompts", "-q", "--group-by"],
     "trust": ["--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
               "--model-field", "--logprobs", "--top-logprobs",
               "--structured", "--seed"],
