@@ -7237,7 +7237,7 @@ _GROUP_LABEL_MAX = 60  # characters of a value's JSON that name its group; past 
 _NO_FIELD = "(no field)"  # the group of the records without the field: no JSON, no value's
 # a group's figures: the summary's, of its records alone
 _GROUP_FIGURES = ("records", "statuses", "failed", "failure_rate", "mean_score",
-                  "mean_score_judged", "mean_value", "ci95", "ci_method", "ratings",
+                  "mean_score_judged", "mean_value", "ci", "ci95", "ci_method", "ratings",
                   "pass_rate", "systems", "ranking", "agreement")
 
 
@@ -7563,11 +7563,12 @@ def _length_lines(s):
     return lines
 
 
-_GROUP_COLUMNS = {  # (heading, the summary's key) by mode; a column with no figure is left out
-    "pairwise": (("A's win rate", "mean_score_judged"), ("95% CI", "ci95")),
+_GROUP_COLUMNS = {  # (heading, the summary's key) by mode; a column with no figure is left out;
+    # {} in a heading: the interval's level (--confidence)
+    "pairwise": (("A's win rate", "mean_score_judged"), ("{} CI", "ci")),
     "systems": (("win rates", "systems"),),
     None: (("mean", "mean_score"), ("judged mean", "mean_score_judged"),
-           ("on the scale", "mean_value"), ("95% CI", "ci95"), ("pass rate", "pass_rate"))}
+           ("on the scale", "mean_value"), ("{} CI", "ci"), ("pass rate", "pass_rate"))}
 _BOTH_ENDS = ((("records", "records"), ("failed", "failed")), (("agreement", "agreement"),))
 
 
@@ -7593,7 +7594,7 @@ def _group_tables(s):
         title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
         figures = [(row["label"], row) for row in groups["shown"]] + [("all", s)]
         rows = [[label] + [_group_cell(key, g[key]) for _, key in columns] for label, g in figures]
-        rows.insert(0, ["value"] + [heading for heading, _ in columns])
+        rows.insert(0, ["value"] + [heading.format(_level(s)) for heading, _ in columns])
         tables.append((title, _without_empty_columns(rows)))
     return tables
 

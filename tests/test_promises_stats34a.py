@@ -32,7 +32,7 @@ RECORDS = [
 ]
 # the figures a group's row carries, each as the summary of its records alone has it
 FIGURES = ("records", "statuses", "failed", "failure_rate", "mean_score", "mean_score_judged",
-           "mean_value", "ci95", "ci_method", "ratings", "pass_rate", "systems", "ranking",
+           "mean_value", "ci", "ci95", "ci_method", "ratings", "pass_rate", "systems", "ranking",
            "agreement")
 
 
@@ -101,7 +101,7 @@ class FiguresTest(GroupTest):
             "label": '"math"', "value": "math", "missing": False, "records": 3,
             "statuses": {"ok": 2, "parse_error": 1}, "failed": 1, "failure_rate": 0.3333,
             "mean_score": 0.3333, "mean_score_judged": 0.5, "mean_value": 3.0,
-            "ci95": [0.0, 1.0], "ci_method": "bootstrap, 1000 resamples, seed 0",
+            "ci": [0.0, 1.0], "ci95": [0.0, 1.0], "ci_method": "bootstrap, 1000 resamples, seed 0",
             "ratings": {"1": 1, "5": 1}, "pass_rate": None, "systems": None, "ranking": None,
             "agreement": None})
         self.assertEqual((writing["label"], writing["records"], writing["mean_score"],
@@ -123,6 +123,20 @@ class FiguresTest(GroupTest):
         # beside the overall figures: after the score's line, before trust
         lines = err.splitlines()
         self.assertTrue(lines[lines.index(title) - 1].startswith("  mean score 0.5833"))
+
+    def test_the_tables_interval_is_at_the_runs_confidence(self):
+        # the column read "95% CI" with ci95 under --confidence 0.9: "all" disagreed with
+        # the score line's 90% CI above it
+        data = self.write_jsonl("data.jsonl", RECORDS)
+        _, err, summary = self.run_cli(data, "--group-by", "category", "--confidence", "0.9",
+                                       "--bootstrap-samples", "200")
+        _, rows = table(err, "category")
+        self.assertEqual(rows[0][-1], "90% CI")
+        self.assertEqual(rows[-1], ["all", "6", "1", "0.5833", "0.7", "3.8", str(summary["ci"])])
+        self.assertIn("90% CI {} (bootstrap, 200 resamples".format(summary["ci"]), err)
+        for row in summary["groups"]["category"]["shown"]:
+            self.assertEqual(row["ci_method"], "bootstrap, 200 resamples, seed 0")
+            self.assertNotEqual(row["ci"], None)
 
     def test_the_readmes_table_is_this_dataset_s(self):
         with open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8") as f:
