@@ -2499,6 +2499,8 @@ def _pair_entry(a, b, judgement):
         entry.update(verdict=judgement.value, consistent=judgement.details.get("consistent"))
     else:
         entry.update(status=judgement.status, error=judgement.error)
+    if judgement.ok and _is_strong(judgement):
+        entry["strong"] = True  # written only when true: weak verdicts' pairs as before
     if "members" in judgement.details:
         entry["members"] = judgement.details["members"]
     return entry
@@ -2711,9 +2713,23 @@ def _agree_or_tie(first, second):
     """Both orders of a pair: their verdict (in the caller's A/B terms) if they agree, else tie."""
     swapped = {"A": "B", "B": "A", "tie": "tie"}[second.value]
     verdict = first.value if first.value == swapped else "tie"
+    details = {"verdict": verdict, "raw_swapped": second.raw,
+               "verdicts": [first.value, swapped], "consistent": first.value == swapped}
+    if verdict != "tie" and _is_strong(first) and _is_strong(second):
+        details["strong"] = True  # written only when true: records of weak verdicts as before
     return {"score": _VERDICT_SCORES[verdict], "value": verdict, "source": "text",
-            "details": {"verdict": verdict, "raw_swapped": second.raw,
-                        "verdicts": [first.value, swapped], "consistent": first.value == swapped}}
+            "details": details}
+
+
+def _is_strong(judgement):
+    """Whether a pairwise judgement is strong: as written where both orders were asked,
+    else its reply's stated verdict is Arena-Hard's [[A>>B]] or [[B>>A]]."""
+    if "verdicts" in judgement.details or "strong" in judgement.details:
+        return judgement.details.get("strong") is True
+    stated, _ = _stated_verdict(_plain(judgement.raw or ""))
+    if stated is None or not stated.group("arena"):
+        return False
+    return re.search(r">>|<<", stated.group("arena")) is not None
 
 
 # How an item is asked again, and how its two answers combine: pairwise swaps the answers (unless
@@ -4330,6 +4346,7 @@ def _charts(s, tally):
              _win_rates_chart(s)),
             ("A's win rate ({} interval: {})".format(_level(s), s["ci_method"]),
              _pairwise_chart(s)),
+            ("Bradley-Terry scores", _bt_table(s)),
             ("Trust", _trust_table(s)),
             ("Confusion: people (rows) by the judge (columns)", _confusion_table(s)),
             ("Each judge's offset from the panel", _offsets_chart(s)),
@@ -4371,6 +4388,15 @@ def _win_rates_chart(s):
     bars = [(name, v["win_rate"], _wald(v["win_rate"], v["comparisons"], z))
             for name, v in ranked]
     return _svg_bars(bars)
+
+
+def _bt_table(s):
+    """The printed summary's Bradley-Terry lines, as a list."""
+    lines = _bt_lines(s)
+    if not lines:
+        return None
+    items = "".join("<li>{}</li>".format(_esc(line.strip())) for line in lines[1:])
+    return "<p>{}</p><ul>{}</ul>".format(_esc(lines[0].strip()), items)
 
 
 def _pairwise_chart(s):
@@ -4638,6 +4664,9 @@ _FLAGS = [
      {"default": 1000}),
     ("--confidence L", "level of every interval, a share (0.95)", {"default": 0.95}),
     ("--model-field F", "the model that answered: warn if it is the judge's, with the gap"),
+    ("--baseline NAME", "the system ranked at 1000, win rates against it (the first by name)"),
+    ("--strong-weight N", "comparisons a strong verdict ([[A>>B]]) counts as (1)",
+     {"default": 1, "type": lambda text: _whole_number(text, 1)}),
     *_declared("logprobs", "top_logprobs", "structured", "seed"),
     "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
     ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
@@ -4647,6 +4676,15 @@ _FLAGS = [
      {"action": "append", "default": []}),
     ("--mixed", "report: records of different runs (template, model, version) too"),
 ]
+
+
+def _whole_number(text, least):
+    """A flag's whole number, ``least`` or more; else argparse's usage error."""
+    import argparse
+    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
+        raise argparse.ArgumentTypeError("must be a whole number, {} or more; got {!r}".format(
+            least, text))
+    return int(text)
 
 
 def _arg_parser():
@@ -6480,6 +6518,7 @@ def _tally_add(tally, judgement, record, args, mode):
     _tally_model(tally, judgement, record, args, mode)
     for group in _groups_of(tally, record, args.group_by):
         group.add(judgement, label, lengths)
+    _count_comparisons(tally, judgement, record, args, lengths)
 
 
 # fields whose absence the summary reports: (key, the field, what was done instead)
@@ -6603,6 +6642,7 @@ class _Tally:
         self.wins = collections.Counter()
         self.played = collections.Counter()
         self.alike = collections.Counter()
+        self.compared = []  # of named systems: see _count_comparisons
         from array import array  # two numbers a record, compact at a million records too
         self.panel, self.lengths, self.spread, self.first_errors = [], array("d"), 0.0, {}
         self.all = _new_sums()
@@ -7030,6 +7070,8 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["length_bias"] = _length_figures(tally, mode)
     summary.update(_systems_figures(tally))
     summary["self_judging"] = _self_judging(stamp, args, tally, mode)
+    summary["bradley_terry"] = _ranking_figures(tally, args, args.bootstrap_samples,
+                                                args.confidence)
     summary["pass_rate"] = _share_true(tally.passed)
     summary["system_fingerprints"] = dict(tally.fingerprints)
     summary["template_sha256"] = stamp["template_sha256"]
@@ -7148,6 +7190,304 @@ def _systems_figures(tally):
                for name, n in tally.played.items()}
     ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
     return {"systems": systems or None, "ranking": ranking or None}
+
+
+def _count_comparisons(tally, judgement, record, args, lengths):
+    """The comparisons of named systems a judged record gives the Bradley-Terry fit, each
+    (system a, system b, a's win, a's answer's length - b's, weight): a systems item's
+    pairs, or a pairwise verdict whose record names its two in model_a and model_b (as
+    MT-Bench's and Chatbot Arena's judgments do)."""
+    if judgement.status != "ok":
+        return
+    details = judgement.details
+    if "pairs" in details:
+        responses = record.get(args.responses_field)
+        tally.compared.extend(_system_pairs(details["pairs"], responses, args.strong_weight))
+        return
+    a, b = record.get("model_a"), record.get("model_b")
+    if isinstance(a, str) and isinstance(b, str) and a != b and lengths:
+        weight = _verdict_weight({"strong": _is_strong(judgement)}, args.strong_weight)
+        tally.compared.append((a, b, judgement.score, lengths[0] - lengths[1], weight))
+
+
+def _system_pairs(pairs, responses, strong_weight):
+    """A systems item's judged pairs as comparisons."""
+    if not isinstance(responses, Mapping):
+        responses = {}
+    compared = []
+    for pair in pairs:
+        won = _VERDICT_SCORES.get(pair.get("verdict"))
+        if won is None or not isinstance(pair.get("a"), str) or not isinstance(pair.get("b"), str):
+            continue
+        gap = _text_length(responses.get(pair["a"])) - _text_length(responses.get(pair["b"]))
+        compared.append((pair["a"], pair["b"], won, gap, _verdict_weight(pair, strong_weight)))
+    return compared
+
+
+def _text_length(value):
+    return len(_as_text(value) or "")
+
+
+def _verdict_weight(details, strong_weight):
+    """How many comparisons a verdict counts as: --strong-weight if it was strong ([[A>>B]]
+    in every order asked), else 1."""
+    if details.get("strong") is True:  # a hand-edited "yes" is no verdict's strength
+        return strong_weight
+    return 1
+
+
+def _bt_tables(comparisons):
+    """Each system's points against each other (ties half, weighted) and its games."""
+    points = collections.defaultdict(collections.Counter)
+    games = collections.defaultdict(collections.Counter)
+    for a, b, won, _, weight in comparisons:
+        points[a][b] += won * weight
+        points[b][a] += (1 - won) * weight
+        games[a][b] += weight
+        games[b][a] += weight
+    return points, games
+
+
+def _ford_holds(points):
+    """Whether every system is reached from any other along 'scored against' edges, both
+    ways (Ford's condition): else some strength is infinite (one that never lost)."""
+    names = list(points)
+    if not names:  # a resample that drew nothing: nothing infinite
+        return True
+    beaten = {name: [other for other, won in points[name].items() if won > 0] for name in names}
+    beaten_by = collections.defaultdict(list)
+    for name, others in beaten.items():
+        for other in others:
+            beaten_by[other].append(name)
+    return len(_reached(beaten, names[0])) == len(_reached(beaten_by, names[0])) == len(names)
+
+
+def _reached(edges, start):
+    seen, todo = {start}, [start]
+    while todo:
+        for other in edges.get(todo.pop(), ()):
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    return seen
+
+
+def _bradley_terry(comparisons, tolerance=1e-8, start=None):
+    """Bradley-Terry strengths (their geometric mean 1) by the minorise-maximise updates
+    p_i = W_i / sum_j n_ij / (p_i + p_j), W_i the points of i (ties half), n_ij its games
+    with j, until no strength's log changes by ``tolerance`` (a hundredth of an Elo point
+    is 2.3e-5), from the strengths ``start`` gives (else 1); and whether _with_ties added
+    ties."""
+    comparisons, added = _with_ties(comparisons)
+    points, games = _bt_tables(comparisons)
+    wins = {name: sum(against.values()) for name, against in points.items()}
+    strengths = {name: (start or {}).get(name, 1.0) for name in points}
+    for _ in range(1000):
+        updated = _mm_step(strengths, wins, games)
+        change = max(abs(math.log(updated[k] / strengths[k])) for k in strengths)
+        strengths = updated
+        if change < tolerance:
+            break
+    return strengths, added
+
+
+def _mm_step(strengths, wins, games):
+    """One minorise-maximise update of every strength, scaled to a geometric mean of 1."""
+    updated = {}
+    for name, p in strengths.items():
+        spread = sum(n / (p + strengths[other]) for other, n in games[name].items())
+        updated[name] = wins[name] / spread
+    middle = math.exp(sum(map(math.log, updated.values())) / len(updated))
+    return {name: p / middle for name, p in updated.items()}
+
+
+def _elo(strengths, baseline):
+    """Strengths on the Elo-like scale: 1000 + 400 * log10(p / the baseline's p)."""
+    anchor = strengths[baseline]
+    return {name: 1000 + 400 * math.log10(p / anchor) for name, p in strengths.items()}
+
+
+def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start=None):
+    """Each system's score interval: the fit redone on ``resamples`` Poisson resamples of
+    the comparisons (each kind drawn Poisson(its count) times: a draw costs the kinds, not
+    the comparisons), from the strengths ``start`` (the full fit's: fewer steps), the
+    ``level`` percentile interval of each score; kinds in sorted order, so shards give one
+    interval; a draw without the baseline is skipped."""
+    if start is None:
+        start = _bradley_terry(comparisons)[0]
+    rng, kinds = random.Random(seed), sorted(_kinds(comparisons).items())
+    drawn, fits = collections.defaultdict(list), {}
+    for _ in range(resamples):
+        counts = tuple(_poisson(rng, n) for _, n in kinds)
+        if counts not in fits:  # few comparisons draw the same counts again and again
+            fits[counts] = _resample_scores(kinds, counts, baseline, start)
+        for name, score in fits[counts].items():
+            drawn[name].append(score)
+    return {name: _percentiles(sorted(scores), level) for name, scores in drawn.items()}
+
+
+def _resample_scores(kinds, counts, baseline, start):
+    """The scores of one resample (each kind drawn so many times), by Newton's method from
+    the full fit's strengths ``start`` (MM takes hundreds of steps where one system plays
+    most games, as a baseline does; Newton a few); none without the baseline."""
+    resample = [(a, b, won, 0, weight * n) for ((a, b, won, weight), _), n in zip(kinds, counts)
+                if n]
+    resample, _ = _with_ties(resample)
+    drawn = {name: start[name] for c in resample for name in c[:2]}
+    if baseline not in drawn:
+        return {}
+    return _lc_scores(resample, baseline, drawn)[0]  # no length gaps: the plain model
+
+
+def _kinds(comparisons):
+    """How many comparisons there are of each kind (a, b, a's win, weight)."""
+    return collections.Counter((a, b, won, weight) for a, b, won, _, weight in comparisons)
+
+
+def _poisson(rng, mean):
+    """A Poisson draw: Knuth's product of uniforms, or past 30 the normal approximation."""
+    if mean > 30:
+        return max(0, round(rng.gauss(mean, math.sqrt(mean))))
+    limit, k, product = math.exp(-mean), 0, rng.random()
+    while product > limit:
+        k += 1
+        product *= rng.random()
+    return k
+
+
+def _percentiles(values, level):
+    """The [low, high] of sorted ``values`` holding ``level`` of them in the middle."""
+    tail = (1 - level) / 2  # rounded first, as _quantiles does: 0.05 * 200 is 9.999...
+    low = int(round(tail * len(values), 6))
+    high = min(len(values) - 1, int(round((1 - tail) * len(values), 6)))
+    return [round(values[low], 2), round(values[high], 2)]
+
+
+def _win_rate(score):
+    """The win rate against the baseline a score predicts: 1 / (1 + 10^((1000 - s) / 400))."""
+    return round(1 / (1 + 10 ** ((1000 - score) / 400)), 4)
+
+
+def _with_ties(comparisons):
+    """The comparisons, and where Ford's condition fails one tie more for each pair
+    compared (so every strength is finite); whether ties were added."""
+    points, games = _bt_tables(comparisons)
+    if _ford_holds(points):
+        return comparisons, False
+    ties = [(a, b, 0.5, 0, 1) for a in games for b in games[a] if a < b]
+    return comparisons + ties, True
+
+
+def _lc_scores(comparisons, baseline, strengths, steps=25):
+    """The length-controlled fit: P(a beats b) = sigmoid(beta_a - beta_b + gamma * x), x
+    the length gap standardised as _length_controlled does, by Newton's method from the
+    plain fit; (each score at no length gap, on the same scale; gamma)."""
+    free = [name for name in sorted(strengths) if name != baseline]
+    index = {name: i for i, name in enumerate(free)}
+    xs = _standardised([c[3] for c in comparisons])
+    theta = [math.log(strengths[name] / strengths[baseline]) for name in free] + [0.0]
+    theta = _newton(comparisons, xs, theta, index, steps)
+    scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
+    scores[baseline] = 1000.0
+    return scores, theta[-1]
+
+
+def _newton(comparisons, xs, theta, index, steps):
+    """``theta`` after Newton's method's steps (at most ``steps``) on the length-controlled
+    model."""
+    for _ in range(steps):
+        gradient, hessian = _lc_derivatives(comparisons, xs, theta, index)
+        step = _solve(hessian, gradient)
+        if step is None:
+            break
+        theta = [t + d for t, d in zip(theta, step)]
+        if max(map(abs, step)) < 1e-4:  # quadratic: the next step would be about 1e-8
+            break
+    return theta
+
+
+def _lc_derivatives(comparisons, xs, theta, index):
+    """The log-likelihood's gradient and its negative Hessian at ``theta`` (the strengths
+    but the baseline's, then gamma), each comparison's terms at its few parameters."""
+    m = len(theta)
+    gradient = [0.0] * m
+    hessian = [[1e-9 * (i == j) for j in range(m)] for i in range(m)]  # gamma free of data
+    for (a, b, won, _, weight), x in zip(comparisons, xs):
+        terms = [(index.get(a), 1.0), (index.get(b), -1.0), (m - 1, x)]
+        terms = [(i, c) for i, c in terms if i is not None]
+        z = sum(theta[i] * c for i, c in terms)
+        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+        for i, c in terms:
+            gradient[i] += weight * (won - p) * c
+            for j, d in terms:
+                hessian[i][j] += weight * p * (1 - p) * c * d
+    return gradient, hessian
+
+
+def _solve(matrix, vector):
+    """x with matrix x = vector, by Gaussian elimination with partial pivoting; None if
+    singular."""
+    m = len(vector)
+    rows = [list(row) + [v] for row, v in zip(matrix, vector)]
+    for col in range(m):
+        pivot = max(range(col, m), key=lambda r: abs(rows[r][col]))
+        if abs(rows[pivot][col]) < 1e-12:
+            return None
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(col + 1, m):
+            if rows[r][col]:  # systems that never met: a sparse matrix, rows left alone
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [x - factor * y for x, y in zip(rows[r], rows[col])]
+    solution = [0.0] * m
+    for r in reversed(range(m)):
+        known = sum(rows[r][c] * solution[c] for c in range(r + 1, m))
+        solution[r] = (rows[r][m] - known) / rows[r][r]
+    return solution
+
+
+_BT_SHOWN = 20  # systems the printed summary and the page list; --summary has them all
+
+
+def _ranking_figures(tally, args, resamples=1000, level=0.95):
+    """The systems compared ranked by Bradley-Terry score (Elo-like, the baseline at 1000),
+    each with its bootstrap interval, its predicted win rate against the baseline, its
+    length-controlled score; None without comparisons of named systems."""
+    if not tally.compared:
+        return None
+    compared = list(tally.compared)
+    strengths, added = _bradley_terry(compared)
+    baseline = args.baseline
+    if baseline is None:
+        baseline = min(strengths)  # the first by name: shards in any order agree
+    if baseline not in strengths:
+        return {"error": "--baseline {!r} is none of the {} systems compared".format(
+            baseline, len(strengths))}
+    scores = _elo(strengths, baseline)
+    intervals = _bt_intervals(compared, baseline, args.bootstrap_seed, resamples, level,
+                              strengths)
+    lc_scores, gamma = _lc_scores(_with_ties(compared)[0], baseline, strengths)
+    played = collections.Counter(n for c in tally.compared for n in c[:2])
+    ranked = sorted(scores, key=lambda name: (-scores[name], name))
+    systems = {name: _ranked_system(scores[name], intervals.get(name), lc_scores[name],
+                                    played[name]) for name in ranked}
+    return {"baseline": baseline, "comparisons": len(tally.compared), "ties_added": added,
+            "method": _ranking_method(args, resamples, level), "length_coefficient":
+            round(gamma, 4), "strong_weight": args.strong_weight, "systems": systems}
+
+
+def _ranked_system(score, interval, lc_score, played):
+    win_rate_ci = None
+    if interval:
+        win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
+    return {"score": round(score, 2), "ci": interval, "win_rate": _win_rate(score),
+            "win_rate_ci": win_rate_ci, "lc_score": round(lc_score, 2), "comparisons": played}
+
+
+def _ranking_method(args, resamples, level):
+    return ("Bradley-Terry (minorise-maximise), ties half, strong verdicts x{}; {} "
+            "bootstrap intervals, {} resamples of the comparisons, seed {}".format(
+                args.strong_weight, _level({"interval": {"confidence": level}}), resamples,
+                args.bootstrap_seed))
 
 
 def _panel_figures(tally, stamp):
@@ -7330,6 +7670,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
     lines += _status_lines(summary)
     lines += ["  warning: " + warning for warning, _ in _self_lines(summary)]
     lines += _score_lines(summary)
+    lines += _bt_lines(summary)
     lines += _group_lines(summary)
     trust = [line for _, line in _self_lines(summary)]
     trust += _pair_lines(summary) + _agreement_lines(summary) + _panel_lines(summary)
@@ -7425,6 +7766,33 @@ def _ranking_line(s, judged):
         _system_label(system), **s["systems"][system]) for system in s["ranking"] or ()]
     return "ranking over the {} judged (win rates, ties count half): {}".format(
         judged, ", ".join(systems))
+
+
+def _bt_lines(s):
+    """The Bradley-Terry ranking: its method, then a line a system (the first _BT_SHOWN)."""
+    ranking = s.get("bradley_terry")
+    if not ranking:
+        return []
+    if "error" in ranking:
+        return ["  bradley-terry: " + ranking["error"]]
+    lines = ["  ranked over {} comparisons, baseline {} at 1000 ({}):".format(
+        ranking["comparisons"], _system_label(ranking["baseline"]), ranking["method"])]
+    lines += ["    " + row for row in _bt_rows(ranking)]
+    return lines
+
+
+def _bt_rows(ranking):
+    """A line a system (the first _BT_SHOWN), and how many more there are."""
+    shown = list(ranking["systems"].items())[:_BT_SHOWN]
+    rows = ["{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI {win_rate_ci}), "
+            "length-controlled {lc_score}, {comparisons} comparisons".format(
+                _system_label(name), **figures) for name, figures in shown]
+    hidden = len(ranking["systems"]) - len(shown)
+    if hidden:
+        rows.append("and {} more systems (--summary lists all)".format(hidden))
+    if ranking["ties_added"]:
+        rows.append("a tie was added to each pair compared: some system never won or never lost")
+    return rows
 
 
 def _one_line(name):

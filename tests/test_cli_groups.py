@@ -41,7 +41,7 @@ GROUPS = {
             "--dry-run", "--check", "--no-preflight", "--strict", "--max-error-rate"],
     "output": ["-o", "--summary", "--html", "--html-rows", "--save-prompts", "-q", "--group-by"],
     "trust": ["--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
-              "--model-field", "--logprobs", "--top-logprobs",
+              "--model-field", "--baseline", "--strong-weight", "--logprobs", "--top-logprobs",
               "--structured", "--seed"],
     "batch": ["--batch-export", "--batch-max-lines", "--batch-import", "--mixed"],
 }
