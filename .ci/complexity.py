@@ -19,7 +19,7 @@ import sys
 MAX_AVERAGE_CCN = 5.0
 MAX_CCN = 20
 MAX_NLOC = 60
-MAX_LINES = 8100  # raised from 7,500 by issue 30 (+600: hints, progress, stop notes, their hostile fixes)
+MAX_LINES = 9000  # 7,500 raised by issue 30 (+600: hints, progress, stop notes) and issue 34 (+800: groups, intervals, self-judging, Bradley-Terry)
 GOAL_LINES = 3600
 
 
