@@ -45,6 +45,7 @@ Python 3.8+, standard library only.
 
 import collections
 import email.utils
+import functools
 import http.server
 import json
 import math
@@ -66,7 +67,7 @@ __all__ = [
     "chat", "rating_logprobs", "error", "raw", "html", "rate_limited", "redirect",
     "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
     "no_choices", "oversized", "drip", "framed", "wire", "mixed_faults", "every_fault", "http_date",
-    "StubTestCase", "JUDGE_ENV", "self_signed_cert", "read_terminal",
+    "StubTestCase", "SideBySide", "JUDGE_ENV", "self_signed_cert", "read_terminal",
 ]
 
 
@@ -700,11 +701,12 @@ class StubTestCase(unittest.TestCase):
         return srv
 
     def setUp(self):
-        env = mock.patch.dict(os.environ)
-        env.start()
-        self.addCleanup(env.stop)
-        for name in JUDGE_ENV:
-            os.environ.pop(name, None)
+        if not getattr(self, "_in_thread", False):  # SideBySide: its class did it for all
+            env = mock.patch.dict(os.environ)
+            env.start()
+            self.addCleanup(env.stop)
+            for name in JUDGE_ENV:
+                os.environ.pop(name, None)
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.tmp = tmp.name
@@ -720,6 +722,102 @@ class StubTestCase(unittest.TestCase):
 
     def write_jsonl(self, name, items):
         return self.write(name, "".join(json.dumps(r) + "\n" for r in items))
+
+
+class _Run(threading.Thread):
+    """One test of a SideBySide class, run on its own instance: setUp, the test, tearDown
+    and its cleanups, as unittest runs them; what it raised is kept for the test to report."""
+
+    def __init__(self, case, gate):
+        super().__init__(name="side-by-side " + case.id(), daemon=True)
+        self.case = case
+        self.gate = gate
+        self.exc_info = None
+
+    def run(self):
+        with self.gate:
+            try:
+                self._test()
+            finally:
+                self._cleanups()
+
+    def _test(self):
+        case = self.case
+        try:
+            case.setUp()
+            try:
+                getattr(case, case._testMethodName)()
+            finally:
+                case.tearDown()
+        except BaseException:
+            self.exc_info = sys.exc_info()
+
+    def _cleanups(self):
+        while self.case._cleanups:
+            function, args, kwargs = self.case._cleanups.pop()
+            try:
+                function(*args, **kwargs)
+            except BaseException:
+                if self.exc_info is None:  # the test's own failure comes first
+                    self.exc_info = sys.exc_info()
+
+
+class SideBySide(StubTestCase):
+    """A StubTestCase whose tests all start side by side when the class is set up, each on
+    its own instance in its own thread (its own stub, folder and subprocesses, as when run
+    alone), for tests that mostly wait: on retry waits, a restart, a hang threshold. The
+    test unittest runs waits for its own run and raises what that raised (a failure, an
+    error or a skip, with its traceback). Only for tests whose work is in subprocesses and
+    their own stub: no in-process main() (it redirects sys.stdout for the whole process),
+    no edit of os.environ (the class clears the judge variables once, for all of them).
+    Running one test of such a class runs the others too, unreported."""
+
+    side_by_side = 4  # tests running at a time
+
+    def __init__(self, methodName="runTest", *, in_thread=False):
+        super().__init__(methodName)
+        self._in_thread = in_thread
+        if not in_thread and methodName in type(self).__dict__.get("_names", ()):
+            self._replaced(methodName)
+
+    def _replaced(self, name):
+        """The test method, setUp and tearDown as unittest will call them: the run in the
+        thread did them."""
+        test = getattr(self, name)
+
+        @functools.wraps(test)
+        def replay():
+            run = type(self)._runs[name]
+            run.join()
+            if run.exc_info is not None:
+                raise run.exc_info[1].with_traceback(run.exc_info[2])
+
+        setattr(self, name, replay)
+        self.setUp = self.tearDown = lambda: None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        env = mock.patch.dict(os.environ)
+        env.start()
+        cls.addClassCleanup(env.stop)  # after tearDownClass: every run is over
+        for name in JUDGE_ENV:
+            os.environ.pop(name, None)
+        gate = threading.Semaphore(cls.side_by_side)
+        cls._runs = {}
+        for name in cls._names:
+            cls._runs[name] = _Run(cls(name, in_thread=True), gate)
+            cls._runs[name].start()
+
+    @classmethod
+    def tearDownClass(cls):
+        for run in cls._runs.values():
+            run.join()
+        super().tearDownClass()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._names = tuple(unittest.TestLoader().getTestCaseNames(cls))
 
 
 def run_main(argv, env=None):

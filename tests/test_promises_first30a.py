@@ -26,7 +26,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from stub import JUDGE_ENV, StubTestCase, hang, rate_limited  # noqa: E402
+from stub import JUDGE_ENV, SideBySide, StubTestCase, hang, rate_limited  # noqa: E402
 
 KEY = "sk-first30a-secret-key-0123456789"
 
@@ -90,7 +90,11 @@ class Cli(StubTestCase):
             self.assertNotIn(KEY, text)
 
 
-class RetryingProgressTest(Cli):
+class RetryingProgressTest(SideBySide, Cli):
+    # each test waits on retries, a restart or the 3 s hang threshold, its subprocess idle:
+    # all eight run at once, each with its own stub, pty and process
+    side_by_side = 8
+
     def test_a_429_shows_on_the_progress_line_then_the_line_returns_to_normal(self):
         source = self.write("in.jsonl", records(3))
         # record 0 is judged, record 1 meets three 429s, then all goes well
