@@ -4,6 +4,7 @@ through when the input, the flags or the server are hostile. Each test failed on
 before its fix. CLI tests run a real ``python -m minijudge`` on real files against the
 stub (tests/stub.py).
 """
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -14,14 +15,18 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_host30` finds stub
-from stub import StubTestCase  # noqa: E402
+from stub import SideBySide  # noqa: E402
 
 KEY = "sk-host30-SECRET-0123456789"  # ASCII: a key with an accent is refused up front
 KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
             "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 
 
-class Cli(StubTestCase):
+class Cli(SideBySide):
+    # every test here is real subprocesses against its own stub: each class's tests run
+    # side by side (three at a time, for the two cores)
+    side_by_side = 3
+
     def cli(self, *argv, env=None):
         """A real ``python -m minijudge``: (exit code, stdout, stderr); the key is in the
         environment, as the README tells a user to set it."""
@@ -323,9 +328,13 @@ class StoppedWhileWriting(Cli):
         import re
         source = self.source([{"question": "q{}".format(i), "response": "r"}
                               for i in range(5000)])
-        for attempt in range(5):
+        # the five attempts run two at a time (each its own export, -o and signal)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(self.export_interrupted, source, attempt)
+                    for attempt in range(5)]
+        for attempt, run in enumerate(runs):
             with self.subTest(attempt=attempt):
-                err, lines = self.export_interrupted(source, attempt)
+                err, lines = run.result()
                 self.assertIn("  interrupted: {} of 5000 records written to {}; the export is "
                               "partial: remove {}.*.jsonl, then rerun the same command\n".format(
                                   lines, self.path("o{}.jsonl".format(attempt)),

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_readme_tasks` finds stub
 from batch_engine import SERVER_ERROR  # noqa: E402
-from stub import JUDGE_ENV, StubServer, StubTestCase, chat  # noqa: E402
+from stub import JUDGE_ENV, SideBySide, StubServer, chat  # noqa: E402
 
 README = os.path.join(REPO, "README.md")
 URL_SHOWN = "http://127.0.0.1:8000"  # what the setup block tells the user to replace
@@ -177,8 +177,10 @@ class ContentsList(unittest.TestCase):
                 self.assertIn(link, anchors)
 
 
-class CommonTasks(StubTestCase):
+class CommonTasks(SideBySide):
     """Each command of "Common tasks", as written, in a copy of a clone."""
+
+    side_by_side = 3  # each task its own clone, stubs and shell: three at a time on two cores
 
     def setUp(self):
         super().setUp()
