@@ -21,7 +21,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, error  # noqa: E402
+from stub import JUDGE_ENV, SideBySide, StubTestCase, error  # noqa: E402
 
 SIG_DECODED = "Zm9vYmFy+c2VjcmV0/ZXhhbXBsZQ=="  # an Azure SAS signature, base64
 SIG_ENCODED = "Zm9vYmFy%2Bc2VjcmV0%2FZXhhbXBsZQ%3D%3D"
@@ -158,7 +158,8 @@ class HeaderSecretTest(HostileTest):
             self.assertNowhere(secret, texts)
 
 
-class ClearTextKeyTest(HostileTest):
+class ClearTextKeyTest(SideBySide, HostileTest):
+    side_by_side = 2  # its tests are subprocesses only: two at a time, one a core
     WARNING = ("minijudge: warning: sending OPENAI_API_KEY in clear text to "
                "http://judge.invalid:8000 (not https, not loopback); set LLM_JUDGE_API_KEY "
                "for this judge, or unset OPENAI_API_KEY if it needs no key\n")
@@ -186,7 +187,8 @@ class ClearTextKeyTest(HostileTest):
                 self.assertEqual((code, err), (0, ""))
 
 
-class TemplateBoundTest(HostileTest):
+class TemplateBoundTest(SideBySide, HostileTest):
+    side_by_side = 2  # as ClearTextKeyTest
     def test_huge_width_or_precision_is_refused_before_anything_is_sent(self):
         cases = {"{response!r:>99999999}": "template field {response}: format spec "
                  "'>99999999' has a width or precision over 1000",
@@ -215,7 +217,8 @@ class TemplateBoundTest(HostileTest):
         self.assertIn("[" + " " * 998 + "r0] 000", out)
 
 
-class NameListTest(HostileTest):
+class NameListTest(SideBySide, HostileTest):
+    side_by_side = 2  # as ClearTextKeyTest
     FIELDS = {"f%05d" % i: i for i in range(10000)}
 
     def test_record_with_ten_thousand_fields_and_no_response(self):

@@ -229,7 +229,9 @@ class RetryingProgressTest(SideBySide, Cli):
         self.assertNotIn(b"\r", err)
 
 
-class StoppedTest(Cli):
+class StoppedTest(SideBySide, Cli):
+    side_by_side = 2  # each run is busy till its signal: one a core
+
     def interrupt(self, sig, *argv, n=100):
         """(exit code, stderr, records written) of a run given ``sig`` after 12 requests."""
         source = self.write("in.jsonl", records(n))
