@@ -6,6 +6,7 @@ and their kin are answered with a hint (exit 2), the key never echoed nor taken 
 input file. Each test failed on main before its fix. CLI tests run a real
 ``python -m minijudge`` or ``minijudge.main`` on real files against the stub (tests/stub.py).
 """
+import concurrent.futures
 import json
 import os
 import shlex
@@ -202,15 +203,20 @@ class KeyAndModelFlags(Cli):
         hint = ("minijudge takes no API key on the command line (other users can read it in "
                 "the process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the "
                 "environment")
-        for argv, flag in ((["--api-key", KEY, source], "--api-key"),
-                           (["--api-key=" + KEY, source], "--api-key"),
-                           ([source, "--api-key", KEY], "--api-key"),
-                           (["--api_key", KEY, source], "--api_key"),
-                           (["--openai-api-key", KEY, source], "--openai-api-key"),
-                           (["--OPENAI_API_KEY=" + KEY, source], "--OPENAI_API_KEY"),
-                           (["report", "--token", KEY, source], "--token")):
+        cases = ((["--api-key", KEY, source], "--api-key"),
+                 (["--api-key=" + KEY, source], "--api-key"),
+                 ([source, "--api-key", KEY], "--api-key"),
+                 (["--api_key", KEY, source], "--api_key"),
+                 (["--openai-api-key", KEY, source], "--openai-api-key"),
+                 (["--OPENAI_API_KEY=" + KEY, source], "--OPENAI_API_KEY"),
+                 (["report", "--token", KEY, source], "--token"))
+        # the seven processes run two at a time (one a core); each is checked alone
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(self.subprocess, "--judge-url", self.srv.url, *argv)
+                    for argv, _ in cases]
+        for (argv, flag), run in zip(cases, runs):
             with self.subTest(argv=argv):
-                code, out, err = self.subprocess("--judge-url", self.srv.url, *argv)
+                code, out, err = run.result()
                 self.assertEqual((code, out, err), (2, "", "minijudge: error: {}: {}\n".format(
                     flag, hint)))
                 self.assert_no_key(out, err)

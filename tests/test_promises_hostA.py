@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from batch_engine import output_line  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import SideBySide, StubTestCase, run_main  # noqa: E402
 
 RECORDS = [{"id": k, "question": "q%d" % k, "response": "r%d" % k} for k in range(3)]
 
@@ -99,7 +99,8 @@ class BatchStatusTest(StubTestCase):
                 self.assertEqual(code, 1, err)
 
 
-class StdoutTest(StubTestCase):
+class StdoutTest(SideBySide):
+    side_by_side = 2  # subprocesses only: its two tests at once, one a core
     def test_records_to_stdout_that_is_a_file_the_run_reads_are_refused(self):
         # `minijudge in.jsonl >> in.jsonl` read 29 of its own records back, judged them, exit 0
         data = self.write_jsonl("in.jsonl", RECORDS)
