@@ -68,6 +68,7 @@ __all__ = [
     "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
     "no_choices", "oversized", "drip", "framed", "wire", "mixed_faults", "every_fault", "http_date",
     "StubTestCase", "SideBySide", "JUDGE_ENV", "self_signed_cert", "read_terminal",
+    "copy_minijudge",
 ]
 
 
@@ -89,6 +90,26 @@ def _compile_minijudge():
 
 
 _compile_minijudge()
+
+
+def copy_minijudge(folder):
+    """Copy minijudge.py into `folder` (a clone of the repo a test makes) with the .pyc
+    written above, in folder/__pycache__ as a clone holds it after its first run: each
+    ``python -m minijudge`` there loads it rather than compile the file again (0.18 s of
+    CPU each). It runs the same source: the .pyc holds the source's hash, checked at each
+    import, so a copy that differed would be compiled."""
+    import importlib.util
+    import shutil
+    source = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "minijudge.py")
+    target = os.path.join(folder, "minijudge.py")
+    shutil.copy(source, target)
+    try:
+        pyc = importlib.util.cache_from_source(target)
+        os.makedirs(os.path.dirname(pyc), exist_ok=True)
+        shutil.copy(importlib.util.cache_from_source(source), pyc)
+    except (OSError, NotImplementedError):
+        pass  # no .pyc (a read-only checkout): the processes compile it, only slower
 
 _NGINX_PAGE = """<html>
 <head><title>{status} {phrase}</title></head>

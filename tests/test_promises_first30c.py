@@ -15,7 +15,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, chat, run_main  # noqa: E402
+from stub import StubTestCase, chat, copy_minijudge, run_main  # noqa: E402
 from test_modes import answers, preferring  # noqa: E402
 
 KEY = "sk-first30c-0123456789abcdef"
@@ -180,7 +180,7 @@ class RealDataReportTest(unittest.TestCase):
         self.addCleanup(tmp.cleanup)
         self.clone = os.path.join(tmp.name, "clone")
         os.makedirs(os.path.join(self.clone, "tests"))
-        shutil.copy(os.path.join(REPO, "minijudge.py"), self.clone)
+        copy_minijudge(self.clone)  # with its .pyc, as after a first run
         shutil.copy(os.path.join(HERE, "test_real_data.py"), os.path.join(self.clone, "tests"))
         self.default = os.path.join(tmp.name, "shared", "data", "judge-outputs")
 

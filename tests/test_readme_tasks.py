@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_readme_tasks` finds stub
 from batch_engine import SERVER_ERROR  # noqa: E402
-from stub import JUDGE_ENV, SideBySide, StubServer, chat  # noqa: E402
+from stub import JUDGE_ENV, SideBySide, StubServer, chat, copy_minijudge  # noqa: E402
 
 README = os.path.join(REPO, "README.md")
 URL_SHOWN = "http://127.0.0.1:8000"  # what the setup block tells the user to replace
@@ -189,7 +189,7 @@ class CommonTasks(SideBySide):
         self.srv.models = ("judge-model",)  # a server of one model; the panel's has three
         self.clone = self.path("clone")
         os.mkdir(self.clone)
-        shutil.copy(os.path.join(REPO, "minijudge.py"), self.clone)
+        copy_minijudge(self.clone)  # with its .pyc, as after a first run
         shutil.copytree(os.path.join(REPO, "examples"), os.path.join(self.clone, "examples"))
         self.bin = self.path("bin")
         os.mkdir(self.bin)
