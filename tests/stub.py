@@ -822,13 +822,19 @@ class SideBySide(StubTestCase):
         env = mock.patch.dict(os.environ)
         env.start()
         cls.addClassCleanup(env.stop)  # after tearDownClass: every run is over
-        for name in JUDGE_ENV:
-            os.environ.pop(name, None)
+        cls.clear_environ()
         gate = threading.Semaphore(cls.side_by_side)
         cls._runs = {}
         for name in cls._names:
             cls._runs[name] = _Run(cls(name, in_thread=True), gate)
             cls._runs[name].start()
+
+    @classmethod
+    def clear_environ(cls):
+        """What each test's setUp would take out of os.environ, done once for all (a
+        thread that edits it races the others' reading it)."""
+        for name in JUDGE_ENV:
+            os.environ.pop(name, None)
 
     @classmethod
     def tearDownClass(cls):

@@ -23,7 +23,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_hostile_network` finds stub
 import minijudge  # noqa: E402
-from stub import (JUDGE_ENV, StubServer, StubTestCase, chat, raw,  # noqa: E402
+from stub import (JUDGE_ENV, SideBySide, StubServer, StubTestCase, chat, raw,  # noqa: E402
                   self_signed_cert, wire)
 
 EXAMPLE, OUTPUT = {"question": "2+2?"}, {"response": "4"}
@@ -47,14 +47,19 @@ def completion(**choice):
     return {"object": "chat.completion", "model": "m", "choices": [dict(index=0, **choice)]}
 
 
+def clear_network_environ():
+    for name in list(os.environ):
+        if name.lower().endswith("_proxy") or name in CA_ENV:
+            del os.environ[name]
+
+
 class NetworkTest(StubTestCase):
     """A stub per test, and no judge, proxy or CA settings from the environment."""
 
     def setUp(self):
         super().setUp()
-        for name in list(os.environ):
-            if name.lower().endswith("_proxy") or name in CA_ENV:
-                del os.environ[name]
+        if not getattr(self, "_in_thread", False):  # SideBySide: its class did it for all
+            clear_network_environ()
 
     def records(self, n):
         return self.write_jsonl("in.jsonl", [
@@ -148,8 +153,15 @@ class UntrustedCertificateTest(NetworkTest):
                          "directory\n".format(missing))
 
 
-class RestartTest(NetworkTest):
+class RestartTest(SideBySide, NetworkTest):
     """The judge goes away after it has answered: wait for it, within a bound."""
+
+    side_by_side = 4  # mostly waiting for the judge to come back: all four at once
+
+    @classmethod
+    def clear_environ(cls):
+        super().clear_environ()
+        clear_network_environ()
 
     def restart_after(self, chats, down):
         """Stop the stub after `chats` chat requests; bring it back on the same port
@@ -222,8 +234,15 @@ class RestartTest(NetworkTest):
         self.assertEqual([r["judge_status"] for r in out][:1], ["connection_error"])
 
 
-class ProxyTest(NetworkTest):
+class ProxyTest(SideBySide, NetworkTest):
     """http_proxy in the environment: the stub plays the proxy."""
+
+    side_by_side = 3  # a drip waits out its timeout; the others are quick: three at once
+
+    @classmethod
+    def clear_environ(cls):
+        super().clear_environ()
+        clear_network_environ()
 
     def test_a_proxy_that_is_down_is_named(self):
         proxy = "http://127.0.0.1:%d" % closed_port()
