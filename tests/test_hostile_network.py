@@ -100,8 +100,20 @@ class NetworkTest(StubTestCase):
         return judge
 
 
-class UntrustedCertificateTest(NetworkTest):
+class NetworkSideBySide(SideBySide, NetworkTest):
+    """NetworkTest's tests run side by side (see stub.SideBySide): subprocesses and
+    LLMJudge objects of their own, no main() in this process."""
+
+    @classmethod
+    def clear_environ(cls):
+        super().clear_environ()
+        clear_network_environ()
+
+
+class UntrustedCertificateTest(NetworkSideBySide):
     """An internal CA nobody told Python about: no retry helps, the user must act."""
+
+    side_by_side = 2  # subprocesses and openssl: one a core
 
     def setUp(self):
         super().setUp()
@@ -153,15 +165,10 @@ class UntrustedCertificateTest(NetworkTest):
                          "directory\n".format(missing))
 
 
-class RestartTest(SideBySide, NetworkTest):
+class RestartTest(NetworkSideBySide):
     """The judge goes away after it has answered: wait for it, within a bound."""
 
     side_by_side = 4  # mostly waiting for the judge to come back: all four at once
-
-    @classmethod
-    def clear_environ(cls):
-        super().clear_environ()
-        clear_network_environ()
 
     def restart_after(self, chats, down):
         """Stop the stub after `chats` chat requests; bring it back on the same port
@@ -234,15 +241,10 @@ class RestartTest(SideBySide, NetworkTest):
         self.assertEqual([r["judge_status"] for r in out][:1], ["connection_error"])
 
 
-class ProxyTest(SideBySide, NetworkTest):
+class ProxyTest(NetworkSideBySide):
     """http_proxy in the environment: the stub plays the proxy."""
 
     side_by_side = 3  # a drip waits out its timeout; the others are quick: three at once
-
-    @classmethod
-    def clear_environ(cls):
-        super().clear_environ()
-        clear_network_environ()
 
     def test_a_proxy_that_is_down_is_named(self):
         proxy = "http://127.0.0.1:%d" % closed_port()
