@@ -29,7 +29,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, chat, read_terminal  # noqa: E402
+from stub import JUDGE_ENV, SideBySide, StubTestCase, chat, read_terminal  # noqa: E402
 
 NOBODY = 65534
 FILE_TOO_LARGE = "[Errno {}] {}".format(errno.EFBIG, os.strerror(errno.EFBIG))
@@ -131,7 +131,9 @@ class HostileIOTest(StubTestCase):
         return proc.returncode, out, (err or b"").decode("utf-8", "replace")
 
 
-class InputTest(HostileIOTest):
+class InputTest(SideBySide, HostileIOTest):
+    side_by_side = 2  # subprocesses only (see stub.SideBySide): one a core
+
     def test_a_fifo_with_stderr_on_a_terminal_loses_no_record(self):
         # the progress line once counted the lines by reading the input a second time:
         # what the count read from the FIFO was never judged (85 of 3,000 came out); 500
@@ -206,7 +208,9 @@ class InputTest(HostileIOTest):
         self.assertEqual(out[3]["judge_input"], '{"a":' * 40)  # the first 200 characters
 
 
-class OutputTest(HostileIOTest):
+class OutputTest(SideBySide, HostileIOTest):
+    side_by_side = 2  # as InputTest
+
     def test_a_lone_surrogate_is_judged_and_written_back_escaped(self):
         source = self.write("in.jsonl", good(0) + b'{"id": 1, "question": "q", '
                             b'"response": "r1 hi \\ud83d"}\n' + good(2))
@@ -352,7 +356,9 @@ class SameFileTest(HostileIOTest):
                                            .format(self.path("new.jsonl"))))
 
 
-class FullDiskTest(HostileIOTest):
+class FullDiskTest(SideBySide, HostileIOTest):
+    side_by_side = 2  # as InputTest
+
     def cached_keys(self, name):
         with open(self.path(name), "rb") as f:
             lines = f.read().split(b"\n")[:-1]
