@@ -16,7 +16,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_hostile_cache` finds stub too
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, chat  # noqa: E402
+from stub import JUDGE_ENV, SideBySide, StubTestCase, chat  # noqa: E402
 
 _ID_RE = re.compile(r"\[The Start of the Response\]\nr(\d+)")
 
@@ -81,8 +81,10 @@ class CacheTestCase(StubTestCase):
                 if (r["judge_status"], r["judge_raw"]) != ("ok", own_reply(r["id"]))]
 
 
-class SharedCacheTest(CacheTestCase):
+class SharedCacheTest(SideBySide, CacheTestCase):
     """Two processes on one --cache never serve a record another prompt's reply."""
+
+    side_by_side = 2  # subprocesses only (see stub.SideBySide), each test its own cache
 
     def test_two_shards_side_by_side_never_borrow_a_reply(self):
         # each new prompt comes with three asked before, so that while one thread appends
