@@ -19,8 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_client` finds stub too
 import minijudge  # noqa: E402
-from stub import (StubServer, StubTestCase, chat, choices_null, drop, drop_mid_body, error,  # noqa: E402
-                  framed, hang, html, http_date, invalid_json, no_choices, oversized, raw,
+from stub import (SideBySide, StubServer, StubTestCase, chat, choices_null, drop,  # noqa: E402
+                  drop_mid_body, error, framed, hang, html, http_date, invalid_json, no_choices, oversized, raw,
                   rate_limited, redirect, truncated_json, wire)
 
 KEY = "sk-test-SECRET123"
@@ -293,8 +293,12 @@ class RetryTest(StubTest):
         self.assertEqual(self.waits[:6], sorted(self.waits[:6]))
 
 
-class ToleranceTest(StubTest):
+class ToleranceTest(SideBySide, StubTest):
     """Traps 3 and 4: the bodies OpenAI-compatible servers really send."""
+
+    # LLMJudge objects of their own, no main(), no signal: two wait out a timeout, so the
+    # six run three at a time (see stub.SideBySide)
+    side_by_side = 3
 
     def test_unusable_replies_fail_with_a_reason(self):
         cases = [

@@ -14,11 +14,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, chat, raw  # noqa: E402
+from stub import SideBySide, StubTestCase, chat, raw  # noqa: E402
 from test_cli import CLITest, parse_lines  # noqa: E402
 
 
-class SlowReplyTest(StubTestCase):
+class SlowReplyTest(SideBySide):
+    # each test waits on a slow reply (1 s, 0.5 s), with LLMJudge objects of its own and
+    # no main(): the three run at once (see stub.SideBySide)
+    side_by_side = 3
+
     def slow_responder(self, slow_id, seconds):
         """Record 'slow_id' is answered after ``seconds``; how many requests the stub had
         received when it answered goes to self.seen."""
