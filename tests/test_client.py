@@ -20,8 +20,8 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_client` finds stub too
 import minijudge  # noqa: E402
 from stub import (SideBySide, StubServer, StubTestCase, chat, choices_null, drop,  # noqa: E402
-                  drop_mid_body, error, framed, hang, html, http_date, invalid_json, no_choices, oversized, raw,
-                  rate_limited, redirect, truncated_json, wire)
+                  drop_mid_body, error, framed, hang, html, http_date, invalid_json,
+                  no_choices, oversized, raw, rate_limited, redirect, truncated_json, wire)
 
 KEY = "sk-test-SECRET123"
 EXAMPLE = {"question": "q", "answer": "a"}
