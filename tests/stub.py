@@ -40,6 +40,11 @@ absolute URL a client sends a proxy ends in /chat/completions too); with
 `tunnel_to=port` it is an `https_proxy` too, answering every CONNECT (recorded as a
 request) with a tunnel to 127.0.0.1:port, whatever host was asked for.
 
+For test classes: `StubTestCase` (a stub, a folder, no judge variables, per test);
+`SideBySide`, a StubTestCase whose tests all start at once, each on its own instance,
+stub and folder, and each reported as its own (for tests that mostly wait on their
+subprocesses: retries, restarts, timeouts); `copy_minijudge(folder)` for a test's clone.
+
 Python 3.8+, standard library only.
 """
 
