@@ -824,6 +824,13 @@ class SideBySide(StubTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
+        import gc
+        import warnings
+        with warnings.catch_warnings():
+            # what earlier tests left behind (run_main collects it as quietly): collected
+            # now, not in these runs' threads, where its warning would show
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
         env = mock.patch.dict(os.environ)
         env.start()
         cls.addClassCleanup(env.stop)  # after tearDownClass: every run is over
