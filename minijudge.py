@@ -4978,11 +4978,18 @@ def _check_output_flags(args):
         _checked(args, flag, expected, read, check)
 
 
+def _printable_level(level):
+    """Whether a confidence level is one _level prints as itself: 1e-300 printed '0% CI',
+    0.999999999 '100% CI'; NaN and infinities are not either."""
+    percent = round(level * 100, 6)
+    return 0 < percent < 100
+
+
 # (flag, what it must be, read, check) of the intervals' settings: a run's and report's
 _INTERVAL_FLAGS = (
     ("--bootstrap-samples", "a whole number from 100 to 100000", int, _whole(100, 100000)),
-    ("--confidence", "a share between 0 and 1, both excluded (0.95 for a 95% interval)",
-     float, lambda level: 0 < level < 1),
+    ("--confidence", "a share between 0 and 1, at least 0.00000001 from either (0.95 for a "
+     "95% interval)", float, _printable_level),
 )
 
 
