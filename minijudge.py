@@ -6523,6 +6523,7 @@ def _tally_add(tally, judgement, record, args, mode):
     label = record.get(args.human_field)  # JSON keys are text: None, no label
     tally.add(judgement, label, lengths)
     _tally_model(tally, judgement, record, args, mode)
+    _tally_pair_models(tally, judgement, record, mode)
     for group in _groups_of(tally, record, args.group_by):
         group.add(judgement, label, lengths)
     _count_comparisons(tally, judgement, record, args, lengths)
@@ -6813,22 +6814,55 @@ def _tally_model(tally, judgement, record, args, mode):
     model (``answered_by``: the unnamed counted; each name's spellings and sums by judge)."""
     if not args.model_field or mode in _SEVERAL_ANSWERS or judgement.status != "ok":
         return
-    answered, value = tally.answered_by, record.get(args.model_field)
-    key = _model_key(value)
+    value = record.get(args.model_field)
+    if _model_key(value) is None:
+        tally.answered_by["unnamed"] += 1
+        return
+    _tally_named(tally, value, _judge_scores(judgement))
+
+
+def _tally_pair_models(tally, judgement, record, mode):
+    """A pairwise verdict whose record names its two systems (model_a, model_b, as the
+    ranking reads them): A's score under A's model and its complement under B's, so that
+    self-judging sees a judge that is one of them, as in systems mode."""
+    if mode != "pairwise" or judgement.status != "ok":
+        return
+    a, b = record.get("model_a"), record.get("model_b")
+    if not isinstance(a, str) or not isinstance(b, str) or a == b:
+        return
+    scores = _judge_scores(judgement)
+    _tally_named(tally, a, scores)
+    _tally_named(tally, b, {judge: _complement(score) for judge, score in scores.items()})
+
+
+def _complement(score):
+    """B's share of a pairwise verdict, A's score being ``score`` (None: that judge failed)."""
+    if not _is_number(score):
+        return None
+    return 1 - score
+
+
+def _tally_named(tally, value, scores):
+    """Add the scores of an answer by the model named ``value`` to ``answered_by``."""
+    answered, key = tally.answered_by, _model_key(value)
     if key is None:
-        answered["unnamed"] += 1
         return
     if key not in answered["names"] and len(answered["names"]) >= _MODELS_MAX:
         key = ""  # no judge's name: among the others
     entry = answered["names"].setdefault(key, ([], {}))
     _add_spelling(entry[0], value)
-    _add_scores(entry[1], judgement)
+    _add_scores(entry[1], scores)
 
 
-def _add_scores(by_judge, judgement):
-    """Add a judgement's score (by_judge[None]) and each of its panel's (by its judge)."""
+def _judge_scores(judgement):
+    """A judgement's score (under None) and each of its panel's (under its judge)."""
     scores = {None: judgement.score}
     scores.update(judgement.details.get("panel") or {})
+    return scores
+
+
+def _add_scores(by_judge, scores):
+    """Add each judge's score to its count and sum."""
     for judge, score in scores.items():
         if _is_number(score):  # a panel judge that failed gave None
             sums = by_judge.setdefault(judge, [0, 0.0])
