@@ -7649,6 +7649,7 @@ def _group_label(record, field):
     except ValueError:
         value = json.loads(json.dumps(record[field]), parse_constant=lambda _: None)
         text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = _env_keys_hidden(text)  # a field holding the key: before the cut, none of it shown
     if len(text) > _GROUP_LABEL_MAX:
         text = "{}... sha256 {}".format(text[:40], _sha(text))
     return text
@@ -7674,11 +7675,18 @@ def _field_groups(stamp, args, kept):
 def _group_row(stamp, args, label, tally):
     summary = _summary(stamp, args, tally)
     value = None
-    if label != _NO_FIELD and len(label) <= _GROUP_LABEL_MAX:  # the value, not cut
+    if _whole_value(label):
         value = json.loads(label)
     row = {"label": label, "value": value, "missing": label == _NO_FIELD}
     row.update((key, summary[key]) for key in _GROUP_FIGURES)
     return row
+
+
+def _whole_value(label):
+    """Whether a group's label is its value's JSON: not _NO_FIELD, not cut, no key hidden."""
+    if label == _NO_FIELD or len(label) > _GROUP_LABEL_MAX:
+        return False
+    return "<hidden>" not in label
 
 
 def _rating_or_score(rating, score, scale):

@@ -109,13 +109,16 @@ class KeyInAGroupTest(Host34Test):
             for k in range(4)])
         env = {"LLM_JUDGE_API_KEY": KEY}
         err = self.run_ok(data, "--group-by", "auth", "-o", self.path("o.jsonl"), "--summary",
-                          self.path("s.json"), "--html", self.path("p.html"), env=env)
+                          self.path("s.json"), "--html", self.path("p.html"), "--html-rows", "0",
+                          env=env)
         rerr = self.report_ok(self.path("o.jsonl"), "--group-by", "auth", "--summary",
-                              self.path("r.json"), "--html", self.path("r.html"), env=env)
+                              self.path("r.json"), "--html", self.path("r.html"),
+                              "--html-rows", "0", env=env)  # the records hold it, as -o does
         for text in (err, rerr, self.page("p.html"), self.page("r.html"),
                      json.dumps(self.summary("s.json")), json.dumps(self.summary("r.json"))):
             self.assertNotIn(KEY, text)
         self.assertIn('    "<hidden>"  2        0       0.75  0.75         4.0', err)
+        self.assertIn("<td>&quot;&lt;hidden&gt;&quot;</td>", self.page("p.html"))
         shown = self.summary("s.json")["groups"]["auth"]["shown"]
         self.assertEqual([(g["label"], g["value"]) for g in shown],
                          [('"<hidden>"', None), ('"plain"', "plain")])
