@@ -7881,18 +7881,27 @@ def _bt_lines(s):
         return []
     if "error" in ranking:
         return ["  bradley-terry: " + ranking["error"]]
-    lines = ["  ranked over {} comparisons, baseline {} at 1000 ({}):".format(
-        ranking["comparisons"], _system_label(ranking["baseline"]), ranking["method"])]
+    lines = ["  ranked over {}, baseline {} at 1000 ({}):".format(
+        _comparisons(ranking["comparisons"]), _system_label(ranking["baseline"]),
+        ranking["method"])]
     lines += ["    " + row for row in _bt_rows(ranking)]
     return lines
+
+
+def _comparisons(n):
+    """'1 comparison', '8 comparisons'."""
+    if n == 1:
+        return "1 comparison"
+    return "{} comparisons".format(n)
 
 
 def _bt_rows(ranking):
     """A line a system (the first _BT_SHOWN), and how many more there are."""
     shown = list(ranking["systems"].items())[:_BT_SHOWN]
     rows = ["{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI {win_rate_ci}), "
-            "length-controlled {lc_score}, {comparisons} comparisons".format(
-                _system_label(name), **figures) for name, figures in shown]
+            "length-controlled {lc_score}, {}".format(
+                _system_label(name), _comparisons(figures["comparisons"]), **figures)
+            for name, figures in shown]
     hidden = len(ranking["systems"]) - len(shown)
     if hidden:
         rows.append("and {} more systems (--summary lists all)".format(hidden))

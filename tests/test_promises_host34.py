@@ -141,3 +141,22 @@ class LevelPrintedAsItIsTest(Host34Test):
         self.srv.content = "Rating: 4"
         err = self.run_ok(data, "--confidence", "1e-8", "-o", self.path("o.jsonl"))
         self.assertIn(" 1e-06% CI [0.75, 0.75] (bootstrap, 1000 resamples, seed 0)", err)
+
+
+class OneComparisonTest(Host34Test):
+    """One comparison only: the ranking said 'ranked over 1 comparisons' and '1 comparisons'."""
+
+    def test_one_comparison_is_counted_in_the_singular(self):
+        self.srv.content = "[[A]]"
+        data = self.write_jsonl("p.jsonl", [
+            {"question": "q", "model_a": "A", "model_b": "B", "response_a": "x",
+             "response_b": "y"}])
+        err = self.run_ok(data, "--mode", "pairwise", "--single-order", "-o",
+                          self.path("o.jsonl"), "--html", self.path("p.html"))
+        self.assertIn("  ranked over 1 comparison, baseline A at 1000 (", err)
+        self.assertIn("    A 1000.0 (CI [1000.0, 1000.0]), win rate against the baseline 0.5 "
+                      "(CI [0.5, 0.5]), length-controlled 1000.0, 1 comparison\n", err)
+        self.assertNotIn("1 comparisons", err)
+        self.assertNotIn("1 comparisons", self.page("p.html"))
+        rerr = self.report_ok(self.path("o.jsonl"))
+        self.assertIn("  ranked over 1 comparison, baseline A at 1000 (", rerr)
