@@ -7118,7 +7118,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["template_sha256"] = stamp["template_sha256"]
     summary["agreement"] = _human_agreement(args, tally, mode, stamp.get("scale"))
     summary["fields"] = _default_lines(tally.defaulted, args)
-    summary["groups"] = _group_figures(stamp, args, tally)
+    summary["groups"] = _group_figures(stamp, args, tally, summary["agreement"])
     summary.update(shard=args.shard, interrupted=interrupted, minijudge_version=stamp["version"])
     summary["batch"] = None
     if judge and judge.batch:
@@ -7653,8 +7653,9 @@ def _length_figures(tally, mode):
             "lc_win_rate": _length_controlled(lengths, scores), "n": len(scores)}
 
 
-def _human_agreement(args, tally, mode, scale=None):
-    """How the judge agrees with the --human-field labels, None without them."""
+def _human_agreement(args, tally, mode, scale=None, kind=None):
+    """How the judge agrees with the --human-field labels, None without them; ``kind`` as
+    agreement() takes it."""
     if not args.human_field:
         return None
     ratings, scores, labels = (), (), ()
@@ -7664,9 +7665,9 @@ def _human_agreement(args, tally, mode, scale=None):
         labels = [_verdict_label(label) for label in labels]
         return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
     judged = list(map(_rating_or_score, ratings, scores, [scale] * len(scores)))
-    if {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:  # yes/no labels
-        judged = scores
-    return dict(agreement(judged, labels), field=args.human_field)
+    if kind is None and {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:
+        judged = scores  # yes/no labels
+    return dict(agreement(judged, labels, kind=kind), field=args.human_field)
 
 
 _GROUPS_MAX = 10000  # values a --group-by field is tallied for (a _Tally each: ~36 MB)
@@ -7712,31 +7713,42 @@ def _group_label(record, field):
     return text
 
 
-def _group_figures(stamp, args, tally):
+def _group_figures(stamp, args, tally, overall=None):
     """By --group-by field: how many values, the figures of those shown, how many are not."""
     if not tally.groups:
         return None
-    return {field: _field_groups(stamp, args, kept) for field, kept in tally.groups.items()}
+    return {field: _field_groups(stamp, args, kept, overall)
+            for field, kept in tally.groups.items()}
 
 
-def _field_groups(stamp, args, kept):
+def _field_groups(stamp, args, kept, overall):
     figures = {"values": None, "limit": _GROUPS_MAX, "shown": [], "not_shown": None}
     if kept is None:
         return figures
     order = sorted(kept, key=lambda label: (-kept[label].all["n"], label))[:_GROUPS_SHOWN]
     figures.update(values=len(kept), not_shown=len(kept) - len(order))
-    figures["shown"] = [_group_row(stamp, args, label, kept[label]) for label in order]
+    figures["shown"] = [_group_row(stamp, args, label, kept[label], overall)
+                        for label in order]
     return figures
 
 
-def _group_row(stamp, args, label, tally):
+def _group_row(stamp, args, label, tally, overall):
     summary = _summary(stamp, args, tally)
+    summary["agreement"] = _agreement_as(overall, summary["agreement"], args, tally, stamp)
     value = None
     if _whole_value(label):
         value = json.loads(label)
     row = {"label": label, "value": value, "missing": label == _NO_FIELD}
     row.update((key, summary[key]) for key in _GROUP_FIGURES)
     return row
+
+
+def _agreement_as(overall, agreement, args, tally, stamp):
+    """A group's agreement read as the overall labels are: a group whose 1-5 labels were
+    all 1 read them as yes/no (accuracy 1.0 for ratings of 3, beside kappas)."""
+    if (overall or {}).get("kind") != "ratings" or (agreement or {}).get("kind") != "binary":
+        return agreement
+    return _human_agreement(args, tally, stamp["mode"], stamp.get("scale"), kind="ratings")
 
 
 def _whole_value(label):

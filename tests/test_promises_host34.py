@@ -160,3 +160,29 @@ class OneComparisonTest(Host34Test):
         self.assertNotIn("1 comparisons", self.page("p.html"))
         rerr = self.report_ok(self.path("o.jsonl"))
         self.assertIn("  ranked over 1 comparison, baseline A at 1000 (", rerr)
+
+
+class GroupAgreementKindTest(Host34Test):
+    """A group whose 1-5 labels were all 1 read them as yes/no: 'accuracy 1.0' for a judge
+    rating 3 where each label said 1, beside the other groups' kappas."""
+
+    def test_a_group_reads_its_labels_as_the_run_does(self):
+        self.srv.content = "Rating: 3"
+        data = self.write_jsonl("in.jsonl", [
+            {"question": "q%d" % k, "response": "r", "cat": "ones" if k < 3 else "mixed",
+             "label": 1 if k < 3 else 1 + k % 5} for k in range(8)])
+        err = self.run_ok(data, "--group-by", "cat", "--human-field", "label", "-o",
+                          self.path("o.jsonl"), "--summary", self.path("s.json"), "--html",
+                          self.path("p.html"))
+        shown = self.summary("s.json")["groups"]["cat"]["shown"]
+        ones = [g for g in shown if g["value"] == "ones"][0]["agreement"]
+        self.assertEqual((ones["kind"], ones["exact"], ones["within_one"], ones["n"]),
+                         ("ratings", 0.0, 0.0, 3))
+        self.assertIn('    "ones"   3        0       0.5   0.5          3.0           '
+                      '[0.5, 0.5]  quadratic kappa ', err)
+        self.assertNotIn("accuracy", err)
+        self.assertNotIn("accuracy", self.page("p.html"))
+        rerr = self.report_ok(self.path("o.jsonl"), "--group-by", "cat", "--human-field",
+                              "label", "--summary", self.path("r.json"))
+        self.assertEqual(self.summary("r.json")["groups"], self.summary("s.json")["groups"])
+        self.assertNotIn("accuracy", rerr)
