@@ -3545,6 +3545,8 @@ def _length_controlled(differences, wins, steps=25):
     x = tanh(length difference / its standard deviation), fit by Newton's method to the
     wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0)."""
     xs = _standardised(differences)
+    if not any(xs):  # no length gap: b1 is free, b0 the raw rate's (the fit said 0.5)
+        return round(sum(wins) / len(wins), 4)
     b0, b1 = 0.0, 0.0
     for _ in range(steps):
         step = _newton_step(xs, wins, b0, b1)

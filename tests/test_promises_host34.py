@@ -186,3 +186,21 @@ class GroupAgreementKindTest(Host34Test):
                               "label", "--summary", self.path("r.json"))
         self.assertEqual(self.summary("r.json")["groups"], self.summary("s.json")["groups"])
         self.assertNotIn("accuracy", rerr)
+
+
+class NoLengthGapTest(Host34Test):
+    """Answers all of one length: the trust block's length-controlled win rate said 0.5
+    against a raw 0.75 (its fit had no length spread to stand on), while the ranking's
+    length-controlled scores were the plain ones."""
+
+    def test_the_length_controlled_win_rate_is_the_raw_one(self):
+        self.srv.content = "[[A]]"
+        data = self.write_jsonl("p.jsonl", [
+            {"question": "q%d" % k, "model_a": "A", "model_b": "B", "response_a": "xy",
+             "response_b": "zw"} for k in range(4)])
+        self.srv.push(*["[[B]]"] * 1)
+        err = self.run_ok(data, "--mode", "pairwise", "--single-order", "-o",
+                          self.path("o.jsonl"), "--summary", self.path("s.json"))
+        length = self.summary("s.json")["length_bias"]
+        self.assertEqual((length["win_rate"], length["lc_win_rate"]), (0.75, 0.75))
+        self.assertIn("length-controlled win rate 0.75, raw 0.75 (n=4)", err)
