@@ -7719,8 +7719,8 @@ def _group_figures(stamp, args, tally, overall=None):
     """By --group-by field: how many values, the figures of those shown, how many are not."""
     if not tally.groups:
         return None
-    return {field: _field_groups(stamp, args, kept, overall)
-            for field, kept in tally.groups.items()}
+    return {_env_keys_hidden(field): _field_groups(stamp, args, kept, overall)
+            for field, kept in tally.groups.items()}  # --group-by sk-...: a key pasted
 
 
 def _field_groups(stamp, args, kept, overall):

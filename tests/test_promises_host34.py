@@ -124,6 +124,21 @@ class KeyInAGroupTest(Host34Test):
                          [('"<hidden>"', None), ('"plain"', "plain")])
         self.assertEqual(self.summary("r.json")["groups"], self.summary("s.json")["groups"])
 
+    def test_a_key_pasted_as_the_group_by_field_is_hidden(self):
+        self.srv.content = "Rating: 4"
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        env = {"LLM_JUDGE_API_KEY": KEY}
+        err = self.run_ok(data, "--group-by", KEY, "-o", self.path("o.jsonl"), "--summary",
+                          self.path("s.json"), "--html", self.path("p.html"), "--html-rows",
+                          "0", env=env)
+        rerr = self.report_ok(self.path("o.jsonl"), "--group-by", KEY, "--summary",
+                              self.path("r.json"), env=env)
+        for text in (err, rerr, self.page("p.html"), json.dumps(self.summary("s.json")),
+                     json.dumps(self.summary("r.json"))):
+            self.assertNotIn(KEY, text)
+        self.assertIn("  by <hidden> (--group-by): 1 value\n", err)
+        self.assertEqual(list(self.summary("r.json")["groups"]), ["<hidden>"])
+
 
 class LevelPrintedAsItIsTest(Host34Test):
     """--confidence 1e-300 was taken and printed '0% CI'; 0.999999999 printed '100% CI'."""
