@@ -6894,6 +6894,8 @@ def _self_judging(stamp, args, tally, mode):
             judges.append(entry)
     if not judges:
         return None
+    if field is not None:
+        field = _env_keys_hidden(field)  # --model-field sk-...: a key pasted
     return {"field": field, "unnamed": answered["unnamed"], "judges": judges}
 
 

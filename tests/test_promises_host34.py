@@ -139,6 +139,22 @@ class KeyInAGroupTest(Host34Test):
         self.assertIn("  by <hidden> (--group-by): 1 value\n", err)
         self.assertEqual(list(self.summary("r.json")["groups"]), ["<hidden>"])
 
+    def test_a_key_pasted_as_the_model_field_is_hidden(self):
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r",
+                                              KEY: "judge-model"}])
+        env = {"LLM_JUDGE_API_KEY": KEY}
+        err = self.run_ok(data, "--judge-model", "judge-model", "--model-field", KEY, "-o",
+                          self.path("o.jsonl"), "--summary", self.path("s.json"), "--html",
+                          self.path("p.html"), "--html-rows", "0", env=env)
+        rerr = self.report_ok(self.path("o.jsonl"), "--model-field", KEY, "--summary",
+                              self.path("r.json"), env=env)
+        for text in (err, rerr, self.page("p.html"), json.dumps(self.summary("s.json")),
+                     json.dumps(self.summary("r.json"))):
+            self.assertNotIn(KEY, text)
+        self.assertIn("  warning: the judge judge-model also answered 1 of the records (field "
+                      "'<hidden>': judge-model): ", err)
+        self.assertEqual(self.summary("r.json")["self_judging"]["field"], "<hidden>")
+
 
 class LevelPrintedAsItIsTest(Host34Test):
     """--confidence 1e-300 was taken and printed '0% CI'; 0.999999999 printed '100% CI'."""
