@@ -3545,6 +3545,8 @@ def _length_controlled(differences, wins, steps=25):
     x = tanh(length difference / its standard deviation), fit by Newton's method to the
     wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0)."""
     xs = _standardised(differences)
+    if not any(xs):  # no length gap: b1 is free, b0 the raw rate's (the fit said 0.5)
+        return round(sum(wins) / len(wins), 4)
     b0, b1 = 0.0, 0.0
     for _ in range(steps):
         step = _newton_step(xs, wins, b0, b1)
@@ -4978,11 +4980,18 @@ def _check_output_flags(args):
         _checked(args, flag, expected, read, check)
 
 
+def _printable_level(level):
+    """Whether a confidence level is one _level prints as itself: 1e-300 printed '0% CI',
+    0.999999999 '100% CI'; NaN and infinities are not either."""
+    percent = round(level * 100, 6)
+    return 0 < percent < 100
+
+
 # (flag, what it must be, read, check) of the intervals' settings: a run's and report's
 _INTERVAL_FLAGS = (
     ("--bootstrap-samples", "a whole number from 100 to 100000", int, _whole(100, 100000)),
-    ("--confidence", "a share between 0 and 1, both excluded (0.95 for a 95% interval)",
-     float, lambda level: 0 < level < 1),
+    ("--confidence", "a share between 0 and 1, at least 0.00000001 from either (0.95 for a "
+     "95% interval)", float, _printable_level),
 )
 
 
@@ -6516,6 +6525,7 @@ def _tally_add(tally, judgement, record, args, mode):
     label = record.get(args.human_field)  # JSON keys are text: None, no label
     tally.add(judgement, label, lengths)
     _tally_model(tally, judgement, record, args, mode)
+    _tally_pair_models(tally, judgement, record, mode)
     for group in _groups_of(tally, record, args.group_by):
         group.add(judgement, label, lengths)
     _count_comparisons(tally, judgement, record, args, lengths)
@@ -6806,22 +6816,55 @@ def _tally_model(tally, judgement, record, args, mode):
     model (``answered_by``: the unnamed counted; each name's spellings and sums by judge)."""
     if not args.model_field or mode in _SEVERAL_ANSWERS or judgement.status != "ok":
         return
-    answered, value = tally.answered_by, record.get(args.model_field)
-    key = _model_key(value)
+    value = record.get(args.model_field)
+    if _model_key(value) is None:
+        tally.answered_by["unnamed"] += 1
+        return
+    _tally_named(tally, value, _judge_scores(judgement))
+
+
+def _tally_pair_models(tally, judgement, record, mode):
+    """A pairwise verdict whose record names its two systems (model_a, model_b, as the
+    ranking reads them): A's score under A's model and its complement under B's, so that
+    self-judging sees a judge that is one of them, as in systems mode."""
+    if mode != "pairwise" or judgement.status != "ok":
+        return
+    a, b = record.get("model_a"), record.get("model_b")
+    if not isinstance(a, str) or not isinstance(b, str) or a == b:
+        return
+    scores = _judge_scores(judgement)
+    _tally_named(tally, a, scores)
+    _tally_named(tally, b, {judge: _complement(score) for judge, score in scores.items()})
+
+
+def _complement(score):
+    """B's share of a pairwise verdict, A's score being ``score`` (None: that judge failed)."""
+    if not _is_number(score):
+        return None
+    return 1 - score
+
+
+def _tally_named(tally, value, scores):
+    """Add the scores of an answer by the model named ``value`` to ``answered_by``."""
+    answered, key = tally.answered_by, _model_key(value)
     if key is None:
-        answered["unnamed"] += 1
         return
     if key not in answered["names"] and len(answered["names"]) >= _MODELS_MAX:
         key = ""  # no judge's name: among the others
     entry = answered["names"].setdefault(key, ([], {}))
     _add_spelling(entry[0], value)
-    _add_scores(entry[1], judgement)
+    _add_scores(entry[1], scores)
 
 
-def _add_scores(by_judge, judgement):
-    """Add a judgement's score (by_judge[None]) and each of its panel's (by its judge)."""
+def _judge_scores(judgement):
+    """A judgement's score (under None) and each of its panel's (under its judge)."""
     scores = {None: judgement.score}
     scores.update(judgement.details.get("panel") or {})
+    return scores
+
+
+def _add_scores(by_judge, scores):
+    """Add each judge's score to its count and sum."""
     for judge, score in scores.items():
         if _is_number(score):  # a panel judge that failed gave None
             sums = by_judge.setdefault(judge, [0, 0.0])
@@ -6851,6 +6894,8 @@ def _self_judging(stamp, args, tally, mode):
             judges.append(entry)
     if not judges:
         return None
+    if field is not None:
+        field = _env_keys_hidden(field)  # --model-field sk-...: a key pasted
     return {"field": field, "unnamed": answered["unnamed"], "judges": judges}
 
 
@@ -7077,7 +7122,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["template_sha256"] = stamp["template_sha256"]
     summary["agreement"] = _human_agreement(args, tally, mode, stamp.get("scale"))
     summary["fields"] = _default_lines(tally.defaulted, args)
-    summary["groups"] = _group_figures(stamp, args, tally)
+    summary["groups"] = _group_figures(stamp, args, tally, summary["agreement"])
     summary.update(shard=args.shard, interrupted=interrupted, minijudge_version=stamp["version"])
     summary["batch"] = None
     if judge and judge.batch:
@@ -7336,7 +7381,63 @@ def _resample_scores(kinds, counts, baseline, start):
     drawn = {name: start[name] for c in resample for name in c[:2]}
     if baseline not in drawn:
         return {}
-    return _lc_scores(resample, baseline, drawn)[0]  # no length gaps: the plain model
+    return _plain_scores(resample, baseline, drawn)
+
+
+def _plain_scores(comparisons, baseline, strengths, steps=25):
+    """The plain model's scores by Newton's method from ``strengths``: _lc_scores' fit
+    without the length term (a resample has no length gaps), summed by pair first (a draw
+    of 60 systems has ~10,000 kinds but 1,770 pairs: a report of 10,000 comparisons of 60
+    systems took minutes)."""
+    free = [name for name in sorted(strengths) if name != baseline]
+    index = {name: i for i, name in enumerate(free)}
+    pairs = _pair_table(comparisons)
+    theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
+    theta = _newton(lambda at: _pair_derivatives(pairs, at, index), theta, steps)
+    scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
+    scores[baseline] = 1000.0
+    return scores
+
+
+def _pair_table(comparisons):
+    """(a, b, a's points, their games) of each pair compared, weighted, a before b."""
+    table = {}
+    for a, b, won, _, weight in comparisons:
+        if b < a:
+            a, b, won = b, a, 1 - won
+        entry = table.setdefault((a, b), [0.0, 0.0])
+        entry[0] += won * weight
+        entry[1] += weight
+    return [(a, b, points, games) for (a, b), (points, games) in sorted(table.items())]
+
+
+def _pair_derivatives(pairs, theta, index):
+    """_lc_derivatives of the plain model, a pair at a time (the baseline's index None)."""
+    m = len(theta)
+    gradient = [0.0] * m
+    hessian = [[1e-9 * (i == j) for j in range(m)] for i in range(m)]
+    for a, b, points, games in pairs:
+        i, j = index.get(a), index.get(b)
+        z = _theta_at(theta, i) - _theta_at(theta, j)
+        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+        _add_pair_terms(gradient, hessian, (i, j), points - games * p, games * p * (1 - p))
+    return gradient, hessian
+
+
+def _theta_at(theta, i):
+    if i is None:  # the baseline, at 0
+        return 0.0
+    return theta[i]
+
+
+def _add_pair_terms(gradient, hessian, ij, excess, information):
+    """Add a pair's terms: a's excess of points over the expected (b's is its negative)
+    and the information, on the diagonal and off it (signs +1 for a, -1 for b)."""
+    signed = [(k, sign) for k, sign in zip(ij, (1.0, -1.0)) if k is not None]
+    for k, c in signed:
+        gradient[k] += excess * c
+        for l, d in signed:
+            hessian[k][l] += information * c * d
 
 
 def _kinds(comparisons):
@@ -7386,17 +7487,17 @@ def _lc_scores(comparisons, baseline, strengths, steps=25):
     index = {name: i for i, name in enumerate(free)}
     xs = _standardised([c[3] for c in comparisons])
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free] + [0.0]
-    theta = _newton(comparisons, xs, theta, index, steps)
+    theta = _newton(lambda at: _lc_derivatives(comparisons, xs, at, index), theta, steps)
     scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
     scores[baseline] = 1000.0
     return scores, theta[-1]
 
 
-def _newton(comparisons, xs, theta, index, steps):
-    """``theta`` after Newton's method's steps (at most ``steps``) on the length-controlled
-    model."""
+def _newton(derivatives, theta, steps):
+    """``theta`` after Newton's method's steps (at most ``steps``), ``derivatives(theta)``
+    giving the log-likelihood's gradient and negative Hessian."""
     for _ in range(steps):
-        gradient, hessian = _lc_derivatives(comparisons, xs, theta, index)
+        gradient, hessian = derivatives(theta)
         step = _solve(hessian, gradient)
         if step is None:
             break
@@ -7437,7 +7538,8 @@ def _solve(matrix, vector):
         for r in range(col + 1, m):
             if rows[r][col]:  # systems that never met: a sparse matrix, rows left alone
                 factor = rows[r][col] / rows[col][col]
-                rows[r] = [x - factor * y for x, y in zip(rows[r], rows[col])]
+                # the columns left of col are zero and never read again: half the work
+                rows[r][col:] = [x - factor * y for x, y in zip(rows[r][col:], rows[col][col:])]
     solution = [0.0] * m
     for r in reversed(range(m)):
         known = sum(rows[r][c] * solution[c] for c in range(r + 1, m))
@@ -7555,8 +7657,9 @@ def _length_figures(tally, mode):
             "lc_win_rate": _length_controlled(lengths, scores), "n": len(scores)}
 
 
-def _human_agreement(args, tally, mode, scale=None):
-    """How the judge agrees with the --human-field labels, None without them."""
+def _human_agreement(args, tally, mode, scale=None, kind=None):
+    """How the judge agrees with the --human-field labels, None without them; ``kind`` as
+    agreement() takes it."""
     if not args.human_field:
         return None
     ratings, scores, labels = (), (), ()
@@ -7566,9 +7669,9 @@ def _human_agreement(args, tally, mode, scale=None):
         labels = [_verdict_label(label) for label in labels]
         return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
     judged = list(map(_rating_or_score, ratings, scores, [scale] * len(scores)))
-    if {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:  # yes/no labels
-        judged = scores
-    return dict(agreement(judged, labels), field=args.human_field)
+    if kind is None and {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:
+        judged = scores  # yes/no labels
+    return dict(agreement(judged, labels, kind=kind), field=args.human_field)
 
 
 _GROUPS_MAX = 10000  # values a --group-by field is tallied for (a _Tally each: ~36 MB)
@@ -7608,36 +7711,55 @@ def _group_label(record, field):
     except ValueError:
         value = json.loads(json.dumps(record[field]), parse_constant=lambda _: None)
         text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = _env_keys_hidden(text)  # a field holding the key: before the cut, none of it shown
     if len(text) > _GROUP_LABEL_MAX:
         text = "{}... sha256 {}".format(text[:40], _sha(text))
     return text
 
 
-def _group_figures(stamp, args, tally):
+def _group_figures(stamp, args, tally, overall=None):
     """By --group-by field: how many values, the figures of those shown, how many are not."""
     if not tally.groups:
         return None
-    return {field: _field_groups(stamp, args, kept) for field, kept in tally.groups.items()}
+    return {_env_keys_hidden(field): _field_groups(stamp, args, kept, overall)
+            for field, kept in tally.groups.items()}  # --group-by sk-...: a key pasted
 
 
-def _field_groups(stamp, args, kept):
+def _field_groups(stamp, args, kept, overall):
     figures = {"values": None, "limit": _GROUPS_MAX, "shown": [], "not_shown": None}
     if kept is None:
         return figures
     order = sorted(kept, key=lambda label: (-kept[label].all["n"], label))[:_GROUPS_SHOWN]
     figures.update(values=len(kept), not_shown=len(kept) - len(order))
-    figures["shown"] = [_group_row(stamp, args, label, kept[label]) for label in order]
+    figures["shown"] = [_group_row(stamp, args, label, kept[label], overall)
+                        for label in order]
     return figures
 
 
-def _group_row(stamp, args, label, tally):
+def _group_row(stamp, args, label, tally, overall):
     summary = _summary(stamp, args, tally)
+    summary["agreement"] = _agreement_as(overall, summary["agreement"], args, tally, stamp)
     value = None
-    if label != _NO_FIELD and len(label) <= _GROUP_LABEL_MAX:  # the value, not cut
+    if _whole_value(label):
         value = json.loads(label)
     row = {"label": label, "value": value, "missing": label == _NO_FIELD}
     row.update((key, summary[key]) for key in _GROUP_FIGURES)
     return row
+
+
+def _agreement_as(overall, agreement, args, tally, stamp):
+    """A group's agreement read as the overall labels are: a group whose 1-5 labels were
+    all 1 read them as yes/no (accuracy 1.0 for ratings of 3, beside kappas)."""
+    if (overall or {}).get("kind") != "ratings" or (agreement or {}).get("kind") != "binary":
+        return agreement
+    return _human_agreement(args, tally, stamp["mode"], stamp.get("scale"), kind="ratings")
+
+
+def _whole_value(label):
+    """Whether a group's label is its value's JSON: not _NO_FIELD, not cut, no key hidden."""
+    if label == _NO_FIELD or len(label) > _GROUP_LABEL_MAX:
+        return False
+    return "<hidden>" not in label
 
 
 def _rating_or_score(rating, score, scale):
@@ -7775,18 +7897,27 @@ def _bt_lines(s):
         return []
     if "error" in ranking:
         return ["  bradley-terry: " + ranking["error"]]
-    lines = ["  ranked over {} comparisons, baseline {} at 1000 ({}):".format(
-        ranking["comparisons"], _system_label(ranking["baseline"]), ranking["method"])]
+    lines = ["  ranked over {}, baseline {} at 1000 ({}):".format(
+        _comparisons(ranking["comparisons"]), _system_label(ranking["baseline"]),
+        ranking["method"])]
     lines += ["    " + row for row in _bt_rows(ranking)]
     return lines
+
+
+def _comparisons(n):
+    """'1 comparison', '8 comparisons'."""
+    if n == 1:
+        return "1 comparison"
+    return "{} comparisons".format(n)
 
 
 def _bt_rows(ranking):
     """A line a system (the first _BT_SHOWN), and how many more there are."""
     shown = list(ranking["systems"].items())[:_BT_SHOWN]
     rows = ["{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI {win_rate_ci}), "
-            "length-controlled {lc_score}, {comparisons} comparisons".format(
-                _system_label(name), **figures) for name, figures in shown]
+            "length-controlled {lc_score}, {}".format(
+                _system_label(name), _comparisons(figures["comparisons"]), **figures)
+            for name, figures in shown]
     hidden = len(ranking["systems"]) - len(shown)
     if hidden:
         rows.append("and {} more systems (--summary lists all)".format(hidden))

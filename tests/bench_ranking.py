@@ -4,7 +4,8 @@ a run, for three layouts of comparisons.
     python tests/bench_ranking.py
 
 5 systems in a round robin (100 comparisons a pair), 21 systems each against one
-baseline (50 each), 22 systems in a round robin (10 a pair); outcomes drawn from known
+baseline (50 each), 22 systems in a round robin (10 a pair), 60 systems in 10,000
+comparisons of pairs drawn at random (a leaderboard's report); outcomes drawn from known
 strengths. Times the fit, the 1,000 bootstrap refits and the length-controlled fit. A
 benchmark, not a test: it asserts nothing.
 """
@@ -29,14 +30,16 @@ def comparisons(pairs, each, truth, rng):
 
 def main():
     rng = random.Random(0)
-    names = ["s%02d" % i for i in range(22)]
+    names = ["s%02d" % i for i in range(60)]
     truth = {name: i * 0.1 for i, name in enumerate(names)}
     layouts = (
         ("5 systems, round robin", [(a, b) for i, a in enumerate(names[:5])
                                     for b in names[i + 1:5]], 100),
-        ("21 systems against one", [(name, names[0]) for name in names[1:]], 50),
-        ("22 systems, round robin", [(a, b) for i, a in enumerate(names)
-                                     for b in names[i + 1:]], 10))
+        ("21 systems against one", [(name, names[0]) for name in names[1:21]], 50),
+        ("22 systems, round robin", [(a, b) for i, a in enumerate(names[:22])
+                                     for b in names[i + 1:22]], 10),
+        ("60 systems, random pairs", [tuple(random.Random(k).sample(names, 2))
+                                      for k in range(10000)], 1))
     for label, pairs, each in layouts:
         compared = comparisons(pairs, each, truth, rng)
         started = time.perf_counter()

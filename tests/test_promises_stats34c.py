@@ -128,8 +128,9 @@ class IntervalTest(Stats34cTest):
         data = self.write_jsonl("data.jsonl", RATED[:2])
         self.run_ok(data, "-o", self.path("out.jsonl"), "-q")
         cases = [
-            (["--confidence", "95"], "--confidence must be a share between 0 and 1, both "
-                                     "excluded (0.95 for a 95% interval); got 95.0"),
+            (["--confidence", "95"], "--confidence must be a share between 0 and 1, at "
+                                     "least 0.00000001 from either (0.95 for a 95% "
+                                     "interval); got 95.0"),
             (["--confidence", "0"], None), (["--confidence", "1"], None),
             (["--confidence", "nan"], None), (["--confidence", "-0.5"], None),
             (["--bootstrap-samples", "99"], "--bootstrap-samples must be a whole number "
