@@ -6790,6 +6790,8 @@ def _answered_repeats(member):
     return None not in member["repeats"]
 
 
+# -- Self-judging: the judge's own model among those judged ----------------------------
+
 _MODELS_MAX = 1000  # answering models told apart; a new one past them counts among the others
 _SEVERAL_ANSWERS = {"comparative": "two", "pairwise": "two",
                     "systems": "several, named by their keys (matched with the judge's)"}
@@ -6965,6 +6967,9 @@ def _pooled(entries, judge):
     if n:
         mean = round(total / n, 4)
     return {"mean": mean, "n": n}
+
+
+# -- Intervals, the run's stamp and the summary's figures ------------------------------
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
@@ -7279,6 +7284,9 @@ def _verdict_weight(details, strong_weight):
     if details.get("strong") is True:  # a hand-edited "yes" is no verdict's strength
         return strong_weight
     return 1
+
+
+# -- Ranking systems: Bradley-Terry scores and their intervals -------------------------
 
 
 def _bt_tables(comparisons):
@@ -7674,6 +7682,8 @@ def _human_agreement(args, tally, mode, scale=None, kind=None):
     return dict(agreement(judged, labels, kind=kind), field=args.human_field)
 
 
+# -- Figures by group (--group-by) -----------------------------------------------------
+
 _GROUPS_MAX = 10000  # values a --group-by field is tallied for (a _Tally each: ~36 MB)
 _GROUPS_SHOWN = 60  # the values shown of a field, the most records first: MMLU has 57 subjects
 _GROUP_LABEL_MAX = 60  # characters of a value's JSON that name its group; past them, cut
@@ -7784,6 +7794,9 @@ def _conflicting_line(n):
     requests = "1 request" if n == 1 else "{} requests".format(n)
     return "; {} had conflicting replies: the first success was used, else the first " \
            "error".format(requests)
+
+
+# -- The printed summary ---------------------------------------------------------------
 
 
 def _print_summary(summary, max_error_rate, file, name=None):
