@@ -258,43 +258,36 @@ class HostileServerText(Cli):
 
 
 class ProgressLine(Cli):
-    def test_no_record_said_to_wait_behind_a_slow_one_when_none_does(self):
-        # one request at a time, in order: every line said "1 more judged behind a slow
-        # one" (the record being written counted as waiting), even "4/4 done"
+    def four_records_on_a_terminal(self, concurrency):
+        """What a run of four records showed on the terminal that is its stderr."""
         import pty
         from stub import read_terminal
-        self.srv.delay = 0.3  # a redraw for each record (they are 0.25 s apart at least)
         source = self.source([{"question": "q{}".format(i), "response": "r"} for i in range(4)])
         master, slave = pty.openpty()
         environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
         proc = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
-                                 "--judge-model", "m", "--no-preflight", "--concurrency", "1",
-                                 source], cwd=self.tmp, env=environ, stdout=subprocess.DEVNULL,
-                                stderr=slave)
+                                 "--judge-model", "m", "--no-preflight", "--concurrency",
+                                 str(concurrency), source], cwd=self.tmp, env=environ,
+                                stdout=subprocess.DEVNULL, stderr=slave)
         os.close(slave)
         tty = read_terminal(master, 20).decode()
         self.assertEqual(proc.wait(timeout=20), 0, tty)
+        return tty
+
+    def test_no_record_said_to_wait_behind_a_slow_one_when_none_does(self):
+        # one request at a time, in order: every line said "1 more judged behind a slow
+        # one" (the record being written counted as waiting), even "4/4 done"
+        self.srv.delay = 0.3  # a redraw for each record (they are 0.25 s apart at least)
+        tty = self.four_records_on_a_terminal(concurrency=1)
         self.assertIn("\r  1/4 done, ", tty)
         self.assertNotIn("behind a slow one", tty)
 
     def test_records_waiting_behind_a_slow_one_are_still_counted(self):
-        import pty
-        from stub import read_terminal
-
         def responder(request):  # the first record's request is slow, the others quick
             if "\nq0\n" in request.json["messages"][-1]["content"]:
                 time.sleep(1.2)
         self.srv.responder = responder
-        source = self.source([{"question": "q{}".format(i), "response": "r"} for i in range(4)])
-        master, slave = pty.openpty()
-        environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
-        proc = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
-                                 "--judge-model", "m", "--no-preflight", "--concurrency", "2",
-                                 source], cwd=self.tmp, env=environ, stdout=subprocess.DEVNULL,
-                                stderr=slave)
-        os.close(slave)
-        tty = read_terminal(master, 20).decode()
-        self.assertEqual(proc.wait(timeout=20), 0, tty)
+        tty = self.four_records_on_a_terminal(concurrency=2)
         self.assertIn("\r  0/4 done, 3 more judged behind a slow one, ", tty)
 
 
