@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
 from batch_engine import output_line, run_batch  # noqa: E402
-from stub import JUDGE_ENV, StubServer, StubTestCase, chat, run_main  # noqa: E402
+from stub import JUDGE_ENV, StubTestCase, chat, run_main  # noqa: E402
 
 REPO = os.path.dirname(HERE)
 EXAMPLES = os.path.join(REPO, "examples")

@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
@@ -23,7 +22,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_hostile_network` finds stub
 import minijudge  # noqa: E402
-from stub import (JUDGE_ENV, SideBySide, StubServer, StubTestCase, chat, raw,  # noqa: E402
+from stub import (JUDGE_ENV, SideBySide, StubServer, StubTestCase, raw,  # noqa: E402
                   self_signed_cert, wire)
 
 EXAMPLE, OUTPUT = {"question": "2+2?"}, {"response": "4"}

@@ -19,7 +19,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubServer, StubTestCase, chat, error, run_main  # noqa: E402
+from stub import JUDGE_ENV, StubTestCase, chat, error, run_main  # noqa: E402
 from test_assess import ASSESSMENT, judge_like  # noqa: E402
 from test_modes import HELPFULNESS  # noqa: E402
 

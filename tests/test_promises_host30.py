@@ -318,7 +318,6 @@ class StoppedWhileWriting(Cli):
         # a signal between a record's write and its count: the note said one fewer (2 of 6
         # runs); and it told an export's user that a rerun judges everything again, when
         # the same command refuses to write over the parts there
-        import re
         source = self.source([{"question": "q{}".format(i), "response": "r"}
                               for i in range(5000)])
         # the five attempts run two at a time (each its own export, -o and signal)

@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import SideBySide, StubTestCase, chat, raw  # noqa: E402
+from stub import SideBySide, chat, raw  # noqa: E402
 from test_cli import CLITest, parse_lines  # noqa: E402
 
 
