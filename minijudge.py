@@ -7198,6 +7198,8 @@ def _traffic_figures(tally, wall):
 def _judge_figures(stamp, args, tally, judge):
     """Who judged, with what template and parameters (report: what the stamp says)."""
     model = stamp["model"]
+    if judge and judge.model is None:
+        model = None  # none given, none listed: the stamp's text "None" is no model's name
     if tally.models:
         model = tally.models.most_common(1)[0][0]
     scale = stamp.get("scale")
@@ -7860,15 +7862,21 @@ def _judged_by(s):
     if panel:
         judges = ", ".join(panel.get("judges", ()))
         return "jury: the {} of {} (quorum {})".format(panel["jury"], judges, panel["quorum"])
+    model = s["judge_model"]
+    if model is None:  # none given, and the server's list could not be read
+        model = "(model not known)"
     if s["judge_url"]:
-        return "judge {} at {}".format(s["judge_model"], s["judge_url"])
-    return "judge {}".format(s["judge_model"])
+        return "judge {} at {}".format(model, s["judge_url"])
+    return "judge {}".format(model)
 
 
 def _status_lines(s):
     """The statuses (ok first), each failure's first error, the fields filled by default."""
     statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
-    lines = ["  statuses: " + ", ".join("{} {}".format(*kv) for kv in statuses)]
+    counts = ", ".join("{} {}".format(*kv) for kv in statuses)
+    if not counts:
+        counts = "none (no records)"
+    lines = ["  statuses: " + counts]
     lines += ["  first {}: {}".format(*kv) for kv in s["errors"].items()]
     lines += ["  fields: " + line for line in s.get("fields") or ()]
     return lines
