@@ -7875,7 +7875,7 @@ def _status_lines(s):
     statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
     counts = ", ".join("{} {}".format(*kv) for kv in statuses)
     if not counts:
-        counts = "none (no records)"
+        counts = "none"
     lines = ["  statuses: " + counts]
     lines += ["  first {}: {}".format(*kv) for kv in s["errors"].items()]
     lines += ["  fields: " + line for line in s.get("fields") or ()]

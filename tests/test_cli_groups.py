@@ -349,7 +349,7 @@ PRINTED = [  # (what changes in _BASE, --max-error-rate, name, the text)
      "minijudge: 2 " + _HEADER + "  statuses: timeout 2\n  first timeout: timed out\n"
      "  A's win rate: none judged\n"),  # was the mean with failures as 0.0 (issue 30)
     (dict(_NOTHING_ELSE, records=0, failed=0, failure_rate=0.0, statuses={}, errors={}), 0.1,
-     "j2", "minijudge [j2]: 0 " + _HEADER + "  statuses: \n"),
+     "j2", "minijudge [j2]: 0 " + _HEADER + "  statuses: none\n"),
 ]
 
 

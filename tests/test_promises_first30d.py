@@ -1,6 +1,6 @@
 """Issue 30, the first hour: two summary lines a new user met with nothing in them.
 
-An input with no records printed ``statuses: `` (nothing after it), and a run whose judge
+An input with no records printed ``statuses: `` (nothing after it; now ``statuses: none``), and a run whose judge
 model was neither given nor listed by the server printed ``judge None at URL``.
 """
 
@@ -18,7 +18,7 @@ class EmptyLinesTest(StubTestCase):
         source = self.write("empty.jsonl", "")
         code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m", source])
         self.assertEqual(code, 0, err)
-        self.assertIn("\n  statuses: none (no records)\n", err)
+        self.assertIn("\n  statuses: none\n", err)
         self.assertIn("warning: no records in " + source, err)
 
     def test_a_model_not_known_is_not_printed_as_none(self):
