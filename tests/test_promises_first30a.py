@@ -11,6 +11,7 @@ Every test runs ``python -m minijudge`` as a real subprocess against the stub.
 
 import errno
 import fcntl
+import itertools
 import json
 import os
 import pty
@@ -232,10 +233,21 @@ class RetryingProgressTest(SideBySide, Cli):
 class StoppedTest(SideBySide, Cli):
     side_by_side = 2  # each run is busy till its signal: one a core
 
+    def slow_after(self, n):
+        """The stub answers its first ``n`` requests at once, then each after 1 s: a run
+        under load cannot end before its signal comes (100 records took 0.6 s)."""
+        count = itertools.count(1)
+
+        def responder(request):
+            if next(count) > n:
+                time.sleep(1)
+            return None
+        self.srv.responder = responder
+
     def interrupt(self, sig, *argv, n=100):
         """(exit code, stderr, records written) of a run given ``sig`` after 12 requests."""
         source = self.write("in.jsonl", records(n))
-        self.srv.delay = 0.02
+        self.slow_after(12)
         proc = self.spawn("--concurrency", "4", *argv + (source,))
         deadline = time.monotonic() + 20
         while self.srv.chat_count < 12 and proc.poll() is None and time.monotonic() < deadline:
@@ -276,7 +288,7 @@ class StoppedTest(SideBySide, Cli):
                           len(written)), err)
 
     def test_a_piped_input_has_no_total(self):
-        self.srv.delay = 0.02
+        self.slow_after(12)
         source = self.write("in.jsonl", records(100))
         with open(source, "rb") as stdin:  # stdin ("-") is not counted, file or pipe
             proc = self.spawn("--concurrency", "4", "-", stdin=stdin)

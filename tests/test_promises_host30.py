@@ -319,7 +319,7 @@ class StoppedWhileWriting(Cli):
         # runs); and it told an export's user that a rerun judges everything again, when
         # the same command refuses to write over the parts there
         source = self.source([{"question": "q{}".format(i), "response": "r"}
-                              for i in range(5000)])
+                              for i in range(50000)])  # under load, 5,000 ended first
         # the five attempts run two at a time (each its own export, -o and signal)
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             runs = [pool.submit(self.export_interrupted, source, attempt)
@@ -327,7 +327,7 @@ class StoppedWhileWriting(Cli):
         for attempt, run in enumerate(runs):
             with self.subTest(attempt=attempt):
                 err, lines = run.result()
-                self.assertIn("  interrupted: {} of 5000 records written to {}; the export is "
+                self.assertIn("  interrupted: {} of 50000 records written to {}; the export is "
                               "partial: remove {}.*.jsonl, then rerun the same command\n".format(
                                   lines, self.path("o{}.jsonl".format(attempt)),
                                   self.path("req{}".format(attempt))), err)
