@@ -678,6 +678,16 @@ class StubServer:
         return None
 
 
+def default_sigint():
+    """A Popen preexec_fn: the child starts with SIGINT's default disposition, so Python
+    gives it its usual Ctrl-C. A shell starts background jobs (``cmd &``, a CI runner's)
+    with SIGINT ignored, a child inherits that, and Python keeps an ignored SIGINT: a test
+    that sends Ctrl-C would see the run go on. (signal.signal in the test would do, but only
+    in the main thread, and SideBySide runs tests in others.)"""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def read_terminal(master, timeout):
     """What a child wrote to the terminal whose master end is ``master``, until it closes
     it (or ``timeout`` s pass with nothing new); the master is closed after."""

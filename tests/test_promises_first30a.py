@@ -27,7 +27,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from stub import JUDGE_ENV, SideBySide, StubTestCase, hang, rate_limited  # noqa: E402
+from stub import (JUDGE_ENV, SideBySide, StubTestCase, default_sigint, hang,  # noqa: E402
+                  rate_limited)
 
 KEY = "sk-first30a-secret-key-0123456789"
 
@@ -248,7 +249,7 @@ class StoppedTest(SideBySide, Cli):
         """(exit code, stderr, records written) of a run given ``sig`` after 12 requests."""
         source = self.write("in.jsonl", records(n))
         self.slow_after(12)
-        proc = self.spawn("--concurrency", "4", *argv + (source,))
+        proc = self.spawn("--concurrency", "4", *argv + (source,), preexec_fn=default_sigint)
         deadline = time.monotonic() + 20
         while self.srv.chat_count < 12 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)
@@ -291,7 +292,8 @@ class StoppedTest(SideBySide, Cli):
         self.slow_after(12)
         source = self.write("in.jsonl", records(100))
         with open(source, "rb") as stdin:  # stdin ("-") is not counted, file or pipe
-            proc = self.spawn("--concurrency", "4", "-", stdin=stdin)
+            proc = self.spawn("--concurrency", "4", "-", stdin=stdin,
+                              preexec_fn=default_sigint)
         deadline = time.monotonic() + 20
         while self.srv.chat_count < 12 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)

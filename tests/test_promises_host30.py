@@ -15,7 +15,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_host30` finds stub
-from stub import SideBySide  # noqa: E402
+from stub import SideBySide, default_sigint  # noqa: E402
 
 KEY = "sk-host30-SECRET-0123456789"  # ASCII: a key with an accent is refused up front
 KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
@@ -181,7 +181,8 @@ class StoppedBeforeAnyRecord(Cli):
         proc = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
                                  "--judge-model", "m", "--no-preflight"] + list(argv) + [source],
                                 cwd=self.tmp, env=environ, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, universal_newlines=True)
+                                stderr=subprocess.PIPE, universal_newlines=True,
+                                preexec_fn=default_sigint)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
         deadline = time.monotonic() + 20
         while not self.srv.requests and time.monotonic() < deadline:
@@ -302,7 +303,7 @@ class StoppedWhileWriting(Cli):
         proc = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-model", "m",
                                  "--batch-export", prefix, "-o", out, source], cwd=self.tmp,
                                 env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                universal_newlines=True)
+                                universal_newlines=True, preexec_fn=default_sigint)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and proc.poll() is None and (
