@@ -2308,6 +2308,11 @@ class LLMJudge:
             self._replicas.done(server, failed, payload is not None)
         return body
 
+    def _models_on(self, server):
+        """The models one of the judge's servers lists (no retry): a preflight's check."""
+        body = self._http_on(server, _models_url(self.url), None, self._request_headers(None))
+        return _read_models(body, _models_url(server.url))
+
     def _fails_over(self, server, exc):
         """Whether ``exc``'s request goes to another server at once: ``server`` refused it,
         timed out or broke the connection, and another is awake; ``server`` then rests."""
@@ -5762,6 +5767,7 @@ def _preflight(judge, *, ping=False):
     if judge.model is None and ping and len(listed) > 1:
         return dict(info, model="none given: pass one of these with --judge-model")
     judge.model = judge.model or judge._pick_model(listed)
+    _check_replicas(judge, listed)
     if ping or listed is None or judge.model not in listed:
         _ask_once(judge, info, listed)
     return info
@@ -5782,6 +5788,24 @@ def _listed_models(judge, info):
         judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
         return None
     return listed
+
+
+def _check_replicas(judge, listed):
+    """APIError for a server of the judge's several whose list lacks the model the first
+    list had: its replies would be another model's, under this judge's name. A server that
+    cannot list now is not refused: the run rests it if it still fails."""
+    if len(judge.urls) < 2 or not listed or judge.model not in listed:
+        return
+    for server in judge._replicas.servers:
+        try:
+            models = judge._models_on(server)
+        except APIError:
+            continue
+        if judge.model not in models:
+            raise APIError("GET {} lists {}, not {}: every server of a judge must serve its "
+                           "model".format(judge._redact(_models_url(server.url)),
+                                          _names(models, "no models"), judge.model),
+                           kind="model_error")
 
 
 def _ask_once(judge, info, listed):

@@ -19,11 +19,14 @@ from stub import StubServer, StubTestCase, error, run_main  # noqa: E402
 
 # a stub in its own process: prints its URL, then a line per chat request it answers
 STUB_PROCESS = """
-import sys, time
+import sys, threading, time
 sys.path.insert(0, sys.argv[1])
 from stub import StubServer
+lock = threading.Lock()
 def told(request):
-    print("served", flush=True)
+    with lock:  # the stub answers in threads: one whole line each
+        sys.stdout.write("served\\n")
+        sys.stdout.flush()
 srv = StubServer("Rating: 4", delay=float(sys.argv[2]), responder=told).start()
 print(srv.url, flush=True)
 time.sleep(600)
@@ -134,6 +137,17 @@ class ReplicaTest(StubTestCase):
         self.assertTrue(judge.judge({"question": "q"}, "r").ok)
         self.assertEqual(notes[0], "{}/v1/chat/completions rested 1 s: judge unreachable: "
                                    "connection refused".format(down))
+
+    def test_a_replica_serving_another_model_stops_the_run_at_start(self):
+        other = StubServer(models=("another-model",)).start()
+        self.addCleanup(other.stop)
+        code, out, err = run_main([self.records(2), "--judge-url", self.srv.url,
+                                   "--judge-url", other.url])
+        self.assertEqual(code, 1)
+        self.assertEqual(err, "minijudge: error: preflight failed: GET {}/v1/models lists "
+                              "another-model, not judge-model: every server of a judge must "
+                              "serve its model\n".format(other.url))
+        self.assertEqual(self.srv.chat_count + other.chat_count, 0)
 
     def test_the_same_server_twice_is_refused(self):
         code, out, err = run_main([self.records(1), "--judge-url", self.srv.url,
