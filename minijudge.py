@@ -2264,6 +2264,9 @@ class LLMJudge:
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
         headers = self._request_headers(payload)
         retries, timed_out, server = 0, None, None
+        # hops to another server cost no retry: fewer than the servers, or two that time
+        # out by turns would pass a request back and forth for ever
+        hops = 0
         for attempt in itertools.count(1):
             server = self._replicas.pick(avoid=server)
             try:
@@ -2273,7 +2276,8 @@ class LLMJudge:
                 return read(body, url), attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
-                if self._fails_over(server, exc):  # another server takes it: no retry spent
+                if hops < len(self.urls) - 1 and self._fails_over(server, exc):
+                    hops += 1  # another server takes it: no retry spent
                     continue
                 # a server shutting down is silent, then refuses: the timeout came first
                 if not timed_out and exc.kind == "timeout":

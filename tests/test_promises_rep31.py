@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubServer, StubTestCase, error, run_main  # noqa: E402
+from stub import StubServer, StubTestCase, error, hang, run_main  # noqa: E402
 
 # a stub in its own process: prints its URL, then a line per chat request it answers
 STUB_PROCESS = """
@@ -128,6 +128,20 @@ class ReplicaTest(StubTestCase):
         self.assertEqual(code, 0, err)
         self.assertEqual(self.srv.chat_count, 4)
         self.assertEqual(self.summary()["servers"][0]["url"], down + "/v1/chat/completions")
+
+    def test_a_replica_that_times_out_rests_and_costs_no_retry(self):
+        hung = StubServer(responder=lambda request: hang(2)).start()
+        self.addCleanup(hung.stop)
+        code, out, err = run_main([
+            self.records(3), "--judge-url", hung.url, "--judge-url", self.srv.url,
+            "--judge-model", "judge-model", "--timeout", "0.2", "--max-retries", "0",
+            "--concurrency", "1", "-o", self.path("out.jsonl"), "--summary", self.path("s.json")])
+        self.assertEqual(code, 0, err)
+        records = self.read_jsonl("out.jsonl")
+        self.assertEqual([r["judge_status"] for r in records], ["ok"] * 3)
+        self.assertEqual(hung.chat_count, 1)  # then rested for the rest of the run
+        self.assertEqual(self.summary()["servers"][0], {
+            "url": hung.url + "/v1/chat/completions", "requests": 1, "failures": 1})
 
     def test_the_progress_line_names_a_rested_replica(self):
         down = self.down_url()
