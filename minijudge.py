@@ -4511,7 +4511,8 @@ def _charts(s, tally):
             ("Confusion: people (rows) by the judge (columns)", _confusion_table(s)),
             ("Each judge's offset from the panel", _offsets_chart(s)),
             ("Length and score", _length_chart(s, tally)),
-            ("Groups", _groups_html(s))]
+            ("Groups", _groups_html(s)),
+            ("Servers", _servers_table(s))]
 
 
 def _statuses_table(s):
@@ -4522,6 +4523,17 @@ def _statuses_table(s):
             _esc(status), count, _esc(first_error)))
     return "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n{}</table>".format(
         "".join(lines))
+
+
+def _servers_table(s):
+    """Requests and failures per server of a judge on several (None: on one)."""
+    servers = s.get("servers") or []
+    if len(servers) < 2:
+        return None
+    rows = "".join("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+        _esc(server["url"]), server["requests"], server["failures"]) for server in servers)
+    return "<table><tr><th>server</th><th>requests</th><th>failed</th></tr>\n{}</table>".format(
+        rows)
 
 
 def _scores_chart(s):

@@ -129,6 +129,19 @@ class ReplicaTest(StubTestCase):
         self.assertEqual(self.srv.chat_count, 4)
         self.assertEqual(self.summary()["servers"][0]["url"], down + "/v1/chat/completions")
 
+    def test_the_page_counts_each_replicas_requests(self):
+        other = self.start_stub()
+        code, out, err = run_main([self.records(4), "--judge-url", self.srv.url,
+                                   "--judge-url", other.url, "--concurrency", "1",
+                                   "--html", self.path("page.html")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("page.html"), encoding="utf-8") as f:
+            page = f.read()
+        self.assertIn("<h3>Servers</h3><table><tr><th>server</th><th>requests</th><th>failed"
+                      "</th></tr>\n<tr><td>{}/v1/chat/completions</td><td>2</td><td>0</td></tr>"
+                      "<tr><td>{}/v1/chat/completions</td><td>2</td><td>0</td></tr></table>"
+                      .format(self.srv.url, other.url), page)
+
     def test_a_replica_that_times_out_rests_and_costs_no_retry(self):
         hung = StubServer(responder=lambda request: hang(2)).start()
         self.addCleanup(hung.stop)
