@@ -1210,6 +1210,11 @@ class _Replicas:
             return None
         return "all {} servers failed: {}".format(len(errors), "; ".join(errors))
 
+    def resting(self):
+        """The URLs of the servers resting now, in the order given."""
+        now = time.monotonic()
+        return [s.url for s in self.servers if s.rested_until > now]
+
     def figures(self, redact):
         """Requests and failures per server, in the order given."""
         return [{"url": redact(s.url), "requests": s.requests, "failures": s.failures}
@@ -2324,9 +2329,9 @@ class LLMJudge:
             return False
         server.error = str(exc)
         seconds = self._replicas.rest(server)
-        if seconds and self._on_retry is not None:
-            self._on_retry("{} rested {} s: {}".format(
-                self._redact(server.url), _short_seconds(seconds), _trouble(exc)))
+        if seconds and self._on_retry is not None:  # "judge ...": a panel's names its judge
+            self._on_retry("{} at {}; resting it {} s, its requests go to the others".format(
+                _trouble(exc), self._redact(server.url), _short_seconds(seconds)))
         return seconds > 0
 
     _on_retry = None  # the command line's progress line: told of each retry and success
@@ -8645,6 +8650,18 @@ class _Run:
                 return "judge {} {}".format(prefix.rstrip("_"), note[len("judge "):])
             if note:
                 return note
+        return self.resting_note()
+
+    def resting_note(self):
+        """Which servers of a judge on several rest now, while no request is retried."""
+        for prefix, judge, _ in self.specs:
+            resting = [judge._redact(url) for url in judge._replicas.resting()]
+            if not resting:
+                continue
+            which = ""
+            if len(self.specs) > 1:
+                which = " " + prefix.rstrip("_")
+            return "judge{} servers resting: {}".format(which, ", ".join(resting))
         return None
 
     def stopped_note(self):

@@ -6,6 +6,7 @@ requests and failures per server. The stubs run as their own processes where one
 """
 import json
 import os
+import pty
 import select
 import signal
 import subprocess
@@ -15,7 +16,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubServer, StubTestCase, error, hang, run_main  # noqa: E402
+from stub import (JUDGE_ENV, StubServer, StubTestCase, error, hang, read_terminal,  # noqa: E402
+                  run_main)  # noqa: E402
 
 # a stub in its own process: prints its URL, then a line per chat request it answers
 STUB_PROCESS = """
@@ -162,8 +164,9 @@ class ReplicaTest(StubTestCase):
         notes = []
         judge._on_retry = notes.append
         self.assertTrue(judge.judge({"question": "q"}, "r").ok)
-        self.assertEqual(notes[0], "{}/v1/chat/completions rested 1 s: judge unreachable: "
-                                   "connection refused".format(down))
+        self.assertEqual(notes[0], "judge unreachable: connection refused at {}/v1/chat/"
+                                   "completions; resting it 1 s, its requests go to the "
+                                   "others".format(down))
 
     def test_a_replica_serving_another_model_stops_the_run_at_start(self):
         other = StubServer(models=("another-model",)).start()
@@ -175,6 +178,23 @@ class ReplicaTest(StubTestCase):
                               "another-model, not judge-model: every server of a judge must "
                               "serve its model\n".format(other.url))
         self.assertEqual(self.srv.chat_count + other.chat_count, 0)
+
+    def test_on_a_terminal_the_progress_line_names_a_resting_replica(self):
+        down = self.down_url()
+        self.srv.delay = 0.15
+        master, slave = pty.openpty()
+        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "minijudge", "--judge-url", down, "--judge-url",
+             self.srv.url, "--judge-model", "judge-model", "--no-preflight", "--concurrency",
+             "1", "-o", self.path("out.jsonl"), self.records(8)],
+            cwd=os.path.dirname(HERE), env=env, stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        tty = read_terminal(master, 10)
+        self.assertEqual(proc.wait(10), 0, tty)
+        self.assertIn("; judge servers resting: {}/v1/chat/completions".format(down).encode(),
+                      tty)
 
     def test_the_same_server_twice_is_refused(self):
         code, out, err = run_main([self.records(1), "--judge-url", self.srv.url,
