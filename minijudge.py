@@ -1181,12 +1181,13 @@ class _Replicas:
         """``server`` answered (or ``failed``); ``counted``: a judging request, not a list."""
         with self._lock:
             server.outstanding -= 1
-            server.requests += counted
-            server.failures += failed and counted
-            if failed:
-                return
-            server.rests, server.rested_until = 0, 0.0  # it answers: rested no more
-            server.error = None
+            if counted:
+                server.requests += 1
+            if counted and failed:
+                server.failures += 1
+            if not failed:
+                server.rests, server.rested_until = 0, 0.0  # it answers: rested no more
+                server.error = None
 
     def rest(self, server):
         """Rest ``server`` (1 s, doubling each time it fails again, up to 30 s); the rest in
@@ -1861,7 +1862,9 @@ def _turns(template, assess, assess_max_tokens):
 
 
 class LLMJudge:
-    """A judge on one OpenAI-compatible server (or a ``judge_fn``: messages -> reply).
+    """A judge on an OpenAI-compatible server (or a ``judge_fn``: messages -> reply); on
+    several serving one model when ``base_url`` is a list (least busy first; one that
+    refuses or times out rests while the others take its requests).
 
     ``score(example, output)`` returns ``{"judge_score": float}`` and never raises;
     ``judge(...)`` the full Judgement. The base URL (``http://h:p``, ``.../v1``, a gateway
