@@ -62,6 +62,8 @@ _BACKOFF_FIRST = 0.5         # seconds before the first retry; doubles each time
 _BACKOFF_CAP = 30.0          # longest wait between two tries
 _RETRY_AFTER_LIMIT = 300.0   # a server asking for a longer pause is out of quota, not busy
 _RESTART_POLL = 1.0          # between two tries of a server that is restarting
+_REST_FIRST = 1.0            # a replica that refused or timed out is left alone this long,
+_REST_CAP = 30.0             # twice as long each time it fails again, at most this
 _REPEATS = 5                 # records failing alike, none judged, that stop a run
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 _OFFLINE = "https://offline.invalid/v1/chat/completions"  # a judge that sends nothing
@@ -975,6 +977,7 @@ _CREDENTIAL_QUERY_RE = re.compile(r"""
     ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
     ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
 """, re.I | re.X)
+_FAILS_OVER = ("connection_refused", "timeout", "connection_error")  # the server, not the request
 _EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # the key
     | model | param | temperature | format | schema | json | message | logprob | length  # a field
     | connection  # the server behind a proxy is down""", re.I | re.X)
@@ -1126,6 +1129,101 @@ def _connections(url):
             local.conn.close()
 
     return types.SimpleNamespace(send=send, proxy=via, close_thread=close_thread)
+
+
+class _Replica:
+    """One server of a judge: its connections, and the requests it has been sent."""
+
+    def __init__(self, url):
+        self.url = url
+        self.connections = _connections(url)
+        self.outstanding = 0  # sent, not yet answered
+        self.requests = 0
+        self.failures = 0
+        self.rested_until = 0.0  # time.monotonic(): left alone until then
+        self.rests = 0  # rests in a row: each twice the last
+        self.error = None  # why its last request failed, while it fails
+
+
+class _Replicas:
+    """A judge's servers (one or more): each request goes to the least busy server that is
+    not resting, ties in turn; a server that refused or timed out rests (``rest``)."""
+
+    def __init__(self, urls):
+        self.servers = [_Replica(url) for url in urls]
+        self._lock = threading.Lock()
+        self._turn = 0  # where the search for the least busy starts: ties in turn
+
+    def pick(self, avoid=None):
+        """The server for the next request, counted as sent; ``avoid``, the one that just
+        failed it, is picked only when no other is awake."""
+        with self._lock:
+            awake = self._awake(avoid)
+            start = self._turn % len(awake)
+            self._turn += 1
+            server = min(awake[start:] + awake[:start], key=lambda s: s.outstanding)
+            server.outstanding += 1
+            return server
+
+    def _awake(self, avoid):
+        """The servers not resting, but ``avoid``; else those not resting; else the one
+        whose rest ends first (all resting: the judge's retries and --restart-wait apply)."""
+        now = time.monotonic()
+        awake = [s for s in self.servers if s.rested_until <= now]
+        others = [s for s in awake if s is not avoid]
+        if others:
+            return others
+        if awake:
+            return awake
+        return [min(self.servers, key=lambda s: s.rested_until)]
+
+    def done(self, server, failed, counted=True):
+        """``server`` answered (or ``failed``); ``counted``: a judging request, not a list."""
+        with self._lock:
+            server.outstanding -= 1
+            if counted:
+                server.requests += 1
+            if counted and failed:
+                server.failures += 1
+            if not failed:
+                server.rests, server.rested_until = 0, 0.0  # it answers: rested no more
+                server.error = None
+
+    def rest(self, server):
+        """Rest ``server`` (1 s, doubling each time it fails again, up to 30 s); the rest in
+        seconds, or 0 when no other server is awake to take its requests (then it does not)."""
+        with self._lock:
+            now = time.monotonic()
+            others = [s for s in self.servers if s is not server and s.rested_until <= now]
+            if not others:
+                return 0
+            server.rests += 1
+            seconds = min(_REST_CAP, _REST_FIRST * 2 ** (server.rests - 1))
+            server.rested_until = now + seconds
+            return seconds
+
+    def all_failed(self, server, error):
+        """What each server's last request met, when every server's failed (``server``'s
+        with ``error``); else None."""
+        server.error = error
+        errors = [s.error for s in self.servers]
+        if None in errors:
+            return None
+        return "all {} servers failed: {}".format(len(errors), "; ".join(errors))
+
+    def resting(self):
+        """The URLs of the servers resting now, in the order given."""
+        now = time.monotonic()
+        return [s.url for s in self.servers if s.rested_until > now]
+
+    def figures(self, redact):
+        """Requests and failures per server, in the order given."""
+        return [{"url": redact(s.url), "requests": s.requests, "failures": s.failures}
+                for s in self.servers]
+
+    def close_thread(self):
+        for server in self.servers:
+            server.connections.close_thread()
 
 
 def _route(parts):
@@ -1678,6 +1776,21 @@ def _secret_values(key, url, headers):
     return values
 
 
+def _judge_urls(base_url):
+    """The chat URLs of ``base_url``: one URL, or a list of a judge's servers (replicas),
+    each named once."""
+    if isinstance(base_url, str):
+        return [_chat_url(base_url)]
+    urls = []
+    for given in base_url:
+        url = _chat_url(given)
+        if url in urls:
+            raise JudgeError("judge URL {!r} is given twice (as {}): name each server "
+                             "once".format(given, url))
+        urls.append(url)
+    return urls
+
+
 def _model_name(model, url, judge_fn):
     """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name;
     None: the one the server lists (a judge_fn never asks /models)."""
@@ -1749,7 +1862,9 @@ def _turns(template, assess, assess_max_tokens):
 
 
 class LLMJudge:
-    """A judge on one OpenAI-compatible server (or a ``judge_fn``: messages -> reply).
+    """A judge on an OpenAI-compatible server (or a ``judge_fn``: messages -> reply); on
+    several serving one model when ``base_url`` is a list (least busy first; one that
+    refuses or times out rests while the others take its requests).
 
     ``score(example, output)`` returns ``{"judge_score": float}`` and never raises;
     ``judge(...)`` the full Judgement. The base URL (``http://h:p``, ``.../v1``, a gateway
@@ -1798,7 +1913,7 @@ class LLMJudge:
         if isinstance(cache, str):
             self.cache = _Cache(cache)
         self._sleep, self._max_bytes = sleep, max_response_bytes
-        self._connections = _connections(self.url)
+        self._replicas = _Replicas(self.urls)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header):
@@ -1806,15 +1921,18 @@ class LLMJudge:
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
-        self.url = "judge_fn"
+        self.urls = ["judge_fn"]
         if not judge_fn:
-            self.url = _chat_url(base_url)
+            self.urls = _judge_urls(base_url)
+        self.url = self.urls[0]  # the one messages name; requests go to any (_Replicas)
         self.judge_fn = judge_fn
         self.model = _model_name(model, self.url, judge_fn)
-        key = _api_key(api_key, self.url)
+        for url in self.urls:  # the same key goes to each: each is warned about alike
+            key = _api_key(api_key, url)
         headers = _with_key(headers, key, key_header)
         self._headers = _Secret(headers)
-        self._secrets = _Secret(_secret_forms(key, self.url, headers))
+        # one URL a line: a credential in any of their queries is hidden
+        self._secrets = _Secret(_secret_forms(key, "\n".join(self.urls), headers))
 
     def _set_template(self, template, parser, criterion, response_format):
         """The prompt (a template, a criterion) and the parser that reads its reply."""
@@ -1902,7 +2020,7 @@ class LLMJudge:
 
     def close(self):
         """Close the connections this thread kept open (each thread has its own)."""
-        self._connections.close_thread()
+        self._replicas.close_thread()
 
     def __enter__(self):
         return self
@@ -2153,17 +2271,22 @@ class LLMJudge:
         server that answered and now refuses connections is restarting: it is polled
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
         headers = self._request_headers(payload)
-        retries, timed_out = 0, None
+        retries, timed_out, server = 0, None, None
+        # hops to another server cost no retry: fewer than the servers, or two that time
+        # out by turns would pass a request back and forth for ever
+        hops = 0
         for attempt in itertools.count(1):
+            server = self._replicas.pick(avoid=server)
             try:
-                body = _http(self._connections, url, payload=payload, headers=headers,
-                             timeout=self.timeout, max_bytes=self._max_bytes,
-                             secrets=self._secrets.value)
+                body = self._http_on(server, url, payload, headers)
                 self._alive, self._refused_since = True, None
                 self._tell()
                 return read(body, url), attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
+                if hops < len(self.urls) - 1 and self._fails_over(server, exc):
+                    hops += 1  # another server takes it: no retry spent
+                    continue
                 # a server shutting down is silent, then refuses: the timeout came first
                 if not timed_out and exc.kind == "timeout":
                     timed_out = str(exc)
@@ -2171,7 +2294,7 @@ class LLMJudge:
                 if left > 0:  # polling a restarting server is no retry
                     wait = self._poll_wait(left, exc)
                 elif self._gives_up(exc, retries, payload):
-                    self._final_error(exc, attempt, timed_out)
+                    self._final_error(exc, attempt, timed_out, server)
                     self._tell()  # no more retries: the record's failure is counted instead
                     raise
                 else:
@@ -2180,6 +2303,39 @@ class LLMJudge:
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._tell(exc, retries, wait, left)
                 self._sleep(wait)
+
+    def _http_on(self, server, url, payload, headers):
+        """``_http`` to one of the judge's servers: ``url`` (the first server's chat or
+        models URL) becomes that server's."""
+        target = server.url
+        if url != self.url:
+            target = _models_url(server.url)
+        failed = True
+        try:
+            body = _http(server.connections, target, payload=payload, headers=headers,
+                         timeout=self.timeout, max_bytes=self._max_bytes,
+                         secrets=self._secrets.value)
+            failed = False
+        finally:
+            self._replicas.done(server, failed, payload is not None)
+        return body
+
+    def _models_on(self, server):
+        """The models one of the judge's servers lists (no retry): a preflight's check."""
+        body = self._http_on(server, _models_url(self.url), None, self._request_headers(None))
+        return _read_models(body, _models_url(server.url))
+
+    def _fails_over(self, server, exc):
+        """Whether ``exc``'s request goes to another server at once: ``server`` refused it,
+        timed out or broke the connection, and another is awake; ``server`` then rests."""
+        if exc.kind not in _FAILS_OVER or len(self.urls) < 2:
+            return False
+        server.error = str(exc)
+        seconds = self._replicas.rest(server)
+        if seconds and self._on_retry is not None:  # "judge ...": a panel's names its judge
+            self._on_retry("{} at {}; resting it {} s, its requests go to the others".format(
+                _trouble(exc), self._redact(server.url), _short_seconds(seconds)))
+        return seconds > 0
 
     _on_retry = None  # the command line's progress line: told of each retry and success
 
@@ -2222,7 +2378,7 @@ class LLMJudge:
             return status in _RETRY_STATUSES or status >= 500
         return exc.kind in ("timeout", "connection_error", "invalid_response")
 
-    def _final_error(self, exc, attempt, timed_out):
+    def _final_error(self, exc, attempt, timed_out, server):
         """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
         if self._restarting(exc):
             exc.args = ("{} it answered before, then refused connections for {:g} s "
@@ -2231,6 +2387,8 @@ class LLMJudge:
             exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
         if attempt > 1:
             exc.args = ("{} (after {} tries)".format(exc, attempt),)
+        if exc.kind in _FAILS_OVER and len(self.urls) > 1:  # each server's words, not the last's
+            exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)
 
     def _backoff(self, retries, exc):
         """The wait before retry number ``retries``, doubling from the shortest."""
@@ -3237,6 +3395,13 @@ def _is_text(value):
 _SENT_KEYS = ("messages", "model", "stream")
 
 
+def _is_urls(value):
+    """A URL, or a non-empty list of them (a judge's replicas)."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(isinstance(url, str) for url in value)
+    return isinstance(value, str)
+
+
 def _is_extra_body(value):
     return isinstance(value, dict) and not any(key in value for key in _SENT_KEYS)
 
@@ -3331,8 +3496,9 @@ _SECONDS = "a number of seconds, 0 or more"
 _TOKENS = "a whole number from 1 to {}".format(_INT32)
 _BOOLEAN = "true or false"
 _JUDGE_OPTIONS = (
-    _Option("base_url", None, "a URL (text)", _optional(_is_text),
-            "--judge-url URL", "http://h:p, .../v1 or the full .../chat/completions"),
+    _Option("base_url", None, "a URL (text), or a list of them", _optional(_is_urls),
+            "--judge-url URL", "http://h:p, .../v1 or the full .../chat/completions; several "
+            "times: one judge on several servers", {"action": "append"}),
     _Option("model", None, "a model name (text)", _optional(_is_text),
             "--judge-model M", "default: the one the server lists"),
     _Option("api_key", None, "text", _optional(_is_text)),
@@ -4353,7 +4519,8 @@ def _charts(s, tally):
             ("Confusion: people (rows) by the judge (columns)", _confusion_table(s)),
             ("Each judge's offset from the panel", _offsets_chart(s)),
             ("Length and score", _length_chart(s, tally)),
-            ("Groups", _groups_html(s))]
+            ("Groups", _groups_html(s)),
+            ("Servers", _servers_table(s))]
 
 
 def _statuses_table(s):
@@ -4364,6 +4531,17 @@ def _statuses_table(s):
             _esc(status), count, _esc(first_error)))
     return "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n{}</table>".format(
         "".join(lines))
+
+
+def _servers_table(s):
+    """Requests and failures per server of a judge on several (None: on one)."""
+    servers = s.get("servers") or []
+    if len(servers) < 2:
+        return None
+    rows = "".join("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
+        _esc(server["url"]), server["requests"], server["failures"]) for server in servers)
+    return "<table><tr><th>server</th><th>requests</th><th>failed</th></tr>\n{}</table>".format(
+        rows)
 
 
 def _scores_chart(s):
@@ -5308,8 +5486,12 @@ def _check_panel(specs):
 def _flag_options(args):
     """{keyword: value} of every judge option that has a flag, each checked as LLMJudge
     checks it (JudgeError naming the flag)."""
-    return {option.name: _flag_value(option, getattr(args, option.dest))
-            for option in _JUDGE_OPTIONS if option.flag}
+    options = {option.name: _flag_value(option, getattr(args, option.dest))
+               for option in _JUDGE_OPTIONS if option.flag}
+    urls = options["base_url"]
+    if urls and len(urls) == 1:  # one --judge-url: a judge as before, on one server
+        options["base_url"] = urls[0]
+    return options
 
 
 def _flag_value(option, given):
@@ -5609,6 +5791,7 @@ def _preflight(judge, *, ping=False):
     if judge.model is None and ping and len(listed) > 1:
         return dict(info, model="none given: pass one of these with --judge-model")
     judge.model = judge.model or judge._pick_model(listed)
+    _check_replicas(judge, listed)
     if ping or listed is None or judge.model not in listed:
         _ask_once(judge, info, listed)
     return info
@@ -5629,6 +5812,24 @@ def _listed_models(judge, info):
         judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
         return None
     return listed
+
+
+def _check_replicas(judge, listed):
+    """APIError for a server of the judge's several whose list lacks the model the first
+    list had: its replies would be another model's, under this judge's name. A server that
+    cannot list now is not refused: the run rests it if it still fails."""
+    if len(judge.urls) < 2 or not listed or judge.model not in listed:
+        return
+    for server in judge._replicas.servers:
+        try:
+            models = judge._models_on(server)
+        except APIError:
+            continue
+        if judge.model not in models:
+            raise APIError("GET {} lists {}, not {}: every server of a judge must serve its "
+                           "model".format(judge._redact(_models_url(server.url)),
+                                          _names(models, "no models"), judge.model),
+                           kind="model_error")
 
 
 def _ask_once(judge, info, listed):
@@ -7203,13 +7404,15 @@ def _judge_figures(stamp, args, tally, judge):
     if tally.models:
         model = tally.models.most_common(1)[0][0]
     scale = stamp.get("scale")
-    figures = {"judge_url": None, "judge_model": model, "template": stamp["template"],
+    figures = {"judge_url": None, "servers": None, "judge_model": model,
+               "template": stamp["template"],
                "parameters": {"scale": scale, "pass_threshold": stamp.get("pass_threshold")},
                "score_sources": dict(tally.sources), "adapted": []}
     if not judge:
         return figures
     if judge.url != _OFFLINE:
         figures["judge_url"] = judge._redact(judge.url)
+        figures["servers"] = judge._replicas.figures(judge._redact)
     figures["parameters"] = dict(
         judge.params, model=judge.model, timeout=judge.timeout, max_retries=judge.max_retries,
         concurrency=args.concurrency, pass_threshold=judge.pass_threshold,
@@ -7817,6 +8020,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
         lines += trust
     lines += _rating_lines(summary)
     lines += _batch_lines(summary)
+    lines += _server_lines(summary)
     lines += _closing_lines(summary, max_error_rate)
     print(_shown_lines(lines), file=file)
 
@@ -7865,6 +8069,9 @@ def _judged_by(s):
     model = s["judge_model"]
     if model is None:  # none given, and the server's list could not be read
         model = "(model not known)"
+    servers = s.get("servers") or []
+    if len(servers) > 1:
+        return "judge {} at {} servers".format(model, len(servers))
     if s["judge_url"]:
         return "judge {} at {}".format(model, s["judge_url"])
     return "judge {}".format(model)
@@ -8190,6 +8397,18 @@ def _sources_line(s):
         sources["logprobs"], sources["text"], fallback)
 
 
+def _server_lines(s):
+    """Requests and failures per server of a judge on several (one: the head names it)."""
+    servers = s.get("servers") or []
+    if len(servers) < 2:
+        return []
+    lines = ["  servers:"]
+    for server in servers:
+        lines.append("    {}: {} requests, {} failed".format(
+            server["url"], server["requests"], server["failures"]))
+    return lines
+
+
 def _batch_lines(s):
     """What a batch import brought, or what an export wrote."""
     batch = s["batch"] or {}
@@ -8434,6 +8653,18 @@ class _Run:
                 return "judge {} {}".format(prefix.rstrip("_"), note[len("judge "):])
             if note:
                 return note
+        return self.resting_note()
+
+    def resting_note(self):
+        """Which servers of a judge on several rest now, while no request is retried."""
+        for prefix, judge, _ in self.specs:
+            resting = [judge._redact(url) for url in judge._replicas.resting()]
+            if not resting:
+                continue
+            which = ""
+            if len(self.specs) > 1:
+                which = " " + prefix.rstrip("_")
+            return "judge{} servers resting: {}".format(which, ", ".join(resting))
         return None
 
     def stopped_note(self):

@@ -47,7 +47,7 @@ GROUPS = {
 }
 # every flag before issue 12: (option strings, dest, default, type, action)
 FLAGS = [
-    (("--judge-url",), "judge_url", None, None, "store"),
+    (("--judge-url",), "judge_url", None, None, "append"),  # issue 31: several are replicas
     (("--judge-model",), "judge_model", None, None, "store"),
     (("-o", "--output"), "output", None, None, "store"),
     (("--mode",), "mode", None, None, "store"),

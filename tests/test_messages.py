@@ -54,9 +54,11 @@ class MessagesTest(StubTestCase):
     def run_records(self, rows, *argv, env=None, subprocess_=False):
         """Judge rows on the stub: (exit code, output records, stderr)."""
         source = self.write_jsonl("in.jsonl", rows)
-        code, out, err = self.cli("--judge-url", self.srv.url + "/v1", "--max-retries", "0",
-                                  "--max-error-rate", "1", *argv, source, env=env,
-                                  subprocess_=subprocess_)
+        url = ["--judge-url", self.srv.url + "/v1"]
+        if "--judge-url" in argv:  # a second --judge-url is a replica, not an override
+            url = []
+        code, out, err = self.cli(*url, "--max-retries", "0", "--max-error-rate", "1", *argv,
+                                  source, env=env, subprocess_=subprocess_)
         return code, [json.loads(line) for line in out.splitlines()], err
 
     # -- 1. --logprobs on a 1-10 scale ------------------------------------------------

@@ -108,7 +108,8 @@ class JudgesFileTest(StubTestCase):
         self.assertEqual(self.srv.chat_count, 0)
 
     def test_the_entry_url_model_and_template_are_checked_too(self):
-        for entry, message in (({"url": 5}, "url must be a URL (text); got 5"),
+        for entry, message in (({"url": 5}, "url must be a URL (text), or a list of them; "
+                                            "got 5"),
                                ({"model": ["m"]}, "model must be a model name (text); got ['m']"),
                                ({"template": 7}, "template must be a template name or text; "
                                                  "got 7")):
