@@ -1772,6 +1772,7 @@ class LLMJudge:
                  repeats=1, image_root=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
+        self._keywords = _as_given(locals())  # what a pickle rebuilds it from (__reduce__)
         self._set_server(base_url, model, api_key, judge_fn, headers, key_header)
         self._set_template(template, parser, criterion, response_format)
         self._check_criterion_needs(assess, check_position)
@@ -1899,6 +1900,19 @@ class LLMJudge:
     def __repr__(self):
         return "LLMJudge({!r}, model={!r}, template={!r})".format(
             self._redact(self.url), self.model, self.template or "rating")
+
+    def __reduce__(self):
+        """Pickled as the keywords it was made with, the URL and key it read from the
+        environment, the model it listed and the parameters a server refused (adapted): the
+        judge is made again where it lands, with its own connections, locks and cache handle
+        (the same cache file). The pickle holds the API key: keep it as you keep the key. A
+        command line's progress hook and batch files stay behind."""
+        keywords = dict(self._keywords)
+        if keywords["judge_fn"] is not None:
+            _check_pickles(keywords["judge_fn"])
+        if keywords["model"] is None:  # listed once, here: a worker does not ask again
+            keywords["model"] = self.model
+        return _rebuilt_judge, (keywords, self.params, list(self.adapted))
 
     def close(self):
         """Close the connections this thread kept open (each thread has its own)."""
@@ -2487,6 +2501,44 @@ class LLMJudge:
         if self.parser == "comparative":
             return {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
         return {}
+
+
+def _as_given(keywords):
+    """LLMJudge's keywords as a pickle carries them: the URL and the key read from the
+    environment now, as the judge reads them, so that the judge unpickled elsewhere sends
+    the same requests whatever that environment holds."""
+    given = {name: value for name, value in keywords.items() if name != "self"}
+    given["base_url"] = given["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
+    given["api_key"] = given["api_key"] or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
+    return given
+
+
+def _check_pickles(judge_fn):
+    """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle (where it is
+    loaded, as in Ray or Dask, which pickle with it) can pickle it."""
+    import pickle
+    try:
+        pickle.dumps(judge_fn)
+        return
+    except Exception as exc:  # PicklingError, AttributeError or TypeError, by Python version
+        error = exc
+    cloudpickle = sys.modules.get("cloudpickle")
+    if cloudpickle is not None:
+        try:
+            cloudpickle.dumps(judge_fn)
+            return
+        except Exception:  # its own message says less than pickle's
+            pass
+    name = getattr(judge_fn, "__qualname__", None) or repr(judge_fn)
+    raise pickle.PicklingError("cannot pickle LLMJudge: its judge_fn {} does not pickle ({}); "
+                               "define it at the top level of a module".format(name, error))
+
+
+def _rebuilt_judge(keywords, params, adapted):
+    """An unpickled LLMJudge: made again from its keywords, with what it adapted."""
+    judge = LLMJudge(**keywords)
+    judge.params, judge.adapted = params, adapted
+    return judge
 
 
 # -- Panels and repeats: one judgement from several ------------------------------------
@@ -3787,6 +3839,9 @@ class _Cache:
             while rest:  # one write, unless the disk fills: then the next one raises
                 rest = rest[os.write(self._fd, rest):]
             self._index[key] = os.lseek(self._fd, 0, os.SEEK_CUR) - len(line)
+
+    def __reduce__(self):  # an unpickled cache opens the same file: O_APPEND keeps it whole
+        return _Cache, (self.path,)
 
     def close(self):
         self._file.close()
