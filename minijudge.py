@@ -22,6 +22,7 @@ Public names:
     parse_rating, parse_binary, parse_comparative, parse_verdict, parse_json
     jury                     one result from a panel of judges, or from repeats
     judge_records            judge an iterable of records concurrently, in order
+    scored_record            a record judged and written as the command line writes it
     agreement                the judge against human labels: kappa, correlations
     JudgeError, TemplateError, APIError     errors (TemplateError is also a ValueError)
     main                     the command line
@@ -50,7 +51,7 @@ import time
 
 __all__ = ["LLMJudge", "Judgement", "JudgeError", "TemplateError", "APIError", "TEMPLATES",
            "render", "parse_rating", "parse_binary", "parse_comparative", "parse_verdict",
-           "parse_json", "jury", "judge_records", "agreement", "main"]
+           "parse_json", "jury", "judge_records", "scored_record", "agreement", "main"]
 __version__ = "0.1.0"
 
 _log = logging.getLogger(__name__)
@@ -6253,6 +6254,20 @@ def _judge_fields(prefix, judgement):
         if getattr(judgement, name):
             fields[name] = getattr(judgement, name)
     return {prefix + "_" + k: v for k, v in fields.items()}
+
+
+def scored_record(judge, record, *, line):
+    """Judge ``record`` (a dict, line ``line`` of its input file, from 1) as ``python -m
+    minijudge`` does with its default flags, and return the record it writes: the input's
+    fields, judge_score ..., judge_line and the run's stamp, judge_run. Records written as
+    JSON lines from several processes (a Ray cluster's workers) make shards ``python -m
+    minijudge report`` merges, as it merges those of ``--shard K/N`` runs."""
+    args = _parse_known(_arg_parser(), ["-"])
+    args.mode = "rating"
+    judgement = _judge_item(judge, args, (line, record), args.mode)
+    written = _judge_fields("judge", judgement)
+    written.update(judge_line=line, judge_run=_stamp([judge], args.mode, args))
+    return _replaced(record, written, [])
 
 
 # -- Scored records read back (report's checks) ----------------------------------------

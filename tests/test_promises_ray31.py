@@ -113,5 +113,58 @@ class PicklesTest(stub.StubTestCase):
                          r"\(.+\); define it at the top level of a module$")
 
 
+def _summary_without_times(path):
+    """A --summary file's figures but the clock's (a run's wall time, its rate)."""
+    with open(path, encoding="utf-8") as f:
+        summary = json.load(f)
+    return {k: v for k, v in summary.items()
+            if k not in ("wall_seconds", "records_per_second", "elapsed", "latency")}
+
+
+def _lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+class ScoredRecordTest(stub.StubTestCase):
+    """scored_record writes what the command line writes: shards written from Python
+    are merged by report as the command line's own."""
+
+    def setUp(self):
+        super().setUp()
+        replies = iter(["Rating: 4", "Rating: 2", "no rating here", "Rating: 5"] * 2)
+        self.srv.responder = lambda request: next(replies)
+        self.records = [{"id": 1, "question": "q1", "response": "a1"},
+                        {"id": 2, "question": "q2", "response": "a2", "answer": "r2"},
+                        {"id": 3, "question": "q3", "response": "a3"},
+                        {"id": 4, "question": "q4", "response": ""},
+                        {"id": 5, "question": "q5", "response": "a5"}]
+        self.input = self.write_jsonl("in.jsonl", self.records)
+
+    def test_the_records_and_report_of_python_shards_are_the_command_line_s(self):
+        out, summary = self.path("cli.jsonl"), self.path("cli.json")
+        code = stub.run_main(["--judge-url", self.srv.url, "--concurrency", "1", "-o", out,
+                              "--summary", summary, self.input])[0]
+        self.assertEqual(code, 1)  # 1 parse_error in 5: over the default error rate
+        judge = minijudge.LLMJudge(self.srv.url)
+        self.addCleanup(judge.close)
+        written = [minijudge.scored_record(judge, record, line=n)
+                   for n, record in enumerate(self.records, 1)]
+        self.assertEqual(written, _lines(out))
+        for name, part in (("a.jsonl", written[:2]), ("b.jsonl", written[2:])):
+            self.write("shard-" + name, "".join(json.dumps(r) + "\n" for r in part))
+        merged, again = self.path("merged.json"), self.path("again.json")
+        code = stub.run_main(["report", self.path("shard-a.jsonl"), self.path("shard-b.jsonl"),
+                              "--summary", merged])[0]
+        self.assertEqual(code, 1)
+        self.assertEqual(stub.run_main(["report", out, "--summary", again])[0], 1)
+        self.assertEqual(_summary_without_times(merged), _summary_without_times(again))
+        ran = _summary_without_times(summary)  # the run knew its server: report does not
+        self.assertEqual(sorted(k for k, v in _summary_without_times(merged).items()
+                                if v != ran.get(k)),
+                         ["fields", "judge_url", "latency_max", "latency_mean", "parameters",
+                          "requests", "requests_per_second"])
+
+
 if __name__ == "__main__":
     unittest.main()
