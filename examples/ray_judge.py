@@ -57,7 +57,7 @@ def judge_on_ray(path, folder, judge, workers=4, batch_size=500):
     dataset = ray.data.from_items(numbered(path))
     judged = dataset.map_batches(
         JudgeShard, fn_constructor_kwargs={"judge": judge, "folder": folder},
-        concurrency=workers, batch_size=batch_size)
+        compute=ray.data.ActorPoolStrategy(size=workers), batch_size=batch_size)
     return judged.count()  # runs the pipeline; the records are in the shards
 
 
