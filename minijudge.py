@@ -6262,12 +6262,19 @@ def scored_record(judge, record, *, line):
     fields, judge_score ..., judge_line and the run's stamp, judge_run. Records written as
     JSON lines from several processes (a Ray cluster's workers) make shards ``python -m
     minijudge report`` merges, as it merges those of ``--shard K/N`` runs."""
-    args = _parse_known(_arg_parser(), ["-"])
+    import copy
+    args = copy.copy(_default_args())  # its own: a run's mode is set on it
     args.mode = "rating"
     judgement = _judge_item(judge, args, (line, record), args.mode)
     written = _judge_fields("judge", judgement)
     written.update(judge_line=line, judge_run=_stamp([judge], args.mode, args))
     return _replaced(record, written, [])
+
+
+@functools.lru_cache(maxsize=1)
+def _default_args():
+    """The command line's flags as a run without any has them (argparse takes 7 ms)."""
+    return _parse_known(_arg_parser(), ["-"])
 
 
 # -- Scored records read back (report's checks) ----------------------------------------
