@@ -1773,7 +1773,8 @@ class LLMJudge:
                  repeats=1, image_root=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
-        self._keywords = _as_given(locals())  # what a pickle rebuilds it from (__reduce__)
+        # what a pickle rebuilds it from (__reduce__), the key among them: hidden from vars()
+        self._keywords = _Secret(_as_given(locals()))
         self._set_server(base_url, model, api_key, judge_fn, headers, key_header)
         self._set_template(template, parser, criterion, response_format)
         self._check_criterion_needs(assess, check_position)
@@ -1908,7 +1909,7 @@ class LLMJudge:
         judge is made again where it lands, with its own connections, locks and cache handle
         (the same cache file). The pickle holds the API key: keep it as you keep the key. A
         command line's progress hook and batch files stay behind."""
-        keywords = dict(self._keywords)
+        keywords = dict(self._keywords.value)
         if keywords["judge_fn"] is not None:
             _check_pickles(keywords["judge_fn"])
         if keywords["model"] is None:  # listed once, here: a worker does not ask again

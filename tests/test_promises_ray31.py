@@ -57,6 +57,7 @@ class PicklesTest(stub.StubTestCase):
                          (here.score, here.status, here.raw))
         self.assertEqual(there["model"], "judge-model")
         self.assertNotIn("sk-pickled", there["repr"])
+        self.assertNotIn("sk-pickled", repr(vars(judge)))  # kept for the pickle, hidden
         # the model was listed once, here: the worker asks only for the judgement
         self.assertEqual([r.method for r in self.srv.requests], ["GET", "POST", "POST"])
         self.assertEqual(self.srv.requests[-1].headers["authorization"],
