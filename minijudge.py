@@ -1759,7 +1759,8 @@ class LLMJudge:
     servers need none), the model to the one ``GET /v1/models`` lists. ``template`` is a
     name in TEMPLATES or ``str.format`` text (default ``rating_ref`` given a reference,
     else ``rating``); ``parser`` and ``scale`` read a custom template's reply. A failed
-    judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``."""
+    judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``.
+    A judge pickles, to judge in Ray or multiprocessing workers: the pickle holds the API key."""
 
     def __init__(self, base_url=None, model=None, api_key=None, timeout=60.0, *,
                  template=None, parser=None, scale=None, system=None, temperature=0.0,
