@@ -4,10 +4,10 @@
     python -m minijudge report SHARDS/*.jsonl
 
 One LLMJudge is made here and pickled to each worker, where it opens its own connections.
-Each worker judges its batches (a few requests at once) and appends the records, as
-``python -m minijudge`` writes them (``scored_record``), to its own shard in SHARDS/ (on a
-cluster, a folder every node can write); ``report`` merges the shards into the summary a
-single-process run of INPUT.jsonl gives. Records travel through Ray as JSON text, so that
+Each worker judges its batches (a few requests at once) and writes each batch's records, as
+``python -m minijudge`` writes them (``scored_record``), to a shard of its own in SHARDS/
+(on a cluster, a folder every node can write); ``report`` merges the shards into the
+summary a single-process run of INPUT.jsonl gives. Records travel through Ray as JSON text, so that
 Arrow does not retype their fields.
 """
 
@@ -16,7 +16,6 @@ import concurrent.futures
 import json
 import os
 import sys
-import uuid
 
 import ray
 
@@ -25,20 +24,22 @@ import minijudge  # noqa: E402
 
 
 class JudgeShard:
-    """A Ray worker: the judge it was sent, and a shard of its own to write."""
+    """A Ray worker: the judge it was sent; each batch judged becomes a shard, named by its
+    first line and renamed into place whole, so a batch Ray runs again (a worker died)
+    replaces its shard: no torn line, no record twice."""
 
     def __init__(self, judge, folder, requests_at_once=8):
-        self.judge = judge
-        name = "shard-{}.jsonl".format(uuid.uuid4().hex[:12])
-        self.shard = open(os.path.join(folder, name), "a", encoding="utf-8")
+        self.judge, self.folder = judge, folder
         self.pool = concurrent.futures.ThreadPoolExecutor(requests_at_once)
 
     def __call__(self, batch):
         lines = [int(line) for line in batch["line"]]
         records = [json.loads(text) for text in batch["record"]]
         scored = self.pool.map(self.scored, records, lines)
-        self.shard.write("".join(json.dumps(record) + "\n" for record in scored))
-        self.shard.flush()
+        shard = os.path.join(self.folder, "lines-{:010d}.jsonl".format(lines[0]))
+        with open(shard + ".part", "w", encoding="utf-8") as f:
+            f.write("".join(json.dumps(record) + "\n" for record in scored))
+        os.replace(shard + ".part", shard)
         return {"line": batch["line"]}
 
     def scored(self, record, line):
@@ -52,7 +53,7 @@ def numbered(path):
         return [{"line": n, "record": text} for n, text in enumerate(f, 1) if text.strip()]
 
 
-def judge_on_ray(path, folder, judge, workers=4, batch_size=500):
+def judge_on_ray(path, folder, judge, workers=4, batch_size=1000):
     os.makedirs(folder, exist_ok=True)
     dataset = ray.data.from_items(numbered(path))
     judged = dataset.map_batches(
