@@ -56,9 +56,12 @@ def write_input(path, count):
 
 
 def minijudge(*argv):
+    """Seconds a ``python -m minijudge`` run took; its errors shown (exit 2: a usage error)."""
     started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "minijudge"] + list(argv), cwd=ROOT, check=False,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "minijudge"] + list(argv), cwd=ROOT,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode not in (0, 1):
+        print(done.stderr.strip().splitlines()[-1])
     return time.monotonic() - started
 
 
@@ -99,6 +102,8 @@ def check(folder, url, count):
     minijudge("report", *parts, "--max-error-rate", "1",
               "--summary", os.path.join(folder, "ray.json"))
     problems = []
+    if not os.path.exists(os.path.join(folder, "ray.json")):
+        return ["report wrote no summary of the shards"]
     if records_of([single]) != records_of(parts):
         problems.append("the records differ")
     ran, merged = read_json(os.path.join(folder, "single.json")), read_json(
