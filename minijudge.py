@@ -6263,8 +6263,11 @@ def scored_record(judge, record, *, line):
     minijudge`` does with its default flags, and return the record it writes: the input's
     fields, judge_score ..., judge_line and the run's stamp, judge_run. Records written as
     JSON lines from several processes (a Ray cluster's workers) make shards ``python -m
-    minijudge report`` merges, as it merges those of ``--shard K/N`` runs."""
+    minijudge report`` merges, as it merges those of ``--shard K/N`` runs. APIError if the
+    judge has no model and the server lists none, or several (a run stops there too)."""
     import copy
+    if judge.model is None:  # a record sent nothing is stamped with it too, as in a run
+        judge._choose_model()
     args = copy.copy(_default_args())  # its own: a run's mode is set on it
     args.mode = "rating"
     judgement = _judge_item(judge, args, (line, record), args.mode)

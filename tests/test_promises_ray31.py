@@ -166,6 +166,16 @@ class ScoredRecordTest(stub.StubTestCase):
                          ["fields", "judge_url", "latency_max", "latency_mean", "parameters",
                           "requests", "requests_per_second"])
 
+    def test_a_record_sent_nothing_is_stamped_with_the_model_the_server_lists(self):
+        # a worker's first record may need no request (an empty response): its stamp must
+        # still name the model, as the command line's does (it asks before the first record)
+        judge = minijudge.LLMJudge(self.srv.url)
+        self.addCleanup(judge.close)
+        scored = minijudge.scored_record(judge, self.records[3], line=4)
+        self.assertEqual((scored["judge_status"], scored["judge_run"]["model"]),
+                         ("empty_response", "judge-model"))
+        self.assertEqual([r.method for r in self.srv.requests], ["GET"])
+
 
 class RayExampleTest(unittest.TestCase):
     def test_the_readme_shows_the_example_the_ray_check_runs(self):
