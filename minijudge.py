@@ -6263,9 +6263,14 @@ def scored_record(judge, record, *, line):
     minijudge`` does with its default flags, and return the record it writes: the input's
     fields, judge_score ..., judge_line and the run's stamp, judge_run. Records written as
     JSON lines from several processes (a Ray cluster's workers) make shards ``python -m
-    minijudge report`` merges, as it merges those of ``--shard K/N`` runs. APIError if the
-    judge has no model and the server lists none, or several (a run stops there too)."""
+    minijudge report`` merges, as it merges those of ``--shard K/N`` runs. JudgeError for a
+    judge of another mode; APIError if the judge has no model and the server lists none,
+    or several (a run stops there too)."""
     import copy
+    if judge.parser != "rating":  # another mode's stamp and fields are its flags'
+        raise JudgeError("scored_record writes the records of a rating judge (the command "
+                         "line's default mode); got a {} judge: for its records, run python "
+                         "-m minijudge with --shard K/N on each worker".format(judge.parser))
     if judge.model is None:  # a record sent nothing is stamped with it too, as in a run
         judge._choose_model()
     args = copy.copy(_default_args())  # its own: a run's mode is set on it

@@ -176,6 +176,16 @@ class ScoredRecordTest(stub.StubTestCase):
                          ("empty_response", "judge-model"))
         self.assertEqual([r.method for r in self.srv.requests], ["GET"])
 
+    def test_a_judge_of_another_mode_is_refused(self):
+        judge = minijudge.LLMJudge(self.srv.url, template="pairwise")
+        with self.assertRaises(minijudge.JudgeError) as caught:
+            minijudge.scored_record(judge, self.records[0], line=1)
+        self.assertEqual(str(caught.exception),
+                         "scored_record writes the records of a rating judge (the command "
+                         "line's default mode); got a verdict judge: for its records, run "
+                         "python -m minijudge with --shard K/N on each worker")
+        self.assertEqual(self.srv.requests, [])
+
 
 class RayExampleTest(unittest.TestCase):
     def test_the_readme_shows_the_example_the_ray_check_runs(self):
