@@ -22,6 +22,7 @@ Public names:
     parse_rating, parse_binary, parse_comparative, parse_verdict, parse_json
     jury                     one result from a panel of judges, or from repeats
     judge_records            judge an iterable of records concurrently, in order
+    scored_record            a record judged and written as the command line writes it
     agreement                the judge against human labels: kappa, correlations
     JudgeError, TemplateError, APIError     errors (TemplateError is also a ValueError)
     main                     the command line
@@ -50,7 +51,7 @@ import time
 
 __all__ = ["LLMJudge", "Judgement", "JudgeError", "TemplateError", "APIError", "TEMPLATES",
            "render", "parse_rating", "parse_binary", "parse_comparative", "parse_verdict",
-           "parse_json", "jury", "judge_records", "agreement", "main"]
+           "parse_json", "jury", "judge_records", "scored_record", "agreement", "main"]
 __version__ = "0.1.0"
 
 _log = logging.getLogger(__name__)
@@ -1873,7 +1874,8 @@ class LLMJudge:
     servers need none), the model to the one ``GET /v1/models`` lists. ``template`` is a
     name in TEMPLATES or ``str.format`` text (default ``rating_ref`` given a reference,
     else ``rating``); ``parser`` and ``scale`` read a custom template's reply. A failed
-    judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``."""
+    judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``.
+    A judge pickles, to judge in Ray or multiprocessing workers: the pickle holds the API key."""
 
     def __init__(self, base_url=None, model=None, api_key=None, timeout=60.0, *,
                  template=None, parser=None, scale=None, system=None, temperature=0.0,
@@ -1887,6 +1889,8 @@ class LLMJudge:
                  repeats=1, image_root=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
+        # what a pickle rebuilds it from (__reduce__), the key among them: hidden from vars()
+        self._keywords = _Secret(_as_given(locals()))
         self._set_server(base_url, model, api_key, judge_fn, headers, key_header)
         self._set_template(template, parser, criterion, response_format)
         self._check_criterion_needs(assess, check_position)
@@ -2017,6 +2021,19 @@ class LLMJudge:
     def __repr__(self):
         return "LLMJudge({!r}, model={!r}, template={!r})".format(
             self._redact(self.url), self.model, self.template or "rating")
+
+    def __reduce__(self):
+        """Pickled as the keywords it was made with, the URL and key it read from the
+        environment, the model it listed and the parameters a server refused (adapted): the
+        judge is made again where it lands, with its own connections, locks and cache handle
+        (the same cache file). The pickle holds the API key: keep it as you keep the key. A
+        command line's progress hook and batch files stay behind."""
+        keywords = dict(self._keywords.value)
+        if keywords["judge_fn"] is not None:
+            _check_pickles(keywords["judge_fn"])
+        if keywords["model"] is None:  # listed once, here: a worker does not ask again
+            keywords["model"] = self.model
+        return _rebuilt_judge, (keywords, self.params, list(self.adapted))
 
     def close(self):
         """Close the connections this thread kept open (each thread has its own)."""
@@ -2645,6 +2662,44 @@ class LLMJudge:
         if self.parser == "comparative":
             return {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
         return {}
+
+
+def _as_given(keywords):
+    """LLMJudge's keywords as a pickle carries them: the URL and the key read from the
+    environment now, as the judge reads them, so that the judge unpickled elsewhere sends
+    the same requests whatever that environment holds."""
+    given = {name: value for name, value in keywords.items() if name != "self"}
+    given["base_url"] = given["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
+    given["api_key"] = given["api_key"] or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
+    return given
+
+
+def _check_pickles(judge_fn):
+    """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle (where it is
+    loaded, as in Ray or Dask, which pickle with it) can pickle it."""
+    import pickle
+    try:
+        pickle.dumps(judge_fn)
+        return
+    except Exception as exc:  # PicklingError, AttributeError or TypeError, by Python version
+        error = exc
+    cloudpickle = sys.modules.get("cloudpickle")
+    if cloudpickle is not None:
+        try:
+            cloudpickle.dumps(judge_fn)
+            return
+        except Exception:  # its own message says less than pickle's
+            pass
+    name = getattr(judge_fn, "__qualname__", None) or repr(judge_fn)
+    raise pickle.PicklingError("cannot pickle LLMJudge: its judge_fn {} does not pickle ({}); "
+                               "define it at the top level of a module".format(name, error))
+
+
+def _rebuilt_judge(keywords, params, adapted):
+    """An unpickled LLMJudge: made again from its keywords, with what it adapted."""
+    judge = LLMJudge(**keywords)
+    judge.params, judge.adapted = params, adapted
+    return judge
 
 
 # -- Panels and repeats: one judgement from several ------------------------------------
@@ -3953,6 +4008,9 @@ class _Cache:
             while rest:  # one write, unless the disk fills: then the next one raises
                 rest = rest[os.write(self._fd, rest):]
             self._index[key] = os.lseek(self._fd, 0, os.SEEK_CUR) - len(line)
+
+    def __reduce__(self):  # an unpickled cache opens the same file: O_APPEND keeps it whole
+        return _Cache, (self.path,)
 
     def close(self):
         self._file.close()
@@ -6399,6 +6457,35 @@ def _judge_fields(prefix, judgement):
         if getattr(judgement, name):
             fields[name] = getattr(judgement, name)
     return {prefix + "_" + k: v for k, v in fields.items()}
+
+
+def scored_record(judge, record, *, line):
+    """Judge ``record`` (a dict, line ``line`` of its input file, from 1) as ``python -m
+    minijudge`` does with its default flags, and return the record it writes: the input's
+    fields, judge_score ..., judge_line and the run's stamp, judge_run. Records written as
+    JSON lines from several processes (a Ray cluster's workers) make shards ``python -m
+    minijudge report`` merges, as it merges those of ``--shard K/N`` runs. JudgeError for a
+    judge of another mode; APIError if the judge has no model and the server lists none,
+    or several (a run stops there too)."""
+    import copy
+    if judge.parser != "rating":  # another mode's stamp and fields are its flags'
+        raise JudgeError("scored_record writes the records of a rating judge (the command "
+                         "line's default mode); got a {} judge: for its records, run python "
+                         "-m minijudge with --shard K/N on each worker".format(judge.parser))
+    if judge.model is None:  # a record sent nothing is stamped with it too, as in a run
+        judge._choose_model()
+    args = copy.copy(_default_args())  # its own: a run's mode is set on it
+    args.mode = "rating"
+    judgement = _judge_item(judge, args, (line, record), args.mode)
+    written = _judge_fields("judge", judgement)
+    written.update(judge_line=line, judge_run=_stamp([judge], args.mode, args))
+    return _replaced(record, written, [])
+
+
+@functools.lru_cache(maxsize=1)
+def _default_args():
+    """The command line's flags as a run without any has them (argparse takes 7 ms)."""
+    return _parse_known(_arg_parser(), ["-"])
 
 
 # -- Scored records read back (report's checks) ----------------------------------------
