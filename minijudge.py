@@ -3898,7 +3898,7 @@ class _Batch:
     def _imported(self, key):
         """The reply to ``key`` in the files, or an APIError: the batch's error, or none."""
         with self._lock:  # a reply asked for is marked: the rest are counted unasked
-            number = self.replies.get(key)
+            number = self._lookup(key)
             if number is not None and number >= 0:
                 self.asked += 1
                 number = ~self._choose(key, number)
@@ -3912,6 +3912,13 @@ class _Batch:
         if problem:
             self._count_problem(problem)
         return result
+
+    def _lookup(self, key):
+        """The number of ``key``'s reply in the files; None, and no query, when no file is
+        imported (an export alone: a query a record saved)."""
+        if not self.files:
+            return None
+        return self.replies.get(key)
 
     def _count_problem(self, problem):
         """Count the chosen line's problem; a line that is no reply at all is not imported."""
