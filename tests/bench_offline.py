@@ -19,7 +19,9 @@ with ``render()`` and writes the same lines with ``json.dumps``:
 
 It prints each one's seconds, the ratio loop / minijudge (1.0: as fast as the loop; the
 issue asks for 0.5 or more) and the peak resident memory (ru_maxrss) of each process,
-measured by a fresh parent whose RUSAGE_CHILDREN is that process's alone. A benchmark,
+measured by a fresh parent whose RUSAGE_CHILDREN is that process's alone. On a shared
+host, wall time follows the neighbours' load; the CPU time (user + system) and its ratio,
+printed beside, move far less. A benchmark,
 not a test: it asserts nothing and is not collected by unittest.
 """
 import argparse
@@ -35,16 +37,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = "judge-model"
 PARENT = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
           "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-          "print(time.perf_counter() - t, "
-          "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+          "r = resource.getrusage(resource.RUSAGE_CHILDREN); "
+          "print(time.perf_counter() - t, r.ru_maxrss, r.ru_utime + r.ru_stime)")
 
 
 def measured(command):
-    """(seconds, peak MiB) of one process, run by a fresh parent."""
+    """(seconds, peak MiB, CPU seconds) of one process, run by a fresh parent."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
     out = subprocess.run([sys.executable, "-c", PARENT] + command, cwd=REPO, env=env,
                          check=True, stdout=subprocess.PIPE).stdout.split()
-    return float(out[0]), int(out[1]) / 1024
+    return float(out[0]), int(out[1]) / 1024, float(out[2])
 
 
 def minijudge(*argv):
@@ -138,9 +140,10 @@ def write_results(parts, folder):
 
 
 def show(n, stage, ours, floor):
-    print("{:>9,}  {:<6}  minijudge {:6.1f} s {:6.0f} MiB   loop {:6.1f} s {:6.0f} MiB   "
-          "ratio {:.2f}".format(n, stage, ours[0], ours[1], floor[0], floor[1],
-                               floor[0] / ours[0]), flush=True)
+    print("{:>9,}  {:<6}  minijudge {:6.1f} s ({:6.1f} CPU) {:5.0f} MiB   loop {:6.1f} s "
+          "({:6.1f} CPU) {:5.0f} MiB   ratio {:.2f} (CPU {:.2f})".format(
+              n, stage, ours[0], ours[2], ours[1], floor[0], floor[2], floor[1],
+              floor[0] / ours[0], floor[2] / ours[2]), flush=True)
 
 
 def bench(n, folder):
