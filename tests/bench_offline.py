@@ -1,0 +1,187 @@
+"""Benchmark: the offline paths beside their floor, a plain loop doing the same work.
+
+    python tests/bench_offline.py                    # 100,000 records
+    python tests/bench_offline.py --records 100000 1000000
+    python tests/bench_offline.py --records 20000    # a quick look
+
+Each record holds about 1 KB of prompt (a question and a response of ~500 characters each).
+For each size it times three stages of `python -m minijudge`, each beside a plain loop
+(in this file, run as its own process) that reads the same lines, fills the same template
+with ``render()`` and writes the same lines with ``json.dumps``:
+
+  export  --batch-export REQ data.jsonl -o out: the batch input parts and the records;
+          the loop: json.loads, render("rating"), the request's sha256 custom_id, two
+          json.dumps and two writes a record.
+  import  --batch-import of every part's output, -o scored.jsonl; the loop: a dict of the
+          replies by custom_id, then per record json.loads, render, sha256, the rating read
+          from the reply, json.dumps of the scored record.
+  report  `minijudge report scored.jsonl`; the loop: json.loads of every line.
+
+It prints each one's seconds, the ratio loop / minijudge (1.0: as fast as the loop; the
+issue asks for 0.5 or more) and the peak resident memory (ru_maxrss) of each process,
+measured by a fresh parent whose RUSAGE_CHILDREN is that process's alone. On a shared
+host, wall time follows the neighbours' load; the CPU time (user + system) and its ratio,
+printed beside, move far less. A benchmark,
+not a test: it asserts nothing and is not collected by unittest.
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL = "judge-model"
+PARENT = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+          "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+          "r = resource.getrusage(resource.RUSAGE_CHILDREN); "
+          "print(time.perf_counter() - t, r.ru_maxrss, r.ru_utime + r.ru_stime)")
+
+
+def measured(command):
+    """(seconds, peak MiB, CPU seconds) of one process, run by a fresh parent."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
+    out = subprocess.run([sys.executable, "-c", PARENT] + command, cwd=REPO, env=env,
+                         check=True, stdout=subprocess.PIPE).stdout.split()
+    return float(out[0]), int(out[1]) / 1024, float(out[2])
+
+
+def minijudge(*argv):
+    return measured([sys.executable, "-m", "minijudge"] + list(argv))
+
+
+def plain(*argv):
+    return measured([sys.executable, os.path.abspath(__file__), "--plain"] + list(argv))
+
+
+# -- The plain loops (run as `bench_offline.py --plain STAGE ...`) -----------------------
+
+
+def request(render, record):
+    """The batch request minijudge sends for a rating record, and its custom_id."""
+    payload = {"model": MODEL, "messages": [{"role": "user", "content": render("rating",
+                                                                             record)}],
+               "temperature": 0.0, "max_tokens": 16, "stream": False}
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return payload, hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def plain_export(data, batch_path, out_path):
+    from minijudge import render
+    with open(data, "rb") as f, open(batch_path, "w") as batch, open(out_path, "w") as out:
+        for line in f:
+            record = json.loads(line)
+            payload, key = request(render, record)
+            batch.write(json.dumps({"custom_id": key, "method": "POST",
+                                    "url": "/v1/chat/completions", "body": payload},
+                                   ensure_ascii=False) + "\n")
+            record.update(judge_score=None, judge_status="exported", judge_line=0)
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def plain_import(data, out_path, *results):
+    from minijudge import render
+    replies = {}
+    for path in results:
+        with open(path, "rb") as f:
+            for line in f:
+                entry = json.loads(line)
+                body = entry["response"]["body"]
+                replies[entry["custom_id"]] = body["choices"][0]["message"]["content"]
+    rating = re.compile(r"\[\[(\d)\]\]").search
+    with open(data, "rb") as f, open(out_path, "w") as out:
+        for line in f:
+            record = json.loads(line)
+            _, key = request(render, record)
+            record.update(judge_score=int(rating(replies[key]).group(1)), judge_status="ok",
+                          judge_line=0)
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def plain_report(scored):
+    with open(scored, "rb") as f:
+        for line in f:
+            json.loads(line)
+
+
+PLAIN = {"export": plain_export, "import": plain_import, "report": plain_report}
+
+
+# -- The benchmark ---------------------------------------------------------------------
+
+
+def write_data(path, n):
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": i, "question": "Question %d: " % i + "why? " * 100,
+                                "response": "Answer %d: " % i + "because. " * 60}) + "\n")
+
+
+def write_results(parts, folder):
+    """A batch output line for each request of each part, as an engine would write it."""
+    outputs = []
+    for number, part in enumerate(parts):
+        outputs.append(os.path.join(folder, "results.%03d.jsonl" % number))
+        with open(part) as f, open(outputs[-1], "w") as out:
+            for line in f:
+                key = json.loads(line)["custom_id"]
+                message = {"role": "assistant", "content": "Rating: [[4]]"}
+                body = {"object": "chat.completion", "model": MODEL, "choices": [
+                    {"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 300, "completion_tokens": 6,
+                              "total_tokens": 306}}
+                out.write(json.dumps({"id": "batch_req_" + key[:24], "custom_id": key,
+                                      "response": {"status_code": 200, "body": body},
+                                      "error": None}) + "\n")
+    return outputs
+
+
+def show(n, stage, ours, floor):
+    print("{:>9,}  {:<6}  minijudge {:6.1f} s ({:6.1f} CPU) {:5.0f} MiB   loop {:6.1f} s "
+          "({:6.1f} CPU) {:5.0f} MiB   ratio {:.2f} (CPU {:.2f})".format(
+              n, stage, ours[0], ours[2], ours[1], floor[0], floor[2], floor[1],
+              floor[0] / ours[0], floor[2] / ours[2]), flush=True)
+
+
+def bench(n, folder):
+    data = os.path.join(folder, "data.jsonl")
+    write_data(data, n)
+    prefix = os.path.join(folder, "requests")
+    ours = minijudge("--judge-model", MODEL, "-q", "--batch-export", prefix, data, "-o", os.path.join(folder, "out.jsonl"))
+    floor = plain("export", data, os.path.join(folder, "plain.batch.jsonl"),
+                  os.path.join(folder, "plain.out.jsonl"))
+    show(n, "export", ours, floor)
+    parts = sorted(os.path.join(folder, p) for p in os.listdir(folder)
+                   if p.startswith("requests."))
+    results = write_results(parts, folder)
+    scored = os.path.join(folder, "scored.jsonl")
+    imports = [x for path in results for x in ("--batch-import", path)]
+    ours = minijudge("--judge-model", MODEL, "-q", *imports, data, "-o", scored)
+    floor = plain("import", data, os.path.join(folder, "plain.scored.jsonl"), *results)
+    show(n, "import", ours, floor)
+    ours = minijudge("report", "-q", scored)
+    floor = plain("report", scored)
+    show(n, "report", ours, floor)
+    for name in os.listdir(folder):
+        os.remove(os.path.join(folder, name))
+
+
+def main():
+    if sys.argv[1:2] == ["--plain"]:
+        sys.path.insert(0, REPO)
+        return PLAIN[sys.argv[2]](*sys.argv[3:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, nargs="+", default=[100000])
+    parser.add_argument("--dir", help="where the files go (default: a temporary folder)")
+    args = parser.parse_args()
+    print("python", sys.version.split()[0], "on", os.cpu_count(), "cores;", REPO)
+    with tempfile.TemporaryDirectory(dir=args.dir) as folder:
+        for n in sorted(args.records):
+            bench(n, folder)
+
+
+if __name__ == "__main__":
+    main()
