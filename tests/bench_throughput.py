@@ -5,6 +5,7 @@
     python tests/bench_throughput.py --memory 1000000 # flat memory on a million records
     python tests/bench_throughput.py --dists constant tail lognormal --items 2000 --repeat 1
     python tests/bench_throughput.py --repo ../other-tree --dists tail  # its minijudge.py
+    python tests/bench_throughput.py --servers 1 8 64 --concurrency 64   # replicas
 
 A server that answers every request after L seconds can serve at most C / L requests a
 second to C concurrent clients; this prints how close `python -m minijudge` gets to that
@@ -70,9 +71,10 @@ def ideal_seconds(latencies, concurrency):
     return max(slots)
 
 
-def serve(latency, port_file, dist="constant", seed="0"):
+def serve(latency, port_file, dist="constant", seed="0", ports="1"):
     """A minimal keep-alive chat-completions server; every reply is "4" after `latency`,
-    or after the next latency of `dist` (see latency_stream)."""
+    or after the next latency of `dist` (see latency_stream). It listens on `ports` ports,
+    each a replica to the client, all answered by this one process."""
     latencies = latency_stream(dist, latency, int(seed))
     body = json.dumps({
         "id": "chatcmpl-bench", "object": "chat.completion", "created": 0,
@@ -112,27 +114,32 @@ def serve(latency, port_file, dist="constant", seed="0"):
                 self.transport.write(response(body))
 
     async def run():
-        server = await loop.create_server(Judge, "127.0.0.1", 0, backlog=1024)
+        servers = []
+        for _ in range(int(ports)):
+            servers.append(await loop.create_server(Judge, "127.0.0.1", 0, backlog=1024))
         with open(port_file, "w") as f:
-            f.write(str(server.sockets[0].getsockname()[1]))
-        await server.serve_forever()
+            f.write(" ".join(str(s.sockets[0].getsockname()[1]) for s in servers))
+        await servers[0].serve_forever()
 
     loop = asyncio.new_event_loop()
     loop.run_until_complete(run())
 
 
-def start_server(latency, dist="constant", seed=0):
+def start_server(latency, dist="constant", seed=0, ports=1):
+    """The server process and its URL (a list of them with ports > 1)."""
     port_file = tempfile.mktemp()
     proc = subprocess.Popen([sys.executable, __file__, "--serve", str(latency), port_file,
-                             dist, str(seed)])
+                             dist, str(seed), str(ports)])
     deadline = time.time() + 10
     while not os.path.exists(port_file) or not open(port_file).read():
         if time.time() > deadline:
             raise SystemExit("the benchmark server did not start")
         time.sleep(0.05)
-    port = int(open(port_file).read())
+    urls = ["http://127.0.0.1:{}".format(port) for port in open(port_file).read().split()]
     os.unlink(port_file)
-    return proc, "http://127.0.0.1:{}".format(port)
+    if ports == 1:
+        return proc, urls[0]
+    return proc, urls
 
 
 def write_records(path, n):
@@ -146,7 +153,13 @@ def write_records(path, n):
 def run_cli(url, path, concurrency, extra=(), stderr=None):
     """Run the CLI in a child process: (wall seconds, its CPU seconds, its peak RSS MiB)."""
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-url", url,
+    urls = url
+    if isinstance(url, str):
+        urls = [url]
+    flags = []
+    for one in urls:
+        flags += ["--judge-url", one]
+    child = subprocess.Popen([sys.executable, "-m", "minijudge"] + flags + [
                               "--quiet", "--concurrency", str(concurrency), "-o", os.devnull,
                               path] + list(extra), cwd=ROOT, stderr=stderr)
     _, status, usage = os.wait4(child.pid, 0)
@@ -237,6 +250,23 @@ def run_fixed(args, path):
         server.kill()
 
 
+def run_servers(args, path):
+    """Per number of replicas (--judge-url given N times, N ports of one server process):
+    requests a second, the client's CPU time a request and its peak RSS, at the first C."""
+    c = args.concurrency[0]
+    for n in args.servers:
+        server, urls = start_server(args.latency, ports=n)
+        try:
+            for _ in range(args.repeat):
+                wall, cpu, rss = run_cli(urls, path, c)
+                print("servers={:<3d} L={:.0f} ms C={:<4d} items={}: {:7.1f} req/s, limit "
+                      "{:7.1f}; client CPU {:.3f} ms/request; peak RSS {:.1f} MiB".format(
+                          n, args.latency * 1000, c, args.items, args.items / wall,
+                          c / args.latency, cpu / args.items * 1000, rss))
+        finally:
+            server.kill()
+
+
 def run_dists(args, path):
     """Per distribution and concurrency: the ideal time, the measured one, their ratio."""
     head = subprocess.run(["git", "-C", ROOT, "log", "--oneline", "-1"], capture_output=True,
@@ -291,6 +321,9 @@ def main():
                         "each of: " + ", ".join(DISTS) + "; prints the fraction of the "
                         "ideal time reached")
     parser.add_argument("--seed", type=int, default=0, help="the RNG seed of --dists (0)")
+    parser.add_argument("--servers", type=int, nargs="+", metavar="N",
+                        help="instead, one judge on N replicas (--judge-url N times) for "
+                        "each N, at the first --concurrency")
     parser.add_argument("--repo", metavar="DIR", help="run the minijudge.py in DIR "
                         "(default: this file's repository)")
     parser.add_argument("--serve", nargs="+", help=argparse.SUPPRESS)
@@ -309,7 +342,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "records.jsonl")
         write_records(path, args.items)
-        (run_dists if args.dists else run_fixed)(args, path)
+        if args.servers:
+            run_servers(args, path)
+        elif args.dists:
+            run_dists(args, path)
+        else:
+            run_fixed(args, path)
         if args.memory:
             server, url = start_server(0.0)
             try:
