@@ -1,0 +1,109 @@
+"""Issue 31, the hostile pass: replicas named twice in another spelling, a judge pickled in
+one folder and unpickled in another (a Ray worker's), and scored_record given the records
+the command line turns into strict JSON lines or bad_record lines.
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+import minijudge  # noqa: E402
+from stub import StubTestCase, run_main  # noqa: E402
+
+# made in the folder it runs in (argv[2]), pickled to stdout
+PICKLE_HERE = """
+import pickle, sys
+sys.path.insert(0, sys.argv[1])
+import minijudge
+judge = minijudge.LLMJudge(sys.argv[3], model="judge-model", cache="cache.jsonl",
+                           image_root="pictures")
+sys.stdout.buffer.write(pickle.dumps(judge))
+"""
+# unpickled from stdin in the folder it runs in, judges one item with an image
+JUDGE_THERE = """
+import pickle, sys
+sys.path.insert(0, sys.argv[1])
+judge = pickle.loads(sys.stdin.buffer.read())
+judgement = judge.judge({"question": "q", "images": ["cat.png"]}, "r")
+print(judgement.status, judgement.cached, judgement.error)
+"""
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 24
+
+
+class PickledJudgeTest(StubTestCase):
+    def test_a_judge_pickled_in_one_folder_reads_its_images_and_cache_there_elsewhere(self):
+        made, worker = self.path("made"), self.path("worker")
+        os.makedirs(os.path.join(made, "pictures"))
+        os.makedirs(worker)
+        with open(os.path.join(made, "pictures", "cat.png"), "wb") as f:
+            f.write(PNG)
+        pickled = subprocess.run([sys.executable, "-c", PICKLE_HERE, ROOT, made, self.srv.url],
+                                 cwd=made, stdout=subprocess.PIPE, check=True).stdout
+        for tell in ("ok False None\n", "ok True None\n"):  # the second: from made's cache
+            run = subprocess.run([sys.executable, "-c", JUDGE_THERE, ROOT], cwd=worker,
+                                 input=pickled, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            self.assertEqual((run.stdout.decode(), run.stderr.decode()[-300:]), (tell, ""))
+        self.assertEqual(self.srv.chat_count, 1)
+        self.assertEqual(os.listdir(worker), [])
+        with open(os.path.join(made, "cache.jsonl"), encoding="utf-8") as f:
+            self.assertEqual(len(f.readlines()), 1)
+
+
+class ReplicaSpellingTest(StubTestCase):
+    def test_a_server_named_twice_in_another_case_or_with_its_default_port_is_refused(self):
+        port = self.srv.url.rsplit(":", 1)[1]
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        cases = [("http://localhost:" + port, "http://LocalHost:" + port,
+                  "http://LocalHost:{}/v1/chat/completions".format(port)),
+                 ("http://judge.invalid/v1", "http://judge.invalid:80/v1",
+                  "http://judge.invalid:80/v1/chat/completions"),
+                 ("https://judge.invalid", "HTTPS://JUDGE.invalid:443/",
+                  "https://JUDGE.invalid:443/v1/chat/completions")]
+        for first, again, shown in cases:
+            with self.subTest(again=again):
+                code, out, err = run_main([source, "--judge-url", first, "--judge-url", again,
+                                           "--judge-model", "m"])
+                self.assertEqual((code, out), (2, ""))
+                self.assertEqual(err, "minijudge: error: judge URL {!r} is given twice (as {})"
+                                      ": name each server once\n".format(again, shown))
+
+    def test_the_same_host_on_another_port_or_path_is_another_server(self):
+        judge = minijudge.LLMJudge(["http://judge.invalid:8000", "http://judge.invalid:8001",
+                                    "http://judge.invalid:8000/b/v1"], model="m")
+        self.assertEqual(len(judge.urls), 3)
+
+
+class ScoredRecordTest(StubTestCase):
+    def cli_lines(self, lines, exit_code=0):
+        source = self.write("in.jsonl", "".join(line + "\n" for line in lines))
+        code, out, err = run_main([source, "--judge-url", self.srv.url, "--judge-model",
+                                   "judge-model", "-o", self.path("out.jsonl")])
+        self.assertEqual(code, exit_code, err)
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            return f.read().splitlines()
+
+    def test_a_record_with_nan_or_infinity_scores_as_the_command_line_writes_it(self):
+        lines = ['{"question": "q", "response": "r", "x": NaN, "y": [-Infinity, 1e999]}']
+        cli = json.loads(self.cli_lines(lines)[0])
+        judge = minijudge.LLMJudge(self.srv.url, model="judge-model")
+        scored = minijudge.scored_record(judge, json.loads(lines[0]), line=1)
+        text = json.dumps(scored, allow_nan=False)  # strict JSON, as the command line's
+        self.assertEqual((scored["x"], scored["y"]), (None, [None, None]))
+        for record in (cli, scored):
+            del record["judge_latency"]
+        self.assertEqual(json.loads(text), dict(cli, judge_run=scored["judge_run"]))
+
+    def test_a_record_that_is_not_an_object_is_a_bad_record_as_in_a_run(self):
+        cli = [json.loads(line) for line in self.cli_lines(['[1,2]', '"text"', '7'], 1)]
+        judge = minijudge.LLMJudge(self.srv.url, model="judge-model")
+        for line, (record, written) in enumerate(zip([[1, 2], "text", 7], cli), 1):
+            with self.subTest(record=record):
+                scored = minijudge.scored_record(judge, record, line=line)
+                self.assertEqual(scored["judge_status"], "bad_record")
+                self.assertEqual(scored["judge_error"], written["judge_error"])
+                self.assertEqual(dict(scored, judge_run=None), dict(written, judge_run=None))
+        self.assertEqual(self.srv.chat_count, 0)  # neither sent a bad record
