@@ -1782,14 +1782,30 @@ def _judge_urls(base_url):
     each named once."""
     if isinstance(base_url, str):
         return [_chat_url(base_url)]
-    urls = []
+    urls, named = [], set()
     for given in base_url:
         url = _chat_url(given)
-        if url in urls:
+        if _server_key(url) in named:
             raise JudgeError("judge URL {!r} is given twice (as {}): name each server "
                              "once".format(given, url))
+        named.add(_server_key(url))
         urls.append(url)
     return urls
+
+
+def _server_key(url):
+    """What tells two servers apart: a host named in another case, or with its scheme's
+    port, is the same server (its requests would not be spread, but sent twice as often)."""
+    from urllib.parse import urlsplit
+    parts = urlsplit(url)
+    try:
+        port = parts.port or _DEFAULT_PORTS[parts.scheme]
+    except ValueError:  # not a number: the request says so; told apart as written
+        port = parts.netloc
+    return parts.scheme, parts.hostname, port, parts.path, parts.query
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _model_name(model, url, judge_fn):
