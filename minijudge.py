@@ -2687,7 +2687,17 @@ def _as_given(keywords):
     given = {name: value for name, value in keywords.items() if name != "self"}
     given["base_url"] = given["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
     given["api_key"] = given["api_key"] or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
+    _absolute_paths(given)
     return given
+
+
+def _absolute_paths(given):
+    """The cache file and image folder as absolute paths: a judge unpickled in a worker
+    started in another folder (Ray's) reads the same ones, not a folder's of that name."""
+    if isinstance(given["cache"], str):
+        given["cache"] = os.path.abspath(given["cache"])
+    if isinstance(given["image_root"], (str, os.PathLike)):
+        given["image_root"] = os.path.abspath(given["image_root"])
 
 
 def _check_pickles(judge_fn):
@@ -3995,6 +4005,7 @@ class _Cache:
 
     def __init__(self, path):
         self.path, self._lock = path, threading.Lock()
+        self._where = os.path.abspath(path)  # what a pickle opens, from any folder
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         self._file = open(path, "rb")
         self._index = _Keys(_keys_in(self._file, lambda line: line.endswith(b"\n") and re.match(
@@ -4026,7 +4037,7 @@ class _Cache:
             self._index[key] = os.lseek(self._fd, 0, os.SEEK_CUR) - len(line)
 
     def __reduce__(self):  # an unpickled cache opens the same file: O_APPEND keeps it whole
-        return _Cache, (self.path,)
+        return _Cache, (self._where,)
 
     def close(self):
         self._file.close()
@@ -6499,10 +6510,29 @@ def scored_record(judge, record, *, line):
         judge._choose_model()
     args = copy.copy(_default_args())  # its own: a run's mode is set on it
     args.mode = "rating"
+    record = _as_record(record, line)
     judgement = _judge_item(judge, args, (line, record), args.mode)
     written = _judge_fields("judge", judgement)
     written.update(judge_line=line, judge_run=_stamp([judge], args.mode, args))
-    return _replaced(record, written, [])
+    return _strict(_replaced(record, written, []))
+
+
+def _as_record(record, line):
+    """``record``, or the bad_record a run makes of a line that is not a JSON object."""
+    if isinstance(record, dict):
+        return record
+    text = json.dumps(record, separators=(",", ":"), default=repr).encode()
+    return _BadLine("line {}: a JSON {}, not an object".format(
+        line, type(record).__name__), text)
+
+
+def _strict(out):
+    """``out`` as a run writes it: NaN and infinities, which JSON has not, as null."""
+    try:
+        json.dumps(out, allow_nan=False)
+        return out
+    except ValueError:
+        return json.loads(json.dumps(out), parse_constant=lambda _: None)
 
 
 @functools.lru_cache(maxsize=1)
