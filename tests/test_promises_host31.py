@@ -107,3 +107,20 @@ class ScoredRecordTest(StubTestCase):
                 self.assertEqual(scored["judge_error"], written["judge_error"])
                 self.assertEqual(dict(scored, judge_run=None), dict(written, judge_run=None))
         self.assertEqual(self.srv.chat_count, 0)  # neither sent a bad record
+
+
+class ReplicaCountsTest(StubTestCase):
+    def test_the_preflights_chat_request_is_not_counted_as_a_servers_request(self):
+        other = self.start_stub()  # both list judge-model: the model asked is not listed
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}] * 4)
+        code, out, err = run_main([source, "--judge-url", self.srv.url, "--judge-url",
+                                   other.url, "--judge-model", "unlisted", "-o",
+                                   self.path("out.jsonl"), "--summary", self.path("s.json")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            summary = json.load(f)
+        sent = [server["requests"] for server in summary["servers"]]
+        self.assertEqual((sum(sent), summary["requests"]), (4, 4))
+        self.assertEqual(self.srv.chat_count + other.chat_count, 5)  # the preflight's too
+        self.assertIn("  servers:\n    {}/v1/chat/completions: {} requests, 0 failed\n".format(
+            self.srv.url, sent[0]), err)
