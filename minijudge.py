@@ -1212,6 +1212,13 @@ class _Replicas:
             return None
         return "all {} servers failed: {}".format(len(errors), "; ".join(errors))
 
+    def uncount(self):
+        """Forget the requests counted (a preflight's are not the run's: the summary's
+        requests, which the servers' add up to, count the records' only)."""
+        with self._lock:
+            for server in self.servers:
+                server.requests, server.failures = 0, 0
+
     def resting(self):
         """The URLs of the servers resting now, in the order given."""
         now = time.monotonic()
@@ -5215,6 +5222,7 @@ def _preflight_judges(specs, args):
             _preflight_failed(specs, prefix, exc)
             return False
         judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
+        judge._replicas.uncount()
         if args.check:
             print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
     return True
