@@ -6,13 +6,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import StubTestCase, rate_limited, run_main  # noqa: E402
 
 # made in the folder it runs in (argv[2]), pickled to stdout
 PICKLE_HERE = """
@@ -124,3 +125,20 @@ class ReplicaCountsTest(StubTestCase):
         self.assertEqual(self.srv.chat_count + other.chat_count, 5)  # the preflight's too
         self.assertIn("  servers:\n    {}/v1/chat/completions: {} requests, 0 failed\n".format(
             self.srv.url, sent[0]), err)
+
+    def test_a_server_asking_to_wait_rests_while_another_takes_its_requests_at_once(self):
+        other = self.start_stub()
+        self.srv.push(rate_limited("30"))  # a run that waited for it would take 30 s
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}] * 3)
+        started = time.monotonic()
+        code, out, err = run_main([source, "--judge-url", self.srv.url, "--judge-url",
+                                   other.url, "--judge-model", "judge-model", "--concurrency",
+                                   "1", "-o", self.path("out.jsonl"), "--summary",
+                                   self.path("s.json")])
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertEqual(code, 0, err)
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            summary = json.load(f)
+        self.assertEqual([(s["requests"], s["failures"]) for s in summary["servers"]],
+                         [(1, 1), (3, 0)])  # rested: asked no more in the run
+        self.assertEqual((summary["requests"], summary["statuses"]), (4, {"ok": 3}))
