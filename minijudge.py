@@ -1190,16 +1190,17 @@ class _Replicas:
                 server.rests, server.rested_until = 0, 0.0  # it answers: rested no more
                 server.error = None
 
-    def rest(self, server):
-        """Rest ``server`` (1 s, doubling each time it fails again, up to 30 s); the rest in
-        seconds, or 0 when no other server is awake to take its requests (then it does not)."""
+    def rest(self, server, asked=None):
+        """Rest ``server`` (1 s, doubling each time it fails again; or the wait it ``asked``
+        for; up to 30 s); the rest in seconds, or 0 when no other server is awake to take
+        its requests (then it does not)."""
         with self._lock:
             now = time.monotonic()
             others = [s for s in self.servers if s is not server and s.rested_until <= now]
             if not others:
                 return 0
             server.rests += 1
-            seconds = min(_REST_CAP, _REST_FIRST * 2 ** (server.rests - 1))
+            seconds = min(_REST_CAP, asked or _REST_FIRST * 2 ** (server.rests - 1))
             server.rested_until = now + seconds
             return seconds
 
@@ -2367,11 +2368,14 @@ class LLMJudge:
 
     def _fails_over(self, server, exc):
         """Whether ``exc``'s request goes to another server at once: ``server`` refused it,
-        timed out or broke the connection, and another is awake; ``server`` then rests."""
-        if exc.kind not in _FAILS_OVER or len(self.urls) < 2:
+        timed out, broke the connection or asked for a wait (Retry-After: it rests that long,
+        while another, awake, takes its requests); ``server`` then rests."""
+        if len(self.urls) < 2:
+            return False
+        if exc.kind not in _FAILS_OVER and not exc.retry_after:
             return False
         server.error = str(exc)
-        seconds = self._replicas.rest(server)
+        seconds = self._replicas.rest(server, exc.retry_after)
         if seconds and self._on_retry is not None:  # "judge ...": a panel's names its judge
             self._on_retry("{} at {}; resting it {} s, its requests go to the others".format(
                 _trouble(exc), self._redact(server.url), _short_seconds(seconds)))
