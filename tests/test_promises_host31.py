@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -13,7 +14,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, rate_limited, run_main  # noqa: E402
+from stub import StubTestCase, hang, rate_limited, run_main  # noqa: E402
 
 # made in the folder it runs in (argv[2]), pickled to stdout
 PICKLE_HERE = """
@@ -142,3 +143,21 @@ class ReplicaCountsTest(StubTestCase):
         self.assertEqual([(s["requests"], s["failures"]) for s in summary["servers"]],
                          [(1, 1), (3, 0)])  # rested: asked no more in the run
         self.assertEqual((summary["requests"], summary["statuses"]), (4, {"ok": 3}))
+
+    def test_requests_in_flight_to_a_server_that_stops_answering_rest_it_once(self):
+        hung = self.start_stub()
+        hung.push(hang(2), hang(2))
+        judge = minijudge.LLMJudge([hung.url, self.srv.url], model="judge-model", timeout=0.3)
+        notes = []
+        judge._on_retry = notes.append
+        threads = [threading.Thread(target=judge.judge, args=({"question": "q"}, "r"))
+                   for _ in range(3)]  # ties in turn: the first and third go to hung
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.assertEqual(hung.chat_count, 2)
+        said = "judge not answering: no reply within --timeout at {}/v1/chat/completions; " \
+               "resting it 1 s, its requests go to the others".format(hung.url)
+        notes = [note for note in notes if note]  # None: a request answered
+        self.assertEqual(notes, [said, said])  # not 1 s, then 2 s: it failed once, not twice
