@@ -1199,6 +1199,8 @@ class _Replicas:
             others = [s for s in self.servers if s is not server and s.rested_until <= now]
             if not others:
                 return 0
+            if server.rested_until > now:  # its other requests in flight failed too: one rest
+                return server.rested_until - now
             server.rests += 1
             seconds = min(_REST_CAP, asked or _REST_FIRST * 2 ** (server.rests - 1))
             server.rested_until = now + seconds
