@@ -2,8 +2,10 @@
 one folder and unpickled in another (a Ray worker's), and scored_record given the records
 the command line turns into strict JSON lines or bad_record lines.
 """
+import functools
 import json
 import os
+import pickle
 import subprocess
 import sys
 import threading
@@ -53,6 +55,26 @@ class PickledJudgeTest(StubTestCase):
         self.assertEqual(os.listdir(worker), [])
         with open(os.path.join(made, "cache.jsonl"), encoding="utf-8") as f:
             self.assertEqual(len(f.readlines()), 1)
+
+
+def _keyed_judge_fn():
+    def call(messages, api_key=None, **options):  # local: it does not pickle
+        return "Rating: 4"
+    return call
+
+
+class PickleErrorTest(StubTestCase):
+    def test_a_judge_fn_that_does_not_pickle_is_named_without_the_key(self):
+        key = "sk-host31-partial-0123456789"
+        judge = minijudge.LLMJudge(judge_fn=functools.partial(_keyed_judge_fn(), api_key=key),
+                                   api_key=key)
+        with self.assertRaises(pickle.PicklingError) as caught:
+            pickle.dumps(judge)
+        self.assertNotIn(key, str(caught.exception))
+        self.assertIn("api_key='<hidden>'", str(caught.exception))
+        self.assertTrue(str(caught.exception).startswith(
+            "cannot pickle LLMJudge: its judge_fn functools.partial(<function "
+            "_keyed_judge_fn.<locals>.call at "), caught.exception)
 
 
 class ReplicaSpellingTest(StubTestCase):
