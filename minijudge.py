@@ -2056,7 +2056,7 @@ class LLMJudge:
         command line's progress hook and batch files stay behind."""
         keywords = dict(self._keywords.value)
         if keywords["judge_fn"] is not None:
-            _check_pickles(keywords["judge_fn"])
+            _check_pickles(keywords["judge_fn"], self._redact)
         if keywords["model"] is None:  # listed once, here: a worker does not ask again
             keywords["model"] = self.model
         return _rebuilt_judge, (keywords, self.params, list(self.adapted))
@@ -2713,9 +2713,10 @@ def _absolute_paths(given):
         given["image_root"] = os.path.abspath(given["image_root"])
 
 
-def _check_pickles(judge_fn):
+def _check_pickles(judge_fn, redact):
     """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle (where it is
-    loaded, as in Ray or Dask, which pickle with it) can pickle it."""
+    loaded, as in Ray or Dask, which pickle with it) can pickle it; ``redact`` hides the
+    key in its name (a functools.partial's repr shows the key it holds)."""
     import pickle
     try:
         pickle.dumps(judge_fn)
@@ -2730,8 +2731,9 @@ def _check_pickles(judge_fn):
         except Exception:  # its own message says less than pickle's
             pass
     name = getattr(judge_fn, "__qualname__", None) or repr(judge_fn)
-    raise pickle.PicklingError("cannot pickle LLMJudge: its judge_fn {} does not pickle ({}); "
-                               "define it at the top level of a module".format(name, error))
+    raise pickle.PicklingError(redact("cannot pickle LLMJudge: its judge_fn {} does not "
+                                      "pickle ({}); define it at the top level of a "
+                                      "module".format(name, error)))
 
 
 def _rebuilt_judge(keywords, params, adapted):
