@@ -168,8 +168,8 @@ class ReplicaCountsTest(StubTestCase):
 
     def test_requests_in_flight_to_a_server_that_stops_answering_rest_it_once(self):
         hung = self.start_stub()
-        hung.push(hang(2), hang(2))
-        judge = minijudge.LLMJudge([hung.url, self.srv.url], model="judge-model", timeout=0.3)
+        hung.push(hang(3), hang(3))
+        judge = minijudge.LLMJudge([hung.url, self.srv.url], model="judge-model", timeout=1.0)
         notes = []
         judge._on_retry = notes.append
         threads = [threading.Thread(target=judge.judge, args=({"question": "q"}, "r"))
