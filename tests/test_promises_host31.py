@@ -16,7 +16,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, hang, rate_limited, run_main  # noqa: E402
+from stub import StubTestCase, chat, hang, rate_limited, run_main  # noqa: E402
 
 # made in the folder it runs in (argv[2]), pickled to stdout
 PICKLE_HERE = """
@@ -183,3 +183,31 @@ class ReplicaCountsTest(StubTestCase):
                "resting it 1 s, its requests go to the others".format(hung.url)
         notes = [note for note in notes if note]  # None: a request answered
         self.assertEqual(notes, [said, said])  # not 1 s, then 2 s: it failed once, not twice
+
+    def test_replicas_answering_as_different_models_are_named_not_merged_into_one(self):
+        other = self.start_stub()
+        other.responder = lambda request: chat("Rating: 2", model="other-model")
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}] * 4)
+        code, out, err = run_main([source, "--judge-url", self.srv.url, "--judge-url",
+                                   other.url, "--judge-model", "judge-model", "--concurrency",
+                                   "1", "-o", self.path("out.jsonl"), "--summary",
+                                   self.path("s.json")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            summary = json.load(f)
+        self.assertEqual(summary["judge_models"], {"judge-model": 2, "other-model": 2})
+        self.assertIn("\n  models answering: judge-model 2, other-model 2: not one model; "
+                      "check each server\n", err)
+        code, out, err = run_main(["report", self.path("out.jsonl"), "--summary",
+                                   self.path("r.json")])
+        with open(self.path("r.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["judge_models"], summary["judge_models"])
+
+    def test_one_model_answering_under_its_own_spelling_names_no_models(self):
+        self.srv.responder = lambda request: chat("Rating: 4", model="org/Judge-Model")
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}] * 2)
+        code, out, err = run_main([source, "--judge-url", self.srv.url, "--judge-model",
+                                   "judge-model", "--summary", self.path("s.json")])
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            self.assertIsNone(json.load(f)["judge_models"])
+        self.assertNotIn("models answering", err)
