@@ -7567,7 +7567,7 @@ def _judge_figures(stamp, args, tally, judge):
         model = tally.models.most_common(1)[0][0]
     scale = stamp.get("scale")
     figures = {"judge_url": None, "servers": None, "judge_model": model,
-               "template": stamp["template"],
+               "judge_models": _answering_models(tally), "template": stamp["template"],
                "parameters": {"scale": scale, "pass_threshold": stamp.get("pass_threshold")},
                "score_sources": dict(tally.sources), "adapted": []}
     if not judge:
@@ -7582,6 +7582,15 @@ def _judge_figures(stamp, args, tally, judge):
         check_position=bool(judge.again), scale=scale)
     figures["adapted"] = judge.adapted
     return figures
+
+
+def _answering_models(tally):
+    """The models the replies name, and how many each, if they are not one model under its
+    spellings (replicas serving different models: judge_model names the most common); else
+    None."""
+    if len({_model_key(name) for name in tally.models} - {None}) < 2:
+        return None
+    return dict(sorted(tally.models.items(), key=lambda pair: (-pair[1], pair[0])))
 
 
 def _position_figures(tally):
@@ -8183,6 +8192,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
     lines += _rating_lines(summary)
     lines += _batch_lines(summary)
     lines += _server_lines(summary)
+    lines += _models_line(summary)
     lines += _closing_lines(summary, max_error_rate)
     print(_shown_lines(lines), file=file)
 
@@ -8557,6 +8567,15 @@ def _sources_line(s):
                        "ratings, 0-9)"
     return "  scores from logprobs: {}, from the text: {}{}".format(
         sources["logprobs"], sources["text"], fallback)
+
+
+def _models_line(s):
+    """The models the replies named, when they were not one."""
+    models = s.get("judge_models")
+    if not models:
+        return []
+    named = ", ".join("{} {}".format(name, n) for name, n in models.items())
+    return ["  models answering: {}: not one model; check each server".format(named)]
 
 
 def _server_lines(s):
