@@ -211,3 +211,22 @@ class ReplicaCountsTest(StubTestCase):
         with open(self.path("s.json"), encoding="utf-8") as f:
             self.assertIsNone(json.load(f)["judge_models"])
         self.assertNotIn("models answering", err)
+
+    def test_a_replica_naming_its_model_with_a_list_or_a_number_does_not_stop_the_run(self):
+        other = self.start_stub()
+        self.srv.responder = lambda request: chat("Rating: 4", model=5)
+        other.responder = lambda request: chat("Rating: 2", model=["x"],
+                                               system_fingerprint={"fp": 1})
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}] * 4)
+        code, out, err = run_main([source, "--judge-url", self.srv.url, "--judge-url",
+                                   other.url, "--judge-model", "judge-model", "-o",
+                                   self.path("out.jsonl"), "--summary", self.path("s.json")])
+        self.assertEqual(code, 0, err)
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            records = [json.loads(line) for line in f]
+        self.assertEqual([r["judge_status"] for r in records], ["ok"] * 4)
+        self.assertEqual({r["judge_model"] for r in records}, {None})  # not text: no name
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            summary = json.load(f)
+        self.assertEqual((summary["judge_model"], summary["system_fingerprints"]),
+                         ("judge-model", {}))
