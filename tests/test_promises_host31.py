@@ -169,6 +169,7 @@ class ReplicaCountsTest(StubTestCase):
     def test_requests_in_flight_to_a_server_that_stops_answering_rest_it_once(self):
         hung = self.start_stub()
         hung.push(hang(3), hang(3))
+        self.srv.delay = 0.3  # the second thread's request still out when the third picks
         judge = minijudge.LLMJudge([hung.url, self.srv.url], model="judge-model", timeout=1.0)
         notes = []
         judge._on_retry = notes.append
