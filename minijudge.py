@@ -1560,8 +1560,16 @@ def _read_reply(body, url):
             "refusal": message.get("refusal"),
             "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
-            "usage": usage, "model": reply.get("model"),
-            "system_fingerprint": reply.get("system_fingerprint")}
+            "usage": usage, "model": _text_or_none(reply.get("model")),
+            "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+
+
+def _text_or_none(value):
+    """A reply's name field if it is text: a list or an object there names nothing (and
+    the summary's counts of models and fingerprints could not hold it)."""
+    if isinstance(value, str):
+        return value
+    return None
 
 
 def _reply_json(body, url):
