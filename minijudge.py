@@ -1190,16 +1190,19 @@ class _Replicas:
                 server.rests, server.rested_until = 0, 0.0  # it answers: rested no more
                 server.error = None
 
-    def rest(self, server):
-        """Rest ``server`` (1 s, doubling each time it fails again, up to 30 s); the rest in
-        seconds, or 0 when no other server is awake to take its requests (then it does not)."""
+    def rest(self, server, asked=None):
+        """Rest ``server`` (1 s, doubling each time it fails again; or the wait it ``asked``
+        for; up to 30 s); the rest in seconds, or 0 when no other server is awake to take
+        its requests (then it does not)."""
         with self._lock:
             now = time.monotonic()
             others = [s for s in self.servers if s is not server and s.rested_until <= now]
             if not others:
                 return 0
+            if server.rested_until > now:  # its other requests in flight failed too: one rest
+                return server.rested_until - now
             server.rests += 1
-            seconds = min(_REST_CAP, _REST_FIRST * 2 ** (server.rests - 1))
+            seconds = min(_REST_CAP, asked or _REST_FIRST * 2 ** (server.rests - 1))
             server.rested_until = now + seconds
             return seconds
 
@@ -1211,6 +1214,13 @@ class _Replicas:
         if None in errors:
             return None
         return "all {} servers failed: {}".format(len(errors), "; ".join(errors))
+
+    def uncount(self):
+        """Forget the requests counted (a preflight's are not the run's: the summary's
+        requests, which the servers' add up to, count the records' only)."""
+        with self._lock:
+            for server in self.servers:
+                server.requests, server.failures = 0, 0
 
     def resting(self):
         """The URLs of the servers resting now, in the order given."""
@@ -1550,8 +1560,16 @@ def _read_reply(body, url):
             "refusal": message.get("refusal"),
             "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
-            "usage": usage, "model": reply.get("model"),
-            "system_fingerprint": reply.get("system_fingerprint")}
+            "usage": usage, "model": _text_or_none(reply.get("model")),
+            "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+
+
+def _text_or_none(value):
+    """A reply's name field if it is text: a list or an object there names nothing (and
+    the summary's counts of models and fingerprints could not hold it)."""
+    if isinstance(value, str):
+        return value
+    return None
 
 
 def _reply_json(body, url):
@@ -1782,14 +1800,30 @@ def _judge_urls(base_url):
     each named once."""
     if isinstance(base_url, str):
         return [_chat_url(base_url)]
-    urls = []
+    urls, named = [], set()
     for given in base_url:
         url = _chat_url(given)
-        if url in urls:
+        if _server_key(url) in named:
             raise JudgeError("judge URL {!r} is given twice (as {}): name each server "
                              "once".format(given, url))
+        named.add(_server_key(url))
         urls.append(url)
     return urls
+
+
+def _server_key(url):
+    """What tells two servers apart: a host named in another case, or with its scheme's
+    port, is the same server (its requests would not be spread, but sent twice as often)."""
+    from urllib.parse import urlsplit
+    parts = urlsplit(url)
+    try:
+        port = parts.port or _DEFAULT_PORTS[parts.scheme]
+    except ValueError:  # not a number: the request says so; told apart as written
+        port = parts.netloc
+    return parts.scheme, parts.hostname, port, parts.path, parts.query
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _model_name(model, url, judge_fn):
@@ -2030,7 +2064,7 @@ class LLMJudge:
         command line's progress hook and batch files stay behind."""
         keywords = dict(self._keywords.value)
         if keywords["judge_fn"] is not None:
-            _check_pickles(keywords["judge_fn"])
+            _check_pickles(keywords["judge_fn"], self._redact)
         if keywords["model"] is None:  # listed once, here: a worker does not ask again
             keywords["model"] = self.model
         return _rebuilt_judge, (keywords, self.params, list(self.adapted))
@@ -2344,11 +2378,14 @@ class LLMJudge:
 
     def _fails_over(self, server, exc):
         """Whether ``exc``'s request goes to another server at once: ``server`` refused it,
-        timed out or broke the connection, and another is awake; ``server`` then rests."""
-        if exc.kind not in _FAILS_OVER or len(self.urls) < 2:
+        timed out, broke the connection or asked for a wait (Retry-After: it rests that long,
+        while another, awake, takes its requests); ``server`` then rests."""
+        if len(self.urls) < 2:
+            return False
+        if exc.kind not in _FAILS_OVER and not exc.retry_after:
             return False
         server.error = str(exc)
-        seconds = self._replicas.rest(server)
+        seconds = self._replicas.rest(server, exc.retry_after)
         if seconds and self._on_retry is not None:  # "judge ...": a panel's names its judge
             self._on_retry("{} at {}; resting it {} s, its requests go to the others".format(
                 _trouble(exc), self._redact(server.url), _short_seconds(seconds)))
@@ -2671,12 +2708,23 @@ def _as_given(keywords):
     given = {name: value for name, value in keywords.items() if name != "self"}
     given["base_url"] = given["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
     given["api_key"] = given["api_key"] or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
+    _absolute_paths(given)
     return given
 
 
-def _check_pickles(judge_fn):
+def _absolute_paths(given):
+    """The cache file and image folder as absolute paths: a judge unpickled in a worker
+    started in another folder (Ray's) reads the same ones, not a folder's of that name."""
+    if isinstance(given["cache"], str):
+        given["cache"] = os.path.abspath(given["cache"])
+    if isinstance(given["image_root"], (str, os.PathLike)):
+        given["image_root"] = os.path.abspath(given["image_root"])
+
+
+def _check_pickles(judge_fn, redact):
     """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle (where it is
-    loaded, as in Ray or Dask, which pickle with it) can pickle it."""
+    loaded, as in Ray or Dask, which pickle with it) can pickle it; ``redact`` hides the
+    key in its name (a functools.partial's repr shows the key it holds)."""
     import pickle
     try:
         pickle.dumps(judge_fn)
@@ -2691,8 +2739,9 @@ def _check_pickles(judge_fn):
         except Exception:  # its own message says less than pickle's
             pass
     name = getattr(judge_fn, "__qualname__", None) or repr(judge_fn)
-    raise pickle.PicklingError("cannot pickle LLMJudge: its judge_fn {} does not pickle ({}); "
-                               "define it at the top level of a module".format(name, error))
+    raise pickle.PicklingError(redact("cannot pickle LLMJudge: its judge_fn {} does not "
+                                      "pickle ({}); define it at the top level of a "
+                                      "module".format(name, error)))
 
 
 def _rebuilt_judge(keywords, params, adapted):
@@ -3979,6 +4028,7 @@ class _Cache:
 
     def __init__(self, path):
         self.path, self._lock = path, threading.Lock()
+        self._where = os.path.abspath(path)  # what a pickle opens, from any folder
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         self._file = open(path, "rb")
         self._index = _Keys(_keys_in(self._file, lambda line: line.endswith(b"\n") and re.match(
@@ -4010,7 +4060,7 @@ class _Cache:
             self._index[key] = os.lseek(self._fd, 0, os.SEEK_CUR) - len(line)
 
     def __reduce__(self):  # an unpickled cache opens the same file: O_APPEND keeps it whole
-        return _Cache, (self.path,)
+        return _Cache, (self._where,)
 
     def close(self):
         self._file.close()
@@ -5188,6 +5238,7 @@ def _preflight_judges(specs, args):
             _preflight_failed(specs, prefix, exc)
             return False
         judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
+        judge._replicas.uncount()
         if args.check:
             print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
     return True
@@ -6483,10 +6534,29 @@ def scored_record(judge, record, *, line):
         judge._choose_model()
     args = copy.copy(_default_args())  # its own: a run's mode is set on it
     args.mode = "rating"
+    record = _as_record(record, line)
     judgement = _judge_item(judge, args, (line, record), args.mode)
     written = _judge_fields("judge", judgement)
     written.update(judge_line=line, judge_run=_stamp([judge], args.mode, args))
-    return _replaced(record, written, [])
+    return _strict(_replaced(record, written, []))
+
+
+def _as_record(record, line):
+    """``record``, or the bad_record a run makes of a line that is not a JSON object."""
+    if isinstance(record, dict):
+        return record
+    text = json.dumps(record, separators=(",", ":"), default=repr).encode()
+    return _BadLine("line {}: a JSON {}, not an object".format(
+        line, type(record).__name__), text)
+
+
+def _strict(out):
+    """``out`` as a run writes it: NaN and infinities, which JSON has not, as null."""
+    try:
+        json.dumps(out, allow_nan=False)
+        return out
+    except ValueError:
+        return json.loads(json.dumps(out), parse_constant=lambda _: None)
 
 
 @functools.lru_cache(maxsize=1)
@@ -7505,7 +7575,7 @@ def _judge_figures(stamp, args, tally, judge):
         model = tally.models.most_common(1)[0][0]
     scale = stamp.get("scale")
     figures = {"judge_url": None, "servers": None, "judge_model": model,
-               "template": stamp["template"],
+               "judge_models": _answering_models(tally), "template": stamp["template"],
                "parameters": {"scale": scale, "pass_threshold": stamp.get("pass_threshold")},
                "score_sources": dict(tally.sources), "adapted": []}
     if not judge:
@@ -7520,6 +7590,15 @@ def _judge_figures(stamp, args, tally, judge):
         check_position=bool(judge.again), scale=scale)
     figures["adapted"] = judge.adapted
     return figures
+
+
+def _answering_models(tally):
+    """The models the replies name, and how many each, if they are not one model under its
+    spellings (replicas serving different models: judge_model names the most common); else
+    None."""
+    if len({_model_key(name) for name in tally.models} - {None}) < 2:
+        return None
+    return dict(sorted(tally.models.items(), key=lambda pair: (-pair[1], pair[0])))
 
 
 def _position_figures(tally):
@@ -8121,6 +8200,7 @@ def _print_summary(summary, max_error_rate, file, name=None):
     lines += _rating_lines(summary)
     lines += _batch_lines(summary)
     lines += _server_lines(summary)
+    lines += _models_line(summary)
     lines += _closing_lines(summary, max_error_rate)
     print(_shown_lines(lines), file=file)
 
@@ -8495,6 +8575,15 @@ def _sources_line(s):
                        "ratings, 0-9)"
     return "  scores from logprobs: {}, from the text: {}{}".format(
         sources["logprobs"], sources["text"], fallback)
+
+
+def _models_line(s):
+    """The models the replies named, when they were not one."""
+    models = s.get("judge_models")
+    if not models:
+        return []
+    named = ", ".join("{} {}".format(name, n) for name, n in models.items())
+    return ["  models answering: {}: not one model; check each server".format(named)]
 
 
 def _server_lines(s):
