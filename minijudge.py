@@ -115,12 +115,14 @@ class Judgement:
                  "expected", "fingerprint", "details")
 
     def __init__(self, **fields):
-        defaults = {"status": "ok", "latency": 0.0, "attempts": 0, "cached": False}
-        for name in self.__slots__:
-            setattr(self, name, fields.pop(name, defaults.get(name)))
-        if fields:
-            raise TypeError("Judgement has no field {}".format(_names(fields)))
-        self.details = self.details if self.details is not None else {}
+        values = dict(_JUDGEMENT_DEFAULTS, **fields)  # one made per record: kept cheap
+        if len(values) > len(_JUDGEMENT_DEFAULTS):
+            unknown = [name for name in fields if name not in _JUDGEMENT_DEFAULTS]
+            raise TypeError("Judgement has no field {}".format(_names(unknown)))
+        for name, value in values.items():
+            setattr(self, name, value)
+        if self.details is None:
+            self.details = {}
 
     @property
     def ok(self):
@@ -138,6 +140,10 @@ class Judgement:
     def __repr__(self):
         return "Judgement(status={!r}, score={!r}, value={!r}, error={!r})".format(
             self.status, self.score, self.value, self.error)
+
+
+_JUDGEMENT_DEFAULTS = dict(dict.fromkeys(Judgement.__slots__),  # in the order of the slots
+                           status="ok", latency=0.0, attempts=0, cached=False)
 
 
 # -- Templates -------------------------------------------------------------------------
