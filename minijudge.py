@@ -1545,7 +1545,11 @@ def _read_reply(body, url):
     if isinstance(reply, dict) and reply.get("error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body)),
                        kind="http_error", status=200)
-    choice = _first_choice(reply, body, url)
+    return _reply_parts(reply, _first_choice(reply, body, url))
+
+
+def _reply_parts(reply, choice):
+    """The useful parts of a chat.completion ``reply`` (a dict) and its first ``choice``."""
     message = choice.get("message")
     if not isinstance(message, dict):
         message = {}
@@ -4229,6 +4233,9 @@ class _Batch:
             problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
             return APIError("not judged: the line of custom_id {} in {} is {}".format(
                 key, f.name, problem), kind="not_judged"), problem
+        if response.get("status_code") == 200 and _plain_completion(response.get("body")):
+            body = response["body"]  # read as it is: no dumps and loads again of each reply
+            return _reply_parts(body, body["choices"][0]), None
         where = "{} (custom_id {})".format(f.name, key)
         # vLLM's error: a string, its body null
         body = json.dumps(response.get("body") or {"error": entry.get("error")}).encode()
@@ -4290,6 +4297,15 @@ def _batch_entry(line, key):
     if response and type(response.get("status_code")) is not int:  # "200", true: no HTTP reply
         raise TypeError
     return entry, response
+
+
+def _plain_completion(body):
+    """Is a batch line's body a chat completion _read_reply reads without a word to say:
+    a dict with no error and a first choice that is a dict?"""
+    if not isinstance(body, dict) or body.get("error"):
+        return False
+    choices = body.get("choices")
+    return isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict)
 
 
 def _pick(outcomes):
