@@ -4233,9 +4233,9 @@ class _Batch:
             problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
             return APIError("not judged: the line of custom_id {} in {} is {}".format(
                 key, f.name, problem), kind="not_judged"), problem
-        if response.get("status_code") == 200 and _plain_completion(response.get("body")):
-            body = response["body"]  # read as it is: no dumps and loads again of each reply
-            return _reply_parts(body, body["choices"][0]), None
+        plain = _plain_reply(response)  # read as it is: no dumps and loads again of each reply
+        if plain:
+            return plain, None
         where = "{} (custom_id {})".format(f.name, key)
         # vLLM's error: a string, its body null
         body = json.dumps(response.get("body") or {"error": entry.get("error")}).encode()
@@ -4299,13 +4299,17 @@ def _batch_entry(line, key):
     return entry, response
 
 
-def _plain_completion(body):
-    """Is a batch line's body a chat completion _read_reply reads without a word to say:
-    a dict with no error and a first choice that is a dict?"""
-    if not isinstance(body, dict) or body.get("error"):
-        return False
+def _plain_reply(response):
+    """A batch line's reply as _read_reply reads it, when its body is a chat completion
+    it reads without a word to say (a 200, a dict with no error, a first choice that is
+    a dict), else None: read the other way, for its exact message."""
+    body = response.get("body")
+    if response.get("status_code") != 200 or not isinstance(body, dict) or body.get("error"):
+        return None
     choices = body.get("choices")
-    return isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict)
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    return _reply_parts(body, choices[0])
 
 
 def _pick(outcomes):
