@@ -115,12 +115,14 @@ class Judgement:
                  "expected", "fingerprint", "details")
 
     def __init__(self, **fields):
-        defaults = {"status": "ok", "latency": 0.0, "attempts": 0, "cached": False}
-        for name in self.__slots__:
-            setattr(self, name, fields.pop(name, defaults.get(name)))
-        if fields:
-            raise TypeError("Judgement has no field {}".format(_names(fields)))
-        self.details = self.details if self.details is not None else {}
+        values = dict(_JUDGEMENT_DEFAULTS, **fields)  # one made per record: kept cheap
+        if len(values) > len(_JUDGEMENT_DEFAULTS):
+            unknown = [name for name in fields if name not in _JUDGEMENT_DEFAULTS]
+            raise TypeError("Judgement has no field {}".format(_names(unknown)))
+        for name, value in values.items():
+            setattr(self, name, value)
+        if self.details is None:
+            self.details = {}
 
     @property
     def ok(self):
@@ -138,6 +140,10 @@ class Judgement:
     def __repr__(self):
         return "Judgement(status={!r}, score={!r}, value={!r}, error={!r})".format(
             self.status, self.score, self.value, self.error)
+
+
+_JUDGEMENT_DEFAULTS = dict(dict.fromkeys(Judgement.__slots__),  # in the order of the slots
+                           status="ok", latency=0.0, attempts=0, cached=False)
 
 
 # -- Templates -------------------------------------------------------------------------
@@ -1549,7 +1555,11 @@ def _read_reply(body, url):
     if isinstance(reply, dict) and reply.get("error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body)),
                        kind="http_error", status=200)
-    choice = _first_choice(reply, body, url)
+    return _reply_parts(reply, _first_choice(reply, body, url))
+
+
+def _reply_parts(reply, choice):
+    """The useful parts of a chat.completion ``reply`` (a dict) and its first ``choice``."""
     message = choice.get("message")
     if not isinstance(message, dict):
         message = {}
@@ -3950,9 +3960,13 @@ class _Keys:
     """A number (a file offset) by key, a hex digest: 64 bits of it in a private temporary
     SQLite database, whose pages past a 2 MiB cache go to a file under TMPDIR: memory does
     not grow with the keys. Without sqlite3 (a Python built without it), a dict: about 120
-    bytes a key. A reader checks the whole key on the line it finds."""
+    bytes a key. A reader checks the whole key on the line it finds. Keys set one at a time
+    wait in a dict (_KEYS_PENDING of them) and go to SQLite together: a statement a key
+    was a tenth of an export's time; a bit a key in a fixed 1 MiB filter answers most
+    lookups of a key never set without a query (an export asks for each new key)."""
 
     def __init__(self, pairs=()):
+        self._pending, self._bits = {}, bytearray(_KEYS_FILTER_BITS >> 3)
         try:
             import sqlite3
             self._db, self._error = sqlite3.connect("", check_same_thread=False), sqlite3.Error
@@ -3968,28 +3982,65 @@ class _Keys:
             raise OSError(5, str(exc), "the index of keys (a temporary file under TMPDIR)")
 
     def update(self, pairs):  # a later number for the same key replaces the earlier
-        rows = ((_prefix(key), number) for key, number in pairs)
+        self._flush()
+        self._write((_prefix(key), number) for key, number in pairs)
+
+    def _write(self, rows):
         if self._db is None:
             return self._dict.update(rows)
         for chunk in _sorted_chunks(rows):
+            self._mark(chunk)
             self._sql("executemany", "INSERT OR REPLACE INTO k VALUES (?, ?)", chunk)
+
+    def _mark(self, rows):
+        """Set each prefix's bit in the filter (None: a _Keys kept without one)."""
+        if self._bits is None:
+            return
+        for prefix, _ in rows:
+            bit = prefix & (_KEYS_FILTER_BITS - 1)
+            self._bits[bit >> 3] |= 1 << (bit & 7)
+
+    def _flush(self):
+        """The keys waiting in the dict, to SQLite."""
+        pending, self._pending = self._pending, {}
+        if pending:
+            self._write(iter(pending.items()))
 
     def get(self, key):
         prefix = _prefix(key)
+        number = self._pending.get(prefix)
+        if number is not None:
+            return number
         if self._db is None:
             return self._dict.get(prefix)
+        if not self._maybe(prefix):
+            return None
         row = self._sql("execute", "SELECT number FROM k WHERE prefix = ?", [prefix]).fetchone()
         if row is None:
             return None
         return row[0]
 
+    def _maybe(self, prefix):
+        """False: the key was never set (its bit is clear); True: it may have been."""
+        if self._bits is None:
+            return True
+        bit = prefix & (_KEYS_FILTER_BITS - 1)
+        return bool(self._bits[bit >> 3] & (1 << (bit & 7)))
+
     def __setitem__(self, key, number):
-        self.update([(key, number)])
+        self._pending[_prefix(key)] = number
+        if len(self._pending) >= _KEYS_PENDING:
+            self._flush()
 
     def __len__(self):
+        self._flush()
         if self._db is None:
             return len(self._dict)
         return self._sql("execute", "SELECT count(*) FROM k").fetchone()[0]
+
+
+_KEYS_PENDING = 20000  # keys set one at a time that wait for one INSERT (about 3 MB)
+_KEYS_FILTER_BITS = 1 << 23  # 1 MiB: at a million keys, 1 lookup in 9 of a new key queries
 
 
 def _prefix(key):
@@ -4073,6 +4124,7 @@ class _Replies(_Keys):
 
     def __init__(self):
         super().__init__()
+        self._bits = None  # add() writes its own rows; a lookup here mostly finds its key
         self.doubled, self._later = False, collections.defaultdict(list)
         if self._db is not None:
             for sql in ("CREATE TABLE later (prefix INTEGER, number INTEGER)",
@@ -4082,6 +4134,7 @@ class _Replies(_Keys):
 
     def add(self, pairs):
         """Each (key, number): a new key's number kept, a known key's added to ``later``."""
+        self._flush()
         rows = ((_prefix(key), number) for key, number in pairs)
         if self._db is None:
             return self._add_to_dict(rows)
@@ -4230,6 +4283,9 @@ class _Batch:
             problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
             return APIError("not judged: the line of custom_id {} in {} is {}".format(
                 key, f.name, problem), kind="not_judged"), problem
+        plain = _plain_reply(response)  # read as it is: no dumps and loads again of each reply
+        if plain:
+            return plain, None
         where = "{} (custom_id {})".format(f.name, key)
         # vLLM's error: a string, its body null
         body = json.dumps(response.get("body") or {"error": entry.get("error")}).encode()
@@ -4291,6 +4347,19 @@ def _batch_entry(line, key):
     if response and type(response.get("status_code")) is not int:  # "200", true: no HTTP reply
         raise TypeError
     return entry, response
+
+
+def _plain_reply(response):
+    """A batch line's reply as _read_reply reads it, when its body is a chat completion
+    it reads without a word to say (a 200, a dict with no error, a first choice that is
+    a dict), else None: read the other way, for its exact message."""
+    body = response.get("body")
+    if response.get("status_code") != 200 or not isinstance(body, dict) or body.get("error"):
+        return None
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    return _reply_parts(body, choices[0])
 
 
 def _pick(outcomes):
