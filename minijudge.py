@@ -6634,7 +6634,7 @@ def _stamps_of(record, checked=None):
     NAME's (an input column that only looks like one is no stamp), each checked; but one
     equal to the last ``checked`` (by prefix): a run's records share one stamp, and checking
     it again on each was a tenth of a report's time."""
-    stamps = {k[:-4]: v for k, v in record.items() if _is_stamp(k, v)}
+    stamps = {k[:-4]: v for k, v in record.items() if k.endswith("_run") and _is_stamp(k, v)}
     if checked is None:
         checked = {}
     for prefix, stamp in stamps.items():
@@ -6642,6 +6642,15 @@ def _stamps_of(record, checked=None):
             _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
             checked[prefix] = stamp
     return stamps
+
+
+def _of_run(memo, prefix, stamp, work):
+    """``work(stamp)``, worked out once a run (its records share one stamp), kept in ``memo``
+    by prefix and work."""
+    last = memo.get((prefix, work))
+    if last is None or last[0] != stamp:
+        last = memo[(prefix, work)] = stamp, work(stamp)
+    return last[1]
 
 
 def _is_stamp(key, value):
@@ -6679,28 +6688,37 @@ _WRITTEN_BY = (
 )
 
 
-def _judgement_of(record, prefix, stamp):
+def _judgement_of(record, prefix, stamp, memo=None):
     """A record's NAME_* fields as the Judgement they were written from (report), each value
-    it reads checked against what the run (``stamp``) can write: JudgeError if not."""
-    fields = {k[len(prefix) + 1:]: v for k, v in record.items() if k.startswith(prefix + "_")}
+    it reads checked against what the run (``stamp``) can write: JudgeError if not.
+    ``memo``: what _of_run worked out of the run's stamp."""
+    head = prefix + "_"
+    start = len(head)
+    fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
     named = {name: fields.pop(name, None) for name in ("score", "status", "error", "raw", "value",
              "finish_reason", "usage", "model", "reasoning", "fingerprint")}
     fields.pop("run")
-    _own_details(fields, prefix, stamp)
+    if memo is None:
+        memo = {}
+    _own_details(fields, prefix, _of_run(memo, prefix, stamp, _unwritten))
     _check_judgement(dict(fields, **named), prefix + "_", stamp)
     return Judgement(source=fields.pop("score_source", None), expected=fields.pop(
         "expected_rating", None), details=fields, **named)
 
 
-def _own_details(fields, prefix, stamp):
+def _own_details(fields, prefix, unwritten):
     """Drop from ``fields`` its line (checked) and what the run did not write."""
     line = fields.pop("line", None)
     if type(line) is not int or line < 1:
         raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
             prefix, line))
-    for name, written in _WRITTEN_BY:  # a field the run did not write is not its own
-        if not written(stamp):
-            fields.pop(name, None)
+    for name in unwritten:  # a field the run did not write is not its own
+        fields.pop(name, None)
+
+
+def _unwritten(stamp):
+    """The details a run with this stamp did not write (_WRITTEN_BY)."""
+    return [name for name, written in _WRITTEN_BY if not written(stamp)]
 
 
 def _check_judgement(fields, name, stamp):
@@ -9171,7 +9189,7 @@ def _judgements_of(path, number, record, checked=None):
     """A scored record's stamps and judgements, by prefix; JudgeError naming the line."""
     try:
         stamps = _stamps_of(record, checked)
-        judgements = {prefix: _judgement_of(record, prefix, stamp)
+        judgements = {prefix: _judgement_of(record, prefix, stamp, checked)
                       for prefix, stamp in stamps.items()}
     except JudgeError as exc:
         raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
@@ -9282,7 +9300,8 @@ def _record_keys(seen, record, stamps):
     prefixes = tuple(prefix + "_" for prefix in stamps)
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
-        inputs = _judged_inputs(record, stamp, prefixes)
+        names = _of_run(seen["checked"], prefix, stamp, _prompt_fields)
+        inputs = _judged_inputs(record, names, prefixes)
         yield hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
 
 
@@ -9307,11 +9326,10 @@ def _once(seen, paths, place, record, stamps, only=None):
 _LINE_MASK = (1 << 40) - 1
 
 
-def _judged_inputs(record, stamp, prefixes):
-    """The input fields the run put in the prompt, as text: a column added to a copy after
-    the run, or an id a tool re-typed, does not make its records new ones. A custom
-    template may read any field: then all the input fields."""
-    names = _prompt_fields(stamp)
+def _judged_inputs(record, names, prefixes):
+    """The input fields the run put in the prompt (``names``: _prompt_fields), as text: a
+    column added to a copy after the run, or an id a tool re-typed, does not make its records
+    new ones. A custom template may read any field: then all the input fields."""
     if names is None:
         fields = {k: v for k, v in record.items() if not k.startswith(prefixes)}
     else:
