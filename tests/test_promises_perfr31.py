@@ -32,7 +32,7 @@ class RepeatNamedTest(ReportTest):
         code, out, err = self.report(path)
         self.assertEqual((code, out), (2, ""))
         warning, error = err.splitlines()  # the torn line after the repeat: no warning
-        self.assertRegex(warning, r"^minijudge: warning: .*d\.jsonl: line 1: not JSON .*; skipped$")
+        self.assertRegex(warning, r"^minijudge: warning: .*d\.jsonl: line 1: not JSON .*; skipped")
         self.assertEqual(error, "minijudge: error: {0} line 4 and {0} line 6 are the same "
                          "record (input line 3 of one run); report each record once".format(path))
 
