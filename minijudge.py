@@ -9300,7 +9300,7 @@ def _record_keys(seen, record, stamps):
     prefixes = tuple(prefix + "_" for prefix in stamps)
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
-        names = _of_run(seen["checked"], prefix, stamp, _prompt_fields)
+        names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
         inputs = _judged_inputs(record, names, prefixes)
         yield hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
 
@@ -9332,9 +9332,16 @@ def _judged_inputs(record, names, prefixes):
     new ones. A custom template may read any field: then all the input fields."""
     if names is None:
         fields = {k: v for k, v in record.items() if not k.startswith(prefixes)}
-    else:
-        fields = {name: record.get(name) for name in names}
-    return json.dumps(fields, sort_keys=True)
+        return json.dumps(fields, sort_keys=True)
+    fields = {name: record.get(name) for name in names}  # sorted: json.dumps' fast path
+    return json.dumps(fields)
+
+
+def _sorted_prompt_fields(stamp):
+    names = _prompt_fields(stamp)
+    if names is None:
+        return None
+    return sorted(names)
 
 
 def _prompt_fields(stamp):
