@@ -6773,7 +6773,7 @@ def _stamps_of(record, checked=None):
     NAME's (an input column that only looks like one is no stamp), each checked; but one
     equal to the last ``checked`` (by prefix): a run's records share one stamp, and checking
     it again on each was a tenth of a report's time."""
-    stamps = {k[:-4]: v for k, v in record.items() if _is_stamp(k, v)}
+    stamps = {k[:-4]: v for k, v in record.items() if k.endswith("_run") and _is_stamp(k, v)}
     if checked is None:
         checked = {}
     for prefix, stamp in stamps.items():
@@ -6781,6 +6781,15 @@ def _stamps_of(record, checked=None):
             _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
             checked[prefix] = stamp
     return stamps
+
+
+def _of_run(memo, prefix, stamp, work):
+    """``work(stamp)``, worked out once a run (its records share one stamp), kept in ``memo``
+    by prefix and work."""
+    last = memo.get((prefix, work))
+    if last is None or last[0] != stamp:
+        last = memo[(prefix, work)] = stamp, work(stamp)
+    return last[1]
 
 
 def _is_stamp(key, value):
@@ -6818,28 +6827,37 @@ _WRITTEN_BY = (
 )
 
 
-def _judgement_of(record, prefix, stamp):
+def _judgement_of(record, prefix, stamp, memo=None):
     """A record's NAME_* fields as the Judgement they were written from (report), each value
-    it reads checked against what the run (``stamp``) can write: JudgeError if not."""
-    fields = {k[len(prefix) + 1:]: v for k, v in record.items() if k.startswith(prefix + "_")}
+    it reads checked against what the run (``stamp``) can write: JudgeError if not.
+    ``memo``: what _of_run worked out of the run's stamp."""
+    head = prefix + "_"
+    start = len(head)
+    fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
     named = {name: fields.pop(name, None) for name in ("score", "status", "error", "raw", "value",
              "finish_reason", "usage", "model", "reasoning", "fingerprint")}
     fields.pop("run")
-    _own_details(fields, prefix, stamp)
+    if memo is None:
+        memo = {}
+    _own_details(fields, prefix, _of_run(memo, prefix, stamp, _unwritten))
     _check_judgement(dict(fields, **named), prefix + "_", stamp)
     return Judgement(source=fields.pop("score_source", None), expected=fields.pop(
         "expected_rating", None), details=fields, **named)
 
 
-def _own_details(fields, prefix, stamp):
+def _own_details(fields, prefix, unwritten):
     """Drop from ``fields`` its line (checked) and what the run did not write."""
     line = fields.pop("line", None)
     if type(line) is not int or line < 1:
         raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
             prefix, line))
-    for name, written in _WRITTEN_BY:  # a field the run did not write is not its own
-        if not written(stamp):
-            fields.pop(name, None)
+    for name in unwritten:  # a field the run did not write is not its own
+        fields.pop(name, None)
+
+
+def _unwritten(stamp):
+    """The details a run with this stamp did not write (_WRITTEN_BY)."""
+    return [name for name, written in _WRITTEN_BY if not written(stamp)]
 
 
 def _check_judgement(fields, name, stamp):
@@ -9257,10 +9275,12 @@ def _report(args):
     a file named twice (or linked), a record seen twice and a value no run writes, always."""
     _distinct_files(args.input)
     report = _Report(args)
-    for index, path in enumerate(args.input):
-        with open(path, "rb") as f:
-            for number, record in _read_records(f, path):
-                report.add(index, path, number, record)
+    try:
+        _read_into(report, args.input)
+    except BaseException:  # a record seen twice before this error is what to say first
+        report.seen["once"].settle()
+        raise
+    report.seen["once"].settle()
     if not report.tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     several = list(report.tallies) != ["judge"]
@@ -9280,18 +9300,19 @@ class _Report:
         self.tallies, self.runs, self.rows = {}, {}, []
         self.mixed = collections.defaultdict(set)
         self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
+        self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
 
     def add(self, index, path, number, record):
         """Tally one line of the ``index``th file."""
         if isinstance(record, _BadLine):  # a line torn by a kill, most likely
-            print("minijudge: warning: {}: {}; skipped".format(path, record.error),
-                  file=sys.stderr)
+            self.seen["once"].warn((index, number), "minijudge: warning: {}: {}; skipped".format(
+                path, record.error))
             return
         stamps, judgements = _judgements_of(path, number, record, self.seen["checked"])
         if not stamps:
             _no_stamp(path, number, record)
-        _once(self.seen, self.args.input, (index, number), record, stamps)
+        self.seen["once"].add((index, number), record, stamps)
         for prefix, run in stamps.items():
             self.check_run(prefix, run, path, number)
             if prefix not in self.tallies:  # not one _Tally() a record
@@ -9326,7 +9347,7 @@ def _judgements_of(path, number, record, checked=None):
     """A scored record's stamps and judgements, by prefix; JudgeError naming the line."""
     try:
         stamps = _stamps_of(record, checked)
-        judgements = {prefix: _judgement_of(record, prefix, stamp)
+        judgements = {prefix: _judgement_of(record, prefix, stamp, checked)
                       for prefix, stamp in stamps.items()}
     except JudgeError as exc:
         raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
@@ -9356,17 +9377,102 @@ def _distinct_files(paths):
                 paths[first], path))
 
 
-def _once(seen, paths, place, record, stamps):
+def _read_into(report, paths):
+    for index, path in enumerate(paths):
+        with open(path, "rb") as f:
+            for number, record in _read_records(f, path):
+                report.add(index, path, number, record)
+
+
+class _Once:
+    """Refuses a record seen twice (see _once) in 8 bytes a record: each record's identity
+    (a hash) in an array, checked for repeats when all is read or an error stops the read;
+    only then are the files read again to name both places. Not a regular file (a FIFO
+    cannot be read again): each record's place kept, as _once does. A torn line's warning
+    waits too: past a record seen twice, the read stops there and says only that."""
+
+    def __init__(self, paths, seen):
+        self.paths, self.seen, self.warnings = paths, seen, []
+        self.keys = None
+        if all(_is_regular(path) for path in paths):
+            from array import array
+            self.keys = [array("q") for _ in range(_KEY_BUCKETS)]  # sorted a bucket at a time
+
+    def add(self, place, record, stamps):
+        if self.keys is None:
+            _once(self.seen, self.paths, place, record, stamps)
+            return
+        for key in _record_keys(self.seen, record, stamps):
+            self.keys[key % _KEY_BUCKETS].append(key)
+
+    def warn(self, place, text):
+        self.warnings.append((place, text))
+
+    def settle(self):
+        """Say the warnings up to the first record seen twice; JudgeError naming it."""
+        repeated = self.repeated()
+        stop = None
+        if repeated:
+            stop = self.first_repeat(repeated)
+        for place, text in self.warnings:
+            if stop is None or place < stop[0]:
+                print(text, file=sys.stderr)
+        self.warnings = []
+        if stop is not None:
+            raise stop[1]
+
+    def repeated(self):
+        """The keys seen more than once (a bucket's repeats found by sorting it)."""
+        repeated = set()
+        for bucket in self.keys or ():
+            ordered = sorted(bucket)
+            repeated.update(a for a, b in zip(ordered, ordered[1:]) if a == b)
+        return repeated
+
+    def first_repeat(self, repeated):
+        """(place, JudgeError) of the first record seen twice: the files read again, as
+        _once would have read them, keeping the places of the repeated keys alone."""
+        seen = {"places": {}, "texts": {}, "checked": {}}
+        for index, path in enumerate(self.paths):
+            with open(path, "rb") as f:
+                for number, record in _read_records(f, path):
+                    if isinstance(record, _BadLine):
+                        continue
+                    stamps = _stamps_of(record, seen["checked"])  # checked in the first read
+                    try:
+                        _once(seen, self.paths, (index, number), record, stamps, repeated)
+                    except JudgeError as exc:
+                        return (index, number), exc
+        return None
+
+
+_KEY_BUCKETS = 256
+
+
+def _is_regular(path):
+    return stat.S_ISREG(os.stat(path).st_mode)
+
+
+def _record_keys(seen, record, stamps):
+    """A record's identity for each run that wrote it: its input line and fields, the run."""
+    prefixes = tuple(prefix + "_" for prefix in stamps)
+    for prefix, stamp in stamps.items():
+        line = record[prefix + "_line"]
+        names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
+        inputs = _judged_inputs(record, names, prefixes)
+        yield hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
+
+
+def _once(seen, paths, place, record, stamps, only=None):
     """Refuse a record seen before (a copied file, a file twice in one): one run's record of
     one input line, with the same input fields, is one record however many files hold it.
     ``seen``: each record's identity (a hash) and where it was first (file << 40 | line);
     each prefix's last stamp, as text."""
-    prefixes = tuple(prefix + "_" for prefix in stamps)
     here = place[0] << 40 | place[1]  # an int, not a tuple
-    for prefix, stamp in stamps.items():
+    for prefix, key in zip(stamps, _record_keys(seen, record, stamps)):
+        if only is not None and key not in only:  # read again: the repeated keys alone
+            continue
         line = record[prefix + "_line"]
-        inputs = _judged_inputs(record, stamp, prefixes)
-        key = hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
         first = seen["places"].setdefault(key, here)
         if first != here:
             raise JudgeError("{} line {} and {} line {} are the same record (input line {} of "
@@ -9378,16 +9484,22 @@ def _once(seen, paths, place, record, stamps):
 _LINE_MASK = (1 << 40) - 1
 
 
-def _judged_inputs(record, stamp, prefixes):
-    """The input fields the run put in the prompt, as text: a column added to a copy after
-    the run, or an id a tool re-typed, does not make its records new ones. A custom
-    template may read any field: then all the input fields."""
-    names = _prompt_fields(stamp)
+def _judged_inputs(record, names, prefixes):
+    """The input fields the run put in the prompt (``names``: _prompt_fields), as text: a
+    column added to a copy after the run, or an id a tool re-typed, does not make its records
+    new ones. A custom template may read any field: then all the input fields."""
     if names is None:
         fields = {k: v for k, v in record.items() if not k.startswith(prefixes)}
-    else:
-        fields = {name: record.get(name) for name in names}
-    return json.dumps(fields, sort_keys=True)
+        return json.dumps(fields, sort_keys=True)
+    fields = {name: record.get(name) for name in names}  # sorted: json.dumps' fast path
+    return json.dumps(fields)
+
+
+def _sorted_prompt_fields(stamp):
+    names = _prompt_fields(stamp)
+    if names is None:
+        return None
+    return sorted(names)
 
 
 def _prompt_fields(stamp):
