@@ -464,6 +464,9 @@ _RATING_RE = re.compile(r"""
 """.format(num=_NUMBER, score=_SCORE), re.I | re.X)
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
 _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
+# a whole reply that is only "Rating: [[4]]" or "[[4]]": _read_rating's answer without
+# its full reading (a test checks both agree on every real reply and parser case)
+_SHORT_RATING_RE = re.compile(r"(?:Rating:[ ])?\[\[([0-9]{1,2})\]\]", re.X)
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
 _HEDGE = r"(?:(?:maybe|perhaps|possibly|probably|even)\b[^\S\n]*)?"  # "or maybe [[9]]"
 # a number offered with another ("[[9]] or [[10]]", "7 to 8", "6/10 or 7/10") is no verdict:
@@ -546,10 +549,23 @@ def _read_rating(text, scale):
     Ratings offered together ("[[9]] or [[10]]") are none: "Rating: [[8]] ... a rating of
     [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None.
     """
+    short = _SHORT_RATING_RE.fullmatch(text or "")
+    if short:  # the usual reply, read as _read_rating_fully reads it, at C speed
+        return _in_scale(int(short.group(1)), scale)
+    return _read_rating_fully(text, scale)
+
+
+def _read_rating_fully(text, scale):
+    """_read_rating's reading of any reply, mention by mention."""
     text = _plain(text)
     tier, candidate = _strongest_mention(text, scale)
     if tier > 3:  # nothing stronger than a line that is only a number
         candidate = _bare_number(text, candidate)
+    return _in_scale(candidate, scale)
+
+
+def _in_scale(candidate, scale):
+    """(the rating if in scale, else None; the rating the judge wrote)."""
     in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
     if not in_scale:
         return None, candidate
