@@ -1689,6 +1689,19 @@ def _response_of(example, output):
     return {}
 
 
+def _example_values(example, output, fields):
+    """The question, reference and response an example gives, each unless ``fields`` give it
+    (the command line reads them from the record: they are not read twice)."""
+    values = {"question": None, "reference": None}
+    if "question" not in fields:
+        values["question"] = _as_text(_first(example, "question", "context"))
+    if "reference" not in fields:
+        values["reference"] = _example_reference(example)
+    if "response" not in fields:
+        values.update(_response_of(example, output))
+    return values
+
+
 def _check_example(example):
     """TemplateError unless ``example`` is a mapping of fields (or None): a question given as
     text was dropped, or an internal_error (AttributeError)."""
@@ -2185,9 +2198,7 @@ class LLMJudge:
         _check_example(example)
         if example is None:
             example = {}
-        values = dict(question=_as_text(_first(example, "question", "context")),
-                      reference=_example_reference(example),
-                      **_response_of(example, output))
+        values = _example_values(example, output, fields)
         _check_response(self.parser, values, example, output, fields)
         criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's own
         if criterion:
