@@ -4246,11 +4246,14 @@ class _Batch:
             failure = self._export(key, payload)
         elif online:
             return None
+        elif failure is None:  # made only here: an export's record would drop it unread
+            failure = APIError("not judged: no reply in the --batch-import files (custom_id "
+                               "{})".format(key), kind="not_judged")
         failure.attempts = 0  # nothing was sent
         raise failure
 
     def _imported(self, key):
-        """The reply to ``key`` in the files, or an APIError: the batch's error, or none."""
+        """The reply to ``key`` in the files, an APIError (the batch's error), or None (none)."""
         with self._lock:  # a reply asked for is marked: the rest are counted unasked
             number = self._lookup(key)
             if number is not None and number >= 0:
@@ -4260,8 +4263,7 @@ class _Batch:
             if number is not None:
                 f, line = self._line(~number)
         if number is None:
-            return APIError("not judged: no reply in the --batch-import files (custom_id {})"
-                            .format(key), kind="not_judged")
+            return None
         result, problem = self._outcome(key, f, line)
         if problem:
             self._count_problem(problem)
