@@ -42,15 +42,20 @@ def near_misses():
 
 class ShortRatingTest(unittest.TestCase):
     def assert_same(self, texts):
-        for text, scale in itertools.product(texts, SCALES):
+        """Both readings agree on each text the pre-check reads (any other text goes to
+        _read_rating_fully itself: read fully once per scale, a real reply takes 0.3 ms)."""
+        short = [text for text in texts if minijudge._SHORT_RATING_RE.fullmatch(text)]
+        for text, scale in itertools.product(short, SCALES):
             expected = minijudge._read_rating_fully(text, scale)
             got = minijudge._read_rating(text, scale)
             if got != expected or type(got[1]) is not type(expected[1]):
                 self.fail("{!r} on {}: {} read at once, {} fully".format(
                     text[:200], scale, got, expected))
+        return len(short)
 
     def test_near_misses(self):
         self.assert_same(near_misses())
+        self.assertEqual(minijudge._read_rating("Rating: [[4]] or [[5]]", (1, 5)), (None, None))
         self.assertEqual(minijudge._read_rating("Rating: [[4]]", (1, 5)), (4, 4))
         self.assertEqual(minijudge._read_rating("[[50]]", (1, 10)), (None, 50))
 
@@ -59,7 +64,7 @@ class ShortRatingTest(unittest.TestCase):
         for name in PARSER_TESTS:
             texts.update(texts_in(os.path.join(HERE, name)))
         self.assertGreater(len(texts), 500)
-        self.assert_same(sorted(texts))
+        self.assertGreaterEqual(self.assert_same(sorted(texts)), 4)
 
     @unittest.skipUnless(HAVE_DATA, "no real judge outputs in " + DATA_DIR)
     def test_real_replies(self):
@@ -68,7 +73,7 @@ class ShortRatingTest(unittest.TestCase):
             with open(os.path.join(DATA_DIR, name + ".jsonl"), encoding="utf-8") as f:
                 texts.extend(json.loads(line)["raw"] for line in f if line.strip())
         self.assertEqual(len(texts), 7217)
-        self.assert_same(texts)
+        self.assertGreaterEqual(self.assert_same(texts), 2)  # "Rating: [[50]]", ...
 
 
 if __name__ == "__main__":
