@@ -464,6 +464,9 @@ _RATING_RE = re.compile(r"""
 """.format(num=_NUMBER, score=_SCORE), re.I | re.X)
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
 _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
+# a whole reply that is only "Rating: [[4]]" or "[[4]]": _read_rating's answer without
+# its full reading (a test checks both agree on every real reply and parser case)
+_SHORT_RATING_RE = re.compile(r"(?:Rating:[ ])?\[\[([0-9]{1,2})\]\]", re.X)
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
 _HEDGE = r"(?:(?:maybe|perhaps|possibly|probably|even)\b[^\S\n]*)?"  # "or maybe [[9]]"
 # a number offered with another ("[[9]] or [[10]]", "7 to 8", "6/10 or 7/10") is no verdict:
@@ -546,10 +549,23 @@ def _read_rating(text, scale):
     Ratings offered together ("[[9]] or [[10]]") are none: "Rating: [[8]] ... a rating of
     [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None.
     """
+    short = _SHORT_RATING_RE.fullmatch(text or "")
+    if short:  # the usual reply, read as _read_rating_fully reads it, at C speed
+        return _in_scale(int(short.group(1)), scale)
+    return _read_rating_fully(text, scale)
+
+
+def _read_rating_fully(text, scale):
+    """_read_rating's reading of any reply, mention by mention."""
     text = _plain(text)
     tier, candidate = _strongest_mention(text, scale)
     if tier > 3:  # nothing stronger than a line that is only a number
         candidate = _bare_number(text, candidate)
+    return _in_scale(candidate, scale)
+
+
+def _in_scale(candidate, scale):
+    """(the rating if in scale, else None; the rating the judge wrote)."""
     in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
     if not in_scale:
         return None, candidate
@@ -1673,6 +1689,19 @@ def _response_of(example, output):
     return {}
 
 
+def _example_values(example, output, fields):
+    """The question, reference and response an example gives, each unless ``fields`` give it
+    (the command line reads them from the record: they are not read twice)."""
+    values = {"question": None, "reference": None}
+    if "question" not in fields:
+        values["question"] = _as_text(_first(example, "question", "context"))
+    if "reference" not in fields:
+        values["reference"] = _example_reference(example)
+    if "response" not in fields:
+        values.update(_response_of(example, output))
+    return values
+
+
 def _check_example(example):
     """TemplateError unless ``example`` is a mapping of fields (or None): a question given as
     text was dropped, or an internal_error (AttributeError)."""
@@ -2169,9 +2198,7 @@ class LLMJudge:
         _check_example(example)
         if example is None:
             example = {}
-        values = dict(question=_as_text(_first(example, "question", "context")),
-                      reference=_example_reference(example),
-                      **_response_of(example, output))
+        values = _example_values(example, output, fields)
         _check_response(self.parser, values, example, output, fields)
         criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's own
         if criterion:
@@ -4219,11 +4246,14 @@ class _Batch:
             failure = self._export(key, payload)
         elif online:
             return None
+        elif failure is None:  # made only here: an export's record would drop it unread
+            failure = APIError("not judged: no reply in the --batch-import files (custom_id "
+                               "{})".format(key), kind="not_judged")
         failure.attempts = 0  # nothing was sent
         raise failure
 
     def _imported(self, key):
-        """The reply to ``key`` in the files, or an APIError: the batch's error, or none."""
+        """The reply to ``key`` in the files, an APIError (the batch's error), or None (none)."""
         with self._lock:  # a reply asked for is marked: the rest are counted unasked
             number = self._lookup(key)
             if number is not None and number >= 0:
@@ -4233,8 +4263,7 @@ class _Batch:
             if number is not None:
                 f, line = self._line(~number)
         if number is None:
-            return APIError("not judged: no reply in the --batch-import files (custom_id {})"
-                            .format(key), kind="not_judged")
+            return None
         result, problem = self._outcome(key, f, line)
         if problem:
             self._count_problem(problem)
