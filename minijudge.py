@@ -6890,6 +6890,8 @@ def _unwritten(stamp):
 
 
 def _check_judgement(fields, name, stamp):
+    if _is_plain_ok(fields, stamp):  # most records: the checks below would all pass
+        return
     status = fields["status"]
     if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
         raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
@@ -6902,6 +6904,50 @@ def _check_judgement(fields, name, stamp):
         _check_rating(fields["value"], name, stamp.get("scale"))
     _check(fields, _READ_CHECKS, name)
     _check_details(fields, name, stamp, status)
+
+
+# a record's fields that, with no others, leave _check_details nothing to check
+_PLAIN_FIELDS = frozenset((
+    "score", "status", "error", "raw", "value", "finish_reason", "usage", "model", "reasoning",
+    "fingerprint", "score_source", "expected_rating"))
+
+
+def _is_plain_ok(fields, stamp):
+    """True if ``fields`` are a judged record's with no details, each value of its commonest
+    kind, so that every check of _check_judgement passes; False sends the record through
+    them all, which name what is wrong (or pass what is merely unusual)."""
+    if fields["status"] != "ok" or stamp["mode"] == "systems":
+        return False
+    if not _PLAIN_FIELDS.issuperset(fields):
+        return False
+    score = fields["score"]
+    if type(score) not in (int, float) or not 0 <= score <= 1:  # NaN fails too
+        return False
+    if not _is_plain_value(fields["value"], stamp.get("scale")):
+        return False
+    return _are_plain_texts(fields) and _is_plain_usage(fields["usage"])
+
+
+def _is_plain_value(value, scale):
+    if not scale or value is None:
+        return True
+    return type(value) in (int, float) and scale[0] <= value <= scale[1]
+
+
+def _are_plain_texts(fields):
+    texts = (fields["error"], fields["model"], fields["fingerprint"])
+    if not all(text is None or type(text) is str for text in texts):
+        return False
+    return fields.get("score_source") in (None, "text", "logprobs")
+
+
+def _is_plain_usage(usage):
+    if usage is None:
+        return True
+    if type(usage) is not dict:
+        return False
+    counts = (usage.get(name) for name in _TOKEN_COUNTS)
+    return all(count is None or (type(count) is int and 0 <= count < 2 ** 63) for count in counts)
 
 
 def _check_details(fields, name, stamp, status):
@@ -9516,11 +9562,15 @@ _LINE_MASK = (1 << 40) - 1
 def _judged_inputs(record, names, prefixes):
     """The input fields the run put in the prompt (``names``: _prompt_fields), as text: a
     column added to a copy after the run, or an id a tool re-typed, does not make its records
-    new ones. A custom template may read any field: then all the input fields."""
+    new ones. A custom template may read any field: then all the input fields. Text and
+    nulls alone are kept as a tuple (a tuple is never equal to a text: the two stay apart)."""
     if names is None:
         fields = {k: v for k, v in record.items() if not k.startswith(prefixes)}
         return json.dumps(fields, sort_keys=True)
-    fields = {name: record.get(name) for name in names}  # sorted: json.dumps' fast path
+    values = tuple(map(record.get, names))
+    if all(type(value) is str or value is None for value in values):
+        return values  # equal as JSON text exactly when equal as a tuple: no dump needed
+    fields = dict(zip(names, values))  # sorted: json.dumps' fast path
     return json.dumps(fields)
 
 
