@@ -1959,7 +1959,7 @@ class LLMJudge:
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
-                 repeats=1, image_root=None):
+                 repeats=1, image_root=None, price=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
         # what a pickle rebuilds it from (__reduce__), the key among them: hidden from vars()
@@ -1983,6 +1983,9 @@ class LLMJudge:
             self.pass_threshold = float(pass_threshold)
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
         self.repeats = repeats  # each its own seed: seed, seed + 1, ... (0 if none)
+        self.price = None  # (IN, OUT) dollars per million prompt, completion tokens
+        if price is not None:
+            self.price = _price_pair(price) if isinstance(price, str) else tuple(price)
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         self._alive, self._refused_since = False, None  # see _call
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
@@ -2833,6 +2836,51 @@ def _total_usage(judgements):
     return dict(usage)
 
 
+_CHARS_PER_TOKEN = 4     # OpenAI's rule of thumb for English text
+_TOKENS_PER_MESSAGE = 4  # a chat message's role and separators
+_TOKENS_PER_IMAGE = 85   # OpenAI's price of a low-detail image; a high-detail one is more
+
+
+def _estimate_tokens(messages):
+    """The prompt tokens ``messages`` (chat messages) will likely cost, before sending: a
+    token per 4 characters of text, 4 a message, 85 an image. Tokenizers differ by model and
+    language, so this is a budget's estimate, within a factor of about 2; ``usage``, when the
+    server sends it, is the true count."""
+    tokens = 0
+    for message in messages:
+        tokens += _TOKENS_PER_MESSAGE
+        content = message.get("content") or ""
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        for part in content:
+            text = part.get("text")
+            if text is None:
+                tokens += _TOKENS_PER_IMAGE
+            else:
+                tokens += math.ceil(len(text) / _CHARS_PER_TOKEN)
+    return tokens
+
+
+def _cost(usage, price):
+    """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
+    million); None if the usage gives no token counts."""
+    counts = [(usage or {}).get(name) for name in ("prompt_tokens", "completion_tokens")]
+    if not any(type(count) is int for count in counts):
+        return None
+    spent = sum(count * rate for count, rate in zip(counts, price) if type(count) is int)
+    return round(spent / 1e6, 9)
+
+
+def _judgement_cost(judgement, price):
+    """What a judgement cost: nothing if it came from the cache, None if its reply had no
+    usage."""
+    if judgement.cached or not judgement.attempts:
+        return 0.0
+    if judgement.usage is None and judgement.raw is None:  # no reply came: none to pay for
+        return 0.0
+    return _cost(judgement.usage, price)
+
+
 def _is_count(quorum, most):
     """A quorum from 1 to ``most``: True counted as 1."""
     return type(quorum) is int and 1 <= quorum <= most
@@ -3604,6 +3652,24 @@ def _low_high(text):
     return pair
 
 
+def _price_pair(text):
+    """'IN,OUT' (--price, a judges entry's "price" as text) as (IN, OUT)."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise ValueError(text)
+    return float(parts[0]), float(parts[1])
+
+
+def _is_price(value):
+    """[IN, OUT] (or 'IN,OUT'): dollars per million prompt and completion tokens, each a
+    finite number, 0 or more."""
+    if isinstance(value, str):
+        value = _price_pair(value)
+    if not (isinstance(value, (list, tuple)) and len(value) == 2):
+        return False
+    return all(_between(0, math.inf)(each) for each in value)
+
+
 def _json_object(text):
     body = json.loads(text)
     if not isinstance(body, dict):
@@ -3726,6 +3792,11 @@ _JUDGE_OPTIONS = (
             _optional(lambda v: isinstance(v, (str, os.PathLike))), "--image-root DIR",
             "image paths are read from DIR and may not leave it (default: the input file's "
             "folder)", in_file="is the run's: use --image-root (the run reads the images)"),
+    _Option("price", None, "a pair [IN, OUT] (or \"IN,OUT\") of dollars per million prompt "
+            "and completion tokens, each 0 or more", _optional(_is_price), "--price IN,OUT",
+            "dollars per million prompt, completion tokens: judge_cost and the run's cost",
+            read=_price_pair, read_expected="IN,OUT: dollars per million prompt, completion "
+            "tokens, each 0 or more"),
 )
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
 # compare()'s and compare_systems()' keyword, not the judge's (--single-order is a run option)
@@ -5034,7 +5105,7 @@ _FLAGS = [
     ("--jury", "--judges as one panel: judge_score their mean, median or majority",
      {"choices": ["mean", "median", "majority"]}),
     ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
-    *_declared("repeats", "max_tokens", "temperature"),
+    *_declared("repeats", "max_tokens", "temperature", "price"),
     ("--dry-run", "print the prompts; send nothing"),
     ("--check", "only check the server: URL, models, one reply"),
     ("--no-preflight", "skip the one request that checks the server first"),
@@ -7194,6 +7265,7 @@ class _Tally:
         self.tenths = [0] * 10  # the judged scores' histogram
         self.groups = {}  # --group-by: {field: {label: _Tally}}, None past _GROUPS_MAX labels
         self.latency_total = self.latency_max = 0.0
+        self.cost, self.priced, self.unpriced = 0.0, 0, 0  # unpriced: a reply with no usage
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
@@ -7219,6 +7291,7 @@ class _Tally:
             self._add_judged(details, score, rating, human, lengths)
         self._count_requests(judgement)
         self._count_tokens(judgement.usage)
+        self._count_cost(details)
 
     def _count_status(self, judgement, score, judged):
         """The status; a judged score into the histogram, a failure's first error kept."""
@@ -7285,6 +7358,18 @@ class _Tally:
             value = usage.get(name)
             if isinstance(value, int):
                 self.tokens[name] += value
+
+    def _count_cost(self, details):
+        """A priced judgement's cost (judge_cost); one whose reply had no usage is counted
+        apart."""
+        if "cost" not in details:
+            return
+        cost = details["cost"]
+        if _is_number(cost):
+            self.cost += cost
+            self.priced += 1
+        else:
+            self.unpriced += 1
 
     def add_repeats(self, scores):
         """One item's K repeated scores (a judge's, in a panel)."""
@@ -7645,6 +7730,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["ratings"] = {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())}
     summary["histogram"] = tally.tenths
     summary.update(_traffic_figures(tally, wall))
+    summary["cost"] = _cost_figures(tally)
     summary.update(_judge_figures(stamp, args, tally, judge))
     summary["mode"] = mode
     summary.update(_position_figures(tally))
@@ -7726,6 +7812,18 @@ def _traffic_figures(tally, wall):
             "wall_seconds": wall_seconds, "requests_per_second": per_second,
             "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
             "latency_max": round(tally.latency_max, 4)}
+
+
+def _cost_figures(tally):
+    """The run's cost in dollars (None: no price given): total, mean per priced record, and
+    the records whose reply gave no usage (not in the total)."""
+    if not (tally.priced or tally.unpriced):
+        return None
+    mean = None
+    if tally.priced:
+        mean = round(tally.cost / tally.priced, 9)
+    return {"total": round(tally.cost, 9), "per_record": mean, "records": tally.priced,
+            "without_usage": tally.unpriced}
 
 
 def _judge_figures(stamp, args, tally, judge):
@@ -8794,10 +8892,23 @@ def _closing_lines(s, max_error_rate):
         tokens = collections.Counter(s["tokens"])  # 0 if none
         lines.append("  tokens: {} prompt, {} completion".format(
             tokens["prompt_tokens"], tokens["completion_tokens"]))
+    lines += _cost_lines(s.get("cost"))
     if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
         lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
             s["failure_rate"], max_error_rate))
     return lines
+
+
+def _cost_lines(cost):
+    """The cost line: the total, the mean a record, the replies it could not price."""
+    if not cost:
+        return []
+    line = "  cost: ${:.6f} for {} records".format(cost["total"], cost["records"])
+    if cost["per_record"] is not None:
+        line += ", ${:.6f} a record".format(cost["per_record"])
+    if cost["without_usage"]:
+        line += "; {} replies without usage are not counted".format(cost["without_usage"])
+    return [line]
 
 
 # -- The run: judging, writing, stopping -----------------------------------------------
@@ -8968,10 +9079,16 @@ class _Run:
             self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
 
     def write_record(self, number, record, judged):
+        costs = self.costs(judged)
         if self.args.jury:
             verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
                            pass_threshold=self.specs[0][1].pass_threshold)
             judged = [("judge", verdict)]
+            if costs:
+                costs = {"judge": _panel_cost(costs)}
+        for prefix, judgement in judged:
+            if prefix in costs:  # written as PREFIX_cost, summed by the tally
+                judgement.details["cost"] = costs[prefix]
         out = _replaced(record, self.fields(number, judged), self.stale)
         self.write_line(out)
         if self.args.html:
@@ -8983,6 +9100,12 @@ class _Run:
         if self.progress and self.replied - self.shown > 0.25:
             self.shown = self.replied
             self.show_progress(self.shown)
+
+    def costs(self, judged):
+        """{prefix: what its judgement cost} of the judges given a price."""
+        prices = {prefix: judge.price for prefix, judge, _ in self.specs}
+        return {prefix: _judgement_cost(judgement, prices[prefix])
+                for prefix, judgement in judged if prices[prefix]}
 
     def fields(self, number, judged):
         """The fields this run writes on a record: each judge's, its line and stamp."""
@@ -9123,6 +9246,13 @@ class _Run:
         if worst > self.args.max_error_rate:
             return _EXIT_FAILED
         return 0
+
+
+def _panel_cost(costs):
+    """A panel's cost: its judges' summed (None if one of them had no usage)."""
+    if None in costs.values():
+        return None
+    return round(sum(costs.values()), 9)
 
 
 class _HeldStop:
@@ -9392,6 +9522,8 @@ class _Report:
             self.check_run(prefix, run, path, number)
             if prefix not in self.tallies:  # not one _Tally() a record
                 self.tallies[prefix] = _Tally()
+            if self.args.price:
+                _repriced(judgements[prefix], self.args.price)
             _tally_add(self.tallies[prefix], judgements[prefix], record, self.args,
                        run.get("mode"))
         if self.args.html:
@@ -9416,6 +9548,13 @@ class _Report:
             summary = _summary(dict(self.runs[prefix][0], **unknown), self.args, tally)
             summaries[prefix] = dict(summary, mixed=sorted(mixed) or None)
         return summaries
+
+
+def _repriced(judgement, text):
+    """report --price: the record's cost again from its usage, at this price (a record
+    answered from the run's cache is priced too: the file does not say which were)."""
+    price = _flag_value(_OPTIONS["price"], text)  # JudgeError naming --price if it is not one
+    judgement.details["cost"] = _cost(judgement.usage, price)
 
 
 def _judgements_of(path, number, record, checked=None):

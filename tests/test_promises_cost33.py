@@ -1,0 +1,154 @@
+"""Issue 33 item 3, run economics: --price and the cost in each record and the summary,
+through the real command line against the loopback stub, which here reports fixed `usage`
+figures so each cost can be checked by hand."""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from stub import StubTestCase, chat, run_main  # noqa: E402
+
+# every reply: 1000 prompt and 20 completion tokens
+USAGE = {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}
+
+
+def fixed_usage(request):
+    return chat("Rating: 4", usage=dict(USAGE))
+
+
+class CostTest(StubTestCase):
+    def setUp(self):
+        super().setUp()
+        self.srv.responder = fixed_usage
+        self.data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                                  for k in range(3)])
+
+    def run_code(self, *argv):
+        return run_main(["--judge-url", self.srv.url, "--no-preflight"] + list(argv))
+
+    def records(self, name="out.jsonl"):
+        with open(self.path(name), encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    def summary(self, name="s.json"):
+        with open(self.path(name), encoding="utf-8") as f:
+            return json.load(f)
+
+
+class PriceTest(CostTest):
+    def test_each_record_and_the_summary_carry_the_cost_checked_by_hand(self):
+        # 1000 prompt tokens at $3/M = $0.003; 20 completion at $15/M = $0.0003: $0.0033 each
+        code, _, err = self.run_code("--price", "3,15", "-o", self.path("out.jsonl"),
+                                     "--summary", self.path("s.json"), self.data)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_cost"] for r in self.records()], [0.0033] * 3)
+        self.assertEqual(self.summary()["cost"], {"total": 0.0099, "per_record": 0.0033,
+                                                  "records": 3, "without_usage": 0})
+        self.assertIn("\n  tokens: 3000 prompt, 60 completion\n  cost: $0.009900 for 3 records, "
+                      "$0.003300 a record\n", err + "\n")
+
+    def test_no_price_no_cost(self):
+        code, _, err = self.run_code("-o", self.path("out.jsonl"), "--summary",
+                                     self.path("s.json"), self.data)
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("judge_cost", self.records()[0])
+        self.assertIsNone(self.summary()["cost"])
+        self.assertNotIn("cost:", err)
+
+    def test_a_rerun_from_the_cache_costs_nothing(self):
+        cache = self.path("cache.jsonl")
+        for name in ("a.jsonl", "b.jsonl"):
+            code, _, err = self.run_code("--price", "3,15", "--cache", cache, "-o",
+                                         self.path(name), "--summary", self.path("s.json"),
+                                         self.data)
+            self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_cost"] for r in self.records("b.jsonl")], [0.0] * 3)
+        self.assertEqual(self.summary()["cost"]["total"], 0.0)
+        self.assertEqual(self.srv.chat_count, 3)
+
+    def test_a_reply_without_usage_is_counted_apart(self):
+        self.srv.push(chat("Rating: 4", usage={}))
+        code, _, err = self.run_code("--price", "3,15", "--concurrency", "1", "-o",
+                                     self.path("out.jsonl"), "--summary", self.path("s.json"),
+                                     self.data)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_cost"] for r in self.records()], [None, 0.0033, 0.0033])
+        self.assertEqual(self.summary()["cost"], {"total": 0.0066, "per_record": 0.0033,
+                                                  "records": 2, "without_usage": 1})
+        self.assertIn("  cost: $0.006600 for 2 records, $0.003300 a record; 1 replies without "
+                      "usage are not counted", err)
+
+    def test_report_recomputes_the_cost_at_another_price(self):
+        code, _, err = self.run_code("--price", "3,15", "-o", self.path("out.jsonl"),
+                                     self.data)
+        self.assertEqual(code, 0, err)
+        code, _, err = run_main(["report", self.path("out.jsonl"), "--summary",
+                                 self.path("r.json")])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.summary("r.json")["cost"]["total"], 0.0099)
+        code, _, err = run_main(["report", "--price", "1,2", self.path("out.jsonl"),
+                                 "--summary", self.path("r.json")])
+        self.assertEqual(code, 0, err)  # 1000 * 1 + 20 * 2 = 1040 per million: $0.00104
+        self.assertEqual(self.summary("r.json")["cost"]["total"], 0.00312)
+
+    def test_a_panel_costs_its_judges_summed_and_each_judge_its_own(self):
+        judges = self.write("judges.json", json.dumps([
+            {"name": "a", "url": self.srv.url, "options": {"price": [3, 15]}},
+            {"name": "b", "url": self.srv.url, "options": {"price": "1,2"}}]))
+        code, _, err = run_main(["--judges", judges, "--no-preflight", "-o",
+                                 self.path("out.jsonl"), "--summary", self.path("s.json"),
+                                 self.data])
+        self.assertEqual(code, 0, err)
+        record = self.records()[0]
+        self.assertEqual((record["a_cost"], record["b_cost"]), (0.0033, 0.00104))
+        summaries = self.summary()["judges"]
+        self.assertEqual(summaries["a"]["cost"]["total"], 0.0099)
+        self.assertEqual(summaries["b"]["cost"]["total"], 0.00312)
+        code, _, err = run_main(["--judges", judges, "--jury", "mean", "--no-preflight", "-o",
+                                 self.path("jury.jsonl"), "--summary", self.path("j.json"),
+                                 self.data])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.records("jury.jsonl")[0]["judge_cost"], 0.00434)
+        self.assertEqual(self.summary("j.json")["cost"]["total"], 0.01302)
+
+
+class PriceValueTest(CostTest):
+    """A wrong price from each place it can come from, and the message."""
+
+    def test_flag(self):
+        for text in ("3", "a,b", "1,2,3"):
+            with self.subTest(text=text):
+                code, _, err = self.run_code("--price=" + text, self.data)
+                self.assertEqual(code, 2)
+                self.assertIn("minijudge: error: --price must be IN,OUT: dollars per million "
+                              "prompt, completion tokens, each 0 or more; got {!r}".format(text),
+                              err)
+        code, _, err = self.run_code("--price=-1,2", self.data)
+        self.assertEqual(code, 2)
+        self.assertIn("minijudge: error: --price must be a pair [IN, OUT] (or \"IN,OUT\") of "
+                      "dollars per million prompt and completion tokens, each 0 or more; got "
+                      "(-1.0, 2.0)", err)
+
+    def test_judges_file(self):
+        judges = self.write("judges.json", json.dumps([
+            {"name": "a", "url": self.srv.url, "options": {"price": [3]}}]))
+        code, _, err = run_main(["--judges", judges, self.data])
+        self.assertEqual(code, 2)
+        self.assertIn("price must be a pair [IN, OUT] (or \"IN,OUT\") of dollars per million "
+                      "prompt and completion tokens, each 0 or more; got [3]", err)
+
+    def test_python(self):
+        import minijudge
+        with self.assertRaises(minijudge.JudgeError) as caught:
+            minijudge.LLMJudge(self.srv.url, price=(1, -2))
+        self.assertEqual(str(caught.exception), "price must be a pair [IN, OUT] (or \"IN,OUT\") "
+                         "of dollars per million prompt and completion tokens, each 0 or more; "
+                         "got (1, -2)")
+        self.assertEqual(minijudge.LLMJudge(self.srv.url, price="0.5,1").price, (0.5, 1.0))
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()
