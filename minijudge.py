@@ -5100,6 +5100,8 @@ _FLAGS = [
     ("--concurrency N", "requests in flight (8)", {"default": 8}),
     ("--window N", "records read ahead of the oldest pending one (10000)", {"default": 10000}),
     ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
+    ("--max-cost X", "stop before a request would take the run's cost past X dollars "
+     "(needs --price): exit 1, every record written"),
     ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
     ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
     ("--jury", "--judges as one panel: judge_score their mean, median or majority",
@@ -5476,8 +5478,22 @@ def _setup(args):
     specs = [_judge_spec(args, entry, common=common, batch=batch) for entry in entries]
     _check_reference_shown(args, specs)
     _check_jury(args, specs)
+    _check_max_cost(args, specs)
     args.mode = specs[0][2]
     return specs, _open_input(args), shard
+
+
+def _check_max_cost(args, specs):
+    """--max-cost: dollars above 0, and a price for every judge to count them with."""
+    args.max_cost = _checked(args, "--max-cost", "dollars, a number above 0", float,
+                             lambda x: 0 < x < math.inf)
+    if args.max_cost is None:
+        return
+    unpriced = [prefix for prefix, judge, _ in specs if not judge.price]
+    if unpriced:
+        raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "
+                         "(or a --judges entry's \"price\"); judge {} has none".format(
+                             unpriced[0]))
 
 
 # (flag, what it must be, check) of the run's numbers
@@ -6742,7 +6758,7 @@ _STATUSES = frozenset((
     "ok", "empty_response", "http_error", "timeout", "connection_error", "invalid_response",
     "quota_exceeded", "model_error", "parse_error", "out_of_range", "truncated", "empty",
     "refused", "reasoning_only", "template_error", "internal_error", "bad_record",
-    "not_judged", "exported"))
+    "not_judged", "exported", "cost_limit"))
 
 
 def _is_text_or_none(value):
@@ -8969,6 +8985,9 @@ class _Run:
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
         self.stopped, self.broken = [], []  # broken: (file, error)
         self.stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
+        self.budget = None
+        if args.max_cost is not None:
+            self.budget = _Budget(args.max_cost)
         self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
         self.line = self.rest = b""  # the lines being written, and what of them is not yet
         self.pending, self.batching, self.flushed = [], 1, self.started  # see write_line
@@ -9005,6 +9024,20 @@ class _Run:
             yield number, record
 
     def judge_one(self, item):
+        """Each judge's judgement of the item; none once --max-cost would be passed."""
+        if not self.budget:
+            return self.judge_each(item)
+        estimate = _item_estimate(self.specs, self.args, item)
+        if not self.budget.reserve(estimate):
+            return self.not_judged("cost_limit", self.budget.reason)
+        judged = []
+        try:
+            judged = self.judge_each(item)
+        finally:
+            self.budget.settle(estimate, self.costs(judged))
+        return judged
+
+    def judge_each(self, item):
         """Each judge's judgement of the item, but of the judges that stopped."""
         judged = []
         for prefix, judge, mode in self.specs:
@@ -9104,8 +9137,8 @@ class _Run:
     def costs(self, judged):
         """{prefix: what its judgement cost} of the judges given a price."""
         prices = {prefix: judge.price for prefix, judge, _ in self.specs}
-        return {prefix: _judgement_cost(judgement, prices[prefix])
-                for prefix, judgement in judged if prices[prefix]}
+        return {prefix: _judgement_cost(judgement, prices[prefix]) for prefix, judgement in judged
+                if prices[prefix] and judgement.status != "cost_limit"}  # those cost nothing
 
     def fields(self, number, judged):
         """The fields this run writes on a record: each judge's, its line and stamp."""
@@ -9226,6 +9259,17 @@ class _Run:
             print(self.stopped_note(), file=sys.stderr)
         return worst
 
+    def over_budget(self):
+        """--max-cost's line: what was spent, what was left, how to go on."""
+        left = self.tallies[self.outputs[0][0]].statuses["cost_limit"]
+        how = "rerun with --cache {} and a higher --max-cost: the replies in the cache cost " \
+              "nothing and do not count against it".format(_one_line(self.args.cache))
+        if not self.args.cache:
+            how = "rerun with a higher --max-cost (with --cache, a rerun sends only what it " \
+                  "did not judge)"
+        return "minijudge: error: --max-cost ${:g} reached: ${:.6f} spent, {} records not " \
+               "judged (cost_limit); {}".format(self.budget.limit, self.budget.spent, left, how)
+
     def warn_empty(self, stopped_early):
         """Warn of an input with no records; not of a run stopped before its first (the
         stop note says 0 of N written)."""
@@ -9241,11 +9285,74 @@ class _Run:
         if self.stopped:
             print("minijudge: error:", self.stopped[0] + " (--strict)", file=sys.stderr)
             return _EXIT_FAILED
+        if self.budget and self.budget.reason:
+            print(self.over_budget(), file=sys.stderr)
+            return _EXIT_FAILED
         if self.interrupted:
             return self.interrupted
         if worst > self.args.max_error_rate:
             return _EXIT_FAILED
         return 0
+
+
+class _Budget:
+    """--max-cost, shared by the worker threads: what was spent, what the records being
+    judged may spend (their estimates), and why the run stopped (None: it did not)."""
+
+    def __init__(self, limit):
+        self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
+        self.lock = threading.Lock()
+
+    def reserve(self, estimate):
+        """True if a record estimated at ``estimate`` dollars fits; once one does not, no
+        other is judged (no new request is sent)."""
+        with self.lock:
+            if self.reason is None and self.spent + self.reserved + estimate > self.limit:
+                self.reason = "not judged: its requests would take the run past --max-cost " \
+                              "${:g} (${:.6f} spent)".format(self.limit, self.spent)
+            if self.reason is not None:
+                return False
+            self.reserved += estimate
+            return True
+
+    def settle(self, estimate, costs):
+        """A record judged: its estimate is given back, its cost spent (the estimate if a
+        reply had no usage)."""
+        spent = estimate
+        if costs and None not in costs.values():
+            spent = sum(costs.values())
+        with self.lock:
+            self.reserved -= estimate
+            self.spent += spent
+
+
+def _item_estimate(specs, args, item):
+    """Dollars an item's requests may cost before any is sent: its prompt's estimated tokens
+    and max_tokens each request, at each judge's price."""
+    return sum(_judge_estimate(judge, args, item, mode) for _, judge, mode in specs)
+
+
+def _judge_estimate(judge, args, item, mode):
+    number, record = item
+    try:
+        messages = _item_messages(judge, record, _fields_of(args, number, record, mode))
+    except JudgeError:  # a record that cannot be a prompt sends nothing
+        return 0.0
+    if messages is None:  # an empty response: nothing sent
+        return 0.0
+    usage = {"prompt_tokens": _estimate_tokens(messages),
+             "completion_tokens": judge.params.get("max_tokens", 16)}
+    return _cost(usage, judge.price) * _requests_each(judge, args, mode)
+
+
+def _requests_each(judge, args, mode):
+    """The requests one item makes: each repeat, turn (--assess) and order."""
+    orders = 1
+    if mode in ("pairwise", "systems") and not args.single_order:
+        orders = 2
+    if judge.again:  # --check-position: asked again, the options reversed
+        orders = 2
+    return judge.repeats * len(judge.turns) * orders
 
 
 def _panel_cost(costs):

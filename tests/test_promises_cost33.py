@@ -152,3 +152,121 @@ class PriceValueTest(CostTest):
 if __name__ == "__main__":
     import unittest
     unittest.main()
+
+
+NOT_JUDGED = "not judged: its requests would take the run past --max-cost $0.01 ($0.009900 spent)"
+
+
+class MaxCostTest(CostTest):
+    """--max-cost stops the run before the request that would pass it: every record
+    written, the summary printed, exit 1 with one line; a rerun with --cache goes on."""
+
+    def setUp(self):
+        super().setUp()
+        self.data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                                  for k in range(5)])
+
+    def test_stops_cleanly_and_a_rerun_with_the_cache_goes_on(self):
+        # each record: $0.0033 spent, estimated below that; the 4th would pass $0.01
+        cache = self.path("cache.jsonl")
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.01", "--cache", cache,
+                                     "--concurrency", "1", "-o", self.path("out.jsonl"),
+                                     self.data)
+        self.assertEqual(code, 1, err)
+        records = self.records()
+        self.assertEqual([r["judge_status"] for r in records], ["ok"] * 3 + ["cost_limit"] * 2)
+        self.assertEqual([r["judge_error"] for r in records[3:]], [NOT_JUDGED] * 2)
+        self.assertEqual(self.srv.chat_count, 3)
+        self.assertIn("  statuses: ok 3, cost_limit 2\n", err)
+        self.assertIn("  cost: $0.009900 for 3 records, $0.003300 a record\n", err)
+        self.assertEqual(err.splitlines()[-1], "minijudge: error: --max-cost $0.01 reached: "
+                         "$0.009900 spent, 2 records not judged (cost_limit); rerun with --cache "
+                         + cache + " and a higher --max-cost: the replies in the cache cost "
+                         "nothing and do not count against it")
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.01", "--cache", cache,
+                                     "--concurrency", "1", "-o", self.path("out.jsonl"),
+                                     self.data)  # the 3 cached are free: 2 more fit in $0.01
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_cost"] for r in self.records()], [0.0] * 3 + [0.0033] * 2)
+        self.assertEqual(self.srv.chat_count, 5)
+
+    def test_without_a_cache_the_line_says_to_use_one(self):
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.01", "--concurrency",
+                                     "1", self.data)
+        self.assertEqual(code, 1, err)
+        self.assertEqual(err.splitlines()[-1], "minijudge: error: --max-cost $0.01 reached: "
+                         "$0.009900 spent, 2 records not judged (cost_limit); rerun with a "
+                         "higher --max-cost (with --cache, a rerun sends only what it did not "
+                         "judge)")
+
+    def test_a_limit_the_first_request_would_pass_sends_nothing(self):
+        code, out, err = self.run_code("--price", "3,15", "--max-cost", "0.000001", self.data)
+        self.assertEqual(code, 1, err)
+        self.assertEqual([json.loads(line)["judge_status"] for line in out.splitlines()],
+                         ["cost_limit"] * 5)
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_wrong_values(self):
+        for value, message in (
+                ("0", "--max-cost must be dollars, a number above 0; got '0'"),
+                ("nan", "--max-cost must be dollars, a number above 0; got 'nan'"),
+                ("$5", "--max-cost must be dollars, a number above 0; got '$5'")):
+            with self.subTest(value=value):
+                code, _, err = self.run_code("--price", "3,15", "--max-cost", value, self.data)
+                self.assertEqual(code, 2)
+                self.assertIn("minijudge: error: " + message, err)
+        code, _, err = self.run_code("--max-cost", "1", self.data)
+        self.assertEqual(code, 2)
+        self.assertIn("minijudge: error: --max-cost needs a price to count the cost with: "
+                      "--price IN,OUT (or a --judges entry's \"price\"); judge judge has none",
+                      err)
+        self.assertEqual(self.srv.chat_count, 0)
+
+
+class KillAndResumeTest(CostTest):
+    """kill -9 mid-run, then a rerun with --cache and a --max-cost the whole run would pass:
+    it goes on, the cached replies costing nothing and not counted against the limit."""
+
+    def test_sigkill_then_resume_under_the_limit(self):
+        import signal
+        import subprocess
+        import time
+        repo = os.path.dirname(HERE)
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(12)])
+        cache = self.path("cache.jsonl")
+        self.srv.delay = 0.03
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url, "--no-preflight",
+             "--price", "3,15", "--max-cost", "1", "--cache", cache, "--concurrency", "2",
+             "-o", self.path("killed.jsonl"), data],
+            cwd=self.tmp, env=dict(env, PYTHONPATH=repo), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while self.cached_lines(cache) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        self.srv.delay = 0.0
+        sent = self.srv.chat_count
+        cached = self.cached_lines(cache)
+        self.assertTrue(3 <= cached < 12, cached)
+        # 12 records cost $0.0396: more than $0.035, which holds the uncached ones alone
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.035", "--cache", cache,
+                                     "--concurrency", "1", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 0, err)
+        records = self.records()
+        self.assertEqual([r["judge_status"] for r in records], ["ok"] * 12)
+        costs = [r["judge_cost"] for r in records]
+        self.assertEqual(costs.count(0.0), cached)
+        self.assertEqual(costs.count(0.0033), 12 - cached)
+        self.assertEqual(self.srv.chat_count, sent + 12 - cached)
+
+    @staticmethod
+    def cached_lines(path):
+        try:
+            with open(path, "rb") as f:
+                return sum(1 for line in f if line.endswith(b"\n"))
+        except FileNotFoundError:
+            return 0
