@@ -6655,6 +6655,7 @@ def _judge_item(judge, args, item, mode):
 
 def _dry_run(judge, args, items):
     sendable = 0
+    totals = collections.Counter()  # requests, prompt tokens (estimated)
     for number, record in items:
         fields = _fields_of(args, number, record)
         try:
@@ -6665,10 +6666,35 @@ def _dry_run(judge, args, items):
             continue
         sendable += 1
         _print_prompt(number, prompt)
+        _count_prompt(totals, judge, args, prompt)
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
                          "line above)".format(args.input))
+    print(_estimate_line(judge, totals), file=sys.stderr)
     return 0
+
+
+def _count_prompt(totals, judge, args, prompt):
+    """A prompt's requests and estimated tokens into --dry-run's totals."""
+    if not prompt:  # an empty response: nothing sent
+        return
+    requests = _requests_each(judge, args, args.mode)
+    totals["requests"] += requests
+    totals["prompt_tokens"] += _estimate_tokens(prompt) * requests
+
+
+def _estimate_line(judge, totals):
+    """--dry-run's estimate of the whole run: requests, prompt tokens, and with a price the
+    cost, every completion taken at max_tokens (an upper bound on that part)."""
+    completion = totals["requests"] * judge.params.get("max_tokens", 16)
+    line = "minijudge: --dry-run: {} requests, about {} prompt tokens (estimated: a token per " \
+           "4 characters) and at most {} completion tokens (max_tokens)".format(
+               totals["requests"], totals["prompt_tokens"], completion)
+    if judge.price:
+        usage = {"prompt_tokens": totals["prompt_tokens"], "completion_tokens": completion}
+        line += "; about ${:.6f} at --price {:g},{:g}".format(_cost(usage, judge.price),
+                                                            *judge.price)
+    return line
 
 
 def _print_prompt(number, prompt):

@@ -270,3 +270,55 @@ class KillAndResumeTest(CostTest):
                 return sum(1 for line in f if line.endswith(b"\n"))
         except FileNotFoundError:
             return 0
+
+
+def by_hand(messages):
+    """_estimate_tokens' rule, written out: 4 a message, a token per 4 characters (rounded up)."""
+    return sum(4 + (len(m["content"]) + 3) // 4 for m in messages)
+
+
+class DryRunEstimateTest(CostTest):
+    """--dry-run ends with the whole run's estimate on stderr, before anything is sent."""
+
+    def setUp(self):
+        super().setUp()
+        self.data = self.write_jsonl("in.jsonl", [
+            {"question": "What is 2+2?", "response": "4"},
+            {"question": "q", "response": ""},  # empty: nothing sent, nothing counted
+            {"question": "Name a prime above " + "ten " * 50, "response": "eleven"}])
+
+    def test_the_estimate_is_that_of_the_prompts_the_run_sends(self):
+        code, _, err = self.run_code("--dry-run", "--price", "3,15", "--repeats", "2", self.data)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.srv.chat_count, 0)
+        code, _, run_err = self.run_code("--repeats", "2", "--concurrency", "1", self.data)
+        self.assertEqual(code, 0, run_err)
+        sent = [r.messages for r in self.srv.requests if r.path.endswith("/chat/completions")]
+        self.assertEqual(len(sent), 4)
+        tokens = sum(by_hand(messages) for messages in sent)
+        dollars = (tokens * 3 + 4 * 16 * 15) / 1e6
+        self.assertEqual(err.splitlines()[-1], "minijudge: --dry-run: 4 requests, about {} "
+                         "prompt tokens (estimated: a token per 4 characters) and at most 64 "
+                         "completion tokens (max_tokens); about ${:.6f} at --price 3,15".format(
+                             tokens, dollars))
+
+    def test_without_a_price_no_dollars(self):
+        code, _, err = self.run_code("--dry-run", "--max-tokens", "100", self.data)
+        self.assertEqual(code, 0, err)
+        self.assertRegex(err.splitlines()[-1], r"^minijudge: --dry-run: 2 requests, about \d+ "
+                         r"prompt tokens \(estimated: a token per 4 characters\) and at most "
+                         r"200 completion tokens \(max_tokens\)$")
+
+    def test_estimate_tokens_rule(self):
+        import minijudge
+        image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+        for messages, tokens in (
+                ([], 0),
+                ([{"role": "user", "content": ""}], 4),
+                ([{"role": "user", "content": "abcd"}], 5),
+                ([{"role": "user", "content": "abcde"}], 6),
+                ([{"role": "system", "content": "x" * 40}, {"role": "user", "content": "y"}], 19),
+                ([{"role": "user", "content": [{"type": "text", "text": "abcdefgh"}, image]}],
+                 4 + 2 + 85)):
+            with self.subTest(messages=messages):
+                self.assertEqual(minijudge._estimate_tokens(messages), tokens)
