@@ -1959,7 +1959,7 @@ class LLMJudge:
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
-                 repeats=1, image_root=None):
+                 repeats=1, image_root=None, price=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
         # what a pickle rebuilds it from (__reduce__), the key among them: hidden from vars()
@@ -1983,6 +1983,9 @@ class LLMJudge:
             self.pass_threshold = float(pass_threshold)
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
         self.repeats = repeats  # each its own seed: seed, seed + 1, ... (0 if none)
+        self.price = None  # (IN, OUT) dollars per million prompt, completion tokens
+        if price is not None:
+            self.price = _price_pair(price) if isinstance(price, str) else tuple(price)
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         self._alive, self._refused_since = False, None  # see _call
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
@@ -2833,6 +2836,51 @@ def _total_usage(judgements):
     return dict(usage)
 
 
+_CHARS_PER_TOKEN = 4     # OpenAI's rule of thumb for English text
+_TOKENS_PER_MESSAGE = 4  # a chat message's role and separators
+_TOKENS_PER_IMAGE = 85   # OpenAI's price of a low-detail image; a high-detail one is more
+
+
+def _estimate_tokens(messages):
+    """The prompt tokens ``messages`` (chat messages) will likely cost, before sending: a
+    token per 4 characters of text, 4 a message, 85 an image. Tokenizers differ by model and
+    language, so this is a budget's estimate, within a factor of about 2; ``usage``, when the
+    server sends it, is the true count."""
+    tokens = 0
+    for message in messages:
+        tokens += _TOKENS_PER_MESSAGE
+        content = message.get("content") or ""
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        for part in content:
+            text = part.get("text")
+            if text is None:
+                tokens += _TOKENS_PER_IMAGE
+            else:
+                tokens += math.ceil(len(text) / _CHARS_PER_TOKEN)
+    return tokens
+
+
+def _cost(usage, price):
+    """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
+    million); None if the usage gives no token counts."""
+    counts = [(usage or {}).get(name) for name in ("prompt_tokens", "completion_tokens")]
+    if not any(type(count) is int for count in counts):
+        return None
+    spent = sum(count * rate for count, rate in zip(counts, price) if type(count) is int)
+    return round(spent / 1e6, 9)
+
+
+def _judgement_cost(judgement, price):
+    """What a judgement cost: nothing if it came from the cache, None if its reply had no
+    usage."""
+    if judgement.cached or not judgement.attempts:
+        return 0.0
+    if judgement.usage is None and judgement.raw is None:  # no reply came: none to pay for
+        return 0.0
+    return _cost(judgement.usage, price)
+
+
 def _is_count(quorum, most):
     """A quorum from 1 to ``most``: True counted as 1."""
     return type(quorum) is int and 1 <= quorum <= most
@@ -3604,6 +3652,24 @@ def _low_high(text):
     return pair
 
 
+def _price_pair(text):
+    """'IN,OUT' (--price, a judges entry's "price" as text) as (IN, OUT)."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise ValueError(text)
+    return float(parts[0]), float(parts[1])
+
+
+def _is_price(value):
+    """[IN, OUT] (or 'IN,OUT'): dollars per million prompt and completion tokens, each a
+    finite number, 0 or more."""
+    if isinstance(value, str):
+        value = _price_pair(value)
+    if not (isinstance(value, (list, tuple)) and len(value) == 2):
+        return False
+    return all(_between(0, math.inf)(each) for each in value)
+
+
 def _json_object(text):
     body = json.loads(text)
     if not isinstance(body, dict):
@@ -3726,6 +3792,11 @@ _JUDGE_OPTIONS = (
             _optional(lambda v: isinstance(v, (str, os.PathLike))), "--image-root DIR",
             "image paths are read from DIR and may not leave it (default: the input file's "
             "folder)", in_file="is the run's: use --image-root (the run reads the images)"),
+    _Option("price", None, "a pair [IN, OUT] (or \"IN,OUT\") of dollars per million prompt "
+            "and completion tokens, each 0 or more", _optional(_is_price), "--price IN,OUT",
+            "dollars per million prompt, completion tokens: judge_cost and the run's cost",
+            read=_price_pair, read_expected="IN,OUT: dollars per million prompt, completion "
+            "tokens, each 0 or more"),
 )
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
 # compare()'s and compare_systems()' keyword, not the judge's (--single-order is a run option)
@@ -5029,12 +5100,14 @@ _FLAGS = [
     ("--concurrency N", "requests in flight (8)", {"default": 8}),
     ("--window N", "records read ahead of the oldest pending one (10000)", {"default": 10000}),
     ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
+    ("--max-cost X", "stop before a request would take the run's cost past X dollars "
+     "(needs --price): exit 1, every record written"),
     ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
     ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
     ("--jury", "--judges as one panel: judge_score their mean, median or majority",
      {"choices": ["mean", "median", "majority"]}),
     ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
-    *_declared("repeats", "max_tokens", "temperature"),
+    *_declared("repeats", "max_tokens", "temperature", "price"),
     ("--dry-run", "print the prompts; send nothing"),
     ("--check", "only check the server: URL, models, one reply"),
     ("--no-preflight", "skip the one request that checks the server first"),
@@ -5405,8 +5478,22 @@ def _setup(args):
     specs = [_judge_spec(args, entry, common=common, batch=batch) for entry in entries]
     _check_reference_shown(args, specs)
     _check_jury(args, specs)
+    _check_max_cost(args, specs)
     args.mode = specs[0][2]
     return specs, _open_input(args), shard
+
+
+def _check_max_cost(args, specs):
+    """--max-cost: dollars above 0, and a price for every judge to count them with."""
+    args.max_cost = _checked(args, "--max-cost", "dollars, a number above 0", float,
+                             lambda x: 0 < x < math.inf)
+    if args.max_cost is None:
+        return
+    unpriced = [prefix for prefix, judge, _ in specs if not judge.price]
+    if unpriced:
+        raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "
+                         "(or a --judges entry's \"price\"); judge {} has none".format(
+                             unpriced[0]))
 
 
 # (flag, what it must be, check) of the run's numbers
@@ -6568,6 +6655,7 @@ def _judge_item(judge, args, item, mode):
 
 def _dry_run(judge, args, items):
     sendable = 0
+    totals = collections.Counter()  # requests, prompt tokens (estimated)
     for number, record in items:
         fields = _fields_of(args, number, record)
         try:
@@ -6578,10 +6666,35 @@ def _dry_run(judge, args, items):
             continue
         sendable += 1
         _print_prompt(number, prompt)
+        _count_prompt(totals, judge, args, prompt)
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
                          "line above)".format(args.input))
+    print(_estimate_line(judge, totals), file=sys.stderr)
     return 0
+
+
+def _count_prompt(totals, judge, args, prompt):
+    """A prompt's requests and estimated tokens into --dry-run's totals."""
+    if not prompt:  # an empty response: nothing sent
+        return
+    requests = _requests_each(judge, args, args.mode)
+    totals["requests"] += requests
+    totals["prompt_tokens"] += _estimate_tokens(prompt) * requests
+
+
+def _estimate_line(judge, totals):
+    """--dry-run's estimate of the whole run: requests, prompt tokens, and with a price the
+    cost, every completion taken at max_tokens (an upper bound on that part)."""
+    completion = totals["requests"] * judge.params.get("max_tokens", 16)
+    line = "minijudge: --dry-run: {} requests, about {} prompt tokens (estimated: a token per " \
+           "4 characters) and at most {} completion tokens (max_tokens)".format(
+               totals["requests"], totals["prompt_tokens"], completion)
+    if judge.price:
+        usage = {"prompt_tokens": totals["prompt_tokens"], "completion_tokens": completion}
+        line += "; about ${:.6f} at --price {:g},{:g}".format(_cost(usage, judge.price),
+                                                            *judge.price)
+    return line
 
 
 def _print_prompt(number, prompt):
@@ -6671,7 +6784,7 @@ _STATUSES = frozenset((
     "ok", "empty_response", "http_error", "timeout", "connection_error", "invalid_response",
     "quota_exceeded", "model_error", "parse_error", "out_of_range", "truncated", "empty",
     "refused", "reasoning_only", "template_error", "internal_error", "bad_record",
-    "not_judged", "exported"))
+    "not_judged", "exported", "cost_limit"))
 
 
 def _is_text_or_none(value):
@@ -7194,6 +7307,7 @@ class _Tally:
         self.tenths = [0] * 10  # the judged scores' histogram
         self.groups = {}  # --group-by: {field: {label: _Tally}}, None past _GROUPS_MAX labels
         self.latency_total = self.latency_max = 0.0
+        self.cost, self.priced, self.unpriced = 0.0, 0, 0  # unpriced: a reply with no usage
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
@@ -7219,6 +7333,7 @@ class _Tally:
             self._add_judged(details, score, rating, human, lengths)
         self._count_requests(judgement)
         self._count_tokens(judgement.usage)
+        self._count_cost(details)
 
     def _count_status(self, judgement, score, judged):
         """The status; a judged score into the histogram, a failure's first error kept."""
@@ -7285,6 +7400,18 @@ class _Tally:
             value = usage.get(name)
             if isinstance(value, int):
                 self.tokens[name] += value
+
+    def _count_cost(self, details):
+        """A priced judgement's cost (judge_cost); one whose reply had no usage is counted
+        apart."""
+        if "cost" not in details:
+            return
+        cost = details["cost"]
+        if _is_number(cost):
+            self.cost += cost
+            self.priced += 1
+        else:
+            self.unpriced += 1
 
     def add_repeats(self, scores):
         """One item's K repeated scores (a judge's, in a panel)."""
@@ -7645,6 +7772,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["ratings"] = {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())}
     summary["histogram"] = tally.tenths
     summary.update(_traffic_figures(tally, wall))
+    summary["cost"] = _cost_figures(tally)
     summary.update(_judge_figures(stamp, args, tally, judge))
     summary["mode"] = mode
     summary.update(_position_figures(tally))
@@ -7726,6 +7854,18 @@ def _traffic_figures(tally, wall):
             "wall_seconds": wall_seconds, "requests_per_second": per_second,
             "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
             "latency_max": round(tally.latency_max, 4)}
+
+
+def _cost_figures(tally):
+    """The run's cost in dollars (None: no price given): total, mean per priced record, and
+    the records whose reply gave no usage (not in the total)."""
+    if not (tally.priced or tally.unpriced):
+        return None
+    mean = None
+    if tally.priced:
+        mean = round(tally.cost / tally.priced, 9)
+    return {"total": round(tally.cost, 9), "per_record": mean, "records": tally.priced,
+            "without_usage": tally.unpriced}
 
 
 def _judge_figures(stamp, args, tally, judge):
@@ -8794,10 +8934,23 @@ def _closing_lines(s, max_error_rate):
         tokens = collections.Counter(s["tokens"])  # 0 if none
         lines.append("  tokens: {} prompt, {} completion".format(
             tokens["prompt_tokens"], tokens["completion_tokens"]))
+    lines += _cost_lines(s.get("cost"))
     if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
         lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
             s["failure_rate"], max_error_rate))
     return lines
+
+
+def _cost_lines(cost):
+    """The cost line: the total, the mean a record, the replies it could not price."""
+    if not cost:
+        return []
+    line = "  cost: ${:.6f} for {} records".format(cost["total"], cost["records"])
+    if cost["per_record"] is not None:
+        line += ", ${:.6f} a record".format(cost["per_record"])
+    if cost["without_usage"]:
+        line += "; {} replies without usage are not counted".format(cost["without_usage"])
+    return [line]
 
 
 # -- The run: judging, writing, stopping -----------------------------------------------
@@ -8858,6 +9011,9 @@ class _Run:
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
         self.stopped, self.broken = [], []  # broken: (file, error)
         self.stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
+        self.budget = None
+        if args.max_cost is not None:
+            self.budget = _Budget(args.max_cost)
         self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
         self.line = self.rest = b""  # the lines being written, and what of them is not yet
         self.pending, self.batching, self.flushed = [], 1, self.started  # see write_line
@@ -8894,6 +9050,20 @@ class _Run:
             yield number, record
 
     def judge_one(self, item):
+        """Each judge's judgement of the item; none once --max-cost would be passed."""
+        if not self.budget:
+            return self.judge_each(item)
+        estimate = _item_estimate(self.specs, self.args, item)
+        if not self.budget.reserve(estimate):
+            return self.not_judged("cost_limit", self.budget.reason)
+        judged = []
+        try:
+            judged = self.judge_each(item)
+        finally:
+            self.budget.settle(estimate, self.costs(judged))
+        return judged
+
+    def judge_each(self, item):
         """Each judge's judgement of the item, but of the judges that stopped."""
         judged = []
         for prefix, judge, mode in self.specs:
@@ -8968,10 +9138,16 @@ class _Run:
             self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
 
     def write_record(self, number, record, judged):
+        costs = self.costs(judged)
         if self.args.jury:
             verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
                            pass_threshold=self.specs[0][1].pass_threshold)
             judged = [("judge", verdict)]
+            if costs:
+                costs = {"judge": _panel_cost(costs)}
+        for prefix, judgement in judged:
+            if prefix in costs:  # written as PREFIX_cost, summed by the tally
+                judgement.details["cost"] = costs[prefix]
         out = _replaced(record, self.fields(number, judged), self.stale)
         self.write_line(out)
         if self.args.html:
@@ -8983,6 +9159,12 @@ class _Run:
         if self.progress and self.replied - self.shown > 0.25:
             self.shown = self.replied
             self.show_progress(self.shown)
+
+    def costs(self, judged):
+        """{prefix: what its judgement cost} of the judges given a price."""
+        prices = {prefix: judge.price for prefix, judge, _ in self.specs}
+        return {prefix: _judgement_cost(judgement, prices[prefix]) for prefix, judgement in judged
+                if prices[prefix] and judgement.status != "cost_limit"}  # those cost nothing
 
     def fields(self, number, judged):
         """The fields this run writes on a record: each judge's, its line and stamp."""
@@ -9103,6 +9285,17 @@ class _Run:
             print(self.stopped_note(), file=sys.stderr)
         return worst
 
+    def over_budget(self):
+        """--max-cost's line: what was spent, what was left, how to go on."""
+        left = self.tallies[self.outputs[0][0]].statuses["cost_limit"]
+        how = "rerun with --cache {} and a higher --max-cost: the replies in the cache cost " \
+              "nothing and do not count against it".format(_one_line(self.args.cache))
+        if not self.args.cache:
+            how = "rerun with a higher --max-cost (with --cache, a rerun sends only what it " \
+                  "did not judge)"
+        return "minijudge: error: --max-cost ${:g} reached: ${:.6f} spent, {} records not " \
+               "judged (cost_limit); {}".format(self.budget.limit, self.budget.spent, left, how)
+
     def warn_empty(self, stopped_early):
         """Warn of an input with no records; not of a run stopped before its first (the
         stop note says 0 of N written)."""
@@ -9118,11 +9311,81 @@ class _Run:
         if self.stopped:
             print("minijudge: error:", self.stopped[0] + " (--strict)", file=sys.stderr)
             return _EXIT_FAILED
+        if self.budget and self.budget.reason:
+            print(self.over_budget(), file=sys.stderr)
+            return _EXIT_FAILED
         if self.interrupted:
             return self.interrupted
         if worst > self.args.max_error_rate:
             return _EXIT_FAILED
         return 0
+
+
+class _Budget:
+    """--max-cost, shared by the worker threads: what was spent, what the records being
+    judged may spend (their estimates), and why the run stopped (None: it did not)."""
+
+    def __init__(self, limit):
+        self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
+        self.lock = threading.Lock()
+
+    def reserve(self, estimate):
+        """True if a record estimated at ``estimate`` dollars fits; once one does not, no
+        other is judged (no new request is sent)."""
+        with self.lock:
+            if self.reason is None and self.spent + self.reserved + estimate > self.limit:
+                self.reason = "not judged: its requests would take the run past --max-cost " \
+                              "${:g} (${:.6f} spent)".format(self.limit, self.spent)
+            if self.reason is not None:
+                return False
+            self.reserved += estimate
+            return True
+
+    def settle(self, estimate, costs):
+        """A record judged: its estimate is given back, its cost spent (the estimate if a
+        reply had no usage)."""
+        spent = estimate
+        if costs and None not in costs.values():
+            spent = sum(costs.values())
+        with self.lock:
+            self.reserved -= estimate
+            self.spent += spent
+
+
+def _item_estimate(specs, args, item):
+    """Dollars an item's requests may cost before any is sent: its prompt's estimated tokens
+    and max_tokens each request, at each judge's price."""
+    return sum(_judge_estimate(judge, args, item, mode) for _, judge, mode in specs)
+
+
+def _judge_estimate(judge, args, item, mode):
+    number, record = item
+    try:
+        messages = _item_messages(judge, record, _fields_of(args, number, record, mode))
+    except JudgeError:  # a record that cannot be a prompt sends nothing
+        return 0.0
+    if messages is None:  # an empty response: nothing sent
+        return 0.0
+    usage = {"prompt_tokens": _estimate_tokens(messages),
+             "completion_tokens": judge.params.get("max_tokens", 16)}
+    return _cost(usage, judge.price) * _requests_each(judge, args, mode)
+
+
+def _requests_each(judge, args, mode):
+    """The requests one item makes: each repeat, turn (--assess) and order."""
+    orders = 1
+    if mode in ("pairwise", "systems") and not args.single_order:
+        orders = 2
+    if judge.again:  # --check-position: asked again, the options reversed
+        orders = 2
+    return judge.repeats * len(judge.turns) * orders
+
+
+def _panel_cost(costs):
+    """A panel's cost: its judges' summed (None if one of them had no usage)."""
+    if None in costs.values():
+        return None
+    return round(sum(costs.values()), 9)
 
 
 class _HeldStop:
@@ -9392,6 +9655,8 @@ class _Report:
             self.check_run(prefix, run, path, number)
             if prefix not in self.tallies:  # not one _Tally() a record
                 self.tallies[prefix] = _Tally()
+            if self.args.price:
+                _repriced(judgements[prefix], self.args.price)
             _tally_add(self.tallies[prefix], judgements[prefix], record, self.args,
                        run.get("mode"))
         if self.args.html:
@@ -9416,6 +9681,13 @@ class _Report:
             summary = _summary(dict(self.runs[prefix][0], **unknown), self.args, tally)
             summaries[prefix] = dict(summary, mixed=sorted(mixed) or None)
         return summaries
+
+
+def _repriced(judgement, text):
+    """report --price: the record's cost again from its usage, at this price (a record
+    answered from the run's cache is priced too: the file does not say which were)."""
+    price = _flag_value(_OPTIONS["price"], text)  # JudgeError naming --price if it is not one
+    judgement.details["cost"] = _cost(judgement.usage, price)
 
 
 def _judgements_of(path, number, record, checked=None):
