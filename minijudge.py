@@ -5492,7 +5492,7 @@ def _check_max_cost(args, specs):
     unpriced = [prefix for prefix, judge, _ in specs if not judge.price]
     if unpriced:
         raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "
-                         "(or a --judges entry's \"price\"); judge {} has none".format(
+                         "(or \"price\" in a --judges entry's options); judge {} has none".format(
                              unpriced[0]))
 
 

@@ -218,7 +218,8 @@ class MaxCostTest(CostTest):
         code, _, err = self.run_code("--max-cost", "1", self.data)
         self.assertEqual(code, 2)
         self.assertIn("minijudge: error: --max-cost needs a price to count the cost with: "
-                      "--price IN,OUT (or a --judges entry's \"price\"); judge judge has none",
+                      "--price IN,OUT (or \"price\" in a --judges entry's options); "
+                      "judge judge has none",
                       err)
         self.assertEqual(self.srv.chat_count, 0)
 
