@@ -2863,11 +2863,13 @@ def _estimate_tokens(messages):
 
 def _cost(usage, price):
     """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
-    million); None if the usage gives no token counts."""
+    million); None unless both are whole numbers, 0 or more: a count that is text, negative
+    or missing would price the reply at less than it cost (a negative one would give money
+    back to --max-cost), so such a reply is counted as one without usage."""
     counts = [(usage or {}).get(name) for name in ("prompt_tokens", "completion_tokens")]
-    if not any(type(count) is int for count in counts):
+    if not all(type(count) is int and 0 <= count < 2 ** 63 for count in counts):
         return None
-    spent = sum(count * rate for count, rate in zip(counts, price) if type(count) is int)
+    spent = sum(count * rate for count, rate in zip(counts, price))
     return round(spent / 1e6, 9)
 
 

@@ -80,6 +80,23 @@ class PriceTest(CostTest):
         self.assertIn("  cost: $0.006600 for 2 records, $0.003300 a record; 1 replies without "
                       "usage are not counted", err)
 
+    def test_a_reply_whose_counts_lie_is_counted_apart_not_priced_below_cost(self):
+        # A negative count gave money back (a total of -$0.0146 over 5 records) and a count
+        # sent as text was priced at nothing: each is a reply without usable usage.
+        for usage in ({"prompt_tokens": -1000, "completion_tokens": 20},
+                      {"prompt_tokens": "1000", "completion_tokens": 20},
+                      {"prompt_tokens": 1000.0, "completion_tokens": 20},
+                      {"prompt_tokens": 1000}):
+            with self.subTest(usage=usage):
+                self.srv.push(chat("Rating: 4", usage=usage))
+                code, _, err = self.run_code("--price", "3,15", "--concurrency", "1", "-o",
+                                             self.path("out.jsonl"), "--summary",
+                                             self.path("s.json"), self.data)
+                self.assertEqual(code, 0, err)
+                self.assertEqual([r["judge_cost"] for r in self.records()],
+                                 [None, 0.0033, 0.0033])
+                self.assertEqual(self.summary()["cost"]["without_usage"], 1)
+
     def test_report_recomputes_the_cost_at_another_price(self):
         code, _, err = self.run_code("--price", "3,15", "-o", self.path("out.jsonl"),
                                      self.data)
