@@ -5491,6 +5491,9 @@ def _check_max_cost(args, specs):
                              lambda x: 0 < x < math.inf)
     if args.max_cost is None:
         return
+    if args.batch_export:  # the engine spends, after this run: it cannot stop it
+        raise ValueError("--max-cost limits what a run sends; --batch-export sends nothing: "
+                         "--dry-run estimates what the exported requests will cost")
     unpriced = [prefix for prefix, judge, _ in specs if not judge.price]
     if unpriced:
         raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "

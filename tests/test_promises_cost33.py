@@ -223,6 +223,18 @@ class MaxCostTest(CostTest):
                          ["cost_limit"] * 5)
         self.assertEqual(self.srv.chat_count, 0)
 
+    def test_an_export_is_refused_not_cut_short(self):
+        # It wrote 0 requests and 3 cost_limit records, saying "$0.000000 spent ... rerun
+        # with --cache": an export spends nothing; the engine spends later.
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.0000001",
+                                     "--batch-export", self.path("req.jsonl"), "-o",
+                                     self.path("out.jsonl"), self.data)
+        self.assertEqual(code, 2)
+        self.assertIn("minijudge: error: --max-cost limits what a run sends; --batch-export "
+                      "sends nothing: --dry-run estimates what the exported requests will "
+                      "cost\n", err)
+        self.assertEqual(os.listdir(self.tmp), ["in.jsonl"])
+
     def test_wrong_values(self):
         for value, message in (
                 ("0", "--max-cost must be dollars, a number above 0; got '0'"),
