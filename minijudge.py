@@ -9059,13 +9059,14 @@ class _Run:
         if not self.budget:
             return self.judge_each(item)
         estimate = _item_estimate(self.specs, self.args, item)
-        if not self.budget.reserve(estimate):
+        reserved = self.budget.reserve(estimate)
+        if reserved is None:
             return self.not_judged("cost_limit", self.budget.reason)
         judged = []
         try:
             judged = self.judge_each(item)
         finally:
-            self.budget.settle(estimate, self.costs(judged))
+            self.budget.settle(estimate, reserved, self.costs(judged))
         return judged
 
     def judge_each(self, item):
@@ -9328,33 +9329,61 @@ class _Run:
 
 class _Budget:
     """--max-cost, shared by the worker threads: what was spent, what the records being
-    judged may spend (their estimates), and why the run stopped (None: it did not)."""
+    judged may spend (their estimates), and why the run stopped (None: it did not).
+
+    An estimate counts a token per 4 characters; a server may count several times that (a
+    chat template, another tokenizer). So estimates are scaled by what the replies cost
+    against what they were estimated at, and until a reply has told that, one record is
+    judged at a time: eight threads sending eight under-estimated records at once passed a
+    $0.02 limit by double."""
 
     def __init__(self, limit):
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
-        self.lock = threading.Lock()
+        self.estimated, self.costed = 0.0, 0.0  # of the records whose replies gave usage
+        self.unpriced = False  # a reply came without usage: nothing will calibrate
+        self.settled = threading.Condition()
 
     def reserve(self, estimate):
-        """True if a record estimated at ``estimate`` dollars fits; once one does not, no
-        other is judged (no new request is sent)."""
-        with self.lock:
+        """The dollars reserved for a record estimated at ``estimate``, None if they do not
+        fit; once one does not, no other is judged (no new request is sent)."""
+        with self.settled:
+            while self.calibrating() and self.reserved:
+                self.settled.wait(0.5)  # the first reply with usage calibrates the rest
+            estimate = self.scaled(estimate)
             if self.reason is None and self.spent + self.reserved + estimate > self.limit:
                 self.reason = "not judged: its requests would take the run past --max-cost " \
                               "${:g} (${:.6f} spent)".format(self.limit, self.spent)
             if self.reason is not None:
-                return False
+                return None
             self.reserved += estimate
-            return True
+            return estimate
 
-    def settle(self, estimate, costs):
-        """A record judged: its estimate is given back, its cost spent (the estimate if a
-        reply had no usage)."""
-        spent = estimate
-        if costs and None not in costs.values():
+    def calibrating(self):
+        """No reply has yet said what a record costs against its estimate (a reply from
+        the cache costs nothing and says nothing; one without usage ends the wait)."""
+        return self.reason is None and not self.costed and not self.unpriced
+
+    def scaled(self, estimate):
+        """``estimate`` times what replies cost against their estimates, if that is more."""
+        if self.costed > self.estimated > 0:
+            return estimate * self.costed / self.estimated
+        return estimate
+
+    def settle(self, estimate, reserved, costs):
+        """A record judged: what was reserved is given back, its cost spent (the reserve
+        if a reply had no usage)."""
+        spent = reserved
+        known = bool(costs) and None not in costs.values()
+        if known:
             spent = sum(costs.values())
-        with self.lock:
-            self.reserved -= estimate
+        with self.settled:
+            self.reserved -= reserved
             self.spent += spent
+            if known and spent:
+                self.estimated += estimate
+                self.costed += spent
+            self.unpriced = self.unpriced or not known
+            self.settled.notify_all()
 
 
 def _item_estimate(specs, args, item):

@@ -223,6 +223,21 @@ class MaxCostTest(CostTest):
                          ["cost_limit"] * 5)
         self.assertEqual(self.srv.chat_count, 0)
 
+    def test_threads_do_not_spend_past_the_limit_on_estimates_that_were_low(self):
+        # The stub counts 1000 prompt tokens where the estimate counts ~150: eight threads
+        # each reserved a low estimate at once and spent $0.0396 under --max-cost 0.02.
+        self.srv.delay = 0.05
+        data = self.write_jsonl("many.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                               for k in range(24)])
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.02", "--concurrency",
+                                     "8", "-o", self.path("out.jsonl"), "--summary",
+                                     self.path("s.json"), data)
+        self.assertEqual(code, 1, err)
+        cost = self.summary()["cost"]
+        self.assertLessEqual(cost["total"], 0.02)
+        self.assertEqual(cost["records"], 6)  # $0.0033 each: the seventh would pass it
+        self.assertEqual(self.srv.chat_count, 6)
+
     def test_an_export_is_refused_not_cut_short(self):
         # It wrote 0 requests and 3 cost_limit records, saying "$0.000000 spent ... rerun
         # with --cache": an export spends nothing; the engine spends later.
