@@ -2875,8 +2875,9 @@ def _cost(usage, price):
 
 def _judgement_cost(judgement, price):
     """What a judgement cost: nothing if it came from the cache, None if its reply had no
-    usage."""
-    if judgement.cached or not judgement.attempts:
+    usage. A reply imported from a batch engine's output was paid for there: it is priced
+    by its usage (an import's cost read 0.0 for 5,000 prompt tokens)."""
+    if judgement.cached:
         return 0.0
     if judgement.usage is None and judgement.raw is None:  # no reply came: none to pay for
         return 0.0
@@ -5491,9 +5492,10 @@ def _check_max_cost(args, specs):
                              lambda x: 0 < x < math.inf)
     if args.max_cost is None:
         return
-    if args.batch_export:  # the engine spends, after this run: it cannot stop it
-        raise ValueError("--max-cost limits what a run sends; --batch-export sends nothing: "
-                         "--dry-run estimates what the exported requests will cost")
+    if args.batch_export or args.batch_import:  # the engine spends, outside this run
+        raise ValueError("--max-cost limits what a run sends; a batch run (--batch-export, "
+                         "--batch-import) sends nothing: --dry-run estimates what the "
+                         "exported requests will cost")
     unpriced = [prefix for prefix, judge, _ in specs if not judge.price]
     if unpriced:
         raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "

@@ -97,6 +97,26 @@ class PriceTest(CostTest):
                                  [None, 0.0033, 0.0033])
                 self.assertEqual(self.summary()["cost"]["without_usage"], 1)
 
+    def test_replies_imported_from_a_batch_are_priced_by_their_usage(self):
+        # The engine paid for them: an import read "cost: $0.000000" for 3,000 prompt tokens.
+        code, _, err = self.run_code("--batch-export", self.path("req.jsonl"), "-o",
+                                     self.path("exported.jsonl"), self.data)
+        self.assertEqual(code, 0, err)
+        with open(self.path("req.000.jsonl")) as f, \
+                open(self.path("res.jsonl"), "w") as out:
+            for line in f:
+                reply = {"object": "chat.completion", "model": "judge-model", "usage": USAGE,
+                         "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                             "role": "assistant", "content": "Rating: 4"}}]}
+                out.write(json.dumps({"custom_id": json.loads(line)["custom_id"], "response": {
+                    "status_code": 200, "body": reply}}) + "\n")
+        code, _, err = self.run_code("--price", "3,15", "--batch-import", self.path("res.jsonl"),
+                                     "-o", self.path("out.jsonl"), "--summary",
+                                     self.path("s.json"), self.data)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_cost"] for r in self.records()], [0.0033] * 3)
+        self.assertEqual(self.summary()["cost"]["total"], 0.0099)
+
     def test_report_recomputes_the_cost_at_another_price(self):
         code, _, err = self.run_code("--price", "3,15", "-o", self.path("out.jsonl"),
                                      self.data)
@@ -245,9 +265,9 @@ class MaxCostTest(CostTest):
                                      "--batch-export", self.path("req.jsonl"), "-o",
                                      self.path("out.jsonl"), self.data)
         self.assertEqual(code, 2)
-        self.assertIn("minijudge: error: --max-cost limits what a run sends; --batch-export "
-                      "sends nothing: --dry-run estimates what the exported requests will "
-                      "cost\n", err)
+        self.assertIn("minijudge: error: --max-cost limits what a run sends; a batch run "
+                      "(--batch-export, --batch-import) sends nothing: --dry-run estimates "
+                      "what the exported requests will cost\n", err)
         self.assertEqual(os.listdir(self.tmp), ["in.jsonl"])
 
     def test_wrong_values(self):
