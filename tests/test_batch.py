@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
 from batch_engine import output_line, run_batch  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, chat, run_main  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, StubTestCase, chat, run_main  # noqa: E402
 
 REPO = os.path.dirname(HERE)
 EXAMPLES = os.path.join(REPO, "examples")
@@ -219,7 +219,7 @@ class BatchTest(StubTestCase):
                    "runpy.run_module('minijudge', run_name='__main__', alter_sys=True)")
 
         def start(*argv):
-            proc = subprocess.Popen([sys.executable, "-c", blocked, "--judge-model",
+            proc = subprocess.Popen([*PYTHON, "-c", blocked, "--judge-model",
                                      "judge-model", "-q", data, *argv], cwd=REPO, env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self.addCleanup(lambda: proc.poll() is None and proc.kill())
@@ -291,7 +291,7 @@ class ReportTest(StubTestCase):
 
     def report(self, *argv):
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
-        proc = subprocess.run([sys.executable, "-m", "minijudge", "report"] + list(argv),
+        proc = subprocess.run([*PYTHON, "-m", "minijudge", "report"] + list(argv),
                               cwd=REPO, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, timeout=30)
         return proc.returncode, proc.stderr.decode()

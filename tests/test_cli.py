@@ -24,7 +24,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_cli` finds stub too
 import minijudge  # noqa: E402
-from stub import StubTestCase, chat, error  # noqa: E402
+from stub import PYTHON, StubTestCase, chat, error  # noqa: E402
 
 KEY = "sk-test-SECRET123"
 JUDGE_FIELDS = ("judge_score", "judge_status", "judge_error", "judge_raw", "judge_value",
@@ -104,7 +104,7 @@ class CLITest(StubTestCase):
         """``python -m minijudge`` from the repository root, with this test's env."""
         options.setdefault("stdout", subprocess.PIPE)
         options.setdefault("stderr", subprocess.PIPE)
-        return subprocess.Popen([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
+        return subprocess.Popen([*PYTHON, "-m", "minijudge"] + [str(a) for a in argv],
                                 cwd=REPO, env=dict(os.environ), **options)
 
     def wait_for_chats(self, proc, count, limit=10.0):

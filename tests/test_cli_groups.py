@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_cli_groups` finds stub too
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, chat  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, StubTestCase, chat  # noqa: E402
 from test_cli import REPO, CLITest, parse_lines, response_of  # noqa: E402
 from test_modes import HELPFULNESS  # noqa: E402
 
@@ -107,7 +107,7 @@ def run(*argv):
 def start(*argv):
     """``python -m minijudge`` with no judge settings, started: several run side by side."""
     env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
-    return subprocess.Popen([sys.executable, "-m", "minijudge"] + list(argv), cwd=REPO,
+    return subprocess.Popen([*PYTHON, "-m", "minijudge"] + list(argv), cwd=REPO,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

@@ -30,7 +30,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_guarantees` finds stub too
 import minijudge  # noqa: E402
-from stub import (JUDGE_ENV as _ENV, StubServer, StubTestCase, chat,  # noqa: E402
+from stub import (PYTHON, JUDGE_ENV as _ENV, StubServer, StubTestCase, chat,  # noqa: E402
                   choices_null, drip, drop, drop_mid_body,
                   error, hang, html, invalid_json, mixed_faults, rate_limited,
                   read_terminal, redirect, truncated_json)
@@ -91,7 +91,7 @@ def spawn(argv, *, env=None, default_sigint=False, **options):
     options.setdefault("stderr", subprocess.PIPE)
     ours = signal.signal(signal.SIGINT, signal.default_int_handler) if default_sigint else None
     try:
-        return subprocess.Popen([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
+        return subprocess.Popen([*PYTHON, "-m", "minijudge"] + [str(a) for a in argv],
                                 cwd=REPO, env=env, **options)
     finally:
         if default_sigint:
@@ -418,7 +418,7 @@ class BadInputTest(GuaranteeTest):
                   "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
                   "file=sys.stderr); sys.exit(code)")
         proc = subprocess.Popen(
-            [sys.executable, "-c", script, "--judge-url", self.srv.url, "--judge-model",
+            [*PYTHON, "-c", script, "--judge-url", self.srv.url, "--judge-model",
              "judge-model", "-q", "-o", self.path("out.jsonl"), self.path("in.jsonl")],
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _, err = proc.communicate(timeout=60)

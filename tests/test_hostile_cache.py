@@ -16,7 +16,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_hostile_cache` finds stub too
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, SideBySide, StubTestCase, chat  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, SideBySide, StubTestCase, chat  # noqa: E402
 
 _ID_RE = re.compile(r"\[The Start of the Response\]\nr(\d+)")
 
@@ -61,7 +61,7 @@ class CacheTestCase(StubTestCase):
         env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
         options.setdefault("stdout", subprocess.PIPE)
         return subprocess.Popen(
-            [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url, "--judge-model",
+            [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url, "--judge-model",
              "judge-model", "-q", "--max-error-rate", "1", "--cache", self.cache]
             + [str(a) for a in argv],
             cwd=REPO, env=env, stderr=subprocess.PIPE, **options)
@@ -105,7 +105,7 @@ class SharedCacheTest(SideBySide, CacheTestCase):
     def beside_appender(self, source, *argv):
         """Run on `source` while another process appends to the cache: it starts once
         the run has loaded the cache and sent its first request."""
-        appender = subprocess.Popen([sys.executable, "-c", _APPENDER, self.cache],
+        appender = subprocess.Popen([*PYTHON, "-c", _APPENDER, self.cache],
                                     stdin=subprocess.PIPE)
         self.addCleanup(appender.wait)
         self.addCleanup(appender.stdin.close)
@@ -191,7 +191,7 @@ except OSError as exc:
 """
         import tempfile
         with tempfile.TemporaryDirectory() as tmp:
-            out = subprocess.run([sys.executable, "-c", code, os.path.join(tmp, "c.jsonl")],
+            out = subprocess.run([*PYTHON, "-c", code, os.path.join(tmp, "c.jsonl")],
                                  cwd=REPO, stdout=subprocess.PIPE, check=True).stdout
         self.assertEqual(out, b"EFBIG\n")
 

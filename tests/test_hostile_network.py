@@ -22,7 +22,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_hostile_network` finds stub
 import minijudge  # noqa: E402
-from stub import (JUDGE_ENV, SideBySide, StubServer, StubTestCase, raw,  # noqa: E402
+from stub import (PYTHON, JUDGE_ENV, SideBySide, StubServer, StubTestCase, raw,  # noqa: E402
                   self_signed_cert, wire)
 
 EXAMPLE, OUTPUT = {"question": "2+2?"}, {"response": "4"}
@@ -75,7 +75,7 @@ class NetworkTest(StubTestCase):
             env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV},
                        **(env or {}))
             procs.append(subprocess.Popen(
-                [sys.executable, "-m", "minijudge"] + [str(a) for a in argv], cwd=REPO,
+                [*PYTHON, "-m", "minijudge"] + [str(a) for a in argv], cwd=REPO,
                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
         results = []
         for proc in procs:

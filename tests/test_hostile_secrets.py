@@ -21,7 +21,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, SideBySide, StubTestCase, error  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, SideBySide, StubTestCase, error  # noqa: E402
 
 SIG_DECODED = "Zm9vYmFy+c2VjcmV0/ZXhhbXBsZQ=="  # an Azure SAS signature, base64
 SIG_ENCODED = "Zm9vYmFy%2Bc2VjcmV0%2FZXhhbXBsZQ%3D%3D"
@@ -36,7 +36,7 @@ KEY = "sk-env-0123456789abcdef"
 def start(argv, *, env=None):
     """``python -m minijudge argv``, started; no judge settings of ours leak in."""
     env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
-    return subprocess.Popen([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
+    return subprocess.Popen([*PYTHON, "-m", "minijudge"] + [str(a) for a in argv],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

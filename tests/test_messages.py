@@ -18,7 +18,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_messages` finds stub too
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, chat, error, rating_logprobs, run_main  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, StubTestCase, chat, error, rating_logprobs, run_main  # noqa: E402
 
 KEY = "sk-wrong-0123456789abcdef"
 NO_THINKING = 'extra_body {"chat_template_kwargs": {"enable_thinking": false}}'
@@ -46,7 +46,7 @@ class MessagesTest(StubTestCase):
         if not subprocess_:
             return run_main(argv, env)  # StubTestCase took JUDGE_ENV out of os.environ
         env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **env or {})
-        proc = subprocess.run([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
+        proc = subprocess.run([*PYTHON, "-m", "minijudge"] + [str(a) for a in argv],
                               cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               timeout=60)
         return proc.returncode, proc.stdout.decode(), proc.stderr.decode()

@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_modes` finds stub too
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubServer, chat, error  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, StubServer, chat, error  # noqa: E402
 from test_cli import REPO, CLITest, by_response, parse_lines  # noqa: E402
 
 _ANSWER_RE = re.compile(r"\[The Start of Assistant (A|B)'s Answer\]\n(.*?)\n"
@@ -919,7 +919,7 @@ class ExamplesTest(ModeTest):
             srv = StubServer(responder=sensible).start()
             cls.addClassCleanup(srv.stop)
             proc = subprocess.Popen(
-                [sys.executable, "-m", "minijudge", "--judge-url", srv.url, "--max-retries",
+                [*PYTHON, "-m", "minijudge", "--judge-url", srv.url, "--max-retries",
                  "0", "--timeout", "5"] + list(argv), cwd=REPO, env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             cls.addClassCleanup(lambda proc=proc: proc.poll() is None and proc.kill())

@@ -13,7 +13,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from stub import JUDGE_ENV, StubTestCase, chat, error, run_main
+from stub import PYTHON, JUDGE_ENV, StubTestCase, chat, error, run_main
 
 import minijudge
 
@@ -239,7 +239,7 @@ class PanelTest(StubTestCase):
         self.srv.responder = lambda request: chat("Rating: " + ratings[request.json["model"]])
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
         proc = subprocess.run(
-            [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url, "--judges",
+            [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url, "--judges",
              os.path.join("examples", "jury.json"), "--jury", "mean", "--quorum", "2",
              "examples/qa.jsonl"], cwd=REPO, env=env, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, timeout=60)

@@ -19,7 +19,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, chat, error, run_main  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, StubTestCase, chat, error, run_main  # noqa: E402
 from test_assess import ASSESSMENT, judge_like  # noqa: E402
 from test_modes import HELPFULNESS  # noqa: E402
 
@@ -39,7 +39,7 @@ def run(argv, *, env=None, timeout=30, subprocess_=False):
             return run_main(argv, env)
     env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV
                 and not k.startswith("LLM_JUDGE_")}, **(env or {}))
-    proc = subprocess.run([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
+    proc = subprocess.run([*PYTHON, "-m", "minijudge"] + [str(a) for a in argv],
                           cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           timeout=timeout)
     return proc.returncode, proc.stdout.decode(), proc.stderr.decode()

@@ -12,7 +12,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 from minijudge import parse_comparative, parse_rating, parse_verdict  # noqa: E402
-from stub import StubTestCase, chat, run_main  # noqa: E402
+from stub import PYTHON, StubTestCase, chat, run_main  # noqa: E402
 from test_real_data import HAVE_DATA, rows  # noqa: E402
 
 VERDICTS = [  # (judge output, verdict)
@@ -133,7 +133,7 @@ class CommandLineTest(StubTestCase):
                 "--max-retries", "0", "--timeout", "5"] + list(argv)
         if subprocess_:
             proc = subprocess.run(
-                [sys.executable, "-m", "minijudge"] + argv, cwd=REPO, env=dict(os.environ),
+                [*PYTHON, "-m", "minijudge"] + argv, cwd=REPO, env=dict(os.environ),
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                 timeout=60)
             code, out, err = proc.returncode, proc.stdout, proc.stderr

@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from batch_engine import failed_line, output_line  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, run_main  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, StubTestCase, run_main  # noqa: E402
 
 MODEL = ["--judge-model", "judge-model", "-q"]
 
@@ -72,7 +72,7 @@ class ExportPartsTest(FilesTest):
         os.rename(self.data, self.path("req.000.jsonl"))
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
         with open(self.path("req.000.jsonl"), "rb") as stdin:
-            done = subprocess.run([sys.executable, "-m", "minijudge", *MODEL, "-",
+            done = subprocess.run([*PYTHON, "-m", "minijudge", *MODEL, "-",
                                    "--batch-export", self.path("req")], stdin=stdin,
                                   cwd=os.path.dirname(HERE), env=env, capture_output=True,
                                   text=True, timeout=60)
@@ -145,7 +145,7 @@ class ExportPartsTest(FilesTest):
         # the input is a FIFO: the run has checked its files once it opens it to read
         os.mkfifo(self.path("fifo"))
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
-        run = subprocess.Popen([sys.executable, "-m", "minijudge", *MODEL, self.path("fifo"),
+        run = subprocess.Popen([*PYTHON, "-m", "minijudge", *MODEL, self.path("fifo"),
                                 "--batch-export", self.path("req"), "--batch-max-lines", "1",
                                 "-o", os.devnull], cwd=os.path.dirname(HERE), env=env,
                                stderr=subprocess.PIPE, text=True)
@@ -297,7 +297,7 @@ class ConflictingRepliesTest(FilesTest):
         blocked = ("import runpy, sys; sys.modules['sqlite3'] = None; "
                    "runpy.run_module('minijudge', run_name='__main__', alter_sys=True)")
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
-        done = subprocess.run([sys.executable, "-c", blocked, *MODEL, *imports, self.data,
+        done = subprocess.run([*PYTHON, "-c", blocked, *MODEL, *imports, self.data,
                                "--summary", self.path("summary.json")],
                               cwd=os.path.dirname(HERE), env=env, capture_output=True,
                               text=True, timeout=60)

@@ -27,7 +27,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from stub import (JUDGE_ENV, SideBySide, StubTestCase, default_sigint, hang,  # noqa: E402
+from stub import (PYTHON, JUDGE_ENV, SideBySide, StubTestCase, default_sigint, hang,  # noqa: E402
                   rate_limited)
 
 KEY = "sk-first30a-secret-key-0123456789"
@@ -51,7 +51,7 @@ class Cli(StubTestCase):
         options.setdefault("stdout", subprocess.PIPE)
         options.setdefault("stderr", subprocess.PIPE)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
+            [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
              "--judge-model", "judge-model", "--no-preflight", "--max-error-rate", "1"]
             + [str(a) for a in argv], cwd=REPO, env=env, **options)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())

@@ -18,7 +18,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_first30b` finds stub
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import PYTHON, StubTestCase, run_main  # noqa: E402
 
 # the issue's file: its own field names, none of them minijudge's defaults
 RECORDS = [{"prompt": "2+2?", "completion": "4", "gold": "4", "uid": 1},
@@ -37,7 +37,7 @@ class Cli(StubTestCase):
     def subprocess(self, *argv, env=None):
         """A real ``python -m minijudge``: (exit code, stdout, stderr)."""
         environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE), **(env or {}))
-        done = subprocess.run([sys.executable, "-m", "minijudge"] + list(argv), cwd=self.tmp,
+        done = subprocess.run([*PYTHON, "-m", "minijudge"] + list(argv), cwd=self.tmp,
                               env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, encoding="utf-8", timeout=60)
         return done.returncode, done.stdout, done.stderr

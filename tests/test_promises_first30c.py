@@ -15,7 +15,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, chat, copy_minijudge, run_main  # noqa: E402
+from stub import PYTHON, StubTestCase, chat, copy_minijudge, run_main  # noqa: E402
 from test_modes import answers, preferring  # noqa: E402
 
 KEY = "sk-first30c-0123456789abcdef"
@@ -187,7 +187,7 @@ class RealDataReportTest(unittest.TestCase):
     def report(self, *args, env=None):
         environ = {k: v for k, v in os.environ.items() if k != "MINIJUDGE_JUDGE_OUTPUTS"}
         environ.update(env or {})
-        return subprocess.run([sys.executable, "tests/test_real_data.py", "--report", *args],
+        return subprocess.run([*PYTHON, "tests/test_real_data.py", "--report", *args],
                               cwd=self.clone, env=environ, capture_output=True, text=True)
 
     def test_without_the_data_it_says_what_it_needs_and_exits_1(self):

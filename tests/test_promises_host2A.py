@@ -11,7 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from batch_engine import output_line  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import PYTHON, StubTestCase, run_main  # noqa: E402
 
 RECORDS = [{"id": k, "question": "q%d" % k, "response": "r%d" % k} for k in range(3)]
 
@@ -102,7 +102,7 @@ class ImportFromAPipeTest(StubTestCase):
         reply = {"object": "chat.completion", "model": "m", "choices": [{"index": 0, "message": {
             "role": "assistant", "content": "Rating: 4"}, "finish_reason": "stop"}]}
         line = json.dumps(output_line(key, 200, reply)) + "\n"
-        done = subprocess.run([sys.executable, "-m", "minijudge", "--judge-model", "m", data,
+        done = subprocess.run([*PYTHON, "-m", "minijudge", "--judge-model", "m", data,
                                "--batch-import", "/dev/stdin", "-o", self.path("out.jsonl")],
                               input=line.encode(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, cwd=os.path.dirname(HERE), timeout=60)
@@ -120,7 +120,7 @@ class FifoTest(StubTestCase):
         os.mkfifo(fifo)
         for flag in ("-o", "--summary", "--html"):
             with self.subTest(flag=flag):
-                done = subprocess.run([sys.executable, "-m", "minijudge", "--judge-url",
+                done = subprocess.run([*PYTHON, "-m", "minijudge", "--judge-url",
                                        self.srv.url, "--judge-model", "m", fifo, flag, fifo],
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, cwd=os.path.dirname(HERE),

@@ -15,7 +15,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_host30` finds stub
-from stub import SideBySide, default_sigint  # noqa: E402
+from stub import PYTHON, SideBySide, default_sigint  # noqa: E402
 
 KEY = "sk-host30-SECRET-0123456789"  # ASCII: a key with an accent is refused up front
 KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
@@ -32,7 +32,7 @@ class Cli(SideBySide):
         environment, as the README tells a user to set it."""
         environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE), LLM_JUDGE_API_KEY=KEY,
                        **(env or {}))
-        done = subprocess.run([sys.executable, "-m", "minijudge"] + list(argv), cwd=self.tmp,
+        done = subprocess.run([*PYTHON, "-m", "minijudge"] + list(argv), cwd=self.tmp,
                               env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, encoding="utf-8", timeout=60)
         return done.returncode, done.stdout, done.stderr
@@ -178,7 +178,7 @@ class StoppedBeforeAnyRecord(Cli):
         self.srv.responder = lambda request: release.wait(10) and None
         source = self.source([{"question": "q{}".format(i), "response": "r"} for i in range(3)])
         environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE), LLM_JUDGE_API_KEY=KEY)
-        proc = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
+        proc = subprocess.Popen([*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
                                  "--judge-model", "m", "--no-preflight"] + list(argv) + [source],
                                 cwd=self.tmp, env=environ, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, universal_newlines=True,
@@ -266,7 +266,7 @@ class ProgressLine(Cli):
         source = self.source([{"question": "q{}".format(i), "response": "r"} for i in range(4)])
         master, slave = pty.openpty()
         environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
-        proc = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
+        proc = subprocess.Popen([*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
                                  "--judge-model", "m", "--no-preflight", "--concurrency",
                                  str(concurrency), source], cwd=self.tmp, env=environ,
                                 stdout=subprocess.DEVNULL, stderr=slave)
@@ -300,7 +300,7 @@ class StoppedWhileWriting(Cli):
         import signal
         out, prefix = self.path("o{}.jsonl".format(attempt)), self.path("req{}".format(attempt))
         environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
-        proc = subprocess.Popen([sys.executable, "-m", "minijudge", "--judge-model", "m",
+        proc = subprocess.Popen([*PYTHON, "-m", "minijudge", "--judge-model", "m",
                                  "--batch-export", prefix, "-o", out, source], cwd=self.tmp,
                                 env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 universal_newlines=True, preexec_fn=default_sigint)

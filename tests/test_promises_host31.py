@@ -16,7 +16,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, chat, hang, rate_limited, run_main  # noqa: E402
+from stub import PYTHON, StubTestCase, chat, hang, rate_limited, run_main  # noqa: E402
 
 # made in the folder it runs in (argv[2]), pickled to stdout
 PICKLE_HERE = """
@@ -45,10 +45,10 @@ class PickledJudgeTest(StubTestCase):
         os.makedirs(worker)
         with open(os.path.join(made, "pictures", "cat.png"), "wb") as f:
             f.write(PNG)
-        pickled = subprocess.run([sys.executable, "-c", PICKLE_HERE, ROOT, made, self.srv.url],
+        pickled = subprocess.run([*PYTHON, "-c", PICKLE_HERE, ROOT, made, self.srv.url],
                                  cwd=made, stdout=subprocess.PIPE, check=True).stdout
         for tell in ("ok False None\n", "ok True None\n"):  # the second: from made's cache
-            run = subprocess.run([sys.executable, "-c", JUDGE_THERE, ROOT], cwd=worker,
+            run = subprocess.run([*PYTHON, "-c", JUDGE_THERE, ROOT], cwd=worker,
                                  input=pickled, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             self.assertEqual((run.stdout.decode(), run.stderr.decode()[-300:]), (tell, ""))
         self.assertEqual(self.srv.chat_count, 1)

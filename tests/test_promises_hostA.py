@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from batch_engine import output_line  # noqa: E402
-from stub import SideBySide, StubTestCase, run_main  # noqa: E402
+from stub import PYTHON, SideBySide, StubTestCase, run_main  # noqa: E402
 
 RECORDS = [{"id": k, "question": "q%d" % k, "response": "r%d" % k} for k in range(3)]
 
@@ -108,7 +108,7 @@ class StdoutTest(SideBySide):
             original = f.read()
         cache = self.path("cache.jsonl")
         self.write("cache.jsonl", "")
-        argv = [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
+        argv = [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
                 "--judge-model", "m", "-q"]
         for args, stdin, stdout, named in (
                 ([data], None, data, "the input file " + data),
@@ -129,7 +129,7 @@ class StdoutTest(SideBySide):
     def test_a_summary_into_the_records_pipe_is_refused(self):
         # records | --summary /dev/stdout: the summary's JSON mixed into the records, exit 0
         data = self.write_jsonl("in.jsonl", RECORDS)
-        argv = [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url,
+        argv = [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
                 "--judge-model", "m", "-q", data]
         for more, message in (
                 (["--summary", "/dev/stdout"], "stdout is the --summary file /dev/stdout"),

@@ -18,7 +18,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import PYTHON, StubTestCase, run_main  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
 SECRET = b"\x89PNG\r\n\x1a\n" + b"the private key of the host " * 8  # outside the root
@@ -45,7 +45,7 @@ class Images(StubTestCase):
         with open(source, "w", encoding="utf-8") as f:
             f.writelines(json.dumps({"question": "q", "response": "r", "image": image}) + "\n"
                          for image in images)
-        argv = [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url, "--no-preflight",
+        argv = [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url, "--no-preflight",
                 "--max-retries", "0", "--max-error-rate", "1", "--image-field", "image",
                 *flags, "-" if stdin else source]
         env = dict(os.environ, PYTHONPATH=REPO)

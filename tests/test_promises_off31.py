@@ -23,7 +23,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from stub import default_sigint  # noqa: E402
+from stub import PYTHON, default_sigint  # noqa: E402
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
 EXPORT = ["--judge-model", "judge-model", "--batch-export", "req"]
 
@@ -69,7 +69,7 @@ class OfflineWrites(unittest.TestCase):
             if stage == "import":
                 write_replies([os.path.join(cls.whole, p) for p in WRITES["export"][:3]],
                               os.path.join(cls.whole, "replies.jsonl"))
-            subprocess.run([sys.executable, "-m", "minijudge"] + COMMANDS[stage],
+            subprocess.run([*PYTHON, "-m", "minijudge"] + COMMANDS[stage],
                            cwd=cls.whole, env=dict(ENV, PYTHONPATH=REPO), check=True,
                            stderr=subprocess.DEVNULL)
 
@@ -94,7 +94,7 @@ class OfflineWrites(unittest.TestCase):
         return os.path.join(self.dir, name)
 
     def spawn(self, *argv, **kwargs):
-        return subprocess.Popen([sys.executable, "-m", "minijudge"] + list(argv),
+        return subprocess.Popen([*PYTHON, "-m", "minijudge"] + list(argv),
                                 cwd=self.dir, env=dict(ENV, PYTHONPATH=REPO),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
 

@@ -22,7 +22,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, StubTestCase, error, run_main  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, StubTestCase, error, run_main  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 TIMEOUT = "must be a number of seconds above 0, at most 86400 (a day); got "
@@ -125,7 +125,7 @@ class JudgesFileTest(StubTestCase):
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url, "--max-retries",
+                [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url, "--max-retries",
                  "0", "--no-preflight", "--judges", self.judges({"strict": True}),
                  self.write_jsonl("in.jsonl", SOURCE)],
                 cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)

@@ -17,7 +17,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
 from minijudge import parse_binary, parse_comparative, parse_rating, parse_verdict  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import PYTHON, StubTestCase, run_main  # noqa: E402
 
 RATINGS = [  # (judge output, scale, rating)
     # the real reply of issue 28: its own rating, then a hypothetical one
@@ -239,7 +239,7 @@ class HtmlPageTest(StubTestCase):
         page, data = self.path("page.html"), self.write_jsonl("in.jsonl", items)
         self.srv.content = "Rating: 3"
         proc = subprocess.run(
-            [sys.executable, "-m", "minijudge", "--judge-url", self.srv.url, "--html", page,
+            [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url, "--html", page,
              "-o", self.path("out.jsonl"), data], cwd=REPO, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)

@@ -16,6 +16,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import minijudge  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stub import PYTHON  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -89,7 +91,7 @@ class ImportTest(unittest.TestCase):
 
     def cli(self, folder, *argv):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
-        return subprocess.run([sys.executable, "-m", "minijudge", "--judge-model", "m", "-q"]
+        return subprocess.run([*PYTHON, "-m", "minijudge", "--judge-model", "m", "-q"]
                               + list(argv), cwd=REPO, env=env, check=False,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

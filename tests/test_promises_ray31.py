@@ -10,6 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stub  # noqa: E402
+from stub import PYTHON  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -29,7 +30,7 @@ print(json.dumps({"score": j.score, "status": j.status, "error": j.error, "raw":
 
 def judged_elsewhere(data, env=None):
     """What a judge pickled as ``data`` does in a new Python process."""
-    done = subprocess.run([sys.executable, "-c", _WORKER, ROOT], input=data,
+    done = subprocess.run([*PYTHON, "-c", _WORKER, ROOT], input=data,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30, env=env)
     if done.returncode:
         raise AssertionError(done.stderr.decode())

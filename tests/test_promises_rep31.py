@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import (JUDGE_ENV, StubServer, StubTestCase, error, hang, read_terminal,  # noqa: E402
+from stub import (PYTHON, JUDGE_ENV, StubServer, StubTestCase, error, hang, read_terminal,  # noqa: E402
                   run_main)  # noqa: E402
 
 # a stub in its own process: prints its URL, then a line per chat request it answers
@@ -39,7 +39,7 @@ KEY = "sk-rep31-secret-0123456789"
 class ReplicaTest(StubTestCase):
     def stub_process(self, delay=0.0):
         """(process, URL) of a stub running in a process of its own."""
-        proc = subprocess.Popen([sys.executable, "-c", STUB_PROCESS, HERE, str(delay)],
+        proc = subprocess.Popen([*PYTHON, "-c", STUB_PROCESS, HERE, str(delay)],
                                 stdout=subprocess.PIPE, text=True)
         self.addCleanup(proc.wait)
         self.addCleanup(proc.kill)
@@ -67,7 +67,7 @@ class ReplicaTest(StubTestCase):
     def test_a_replica_killed_mid_run_loses_no_record(self):
         stubs = [self.stub_process(delay=0.02) for _ in range(3)]
         source = self.records(90)
-        argv = [sys.executable, "-m", "minijudge", source, "-o", self.path("out.jsonl"),
+        argv = [*PYTHON, "-m", "minijudge", source, "-o", self.path("out.jsonl"),
                 "--summary", self.path("s.json"), "--judge-model", "judge-model",
                 "--concurrency", "6"]
         for _, url in stubs:
@@ -185,7 +185,7 @@ class ReplicaTest(StubTestCase):
         master, slave = pty.openpty()
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "minijudge", "--judge-url", down, "--judge-url",
+            [*PYTHON, "-m", "minijudge", "--judge-url", down, "--judge-url",
              self.srv.url, "--judge-model", "judge-model", "--no-preflight", "--concurrency",
              "1", "-o", self.path("out.jsonl"), self.records(8)],
             cwd=os.path.dirname(HERE), env=env, stdout=subprocess.DEVNULL, stderr=slave)

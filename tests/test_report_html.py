@@ -16,7 +16,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from stub import JUDGE_ENV, StubTestCase, chat, error, run_main  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, StubTestCase, chat, error, run_main  # noqa: E402
 from test_batch import DATA, EXAMPLES, REPLIES, REPO  # noqa: E402
 
 HOSTILE = ("<script>document.title='pwned'</script></details></td></tr></table>"
@@ -154,7 +154,7 @@ class HTMLTest(StubTestCase):
                       "--shard", "%d/2" % k, "-o", self.path("s%d.jsonl" % k),
                       os.path.join(EXAMPLES, "qa.jsonl")])
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
-        proc = subprocess.run([sys.executable, "-m", "minijudge", "report", self.path(
+        proc = subprocess.run([*PYTHON, "-m", "minijudge", "report", self.path(
             "s0.jsonl"), self.path("s1.jsonl"), "--html", self.path("r.html"), "-q"], cwd=REPO,
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
         self.assertIn(proc.returncode, (0, 1), proc.stderr)

@@ -21,7 +21,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_servers` finds stub too
 import minijudge  # noqa: E402
 import stub  # noqa: E402
-from stub import (StubServer, StubTestCase, chat, error, hang, rate_limited, raw,  # noqa: E402
+from stub import (PYTHON, StubServer, StubTestCase, chat, error, hang, rate_limited, raw,  # noqa: E402
                   run_main)
 
 # llama_cpp/server/errors.py wraps any exception, a request that fails validation too, as
@@ -52,7 +52,7 @@ class ServerTest(StubTestCase):
         argv = ["--judge-url", self.srv.url, "--retry-max-wait", "0"] + list(argv)
         if not self.SUBPROCESS:
             return run_main(argv)
-        proc = subprocess.run([sys.executable, "-m", "minijudge"] + [str(a) for a in argv],
+        proc = subprocess.run([*PYTHON, "-m", "minijudge"] + [str(a) for a in argv],
                               cwd=REPO, env=dict(os.environ),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=timeout)
