@@ -2836,6 +2836,8 @@ def _total_usage(judgements):
     return dict(usage)
 
 
+# -- Tokens and cost: estimates before sending, dollars from usage after -----------------
+
 _CHARS_PER_TOKEN = 4     # OpenAI's rule of thumb for English text
 _TOKENS_PER_MESSAGE = 4  # a chat message's role and separators
 _TOKENS_PER_IMAGE = 85   # OpenAI's price of a low-detail image; a high-detail one is more
@@ -2861,13 +2863,18 @@ def _estimate_tokens(messages):
     return tokens
 
 
+def _is_whole_count(value):
+    """A token count: a whole number (a bool is none), 0 or more, that fits in 64 bits."""
+    return type(value) is int and 0 <= value < 2 ** 63
+
+
 def _cost(usage, price):
     """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
     million); None unless both are whole numbers, 0 or more: a count that is text, negative
     or missing would price the reply at less than it cost (a negative one would give money
     back to --max-cost), so such a reply is counted as one without usage."""
     counts = [(usage or {}).get(name) for name in ("prompt_tokens", "completion_tokens")]
-    if not all(type(count) is int and 0 <= count < 2 ** 63 for count in counts):
+    if not all(_is_whole_count(count) for count in counts):
         return None
     spent = sum(count * rate for count, rate in zip(counts, price))
     return round(spent / 1e6, 9)
@@ -6774,7 +6781,12 @@ def _strict(out):
         json.dumps(out, allow_nan=False)
         return out
     except ValueError:
-        return json.loads(json.dumps(out), parse_constant=lambda _: None)
+        return _nan_as_null(out)
+
+
+def _nan_as_null(value):
+    """``value`` with each NaN and infinity in it made null, which strict JSON can hold."""
+    return json.loads(json.dumps(value), parse_constant=lambda _: None)
 
 
 @functools.lru_cache(maxsize=1)
@@ -6836,7 +6848,7 @@ def _is_token_count(value):
     """A count the summary may add: what is no int is skipped there, as the run skips it."""
     if not isinstance(value, int):
         return True
-    return type(value) is int and 0 <= value < 2 ** 63
+    return _is_whole_count(value)
 
 
 def _are_token_counts(usage):
@@ -7067,7 +7079,7 @@ def _is_plain_usage(usage):
     if type(usage) is not dict:
         return False
     counts = (usage.get(name) for name in _TOKEN_COUNTS)
-    return all(count is None or (type(count) is int and 0 <= count < 2 ** 63) for count in counts)
+    return all(count is None or _is_whole_count(count) for count in counts)
 
 
 def _check_details(fields, name, stamp, status):
@@ -8412,7 +8424,7 @@ def _group_label(record, field):
     try:
         text = json.dumps(record[field], ensure_ascii=False, sort_keys=True, allow_nan=False)
     except ValueError:
-        value = json.loads(json.dumps(record[field]), parse_constant=lambda _: None)
+        value = _nan_as_null(record[field])
         text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     text = _env_keys_hidden(text)  # a field holding the key: before the cut, none of it shown
     if len(text) > _GROUP_LABEL_MAX:
@@ -9196,7 +9208,7 @@ class _Run:
         try:
             text = self.encode(out)
         except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
-            text = self.encode(json.loads(json.dumps(out), parse_constant=lambda _: None))
+            text = self.encode(_nan_as_null(out))
         self.pending.append((text + "\n").encode("utf-8", "backslashreplace"))  # "\ud83d"
         if len(self.pending) >= self.batching or time.monotonic() - self.flushed > _FLUSH_SECONDS:
             self.flush()
