@@ -131,8 +131,7 @@ class Judgement:
     @property
     def rating(self):
         """The numeric rating, when the parser read one."""
-        v = self.value
-        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        return _rating_of(self.value)
 
     def to_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
@@ -140,6 +139,10 @@ class Judgement:
     def __repr__(self):
         return "Judgement(status={!r}, score={!r}, value={!r}, error={!r})".format(
             self.status, self.score, self.value, self.error)
+
+
+def _rating_of(v):
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 _JUDGEMENT_DEFAULTS = dict(dict.fromkeys(Judgement.__slots__),  # in the order of the slots
@@ -7354,6 +7357,23 @@ class _Tally:
         self._count_tokens(judgement.usage)
         self._count_cost(details)
 
+    def add_plain(self, fields, human, lengths):
+        """An ok record with no details (_is_plain_ok's ``fields``): what add counts of it."""
+        score = float(fields["score"])
+        self.statuses["ok"] += 1
+        self.tenths[min(max(int(score * 10), 0), 9)] += 1
+        self._add_score(self.all, score)
+        self._add_score(self.judged, score)
+        rating = _rating_of(fields["value"])
+        counted = ((self.ratings, rating), (self.models, fields["model"]),
+                   (self.sources, fields["score_source"]),
+                   (self.fingerprints, fields["fingerprint"]))
+        for counter, value in counted:
+            if value not in (None, ""):
+                counter[value] += 1
+        self._add_judged({}, score, rating, human, lengths)
+        self._count_tokens(fields["usage"])
+
     def _count_status(self, judgement, score, judged):
         """The status; a judged score into the histogram, a failure's first error kept."""
         self.statuses[judgement.status] += 1
@@ -9688,9 +9708,14 @@ class _Report:
         self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
         self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
+        self.lean = None  # _Lean: the commonest records' facts (None: none seen, or ineligible)
+        self.leanable = not (args.price or args.group_by or args.model_field)
+        self.leanable = self.leanable and self.seen["once"].keys is not None
 
     def add(self, index, path, number, record):
         """Tally one line of the ``index``th file."""
+        if self.leanable and self.add_lean(index, number, record):
+            return
         if isinstance(record, _BadLine):  # a line torn by a kill, most likely
             self.seen["once"].warn((index, number), "minijudge: warning: {}: {}; skipped".format(
                 path, record.error))
@@ -9709,6 +9734,27 @@ class _Report:
                        run.get("mode"))
         if self.args.html:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
+
+    def add_lean(self, index, number, record):
+        """Tally a record as add would, without a Judgement, if it is of the commonest
+        kind (_Lean.fits): an ok one of the run seen first, of the key set seen last; False
+        sends it to add's general path, which names what is wrong."""
+        lean = self.lean
+        if lean is None or not lean.fits(record):
+            lean = self.lean = _Lean.of(self, record)
+            if lean is None or not lean.fits(record):
+                return False
+        fields, line = lean.fields(record)
+        if not _is_plain_ok(fields, lean.stamp):
+            return False
+        inputs = _judged_inputs(record, lean.names, lean.prefixes)
+        key = hash((lean.prefix, lean.text, line, inputs))
+        self.seen["once"].keys[key % _KEY_BUCKETS].append(key)
+        lengths = [len(_as_text(record.get(name)) or "") for name in lean.responses]
+        self.tallies[lean.prefix].add_plain(fields, record.get(self.args.human_field), lengths)
+        if self.args.html:
+            _keep(self.rows, record, lean.prefix, next(self.rank), self.args.html_rows)
+        return True
 
     def check_run(self, prefix, run, path, number):
         """JudgeError if the record is of another run than the first (but --mixed)."""
@@ -9729,6 +9775,76 @@ class _Report:
             summary = _summary(dict(self.runs[prefix][0], **unknown), self.args, tally)
             summaries[prefix] = dict(summary, mixed=sorted(mixed) or None)
         return summaries
+
+
+class _Lean:
+    """What report's lean path (_Report.add_lean) knows of the records of one key set and
+    one run: the run's stamp as the general path checked it, and the record's own fields."""
+
+    def __init__(self, report, keys, prefix, stamp):
+        self.keys, self.prefix, self.stamp = keys, prefix, stamp
+        self.run, self.prefixes = prefix + "_run", (prefix + "_",)
+        head = len(prefix) + 1
+        self.own = [(k[head:], k) for k in keys if k.startswith(prefix + "_")]
+        seen = report.seen
+        self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
+        self.text = _stamp_text(seen, prefix, stamp)
+        args = report.args
+        self.responses = [getattr(args, name + "_field") for name in _MODES[stamp["mode"]][2]]
+
+    @classmethod
+    def of(cls, report, record):
+        """The lean facts of this record's kind, or None: a record of another kind, or of a
+        run the general path has not checked yet, or whose records it alone counts."""
+        run = _lone_run(record)
+        if run is None:
+            return None
+        prefix, stamp = run[:-4], record[run]
+        if not _is_lean_run(report, prefix, stamp):
+            return None
+        head = prefix + "_"
+        if not _LEAN_FIELDS.issuperset(k[len(head):] for k in record if k.startswith(head)):
+            return None
+        return cls(report, frozenset(record), prefix, stamp)
+
+    def fits(self, record):
+        return record.keys() == self.keys and record[self.run] == self.stamp
+
+    def fields(self, record):
+        """The record's own fields, unprefixed, with None for those of _PLAIN_FIELDS it lacks."""
+        fields = dict.fromkeys(_PLAIN_FIELDS)
+        for name, key in self.own:
+            fields[name] = record[key]
+        del fields["run"]
+        line = fields.pop("line", None)
+        if type(line) is not int or line < 1:
+            fields["status"] = None  # not plain: the general path says why
+        return fields, line
+
+
+def _lone_run(record):
+    """The record's one NAME_run field; None if it has none or several, or is no object, or
+    names two systems (model_a, model_b: counted as comparisons)."""
+    if type(record) is not dict:
+        return None
+    if "model_a" in record and "model_b" in record:
+        return None
+    runs = [k for k in record if k.endswith("_run")]
+    if len(runs) != 1:
+        return None
+    return runs[0]
+
+
+def _is_lean_run(report, prefix, stamp):
+    """A stamp the general path checked, of the run it saw first, of a mode of one response."""
+    if not _is_stamp(prefix + "_run", stamp) or report.seen["checked"].get(prefix) != stamp:
+        return False
+    first = report.runs.get(prefix, [None])[0]
+    return stamp["mode"] in _LEAN_MODES and first == stamp
+
+
+_LEAN_MODES = ("rating", "binary", "math", "rubric", "criterion")  # one response, no pairs
+_LEAN_FIELDS = _PLAIN_FIELDS | {"line", "run"}
 
 
 def _repriced(judgement, text):
