@@ -40,6 +40,7 @@ import json
 from collections.abc import Mapping
 import logging
 import math
+import operator
 import os
 import random
 import re
@@ -7361,17 +7362,20 @@ class _Tally:
         """An ok record with no details (_is_plain_ok's ``fields``): what add counts of it."""
         score = float(fields["score"])
         self.statuses["ok"] += 1
-        self.tenths[min(max(int(score * 10), 0), 9)] += 1
+        self.tenths[min(int(score * 10), 9)] += 1  # _is_plain_ok: 0 <= score <= 1
         self._add_score(self.all, score)
         self._add_score(self.judged, score)
         rating = _rating_of(fields["value"])
-        counted = ((self.ratings, rating), (self.models, fields["model"]),
-                   (self.sources, fields["score_source"]),
-                   (self.fingerprints, fields["fingerprint"]))
-        for counter, value in counted:
+        if rating is not None:  # a number is never ""
+            self.ratings[rating] += 1
+        for counter, name in _PLAIN_KINDS:
+            value = fields[name]
             if value not in (None, ""):
-                counter[value] += 1
-        self._add_judged({}, score, rating, human, lengths)
+                getattr(self, counter)[value] += 1
+        if lengths:
+            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
+        if human is not None:
+            self.human.append((rating, score, human))
         self._count_tokens(fields["usage"])
 
     def _count_status(self, judgement, score, judged):
@@ -7458,6 +7462,11 @@ class _Tally:
         self.alike[len(set(scores)) == 1] += 1
         mean = sum(scores) / len(scores)
         self.spread += math.sqrt(sum((r - mean) ** 2 for r in scores) / len(scores))
+
+
+# the counters add_plain counts a plain record's texts in, and the field each counts
+_PLAIN_KINDS = (("models", "model"), ("sources", "score_source"),
+                ("fingerprints", "fingerprint"))
 
 
 def _conversations(details):
@@ -9784,8 +9793,10 @@ class _Lean:
     def __init__(self, report, keys, prefix, stamp):
         self.keys, self.prefix, self.stamp = keys, prefix, stamp
         self.run, self.prefixes = prefix + "_run", (prefix + "_",)
-        head = len(prefix) + 1
-        self.own = [(k[head:], k) for k in keys if k.startswith(prefix + "_")]
+        own = [k for k in keys if k.startswith(prefix + "_")]
+        self.names_own = [k[len(prefix) + 1:] for k in own]
+        self.values = operator.itemgetter(*own)  # two at least: NAME_run, NAME_status
+        self.lacking = dict.fromkeys(_PLAIN_FIELDS.difference(self.names_own))
         seen = report.seen
         self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
         self.text = _stamp_text(seen, prefix, stamp)
@@ -9803,7 +9814,8 @@ class _Lean:
         if not _is_lean_run(report, prefix, stamp):
             return None
         head = prefix + "_"
-        if not _LEAN_FIELDS.issuperset(k[len(head):] for k in record if k.startswith(head)):
+        own = {k[len(head):] for k in record if k.startswith(head)}
+        if not _LEAN_FIELDS.issuperset(own) or "status" not in own:
             return None
         return cls(report, frozenset(record), prefix, stamp)
 
@@ -9811,12 +9823,12 @@ class _Lean:
         return record.keys() == self.keys and record[self.run] == self.stamp
 
     def fields(self, record):
-        """The record's own fields, unprefixed, with None for those of _PLAIN_FIELDS it lacks."""
-        fields = dict.fromkeys(_PLAIN_FIELDS)
-        for name, key in self.own:
-            fields[name] = record[key]
-        del fields["run"]
+        """The record's own fields, unprefixed, with None for those of _PLAIN_FIELDS it lacks;
+        and its line."""
+        fields = self.lacking.copy()
+        fields.update(zip(self.names_own, self.values(record)))
         line = fields.pop("line", None)
+        del fields["run"]
         if type(line) is not int or line < 1:
             fields["status"] = None  # not plain: the general path says why
         return fields, line
