@@ -7368,10 +7368,12 @@ class _Tally:
         rating = _rating_of(fields["value"])
         if rating is not None:  # a number is never ""
             self.ratings[rating] += 1
-        for counter, name in _PLAIN_KINDS:
-            value = fields[name]
-            if value not in (None, ""):
-                getattr(self, counter)[value] += 1
+        if fields["model"]:  # _is_plain_ok: text or None; "" is not counted
+            self.models[fields["model"]] += 1
+        if fields["score_source"]:
+            self.sources[fields["score_source"]] += 1
+        if fields["fingerprint"]:
+            self.fingerprints[fields["fingerprint"]] += 1
         if lengths:
             self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
         if human is not None:
@@ -7462,11 +7464,6 @@ class _Tally:
         self.alike[len(set(scores)) == 1] += 1
         mean = sum(scores) / len(scores)
         self.spread += math.sqrt(sum((r - mean) ** 2 for r in scores) / len(scores))
-
-
-# the counters add_plain counts a plain record's texts in, and the field each counts
-_PLAIN_KINDS = (("models", "model"), ("sources", "score_source"),
-                ("fingerprints", "fingerprint"))
 
 
 def _conversations(details):
@@ -9754,7 +9751,7 @@ class _Report:
             if lean is None or not lean.fits(record):
                 return False
         fields, line = lean.fields(record)
-        if not _is_plain_ok(fields, lean.stamp):
+        if not lean.is_plain(fields):
             return False
         inputs = _judged_inputs(record, lean.names, lean.prefixes)
         key = hash((lean.prefix, lean.text, line, inputs))
@@ -9797,6 +9794,7 @@ class _Lean:
         self.names_own = [k[len(prefix) + 1:] for k in own]
         self.values = operator.itemgetter(*own)  # two at least: NAME_run, NAME_status
         self.lacking = dict.fromkeys(_PLAIN_FIELDS.difference(self.names_own))
+        self.kind = None  # the last plain record's: see is_plain
         seen = report.seen
         self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
         self.text = _stamp_text(seen, prefix, stamp)
@@ -9821,6 +9819,23 @@ class _Lean:
 
     def fits(self, record):
         return record.keys() == self.keys and record[self.run] == self.stamp
+
+    def is_plain(self, fields):
+        """_is_plain_ok(fields), its checks of the texts and the value skipped when they are
+        those of the last plain record (compared with the value's type: 4 is not 4.0 or
+        True; the texts are text or None, equal to nothing else)."""
+        value = fields["value"]
+        kind = (fields["status"], type(value), value, fields["error"], fields["model"],
+                fields["fingerprint"], fields["score_source"])
+        if kind != self.kind:
+            if not _is_plain_ok(fields, self.stamp):
+                return False
+            self.kind = kind
+            return True
+        score = fields["score"]
+        if type(score) not in (int, float) or not 0 <= score <= 1:
+            return False
+        return _is_plain_usage(fields["usage"])
 
     def fields(self, record):
         """The record's own fields, unprefixed, with None for those of _PLAIN_FIELDS it lacks;
