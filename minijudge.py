@@ -7358,8 +7358,9 @@ class _Tally:
         self._count_tokens(judgement.usage)
         self._count_cost(details)
 
-    def add_plain(self, fields, human, lengths):
-        """An ok record with no details (_is_plain_ok's ``fields``): what add counts of it."""
+    def add_plain(self, fields, human, length):
+        """An ok record with no details (_is_plain_ok's ``fields``) and one response of
+        ``length``: what add counts of it."""
         score = float(fields["score"])
         self.statuses["ok"] += 1
         self.tenths[min(int(score * 10), 9)] += 1  # _is_plain_ok: 0 <= score <= 1
@@ -7374,11 +7375,11 @@ class _Tally:
             self.sources[fields["score_source"]] += 1
         if fields["fingerprint"]:
             self.fingerprints[fields["fingerprint"]] += 1
-        if lengths:
-            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
+        self.lengths.extend((length, score))
         if human is not None:
             self.human.append((rating, score, human))
-        self._count_tokens(fields["usage"])
+        if fields["usage"]:
+            self._count_tokens(fields["usage"])
 
     def _count_status(self, judgement, score, judged):
         """The status; a judged score into the histogram, a failure's first error kept."""
@@ -9756,8 +9757,8 @@ class _Report:
         inputs = _judged_inputs(record, lean.names, lean.prefixes)
         key = hash((lean.prefix, lean.text, line, inputs))
         self.seen["once"].keys[key % _KEY_BUCKETS].append(key)
-        lengths = [len(_as_text(record.get(name)) or "") for name in lean.responses]
-        self.tallies[lean.prefix].add_plain(fields, record.get(self.args.human_field), lengths)
+        length = len(_as_text(record.get(lean.response)) or "")
+        self.tallies[lean.prefix].add_plain(fields, record.get(self.args.human_field), length)
         if self.args.html:
             _keep(self.rows, record, lean.prefix, next(self.rank), self.args.html_rows)
         return True
@@ -9799,7 +9800,7 @@ class _Lean:
         self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
         self.text = _stamp_text(seen, prefix, stamp)
         args = report.args
-        self.responses = [getattr(args, name + "_field") for name in _MODES[stamp["mode"]][2]]
+        self.response = getattr(args, _MODES[stamp["mode"]][2][0] + "_field")  # _LEAN_MODES
 
     @classmethod
     def of(cls, report, record):
@@ -9870,7 +9871,7 @@ def _is_lean_run(report, prefix, stamp):
     return stamp["mode"] in _LEAN_MODES and first == stamp
 
 
-_LEAN_MODES = ("rating", "binary", "math", "rubric", "criterion")  # one response, no pairs
+_LEAN_MODES = ("rating", "binary", "math", "rubric", "criterion")  # one response field
 _LEAN_FIELDS = _PLAIN_FIELDS | {"line", "run"}
 
 
