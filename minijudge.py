@@ -40,7 +40,6 @@ import json
 from collections.abc import Mapping
 import logging
 import math
-import operator
 import os
 import random
 import re
@@ -7359,27 +7358,27 @@ class _Tally:
         self._count_cost(details)
 
     def add_plain(self, fields, human, length):
-        """An ok record with no details (_is_plain_ok's ``fields``) and one response of
-        ``length``: what add counts of it."""
-        score = float(fields["score"])
+        """An ok record with no details (``fields``: a _Plain that _is_plain_ok passed) and
+        one response of ``length``: what add counts of it."""
+        score = float(fields.score)
         self.statuses["ok"] += 1
         self.tenths[min(int(score * 10), 9)] += 1  # _is_plain_ok: 0 <= score <= 1
         self._add_score(self.all, score)
         self._add_score(self.judged, score)
-        rating = _rating_of(fields["value"])
+        rating = _rating_of(fields.value)
         if rating is not None:  # a number is never ""
             self.ratings[rating] += 1
-        if fields["model"]:  # _is_plain_ok: text or None; "" is not counted
-            self.models[fields["model"]] += 1
-        if fields["score_source"]:
-            self.sources[fields["score_source"]] += 1
-        if fields["fingerprint"]:
-            self.fingerprints[fields["fingerprint"]] += 1
+        if fields.model:  # _is_plain_ok: text or None; "" is not counted
+            self.models[fields.model] += 1
+        if fields.score_source:
+            self.sources[fields.score_source] += 1
+        if fields.fingerprint:
+            self.fingerprints[fields.fingerprint] += 1
         self.lengths.extend((length, score))
         if human is not None:
             self.human.append((rating, score, human))
-        if fields["usage"]:
-            self._count_tokens(fields["usage"])
+        if fields.usage:
+            self._count_tokens(fields.usage)
 
     def _count_status(self, judgement, score, judged):
         """The status; a judged score into the histogram, a failure's first error kept."""
@@ -9751,11 +9750,11 @@ class _Report:
             lean = self.lean = _Lean.of(self, record)
             if lean is None or not lean.fits(record):
                 return False
-        fields, line = lean.fields(record)
+        fields = lean.fields(record)
         if not lean.is_plain(fields):
             return False
         inputs = _judged_inputs(record, lean.names, lean.prefixes)
-        key = hash((lean.prefix, lean.text, line, inputs))
+        key = hash((lean.prefix, lean.text, fields.line, inputs))
         self.seen["once"].keys[key % _KEY_BUCKETS].append(key)
         length = len(_as_text(record.get(lean.response)) or "")
         self.tallies[lean.prefix].add_plain(fields, record.get(self.args.human_field), length)
@@ -9791,10 +9790,7 @@ class _Lean:
     def __init__(self, report, keys, prefix, stamp):
         self.keys, self.prefix, self.stamp = keys, prefix, stamp
         self.run, self.prefixes = prefix + "_run", (prefix + "_",)
-        own = [k for k in keys if k.startswith(prefix + "_")]
-        self.names_own = [k[len(prefix) + 1:] for k in own]
-        self.values = operator.itemgetter(*own)  # two at least: NAME_run, NAME_status
-        self.lacking = dict.fromkeys(_PLAIN_FIELDS.difference(self.names_own))
+        self.plain = [prefix + "_" + name for name in _Plain._fields]
         self.kind = None  # the last plain record's: see is_plain
         seen = report.seen
         self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
@@ -9822,32 +9818,40 @@ class _Lean:
         return record.keys() == self.keys and record[self.run] == self.stamp
 
     def is_plain(self, fields):
-        """_is_plain_ok(fields), its checks of the texts and the value skipped when they are
-        those of the last plain record (compared with the value's type: 4 is not 4.0 or
-        True; the texts are text or None, equal to nothing else)."""
-        value = fields["value"]
-        kind = (fields["status"], type(value), value, fields["error"], fields["model"],
-                fields["fingerprint"], fields["score_source"])
+        """_is_plain_ok of the record's fields (a _Plain), its checks of the texts and the
+        value skipped when they are those of the last plain record (compared with the value's
+        type: 4 is not 4.0 or True; the texts are text or None, equal to nothing else)."""
+        kind = (type(fields.value), *fields[:_PLAIN_KIND])
         if kind != self.kind:
-            if not _is_plain_ok(fields, self.stamp):
+            if not _is_plain_ok(fields.as_dict(), self.stamp):
                 return False
             self.kind = kind
-            return True
-        score = fields["score"]
+        score, line = fields.score, fields.line
         if type(score) not in (int, float) or not 0 <= score <= 1:
             return False
-        return _is_plain_usage(fields["usage"])
+        if type(line) is not int or line < 1:  # the general path says why
+            return False
+        return _is_plain_usage(fields.usage)
 
     def fields(self, record):
-        """The record's own fields, unprefixed, with None for those of _PLAIN_FIELDS it lacks;
-        and its line."""
-        fields = self.lacking.copy()
-        fields.update(zip(self.names_own, self.values(record)))
-        line = fields.pop("line", None)
-        del fields["run"]
-        if type(line) is not int or line < 1:
-            fields["status"] = None  # not plain: the general path says why
-        return fields, line
+        """The record's own fields of _PLAIN_FIELDS (None if it lacks one), its line."""
+        return _Plain._make(map(record.get, self.plain))
+
+
+class _Plain(collections.namedtuple("_Plain", (
+        "status", "value", "error", "model", "fingerprint", "score_source",  # _PLAIN_KIND
+        "score", "usage", "line", "raw", "finish_reason", "reasoning", "expected_rating"))):
+    """A record's own fields, as report's lean path reads them."""
+    __slots__ = ()
+
+    def as_dict(self):
+        """The fields _is_plain_ok reads: all but the line."""
+        fields = self._asdict()
+        del fields["line"]
+        return fields
+
+
+_PLAIN_KIND = 6  # the first fields of a _Plain: the same in most records, checked once
 
 
 def _lone_run(record):
