@@ -142,6 +142,7 @@ class Judgement:
 
 
 def _rating_of(v):
+    """A value's numeric rating (Judgement.rating), or None; report's lean path reads it too."""
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
@@ -9810,11 +9811,12 @@ class _Lean:
             return None
         head = prefix + "_"
         own = {k[len(head):] for k in record if k.startswith(head)}
-        if not _LEAN_FIELDS.issuperset(own) or "status" not in own:
+        if not _LEAN_FIELDS.issuperset(own):
             return None
         return cls(report, frozenset(record), prefix, stamp)
 
     def fits(self, record):
+        """Of this key set and of this run (the stamp compared once a record)."""
         return record.keys() == self.keys and record[self.run] == self.stamp
 
     def is_plain(self, fields):
