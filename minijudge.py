@@ -131,8 +131,7 @@ class Judgement:
     @property
     def rating(self):
         """The numeric rating, when the parser read one."""
-        v = self.value
-        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        return _rating_of(self.value)
 
     def to_dict(self):
         return {name: getattr(self, name) for name in self.__slots__}
@@ -140,6 +139,11 @@ class Judgement:
     def __repr__(self):
         return "Judgement(status={!r}, score={!r}, value={!r}, error={!r})".format(
             self.status, self.score, self.value, self.error)
+
+
+def _rating_of(v):
+    """A value's numeric rating (Judgement.rating), or None; report's lean path reads it too."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 _JUDGEMENT_DEFAULTS = dict(dict.fromkeys(Judgement.__slots__),  # in the order of the slots
@@ -7354,6 +7358,29 @@ class _Tally:
         self._count_tokens(judgement.usage)
         self._count_cost(details)
 
+    def add_plain(self, fields, human, length):
+        """An ok record with no details (``fields``: a _Plain that _is_plain_ok passed) and
+        one response of ``length``: what add counts of it."""
+        score = float(fields.score)
+        self.statuses["ok"] += 1
+        self.tenths[min(int(score * 10), 9)] += 1  # _is_plain_ok: 0 <= score <= 1
+        self._add_score(self.all, score)
+        self._add_score(self.judged, score)
+        rating = _rating_of(fields.value)
+        if rating is not None:  # a number is never ""
+            self.ratings[rating] += 1
+        if fields.model:  # _is_plain_ok: text or None; "" is not counted
+            self.models[fields.model] += 1
+        if fields.score_source:
+            self.sources[fields.score_source] += 1
+        if fields.fingerprint:
+            self.fingerprints[fields.fingerprint] += 1
+        self.lengths.extend((length, score))
+        if human is not None:
+            self.human.append((rating, score, human))
+        if fields.usage:
+            self._count_tokens(fields.usage)
+
     def _count_status(self, judgement, score, judged):
         """The status; a judged score into the histogram, a failure's first error kept."""
         self.statuses[judgement.status] += 1
@@ -9688,9 +9715,14 @@ class _Report:
         self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
         self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
+        self.lean = None  # _Lean: the commonest records' facts (None: none seen, or ineligible)
+        self.leanable = not (args.price or args.group_by or args.model_field)
+        self.leanable = self.leanable and self.seen["once"].keys is not None
 
     def add(self, index, path, number, record):
         """Tally one line of the ``index``th file."""
+        if self.leanable and self.add_lean(index, number, record):
+            return
         if isinstance(record, _BadLine):  # a line torn by a kill, most likely
             self.seen["once"].warn((index, number), "minijudge: warning: {}: {}; skipped".format(
                 path, record.error))
@@ -9709,6 +9741,27 @@ class _Report:
                        run.get("mode"))
         if self.args.html:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
+
+    def add_lean(self, index, number, record):
+        """Tally a record as add would, without a Judgement, if it is of the commonest
+        kind (_Lean.fits): an ok one of the run seen first, of the key set seen last; False
+        sends it to add's general path, which names what is wrong."""
+        lean = self.lean
+        if lean is None or not lean.fits(record):
+            lean = self.lean = _Lean.of(self, record)
+            if lean is None or not lean.fits(record):
+                return False
+        fields = lean.fields(record)
+        if not lean.is_plain(fields):
+            return False
+        inputs = _judged_inputs(record, lean.names, lean.prefixes)
+        key = hash((lean.prefix, lean.text, fields.line, inputs))
+        self.seen["once"].keys[key % _KEY_BUCKETS].append(key)
+        length = len(_as_text(record.get(lean.response)) or "")
+        self.tallies[lean.prefix].add_plain(fields, record.get(self.args.human_field), length)
+        if self.args.html:
+            _keep(self.rows, record, lean.prefix, next(self.rank), self.args.html_rows)
+        return True
 
     def check_run(self, prefix, run, path, number):
         """JudgeError if the record is of another run than the first (but --mixed)."""
@@ -9729,6 +9782,103 @@ class _Report:
             summary = _summary(dict(self.runs[prefix][0], **unknown), self.args, tally)
             summaries[prefix] = dict(summary, mixed=sorted(mixed) or None)
         return summaries
+
+
+class _Lean:
+    """What report's lean path (_Report.add_lean) knows of the records of one key set and
+    one run: the run's stamp as the general path checked it, and the record's own fields."""
+
+    def __init__(self, report, keys, prefix, stamp):
+        self.keys, self.prefix, self.stamp = keys, prefix, stamp
+        self.run, self.prefixes = prefix + "_run", (prefix + "_",)
+        self.plain = [prefix + "_" + name for name in _Plain._fields]
+        self.kind = None  # the last plain record's: see is_plain
+        seen = report.seen
+        self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
+        self.text = _stamp_text(seen, prefix, stamp)
+        args = report.args
+        self.response = getattr(args, _MODES[stamp["mode"]][2][0] + "_field")  # _LEAN_MODES
+
+    @classmethod
+    def of(cls, report, record):
+        """The lean facts of this record's kind, or None: a record of another kind, or of a
+        run the general path has not checked yet, or whose records it alone counts."""
+        run = _lone_run(record)
+        if run is None:
+            return None
+        prefix, stamp = run[:-4], record[run]
+        if not _is_lean_run(report, prefix, stamp):
+            return None
+        head = prefix + "_"
+        own = {k[len(head):] for k in record if k.startswith(head)}
+        if not _LEAN_FIELDS.issuperset(own):
+            return None
+        return cls(report, frozenset(record), prefix, stamp)
+
+    def fits(self, record):
+        """Of this key set and of this run (the stamp compared once a record)."""
+        return record.keys() == self.keys and record[self.run] == self.stamp
+
+    def is_plain(self, fields):
+        """_is_plain_ok of the record's fields (a _Plain), its checks of the texts and the
+        value skipped when they are those of the last plain record (compared with the value's
+        type: 4 is not 4.0 or True; the texts are text or None, equal to nothing else)."""
+        kind = (type(fields.value), *fields[:_PLAIN_KIND])
+        if kind != self.kind:
+            if not _is_plain_ok(fields.as_dict(), self.stamp):
+                return False
+            self.kind = kind
+        score, line = fields.score, fields.line
+        if type(score) not in (int, float) or not 0 <= score <= 1:
+            return False
+        if type(line) is not int or line < 1:  # the general path says why
+            return False
+        return _is_plain_usage(fields.usage)
+
+    def fields(self, record):
+        """The record's own fields of _PLAIN_FIELDS (None if it lacks one), its line."""
+        return _Plain._make(map(record.get, self.plain))
+
+
+class _Plain(collections.namedtuple("_Plain", (
+        "status", "value", "error", "model", "fingerprint", "score_source",  # _PLAIN_KIND
+        "score", "usage", "line", "raw", "finish_reason", "reasoning", "expected_rating"))):
+    """A record's own fields, as report's lean path reads them."""
+    __slots__ = ()
+
+    def as_dict(self):
+        """The fields _is_plain_ok reads: all but the line."""
+        fields = self._asdict()
+        del fields["line"]
+        return fields
+
+
+_PLAIN_KIND = 6  # the first fields of a _Plain: the same in most records, checked once
+
+
+def _lone_run(record):
+    """The record's one NAME_run field; None if it has none or several, or is no object, or
+    names two systems (model_a, model_b: counted as comparisons)."""
+    if type(record) is not dict:
+        return None
+    if "model_a" in record and "model_b" in record:
+        return None
+    runs = [k for k in record if k.endswith("_run")]
+    if len(runs) != 1:
+        return None
+    return runs[0]
+
+
+def _is_lean_run(report, prefix, stamp):
+    """A stamp the general path checked, of the run it saw first, of a mode of one response."""
+    if not _is_stamp(prefix + "_run", stamp) or report.seen["checked"].get(prefix) != stamp:
+        return False
+    first = report.runs.get(prefix, [None])[0]
+    return stamp["mode"] in _LEAN_MODES and first == stamp
+
+
+_LEAN_MODES = ("rating", "binary", "math", "rubric", "criterion")  # one response field
+_LEAN_FIELDS = _PLAIN_FIELDS | {"line", "run"}
 
 
 def _repriced(judgement, text):
