@@ -4060,8 +4060,12 @@ def _confusion(pairs, judge, labels):
 
 def _cache_key(payload):
     import hashlib
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    canonical = _CANONICAL(payload)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# json.dumps with these options makes an encoder a call: made once, a tenth of an export's keys
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
 
 
 class _Keys:
@@ -4415,9 +4419,7 @@ class _Batch:
             number = self.exported.get(key)
             if number is None:
                 sink = self._sink(payload["model"])
-                line = json.dumps({"custom_id": key, "method": "POST",
-                                   "url": "/v1/chat/completions", "body": payload},
-                                  ensure_ascii=False)
+                line = _BATCH_LINE.format(key, _BATCH_BODY(payload))
                 sink[0].write(line.encode("utf-8", "backslashreplace") + b"\n")
                 sink[1] += 1
                 number = self.exported[key] = sink[2]
@@ -4445,6 +4447,11 @@ class _Batch:
     def close(self):
         for f in self.files + [sink[0] for sink in self._sinks.values()]:
             f.close()
+
+
+# a batch input line as json.dumps(ensure_ascii=False) writes it; the custom_id is hex
+_BATCH_LINE = '{{"custom_id": "{}", "method": "POST", "url": "/v1/chat/completions", "body": {}}}'
+_BATCH_BODY = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _batch_entry(line, key):
@@ -8994,6 +9001,7 @@ def _judged(run, specs, args, items):
     if args.batch_export or all(judge.url == _OFFLINE for judge in judges):
         workers = _Workers(judges, run.judge_one, run.stop_on, run.not_judged)
         run.batching = _FLUSH_LINES  # records come at the CPU's pace: write them by the batch
+        run.go_lean()
         return _judged_here(workers, items)
     return judge_records(judges, items, progress=run.held, concurrency=args.concurrency,
                          window=args.window, judge_one=run.judge_one, stop_on=run.stop_on,
@@ -9180,6 +9188,41 @@ class _Run:
             self.shown = self.replied
             self.show_progress(self.shown)
 
+    def go_lean(self):
+        """Write each record with write_lean, if the run is one judge without a price, --jury,
+        --html or a progress line: decided once, not on each record."""
+        judge = self.specs[0][1]
+        plain = len(self.specs) == 1 and not judge.price and not self.progress
+        if plain and not self.args.jury and not self.args.html:
+            self.write_record = self.write_lean
+            self.stamp_text = (None, None)  # (the stamp, its text)
+
+    def write_lean(self, number, record, judged):
+        """write_record's line and tallies, the stamp encoded once a run: each line's fields
+        end with it (_replaced puts the run's fields last), its text put in place of null."""
+        (prefix, judgement), = judged
+        mode = self.outputs[0][2]
+        written = _judge_fields(prefix, judgement)
+        written[prefix + "_line"] = number
+        written[prefix + "_run"] = None
+        out = _replaced(record, written, self.stale)
+        stamp = self.stamp(prefix, mode)
+        try:
+            self.buffer(self.encode(out)[:-5] + self.stamped(stamp) + "}")
+        except ValueError:  # NaN or 1e999 in the record, or the stamp
+            out[prefix + "_run"] = stamp
+            self.write_line(out)
+        out[prefix + "_run"] = stamp  # the tally sees the record as written
+        _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
+        _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
+        self.replied = time.monotonic()
+
+    def stamped(self, stamp):
+        """The stamp's text, encoded again only if it changed (a model became known)."""
+        if self.stamp_text[0] is not stamp:
+            self.stamp_text = (stamp, self.encode(stamp))
+        return self.stamp_text[1]
+
     def costs(self, judged):
         """{prefix: what its judgement cost} of the judges given a price."""
         prices = {prefix: judge.price for prefix, judge, _ in self.specs}
@@ -9209,6 +9252,9 @@ class _Run:
             text = self.encode(out)
         except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
             text = self.encode(_nan_as_null(out))
+        self.buffer(text)
+
+    def buffer(self, text):
         self.pending.append((text + "\n").encode("utf-8", "backslashreplace"))  # "\ud83d"
         if len(self.pending) >= self.batching or time.monotonic() - self.flushed > _FLUSH_SECONDS:
             self.flush()
