@@ -6674,6 +6674,41 @@ def _judge_item(judge, args, item, mode):
     return judgement
 
 
+def _plain_judge(judge, mode):
+    """Whether ``judge`` asks an item of ``mode`` one request: one turn, once, no second
+    order, no prompt saved; _judge_plain takes the steps that leaves."""
+    if mode in ("pairwise", "systems") or judge.again is not None:
+        return False
+    return len(judge.turns) == 1 and judge.repeats == 1 and not judge.save_prompts
+
+
+def _judge_plain(judge, args, item, mode):
+    """_judge_item of an item of a _plain_judge: its one request made from the steps
+    judge.judge would take (its fields, values, messages, _send); an item those steps do
+    not cover (a bad line or field, images, nothing to ask, a template that does not
+    fill) goes to _judge_item."""
+    number, record = item
+    fields = _fields_of(args, number, record, mode)
+    if isinstance(fields, _BadLine):
+        return _judge_item(judge, args, item, mode)
+    try:
+        values = judge._values(record, None, fields)
+        messages = judge._messages(record, values, [])
+    except TemplateError:
+        return _judge_item(judge, args, item, mode)
+    if values.get("images") or judge._unasked(values) is not None:
+        return _judge_item(judge, args, item, mode)
+    try:
+        judgement = judge._send(messages, None, values.get("criterion_scores"),
+                                values.get("seed"))
+    except (JudgeError, OSError):  # as _ask lets them go: strict, a full disk
+        raise
+    except Exception as exc:  # as _ask says a bug: on the item
+        judgement = judge._failed("internal_error", "{}: {}".format(
+            type(exc).__name__, judge._redact(str(exc))))
+    return _with_pass(judgement, judge.pass_threshold)
+
+
 def _dry_run(judge, args, items):
     sendable = 0
     totals = collections.Counter()  # requests, prompt tokens (estimated)
@@ -9046,6 +9081,7 @@ class _Run:
         self.pending, self.batching, self.flushed = [], 1, self.started  # see write_line
         self.written = 0  # lines in the output: the stop note's count
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+        self.judge_item = _judge_item  # or _judge_plain: see go_lean
         self.listen()
 
     def listen(self):
@@ -9106,7 +9142,7 @@ class _Run:
     def judge_with(self, prefix, judge, mode, item):
         """One judge's judgement; a judge whose server is unusable stops (with --judges)."""
         try:
-            judgement = _judge_item(judge, self.args, item, mode)
+            judgement = self.judge_item(judge, self.args, item, mode)
         except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
             self.broken.append((exc.filename or self.args.cache, exc))
             raise
@@ -9191,7 +9227,9 @@ class _Run:
     def go_lean(self):
         """Write each record with write_lean, if the run is one judge without a price, --jury,
         --html or a progress line: decided once, not on each record."""
-        judge = self.specs[0][1]
+        prefix, judge, mode = self.specs[0]
+        if _plain_judge(judge, mode):
+            self.judge_item = _judge_plain
         plain = len(self.specs) == 1 and not judge.price and not self.progress
         if plain and not self.args.jury and not self.args.html:
             self.write_record = self.write_lean
