@@ -9236,24 +9236,34 @@ class _Run:
             self.stamp_text = (None, None)  # (the stamp, its text)
 
     def write_lean(self, number, record, judged):
-        """write_record's line and tallies, the stamp encoded once a run: each line's fields
-        end with it (_replaced puts the run's fields last), its text put in place of null."""
+        """write_record's line and tallies, for one judge (see go_lean), the stamp encoded
+        once a run."""
         (prefix, judgement), = judged
         mode = self.outputs[0][2]
         written = _judge_fields(prefix, judgement)
         written[prefix + "_line"] = number
-        written[prefix + "_run"] = None
+        written[prefix + "_run"] = self.stamp(prefix, mode)
         out = _replaced(record, written, self.stale)
-        stamp = self.stamp(prefix, mode)
-        try:
-            self.buffer(self.encode(out)[:-5] + self.stamped(stamp) + "}")
-        except ValueError:  # NaN or 1e999 in the record, or the stamp
-            out[prefix + "_run"] = stamp
-            self.write_line(out)
-        out[prefix + "_run"] = stamp  # the tally sees the record as written
+        self.write_stamped(out, prefix + "_run")
         _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
         _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
         self.replied = time.monotonic()
+
+    def write_stamped(self, out, run):
+        """write_line of ``out``, its stamp (field ``run``, the last) encoded once a run: the
+        line's text with null there, the stamp's text put in its place."""
+        stamp = out[run]
+        if next(reversed(out)) != run:  # a judgement's detail of that name came first
+            return self.write_line(out)
+        out[run] = None
+        try:
+            text = self.encode(out)[:-5] + self.stamped(stamp) + "}"
+        except ValueError:  # NaN or 1e999 in the record, or the stamp
+            text = None
+        out[run] = stamp  # the tally sees the record as written
+        if text is None:
+            return self.write_line(out)
+        return self.buffer(text)
 
     def stamped(self, stamp):
         """The stamp's text, encoded again only if it changed (a model became known)."""
