@@ -2,7 +2,9 @@
 
 A run of one judge without a price, --jury, --html or a progress line writes each record
 with _Run.write_lean (its run stamp encoded once a run, not once a line); any other run
-writes with write_record. The two must write the same bytes: each test runs one varied
+writes with write_record; its judging of an item that needs one request is _judge_plain's
+(the steps judge.judge takes, called directly), else _judge_item's. The two must write
+the same bytes: each test runs one varied
 corpus (records that are judged, bad lines, missing and empty fields, unicode, NaN,
 duplicates, an earlier run's fields, a resume from a --cache) through a real
 ``python -m minijudge`` twice, once plain (the lean path) and once with --html (which
@@ -166,6 +168,60 @@ class LeanPathWritesWhatTheGeneralPathWrites(unittest.TestCase):
         self.assertEqual(lean, general)
         self.assertEqual(files(os.path.join(self.root, "lean")),
                          files(os.path.join(self.root, "general")))
+
+
+class TheLeanJudgingGivesWhatTheGeneralGives(unittest.TestCase):
+    """_judge_plain (the judging of the lean path) beside _judge_item: the same corpus run
+    in-process by main() with go_lean as it is and with go_lean doing nothing (every record
+    judged and written the general way), in one folder so the paths in messages agree."""
+
+    def run_twice(self, argv, outputs, replies=None):
+        import io
+        from contextlib import redirect_stderr
+        from unittest import mock
+        import minijudge
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        with open(os.path.join(folder, "in.jsonl"), "w", encoding="utf-8") as f:
+            f.write("\n".join(LINES) + "\n")
+        if replies is not None:
+            with open(os.path.join(folder, "replies.jsonl"), "w") as f:
+                f.write(replies)
+        argv = [os.path.join(folder, arg) if arg.endswith(("jsonl", ".json")) or arg == "req" else arg
+                for arg in argv]
+        seen = []
+        for lean in (True, False):
+            stderr = io.StringIO()
+            with redirect_stderr(stderr), mock.patch.object(
+                    minijudge._Run, "go_lean", autospec=True,
+                    side_effect=minijudge._Run.go_lean if lean else None):
+                status = minijudge.main(argv)
+            seen.append((status, stderr.getvalue(), files(folder)))
+            for name in outputs:
+                os.remove(os.path.join(folder, name))
+        self.assertEqual(seen[0], seen[1])
+        return seen[0]
+
+    def test_an_export(self):
+        status, _, written = self.run_twice(JUDGE + ["--batch-export", "req", "in.jsonl", "-o",
+                                                     "out.jsonl", "--summary", "s.json"],
+                                            ["req.000.jsonl", "out.jsonl", "s.json"])
+        self.assertEqual(status, 0)
+        self.assertEqual(len(written["req.000.jsonl"].splitlines()), 7)
+
+    def test_an_import(self):
+        export = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, export)
+        with open(os.path.join(export, "in.jsonl"), "w", encoding="utf-8") as f:
+            f.write("\n".join(LINES) + "\n")
+        run(export, *JUDGE, "--batch-export", "req", "in.jsonl", "-o", "out.jsonl")
+        replies = replies_for([os.path.join(export, "req.000.jsonl")])
+        status, stderr, written = self.run_twice(
+            JUDGE + ["--batch-import", "replies.jsonl", "in.jsonl", "-o", "scored.jsonl"],
+            ["scored.jsonl"], replies)
+        self.assertEqual(status, 1)  # over --max-error-rate: said on stderr
+        self.assertIn("statuses: ok 6,", stderr)
+        self.assertEqual(len(written["scored.jsonl"].splitlines()), 16)
 
 
 class TheLeanPathIsTaken(unittest.TestCase):
