@@ -4064,8 +4064,12 @@ def _confusion(pairs, judge, labels):
 
 def _cache_key(payload):
     import hashlib
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    canonical = _CANONICAL(payload)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# json.dumps with these options makes an encoder a call: made once, a tenth of an export's keys
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
 
 
 class _Keys:
@@ -4419,9 +4423,7 @@ class _Batch:
             number = self.exported.get(key)
             if number is None:
                 sink = self._sink(payload["model"])
-                line = json.dumps({"custom_id": key, "method": "POST",
-                                   "url": "/v1/chat/completions", "body": payload},
-                                  ensure_ascii=False)
+                line = _BATCH_LINE.format(key, _BATCH_BODY(payload))
                 sink[0].write(line.encode("utf-8", "backslashreplace") + b"\n")
                 sink[1] += 1
                 number = self.exported[key] = sink[2]
@@ -4449,6 +4451,11 @@ class _Batch:
     def close(self):
         for f in self.files + [sink[0] for sink in self._sinks.values()]:
             f.close()
+
+
+# a batch input line as json.dumps(ensure_ascii=False) writes it; the custom_id is hex
+_BATCH_LINE = '{{"custom_id": "{}", "method": "POST", "url": "/v1/chat/completions", "body": {}}}'
+_BATCH_BODY = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _batch_entry(line, key):
@@ -6669,6 +6676,41 @@ def _judge_item(judge, args, item, mode):
         error = _with_flag(args, record, judgement.error)
         judgement.error = _hidden(judge, "line {}: {}".format(number, error))
     return judgement
+
+
+def _plain_judge(judge, mode):
+    """Whether ``judge`` asks an item of ``mode`` one request: one turn, once, no second
+    order, no prompt saved; _judge_plain takes the steps that leaves."""
+    if mode in ("pairwise", "systems") or judge.again is not None:
+        return False
+    return len(judge.turns) == 1 and judge.repeats == 1 and not judge.save_prompts
+
+
+def _judge_plain(judge, args, item, mode):
+    """_judge_item of an item of a _plain_judge: its one request made from the steps
+    judge.judge would take (its fields, values, messages, _send); an item those steps do
+    not cover (a bad line or field, images, nothing to ask, a template that does not
+    fill) goes to _judge_item."""
+    number, record = item
+    fields = _fields_of(args, number, record, mode)
+    if isinstance(fields, _BadLine):
+        return _judge_item(judge, args, item, mode)
+    try:
+        values = judge._values(record, None, fields)
+        messages = judge._messages(record, values, [])
+    except TemplateError:
+        return _judge_item(judge, args, item, mode)
+    if values.get("images") or judge._unasked(values) is not None:
+        return _judge_item(judge, args, item, mode)
+    try:
+        judgement = judge._send(messages, None, values.get("criterion_scores"),
+                                values.get("seed"))
+    except (JudgeError, OSError):  # as _ask lets them go: strict, a full disk
+        raise
+    except Exception as exc:  # as _ask says a bug: on the item
+        judgement = judge._failed("internal_error", "{}: {}".format(
+            type(exc).__name__, judge._redact(str(exc))))
+    return _with_pass(judgement, judge.pass_threshold)
 
 
 def _dry_run(judge, args, items):
@@ -9021,6 +9063,7 @@ def _judged(run, specs, args, items):
     if args.batch_export or all(judge.url == _OFFLINE for judge in judges):
         workers = _Workers(judges, run.judge_one, run.stop_on, run.not_judged)
         run.batching = _FLUSH_LINES  # records come at the CPU's pace: write them by the batch
+        run.go_lean()
         return _judged_here(workers, items)
     return judge_records(judges, items, progress=run.held, concurrency=args.concurrency,
                          window=args.window, judge_one=run.judge_one, stop_on=run.stop_on,
@@ -9065,6 +9108,7 @@ class _Run:
         self.pending, self.batching, self.flushed = [], 1, self.started  # see write_line
         self.written = 0  # lines in the output: the stop note's count
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+        self.judge_item = _judge_item  # or _judge_plain: see go_lean
         self.listen()
 
     def listen(self):
@@ -9125,7 +9169,7 @@ class _Run:
     def judge_with(self, prefix, judge, mode, item):
         """One judge's judgement; a judge whose server is unusable stops (with --judges)."""
         try:
-            judgement = _judge_item(judge, self.args, item, mode)
+            judgement = self.judge_item(judge, self.args, item, mode)
         except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
             self.broken.append((exc.filename or self.args.cache, exc))
             raise
@@ -9207,6 +9251,53 @@ class _Run:
             self.shown = self.replied
             self.show_progress(self.shown)
 
+    def go_lean(self):
+        """Write each record with write_lean, if the run is one judge without a price, --jury,
+        --html or a progress line: decided once, not on each record."""
+        prefix, judge, mode = self.specs[0]
+        if _plain_judge(judge, mode):
+            self.judge_item = _judge_plain
+        plain = len(self.specs) == 1 and not judge.price and not self.progress
+        if plain and not self.args.jury and not self.args.html:
+            self.write_record = self.write_lean
+            self.stamp_text = (None, None)  # (the stamp, its text)
+
+    def write_lean(self, number, record, judged):
+        """write_record's line and tallies, for one judge (see go_lean), the stamp encoded
+        once a run."""
+        (prefix, judgement), = judged
+        mode = self.outputs[0][2]
+        written = _judge_fields(prefix, judgement)
+        written[prefix + "_line"] = number
+        written[prefix + "_run"] = self.stamp(prefix, mode)
+        out = _replaced(record, written, self.stale)
+        self.write_stamped(out, prefix + "_run")
+        _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
+        _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
+        self.replied = time.monotonic()
+
+    def write_stamped(self, out, run):
+        """write_line of ``out``, its stamp (field ``run``, the last) encoded once a run: the
+        line's text with null there, the stamp's text put in its place."""
+        stamp = out[run]
+        if next(reversed(out)) != run:  # a judgement's detail of that name came first
+            return self.write_line(out)
+        out[run] = None
+        try:
+            text = self.encode(out)[:-5] + self.stamped(stamp) + "}"
+        except ValueError:  # NaN or 1e999 in the record, or the stamp
+            text = None
+        out[run] = stamp  # the tally sees the record as written
+        if text is None:
+            return self.write_line(out)
+        return self.buffer(text)
+
+    def stamped(self, stamp):
+        """The stamp's text, encoded again only if it changed (a model became known)."""
+        if self.stamp_text[0] is not stamp:
+            self.stamp_text = (stamp, self.encode(stamp))
+        return self.stamp_text[1]
+
     def costs(self, judged):
         """{prefix: what its judgement cost} of the judges given a price."""
         prices = {prefix: judge.price for prefix, judge, _ in self.specs}
@@ -9236,6 +9327,9 @@ class _Run:
             text = self.encode(out)
         except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
             text = self.encode(_nan_as_null(out))
+        self.buffer(text)
+
+    def buffer(self, text):
         self.pending.append((text + "\n").encode("utf-8", "backslashreplace"))  # "\ud83d"
         if len(self.pending) >= self.batching or time.monotonic() - self.flushed > _FLUSH_SECONDS:
             self.flush()
