@@ -5399,7 +5399,7 @@ def _judge_input(specs, args, source, shard):
 def _judge_stages(specs, args, source, shard):
     items = _input_items(specs, args, source, shard)
     if args.dry_run:
-        return _dry_run(specs[0][1], args, items)
+        return _dry_run(specs, args, items)
     if args.check or not args.no_preflight:
         if not _preflight_judges(specs, args):
             return _EXIT_FAILED
@@ -6713,9 +6713,12 @@ def _judge_plain(judge, args, item, mode):
     return _with_pass(judgement, judge.pass_threshold)
 
 
-def _dry_run(judge, args, items):
+def _dry_run(specs, args, items):
+    """--dry-run: the first judge's prompts on stdout, then the whole run's estimate (every
+    judge's requests, at each judge's price) on stderr."""
+    judge = specs[0][1]
     sendable = 0
-    totals = collections.Counter()  # requests, prompt tokens (estimated)
+    totals = [collections.Counter() for _ in specs]  # requests, prompt tokens (estimated)
     for number, record in items:
         fields = _fields_of(args, number, record)
         try:
@@ -6726,34 +6729,89 @@ def _dry_run(judge, args, items):
             continue
         sendable += 1
         _print_prompt(number, prompt)
-        _count_prompt(totals, judge, args, prompt)
+        for counted, spec in zip(totals, specs):
+            _count_prompt(counted, spec, args, (number, record))
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
                          "line above)".format(args.input))
-    print(_estimate_line(judge, totals), file=sys.stderr)
+    for line in _estimate_lines(specs, totals):
+        print(line, file=sys.stderr)
     return 0
 
 
-def _count_prompt(totals, judge, args, prompt):
-    """A prompt's requests and estimated tokens into --dry-run's totals."""
+def _count_prompt(totals, spec, args, item):
+    """An item's requests and estimated prompt tokens for one judge, into its totals."""
+    _, judge, mode = spec
+    number, record = item
+    try:
+        prompt = _item_messages(judge, record, _fields_of(args, number, record, mode))
+    except TemplateError:  # this judge cannot make the record a prompt: nothing sent
+        return
     if not prompt:  # an empty response: nothing sent
         return
-    requests = _requests_each(judge, args, args.mode)
+    requests = _requests_each(judge, args, mode)
     totals["requests"] += requests
     totals["prompt_tokens"] += _estimate_tokens(prompt) * requests
+    totals["completion_tokens"] += judge.params.get("max_tokens", 16) * requests
+
+
+def _estimate_lines(specs, totals):
+    """--dry-run's estimate of the whole run: requests, prompt tokens, and with a price the
+    cost, every completion taken at max_tokens (an upper bound on that part); with several
+    judges, a line for each judge before the run's."""
+    if len(specs) == 1:
+        return [_estimate_line(specs[0][1], totals[0])]
+    lines = [_judge_estimate_line(name, judge, counted)
+             for (name, judge, _), counted in zip(specs, totals)]
+    return lines + [_panel_estimate_line(specs, totals)]
+
+
+def _estimate_text(totals):
+    return "{} requests, about {} prompt tokens".format(totals["requests"],
+                                                       totals["prompt_tokens"])
+
+
+def _estimated_cost(totals, price):
+    """Dollars for an estimate's tokens at ``price``."""
+    usage = {name: totals[name] for name in ("prompt_tokens", "completion_tokens")}
+    return _cost(usage, price)
 
 
 def _estimate_line(judge, totals):
-    """--dry-run's estimate of the whole run: requests, prompt tokens, and with a price the
-    cost, every completion taken at max_tokens (an upper bound on that part)."""
-    completion = totals["requests"] * judge.params.get("max_tokens", 16)
-    line = "minijudge: --dry-run: {} requests, about {} prompt tokens (estimated: a token per " \
-           "4 characters) and at most {} completion tokens (max_tokens)".format(
-               totals["requests"], totals["prompt_tokens"], completion)
-    if judge.price:
-        usage = {"prompt_tokens": totals["prompt_tokens"], "completion_tokens": completion}
-        line += "; about ${:.6f} at --price {:g},{:g}".format(_cost(usage, judge.price),
-                                                            *judge.price)
+    return _run_estimate(totals) + _price_text(judge.price, totals)
+
+
+def _run_estimate(totals):
+    return "minijudge: --dry-run: {} (estimated: a token per 4 characters) and at most {} " \
+           "completion tokens (max_tokens)".format(_estimate_text(totals),
+                                                   totals["completion_tokens"])
+
+
+def _price_text(price, totals):
+    if not price:
+        return ""
+    return "; about ${:.6f} at --price {:g},{:g}".format(_estimated_cost(totals, price), *price)
+
+
+def _judge_estimate_line(name, judge, totals):
+    line = "minijudge: --dry-run: judge {}: {} and at most {} completion tokens".format(
+        name, _estimate_text(totals), totals["completion_tokens"])
+    return line + _price_text(judge.price, totals)
+
+
+def _panel_estimate_line(specs, totals):
+    """The run's line: every judge's requests and tokens summed, and the priced judges' cost
+    (a judge without a price named as not counted in it)."""
+    line = _run_estimate(sum(totals, collections.Counter()))
+    priced = [_estimated_cost(counted, judge.price)
+              for (_, judge, _), counted in zip(specs, totals) if judge.price]
+    if not priced:
+        return line
+    line += "; about ${:.6f} at the judges' prices".format(sum(priced))
+    unpriced = [name for name, judge, _ in specs if not judge.price]
+    if unpriced:
+        word = "judge" if len(unpriced) == 1 else "judges"
+        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
     return line
 
 
