@@ -1963,6 +1963,7 @@ class LLMJudge:
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
+                 reask=0,
                  repeats=1, image_root=None, price=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
@@ -1987,6 +1988,7 @@ class LLMJudge:
             self.pass_threshold = float(pass_threshold)
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
         self.repeats = repeats  # each its own seed: seed, seed + 1, ... (0 if none)
+        self.reask = reask  # a reply not read is asked again up to this many times
         self.price = None  # (IN, OUT) dollars per million prompt, completion tokens
         if price is not None:
             self.price = _price_pair(price) if isinstance(price, str) else tuple(price)
@@ -2281,8 +2283,8 @@ class LLMJudge:
                 messages = self._messages(example, values, [t.value for t in turns])
             except TemplateError as exc:
                 return self._failed("template_error", str(exc))
-            turns.append(self._send(messages, max_tokens, values.get("criterion_scores"),
-                                    values.get("seed")))
+            turns.append(self._send_read(messages, max_tokens, values.get("criterion_scores"),
+                                         values.get("seed")))
             if self.save_prompts:  # as sent: after an assessment, with the judge's own reply
                 turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
@@ -2348,6 +2350,64 @@ class LLMJudge:
         judgement = self._interpret(reply, max_tokens is not None, scale or self.scale)
         judgement.latency, judgement.attempts = reply["latency"], reply["attempts"]
         judgement.cached = cached
+        return judgement
+
+    def _send_read(self, messages, max_tokens=None, scale=None, seed=None):
+        """_send, and while its reply cannot be read (_REASKED), up to ``reask`` more in the
+        same conversation: the reply as the judge's turn, then a turn asking for the answer
+        in form. A free turn (an assessment) is never re-asked."""
+        if not self.reask or max_tokens is not None:
+            return self._send(messages, max_tokens, scale, seed)
+        tries = [self._send_unstrict(messages, scale, seed)]
+        while len(tries) <= self.reask and tries[-1].status in _REASKED:
+            messages = messages + self._reask_turns(tries[-1], scale or self.scale)
+            tries.append(self._send_unstrict(messages, scale, seed))
+        return self._reasked(tries)
+
+    def _send_unstrict(self, messages, scale, seed):
+        """_send, a reply not read returned even when strict (it may yet be re-asked)."""
+        try:
+            return self._send(messages, None, scale, seed)
+        except JudgeError as exc:
+            if exc.judgement is None or exc.judgement.status not in _REASKED:
+                raise
+            return exc.judgement
+
+    def _reask_turns(self, unread, scale):
+        """The judge's unread reply, then the turn that asks again (_REASK_TEXT)."""
+        why = "no {} that could be read".format(_PARSERS[self.parser][1])
+        if self.keys or self.parser == "json":
+            why = "no JSON object that could be read"
+        if unread.status == "out_of_range":
+            why = "{}, which is not on the scale".format(_reask_candidate(unread.error))
+        ask = _REASK_TEXT.format(why=why, form=self._reask_form(scale))
+        return [{"role": "assistant", "content": unread.raw or ""},
+                {"role": "user", "content": ask}]
+
+    def _reask_form(self, scale):
+        """What a re-ask asks for, in the parser's terms (_REASK_FORMS)."""
+        if self.keys:
+            return "a JSON object alone, with {}".format(" and ".join(self.keys))
+        if self.parser == "option":
+            return "the name of one option alone: {}".format(_names(scale))
+        form = _REASK_FORMS[self.parser]
+        if self.parser == "binary":
+            return form.format(**dict(_BINARY_FORMATS["yesno"], **self.answers))
+        return form.format(low=scale[0], high=scale[1])
+
+    def _reasked(self, tries):
+        """One Judgement of a reply and its re-asks: the last's, the earlier raw replies in
+        ``details["reasks"]``, usage and tries added up; raised if strict and still unread."""
+        if len(tries) == 1:
+            return self._strict_failure(tries[0])
+        last = tries[-1]
+        details = dict(last.details, reasks=[t.raw for t in tries[:-1]])
+        return self._strict_failure(_merged(tries, like=last, details=details))
+
+    def _strict_failure(self, judgement):
+        """``judgement``; JudgeError if strict and it is a reply not read."""
+        if self.strict and judgement.status in _REASKED:
+            raise JudgeError(judgement.error, judgement=judgement)
         return judgement
 
     def _failed(self, status, error, **extra):
@@ -2745,6 +2805,24 @@ class LLMJudge:
         return {}
 
 
+# the failures a re-ask may mend: the judge answered, but not in a form that can be read
+_REASKED = ("parse_error", "out_of_range")
+_REASK_TEXT = ("Your reply above gave {why}. Reply again with {form}, in the form asked for "
+               "above.")
+_REASK_FORMS = {
+    "rating": "the rating alone, a number from {low:g} to {high:g}",
+    "comparative": "the two scores alone, each a number from {low:g} to {high:g}",
+    "binary": "the verdict alone, {answer_yes} or {answer_no}",
+    "verdict": "the verdict alone, [[A]], [[B]] or [[C]]",
+    "json": "a JSON object alone, with the score from {low:g} to {high:g}",
+}
+
+
+def _reask_candidate(error):
+    """The value an out_of_range error names ("the judge answered 9 but ...")."""
+    return error[len("the judge answered "):].split(" but the scale", 1)[0]
+
+
 def _as_given(keywords):
     """LLMJudge's keywords as a pickle carries them: the URL and the key read from the
     environment now, as the judge reads them, so that the judge unpickled elsewhere sends
@@ -3012,7 +3090,8 @@ def _with_pass(judgement, threshold):
 
 # A combined judgement's own fields, never taken from its members: what it says of the
 # combined score (pass is recomputed) and of its members
-_COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members", "prompt")
+_COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members", "prompt",
+                     "reasks")
 # A Judgement's fields of one reply: a combined one keeps each only where its members agree
 _SHARED_FIELDS = ("status", "raw", "reasoning", "finish_reason", "model", "http_status",
                   "source", "expected", "fingerprint")
@@ -3561,6 +3640,7 @@ _PARSERS = {  # name: (read(text, scale) -> (value or None, what was read: a val
 # entry's "options" are checked with it, so an option means the same wherever it is given.
 
 _INT32 = 2 ** 31 - 1    # servers read token counts as 32-bit integers
+_REASK_MAX = 5          # a judge that has not answered in form after 5 re-asks will not
 _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
 
 
@@ -3802,6 +3882,9 @@ _JUDGE_OPTIONS = (
             "--score-field NAME", "a --response-format reply's score (score)"),
     _Option("repeats", 1, "a whole number from 1 to 100", _whole(1, 100),
             "--repeats K", "ask each item K times, seeds --seed + 0..K-1 (1)"),
+    _Option("reask", 0, "a whole number from 0 to {}".format(_REASK_MAX), _whole(0, _REASK_MAX),
+            "--reask N", "ask a reply that cannot be read (parse_error, out_of_range) again, "
+            "up to N times, in the same conversation (0)"),
     _Option("image_root", None, "a folder (a path)",  # _image_root says if it is none
             _optional(lambda v: isinstance(v, (str, os.PathLike))), "--image-root DIR",
             "image paths are read from DIR and may not leave it (default: the input file's "
@@ -5129,6 +5212,7 @@ _FLAGS = [
      {"choices": ["mean", "median", "majority"]}),
     ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
     *_declared("repeats", "max_tokens", "temperature", "price"),
+    *_declared("reask"),
     ("--dry-run", "print the prompts; send nothing"),
     ("--check", "only check the server: URL, models, one reply"),
     ("--no-preflight", "skip the one request that checks the server first"),
@@ -6683,6 +6767,8 @@ def _plain_judge(judge, mode):
     order, no prompt saved; _judge_plain takes the steps that leaves."""
     if mode in ("pairwise", "systems") or judge.again is not None:
         return False
+    if judge.reask:  # a reply not read is asked again: a second request
+        return False
     return len(judge.turns) == 1 and judge.repeats == 1 and not judge.save_prompts
 
 
@@ -7431,6 +7517,7 @@ class _Tally:
         self.groups = {}  # --group-by: {field: {label: _Tally}}, None past _GROUPS_MAX labels
         self.latency_total = self.latency_max = 0.0
         self.cost, self.priced, self.unpriced = 0.0, 0, 0  # unpriced: a reply with no usage
+        self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_reasks
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
@@ -7457,6 +7544,7 @@ class _Tally:
         self._count_requests(judgement)
         self._count_tokens(judgement.usage)
         self._count_cost(details)
+        self._count_reasks(judgement)
 
     def add_plain(self, fields, human, length):
         """An ok record with no details (``fields``: a _Plain that _is_plain_ok passed) and
@@ -7558,6 +7646,17 @@ class _Tally:
             self.priced += 1
         else:
             self.unpriced += 1
+
+    def _count_reasks(self, judgement):
+        """Each conversation re-asked (--reask): the re-asks sent, and whether it was read."""
+        for asked in _conversations(judgement.details):
+            reasks = asked.get("reasks")
+            if not isinstance(reasks, list) or not reasks:
+                continue
+            self.reasks["reasked"] += 1
+            self.reasks["sent"] += len(reasks)
+            if asked.get("status", judgement.status) == "ok":
+                self.reasks["saved"] += 1
 
     def add_repeats(self, scores):
         """One item's K repeated scores (a judge's, in a panel)."""
@@ -7855,9 +7954,16 @@ def _request_stamp(judge, mode, args):
             "on_failure": on_failure}
 
 
+def _reask_stamp(judge, request):
+    """``request`` with the judge's --reask, if any (without, the stamp of before)."""
+    if judge.reask:
+        request["reask"] = judge.reask
+    return request
+
+
 def _requests_stamp(judges, mode, args):
     """Each judge's _request_stamp: one, or a list (a jury)."""
-    requests = [_request_stamp(judge, mode, args) for judge in judges]
+    requests = [_reask_stamp(judge, _request_stamp(judge, mode, args)) for judge in judges]
     if len(requests) == 1:
         return requests[0]
     return requests
@@ -7924,6 +8030,8 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary.update(_position_figures(tally))
     summary["panel"] = _panel_figures(tally, stamp)
     summary["repeats"] = _repeat_figures(tally)
+    if any(r.get("reask") for r in _requests(stamp)):  # a run without --reask: as before
+        summary["reasks"] = dict(tally.reasks)  # the replies re-asked, re-asks sent, read
     summary["length_bias"] = _length_figures(tally, mode)
     summary.update(_systems_figures(tally))
     summary["self_judging"] = _self_judging(stamp, args, tally, mode)
@@ -9081,6 +9189,7 @@ def _closing_lines(s, max_error_rate):
         lines.append("  tokens: {} prompt, {} completion".format(
             tokens["prompt_tokens"], tokens["completion_tokens"]))
     lines += _cost_lines(s.get("cost"))
+    lines += _reask_lines(s.get("reasks"))
     if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
         lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
             s["failure_rate"], max_error_rate))
@@ -9097,6 +9206,14 @@ def _cost_lines(cost):
     if cost["without_usage"]:
         line += "; {} replies without usage are not counted".format(cost["without_usage"])
     return [line]
+
+
+def _reask_lines(reasks):
+    """--reask's line: the replies re-asked, the re-asks sent, how many were then read."""
+    if not reasks:
+        return []
+    return ["  re-asked: {reasked} replies that could not be read ({sent} re-asks sent); "
+            "{saved} read on a re-ask".format(**reasks)]
 
 
 # -- The run: judging, writing, stopping -----------------------------------------------
