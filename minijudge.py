@@ -9318,8 +9318,8 @@ class _Run:
         """Each judge's judgement of the item; none once --max-cost would be passed."""
         if not self.budget:
             return self.judge_each(item)
-        estimate = _item_estimate(self.specs, self.args, item)
-        reserved = self.budget.reserve(estimate)
+        estimate, reasks = _item_estimate(self.specs, self.args, item)
+        reserved = self.budget.reserve(estimate + reasks)  # calibrated on the first asks
         if reserved is None:
             return self.not_judged("cost_limit", self.budget.reason)
         judged = []
@@ -9698,8 +9698,10 @@ class _Budget:
 
 def _item_estimate(specs, args, item):
     """Dollars an item's requests may cost before any is sent: its prompt's estimated tokens
-    and max_tokens each request, at each judge's price."""
-    return sum(_judge_estimate(judge, args, item, mode) for _, judge, mode in specs)
+    and max_tokens each request, at each judge's price; and apart, its re-asks' (--reask:
+    each reply taken to be re-asked as often as it may)."""
+    estimates = [_judge_estimate(judge, args, item, mode) for _, judge, mode in specs]
+    return sum(e[0] for e in estimates), sum(e[1] for e in estimates)
 
 
 def _judge_estimate(judge, args, item, mode):
@@ -9707,12 +9709,27 @@ def _judge_estimate(judge, args, item, mode):
     try:
         messages = _item_messages(judge, record, _fields_of(args, number, record, mode))
     except JudgeError:  # a record that cannot be a prompt sends nothing
-        return 0.0
+        return 0.0, 0.0
     if messages is None:  # an empty response: nothing sent
-        return 0.0
+        return 0.0, 0.0
     usage = {"prompt_tokens": _estimate_tokens(messages),
              "completion_tokens": judge.params.get("max_tokens", 16)}
-    return _cost(usage, judge.price) * _requests_each(judge, args, mode)
+    requests = _requests_each(judge, args, mode)
+    conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
+    return _cost(usage, judge.price) * requests, _reasks_cost(judge, usage) * conversations
+
+
+def _reasks_cost(judge, usage):
+    """The most a conversation's re-asks may cost: the k-th sends the prompt, k replies of
+    max_tokens and k re-ask turns, and takes a reply of max_tokens."""
+    cost = 0.0
+    ask = _REASK_TEXT.format(why="no JSON object that could be read",  # the longest why
+                             form=judge._reask_form(judge.scale))
+    turn = _estimate_tokens([{"role": "assistant"}, {"role": "user", "content": ask}])
+    for k in range(1, judge.reask + 1):
+        grown = usage["prompt_tokens"] + k * (usage["completion_tokens"] + turn)
+        cost += _cost(dict(usage, prompt_tokens=grown), judge.price)
+    return cost
 
 
 def _requests_each(judge, args, mode):

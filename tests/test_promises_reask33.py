@@ -197,3 +197,36 @@ class BatchTest(ReaskTest):
         self.assertEqual(code, 0, err)
         self.assertEqual(self.srv.chat_count - sent, 6)  # all by the engine
         self.assertEqual(self.records(), online)
+
+
+class CostLimitTest(ReaskTest):
+    def test_a_reask_is_reserved_and_spent_under_max_cost(self):
+        # each record: two requests of 1000 prompt, 20 completion tokens at $3/$15 a million
+        code, _, err = self.run_code("--reask", "1", "--price", "3,15", "--max-cost", "0.015",
+                                     "--concurrency", "1")
+        self.assertEqual(code, 1, err)
+        records = self.records()
+        judged = [r for r in records if r["judge_status"] == "ok"]
+        self.assertEqual([r["judge_cost"] for r in judged], [0.0066] * len(judged))
+        self.assertGreaterEqual(len(judged), 1)
+        self.assertEqual({r["judge_status"] for r in records[len(judged):]}, {"cost_limit"})
+        total = self.summary()["cost"]["total"]
+        self.assertEqual(total, round(0.0066 * len(judged), 9))
+        self.assertLessEqual(total, 0.015)
+        self.assertEqual(self.srv.chat_count, 2 * len(judged))
+
+    def test_a_reask_the_first_records_did_not_need_is_reserved_all_the_same(self):
+        # q0 and q1 are read at once ($0.0033 each); q2 would need a re-ask ($0.0066): the
+        # $0.0054 left cannot pay for it, so q2 is not judged rather than the run passing
+        # $0.012 (each record's reserve holds its re-ask: here about $0.0075)
+        def bad_for_q2(request):
+            if "q2" in request.json["messages"][0]["content"]:
+                return bad_once(request)
+            return chat("Rating: 4", usage=dict(USAGE))
+        self.srv.responder = bad_for_q2
+        code, _, err = self.run_code("--reask", "1", "--price", "3,15", "--max-cost", "0.012",
+                                     "--concurrency", "1")
+        self.assertEqual(code, 1, err)
+        self.assertEqual([r["judge_status"] for r in self.records()], ["ok", "ok", "cost_limit"])
+        self.assertEqual(self.summary()["cost"]["total"], 0.0066)
+        self.assertEqual(self.srv.chat_count, 2)
