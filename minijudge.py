@@ -2299,10 +2299,11 @@ class LLMJudge:
         change, combine = _VARIANTS[again]
         second = self._converse(example, change(values))
         if second.ok:
-            return _merged([first, second], like=first, **combine(first, second))
+            return _both_reasks(_merged([first, second], like=first, **combine(first, second)),
+                                first, second)
         error = "with {}: {}".format(again, second.error)
-        return _merged([first, second], status=second.status, score=second.score, error=error,
-                       http_status=second.http_status)
+        return _both_reasks(_merged([first, second], status=second.status, score=second.score,
+                                    error=error, http_status=second.http_status), first, second)
 
     def _messages(self, example, values, replies=None):
         """The conversation sent for an item: each turn's prompt, and before the next turn the
@@ -2818,6 +2819,14 @@ _REASK_FORMS = {
 }
 
 
+def _both_reasks(judgement, first, second):
+    """``judgement`` of an item asked in two orders, with each order's re-asked replies."""
+    for name, asked in (("reasks", first), ("reasks_other_order", second)):
+        if "reasks" in asked.details:
+            judgement.details[name] = asked.details["reasks"]
+    return judgement
+
+
 def _reask_candidate(error):
     """The value an out_of_range error names ("the judge answered 9 but ...")."""
     return error[len("the judge answered "):].split(" but the scale", 1)[0]
@@ -3091,7 +3100,7 @@ def _with_pass(judgement, threshold):
 # A combined judgement's own fields, never taken from its members: what it says of the
 # combined score (pass is recomputed) and of its members
 _COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members", "prompt",
-                     "reasks")
+                     "reasks", "reasks_other_order")
 # A Judgement's fields of one reply: a combined one keeps each only where its members agree
 _SHARED_FIELDS = ("status", "raw", "reasoning", "finish_reason", "model", "http_status",
                   "source", "expected", "fingerprint")
@@ -7073,6 +7082,7 @@ def _is_request(value):
 
 
 _SCORE_OR_NULL = _or_null(_is_score)
+_REASKS_FIELDS = ("reasks", "reasks_other_order")  # --reask: each order's replies re-asked
 _READ_CHECKS = (
     ("error", "text or null", _is_text_or_none), ("model", "text or null", _is_text_or_none),
     ("fingerprint", "text or null", _is_text_or_none),
@@ -7084,9 +7094,11 @@ _READ_CHECKS = (
     ("consistent", "true, false or null", _is_flag_or_none),
     ("panel", "an object of scores (0 to 1, or null)", _or_null(_object_of(_SCORE_OR_NULL))),
     ("repeats", "a list of scores (0 to 1, or null)", _or_null(_list_of(_SCORE_OR_NULL))),
+    *((name, "a list of the replies re-asked (text or null)",
+       _or_null(_list_of(_is_text_or_none))) for name in _REASKS_FIELDS),
 )
 _NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (
-    "consistent", "positional_bias", "repeats"))  # what the summary reads of a member
+    "consistent", "positional_bias", "repeats", *_REASKS_FIELDS))  # what the summary reads of a member
 _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each one's repeats'
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
@@ -7161,6 +7173,10 @@ def _asks_repeats(stamp):
     return any(r.get("repeats", 1) != 1 for r in _requests(stamp))
 
 
+def _asks_reasks(stamp):
+    return any(r.get("reask") for r in _requests(stamp))
+
+
 def _has_members(stamp):
     """A jury's judges, or repeats: each conversation's details written as a member's."""
     return stamp.get("jury") is not None or _asks_repeats(stamp)
@@ -7172,6 +7188,7 @@ _WRITTEN_BY = (
     ("panel", lambda stamp: stamp.get("jury") is not None),
     ("repeats", _asks_repeats),
     ("members", _has_members),
+    *((name, _asks_reasks) for name in _REASKS_FIELDS),
     ("positional_bias", lambda stamp: any(r.get("check_position") for r in _requests(stamp))),
     ("consistent", lambda stamp: stamp["mode"] in ("pairwise", "systems")),
     *((name, lambda stamp: stamp["mode"] == "systems") for name in ("pairs", "wins", "played")),
@@ -7650,13 +7667,17 @@ class _Tally:
     def _count_reasks(self, judgement):
         """Each conversation re-asked (--reask): the re-asks sent, and whether it was read."""
         for asked in _conversations(judgement.details):
-            reasks = asked.get("reasks")
-            if not isinstance(reasks, list) or not reasks:
-                continue
-            self.reasks["reasked"] += 1
-            self.reasks["sent"] += len(reasks)
-            if asked.get("status", judgement.status) == "ok":
-                self.reasks["saved"] += 1
+            saved = asked.get("status", judgement.status) == "ok"
+            for name in _REASKS_FIELDS:  # each order's
+                self._count_reasked(asked.get(name), saved)
+
+    def _count_reasked(self, reasks, saved):
+        if not isinstance(reasks, list) or not reasks:
+            return
+        self.reasks["reasked"] += 1
+        self.reasks["sent"] += len(reasks)
+        if saved:
+            self.reasks["saved"] += 1
 
     def add_repeats(self, scores):
         """One item's K repeated scores (a judge's, in a panel)."""
@@ -8030,7 +8051,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary.update(_position_figures(tally))
     summary["panel"] = _panel_figures(tally, stamp)
     summary["repeats"] = _repeat_figures(tally)
-    if any(r.get("reask") for r in _requests(stamp)):  # a run without --reask: as before
+    if _asks_reasks(stamp):  # a run without --reask: its summary as before
         summary["reasks"] = dict(tally.reasks)  # the replies re-asked, re-asks sent, read
     summary["length_bias"] = _length_figures(tally, mode)
     summary.update(_systems_figures(tally))

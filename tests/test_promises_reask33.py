@@ -230,3 +230,72 @@ class CostLimitTest(ReaskTest):
         self.assertEqual([r["judge_status"] for r in self.records()], ["ok", "ok", "cost_limit"])
         self.assertEqual(self.summary()["cost"]["total"], 0.0066)
         self.assertEqual(self.srv.chat_count, 2)
+
+
+class CombinationsTest(ReaskTest):
+    def test_assess_reasks_the_choice_not_the_assessment(self):
+        # the assessment (a free turn) is read as text; the choice after it is re-asked
+        def judge(request):
+            messages = request.json["messages"]
+            if len(messages) == 1:
+                return chat("It answers well.")
+            if len(messages) == 3:
+                return chat("Hard to say.")
+            return chat("Excellent")
+        self.srv.responder = judge
+        code, _, err = self.run_code("--mode", "criterion", "--criteria", os.path.join(
+            os.path.dirname(HERE), "examples", "helpfulness.json"), "--assess", "--reask", "1")
+        self.assertEqual(code, 0, err)
+        r = self.records()[0]
+        self.assertEqual((r["judge_status"], r["judge_value"], r["judge_reasks"]),
+                         ("ok", "Excellent", ["Hard to say."]))
+        self.assertEqual(r["judge_assessment"], "It answers well.")
+        ask = self.reasked(5)[0].json["messages"][4]["content"]
+        self.assertEqual(ask, "Your reply above gave no option that could be read. Reply again "
+                         "with the name of one option alone: Excellent, Acceptable, Bad, in "
+                         "the form asked for above.")
+        self.assertEqual(self.srv.chat_count, 9)
+
+    def test_pairwise_reasks_each_order(self):
+        self.srv.responder = lambda request: chat(
+            "Both are fine." if len(request.json["messages"]) == 1 else "[[A]]")
+        self.data = self.write_jsonl("in.jsonl", [{"question": "q", "response_a": "a",
+                                                   "response_b": "b"}])
+        code, _, err = self.run_code("--mode", "pairwise", "--reask", "1")
+        self.assertEqual(code, 0, err)
+        r = self.records()[0]
+        self.assertEqual(r["judge_status"], "ok")
+        self.assertEqual((r["judge_reasks"], r["judge_reasks_other_order"]),
+                         (["Both are fine."], ["Both are fine."]))
+        self.assertEqual(self.srv.chat_count, 4)
+        self.assertIn("the verdict alone, [[A]], [[B]] or [[C]]",
+                      self.reasked()[0].json["messages"][2]["content"])
+        self.assertEqual(self.summary()["reasks"], {"sent": 2, "reasked": 2, "saved": 2})
+
+    def test_a_jury_keeps_each_judges_reasks_in_its_member(self):
+        judges = self.write("j.json", json.dumps([
+            {"name": "a", "url": self.srv.url, "model": "judge-model",
+             "options": {"reask": 1}},
+            {"name": "b", "url": self.srv.url, "model": "judge-model"}]))
+        code, _, err = run_main(["--judges", judges, "--jury", "mean", "--no-preflight",
+                                 "--quorum", "1", "-o", self.path("out.jsonl"), "--summary",
+                                 self.path("s.json"), self.data])
+        self.assertEqual(code, 0, err)
+        r = self.records()[0]
+        self.assertEqual(r["judge_status"], "ok")
+        self.assertEqual(r["judge_members"]["a"]["reasks"], [BAD])
+        self.assertNotIn("reasks", r["judge_members"]["b"])
+        self.assertEqual(r["judge_members"]["b"]["status"], "parse_error")
+        self.assertEqual(r["judge_run"]["request"][0]["reask"], 1)
+        self.assertNotIn("reask", r["judge_run"]["request"][1])
+        self.assertEqual(self.summary()["reasks"], {"sent": 3, "reasked": 3, "saved": 3})
+
+    def test_report_refuses_reasks_that_are_not_replies(self):
+        self.run_code("--reask", "1")
+        records = self.records()
+        records[1]["judge_reasks"] = [3]
+        self.write_jsonl("bad.jsonl", records)
+        code, _, err = run_main(["report", self.path("bad.jsonl")])
+        self.assertEqual(code, 2, err)
+        self.assertIn("line 2: judge_reasks must be a list of the replies re-asked (text or "
+                      "null); got [3]", err)
