@@ -6848,6 +6848,12 @@ def _count_prompt(totals, spec, args, item):
     totals["requests"] += requests
     totals["prompt_tokens"] += _estimate_tokens(prompt) * requests
     totals["completion_tokens"] += judge.params.get("max_tokens", 16) * requests
+    if judge.reask:  # at most: every conversation's reply re-asked as often as it may be
+        conversations = requests // len(judge.turns)
+        totals["reasks"] += conversations * judge.reask
+        usage = {"prompt_tokens": _estimate_tokens(prompt),
+                 "completion_tokens": judge.params.get("max_tokens", 16)}
+        totals["reasks_cost"] += _reasks_cost(judge, usage) * conversations
 
 
 def _estimate_lines(specs, totals):
@@ -6873,7 +6879,8 @@ def _estimated_cost(totals, price):
 
 
 def _estimate_line(judge, totals):
-    return _run_estimate(totals) + _price_text(judge.price, totals)
+    return _run_estimate(totals) + _price_text(judge.price, totals) + _reasks_estimate(
+        judge, totals)
 
 
 def _run_estimate(totals):
@@ -6891,7 +6898,7 @@ def _price_text(price, totals):
 def _judge_estimate_line(name, judge, totals):
     line = "minijudge: --dry-run: judge {}: {} and at most {} completion tokens".format(
         name, _estimate_text(totals), totals["completion_tokens"])
-    return line + _price_text(judge.price, totals)
+    return line + _price_text(judge.price, totals) + _reasks_estimate(judge, totals)
 
 
 def _panel_estimate_line(specs, totals):
@@ -6908,6 +6915,16 @@ def _panel_estimate_line(specs, totals):
         word = "judge" if len(unpriced) == 1 else "judges"
         line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
     return line
+
+
+def _reasks_estimate(judge, totals):
+    """--dry-run's words on --reask: the most re-asks the run may send, and their cost."""
+    if not judge.reask:
+        return ""
+    text = "; --reask {}: up to {} re-asks more".format(judge.reask, totals["reasks"])
+    if judge.price:
+        text += " (at most ${:.6f})".format(totals["reasks_cost"])
+    return text
 
 
 def _print_prompt(number, prompt):
