@@ -2894,8 +2894,9 @@ def _pair_entry(a, b, judgement):
         entry.update(status=judgement.status, error=judgement.error)
     if judgement.ok and _is_strong(judgement):
         entry["strong"] = True  # written only when true: weak verdicts' pairs as before
-    if "members" in judgement.details:
-        entry["members"] = judgement.details["members"]
+    for name in ("members", *_REASKS_FIELDS):
+        if name in judgement.details:
+            entry[name] = judgement.details[name]
     return entry
 
 

@@ -317,3 +317,15 @@ class CombinationsTest(ReaskTest):
                    for k in (1, 2))
         self.assertTrue(err.splitlines()[-1].endswith(
             "; --reask 2: up to 12 re-asks more (at most ${:.6f})".format(most)), err)
+
+    def test_systems_keep_each_pairs_reasks_and_count_them(self):
+        self.srv.responder = lambda request: chat(
+            "Both are fine." if len(request.json["messages"]) == 1 else "[[A]]")
+        self.data = self.write_jsonl("in.jsonl", [{"question": "q", "responses": {
+            "x": "a", "y": "b", "z": "c"}}])
+        code, _, err = self.run_code("--mode", "systems", "--reask", "1")
+        self.assertEqual(code, 0, err)
+        pairs = self.records()[0]["judge_pairs"]
+        self.assertEqual([(p["reasks"], p["reasks_other_order"]) for p in pairs],
+                         [(["Both are fine."], ["Both are fine."])] * 3)
+        self.assertEqual(self.summary()["reasks"], {"sent": 6, "reasked": 6, "saved": 6})
