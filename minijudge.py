@@ -2403,7 +2403,10 @@ class LLMJudge:
             return self._strict_failure(tries[0])
         last = tries[-1]
         details = dict(last.details, reasks=[t.raw for t in tries[:-1]])
-        return self._strict_failure(_merged(tries, like=last, details=details))
+        error = last.error
+        if last.status not in _REASKED and not last.ok:  # the re-ask itself failed: say so
+            error = "re-ask {} of {}: {}".format(len(tries) - 1, self.reask, last.error)
+        return self._strict_failure(_merged(tries, like=last, details=details, error=error))
 
     def _strict_failure(self, judgement):
         """``judgement``; JudgeError if strict and it is a reply not read."""

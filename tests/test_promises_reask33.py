@@ -329,3 +329,28 @@ class CombinationsTest(ReaskTest):
         self.assertEqual([(p["reasks"], p["reasks_other_order"]) for p in pairs],
                          [(["Both are fine."], ["Both are fine."])] * 3)
         self.assertEqual(self.summary()["reasks"], {"sent": 6, "reasked": 6, "saved": 6})
+
+    def test_a_reask_that_fails_says_so_and_a_cache_rerun_sends_only_it(self):
+        from stub import error
+        failing = [True]
+
+        def judge(request):
+            if len(request.json["messages"]) == 1:
+                return chat(BAD)
+            if failing[0]:
+                return error(500, "boom")
+            return chat("Rating: 3")
+        self.srv.responder = judge
+        argv = ("--reask", "1", "--max-retries", "0", "--cache", self.path("c.jsonl"),
+                "--max-error-rate", "1")
+        code, _, err = self.run_code(*argv)
+        r = self.records()[0]
+        self.assertEqual((r["judge_status"], r["judge_reasks"]), ("http_error", [BAD]))
+        self.assertTrue(r["judge_error"].startswith("re-ask 1 of 1: http 500 from POST "),
+                        r["judge_error"])
+        failing[0] = False
+        sent = self.srv.chat_count
+        code, _, err = self.run_code(*argv)
+        self.assertEqual(self.srv.chat_count - sent, 3)  # the re-asks only
+        self.assertEqual({(r["judge_status"], r["judge_value"]) for r in self.records()},
+                         {("ok", 3)})
