@@ -354,3 +354,14 @@ class CombinationsTest(ReaskTest):
         self.assertEqual(self.srv.chat_count - sent, 3)  # the re-asks only
         self.assertEqual({(r["judge_status"], r["judge_value"]) for r in self.records()},
                          {("ok", 3)})
+
+    def test_dry_run_of_judges_names_each_ones_reasks_on_its_line(self):
+        judges = self.write("j.json", json.dumps([
+            {"name": "a", "url": self.srv.url, "model": "m", "options": {"reask": 1}},
+            {"name": "b", "url": self.srv.url, "model": "m"}]))
+        code, _, err = run_main(["--judges", judges, "--dry-run", self.data])
+        self.assertEqual(code, 0, err)
+        lines = err.splitlines()
+        self.assertTrue(lines[-3].startswith("minijudge: --dry-run: judge a: "), lines)
+        self.assertTrue(lines[-3].endswith("; --reask 1: up to 3 re-asks more"), lines)
+        self.assertNotIn("--reask", lines[-2] + lines[-1])
