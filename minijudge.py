@@ -9763,8 +9763,10 @@ def _judge_estimate(judge, args, item, mode):
 
 def _reasks_cost(judge, usage):
     """The most a conversation's re-asks may cost: the k-th sends the prompt, k replies of
-    max_tokens and k re-ask turns, and takes a reply of max_tokens."""
+    max_tokens and k re-ask turns, and takes a reply of max_tokens (0.0 without a price)."""
     cost = 0.0
+    if not judge.price:  # --dry-run counts the re-asks of a judge without one too
+        return cost
     ask = _REASK_TEXT.format(why="no JSON object that could be read",  # the longest why
                              form=judge._reask_form(judge.scale))
     turn = _estimate_tokens([{"role": "assistant"}, {"role": "user", "content": ask}])
