@@ -1963,6 +1963,7 @@ class LLMJudge:
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
+                 reask=0,
                  repeats=1, image_root=None, price=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
@@ -1987,6 +1988,7 @@ class LLMJudge:
             self.pass_threshold = float(pass_threshold)
         self.max_retries, self.restart_wait, self.strict = max_retries, restart_wait, strict
         self.repeats = repeats  # each its own seed: seed, seed + 1, ... (0 if none)
+        self.reask = reask  # a reply not read is asked again up to this many times
         self.price = None  # (IN, OUT) dollars per million prompt, completion tokens
         if price is not None:
             self.price = _price_pair(price) if isinstance(price, str) else tuple(price)
@@ -2281,8 +2283,8 @@ class LLMJudge:
                 messages = self._messages(example, values, [t.value for t in turns])
             except TemplateError as exc:
                 return self._failed("template_error", str(exc))
-            turns.append(self._send(messages, max_tokens, values.get("criterion_scores"),
-                                    values.get("seed")))
+            turns.append(self._send_read(messages, max_tokens, values.get("criterion_scores"),
+                                         values.get("seed")))
             if self.save_prompts:  # as sent: after an assessment, with the judge's own reply
                 turns[-1].details["prompt"] = messages
             if not turns[-1].ok:
@@ -2297,10 +2299,11 @@ class LLMJudge:
         change, combine = _VARIANTS[again]
         second = self._converse(example, change(values))
         if second.ok:
-            return _merged([first, second], like=first, **combine(first, second))
+            return _both_reasks(_merged([first, second], like=first, **combine(first, second)),
+                                first, second)
         error = "with {}: {}".format(again, second.error)
-        return _merged([first, second], status=second.status, score=second.score, error=error,
-                       http_status=second.http_status)
+        return _both_reasks(_merged([first, second], status=second.status, score=second.score,
+                                    error=error, http_status=second.http_status), first, second)
 
     def _messages(self, example, values, replies=None):
         """The conversation sent for an item: each turn's prompt, and before the next turn the
@@ -2348,6 +2351,67 @@ class LLMJudge:
         judgement = self._interpret(reply, max_tokens is not None, scale or self.scale)
         judgement.latency, judgement.attempts = reply["latency"], reply["attempts"]
         judgement.cached = cached
+        return judgement
+
+    def _send_read(self, messages, max_tokens=None, scale=None, seed=None):
+        """_send, and while its reply cannot be read (_REASKED), up to ``reask`` more in the
+        same conversation: the reply as the judge's turn, then a turn asking for the answer
+        in form. A free turn (an assessment) is never re-asked."""
+        if not self.reask or max_tokens is not None:
+            return self._send(messages, max_tokens, scale, seed)
+        tries = [self._send_unstrict(messages, scale, seed)]
+        while len(tries) <= self.reask and tries[-1].status in _REASKED:
+            messages = messages + self._reask_turns(tries[-1], scale or self.scale)
+            tries.append(self._send_unstrict(messages, scale, seed))
+        return self._reasked(tries)
+
+    def _send_unstrict(self, messages, scale, seed):
+        """_send, a reply not read returned even when strict (it may yet be re-asked)."""
+        try:
+            return self._send(messages, None, scale, seed)
+        except JudgeError as exc:
+            if exc.judgement is None or exc.judgement.status not in _REASKED:
+                raise
+            return exc.judgement
+
+    def _reask_turns(self, unread, scale):
+        """The judge's unread reply, then the turn that asks again (_REASK_TEXT)."""
+        why = "no {} that could be read".format(_PARSERS[self.parser][1])
+        if self.keys or self.parser == "json":
+            why = "no JSON object that could be read"
+        if unread.status == "out_of_range":
+            why = "{}, which is not on the scale".format(_reask_candidate(unread.error))
+        ask = _REASK_TEXT.format(why=why, form=self._reask_form(scale))
+        return [{"role": "assistant", "content": unread.raw or ""},
+                {"role": "user", "content": ask}]
+
+    def _reask_form(self, scale):
+        """What a re-ask asks for, in the parser's terms (_REASK_FORMS)."""
+        if self.keys:
+            return "a JSON object alone, with {}".format(" and ".join(self.keys))
+        if self.parser == "option":
+            return "the name of one option alone: {}".format(_names(scale))
+        form = _REASK_FORMS[self.parser]
+        if self.parser == "binary":
+            return form.format(**dict(_BINARY_FORMATS["yesno"], **self.answers))
+        return form.format(low=scale[0], high=scale[1])
+
+    def _reasked(self, tries):
+        """One Judgement of a reply and its re-asks: the last's, the earlier raw replies in
+        ``details["reasks"]``, usage and tries added up; raised if strict and still unread."""
+        if len(tries) == 1:
+            return self._strict_failure(tries[0])
+        last = tries[-1]
+        details = dict(last.details, reasks=[t.raw for t in tries[:-1]])
+        error = last.error
+        if last.status not in _REASKED and not last.ok:  # the re-ask itself failed: say so
+            error = "re-ask {} of {}: {}".format(len(tries) - 1, self.reask, last.error)
+        return self._strict_failure(_merged(tries, like=last, details=details, error=error))
+
+    def _strict_failure(self, judgement):
+        """``judgement``; JudgeError if strict and it is a reply not read."""
+        if self.strict and judgement.status in _REASKED:
+            raise JudgeError(judgement.error, judgement=judgement)
         return judgement
 
     def _failed(self, status, error, **extra):
@@ -2745,6 +2809,32 @@ class LLMJudge:
         return {}
 
 
+# the failures a re-ask may mend: the judge answered, but not in a form that can be read
+_REASKED = ("parse_error", "out_of_range")
+_REASK_TEXT = ("Your reply above gave {why}. Reply again with {form}, in the form asked for "
+               "above.")
+_REASK_FORMS = {
+    "rating": "the rating alone, a number from {low:g} to {high:g}",
+    "comparative": "the two scores alone, each a number from {low:g} to {high:g}",
+    "binary": "the verdict alone, {answer_yes} or {answer_no}",
+    "verdict": "the verdict alone, [[A]], [[B]] or [[C]]",
+    "json": "a JSON object alone, with the score from {low:g} to {high:g}",
+}
+
+
+def _both_reasks(judgement, first, second):
+    """``judgement`` of an item asked in two orders, with each order's re-asked replies."""
+    for name, asked in (("reasks", first), ("reasks_other_order", second)):
+        if "reasks" in asked.details:
+            judgement.details[name] = asked.details["reasks"]
+    return judgement
+
+
+def _reask_candidate(error):
+    """The value an out_of_range error names ("the judge answered 9 but ...")."""
+    return error[len("the judge answered "):].split(" but the scale", 1)[0]
+
+
 def _as_given(keywords):
     """LLMJudge's keywords as a pickle carries them: the URL and the key read from the
     environment now, as the judge reads them, so that the judge unpickled elsewhere sends
@@ -2807,8 +2897,9 @@ def _pair_entry(a, b, judgement):
         entry.update(status=judgement.status, error=judgement.error)
     if judgement.ok and _is_strong(judgement):
         entry["strong"] = True  # written only when true: weak verdicts' pairs as before
-    if "members" in judgement.details:
-        entry["members"] = judgement.details["members"]
+    for name in ("members", *_REASKS_FIELDS):
+        if name in judgement.details:
+            entry[name] = judgement.details[name]
     return entry
 
 
@@ -3012,7 +3103,8 @@ def _with_pass(judgement, threshold):
 
 # A combined judgement's own fields, never taken from its members: what it says of the
 # combined score (pass is recomputed) and of its members
-_COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members", "prompt")
+_COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members", "prompt",
+                     "reasks", "reasks_other_order")
 # A Judgement's fields of one reply: a combined one keeps each only where its members agree
 _SHARED_FIELDS = ("status", "raw", "reasoning", "finish_reason", "model", "http_status",
                   "source", "expected", "fingerprint")
@@ -3561,6 +3653,7 @@ _PARSERS = {  # name: (read(text, scale) -> (value or None, what was read: a val
 # entry's "options" are checked with it, so an option means the same wherever it is given.
 
 _INT32 = 2 ** 31 - 1    # servers read token counts as 32-bit integers
+_REASK_MAX = 5          # a judge that has not answered in form after 5 re-asks will not
 _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
 
 
@@ -3802,6 +3895,9 @@ _JUDGE_OPTIONS = (
             "--score-field NAME", "a --response-format reply's score (score)"),
     _Option("repeats", 1, "a whole number from 1 to 100", _whole(1, 100),
             "--repeats K", "ask each item K times, seeds --seed + 0..K-1 (1)"),
+    _Option("reask", 0, "a whole number from 0 to {}".format(_REASK_MAX), _whole(0, _REASK_MAX),
+            "--reask N", "ask a reply that cannot be read (parse_error, out_of_range) again, "
+            "up to N times, in the same conversation (0)"),
     _Option("image_root", None, "a folder (a path)",  # _image_root says if it is none
             _optional(lambda v: isinstance(v, (str, os.PathLike))), "--image-root DIR",
             "image paths are read from DIR and may not leave it (default: the input file's "
@@ -5129,6 +5225,7 @@ _FLAGS = [
      {"choices": ["mean", "median", "majority"]}),
     ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
     *_declared("repeats", "max_tokens", "temperature", "price"),
+    *_declared("reask"),
     ("--dry-run", "print the prompts; send nothing"),
     ("--check", "only check the server: URL, models, one reply"),
     ("--no-preflight", "skip the one request that checks the server first"),
@@ -6683,6 +6780,8 @@ def _plain_judge(judge, mode):
     order, no prompt saved; _judge_plain takes the steps that leaves."""
     if mode in ("pairwise", "systems") or judge.again is not None:
         return False
+    if judge.reask:  # a reply not read is asked again: a second request
+        return False
     return len(judge.turns) == 1 and judge.repeats == 1 and not judge.save_prompts
 
 
@@ -6753,6 +6852,12 @@ def _count_prompt(totals, spec, args, item):
     totals["requests"] += requests
     totals["prompt_tokens"] += _estimate_tokens(prompt) * requests
     totals["completion_tokens"] += judge.params.get("max_tokens", 16) * requests
+    if judge.reask:  # at most: every conversation's reply re-asked as often as it may be
+        conversations = requests // len(judge.turns)
+        totals["reasks"] += conversations * judge.reask
+        usage = {"prompt_tokens": _estimate_tokens(prompt),
+                 "completion_tokens": judge.params.get("max_tokens", 16)}
+        totals["reasks_cost"] += _reasks_cost(judge, usage) * conversations
 
 
 def _estimate_lines(specs, totals):
@@ -6778,7 +6883,8 @@ def _estimated_cost(totals, price):
 
 
 def _estimate_line(judge, totals):
-    return _run_estimate(totals) + _price_text(judge.price, totals)
+    return _run_estimate(totals) + _price_text(judge.price, totals) + _reasks_estimate(
+        judge, totals)
 
 
 def _run_estimate(totals):
@@ -6796,7 +6902,7 @@ def _price_text(price, totals):
 def _judge_estimate_line(name, judge, totals):
     line = "minijudge: --dry-run: judge {}: {} and at most {} completion tokens".format(
         name, _estimate_text(totals), totals["completion_tokens"])
-    return line + _price_text(judge.price, totals)
+    return line + _price_text(judge.price, totals) + _reasks_estimate(judge, totals)
 
 
 def _panel_estimate_line(specs, totals):
@@ -6813,6 +6919,16 @@ def _panel_estimate_line(specs, totals):
         word = "judge" if len(unpriced) == 1 else "judges"
         line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
     return line
+
+
+def _reasks_estimate(judge, totals):
+    """--dry-run's words on --reask: the most re-asks the run may send, and their cost."""
+    if not judge.reask:
+        return ""
+    text = "; --reask {}: up to {} re-asks more".format(judge.reask, totals["reasks"])
+    if judge.price:
+        text += " (at most ${:.6f})".format(totals["reasks_cost"])
+    return text
 
 
 def _print_prompt(number, prompt):
@@ -6987,6 +7103,7 @@ def _is_request(value):
 
 
 _SCORE_OR_NULL = _or_null(_is_score)
+_REASKS_FIELDS = ("reasks", "reasks_other_order")  # --reask: each order's replies re-asked
 _READ_CHECKS = (
     ("error", "text or null", _is_text_or_none), ("model", "text or null", _is_text_or_none),
     ("fingerprint", "text or null", _is_text_or_none),
@@ -6998,9 +7115,11 @@ _READ_CHECKS = (
     ("consistent", "true, false or null", _is_flag_or_none),
     ("panel", "an object of scores (0 to 1, or null)", _or_null(_object_of(_SCORE_OR_NULL))),
     ("repeats", "a list of scores (0 to 1, or null)", _or_null(_list_of(_SCORE_OR_NULL))),
+    *((name, "a list of the replies re-asked (text or null)",
+       _or_null(_list_of(_is_text_or_none))) for name in _REASKS_FIELDS),
 )
 _NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (
-    "consistent", "positional_bias", "repeats"))  # what the summary reads of a member
+    "consistent", "positional_bias", "repeats", *_REASKS_FIELDS))  # what the summary reads of a member
 _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each one's repeats'
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
@@ -7075,6 +7194,10 @@ def _asks_repeats(stamp):
     return any(r.get("repeats", 1) != 1 for r in _requests(stamp))
 
 
+def _asks_reasks(stamp):
+    return any(r.get("reask") for r in _requests(stamp))
+
+
 def _has_members(stamp):
     """A jury's judges, or repeats: each conversation's details written as a member's."""
     return stamp.get("jury") is not None or _asks_repeats(stamp)
@@ -7086,6 +7209,7 @@ _WRITTEN_BY = (
     ("panel", lambda stamp: stamp.get("jury") is not None),
     ("repeats", _asks_repeats),
     ("members", _has_members),
+    *((name, _asks_reasks) for name in _REASKS_FIELDS),
     ("positional_bias", lambda stamp: any(r.get("check_position") for r in _requests(stamp))),
     ("consistent", lambda stamp: stamp["mode"] in ("pairwise", "systems")),
     *((name, lambda stamp: stamp["mode"] == "systems") for name in ("pairs", "wins", "played")),
@@ -7431,6 +7555,7 @@ class _Tally:
         self.groups = {}  # --group-by: {field: {label: _Tally}}, None past _GROUPS_MAX labels
         self.latency_total = self.latency_max = 0.0
         self.cost, self.priced, self.unpriced = 0.0, 0, 0  # unpriced: a reply with no usage
+        self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_reasks
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
@@ -7457,6 +7582,7 @@ class _Tally:
         self._count_requests(judgement)
         self._count_tokens(judgement.usage)
         self._count_cost(details)
+        self._count_reasks(judgement)
 
     def add_plain(self, fields, human, length):
         """An ok record with no details (``fields``: a _Plain that _is_plain_ok passed) and
@@ -7558,6 +7684,21 @@ class _Tally:
             self.priced += 1
         else:
             self.unpriced += 1
+
+    def _count_reasks(self, judgement):
+        """Each conversation re-asked (--reask): the re-asks sent, and whether it was read."""
+        for asked in _conversations(judgement.details):
+            saved = asked.get("status", judgement.status) == "ok"
+            for name in _REASKS_FIELDS:  # each order's
+                self._count_reasked(asked.get(name), saved)
+
+    def _count_reasked(self, reasks, saved):
+        if not isinstance(reasks, list) or not reasks:
+            return
+        self.reasks["reasked"] += 1
+        self.reasks["sent"] += len(reasks)
+        if saved:
+            self.reasks["saved"] += 1
 
     def add_repeats(self, scores):
         """One item's K repeated scores (a judge's, in a panel)."""
@@ -7855,9 +7996,16 @@ def _request_stamp(judge, mode, args):
             "on_failure": on_failure}
 
 
+def _reask_stamp(judge, request):
+    """``request`` with the judge's --reask, if any (without, the stamp of before)."""
+    if judge.reask:
+        request["reask"] = judge.reask
+    return request
+
+
 def _requests_stamp(judges, mode, args):
     """Each judge's _request_stamp: one, or a list (a jury)."""
-    requests = [_request_stamp(judge, mode, args) for judge in judges]
+    requests = [_reask_stamp(judge, _request_stamp(judge, mode, args)) for judge in judges]
     if len(requests) == 1:
         return requests[0]
     return requests
@@ -7924,6 +8072,8 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary.update(_position_figures(tally))
     summary["panel"] = _panel_figures(tally, stamp)
     summary["repeats"] = _repeat_figures(tally)
+    if _asks_reasks(stamp):  # a run without --reask: its summary as before
+        summary["reasks"] = dict(tally.reasks)  # the replies re-asked, re-asks sent, read
     summary["length_bias"] = _length_figures(tally, mode)
     summary.update(_systems_figures(tally))
     summary["self_judging"] = _self_judging(stamp, args, tally, mode)
@@ -9081,6 +9231,7 @@ def _closing_lines(s, max_error_rate):
         lines.append("  tokens: {} prompt, {} completion".format(
             tokens["prompt_tokens"], tokens["completion_tokens"]))
     lines += _cost_lines(s.get("cost"))
+    lines += _reask_lines(s.get("reasks"))
     if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
         lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
             s["failure_rate"], max_error_rate))
@@ -9097,6 +9248,14 @@ def _cost_lines(cost):
     if cost["without_usage"]:
         line += "; {} replies without usage are not counted".format(cost["without_usage"])
     return [line]
+
+
+def _reask_lines(reasks):
+    """--reask's line: the replies re-asked, the re-asks sent, how many were then read."""
+    if not reasks:
+        return []
+    return ["  re-asked: {reasked} replies that could not be read ({sent} re-asks sent); "
+            "{saved} read on a re-ask".format(**reasks)]
 
 
 # -- The run: judging, writing, stopping -----------------------------------------------
@@ -9201,8 +9360,8 @@ class _Run:
         """Each judge's judgement of the item; none once --max-cost would be passed."""
         if not self.budget:
             return self.judge_each(item)
-        estimate = _item_estimate(self.specs, self.args, item)
-        reserved = self.budget.reserve(estimate)
+        estimate, reasks = _item_estimate(self.specs, self.args, item)
+        reserved = self.budget.reserve(estimate + reasks)  # calibrated on the first asks
         if reserved is None:
             return self.not_judged("cost_limit", self.budget.reason)
         judged = []
@@ -9581,8 +9740,10 @@ class _Budget:
 
 def _item_estimate(specs, args, item):
     """Dollars an item's requests may cost before any is sent: its prompt's estimated tokens
-    and max_tokens each request, at each judge's price."""
-    return sum(_judge_estimate(judge, args, item, mode) for _, judge, mode in specs)
+    and max_tokens each request, at each judge's price; and apart, its re-asks' (--reask:
+    each reply taken to be re-asked as often as it may)."""
+    estimates = [_judge_estimate(judge, args, item, mode) for _, judge, mode in specs]
+    return sum(e[0] for e in estimates), sum(e[1] for e in estimates)
 
 
 def _judge_estimate(judge, args, item, mode):
@@ -9590,12 +9751,29 @@ def _judge_estimate(judge, args, item, mode):
     try:
         messages = _item_messages(judge, record, _fields_of(args, number, record, mode))
     except JudgeError:  # a record that cannot be a prompt sends nothing
-        return 0.0
+        return 0.0, 0.0
     if messages is None:  # an empty response: nothing sent
-        return 0.0
+        return 0.0, 0.0
     usage = {"prompt_tokens": _estimate_tokens(messages),
              "completion_tokens": judge.params.get("max_tokens", 16)}
-    return _cost(usage, judge.price) * _requests_each(judge, args, mode)
+    requests = _requests_each(judge, args, mode)
+    conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
+    return _cost(usage, judge.price) * requests, _reasks_cost(judge, usage) * conversations
+
+
+def _reasks_cost(judge, usage):
+    """The most a conversation's re-asks may cost: the k-th sends the prompt, k replies of
+    max_tokens and k re-ask turns, and takes a reply of max_tokens (0.0 without a price)."""
+    cost = 0.0
+    if not judge.price:  # --dry-run counts the re-asks of a judge without one too
+        return cost
+    ask = _REASK_TEXT.format(why="no JSON object that could be read",  # the longest why
+                             form=judge._reask_form(judge.scale))
+    turn = _estimate_tokens([{"role": "assistant"}, {"role": "user", "content": ask}])
+    for k in range(1, judge.reask + 1):
+        grown = usage["prompt_tokens"] + k * (usage["completion_tokens"] + turn)
+        cost += _cost(dict(usage, prompt_tokens=grown), judge.price)
+    return cost
 
 
 def _requests_each(judge, args, mode):

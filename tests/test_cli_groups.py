@@ -37,7 +37,7 @@ GROUPS = {
                "--criteria-field"],
     "run": ["--concurrency", "--window", "--cache", "--max-cost", "--shard", "--judges", "--jury",
             "--quorum", "--repeats", "--max-tokens",
-            "--temperature", "--price",
+            "--temperature", "--price", "--reask",
             "--dry-run", "--check", "--no-preflight", "--strict", "--max-error-rate"],
     "output": ["-o", "--summary", "--html", "--html-rows", "--save-prompts", "-q", "--group-by"],
     "trust": ["--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
