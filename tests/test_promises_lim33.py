@@ -1,0 +1,162 @@
+"""Issue 33 item 1, run economics: client-side rate limits (--rpm, --tpm, the server's
+x-ratelimit headers, requests in flight backing off on 429s), through the real command
+line against the loopback stub, whose `limit` enforces a bucket of requests and sends the
+headers OpenAI does. Limits are scaled so each test takes a second or two: 1200 RPM is 20
+requests a second (tests/bench_limits.py runs the issue's 64 threads against 60 RPM)."""
+import json
+import os
+import pty
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+from stub import JUDGE_ENV, PYTHON, StubTestCase, chat, read_terminal, run_main  # noqa: E402
+
+
+def rate(times):
+    """Requests a second between the first and the last of ``times``."""
+    times = sorted(times)
+    return (len(times) - 1) / (times[-1] - times[0])
+
+
+class LimitTest(StubTestCase):
+    def items(self, n):
+        return self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(n)])
+
+    def run_code(self, *argv):
+        return run_main(["--judge-url", self.srv.url, "--no-preflight", "-o",
+                         self.path("out.jsonl"), "--summary", self.path("s.json")] + list(argv))
+
+    def records(self):
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    def summary(self):
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+
+class RpmTest(LimitTest):
+    def test_the_measured_rate_is_within_10_percent_of_rpm(self):
+        code, _, err = self.run_code("--rpm", "1200", "--concurrency", "16", self.items(30))
+        self.assertEqual(code, 0, err)
+        times = [r for r in self.srv.requests if r.method == "POST"]
+        self.assertEqual(len(times), 30)
+        measured = rate(self.srv_times) * 60
+        self.assertLess(abs(measured - 1200) / 1200, 0.10, measured)
+        limits = self.summary()["limits"]
+        self.assertEqual(limits["rate_limited"], 0)
+        self.assertGreater(limits["held_seconds"], 1.0)  # 29 gaps of 0.05 s: ~1.45 s held
+        self.assertIn("\n  limits: held 1.", err)
+        self.assertIn(" s by --rpm 1200 (rpm), 0 replies of 429\n", err)
+
+    def setUp(self):
+        super().setUp()
+        self.srv_times = []
+        answer = self.srv.responder
+
+        def timed(request):
+            import time
+            self.srv_times.append(time.monotonic())
+            return answer(request) if answer else None
+        self.srv.responder = timed
+
+    def test_rpm_from_python_and_a_judges_entry(self):
+        import minijudge
+        judge = minijudge.LLMJudge(self.srv.url, model="m", rpm=1200)
+        self.assertEqual(judge.rpm, 1200)
+        judges = self.write("j.json", json.dumps(
+            {"a": {"url": self.srv.url, "options": {"rpm": 600, "tpm": 100000}}}).encode())
+        code, _, err = run_main(["--judges", judges, "--no-preflight", "-o",
+                                 self.path("out.jsonl"), "--summary", self.path("s.json"),
+                                 self.items(4)])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.summary()["judges"]["a_"]["limits"]["rpm"], 600)
+
+    def test_a_wrong_rpm_or_tpm_from_each_place_says_so(self):
+        import minijudge
+        for value in ("abc", "0", "-5", "nan", "inf"):
+            code, _, err = self.run_code("--rpm", value, self.items(1))
+            self.assertEqual(code, 2, value)
+            self.assertIn("minijudge: error: --rpm must be a number of requests a minute "
+                          "above 0; got ", err)
+        code, _, err = self.run_code("--tpm", "1.5", self.items(1))
+        self.assertEqual(code, 2)
+        self.assertIn("minijudge: error: --tpm must be a whole number of tokens a minute, "
+                      "1 or more; got '1.5'", err)
+        for bad in ("60", True, float("nan"), -1, 0):
+            with self.assertRaises(minijudge.JudgeError) as caught:
+                minijudge.LLMJudge(self.srv.url, model="m", rpm=bad)
+            self.assertIn("rpm must be a number of requests a minute above 0; got ",
+                          str(caught.exception))
+        with self.assertRaises(minijudge.JudgeError) as caught:
+            minijudge.LLMJudge(self.srv.url, model="m", tpm=2.5)
+        self.assertIn("tpm must be a whole number of tokens a minute, 1 or more; got 2.5",
+                      str(caught.exception))
+        judges = self.write("j.json", json.dumps(
+            {"a": {"url": self.srv.url, "options": {"rpm": "60"}}}).encode())
+        code, _, err = run_main(["--judges", judges, "--no-preflight", self.items(1)])
+        self.assertEqual(code, 2)
+        self.assertIn("rpm must be a number of requests a minute above 0; got '60'", err)
+
+
+class TpmTest(LimitTest):
+    def test_tokens_are_corrected_from_usage(self):
+        # each reply says 300 tokens; sent, a request is estimated at ~40 (prompt + 16):
+        # at 72000 TPM (1200 a second) the usage allows 4 requests a second, the estimate 30
+        usage = {"prompt_tokens": 290, "completion_tokens": 10, "total_tokens": 300}
+        times = []
+
+        def responder(request):
+            import time
+            times.append(time.monotonic())
+            return chat("Rating: 4", usage=dict(usage))
+        self.srv.responder = responder
+        code, _, err = self.run_code("--tpm", "72000", "--concurrency", "8", self.items(7))
+        self.assertEqual(code, 0, err)
+        self.assertLess(abs(rate(times) - 4) / 4, 0.10, rate(times))
+        self.assertEqual(self.summary()["judges"]["judge_"]["limits"]["tpm"], 72000)
+
+
+class ServerLimitTest(LimitTest):
+    def test_64_threads_against_a_limit_end_every_record_ok(self):
+        # 40 requests a second, the bucket holding 20; no --rpm: the headers and the 429s
+        # (halving the requests in flight) bring the run under the limit by themselves
+        self.srv.limit = (20, 0.5)
+        self.srv._bucket = (20.0, 0.0)
+        code, _, err = self.run_code("--concurrency", "64", self.items(80))
+        self.assertEqual(code, 0, err)
+        records = self.records()
+        self.assertEqual([r["judge_status"] for r in records], ["ok"] * 80)
+        limits = self.summary()["limits"]
+        self.assertEqual(limits["rate_limited"], self.srv.limited)
+        self.assertEqual(self.srv.chat_count, 80 + self.srv.limited)
+        self.assertLessEqual(self.srv.limited, 64 - 20)  # the first burst, then held
+
+    def test_the_progress_line_says_what_holds_the_run(self):
+        master, slave = pty.openpty()  # stderr is a terminal: progress is on
+        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+        proc = subprocess.Popen(
+            PYTHON + ("-m", "minijudge", "--judge-url", self.srv.url, "--no-preflight",
+                      "--rpm", "150", "--concurrency", "4", "-o", self.path("out.jsonl"),
+                      self.items(5)), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        tty = read_terminal(master, 20)
+        proc.communicate(timeout=30)
+        self.assertIn(b"held by --rpm 150", tty)
+
+    def test_the_server_headers_hold_the_run_before_a_429(self):
+        # a bucket of 4 refilled in 0.5 s: the first reply says 3 left, the client counts
+        # down and waits the reset instead of sending into a 429
+        self.srv.limit = (4, 0.5)
+        self.srv._bucket = (4.0, 0.0)
+        code, _, err = self.run_code("--concurrency", "1", self.items(12))
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.srv.limited, 0)
+        limits = self.summary()["limits"]
+        self.assertEqual(limits["rate_limited"], 0)
+        self.assertGreater(limits["held_seconds"], 0.5)
