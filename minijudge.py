@@ -2188,7 +2188,9 @@ class LLMJudge:
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._replicas = _Replicas(self.urls)
         self.rpm, self.tpm = rpm, tpm
-        self._limits = _limiter(self.urls, rpm, tpm)  # shared with judges on these servers
+        self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
+        if not judge_fn:
+            self._limits = _limiter(self.urls, rpm, tpm)  # shared with judges on these servers
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header):
