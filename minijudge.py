@@ -1271,6 +1271,7 @@ _LIMITERS_LOCK = threading.Lock()
 _DURATION_RE = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
                           r"(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
 _RESET_LONGEST = 3600.0  # a reset further off than an hour is not believed: not held for
+_HOLD_LONGEST = 1.0      # a held request looks again at least this often
 
 
 def _limiter(urls, rpm, tpm):
@@ -1346,7 +1347,7 @@ class _Limiter:
         try:
             while wait > 0:
                 self.holder = why
-                self._turn.wait(wait)
+                self._turn.wait(min(wait, _HOLD_LONGEST))  # a tiny --rpm's wait overflows
                 wait, why = self._wait(time.monotonic(), tokens)
         finally:
             self._holding -= 1

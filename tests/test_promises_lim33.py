@@ -164,3 +164,55 @@ class ServerLimitTest(LimitTest):
         limits = self.summary()["limits"]
         self.assertEqual(limits["rate_limited"], 0)
         self.assertGreater(limits["held_seconds"], 0.4)  # 4 sent, then 4 more in 0.5 s
+
+
+class HeaderTest(LimitTest):
+    def timed(self, headers):
+        """A responder sending ``headers`` (one set a request, in turn), keeping each time."""
+        times, sets = [], list(headers)
+
+        def responder(request):
+            import time
+            times.append(time.monotonic())
+            return chat("Rating: 4", headers=sets.pop(0))
+        self.srv.responder = responder
+        return times
+
+    def test_0_left_holds_until_the_reset_in_openai_form(self):
+        times = self.timed([{"x-ratelimit-remaining-requests": "0",
+                             "x-ratelimit-reset-requests": "300ms"}, {}])
+        code, _, err = self.run_code("--concurrency", "1", self.items(2))
+        self.assertEqual(code, 0, err)
+        self.assertGreaterEqual(times[1] - times[0], 0.29)
+        self.assertAlmostEqual(self.summary()["limits"]["held_seconds"], 0.3, delta=0.05)
+        self.assertIn("\n  limits: held 0.3 s by the server's limit; 0 replies were http 429 "
+                      "(rate limited)\n", err)
+
+    def test_garbage_headers_hold_nothing(self):
+        garbage = [("0", "-1s"), ("0", "1e309s"), ("0", "nan"), ("0", "inf"), ("0", "2h"),
+                   ("-3", "5s"), ("1e3", "5s"), ("0", ""), ("0", "6m0s0")]
+        self.timed({"x-ratelimit-remaining-requests": left, "x-ratelimit-reset-requests": reset,
+                    "x-ratelimit-remaining-tokens": left, "x-ratelimit-reset-tokens": reset}
+                   for left, reset in garbage + [("", "")])
+        code, _, err = self.run_code("--concurrency", "1", self.items(10))
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.summary()["limits"], {"rpm": None, "tpm": None,
+                                                    "held_seconds": 0.0, "rate_limited": 0})
+        self.assertNotIn("limits:", err)
+
+    def test_two_judges_on_one_server_share_its_limit(self):
+        times = []
+
+        def responder(request):
+            import time
+            times.append(time.monotonic())
+            return chat("Rating: 4")
+        self.srv.responder = responder
+        judges = self.write("j.json", json.dumps(
+            [{"name": "a", "url": self.srv.url, "options": {"rpm": 1200}},
+             {"name": "b", "url": self.srv.url + "/v1", "options": {"rpm": 1200}}]))
+        code, _, err = run_main(["--judges", judges, "--no-preflight", "-o",
+                                 self.path("out.jsonl"), self.items(10)])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(times), 20)
+        self.assertLess(abs(rate(times) * 60 - 1200) / 1200, 0.10, rate(times) * 60)
