@@ -1399,8 +1399,15 @@ class _Limiter:
             if status == 429:
                 self._backed_off(ticket)
             elif status is not None and status < 400:
-                self.allowed = min(self.allowed + 1, max(self.most, 1))
+                self._recovered()
             self._turn.notify_all()
+
+    def _recovered(self):
+        """A success: one more request in flight allowed; back to the most there were
+        before the 429s (the threads' number, at most), no limit but the threads'."""
+        self.allowed += 1
+        if self.allowed >= self.most:
+            self.allowed = math.inf
 
     def _backed_off(self, ticket):
         """A 429: halve the requests in flight, once for those sent before the last halving."""

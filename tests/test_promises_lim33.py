@@ -216,3 +216,28 @@ class HeaderTest(LimitTest):
         self.assertEqual(code, 0, err)
         self.assertEqual(len(times), 20)
         self.assertLess(abs(rate(times) * 60 - 1200) / 1200, 0.10, rate(times) * 60)
+
+
+class FlightTest(LimitTest):
+    def test_no_429_no_fewer_requests_in_flight(self):
+        # the preflight's one request, then 8 at a time: no limit on what is in flight
+        # comes of successes alone (16 replies 0.2 s each: 0.4 s at 8 a time, 3.2 s at 1)
+        import time
+        self.srv.delay = 0.2
+        started = time.monotonic()
+        code, _, err = run_main(["--judge-url", self.srv.url, "--concurrency", "8", "-o",
+                                 self.path("out.jsonl"), self.items(16)])
+        self.assertEqual(code, 0, err)
+        self.assertLess(time.monotonic() - started, 1.5)
+
+    def test_one_request_then_eight_at_a_time(self):
+        import time
+        import minijudge
+        self.srv.delay = 0.2
+        judge = minijudge.LLMJudge(self.srv.url, model="m")
+        self.assertEqual(judge.judge({"question": "q"}, {"response": "r"}).status, "ok")
+        started = time.monotonic()
+        records = [{"question": "q", "response": "r"}] * 16
+        done = list(minijudge.judge_records(judge, records, concurrency=8))
+        self.assertEqual([judgement.status for _, judgement in done], ["ok"] * 16)
+        self.assertLess(time.monotonic() - started, 1.5)
