@@ -1429,7 +1429,15 @@ class _Limiter:
             in_flight = self.flying
             if kind == "tokens":
                 in_flight = 0  # their size is unknown: the next reply's figure catches up
-            self._left[kind] = (left - in_flight, now + reset)
+            self._count_left(kind, left - in_flight, now + reset, now)
+
+    def _count_left(self, kind, left, reset, now):
+        """Count ``left`` of ``kind`` until ``reset``, unless fewer are counted until a reset
+        still ahead: replies come back out of order, an older count is no news."""
+        counted, until = self._left.get(kind, (math.inf, 0.0))
+        if until > now and counted <= left:
+            return
+        self._left[kind] = (left, reset)
 
     def correct(self, estimate, reply):
         """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with."""
@@ -9272,12 +9280,10 @@ def _closing_lines(s, max_error_rate):
 
 def _limits_lines(limits):
     """The rate limits' line: how long requests were held, and the 429s; none if neither
-    happened and no limit was given."""
-    if not limits:
+    happened (a cache rerun or a batch export sends nothing to hold)."""
+    if not (limits and (limits["held_seconds"] or limits["rate_limited"])):
         return []
     given = ["--{} {:g}".format(name, limits[name]) for name in ("rpm", "tpm") if limits[name]]
-    if not (given or limits["held_seconds"] or limits["rate_limited"]):
-        return []
     by = "the server's limit"
     if given:
         by = " and ".join(given) + " or the server's limit"
