@@ -1299,6 +1299,7 @@ def _reset_seconds(text):
 
 
 def _duration_seconds(text):
+    """Seconds in Go's duration form, as OpenAI writes a reset ("6m0s"), or None."""
     match = _DURATION_RE.fullmatch(text)
     if not text or match is None:
         return None
@@ -1358,7 +1359,7 @@ class _Limiter:
     def _wait(self, now, tokens):
         """(seconds to wait, what holds the request) for a request of ``tokens`` now."""
         if self.flying >= self.allowed:  # a release wakes it
-            return 1.0, "{} requests in flight, backing off after a 429".format(self.flying)
+            return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
         if self.rpm and self._next["requests"] > now:
             return self._next["requests"] - now, "--rpm {:g}".format(self.rpm)
         if self.tpm and self._next["tokens"] > now:
@@ -1366,6 +1367,7 @@ class _Limiter:
         return self._server_wait(now, tokens)
 
     def _server_wait(self, now, tokens):
+        """(seconds, why) while the server's headers say too few are left until a reset."""
         for kind, need in (("requests", 1), ("tokens", tokens)):
             left, reset = self._left.get(kind, (need, 0.0))
             if left < need and reset > now:
