@@ -48,6 +48,7 @@ import string
 import sys
 import threading
 import time
+import weakref
 
 __all__ = ["LLMJudge", "Judgement", "JudgeError", "TemplateError", "APIError", "TEMPLATES",
            "render", "parse_rating", "parse_binary", "parse_comparative", "parse_verdict",
@@ -1263,6 +1264,208 @@ class _Replicas:
             server.connections.close_thread()
 
 
+# -- Rate limits: --rpm, --tpm, the server's x-ratelimit headers, requests in flight -------
+
+_LIMITERS = weakref.WeakValueDictionary()  # a limiter lives as long as a judge holds it
+_LIMITERS_LOCK = threading.Lock()
+_DURATION_RE = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
+                          r"(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
+_RESET_LONGEST = 3600.0  # a reset further off than an hour is not believed: not held for
+_HOLD_LONGEST = 1.0      # a held request looks again at least this often
+
+
+def _limiter(urls, rpm, tpm):
+    """The limiter of ``urls`` (a judge's servers: one account's limit) at ``rpm`` and
+    ``tpm``: judges on the same servers with the same limits share one, every thread too."""
+    key = (tuple(sorted(map(str, map(_server_key, urls)))), rpm, tpm)
+    with _LIMITERS_LOCK:
+        limiter = _LIMITERS.get(key)
+        if limiter is None:
+            limiter = _LIMITERS[key] = _Limiter(rpm, tpm)
+        return limiter
+
+
+def _reset_seconds(text):
+    """Seconds in a reset header: OpenAI's "1s", "6m0s", "20ms", "1h2m3.5s", or a plain
+    number of seconds (Azure's); None if unreadable, negative, or beyond _RESET_LONGEST."""
+    text = (text or "").strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = _duration_seconds(text)
+    if seconds is None or not 0 <= seconds <= _RESET_LONGEST:
+        return None
+    return seconds
+
+
+def _duration_seconds(text):
+    """Seconds in Go's duration form, as OpenAI writes a reset ("6m0s"), or None."""
+    match = _DURATION_RE.fullmatch(text)
+    if not text or match is None:
+        return None
+    hours, minutes, seconds, millis = (float(part or 0) for part in match.groups())
+    return hours * 3600 + minutes * 60 + seconds + millis / 1000
+
+
+def _header_count(headers, name):
+    """A whole number a header gives, or None."""
+    text = headers.get(name, "").strip()
+    if not (text.isdigit() and text.isascii()):
+        return None
+    return int(text)
+
+
+class _Limiter:
+    """Holds each request until it may go: under ``rpm`` and ``tpm`` (each request spaced
+    from the last by its share of the minute), under what the server's x-ratelimit headers
+    say is left until their reset, and under the requests in flight allowed (halved on a
+    429, one more for each success: AIMD). Counts the time held and the 429s."""
+
+    def __init__(self, rpm, tpm):
+        self.rpm, self.tpm = rpm, tpm
+        self._turn = threading.Condition()
+        self._next = {"requests": 0.0, "tokens": 0.0}  # time.monotonic() the next may go
+        self._left = {}  # "requests"/"tokens": (left, time.monotonic() of its reset)
+        self.flying, self.allowed, self.most, self._epoch = 0, math.inf, 0, 0
+        self.held_seconds, self.rate_limited = 0.0, 0
+        self._holding, self._held_since = 0, 0.0
+        self.holder = None  # why a request is held now: the progress line says it
+
+    def acquire(self, tokens):
+        """Wait until a request of ``tokens`` (estimated) may go; its ticket for release."""
+        with self._turn:
+            wait, why = self._wait(time.monotonic(), tokens)
+            if wait > 0:
+                self._hold(tokens, wait, why)
+            self._take(time.monotonic(), tokens)
+            return self._epoch
+
+    def _hold(self, tokens, wait, why):
+        """Wait (the lock released meanwhile) while something holds the request."""
+        self._holding += 1
+        if self._holding == 1:
+            self._held_since = time.monotonic()
+        try:
+            while wait > 0:
+                self.holder = why
+                self._turn.wait(min(wait, _HOLD_LONGEST))  # a tiny --rpm's wait overflows
+                wait, why = self._wait(time.monotonic(), tokens)
+        finally:
+            self._holding -= 1
+            if not self._holding:  # the time any request was held, not the sum of threads'
+                self.held_seconds += time.monotonic() - self._held_since
+                self.holder = None
+
+    def _wait(self, now, tokens):
+        """(seconds to wait, what holds the request) for a request of ``tokens`` now."""
+        if self.flying >= self.allowed:  # a release wakes it
+            return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
+        if self.rpm and self._next["requests"] > now:
+            return self._next["requests"] - now, "--rpm {:g}".format(self.rpm)
+        if self.tpm and self._next["tokens"] > now:
+            return self._next["tokens"] - now, "--tpm {}".format(self.tpm)
+        return self._server_wait(now, tokens)
+
+    def _server_wait(self, now, tokens):
+        """(seconds, why) while the server's headers say too few are left until a reset."""
+        for kind, need in (("requests", 1), ("tokens", tokens)):
+            left, reset = self._left.get(kind, (need, 0.0))
+            if left < need and reset > now:
+                return reset - now, "the server's limit: {} {} left, resets in {} s".format(
+                    max(0, left), kind, _short_seconds(reset - now))
+        return 0, None
+
+    def _take(self, now, tokens):
+        """Count a request of ``tokens`` as sent now."""
+        self.flying += 1
+        self.most = max(self.most, self.flying)
+        if self.rpm:
+            self._next["requests"] = max(self._next["requests"], now) + 60.0 / self.rpm
+        self._spend(now, tokens)
+        for kind, spent in (("requests", 1), ("tokens", tokens)):
+            if kind in self._left:
+                left, reset = self._left[kind]
+                self._left[kind] = (left - spent, reset)
+
+    def _spend(self, now, tokens):
+        """Move the next request's time on by ``tokens``' share of --tpm (fewer: back)."""
+        if self.tpm:
+            self._next["tokens"] = max(self._next["tokens"], now) + 60.0 * tokens / self.tpm
+
+    def release(self, ticket, headers, status):
+        """A request taken at ``ticket`` came back with ``status`` (None: no reply) and
+        ``headers`` (the server's rate-limit headers among them, maybe)."""
+        with self._turn:
+            self.flying -= 1
+            self._heard(headers)
+            if status == 429:
+                self._backed_off(ticket)
+            elif status is not None and status < 400:
+                self._recovered()
+            self._turn.notify_all()
+
+    def _recovered(self):
+        """A success: one more request in flight allowed; back to the most there were
+        before the 429s (the threads' number, at most), no limit but the threads'."""
+        self.allowed += 1
+        if self.allowed >= self.most:
+            self.allowed = math.inf
+
+    def _backed_off(self, ticket):
+        """A 429: halve the requests in flight, once for those sent before the last halving."""
+        self.rate_limited += 1
+        if ticket != self._epoch:
+            return
+        self._epoch += 1
+        self.allowed = max(1, (min(self.allowed, self.flying + 1)) // 2)
+
+    def _heard(self, headers):
+        """What's left until the reset, from x-ratelimit-remaining-*/-reset-*: less the
+        requests still in flight, which the server may not have counted yet."""
+        now = time.monotonic()
+        for kind in ("requests", "tokens"):
+            left = _header_count(headers, "x-ratelimit-remaining-" + kind)
+            reset = _reset_seconds(headers.get("x-ratelimit-reset-" + kind))
+            if left is None or reset is None:
+                continue
+            in_flight = self.flying
+            if kind == "tokens":
+                in_flight = 0  # their size is unknown: the next reply's figure catches up
+            self._count_left(kind, left - in_flight, now + reset, now)
+
+    def _count_left(self, kind, left, reset, now):
+        """Count ``left`` of ``kind`` until ``reset``, unless fewer are counted until a reset
+        still ahead: replies come back out of order, an older count is no news."""
+        counted, until = self._left.get(kind, (math.inf, 0.0))
+        if until > now and counted <= left:
+            return
+        self._left[kind] = (left, reset)
+
+    def correct(self, estimate, reply):
+        """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with."""
+        used = None
+        if isinstance(reply, dict) and isinstance(reply.get("usage"), dict):
+            used = reply["usage"].get("total_tokens")
+        if not (self.tpm and _is_whole_count(used)):
+            return
+        with self._turn:
+            self._next["tokens"] += 60.0 * (used - estimate) / self.tpm
+
+    def figures(self):
+        """The summary's ``limits``: the limits given, the time held, the 429s."""
+        with self._turn:
+            held = self.held_seconds
+            if self._holding:
+                held += time.monotonic() - self._held_since
+            return {"rpm": self.rpm, "tpm": self.tpm, "held_seconds": round(held, 3),
+                    "rate_limited": self.rate_limited}
+
+    def uncount(self):
+        """Forget what a preflight's requests counted."""
+        with self._turn:
+            self.held_seconds, self.rate_limited = 0.0, 0
+
+
 def _route(parts):
     """(scheme, address, header fields, tunnel, via) for a request to ``parts``: its server,
     or the proxy urllib.request's rules give (``via`` names it for messages, else "")."""
@@ -1405,18 +1608,22 @@ def _error_kind(status, data, message, wait, keyed):
     return message, "http_error"
 
 
-def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=()):
+def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=(),
+          heard=None):
     """One request; the 2xx body as bytes, or APIError saying what happened.
 
     ``timeout`` bounds the whole reply, not each read of it: a server that drips its headers
     or body times out too (each read checks it). A server that echoes the key
-    (``Incorrect API key: sk-...``) gets it blanked before anything quotes it."""
+    (``Incorrect API key: sk-...``) gets it blanked before anything quotes it. ``heard``,
+    a dict, gets the reply's headers (its rate limits), error or not."""
     import http.client
     method, data = ("GET", None) if payload is None else ("POST", json.dumps(payload).encode())
     where, response = method + " " + url, None
     deadline = time.monotonic() + (timeout or math.inf)
     try:
         response = connections.send(method, url, data, headers, timeout, deadline)
+        if heard is not None:
+            heard.update(response.headers)
         if not 200 <= response.status < 300:  # a redirect too: following it resends the key
             raise _error_reply(response, where, max_bytes, secrets)
         body = _read_body(response, max_bytes)
@@ -1964,7 +2171,7 @@ class LLMJudge:
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
                  reask=0,
-                 repeats=1, image_root=None, price=None):
+                 repeats=1, image_root=None, price=None, rpm=None, tpm=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
         # what a pickle rebuilds it from (__reduce__), the key among them: hidden from vars()
@@ -2000,6 +2207,10 @@ class LLMJudge:
             self.cache = _Cache(cache)
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._replicas = _Replicas(self.urls)
+        self.rpm, self.tpm = rpm, tpm
+        self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
+        if not judge_fn:
+            self._limits = _limiter(self.urls, rpm, tpm)  # shared with judges on these servers
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header):
@@ -2430,6 +2641,7 @@ class LLMJudge:
         server that answered and now refuses connections is restarting: it is polled
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
         headers = self._request_headers(payload)
+        tokens = _request_tokens(payload)
         retries, timed_out, server = 0, None, None
         # hops to another server cost no retry: fewer than the servers, or two that time
         # out by turns would pass a request back and forth for ever
@@ -2437,10 +2649,12 @@ class LLMJudge:
         for attempt in itertools.count(1):
             server = self._replicas.pick(avoid=server)
             try:
-                body = self._http_on(server, url, payload, headers)
+                body = self._limited(server, url, payload, headers, tokens)
                 self._alive, self._refused_since = True, None
                 self._tell()
-                return read(body, url), attempt
+                reply = read(body, url)
+                self._limits.correct(tokens, reply)
+                return reply, attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
                 if hops < len(self.urls) - 1 and self._fails_over(server, exc):
@@ -2463,9 +2677,26 @@ class LLMJudge:
                 self._tell(exc, retries, wait, left)
                 self._sleep(wait)
 
-    def _http_on(self, server, url, payload, headers):
+    def _limited(self, server, url, payload, headers, tokens):
+        """``_http_on``, once the judge's rate limits let a request of ``tokens`` go (a
+        models list is not held); the limits then hear its status and headers."""
+        if payload is None:
+            return self._http_on(server, url, payload, headers)
+        ticket = self._limits.acquire(tokens)
+        heard, status = {}, None
+        try:
+            body = self._http_on(server, url, payload, headers, heard)
+            status = 200
+        except APIError as exc:
+            status = exc.status
+            raise
+        finally:
+            self._limits.release(ticket, heard, status)
+        return body
+
+    def _http_on(self, server, url, payload, headers, heard=None):
         """``_http`` to one of the judge's servers: ``url`` (the first server's chat or
-        models URL) becomes that server's."""
+        models URL) becomes that server's; ``heard``, a dict, gets the reply's headers."""
         target = server.url
         if url != self.url:
             target = _models_url(server.url)
@@ -2473,7 +2704,7 @@ class LLMJudge:
         try:
             body = _http(server.connections, target, payload=payload, headers=headers,
                          timeout=self.timeout, max_bytes=self._max_bytes,
-                         secrets=self._secrets.value)
+                         secrets=self._secrets.value, heard=heard)
             failed = False
         finally:
             self._replicas.done(server, failed, payload is not None)
@@ -2956,6 +3187,15 @@ def _estimate_tokens(messages):
             else:
                 tokens += math.ceil(len(text) / _CHARS_PER_TOKEN)
     return tokens
+
+
+def _request_tokens(payload):
+    """The tokens a request counts against --tpm before it is sent (0: a models list):
+    its prompt's estimate and its reply's budget; the reply's usage corrects it."""
+    if payload is None:
+        return 0
+    budget = payload.get("max_tokens") or payload.get("max_completion_tokens") or 0
+    return _estimate_tokens(payload["messages"]) + budget
 
 
 def _is_whole_count(value):
@@ -3907,6 +4147,14 @@ _JUDGE_OPTIONS = (
             "dollars per million prompt, completion tokens: judge_cost and the run's cost",
             read=_price_pair, read_expected="IN,OUT: dollars per million prompt, completion "
             "tokens, each 0 or more"),
+    _Option("rpm", None, "a number of requests a minute above 0",
+            _optional(_between(0, math.inf, above=True)), "--rpm N",
+            "at most N requests a minute to the judge's servers, every thread and judge on "
+            "them together", read=float, read_expected="a number of requests a minute above 0"),
+    _Option("tpm", None, "a whole number of tokens a minute, 1 or more",
+            _optional(_whole(1, 2 ** 63)), "--tpm N", "at most N tokens a minute (each "
+            "request's estimated before, corrected from its usage after)", read=int,
+            read_expected="a whole number of tokens a minute, 1 or more"),
 )
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
 # compare()'s and compare_systems()' keyword, not the judge's (--single-order is a run option)
@@ -5189,7 +5437,7 @@ def _context_spec(spec):
 _FLAGS = [
     "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
     *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
-               "retry_min_wait", "retry_max_wait", "restart_wait", "extra_body"),
+               "retry_min_wait", "retry_max_wait", "restart_wait", "extra_body", "rpm", "tpm"),
     "what to judge",
     ("--mode", "a 1-5 rating (default), correct or not (binary, math), a JSON rubric, an "
      "option, two scores, the better of two, systems ranked", {"choices": list(_MODES)}),
@@ -5528,6 +5776,7 @@ def _preflight_judges(specs, args):
             return False
         judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
         judge._replicas.uncount()
+        judge._limits.uncount()
         if args.check:
             print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
     return True
@@ -8175,12 +8424,13 @@ def _judge_figures(stamp, args, tally, judge):
     figures = {"judge_url": None, "servers": None, "judge_model": model,
                "judge_models": _answering_models(tally), "template": stamp["template"],
                "parameters": {"scale": scale, "pass_threshold": stamp.get("pass_threshold")},
-               "score_sources": dict(tally.sources), "adapted": []}
+               "score_sources": dict(tally.sources), "adapted": [], "limits": None}
     if not judge:
         return figures
     if judge.url != _OFFLINE:
         figures["judge_url"] = judge._redact(judge.url)
         figures["servers"] = judge._replicas.figures(judge._redact)
+        figures["limits"] = judge._limits.figures()
     figures["parameters"] = dict(
         judge.params, model=judge.model, timeout=judge.timeout, max_retries=judge.max_retries,
         concurrency=args.concurrency, pass_threshold=judge.pass_threshold,
@@ -9232,10 +9482,24 @@ def _closing_lines(s, max_error_rate):
             tokens["prompt_tokens"], tokens["completion_tokens"]))
     lines += _cost_lines(s.get("cost"))
     lines += _reask_lines(s.get("reasks"))
+    lines += _limits_lines(s.get("limits"))
     if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
         lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
             s["failure_rate"], max_error_rate))
     return lines
+
+
+def _limits_lines(limits):
+    """The rate limits' line: how long requests were held, and the 429s; none if neither
+    happened (a cache rerun or a batch export sends nothing to hold)."""
+    if not (limits and (limits["held_seconds"] or limits["rate_limited"])):
+        return []
+    given = ["--{} {:g}".format(name, limits[name]) for name in ("rpm", "tpm") if limits[name]]
+    by = "the server's limit"
+    if given:
+        by = " and ".join(given) + " or the server's limit"
+    return ["  limits: held {:.1f} s by {}; {} replies were http 429 (rate limited)".format(
+        limits["held_seconds"], by, limits["rate_limited"])]
 
 
 def _cost_lines(cost):
@@ -9593,7 +9857,19 @@ class _Run:
                 return "judge {} {}".format(prefix.rstrip("_"), note[len("judge "):])
             if note:
                 return note
-        return self.resting_note()
+        return self.held_note() or self.resting_note()
+
+    def held_note(self):
+        """What rate limit holds a judge's requests now, or None."""
+        for prefix, judge, _ in self.specs:
+            holder = judge._limits.holder
+            if holder is None:
+                continue
+            which = ""
+            if len(self.specs) > 1:
+                which = " " + prefix.rstrip("_")
+            return "judge{} held by {}".format(which, holder)
+        return None
 
     def resting_note(self):
         """Which servers of a judge on several rest now, while no request is retried."""

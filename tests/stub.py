@@ -540,8 +540,14 @@ class StubServer:
 
     def __init__(self, content="4", *, models=("judge-model",), delay=0.0,
                  responder=None, require_key=None, strict_model=False,
-                 close_after=None, idle_timeout=None, tls=None, tunnel_to=None):
+                 close_after=None, idle_timeout=None, tls=None, tunnel_to=None, limit=None):
         self.content = content
+        # (N, seconds): a bucket of N requests refilled over `seconds`, as OpenAI's RPM
+        # limit is; past it a 429 with Retry-After; every chat reply sends x-ratelimit-*
+        self.limit = limit
+        self._bucket = (float(limit[0]) if limit else 0.0, time.monotonic())
+        self.limited = 0  # 429s the limit sent
+        self.admitted = []  # time.monotonic() of each chat request the limit let through
         self.models = models
         self.delay = delay
         self.responder = responder
@@ -661,6 +667,11 @@ class StubServer:
         refused = self._refusal(request)
         if refused:
             return refused
+        if self.limit:
+            return self._limited(request)
+        return self._chat_reply(request)
+
+    def _chat_reply(self, request):
         with self._lock:
             reply = self._queue.popleft() if self._queue else None
         if reply is None and self.responder is not None:
@@ -668,6 +679,35 @@ class StubServer:
         if reply is None:
             reply = self.content
         return chat(reply) if isinstance(reply, str) else reply
+
+    def _limited(self, request):
+        """The reply under `limit`: a 429 past it, else the chat reply; both with the
+        x-ratelimit headers OpenAI sends (reset: until the bucket is full again)."""
+        n, seconds = self.limit
+        with self._lock:
+            level, since = self._bucket
+            now = time.monotonic()
+            level = min(float(n), level + (now - since) * n / seconds)
+            admitted = level >= 1
+            if admitted:
+                level -= 1
+                self.admitted.append(now)
+            else:
+                self.limited += 1
+            self._bucket = (level, now)
+        headers = {"x-ratelimit-limit-requests": str(n),
+                   "x-ratelimit-remaining-requests": str(int(level)),
+                   "x-ratelimit-reset-requests": _duration((n - level) * seconds / n)}
+        if not admitted:
+            wait = (1 - level) * seconds / n
+            headers["Retry-After"] = str(max(1, math.ceil(wait)))
+            headers["retry-after-ms"] = str(math.ceil(wait * 1000))
+            reply = error(429, "Rate limit reached for requests per min (RPM): Limit %d, "
+                          "Used %d, Requested 1." % (n, n), type="requests",
+                          code="rate_limit_exceeded")
+        else:
+            reply = self._chat_reply(request)
+        return reply._replace(headers=reply.headers + tuple(headers.items()))
 
     def _refusal(self, request):
         key, headers = self.require_key, request.headers
@@ -683,6 +723,15 @@ class StubServer:
             return error(404, "The model `%s` does not exist." % model,
                          type="NotFoundError", code=404)
         return None
+
+
+def _duration(seconds):
+    """OpenAI's form of a reset time: "20ms", "1.5s", "6m0s"."""
+    if seconds < 1:
+        return "%dms" % math.ceil(seconds * 1000)
+    if seconds < 60:
+        return "%gs" % round(seconds, 3)
+    return "%dm%ds" % divmod(math.ceil(seconds), 60)
 
 
 def default_sigint():

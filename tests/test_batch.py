@@ -34,7 +34,7 @@ REPLIES = {
 DATA = {"comparative": "pairs.jsonl", "pairwise": "pairs.jsonl", "systems": "systems.jsonl"}
 # what differs between a run that sent requests and one that read them from files
 TIMING = {"wall_seconds", "requests", "requests_per_second", "latency_mean", "latency_max",
-          "cached", "judge_url", "servers", "batch"}
+          "cached", "judge_url", "servers", "batch", "limits"}
 
 
 def lines(path):

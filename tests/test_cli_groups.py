@@ -26,7 +26,7 @@ from test_modes import HELPFULNESS  # noqa: E402
 GROUPS = {
     "server": ["--judge-url", "--judge-model", "--key-header", "--header", "--timeout",
                "--max-retries", "--retry-min-wait", "--retry-max-wait", "--restart-wait",
-               "--extra-body"],
+               "--extra-body", "--rpm", "--tpm"],
     "what to judge": ["--mode", "--criteria", "--template", "--parser", "--scale", "--system",
                       "--pass-threshold", "--single-order", "--assess", "--assess-max-tokens",
                       "--check-position", "--binary-format", "--response-format",

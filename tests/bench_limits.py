@@ -1,0 +1,82 @@
+"""Rate-limit benchmark, the issue's literal case: `python -m minijudge --concurrency 64`
+against a stub enforcing 60 requests a minute (a bucket of 60 refilled over 60 s, as
+OpenAI's RPM limit is, with its x-ratelimit headers and 429 + Retry-After past it).
+
+    python tests/bench_limits.py                    # the README's figures (~2.5 minutes)
+    python tests/bench_limits.py --items 70 --rpm 60 120
+
+Each run is printed: records ok of all, the wall time, the 429s the stub sent, the time
+the summary says requests were held, and the rate the stub admitted requests at (first
+to last). First with no --rpm (the
+server's headers and AIMD alone), then with each --rpm given. The server's reset is the time until its bucket is full again, as
+OpenAI's is: without --rpm the run sends the bucket's 60 at once, then is held until
+the reset and sends the rest. A benchmark, not a test:
+it asserts nothing and is not collected by unittest.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from stub import JUDGE_ENV, PYTHON, StubServer  # noqa: E402
+
+
+def run(items, limit, concurrency, rpm, folder):
+    source = os.path.join(folder, "in.jsonl")
+    with open(source, "w", encoding="utf-8") as f:
+        for k in range(items):
+            f.write(json.dumps({"question": "q%d" % k, "response": "r"}) + "\n")
+    out, summary = os.path.join(folder, "out.jsonl"), os.path.join(folder, "s.json")
+    env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+    with StubServer("Rating: 4", limit=(limit, 60.0)) as srv:
+        argv = ["--judge-url", srv.url, "--no-preflight", "--concurrency", str(concurrency),
+                "-o", out, "--summary", summary, "-q", source]
+        if rpm:
+            argv[:0] = ["--rpm", "{:g}".format(rpm)]
+        started = time.monotonic()
+        code = subprocess.call(PYTHON + ("-m", "minijudge", *argv), cwd=ROOT, env=env)
+        wall = time.monotonic() - started
+        admitted, limited = sorted(srv.admitted), srv.limited
+    with open(out, encoding="utf-8") as f:
+        ok = sum(json.loads(line)["judge_status"] == "ok" for line in f)
+    with open(summary, encoding="utf-8") as f:
+        limits = json.load(f)["limits"]
+    given = "none"
+    if rpm:
+        given = "{:g}".format(rpm)
+    print("--rpm {:>4}: exit {}, {}/{} ok in {:.1f} s; {} replies were 429; held {:.1f} s; "
+          "{}".format(given, code, ok, items, wall, limited, limits["held_seconds"],
+                      rates(admitted, limit)))
+
+
+def rates(admitted, burst):
+    """The first to the last request the stub admitted, and their rate a minute."""
+    if len(admitted) < 2 or admitted[-1] == admitted[0]:
+        return "fewer than 2 requests admitted"
+    span = admitted[-1] - admitted[0]
+    return "first to last admitted request {:.1f} s: {:.1f} a minute".format(
+        span, (len(admitted) - 1) / span * 60)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=90)
+    parser.add_argument("--limit", type=int, default=60, help="the stub's requests a minute")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--rpm", type=float, nargs="*", default=[0, 60])
+    args = parser.parse_args()
+    print("{} records, --concurrency {}, against a stub limiting to {} requests a minute"
+          .format(args.items, args.concurrency, args.limit))
+    for rpm in args.rpm:
+        with tempfile.TemporaryDirectory() as folder:
+            run(args.items, args.limit, args.concurrency, rpm, folder)
+
+
+if __name__ == "__main__":
+    main()
