@@ -39,11 +39,11 @@ print(srv.url, flush=True)
 sys.stdin.read()  # until the check ends
 """
 
-# figures a run knows that its records do not hold (the server, latency, requests),
-# and the clock's: report gives them as unknown
+# figures a run knows that its records do not hold (the server, latency, requests, how
+# its requests were held by rate limits), and the clock's: report gives them as unknown
 _RUN_ONLY = ("fields", "judge_url", "latency_max", "latency_mean", "parameters", "requests",
              "requests_per_second", "servers", "wall_seconds", "records_per_second", "elapsed",
-             "latency")
+             "latency", "limits")
 
 
 def write_input(path, count):
