@@ -1790,15 +1790,40 @@ def _reply_parts(reply, choice):
     message = choice.get("message")
     if not isinstance(message, dict):
         message = {}
-    usage = reply.get("usage")
-    if not isinstance(usage, dict):
-        usage = None
+    usage = _read_usage(reply.get("usage"))
     return {"content": _content(message.get("content", choice.get("text"))),  # text: completions
             "refusal": message.get("refusal"),
             "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
             "usage": usage, "model": _text_or_none(reply.get("model")),
             "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+
+
+# a reply's token count above this is no count: a hundred times the longest context a model
+# reads (10 million tokens), and well inside the 64 bits report allows a record's sum
+_REPLY_TOKENS_MAX = 10 ** 9
+
+
+def _read_usage(usage):
+    """A reply's ``usage`` with each token count that cannot be (negative, true, a float,
+    NaN, text, 10**30) made null: written as sent, they were summed into the summary's
+    tokens (-800 prompt tokens) and made the run's own file one report refused. Its other
+    fields are kept as sent; None if no count is left, as for a reply without usage."""
+    if not isinstance(usage, dict):
+        return None
+    counts = {name: usage[name] for name in _TOKEN_COUNTS if name in usage}
+    read = {name: _reply_count(count) for name, count in counts.items()}
+    if all(count is None for count in read.values()):
+        return None
+    return dict(usage, **read)
+
+
+def _reply_count(count):
+    """A token count a reply may give: a whole number (a bool is none) from 0 to
+    _REPLY_TOKENS_MAX; else None."""
+    if type(count) is int and 0 <= count <= _REPLY_TOKENS_MAX:
+        return count
+    return None
 
 
 def _text_or_none(value):
@@ -3153,13 +3178,18 @@ def _merged(judgements, *, like=None, **fields):
 
 
 def _total_usage(judgements):
-    """The token counts added up (ints only: a bool is none); None without any."""
+    """The token counts added up (ints only: a bool is none); None without any. A count one
+    reply gave as null (_read_usage: it could not be) is null in the total: a re-asked
+    record whose first reply said -1000 prompt tokens was priced as its second alone."""
     usage = collections.Counter()
+    unknown = set()
     for j in judgements:
-        usage.update({k: v for k, v in (j.usage or {}).items() if type(v) is int})
+        counts = j.usage or {}
+        usage.update({k: v for k, v in counts.items() if type(v) is int})
+        unknown.update(name for name in _TOKEN_COUNTS if name in counts and counts[name] is None)
     if not usage:
         return None
-    return dict(usage)
+    return dict(usage, **dict.fromkeys(unknown))
 
 
 # -- Tokens and cost: estimates before sending, dollars from usage after -----------------
