@@ -7375,8 +7375,10 @@ def _are_requests(value):
 
 
 def _is_request(value):
-    """An object, its on_failure a number or null."""
+    """An object, its on_failure a number or null, its reask a count or none (0)."""
     if not isinstance(value, dict):
+        return False
+    if value.get("reask") is not None and not _is_whole_count(value["reask"]):
         return False
     return value.get("on_failure") is None or _is_finite(value["on_failure"])
 
@@ -7419,7 +7421,8 @@ _STAMP_CHECKS = (
     ("jury", "text", _is_text_or_none),
     ("quorum", "1 or more", _or_null(_is_positive_int)),
     ("judges", "a list of names", _or_null(_list_of(lambda name: isinstance(name, str)))),
-    ("request", "an object, or a list of them", _are_requests),
+    ("request", "an object (its on_failure a number or null, its reask 0 or more), or a list "
+     "of them", _are_requests),
 )
 
 
@@ -7596,6 +7599,7 @@ def _check_details(fields, name, stamp, status):
         raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
                          "{!r}".format(name, repeats))
     _check_nested(fields, name)
+    _check_reask_counts(fields, name, stamp)
     _check_panel_judges(fields.get("panel"), name, stamp.get("judges"))
     if stamp["mode"] == "systems":  # a failure has no wins to read
         checks = _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1]
@@ -7641,6 +7645,30 @@ def _check_nested(details, name, depth=0):
             where = "{}{}.{}.".format(name, key, label)
             _check(part, _NESTED_CHECKS, where)
             _check_nested(part, where, depth + 1)
+
+
+def _check_reask_counts(fields, name, stamp):
+    """No conversation holds more re-asked replies than its judge's --reask allowed (the
+    stamp's request.reask; a jury's members each their own judge's): counted blindly, a
+    --reask 1 run's record read '9 re-asks sent'."""
+    reasks = [request.get("reask") or 0 for request in _requests(stamp)]
+    own = dict(zip(stamp.get("judges") or (), reasks))  # a jury's members by judge name
+    _check_reasks_within(fields, name, max(reasks, default=0), own)
+
+
+def _check_reasks_within(details, name, most, own=None):
+    """``details``' re-asks, and each member's and pair's at any depth, ``most`` at most
+    (``own``: the limit of a member by its label, where it has one of its own)."""
+    for field in _REASKS_FIELDS:
+        asked = details.get(field)
+        if isinstance(asked, list) and len(asked) > most:
+            raise JudgeError("{}{} must be a list of at most {} replies re-asked (the run's "
+                             "--reask {}); got a list of {}".format(name, field, most, most,
+                                                                   len(asked)))
+    for key in ("members", "pairs"):
+        for label, part in _labelled(details.get(key)) or ():
+            where = "{}{}.{}.".format(name, key, label)
+            _check_reasks_within(part, where, (own or {}).get(label, most))
 
 
 def _check_wins(fields, name, status):

@@ -47,7 +47,8 @@ class Host33aTest(StubTestCase):
             return json.load(f)
 
     def report(self, *argv, name="out.jsonl"):
-        return run_main(["report", "--summary", self.path("r.json")] + list(argv)
+        return run_main(["report", "--max-error-rate", "1", "--summary", self.path("r.json")]
+                        + list(argv)
                         + [self.path(name)])
 
 
@@ -159,3 +160,63 @@ class ImpossibleUsageTest(Host33aTest):
                 code, _, err = self.report(name="old.jsonl")
                 self.assertEqual(code, 0, err)
                 self.assertEqual(self.summary("r.json")["tokens"]["prompt_tokens"], 2000)
+
+
+class ReasksPastTheRunTest(Host33aTest):
+    """A record holding more re-asked replies than its run's --reask allowed was counted as
+    if sent (report: 're-asked: ... (9 re-asks sent)' of a --reask 1 run); report refuses it
+    as it refuses any value no run writes: exit 2, file, line, field."""
+
+    def setUp(self):
+        super().setUp()
+        self.srv.responder = bad_always
+
+    def assert_refused(self, records, message):
+        self.write_jsonl("bad.jsonl", records)
+        code, out, err = self.report(name="bad.jsonl")
+        self.assertEqual((code, out, err), (2, "", "minijudge: error: {} line 1: {}\n".format(
+            self.path("bad.jsonl"), message)))
+
+    def test_more_reasks_than_the_run_allowed_are_refused(self):
+        code, _, err = self.run_code("--reask", "1", "--max-error-rate", "1")
+        records = self.records()
+        self.assertEqual(records[0]["judge_reasks"], [BAD])
+        code, _, err = self.report()
+        self.assertEqual(code, 0, err)  # the run's own file reads
+        records[0]["judge_reasks"] = [BAD] * 3
+        self.assert_refused(records, "judge_reasks must be a list of at most 1 replies "
+                            "re-asked (the run's --reask 1); got a list of 3")
+
+    def test_a_repeats_member_with_too_many_reasks_is_refused_by_its_place(self):
+        code, _, err = self.run_code("--reask", "2", "--repeats", "2", "--max-error-rate", "1")
+        records = self.records()
+        self.assertEqual(records[0]["judge_members"][1]["reasks"], [BAD, BAD])
+        records[0]["judge_members"][1]["reasks"] = [BAD] * 3
+        self.assert_refused(records, "judge_members.1.reasks must be a list of at most 2 "
+                            "replies re-asked (the run's --reask 2); got a list of 3")
+
+    def test_a_jury_member_is_held_to_its_own_judges_reask(self):
+        judges = self.write("j.json", json.dumps([
+            {"name": "a", "url": self.srv.url, "model": "m", "options": {"reask": 1}},
+            {"name": "b", "url": self.srv.url, "model": "m", "options": {"reask": 2}}]))
+        code, _, err = run_main(["--judges", judges, "--jury", "mean", "--no-preflight",
+                                 "--max-error-rate", "1", "-o", self.path("out.jsonl"),
+                                 self.data])
+        records = self.records()
+        members = records[0]["judge_members"]
+        self.assertEqual((members["a"]["reasks"], members["b"]["reasks"]),
+                         ([BAD], [BAD, BAD]))
+        code, _, err = self.report()
+        self.assertEqual(code, 0, err)
+        members["a"]["reasks"] = [BAD, BAD]  # b's limit, not a's
+        self.assert_refused(records, "judge_members.a.reasks must be a list of at most 1 "
+                            "replies re-asked (the run's --reask 1); got a list of 2")
+
+    def test_a_stamp_whose_reask_is_no_count_is_refused(self):
+        code, _, err = self.run_code("--reask", "1", "--max-error-rate", "1")
+        records = self.records()
+        for record in records:  # a run's records share one stamp
+            record["judge_run"]["request"]["reask"] = "9"
+        self.assert_refused(records, "judge_run: request must be an object (its on_failure a "
+                            "number or null, its reask 0 or more), or a list of them; got "
+                            "{!r}".format(records[0]["judge_run"]["request"]))
