@@ -7185,8 +7185,13 @@ def _judge_estimate_line(name, judge, totals):
 
 
 def _panel_estimate_line(specs, totals):
-    """The run's line: every judge's requests and tokens summed, and the priced judges' cost
-    (a judge without a price named as not counted in it)."""
+    """The run's line: every judge's requests and tokens summed, the priced judges' cost
+    (a judge without a price named as not counted in it), and every judge's re-asks."""
+    return _panel_priced_line(specs, totals) + _panel_reasks_estimate(specs, totals)
+
+
+def _panel_priced_line(specs, totals):
+    """The run's line up to its re-asks."""
     line = _run_estimate(sum(totals, collections.Counter()))
     priced = [_estimated_cost(counted, judge.price)
               for (_, judge, _), counted in zip(specs, totals) if judge.price]
@@ -7198,6 +7203,21 @@ def _panel_estimate_line(specs, totals):
         word = "judge" if len(unpriced) == 1 else "judges"
         line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
     return line
+
+
+def _panel_reasks_estimate(specs, totals):
+    """The run's words on its judges' --reask: their re-asks added up, and the priced
+    judges' cost of them; left out, the run's line read below the worst case that
+    --max-cost reserves for."""
+    reasks = sum(counted["reasks"] for counted in totals)
+    if not reasks:
+        return ""
+    text = "; up to {} re-asks more".format(reasks)
+    priced = [counted["reasks_cost"] for (_, judge, _), counted in zip(specs, totals)
+              if judge.price]
+    if priced:
+        text += " (at most ${:.6f})".format(sum(priced))
+    return text
 
 
 def _reasks_estimate(judge, totals):

@@ -220,3 +220,43 @@ class ReasksPastTheRunTest(Host33aTest):
         self.assert_refused(records, "judge_run: request must be an object (its on_failure a "
                             "number or null, its reask 0 or more), or a list of them; got "
                             "{!r}".format(records[0]["judge_run"]["request"]))
+
+
+class DryRunReasksTest(Host33aTest):
+    """--dry-run with several judges: each judge's line said '--reask N: up to K re-asks
+    more (at most $X)', the run's line left them out, so its total read below the worst
+    case --max-cost reserves for."""
+
+    def dry_run(self, *entries):
+        judges = self.write("j.json", json.dumps([dict(entry, url=self.srv.url, model="m")
+                                                  for entry in entries]))
+        code, _, err = run_main(["--judges", judges, "--dry-run", self.data])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.srv.chat_count, 0)
+        return err.splitlines()[-len(entries) - 1:]
+
+    @staticmethod
+    def most(line):
+        """The dollars a line's re-asks may cost: '(at most $X)'."""
+        return float(re.search(r"re-asks more \(at most \$([0-9.]+)\)", line).group(1))
+
+    def test_the_run_line_adds_every_judges_reasks_and_their_cost(self):
+        a, b, run = self.dry_run({"name": "a", "options": {"reask": 1, "price": [3, 15]}},
+                                 {"name": "b", "options": {"reask": 2, "price": "1,2"}})
+        self.assertIn("; --reask 1: up to 3 re-asks more (at most $", a)
+        self.assertIn("; --reask 2: up to 6 re-asks more (at most $", b)
+        self.assertRegex(run, r"^minijudge: --dry-run: 6 requests, .* at the judges' prices; "
+                         r"up to 9 re-asks more \(at most \$[0-9.]+\)$")
+        self.assertAlmostEqual(self.most(run), self.most(a) + self.most(b), delta=2e-6)
+
+    def test_an_unpriced_judges_reasks_are_counted_not_priced(self):
+        a, b, run = self.dry_run({"name": "a", "options": {"reask": 1, "price": [3, 15]}},
+                                 {"name": "b", "options": {"reask": 1}})
+        self.assertTrue(run.endswith("judge b not counted (no --price); up to 6 re-asks more "
+                                     "(at most ${:.6f})".format(self.most(a))), run)
+
+    def test_no_judge_priced_no_dollars_and_no_reask_no_words(self):
+        _, _, run = self.dry_run({"name": "a", "options": {"reask": 2}}, {"name": "b"})
+        self.assertTrue(run.endswith("(max_tokens); up to 6 re-asks more"), run)
+        _, _, run = self.dry_run({"name": "a"}, {"name": "b"})
+        self.assertTrue(run.endswith("(max_tokens)"), run)
