@@ -1790,15 +1790,40 @@ def _reply_parts(reply, choice):
     message = choice.get("message")
     if not isinstance(message, dict):
         message = {}
-    usage = reply.get("usage")
-    if not isinstance(usage, dict):
-        usage = None
+    usage = _read_usage(reply.get("usage"))
     return {"content": _content(message.get("content", choice.get("text"))),  # text: completions
             "refusal": message.get("refusal"),
             "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
             "usage": usage, "model": _text_or_none(reply.get("model")),
             "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+
+
+# a reply's token count above this is no count: a hundred times the longest context a model
+# reads (10 million tokens), and well inside the 64 bits report allows a record's sum
+_REPLY_TOKENS_MAX = 10 ** 9
+
+
+def _read_usage(usage):
+    """A reply's ``usage`` with each token count that cannot be (negative, true, a float,
+    NaN, text, 10**30) made null: written as sent, they were summed into the summary's
+    tokens (-800 prompt tokens) and made the run's own file one report refused. Its other
+    fields are kept as sent; None if no count is left, as for a reply without usage."""
+    if not isinstance(usage, dict):
+        return None
+    counts = {name: usage[name] for name in _TOKEN_COUNTS if name in usage}
+    read = {name: _reply_count(count) for name, count in counts.items()}
+    if all(count is None for count in read.values()):
+        return None
+    return dict(usage, **read)
+
+
+def _reply_count(count):
+    """A token count a reply may give: a whole number (a bool is none) from 0 to
+    _REPLY_TOKENS_MAX; else None."""
+    if type(count) is int and 0 <= count <= _REPLY_TOKENS_MAX:
+        return count
+    return None
 
 
 def _text_or_none(value):
@@ -3153,13 +3178,18 @@ def _merged(judgements, *, like=None, **fields):
 
 
 def _total_usage(judgements):
-    """The token counts added up (ints only: a bool is none); None without any."""
+    """The token counts added up (ints only: a bool is none); None without any. A count one
+    reply gave as null (_read_usage: it could not be) is null in the total: a re-asked
+    record whose first reply said -1000 prompt tokens was priced as its second alone."""
     usage = collections.Counter()
+    unknown = set()
     for j in judgements:
-        usage.update({k: v for k, v in (j.usage or {}).items() if type(v) is int})
+        counts = j.usage or {}
+        usage.update({k: v for k, v in counts.items() if type(v) is int})
+        unknown.update(name for name in _TOKEN_COUNTS if name in counts and counts[name] is None)
     if not usage:
         return None
-    return dict(usage)
+    return dict(usage, **dict.fromkeys(unknown))
 
 
 # -- Tokens and cost: estimates before sending, dollars from usage after -----------------
@@ -7155,8 +7185,13 @@ def _judge_estimate_line(name, judge, totals):
 
 
 def _panel_estimate_line(specs, totals):
-    """The run's line: every judge's requests and tokens summed, and the priced judges' cost
-    (a judge without a price named as not counted in it)."""
+    """The run's line: every judge's requests and tokens summed, the priced judges' cost
+    (a judge without a price named as not counted in it), and every judge's re-asks."""
+    return _panel_priced_line(specs, totals) + _panel_reasks_estimate(specs, totals)
+
+
+def _panel_priced_line(specs, totals):
+    """The run's line up to its re-asks."""
     line = _run_estimate(sum(totals, collections.Counter()))
     priced = [_estimated_cost(counted, judge.price)
               for (_, judge, _), counted in zip(specs, totals) if judge.price]
@@ -7168,6 +7203,21 @@ def _panel_estimate_line(specs, totals):
         word = "judge" if len(unpriced) == 1 else "judges"
         line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
     return line
+
+
+def _panel_reasks_estimate(specs, totals):
+    """The run's words on its judges' --reask: their re-asks added up, and the priced
+    judges' cost of them; left out, the run's line read below the worst case that
+    --max-cost reserves for."""
+    reasks = sum(counted["reasks"] for counted in totals)
+    if not reasks:
+        return ""
+    text = "; up to {} re-asks more".format(reasks)
+    priced = [counted["reasks_cost"] for (_, judge, _), counted in zip(specs, totals)
+              if judge.price]
+    if priced:
+        text += " (at most ${:.6f})".format(sum(priced))
+    return text
 
 
 def _reasks_estimate(judge, totals):
@@ -7345,8 +7395,10 @@ def _are_requests(value):
 
 
 def _is_request(value):
-    """An object, its on_failure a number or null."""
+    """An object, its on_failure a number or null, its reask a count or none (0)."""
     if not isinstance(value, dict):
+        return False
+    if value.get("reask") is not None and not _is_whole_count(value["reask"]):
         return False
     return value.get("on_failure") is None or _is_finite(value["on_failure"])
 
@@ -7389,7 +7441,8 @@ _STAMP_CHECKS = (
     ("jury", "text", _is_text_or_none),
     ("quorum", "1 or more", _or_null(_is_positive_int)),
     ("judges", "a list of names", _or_null(_list_of(lambda name: isinstance(name, str)))),
-    ("request", "an object, or a list of them", _are_requests),
+    ("request", "an object (its on_failure a number or null, its reask 0 or more), or a list "
+     "of them", _are_requests),
 )
 
 
@@ -7566,6 +7619,7 @@ def _check_details(fields, name, stamp, status):
         raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
                          "{!r}".format(name, repeats))
     _check_nested(fields, name)
+    _check_reask_counts(fields, name, stamp)
     _check_panel_judges(fields.get("panel"), name, stamp.get("judges"))
     if stamp["mode"] == "systems":  # a failure has no wins to read
         checks = _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1]
@@ -7611,6 +7665,30 @@ def _check_nested(details, name, depth=0):
             where = "{}{}.{}.".format(name, key, label)
             _check(part, _NESTED_CHECKS, where)
             _check_nested(part, where, depth + 1)
+
+
+def _check_reask_counts(fields, name, stamp):
+    """No conversation holds more re-asked replies than its judge's --reask allowed (the
+    stamp's request.reask; a jury's members each their own judge's): counted blindly, a
+    --reask 1 run's record read '9 re-asks sent'."""
+    reasks = [request.get("reask") or 0 for request in _requests(stamp)]
+    own = dict(zip(stamp.get("judges") or (), reasks))  # a jury's members by judge name
+    _check_reasks_within(fields, name, max(reasks, default=0), own)
+
+
+def _check_reasks_within(details, name, most, own=None):
+    """``details``' re-asks, and each member's and pair's at any depth, ``most`` at most
+    (``own``: the limit of a member by its label, where it has one of its own)."""
+    for field in _REASKS_FIELDS:
+        asked = details.get(field)
+        if isinstance(asked, list) and len(asked) > most:
+            raise JudgeError("{}{} must be a list of at most {} replies re-asked (the run's "
+                             "--reask {}); got a list of {}".format(name, field, most, most,
+                                                                   len(asked)))
+    for key in ("members", "pairs"):
+        for label, part in _labelled(details.get(key)) or ():
+            where = "{}{}.{}.".format(name, key, label)
+            _check_reasks_within(part, where, (own or {}).get(label, most))
 
 
 def _check_wins(fields, name, status):
