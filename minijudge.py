@@ -1331,6 +1331,14 @@ class _Limiter:
         self._holding, self._held_since = 0, 0.0
         self.holder = None  # why a request is held now: the progress line says it
 
+    def unfit(self, tokens):
+        """Why a request of ``tokens`` (estimated) can never go, or None: more than --tpm
+        allows in a whole minute, no wait makes room for it (held, it would wait for ever;
+        let go, it would break the limit and hold the requests after it for minutes)."""
+        if self.tpm and tokens > self.tpm:
+            return "not sent: its estimated {} tokens exceed --tpm {}".format(tokens, self.tpm)
+        return None
+
     def acquire(self, tokens):
         """Wait until a request of ``tokens`` (estimated) may go; its ticket for release."""
         with self._turn:
@@ -2642,6 +2650,7 @@ class LLMJudge:
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
         headers = self._request_headers(payload)
         tokens = _request_tokens(payload)
+        self._refuse_unfit(tokens)
         retries, timed_out, server = 0, None, None
         # hops to another server cost no retry: fewer than the servers, or two that time
         # out by turns would pass a request back and forth for ever
@@ -2676,6 +2685,16 @@ class LLMJudge:
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._tell(exc, retries, wait, left)
                 self._sleep(wait)
+
+    def _refuse_unfit(self, tokens):
+        """An APIError before the first try for a request the limits can never let go (no
+        attempt: the summary's requests do not count it); the run's other records go on."""
+        why = self._limits.unfit(tokens)
+        if why is None:
+            return
+        exc = APIError(why)
+        exc.attempts = 0  # nothing was sent
+        raise exc
 
     def _limited(self, server, url, payload, headers, tokens):
         """``_http_on``, once the judge's rate limits let a request of ``tokens`` go (a
