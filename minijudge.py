@@ -1454,10 +1454,16 @@ class _Limiter:
         used = None
         if isinstance(reply, dict) and isinstance(reply.get("usage"), dict):
             used = reply["usage"].get("total_tokens")
-        if not (self.tpm and _is_whole_count(used)):
+        if not self._believed(used):
             return
         with self._turn:
             self._next["tokens"] += 60.0 * (used - estimate) / self.tpm
+
+    def _believed(self, used):
+        """Whether a reply's total tokens ``used`` move the --tpm schedule: a whole count no
+        more than --tpm. More could not have fit in a minute: a server whose usage lies
+        (10**9) would hold the run for days; the estimate stands."""
+        return bool(self.tpm) and _is_whole_count(used) and used <= self.tpm
 
     def figures(self):
         """The summary's ``limits``: the limits given, the time held, the 429s."""
