@@ -2225,6 +2225,7 @@ class LLMJudge:
         self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
         if not judge_fn:
             self._limits = _limiter(self.urls, rpm, tpm)  # shared with judges on these servers
+        self._rate_limited = 0  # this judge's 429s: a shared limiter counts every judge's
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header):
@@ -2717,7 +2718,21 @@ class LLMJudge:
             raise
         finally:
             self._limits.release(ticket, heard, status)
+            self._count_limited(status)
         return body
+
+    def _count_limited(self, status):
+        """Count a 429 as this judge's own: a panel's judges on one server share a limiter,
+        whose count is all of theirs (the summary's ``limits``: _limit_figures)."""
+        if status == 429:
+            with self._lock:
+                self._rate_limited += 1
+
+    def _uncount_limits(self):
+        """Forget what a preflight's requests counted, in the limiter and as this judge's."""
+        self._limits.uncount()
+        with self._lock:
+            self._rate_limited = 0
 
     def _http_on(self, server, url, payload, headers, heard=None):
         """``_http`` to one of the judge's servers: ``url`` (the first server's chat or
@@ -5801,7 +5816,7 @@ def _preflight_judges(specs, args):
             return False
         judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
         judge._replicas.uncount()
-        judge._limits.uncount()
+        judge._uncount_limits()
         if args.check:
             print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
     return True
@@ -8332,8 +8347,9 @@ def _template_text(judge):
     return text
 
 
-def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
-    """The figures of a run (``judge``, the one that ran) or of scored records (report)."""
+def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, members=None):
+    """The figures of a run (``judge``, the one that ran; ``members``, a jury's judges) or
+    of scored records (report)."""
     mode = stamp["mode"]
     summary = _status_figures(tally)
     summary.update(_score_figures(stamp, args, tally))
@@ -8341,7 +8357,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["histogram"] = tally.tenths
     summary.update(_traffic_figures(tally, wall))
     summary["cost"] = _cost_figures(tally)
-    summary.update(_judge_figures(stamp, args, tally, judge))
+    summary.update(_judge_figures(stamp, args, tally, judge, members))
     summary["mode"] = mode
     summary.update(_position_figures(tally))
     summary["panel"] = _panel_figures(tally, stamp)
@@ -8438,7 +8454,16 @@ def _cost_figures(tally):
             "without_usage": tally.unpriced}
 
 
-def _judge_figures(stamp, args, tally, judge):
+def _limit_figures(judges):
+    """The summary's ``limits`` of ``judges`` (one, or a jury's members): the first one's
+    limiter's, with the 429s each of them had, not the limiter's count (which holds those
+    of every judge on the same servers: a panel's judge would report the others')."""
+    figures = judges[0]._limits.figures()
+    figures["rate_limited"] = sum(judge._rate_limited for judge in judges)
+    return figures
+
+
+def _judge_figures(stamp, args, tally, judge, members=None):
     """Who judged, with what template and parameters (report: what the stamp says)."""
     model = stamp["model"]
     if judge and judge.model is None:
@@ -8455,7 +8480,7 @@ def _judge_figures(stamp, args, tally, judge):
     if judge.url != _OFFLINE:
         figures["judge_url"] = judge._redact(judge.url)
         figures["servers"] = judge._replicas.figures(judge._redact)
-        figures["limits"] = judge._limits.figures()
+        figures["limits"] = _limit_figures(members or [judge])
     figures["parameters"] = dict(
         judge.params, model=judge.model, timeout=judge.timeout, max_retries=judge.max_retries,
         concurrency=args.concurrency, pass_threshold=judge.pass_threshold,
@@ -9936,7 +9961,7 @@ class _Run:
         for prefix, judge, mode in self.outputs:
             stamp = _stamp(self.members[prefix], mode, self.args, prefix, self.jurors)
             summaries[prefix] = _summary(stamp, self.args, self.tallies[prefix], wall,
-                                         stopped_early, judge)
+                                         stopped_early, judge, members=self.members[prefix])
         several = bool(self.args.judges) and not self.args.jury
         worst = _emit(summaries, self.args, several, self.tallies, self.rows,
                       os.path.basename(self.args.input))

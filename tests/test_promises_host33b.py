@@ -152,6 +152,27 @@ class PanelTest(Host33bTest):
         self.assertEqual(judges["a"]["requests"], 5)
         self.assertEqual(judges["b"]["requests"], 2)
         self.assertIn("3 replies were http 429", err)
+        self.assertEqual(err.count("replies were http 429"), 1, err)  # b: no limits line
+
+    def test_a_jurys_summary_counts_every_members_429s(self):
+        # one summary for the jury: the run's total, a's and b's
+        lock, left = threading.Lock(), {"ma": 2, "mb": 1}
+
+        def responder(request):
+            model = request.json["model"]
+            with lock:
+                if left[model]:
+                    left[model] -= 1
+                    return rate_limited("0")
+            return chat("Rating: 4")
+        self.srv.responder = responder
+        judges = self.panel(("a", "ma"), ("b", "mb"))
+        code, _, err = run_main(["--judges", judges, "--jury", "mean", "--no-preflight",
+                                 "--concurrency", "1", "-o", self.path("out.jsonl"),
+                                 "--summary", self.path("s.json"), self.items(["q0", "q1"])])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.summary()["limits"]["rate_limited"], 3)
+        self.assertEqual(self.srv.chat_count, 4 + 3)
 
     def test_what_is_left_is_kept_per_model(self):
         # model ma's replies say 0 requests left for 2 s; mb's say nothing: ma's requests
