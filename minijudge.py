@@ -1325,7 +1325,11 @@ class _Limiter:
         self.rpm, self.tpm = rpm, tpm
         self._turn = threading.Condition()
         self._next = {"requests": 0.0, "tokens": 0.0}  # time.monotonic() the next may go
-        self._left = {}  # "requests"/"tokens": (left, time.monotonic() of its reset)
+        # (model, "requests"/"tokens"): (left, time.monotonic() of its reset); the server
+        # counts each model apart (OpenAI's limits are per model), so judges of two models
+        # on one server keep their own
+        self._left = {}
+        self._flying_by = collections.Counter()  # requests in flight by model
         self.flying, self.allowed, self.most, self._epoch = 0, math.inf, 0, 0
         self.held_seconds, self.rate_limited = 0.0, 0
         self._holding, self._held_since = 0, 0.0
@@ -1339,16 +1343,17 @@ class _Limiter:
             return "not sent: its estimated {} tokens exceed --tpm {}".format(tokens, self.tpm)
         return None
 
-    def acquire(self, tokens):
-        """Wait until a request of ``tokens`` (estimated) may go; its ticket for release."""
+    def acquire(self, tokens, model=None):
+        """Wait until a request of ``tokens`` (estimated) for ``model`` may go; its ticket
+        for release."""
         with self._turn:
-            wait, why = self._wait(time.monotonic(), tokens)
+            wait, why = self._wait(time.monotonic(), tokens, model)
             if wait > 0:
-                self._hold(tokens, wait, why)
-            self._take(time.monotonic(), tokens)
+                self._hold(tokens, wait, why, model)
+            self._take(time.monotonic(), tokens, model)
             return self._epoch
 
-    def _hold(self, tokens, wait, why):
+    def _hold(self, tokens, wait, why, model=None):
         """Wait (the lock released meanwhile) while something holds the request."""
         self._holding += 1
         if self._holding == 1:
@@ -1357,14 +1362,14 @@ class _Limiter:
             while wait > 0:
                 self.holder = why
                 self._turn.wait(min(wait, _HOLD_LONGEST))  # a tiny --rpm's wait overflows
-                wait, why = self._wait(time.monotonic(), tokens)
+                wait, why = self._wait(time.monotonic(), tokens, model)
         finally:
             self._holding -= 1
             if not self._holding:  # the time any request was held, not the sum of threads'
                 self.held_seconds += time.monotonic() - self._held_since
                 self.holder = None
 
-    def _wait(self, now, tokens):
+    def _wait(self, now, tokens, model=None):
         """(seconds to wait, what holds the request) for a request of ``tokens`` now."""
         if self.flying >= self.allowed:  # a release wakes it
             return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
@@ -1372,40 +1377,43 @@ class _Limiter:
             return self._next["requests"] - now, "--rpm {:g}".format(self.rpm)
         if self.tpm and self._next["tokens"] > now:
             return self._next["tokens"] - now, "--tpm {}".format(self.tpm)
-        return self._server_wait(now, tokens)
+        return self._server_wait(now, tokens, model)
 
-    def _server_wait(self, now, tokens):
-        """(seconds, why) while the server's headers say too few are left until a reset."""
+    def _server_wait(self, now, tokens, model=None):
+        """(seconds, why) while the server's headers say too few of ``model``'s are left
+        until a reset."""
         for kind, need in (("requests", 1), ("tokens", tokens)):
-            left, reset = self._left.get(kind, (need, 0.0))
+            left, reset = self._left.get((model, kind), (need, 0.0))
             if left < need and reset > now:
                 return reset - now, "the server's limit: {} {} left, resets in {} s".format(
                     max(0, left), kind, _short_seconds(reset - now))
         return 0, None
 
-    def _take(self, now, tokens):
-        """Count a request of ``tokens`` as sent now."""
+    def _take(self, now, tokens, model=None):
+        """Count a request of ``tokens`` for ``model`` as sent now."""
         self.flying += 1
+        self._flying_by[model] += 1
         self.most = max(self.most, self.flying)
         if self.rpm:
             self._next["requests"] = max(self._next["requests"], now) + 60.0 / self.rpm
         self._spend(now, tokens)
         for kind, spent in (("requests", 1), ("tokens", tokens)):
-            if kind in self._left:
-                left, reset = self._left[kind]
-                self._left[kind] = (left - spent, reset)
+            if (model, kind) in self._left:
+                left, reset = self._left[model, kind]
+                self._left[model, kind] = (left - spent, reset)
 
     def _spend(self, now, tokens):
         """Move the next request's time on by ``tokens``' share of --tpm (fewer: back)."""
         if self.tpm:
             self._next["tokens"] = max(self._next["tokens"], now) + 60.0 * tokens / self.tpm
 
-    def release(self, ticket, headers, status):
-        """A request taken at ``ticket`` came back with ``status`` (None: no reply) and
-        ``headers`` (the server's rate-limit headers among them, maybe)."""
+    def release(self, ticket, headers, status, model=None):
+        """A request taken at ``ticket`` for ``model`` came back with ``status`` (None: no
+        reply) and ``headers`` (the server's rate-limit headers among them, maybe)."""
         with self._turn:
             self.flying -= 1
-            self._heard(headers)
+            self._landed(model)
+            self._heard(headers, model)
             if status == 429:
                 self._backed_off(ticket)
             elif status is not None and status < 400:
@@ -1427,27 +1435,33 @@ class _Limiter:
         self._epoch += 1
         self.allowed = max(1, (min(self.allowed, self.flying + 1)) // 2)
 
-    def _heard(self, headers):
-        """What's left until the reset, from x-ratelimit-remaining-*/-reset-*: less the
-        requests still in flight, which the server may not have counted yet."""
+    def _landed(self, model):
+        """One request of ``model`` in flight fewer."""
+        self._flying_by[model] -= 1
+        if not self._flying_by[model]:
+            del self._flying_by[model]
+
+    def _heard(self, headers, model=None):
+        """What's left of ``model``'s until the reset, from x-ratelimit-remaining-*/-reset-*:
+        less its requests still in flight, which the server may not have counted yet."""
         now = time.monotonic()
         for kind in ("requests", "tokens"):
             left = _header_count(headers, "x-ratelimit-remaining-" + kind)
             reset = _reset_seconds(headers.get("x-ratelimit-reset-" + kind))
             if left is None or reset is None:
                 continue
-            in_flight = self.flying
+            in_flight = self._flying_by[model]
             if kind == "tokens":
                 in_flight = 0  # their size is unknown: the next reply's figure catches up
-            self._count_left(kind, left - in_flight, now + reset, now)
+            self._count_left((model, kind), left - in_flight, now + reset, now)
 
-    def _count_left(self, kind, left, reset, now):
-        """Count ``left`` of ``kind`` until ``reset``, unless fewer are counted until a reset
-        still ahead: replies come back out of order, an older count is no news."""
-        counted, until = self._left.get(kind, (math.inf, 0.0))
+    def _count_left(self, key, left, reset, now):
+        """Count ``left`` of ``key`` (model, kind) until ``reset``, unless fewer are counted
+        until a reset still ahead: replies come back out of order, an older count is no news."""
+        counted, until = self._left.get(key, (math.inf, 0.0))
         if until > now and counted <= left:
             return
-        self._left[kind] = (left, reset)
+        self._left[key] = (left, reset)
 
     def correct(self, estimate, reply):
         """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with."""
@@ -2708,7 +2722,8 @@ class LLMJudge:
         models list is not held); the limits then hear its status and headers."""
         if payload is None:
             return self._http_on(server, url, payload, headers)
-        ticket = self._limits.acquire(tokens)
+        model = payload.get("model")
+        ticket = self._limits.acquire(tokens, model)
         heard, status = {}, None
         try:
             body = self._http_on(server, url, payload, headers, heard)
@@ -2717,7 +2732,7 @@ class LLMJudge:
             status = exc.status
             raise
         finally:
-            self._limits.release(ticket, heard, status)
+            self._limits.release(ticket, heard, status, model)
             self._count_limited(status)
         return body
 
