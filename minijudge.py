@@ -1476,7 +1476,7 @@ class _Limiter:
     def _believed(self, used):
         """Whether a reply's total tokens ``used`` move the --tpm schedule: a whole count no
         more than --tpm. More could not have fit in a minute: a server whose usage lies
-        (10**9) would hold the run for days; the estimate stands."""
+        (10**9) would hold the run for hours; the estimate stands."""
         return bool(self.tpm) and _is_whole_count(used) and used <= self.tpm
 
     def figures(self):
