@@ -1325,22 +1325,35 @@ class _Limiter:
         self.rpm, self.tpm = rpm, tpm
         self._turn = threading.Condition()
         self._next = {"requests": 0.0, "tokens": 0.0}  # time.monotonic() the next may go
-        self._left = {}  # "requests"/"tokens": (left, time.monotonic() of its reset)
+        # (model, "requests"/"tokens"): (left, time.monotonic() of its reset); the server
+        # counts each model apart (OpenAI's limits are per model), so judges of two models
+        # on one server keep their own
+        self._left = {}
+        self._flying_by = collections.Counter()  # requests in flight by model
         self.flying, self.allowed, self.most, self._epoch = 0, math.inf, 0, 0
         self.held_seconds, self.rate_limited = 0.0, 0
         self._holding, self._held_since = 0, 0.0
         self.holder = None  # why a request is held now: the progress line says it
 
-    def acquire(self, tokens):
-        """Wait until a request of ``tokens`` (estimated) may go; its ticket for release."""
+    def unfit(self, tokens):
+        """Why a request of ``tokens`` (estimated) can never go, or None: more than --tpm
+        allows in a whole minute, no wait makes room for it (held, it would wait for ever;
+        let go, it would break the limit and hold the requests after it for minutes)."""
+        if self.tpm and tokens > self.tpm:
+            return "not sent: its estimated {} tokens exceed --tpm {}".format(tokens, self.tpm)
+        return None
+
+    def acquire(self, tokens, model=None):
+        """Wait until a request of ``tokens`` (estimated) for ``model`` may go; its ticket
+        for release."""
         with self._turn:
-            wait, why = self._wait(time.monotonic(), tokens)
+            wait, why = self._wait(time.monotonic(), tokens, model)
             if wait > 0:
-                self._hold(tokens, wait, why)
-            self._take(time.monotonic(), tokens)
+                self._hold(tokens, wait, why, model)
+            self._take(time.monotonic(), tokens, model)
             return self._epoch
 
-    def _hold(self, tokens, wait, why):
+    def _hold(self, tokens, wait, why, model=None):
         """Wait (the lock released meanwhile) while something holds the request."""
         self._holding += 1
         if self._holding == 1:
@@ -1349,14 +1362,14 @@ class _Limiter:
             while wait > 0:
                 self.holder = why
                 self._turn.wait(min(wait, _HOLD_LONGEST))  # a tiny --rpm's wait overflows
-                wait, why = self._wait(time.monotonic(), tokens)
+                wait, why = self._wait(time.monotonic(), tokens, model)
         finally:
             self._holding -= 1
             if not self._holding:  # the time any request was held, not the sum of threads'
                 self.held_seconds += time.monotonic() - self._held_since
                 self.holder = None
 
-    def _wait(self, now, tokens):
+    def _wait(self, now, tokens, model=None):
         """(seconds to wait, what holds the request) for a request of ``tokens`` now."""
         if self.flying >= self.allowed:  # a release wakes it
             return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
@@ -1364,40 +1377,43 @@ class _Limiter:
             return self._next["requests"] - now, "--rpm {:g}".format(self.rpm)
         if self.tpm and self._next["tokens"] > now:
             return self._next["tokens"] - now, "--tpm {}".format(self.tpm)
-        return self._server_wait(now, tokens)
+        return self._server_wait(now, tokens, model)
 
-    def _server_wait(self, now, tokens):
-        """(seconds, why) while the server's headers say too few are left until a reset."""
+    def _server_wait(self, now, tokens, model=None):
+        """(seconds, why) while the server's headers say too few of ``model``'s are left
+        until a reset."""
         for kind, need in (("requests", 1), ("tokens", tokens)):
-            left, reset = self._left.get(kind, (need, 0.0))
+            left, reset = self._left.get((model, kind), (need, 0.0))
             if left < need and reset > now:
                 return reset - now, "the server's limit: {} {} left, resets in {} s".format(
                     max(0, left), kind, _short_seconds(reset - now))
         return 0, None
 
-    def _take(self, now, tokens):
-        """Count a request of ``tokens`` as sent now."""
+    def _take(self, now, tokens, model=None):
+        """Count a request of ``tokens`` for ``model`` as sent now."""
         self.flying += 1
+        self._flying_by[model] += 1
         self.most = max(self.most, self.flying)
         if self.rpm:
             self._next["requests"] = max(self._next["requests"], now) + 60.0 / self.rpm
         self._spend(now, tokens)
         for kind, spent in (("requests", 1), ("tokens", tokens)):
-            if kind in self._left:
-                left, reset = self._left[kind]
-                self._left[kind] = (left - spent, reset)
+            if (model, kind) in self._left:
+                left, reset = self._left[model, kind]
+                self._left[model, kind] = (left - spent, reset)
 
     def _spend(self, now, tokens):
         """Move the next request's time on by ``tokens``' share of --tpm (fewer: back)."""
         if self.tpm:
             self._next["tokens"] = max(self._next["tokens"], now) + 60.0 * tokens / self.tpm
 
-    def release(self, ticket, headers, status):
-        """A request taken at ``ticket`` came back with ``status`` (None: no reply) and
-        ``headers`` (the server's rate-limit headers among them, maybe)."""
+    def release(self, ticket, headers, status, model=None):
+        """A request taken at ``ticket`` for ``model`` came back with ``status`` (None: no
+        reply) and ``headers`` (the server's rate-limit headers among them, maybe)."""
         with self._turn:
             self.flying -= 1
-            self._heard(headers)
+            self._landed(model)
+            self._heard(headers, model)
             if status == 429:
                 self._backed_off(ticket)
             elif status is not None and status < 400:
@@ -1419,37 +1435,49 @@ class _Limiter:
         self._epoch += 1
         self.allowed = max(1, (min(self.allowed, self.flying + 1)) // 2)
 
-    def _heard(self, headers):
-        """What's left until the reset, from x-ratelimit-remaining-*/-reset-*: less the
-        requests still in flight, which the server may not have counted yet."""
+    def _landed(self, model):
+        """One request of ``model`` in flight fewer."""
+        self._flying_by[model] -= 1
+        if not self._flying_by[model]:
+            del self._flying_by[model]
+
+    def _heard(self, headers, model=None):
+        """What's left of ``model``'s until the reset, from x-ratelimit-remaining-*/-reset-*:
+        less its requests still in flight, which the server may not have counted yet."""
         now = time.monotonic()
         for kind in ("requests", "tokens"):
             left = _header_count(headers, "x-ratelimit-remaining-" + kind)
             reset = _reset_seconds(headers.get("x-ratelimit-reset-" + kind))
             if left is None or reset is None:
                 continue
-            in_flight = self.flying
+            in_flight = self._flying_by[model]
             if kind == "tokens":
                 in_flight = 0  # their size is unknown: the next reply's figure catches up
-            self._count_left(kind, left - in_flight, now + reset, now)
+            self._count_left((model, kind), left - in_flight, now + reset, now)
 
-    def _count_left(self, kind, left, reset, now):
-        """Count ``left`` of ``kind`` until ``reset``, unless fewer are counted until a reset
-        still ahead: replies come back out of order, an older count is no news."""
-        counted, until = self._left.get(kind, (math.inf, 0.0))
+    def _count_left(self, key, left, reset, now):
+        """Count ``left`` of ``key`` (model, kind) until ``reset``, unless fewer are counted
+        until a reset still ahead: replies come back out of order, an older count is no news."""
+        counted, until = self._left.get(key, (math.inf, 0.0))
         if until > now and counted <= left:
             return
-        self._left[kind] = (left, reset)
+        self._left[key] = (left, reset)
 
     def correct(self, estimate, reply):
         """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with."""
         used = None
         if isinstance(reply, dict) and isinstance(reply.get("usage"), dict):
             used = reply["usage"].get("total_tokens")
-        if not (self.tpm and _is_whole_count(used)):
+        if not self._believed(used):
             return
         with self._turn:
             self._next["tokens"] += 60.0 * (used - estimate) / self.tpm
+
+    def _believed(self, used):
+        """Whether a reply's total tokens ``used`` move the --tpm schedule: a whole count no
+        more than --tpm. More could not have fit in a minute: a server whose usage lies
+        (10**9) would hold the run for hours; the estimate stands."""
+        return bool(self.tpm) and _is_whole_count(used) and used <= self.tpm
 
     def figures(self):
         """The summary's ``limits``: the limits given, the time held, the 429s."""
@@ -2236,6 +2264,7 @@ class LLMJudge:
         self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
         if not judge_fn:
             self._limits = _limiter(self.urls, rpm, tpm)  # shared with judges on these servers
+        self._rate_limited = 0  # this judge's 429s: a shared limiter counts every judge's
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header):
@@ -2667,6 +2696,7 @@ class LLMJudge:
         until it has refused for ``restart_wait`` s (for this judge, not per request)."""
         headers = self._request_headers(payload)
         tokens = _request_tokens(payload)
+        self._refuse_unfit(tokens)
         retries, timed_out, server = 0, None, None
         # hops to another server cost no retry: fewer than the servers, or two that time
         # out by turns would pass a request back and forth for ever
@@ -2702,12 +2732,23 @@ class LLMJudge:
                 self._tell(exc, retries, wait, left)
                 self._sleep(wait)
 
+    def _refuse_unfit(self, tokens):
+        """An APIError before the first try for a request the limits can never let go (no
+        attempt: the summary's requests do not count it); the run's other records go on."""
+        why = self._limits.unfit(tokens)
+        if why is None:
+            return
+        exc = APIError(why)
+        exc.attempts = 0  # nothing was sent
+        raise exc
+
     def _limited(self, server, url, payload, headers, tokens):
         """``_http_on``, once the judge's rate limits let a request of ``tokens`` go (a
         models list is not held); the limits then hear its status and headers."""
         if payload is None:
             return self._http_on(server, url, payload, headers)
-        ticket = self._limits.acquire(tokens)
+        model = payload.get("model")
+        ticket = self._limits.acquire(tokens, model)
         heard, status = {}, None
         try:
             body = self._http_on(server, url, payload, headers, heard)
@@ -2716,8 +2757,22 @@ class LLMJudge:
             status = exc.status
             raise
         finally:
-            self._limits.release(ticket, heard, status)
+            self._limits.release(ticket, heard, status, model)
+            self._count_limited(status)
         return body
+
+    def _count_limited(self, status):
+        """Count a 429 as this judge's own: a panel's judges on one server share a limiter,
+        whose count is all of theirs (the summary's ``limits``: _limit_figures)."""
+        if status == 429:
+            with self._lock:
+                self._rate_limited += 1
+
+    def _uncount_limits(self):
+        """Forget what a preflight's requests counted, in the limiter and as this judge's."""
+        self._limits.uncount()
+        with self._lock:
+            self._rate_limited = 0
 
     def _http_on(self, server, url, payload, headers, heard=None):
         """``_http`` to one of the judge's servers: ``url`` (the first server's chat or
@@ -5806,7 +5861,7 @@ def _preflight_judges(specs, args):
             return False
         judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
         judge._replicas.uncount()
-        judge._limits.uncount()
+        judge._uncount_limits()
         if args.check:
             print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
     return True
@@ -8385,8 +8440,9 @@ def _template_text(judge):
     return text
 
 
-def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
-    """The figures of a run (``judge``, the one that ran) or of scored records (report)."""
+def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, members=None):
+    """The figures of a run (``judge``, the one that ran; ``members``, a jury's judges) or
+    of scored records (report)."""
     mode = stamp["mode"]
     summary = _status_figures(tally)
     summary.update(_score_figures(stamp, args, tally))
@@ -8394,7 +8450,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None):
     summary["histogram"] = tally.tenths
     summary.update(_traffic_figures(tally, wall))
     summary["cost"] = _cost_figures(tally)
-    summary.update(_judge_figures(stamp, args, tally, judge))
+    summary.update(_judge_figures(stamp, args, tally, judge, members))
     summary["mode"] = mode
     summary.update(_position_figures(tally))
     summary["panel"] = _panel_figures(tally, stamp)
@@ -8491,7 +8547,16 @@ def _cost_figures(tally):
             "without_usage": tally.unpriced}
 
 
-def _judge_figures(stamp, args, tally, judge):
+def _limit_figures(judges):
+    """The summary's ``limits`` of ``judges`` (one, or a jury's members): the first one's
+    limiter's, with the 429s each of them had, not the limiter's count (which holds those
+    of every judge on the same servers: a panel's judge would report the others')."""
+    figures = judges[0]._limits.figures()
+    figures["rate_limited"] = sum(judge._rate_limited for judge in judges)
+    return figures
+
+
+def _judge_figures(stamp, args, tally, judge, members=None):
     """Who judged, with what template and parameters (report: what the stamp says)."""
     model = stamp["model"]
     if judge and judge.model is None:
@@ -8508,7 +8573,7 @@ def _judge_figures(stamp, args, tally, judge):
     if judge.url != _OFFLINE:
         figures["judge_url"] = judge._redact(judge.url)
         figures["servers"] = judge._replicas.figures(judge._redact)
-        figures["limits"] = judge._limits.figures()
+        figures["limits"] = _limit_figures(members or [judge])
     figures["parameters"] = dict(
         judge.params, model=judge.model, timeout=judge.timeout, max_retries=judge.max_retries,
         concurrency=args.concurrency, pass_threshold=judge.pass_threshold,
@@ -9989,7 +10054,7 @@ class _Run:
         for prefix, judge, mode in self.outputs:
             stamp = _stamp(self.members[prefix], mode, self.args, prefix, self.jurors)
             summaries[prefix] = _summary(stamp, self.args, self.tallies[prefix], wall,
-                                         stopped_early, judge)
+                                         stopped_early, judge, members=self.members[prefix])
         several = bool(self.args.judges) and not self.args.jury
         worst = _emit(summaries, self.args, several, self.tallies, self.rows,
                       os.path.basename(self.args.input))
