@@ -139,7 +139,6 @@ class ServerLimitTest(LimitTest):
         limits = self.summary()["limits"]
         self.assertEqual(limits["rate_limited"], self.srv.limited)
         self.assertEqual(self.srv.chat_count, 96 + self.srv.limited)
-        print("LIMITED", self.srv.limited)
 
     def test_the_progress_line_says_what_holds_the_run(self):
         master, slave = pty.openpty()  # stderr is a terminal: progress is on
