@@ -1274,15 +1274,25 @@ _RESET_LONGEST = 3600.0  # a reset further off than an hour is not believed: not
 _HOLD_LONGEST = 1.0      # a held request looks again at least this often
 
 
-def _limiter(urls, rpm, tpm):
-    """The limiter of ``urls`` (a judge's servers: one account's limit) at ``rpm`` and
-    ``tpm``: judges on the same servers with the same limits share one, every thread too."""
-    key = (tuple(sorted(map(str, map(_server_key, urls)))), rpm, tpm)
+def _limiter(urls, headers, rpm, tpm):
+    """The limiter of ``urls`` (a judge's servers) for the account its ``headers`` (the key's
+    among them) name, at ``rpm`` and ``tpm``: judges on the same servers with the same key
+    and limits share one, every thread too; another key is another account's limit."""
+    servers = tuple(sorted(map(str, map(_server_key, urls))))
+    key = (servers, _account(headers), rpm, tpm)
     with _LIMITERS_LOCK:
         limiter = _LIMITERS.get(key)
         if limiter is None:
             limiter = _LIMITERS[key] = _Limiter(rpm, tpm)
         return limiter
+
+
+def _account(headers):
+    """A digest of the header fields a request carries (its key among them): it tells
+    accounts apart without keeping the key in the limiters' table."""
+    import hashlib
+    text = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _reset_seconds(text):
@@ -2263,7 +2273,8 @@ class LLMJudge:
         self.rpm, self.tpm = rpm, tpm
         self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
         if not judge_fn:
-            self._limits = _limiter(self.urls, rpm, tpm)  # shared with judges on these servers
+            # shared with the judges on these servers with this key: one account's limit
+            self._limits = _limiter(self.urls, self._headers.value, rpm, tpm)
         self._rate_limited = 0  # this judge's 429s: a shared limiter counts every judge's
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
