@@ -53,9 +53,10 @@ def run(items, limit, concurrency, rpm, folder, headers=True):
     given = "none"
     if rpm:
         given = "{:g}".format(rpm)
-    print("--rpm {:>4}: exit {}, {}/{} ok in {:.1f} s; {} replies were 429; held {:.1f} s; "
-          "{}".format(given, code, ok, items, wall, limited, limits["held_seconds"],
-                      rates(admitted, limit)))
+    print("--rpm {:>4}: exit {}, {}/{} ok in {:.1f} s; {} replies were 429 ({} waiting their "
+          "turn); held {:.1f} s; {}".format(given, code, ok, items, wall, limited,
+                                            limits["turns_waited"], limits["held_seconds"],
+                                            rates(admitted, limit)))
 
 
 def rates(admitted, burst):
