@@ -1272,6 +1272,7 @@ _DURATION_RE = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
                           r"(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
 _RESET_LONGEST = 3600.0  # a reset further off than an hour is not believed: not held for
 _HOLD_LONGEST = 1.0      # a held request looks again at least this often
+_TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see _waits_its_turn)
 
 
 def _limiter(urls, headers, rpm, tpm):
@@ -1328,8 +1329,10 @@ def _header_count(headers, name):
 class _Limiter:
     """Holds each request until it may go: under ``rpm`` and ``tpm`` (each request spaced
     from the last by its share of the minute), under what the server's x-ratelimit headers
-    say is left until their reset, and under the requests in flight allowed (halved on a
-    429, one more for each success: AIMD). Counts the time held and the 429s."""
+    say is left until their reset, under a 429's Retry-After (every request of the judge
+    waits it out, not only the one that got it), and under the requests in flight allowed
+    (halved on a 429, one more a round trip of successes: AIMD). Counts the time held and
+    the 429s (each judge counts its own, and those that only waited their turn)."""
 
     def __init__(self, rpm, tpm):
         self.rpm, self.tpm = rpm, tpm
@@ -1344,6 +1347,8 @@ class _Limiter:
         self.held_seconds, self.rate_limited = 0.0, 0
         self._holding, self._held_since = 0, 0.0
         self.holder = None  # why a request is held now: the progress line says it
+        self.answered = 0  # successes: a 429 after one is a turn waited (answered_since)
+        self._paused_until = 0.0  # time.monotonic() a 429's Retry-After holds requests until
 
     def unfit(self, tokens):
         """Why a request of ``tokens`` (estimated) can never go, or None: more than --tpm
@@ -1353,17 +1358,18 @@ class _Limiter:
             return "not sent: its estimated {} tokens exceed --tpm {}".format(tokens, self.tpm)
         return None
 
-    def acquire(self, tokens, model=None):
+    def acquire(self, tokens, model=None, obeyed=0.0):
         """Wait until a request of ``tokens`` (estimated) for ``model`` may go; its ticket
-        for release."""
+        for release. ``obeyed``: the end of a pause this request's own 429 set and it
+        slept through."""
         with self._turn:
-            wait, why = self._wait(time.monotonic(), tokens, model)
+            wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
             if wait > 0:
-                self._hold(tokens, wait, why, model)
+                self._hold(tokens, wait, why, model, obeyed)
             self._take(time.monotonic(), tokens, model)
             return self._epoch
 
-    def _hold(self, tokens, wait, why, model=None):
+    def _hold(self, tokens, wait, why, model=None, obeyed=0.0):
         """Wait (the lock released meanwhile) while something holds the request."""
         self._holding += 1
         if self._holding == 1:
@@ -1372,15 +1378,18 @@ class _Limiter:
             while wait > 0:
                 self.holder = why
                 self._turn.wait(min(wait, _HOLD_LONGEST))  # a tiny --rpm's wait overflows
-                wait, why = self._wait(time.monotonic(), tokens, model)
+                wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
         finally:
             self._holding -= 1
             if not self._holding:  # the time any request was held, not the sum of threads'
                 self.held_seconds += time.monotonic() - self._held_since
                 self.holder = None
 
-    def _wait(self, now, tokens, model=None):
+    def _wait(self, now, tokens, model=None, obeyed=0.0):
         """(seconds to wait, what holds the request) for a request of ``tokens`` now."""
+        paused = self._paused(now, obeyed)
+        if paused[0] > 0:
+            return paused
         if self.flying >= self.allowed:  # a release wakes it
             return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
         if self.rpm and self._next["requests"] > now:
@@ -1388,6 +1397,31 @@ class _Limiter:
         if self.tpm and self._next["tokens"] > now:
             return self._next["tokens"] - now, "--tpm {}".format(self.tpm)
         return self._server_wait(now, tokens, model)
+
+    def _paused(self, now, obeyed):
+        """(seconds, why) while a 429's Retry-After holds every request of the judge; a
+        pause ending by ``obeyed`` is the request's own, slept through already (its sleep
+        may be a test's, which does not wait)."""
+        until = self._paused_until
+        if until <= max(now, obeyed):
+            return 0, None
+        return until - now, "the server's Retry-After after a 429, {} s left".format(
+            _short_seconds(until - now))
+
+    def pause(self, seconds):
+        """A 429's Retry-After of ``seconds``: the judge's requests wait it out (a pause
+        is made longer, never shorter); the time it ends, for the request that got it."""
+        until = time.monotonic() + seconds
+        with self._turn:
+            self._paused_until = max(self._paused_until, until)
+        return until
+
+    def answered_since(self, count):
+        """Whether a request of the judge succeeded since ``count`` had: a 429 heard now
+        then means the server is busy with the others, "wait your turn", not a failure; a
+        server answering none (429 to everything) is not."""
+        with self._turn:
+            return self.answered > count
 
     def _server_wait(self, now, tokens, model=None):
         """(seconds, why) while the server's headers say too few of ``model``'s are left
@@ -1431,9 +1465,12 @@ class _Limiter:
             self._turn.notify_all()
 
     def _recovered(self):
-        """A success: one more request in flight allowed; back to the most there were
-        before the 429s (the threads' number, at most), no limit but the threads'."""
-        self.allowed += 1
+        """A success: 1/allowed more requests in flight allowed, so one more a round trip
+        (TCP's congestion avoidance; one more a success doubled them a round trip, right
+        back into the storm); back to the most there were before the 429s (the threads'
+        number, at most), no limit but the threads'."""
+        self.answered += 1
+        self.allowed += 1 / self.allowed
         if self.allowed >= self.most:
             self.allowed = math.inf
 
@@ -1490,7 +1527,8 @@ class _Limiter:
         return bool(self.tpm) and _is_whole_count(used) and used <= self.tpm
 
     def figures(self):
-        """The summary's ``limits``: the limits given, the time held, the 429s."""
+        """The summary's ``limits``: the limits given, the time held, the 429s, and those
+        of them that were a turn waited (no retry spent)."""
         with self._turn:
             held = self.held_seconds
             if self._holding:
@@ -1736,6 +1774,19 @@ _TROUBLES = {
     "timeout": "judge not answering: no reply within --timeout",
     "invalid_response": "judge reply unreadable",
 }
+
+
+def _first_timeout(timed_out, exc):
+    """The call's first timeout message: a server shutting down is silent, then refuses
+    connections, and the message must say the timeout came first."""
+    if timed_out or exc.kind != "timeout":
+        return timed_out
+    return str(exc)
+
+
+def _is_turn_429(exc):
+    """A 429 that is retried (not out of quota, nor asking for a wait past the limit)."""
+    return exc.kind == "http_error" and exc.status == 429
 
 
 def _retry_note(exc, retries, max_retries, wait, left):
@@ -2276,6 +2327,7 @@ class LLMJudge:
             # shared with the judges on these servers with this key: one account's limit
             self._limits = _limiter(self.urls, self._headers.value, rpm, tpm)
         self._rate_limited = 0  # this judge's 429s: a shared limiter counts every judge's
+        self._turns_waited = 0  # of them, those that waited their turn (_waits_its_turn)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header):
@@ -2712,10 +2764,14 @@ class LLMJudge:
         # hops to another server cost no retry: fewer than the servers, or two that time
         # out by turns would pass a request back and forth for ever
         hops = 0
+        # the judge's successes when the try before went (see _waits_its_turn), and the
+        # end of the Retry-After this request slept through itself
+        answered, obeyed = self._limits.answered, 0.0
         for attempt in itertools.count(1):
             server = self._replicas.pick(avoid=server)
+            since, answered = answered, self._limits.answered
             try:
-                body = self._limited(server, url, payload, headers, tokens)
+                body = self._limited(server, url, payload, headers, tokens, obeyed)
                 self._alive, self._refused_since = True, None
                 self._tell()
                 reply = read(body, url)
@@ -2726,12 +2782,14 @@ class LLMJudge:
                 if hops < len(self.urls) - 1 and self._fails_over(server, exc):
                     hops += 1  # another server takes it: no retry spent
                     continue
-                # a server shutting down is silent, then refuses: the timeout came first
-                if not timed_out and exc.kind == "timeout":
-                    timed_out = str(exc)
+                timed_out = _first_timeout(timed_out, exc)
+                obeyed = self._pause_for(exc, obeyed)
                 left = self._restart_left(exc)
                 if left > 0:  # polling a restarting server is no retry
                     wait = self._poll_wait(left, exc)
+                    self._tell(exc, retries, wait, left)
+                elif self._waits_its_turn(exc, since, attempt - retries):  # no retry spent
+                    wait = self._backoff(1, exc)
                 elif self._gives_up(exc, retries, payload):
                     self._final_error(exc, attempt, timed_out, server)
                     self._tell()  # no more retries: the record's failure is counted instead
@@ -2739,8 +2797,8 @@ class LLMJudge:
                 else:
                     retries += 1
                     wait = self._backoff(retries, exc)
+                    self._tell(exc, retries, wait, left)
                 _log.info("retrying in %.1f s: %s", wait, exc)
-                self._tell(exc, retries, wait, left)
                 self._sleep(wait)
 
     def _refuse_unfit(self, tokens):
@@ -2753,13 +2811,14 @@ class LLMJudge:
         exc.attempts = 0  # nothing was sent
         raise exc
 
-    def _limited(self, server, url, payload, headers, tokens):
+    def _limited(self, server, url, payload, headers, tokens, obeyed=0.0):
         """``_http_on``, once the judge's rate limits let a request of ``tokens`` go (a
-        models list is not held); the limits then hear its status and headers."""
+        models list is not held; ``obeyed``: see _Limiter.acquire); the limits then hear
+        its status and headers."""
         if payload is None:
             return self._http_on(server, url, payload, headers)
         model = payload.get("model")
-        ticket = self._limits.acquire(tokens, model)
+        ticket = self._limits.acquire(tokens, model, obeyed)
         heard, status = {}, None
         try:
             body = self._http_on(server, url, payload, headers, heard)
@@ -2783,7 +2842,7 @@ class LLMJudge:
         """Forget what a preflight's requests counted, in the limiter and as this judge's."""
         self._limits.uncount()
         with self._lock:
-            self._rate_limited = 0
+            self._rate_limited, self._turns_waited = 0, 0
 
     def _http_on(self, server, url, payload, headers, heard=None):
         """``_http`` to one of the judge's servers: ``url`` (the first server's chat or
@@ -2834,6 +2893,30 @@ class LLMJudge:
             headers["Content-Type"] = "application/json"
         headers.update(self._headers.value)
         return headers
+
+    def _pause_for(self, exc, obeyed):
+        """A 429's Retry-After holds every request of the judge (its replicas' too: this
+        one asked each that did not rest), not only this one, which sleeps it itself: the
+        end of that pause, else ``obeyed`` as it was."""
+        if not _is_turn_429(exc) or exc.retry_after is None:
+            return obeyed
+        return self._limits.pause(exc.retry_after)
+
+    def _waits_its_turn(self, exc, since, free):
+        """Whether ``exc`` is a 429 while the server answers the judge's other requests
+        (one succeeded since ``since`` had, counted when this request's try before went):
+        it means "wait your turn", not a failure, and spends no retry. A server answering
+        429 to everything answers none: each 429 then spends one, as --max-retries bounds.
+        Nor past ``_TURNS_LONGEST`` tries that spent none (``free``): a request the server
+        never takes while it takes others (OpenAI's 429 "Request too large ... on tokens
+        per min") is not waiting for its turn."""
+        if free > _TURNS_LONGEST:
+            return False
+        if not (_is_turn_429(exc) and self._limits.answered_since(since)):
+            return False
+        with self._lock:  # this judge's own, as its 429s are (_count_limited)
+            self._turns_waited += 1
+        return True
 
     def _restarting(self, exc):
         """Whether the server refusing ``exc``'s connection answered this judge before."""
@@ -8564,6 +8647,7 @@ def _limit_figures(judges):
     of every judge on the same servers: a panel's judge would report the others')."""
     figures = judges[0]._limits.figures()
     figures["rate_limited"] = sum(judge._rate_limited for judge in judges)
+    figures["turns_waited"] = sum(judge._turns_waited for judge in judges)
     return figures
 
 
@@ -9652,8 +9736,12 @@ def _limits_lines(limits):
     by = "the server's limit"
     if given:
         by = " and ".join(given) + " or the server's limit"
-    return ["  limits: held {:.1f} s by {}; {} replies were http 429 (rate limited)".format(
-        limits["held_seconds"], by, limits["rate_limited"])]
+    line = "  limits: held {:.1f} s by {}; {} replies were http 429 (rate limited)".format(
+        limits["held_seconds"], by, limits["rate_limited"])
+    if limits.get("turns_waited"):  # a report of an older summary has none
+        line += ", {} of them waiting their turn while others were answered".format(
+            limits["turns_waited"])
+    return [line]
 
 
 def _cost_lines(cost):

@@ -540,11 +540,15 @@ class StubServer:
 
     def __init__(self, content="4", *, models=("judge-model",), delay=0.0,
                  responder=None, require_key=None, strict_model=False,
-                 close_after=None, idle_timeout=None, tls=None, tunnel_to=None, limit=None):
+                 close_after=None, idle_timeout=None, tls=None, tunnel_to=None, limit=None,
+                 limit_headers=True):
         self.content = content
         # (N, seconds): a bucket of N requests refilled over `seconds`, as OpenAI's RPM
         # limit is; past it a 429 with Retry-After; every chat reply sends x-ratelimit-*
         self.limit = limit
+        # False: the limit is enforced (429 + Retry-After) but no x-ratelimit-* is sent,
+        # as vLLM behind a proxy, LiteLLM and some gateways do
+        self.limit_headers = limit_headers
         self._bucket = (float(limit[0]) if limit else 0.0, time.monotonic())
         self.limited = 0  # 429s the limit sent
         self.admitted = []  # time.monotonic() of each chat request the limit let through
@@ -682,7 +686,8 @@ class StubServer:
 
     def _limited(self, request):
         """The reply under `limit`: a 429 past it, else the chat reply; both with the
-        x-ratelimit headers OpenAI sends (reset: until the bucket is full again)."""
+        x-ratelimit headers OpenAI sends (reset: until the bucket is full again), unless
+        `limit_headers` is False."""
         n, seconds = self.limit
         with self._lock:
             level, since = self._bucket
@@ -695,9 +700,11 @@ class StubServer:
             else:
                 self.limited += 1
             self._bucket = (level, now)
-        headers = {"x-ratelimit-limit-requests": str(n),
-                   "x-ratelimit-remaining-requests": str(int(level)),
-                   "x-ratelimit-reset-requests": _duration((n - level) * seconds / n)}
+        headers = {}
+        if self.limit_headers:
+            headers = {"x-ratelimit-limit-requests": str(n),
+                       "x-ratelimit-remaining-requests": str(int(level)),
+                       "x-ratelimit-reset-requests": _duration((n - level) * seconds / n)}
         if not admitted:
             wait = (1 - level) * seconds / n
             headers["Retry-After"] = str(max(1, math.ceil(wait)))

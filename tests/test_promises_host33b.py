@@ -149,6 +149,9 @@ class PanelTest(Host33bTest):
         judges = self.summary()["judges"]
         self.assertEqual(judges["a"]["limits"]["rate_limited"], 3)
         self.assertEqual(judges["b"]["limits"]["rate_limited"], 0)
+        # the turns waited are each judge's too: b had no 429, so none of its own
+        self.assertEqual(judges["b"]["limits"]["turns_waited"], 0)
+        self.assertLessEqual(judges["a"]["limits"]["turns_waited"], 3)
         self.assertEqual(judges["a"]["requests"], 5)
         self.assertEqual(judges["b"]["requests"], 2)
         self.assertIn("3 replies were http 429", err)

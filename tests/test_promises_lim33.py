@@ -78,7 +78,8 @@ class RpmTest(LimitTest):
         self.assertEqual(code, 0, err)
         limits = self.summary()["judges"]["a"]["limits"]
         held = limits.pop("held_seconds")  # 3 gaps of 0.1 s between 4 requests
-        self.assertEqual(limits, {"rpm": 600, "tpm": 100000, "rate_limited": 0})
+        self.assertEqual(limits, {"rpm": 600, "tpm": 100000, "rate_limited": 0,
+                                  "turns_waited": 0})
         self.assertAlmostEqual(held, 0.3, delta=0.05)
 
     def test_a_wrong_rpm_or_tpm_from_each_place_says_so(self):
@@ -196,7 +197,8 @@ class HeaderTest(LimitTest):
         code, _, err = self.run_code("--concurrency", "1", self.items(10))
         self.assertEqual(code, 0, err)
         self.assertEqual(self.summary()["limits"], {"rpm": None, "tpm": None,
-                                                    "held_seconds": 0.0, "rate_limited": 0})
+                                                    "held_seconds": 0.0, "rate_limited": 0,
+                                                    "turns_waited": 0})
         self.assertNotIn("limits:", err)
 
     def test_two_judges_on_one_server_share_its_limit(self):
