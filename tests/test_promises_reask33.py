@@ -18,6 +18,11 @@ USAGE = {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}
 BAD = "I think the answer is quite good."
 
 
+def count_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for _ in f)
+
+
 def bad_once(request):
     """A judge that cannot answer in form until it is re-asked."""
     if len(request.json["messages"]) == 1:
@@ -190,7 +195,7 @@ class BatchTest(ReaskTest):
         exported = self.records()
         self.assertEqual({r["judge_status"] for r in exported}, {"exported"})
         self.assertEqual([r["judge_reasks"] for r in exported], [[BAD]] * 3)
-        self.assertEqual(len([1 for part in self.parts() for _ in open(part)]), 3)
+        self.assertEqual(sum(count_lines(part) for part in self.parts()), 3)
         run_batch(self.parts(), self.path("second.jsonl"), url)
         code, _, err = self.run_code("--reask", "1", "--batch-import", self.path("first.jsonl"),
                                      "--batch-import", self.path("second.jsonl"), url=False)
