@@ -447,6 +447,286 @@ def _render_naming_failure(text, given, values):
         raise TemplateError("cannot fill the template: {}".format(exc)) from None
 
 
+# -- Conversations: messages read, a turn chosen, turns shown labelled -------------------
+
+_ROLES = ("system", "developer", "user", "assistant", "tool")
+_ROLE_LABELS = {"system": "[System]", "developer": "[Developer]", "user": "[User]",
+                "assistant": "[Assistant]"}
+# content parts that are not text: shown as a placeholder, so the judge knows one was there
+_PART_PLACEHOLDERS = {"image_url": "[image]", "image": "[image]", "input_image": "[image]",
+                      "input_audio": "[audio]"}
+_CONVERSATION_START = "[The Start of the Conversation So Far]"
+_CONVERSATION_END = "[The End of the Conversation So Far]"
+_LEFT_OUT = "[... {} characters left out by minijudge (--max-turn-chars {}) ...]"
+_DEFAULT_MAX_TURN_CHARS = 4000
+
+# One turn of a conversation: the messages before it (system prompt, earlier turns), the
+# user's message and its reply (every assistant and tool message up to the next user one).
+_Turn = collections.namedtuple("_Turn", "before user reply number")
+
+
+def _conversation(value, what):
+    """The messages of a conversation in OpenAI's chat format, each read into a dict of
+    role, text, calls (a list of (id, name, arguments)), call_id and name; JudgeError
+    naming ``what`` (e.g. "field 'messages'") and the message that is wrong."""
+    if not isinstance(value, list):
+        raise JudgeError("{} is a {}, expected a list of messages".format(
+            what, _kind_name(value)))
+    if not value:
+        raise JudgeError("{} is an empty list, expected messages".format(what))
+    return [_message(message, "{}: message {}".format(what, n))
+            for n, message in enumerate(value, 1)]
+
+
+def _kind_name(value):
+    """A JSON value's kind, for messages: null rather than NoneType."""
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def _message(message, where):
+    """One message read (see _conversation); JudgeError naming ``where``."""
+    if not isinstance(message, Mapping):
+        raise JudgeError("{} is a {}, expected an object with a role".format(
+            where, _kind_name(message)))
+    role = message.get("role")
+    if role not in _ROLES:
+        raise JudgeError("{} has {}, expected one of {}".format(
+            where, _role_said(message), ", ".join(_ROLES)))
+    calls = _tool_calls(message, where)
+    text = _message_text(message.get("content"), bool(calls), where)
+    return {"role": role, "text": text, "calls": calls,
+            "call_id": _as_text(message.get("tool_call_id")), "name": _as_text(message.get("name"))}
+
+
+def _role_said(message):
+    if "role" not in message:
+        return "no role"
+    return "role {!r}".format(_as_text(message["role"])[:100])
+
+
+def _message_text(content, has_calls, where):
+    """A message's content as text: a string, its text parts joined (other parts as
+    placeholders), or "" for the null content of an assistant message that calls tools."""
+    if isinstance(content, str):
+        return content
+    if content is None and has_calls:
+        return ""
+    if isinstance(content, list):
+        return "\n".join(_part_text(part, "{}, content part {}".format(where, n))
+                         for n, part in enumerate(content, 1))
+    raise JudgeError("{} has content of kind {}, expected text or a list of content "
+                     "parts".format(where, _kind_name(content)))
+
+
+def _part_text(part, where):
+    """One OpenAI content part as text ({"type": "text", "text": ...}, an image as [image])."""
+    kind = None
+    if isinstance(part, Mapping):
+        kind = part.get("type")
+    if kind == "text" and isinstance(part.get("text"), str):
+        return part["text"]
+    if kind in _PART_PLACEHOLDERS:
+        return _PART_PLACEHOLDERS[kind]
+    if isinstance(part, str):  # some tools write the parts as bare strings
+        return part
+    raise JudgeError("{} is not a text or image part".format(where))
+
+
+def _tool_calls(message, where):
+    """An assistant message's tool calls as (id, name, arguments) texts; JudgeError unless a
+    list of {"id", "type": "function", "function": {"name", "arguments"}}."""
+    calls = message.get("tool_calls")
+    if calls is None:
+        return []
+    if not isinstance(calls, list):
+        raise JudgeError("{} has tool_calls of kind {}, expected a list".format(
+            where, _kind_name(calls)))
+    return [_tool_call(call, "{}, tool call {}".format(where, n))
+            for n, call in enumerate(calls, 1)]
+
+
+def _tool_call(call, where):
+    function = None
+    if isinstance(call, Mapping):
+        function = call.get("function")
+    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        raise JudgeError("{} has no function name, expected {{\"function\": {{\"name\", "
+                         "\"arguments\"}}}}".format(where))
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):  # some tools give the arguments as an object
+        arguments = _as_text(arguments) or ""
+    return (_as_text(call.get("id")), function["name"], arguments)
+
+
+def _mtbench_messages(record):
+    """MT-Bench's layout as messages: ``turns`` (the questions) and ``answers`` or FastChat's
+    ``choices`` ([{"index": 0, "turns": [...]}]), the replies, in order; None if the record
+    is not in that layout."""
+    questions = record.get("turns")
+    answers = record.get("answers")
+    choices = record.get("choices")
+    if answers is None and isinstance(choices, list) and choices:
+        if isinstance(choices[0], Mapping):
+            answers = choices[0].get("turns")
+    if not isinstance(questions, list) or not isinstance(answers, list):
+        return None
+    messages = []
+    for question, answer in itertools.zip_longest(questions, answers[:len(questions)]):
+        messages.append({"role": "user", "content": question})
+        if answer is not None:
+            messages.append({"role": "assistant", "content": answer})
+    return messages
+
+
+def _conversation_turns(messages):
+    """The turns of read messages that have a reply with an assistant message, numbered
+    from 1; messages before the first user message belong to every turn's ``before``."""
+    starts = [n for n, m in enumerate(messages) if m["role"] == "user"]
+    turns = []
+    for start, end in zip(starts, starts[1:] + [len(messages)]):
+        reply = messages[start + 1:end]
+        if any(m["role"] == "assistant" for m in reply):
+            turns.append(_Turn(messages[:start], messages[start], reply, len(turns) + 1))
+    return turns
+
+
+def _judged_turn(messages, turn, what):
+    """The turn judged: the ``turn``-th with a reply (1-based), else the last; JudgeError
+    naming ``what`` when there is none, or ``turn`` is past the end."""
+    turns = _conversation_turns(messages)
+    if not turns:
+        raise JudgeError("{}: no turn has an assistant reply".format(what))
+    if turn is None:
+        return turns[-1]
+    if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
+        raise JudgeError("--turn must be a whole number from 1; got {!r}".format(turn))
+    if turn > len(turns):
+        raise JudgeError("{}: {} with a reply; --turn {} asks for the {}".format(
+            what, _counted(len(turns), "turn"), turn, _ordinal(turn)))
+    return turns[turn - 1]
+
+
+def _counted(n, noun):
+    if n == 1:
+        return "1 " + noun
+    return "{} {}s".format(n, noun)
+
+
+def _ordinal(n):
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, ..."""
+    suffix = "th"
+    if n % 100 not in (11, 12, 13):
+        suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return "{}{}".format(n, suffix)
+
+
+def _turns_text(messages, limit, *, keep=()):
+    """Read messages as the judge sees them: each labelled by its role ([System], [User],
+    [Assistant], [Tool call NAME (ID)] and its arguments, [Tool result (ID)] and its
+    content), blocks separated by a blank line, in order. A text longer than ``limit``
+    (0: none) is cut to its two ends with a visible marker, except a message whose role is
+    in ``keep`` (the judged reply's own words)."""
+    blocks = []
+    for message in messages:
+        blocks.extend(_message_blocks(message, limit, message["role"] in keep))
+    return "\n\n".join(blocks)
+
+
+def _message_blocks(message, limit, keep):
+    """A message's labelled blocks: its text (if any or no calls), then each tool call."""
+    text_limit = limit
+    if keep:
+        text_limit = 0
+    blocks = []
+    if message["text"] or not message["calls"]:
+        blocks.append(_message_label(message) + "\n" + _shorten(message["text"], text_limit))
+    for call_id, name, arguments in message["calls"]:
+        label = "[Tool call {}{}]".format(name, _call_id_text(call_id))
+        blocks.append(label + "\n" + _shorten(arguments, limit))
+    return blocks
+
+
+def _message_label(message):
+    if message["role"] != "tool":
+        return _ROLE_LABELS[message["role"]]
+    name = ""
+    if message["name"]:
+        name = " " + message["name"]
+    return "[Tool result{}{}]".format(name, _call_id_text(message["call_id"]))
+
+
+def _call_id_text(call_id):
+    if not call_id:
+        return ""
+    return " ({})".format(call_id)
+
+
+def _shorten(text, limit):
+    """``text``, or if longer than ``limit`` (0: never) its first and last halves with a
+    marker saying how much was left out and by which flag: never silently."""
+    if not limit or len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - head
+    marker = _LEFT_OUT.format(len(text) - limit, limit)
+    return text[:head] + "\n" + marker + "\n" + text[len(text) - tail:]
+
+
+def _shortened_results(reply, limit):
+    """How many tool results in the judged reply were cut (the record says so)."""
+    if not limit:
+        return 0
+    return sum(1 for m in reply if m["role"] == "tool" and len(m["text"]) > limit)
+
+
+def _with_response(messages, response, what):
+    """Read messages and the record's response: a conversation that ends with the user's (or
+    a tool's) message is the prompt the model saw, the response its reply; one that ends
+    with an assistant message has its reply already, so a response too is ambiguous."""
+    if response is None:
+        return messages
+    if messages[-1]["role"] == "assistant":
+        raise JudgeError("{} ends with an assistant message and the record has a response "
+                         "too: which one is judged?".format(what))
+    reply = {"role": "assistant", "text": _as_text(response), "calls": [], "call_id": None,
+             "name": None}
+    return messages + [reply]
+
+
+def _conversation_fields(messages, turn, *, limit, references=None, what="the conversation"):
+    """The template fields a conversation fills for its judged turn: question, response,
+    conversation_section, conversation, turn, reference (a list's entry for the turn) and
+    tool_results_shortened; JudgeError naming ``what`` if no turn can be judged."""
+    judged = _judged_turn(messages, turn, what)
+    before = _turns_text(judged.before, limit)
+    section = ""
+    if before:
+        section = "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
+    fields = {"question": judged.user["text"], "response": _reply_text(judged.reply, limit),
+              "conversation_section": section, "conversation": before, "turn": judged.number,
+              "tool_results_shortened": _shortened_results(judged.reply, limit)}
+    if isinstance(references, list):
+        fields["reference"] = _turn_reference(references, judged.number)
+    return fields
+
+
+def _reply_text(reply, limit):
+    """The judged reply: a lone assistant message's text verbatim, else each step labelled
+    (the assistant's own words never shortened, long tool results are)."""
+    if len(reply) == 1 and not reply[0]["calls"]:
+        return reply[0]["text"]
+    return _turns_text(reply, limit, keep=("assistant",))
+
+
+def _turn_reference(references, number):
+    """A list reference's entry for turn ``number`` (MT-Bench: one per turn), None if none."""
+    if number > len(references):
+        return None
+    return _reference_of({"reference": references[number - 1]}, "reference")
+
+
 # -- Parsers ---------------------------------------------------------------------------
 
 _ZERO_WIDTH_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
