@@ -7661,7 +7661,7 @@ def _judge_plain(judge, args, item, mode):
     try:
         values = judge._values(record, None, fields)
         messages = judge._messages(record, values, [])
-    except TemplateError:
+    except (TemplateError, _BadRecord):
         return _judge_item(judge, args, item, mode)
     if values.get("images") or judge._unasked(values) is not None:
         return _judge_item(judge, args, item, mode)
@@ -7673,6 +7673,7 @@ def _judge_plain(judge, args, item, mode):
     except Exception as exc:  # as _ask says a bug: on the item
         judgement = judge._failed("internal_error", "{}: {}".format(
             type(exc).__name__, judge._redact(str(exc))))
+    _note_turn(judgement, values)
     return _with_pass(judgement, judge.pass_threshold)
 
 

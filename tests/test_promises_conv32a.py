@@ -13,6 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
+from batch_engine import run_batch  # noqa: E402
 from stub import StubTestCase, run_main  # noqa: E402
 
 WEATHER = [
@@ -415,6 +416,105 @@ class PythonTest(StubTestCase):
                 self.assertIn("{conversation_section}", text)
                 self.assertEqual(minijudge.render(name, **fields), minijudge.render(
                     text.replace("{conversation_section}", ""), **fields))
+
+
+
+class EverywhereTest(StubTestCase):
+    """The run's other paths work on conversations as on single answers (issue 32 item 4)."""
+
+    ROWS = [{"messages": WEATHER}, MTBENCH]
+
+    def setUp(self):
+        super().setUp()
+        self.srv.content = "Rating: 4"
+        self.data = self.write_jsonl("in.jsonl", self.ROWS)
+
+    def main(self, *argv, url=True, data=True):
+        head = ["--no-preflight", "--judge-model", "m"]
+        if url:
+            head += ["--judge-url", self.srv.url]
+        tail = [self.data] * data
+        code, out, err = run_main(head + list(argv) + tail)
+        self.assertEqual(code, 0, err)
+        return out
+
+    def records(self, name="out.jsonl"):
+        with open(self.path(name), encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    def prompts(self):
+        return [r.json["messages"][-1]["content"] for r in self.srv.requests]
+
+    def test_cache_answers_a_rerun(self):
+        for name in ("a.jsonl", "b.jsonl"):
+            self.main("--cache", self.path("cache.jsonl"), "-o", self.path(name))
+        self.assertEqual(len(self.srv.requests), 2)
+        self.assertEqual([r["judge_score"] for r in self.records("b.jsonl")], [0.75, 0.75])
+        self.main("--cache", self.path("cache.jsonl"), "--turn", "1", "-o", self.path("c.jsonl"))
+        self.assertEqual(len(self.srv.requests), 4)  # another turn: another prompt, another key
+
+    def test_batch_export_and_import(self):
+        self.main("-o", self.path("online.jsonl"))
+        online = self.prompts()
+        self.main("--batch-export", self.path("req.jsonl"), "-o", self.path("x.jsonl"), url=False)
+        parts = [self.path(n) for n in sorted(os.listdir(self.tmp)) if n.startswith("req.")]
+        with open(parts[0], encoding="utf-8") as f:
+            exported = [json.loads(line)["body"]["messages"][-1]["content"] for line in f]
+        self.assertEqual(sorted(exported), sorted(online))
+        run_batch(parts, self.path("res.jsonl"), self.srv.url + "/v1/chat/completions")
+        self.main("--batch-import", self.path("res.jsonl"), "-o", self.path("in2.jsonl"),
+                  url=False)
+        self.assertEqual([(r["judge_status"], r["judge_score"], r["judge_turn"])
+                          for r in self.records("in2.jsonl")], [("ok", 0.75, 2), ("ok", 0.75, 2)])
+
+    def test_a_panel_of_judges(self):
+        judges = self.path("judges.json")
+        with open(judges, "w", encoding="utf-8") as f:
+            json.dump([{"name": "quality", "mode": "rating"},
+                       {"name": "short", "mode": "rating", "options": {"max_turn_chars": 5}}], f)
+        self.main("--judges", judges, "-o", self.path("out.jsonl"))
+        record = self.records()[0]
+        self.assertEqual((record["quality_status"], record["short_status"]), ("ok", "ok"))
+        self.assertEqual(record["short_turn"], 2)
+        self.assertTrue(any("[Tool result (call_1)]\n18\n[... 6 characters left out by "
+                            "minijudge (--max-turn-chars 5) ...]\nudy\n" in prompt
+                            for prompt in self.prompts()))
+        self.assertEqual(record["short_tool_results_shortened"], 1)
+
+    def test_repeats(self):
+        self.main("--repeats", "2", "--seed", "1", "-o", self.path("out.jsonl"))
+        self.assertEqual(len(self.srv.requests), 4)
+        self.assertEqual([r["judge_status"] for r in self.records()], ["ok", "ok"])
+        self.assertEqual(len(set(self.prompts())), 2)  # each item's prompt twice, seeds 1 and 2
+        self.assertEqual(sorted(r.json["seed"] for r in self.srv.requests), [1, 1, 2, 2])
+
+    def test_assess_and_save_prompts(self):
+        criteria = self.path("c.json")
+        with open(criteria, "w", encoding="utf-8") as f:
+            json.dump({"name": "polite", "description": "Is the reply polite?",
+                       "options": {"Yes": 1, "No": 0}}, f)
+        self.srv.responder = lambda request: None
+        self.srv.content = "Yes"
+        self.main("--mode", "criterion", "--criteria", criteria, "--assess", "--save-prompts",
+                  "-o", self.path("out.jsonl"))
+        record = self.records()[0]
+        self.assertEqual(record["judge_status"], "ok")
+        first = record["judge_prompt"][0]["content"]
+        self.assertIn("[The Start of the Conversation So Far]\n[System]\nYou are a travel "
+                      "assistant.", first)
+        self.assertIn("[Tool call get_weather (call_1)]", first)
+        self.assertEqual(len(self.srv.requests), 4)  # two turns an item
+
+    def test_dry_run_prints_the_prompt_sent(self):
+        out = self.main("--dry-run", url=False)
+        self.assertIn(WEATHER_ITEM, out)
+        self.assertIn(MTBENCH_TURN2.replace(RATING_TAIL, "").split("[The Start of the Conv")[1], out)
+
+    def test_report_reads_the_records_back(self):
+        self.main("-o", self.path("out.jsonl"))
+        code, out, err = run_main(["report", self.path("out.jsonl")])
+        self.assertEqual(code, 0, err)
+        self.assertIn("minijudge report: 2 records; judge m\n  statuses: ok 2\n", out + err)
 
 
 if __name__ == "__main__":
