@@ -8374,6 +8374,8 @@ def _lacks_answer(args, record, mode):
     a template_error)."""
     if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
         return False
+    if _record_references(args, record) is not None:  # a conversation's, one a turn
+        return False
     return _reference_of(record, "answer") is None
 
 
