@@ -2795,7 +2795,9 @@ class LLMJudge:
         """Judge one item: a Judgement. The question is ``example["question"]`` (else
         ``["context"]``), the reference ``example["answer"]``, the response ``output["response"]``
         (or ``output``, as text). Keywords override any field; ``criterion=``, ``context=``
-        (a text or ``{name: text}``) and ``images=`` (paths or URLs) are the item's own."""
+        (a text or ``{name: text}``) and ``images=`` (paths or URLs) are the item's own.
+        An example with a ``messages`` list (or MT-Bench's turns and answers) is judged on
+        its last turn with a reply, ``turn=N`` its N-th; a malformed one is a bad_record."""
         try:
             values = self._values(example, output, fields)
         except _BadRecord as exc:  # a malformed conversation
