@@ -8376,7 +8376,7 @@ def _lacks_answer(args, record, mode):
     a template_error)."""
     if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
         return False
-    if _record_references(args, record) is not None:  # a conversation's, one a turn
+    if _record_references(args, record):  # a conversation's, one a turn ([]: none)
         return False
     return _reference_of(record, "answer") is None
 
