@@ -576,8 +576,12 @@ def _mtbench_messages(record):
             answers = choices[0].get("turns")
     if not isinstance(questions, list) or not isinstance(answers, list):
         return None
+    if len(answers) > len(questions):  # a reply to no question: the layout is broken
+        raise JudgeError("field 'turns': {} and {}, expected one answer a question at "
+                         "most".format(_counted(len(questions), "question"),
+                                       _counted(len(answers), "answer")))
     messages = []
-    for question, answer in itertools.zip_longest(questions, answers[:len(questions)]):
+    for question, answer in itertools.zip_longest(questions, answers):
         messages.append({"role": "user", "content": question})
         if answer is not None:
             messages.append({"role": "assistant", "content": answer})
@@ -596,19 +600,20 @@ def _conversation_turns(messages):
     return turns
 
 
-def _judged_turn(messages, turn, what):
+def _judged_turn(messages, turn, what, asked="turn={}"):
     """The turn judged: the ``turn``-th with a reply (1-based), else the last; JudgeError
-    naming ``what`` when there is none, or ``turn`` is past the end."""
+    naming ``what`` when there is none, or ``turn`` (as ``asked`` writes it: Python's
+    keyword, the command line's --turn) is past the end."""
     turns = _conversation_turns(messages)
     if not turns:
         raise JudgeError("{}: no turn has an assistant reply".format(what))
     if turn is None:
         return turns[-1]
     if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
-        raise JudgeError("--turn must be a whole number from 1; got {!r}".format(turn))
+        raise JudgeError("turn must be a whole number from 1; got {!r}".format(turn))
     if turn > len(turns):
-        raise JudgeError("{}: {} with a reply; --turn {} asks for the {}".format(
-            what, _counted(len(turns), "turn"), turn, _ordinal(turn)))
+        raise JudgeError("{}: {} with a reply; {} asks for the {}".format(
+            what, _counted(len(turns), "turn"), asked.format(turn), _ordinal(turn)))
     return turns[turn - 1]
 
 
@@ -685,18 +690,32 @@ def _shortened_results(reply, limit):
     return sum(1 for m in reply if m["role"] == "tool" and len(m["text"]) > limit)
 
 
-def _with_response(messages, response, what):
-    """Read messages and the record's response: a conversation that ends with the user's (or
-    a tool's) message is the prompt the model saw, the response its reply; one that ends
-    with an assistant message has its reply already, so a response too is ambiguous."""
+def _with_response(messages, given, what):
+    """Read messages and the item's response (``given``: {} if it has none, else
+    {"response": value}): a conversation that ends with the user's (or a tool's) message is
+    the prompt the model saw, the response its reply; one that ends with an assistant
+    message has its reply already, so a response too is ambiguous (a null one is none)."""
+    if "response" not in given:
+        return messages
+    response = given["response"]
+    if messages[-1]["role"] != "assistant":
+        return messages + [_reply_message(response, what)]
     if response is None:
         return messages
-    if messages[-1]["role"] == "assistant":
-        raise JudgeError("{} ends with an assistant message and the record has a response "
-                         "too: which one is judged?".format(what))
-    reply = {"role": "assistant", "text": _as_text(response), "calls": [], "call_id": None,
-             "name": None}
-    return messages + [reply]
+    raise JudgeError("{} ends with an assistant message and the record has a response "
+                     "too: which one is judged?".format(what))
+
+
+def _reply_message(response, what):
+    """The item's response as the assistant's reply, read as a single answer's is: null is
+    an empty reply (empty_response), a list or an object no text (JudgeError)."""
+    if response is None:
+        response = ""
+    if isinstance(response, (dict, list)):
+        raise JudgeError("{}: the response is a {}, expected text".format(
+            what, type(response).__name__))
+    return {"role": "assistant", "text": _as_text(response), "calls": [], "call_id": None,
+            "name": None}
 
 
 def _conversation_fields(messages, turn, *, limit, references=None, what="the conversation"):
@@ -2318,22 +2337,32 @@ def _example_conversation(example, output):
     """(read messages, the list reference or None) of an example that is a conversation (a
     ``messages`` list, or MT-Bench's turns and answers), its response (``output`` or its
     own) the reply to a conversation that ends with the user; (None, None) if it is not one."""
-    value = example.get("messages")
-    what = _CONVERSATION_WHAT
-    if not isinstance(value, list):
-        value = _mtbench_messages(example)
-        what = "field 'turns'"
-    if value is None:
-        return None, None
+    given = _response_of(example, output)
     try:
-        messages = _with_response(_conversation(value, what),
-                                  _response_of(example, output).get("response"), what)
+        value, what = _example_messages(example, given)
+        if value is None:
+            return None, None
+        messages = _with_response(_conversation(value, what), given, what)
     except JudgeError as exc:
         raise _BadRecord(str(exc)) from None
     references = example.get("answer", example.get("reference"))
     if not isinstance(references, list):
         references = None
     return messages, references
+
+
+def _example_messages(example, given):
+    """(messages as given, what names them) of a Python example: its ``messages`` list, else
+    MT-Bench's turns and answers; (None, None) if neither. ``messages`` holding another
+    thing is refused unless the example gives a response (then it is a field of its own),
+    as the command line does for its default field."""
+    value = example.get("messages")
+    if isinstance(value, list):
+        return value, _CONVERSATION_WHAT
+    if value is not None and "response" not in given:
+        raise JudgeError("{} is a {}, expected a list of messages".format(
+            _CONVERSATION_WHAT, _kind_name(value)))
+    return _mtbench_messages(example), "field 'turns'"
 
 
 def _check_no_turn(turn):
@@ -7177,8 +7206,11 @@ def _record_conversation(args, record, names):
     if value is None:
         _check_turn_flag(args)
         return None
-    messages = _with_response(_conversation(value, what), record.get(args.response_field), what)
-    _judged_turn(messages, args.turn, what)
+    given = {}
+    if args.response_field in record:
+        given = {"response": record[args.response_field]}
+    messages = _with_response(_conversation(value, what), given, what)
+    _judged_turn(messages, args.turn, what, asked="--turn {}")
     return {"_conversation": messages, "_references": _record_references(args, record),
             "turn": args.turn}
 
