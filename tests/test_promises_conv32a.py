@@ -104,8 +104,8 @@ class TurnTest(unittest.TestCase):
 
     def test_no_reply_or_a_turn_past_the_end_is_an_error(self):
         cases = [
-            (WEATHER, 5, "field 'messages': 2 turns with a reply; --turn 5 asks for the 5th"),
-            (WEATHER[:3], 3, "field 'messages': 1 turn with a reply; --turn 3 asks for the 3rd"),
+            (WEATHER, 5, "field 'messages': 2 turns with a reply; turn=5 asks for the 5th"),
+            (WEATHER[:3], 3, "field 'messages': 1 turn with a reply; turn=3 asks for the 3rd"),
             (WEATHER[:2], None, "field 'messages': no turn has an assistant reply"),
             ([{"role": "system", "content": "s"}, {"role": "assistant", "content": "a"}], None,
              "field 'messages': no turn has an assistant reply"),
@@ -117,10 +117,11 @@ class TurnTest(unittest.TestCase):
                 self.assertEqual(str(caught.exception), error)
 
     def test_a_response_field_is_the_reply_to_a_conversation_that_ends_with_the_user(self):
-        messages = minijudge._with_response(read(WEATHER[:4]), "Sunny.", "field 'messages'")
+        messages = minijudge._with_response(read(WEATHER[:4]), {"response": "Sunny."},
+                                            "field 'messages'")
         self.assertEqual(minijudge._judged_turn(messages, None, "x").reply[0]["text"], "Sunny.")
         with self.assertRaises(minijudge.JudgeError) as caught:
-            minijudge._with_response(read(WEATHER), "Sunny.", "field 'messages'")
+            minijudge._with_response(read(WEATHER), {"response": "Sunny."}, "field 'messages'")
         self.assertEqual(str(caught.exception), "field 'messages' ends with an assistant message "
                          "and the record has a response too: which one is judged?")
 
@@ -386,7 +387,7 @@ class PythonTest(StubTestCase):
     def test_a_malformed_conversation_is_a_bad_record(self):
         judge = self.judge()
         self.assertEqual(judge.judge({"messages": WEATHER}, turn=4).error,
-                         "field 'messages': 2 turns with a reply; --turn 4 asks for the 4th")
+                         "field 'messages': 2 turns with a reply; turn=4 asks for the 4th")
         self.assertEqual(judge.judge({"messages": [{"role": "user"}]}).status, "bad_record")
         self.assertEqual(judge.judge({"question": "q", "response": "r"}, turn=2).error,
                          "turn 2 needs a conversation: a 'messages' list, or MT-Bench's "
