@@ -763,6 +763,84 @@ def _trajectory_fields(messages, turn, *, limit, references=None, what="the conv
     return fields
 
 
+_PAIR_WHAT = ("field 'response_a'", "field 'response_b'")
+
+
+def _pair_messages(values, questions, what=_PAIR_WHAT):
+    """Two conversations read (see _conversation): each a list of messages, or MT-Bench's
+    list of reply texts paired with the record's ``questions`` (its "turns"); JudgeError
+    naming ``what`` if one is a conversation and the other is not, or either is malformed."""
+    kinds = [isinstance(value, list) for value in values]
+    if not all(kinds):
+        lone = kinds.index(False)
+        raise JudgeError("{} is a {} and {} a list: a pair of conversations needs two "
+                         "lists".format(what[lone], _kind_name(values[lone]), what[1 - lone]))
+    return tuple(_conversation(_as_messages(value, questions), name)
+                 for value, name in zip(values, what))
+
+
+def _as_messages(value, questions):
+    """A list of reply texts with MT-Bench's questions as user and assistant messages;
+    anything else as it is, for _conversation to read (or refuse)."""
+    texts = all(isinstance(item, str) for item in value)
+    if texts and isinstance(questions, list):
+        return _mtbench_messages({"turns": questions, "answers": value})
+    return value
+
+
+def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT):
+    """The fields of a pair of conversations judged at the same turn: conversation_section,
+    the whole turns both share; question, the judged turn's user message (the same in
+    both); response_a and response_b, each one's own turns after the shared ones, ending
+    with its reply (just the reply when the histories are the same). JudgeError naming
+    ``what`` when a turn cannot be judged or the two ask different questions."""
+    judged = [_judged_turn(messages, turn, name) for messages, name in zip(pair, what)]
+    if judged[0].user != judged[1].user:
+        raise JudgeError("{} and {} ask different questions in the turn judged (turn {} and "
+                         "{}): the pair is not two answers to one question".format(
+                             what[0], what[1], judged[0].number, judged[1].number))
+    shared = _shared_length(judged[0].before, judged[1].before)
+    before = _turns_text(judged[0].before[:shared], limit)
+    section = ""
+    if before:
+        section = "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
+    fields = {"question": judged[0].user["text"], "conversation_section": section,
+              "conversation": before, "turn": judged[0].number,
+              "response_a": _own_turns(judged[0], shared, limit),
+              "response_b": _own_turns(judged[1], shared, limit),
+              "tool_results_shortened": sum(_shortened_results(j.reply, limit) for j in judged)}
+    if isinstance(references, list):
+        fields["reference"] = _turn_reference(references, judged[0].number)
+    return fields
+
+
+def _shared_length(before_a, before_b):
+    """How many messages two histories share as whole turns: up to the user message that
+    starts the turn where they first differ (all of them if neither differs)."""
+    same = 0
+    for a, b in zip(before_a, before_b):
+        if a != b:
+            break
+        same += 1
+    if same == len(before_a) == len(before_b):
+        return same
+    starts = [n for n in range(same + 1) if n < len(before_a) and before_a[n]["role"] == "user"]
+    if not starts:
+        return 0
+    return starts[-1]
+
+
+def _own_turns(judged, shared, limit):
+    """One side of a pair: its reply, after its own earlier turns and the judged question
+    when its history is not all shared (earlier turns cut as any, its own words never)."""
+    reply = _reply_text(judged.reply, limit)
+    own = judged.before[shared:]
+    if not own:
+        return reply
+    history = _turns_text(own + [judged.user], limit)
+    return history + "\n\n" + _turns_text(judged.reply, limit, keep=("assistant",))
+
+
 def _reply_text(reply, limit):
     """The judged reply: a lone assistant message's text verbatim, else each step labelled
     (the assistant's own words never shortened, long tool results are)."""
@@ -2939,10 +3017,12 @@ class LLMJudge:
         conversation, turn, reference) when the item is one: the command line's, read from
         the record as its flags say, else the example's ``messages`` or MT-Bench layout;
         _BadRecord naming what is wrong. A pair's judge (conv32b) is left as it was."""
+        if self.parser in ("verdict", "comparative"):
+            return self._pair_conversation(example, fields)
         turn = fields.pop("turn", None)
         messages = fields.pop("_conversation", None)
         references = fields.pop("_references", None)
-        if messages is None and self.parser not in ("verdict", "comparative"):
+        if messages is None:
             messages, references = _example_conversation(example, output)
         if messages is None:
             _check_no_turn(turn)
@@ -2957,6 +3037,29 @@ class LLMJudge:
             raise _BadRecord(str(exc)) from None
         filled["_shortened"] = filled.pop("tool_results_shortened")
         return dict(filled, **fields)
+
+    def _pair_conversation(self, example, fields):
+        """``fields`` with those a pair of conversations fills (see _pair_fields) when its
+        two responses are lists of messages (or MT-Bench's replies to the example's turns),
+        or the command line read them (_pair); _BadRecord naming what is wrong."""
+        pair = fields.pop("_pair", None)
+        references = fields.pop("_references", None)
+        turn = fields.pop("turn", None)
+        values = (fields.get("response_a"), fields.get("response_b"))
+        if pair is None and not any(isinstance(value, list) for value in values):
+            _check_no_turn(turn)
+            return fields
+        if references is None and isinstance(example.get("reference"), list):
+            references = example["reference"]
+        try:
+            if pair is None:
+                pair = _pair_messages(values, example.get("turns"))
+            filled = _pair_fields(pair, turn, limit=self.max_turn_chars, references=references)
+        except JudgeError as exc:
+            raise _BadRecord(str(exc)) from None
+        filled["_shortened"] = filled.pop("tool_results_shortened")
+        rest = {k: v for k, v in fields.items() if k not in ("response_a", "response_b")}
+        return dict(filled, **rest)
 
     def _ask(self, example, values, again=None):
         """The item's conversation (and ``again``), ``repeats`` times combined by a jury."""
@@ -7217,7 +7320,9 @@ def _record_conversation(args, record, names):
     """A record's conversation as the judge's private fields (_conversation: the messages
     read, its response the last reply when they end with the user's; _references: a list
     reference; turn: --turn), None if it holds none; JudgeError naming what is wrong, the
-    turn asked checked here so the error names the line. A pair's modes: conv32b's."""
+    turn asked checked here so the error names the line. A pair's: _record_pair."""
+    if names == ("response_a", "response_b"):
+        return _record_pair(args, record)
     if names != ("response",):
         return None
     field = args.conversation_field
@@ -7234,6 +7339,21 @@ def _record_conversation(args, record, names):
     _judged_turn(messages, args.turn, what)
     return {"_conversation": messages, "_references": _record_references(args, record),
             "turn": args.turn}
+
+
+def _record_pair(args, record):
+    """A record whose two responses are conversations, as the judge's private fields (_pair:
+    both read; _references; turn), None if neither is a list; JudgeError naming what is
+    wrong, the turn checked here so the error names the line."""
+    names = (args.response_a_field, args.response_b_field)
+    values = [record.get(name) for name in names]
+    if not any(isinstance(value, list) for value in values):
+        _check_turn_flag(args)
+        return None
+    what = tuple("field {!r}".format(str(name)) for name in names)
+    pair = _pair_messages(values, record.get("turns"), what)
+    _pair_fields(pair, args.turn, limit=0, what=what)
+    return {"_pair": pair, "_references": _record_references(args, record), "turn": args.turn}
 
 
 def _check_conversation_field(args, record):
