@@ -6078,8 +6078,38 @@ def _shown(record):
         items = items[:half] + [more] + items[-half:]
     shown = {}
     for name, value in items:
-        shown[_unused_name(_capped(name), shown)] = _capped(value)
+        shown[_unused_name(_capped(name), shown)] = _page_value(value)
     return shown
+
+
+def _page_value(value):
+    """A field as the page shows it: a conversation (a list of chat messages) as its turns
+    labelled by role, tool calls and results as such, cut to its two ends (its last turn is
+    the one judged); anything else as _capped shows it."""
+    text = _conversation_shown(value)
+    if text is None:
+        return _capped(value)
+    if len(text) <= _HTML_FIELD_CHARS:
+        return text
+    head = _HTML_FIELD_CHARS // 2
+    tail = _HTML_FIELD_CHARS - head
+    left_out = len(text) - _HTML_FIELD_CHARS
+    return "{}\n[\u2026 {} characters left out on the page \u2026]\n{}".format(
+        text[:head], left_out, text[len(text) - tail:])
+
+
+def _conversation_shown(value):
+    """A list of chat messages as labelled turns (each message whole), or None if the value
+    is not one: only a list of objects with a role is tried, and one that does not read is
+    shown as it is."""
+    if not isinstance(value, list) or not value:
+        return None
+    if not all(isinstance(m, Mapping) and "role" in m for m in value):
+        return None
+    try:
+        return _turns_text(_conversation(value, "the field"), 0)
+    except JudgeError:
+        return None
 
 
 def _unused_name(name, shown):

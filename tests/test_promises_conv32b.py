@@ -315,5 +315,52 @@ class PairTest(_Run):
                                           MTBENCH_TURN2 + answers(b, a) + PAIRWISE_TAIL])
 
 
+HOSTILE = "<script>document.title='pwned'</script></pre></details><img src=x onerror=alert(1)>"
+
+
+class PageTest(_Run):
+    def page(self, rows, *argv, content="2"):
+        code, err = self.run_code(rows, "--html", self.path("page.html"), *argv, content=content)
+        self.assertEqual(code, 0, err)
+        with open(self.path("page.html"), encoding="utf-8") as f:
+            text = f.read()
+        from test_report_html import Page
+        return text, Page(text)
+
+    def test_a_conversation_is_shown_as_labelled_turns_not_json(self):
+        text, page = self.page([{"messages": BOOKING}])
+        self.assertIn("[System]\nYou are a booking agent.\n\n[User]\nBook a table for two at "
+                      "Luigi's tonight at 8.\n\n[Tool call find_restaurant (call_1)]\n"
+                      "{\"name\": \"Luigi's\"}\n\n[Tool result (call_1)]\n{\"id\": 42}\n\n"
+                      "[Assistant]\nFound it; booking now.\n\n[Tool call book_table (call_2)]\n"
+                      "{\"restaurant\": 42, \"people\": 2, \"time\": \"20:00\"}\n\n[Tool result "
+                      "(call_2)]\n{\"status\": \"confirmed\"}\n\n[Assistant]\nDone: a table for two "
+                      "at Luigi's at 8 pm.", page.texts)
+        self.assertNotIn('"role"', "".join(page.texts))
+
+    def test_each_side_of_a_pair_of_conversations_is_shown_as_turns(self):
+        row = {"response_a": HISTORY + [{"role": "assistant", "content": "4"}],
+               "response_b": HISTORY + [{"role": "assistant", "content": "5"}]}
+        text, page = self.page([row], "--mode", "pairwise", "--single-order", content="[[B]]")
+        shown = [t for t in page.texts if t.startswith("[System]\nBe brief.")]
+        self.assertEqual([t[-15:] for t in shown], ["\n\n[Assistant]\n4", "\n\n[Assistant]\n5"])
+
+    def test_hostile_turns_stay_text_and_a_long_conversation_keeps_its_ends(self):
+        messages = [{"role": "user", "content": HOSTILE}, {"role": "assistant", "content": "ok"}]
+        messages += [{"role": "user", "content": "q" * 900},
+                     {"role": "assistant", "content": "a" * 900}] * 5
+        messages += [{"role": "user", "content": "last question"},
+                     {"role": "assistant", "content": "LAST REPLY"}]
+        text, page = self.page([{"messages": messages}])
+        self.assertNotIn("<script>", text)
+        self.assertNotIn("<img", text)
+        self.assertEqual(page.tags("img") + page.tags("script"), [])
+        shown = [t for t in page.texts if t.startswith("[User]\n<script>")]
+        self.assertEqual(len(shown), 1)
+        self.assertTrue(shown[0].endswith("[User]\nlast question\n\n[Assistant]\nLAST REPLY"))
+        self.assertIn("characters left out on the page", shown[0])
+        self.assertLess(len(shown[0]), minijudge._HTML_FIELD_CHARS + 100)
+
+
 if __name__ == "__main__":
     unittest.main()
