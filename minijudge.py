@@ -2925,7 +2925,9 @@ class LLMJudge:
         """Judge one item: a Judgement. The question is ``example["question"]`` (else
         ``["context"]``), the reference ``example["answer"]``, the response ``output["response"]``
         (or ``output``, as text). Keywords override any field; ``criterion=``, ``context=``
-        (a text or ``{name: text}``) and ``images=`` (paths or URLs) are the item's own."""
+        (a text or ``{name: text}``) and ``images=`` (paths or URLs) are the item's own.
+        An example with a ``messages`` list (or MT-Bench's turns and answers) is judged on
+        its last turn with a reply, ``turn=N`` its N-th; a malformed one is a bad_record."""
         try:
             values = self._values(example, output, fields)
         except _BadRecord as exc:  # a malformed conversation
@@ -8579,6 +8581,8 @@ def _lacks_answer(args, record, mode):
     """No reference, where a mode judges without one (binary and math need one: without it,
     a template_error)."""
     if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
+        return False
+    if _record_references(args, record) is not None:  # a conversation's, one a turn
         return False
     return _reference_of(record, "answer") is None
 

@@ -2,6 +2,7 @@
 
     python examples/offline_demo.py           # a 1-5 rating run over examples/qa.jsonl
     python examples/offline_demo.py --modes   # pairwise, systems, criteria, several judges
+    python examples/offline_demo.py --mtbench # MT-Bench's second turns, in their context
 
 THE STUB IS NOT A MODEL. It is a word-overlap heuristic that answers in the OpenAI
 chat-completions format (with a short delay, like a small local model), so that you can
@@ -98,6 +99,20 @@ def modes(url):
     return status
 
 
+def mtbench(url):
+    """MT-Bench's layout judged on its second turn, the first shown as the conversation so far."""
+    args = ["--turn", "2", "-o", "mtbench_turn2.scored.jsonl", "mtbench_turn2.jsonl"]
+    print("\n$ python -m minijudge --judge-url {} {}".format(url, " ".join(args)), flush=True)
+    status = subprocess.call([sys.executable, os.path.join(HERE, "..", "minijudge.py"),
+                              "--judge-url", url] + args, cwd=HERE)
+    with open(os.path.join(HERE, "mtbench_turn2.scored.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            print("  question {question_id:<4} turn {judge_turn}  score {judge_score:<5} "
+                  "{judge_status}".format(**record))
+    return status
+
+
 def main():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StubJudge)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -105,6 +120,9 @@ def main():
     if sys.argv[1:] == ["--modes"]:
         print("stub judge (a heuristic, NOT a model) at", url)
         return modes(url)
+    if sys.argv[1:] == ["--mtbench"]:
+        print("stub judge (a word-overlap heuristic, NOT a model) at", url)
+        return mtbench(url)
     output = os.path.join(HERE, "qa.scored.jsonl")
     command = [sys.executable, os.path.join(HERE, "..", "minijudge.py"), "--judge-url", url,
                "--concurrency", "4", "-o", output, os.path.join(HERE, "qa.jsonl")]

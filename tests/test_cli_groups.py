@@ -34,7 +34,7 @@ GROUPS = {
     "fields": ["--question-field", "--reference-field", "--response-field",
                "--response-a-field", "--response-b-field", "--responses-field",
                "--context-field", "--image-field", "--image-root",
-               "--criteria-field"],
+               "--criteria-field", "--conversation-field", "--turn", "--max-turn-chars"],
     "run": ["--concurrency", "--window", "--cache", "--max-cost", "--shard", "--judges", "--jury",
             "--quorum", "--repeats", "--max-tokens",
             "--temperature", "--price", "--reask",
