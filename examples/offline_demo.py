@@ -3,6 +3,7 @@
     python examples/offline_demo.py           # a 1-5 rating run over examples/qa.jsonl
     python examples/offline_demo.py --modes   # pairwise, systems, criteria, several judges
     python examples/offline_demo.py --mtbench # MT-Bench's second turns, in their context
+    python examples/offline_demo.py --agents  # agent runs judged whole; pairs of conversations
 
 THE STUB IS NOT A MODEL. It is a word-overlap heuristic that answers in the OpenAI
 chat-completions format (with a short delay, like a small local model), so that you can
@@ -27,6 +28,8 @@ DELAY = 0.15  # seconds per reply, like a small judge on a GPU
 
 def heuristic_reply(prompt):
     """What the stub answers, by the kind of prompt (it is not a model)."""
+    if "[The Start of the Agent's Run]" in prompt:
+        return heuristic_run(prompt)
     if "Assistant A's Answer" in prompt:
         return "[[A]]"  # position bias, on purpose
     if "Assistant 1's Answer" in prompt:
@@ -54,6 +57,16 @@ def heuristic_rating(prompt):
     if not reference:
         return 3
     return 1 + round(4 * len(reference & response) / len(reference))
+
+
+def heuristic_run(prompt):
+    """yes if the tool results hold most words of the expected outcome (not a judgement)."""
+    words = lambda text: set(re.findall(r"[a-z0-9]+", text.lower())) - {"the", "a", "at", "to"}
+    match = re.search(r"\[Expected Outcome\]\n(.*?)\n\n", prompt, re.S)
+    expected = words(match.group(1) if match else "")
+    results = words(" ".join(re.findall(r"\[Tool result[^\]]*\]\n(.*?)(?:\n\n|\n\[The End)",
+                                        prompt, re.S)))
+    return "yes" if expected and len(expected & results) >= 0.75 * len(expected) else "no"
 
 
 class StubJudge(http.server.BaseHTTPRequestHandler):
@@ -113,6 +126,30 @@ def mtbench(url):
     return status
 
 
+def agents(url):
+    """Agent runs judged whole (--mode trajectory), then two models' MT-Bench conversations
+    compared on turn 2 (--mode pairwise, each side a list of replies)."""
+    status = 0
+    for args, shown in ((["--mode", "trajectory", "--reference-field", "answer",
+                          "agent_runs.jsonl"], "run_id"),
+                        (["--mode", "pairwise", "--response-a-field", "model_a",
+                          "--response-b-field", "model_b", "--reference-field", "reference",
+                          "--turn", "2", "mtbench_pairs.jsonl"], "question_id")):
+        output = os.path.join(HERE, "agents.scored.jsonl")
+        print("\n$ python -m minijudge --judge-url {} -o agents.scored.jsonl {}".format(
+            url, " ".join(args)), flush=True)
+        status |= subprocess.call([sys.executable, os.path.join(HERE, "..", "minijudge.py"),
+                                   "--judge-url", url, "-q", "-o", output] + args, cwd=HERE)
+        with open(output, encoding="utf-8") as f:
+            for line in f:
+                record = json.loads(line)
+                print("  {:<16} turn {}  score {:<5} {}".format(
+                    str(record[shown]), record.get("judge_turn"), record["judge_score"],
+                    record["judge_status"]))
+        os.remove(output)
+    return status
+
+
 def main():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StubJudge)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -120,6 +157,9 @@ def main():
     if sys.argv[1:] == ["--modes"]:
         print("stub judge (a heuristic, NOT a model) at", url)
         return modes(url)
+    if sys.argv[1:] == ["--agents"]:
+        print("stub judge (a word-overlap heuristic, NOT a model) at", url)
+        return agents(url)
     if sys.argv[1:] == ["--mtbench"]:
         print("stub judge (a word-overlap heuristic, NOT a model) at", url)
         return mtbench(url)

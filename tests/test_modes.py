@@ -864,7 +864,8 @@ class JudgesTest(ModeTest):
         code, out, err = self.judge_main("--judges", self.config(
             [{"name": "a", "mode": "nope"}]), self.source)
         self.assertEqual(err, "minijudge: error: mode must be one of rating, binary, math, "
-                         "rubric, criterion, comparative, pairwise, systems; got 'nope'\n")
+                         "rubric, criterion, comparative, pairwise, systems, trajectory; "
+                         "got 'nope'\n")
         code, out, err = self.judge_main("--judges", self.config(
             [{"name": "a", "criteria": "missing.json"}]), self.source)
         self.assertEqual(err, "minijudge: error: criteria missing.json: [Errno 2] No such "
