@@ -748,15 +748,21 @@ def _conversation_fields(messages, turn, *, limit, references=None, what="the co
     tool_results_shortened; JudgeError naming ``what`` if no turn can be judged."""
     judged = _judged_turn(messages, turn, what)
     before = _turns_text(judged.before, limit)
-    section = ""
-    if before:
-        section = "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
+    section = _conversation_section(before)
     fields = {"question": judged.user["text"], "response": _reply_text(judged.reply, limit),
               "conversation_section": section, "conversation": before, "turn": judged.number,
               "tool_results_shortened": _shortened_results(judged.reply, limit)}
     if isinstance(references, list):
         fields["reference"] = _turn_reference(references, judged.number)
     return fields
+
+
+def _conversation_section(before):
+    """The turns before the judged one (labelled text) as the templates' section: between
+    its start and end lines, then a blank line; "" if there are none."""
+    if not before:
+        return ""
+    return "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
 
 
 def _trajectory_fields(messages, turn, *, limit, references=None, what="the conversation"):
@@ -770,9 +776,7 @@ def _trajectory_fields(messages, turn, *, limit, references=None, what="the conv
     goal = next(n for n, m in enumerate(messages) if m["role"] == "user")
     steps = messages[goal + 1:end]
     before = _turns_text(messages[:goal], limit)
-    section = ""
-    if before:
-        section = "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
+    section = _conversation_section(before)
     fields = {"question": messages[goal]["text"],
               "response": _turns_text(steps, limit, keep=("assistant",)),
               "conversation_section": section, "conversation": before, "turn": judged.number,
@@ -807,22 +811,21 @@ def _as_messages(value, questions):
     return value
 
 
-def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT):
+def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT, asked="turn={}"):
     """The fields of a pair of conversations judged at the same turn: conversation_section,
     the whole turns both share; question, the judged turn's user message (the same in
     both); response_a and response_b, each one's own turns after the shared ones, ending
     with its reply (just the reply when the histories are the same). JudgeError naming
-    ``what`` when a turn cannot be judged or the two ask different questions."""
-    judged = [_judged_turn(messages, turn, name) for messages, name in zip(pair, what)]
+    ``what`` when a turn cannot be judged (``asked``: see _judged_turn) or the two ask
+    different questions."""
+    judged = [_judged_turn(messages, turn, name, asked) for messages, name in zip(pair, what)]
     if judged[0].user != judged[1].user:
         raise JudgeError("{} and {} ask different questions in the turn judged (turn {} and "
                          "{}): the pair is not two answers to one question".format(
                              what[0], what[1], judged[0].number, judged[1].number))
     shared = _shared_length(judged[0].before, judged[1].before)
     before = _turns_text(judged[0].before[:shared], limit)
-    section = ""
-    if before:
-        section = "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
+    section = _conversation_section(before)
     fields = {"question": judged[0].user["text"], "conversation_section": section,
               "conversation": before, "turn": judged[0].number,
               "response_a": _own_turns(judged[0], shared, limit),
@@ -2983,8 +2986,11 @@ class LLMJudge:
         if self.parser != "verdict":
             raise JudgeError("compare needs a pairwise judge: LLMJudge(..., template='pairwise')")
         _check_option(_BOTH_ORDERS, both_orders, "both_orders")  # "no" is true, None false
-        values = self._values(example, None, dict(fields, response_a=response_a,
-                                                  response_b=response_b))
+        try:
+            values = self._values(example, None, dict(fields, response_a=response_a,
+                                                      response_b=response_b))
+        except _BadRecord as exc:  # a malformed pair of conversations
+            return self._failed("bad_record", str(exc))
         again = None
         if both_orders:
             again = "the answers swapped"
@@ -7416,7 +7422,7 @@ def _record_pair(args, record):
         return None
     what = tuple("field {!r}".format(str(name)) for name in names)
     pair = _pair_messages(values, record.get("turns"), what)
-    _pair_fields(pair, args.turn, limit=0, what=what)
+    _pair_fields(pair, args.turn, limit=0, what=what, asked="--turn {}")
     return {"_pair": pair, "_references": _record_references(args, record), "turn": args.turn}
 
 

@@ -66,7 +66,8 @@ class HostileReportTest(StubTestCase):
                             "got ['ok']")
         self.assert_refused(lambda r: r.update(judge_run=dict(r["judge_run"], mode=["rating"])),
                             "judge_run: mode must be one of rating, binary, math, rubric, "
-                            "criterion, comparative, pairwise, systems; got ['rating']")
+                            "criterion, comparative, pairwise, systems, trajectory; "
+                            "got ['rating']")
 
 
 def completion(content):

@@ -117,12 +117,16 @@ class PythonPairs(StubTestCase):
                                            template="pairwise")
 
     def test_compare_refuses_a_response_that_is_not_text(self):
-        for value, kind in ((float("nan"), "is NaN (a missing value)"), ({"x": 1}, "is a dict"),
-                            (["a"], "is a list")):
+        for value, kind in ((float("nan"), "is NaN (a missing value)"), ({"x": 1}, "is a dict")):
             with self.subTest(value=value):
                 result = self.pairwise.compare({"question": "q"}, "fine", value)
                 self.assertEqual((result.status, result.score, result.error), (
                     "template_error", 0.0, "field 'response_b' {}, expected text".format(kind)))
+        # a list is a conversation (issue 32): beside a text, no pair of them
+        result = self.pairwise.compare({"question": "q"}, "fine", ["a"])
+        self.assertEqual((result.status, result.score, result.error), (
+            "bad_record", 0.0, "field 'response_a' is a str and field 'response_b' a list: a "
+            "pair of conversations needs two lists"))
         self.assertEqual(self.srv.chat_count, 0)
 
     def test_compare_systems_refuses_a_system_whose_response_is_nan(self):

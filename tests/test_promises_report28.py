@@ -112,7 +112,7 @@ class CheckedTest(ReportTest):
             ({"judge_line": "2"}, "judge_line must be a line number (1 or more); got '2'"),
             ({"judge_run": dict(self.read("a.jsonl")[1]["judge_run"], mode="nope")},
              "judge_run: mode must be one of rating, binary, math, rubric, criterion, "
-             "comparative, pairwise, systems; got 'nope'"),
+             "comparative, pairwise, systems, trajectory; got 'nope'"),
             ({"judge_run": dict(self.read("a.jsonl")[1]["judge_run"], scale="1,5")},
              "judge_run: scale must be [LO, HI], two numbers; got '1,5'"),
         ]
