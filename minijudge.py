@@ -787,6 +787,11 @@ def _trajectory_fields(messages, turn, *, limit, references=None, what="the conv
 
 
 _PAIR_WHAT = ("field 'response_a'", "field 'response_b'")
+# said before the question when the two conversations differ before the judged turn
+_DIFFERENT_HISTORIES = ("[Note]\nThe two conversations differ before the question below, so "
+                        "each answer shows its own\nearlier turns. Judge only each "
+                        "assistant's last reply, to the question below, in the\ncontext of "
+                        "its own conversation.\n\n")
 
 
 def _pair_messages(values, questions, what=_PAIR_WHAT):
@@ -826,6 +831,8 @@ def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT, asked="
     shared = _shared_length(judged[0].before, judged[1].before)
     before = _turns_text(judged[0].before[:shared], limit)
     section = _conversation_section(before)
+    if shared < max(len(j.before) for j in judged):  # each answer shows its own turns
+        section += _DIFFERENT_HISTORIES
     fields = {"question": judged[0].user["text"], "conversation_section": section,
               "conversation": before, "turn": judged[0].number,
               "response_a": _own_turns(judged[0], shared, limit),

@@ -223,8 +223,13 @@ def mtbench_side(first, second):
             "Now make it rhyme.\n\n[Assistant]\n" + second)
 
 
-MTBENCH_TURN2 = (PAIRWISE_HEAD + "[Question]\nNow make it rhyme.\n\n[Reference Answer]\n"
-                 "A rhyming haiku about rain.\n\n")
+# the histories differ (each model's turn-1 answer): a note says to judge the last replies
+DIFFERENT_HISTORIES = (
+    "[Note]\nThe two conversations differ before the question below, so each answer shows its "
+    "own\nearlier turns. Judge only each assistant's last reply, to the question below, in "
+    "the\ncontext of its own conversation.\n\n")
+MTBENCH_TURN2 = (PAIRWISE_HEAD + DIFFERENT_HISTORIES + "[Question]\nNow make it rhyme.\n\n"
+                 "[Reference Answer]\nA rhyming haiku about rain.\n\n")
 
 
 class PairTest(_Run):
