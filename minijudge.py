@@ -2500,6 +2500,17 @@ def _example_messages(example, given):
     return _mtbench_messages(example), "field 'turns'"
 
 
+def _example_pair(example, values):
+    """The pair of conversations a Python example gives: its two responses as lists (see
+    _pair_messages), or two texts replying to its ``messages``; None if neither."""
+    if any(isinstance(value, list) for value in values):
+        return _pair_messages(values, example.get("turns"))
+    context = example.get("messages")
+    if not isinstance(context, list):
+        return None
+    return _replies_to(_conversation(context, _CONVERSATION_WHAT), values, _CONVERSATION_WHAT)
+
+
 def _check_no_turn(turn):
     """_BadRecord for a turn asked of an item that is no conversation."""
     if turn is not None:
@@ -3090,14 +3101,14 @@ class LLMJudge:
         references = fields.pop("_references", None)
         turn = fields.pop("turn", None)
         values = (fields.get("response_a"), fields.get("response_b"))
-        if pair is None and not any(isinstance(value, list) for value in values):
-            _check_no_turn(turn)
-            return fields
         if references is None and isinstance(example.get("reference"), list):
             references = example["reference"]
         try:
             if pair is None:
-                pair = _pair_messages(values, example.get("turns"))
+                pair = _example_pair(example, values)
+            if pair is None:
+                _check_no_turn(turn)
+                return fields
             filled = _pair_fields(pair, turn, limit=self.max_turn_chars, references=references)
         except JudgeError as exc:
             raise _BadRecord(str(exc)) from None
@@ -7425,12 +7436,33 @@ def _record_pair(args, record):
     names = (args.response_a_field, args.response_b_field)
     values = [record.get(name) for name in names]
     if not any(isinstance(value, list) for value in values):
-        _check_turn_flag(args)
-        return None
+        return _pair_in_conversation(args, record, values)
     what = tuple("field {!r}".format(str(name)) for name in names)
     pair = _pair_messages(values, record.get("turns"), what)
     _pair_fields(pair, args.turn, limit=0, what=what, asked="--turn {}")
     return {"_pair": pair, "_references": _record_references(args, record), "turn": args.turn}
+
+
+def _pair_in_conversation(args, record, values):
+    """A record whose two text responses both reply to its conversation (the
+    --conversation-field list, ending with the user's message: a dialogue and two candidate
+    replies), as _record_pair's fields; None if the record holds no conversation."""
+    field = args.conversation_field
+    if not isinstance(record.get(field), list):
+        _check_turn_flag(args)
+        return None
+    problem = _response_problem(args, record, ("response_a", "response_b"))
+    if problem:  # each reply must be text, as for a pair without a conversation
+        raise JudgeError(problem)
+    what = "field {!r}".format(str(field))
+    pair = _replies_to(_conversation(record[field], what), values, what)
+    _pair_fields(pair, args.turn, limit=0, what=(what, what), asked="--turn {}")
+    return {"_pair": pair, "_references": _record_references(args, record), "turn": args.turn}
+
+
+def _replies_to(messages, replies, what):
+    """Read ``messages`` continued by each of two ``replies``: the pair of conversations."""
+    return tuple(_with_response(messages, {"response": reply}, what) for reply in replies)
 
 
 def _check_conversation_field(args, record):

@@ -49,6 +49,55 @@ class CommandLineTest(StubTestCase):
                                                  "at most")])
 
 
+DIALOGUE = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"},
+            {"role": "user", "content": "Name a prime."}]
+
+
+def pair_prompt(question_section, reply_a, reply_b):
+    """The pairwise prompt of two text replies, after what ``question_section`` shows."""
+    return minijudge.render("pairwise", {}, question="Name a prime.", response_a=reply_a,
+                            response_b=reply_b, context_section=question_section)
+
+
+class PairInContextTest(StubTestCase):
+    """A dialogue and two candidate replies to its last message (an arena's layout): the
+    dialogue shown once as the conversation so far, each reply as an answer."""
+    SO_FAR = ("[The Start of the Conversation So Far]\n[User]\nHi\n\n[Assistant]\nHello!\n"
+              "[The End of the Conversation So Far]\n\n")
+
+    def test_two_replies_to_a_records_conversation(self):
+        path = self.write_jsonl("in.jsonl", [{"messages": DIALOGUE, "response_a": "7",
+                                              "response_b": "8"}])
+        self.srv.content = "[[A]]"
+        code, _, err = run_main(["--judge-url", self.srv.url, "--no-preflight", "--mode",
+                                 "pairwise", "--single-order", "-o", self.path("o.jsonl"), path])
+        self.assertEqual(code, 0, err)
+        sent = self.srv.requests[-1].json["messages"][-1]["content"]
+        self.assertEqual(sent, pair_prompt(self.SO_FAR, "7", "8"))
+
+    def test_a_reply_that_is_no_text_or_a_dialogue_already_answered_is_a_bad_record(self):
+        path = self.write_jsonl("in.jsonl", [
+            {"messages": DIALOGUE, "response_a": "7", "response_b": {"x": 1}},
+            {"messages": DIALOGUE[:2], "response_a": "7", "response_b": "8"}])
+        run_main(["--judge-url", self.srv.url, "--no-preflight", "--mode", "pairwise",
+                  "-o", self.path("o.jsonl"), path])
+        with open(self.path("o.jsonl"), encoding="utf-8") as f:
+            errors = [json.loads(line)["judge_error"] for line in f]
+        self.assertEqual(errors, [
+            "line 1: field 'response_b' is a dict, expected text",
+            "line 2: field 'messages' ends with an assistant message and the record has a "
+            "response too: which one is judged?"])
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_python_compares_two_replies_to_an_examples_messages_alike(self):
+        pair = minijudge.LLMJudge(self.srv.url, model="m", template="pairwise")
+        self.srv.content = "[[A]]"
+        result = pair.compare({"messages": DIALOGUE}, "7", "8", both_orders=False)
+        self.assertEqual(result.status, "ok")
+        sent = self.srv.requests[-1].json["messages"][-1]["content"]
+        self.assertEqual(sent, pair_prompt(self.SO_FAR, "7", "8"))
+
+
 class PythonTest(StubTestCase):
     def judge(self):
         return minijudge.LLMJudge(self.srv.url, model="m")
