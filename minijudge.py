@@ -3894,14 +3894,17 @@ def _merged(judgements, *, like=None, **fields):
 
 def _total_usage(judgements):
     """The token counts added up (ints only: a bool is none); None without any. A count one
-    reply gave as null (_read_usage: it could not be) is null in the total: a re-asked
-    record whose first reply said -1000 prompt tokens was priced as its second alone."""
+    reply gave as null (_read_usage: it could not be), or did not give at all, is null in
+    the total: a re-asked record whose first reply said -1000 prompt tokens, or none, was
+    priced as its second alone."""
     usage = collections.Counter()
     unknown = set()
     for j in judgements:
         counts = j.usage or {}
         usage.update({k: v for k, v in counts.items() if type(v) is int})
-        unknown.update(name for name in _TOKEN_COUNTS if name in counts and counts[name] is None)
+        unknown.update(name for name in _TOKEN_COUNTS if counts.get(name, 0) is None)
+        if j.usage is None and j.raw is not None:  # a reply came, saying nothing of its cost
+            unknown.update(_TOKEN_COUNTS)
     if not usage:
         return None
     return dict(usage, **dict.fromkeys(unknown))

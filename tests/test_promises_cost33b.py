@@ -1,0 +1,47 @@
+"""Issue 33's cost, one record asked several times (--repeats, --reask): when one of its
+replies came without usage, the record's tokens and cost are unknown, not the other
+replies' alone (that priced a record of two requests as one)."""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from stub import StubTestCase, chat, run_main  # noqa: E402
+from test_promises_cost33 import fixed_usage  # noqa: E402
+
+
+class PartlyUnknownTest(StubTestCase):
+    def setUp(self):
+        super().setUp()
+        self.srv.responder = fixed_usage
+        self.data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                                  for k in range(2)])
+
+    def run_code(self, *argv):
+        code, _, err = run_main(["--judge-url", self.srv.url, "--no-preflight", "--price",
+                                 "3,15", "--concurrency", "1", "-o", self.path("out.jsonl"),
+                                 "--summary", self.path("s.json")] + list(argv) + [self.data])
+        self.assertEqual(code, 0, err)
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            records = [json.loads(line) for line in f]
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            return records, json.load(f), err
+
+    def test_a_repeat_without_usage_leaves_the_records_cost_unknown(self):
+        self.srv.push(chat("Rating: 4", usage={}))  # the first record's first repeat
+        records, summary, err = self.run_code("--repeats", "2")
+        # the second record: two requests of $0.0033 each; the first: one of them unknown
+        self.assertEqual([r["judge_cost"] for r in records], [None, 0.0066])
+        self.assertEqual(set(records[0]["judge_usage"].values()), {None})
+        self.assertEqual(summary["cost"], {"total": 0.0066, "per_record": 0.0066,
+                                           "records": 1, "without_usage": 1})
+        self.assertIn("1 replies without usage are not counted", err)
+
+    def test_a_reask_without_usage_leaves_the_records_cost_unknown(self):
+        self.srv.push(chat("no idea", usage={}))  # read on the re-ask, which has usage
+        records, summary, _ = self.run_code("--reask", "1")
+        self.assertEqual([r["judge_status"] for r in records], ["ok", "ok"])
+        self.assertEqual([r["judge_cost"] for r in records], [None, 0.0033])
+        self.assertEqual(summary["cost"]["without_usage"], 1)
