@@ -5813,6 +5813,7 @@ _SECTION = """<h2>{name}</h2><table>
 <tr><th>judge</th><td>{judge_model} {judge_url}</td></tr>
 <tr><th>template</th><td>{template} (sha256 {template_sha256})</td></tr>
 <tr><th>score</th><td>{score}</td></tr>
+<tr><th>spent</th><td>{spent}</td></tr>
 <tr><th>minijudge</th><td>{minijudge_version}</td></tr></table>
 {charts}
 """
@@ -5903,6 +5904,8 @@ def _judge_section(name, s, tally):
     fields["charts"] = "".join(charts)
     score = _score_lines(s) or ["none judged"]  # the summary's line: all exported, none
     fields["score"] = _esc(score[0].strip())
+    spent = [_esc(line.strip()) for line in _economy_lines(s)]
+    fields["spent"] = "<br>".join(spent) or "no usage given"
     return _SECTION.format(**fields)
 
 
@@ -10440,6 +10443,16 @@ def _parts(files):
 
 def _closing_lines(s, max_error_rate):
     """The tokens spent, and why the run stopped or failed."""
+    lines = _economy_lines(s)
+    if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
+        lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
+            s["failure_rate"], max_error_rate))
+    return lines
+
+
+def _economy_lines(s):
+    """What the run spent: its tokens, their cost, the re-asks, the rate limits' holds
+    (each line if there is one): the printed summary's, and the page's."""
     lines = []
     if s["tokens"]:
         tokens = collections.Counter(s["tokens"])  # 0 if none
@@ -10447,11 +10460,7 @@ def _closing_lines(s, max_error_rate):
             tokens["prompt_tokens"], tokens["completion_tokens"]))
     lines += _cost_lines(s.get("cost"))
     lines += _reask_lines(s.get("reasks"))
-    lines += _limits_lines(s.get("limits"))
-    if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
-        lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
-            s["failure_rate"], max_error_rate))
-    return lines
+    return lines + _limits_lines(s.get("limits"))
 
 
 def _limits_lines(limits):

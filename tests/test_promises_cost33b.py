@@ -1,6 +1,7 @@
 """Issue 33's cost, one record asked several times (--repeats, --reask): when one of its
 replies came without usage, the record's tokens and cost are unknown, not the other
-replies' alone (that priced a record of two requests as one)."""
+replies' alone (that priced a record of two requests as one). And the page (--html) says
+what the run spent, as the printed summary does."""
 import json
 import os
 import sys
@@ -45,3 +46,23 @@ class PartlyUnknownTest(StubTestCase):
         self.assertEqual([r["judge_status"] for r in records], ["ok", "ok"])
         self.assertEqual([r["judge_cost"] for r in records], [None, 0.0033])
         self.assertEqual(summary["cost"]["without_usage"], 1)
+
+
+class PageTest(StubTestCase):
+    def test_the_page_says_the_tokens_and_the_cost(self):
+        self.srv.responder = fixed_usage
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(3)])
+        page = self.path("page.html")
+        code, _, err = run_main(["--judge-url", self.srv.url, "--no-preflight", "--price",
+                                 "3,15", "-o", self.path("out.jsonl"), "--html", page, data])
+        self.assertEqual(code, 0, err)
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        spent = ("<tr><th>spent</th><td>tokens: 3000 prompt, 60 completion<br>cost: "
+                 "$0.009900 for 3 records, $0.003300 a record</td></tr>")
+        self.assertIn(spent, html)
+        code, _, err = run_main(["report", self.path("out.jsonl"), "--html", page])
+        self.assertEqual(code, 0, err)
+        with open(page, encoding="utf-8") as f:
+            self.assertIn(spent, f.read())  # the records' costs, read back
