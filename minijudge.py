@@ -4747,12 +4747,19 @@ def _low_high(text):
     return pair
 
 
+_PRICE_RE = re.compile(r"\s*(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*\Z")
+
+
 def _price_pair(text):
-    """'IN,OUT' (--price, a judges entry's "price" as text) as (IN, OUT)."""
+    """'IN,OUT' (--price, a judges entry's "price" as text) as (IN, OUT): ValueError unless
+    two plain decimal numbers, 0 or more and finite (float() also reads 1_0 as 10, nan)."""
     parts = text.split(",")
-    if len(parts) != 2:
+    if len(parts) != 2 or not all(map(_PRICE_RE.match, parts)):
         raise ValueError(text)
-    return float(parts[0]), float(parts[1])
+    pair = float(parts[0]), float(parts[1])
+    if not all(map(math.isfinite, pair)):  # 1e400
+        raise ValueError(text)
+    return pair
 
 
 def _is_price(value):

@@ -66,3 +66,22 @@ class PageTest(StubTestCase):
         self.assertEqual(code, 0, err)
         with open(page, encoding="utf-8") as f:
             self.assertIn(spent, f.read())  # the records' costs, read back
+
+
+class PriceWordsTest(StubTestCase):
+    """--price is two plain numbers: float() alone read '1_0' as 10, and a flag given
+    'nan,1' was refused with its parsed form, (nan, 1.0), not the text the user typed."""
+
+    def test_each_wrong_price_is_refused_in_its_own_words(self):
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for text in ("1_0,2", "nan,1", "inf,1", "1e400,1", "1,2,3", "abc", "0x10,1"):
+            with self.subTest(text=text):
+                code, _, err = run_main(["--judge-url", self.srv.url, "--price", text,
+                                         "--dry-run", data])
+                self.assertEqual((code, err.strip().splitlines()[-1]), (
+                    2, "minijudge: error: --price must be IN,OUT: dollars per million prompt, "
+                       "completion tokens, each 0 or more; got {!r}".format(text)))
+        code, _, err = run_main(["--judge-url", self.srv.url, "--price", " .5 , 1e2 ",
+                                 "--dry-run", data])
+        self.assertEqual(code, 0, err)
+        self.assertIn("at --price 0.5,100", err)
