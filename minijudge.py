@@ -10964,12 +10964,21 @@ class _Budget:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
             estimate = self.scaled(estimate)
             if self.reason is None and self.spent + self.reserved + estimate > self.limit:
-                self.reason = "not judged: its requests would take the run past --max-cost " \
-                              "${:g} (${:.6f} spent)".format(self.limit, self.spent)
+                self.reason = self.stop_reason(estimate)
             if self.reason is not None:
                 return None
             self.reserved += estimate
             return estimate
+
+    def stop_reason(self, estimate):
+        """Why the records from here are not judged: the money spent, that held for the
+        records in flight (spent too by the run's end, so the summary's total is more than
+        the spent said here), and this one's estimate."""
+        reason = "not judged: its requests would take the run past --max-cost ${:g} " \
+                 "(${:.6f} spent".format(self.limit, self.spent)
+        if self.reserved:
+            reason += ", ${:.6f} held for the records being judged".format(self.reserved)
+        return reason + ", ${:.6f} estimated for this one)".format(estimate)
 
     def calibrating(self):
         """No reply has yet said what a record costs against its estimate (a reply from

@@ -186,7 +186,8 @@ if __name__ == "__main__":
     unittest.main()
 
 
-NOT_JUDGED = "not judged: its requests would take the run past --max-cost $0.01 ($0.009900 spent)"
+NOT_JUDGED = ("not judged: its requests would take the run past --max-cost $0.01 ($0.009900 "
+              "spent, $0.003300 estimated for this one)")
 
 
 class MaxCostTest(CostTest):

@@ -85,3 +85,28 @@ class PriceWordsTest(StubTestCase):
                                  "--dry-run", data])
         self.assertEqual(code, 0, err)
         self.assertIn("at --price 0.5,100", err)
+
+
+class StopWordsTest(StubTestCase):
+    """--max-cost's first cost_limit said '$0.003300 spent' where the summary then said
+    $0.009900: the records in flight were not named. Now what they hold is said, and the
+    two add up to the run's total."""
+
+    def test_the_first_cost_limit_names_what_the_records_in_flight_hold(self):
+        import re
+        self.srv.responder = fixed_usage
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(12)])
+        code, _, err = run_main(["--judge-url", self.srv.url, "--no-preflight", "--price",
+                                 "3,15", "--max-cost", "0.01", "--concurrency", "4", "-o",
+                                 self.path("out.jsonl"), "--summary", self.path("s.json"),
+                                 data])
+        self.assertEqual(code, 1, err)
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["cost"]["total"], 0.0099)
+        first = re.search(r"first cost_limit: not judged: its requests would take the run past "
+                          r"--max-cost \$0\.01 \(\$([\d.]+) spent(?:, \$([\d.]+) held for the "
+                          r"records being judged)?, \$0\.003300 estimated for this one\)", err)
+        self.assertIsNotNone(first, err)
+        spent, held = float(first.group(1)), float(first.group(2) or 0)
+        self.assertAlmostEqual(spent + held, 0.0099)
