@@ -8014,6 +8014,8 @@ def _count_prompt(totals, spec, args, item):
     totals["requests"] += requests
     totals["prompt_tokens"] += _estimate_tokens(prompt) * requests
     totals["completion_tokens"] += judge.params.get("max_tokens", 16) * requests
+    if judge._limits.unfit(_estimate_tokens(prompt) + judge.params.get("max_tokens", 16)):
+        totals["over_tpm"] += requests  # the run will not send them (_refuse_unfit)
     if judge.reask:  # at most: every conversation's reply re-asked as often as it may be
         conversations = requests // len(judge.turns)
         totals["reasks"] += conversations * judge.reask
@@ -8046,7 +8048,19 @@ def _estimated_cost(totals, price):
 
 def _estimate_line(judge, totals):
     return _run_estimate(totals) + _price_text(judge.price, totals) + _reasks_estimate(
-        judge, totals)
+        judge, totals) + _over_tpm_text(judge, totals)
+
+
+def _over_tpm_text(judge, totals):
+    """--dry-run's words on the requests the run will not send: over the judge's --tpm."""
+    over = totals["over_tpm"]
+    if not over:
+        return ""
+    noun = "request"
+    if over > 1:
+        noun = "requests"
+    return "; {} {} over --tpm {} will not be sent (a request's estimated tokens and " \
+           "max_tokens must fit in a minute)".format(over, noun, judge.tpm)
 
 
 def _run_estimate(totals):
@@ -8064,7 +8078,8 @@ def _price_text(price, totals):
 def _judge_estimate_line(name, judge, totals):
     line = "minijudge: --dry-run: judge {}: {} and at most {} completion tokens".format(
         name, _estimate_text(totals), totals["completion_tokens"])
-    return line + _price_text(judge.price, totals) + _reasks_estimate(judge, totals)
+    return line + _price_text(judge.price, totals) + _reasks_estimate(
+        judge, totals) + _over_tpm_text(judge, totals)
 
 
 def _panel_estimate_line(specs, totals):
