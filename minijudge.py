@@ -7320,7 +7320,7 @@ def _read_records(source, name):
     for number, line in enumerate(source, 1):
         if number == 1:
             line = _first_line(line, name)
-        if not line.strip():
+        if not line or line.isspace():  # blank: strip() would copy each line to say so
             continue
         try:
             record = json.loads(line.decode("utf-8"))
@@ -7538,6 +7538,8 @@ def _text_fields(args, record, names):
 def _check_flag_fields(args, record, criterion):
     """JudgeError if a field named by --context-field, --image-field or --criteria-field (with
     no --criteria to fall back on) is absent or null."""
+    if not (args.context_field or args.image_field or (criterion and not args.criteria)):
+        return  # no flag names a field: decided without making the list of them
     wanted = [(field, "--context-field {}={}".format(name, field))
               for name, field in args.context_field]
     wanted.append((args.image_field, "--image-field"))
@@ -7845,6 +7847,8 @@ def _empty_field_problem(args, record):
     """A --context-field or --image-field value that is there but empty ("", spaces, []),
     or None: sent, it would be left out of the prompt without a word (absent or null, the
     flag's own check in _item_fields says so)."""
+    if not args.context_field and args.image_field is None:
+        return None  # neither flag given: no list of them made a record
     named = [(field, "--context-field {}={}".format(name, field))
              for name, field in args.context_field]
     named.append((args.image_field, "--image-field {}".format(args.image_field)))
@@ -8120,15 +8124,20 @@ def _shown_content(content):
 
 def _judge_fields(prefix, judgement):
     """A judgement as output fields: judge_score, ... (NAME_score, ... with --judges)."""
-    fields = dict({name: getattr(judgement, name) for name in ("score", "status", "error", "raw",
-                  "value", "finish_reason", "usage", "model")}, score_source=judgement.source)
+    head = prefix + "_"  # the names made prefixed as they go in: one dict, not two
+    fields = {head + name: getattr(judgement, name) for name in _JUDGED_FIELDS}
+    fields[head + "score_source"] = judgement.source
     if judgement.expected is not None:
-        fields["expected_rating"] = judgement.expected
-    fields.update(judgement.details)
+        fields[head + "expected_rating"] = judgement.expected
+    for name, value in judgement.details.items():  # one named as a field above replaces it
+        fields[head + name] = value
     for name in ("reasoning", "fingerprint"):
         if getattr(judgement, name):
-            fields[name] = getattr(judgement, name)
-    return {prefix + "_" + k: v for k, v in fields.items()}
+            fields[head + name] = getattr(judgement, name)
+    return fields
+
+
+_JUDGED_FIELDS = ("score", "status", "error", "raw", "value", "finish_reason", "usage", "model")
 
 
 def scored_record(judge, record, *, line):
@@ -8478,8 +8487,11 @@ def _is_plain_usage(usage):
         return True
     if type(usage) is not dict:
         return False
-    counts = (usage.get(name) for name in _TOKEN_COUNTS)
-    return all(count is None or _is_whole_count(count) for count in counts)
+    for name in _TOKEN_COUNTS:  # a loop, not all() of a generator: a third of the time
+        count = usage.get(name)
+        if count is not None and not _is_whole_count(count):
+            return False
+    return True
 
 
 def _check_details(fields, name, stamp, status):
@@ -8638,8 +8650,18 @@ def _count_defaults(tally, judgement, record, args, mode):
     if judgement.status == "bad_record":
         return
     tally.defaulted["records"] += 1
-    for key, lacks in _LACKS.items():
-        tally.defaulted[key] += bool(lacks(args, record, mode))
+    if tally.lack_checks is None:  # a tally counts one judge of one run: its flags, its mode
+        tally.lack_checks = _lack_checks(args, mode)
+    for key, lacks in tally.lack_checks:
+        if lacks(args, record, mode):  # a key never counted reads 0 all the same
+            tally.defaulted[key] += 1
+
+
+def _lack_checks(args, mode):
+    """The _LACKS checks that can find a record lacking its field in a run of these flags
+    and mode, decided once a run: a flag not given, or a mode that needs no such field,
+    lacks nothing on any record (a check a record was a tenth of an export's tally)."""
+    return tuple((key, lacks) for key, lacks in _LACKS.items() if _LACKS_WHEN[key](args, mode))
 
 
 def _unreadable_label(args, record, mode):
@@ -8687,6 +8709,27 @@ _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
     "answer": _lacks_answer, "question": _lacks_question, "human": _lacks_label,
     "criteria": _lacks_criterion,
     "human_unread": _unreadable_label}  # there, but no label: a line of its own
+
+
+def _may_lack_answer(args, mode):
+    return isinstance(args.reference_field, _Default) and mode in _OPTIONAL_REFERENCE
+
+
+def _may_lack_question(args, mode):
+    return args.question_field is None
+
+
+def _may_lack_label(args, mode):
+    return args.human_field is not None
+
+
+def _may_lack_criterion(args, mode):
+    return mode == "criterion" and bool(args.criteria) and args.criteria_field is not None
+
+
+_LACKS_WHEN = {  # _LACKS' key: can a record lack it at all, given the flags and the mode?
+    "answer": _may_lack_answer, "question": _may_lack_question, "human": _may_lack_label,
+    "criteria": _may_lack_criterion, "human_unread": _may_lack_label}
 
 
 def _default_lines(defaulted, args):
@@ -8758,6 +8801,7 @@ class _Tally:
         self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_reasks
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
+        self.lack_checks = None  # the checks _count_defaults makes, chosen on its first record
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
 
     def add(self, judgement, human=None, lengths=()):
@@ -8771,16 +8815,22 @@ class _Tally:
             self._add_score(self.judged, score)
         rating = judgement.rating
         self._count_kinds(judgement, rating)
-        self._count_orders(details)
-        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
-        if panel and status == "ok":
-            self.panel.append((panel, score))
-        elif panel:
-            self.panel.append((panel, None))
+        if details:  # most judgements have none: nothing of what follows would count
+            self._count_details(judgement, score)
         if status == "ok":
             self._add_judged(details, score, rating, human, lengths)
         self._count_requests(judgement)
         self._count_tokens(judgement.usage)
+
+    def _count_details(self, judgement, score):
+        """What a judgement's details give: the orders, the panel, the cost, the re-asks."""
+        details = judgement.details
+        self._count_orders(details)
+        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
+        if panel and judgement.status == "ok":
+            self.panel.append((panel, score))
+        elif panel:
+            self.panel.append((panel, None))
         self._count_cost(details)
         self._count_reasks(judgement)
 
@@ -10717,8 +10767,8 @@ class _Run:
         written = _judge_fields(prefix, judgement)
         written[prefix + "_line"] = number
         written[prefix + "_run"] = self.stamp(prefix, mode)
-        out = _replaced(record, written, self.stale)
-        self.write_stamped(out, prefix + "_run")
+        out = _replaced(record, written, self.stale, (prefix + "_",))  # any other NAME_run
+        self.write_stamped(out, prefix + "_run")  # of written is a detail: its name starts so
         _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
         _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
         self.replied = time.monotonic()
@@ -11189,13 +11239,15 @@ def _jurors(specs, args):
     return None
 
 
-def _replaced(record, written, stale):
-    """The record as written: the input's fields but those of the run's prefixes (an
-    earlier run's judge_repeats beside this run's fields would describe another run), then
-    ``written``. The first record that had some says so, once (``stale``)."""
+def _replaced(record, written, stale, ours=None):
+    """The record as written: the input's fields but those of the run's prefixes (``ours``,
+    else read from ``written``'s NAME_run fields; an earlier run's judge_repeats beside this
+    run's fields would describe another run), then ``written``. The first record that had
+    some says so, once (``stale``)."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
-    ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
+    if ours is None:
+        ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
