@@ -2558,6 +2558,8 @@ def _given_fields(*parts):
 def _context_section(context):
     """Each text under its [name] (a lone text: [Context]) unless it has its own [header];
     None: not given."""
+    if context is None:  # most items: no section, decided before building one
+        return None
     named = [("Context", context)]
     if isinstance(context, Mapping):
         named = context.items()
