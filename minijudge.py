@@ -3074,12 +3074,15 @@ class LLMJudge:
         conversation, turn, reference) when the item is one: the command line's, read from
         the record as its flags say, else the example's ``messages`` or MT-Bench layout;
         _BadRecord naming what is wrong. A pair's judge (conv32b) is left as it was."""
+        none_read = fields.get("_conversation") is _NO_CONVERSATION
+        if none_read:  # the command line looked: no conversation, as the judge would find
+            del fields["_conversation"]
         if self.parser in ("verdict", "comparative"):
             return self._pair_conversation(example, fields)
         turn = fields.pop("turn", None)
         messages = fields.pop("_conversation", None)
         references = fields.pop("_references", None)
-        if messages is None:
+        if messages is None and not none_read:
             messages, references = _example_conversation(example, output)
         if messages is None:
             _check_no_turn(turn)
@@ -7388,6 +7391,8 @@ def _item_fields(args, number, record, mode=None):
     fields = _text_fields(args, record, names)
     if conversation:
         fields = _conversation_item(fields, conversation)
+    elif _judge_reads_alike(args, names):
+        fields["_conversation"] = _NO_CONVERSATION  # the judge need not look for one again
     criterion, where = None, ""
     if mode == "criterion":
         criterion = args.criteria_field
@@ -7429,6 +7434,19 @@ def _record_conversation(args, record, names):
     _judged_turn(messages, args.turn, what, asked="--turn {}")
     return {"_conversation": messages, "_references": _record_references(args, record),
             "turn": args.turn}
+
+
+# a record's fields say the command line found no conversation where the judge would look
+_NO_CONVERSATION = "(no conversation)"
+
+
+def _judge_reads_alike(args, names):
+    """Whether the judge, given a record the command line found no conversation in, would
+    find none either (it reads field 'messages' beside a response in 'response', and
+    MT-Bench's layout): then it is not read twice (issue 32 made every record read so)."""
+    if names != ("response",) or not isinstance(args.conversation_field, _Default):
+        return False
+    return args.response_field == "response"
 
 
 def _record_pair(args, record):
