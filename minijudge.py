@@ -2338,11 +2338,14 @@ def _read_usage(usage):
     fields are kept as sent; None if no count is left, as for a reply without usage."""
     if not isinstance(usage, dict):
         return None
-    counts = {name: usage[name] for name in _TOKEN_COUNTS if name in usage}
-    read = {name: _reply_count(count) for name, count in counts.items()}
-    if all(count is None for count in read.values()):
+    read, counted = dict(usage), False  # one copy, each count read in place: one pass
+    for name in _TOKEN_COUNTS:
+        if name in usage:
+            read[name] = _reply_count(usage[name])
+            counted = counted or read[name] is not None
+    if not counted:
         return None
-    return dict(usage, **read)
+    return read
 
 
 def _reply_count(count):
