@@ -8713,7 +8713,7 @@ def _lacks_question(args, record, mode):
     """No question, read from 'context' instead."""
     if args.question_field is not None:
         return False
-    return _first(record, "question") is None and _first(record, "context") is not None
+    return not _is_set(record.get("question")) and _is_set(record.get("context"))  # as _first
 
 
 def _lacks_label(args, record, mode):
