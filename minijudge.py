@@ -2338,11 +2338,14 @@ def _read_usage(usage):
     fields are kept as sent; None if no count is left, as for a reply without usage."""
     if not isinstance(usage, dict):
         return None
-    counts = {name: usage[name] for name in _TOKEN_COUNTS if name in usage}
-    read = {name: _reply_count(count) for name, count in counts.items()}
-    if all(count is None for count in read.values()):
+    read, counted = dict(usage), False  # one copy, each count read in place: one pass
+    for name in _TOKEN_COUNTS:
+        if name in usage:
+            read[name] = _reply_count(usage[name])
+            counted = counted or read[name] is not None
+    if not counted:
         return None
-    return dict(usage, **read)
+    return read
 
 
 def _reply_count(count):
@@ -2558,6 +2561,8 @@ def _given_fields(*parts):
 def _context_section(context):
     """Each text under its [name] (a lone text: [Context]) unless it has its own [header];
     None: not given."""
+    if context is None:  # most items: no section, decided before building one
+        return None
     named = [("Context", context)]
     if isinstance(context, Mapping):
         named = context.items()
@@ -3072,12 +3077,15 @@ class LLMJudge:
         conversation, turn, reference) when the item is one: the command line's, read from
         the record as its flags say, else the example's ``messages`` or MT-Bench layout;
         _BadRecord naming what is wrong. A pair's judge (conv32b) is left as it was."""
+        none_read = fields.get("_conversation") is _NO_CONVERSATION
+        if none_read:  # the command line looked: no conversation, as the judge would find
+            del fields["_conversation"]
         if self.parser in ("verdict", "comparative"):
             return self._pair_conversation(example, fields)
         turn = fields.pop("turn", None)
         messages = fields.pop("_conversation", None)
         references = fields.pop("_references", None)
-        if messages is None:
+        if messages is None and not none_read:
             messages, references = _example_conversation(example, output)
         if messages is None:
             _check_no_turn(turn)
@@ -7333,7 +7341,7 @@ def _read_records(source, name):
     for number, line in enumerate(source, 1):
         if number == 1:
             line = _first_line(line, name)
-        if not line.strip():
+        if not line or line.isspace():  # blank: strip() would copy each line to say so
             continue
         try:
             record = json.loads(line.decode("utf-8"))
@@ -7399,6 +7407,8 @@ def _item_fields(args, number, record, mode=None):
     fields = _text_fields(args, record, names)
     if conversation:
         fields = _conversation_item(fields, conversation)
+    elif _judge_reads_alike(args, names):
+        fields["_conversation"] = _NO_CONVERSATION  # the judge need not look for one again
     criterion, where = None, ""
     if mode == "criterion":
         criterion = args.criteria_field
@@ -7440,6 +7450,19 @@ def _record_conversation(args, record, names):
     _judged_turn(messages, args.turn, what, asked="--turn {}")
     return {"_conversation": messages, "_references": _record_references(args, record),
             "turn": args.turn}
+
+
+# a record's fields say the command line found no conversation where the judge would look
+_NO_CONVERSATION = "(no conversation)"
+
+
+def _judge_reads_alike(args, names):
+    """Whether the judge, given a record the command line found no conversation in, would
+    find none either (it reads field 'messages' beside a response in 'response', and
+    MT-Bench's layout): then it is not read twice (issue 32 made every record read so)."""
+    if names != ("response",) or not isinstance(args.conversation_field, _Default):
+        return False
+    return args.response_field == "response"
 
 
 def _record_pair(args, record):
@@ -7551,6 +7574,8 @@ def _text_fields(args, record, names):
 def _check_flag_fields(args, record, criterion):
     """JudgeError if a field named by --context-field, --image-field or --criteria-field (with
     no --criteria to fall back on) is absent or null."""
+    if not (args.context_field or args.image_field or (criterion and not args.criteria)):
+        return  # no flag names a field: decided without making the list of them
     wanted = [(field, "--context-field {}={}".format(name, field))
               for name, field in args.context_field]
     wanted.append((args.image_field, "--image-field"))
@@ -7858,6 +7883,8 @@ def _empty_field_problem(args, record):
     """A --context-field or --image-field value that is there but empty ("", spaces, []),
     or None: sent, it would be left out of the prompt without a word (absent or null, the
     flag's own check in _item_fields says so)."""
+    if not args.context_field and args.image_field is None:
+        return None  # neither flag given: no list of them made a record
     named = [(field, "--context-field {}={}".format(name, field))
              for name, field in args.context_field]
     named.append((args.image_field, "--image-field {}".format(args.image_field)))
@@ -8148,15 +8175,20 @@ def _shown_content(content):
 
 def _judge_fields(prefix, judgement):
     """A judgement as output fields: judge_score, ... (NAME_score, ... with --judges)."""
-    fields = dict({name: getattr(judgement, name) for name in ("score", "status", "error", "raw",
-                  "value", "finish_reason", "usage", "model")}, score_source=judgement.source)
+    head = prefix + "_"  # the names made prefixed as they go in: one dict, not two
+    fields = {head + name: getattr(judgement, name) for name in _JUDGED_FIELDS}
+    fields[head + "score_source"] = judgement.source
     if judgement.expected is not None:
-        fields["expected_rating"] = judgement.expected
-    fields.update(judgement.details)
+        fields[head + "expected_rating"] = judgement.expected
+    for name, value in judgement.details.items():  # one named as a field above replaces it
+        fields[head + name] = value
     for name in ("reasoning", "fingerprint"):
         if getattr(judgement, name):
-            fields[name] = getattr(judgement, name)
-    return {prefix + "_" + k: v for k, v in fields.items()}
+            fields[head + name] = getattr(judgement, name)
+    return fields
+
+
+_JUDGED_FIELDS = ("score", "status", "error", "raw", "value", "finish_reason", "usage", "model")
 
 
 def scored_record(judge, record, *, line):
@@ -8506,8 +8538,11 @@ def _is_plain_usage(usage):
         return True
     if type(usage) is not dict:
         return False
-    counts = (usage.get(name) for name in _TOKEN_COUNTS)
-    return all(count is None or _is_whole_count(count) for count in counts)
+    for name in _TOKEN_COUNTS:  # a loop, not all() of a generator: a third of the time
+        count = usage.get(name)
+        if count is not None and not _is_whole_count(count):
+            return False
+    return True
 
 
 def _check_details(fields, name, stamp, status):
@@ -8666,8 +8701,18 @@ def _count_defaults(tally, judgement, record, args, mode):
     if judgement.status == "bad_record":
         return
     tally.defaulted["records"] += 1
-    for key, lacks in _LACKS.items():
-        tally.defaulted[key] += bool(lacks(args, record, mode))
+    if tally.lack_checks is None:  # a tally counts one judge of one run: its flags, its mode
+        tally.lack_checks = _lack_checks(args, mode)
+    for key, lacks in tally.lack_checks:
+        if lacks(args, record, mode):  # a key never counted reads 0 all the same
+            tally.defaulted[key] += 1
+
+
+def _lack_checks(args, mode):
+    """The _LACKS checks that can find a record lacking its field in a run of these flags
+    and mode, decided once a run: a flag not given, or a mode that needs no such field,
+    lacks nothing on any record (a check a record was a tenth of an export's tally)."""
+    return tuple((key, lacks) for key, lacks in _LACKS.items() if _LACKS_WHEN[key](args, mode))
 
 
 def _unreadable_label(args, record, mode):
@@ -8696,7 +8741,7 @@ def _lacks_question(args, record, mode):
     """No question, read from 'context' instead."""
     if args.question_field is not None:
         return False
-    return _first(record, "question") is None and _first(record, "context") is not None
+    return not _is_set(record.get("question")) and _is_set(record.get("context"))  # as _first
 
 
 def _lacks_label(args, record, mode):
@@ -8715,6 +8760,27 @@ _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
     "answer": _lacks_answer, "question": _lacks_question, "human": _lacks_label,
     "criteria": _lacks_criterion,
     "human_unread": _unreadable_label}  # there, but no label: a line of its own
+
+
+def _may_lack_answer(args, mode):
+    return isinstance(args.reference_field, _Default) and mode in _OPTIONAL_REFERENCE
+
+
+def _may_lack_question(args, mode):
+    return args.question_field is None
+
+
+def _may_lack_label(args, mode):
+    return args.human_field is not None
+
+
+def _may_lack_criterion(args, mode):
+    return mode == "criterion" and bool(args.criteria) and args.criteria_field is not None
+
+
+_LACKS_WHEN = {  # _LACKS' key: can a record lack it at all, given the flags and the mode?
+    "answer": _may_lack_answer, "question": _may_lack_question, "human": _may_lack_label,
+    "criteria": _may_lack_criterion, "human_unread": _may_lack_label}
 
 
 def _default_lines(defaulted, args):
@@ -8786,6 +8852,7 @@ class _Tally:
         self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_reasks
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
+        self.lack_checks = None  # the checks _count_defaults makes, chosen on its first record
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
 
     def add(self, judgement, human=None, lengths=()):
@@ -8799,16 +8866,22 @@ class _Tally:
             self._add_score(self.judged, score)
         rating = judgement.rating
         self._count_kinds(judgement, rating)
-        self._count_orders(details)
-        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
-        if panel and status == "ok":
-            self.panel.append((panel, score))
-        elif panel:
-            self.panel.append((panel, None))
+        if details:  # most judgements have none: nothing of what follows would count
+            self._count_details(judgement, score)
         if status == "ok":
             self._add_judged(details, score, rating, human, lengths)
         self._count_requests(judgement)
         self._count_tokens(judgement.usage)
+
+    def _count_details(self, judgement, score):
+        """What a judgement's details give: the orders, the panel, the cost, the re-asks."""
+        details = judgement.details
+        self._count_orders(details)
+        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
+        if panel and judgement.status == "ok":
+            self.panel.append((panel, score))
+        elif panel:
+            self.panel.append((panel, None))
         self._count_cost(details)
         self._count_reasks(judgement)
 
@@ -10751,8 +10824,8 @@ class _Run:
         written = _judge_fields(prefix, judgement)
         written[prefix + "_line"] = number
         written[prefix + "_run"] = self.stamp(prefix, mode)
-        out = _replaced(record, written, self.stale)
-        self.write_stamped(out, prefix + "_run")
+        out = _replaced(record, written, self.stale, (prefix + "_",))  # any other NAME_run
+        self.write_stamped(out, prefix + "_run")  # of written is a detail: its name starts so
         _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
         _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
         self.replied = time.monotonic()
@@ -11232,13 +11305,15 @@ def _jurors(specs, args):
     return None
 
 
-def _replaced(record, written, stale):
-    """The record as written: the input's fields but those of the run's prefixes (an
-    earlier run's judge_repeats beside this run's fields would describe another run), then
-    ``written``. The first record that had some says so, once (``stale``)."""
+def _replaced(record, written, stale, ours=None):
+    """The record as written: the input's fields but those of the run's prefixes (``ours``,
+    else read from ``written``'s NAME_run fields; an earlier run's judge_repeats beside this
+    run's fields would describe another run), then ``written``. The first record that had
+    some says so, once (``stale``)."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
-    ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
+    if ours is None:
+        ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
