@@ -8001,6 +8001,183 @@ def _judge_plain(judge, args, item, mode):
     return _with_pass(judgement, judge.pass_threshold)
 
 
+
+def _plain_way(judge, args, mode):
+    """How an offline run judges an item of a _plain_judge: by its kind's recipe (_Recipes)
+    where the prompt's steps allow one, else _judge_plain; other judges' _judge_item."""
+    if not _plain_judge(judge, mode):
+        return _judge_item
+    templates = [template for template, _ in judge.turns]
+    built_in = all(t is None or t in TEMPLATES for t in templates)
+    flagged = args.context_field or args.image_field  # a context's text is read, not copied
+    if mode in _RECIPE_MODES and built_in and not flagged:
+        return _judge_recipe(_Recipes(judge, args, mode))
+    return _judge_plain
+
+
+_RECIPE_MODES = ("rating", "binary", "math", "rubric")  # of one response, no conversation
+
+
+def _judge_recipe(recipes):
+    """A judge_item (see _Run.go_lean) that makes a record's messages from its kind's recipe
+    (_Recipes), the rest as _judge_plain: its request, read and scored alike."""
+    def judge_item(judge, args, item, mode):
+        messages = recipes.messages(item[1])
+        if messages is None:  # a record of no recipe: the steps judge.judge takes
+            return _judge_plain(judge, args, item, mode)
+        return _asked_plain(judge, messages)
+    return judge_item
+
+
+def _asked_plain(judge, messages):
+    """_judge_plain's request and its judgement, for messages of no images, turn or seed."""
+    try:
+        judgement = judge._send(messages, None, None, None)
+    except (JudgeError, OSError):  # as _ask lets them go: strict, a full disk
+        raise
+    except Exception as exc:  # as _ask says a bug: on the item
+        judgement = judge._failed("internal_error", "{}: {}".format(
+            type(exc).__name__, judge._redact(str(exc))))
+    return _with_pass(judgement, judge.pass_threshold)
+
+
+class _Recipes:
+    """The messages of records of one kind, made once: an offline run (an export, an import)
+    made each record's prompt through the dozen steps judge.judge takes (its fields checked,
+    its values, the template filled), most of an export's time. A kind is a set of field
+    names. Its recipe is made by those steps from a probe: the record with each field they
+    may read replaced by a marker; the markers found in the messages are where the record's
+    own texts go. Sound because those steps treat a text they read by whether it is blank
+    alone, and copy it whole: a record of the kind whose fields they read are all texts,
+    none blank, gets the messages they would make. Anything else (a blank or non-text field
+    they read, a custom template, a step that changed a marker: stripped, cut, escaped) has
+    no recipe and takes the steps."""
+
+    def __init__(self, judge, args, mode):
+        self.judge, self.args, self.mode = judge, args, mode
+        self.kinds, self.last = {}, (None, None)  # {frozenset of names: _Recipe or None}
+        self.marker = " \x00mj" + os.urandom(8).hex().upper() + "{}\x00 "
+        self.read = _fields_read(args)
+
+    def messages(self, record):
+        """The record's messages from its kind's recipe; None: it has none."""
+        if type(record) is not dict:
+            return None
+        keys, recipe = self.last
+        if record.keys() != keys:  # another kind than the last record's
+            recipe = self.kind(record)
+        if recipe is None:
+            return None
+        return recipe.fill(record)
+
+    def kind(self, record):
+        """The recipe of the record's kind (None: it has none), made if it is the first."""
+        keys = frozenset(record)
+        if keys not in self.kinds:
+            names = [name for name in record if name in self.read]
+            if not all(_is_filled(record[name]) for name in names):
+                return None  # made from a record of filled texts alone: a later one
+            self.kinds[keys] = self.recipe(record, names)
+        self.last = keys, self.kinds[keys]
+        return self.kinds[keys]
+
+    def recipe(self, record, names):
+        """The _Recipe of the record's kind, or None: made from a probe of it."""
+        probe = dict(record)
+        for number, name in enumerate(names):
+            probe[name] = self.marker.format(number)
+        messages = self.probed(probe)
+        if messages is None:
+            return None
+        return _Recipe.of(messages, names, self.marker)
+
+    def probed(self, probe):
+        """The probe's messages by judge.judge's steps; None if they take another path."""
+        judge = self.judge
+        fields = _fields_of(self.args, 0, probe, self.mode)
+        if isinstance(fields, _BadLine) or "_conversation" in fields and \
+                fields["_conversation"] is not _NO_CONVERSATION:
+            return None
+        try:
+            values = judge._values(probe, None, fields)
+            messages = judge._messages(probe, values, [])
+        except (TemplateError, _BadRecord):
+            return None
+        special = ("images", "seed", "criterion_scores", "_shortened")
+        if any(values.get(name) is not None for name in special):
+            return None
+        if judge._unasked(values) is not None:
+            return None
+        return messages
+
+
+
+class _Recipe:
+    """A kind's messages (see _Recipes): for each, its role and its content as a format string
+    whose fields {0}, {1}, ... are the texts of ``names``, in order."""
+
+    def __init__(self, names, messages):
+        self.names, self.messages = names, messages
+
+    @classmethod
+    def of(cls, messages, names, marker):
+        """The recipe of a probe's ``messages``; None if one is not a role and a text, or a
+        marker was changed on its way (stripped, cut, escaped: the texts would be too)."""
+        made = []
+        for message in messages:
+            content = message.get("content")
+            if message.keys() != {"role", "content"} or type(content) is not str:
+                return None
+            form = _recipe_form(content, marker)
+            if form is None:
+                return None
+            made.append((message["role"], form))
+        return cls(names, made)
+
+    def fill(self, record):
+        """The messages of a record of this kind; None unless each text is filled."""
+        texts = [record[name] for name in self.names]
+        for text in texts:
+            if type(text) is not str or not text or text.isspace():  # _is_blank's test
+                return None
+        return [{"role": role, "content": form.format(*texts)} for role, form in self.messages]
+
+
+def _recipe_form(content, marker):
+    """A probe's content as a format string of its markers' numbers, or None if a marker
+    was changed on its way (what is left of the probe holds a piece of one)."""
+    head, tail = marker.split("{}")
+    parts = re.split(re.escape(head) + r"(\d+)" + re.escape(tail), content)
+    literals = parts[::2]
+    token = head.strip(" \x00").lower()
+    if any("\x00" in text or token in text.lower() for text in literals):
+        return None
+    form = [literals[0].replace("{", "{{").replace("}", "}}")]
+    for number, text in zip(parts[1::2], literals[1:]):
+        form.append("{" + number + "}" + text.replace("{", "{{").replace("}", "}}"))
+    return "".join(form)
+
+
+def _is_filled(value):
+    """A text that is not blank (not all spaces): what a recipe may copy."""
+    return type(value) is str and value != "" and not value.isspace()
+
+
+def _fields_read(args):
+    """The names of the fields the steps of a prompt may read, given the flags: the
+    question's, the context's, the reference's and their aliases, the responses', the
+    conversation's, and those flags name."""
+    names = {"question", "context", "reference", "response", "messages", "turns", "answers",
+             "choices", *_FIELD_ALIASES}
+    for flag in ("question", "reference", "response", "response_a", "response_b",
+                 "conversation", "criteria", "image"):
+        field = getattr(args, flag + "_field", None)
+        if isinstance(field, str):
+            names.add(str(field))
+    names.update(str(field) for _, field in args.context_field or ())
+    return names
+
+
 def _dry_run(specs, args, items):
     """--dry-run: the first judge's prompts on stdout, then the whole run's estimate (every
     judge's requests, at each judge's price) on stderr."""
@@ -10662,7 +10839,7 @@ class _Run:
         self.pending, self.batching, self.flushed = [], 1, self.started  # see write_line
         self.written = 0  # lines in the output: the stop note's count
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-        self.judge_item = _judge_item  # or _judge_plain: see go_lean
+        self.judge_items = {}  # a judge's own way to judge an item, else _judge_item: go_lean
         self.listen()
 
     def listen(self):
@@ -10723,7 +10900,7 @@ class _Run:
     def judge_with(self, prefix, judge, mode, item):
         """One judge's judgement; a judge whose server is unusable stops (with --judges)."""
         try:
-            judgement = self.judge_item(judge, self.args, item, mode)
+            judgement = self.judge_items.get(prefix, _judge_item)(judge, self.args, item, mode)
         except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
             self.broken.append((exc.filename or self.args.cache, exc))
             raise
@@ -10808,9 +10985,9 @@ class _Run:
     def go_lean(self):
         """Write each record with write_lean, if the run is one judge without a price, --jury,
         --html or a progress line: decided once, not on each record."""
+        for name, each, kind in self.specs:  # each judge's own: a panel's may differ
+            self.judge_items[name] = _plain_way(each, self.args, kind)
         prefix, judge, mode = self.specs[0]
-        if _plain_judge(judge, mode):
-            self.judge_item = _judge_plain
         plain = len(self.specs) == 1 and not judge.price and not self.progress
         if plain and not self.args.jury and not self.args.html:
             self.write_record = self.write_lean
