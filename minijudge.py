@@ -1600,9 +1600,11 @@ def _connections(url):
 class _Replica:
     """One server of a judge: its connections, and the requests it has been sent."""
 
-    def __init__(self, url):
+    def __init__(self, url, eager=True):
         self.url = url
-        self.connections = _connections(url)
+        self._connections, self._lock = None, threading.Lock()
+        if eager:  # an unreadable CA bundle is a usage error before the first record
+            self._connections = _connections(url)
         self.outstanding = 0  # sent, not yet answered
         self.requests = 0
         self.failures = 0
@@ -1610,13 +1612,28 @@ class _Replica:
         self.rests = 0  # rests in a row: each twice the last
         self.error = None  # why its last request failed, while it fails
 
+    @property
+    def connections(self):
+        """What sends its requests, made on the first if not at once: a judge that sends
+        none (an export, an import) loads no CAs (an https URL's TLS context: 0.15 s)."""
+        if self._connections is None:
+            with self._lock:  # one per server: each thread keeps its connection there
+                if self._connections is None:
+                    self._connections = _connections(self.url)
+        return self._connections
+
+    def close_thread(self):
+        if self._connections is not None:  # none made: none to close
+            self._connections.close_thread()
+
 
 class _Replicas:
     """A judge's servers (one or more): each request goes to the least busy server that is
-    not resting, ties in turn; a server that refused or timed out rests (``rest``)."""
+    not resting, ties in turn; a server that refused or timed out rests (``rest``).
+    ``eager``: each server's connections made now, not on its first request."""
 
-    def __init__(self, urls):
-        self.servers = [_Replica(url) for url in urls]
+    def __init__(self, urls, eager=True):
+        self.servers = [_Replica(url, eager) for url in urls]
         self._lock = threading.Lock()
         self._turn = 0  # where the search for the least busy starts: ties in turn
 
@@ -1699,7 +1716,7 @@ class _Replicas:
 
     def close_thread(self):
         for server in self.servers:
-            server.connections.close_thread()
+            server.close_thread()
 
 
 # -- Rate limits: --rpm, --tpm, the server's x-ratelimit headers, requests in flight -------
@@ -2833,7 +2850,7 @@ class LLMJudge:
         if isinstance(cache, str):
             self.cache = _Cache(cache)
         self._sleep, self._max_bytes = sleep, max_response_bytes
-        self._replicas = _Replicas(self.urls)
+        self._replicas = _Replicas(self.urls, eager=self.url != _OFFLINE)  # it sends none
         self.rpm, self.tpm = rpm, tpm
         self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
         if not judge_fn:
