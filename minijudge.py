@@ -10856,9 +10856,12 @@ class _Run:
             held.install()
             self.write_each(results, held)
         except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
-            if isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
+            if exc.filename == _NUMBERS_FILE:  # the tally's: the lines written are whole
+                self.broken.append((exc.filename, exc))
+            elif isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
                 raise
-            self.untear(exc)
+            else:
+                self.untear(exc)
         finally:
             held.restore()
             if self.ticker:
