@@ -1600,9 +1600,11 @@ def _connections(url):
 class _Replica:
     """One server of a judge: its connections, and the requests it has been sent."""
 
-    def __init__(self, url):
+    def __init__(self, url, eager=True):
         self.url = url
-        self.connections = _connections(url)
+        self._connections, self._lock = None, threading.Lock()
+        if eager:  # an unreadable CA bundle is a usage error before the first record
+            self._connections = _connections(url)
         self.outstanding = 0  # sent, not yet answered
         self.requests = 0
         self.failures = 0
@@ -1610,13 +1612,28 @@ class _Replica:
         self.rests = 0  # rests in a row: each twice the last
         self.error = None  # why its last request failed, while it fails
 
+    @property
+    def connections(self):
+        """What sends its requests, made on the first if not at once: a judge that sends
+        none (an export, an import) loads no CAs (an https URL's TLS context: 0.15 s)."""
+        if self._connections is None:
+            with self._lock:  # one per server: each thread keeps its connection there
+                if self._connections is None:
+                    self._connections = _connections(self.url)
+        return self._connections
+
+    def close_thread(self):
+        if self._connections is not None:  # none made: none to close
+            self._connections.close_thread()
+
 
 class _Replicas:
     """A judge's servers (one or more): each request goes to the least busy server that is
-    not resting, ties in turn; a server that refused or timed out rests (``rest``)."""
+    not resting, ties in turn; a server that refused or timed out rests (``rest``).
+    ``eager``: each server's connections made now, not on its first request."""
 
-    def __init__(self, urls):
-        self.servers = [_Replica(url) for url in urls]
+    def __init__(self, urls, eager=True):
+        self.servers = [_Replica(url, eager) for url in urls]
         self._lock = threading.Lock()
         self._turn = 0  # where the search for the least busy starts: ties in turn
 
@@ -1699,7 +1716,7 @@ class _Replicas:
 
     def close_thread(self):
         for server in self.servers:
-            server.connections.close_thread()
+            server.close_thread()
 
 
 # -- Rate limits: --rpm, --tpm, the server's x-ratelimit headers, requests in flight -------
@@ -2833,7 +2850,7 @@ class LLMJudge:
         if isinstance(cache, str):
             self.cache = _Cache(cache)
         self._sleep, self._max_bytes = sleep, max_response_bytes
-        self._replicas = _Replicas(self.urls)
+        self._replicas = _Replicas(self.urls, eager=self.url != _OFFLINE)  # it sends none
         self.rpm, self.tpm = rpm, tpm
         self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
         if not judge_fn:
@@ -4995,21 +5012,35 @@ def _pearson(xs, ys):
 
 
 def _spearman(xs, ys):
-    """Pearson's r of the 1-based ranks, ties sharing their mean rank: a million lengths
-    cost 8 MB of ranks, and a dict of the distinct ones."""
+    """Pearson's r of the 1-based ranks, ties sharing their mean rank: a dict of the
+    distinct values, the ranks read on each pass (a million lengths: no 8 MB of ranks)."""
     return _pearson(_ranks(xs), _ranks(ys))
 
 
 def _ranks(values):
-    """Each value's 1-based rank, ties sharing their mean rank, 8 bytes each."""
-    from array import array
+    """Each value's 1-based rank, ties sharing their mean rank, computed on each pass over
+    ``values`` (a list, or a _Column read again), not kept."""
     counts = collections.Counter(values)
     rank = {}
     below = 0
     for value in sorted(counts):
         rank[value] = below + (counts[value] + 1) / 2
         below += counts[value]
-    return array("d", map(rank.__getitem__, values))
+    return _Mapped(rank.__getitem__, values)
+
+
+class _Mapped:
+    """``function`` of each of ``values``, computed on each pass: what _pearson reads twice
+    or more, without a number kept a value."""
+
+    def __init__(self, function, values):
+        self.function, self.values = function, values
+
+    def __len__(self):
+        return len(self.values)
+
+    def __iter__(self):
+        return map(self.function, self.values)
 
 
 def _kappa(pairs):
@@ -5869,7 +5900,7 @@ def _svg_bar(y, label, value, ci, top, digits):
 def _svg_scatter(lengths, xlabel):
     """Length (x) against score (y), the tally's pairs: at most 2,000, evenly spread."""
     step = 2 * max(1, len(lengths) // 2 // 2000)  # not a tuple a record: a million is 100 MB
-    points = list(zip(lengths[::step], lengths[1::step]))
+    points = list(zip(_Column(lengths, 0, step), _Column(lengths, 1, step)))
     xs = [x for x, _ in points]
     low = min(xs)
     high = max(xs)
@@ -8994,6 +9025,75 @@ def _counted_score(score):
     return 0.0
 
 
+class _Numbers:
+    """Numbers appended in order, read back in that order as often as asked: the last
+    _NUMBERS_HELD (1 MiB) in memory, the others in an unlinked temporary file under TMPDIR.
+    A tally's (length, score) pairs, two a record, were 16 MB of memory at a million
+    records, 48 MB while the figures were computed: now a run's memory does not grow with
+    its records. The figures read the same numbers in the same order: the same to the bit."""
+
+    def __init__(self):
+        from array import array
+        self._held, self._file, self._spilled = array("d"), None, 0
+
+    def extend(self, numbers):
+        self._held.extend(numbers)
+        if len(self._held) >= _NUMBERS_HELD:
+            self._spill()
+
+    def _spill(self):
+        """The numbers held, to the end of the file (made on the first: most never fill)."""
+        from array import array
+        try:
+            if self._file is None:
+                import tempfile
+                self._file = tempfile.TemporaryFile()
+                weakref.finalize(self, self._file.close)  # closed with the tally, unwarned
+            self._file.seek(0, os.SEEK_END)
+            self._held.tofile(self._file)
+        except OSError as exc:  # a full disk
+            raise OSError(exc.errno, exc.strerror, _NUMBERS_FILE) from None
+        self._spilled += len(self._held)
+        self._held = array("d")
+
+    def __len__(self):
+        return self._spilled + len(self._held)
+
+    def chunks(self):
+        """The numbers in order, an array of at most _NUMBERS_READ at a time; each chunk
+        read at its own offset, so that two passes may go side by side (zip)."""
+        from array import array
+        for offset in range(0, self._spilled, _NUMBERS_READ):
+            chunk = array("d")
+            self._file.seek(offset * chunk.itemsize)
+            chunk.frombytes(self._file.read(min(_NUMBERS_READ, self._spilled - offset)
+                                            * chunk.itemsize))
+            yield chunk
+        yield self._held
+
+
+_NUMBERS_HELD = 1 << 17  # numbers a _Numbers keeps in memory: 1 MiB, 65,536 records' pairs
+_NUMBERS_READ = 1 << 14  # numbers read back at a time: 128 KiB (and its copy), a pass
+_NUMBERS_FILE = "the lengths of the responses (a temporary file under TMPDIR)"
+
+
+class _Column:
+    """Every ``step``th number of a _Numbers from the ``start``th (start < step), read
+    again on each pass: a tally's lengths (0, 2) or scores (1, 2)."""
+
+    def __init__(self, numbers, start, step=2):
+        self.numbers, self.start, self.step = numbers, start, step
+
+    def __len__(self):
+        return max(0, len(self.numbers) - self.start + self.step - 1) // self.step
+
+    def __iter__(self):
+        offset = 0
+        for chunk in self.numbers.chunks():
+            yield from chunk[(self.start - offset) % self.step::self.step]
+            offset += len(chunk)
+
+
 def _new_sums():
     """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
     return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
@@ -9017,8 +9117,8 @@ class _Tally:
         self.played = collections.Counter()
         self.alike = collections.Counter()
         self.compared = []  # of named systems: see _count_comparisons
-        from array import array  # two numbers a record, compact at a million records too
-        self.panel, self.lengths, self.spread, self.first_errors = [], array("d"), 0.0, {}
+        # two numbers a record (_Numbers: on disk past 1 MiB)
+        self.panel, self.lengths, self.spread, self.first_errors = [], _Numbers(), 0.0, {}
         self.all = _new_sums()
         self.judged = _new_sums()
         self.requests = self.cached = self.sent = self.k = 0  # k: repeats
@@ -10122,7 +10222,7 @@ def _panel_offsets(units, names):
 def _length_figures(tally, mode):
     """Does the judge prefer longer answers? Single responses: Spearman's rho of length and
     score; pairs: how often the longer won a decisive verdict, and _length_controlled."""
-    lengths, scores = tally.lengths[::2], tally.lengths[1::2]  # arrays: 8 bytes a number
+    lengths, scores = _Column(tally.lengths, 0), _Column(tally.lengths, 1)  # read, not kept
     if len(scores) < 2:
         return None
     if mode != "pairwise":
@@ -10933,9 +11033,12 @@ class _Run:
             held.install()
             self.write_each(results, held)
         except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
-            if isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
+            if exc.filename == _NUMBERS_FILE:  # the tally's: the lines written are whole
+                self.broken.append((exc.filename, exc))
+            elif isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
                 raise
-            self.untear(exc)
+            else:
+                self.untear(exc)
         finally:
             held.restore()
             if self.ticker:
