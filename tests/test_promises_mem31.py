@@ -114,7 +114,7 @@ class PeakMemoryIsFlat(unittest.TestCase):
     of 300,000 records takes minutes: the bounded caches, SQLite's 2 MiB among them, fill
     only past 100,000)."""
 
-    SMALL, LARGE = 30000, 300000
+    SMALL, LARGE = 15000, 150000
 
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
