@@ -168,6 +168,7 @@ class OptionTest(ReaskTest):
 
     def test_strict_python_judge_is_reasked_before_it_raises(self):
         judge = minijudge.LLMJudge(self.srv.url, model="judge-model", strict=True, reask=1)
+        self.addCleanup(judge.close)  # its keep-alive socket, else a later test's warning
         j = judge.judge({"question": "q"}, "r")
         self.assertEqual((j.status, j.value, j.details["reasks"]), ("ok", 4, [BAD]))
         self.srv.responder = bad_always
