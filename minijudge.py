@@ -8047,6 +8047,7 @@ def _plain_way(judge, args, mode):
 
 
 _RECIPE_MODES = ("rating", "binary", "math", "rubric")  # of one response, no conversation
+_RECIPE_KINDS = 256  # recipes kept at most: a kind a record (a field of its own each) grows none
 
 
 def _judge_recipe(recipes):
@@ -8105,6 +8106,8 @@ class _Recipes:
         """The recipe of the record's kind (None: it has none), made if it is the first."""
         keys = frozenset(record)
         if keys not in self.kinds:
+            if len(self.kinds) >= _RECIPE_KINDS:  # records of ever new fields: the steps
+                return None
             names = [name for name in record if name in self.read]
             if not all(_is_filled(record[name]) for name in names):
                 return None  # made from a record of filled texts alone: a later one

@@ -99,6 +99,21 @@ class RecipesMakeTheStepsPrompts(unittest.TestCase):
         # those of filled texts (a marker's look-alike, braces, a lone surrogate) have one
         self.assertGreater(filled, 500)
 
+    def test_records_of_ever_new_fields_keep_a_bounded_number_of_recipes(self):
+        # a kind a record (a dataset's optional fields, an id as a field name) kept a recipe
+        # each: memory that grew with the records
+        with tempfile.TemporaryDirectory() as folder:
+            args, specs = self.specs(folder, "rating", [])
+            _, judge, _ = specs[0]
+            recipes = minijudge._Recipes(judge, args, "rating")
+            for n in range(1000):
+                record = {"question": "Q%d" % n, "response": "R", "field_%d" % n: n}
+                made = recipes.messages(record)
+                if made is not None:
+                    self.assertEqual(made, steps(judge, args, 1, record, "rating"))
+            self.assertLessEqual(len(recipes.kinds), minijudge._RECIPE_KINDS)
+            self.assertGreater(len(recipes.kinds), 0)
+
     def test_a_step_that_changes_a_text_has_no_recipe(self):
         with tempfile.TemporaryDirectory() as folder:
             args, specs = self.specs(folder, "rating", [])
