@@ -8020,17 +8020,7 @@ def _judge_plain(judge, args, item, mode):
         return _judge_item(judge, args, item, mode)
     if values.get("images") or judge._unasked(values) is not None:
         return _judge_item(judge, args, item, mode)
-    try:
-        judgement = judge._send(messages, None, values.get("criterion_scores"),
-                                values.get("seed"))
-    except (JudgeError, OSError):  # as _ask lets them go: strict, a full disk
-        raise
-    except Exception as exc:  # as _ask says a bug: on the item
-        judgement = judge._failed("internal_error", "{}: {}".format(
-            type(exc).__name__, judge._redact(str(exc))))
-    _note_turn(judgement, values)
-    return _with_pass(judgement, judge.pass_threshold)
-
+    return _asked_plain(judge, messages, values)
 
 
 def _plain_way(judge, args, mode):
@@ -8061,15 +8051,19 @@ def _judge_recipe(recipes):
     return judge_item
 
 
-def _asked_plain(judge, messages):
-    """_judge_plain's request and its judgement, for messages of no images, turn or seed."""
+def _asked_plain(judge, messages, values=None):
+    """The one request of a _plain_judge's item and its judgement, as judge.judge makes it:
+    ``values`` give its criterion's scale, its seed and its turn ({}: none of them)."""
+    values = values or {}
     try:
-        judgement = judge._send(messages, None, None, None)
+        judgement = judge._send(messages, None, values.get("criterion_scores"),
+                                values.get("seed"))
     except (JudgeError, OSError):  # as _ask lets them go: strict, a full disk
         raise
     except Exception as exc:  # as _ask says a bug: on the item
         judgement = judge._failed("internal_error", "{}: {}".format(
             type(exc).__name__, judge._redact(str(exc))))
+    _note_turn(judgement, values)
     return _with_pass(judgement, judge.pass_threshold)
 
 
@@ -8129,8 +8123,7 @@ class _Recipes:
         """The probe's messages by judge.judge's steps; None if they take another path."""
         judge = self.judge
         fields = _fields_of(self.args, 0, probe, self.mode)
-        if isinstance(fields, _BadLine) or "_conversation" in fields and \
-                fields["_conversation"] is not _NO_CONVERSATION:
+        if isinstance(fields, _BadLine) or _holds_conversation(fields):
             return None
         try:
             values = judge._values(probe, None, fields)
@@ -8144,6 +8137,10 @@ class _Recipes:
             return None
         return messages
 
+
+def _holds_conversation(fields):
+    """Whether an item's fields (_item_fields) hold a conversation the judge reads."""
+    return fields.get("_conversation", _NO_CONVERSATION) is not _NO_CONVERSATION
 
 
 class _Recipe:
