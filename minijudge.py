@@ -9827,7 +9827,7 @@ def _count_comparisons(tally, judgement, record, args, lengths):
         tally.compared.extend(_system_pairs(details["pairs"], responses, args.strong_weight))
         return
     a, b = record.get("model_a"), record.get("model_b")
-    if isinstance(a, str) and isinstance(b, str) and a != b and lengths:
+    if isinstance(a, str) and isinstance(b, str) and a != b and len(lengths) == 2:  # a pair's
         weight = _verdict_weight({"strong": _is_strong(judgement)}, args.strong_weight)
         tally.compared.append((a, b, judgement.score, lengths[0] - lengths[1], weight))
 
