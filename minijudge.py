@@ -5453,10 +5453,13 @@ class _Batch:
         self.max_lines = max_lines
         self.files = [open(path, "rb") for path in imports]
         self.conflicting = 0
-        find = re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search
+        self._find = find = re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search
         for number, f in enumerate(self.files):  # a reply's number: its file and offset
             self.replies.add((key, offset * len(self.files) + number) for key, offset in
                              _keys_in(f, find, self._count_malformed))
+        self.cursors, self.last = [0] * len(self.files), 0  # see _next
+        # no file, or a request answered twice (the first success is chosen): the index
+        self.ahead = self.replies.doubled or not self.files
 
     def _count_malformed(self, line):
         """A line without a reply: not JSON, or JSON without a minijudge custom_id."""
@@ -5485,20 +5488,63 @@ class _Batch:
 
     def _imported(self, key):
         """The reply to ``key`` in the files, an APIError (the batch's error), or None (none)."""
-        with self._lock:  # a reply asked for is marked: the rest are counted unasked
-            number = self._lookup(key)
-            if number is not None and number >= 0:
-                self.asked += 1
-                number = ~self._choose(key, number)
-                self.replies[key] = number
+        with self._lock:
+            number = self._next(key)
+            if number is None:
+                number = self._asked(key)
             if number is not None:
-                f, line = self._line(~number)
+                f, line = self._line(number)
         if number is None:
             return None
         result, problem = self._outcome(key, f, line)
         if problem:
             self._count_problem(problem)
         return result
+
+    def _next(self, key):
+        """The number of ``key``'s reply if it is the next line of the file the last reply
+        was on (a batch answers in the order it was asked: no query), counted asked; None:
+        ask the index. Each file's lines before its ``cursor`` were asked this way, each
+        once; the index marks those asked otherwise (_asked), and once one was asked ahead
+        of a cursor, none is asked this way (it would be counted twice)."""
+        if self.ahead:
+            return None
+        index = self.last
+        f = self.files[index]
+        f.seek(self.cursors[index])
+        for line in iter(f.readline, b""):
+            match = self._find(line)
+            if match:  # a line of the index (see __init__)
+                if match.group(1).decode() != key:
+                    return None
+                number = self.cursors[index] * len(self.files) + index
+                self.cursors[index] += len(line)
+                self.asked += 1
+                return number
+            self.cursors[index] += len(line)  # a line no reply: never asked for
+        return None
+
+    def _asked(self, key):
+        """The number of ``key``'s reply by the index (None: none), counted asked the first
+        time it is asked: marked there, unless it is behind its file's cursor (_next)."""
+        number = self._lookup(key)
+        if number is None:
+            return None
+        if number < 0:  # asked and marked: ~ its chosen number
+            return ~number
+        index, offset = number % len(self.files), number // len(self.files)
+        if offset < self.cursors[index]:  # asked by _next
+            return number
+        if offset == self.cursors[index] and not self.ahead:
+            self.last = index  # the next file begins: _next reads on from here
+            self.cursors[index] += len(self._line(number)[1])
+            self.asked += 1
+            return number
+        self.ahead = True
+        self.asked += 1
+        number = self._choose(key, number)
+        self.replies[key] = ~number
+        return number
 
     def _lookup(self, key):
         """The number of ``key``'s reply in the files; None, and no query, when no file is

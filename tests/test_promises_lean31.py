@@ -6,13 +6,133 @@ hostile records and replies, through the real command line.
 """
 import json
 import os
+import re
 import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from stub import StubTestCase, run_main  # noqa: E402
+from batch_engine import run_batch  # noqa: E402
+from stub import StubServer, StubTestCase, run_main  # noqa: E402
+
+# records of every kind an import meets: plain, a request asked twice (the same record
+# again), one with nothing to judge (no request), one the batch errs on, one it never ran
+RECORDS = [{"question": "Q%d" % (n % 40), "response": "R%d" % (n % 40)} for n in range(60)]
+RECORDS += [{"question": "Q", "response": ""}, {"question": "Qe", "response": "Re"},
+            {"question": "Qf", "response": "Rf"}, {"question": "Qm", "response": "Rm"}]
+
+
+TIMING = ("wall_seconds", "requests_per_second", "latency_mean", "latency_max")
+
+
+def lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+class ImportsFindRepliesInOrderOrNot(StubTestCase):
+    """An import reads the next line of the file the last reply was on when it holds the
+    record's reply (a batch answers in order: no query of the index), the index otherwise.
+    Whatever the order of the lines, and whatever else the files hold, an import gives the
+    same records and the same figures (replies imported, not asked for, malformed)."""
+
+    def exported(self, records, lines_a_part=50000):
+        data = self.write_jsonl("data.jsonl", records)
+        code, _, err = run_main(["--judge-model", "judge-model", "-q", "--batch-export",
+                                 self.path("req"), "--batch-max-lines", lines_a_part, data,
+                                 "-o", self.path("exported.jsonl")])
+        self.assertEqual(code, 0, err)
+        parts = sorted(self.path(n) for n in os.listdir(self.tmp) if n.startswith("req."))
+        keys = {}
+        for record, line in zip(records, lines(self.path("exported.jsonl"))):
+            if line["judge_status"] == "exported":
+                keys[record["question"]] = line["judge_error"].split("custom_id ")[1][:64]
+        return data, parts, keys
+
+    def answered(self, parts, name, keys, **faults):
+        """The parts answered by the stub through the batch engine: one file a part."""
+        outputs = []
+        with StubServer("Rating: [[4]]") as srv:
+            for number, part in enumerate(parts):
+                outputs.append(self.path("%s.%d.jsonl" % (name, number)))
+                run_batch([part], outputs[-1], srv.url + "/v1/chat/completions",
+                          errors={keys["Qe"]}, failures={keys["Qf"]}, missing={keys["Qm"]},
+                          **faults)
+        return outputs
+
+    def imported(self, data, outputs, name):
+        imports = [x for path in outputs for x in ("--batch-import", path)]
+        code, out, err = run_main(["--judge-model", "judge-model", "-q"] + imports +
+                                  [data, "-o", self.path(name + ".jsonl"), "--summary",
+                                   self.path(name + ".json")])
+        with open(self.path(name + ".json")) as f:
+            summary = json.load(f)
+        figures = {k: v for k, v in summary.items() if k not in TIMING}
+        figures = json.loads(re.sub(r"/[^ ]*[.]jsonl", "FILE", json.dumps(figures)))
+        files = [os.path.basename(path) for path in figures["batch"].pop("files") or []]
+        return lines(self.path(name + ".jsonl")), figures, files, code
+
+    def the_same(self, first, second):
+        records, figures, _, code = first
+        self.assertEqual(second[3], code)
+        self.assertEqual(second[1], figures)
+        self.assertEqual(len(second[0]), len(records))
+        for one, two in zip(records, second[0]):
+            for line in (one, two):  # the file a failure names: each import its own
+                line["judge_error"] = re.sub(r"/[^ ]*[.]jsonl", "FILE", str(line["judge_error"]))
+            self.assertEqual(two, one)
+
+    def test_shuffled_lines_give_what_ordered_ones_give(self):
+        data, parts, keys = self.exported(RECORDS)
+        ordered = self.imported(data, self.answered(parts, "ordered", keys), "a")
+        shuffled = self.imported(data, self.answered(parts, "shuffled", keys,
+                                                     shuffle_seed=3), "b")
+        self.the_same(ordered, shuffled)
+        batch = ordered[1]["batch"]
+        self.assertEqual((batch["imported"], batch["unasked"]), (42, 0), batch)
+        self.assertEqual(ordered[1]["statuses"]["ok"], 60)
+
+    def test_several_parts_in_order_and_in_reverse_give_the_same(self):
+        data, parts, keys = self.exported(RECORDS, lines_a_part=7)
+        self.assertEqual(len(parts), 7)  # 43 requests
+        outputs = self.answered(parts, "part", keys)
+        self.the_same(self.imported(data, outputs, "a"),
+                      self.imported(data, outputs[::-1], "b"))
+
+    def test_lines_that_are_no_replies_and_replies_not_asked_for_are_counted_alike(self):
+        data, parts, keys = self.exported(RECORDS)
+        outputs = self.answered(parts, "ordered", keys)
+        with open(outputs[0]) as f:
+            got = f.readlines()
+        other = dict(json.loads(got[0]), custom_id="f" * 64)  # a reply no record asks for
+        hostile = ["not json\n", "\n", json.dumps({"custom_id": "short"}) + "\n",
+                   json.dumps(other) + "\n"]
+        mixed = [got[0]] + hostile + got[1:5] + hostile + got[5:]
+        mixed[-1] = mixed[-1].rstrip("\n")  # a last line without its newline
+        reference = list(mixed)
+        reference.insert(3, reference.pop(0))  # the first reply behind the hostile lines
+        one = self.write("mixed.jsonl", "".join(mixed))
+        two = self.write("reference.jsonl", "".join(reference))
+        first, second = self.imported(data, [one], "a"), self.imported(data, [two], "b")
+        self.the_same(first, second)
+        batch = first[1]["batch"]
+        self.assertEqual(batch["unasked"], 1, batch)  # the reply no record asked for
+        self.assertEqual(batch["malformed"], {"not JSON": 2, "without a minijudge custom_id":
+                                              2}, batch)
+
+    def test_a_request_answered_twice_takes_its_first_success_in_order_too(self):
+        data, parts, keys = self.exported(RECORDS)
+        outputs = self.answered(parts, "ordered", keys)
+        with open(outputs[0]) as f:
+            got = f.readlines()
+        failed = dict(json.loads(got[0]), response={"status_code": 500, "body": {
+            "error": {"message": "overloaded", "type": "server_error"}}})
+        doubled = self.write("doubled.jsonl", json.dumps(failed) + "\n" + "".join(got))
+        records, figures, _, _ = self.imported(data, [doubled], "a")
+        self.assertEqual(records[0]["judge_status"], "ok", records[0])
+        self.assertEqual(figures["batch"]["conflicting"], 1, figures)
+        self.assertEqual(figures["batch"]["imported"], 42, figures)
 
 
 class RecordsNamingTwoModels(StubTestCase):
