@@ -7,14 +7,16 @@
 Each record holds about 1 KB of prompt (a question and a response of ~500 characters each).
 For each size it times three stages of `python -m minijudge`, each beside a plain loop
 (in this file, run as its own process) that reads the same lines, fills the same template
-with ``render()`` and writes the same lines with ``json.dumps``:
+with ``render()`` and writes the same lines with ``json.dumps``, byte for byte (the loop's
+files are compared with minijudge's: "same bytes" is printed, or which differ):
 
-  export  --batch-export REQ data.jsonl -o out: the batch input parts and the records;
-          the loop: json.loads, render("rating"), the request's sha256 custom_id, two
-          json.dumps and two writes a record.
+  export  --batch-export REQ data.jsonl -o out: the batch input parts (50,000 lines each)
+          and the records; the loop: json.loads, render("rating"), the request's sha256
+          custom_id, the batch line and the record with the run's stamp (read from
+          minijudge's first record) by json.dumps, two writes a record.
   import  --batch-import of every part's output, -o scored.jsonl; the loop: a dict of the
           replies by custom_id, then per record json.loads, render, sha256, the rating read
-          from the reply, json.dumps of the scored record.
+          from the reply, json.dumps of the scored record (its fields, the stamp).
   report  `minijudge report scored.jsonl`; the loop: json.loads of every line.
 
 It prints each one's seconds, the ratio loop / minijudge (1.0: as fast as the loop; the
@@ -23,8 +25,12 @@ measured by a fresh parent whose RUSAGE_CHILDREN is that process's alone. On a s
 host, wall time follows the neighbours' load; the CPU time (user + system) and its ratio,
 printed beside, move far less. A benchmark,
 not a test: it asserts nothing and is not collected by unittest.
+
+Until 2026-11-27 the loops wrote less than minijudge: the records with three of its fields
+and no stamp (1,161 bytes a scored record where minijudge writes 1,910), one batch file.
 """
 import argparse
+import filecmp
 import hashlib
 import json
 import os
@@ -70,35 +76,63 @@ def request(render, record):
     return payload, hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def plain_export(data, batch_path, out_path):
+def stamp_of(path):
+    """The run's stamp on minijudge's first record (what the loop writes on each)."""
+    with open(path) as f:
+        return json.loads(f.readline())["judge_run"]
+
+
+def plain_export(data, prefix, out_path, ours):
+    """The batch parts (PREFIX.000.jsonl, ... of 50,000 lines) and the exported records."""
     from minijudge import render
-    with open(data, "rb") as f, open(batch_path, "w") as batch, open(out_path, "w") as out:
-        for line in f:
+    stamp = stamp_of(ours)
+    parts, batch = [], None
+    with open(data, "rb") as f, open(out_path, "w") as out:
+        for number, line in enumerate(f, 1):
             record = json.loads(line)
             payload, key = request(render, record)
+            if number % 50000 == 1:
+                if batch:
+                    batch.close()
+                parts.append("%s.%03d.jsonl" % (prefix, len(parts)))
+                batch = open(parts[-1], "w")
             batch.write(json.dumps({"custom_id": key, "method": "POST",
                                     "url": "/v1/chat/completions", "body": payload},
                                    ensure_ascii=False) + "\n")
-            record.update(judge_score=None, judge_status="exported", judge_line=0)
+            error = ("exported to %s as custom_id %s: run it in a batch, then import the "
+                     "output with --batch-import" % (parts[-1], key))
+            record.update(judge_score=0.0, judge_status="exported", judge_error=error,
+                          judge_raw=None, judge_value=None, judge_finish_reason=None,
+                          judge_usage=None, judge_model=None, judge_score_source=None,
+                          judge_line=number, judge_run=stamp)
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    if batch:
+        batch.close()
 
 
-def plain_import(data, out_path, *results):
+def plain_import(data, out_path, ours, *results):
     from minijudge import render
+    stamp = stamp_of(ours)
     replies = {}
     for path in results:
         with open(path, "rb") as f:
             for line in f:
                 entry = json.loads(line)
-                body = entry["response"]["body"]
-                replies[entry["custom_id"]] = body["choices"][0]["message"]["content"]
+                replies[entry["custom_id"]] = entry["response"]["body"]
     rating = re.compile(r"\[\[(\d)\]\]").search
     with open(data, "rb") as f, open(out_path, "w") as out:
-        for line in f:
+        for number, line in enumerate(f, 1):
             record = json.loads(line)
             _, key = request(render, record)
-            record.update(judge_score=int(rating(replies[key]).group(1)), judge_status="ok",
-                          judge_line=0)
+            body = replies[key]
+            choice = body["choices"][0]
+            raw = choice["message"]["content"]
+            value = int(rating(raw).group(1))
+            record.update(judge_score=(value - 1) / 4, judge_status="ok", judge_error=None,
+                          judge_raw=raw, judge_value=value,
+                          judge_finish_reason=choice["finish_reason"],
+                          judge_usage=body["usage"], judge_model=body["model"],
+                          judge_score_source="text", judge_line=number, judge_run=stamp)
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -140,32 +174,51 @@ def write_results(parts, folder):
     return outputs
 
 
-def show(n, stage, ours, floor):
+def show(n, stage, ours, floor, same):
     print("{:>9,}  {:<6}  minijudge {:6.1f} s ({:6.1f} CPU) {:5.0f} MiB   loop {:6.1f} s "
-          "({:6.1f} CPU) {:5.0f} MiB   ratio {:.2f} (CPU {:.2f})".format(
+          "({:6.1f} CPU) {:5.0f} MiB   ratio {:.2f} (CPU {:.2f})  {}".format(
               n, stage, ours[0], ours[2], ours[1], floor[0], floor[2], floor[1],
-              floor[0] / ours[0], floor[2] / ours[2]), flush=True)
+              floor[0] / ours[0], floor[2] / ours[2], same).rstrip(), flush=True)
+
+
+def same_bytes(pairs):
+    """"same bytes" if each pair of files is alike, else which differ."""
+    differ = [os.path.basename(a) for a, b in pairs if not filecmp.cmp(a, b, shallow=False)]
+    if differ:
+        return "DIFFER: " + ", ".join(differ)
+    return "same bytes"
+
+
+def aside(paths):
+    """Move minijudge's files to ours.NAME, so the loop writes the same names."""
+    moved = []
+    for path in paths:
+        moved.append(os.path.join(os.path.dirname(path), "ours." + os.path.basename(path)))
+        os.replace(path, moved[-1])
+    return moved
 
 
 def bench(n, folder):
     data = os.path.join(folder, "data.jsonl")
     write_data(data, n)
     prefix = os.path.join(folder, "requests")
-    ours = minijudge("--judge-model", MODEL, "-q", "--batch-export", prefix, data, "-o", os.path.join(folder, "out.jsonl"))
-    floor = plain("export", data, os.path.join(folder, "plain.batch.jsonl"),
-                  os.path.join(folder, "plain.out.jsonl"))
-    show(n, "export", ours, floor)
+    out = os.path.join(folder, "out.jsonl")
+    ours = minijudge("--judge-model", MODEL, "-q", "--batch-export", prefix, data, "-o", out)
     parts = sorted(os.path.join(folder, p) for p in os.listdir(folder)
                    if p.startswith("requests."))
+    written = aside(parts + [out])
+    floor = plain("export", data, prefix, out, written[-1])
+    show(n, "export", ours, floor, same_bytes(zip(written, parts + [out])))
     results = write_results(parts, folder)
     scored = os.path.join(folder, "scored.jsonl")
     imports = [x for path in results for x in ("--batch-import", path)]
     ours = minijudge("--judge-model", MODEL, "-q", *imports, data, "-o", scored)
-    floor = plain("import", data, os.path.join(folder, "plain.scored.jsonl"), *results)
-    show(n, "import", ours, floor)
+    theirs = os.path.join(folder, "plain.scored.jsonl")
+    floor = plain("import", data, theirs, scored, *results)
+    show(n, "import", ours, floor, same_bytes([(scored, theirs)]))
     ours = minijudge("report", "-q", scored)
     floor = plain("report", scored)
-    show(n, "report", ours, floor)
+    show(n, "report", ours, floor, "")
     for name in os.listdir(folder):
         os.remove(os.path.join(folder, name))
 
