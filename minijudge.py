@@ -9064,6 +9064,11 @@ def _unread_label_lines(defaulted, args):
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
 
 
+def _is_unit(score):
+    """A score from 0 to 1 (not NaN, not a bool)."""
+    return type(score) in (int, float) and 0 <= score <= 1
+
+
 def _counted_score(score):
     """A score as the tally adds it: a number, else (None, NaN) 0.0."""
     if isinstance(score, (int, float)) and score == score:
@@ -9181,6 +9186,10 @@ class _Tally:
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
         status, details = judgement.status, judgement.details
+        if status == "ok" and not details and len(lengths) == 1 and _is_unit(judgement.score):
+            self.add_plain(judgement, human, lengths[0])  # most records: what counts of them
+            self._count_requests(judgement)
+            return
         score = _counted_score(judgement.score)
         judged = status in _NOT_FAILURES
         self._count_status(judgement, score, judged)
@@ -9209,8 +9218,9 @@ class _Tally:
         self._count_reasks(judgement)
 
     def add_plain(self, fields, human, length):
-        """An ok record with no details (``fields``: a _Plain that _is_plain_ok passed) and
-        one response of ``length``: what add counts of it."""
+        """An ok record with no details and a score from 0 to 1 (``fields``: a Judgement, or
+        a _Plain that _is_plain_ok passed) and one response of ``length``: what add counts
+        of it but the requests."""
         score = float(fields.score)
         self.statuses["ok"] += 1
         self.tenths[min(int(score * 10), 9)] += 1  # _is_plain_ok: 0 <= score <= 1
@@ -9221,8 +9231,8 @@ class _Tally:
             self.ratings[rating] += 1
         if fields.model:  # _is_plain_ok: text or None; "" is not counted
             self.models[fields.model] += 1
-        if fields.score_source:
-            self.sources[fields.score_source] += 1
+        if fields.source:
+            self.sources[fields.source] += 1
         if fields.fingerprint:
             self.fingerprints[fields.fingerprint] += 1
         self.lengths.extend((length, score))
@@ -11861,6 +11871,10 @@ class _Plain(collections.namedtuple("_Plain", (
         "score", "usage", "line", "raw", "finish_reason", "reasoning", "expected_rating"))):
     """A record's own fields, as report's lean path reads them."""
     __slots__ = ()
+
+    @property
+    def source(self):  # as a Judgement names it: _Tally.add_plain reads either
+        return self.score_source
 
     def as_dict(self):
         """The fields _is_plain_ok reads: all but the line."""
