@@ -3262,12 +3262,20 @@ class LLMJudge:
         try:
             reply, cached = self._reply(messages, max_tokens=max_tokens, seed=seed)
         except APIError as exc:
-            kind = exc.kind
-            if kind in ("connection_refused", "untrusted"):  # the item says no more than that
-                kind = "connection_error"
-            return self._failed(kind, str(exc), latency=time.monotonic() - started,
-                                attempts=getattr(exc, "attempts", 1), http_status=exc.status)
-        judgement = self._interpret(reply, max_tokens is not None, scale or self.scale)
+            return self._unreplied(exc, started)
+        return self._replied(reply, cached, max_tokens is not None, scale)
+
+    def _unreplied(self, exc, started):
+        """The Judgement of a request that got no reply (APIError ``exc``)."""
+        kind = exc.kind
+        if kind in ("connection_refused", "untrusted"):  # the item says no more than that
+            kind = "connection_error"
+        return self._failed(kind, str(exc), latency=time.monotonic() - started,
+                            attempts=getattr(exc, "attempts", 1), http_status=exc.status)
+
+    def _replied(self, reply, cached, free, scale):
+        """The Judgement of a reply (``free``: an assessment, see _send)."""
+        judgement = self._interpret(reply, free, scale or self.scale)
         judgement.latency, judgement.attempts = reply["latency"], reply["attempts"]
         judgement.cached = cached
         return judgement
@@ -8078,7 +8086,7 @@ def _plain_way(judge, args, mode):
     built_in = all(t is None or t in TEMPLATES for t in templates)
     flagged = args.context_field or args.image_field  # a context's text is read, not copied
     if mode in _RECIPE_MODES and built_in and not flagged:
-        return _judge_recipe(_Recipes(judge, args, mode))
+        return _ByRecipe(_Recipes(judge, args, mode))
     return _judge_plain
 
 
@@ -8086,15 +8094,18 @@ _RECIPE_MODES = ("rating", "binary", "math", "rubric")  # of one response, no co
 _RECIPE_KINDS = 256  # recipes kept at most: a kind a record (a field of its own each) grows none
 
 
-def _judge_recipe(recipes):
+class _ByRecipe:
     """A judge_item (see _Run.go_lean) that makes a record's messages from its kind's recipe
-    (_Recipes), the rest as _judge_plain: its request, read and scored alike."""
-    def judge_item(judge, args, item, mode):
-        messages = recipes.messages(item[1])
+    (``recipes``, a _Recipes), the rest as _judge_plain: its request, read and scored alike."""
+
+    def __init__(self, recipes):
+        self.recipes = recipes
+
+    def __call__(self, judge, args, item, mode):
+        messages = self.recipes.messages(item[1])
         if messages is None:  # a record of no recipe: the steps judge.judge takes
             return _judge_plain(judge, args, item, mode)
         return _asked_plain(judge, messages)
-    return judge_item
 
 
 def _asked_plain(judge, messages, values=None):
@@ -8253,6 +8264,101 @@ def _fields_read(args):
             names.add(str(field))
     names.update(str(field) for _, field in args.context_field or ())
     return names
+
+
+class _Readings:
+    """An import's judgement of a record of a recipe (_ByRecipe), made without the steps a
+    judgement takes that find nothing to do in an import: its request made by the recipe
+    and found in the batch files (LLMJudge._reply, as ever), and a reply read ok given as a
+    _Reading, whose text was read once (a judge's short verdicts repeat: "Rating: 4") by
+    _interpret itself. A reply that is not read ok (a failure, a refusal, a reply asked of
+    the server or cached) is made a Judgement as _send makes it; a record of no recipe, or
+    with fields of the run's own prefix, takes the general path (``judged`` gives None)."""
+
+    def __init__(self, prefix, judge, recipes):
+        self.prefix, self.judge, self.recipes = prefix, judge, recipes
+        self.head = prefix + "_"
+        self.read = {}  # {reply text: (score, value), or None if it is not read ok}
+
+    @classmethod
+    def of(cls, run):
+        """The run's _Readings, or None: a run of one judge written by write_lean, judging
+        by recipe, from batch files alone, of a reply's text alone (no cache, logprobs,
+        --pass-threshold), tallied without --model-field or --group-by."""
+        (prefix, judge, _), = run.specs
+        way = run.judge_items.get(prefix)
+        batch = judge.batch
+        if run.write_record != run.write_lean or not isinstance(way, _ByRecipe):
+            return None
+        if judge.url != _OFFLINE or batch is None or batch.export or not batch.files:
+            return None
+        asks_more = judge.cache or judge.params.get("logprobs") or judge.strict
+        if asks_more or judge.pass_threshold is not None:
+            return None
+        if run.args.model_field or run.args.group_by or run.budget:
+            return None
+        return cls(prefix, judge, way.recipes)
+
+    def judged(self, item):
+        """[(prefix, the record's _Reading or Judgement)], or None (nothing was asked)."""
+        record = item[1]
+        if type(record) is not dict or any(name.startswith(self.head) for name in record):
+            return None  # what is replaced, and the warning that says so: write_lean's
+        messages = self.recipes.messages(record)
+        if messages is None:
+            return None
+        judge, started = self.judge, time.monotonic()
+        try:
+            reply, cached = judge._reply(messages)
+        except APIError as exc:
+            return [(self.prefix, judge._unreplied(exc, started))]
+        reading = self.reading(reply, cached)
+        if reading is None:
+            reading = judge._replied(reply, cached, False, None)
+        return [(self.prefix, reading)]
+
+    def reading(self, reply, cached):
+        """The _Reading of a reply from the batch files that _interpret reads ok, else None."""
+        raw = reply.get("content")
+        if cached or reply["attempts"] or type(raw) is not str:
+            return None
+        if reply.get("refusal") or reply.get("finish_reason") == "content_filter":
+            return None
+        read = self.text_read(raw)
+        if read is None:
+            return None
+        return _Reading(read[0], read[1], raw, reply.get("finish_reason"), reply.get("usage"),
+                        reply.get("model"), reply.get("system_fingerprint"),
+                        reply.get("reasoning"))
+
+    def text_read(self, raw):
+        """first_read of a reply's text, kept for the next reply of that text."""
+        if raw in self.read:
+            return self.read[raw]
+        read = self.first_read(raw)
+        if len(self.read) < _READINGS_KEPT:  # texts that never repeat: each read anew
+            self.read[raw] = read
+        return read
+
+    def first_read(self, raw):
+        """(score, value) of a reply of text ``raw`` alone, if _interpret reads it ok with
+        a score from 0 to 1 from the text and no details; else None."""
+        judgement = self.judge._interpret({"content": raw}, False, self.judge.scale)
+        plain = judgement.status == "ok" and not judgement.details
+        if not plain or judgement.source != "text" or not _is_unit(judgement.score):
+            return None
+        return judgement.score, judgement.value
+
+
+_READINGS_KEPT = 4096  # reply texts whose reading is kept (a verdict's few forms: a handful)
+
+
+class _Reading(collections.namedtuple("_Reading", "score value raw finish_reason usage model "
+                                                  "fingerprint reasoning")):
+    """A reply read ok (see _Readings): what a Judgement of it holds and writes (its status
+    ok, its error none, its score from the text) and _Tally.add_plain counts."""
+    __slots__ = ()
+    source = "text"
 
 
 def _dry_run(specs, args, items):
@@ -8952,8 +9058,12 @@ def _count_defaults(tally, judgement, record, args, mode):
     --human-field label (a record may have none), or its --criteria-field criterion (then
     --criteria's is used), so the summary says what was done instead; a bad_record was not
     judged at all."""
-    if judgement.status == "bad_record":
-        return
+    if judgement.status != "bad_record":
+        _count_lacks(tally, record, args, mode)
+
+
+def _count_lacks(tally, record, args, mode):
+    """_count_defaults of a record that was judged."""
     tally.defaulted["records"] += 1
     if tally.lack_checks is None:  # a tally counts one judge of one run: its flags, its mode
         tally.lack_checks = _lack_checks(args, mode)
@@ -10951,18 +11061,24 @@ def _judged(run, specs, args, items):
         workers = _Workers(judges, run.judge_one, run.stop_on, run.not_judged)
         run.batching = _FLUSH_LINES  # records come at the CPU's pace: write them by the batch
         run.go_lean()
-        return _judged_here(workers, items)
+        return _judged_here(workers, items, run.read_one)
     return judge_records(judges, items, progress=run.held, concurrency=args.concurrency,
                          window=args.window, judge_one=run.judge_one, stop_on=run.stop_on,
                          failed=run.not_judged)
 
 
-def _judged_here(workers, items):
+def _judged_here(workers, items, read_one=None):
     """judge_records' results, each judged in this thread as it is read (as a worker would:
-    a stop, an internal_error), the judges closed at the end."""
+    a stop, an internal_error), the judges closed at the end; ``read_one(item)`` gives an
+    item's judgements without the workers' steps (an import's _Readings), or None."""
     try:
         for item in items:
-            yield item, workers.attempt(item)
+            judged = None
+            if read_one is not None and not workers.stopped:
+                judged = read_one(item)
+            if judged is None:
+                judged = workers.attempt(item)
+            yield item, judged
     finally:
         for judge in workers.judges:
             judge.close()
@@ -10996,6 +11112,7 @@ class _Run:
         self.written = 0  # lines in the output: the stop note's count
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
         self.judge_items = {}  # a judge's own way to judge an item, else _judge_item: go_lean
+        self.readings = None  # an import's _Readings: go_lean
         self.listen()
 
     def listen(self):
@@ -11151,12 +11268,32 @@ class _Run:
         if plain and not self.args.jury and not self.args.html:
             self.write_record = self.write_lean
             self.stamp_text = (None, None)  # (the stamp, its text)
+            self.readings = _Readings.of(self)
+            head = prefix + "_"  # the names write_reading gives a _Reading's fields
+            self.reading_names = [head + name for name in _JUDGED_FIELDS + ("score_source",)]
+
+    def read_one(self, item):
+        """The item's judgements by the import's _Readings (see go_lean), or None: the
+        general path. What goes wrong goes as it would there (judge_with)."""
+        if self.readings is None:
+            return None
+        judge = self.readings.judge
+        try:
+            return self.readings.judged(item)
+        except OSError as exc:  # the index of keys cannot be written: stop as Ctrl-C
+            self.broken.append((exc.filename or self.args.cache, exc))
+            return self.not_judged("internal_error", "{}: {}".format(type(exc).__name__, exc))
+        except Exception as exc:  # a bug fails only the record
+            error = "{}: {}".format(type(exc).__name__, exc)
+            return [(self.readings.prefix, judge._failed("internal_error", judge._redact(error)))]
 
     def write_lean(self, number, record, judged):
         """write_record's line and tallies, for one judge (see go_lean), the stamp encoded
         once a run."""
         (prefix, judgement), = judged
         mode = self.outputs[0][2]
+        if type(judgement) is _Reading:
+            return self.write_reading(number, record, judgement)
         written = _judge_fields(prefix, judgement)
         written[prefix + "_line"] = number
         written[prefix + "_run"] = self.stamp(prefix, mode)
@@ -11164,6 +11301,27 @@ class _Run:
         self.write_stamped(out, prefix + "_run")  # of written is a detail: its name starts so
         _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
         _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
+        self.replied = time.monotonic()
+
+    def write_reading(self, number, record, reading):
+        """write_lean of a _Reading: the fields a Judgement of it writes (_judge_fields), the
+        tally's plain path. The record has no field of the run's prefix (_Readings.judged)."""
+        prefix, _, mode = self.outputs[0]
+        head, out = prefix + "_", dict(record)
+        out.update(zip(self.reading_names, (reading.score, "ok", None, reading.raw,
+                                            reading.value, reading.finish_reason,
+                                            reading.usage, reading.model, "text")))
+        if reading.reasoning:
+            out[head + "reasoning"] = reading.reasoning
+        if reading.fingerprint:
+            out[head + "fingerprint"] = reading.fingerprint
+        out[head + "line"] = number
+        out[head + "run"] = self.stamp(prefix, mode)
+        self.write_stamped(out, head + "run")
+        args, tally = self.args, self.tallies[prefix]
+        length = len(_as_text(record.get(getattr(args, _MODES[mode][2][0] + "_field"))) or "")
+        tally.add_plain(reading, record.get(args.human_field), length)
+        _count_lacks(tally, record, args, mode)
         self.replied = time.monotonic()
 
     def write_stamped(self, out, run):

@@ -9,10 +9,12 @@ import os
 import re
 import sys
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+import minijudge  # noqa: E402
 from batch_engine import run_batch  # noqa: E402
 from stub import StubServer, StubTestCase, run_main  # noqa: E402
 
@@ -133,6 +135,105 @@ class ImportsFindRepliesInOrderOrNot(StubTestCase):
         self.assertEqual(records[0]["judge_status"], "ok", records[0])
         self.assertEqual(figures["batch"]["conflicting"], 1, figures)
         self.assertEqual(figures["batch"]["imported"], 42, figures)
+
+
+# reply bodies of every kind: read ok in some mode or not, refused, cut, reasoned, odd usage
+CONTENTS = ["Rating: 4", "4", "[[2]]", "Yes", "No", '{"score": 5}', '{"score": 9}', "",
+            '{"correctness": 8, "relevance": 6}', '{"correctness": 11, "relevance": 2}',
+            "   ", "Rating: 7", "<think>long", "<think>ok</think> 3", 5, None,
+            [{"type": "text", "text": "Rating: 1"}], {"text": "4"}, "Verdict: yes\u2028",
+            "\ud83d Rating: 4"]
+EXTRAS = [{}, {"finish_reason": "length"}, {"finish_reason": "content_filter"},
+          {"refusal": "I cannot"}, {"reasoning_content": "thought"}, {"reasoning": 7},
+          {"usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11,
+                     "prompt_tokens_details": {"cached_tokens": 0}}},
+          {"usage": {"prompt_tokens": -1, "completion_tokens": 1e30, "cost": float("nan")}},
+          {"usage": "many"}, {"model": ["m"]}, {"model": None}, {"system_fingerprint": "fp_1"},
+          {"system_fingerprint": 3}, {"logprobs": {"content": []}}, {"finish_reason": True},
+          {"finish_reason": 1}]
+HOSTILE_RECORDS = [
+    {"question": "Q", "response": "R", "judge_score": 1.0},  # an earlier run's field
+    {"question": "Q", "response": "R", "judge_run": "x", "judge_line": 3},
+    {"question": "Q", "response": "R", "n": float("nan")},
+    {"question": "Q", "response": "R", "label": 4}, {"question": "Q", "response": "R",
+                                                      "label": "yes"},
+    {"question": "Q", "response": ""}, {"question": "Q", "response": 5},
+    {"question": "Q", "response": "R", "model_a": "x", "model_b": "y"},
+    {"question": "Q", "output": "R", "answer": "A"}, [1, 2], "text", None]
+
+
+def reply_line(key, number):
+    """The batch output line of request ``key``: the ``number``th mix of the kinds above."""
+    message = {"role": "assistant", "content": CONTENTS[number % len(CONTENTS)]}
+    extra = dict(EXTRAS[number // len(CONTENTS) % len(EXTRAS)])
+    for name in ("refusal", "reasoning_content", "reasoning"):
+        if name in extra:
+            message[name] = extra.pop(name)
+    choice = {"index": 0, "message": message, "finish_reason": extra.pop("finish_reason",
+                                                                          "stop")}
+    if "logprobs" in extra:
+        choice["logprobs"] = extra.pop("logprobs")
+    body = dict({"object": "chat.completion", "model": "judge-model", "choices": [choice],
+                 "usage": {"prompt_tokens": 30 + number, "completion_tokens": 3,
+                           "total_tokens": 33 + number}}, **extra)
+    response = {"status_code": 200, "body": body}
+    if number % 37 == 5:
+        response = {"status_code": 500, "body": {"error": {"message": "overloaded"}}}
+    return json.dumps({"id": "r%d" % number, "custom_id": key, "response": response,
+                       "error": None}) + "\n"
+
+
+class AnImportReadsEachReplyAsTheGeneralPathDoes(StubTestCase):
+    """An import of one plain judge judges a record of a recipe from its reply without the
+    general path's steps (minijudge._Readings): the same records, summary and exit code as
+    the general path (taken by the same command with --html, which writes a page too),
+    over replies and records of every kind, in every mode that has recipes."""
+
+    def imported(self, name, argv, lean):
+        calls, write_reading = [], minijudge._Run.write_reading
+
+        def counted(run, *args):
+            calls.append(1)
+            return write_reading(run, *args)
+        out, summary = self.path(name + ".jsonl"), self.path(name + ".json")
+        with mock.patch.object(minijudge._Run, "write_reading", counted):
+            code, _, err = run_main(argv + ["-o", out, "--summary", summary] + lean)
+        with open(out) as f:
+            written = f.read()
+        err = re.sub(r"in [0-9.]+ s \(", "in T s (", re.sub(r"[0-9.]+ requests/s", "", err))
+        with open(summary) as f:
+            figures = {k: v for k, v in json.load(f).items() if k not in TIMING}
+        return (code, err, written, figures), len(calls)
+
+    def test_records_summary_and_exit_code_are_the_general_paths(self):
+        records = [{"question": "Q%d" % n, "response": "R%d" % n, "answer": "A", "label": n % 5 + 1}
+                   for n in range(len(CONTENTS) * len(EXTRAS))]
+        for number, record in enumerate(HOSTILE_RECORDS * 3):  # each with a reply read ok
+            if isinstance(record, dict) and "question" in record:
+                record = dict({"answer": "A"}, **dict(record, question="Q%d" % number))
+            records.insert(1 + number * 7, record)
+        data = self.write("data.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+        for mode in ("rating", "binary", "math", "rubric"):
+            common = ["--judge-model", "judge-model", "--mode", mode, "--human-field",
+                      "label", "--max-error-rate", "1"]
+            req = self.path(mode + ".req")
+            code, _, err = run_main(common + ["-q", "--batch-export", req, data, "-o",
+                                              self.path(mode + ".exported.jsonl")])
+            self.assertEqual(code, 0, err)
+            with open(req + ".000.jsonl") as f:
+                keys = [json.loads(line)["custom_id"] for line in f]
+            results = self.write(mode + ".results.jsonl", "".join(
+                reply_line(key, number) for number, key in enumerate(keys) if number % 41))
+            argv = common + ["--batch-import", results, data]
+            lean, taken = self.imported(mode + ".lean", argv, [])
+            general, none = self.imported(mode + ".general", argv,
+                                          ["--html", self.path(mode + ".html")])
+            self.assertEqual(none, 0)
+            self.assertGreater(taken, 10, mode)  # the lean path read many replies
+            self.assertEqual(lean[0], general[0], mode)
+            self.assertEqual(lean[1], general[1], mode)
+            self.assertEqual(lean[2].splitlines(), general[2].splitlines(), mode)
+            self.assertEqual(lean[3], general[3], mode)
 
 
 class RecordsNamingTwoModels(StubTestCase):
