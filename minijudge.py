@@ -5497,20 +5497,18 @@ class _Batch:
     def _imported(self, key):
         """The reply to ``key`` in the files, an APIError (the batch's error), or None (none)."""
         with self._lock:
-            number = self._next(key)
-            if number is None:
-                number = self._asked(key)
-            if number is not None:
-                f, line = self._line(number)
-        if number is None:
+            found = self._next(key)
+            if found is None:
+                found = self._asked(key)
+        if found is None:
             return None
-        result, problem = self._outcome(key, f, line)
+        result, problem = self._outcome(key, *found)
         if problem:
             self._count_problem(problem)
         return result
 
     def _next(self, key):
-        """The number of ``key``'s reply if it is the next line of the file the last reply
+        """(file, line) of ``key``'s reply if it is the next line of the file the last reply
         was on (a batch answers in the order it was asked: no query), counted asked; None:
         ask the index. Each file's lines before its ``cursor`` were asked this way, each
         once; the index marks those asked otherwise (_asked), and once one was asked ahead
@@ -5525,34 +5523,34 @@ class _Batch:
             if match:  # a line of the index (see __init__)
                 if match.group(1).decode() != key:
                     return None
-                number = self.cursors[index] * len(self.files) + index
                 self.cursors[index] += len(line)
                 self.asked += 1
-                return number
+                return f, line
             self.cursors[index] += len(line)  # a line no reply: never asked for
         return None
 
     def _asked(self, key):
-        """The number of ``key``'s reply by the index (None: none), counted asked the first
+        """(file, line) of ``key``'s reply by the index (None: none), counted asked the first
         time it is asked: marked there, unless it is behind its file's cursor (_next)."""
         number = self._lookup(key)
         if number is None:
             return None
         if number < 0:  # asked and marked: ~ its chosen number
-            return ~number
+            return self._line(~number)
         index, offset = number % len(self.files), number // len(self.files)
         if offset < self.cursors[index]:  # asked by _next
-            return number
+            return self._line(number)
         if offset == self.cursors[index] and not self.ahead:
             self.last = index  # the next file begins: _next reads on from here
-            self.cursors[index] += len(self._line(number)[1])
+            found = self._line(number)
+            self.cursors[index] += len(found[1])
             self.asked += 1
-            return number
+            return found
         self.ahead = True
         self.asked += 1
         number = self._choose(key, number)
         self.replies[key] = ~number
-        return number
+        return self._line(number)
 
     def _lookup(self, key):
         """The number of ``key``'s reply in the files; None, and no query, when no file is
@@ -8279,6 +8277,7 @@ class _Readings:
         self.prefix, self.judge, self.recipes = prefix, judge, recipes
         self.head = prefix + "_"
         self.read = {}  # {reply text: (score, value), or None if it is not read ok}
+        self.last = (None, False)  # the last record's field names, and has_ours of them
 
     @classmethod
     def of(cls, run):
@@ -8302,7 +8301,7 @@ class _Readings:
     def judged(self, item):
         """[(prefix, the record's _Reading or Judgement)], or None (nothing was asked)."""
         record = item[1]
-        if type(record) is not dict or any(name.startswith(self.head) for name in record):
+        if type(record) is not dict or self.has_ours(record):
             return None  # what is replaced, and the warning that says so: write_lean's
         messages = self.recipes.messages(record)
         if messages is None:
@@ -8316,6 +8315,16 @@ class _Readings:
         if reading is None:
             reading = judge._replied(reply, cached, False, None)
         return [(self.prefix, reading)]
+
+    def has_ours(self, record):
+        """Whether a field of the record's is named as the run's own (PREFIX_...), decided
+        once a set of field names."""
+        keys, ours = self.last
+        if record.keys() != keys:
+            keys = frozenset(record)
+            ours = any(name.startswith(self.head) for name in keys)
+            self.last = keys, ours
+        return ours
 
     def reading(self, reply, cached):
         """The _Reading of a reply from the batch files that _interpret reads ok, else None."""

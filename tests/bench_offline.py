@@ -118,21 +118,22 @@ def plain_import(data, out_path, ours, *results):
         with open(path, "rb") as f:
             for line in f:
                 entry = json.loads(line)
-                replies[entry["custom_id"]] = entry["response"]["body"]
+                body = entry["response"]["body"]
+                choice = body["choices"][0]  # what a record's fields take of it, alone
+                replies[entry["custom_id"]] = (choice["message"]["content"],
+                                               choice["finish_reason"], body["usage"],
+                                               body["model"])
     rating = re.compile(r"\[\[(\d)\]\]").search
     with open(data, "rb") as f, open(out_path, "w") as out:
         for number, line in enumerate(f, 1):
             record = json.loads(line)
             _, key = request(render, record)
-            body = replies[key]
-            choice = body["choices"][0]
-            raw = choice["message"]["content"]
+            raw, finish_reason, usage, model = replies[key]
             value = int(rating(raw).group(1))
             record.update(judge_score=(value - 1) / 4, judge_status="ok", judge_error=None,
-                          judge_raw=raw, judge_value=value,
-                          judge_finish_reason=choice["finish_reason"],
-                          judge_usage=body["usage"], judge_model=body["model"],
-                          judge_score_source="text", judge_line=number, judge_run=stamp)
+                          judge_raw=raw, judge_value=value, judge_finish_reason=finish_reason,
+                          judge_usage=usage, judge_model=model, judge_score_source="text",
+                          judge_line=number, judge_run=stamp)
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
