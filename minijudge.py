@@ -8282,17 +8282,13 @@ class _Readings:
     @classmethod
     def of(cls, run):
         """The run's _Readings, or None: a run of one judge written by write_lean, judging
-        by recipe, from batch files alone, of a reply's text alone (no cache, logprobs,
-        --pass-threshold), tallied without --model-field or --group-by."""
+        by recipe from batch files alone, whose judgement of a reply read ok is its text's
+        alone, tallied without --model-field or --group-by."""
         (prefix, judge, _), = run.specs
         way = run.judge_items.get(prefix)
-        batch = judge.batch
         if run.write_record != run.write_lean or not isinstance(way, _ByRecipe):
             return None
-        if judge.url != _OFFLINE or batch is None or batch.export or not batch.files:
-            return None
-        asks_more = judge.cache or judge.params.get("logprobs") or judge.strict
-        if asks_more or judge.pass_threshold is not None:
+        if not _imports_alone(judge) or not _reads_text_alone(judge):
             return None
         if run.args.model_field or run.args.group_by or run.budget:
             return None
@@ -8357,6 +8353,22 @@ class _Readings:
         if not plain or judgement.source != "text" or not _is_unit(judgement.score):
             return None
         return judgement.score, judgement.value
+
+
+def _imports_alone(judge):
+    """Whether every reply the judge gets is in its batch files (no server, no export, no
+    cache)."""
+    batch = judge.batch
+    if judge.url != _OFFLINE or batch is None or judge.cache:
+        return False
+    return bool(batch.files) and not batch.export
+
+
+def _reads_text_alone(judge):
+    """Whether the judge's judgement of a reply read ok is its text's alone: no logprobs
+    asked, no --pass-threshold, not strict (a failure raises)."""
+    more = judge.params.get("logprobs") or judge.strict or judge.pass_threshold is not None
+    return not more
 
 
 _READINGS_KEPT = 4096  # reply texts whose reading is kept (a verdict's few forms: a handful)
