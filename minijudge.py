@@ -7418,16 +7418,18 @@ def _warn_unlisted(judge, info, reply):
                                      answered), file=sys.stderr)
 
 
-def _read_records(source, name):
+def _read_records(source, name, loads=None):
     """(line number, record) for each non-blank line; a record that is not one says why
-    in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once."""
+    in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once.
+    ``loads(line)``: a line's value (a _Stamps' for scored lines), else json.loads'."""
+    loads = loads or _loads_line
     for number, line in enumerate(source, 1):
         if number == 1:
             line = _first_line(line, name)
         if not line or line.isspace():  # blank: strip() would copy each line to say so
             continue
         try:
-            record = json.loads(line.decode("utf-8"))
+            record = loads(line)
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             record = _BadLine("line {}: {}".format(number, _not_json(exc)), line)
         else:
@@ -7435,6 +7437,64 @@ def _read_records(source, name):
                 record = _BadLine("line {}: a JSON {}, not an object".format(
                     number, type(record).__name__), line)
         yield number, record
+
+
+def _loads_line(line):
+    return json.loads(line.decode("utf-8"))
+
+
+class _Stamps:
+    """The loads of report's lines (_read_records): a scored line ends with its run's stamp
+    (``, "NAME_run": {...}}``), most often the very text of the line before's, a third of
+    the line and most of its objects. A line that ends with that text is parsed without
+    it, and given the stamp parsed once (one object, shared: nothing changes a record);
+    any other line is parsed whole, and its own stamp's text is looked for next."""
+
+    def __init__(self):
+        self.tail, self.name, self.stamp = None, None, None  # the text, the field, its value
+        self.misses = 0  # lines whose stamp's text is not as minijudge writes it
+
+    def loads(self, line):
+        if self.tail is not None and line.endswith(self.tail):
+            record = self.without_tail(line[:-len(self.tail)])
+            if record is not None:
+                record[self.name] = self.stamp
+                return record
+        record = _loads_line(line)
+        if self.misses < _STAMP_MISSES:
+            self.learn(record, line)
+        return record
+
+    @staticmethod
+    def without_tail(head):
+        """The record of a line cut before its stamp (``head``), or None: not an object of
+        at least one field (then the whole line might not be one: it is read whole)."""
+        try:
+            record = json.loads((head + b"}").decode("utf-8"))
+        except (ValueError, RecursionError):
+            return None
+        if type(record) is not dict or not record:
+            return None
+        return record
+
+    def learn(self, record, line):
+        """The stamp's text of a record read whole, if the line ends with it as minijudge
+        writes it."""
+        if type(record) is not dict or not record:
+            return
+        name = next(reversed(record))
+        if not name.endswith("_run") or type(record[name]) is not dict:
+            return
+        text = ", {}: {}}}\n".format(_STAMP_TEXT(name), _STAMP_TEXT(record[name]))
+        tail = text.encode("utf-8", "backslashreplace")  # as _Run.buffer writes it
+        if line.endswith(tail):
+            self.tail, self.name, self.stamp = tail, name, record[name]
+        else:
+            self.misses += 1
+
+
+_STAMP_MISSES = 3  # stamps not written as minijudge writes them: no more looked for
+_STAMP_TEXT = json.JSONEncoder(ensure_ascii=False).encode  # as _Run.encode writes it
 
 
 _UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
@@ -12135,7 +12195,7 @@ def _distinct_files(paths):
 def _read_into(report, paths):
     for index, path in enumerate(paths):
         with open(path, "rb") as f:
-            for number, record in _read_records(f, path):
+            for number, record in _read_records(f, path, _Stamps().loads):
                 report.add(index, path, number, record)
 
 

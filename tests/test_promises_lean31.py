@@ -236,6 +236,82 @@ class AnImportReadsEachReplyAsTheGeneralPathDoes(StubTestCase):
             self.assertEqual(lean[3], general[3], mode)
 
 
+class ReportReadsAStampOnce(StubTestCase):
+    """report parses a line's stamp only when its text differs from the line before's
+    (minijudge._Stamps): whatever the lines hold, it says what it says of the same records
+    written in another layout (compact JSON, whose stamps it parses on every line)."""
+
+    def scored(self):
+        data = self.write_jsonl("data.jsonl", [{"question": "Q%d" % n, "response": "R"}
+                                               for n in range(30)])
+        out = self.path("out.jsonl")
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m", "-q",
+                                 data, "-o", out])
+        self.assertEqual(code, 0, err)
+        with open(out, "rb") as f:
+            return f.read().splitlines(keepends=True)
+
+    def report(self, name, lines):
+        path = self.write(name, "")
+        with open(path, "wb") as f:
+            f.write(b"".join(lines))
+        summary = self.path(name + ".json")
+        code, out, err = run_main(["report", path, "--summary", summary, "--mixed"])
+        said = []
+        for text in (out, err):
+            said.append(text.replace(path, "FILE"))
+        figures = None
+        if os.path.exists(summary):
+            with open(summary) as f:
+                figures = {k: v for k, v in json.load(f).items() if k not in TIMING}
+        return code, said, figures
+
+    def test_hostile_lines_read_as_their_compact_twins(self):
+        lines = self.scored()
+        stamp_at = lines[0].rindex(b', "judge_run": ')
+        tail = lines[0][stamp_at:]
+
+        def other(line):  # another run's stamp
+            return line.replace(b'"version": "', b'"version": "9')
+        hostile = [
+            lines[2].rstrip(b"\n"),  # cut short: no newline, then the next line glued on
+            b"{" + tail[2:],  # a record of its stamp alone
+            b"{" + tail,  # not JSON: nothing before the comma
+            b'{"q": "a", "judge_run": {"x": 1}' + tail,  # the stamp's field twice
+            b'{"q": "a\\' + tail,  # the cut falls inside a text
+            b'["q"' + tail,  # a list
+            lines[3].replace(b"\n", b"\r\n"),  # CRLF
+            other(lines[7]), other(lines[8]), lines[4], b"\n", b"not json\n",
+            lines[5][:stamp_at] + b' , "judge_run": ' + tail[len(b', "judge_run": '):],
+            lines[6][:-3] + b"}}\n",  # the stamp's text changed at its end
+            lines[9].rstrip(b"\n")]  # the last line, without its newline
+        summaries = 0
+        for number, odd in enumerate(hostile):  # each beside good lines: the first error stops
+            with self.subTest(odd=odd[:80]):
+                mixed = b"".join(lines[10:20] + [odd] + lines[20:])
+                if number == len(hostile) - 1:
+                    mixed = b"".join(lines[10:] + [odd])
+                fast = self.report("mixed%d.jsonl" % number, [mixed])
+                slow = self.report("compact%d.jsonl" % number, self.compact(mixed))
+                self.assertEqual(fast, slow)
+                summaries += fast[2] is not None
+        self.assertGreater(summaries, 5)  # most hostile lines leave a report to compare
+
+    @staticmethod
+    def compact(text):
+        """The lines of ``text``, each JSON one written compact (its stamp too)."""
+        lines = []
+        for line in text.splitlines(keepends=True):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                lines.append(line)
+                continue
+            lines.append(json.dumps(record, separators=(",", ":"),
+                                    ensure_ascii=False).encode() + b"\n")
+        return lines
+
+
 class RecordsNamingTwoModels(StubTestCase):
     def test_a_rating_record_with_model_a_and_model_b_is_judged_and_reported(self):
         # a rating has one response: the tally took a record naming model_a and model_b for
