@@ -12082,7 +12082,10 @@ class _Lean:
 
     def fits(self, record):
         """Of this key set and of this run (the stamp compared once a record)."""
-        return record.keys() == self.keys and record[self.run] == self.stamp
+        if record.keys() != self.keys:
+            return False
+        stamp = record[self.run]
+        return stamp is self.stamp or stamp == self.stamp  # is: _Stamps gave the line's
 
     def is_plain(self, fields):
         """_is_plain_ok of the record's fields (a _Plain), its checks of the texts and the
