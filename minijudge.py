@@ -11982,7 +11982,8 @@ class _Report:
         self.rank = itertools.count(1)  # of a row on the page
         self.lean = None  # _Lean: the commonest records' facts (None: none seen, or ineligible)
         self.leanable = not (args.price or args.group_by or args.model_field)
-        self.leanable = self.leanable and self.seen["once"].keys is not None
+        self.buckets = self.seen["once"].keys  # the duplicate check's, None: none kept
+        self.leanable = self.leanable and self.buckets is not None
 
     def add(self, index, path, number, record):
         """Tally one line of the ``index``th file."""
@@ -12021,7 +12022,7 @@ class _Report:
             return False
         inputs = _judged_inputs(record, lean.names, lean.prefixes)
         key = hash((lean.prefix, lean.text, fields.line, inputs))
-        self.seen["once"].keys[key % _KEY_BUCKETS].append(key)
+        self.buckets[key % _KEY_BUCKETS].append(key)
         length = len(_as_text(record.get(lean.response)) or "")
         self.tallies[lean.prefix].add_plain(fields, record.get(self.args.human_field), length)
         if self.args.html:
@@ -12105,7 +12106,7 @@ class _Lean:
 
     def fields(self, record):
         """The record's own fields of _PLAIN_FIELDS (None if it lacks one), its line."""
-        return _Plain._make(map(record.get, self.plain))
+        return tuple.__new__(_Plain, map(record.get, self.plain))  # _make, but its checks
 
 
 class _Plain(collections.namedtuple("_Plain", (
@@ -12114,10 +12115,6 @@ class _Plain(collections.namedtuple("_Plain", (
     """A record's own fields, as report's lean path reads them."""
     __slots__ = ()
 
-    @property
-    def source(self):  # as a Judgement names it: _Tally.add_plain reads either
-        return self.score_source
-
     def as_dict(self):
         """The fields _is_plain_ok reads: all but the line."""
         fields = self._asdict()
@@ -12125,6 +12122,7 @@ class _Plain(collections.namedtuple("_Plain", (
         return fields
 
 
+_Plain.source = _Plain.score_source  # as a Judgement names it: _Tally.add_plain reads either
 _PLAIN_KIND = 6  # the first fields of a _Plain: the same in most records, checked once
 
 
@@ -12311,10 +12309,13 @@ def _judged_inputs(record, names, prefixes):
         fields = {k: v for k, v in record.items() if not k.startswith(prefixes)}
         return json.dumps(fields, sort_keys=True)
     values = tuple(map(record.get, names))
-    if all(type(value) is str or value is None for value in values):
+    if _TEXT_OR_NONE.issuperset(map(type, values)):  # each a text or null
         return values  # equal as JSON text exactly when equal as a tuple: no dump needed
     fields = dict(zip(names, values))  # sorted: json.dumps' fast path
     return json.dumps(fields)
+
+
+_TEXT_OR_NONE = frozenset((str, type(None)))
 
 
 def _sorted_prompt_fields(stamp):
