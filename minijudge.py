@@ -12106,7 +12106,7 @@ class _Lean:
 
     def fields(self, record):
         """The record's own fields of _PLAIN_FIELDS (None if it lacks one), its line."""
-        return tuple.__new__(_Plain, map(record.get, self.plain))  # _make, but its checks
+        return tuple.__new__(_Plain, map(record.get, self.plain))  # _make less its length check
 
 
 class _Plain(collections.namedtuple("_Plain", (
