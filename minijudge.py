@@ -9114,7 +9114,7 @@ def _tally_add(tally, judgement, record, args, mode):
     """Count one record: its judgement, its label (--human-field), its responses' lengths."""
     lengths = []
     if mode not in ("comparative", "systems"):
-        lengths = [len(_as_text(record.get(getattr(args, name + "_field"))) or "")
+        lengths = [_text_length(record.get(getattr(args, name + "_field")))
                    for name in _MODES[mode][2]]
     label = record.get(args.human_field)  # JSON keys are text: None, no label
     tally.add(judgement, label, lengths)
@@ -11148,6 +11148,12 @@ def _judged(run, specs, args, items):
                          failed=run.not_judged)
 
 
+def _internal_error(judge, exc):
+    """The judgement of an item whose judging raised ``exc`` (a bug): its own failure."""
+    return judge._failed("internal_error", judge._redact("{}: {}".format(type(exc).__name__,
+                                                                         exc)))
+
+
 def _judged_here(workers, items, read_one=None):
     """judge_records' results, each judged in this thread as it is read (as a worker would:
     a stop, an internal_error), the judges closed at the end; ``read_one(item)`` gives an
@@ -11259,8 +11265,7 @@ class _Run:
             self.broken.append((exc.filename or self.args.cache, exc))
             raise
         except Exception as exc:  # a bug in one judge fails only its own fields
-            error = "{}: {}".format(type(exc).__name__, exc)
-            judgement = judge._failed("internal_error", judge._redact(error))
+            judgement = _internal_error(judge, exc)
         if len(self.specs) > 1:
             reason = _fatal(judgement, self.repeats[prefix])
             if reason:
@@ -11358,15 +11363,13 @@ class _Run:
         general path. What goes wrong goes as it would there (judge_with)."""
         if self.readings is None:
             return None
-        judge = self.readings.judge
         try:
             return self.readings.judged(item)
         except OSError as exc:  # the index of keys cannot be written: stop as Ctrl-C
             self.broken.append((exc.filename or self.args.cache, exc))
             return self.not_judged("internal_error", "{}: {}".format(type(exc).__name__, exc))
         except Exception as exc:  # a bug fails only the record
-            error = "{}: {}".format(type(exc).__name__, exc)
-            return [(self.readings.prefix, judge._failed("internal_error", judge._redact(error)))]
+            return [(self.readings.prefix, _internal_error(self.readings.judge, exc))]
 
     def write_lean(self, number, record, judged):
         """write_record's line and tallies, for one judge (see go_lean), the stamp encoded
@@ -11400,7 +11403,7 @@ class _Run:
         out[head + "run"] = self.stamp(prefix, mode)
         self.write_stamped(out, head + "run")
         args, tally = self.args, self.tallies[prefix]
-        length = len(_as_text(record.get(getattr(args, _MODES[mode][2][0] + "_field"))) or "")
+        length = _text_length(record.get(getattr(args, _MODES[mode][2][0] + "_field")))
         tally.add_plain(reading, record.get(args.human_field), length)
         _count_lacks(tally, record, args, mode)
         self.replied = time.monotonic()
@@ -12023,7 +12026,7 @@ class _Report:
         inputs = _judged_inputs(record, lean.names, lean.prefixes)
         key = hash((lean.prefix, lean.text, fields.line, inputs))
         self.buckets[key % _KEY_BUCKETS].append(key)
-        length = len(_as_text(record.get(lean.response)) or "")
+        length = _text_length(record.get(lean.response))
         self.tallies[lean.prefix].add_plain(fields, record.get(self.args.human_field), length)
         if self.args.html:
             _keep(self.rows, record, lean.prefix, next(self.rank), self.args.html_rows)
