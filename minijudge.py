@@ -8325,13 +8325,14 @@ def _fields_read(args):
 
 
 class _Readings:
-    """An import's judgement of a record of a recipe (_ByRecipe), made without the steps a
-    judgement takes that find nothing to do in an import: its request made by the recipe
-    and found in the batch files (LLMJudge._reply, as ever), and a reply read ok given as a
-    _Reading, whose text was read once (a judge's short verdicts repeat: "Rating: 4") by
-    _interpret itself. A reply that is not read ok (a failure, a refusal, a reply asked of
-    the server or cached) is made a Judgement as _send makes it; a record of no recipe, or
-    with fields of the run's own prefix, takes the general path (``judged`` gives None)."""
+    """An import's or an export's judgement of a record of a recipe (_ByRecipe), made
+    without the steps a judgement takes that find nothing to do offline: its request made
+    by the recipe and found in the batch files or exported (LLMJudge._reply, as ever); a
+    reply read ok given as a _Reading, whose text was read once (a judge's short verdicts
+    repeat: "Rating: 4") by _interpret itself; an exported request as an _Exported. Any
+    other outcome (a failure, a refusal, a reply asked of the server or cached) is made a
+    Judgement as _send makes it; a record of no recipe, or with fields of the run's own
+    prefix, takes the general path (``judged`` gives None)."""
 
     def __init__(self, prefix, judge, recipes):
         self.prefix, self.judge, self.recipes = prefix, judge, recipes
@@ -8342,13 +8343,13 @@ class _Readings:
     @classmethod
     def of(cls, run):
         """The run's _Readings, or None: a run of one judge written by write_lean, judging
-        by recipe from batch files alone, whose judgement of a reply read ok is its text's
-        alone, tallied without --model-field or --group-by."""
+        by recipe from batch files alone or exporting, whose judgement of a reply read ok is
+        its text's alone, tallied without --model-field or --group-by."""
         (prefix, judge, _), = run.specs
         way = run.judge_items.get(prefix)
         if run.write_record != run.write_lean or not isinstance(way, _ByRecipe):
             return None
-        if not _imports_alone(judge) or not _reads_text_alone(judge):
+        if not _offline_alone(judge) or not _reads_text_alone(judge):
             return None
         if run.args.model_field or run.args.group_by or run.budget:
             return None
@@ -8366,7 +8367,7 @@ class _Readings:
         try:
             reply, cached = judge._reply(messages)
         except APIError as exc:
-            return [(self.prefix, judge._unreplied(exc, started))]
+            return [(self.prefix, self.unreplied(exc, started))]
         reading = self.reading(reply, cached)
         if reading is None:
             reading = judge._replied(reply, cached, False, None)
@@ -8381,6 +8382,13 @@ class _Readings:
             ours = any(name.startswith(self.head) for name in keys)
             self.last = keys, ours
         return ours
+
+    def unreplied(self, exc, started):
+        """The _Exported of an exported request; else the Judgement of a request that got no
+        reply (APIError ``exc``)."""
+        if exc.kind == "exported":
+            return _Exported(self.judge.on_failure, str(exc))
+        return self.judge._unreplied(exc, started)
 
     def reading(self, reply, cached):
         """The _Reading of a reply from the batch files that _interpret reads ok, else None."""
@@ -8415,13 +8423,15 @@ class _Readings:
         return judgement.score, judgement.value
 
 
-def _imports_alone(judge):
-    """Whether every reply the judge gets is in its batch files (no server, no export, no
-    cache)."""
+def _offline_alone(judge):
+    """Whether every request the judge makes is exported (--batch-export), or every reply it
+    gets is in its batch files (no server); no cache either way."""
     batch = judge.batch
-    if judge.url != _OFFLINE or batch is None or judge.cache:
+    if batch is None or judge.cache:
         return False
-    return bool(batch.files) and not batch.export
+    if batch.export:  # what the files do not answer is exported, never sent
+        return True
+    return judge.url == _OFFLINE and bool(batch.files)
 
 
 def _reads_text_alone(judge):
@@ -8440,6 +8450,39 @@ class _Reading(collections.namedtuple("_Reading", "score value raw finish_reason
     ok, its error none, its score from the text) and _Tally.add_plain counts."""
     __slots__ = ()
     source = "text"
+
+    def written(self):
+        """The values of the fields a Judgement of it writes first (_judge_fields' order)."""
+        return (self.score, "ok", None, self.raw, self.value, self.finish_reason, self.usage,
+                self.model, "text")
+
+    def count(self, tally, record, args, mode):
+        """Into the tally, as _tally_add counts a Judgement of it (no --model-field, no
+        --group-by: _Readings.of)."""
+        length = _text_length(record.get(getattr(args, _MODES[mode][2][0] + "_field")))
+        tally.add_plain(self, record.get(args.human_field), length)
+
+
+class _Exported(collections.namedtuple("_Exported", "score error")):
+    """An exported request (see _Readings): what the Judgement _unreplied makes of it holds
+    and writes (its status exported, the failure's score, the error that says where it went,
+    no reply) and _Tally.add counts of it: a failure without details, requests or usage."""
+    __slots__ = ()
+    status = "exported"
+    fingerprint = reasoning = None
+
+    def written(self):
+        """The values of the fields a Judgement of it writes first (_judge_fields' order)."""
+        return (self.score, self.status, self.error) + (None,) * 6
+
+    def count(self, tally, record, args, mode):
+        """Into the tally: its status and first error, its score among all."""
+        tally.statuses[self.status] += 1
+        tally.first_errors.setdefault(self.status, self.error)
+        tally._add_score(tally.all, _counted_score(self.score))
+
+
+_READINGS = (_Reading, _Exported)  # what _Readings gives besides a Judgement: see write_lean
 
 
 def _dry_run(specs, args, items):
@@ -11376,7 +11419,7 @@ class _Run:
         once a run."""
         (prefix, judgement), = judged
         mode = self.outputs[0][2]
-        if type(judgement) is _Reading:
+        if type(judgement) in _READINGS:
             return self.write_reading(number, record, judgement)
         written = _judge_fields(prefix, judgement)
         written[prefix + "_line"] = number
@@ -11388,13 +11431,12 @@ class _Run:
         self.replied = time.monotonic()
 
     def write_reading(self, number, record, reading):
-        """write_lean of a _Reading: the fields a Judgement of it writes (_judge_fields), the
-        tally's plain path. The record has no field of the run's prefix (_Readings.judged)."""
+        """write_lean of a _Reading or an _Exported: the fields a Judgement of it writes
+        (_judge_fields), its own count. The record has no field of the run's prefix
+        (_Readings.judged)."""
         prefix, _, mode = self.outputs[0]
         head, out = prefix + "_", dict(record)
-        out.update(zip(self.reading_names, (reading.score, "ok", None, reading.raw,
-                                            reading.value, reading.finish_reason,
-                                            reading.usage, reading.model, "text")))
+        out.update(zip(self.reading_names, reading.written()))
         if reading.reasoning:
             out[head + "reasoning"] = reading.reasoning
         if reading.fingerprint:
@@ -11402,10 +11444,9 @@ class _Run:
         out[head + "line"] = number
         out[head + "run"] = self.stamp(prefix, mode)
         self.write_stamped(out, head + "run")
-        args, tally = self.args, self.tallies[prefix]
-        length = _text_length(record.get(getattr(args, _MODES[mode][2][0] + "_field")))
-        tally.add_plain(reading, record.get(args.human_field), length)
-        _count_lacks(tally, record, args, mode)
+        tally = self.tallies[prefix]
+        reading.count(tally, record, self.args, mode)
+        _count_lacks(tally, record, self.args, mode)
         self.replied = time.monotonic()
 
     def write_stamped(self, out, run):
