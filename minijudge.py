@@ -5618,24 +5618,28 @@ class _Batch:
             if number is None:
                 sink = self._sink(payload["model"])
                 line = _BATCH_LINE.format(key, _BATCH_BODY(payload))
-                sink[0].write(line.encode("utf-8", "backslashreplace") + b"\n")
-                sink[1] += 1
-                number = self.exported[key] = sink[2]
+                sink.write(line.encode("utf-8", "backslashreplace") + b"\n")
+                number = self.exported[key] = sink.number
             part = self.parts[number]
         return APIError("exported to {} as custom_id {}: run it in a batch, then import "
                         "the output with --batch-import".format(part, key), kind="exported")
 
     def _sink(self, model):
-        """[file, lines written, part number] of ``model``'s part (a file per model: OpenAI's
-        rule), a new part when it is full."""
+        """The _Part of ``model``'s requests (a file per model: OpenAI's rule), a new part
+        when it is full."""
         sink = self._sinks.get(model)
-        if sink is None or sink[1] == self.max_lines:
+        if sink is None or sink.lines == self.max_lines:
             if sink:
-                sink[0].close()
+                sink.close()
             self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
-            sink = self._sinks[model] = [
-                open(self.parts[-1], "xb"), 0, len(self.parts) - 1]  # overwrite none
+            sink = self._sinks[model] = _Part(self.parts[-1], len(self.parts) - 1)
         return sink
+
+    def flush(self):
+        """Write the lines the parts hold (the run's end, Ctrl-C, SIGTERM); OSError (a full
+        disk) names the part."""
+        for sink in self._sinks.values():
+            sink.flush()
 
     def figures(self):
         return {"imported": self.asked - self.unread, "unasked": len(self.replies) - self.asked,
@@ -5643,8 +5647,52 @@ class _Batch:
                 "exported": len(self.exported), "files": self.parts}
 
     def close(self):
-        for f in self.files + [sink[0] for sink in self._sinks.values()]:
-            f.close()
+        try:
+            self.flush()
+        finally:
+            for f in self.files + [sink.file for sink in self._sinks.values()]:
+                f.close()
+
+
+class _Part:
+    """A batch input file of an export, written by whole lines: they wait in memory
+    (_PART_HELD bytes) and go in one write. A write the disk refuses (full) leaves the file
+    cut after its last whole line, the lines held dropped, and an OSError naming the file
+    (a buffered file's names none, tears a line, and raises again on close)."""
+
+    def __init__(self, path, number):
+        self.path, self.number = path, number
+        self.file = open(path, "xb", buffering=0)  # overwrite none
+        self.held, self.size, self.lines, self.size_held = [], 0, 0, 0
+
+    def write(self, line):
+        """Add ``line`` (bytes ending with a newline)."""
+        self.held.append(line)
+        self.lines += 1
+        self.size_held += len(line)
+        if self.size_held >= _PART_HELD:
+            self.flush()
+
+    def flush(self):
+        data = rest = b"".join(self.held)
+        self.held, self.size_held = [], 0
+        try:
+            while rest:  # a file may take part of the lines, then fail
+                rest = rest[self.file.write(rest):]
+        except OSError as exc:
+            whole = data.rfind(b"\n", 0, len(data) - len(rest)) + 1
+            os.ftruncate(self.file.fileno(), self.size + whole)
+            raise OSError(exc.errno, exc.strerror, self.path) from None
+        self.size += len(data)
+
+    def close(self):
+        try:
+            self.flush()
+        finally:
+            self.file.close()
+
+
+_PART_HELD = 1 << 20  # bytes of an export's batch lines held before a write (~1,000 lines)
 
 
 # a batch input line as json.dumps(ensure_ascii=False) writes it; the custom_id is hex
@@ -6682,11 +6730,23 @@ def _close_run(specs, source):
     """Close the input (not stdin), the cache and batch files the judges share, the judges."""
     if source not in (None, sys.stdin.buffer):
         source.close()
-    for shared in (specs[0][1].cache, specs[0][1].batch):  # one for every judge
-        if shared is not None:
-            shared.close()
+    cache, batch = specs[0][1].cache, specs[0][1].batch  # one for every judge
+    if cache is not None:
+        cache.close()
+    if batch is not None:
+        _close_batch(batch)
     for _, judge, _ in specs:
         judge.close()
+
+
+def _close_batch(batch):
+    """Close the batch files. A run wrote every part's lines before its summary (flush_parts);
+    lines still held here are those of a run stopped by a failure (-o could not be written):
+    a part that cannot be written is said, not raised over the run's own error."""
+    try:
+        batch.close()
+    except OSError as exc:
+        print(_cannot_write(exc.filename, exc), file=sys.stderr)
 
 
 def _check_output_flags(args):
@@ -11335,7 +11395,7 @@ class _Run:
             held.install()
             self.write_each(results, held)
         except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
-            if exc.filename == _NUMBERS_FILE:  # the tally's: the lines written are whole
+            if exc.filename in self.others():  # the lines written are whole
                 self.broken.append((exc.filename, exc))
             elif isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
                 raise
@@ -11361,8 +11421,23 @@ class _Run:
         try:
             with held:
                 self.flush()
+                self.flush_parts()
         except KeyboardInterrupt as exc:  # it came during the last flush, which is done
             self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
+
+    def others(self):
+        """The files besides -o that writing a record may write: the tally's numbers, the
+        export's parts."""
+        batch = self.specs[0][1].batch
+        if batch is None:
+            return [_NUMBERS_FILE]
+        return [_NUMBERS_FILE] + batch.parts
+
+    def flush_parts(self):
+        """Write the export's batch lines still held, before the summary says they are."""
+        batch = self.specs[0][1].batch  # one for every judge
+        if batch is not None:
+            batch.flush()
 
     def write_record(self, number, record, judged):
         costs = self.costs(judged)
@@ -11605,10 +11680,11 @@ class _Run:
             summaries[prefix] = _summary(stamp, self.args, self.tallies[prefix], wall,
                                          stopped_early, judge, members=self.members[prefix])
         several = bool(self.args.judges) and not self.args.jury
-        worst = _emit(summaries, self.args, several, self.tallies, self.rows,
-                      os.path.basename(self.args.input))
+        worst, unwritten = _emit(summaries, self.args, several, self.tallies, self.rows,
+                                 os.path.basename(self.args.input))
         if stopped_early and not self.args.quiet:  # once, after every judge's summary
             print(self.stopped_note(), file=sys.stderr)
+        self.broken.extend(unwritten)  # every record was written: said, not a stop
         return worst
 
     def over_budget(self):
@@ -11631,8 +11707,8 @@ class _Run:
 
     def exit_status(self, worst):
         if self.broken:
-            print("minijudge: error: cannot write {0}: [Errno {1.errno}] {1.strerror}".format(
-                *self.broken[0]), file=sys.stderr)
+            for path, exc in self.broken:
+                print(_cannot_write(path, exc), file=sys.stderr)
             return _EXIT_FAILED
         if self.stopped:
             print("minijudge: error:", self.stopped[0] + " (--strict)", file=sys.stderr)
@@ -11952,31 +12028,49 @@ def _warn_replaced(record, written, ours):
 
 
 def _emit(summaries, args, several, tallies, rows, title):
-    """Write and print each judge's summary, and the page; the worst failure rate (none for
-    an export)."""
+    """Write and print each judge's summary, and the page: the worst failure rate (none for
+    an export), and [(file, OSError)] of those that could not be written (a full disk)."""
+    pages = []
     if args.html:
-        with open(args.html, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(_html(summaries, tallies, rows, args, title))
+        pages.append((args.html, lambda: _html(summaries, tallies, rows, args, title)))
     if args.summary:
-        _write_summary(args.summary, summaries, several)
+        pages.append((args.summary, lambda: _summary_json(summaries, several)))
+    unwritten = [(path, exc) for path, exc in map(_write_page, pages) if exc]
     limit = args.max_error_rate
     if args.batch_export:  # an export judges nothing
         limit = math.inf
     if not args.quiet:
         _print_summaries(summaries, limit)
     if limit < math.inf:
-        return max(s["failure_rate"] for s in summaries.values())
-    return 0.0
+        return max(s["failure_rate"] for s in summaries.values()), unwritten
+    return 0.0, unwritten
 
 
-def _write_summary(path, summaries, several):
+def _write_page(page):
+    """(path, None) once ``page``, (path, a function giving its text), is written there;
+    (path, the OSError) if it cannot be (a full disk): said as a run's other files are."""
+    path, text = page
+    try:
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(text())
+    except OSError as exc:
+        return path, exc
+    return path, None
+
+
+def _summary_json(summaries, several):
     """--summary: the summary as JSON; by prefix, under "judges", when several judges ran."""
     if several:
         summaries = {"judges": summaries}
     else:
         summaries = summaries["judge"]
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(summaries, f, indent=2)
+    return json.dumps(summaries, indent=2)
+
+
+def _cannot_write(path, exc):
+    """The error line of a file the run could not write."""
+    return "minijudge: error: cannot write {}: [Errno {}] {}".format(path, exc.errno,
+                                                                     exc.strerror)
 
 
 def _print_summaries(summaries, limit):
@@ -12006,9 +12100,11 @@ def _report(args):
     if not report.tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     several = list(report.tallies) != ["judge"]
-    worst = _emit(report.summaries(), args, several, report.tallies, report.rows,
-                  ", ".join(map(os.path.basename, args.input)))
-    if worst > args.max_error_rate:
+    worst, unwritten = _emit(report.summaries(), args, several, report.tallies, report.rows,
+                             ", ".join(map(os.path.basename, args.input)))
+    for path, exc in unwritten:
+        print(_cannot_write(path, exc), file=sys.stderr)
+    if unwritten or worst > args.max_error_rate:
         return _EXIT_FAILED
     return 0
 

@@ -1,0 +1,113 @@
+"""Issue 31, item 1 (durability): a disk that fills up while an export writes its batch
+files, or while a run or a report writes --summary or --html, stops the run with the file
+named and no traceback; the batch files keep whole lines only. Real processes: the disk is
+filled by RLIMIT_FSIZE (a write past it fails with EFBIG, as ENOSPC on a full disk) or is
+/dev/full.
+"""
+import errno
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from stub import PYTHON, StubTestCase  # noqa: E402
+
+ENV = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
+ENV["PYTHONPATH"] = os.path.dirname(HERE)
+LIMIT = 150000  # bytes a file may hold
+TOO_LARGE = "[Errno {}] {}".format(errno.EFBIG, os.strerror(errno.EFBIG))
+SYSTEM = "Judge the answer's accuracy above all. " * 100  # 4 KB in each request, not in -o
+
+
+def limited():
+    import resource
+    import signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit: EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))
+
+
+class AFullDisk(StubTestCase):
+
+    def minijudge(self, *argv, limit=False):
+        """(exit code, stderr) of ``python -m minijudge ARGV`` in the test's folder."""
+        proc = subprocess.run([*PYTHON, "-m", "minijudge"] + list(argv), cwd=self.tmp, env=ENV,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
+                              preexec_fn=limited if limit else None)
+        return proc.returncode, proc.stderr.decode()
+
+    def lines(self, name):
+        """The file's lines, each one whole JSON."""
+        with open(self.path(name), "rb") as f:
+            text = f.read()
+        self.assertTrue(text.endswith(b"\n"), name)
+        return [json.loads(line) for line in text.splitlines()]
+
+    def records(self, n):
+        return self.write_jsonl("data.jsonl", [{"question": "Q%d" % i, "response": "R%d" % i}
+                                               for i in range(n)])
+
+    def test_a_batch_file_that_fills_the_disk_stops_the_export_with_whole_lines(self):
+        # each part holds 40 requests of ~4 KB (160 KB): the first is cut at 150 KB when it
+        # is closed, while -o holds 40 records of ~700 bytes
+        self.records(200)
+        for extra in ([], ["--html", "page.html"]):  # the lean path, and the general one
+            with self.subTest(extra=extra):
+                for name in os.listdir(self.tmp):
+                    if name.startswith(("req.", "out.")):
+                        os.remove(self.path(name))
+                code, err = self.minijudge(
+                    "--judge-model", "judge-model", "--system", SYSTEM, "--batch-export",
+                    "req", "--batch-max-lines", "40", "data.jsonl", "-o", "out.jsonl", *extra,
+                    limit=True)
+                self.assertEqual(code, 1, err)
+                self.assertNotIn("Traceback", err)
+                self.assertIn("minijudge: error: cannot write req.000.jsonl: " + TOO_LARGE, err)
+                self.assertIn("the export is partial: remove req.*.jsonl, then rerun", err)
+                part = self.lines("req.000.jsonl")
+                self.assertGreater(len(part), 30)
+                self.assertLess(len(part), 40)  # cut after its last whole line
+                written = self.lines("out.jsonl")
+                self.assertEqual(len(written), 40)  # the records before the one that failed
+                self.assertEqual({r["judge_status"] for r in written}, {"exported"})
+                self.assertIn("stopped: 40 of 200 records written to out.jsonl", err)
+
+    def test_the_last_lines_held_are_written_at_the_end_and_a_failure_there_is_said(self):
+        # 30 requests of ~4 KB: held until the end of the run, then cut at 150 KB
+        self.records(37)
+        code, err = self.minijudge("--judge-model", "judge-model", "--system", SYSTEM,
+                                   "--batch-export", "req", "data.jsonl", "-o", "out.jsonl",
+                                   limit=True)
+        self.assertEqual(code, 1, err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("minijudge: error: cannot write req.000.jsonl: " + TOO_LARGE, err)
+        self.assertLess(len(self.lines("req.000.jsonl")), 37)
+        self.assertEqual(len(self.lines("out.jsonl")), 37)
+
+    @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
+    def test_a_summary_or_page_on_a_full_disk_is_said_for_a_run_and_for_report(self):
+        self.records(5)
+        for flag in ("--summary", "--html"):
+            with self.subTest(flag=flag):
+                code, err = self.minijudge("--judge-model", "judge-model", "--batch-export",
+                                           "req" + flag, "data.jsonl", "-o", "out.jsonl",
+                                           flag, "/dev/full")
+                self.assertEqual(code, 1, err)
+                self.assertNotIn("Traceback", err)
+                self.assertTrue(err.endswith("minijudge: error: cannot write /dev/full: "
+                                             "[Errno {}] {}\n".format(
+                                                 errno.ENOSPC, os.strerror(errno.ENOSPC))), err)
+                self.assertIn("statuses: exported 5", err)  # the summary, said all the same
+                self.assertEqual(len(self.lines("out.jsonl")), 5)
+                code, err = self.minijudge("report", "out.jsonl", flag, "/dev/full")
+                self.assertEqual(code, 1, err)
+                self.assertNotIn("Traceback", err)
+                self.assertIn("statuses: exported 5", err)
+                self.assertTrue(err.endswith("cannot write /dev/full: [Errno {}] {}\n".format(
+                    errno.ENOSPC, os.strerror(errno.ENOSPC))), err)
+
+
+if __name__ == "__main__":
+    unittest.main()
