@@ -123,7 +123,8 @@ def fault_mix(n=2000, *, rate=0.2, seed=1, max_retries=5, concurrency=16):
         out = list(minijudge.judge_records(judge, items, concurrency=concurrency))
         return dict(items=items, out=out, injected=injected, per_item=per_item, waits=waits,
                     requests=srv.chat_count, seconds=time.monotonic() - started, rate=rate,
-                    seed=seed, max_retries=max_retries, concurrency=concurrency)
+                    seed=seed, max_retries=max_retries, concurrency=concurrency,
+                    turns=judge._turns_waited)
 
 
 class Resumable:
@@ -237,9 +238,12 @@ class FaultTest(GuaranteeTest):
             self.assertTrue(j.status == "ok" or j.error, (record, j))
             if j.status == "ok":
                 self.assertEqual(j.value, record["id"] % 5 + 1)  # its own reply, no other
-            self.assertLessEqual(j.attempts, limit)
+            # a 429 while the judge's other requests succeed waits its turn and spends no
+            # retry (issue 33): whether one does depends on the threads; each is counted
+            self.assertLessEqual(j.attempts, limit + run["turns"])
             # a drop on a reused keep-alive connection is resent once on a fresh one
-            self.assertLessEqual(run["per_item"][record["id"]], 2 * limit)
+            self.assertLessEqual(run["per_item"][record["id"]], 2 * (limit + run["turns"]))
+        self.assertLessEqual(sum(max(0, j.attempts - limit) for _, j in out), run["turns"])
         self.assertGreaterEqual(sum(j.status == "ok" for _, j in out), 0.995 * 500)
         self.assertEqual(len(run["waits"]), sum(j.attempts - 1 for _, j in out))
         self.assertTrue(all(0 <= wait <= 30 for wait in run["waits"]))
