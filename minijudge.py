@@ -9518,23 +9518,34 @@ class _Tally:
         """An ok record with no details and a score from 0 to 1 (``fields``: a Judgement, or
         a _Plain that _is_plain_ok passed) and one response of ``length``: what add counts
         of it but the requests."""
+        self.add_alike(fields, 1)
+        self.add_own(fields, human, length)
+
+    def add_alike(self, fields, count):
+        """What add_plain counts of ``count`` records in a row whose fields are alike
+        (_Alike): their status, scores and kinds, not their own length, label and usage."""
         score = float(fields.score)
-        self.statuses["ok"] += 1
-        self.tenths[min(int(score * 10), 9)] += 1  # _is_plain_ok: 0 <= score <= 1
-        self._add_score(self.all, score)
-        self._add_score(self.judged, score)
+        self.statuses["ok"] += count
+        self.tenths[min(int(score * 10), 9)] += count  # _is_plain_ok: 0 <= score <= 1
+        self._add_score(self.all, score, count)
+        self._add_score(self.judged, score, count)
         rating = _rating_of(fields.value)
         if rating is not None:  # a number is never ""
-            self.ratings[rating] += 1
+            self.ratings[rating] += count
         if fields.model:  # _is_plain_ok: text or None; "" is not counted
-            self.models[fields.model] += 1
+            self.models[fields.model] += count
         if fields.source:
-            self.sources[fields.source] += 1
+            self.sources[fields.source] += count
         if fields.fingerprint:
-            self.fingerprints[fields.fingerprint] += 1
+            self.fingerprints[fields.fingerprint] += count
+
+    def add_own(self, fields, human, length):
+        """What add_plain counts of a record's own: its length with its score, its label,
+        its usage."""
+        score = float(fields.score)
         self.lengths.extend((length, score))
         if human is not None:
-            self.human.append((rating, score, human))
+            self.human.append((_rating_of(fields.value), score, human))
         if fields.usage:
             self._count_tokens(fields.usage)
 
@@ -9547,13 +9558,18 @@ class _Tally:
             self.first_errors.setdefault(judgement.status, judgement.error)
 
     @staticmethod
-    def _add_score(sums, score):
-        """Into the sums _interval reads."""
-        sums["n"] += 1
-        sums["total"] += score
-        sums["total_sq"] += score * score
-        if len(sums["scores"]) < _BOOTSTRAP_MAX:
-            sums["scores"].append(score)
+    def _add_score(sums, score, count=1):
+        """Into the sums _interval reads, ``count`` times: an addition each, as one at a time
+        adds up (a product would round otherwise)."""
+        sums["n"] += count
+        total, total_sq, square = sums["total"], sums["total_sq"], score * score
+        for _ in range(count):
+            total += score
+            total_sq += square
+        sums["total"], sums["total_sq"] = total, total_sq
+        room = _BOOTSTRAP_MAX - len(sums["scores"])
+        if room > 0:
+            sums["scores"].extend([score] * min(count, room))
 
     def _count_kinds(self, judgement, rating):
         """The values counted by kind: ratings, pass, models, score sources, fingerprints."""
@@ -12127,11 +12143,13 @@ class _Report:
         self.leanable = not (args.price or args.group_by or args.model_field)
         self.buckets = self.seen["once"].keys  # the duplicate check's, None: none kept
         self.leanable = self.leanable and self.buckets is not None
+        self.alike = _Alike()
 
     def add(self, index, path, number, record):
         """Tally one line of the ``index``th file."""
         if self.leanable and self.add_lean(index, number, record):
             return
+        self.alike.flush()  # the lean records before this one are counted first
         if isinstance(record, _BadLine):  # a line torn by a kill, most likely
             self.seen["once"].warn((index, number), "minijudge: warning: {}: {}; skipped".format(
                 path, record.error))
@@ -12167,7 +12185,9 @@ class _Report:
         key = hash((lean.prefix, lean.text, fields.line, inputs))
         self.buckets[key % _KEY_BUCKETS].append(key)
         length = _text_length(record.get(lean.response))
-        self.tallies[lean.prefix].add_plain(fields, record.get(self.args.human_field), length)
+        tally = self.tallies[lean.prefix]
+        self.alike.add(tally, fields)
+        tally.add_own(fields, record.get(self.args.human_field), length)
         if self.args.html:
             _keep(self.rows, record, lean.prefix, next(self.rank), self.args.html_rows)
         return True
@@ -12184,6 +12204,7 @@ class _Report:
 
     def summaries(self):
         """Each prefix's summary; what differs between the runs is shown as unknown."""
+        self.alike.flush()
         summaries = {}
         for prefix, tally in self.tallies.items():
             mixed = self.mixed[prefix]
@@ -12250,6 +12271,30 @@ class _Lean:
     def fields(self, record):
         """The record's own fields of _PLAIN_FIELDS (None if it lacks one), its line."""
         return tuple.__new__(_Plain, map(record.get, self.plain))  # _make less its length check
+
+
+class _Alike:
+    """Report's lean records in a row that are alike in what _Tally.add_alike counts of them
+    (a tally, a score, a value of one type, a model, a source, a fingerprint: most records
+    of a run), counted at once when one of another kind comes, before the general path
+    counts a record (flush), and before the figures are read: the counts a record were a
+    tenth of a report."""
+
+    def __init__(self):
+        self.tally, self.kind, self.fields, self.count = None, None, None, 0
+
+    def add(self, tally, fields):
+        kind = (type(fields.value), fields.value, fields.score, fields.model, fields.source,
+                fields.fingerprint)
+        if tally is not self.tally or kind != self.kind:
+            self.flush()
+            self.tally, self.kind, self.fields = tally, kind, fields
+        self.count += 1
+
+    def flush(self):
+        if self.count:
+            self.tally.add_alike(self.fields, self.count)
+        self.count = 0
 
 
 class _Plain(collections.namedtuple("_Plain", (
