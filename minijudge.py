@@ -5656,26 +5656,28 @@ class _Batch:
 
 class _Part:
     """A batch input file of an export, written by whole lines: they wait in memory
-    (_PART_HELD bytes) and go in one write. A write the disk refuses (full) leaves the file
-    cut after its last whole line, the lines held dropped, and an OSError naming the file
-    (a buffered file's names none, tears a line, and raises again on close)."""
+    (_PART_HELD bytes, or _FLUSH_SECONDS as -o's records do) and go in one write. A write
+    the disk refuses (full) leaves the file cut after its last whole line, the lines held
+    dropped, and an OSError naming the file (a buffered file's names none, tears a line, and
+    raises again on close)."""
 
     def __init__(self, path, number):
         self.path, self.number = path, number
         self.file = open(path, "xb", buffering=0)  # overwrite none
         self.held, self.size, self.lines, self.size_held = [], 0, 0, 0
+        self.flushed = time.monotonic()
 
     def write(self, line):
         """Add ``line`` (bytes ending with a newline)."""
         self.held.append(line)
         self.lines += 1
         self.size_held += len(line)
-        if self.size_held >= _PART_HELD:
+        if self.size_held >= _PART_HELD or time.monotonic() - self.flushed > _FLUSH_SECONDS:
             self.flush()
 
     def flush(self):
         data = rest = b"".join(self.held)
-        self.held, self.size_held = [], 0
+        self.held, self.size_held, self.flushed = [], 0, time.monotonic()
         try:
             while rest:  # a file may take part of the lines, then fail
                 rest = rest[self.file.write(rest):]

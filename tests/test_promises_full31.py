@@ -1,14 +1,15 @@
 """Issue 31, item 1 (durability): a disk that fills up while an export writes its batch
 files, or while a run or a report writes --summary or --html, stops the run with the file
-named and no traceback; the batch files keep whole lines only. Real processes: the disk is
-filled by RLIMIT_FSIZE (a write past it fails with EFBIG, as ENOSPC on a full disk) or is
-/dev/full.
+named and no traceback; the batch files keep whole lines only, held no longer than -o's
+records are. Real processes: the disk is filled by RLIMIT_FSIZE (a write past it fails with
+EFBIG, as ENOSPC on a full disk) or is /dev/full; the records come down a pipe.
 """
 import errno
 import json
 import os
 import subprocess
 import sys
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -107,6 +108,38 @@ class AFullDisk(StubTestCase):
                 self.assertIn("statuses: exported 5", err)
                 self.assertTrue(err.endswith("cannot write /dev/full: [Errno {}] {}\n".format(
                     errno.ENOSPC, os.strerror(errno.ENOSPC))), err)
+
+
+class ASlowExport(StubTestCase):
+    def test_its_batch_lines_are_written_as_its_records_come_not_at_its_end(self):
+        # records down a pipe, one every 0.2 s: -o and the part are written within 0.5 s
+        # of a record (at the next one), long before the end
+        proc = subprocess.Popen([*PYTHON, "-m", "minijudge", "--judge-model", "judge-model",
+                                 "--batch-export", "req", "-", "-o", "out.jsonl"],
+                                cwd=self.tmp, env=ENV, stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        seen = []
+        for i in range(12):
+            proc.stdin.write(json.dumps({"question": "Q%d" % i, "response": "R"}).encode()
+                             + b"\n")
+            proc.stdin.flush()
+            time.sleep(0.2)
+            seen.append(self.count("req.000.jsonl"))
+        proc.stdin.close()
+        with proc.stderr:
+            err = proc.stderr.read()
+        self.assertEqual(proc.wait(timeout=30), 0, err)
+        self.assertGreater(seen[-1], 3, seen)  # written while the run went on
+        self.assertEqual(self.count("req.000.jsonl"), 12)
+        self.assertEqual(self.count("out.jsonl"), 12)
+
+    def count(self, name):
+        """Whole lines in the file (none if it is not there yet)."""
+        try:
+            with open(self.path(name), "rb") as f:
+                return f.read().count(b"\n")
+        except FileNotFoundError:
+            return 0
 
 
 if __name__ == "__main__":
