@@ -11634,7 +11634,8 @@ class _Run:
         text = _progress_text(self.tallies[self.outputs[0][0]], self.total, now - self.started,
                               self.held, note)
         if not note and now - self.replied >= _QUIET:  # a hung judge: the line counts on
-            text = text.rstrip() + "; no reply for {:.0f} s   ".format(now - self.replied)
+            whole = int(now - self.replied)  # seconds passed: 3.6 s is "3 s", not "4 s"
+            text = text.rstrip() + "; no reply for {} s   ".format(whole)
         with self.drawing:  # the ticker's thread draws too
             self.width = _draw_progress(text, self.width, end)
 
