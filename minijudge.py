@@ -5644,7 +5644,11 @@ class _Batch:
     def figures(self):
         return {"imported": self.asked - self.unread, "unasked": len(self.replies) - self.asked,
                 "malformed": dict(self.malformed), "conflicting": self.conflicting,
-                "exported": len(self.exported), "files": self.parts}
+                "exported": len(self.exported) - self.lost(), "files": self.parts}
+
+    def lost(self):
+        """Requests exported whose lines a full disk kept from their part (_Part.flush)."""
+        return sum(sink.lost for sink in self._sinks.values())
 
     def close(self):
         try:
@@ -5666,6 +5670,7 @@ class _Part:
         self.file = open(path, "xb", buffering=0)  # overwrite none
         self.held, self.size, self.lines, self.size_held = [], 0, 0, 0
         self.flushed = time.monotonic()
+        self.lost = 0  # lines a failed write dropped: not in the file
 
     def write(self, line):
         """Add ``line`` (bytes ending with a newline)."""
@@ -5684,6 +5689,7 @@ class _Part:
         except OSError as exc:
             whole = data.rfind(b"\n", 0, len(data) - len(rest)) + 1
             os.ftruncate(self.file.fileno(), self.size + whole)
+            self.lost += data.count(b"\n", whole)
             raise OSError(exc.errno, exc.strerror, self.path) from None
         self.size += len(data)
 

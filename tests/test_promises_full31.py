@@ -70,6 +70,7 @@ class AFullDisk(StubTestCase):
                 part = self.lines("req.000.jsonl")
                 self.assertGreater(len(part), 30)
                 self.assertLess(len(part), 40)  # cut after its last whole line
+                self.assertIn("exported: {} requests to req.000.jsonl".format(len(part)), err)
                 written = self.lines("out.jsonl")
                 self.assertEqual(len(written), 40)  # the records before the one that failed
                 self.assertEqual({r["judge_status"] for r in written}, {"exported"})
@@ -84,7 +85,9 @@ class AFullDisk(StubTestCase):
         self.assertEqual(code, 1, err)
         self.assertNotIn("Traceback", err)
         self.assertIn("minijudge: error: cannot write req.000.jsonl: " + TOO_LARGE, err)
-        self.assertLess(len(self.lines("req.000.jsonl")), 37)
+        part = self.lines("req.000.jsonl")
+        self.assertLess(len(part), 37)
+        self.assertIn("exported: {} requests to req.000.jsonl".format(len(part)), err)
         self.assertEqual(len(self.lines("out.jsonl")), 37)
 
     @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
