@@ -162,9 +162,13 @@ class RetryingProgressTest(SideBySide, Cli):
         self.assertRegex(tty, r"judge unreachable: connection refused; retrying for [0-9] s "
                               r"more \(--restart-wait\)")
         self.assertEqual(proc.returncode, 0, tty)  # --max-error-rate 1
-        # the record that gave up is counted failed, and the line says no more retrying
+        # the record that gave up is counted failed, and the line says no more retrying;
+        # how many were judged before the server was gone depends on the machine's pace
+        with open(self.path("out")) as f:
+            failed = sum(json.loads(line)["judge_status"] != "ok" for line in f)
+        self.assertGreater(failed, 25)
         self.assertRegex(last_progress(tty),
-                         r"^  50/50 done, [0-9.]+/s ETA 0 s, 4[0-9] failed *$")
+                         r"^  50/50 done, [0-9.]+/s ETA 0 s, {} failed *$".format(failed))
         self.assertNoKey(tty)
 
     def test_a_judge_that_restarts_is_shown_unreachable_then_the_line_recovers(self):
