@@ -127,15 +127,19 @@ class HeaderlessLimitTest(Storm):
 class RetryAfterTest(Storm):
     def test_a_429s_retry_after_holds_every_request_of_the_judge(self):
         # the first request meets a 429 asking for 2 s; the other thread's reply comes
-        # 0.2 s later and its next request waits out those 2 s too (main sent it at once)
-        times, lock = [], threading.Lock()
+        # 0.2 s later and its next request waits out those 2 s too (main sent it at once).
+        # The 429 waits for the other request to be in flight: on a busy machine its thread
+        # could start after the 429, and be held before it sent anything
+        times, lock, second = [], threading.Lock(), threading.Event()
 
         def responder(request):
             with lock:
                 times.append(time.monotonic())
                 first = len(times) == 1
             if first:
+                second.wait(5)
                 return rate_limited("2")
+            second.set()
             time.sleep(0.2)
             return chat("Rating: 4")
         self.srv.responder = responder
