@@ -8547,10 +8547,8 @@ class _Exported(collections.namedtuple("_Exported", "score error")):
         return (self.score, self.status, self.error) + (None,) * 6
 
     def count(self, tally, record, args, mode):
-        """Into the tally: its status and first error, its score among all."""
-        tally.statuses[self.status] += 1
-        tally.first_errors.setdefault(self.status, self.error)
-        tally._add_score(tally.all, _counted_score(self.score))
+        """Into the tally (_Tally.add_unsent)."""
+        tally.add_unsent(self)
 
 
 _READINGS = (_Reading, _Exported)  # what _Readings gives besides a Judgement: see write_lean
@@ -9546,6 +9544,13 @@ class _Tally:
             self.sources[fields.source] += count
         if fields.fingerprint:
             self.fingerprints[fields.fingerprint] += count
+
+    def add_unsent(self, fields):
+        """A failure with no reply, details, requests or usage (``fields``: an _Exported):
+        what add counts of it, its status and first error, its score among all."""
+        score = _counted_score(fields.score)
+        self._count_status(fields, score, False)
+        self._add_score(self.all, score)
 
     def add_own(self, fields, human, length):
         """What add_plain counts of a record's own: its length with its score, its label,
