@@ -54,8 +54,8 @@ class LeanReportTest(StubTestCase):
         return first, second
 
     def both_ways(self, names, *flags):
-        """(outputs from the regular files, outputs from FIFOs of the same bytes, calls of
-        the lean path's add_plain in the first)."""
+        """(outputs from the regular files, outputs from FIFOs of the same bytes), each
+        (what report said, how many records its lean path took: add_lean's True returns)."""
         regular = self.report(names, "reg", flags)
         fifos = self.report(names, "fifo", flags)
         return regular, fifos
