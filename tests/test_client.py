@@ -397,9 +397,11 @@ class WireTest(StubTest):
     framing servers and proxies use, and one connection for as long as it lasts."""
 
     def test_chunked_close_delimited_and_100_continue_replies_are_read(self):
-        judge = self.judge(max_retries=1)
         for how in ("chunked", "until_close", "continue"):
             with self.subTest(how):
+                # a key of its own is an account of its own: the last framing's Retry-After
+                # holds the last account's requests for 2 s, not this one's
+                judge = self.judge(max_retries=1, api_key="sk-" + how)
                 self.srv.push(framed(chat("Rating: 4"), how))
                 j = judge.judge(EXAMPLE, OUTPUT)
                 self.assertEqual((j.status, j.score, j.attempts), ("ok", 0.75, 1))
