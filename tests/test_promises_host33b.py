@@ -15,7 +15,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 from stub import JUDGE_ENV, PYTHON, StubTestCase, chat, rate_limited, run_main  # noqa: E402
 
-_LONG = "word " * 8000  # ~10,000 tokens estimated: over --tpm 6000 on its own
+_LONG = "word " * 80000  # ~100,000 tokens estimated: over --tpm 60000 on its own
 
 
 class Host33bTest(StubTestCase):
@@ -53,25 +53,25 @@ class Host33bTest(StubTestCase):
 
 class TooBigForTpmTest(Host33bTest):
     def test_a_request_over_tpm_is_not_sent_and_the_others_are_judged(self):
-        # the long question's request can never fit in a minute of --tpm 6000: today it
+        # the long question's request can never fit in a minute of --tpm 60000: today it
         # goes (it waits for the small ones' share, then nothing holds it) and the
         # requests after it wait its 100 s share of the minute
-        code, err = self.run_process("--tpm", "6000", "--concurrency", "1",
+        code, err = self.run_process("--tpm", "60000", "--concurrency", "1",
                                      self.items(["q0", _LONG, "q2", "q3"]))
         records = self.records()
         self.assertEqual([r["judge_status"] for r in records],
                          ["ok", "http_error", "ok", "ok"], err)
         error = records[1]["judge_error"]
-        self.assertRegex(error, r"^not sent: its estimated \d+ tokens exceed --tpm 6000$")
+        self.assertRegex(error, r"^not sent: its estimated \d+ tokens exceed --tpm 60000$")
         estimated = int(error.split()[4])
-        self.assertGreater(estimated, 6000)
+        self.assertGreater(estimated, 60000)
         self.assertNotIn(_LONG, "".join(r.body.decode("utf-8") for r in self.posted()))
         self.assertEqual(len(self.posted()), 3)
         summary = self.summary()
         self.assertEqual(summary["requests"], 3)  # item 3: the one not sent counts none
         self.assertEqual(summary["statuses"]["http_error"], 1)
         self.assertEqual(code, 1)  # 1 of 4 failed: over --max-error-rate 0.1
-        self.assertIn("not sent: its estimated {} tokens exceed --tpm 6000".format(estimated),
+        self.assertIn("not sent: its estimated {} tokens exceed --tpm 60000".format(estimated),
                       err)
 
     def test_every_request_over_tpm_sends_nothing_and_does_not_stop_on_a_server_error(self):
@@ -108,18 +108,19 @@ class LyingUsageTest(Host33bTest):
         self.assertLess(self.summary()["limits"]["held_seconds"], 1.0)
 
     def test_a_usage_at_tpm_still_paces(self):
-        # 600 tokens a reply at --tpm 36000 (600 a second): a request a second, believed
+        # 1,200 tokens a reply at --tpm 144000 (2,400 a second): a request each 0.5 s,
+        # believed (the prompts' estimates alone would space them 0.1 s at most)
         times = []
 
         def responder(request):
             times.append(time.monotonic())
-            return chat("Rating: 4", usage={"prompt_tokens": 590, "completion_tokens": 10,
-                                            "total_tokens": 600})
+            return chat("Rating: 4", usage={"prompt_tokens": 1190, "completion_tokens": 10,
+                                            "total_tokens": 1200})
         self.srv.responder = responder
-        code, err = self.run_process("--tpm", "36000", "--concurrency", "1",
+        code, err = self.run_process("--tpm", "144000", "--concurrency", "1",
                                      self.items(["q0", "q1", "q2"]))
         self.assertEqual(code, 0, err)
-        self.assertGreater(times[-1] - times[0], 1.8)
+        self.assertGreater(times[-1] - times[0], 0.9)
 
 
 class PanelTest(Host33bTest):
@@ -178,7 +179,7 @@ class PanelTest(Host33bTest):
         self.assertEqual(self.srv.chat_count, 4 + 3)
 
     def test_what_is_left_is_kept_per_model(self):
-        # model ma's replies say 0 requests left for 2 s; mb's say nothing: ma's requests
+        # model ma's replies say 0 requests left for 1 s; mb's say nothing: ma's requests
         # wait for the reset, mb's are not held by ma's count (OpenAI counts per model)
         events = []
 
@@ -188,14 +189,14 @@ class PanelTest(Host33bTest):
             headers = {}
             if model == "ma":
                 headers = {"x-ratelimit-remaining-requests": "0",
-                           "x-ratelimit-reset-requests": "2s"}
+                           "x-ratelimit-reset-requests": "1s"}
             return chat("Rating: 4", headers=headers)
         self.srv.responder = responder
-        code, _, err = self.run_panel(self.panel(("a", "ma"), ("b", "mb")), ["q0", "q1", "q2"])
+        code, _, err = self.run_panel(self.panel(("a", "ma"), ("b", "mb")), ["q0", "q1"])
         self.assertEqual(code, 0, err)
         gaps = [(now - before, model) for (before, _), (now, model) in zip(events, events[1:])]
-        self.assertTrue(any(gap > 1.5 for gap, model in gaps if model == "ma"), gaps)
-        self.assertEqual([gap for gap, model in gaps if model == "mb" and gap > 1.0], [], gaps)
+        self.assertTrue(any(gap > 0.75 for gap, model in gaps if model == "ma"), gaps)
+        self.assertEqual([gap for gap, model in gaps if model == "mb" and gap > 0.5], [], gaps)
 
 
 if __name__ == "__main__":
