@@ -170,7 +170,7 @@ class ReplicaCountsTest(StubTestCase):
         hung = self.start_stub()
         hung.push(hang(3), hang(3))
         self.srv.delay = 0.3  # the second thread's request still out when the third picks
-        judge = minijudge.LLMJudge([hung.url, self.srv.url], model="judge-model", timeout=1.0)
+        judge = minijudge.LLMJudge([hung.url, self.srv.url], model="judge-model", timeout=0.5)
         notes = []
         judge._on_retry = notes.append
         threads = [threading.Thread(target=judge.judge, args=({"question": "q"}, "r"))
