@@ -122,7 +122,7 @@ class ASlowExport(StubTestCase):
                                 cwd=self.tmp, env=ENV, stdin=subprocess.PIPE,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         seen = []
-        for i in range(12):
+        for i in range(8):
             proc.stdin.write(json.dumps({"question": "Q%d" % i, "response": "R"}).encode()
                              + b"\n")
             proc.stdin.flush()
@@ -133,8 +133,8 @@ class ASlowExport(StubTestCase):
             err = proc.stderr.read()
         self.assertEqual(proc.wait(timeout=30), 0, err)
         self.assertGreater(seen[-1], 3, seen)  # written while the run went on
-        self.assertEqual(self.count("req.000.jsonl"), 12)
-        self.assertEqual(self.count("out.jsonl"), 12)
+        self.assertEqual(self.count("req.000.jsonl"), 8)
+        self.assertEqual(self.count("out.jsonl"), 8)
 
     def count(self, name):
         """Whole lines in the file (none if it is not there yet)."""
