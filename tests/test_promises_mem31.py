@@ -3,11 +3,12 @@ and a run that sends no request loads no CAs.
 
 Peak memory is the resident set's high-water mark (ru_maxrss) of a real ``python -m
 minijudge`` process, read by a fresh parent process whose RUSAGE_CHILDREN is that one
-alone (as tests/bench_offline.py reads it). Each test runs a stage at two sizes, ten times
-apart, and holds the growth to what is inherent: report's duplicate check keeps a 64-bit
-hash a record (8 bytes), nothing else may grow a record. Before, a tally kept two 8-byte
-numbers a record (a response's length and score, for the length figures) and three times
-that while the figures were computed: 48 bytes a record at the end of a run.
+alone (as tests/bench_offline.py reads it), with glibc's mmap threshold fixed (peaks_of
+says why). Each test runs a stage at two sizes, ten times apart, and holds the growth to
+what is inherent: report's duplicate check keeps a 64-bit hash a record (8 bytes),
+nothing else may grow a record. Before, a tally kept two 8-byte numbers a record (a
+response's length and score, for the length figures) and three times that while the
+figures were computed: 48 bytes a record at the end of a run.
 
 An offline judge (no --judge-url: --batch-export, --batch-import) built an https
 connection's TLS context (0.15 s: the system's CAs loaded) for a URL it never sends to;
@@ -48,14 +49,29 @@ def minijudge(*argv, env=None, python=("-m", "minijudge")):
     return done.returncode, done.stdout, done.stderr
 
 
-def peak(*argv):
-    """(exit code, peak resident bytes, stderr) of ``python -m minijudge ARGV``."""
-    command = PYTHON + ("-m", "minijudge") + tuple(map(str, argv))
-    out = subprocess.run([sys.executable, "-c", PARENT] + list(command), cwd=REPO,
-                         env=clean_env(), stdout=subprocess.PIPE, check=True,
-                         universal_newlines=True).stdout
-    code, kib, err = out.rstrip("\n").split(" ", 2)
-    return int(code), int(kib) * 1024, err
+def peaks_of(*argvs):
+    """(exit code, peak resident bytes, stderr) of ``python -m minijudge ARGV``, for each
+    ARGV, the processes run side by side: each has its own fresh parent, which reads the
+    peak of its one child alone, whatever runs beside it.
+
+    glibc's malloc keeps its mmap threshold at its default (128 KiB): left to itself, it
+    raises the threshold when a large mmap'd block is freed (as the tally's 1 MiB of
+    numbers is at a spill), after which up to twice that of freed heap may stay resident,
+    more or less by where the blocks fell. The peak's growth from 15,000 to 150,000 records
+    was 2.4 to 4.05 MiB from run to run (4.03 allowed), 2.45 to 2.55 with the threshold
+    fixed. What a process keeps is resident either way."""
+    env = clean_env(MALLOC_MMAP_THRESHOLD_="131072")
+    parents = [subprocess.Popen([sys.executable, "-c", PARENT] + list(
+        PYTHON + ("-m", "minijudge") + tuple(map(str, argv))), cwd=REPO, env=env,
+        stdout=subprocess.PIPE, universal_newlines=True) for argv in argvs]
+    measured = []
+    for parent in parents:
+        out = parent.communicate()[0]
+        if parent.returncode:
+            raise subprocess.CalledProcessError(parent.returncode, parent.args, out)
+        code, kib, err = out.rstrip("\n").split(" ", 2)
+        measured.append((int(code), int(kib) * 1024, err))
+    return measured
 
 
 def write_data(path, n):
@@ -97,14 +113,28 @@ def exported(folder, n, env=None):
 
 def scored_copies(source, path, n):
     """``n`` scored records made of the one scored record in ``source``: each its own input
-    line, id and response (of its own length), the same run."""
+    line, id and response (of its own length), the same run. Each line is the record's
+    JSON with its own values put in: the bytes json.dumps of the updated record writes
+    (checked here on the first and the last line), in 0.45 s at 165,000 records where
+    json.dumps of each took 1.8 s."""
     with open(source) as f:
         record = json.loads(f.readline())
+    holes = {"id": "%(id)d", "question": "q%(id)d", "response": "r%(id)d %(xs)s",
+             "judge_line": "%(line)d"}
+    template = json.dumps(dict(record, **{k: "@%s@" % k for k in holes})).replace("%", "%%")
+    for key, hole in holes.items():
+        template = template.replace(json.dumps("@%s@" % key),
+                                    hole if hole.startswith("%") else json.dumps(hole))
+    xs = ["x" * k for k in range(200)]
+
+    def line(i):
+        return template % {"id": i, "xs": xs[i % 200], "line": i + 1} + "\n"
+    for i in (0, n - 1):
+        record.update(id=i, question="q%d" % i, response="r%d " % i + "x" * (i % 200),
+                      judge_line=i + 1)
+        assert line(i) == json.dumps(record) + "\n", (line(i), record)
     with open(path, "w") as out:
-        for i in range(n):
-            record.update(id=i, question="q%d" % i, response="r%d " % i + "x" * (i % 200),
-                          judge_line=i + 1)
-            out.write(json.dumps(record) + "\n")
+        out.writelines(map(line, range(n)))
 
 
 class PeakMemoryIsFlat(unittest.TestCase):
@@ -112,7 +142,10 @@ class PeakMemoryIsFlat(unittest.TestCase):
     record) and a spill buffer's 1 MiB at most; before, by 48 bytes a record more. An
     import keeps the same tally; its peak is measured by tests/bench_offline.py (an import
     of 300,000 records takes minutes: the bounded caches, SQLite's 2 MiB among them, fill
-    only past 100,000)."""
+    only past 100,000). LARGE is well past the 65,536 records whose pairs a tally keeps in
+    memory: at 100,000, a tally that kept every pair in memory grew 3.4 to 3.6 MiB, with
+    3.65 allowed; at 150,000, 5.5 to 5.7 MiB with 4.0 allowed (this one: 2.4 to 2.5; the
+    code before mem31: 7.8 to 8.1)."""
 
     SMALL, LARGE = 15000, 150000
 
@@ -127,14 +160,14 @@ class PeakMemoryIsFlat(unittest.TestCase):
         code, _, err = minijudge("--judge-model", MODEL, "-q", "--batch-import", results[0],
                                  data, "-o", one)
         self.assertEqual(code, 0, err)
-        peaks = []
+        scored = []
         for n in (self.SMALL, self.LARGE):
-            scored = os.path.join(self.tmp, "scored.%d.jsonl" % n)
-            scored_copies(one, scored, n)
-            code, most, err = peak("report", "-q", scored)
+            scored.append(os.path.join(self.tmp, "scored.%d.jsonl" % n))
+            scored_copies(one, scored[-1], n)
+        peaks = []  # the two reports run side by side: the small one takes no time of its own
+        for code, most, err in peaks_of(*(("report", "-q", path) for path in scored)):
             self.assertEqual((code, err), (0, "''"))
             peaks.append(most)
-            os.remove(scored)
         allowed = 8 * (self.LARGE - self.SMALL) + 3 * MIB  # the hashes; a spill buffer, noise
         self.assertLess(peaks[1] - peaks[0], allowed, peaks)
 
@@ -198,13 +231,18 @@ class TheFiguresAreThoseOfTheNumbersKept(unittest.TestCase):
         self.mj = minijudge
 
     def pairs(self, n, pairwise=False):
+        """n (length, score) pairs, flat: whole lengths in [0, 500) and scores in [0, 1), or
+        length differences in [-300, 300) and the verdicts' 0, 0.5 and 1 (drawn from
+        random() alone: randrange and choice took twice as long)."""
         import random
         rng = random.Random(n)
         numbers = []
         for _ in range(n):
-            length = rng.randrange(-300, 300) if pairwise else rng.randrange(500)
-            score = rng.choice((0.0, 0.5, 1.0)) if pairwise else rng.random()
-            numbers.extend((float(length), score))
+            if pairwise:
+                numbers.extend((float(int(rng.random() * 600) - 300),
+                                (0.0, 0.5, 1.0)[int(rng.random() * 3)]))
+            else:
+                numbers.extend((float(int(rng.random() * 500)), rng.random()))
         return numbers
 
     def tally_of(self, numbers):
@@ -226,11 +264,15 @@ class TheFiguresAreThoseOfTheNumbersKept(unittest.TestCase):
 
     def test_length_figures_are_those_of_the_arrays_they_were(self):
         from array import array
-        n = self.mj._NUMBERS_HELD + 1001  # past a spill
+        # records past a spill: their 2n numbers are _NUMBERS_HELD in the file (read back in
+        # chunks), 2,002 held (the records were _NUMBERS_HELD + 1001, twice as many as needed)
+        n = self.mj._NUMBERS_HELD // 2 + 1001
         for mode in ("rating", "pairwise"):
             with self.subTest(mode=mode):
                 numbers = self.pairs(n, mode == "pairwise")
-                figures = self.mj._length_figures(self.tally_of(numbers), mode)
+                tally = self.tally_of(numbers)
+                self.assertEqual(tally.lengths._spilled, self.mj._NUMBERS_HELD)
+                figures = self.mj._length_figures(tally, mode)
                 lengths, scores = array("d", numbers[::2]), array("d", numbers[1::2])
                 if mode == "pairwise":
                     self.assertEqual(figures["lc_win_rate"],
