@@ -487,6 +487,7 @@ _CONVERSATION_START = "[The Start of the Conversation So Far]"
 _CONVERSATION_END = "[The End of the Conversation So Far]"
 _LEFT_OUT = "[... {} characters left out by minijudge (--max-turn-chars {}) ...]"
 _DEFAULT_MAX_TURN_CHARS = 4000
+_DEFAULT_CONVERSATION_FIELD = "messages"  # --conversation-field's
 
 # One turn of a conversation: the messages before it (system prompt, earlier turns), the
 # user's message and its reply (every assistant and tool message up to the next user one).
@@ -6402,7 +6403,7 @@ _FLAGS = [
     ("--criteria-field F", "criterion: each record's own criterion (else --criteria)"),
     ("--conversation-field F", "a list of OpenAI chat messages: its last turn is judged in "
      "the context of those before (default: messages; MT-Bench's turns and answers are "
-     "read too)", {"default": _Default("messages")}),
+     "read too)", {"default": _Default(_DEFAULT_CONVERSATION_FIELD)}),
     ("--turn N", "a conversation's turn to judge: the N-th with a reply (default: the last)",
      {"type": lambda text: _whole_number(text, 1)}),
     *_declared("max_turn_chars"),
@@ -9956,16 +9957,19 @@ def _request_stamp(judge, mode, args):
             "on_failure": on_failure}
 
 
-def _reask_stamp(judge, request):
-    """``request`` with the judge's --reask, if any (without, the stamp of before)."""
+def _optional_stamp(judge, request):
+    """``request`` with what only some judges are given: --reask, a --max-turn-chars other
+    than its default (without them, the stamp of before)."""
     if judge.reask:
         request["reask"] = judge.reask
+    if judge.max_turn_chars != _DEFAULT_MAX_TURN_CHARS:
+        request["max_turn_chars"] = judge.max_turn_chars
     return request
 
 
 def _requests_stamp(judges, mode, args):
     """Each judge's _request_stamp: one, or a list (a jury)."""
-    requests = [_reask_stamp(judge, _request_stamp(judge, mode, args)) for judge in judges]
+    requests = [_optional_stamp(judge, _request_stamp(judge, mode, args)) for judge in judges]
     if len(requests) == 1:
         return requests[0]
     return requests
@@ -9976,8 +9980,16 @@ def _fields_stamp(mode, args):
     names = ("question", "reference") + _MODES[mode][2]
     fields = {name: getattr(args, name + "_field", None) for name in names}
     fields.update(context=["{}={}".format(*pair) for pair in args.context_field] or None,
-                  image=args.image_field, criteria=args.criteria_field)
+                  image=args.image_field, criteria=args.criteria_field,
+                  conversation=_conversation_stamp(args.conversation_field))
     return {k: v for k, v in fields.items() if v is not None}
+
+
+def _conversation_stamp(name):
+    """The conversation field, None for the default, named or not (the stamp of before)."""
+    if name == _DEFAULT_CONVERSATION_FIELD:
+        return None
+    return name
 
 
 def _stamp(judges, mode, args, prefix="judge", names=None):
@@ -9997,7 +10009,7 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
         "template_sha256": _sha("".join(_template_text(j) for j in judges)),
         "scale": scale, "pass_threshold": first.pass_threshold, "jury": args.jury,
         "quorum": quorum, "judges": names, "request": _requests_stamp(judges, mode, args),
-        "fields": _fields_stamp(mode, args), "version": __version__}
+        "fields": _fields_stamp(mode, args), "turn": args.turn, "version": __version__}
     return {k: v for k, v in stamp.items() if v is not None}
 
 

@@ -298,6 +298,33 @@ class DifferentRunsTest(ReportTest):
                 self.assertEqual(code, 0, err)
                 self.assertIn(named, err)
 
+    def test_every_option_that_picks_a_conversations_turn_is_in_the_stamp(self):
+        # a run judging turn 1 and one judging the last turn are not one run, nor a run
+        # reading another conversation or cutting its earlier turns shorter
+        turns = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"},
+                 {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]
+        data = self.write("talks.jsonl", [{"id": i, "messages": turns, "dialog": turns}
+                                          for i in range(3)])
+        cases = [(["--turn", "1"], "turn"),
+                 (["--conversation-field", "dialog"], "fields.conversation"),
+                 (["--max-turn-chars", "10"], "request.max_turn_chars")]
+        a = self.judge("a.jsonl", data=data)
+        for flags, named in cases:
+            with self.subTest(flags=flags):
+                b = self.judge("b.jsonl", *flags, data=data)
+                code, out, err = self.report(a, b)
+                self.assertEqual(code, 2, err)
+                self.assertRegex(err, r"^minijudge: error: {} line 1 and {} line 1 are records "
+                                      r"of different runs: {} ".format(
+                                          re.escape(a), re.escape(b), re.escape(named)))
+        # the defaults named on the command line are the same run as the defaults unnamed:
+        # its records are the same records, refused as such
+        b = self.judge("b.jsonl", "--conversation-field", "messages", "--max-turn-chars",
+                       "4000", data=data)
+        code, _, err = self.report(a, b)
+        self.assertEqual(code, 2, err)
+        self.assertIn(" are the same record (input line 1 of one run)", err)
+
     def test_the_same_options_are_one_run(self):
         a, b = self.judge("a.jsonl", "--shard", "0/2"), self.judge("b.jsonl", "--shard", "1/2")
         code, _, err = self.report(a, b)
