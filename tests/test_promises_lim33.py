@@ -129,9 +129,9 @@ class TpmTest(LimitTest):
 
 class ServerLimitTest(LimitTest):
     def test_64_threads_against_a_limit_end_every_record_ok(self):
-        # 64 requests a second, the bucket holding 32; no --rpm: the headers and the 429s
+        # 128 requests a second, the bucket holding 32; no --rpm: the headers and the 429s
         # (halving the requests in flight) bring the run under the limit by themselves
-        self.srv.limit = (32, 0.5)
+        self.srv.limit = (32, 0.25)
         self.srv._bucket = (32.0, 0.0)
         code, _, err = self.run_code("--concurrency", "64", self.items(96))
         self.assertEqual(code, 0, err)
@@ -146,24 +146,24 @@ class ServerLimitTest(LimitTest):
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
         proc = subprocess.Popen(
             PYTHON + ("-m", "minijudge", "--judge-url", self.srv.url, "--no-preflight",
-                      "--rpm", "300", "--concurrency", "4", "-o", self.path("out.jsonl"),
+                      "--rpm", "1200", "--concurrency", "4", "-o", self.path("out.jsonl"),
                       self.items(6)), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=slave)
         os.close(slave)
         tty = read_terminal(master, 20)
         proc.communicate(timeout=30)
-        self.assertIn(b" done, 0 failed; judge held by --rpm 300   \r", tty)
+        self.assertIn(b" done, 0 failed; judge held by --rpm 1200   \r", tty)
 
     def test_the_server_headers_hold_the_run_before_a_429(self):
-        # a bucket of 4 refilled in 0.5 s: the first reply says 3 left, the client counts
+        # a bucket of 4 refilled in 0.25 s: the first reply says 3 left, the client counts
         # down and waits the reset instead of sending into a 429
-        self.srv.limit = (4, 0.5)
+        self.srv.limit = (4, 0.25)
         self.srv._bucket = (4.0, 0.0)
         code, _, err = self.run_code("--concurrency", "1", self.items(8))
         self.assertEqual(code, 0, err)
         self.assertEqual(self.srv.limited, 0)
         limits = self.summary()["limits"]
         self.assertEqual(limits["rate_limited"], 0)
-        self.assertGreater(limits["held_seconds"], 0.4)  # 4 sent, then 4 more in 0.5 s
+        self.assertGreater(limits["held_seconds"], 0.2)  # 4 sent, then 4 more in 0.25 s
 
 
 class HeaderTest(LimitTest):
@@ -222,23 +222,23 @@ class HeaderTest(LimitTest):
 class FlightTest(LimitTest):
     def test_no_429_no_fewer_requests_in_flight(self):
         # the preflight's one request, then 8 at a time: no limit on what is in flight
-        # comes of successes alone (16 replies 0.2 s each: 0.4 s at 8 a time, 3.2 s at 1)
+        # comes of successes alone (16 replies 0.1 s each: 0.2 s at 8 a time, 1.6 s at 1)
         import time
-        self.srv.delay = 0.2
+        self.srv.delay = 0.1
         started = time.monotonic()
         code, _, err = run_main(["--judge-url", self.srv.url, "--concurrency", "8", "-o",
                                  self.path("out.jsonl"), self.items(16)])
         self.assertEqual(code, 0, err)
-        self.assertLess(time.monotonic() - started, 1.5)
+        self.assertLess(time.monotonic() - started, 0.75)
 
     def test_one_request_then_eight_at_a_time(self):
         import time
         import minijudge
-        self.srv.delay = 0.2
+        self.srv.delay = 0.1
         judge = minijudge.LLMJudge(self.srv.url, model="m")
         self.assertEqual(judge.judge({"question": "q"}, {"response": "r"}).status, "ok")
         started = time.monotonic()
         records = [{"question": "q", "response": "r"}] * 16
         done = list(minijudge.judge_records(judge, records, concurrency=8))
         self.assertEqual([judgement.status for _, judgement in done], ["ok"] * 16)
-        self.assertLess(time.monotonic() - started, 1.5)
+        self.assertLess(time.monotonic() - started, 0.75)
