@@ -10846,9 +10846,22 @@ def _status_lines(s):
     if not counts:
         counts = "none"
     lines = ["  statuses: " + counts]
-    lines += ["  first {}: {}".format(*kv) for kv in s["errors"].items()]
+    lines += ["  first {}: {}".format(*kv) for kv in _first_errors_once(s["errors"]).items()]
     lines += ["  fields: " + line for line in s.get("fields") or ()]
     return lines
+
+
+def _first_errors_once(errors):
+    """Each status's first error, but the tail one repeats of another's (the records not
+    judged once a 401 stopped the run say why: that 401) named, not said again."""
+    shown = {}
+    for status, error in errors.items():
+        for other, cause in errors.items():
+            if other != status and error.endswith(": " + cause):
+                error = "{}: the first {}".format(error[:-len(cause) - 2], other)
+                break
+        shown[status] = error
+    return shown
 
 
 def _score_lines(s):

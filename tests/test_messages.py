@@ -256,13 +256,25 @@ class MessagesTest(StubTestCase):
         self.assertIn("connection_error: connection refused by POST", logs.output[0])
 
     def test_cli_says_each_failure_once(self):
-        # end to end in a real process: the key from its environment, nowhere in its stderr
+        # end to end in a real process: the key from its environment, nowhere in its stderr.
+        # One request at a time, the 401 stops the run before the others are sent: their
+        # not_judged says the 401 stopped it, and the summary names that, not says it again
+        # (a busy machine did the same at --concurrency 8)
         self.srv.content = error(401, "Incorrect API key provided: " + KEY)
-        code, records, err = self.run_records([{"question": "q", "response": "r"}] * 3,
-                                              "--no-preflight", env={"LLM_JUDGE_API_KEY": KEY},
-                                              subprocess_=True)
-        self.assertEqual(err.count("Incorrect API key provided"), 1, err)
-        self.assertNotIn(KEY, err)
+        for concurrency in ("8", "1"):
+            with self.subTest(concurrency=concurrency):
+                code, records, err = self.run_records(
+                    [{"question": "q", "response": "r"}] * 3, "--no-preflight",
+                    "--concurrency", concurrency, env={"LLM_JUDGE_API_KEY": KEY},
+                    subprocess_=True)
+                self.assertEqual(err.count("Incorrect API key provided"), 1, err)
+                self.assertNotIn(KEY, err)
+        self.assertEqual([r["judge_status"] for r in records],
+                         ["http_error", "not_judged", "not_judged"])
+        self.assertIn("\n  first not_judged: not judged: the run stopped: the first "
+                      "http_error\n", err)
+        self.assertTrue(records[1]["judge_error"].endswith("Incorrect API key provided: "
+                                                           "<hidden>"), records[1])
 
 
 if __name__ == "__main__":
