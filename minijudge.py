@@ -5637,10 +5637,11 @@ class _Batch:
         return sink
 
     def flush(self):
-        """Write the lines the parts hold (the run's end, Ctrl-C, SIGTERM); OSError (a full
-        disk) names the part."""
-        for sink in self._sinks.values():
-            sink.flush()
+        """Write the lines the parts hold (before -o's records, the run's end, Ctrl-C,
+        SIGTERM); OSError (a full disk) names the part."""
+        with self._lock:  # a judging thread may be adding a line
+            for sink in self._sinks.values():
+                sink.flush()
 
     def figures(self):
         return {"imported": self.asked - self.unread, "unasked": len(self.replies) - self.asked,
@@ -5689,7 +5690,8 @@ class _Part:
                 rest = rest[self.file.write(rest):]
         except OSError as exc:
             whole = data.rfind(b"\n", 0, len(data) - len(rest)) + 1
-            os.ftruncate(self.file.fileno(), self.size + whole)
+            self.size += whole  # a flush after this one cuts after these lines, not before
+            os.ftruncate(self.file.fileno(), self.size)
             self.lost += data.count(b"\n", whole)
             raise OSError(exc.errno, exc.strerror, self.path) from None
         self.size += len(data)
@@ -11478,7 +11480,6 @@ class _Run:
         try:
             with held:
                 self.flush()
-                self.flush_parts()
         except KeyboardInterrupt as exc:  # it came during the last flush, which is done
             self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
 
@@ -11491,10 +11492,17 @@ class _Run:
         return [_NUMBERS_FILE] + batch.parts
 
     def flush_parts(self):
-        """Write the export's batch lines still held, before the summary says they are."""
+        """Write the export's batch lines still held, before -o's records and the summary
+        say they are. A part the disk refuses stops the run as a full -o does, the record
+        being written still written and counted."""
         batch = self.specs[0][1].batch  # one for every judge
-        if batch is not None:
+        if batch is None:
+            return
+        try:
             batch.flush()
+        except OSError as exc:
+            if exc.filename not in [path for path, _ in self.broken]:  # said once
+                self.broken.append((exc.filename, exc))
 
     def write_record(self, number, record, judged):
         costs = self.costs(judged)
@@ -11642,7 +11650,12 @@ class _Run:
     def flush(self):
         """Write the buffered lines: one write a line online (a reader of -o sees each
         record as it is judged), by the batch offline (a write a line was a third of an
-        export's time)."""
+        export's time). An export's batch lines go first: a record -o says exported has
+        its line in a part, whenever the run is killed."""
+        self.flush_parts()
+        self.write_pending()
+
+    def write_pending(self):
         self.line = self.rest = b"".join(self.pending)
         lines, self.pending = len(self.pending), []
         while self.rest:  # a file may take part of a line, then fail

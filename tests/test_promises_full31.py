@@ -5,6 +5,7 @@ records are. Real processes: the disk is filled by RLIMIT_FSIZE (a write past it
 EFBIG, as ENOSPC on a full disk) or is /dev/full; the records come down a pipe.
 """
 import errno
+import functools
 import json
 import os
 import subprocess
@@ -23,20 +24,24 @@ TOO_LARGE = "[Errno {}] {}".format(errno.EFBIG, os.strerror(errno.EFBIG))
 SYSTEM = "Judge the answer's accuracy above all. " * 100  # 4 KB in each request, not in -o
 
 
-def limited():
+def limited(size=LIMIT):
     import resource
     import signal
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit: EFBIG
-    resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
 class AFullDisk(StubTestCase):
 
-    def minijudge(self, *argv, limit=False):
-        """(exit code, stderr) of ``python -m minijudge ARGV`` in the test's folder."""
+    def minijudge(self, *argv, limit=None):
+        """(exit code, stderr) of ``python -m minijudge ARGV`` in the test's folder, each
+        file it writes held to ``limit`` bytes (True: LIMIT)."""
+        limit_files = None
+        if limit:
+            limit_files = functools.partial(limited, LIMIT if limit is True else limit)
         proc = subprocess.run([*PYTHON, "-m", "minijudge"] + list(argv), cwd=self.tmp, env=ENV,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
-                              preexec_fn=limited if limit else None)
+                              preexec_fn=limit_files)
         return proc.returncode, proc.stderr.decode()
 
     def lines(self, name):
@@ -89,6 +94,24 @@ class AFullDisk(StubTestCase):
         self.assertLess(len(part), 37)
         self.assertIn("exported: {} requests to req.000.jsonl".format(len(part)), err)
         self.assertEqual(len(self.lines("out.jsonl")), 37)
+
+    def test_a_batch_file_refused_as_o_writes_its_records_stops_the_run_there(self):
+        # 2 KB requests: -o's first 256 records (written by count, 240 KB) take their
+        # part's lines (600 KB, under the MiB a part holds) out first, which the disk
+        # refuses at 300 KB
+        self.records(300)
+        code, err = self.minijudge("--judge-model", "judge-model", "--system", SYSTEM[:2000],
+                                   "--batch-export", "req", "data.jsonl", "-o", "out.jsonl",
+                                   limit=300000)
+        self.assertEqual(code, 1, err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(err.count("cannot write req.000.jsonl: " + TOO_LARGE), 1, err)
+        part = self.lines("req.000.jsonl")
+        self.assertIn("exported: {} requests to req.000.jsonl".format(len(part)), err)
+        written = self.lines("out.jsonl")
+        self.assertEqual(len(written), 256)  # the record being written is written, counted
+        self.assertIn("stopped: 256 of 300 records written to out.jsonl", err)
+        self.assertIn("\n  statuses: exported 256\n", err)
 
     @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
     def test_a_summary_or_page_on_a_full_disk_is_said_for_a_run_and_for_report(self):

@@ -12,6 +12,7 @@ Speed is measured by tests/bench_offline.py, not here.
 import errno
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -190,6 +191,28 @@ class OfflineWrites(unittest.TestCase):
             os.remove(self.path(name))
         self.run_to_end(*COMMANDS["export"])
         self.assertEqual(self.contents(WRITES["export"]), self.uninterrupted("export"))
+
+    def test_kill_9_during_an_export_leaves_no_record_said_exported_without_its_line(self):
+        # records down a pipe, the run killed once -o holds its first batch of lines (256,
+        # written by count): each record -o says exported has its line in a part; before,
+        # the parts still held theirs (a MiB or 0.5 s at a time) and kill -9 lost them
+        proc = self.spawn("--judge-model", "judge-model", "--batch-export", "req", "-",
+                          "-o", "out.jsonl", stdin=subprocess.PIPE)
+        with open(self.path("in.jsonl"), "rb") as f:
+            proc.stdin.write(b"".join(f.readlines()[:300]))
+        proc.stdin.flush()
+        deadline = time.monotonic() + 20
+        while not self.lines("out.jsonl", killed=True) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        proc.kill()
+        proc.communicate(timeout=20)
+        said = [json.loads(line)["judge_error"] for line in self.lines("out.jsonl", killed=True)]
+        self.assertGreater(len(said), 0)
+        keys = [re.search(r" as custom_id (\S+):", error).group(1) for error in said]
+        parts = [name for name in os.listdir(self.dir) if name.startswith("req.")]
+        written = {json.loads(line)["custom_id"] for name in parts
+                   for line in self.lines(name, killed=True)}
+        self.assertEqual([key for key in keys if key not in written], [])
 
     def test_kill_9_during_an_import_leaves_whole_lines_and_the_rerun_the_same_file(self):
         os.remove(self.path("scored.jsonl"))
