@@ -10854,8 +10854,9 @@ def _status_lines(s):
 
 
 def _first_errors_once(errors):
-    """Each status's first error, but the tail one repeats of another's (the records not
-    judged once a 401 stopped the run say why: that 401) named, not said again."""
+    """Each status's first error; one ending with another status's first error names that
+    status instead of saying it again (records not judged because a 401 stopped the run
+    end with that 401)."""
     shown = {}
     for status, error in errors.items():
         for other, cause in errors.items():
