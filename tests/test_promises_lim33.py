@@ -222,14 +222,15 @@ class HeaderTest(LimitTest):
 class FlightTest(LimitTest):
     def test_no_429_no_fewer_requests_in_flight(self):
         # the preflight's one request, then 8 at a time: no limit on what is in flight
-        # comes of successes alone (16 replies 0.1 s each: 0.2 s at 8 a time, 1.6 s at 1)
+        # comes of successes alone (16 replies 0.1 s each: 0.2 s at 8 a time, 1.6 s at 1;
+        # the bound, 1.2 s, leaves a loaded machine a second to spare)
         import time
         self.srv.delay = 0.1
         started = time.monotonic()
         code, _, err = run_main(["--judge-url", self.srv.url, "--concurrency", "8", "-o",
                                  self.path("out.jsonl"), self.items(16)])
         self.assertEqual(code, 0, err)
-        self.assertLess(time.monotonic() - started, 0.75)
+        self.assertLess(time.monotonic() - started, 1.2)
 
     def test_one_request_then_eight_at_a_time(self):
         import time
@@ -241,4 +242,4 @@ class FlightTest(LimitTest):
         records = [{"question": "q", "response": "r"}] * 16
         done = list(minijudge.judge_records(judge, records, concurrency=8))
         self.assertEqual([judgement.status for _, judgement in done], ["ok"] * 16)
-        self.assertLess(time.monotonic() - started, 0.75)
+        self.assertLess(time.monotonic() - started, 1.2)
