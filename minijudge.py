@@ -6086,8 +6086,9 @@ def _charts(s, tally):
 
 def _statuses_table(s):
     lines = []
+    errors = _first_errors_once(s["errors"])  # as the printed summary says them
     for status, count in s["statuses"].items():
-        first_error = s["errors"].get(status, "")
+        first_error = errors.get(status, "")
         lines.append("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
             _esc(status), count, _esc(first_error)))
     return "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n{}</table>".format(

@@ -265,10 +265,13 @@ class MessagesTest(StubTestCase):
             with self.subTest(concurrency=concurrency):
                 code, records, err = self.run_records(
                     [{"question": "q", "response": "r"}] * 3, "--no-preflight",
-                    "--concurrency", concurrency, env={"LLM_JUDGE_API_KEY": KEY},
-                    subprocess_=True)
+                    "--concurrency", concurrency, "--html", self.path("page.html"),
+                    env={"LLM_JUDGE_API_KEY": KEY}, subprocess_=True)
                 self.assertEqual(err.count("Incorrect API key provided"), 1, err)
                 self.assertNotIn(KEY, err)
+                with open(self.path("page.html"), encoding="utf-8") as f:
+                    table = f.read().split("<th>first error</th>")[1].split("</table>")[0]
+                self.assertEqual(table.count("Incorrect API key provided"), 1, table)
         self.assertEqual([r["judge_status"] for r in records],
                          ["http_error", "not_judged", "not_judged"])
         self.assertIn("\n  first not_judged: not judged: the run stopped: the first "
