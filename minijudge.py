@@ -1267,6 +1267,7 @@ def _structured(text, *keys):
 
 
 _VERDICT_RE = re.compile(r"""
+    (?=\[\[)                  # first: the looks behind only where a verdict starts (5x as fast)
     (?<!than\s)(?<!than)                                      # not "[[B]] is better than [[A]]"
     (?<!not\s)(?<!n't\s)                                      # nor one ruled out: "not [[A]]"
     \[\[\s*(?: (?P<mt>[ABC]|tie)                               # MT-Bench [[A]], [[C]] tie
