@@ -5666,7 +5666,8 @@ class _Batch:
 
 class _Part:
     """A batch input file of an export, written by whole lines: they wait in memory
-    (_PART_HELD bytes, or _FLUSH_SECONDS as -o's records do) and go in one write. A write
+    (_PART_HELD bytes, or _FLUSH_SECONDS, and never past a write of -o's records: see
+    _Run.flush) and go in one write. A write
     the disk refuses (full) leaves the file cut after its last whole line, the lines held
     dropped, and an OSError naming the file (a buffered file's names none, tears a line, and
     raises again on close)."""
