@@ -490,7 +490,8 @@ _DEFAULT_MAX_TURN_CHARS = 4000
 _DEFAULT_CONVERSATION_FIELD = "messages"  # --conversation-field's
 
 # One turn of a conversation: the messages before it (system prompt, earlier turns), the
-# user's message and its reply (every assistant and tool message up to the next user one).
+# user's message and its reply (every assistant and tool message up to the next user one),
+# numbered by the user message's place: a turn left unanswered keeps its number.
 _Turn = collections.namedtuple("_Turn", "before user reply number")
 
 
@@ -614,32 +615,44 @@ def _mtbench_messages(record):
 
 
 def _conversation_turns(messages):
-    """The turns of read messages that have a reply with an assistant message, numbered
-    from 1; messages before the first user message belong to every turn's ``before``."""
+    """The turns of read messages, one a user message, numbered from 1 in order; messages
+    before the first user message belong to every turn's ``before``. A reply that holds
+    no assistant message is none ([])."""
     starts = [n for n, m in enumerate(messages) if m["role"] == "user"]
     turns = []
-    for start, end in zip(starts, starts[1:] + [len(messages)]):
+    for number, (start, end) in enumerate(zip(starts, starts[1:] + [len(messages)]), 1):
         reply = messages[start + 1:end]
-        if any(m["role"] == "assistant" for m in reply):
-            turns.append(_Turn(messages[:start], messages[start], reply, len(turns) + 1))
+        if not any(m["role"] == "assistant" for m in reply):
+            reply = []
+        turns.append(_Turn(messages[:start], messages[start], reply, number))
     return turns
 
 
 def _judged_turn(messages, turn, what, asked="turn={}"):
-    """The turn judged: the ``turn``-th with a reply (1-based), else the last; JudgeError
-    naming ``what`` when there is none, or ``turn`` (as ``asked`` writes it: Python's
-    keyword, the command line's --turn) is past the end."""
+    """The turn judged: the ``turn``-th (1-based), else the last with a reply; JudgeError
+    naming ``what`` when no turn has a reply, or ``turn`` (as ``asked`` writes it: Python's
+    keyword, the command line's --turn) is past the end or a turn left unanswered."""
     turns = _conversation_turns(messages)
-    if not turns:
+    answered = [t for t in turns if t.reply]
+    if not answered:
         raise JudgeError("{}: no turn has an assistant reply".format(what))
     if turn is None:
-        return turns[-1]
+        return answered[-1]
     if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
         raise JudgeError("turn must be a whole number from 1; got {!r}".format(turn))
     if turn > len(turns):
-        raise JudgeError("{}: {} with a reply; {} asks for the {}".format(
-            what, _counted(len(turns), "turn"), asked.format(turn), _ordinal(turn)))
-    return turns[turn - 1]
+        counted = _counted(len(turns), "turn")
+        if len(answered) < len(turns):
+            counted += ", {} with a reply".format(len(answered))
+        else:
+            counted += " with a reply"
+        raise JudgeError("{}: {}; {} asks for the {}".format(
+            what, counted, asked.format(turn), _ordinal(turn)))
+    judged = turns[turn - 1]
+    if not judged.reply:
+        raise JudgeError("{}: turn {} has no assistant reply; {} asks for it".format(
+            what, turn, asked.format(turn)))
+    return judged
 
 
 def _counted(n, noun):
@@ -2466,6 +2479,16 @@ def _example_reference(example):
     return answer
 
 
+def _turn_references(record, fields=("answer", "reference")):
+    """A conversation's references, one a turn (MT-Bench's): the first of ``fields`` that
+    holds a list, None if none does; beside it, another field's text reference or an empty
+    one is not the turn's."""
+    for field in fields:
+        if isinstance(record.get(field), list):
+            return record[field]
+    return None
+
+
 def _response_of(example, output):
     """``{"response": ...}`` from ``output`` (its "response", or itself as text), else from
     the example; ``{}`` when neither has one, for a missing response is no empty one."""
@@ -2505,10 +2528,7 @@ def _example_conversation(example, output):
         messages = _with_response(_conversation(value, what), given, what)
     except JudgeError as exc:
         raise _BadRecord(str(exc)) from None
-    references = example.get("answer", example.get("reference"))
-    if not isinstance(references, list):
-        references = None
-    return messages, references
+    return messages, _turn_references(example)
 
 
 def _example_messages(example, given):
@@ -3131,8 +3151,8 @@ class LLMJudge:
         references = fields.pop("_references", None)
         turn = fields.pop("turn", None)
         values = (fields.get("response_a"), fields.get("response_b"))
-        if references is None and isinstance(example.get("reference"), list):
-            references = example["reference"]
+        if references is None:
+            references = _turn_references(example)
         try:
             if pair is None:
                 pair = _example_pair(example, values)
@@ -7745,14 +7765,10 @@ def _check_turn_flag(args):
 
 def _record_references(args, record):
     """A conversation's list reference (one per turn, as MT-Bench's): --reference-field's
-    if named, else "answer", else "reference"; None if none is a list."""
-    fields = (args.reference_field, "reference")
+    if named, else "answer", else "reference", as Python's; None if none is a list."""
     if not isinstance(args.reference_field, _Default):
-        fields = (args.reference_field,)
-    for field in fields:
-        if isinstance(record.get(field), list):
-            return record[field]
-    return None
+        return _turn_references(record, (args.reference_field,))
+    return _turn_references(record)
 
 
 def _conversation_item(fields, conversation):
