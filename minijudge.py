@@ -628,31 +628,29 @@ def _conversation_turns(messages):
     return turns
 
 
-def _judged_turn(messages, turn, what, asked="turn={}"):
-    """The turn judged: the ``turn``-th (1-based), else the last with a reply; JudgeError
+def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
+    """The turn judged: the ``turn``-th (1-based), else the last. With ``unanswered``, the
+    last may be a question with no reply ([]): the caller says its response is missing, for
+    an earlier turn judged instead would be another item than the record's. JudgeError
     naming ``what`` when no turn has a reply, or ``turn`` (as ``asked`` writes it: Python's
-    keyword, the command line's --turn) is past the end or a turn left unanswered."""
+    keyword, the command line's --turn) is past the end or unanswered."""
     turns = _conversation_turns(messages)
-    answered = [t for t in turns if t.reply]
+    if turn is None and turns and (unanswered or turns[-1].reply):
+        return turns[-1]
+    answered = sum(1 for t in turns if t.reply)
     if not answered:
         raise JudgeError("{}: no turn has an assistant reply".format(what))
     if turn is None:
-        return answered[-1]
+        raise JudgeError("{}: turn {} has no assistant reply".format(what, len(turns)))
     if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
         raise JudgeError("turn must be a whole number from 1; got {!r}".format(turn))
     if turn > len(turns):
-        counted = _counted(len(turns), "turn")
-        if len(answered) < len(turns):
-            counted += ", {} with a reply".format(len(answered))
-        else:
-            counted += " with a reply"
-        raise JudgeError("{}: {}; {} asks for the {}".format(
-            what, counted, asked.format(turn), _ordinal(turn)))
-    judged = turns[turn - 1]
-    if not judged.reply:
+        raise JudgeError("{}: {} with a reply; {} asks for the {}".format(
+            what, _counted(answered, "turn"), asked.format(turn), _ordinal(turn)))
+    if not turns[turn - 1].reply:
         raise JudgeError("{}: turn {} has no assistant reply; {} asks for it".format(
             what, turn, asked.format(turn)))
-    return judged
+    return turns[turn - 1]
 
 
 def _counted(n, noun):
@@ -757,15 +755,18 @@ def _reply_message(response, what):
 
 
 def _conversation_fields(messages, turn, *, limit, references=None, what="the conversation"):
-    """The template fields a conversation fills for its judged turn: question, response,
+    """The template fields a conversation fills for its judged turn: question, response
+    (none when the last question is unanswered: the template says it is missing),
     conversation_section, conversation, turn, reference (a list's entry for the turn) and
     tool_results_shortened; JudgeError naming ``what`` if no turn can be judged."""
-    judged = _judged_turn(messages, turn, what)
+    judged = _judged_turn(messages, turn, what, unanswered=True)
     before = _turns_text(judged.before, limit)
     section = _conversation_section(before)
     fields = {"question": judged.user["text"], "response": _reply_text(judged.reply, limit),
               "conversation_section": section, "conversation": before, "turn": judged.number,
               "tool_results_shortened": _shortened_results(judged.reply, limit)}
+    if not judged.reply:
+        del fields["response"]
     if isinstance(references, list):
         fields["reference"] = _turn_reference(references, judged.number)
     return fields
@@ -782,10 +783,10 @@ def _conversation_section(before):
 def _trajectory_fields(messages, turn, *, limit, references=None, what="the conversation"):
     """The fields of an agent's whole run, judged at once (mode trajectory): question, the
     user's goal (the first user message); response, every step after it labelled in order
-    (the run through ``turn``, else to its end), the assistant's own words never cut;
-    conversation_section, what came before the goal (a system prompt); JudgeError naming
-    ``what`` if no turn has an assistant reply."""
-    judged = _judged_turn(messages, turn, what)
+    (the run through ``turn``, else to its end; none when its last question is unanswered),
+    the assistant's own words never cut; conversation_section, what came before the goal
+    (a system prompt); JudgeError naming ``what`` if no turn can be judged."""
+    judged = _judged_turn(messages, turn, what, unanswered=True)
     end = len(judged.before) + 1 + len(judged.reply)
     goal = next(n for n, m in enumerate(messages) if m["role"] == "user")
     steps = messages[goal + 1:end]
@@ -795,6 +796,8 @@ def _trajectory_fields(messages, turn, *, limit, references=None, what="the conv
               "response": _turns_text(steps, limit, keep=("assistant",)),
               "conversation_section": section, "conversation": before, "turn": judged.number,
               "tool_results_shortened": _shortened_results(steps, limit)}
+    if not judged.reply:
+        del fields["response"]
     if isinstance(references, list):
         fields["reference"] = _turn_reference(references, judged.number)
     return fields
@@ -2581,14 +2584,14 @@ def _check_example(example):
             type(example).__name__))
 
 
-def _check_response(parser, values, example, output, fields):
-    """TemplateError naming the fields given if an item has no response at all (a pair's
-    parser reads two answers, which compare() gives)."""
+def _check_response(parser, values, fields, given):
+    """TemplateError naming the fields ``given`` (the example's, output's and keywords') if
+    an item has no response at all, nor a conversation's reply (a pair's parser reads two
+    answers, which compare() gives)."""
     if "response" in values or "response" in fields or parser in ("verdict", "comparative"):
         return
-    given = _given_fields(example, output, fields)
     raise TemplateError("template needs field 'response'; got {}".format(
-        _names(given, "no fields")))
+        _names(_given_fields(*given), "no fields")))
 
 
 def _given_fields(*parts):
@@ -3024,7 +3027,8 @@ class LLMJudge:
         (or ``output``, as text). Keywords override any field; ``criterion=``, ``context=``
         (a text or ``{name: text}``) and ``images=`` (paths or URLs) are the item's own.
         An example with a ``messages`` list (or MT-Bench's turns and answers) is judged on
-        its last turn with a reply, ``turn=N`` its N-th; a malformed one is a bad_record."""
+        its last turn, ``turn=N`` its N-th; one ending with the user's question has the
+        response as its reply (none: a template_error); a malformed one is a bad_record."""
         try:
             values = self._values(example, output, fields)
         except _BadRecord as exc:  # a malformed conversation
@@ -3097,9 +3101,10 @@ class LLMJudge:
         _check_example(example)
         if example is None:
             example = {}
+        given = fields  # the item's own: _conversation takes turn and our keys out of it
         fields = self._conversation(example, output, fields)
         values = _example_values(example, output, fields)
-        _check_response(self.parser, values, example, output, fields)
+        _check_response(self.parser, values, fields, (example, output, given))
         criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's own
         if criterion:
             values.update(criterion["fields"])
@@ -7690,7 +7695,9 @@ def _record_conversation(args, record, names):
     if args.response_field in record:
         given = {"response": record[args.response_field]}
     messages = _with_response(_conversation(value, what), given, what)
-    _judged_turn(messages, args.turn, what, asked="--turn {}")
+    if not _judged_turn(messages, args.turn, what, asked="--turn {}", unanswered=True).reply:
+        # its last question unanswered, and no response field replies to it
+        raise JudgeError(_response_problem(args, record, ("response",)))
     return {"_conversation": messages, "_references": _record_references(args, record),
             "turn": args.turn}
 

@@ -157,7 +157,8 @@ class TrajectoryTest(_Run):
         self.assertEqual([r["judge_error"] for r in records[:3]], [
             "line 1: field 'messages' is a str, expected a list of messages (--conversation-field "
             "messages)",
-            "line 2: field 'messages': no turn has an assistant reply",
+            "line 2: no 'response' field (choose one with --response-field; the record has "
+            "messages)",
             "line 3: field 'messages': message 2, tool call 1 has no function name, expected "
             "{\"function\": {\"name\", \"arguments\"}}"])
         self.assertEqual(len(self.srv.requests), 1)
