@@ -617,11 +617,14 @@ def _mtbench_messages(record):
 def _conversation_turns(messages):
     """The turns of read messages, one a user message, numbered from 1 in order; messages
     before the first user message belong to every turn's ``before``. A reply that holds
-    no assistant message is none ([])."""
+    no assistant message is none ([]); system and developer messages after it are not the
+    reply's but said before the next question (the next turn's ``before`` holds them)."""
     starts = [n for n, m in enumerate(messages) if m["role"] == "user"]
     turns = []
     for number, (start, end) in enumerate(zip(starts, starts[1:] + [len(messages)]), 1):
         reply = messages[start + 1:end]
+        while reply and reply[-1]["role"] in ("system", "developer"):
+            reply = reply[:-1]
         if not any(m["role"] == "assistant" for m in reply):
             reply = []
         turns.append(_Turn(messages[:start], messages[start], reply, number))
