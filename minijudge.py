@@ -722,11 +722,15 @@ def _shorten(text, limit):
     return text[:head] + "\n" + marker + "\n" + text[len(text) - tail:]
 
 
-def _shortened_results(reply, limit):
-    """How many tool results in the judged reply were cut (the record says so)."""
+def _shortened_texts(reply, limit):
+    """How many texts of the judged reply were cut, as _turns_text cuts it with the
+    assistant's words kept: tool results, tool-call arguments, and a trajectory's later user
+    messages (the record says so)."""
     if not limit:
         return 0
-    return sum(1 for m in reply if m["role"] == "tool" and len(m["text"]) > limit)
+    texts = [m["text"] for m in reply if m["role"] != "assistant"]
+    texts += [arguments for m in reply for _, _, arguments in m["calls"]]
+    return sum(1 for text in texts if len(text) > limit)
 
 
 def _with_response(messages, given, what):
@@ -761,13 +765,13 @@ def _conversation_fields(messages, turn, *, limit, references=None, what="the co
     """The template fields a conversation fills for its judged turn: question, response
     (none when the last question is unanswered: the template says it is missing),
     conversation_section, conversation, turn, reference (a list's entry for the turn) and
-    tool_results_shortened; JudgeError naming ``what`` if no turn can be judged."""
+    texts_shortened; JudgeError naming ``what`` if no turn can be judged."""
     judged = _judged_turn(messages, turn, what, unanswered=True)
     before = _turns_text(judged.before, limit)
     section = _conversation_section(before)
     fields = {"question": judged.user["text"], "response": _reply_text(judged.reply, limit),
               "conversation_section": section, "conversation": before, "turn": judged.number,
-              "tool_results_shortened": _shortened_results(judged.reply, limit)}
+              "texts_shortened": _shortened_texts(judged.reply, limit)}
     if not judged.reply:
         del fields["response"]
     if isinstance(references, list):
@@ -798,7 +802,7 @@ def _trajectory_fields(messages, turn, *, limit, references=None, what="the conv
     fields = {"question": messages[goal]["text"],
               "response": _turns_text(steps, limit, keep=("assistant",)),
               "conversation_section": section, "conversation": before, "turn": judged.number,
-              "tool_results_shortened": _shortened_results(steps, limit)}
+              "texts_shortened": _shortened_texts(steps, limit)}
     if not judged.reply:
         del fields["response"]
     if isinstance(references, list):
@@ -857,7 +861,7 @@ def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT, asked="
               "conversation": before, "turn": judged[0].number,
               "response_a": _own_turns(judged[0], shared, limit),
               "response_b": _own_turns(judged[1], shared, limit),
-              "tool_results_shortened": sum(_shortened_results(j.reply, limit) for j in judged)}
+              "texts_shortened": sum(_shortened_texts(j.reply, limit) for j in judged)}
     if isinstance(references, list):
         fields["reference"] = _turn_reference(references, judged[0].number)
     return fields
@@ -892,7 +896,7 @@ def _own_turns(judged, shared, limit):
 
 def _reply_text(reply, limit):
     """The judged reply: a lone assistant message's text verbatim, else each step labelled
-    (the assistant's own words never shortened, long tool results are)."""
+    (the assistant's own words never shortened, long tool results and arguments are)."""
     if len(reply) == 1 and not reply[0]["calls"]:
         return reply[0]["text"]
     return _turns_text(reply, limit, keep=("assistant",))
@@ -2570,13 +2574,13 @@ def _check_no_turn(turn):
 
 
 def _note_turn(judgement, values):
-    """The judged turn in the record (judge_turn), and how many of its tool results were cut
-    (judge_tool_results_shortened): a judged turn is never shortened without saying so."""
+    """The judged turn in the record (judge_turn), and how many texts of its reply were cut
+    (judge_texts_shortened): a judged turn is never shortened without saying so."""
     if "_shortened" not in values:
         return
     judgement.details["turn"] = values["turn"]
     if values["_shortened"]:
-        judgement.details["tool_results_shortened"] = values["_shortened"]
+        judgement.details["texts_shortened"] = values["_shortened"]
 
 
 def _check_example(example):
@@ -3148,7 +3152,7 @@ class LLMJudge:
                           what=_CONVERSATION_WHAT)
         except JudgeError as exc:
             raise _BadRecord(str(exc)) from None
-        filled["_shortened"] = filled.pop("tool_results_shortened")
+        filled["_shortened"] = filled.pop("texts_shortened")
         return dict(filled, **fields)
 
     def _pair_conversation(self, example, fields):
@@ -3170,7 +3174,7 @@ class LLMJudge:
             filled = _pair_fields(pair, turn, limit=self.max_turn_chars, references=references)
         except JudgeError as exc:
             raise _BadRecord(str(exc)) from None
-        filled["_shortened"] = filled.pop("tool_results_shortened")
+        filled["_shortened"] = filled.pop("texts_shortened")
         rest = {k: v for k, v in fields.items() if k not in ("response_a", "response_b")}
         return dict(filled, **rest)
 
@@ -4977,8 +4981,8 @@ _JUDGE_OPTIONS = (
             "request's estimated before, corrected from its usage after)", read=int,
             read_expected="a whole number of tokens a minute, 1 or more"),
     _Option("max_turn_chars", _DEFAULT_MAX_TURN_CHARS, "a whole number, 0 or more",
-            _whole(0, 2 ** 63), "--max-turn-chars N", "a conversation's earlier turns and "
-            "tool results longer than N characters are cut to their two ends, with a marker "
+            _whole(0, 2 ** 63), "--max-turn-chars N", "a conversation's earlier turns, "
+            "tool results and call arguments longer than N characters are cut to their two ends, with a marker "
             "saying so (4000; 0: never)"),
 )
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}

@@ -168,12 +168,12 @@ It is 18C and cloudy in Paris.""")
                          "Far]\n[System]\nYou are a travel assistant.\n\n[User]\nHi\n\n"
                          "[Assistant]\nHello! Where to?\n[The End of the Conversation So Far]\n\n")
         self.assertEqual(fields["turn"], 2)
-        self.assertEqual(fields["tool_results_shortened"], 0)
+        self.assertEqual(fields["texts_shortened"], 0)
         first = minijudge._conversation_fields(read(WEATHER), 1, limit=4000,
                                                references=["r1", "r2"])
         self.assertEqual((first["response"], first["reference"]), ("Hello! Where to?", "r1"))
         short = minijudge._conversation_fields(read(WEATHER), None, limit=8)
-        self.assertEqual(short["tool_results_shortened"], 1)
+        self.assertEqual(short["texts_shortened"], 2)  # the tool result and the call arguments
         self.assertIn("It is 18C and cloudy in Paris.", short["response"])  # never cut
 
 
@@ -325,7 +325,7 @@ class CommandLineTest(StubTestCase):
         self.assertIn("[User]\nxxxxx" + marker + "xxxxx\n", prompt)
         self.assertIn("[Tool result (c)]\nyyyyy" + marker + "yyyyy\n", prompt)
         self.assertIn("[Assistant]\n" + "z" * 30 + "\n[The End of the Response]", prompt)
-        self.assertEqual(self.records()[0]["judge_tool_results_shortened"], 1)
+        self.assertEqual(self.records()[0]["judge_texts_shortened"], 1)
 
     def test_malformed_conversations_are_bad_records_naming_what_is_wrong(self):
         rows = [
@@ -480,7 +480,7 @@ class EverywhereTest(StubTestCase):
         self.assertTrue(any("[Tool result (call_1)]\n18\n[... 6 characters left out by "
                             "minijudge (--max-turn-chars 5) ...]\nudy\n" in prompt
                             for prompt in self.prompts()))
-        self.assertEqual(record["short_tool_results_shortened"], 1)
+        self.assertEqual(record["short_texts_shortened"], 2)  # the result and the arguments
 
     def test_repeats(self):
         self.main("--repeats", "2", "--seed", "1", "-o", self.path("out.jsonl"))

@@ -142,7 +142,7 @@ class TrajectoryTest(_Run):
         prompt = self.prompts()[0]
         self.assertIn("[Tool result (c)]\nxxxxx\n[... 20 characters left out by minijudge "
                       "(--max-turn-chars 10) ...]\nxxxxx\n\n[Assistant]\n" + "y" * 30, prompt)
-        self.assertEqual(self.records()[0]["judge_tool_results_shortened"], 1)
+        self.assertEqual(self.records()[0]["judge_texts_shortened"], 1)
 
     def test_malformed_runs_are_bad_records_naming_what_is_wrong(self):
         rows = [{"messages": "a run"},
