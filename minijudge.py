@@ -516,16 +516,23 @@ def _kind_name(value):
 
 
 def _message(message, where):
-    """One message read (see _conversation); JudgeError naming ``where``."""
+    """One message read (see _conversation): OpenAI's refusal (null content beside a
+    ``refusal``) as a refusal part, the functions API's ``function`` result as a tool's;
+    JudgeError naming ``where``."""
     if not isinstance(message, Mapping):
         raise JudgeError("{} is a {}, expected an object with a role".format(
             where, _kind_name(message)))
     role = message.get("role")
+    if role == "function":  # the functions API's result, before tool messages
+        role = "tool"
     if role not in _ROLES:
         raise JudgeError("{} has {}, expected one of {}".format(
             where, _role_said(message), ", ".join(_ROLES)))
     calls = _tool_calls(message, where)
-    text = _message_text(message.get("content"), bool(calls), where)
+    content = message.get("content")
+    if content is None and isinstance(message.get("refusal"), str):
+        content = [{"type": "refusal", "refusal": message["refusal"]}]
+    text = _message_text(content, bool(calls), where)
     return {"role": role, "text": text, "calls": calls,
             "call_id": _as_text(message.get("tool_call_id")), "name": _as_text(message.get("name"))}
 
@@ -551,12 +558,15 @@ def _message_text(content, has_calls, where):
 
 
 def _part_text(part, where):
-    """One OpenAI content part as text ({"type": "text", "text": ...}, an image as [image])."""
+    """One OpenAI content part as text ({"type": "text", "text": ...}, an image as [image],
+    a refusal under a [Refusal] label: the model's answer was one)."""
     kind = None
     if isinstance(part, Mapping):
         kind = part.get("type")
     if kind == "text" and isinstance(part.get("text"), str):
         return part["text"]
+    if kind == "refusal" and isinstance(part.get("refusal"), str):
+        return "[Refusal]\n" + part["refusal"]
     if kind in _PART_PLACEHOLDERS:
         return _PART_PLACEHOLDERS[kind]
     if isinstance(part, str):  # some tools write the parts as bare strings
@@ -565,14 +575,17 @@ def _part_text(part, where):
 
 
 def _tool_calls(message, where):
-    """An assistant message's tool calls as (id, name, arguments) texts; JudgeError unless a
-    list of {"id", "type": "function", "function": {"name", "arguments"}}."""
+    """An assistant message's tool calls as (id, name, arguments) texts, the functions API's
+    ``function_call`` last (with no id); JudgeError unless a list of {"id", "type":
+    "function", "function": {"name", "arguments"}}."""
     calls = message.get("tool_calls")
     if calls is None:
-        return []
+        calls = []
     if not isinstance(calls, list):
         raise JudgeError("{} has tool_calls of kind {}, expected a list".format(
             where, _kind_name(calls)))
+    if message.get("function_call") is not None:
+        calls = calls + [{"function": message["function_call"]}]
     return [_tool_call(call, "{}, tool call {}".format(where, n))
             for n, call in enumerate(calls, 1)]
 

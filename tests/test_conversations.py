@@ -222,7 +222,7 @@ class ReadersTest(CommandLine):
                            "refusal": "I can't help with that."}]},
             {"messages": [user("How do I pick a lock?"),
                           {"role": "assistant", "content": [
-                              {"type": "refusal", "refusal": "I can't help with that."}]}]},
+                              {"type": "refusal", "refusal": "I won't help with that."}]}]},
             {"messages": [user("Weather in Paris?"),
                           {"role": "assistant", "content": None, "function_call": {
                               "name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
@@ -232,13 +232,13 @@ class ReadersTest(CommandLine):
         records = self.judged(rows)
         self.assertEqual([r["judge_status"] for r in records], ["ok"] * 3,
                          [r["judge_error"] for r in records])
-        refused = ("[The Start of the Response]\n[Refusal]\nI can't help with that.\n"
-                   "[The End of the Response]")
-        self.assertIn(refused, self.prompts()[0])
-        self.assertIn(refused, self.prompts()[1])
+        prompts = "\n".join(self.prompts())  # in the order they were answered
+        for said in ("can't", "won't"):
+            self.assertIn("[The Start of the Response]\n[Refusal]\nI {} help with that.\n"
+                          "[The End of the Response]".format(said), prompts)
         self.assertIn("[The Start of the Response]\n[Tool call get_weather]\n{\"city\": "
                       "\"Paris\"}\n\n[Tool result get_weather]\n18C\n\n[Assistant]\nIt is "
-                      "18C.\n[The End of the Response]", self.prompts()[2])
+                      "18C.\n[The End of the Response]", prompts)
 
 
 class JudgeMessagesTest(StubTestCase):
