@@ -3063,7 +3063,17 @@ class LLMJudge:
         return self._messages(example, self._values(example, output, fields))
 
     def judge_messages(self, messages):
-        """Send ready-made chat messages and read the reply with this judge's parser."""
+        """Send ready-made chat messages, the judge's own prompt, and read the reply with this
+        judge's parser. JudgeError for messages that end with an assistant message: that is
+        a conversation to be judged, which ``judge({"messages": messages})`` does."""
+        last = None
+        if isinstance(messages, list) and messages and isinstance(messages[-1], Mapping):
+            last = messages[-1].get("role")
+        if last == "assistant":
+            raise JudgeError("judge_messages expected the judge's own prompt, ending with a "
+                             "user message; got messages ending with an assistant message (to "
+                             "judge a conversation's last reply: judge({\"messages\": "
+                             "messages}))")
         return self._send(messages)
 
     def compare(self, example, response_a, response_b, *, both_orders=True, **fields):
