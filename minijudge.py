@@ -7788,8 +7788,9 @@ def _check_conversation_field(args, record):
     if isinstance(field, _Default) and (field not in record or args.response_field in record):
         return  # the default field holding another thing, beside a response: not ours
     if field not in record:
-        raise JudgeError("no {!r} field (--conversation-field {}; the record has {})".format(
-            field, field, _names(sorted(record), "no fields")))
+        raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
+            field, field, _names(sorted(record), "no fields"),
+            _field_hint(args, record, "conversation")))
     raise JudgeError("field {!r} is a {}, expected a list of messages (--conversation-field "
                      "{})".format(field, _kind_name(record[field]), field))
 
@@ -7989,6 +7990,8 @@ _FIELD_GUESSES = {
                  "model_answer", "answer", "response_text", "generated_text", "candidate"),
     "response_a": ("output_a", "completion_a", "answer_a", "output_1", "response_1"),
     "response_b": ("output_b", "completion_b", "answer_b", "output_2", "response_2"),
+    "conversation": ("messages", "conversation", "conversations", "chat", "dialog", "dialogue",
+                     "history"),
 }
 _FLAGGED = ("question", "reference", "response", "response_a", "response_b")
 
@@ -8034,7 +8037,8 @@ def _quoted(name):
 
 def _closest_field(args, record, role, taken=()):
     """The record field most likely meant for ``role``, or None. Only fields that could be
-    sent (text; a number for a reference) and that no flag (nor ``taken``) uses."""
+    sent (text; a number for a reference; a list for a conversation) and that no flag (nor
+    ``taken``) uses."""
     used = set(_flagged_fields(args)).union(taken)
     names = tuple(name for name, value in record.items()
                   if name not in used and _may_be(role, name, value))
@@ -8096,6 +8100,8 @@ def _may_be(role, name, value):
     """Whether field ``name`` holding ``value`` could be suggested for ``role``."""
     if not _copyable(name):
         return False
+    if role == "conversation":
+        return isinstance(value, list) and bool(value)
     if isinstance(value, str):
         return bool(value.strip())
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
