@@ -2540,18 +2540,19 @@ _CONVERSATION_WHAT = "field 'messages'"
 
 
 def _example_conversation(example, output):
-    """(read messages, the list reference or None) of an example that is a conversation (a
-    ``messages`` list, or MT-Bench's turns and answers), its response (``output`` or its
-    own) the reply to a conversation that ends with the user; (None, None) if it is not one."""
+    """(read messages, the list reference or None, what names them) of an example that is a
+    conversation (a ``messages`` list, or MT-Bench's turns and answers), its response
+    (``output`` or its own) the reply to a conversation that ends with the user; (None,
+    None, None) if it is not one."""
     given = _response_of(example, output)
     try:
         value, what = _example_messages(example, given)
         if value is None:
-            return None, None
+            return None, None, None
         messages = _with_response(_conversation(value, what), given, what)
     except JudgeError as exc:
         raise _BadRecord(str(exc)) from None
-    return messages, _turn_references(example)
+    return messages, _turn_references(example), what
 
 
 def _example_messages(example, given):
@@ -3162,8 +3163,9 @@ class LLMJudge:
         turn = fields.pop("turn", None)
         messages = fields.pop("_conversation", None)
         references = fields.pop("_references", None)
+        what = _CONVERSATION_WHAT  # the command line's: checked there, its errors its own
         if messages is None and not none_read:
-            messages, references = _example_conversation(example, output)
+            messages, references, what = _example_conversation(example, output)
         if messages is None:
             _check_no_turn(turn)
             return fields
@@ -3172,7 +3174,7 @@ class LLMJudge:
             fill = _trajectory_fields
         try:
             filled = fill(messages, turn, limit=self.max_turn_chars, references=references,
-                          what=_CONVERSATION_WHAT)
+                          what=what)
         except JudgeError as exc:
             raise _BadRecord(str(exc)) from None
         filled["_shortened"] = filled.pop("texts_shortened")

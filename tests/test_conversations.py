@@ -140,6 +140,9 @@ class SamePromptTest(CommandLine):
         self.assertEqual((records[0]["judge_status"], records[0]["judge_error"]),
                          ("bad_record", "line 1: field 'turns': turn 1 has no assistant reply; "
                           "--turn 1 asks for it"))
+        judgement = minijudge.LLMJudge(self.srv.url, "m").judge(record, turn=1)
+        self.assertEqual((judgement.status, judgement.error), (
+            "bad_record", "field 'turns': turn 1 has no assistant reply; turn=1 asks for it"))
 
     def test_python_sends_the_turns_own_reference_beside_any_answer(self):
         judge = minijudge.LLMJudge("http://127.0.0.1:9/v1", "m")
