@@ -656,9 +656,9 @@ def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
     answered = sum(1 for t in turns if t.reply)
     if not answered:
         raise JudgeError("{}: no turn has an assistant reply".format(what))
-    if turn is None:
+    if turn is None:  # a pair's side, its last question unanswered
         raise JudgeError("{}: turn {} has no assistant reply".format(what, len(turns)))
-    if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
+    if type(turn) is not int or turn < 1:  # True is no turn number
         raise JudgeError("turn must be a whole number from 1; got {!r}".format(turn))
     if turn > len(turns):
         raise JudgeError("{}: {} with a reply; {} asks for the {}".format(
@@ -5007,8 +5007,8 @@ _JUDGE_OPTIONS = (
             read_expected="a whole number of tokens a minute, 1 or more"),
     _Option("max_turn_chars", _DEFAULT_MAX_TURN_CHARS, "a whole number, 0 or more",
             _whole(0, 2 ** 63), "--max-turn-chars N", "a conversation's earlier turns, "
-            "tool results and call arguments longer than N characters are cut to their two ends, with a marker "
-            "saying so (4000; 0: never)"),
+            "tool results and call arguments longer than N characters are cut to their two "
+            "ends, with a marker saying so (4000; 0: never)"),
 )
 _OPTIONS = {option.name: option for option in _JUDGE_OPTIONS}
 # compare()'s and compare_systems()' keyword, not the judge's (--single-order is a run option)
