@@ -79,6 +79,8 @@ LAYOUTS = [
 
 
 class CommandLine(StubTestCase):
+    """The command line in a real subprocess, against this test's stub."""
+
     def cli(self, *argv):
         """(exit code, stdout, stderr) of ``python -m minijudge`` run from the repository."""
         env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
@@ -108,7 +110,11 @@ class CommandLine(StubTestCase):
         prompts = []
         for chunk in out.split("--- line ")[1:]:
             head, _, prompt = chunk.partition("\n")
-            prompts.append(prompt.rstrip("\n") if head.endswith(" ---") else None)
+            if not head.endswith(" ---"):  # "--- line N: error"
+                prompt = None
+            else:
+                prompt = prompt.rstrip("\n")
+            prompts.append(prompt)
         self.assertEqual(len(prompts), len(rows), out)
         return prompts
 
