@@ -64,7 +64,7 @@ _BACKOFF_FIRST = 0.5         # seconds before the first retry; doubles each time
 _BACKOFF_CAP = 30.0          # longest wait between two tries
 _RETRY_AFTER_LIMIT = 300.0   # a server asking for a longer pause is out of quota, not busy
 _RESTART_POLL = 1.0          # between two tries of a server that is restarting
-_REST_FIRST = 1.0            # a replica that refused or timed out is left alone this long,
+_REST_FIRST = 1.0            # a replica that failed a request rests this long,
 _REST_CAP = 30.0             # twice as long each time it fails again, at most this
 _REPEATS = 5                 # records failing alike, none judged, that stop a run
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
@@ -1448,7 +1448,6 @@ _CREDENTIAL_QUERY_RE = re.compile(r"""
     ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
     ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
 """, re.I | re.X)
-_FAILS_OVER = ("connection_refused", "timeout", "connection_error")  # the server, not the request
 _EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # the key
     | model | param | temperature | format | schema | json | message | logprob | length  # a field
     | connection  # the server behind a proxy is down""", re.I | re.X)
@@ -1634,7 +1633,7 @@ class _Replica:
 
 class _Replicas:
     """A judge's servers (one or more): each request goes to the least busy server that is
-    not resting, ties in turn; a server that refused or timed out rests (``rest``).
+    not resting, ties in turn; a server that failed a request rests (``rest``).
     ``eager``: each server's connections made now, not on its first request."""
 
     def __init__(self, urls, eager=True):
@@ -2709,15 +2708,20 @@ def _judge_urls(base_url):
 
 
 def _server_key(url):
-    """What tells two servers apart: a host named in another case, or with its scheme's
-    port, is the same server (its requests would not be spread, but sent twice as often)."""
+    """What tells two servers apart: a host named in another case, with its scheme's port,
+    or as another name of this machine (localhost, 127.0.0.1, [::1]: no other name is
+    looked up) is the same server (its requests would not be spread, but sent twice as
+    often)."""
     from urllib.parse import urlsplit
     parts = urlsplit(url)
     try:
         port = parts.port or _DEFAULT_PORTS[parts.scheme]
     except ValueError:  # not a number: the request says so; told apart as written
         port = parts.netloc
-    return parts.scheme, parts.hostname, port, parts.path, parts.query
+    host = parts.hostname
+    if _is_loopback(host):
+        host = "localhost"
+    return parts.scheme, host, port, parts.path, parts.query
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -2796,7 +2800,7 @@ def _turns(template, assess, assess_max_tokens):
 class LLMJudge:
     """A judge on an OpenAI-compatible server (or a ``judge_fn``: messages -> reply); on
     several serving one model when ``base_url`` is a list (least busy first; one that
-    refuses or times out rests while the others take its requests).
+    fails a request, a 5xx or 429 or the network, rests while the others take them).
 
     ``score(example, output)`` returns ``{"judge_score": float}`` and never raises;
     ``judge(...)`` the full Judgement. The base URL (``http://h:p``, ``.../v1``, a gateway
@@ -3383,7 +3387,7 @@ class LLMJudge:
                 return reply, attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
-                if hops < len(self.urls) - 1 and self._fails_over(server, exc):
+                if hops < len(self.urls) - 1 and self._fails_over(server, exc, payload):
                     hops += 1  # another server takes it: no retry spent
                     continue
                 timed_out = _first_timeout(timed_out, exc)
@@ -3395,7 +3399,7 @@ class LLMJudge:
                 elif self._waits_its_turn(exc, since, attempt - retries):  # no retry spent
                     wait = self._backoff(1, exc)
                 elif self._gives_up(exc, retries, payload):
-                    self._final_error(exc, attempt, timed_out, server)
+                    self._final_error(exc, attempt, timed_out, server, payload)
                     self._tell()  # no more retries: the record's failure is counted instead
                     raise
                 else:
@@ -3469,13 +3473,13 @@ class LLMJudge:
         body = self._http_on(server, _models_url(self.url), None, self._request_headers(None))
         return _read_models(body, _models_url(server.url))
 
-    def _fails_over(self, server, exc):
-        """Whether ``exc``'s request goes to another server at once: ``server`` refused it,
-        timed out, broke the connection or asked for a wait (Retry-After: it rests that long,
-        while another, awake, takes its requests); ``server`` then rests."""
+    def _fails_over(self, server, exc, payload):
+        """Whether ``exc``'s request goes to another server at once: ``server`` failed it
+        (``_server_failed``) or asked for a wait (Retry-After: it rests that long, while
+        another, awake, takes its requests); ``server`` then rests."""
         if len(self.urls) < 2:
             return False
-        if exc.kind not in _FAILS_OVER and not exc.retry_after:
+        if not (self._server_failed(exc, payload) or exc.retry_after):
             return False
         server.error = str(exc)
         seconds = self._replicas.rest(server, exc.retry_after)
@@ -3541,6 +3545,16 @@ class LLMJudge:
             return True
         return bool(exc.status and payload and _adaptation(str(exc), payload))
 
+    def _server_failed(self, exc, payload):
+        """Whether the server, not the request, failed ``exc``'s request: it refused or
+        broke the connection, timed out, sent no reply that reads, or answered 429, 408,
+        409 or 5xx; not a refusal naming a parameter it does not take (_reply adapts)."""
+        if exc.kind == "connection_refused":
+            return True
+        if not self._retryable(exc):  # a 4xx but 408/409/429: the request's own fault
+            return False
+        return not (exc.status and payload and _adaptation(str(exc), payload))
+
     @staticmethod
     def _retryable(exc):
         """A network failure, an unreadable reply, or a busy or failing server."""
@@ -3549,7 +3563,7 @@ class LLMJudge:
             return status in _RETRY_STATUSES or status >= 500
         return exc.kind in ("timeout", "connection_error", "invalid_response")
 
-    def _final_error(self, exc, attempt, timed_out, server):
+    def _final_error(self, exc, attempt, timed_out, server, payload):
         """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
         if self._restarting(exc):
             exc.args = ("{} it answered before, then refused connections for {:g} s "
@@ -3558,7 +3572,7 @@ class LLMJudge:
             exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
         if attempt > 1:
             exc.args = ("{} (after {} tries)".format(exc, attempt),)
-        if exc.kind in _FAILS_OVER and len(self.urls) > 1:  # each server's words, not the last's
+        if len(self.urls) > 1 and self._server_failed(exc, payload):  # each server's words
             exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)
 
     def _backoff(self, retries, exc):
