@@ -11907,20 +11907,27 @@ def _item_estimate(specs, args, item):
 
 def _judge_estimate(judge, args, item, mode):
     """One judge's requests for an item before any is sent, as --dry-run adds them up and
-    --max-cost reserves them: ``requests`` (each repeat, turn and order), ``prompt_tokens``
-    estimated, ``completion_tokens`` at max_tokens; at the judge's price, ``most``, the
-    dollars they can cost at most (a token per prompt byte; an --assess turn's prompt with
-    the replies before it at their max_tokens); ``reasks``, the most re-asks and
-    ``reasks_cost``, their most."""
+    --max-cost reserves them: ``requests`` (each repeat, turn, order and pair of systems,
+    each pair as long as the longest two), ``prompt_tokens`` estimated, ``completion_tokens``
+    at max_tokens; at the judge's price, ``most``, the dollars they can cost at most (a
+    token per prompt byte; an --assess turn's prompt with the replies before it at their
+    max_tokens); ``reasks``, the most re-asks and ``reasks_cost``, their most."""
     counted = collections.Counter()
     number, record = item
+    fields = _fields_of(args, number, record, mode)
+    pairs = 1
+    if mode == "systems" and not isinstance(fields, _BadLine):  # 3 systems: 3 pairs asked
+        longest = sorted(fields["responses"].items(), reverse=True,
+                         key=lambda kv: len(str(kv[1]).encode("utf-8", "surrogatepass")))
+        fields = dict(fields, responses=dict(longest))
+        pairs = len(longest) * (len(longest) - 1) // 2
     try:
-        messages = _item_messages(judge, record, _fields_of(args, number, record, mode))
+        messages = _item_messages(judge, record, fields)
     except JudgeError:  # a record that cannot be a prompt sends nothing
         return counted
     if not messages:  # an empty response: nothing sent
         return counted
-    requests = _requests_each(judge, args, mode)
+    requests = _requests_each(judge, args, mode) * pairs
     conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
     params = judge.params  # max_completion_tokens once adapted
     budget = params.get("max_tokens") or params.get("max_completion_tokens") or 16

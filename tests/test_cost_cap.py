@@ -124,6 +124,22 @@ class CostCapTest(StubTestCase):
             self.assertEqual({json.loads(line)["judge_status"] for line in f}, {"ok"})
         self.assertLessEqual(server.dollars(), most)
 
+    def test_the_dry_run_counts_every_pair_of_systems(self):
+        # it counted the first two systems' pair alone: 3 systems were estimated at a third
+        # of the 3 pairs asked, and --max-cost reserved that third
+        self.srv.responder = lambda request: chat("[[A]]")
+        data = self.write_jsonl("in.jsonl", [
+            {"question": "q", "responses": {"x": "a", "y": "b" * 400, "z": "c" * 900}}])
+        line, most = self.dry_run_most(data, "--mode", "systems", "--price", "3,15")
+        run = self.run_cli(data, "--mode", "systems", "--concurrency", "1")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        sent = [r.json for r in self.srv.requests if r.path.endswith("/chat/completions")]
+        self.assertEqual(len(sent), 6)  # 3 pairs, each in both orders
+        self.assertTrue(line.startswith("minijudge: --dry-run: 6 requests, "), line)
+        charged = sum(sum(len(m["content"].encode("utf-8")) + 4 for m in body["messages"]) * 3
+                      + body["max_tokens"] * 15 for body in sent) / 1e6
+        self.assertLessEqual(charged, most)
+
 
 if __name__ == "__main__":
     import unittest
