@@ -3976,7 +3976,7 @@ def _estimate_tokens(messages, *, most=False):
     language, so this is a budget's estimate, within a factor of about 2; ``usage``, when the
     server sends it, is the true count. ``most``: the most they can cost, a token per UTF-8
     byte of text (a byte-level tokenizer makes at least one byte a token), 4 a message, an
-    image its URL's bytes (a data URL holds the image) or gpt-4o's most, 1,445, if more."""
+    image its bytes as sent or gpt-4o's most, 1,445, if more."""
     tokens = 0
     for message in messages:
         tokens += _TOKENS_PER_MESSAGE
@@ -3985,9 +3985,8 @@ def _estimate_tokens(messages, *, most=False):
             content = [{"type": "text", "text": content}]
         for part in content:
             text = part.get("text")
-            if text is None and most:
-                url = (part.get("image_url") or {}).get("url") or ""
-                tokens += max(len(url.encode("utf-8", "surrogatepass")), _TOKENS_PER_IMAGE_MOST)
+            if text is None and most:  # a data URL holds the image: its bytes as sent
+                tokens += max(len(json.dumps(part)), _TOKENS_PER_IMAGE_MOST)
             elif text is None:
                 tokens += _TOKENS_PER_IMAGE
             elif most:  # a lone "\ud83d" (JSON allows one) counts 3
@@ -11930,7 +11929,7 @@ def _judge_estimate(judge, args, item, mode):
     requests = _requests_each(judge, args, mode) * pairs
     conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
     params = judge.params  # max_completion_tokens once adapted
-    budget = params.get("max_tokens") or params.get("max_completion_tokens") or 16
+    budget = params.get("max_tokens", params.get("max_completion_tokens", 16))
     replies = [turn_budget or budget for _, turn_budget in judge.turns]
     counted.update(requests=requests, reasks=judge.reask * conversations,
                    prompt_tokens=_estimate_tokens(messages) * requests,
