@@ -64,7 +64,7 @@ _BACKOFF_FIRST = 0.5         # seconds before the first retry; doubles each time
 _BACKOFF_CAP = 30.0          # longest wait between two tries
 _RETRY_AFTER_LIMIT = 300.0   # a server asking for a longer pause is out of quota, not busy
 _RESTART_POLL = 1.0          # between two tries of a server that is restarting
-_REST_FIRST = 1.0            # a replica that refused or timed out is left alone this long,
+_REST_FIRST = 1.0            # a replica that failed a request rests this long,
 _REST_CAP = 30.0             # twice as long each time it fails again, at most this
 _REPEATS = 5                 # records failing alike, none judged, that stop a run
 _MAX_RESPONSE_BYTES = 16 * 1024 * 1024
@@ -1484,7 +1484,6 @@ _CREDENTIAL_QUERY_RE = re.compile(r"""
     ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
     ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
 """, re.I | re.X)
-_FAILS_OVER = ("connection_refused", "timeout", "connection_error")  # the server, not the request
 _EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # the key
     | model | param | temperature | format | schema | json | message | logprob | length  # a field
     | connection  # the server behind a proxy is down""", re.I | re.X)
@@ -1670,7 +1669,7 @@ class _Replica:
 
 class _Replicas:
     """A judge's servers (one or more): each request goes to the least busy server that is
-    not resting, ties in turn; a server that refused or timed out rests (``rest``).
+    not resting, ties in turn; a server that failed a request rests (``rest``).
     ``eager``: each server's connections made now, not on its first request."""
 
     def __init__(self, urls, eager=True):
@@ -2753,15 +2752,20 @@ def _judge_urls(base_url):
 
 
 def _server_key(url):
-    """What tells two servers apart: a host named in another case, or with its scheme's
-    port, is the same server (its requests would not be spread, but sent twice as often)."""
+    """What tells two servers apart: a host named in another case, with its scheme's port,
+    or as another name of this machine (localhost, 127.0.0.1, [::1]: no other name is
+    looked up) is the same server (its requests would not be spread, but sent twice as
+    often)."""
     from urllib.parse import urlsplit
     parts = urlsplit(url)
     try:
         port = parts.port or _DEFAULT_PORTS[parts.scheme]
     except ValueError:  # not a number: the request says so; told apart as written
         port = parts.netloc
-    return parts.scheme, parts.hostname, port, parts.path, parts.query
+    host = parts.hostname
+    if _is_loopback(host):
+        host = "localhost"
+    return parts.scheme, host, port, parts.path, parts.query
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -2840,7 +2844,7 @@ def _turns(template, assess, assess_max_tokens):
 class LLMJudge:
     """A judge on an OpenAI-compatible server (or a ``judge_fn``: messages -> reply); on
     several serving one model when ``base_url`` is a list (least busy first; one that
-    refuses or times out rests while the others take its requests).
+    fails a request, a 5xx or 429 or the network, rests while the others take them).
 
     ``score(example, output)`` returns ``{"judge_score": float}`` and never raises;
     ``judge(...)`` the full Judgement. The base URL (``http://h:p``, ``.../v1``, a gateway
@@ -3440,7 +3444,7 @@ class LLMJudge:
                 return reply, attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
-                if hops < len(self.urls) - 1 and self._fails_over(server, exc):
+                if hops < len(self.urls) - 1 and self._fails_over(server, exc, payload):
                     hops += 1  # another server takes it: no retry spent
                     continue
                 timed_out = _first_timeout(timed_out, exc)
@@ -3452,7 +3456,7 @@ class LLMJudge:
                 elif self._waits_its_turn(exc, since, attempt - retries):  # no retry spent
                     wait = self._backoff(1, exc)
                 elif self._gives_up(exc, retries, payload):
-                    self._final_error(exc, attempt, timed_out, server)
+                    self._final_error(exc, attempt, timed_out, server, payload)
                     self._tell()  # no more retries: the record's failure is counted instead
                     raise
                 else:
@@ -3526,13 +3530,13 @@ class LLMJudge:
         body = self._http_on(server, _models_url(self.url), None, self._request_headers(None))
         return _read_models(body, _models_url(server.url))
 
-    def _fails_over(self, server, exc):
-        """Whether ``exc``'s request goes to another server at once: ``server`` refused it,
-        timed out, broke the connection or asked for a wait (Retry-After: it rests that long,
-        while another, awake, takes its requests); ``server`` then rests."""
+    def _fails_over(self, server, exc, payload):
+        """Whether ``exc``'s request goes to another server at once: ``server`` failed it
+        (``_server_failed``) or asked for a wait (Retry-After: it rests that long, while
+        another, awake, takes its requests); ``server`` then rests."""
         if len(self.urls) < 2:
             return False
-        if exc.kind not in _FAILS_OVER and not exc.retry_after:
+        if not (self._server_failed(exc, payload) or exc.retry_after):
             return False
         server.error = str(exc)
         seconds = self._replicas.rest(server, exc.retry_after)
@@ -3598,6 +3602,16 @@ class LLMJudge:
             return True
         return bool(exc.status and payload and _adaptation(str(exc), payload))
 
+    def _server_failed(self, exc, payload):
+        """Whether the server, not the request, failed ``exc``'s request: it refused or
+        broke the connection, timed out, sent no reply that reads, or answered 429, 408,
+        409 or 5xx; not a refusal naming a parameter it does not take (_reply adapts)."""
+        if exc.kind == "connection_refused":
+            return True
+        if not self._retryable(exc):  # a 4xx but 408/409/429: the request's own fault
+            return False
+        return not (exc.status and payload and _adaptation(str(exc), payload))
+
     @staticmethod
     def _retryable(exc):
         """A network failure, an unreadable reply, or a busy or failing server."""
@@ -3606,7 +3620,7 @@ class LLMJudge:
             return status in _RETRY_STATUSES or status >= 500
         return exc.kind in ("timeout", "connection_error", "invalid_response")
 
-    def _final_error(self, exc, attempt, timed_out, server):
+    def _final_error(self, exc, attempt, timed_out, server, payload):
         """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
         if self._restarting(exc):
             exc.args = ("{} it answered before, then refused connections for {:g} s "
@@ -3615,7 +3629,7 @@ class LLMJudge:
             exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
         if attempt > 1:
             exc.args = ("{} (after {} tries)".format(exc, attempt),)
-        if exc.kind in _FAILS_OVER and len(self.urls) > 1:  # each server's words, not the last's
+        if len(self.urls) > 1 and self._server_failed(exc, payload):  # each server's words
             exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)
 
     def _backoff(self, retries, exc):
@@ -4007,16 +4021,19 @@ def _total_usage(judgements):
 
 # -- Tokens and cost: estimates before sending, dollars from usage after -----------------
 
-_CHARS_PER_TOKEN = 4     # OpenAI's rule of thumb for English text
-_TOKENS_PER_MESSAGE = 4  # a chat message's role and separators
-_TOKENS_PER_IMAGE = 85   # OpenAI's price of a low-detail image; a high-detail one is more
+_CHARS_PER_TOKEN = 4        # OpenAI's rule of thumb for English text
+_TOKENS_PER_MESSAGE = 4     # a chat message's role and separators
+_TOKENS_PER_IMAGE = 85      # OpenAI's price of a low-detail image; a high-detail one is more
+_TOKENS_PER_IMAGE_MOST = 1445  # gpt-4o's most for an image (high detail, 8 tiles)
 
 
-def _estimate_tokens(messages):
+def _estimate_tokens(messages, *, most=False):
     """The prompt tokens ``messages`` (chat messages) will likely cost, before sending: a
     token per 4 characters of text, 4 a message, 85 an image. Tokenizers differ by model and
     language, so this is a budget's estimate, within a factor of about 2; ``usage``, when the
-    server sends it, is the true count."""
+    server sends it, is the true count. ``most``: the most they can cost, a token per UTF-8
+    byte of text (a byte-level tokenizer makes at least one byte a token), 4 a message, an
+    image its bytes as sent or gpt-4o's most, 1,445, if more."""
     tokens = 0
     for message in messages:
         tokens += _TOKENS_PER_MESSAGE
@@ -4025,8 +4042,12 @@ def _estimate_tokens(messages):
             content = [{"type": "text", "text": content}]
         for part in content:
             text = part.get("text")
-            if text is None:
+            if text is None and most:  # a data URL holds the image: its bytes as sent
+                tokens += max(len(json.dumps(part)), _TOKENS_PER_IMAGE_MOST)
+            elif text is None:
                 tokens += _TOKENS_PER_IMAGE
+            elif most:  # a lone "\ud83d" (JSON allows one) counts 3
+                tokens += len(text.encode("utf-8", "surrogatepass"))
             else:
                 tokens += math.ceil(len(text) / _CHARS_PER_TOKEN)
     return tokens
@@ -8651,27 +8672,15 @@ def _dry_run(specs, args, items):
 
 
 def _count_prompt(totals, spec, args, item):
-    """An item's requests and estimated prompt tokens for one judge, into its totals."""
+    """An item's requests and tokens for one judge (_judge_estimate), into its totals."""
     _, judge, mode = spec
-    number, record = item
-    try:
-        prompt = _item_messages(judge, record, _fields_of(args, number, record, mode))
-    except TemplateError:  # this judge cannot make the record a prompt: nothing sent
+    counted = _judge_estimate(judge, args, item, mode)
+    totals.update(counted)
+    if not counted:
         return
-    if not prompt:  # an empty response: nothing sent
-        return
-    requests = _requests_each(judge, args, mode)
-    totals["requests"] += requests
-    totals["prompt_tokens"] += _estimate_tokens(prompt) * requests
-    totals["completion_tokens"] += judge.params.get("max_tokens", 16) * requests
-    if judge._limits.unfit(_estimate_tokens(prompt) + judge.params.get("max_tokens", 16)):
-        totals["over_tpm"] += requests  # the run will not send them (_refuse_unfit)
-    if judge.reask:  # at most: every conversation's reply re-asked as often as it may be
-        conversations = requests // len(judge.turns)
-        totals["reasks"] += conversations * judge.reask
-        usage = {"prompt_tokens": _estimate_tokens(prompt),
-                 "completion_tokens": judge.params.get("max_tokens", 16)}
-        totals["reasks_cost"] += _reasks_cost(judge, usage) * conversations
+    asked = counted["prompt_tokens"] // counted["requests"] + judge.params.get("max_tokens", 16)
+    if judge._limits.unfit(asked):
+        totals["over_tpm"] += counted["requests"]  # the run will not send them (_refuse_unfit)
 
 
 def _estimate_lines(specs, totals):
@@ -8697,8 +8706,11 @@ def _estimated_cost(totals, price):
 
 
 def _estimate_line(judge, totals):
-    return _run_estimate(totals) + _price_text(judge.price, totals) + _reasks_estimate(
-        judge, totals) + _over_tpm_text(judge, totals)
+    line = _run_estimate(totals) + _price_text(judge.price, totals, _MOST_WHY)
+    return line + _reasks_estimate(judge, totals) + _over_tpm_text(judge, totals)
+
+
+_MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
 
 
 def _over_tpm_text(judge, totals):
@@ -8719,10 +8731,12 @@ def _run_estimate(totals):
                                                    totals["completion_tokens"])
 
 
-def _price_text(price, totals):
+def _price_text(price, totals, why=""):
+    """The estimate's dollars at ``price``, and the most they can be (``why``: how)."""
     if not price:
         return ""
-    return "; about ${:.6f} at --price {:g},{:g}".format(_estimated_cost(totals, price), *price)
+    return "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
+        _estimated_cost(totals, price), *price, totals["most"], why)
 
 
 def _judge_estimate_line(name, judge, totals):
@@ -8745,7 +8759,8 @@ def _panel_priced_line(specs, totals):
               for (_, judge, _), counted in zip(specs, totals) if judge.price]
     if not priced:
         return line
-    line += "; about ${:.6f} at the judges' prices".format(sum(priced))
+    line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
+        sum(priced), sum(counted["most"] for counted in totals), _MOST_WHY)
     unpriced = [name for name, judge, _ in specs if not judge.price]
     if unpriced:
         word = "judge" if len(unpriced) == 1 else "judges"
@@ -11827,15 +11842,22 @@ class _Run:
         return worst
 
     def over_budget(self):
-        """--max-cost's line: what was spent, what was left, how to go on."""
-        left = self.tallies[self.outputs[0][0]].statuses["cost_limit"]
+        """--max-cost's line: what was spent (the summary's figure), what the limit held for
+        replies without usage (not in it), what was left, how to go on."""
+        tallies = [self.tallies[prefix] for prefix, _, _ in self.outputs]
+        left = tallies[0].statuses["cost_limit"]
+        spent = "${:.6f} spent".format(round(sum(tally.cost for tally in tallies), 9))
+        unknown = sum(tally.unpriced for tally in tallies)
+        if unknown:
+            spent += ", {} replies without usage not counted (held at their most: " \
+                     "${:.6f})".format(unknown, self.budget.unknown)
         how = "rerun with --cache {} and a higher --max-cost: the replies in the cache cost " \
               "nothing and do not count against it".format(_one_line(self.args.cache))
         if not self.args.cache:
             how = "rerun with a higher --max-cost (with --cache, a rerun sends only what it " \
                   "did not judge)"
-        return "minijudge: error: --max-cost ${:g} reached: ${:.6f} spent, {} records not " \
-               "judged (cost_limit); {}".format(self.budget.limit, self.budget.spent, left, how)
+        return "minijudge: error: --max-cost ${:g} reached: {}, {} records not judged " \
+               "(cost_limit); {}".format(self.budget.limit, spent, left, how)
 
     def warn_empty(self, stopped_early):
         """Warn of an input with no records; not of a run stopped before its first (the
@@ -11863,29 +11885,32 @@ class _Run:
 
 
 class _Budget:
-    """--max-cost, shared by the worker threads: what was spent, what the records being
-    judged may spend (their estimates), and why the run stopped (None: it did not).
+    """--max-cost, shared by the worker threads: what was spent (the replies' usage), the
+    most the replies without usage cost (``unknown``), the most the records being judged
+    can (``reserved``): never more than the limit together; and why the run stopped.
 
-    An estimate counts a token per 4 characters; a server may count several times that (a
-    chat template, another tokenizer). So estimates are scaled by what the replies cost
-    against what they were estimated at, and until a reply has told that, one record is
-    judged at a time: eight threads sending eight under-estimated records at once passed a
-    $0.02 limit by double."""
+    A record's reserve is the most its requests can cost (_judge_estimate's ``most``), not
+    an estimate: scaled by what a long first record cost, short ones were reserved at a
+    third of their cost, and 8 threads spent $0.031 under --max-cost 0.02. A server
+    counting more than that most (a stub can) is caught by scaling the reserves by what
+    replies cost against theirs; until a reply has told that, one record goes at a time."""
 
     def __init__(self, limit):
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
+        self.unknown = 0.0  # held for good for the replies without usage
         self.estimated, self.costed = 0.0, 0.0  # of the records whose replies gave usage
         self.unpriced = False  # a reply came without usage: nothing will calibrate
         self.settled = threading.Condition()
 
     def reserve(self, estimate):
-        """The dollars reserved for a record estimated at ``estimate``, None if they do not
-        fit; once one does not, no other is judged (no new request is sent)."""
+        """The dollars reserved for a record that may cost ``estimate`` at most, None if
+        they do not fit; once one does not, no other is judged (no new request is sent)."""
         with self.settled:
             while self.calibrating() and self.reserved:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
             estimate = self.scaled(estimate)
-            if self.reason is None and self.spent + self.reserved + estimate > self.limit:
+            held = self.spent + self.unknown + self.reserved
+            if self.reason is None and held + estimate > self.limit:
                 self.reason = self.stop_reason(estimate)
             if self.reason is not None:
                 return None
@@ -11893,11 +11918,13 @@ class _Budget:
             return estimate
 
     def stop_reason(self, estimate):
-        """Why the records from here are not judged: the money spent, that held for the
-        records in flight (spent too by the run's end, so the summary's total is more than
-        the spent said here), and this one's estimate."""
+        """Why the records from here are not judged: the money spent, the most the replies
+        without usage cost, that held for the records in flight (spent too by the run's
+        end, so the summary's total is more than the spent said here), and this one's."""
         reason = "not judged: its requests would take the run past --max-cost ${:g} " \
                  "(${:.6f} spent".format(self.limit, self.spent)
+        if self.unknown:
+            reason += ", ${:.6f} at most by replies without usage".format(self.unknown)
         if self.reserved:
             reason += ", ${:.6f} held for the records being judged".format(self.reserved)
         return reason + ", ${:.6f} estimated for this one)".format(estimate)
@@ -11914,57 +11941,84 @@ class _Budget:
         return estimate
 
     def settle(self, estimate, reserved, costs):
-        """A record judged: what was reserved is given back, its cost spent (the reserve
-        if a reply had no usage)."""
-        spent = reserved
-        known = bool(costs) and None not in costs.values()
-        if known:
-            spent = sum(costs.values())
+        """A record judged: what was reserved is given back, its replies' cost spent; if a
+        reply had no usage (or none was told: the record was cut short), the reserve, less
+        what its other replies cost, stays held as the most it cost."""
+        spent = sum(cost for cost in costs.values() if cost is not None)
+        missing = not costs or None in costs.values()
         with self.settled:
             self.reserved -= reserved
             self.spent += spent
-            if known and spent:
+            if missing:
+                self.unknown += max(reserved - spent, 0.0)
+            if spent and not missing:
                 self.estimated += estimate
                 self.costed += spent
-            self.unpriced = self.unpriced or not known
+            self.unpriced = self.unpriced or missing
             self.settled.notify_all()
 
 
 def _item_estimate(specs, args, item):
-    """Dollars an item's requests may cost before any is sent: its prompt's estimated tokens
-    and max_tokens each request, at each judge's price; and apart, its re-asks' (--reask:
-    each reply taken to be re-asked as often as it may)."""
+    """Dollars an item's requests may cost at most before any is sent, at each judge's
+    price (_judge_estimate's ``most``); and apart, its re-asks' (``reasks_cost``)."""
     estimates = [_judge_estimate(judge, args, item, mode) for _, judge, mode in specs]
-    return sum(e[0] for e in estimates), sum(e[1] for e in estimates)
+    return sum(e["most"] for e in estimates), sum(e["reasks_cost"] for e in estimates)
 
 
 def _judge_estimate(judge, args, item, mode):
+    """One judge's requests for an item before any is sent, as --dry-run adds them up and
+    --max-cost reserves them: ``requests`` (each repeat, turn, order and pair of systems,
+    each pair as long as the longest two), ``prompt_tokens`` estimated, ``completion_tokens``
+    at max_tokens; at the judge's price, ``most``, the dollars they can cost at most (a
+    token per prompt byte; an --assess turn's prompt with the replies before it at their
+    max_tokens); ``reasks``, the most re-asks and ``reasks_cost``, their most."""
+    counted = collections.Counter()
     number, record = item
+    fields = _fields_of(args, number, record, mode)
+    pairs = 1
+    if mode == "systems" and not isinstance(fields, _BadLine):  # 3 systems: 3 pairs asked
+        longest = sorted(fields["responses"].items(), reverse=True,
+                         key=lambda kv: len(str(kv[1]).encode("utf-8", "surrogatepass")))
+        fields = dict(fields, responses=dict(longest))
+        pairs = len(longest) * (len(longest) - 1) // 2
     try:
-        messages = _item_messages(judge, record, _fields_of(args, number, record, mode))
+        messages = _item_messages(judge, record, fields)
     except JudgeError:  # a record that cannot be a prompt sends nothing
-        return 0.0, 0.0
-    if messages is None:  # an empty response: nothing sent
-        return 0.0, 0.0
-    usage = {"prompt_tokens": _estimate_tokens(messages),
-             "completion_tokens": judge.params.get("max_tokens", 16)}
-    requests = _requests_each(judge, args, mode)
+        return counted
+    if not messages:  # an empty response: nothing sent
+        return counted
+    requests = _requests_each(judge, args, mode) * pairs
     conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
-    return _cost(usage, judge.price) * requests, _reasks_cost(judge, usage) * conversations
+    params = judge.params  # max_completion_tokens once adapted
+    budget = params.get("max_tokens", params.get("max_completion_tokens", 16))
+    replies = [turn_budget or budget for _, turn_budget in judge.turns]
+    counted.update(requests=requests, reasks=judge.reask * conversations,
+                   prompt_tokens=_estimate_tokens(messages) * requests,
+                   completion_tokens=sum(replies) * conversations)
+    if not judge.price:
+        return counted
+    most = _estimate_tokens(messages, most=True)
+    if params.get("response_format"):  # the schema is sent too
+        most += len(json.dumps(params["response_format"]).encode("utf-8"))
+    prompts = [most + sum(replies[:n]) for n in range(len(replies))]  # each turn's
+    usage = {"prompt_tokens": sum(prompts), "completion_tokens": sum(replies)}
+    counted["most"] = _cost(usage, judge.price) * conversations
+    counted["reasks_cost"] = _reasks_cost(judge, prompts[-1], replies[-1]) * conversations
+    return counted
 
 
-def _reasks_cost(judge, usage):
-    """The most a conversation's re-asks may cost: the k-th sends the prompt, k replies of
-    max_tokens and k re-ask turns, and takes a reply of max_tokens (0.0 without a price)."""
-    cost = 0.0
-    if not judge.price:  # --dry-run counts the re-asks of a judge without one too
-        return cost
+def _reasks_cost(judge, prompt, reply):
+    """The most a conversation's re-asks may cost at the judge's price: the k-th sends the
+    ``prompt`` (tokens at most), k replies of ``reply`` (max_tokens) and k re-ask turns, and
+    takes a reply of ``reply``."""
     ask = _REASK_TEXT.format(why="no JSON object that could be read",  # the longest why
                              form=judge._reask_form(judge.scale))
-    turn = _estimate_tokens([{"role": "assistant"}, {"role": "user", "content": ask}])
+    turn = _estimate_tokens([{"role": "assistant"}, {"role": "user", "content": ask}],
+                            most=True)
+    cost = 0.0
     for k in range(1, judge.reask + 1):
-        grown = usage["prompt_tokens"] + k * (usage["completion_tokens"] + turn)
-        cost += _cost(dict(usage, prompt_tokens=grown), judge.price)
+        usage = {"prompt_tokens": prompt + k * (reply + turn), "completion_tokens": reply}
+        cost += _cost(usage, judge.price)
     return cost
 
 

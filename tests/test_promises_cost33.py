@@ -341,6 +341,14 @@ def by_hand(messages):
     return sum(4 + (len(m["content"]) + 3) // 4 for m in messages)
 
 
+def most_by_hand(messages):
+    """The most a prompt can cost, written out: 4 a message, a token per UTF-8 byte."""
+    return sum(4 + len(m["content"].encode("utf-8")) for m in messages)
+
+
+MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
+
+
 class DryRunEstimateTest(CostTest):
     """--dry-run ends with the whole run's estimate on stderr, before anything is sent."""
 
@@ -361,10 +369,11 @@ class DryRunEstimateTest(CostTest):
         self.assertEqual(len(sent), 4)
         tokens = sum(by_hand(messages) for messages in sent)
         dollars = (tokens * 3 + 4 * 16 * 15) / 1e6
+        most = (sum(most_by_hand(messages) for messages in sent) * 3 + 4 * 16 * 15) / 1e6
         self.assertEqual(err.splitlines()[-1], "minijudge: --dry-run: 4 requests, about {} "
                          "prompt tokens (estimated: a token per 4 characters) and at most 64 "
-                         "completion tokens (max_tokens); about ${:.6f} at --price 3,15".format(
-                             tokens, dollars))
+                         "completion tokens (max_tokens); about ${:.6f} at --price 3,15, at "
+                         "most ${:.6f}{}".format(tokens, dollars, most, MOST_WHY))
 
     def test_without_a_price_no_dollars(self):
         code, _, err = self.run_code("--dry-run", "--max-tokens", "100", self.data)

@@ -9,7 +9,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from stub import StubTestCase, run_main  # noqa: E402
 from stub import chat  # noqa: E402
-from test_promises_cost33 import USAGE, by_hand  # noqa: E402
+from test_promises_cost33 import MOST_WHY, USAGE, by_hand, most_by_hand  # noqa: E402
 
 
 def either(request):
@@ -53,17 +53,20 @@ class PanelDryRunTest(StubTestCase):
         b_tokens = sum(by_hand(m) for m in binary)
         a_cost = (a_tokens * 3 + 2 * 16 * 15) / 1e6
         b_cost = (b_tokens * 1 + 4 * 8 * 2) / 1e6
+        a_most = (sum(most_by_hand(m) for m in rating) * 3 + 2 * 16 * 15) / 1e6
+        b_most = (sum(most_by_hand(m) for m in binary) * 1 + 4 * 8 * 2) / 1e6
         lines = err.splitlines()[-3:]
         self.assertEqual(lines[0], "minijudge: --dry-run: judge a: 2 requests, about {} prompt "
                          "tokens and at most 32 completion tokens; about ${:.6f} at --price "
-                         "3,15".format(a_tokens, a_cost))
+                         "3,15, at most ${:.6f}".format(a_tokens, a_cost, a_most))
         self.assertEqual(lines[1], "minijudge: --dry-run: judge b: 4 requests, about {} prompt "
                          "tokens and at most 32 completion tokens; about ${:.6f} at --price "
-                         "1,2".format(b_tokens, b_cost))
+                         "1,2, at most ${:.6f}".format(b_tokens, b_cost, b_most))
         self.assertEqual(lines[2], "minijudge: --dry-run: 6 requests, about {} prompt tokens "
                          "(estimated: a token per 4 characters) and at most 64 completion "
-                         "tokens (max_tokens); about ${:.6f} at the judges' prices".format(
-                             a_tokens + b_tokens, a_cost + b_cost))
+                         "tokens (max_tokens); about ${:.6f} at the judges' prices, at most "
+                         "${:.6f}{}".format(a_tokens + b_tokens, a_cost + b_cost,
+                                            a_most + b_most, MOST_WHY))
 
     def test_a_judge_without_a_price_is_named_and_not_priced(self):
         self.judges = self.write("judges.json", json.dumps([
@@ -76,4 +79,5 @@ class PanelDryRunTest(StubTestCase):
         self.assertRegex(err.splitlines()[-1], r"^minijudge: --dry-run: 4 requests, about \d+ "
                          r"prompt tokens \(estimated: a token per 4 characters\) and at most "
                          r"64 completion tokens \(max_tokens\); about \$\d\.\d{6} at the "
-                         r"judges' prices, judge b not counted \(no --price\)$")
+                         r"judges' prices, at most \$\d\.\d{6} \(a token per prompt byte: what "
+                         r"--max-cost reserves\), judge b not counted \(no --price\)$")

@@ -245,8 +245,9 @@ class DryRunReasksTest(Host33aTest):
                                  {"name": "b", "options": {"reask": 2, "price": "1,2"}})
         self.assertIn("; --reask 1: up to 3 re-asks more (at most $", a)
         self.assertIn("; --reask 2: up to 6 re-asks more (at most $", b)
-        self.assertRegex(run, r"^minijudge: --dry-run: 6 requests, .* at the judges' prices; "
-                         r"up to 9 re-asks more \(at most \$[0-9.]+\)$")
+        self.assertRegex(run, r"^minijudge: --dry-run: 6 requests, .* at the judges' prices, "
+                         r"at most \$[0-9.]+ \(a token per prompt byte: what --max-cost "
+                         r"reserves\); up to 9 re-asks more \(at most \$[0-9.]+\)$")
         self.assertAlmostEqual(self.most(run), self.most(a) + self.most(b), delta=2e-6)
 
     def test_an_unpriced_judges_reasks_are_counted_not_priced(self):

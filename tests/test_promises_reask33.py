@@ -313,12 +313,13 @@ class CombinationsTest(ReaskTest):
         # 3 records x 2 repeats, each reply re-asked at most twice; each k-th re-ask sends the
         # prompt and k replies of 16 tokens and re-ask turns, and takes 16
         judge = minijudge.LLMJudge("http://127.0.0.1:9", model="m", reask=2, price=(3, 15))
-        prompts = [minijudge._estimate_tokens(judge.messages({"question": "q%d" % k}, "r"))
-                   for k in range(3)]
+        prompts = [minijudge._estimate_tokens(judge.messages({"question": "q%d" % k}, "r"),
+                                              most=True) for k in range(3)]
         turn = minijudge._estimate_tokens([{"role": "assistant"}, {"role": "user", "content":
                                            "Your reply above gave no JSON object that could be "
                                            "read. Reply again with the rating alone, a number "
-                                           "from 1 to 5, in the form asked for above."}])
+                                           "from 1 to 5, in the form asked for above."}],
+                                          most=True)  # a token per byte: the most, reserved
         most = sum(2 * ((p + k * (16 + turn)) * 3 + 16 * 15) / 1e6 for p in prompts
                    for k in (1, 2))
         self.assertTrue(err.splitlines()[-1].endswith(

@@ -96,7 +96,7 @@ class ReplicaTest(StubTestCase):
         self.assertGreater(answered[2], 0)
         self.assertIn("  servers:\n    {}/v1/chat/completions: ".format(stubs[0][1]), err)
 
-    def test_a_replica_answering_500_costs_a_retry_and_the_other_answers(self):
+    def test_a_replica_answering_500_rests_and_the_other_answers(self):
         failing = StubServer(responder=lambda request: error(500, "cuda error")).start()
         self.addCleanup(failing.stop)
         code, out, err = run_main([

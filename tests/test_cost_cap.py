@@ -1,0 +1,146 @@
+"""Issue 44, cost: --max-cost is a cap the run never spends past, against a server whose
+usage is adversarial: a long first record whose tokens are few for its length, then many
+short ones counted at the most a request can cost (a token per prompt byte and 4 a
+message, every completion at max_tokens), some replies without usage, 8 threads. What
+the server charged is summed from its own record of each request, told or not; and the
+stop line, the printed summary, --summary and the page say one figure for what was spent.
+Through the real command line, in a subprocess.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+from stub import JUDGE_ENV, PYTHON, StubTestCase, chat  # noqa: E402
+
+PRICE = (3, 15)  # dollars per million prompt, completion tokens
+LONG = "Explain this. " * 430  # 6,020 characters
+
+
+class AdversarialServer:
+    """A responder that charges each request and says so in its usage, except every third
+    short one, whose usage it leaves out (it charged it all the same)."""
+
+    def __init__(self):
+        self.charged = []  # (prompt tokens, completion tokens) of each request
+        self.lock = threading.Lock()
+
+    def __call__(self, request):
+        texts = [m["content"] for m in request.messages]
+        completion = request.json["max_tokens"]
+        if LONG in texts[-1]:  # few tokens for its length: 5 characters a token
+            prompt = sum(len(text) for text in texts) // 5
+        else:  # the most: a token per byte and 4 a message
+            prompt = sum(len(text.encode("utf-8")) + 4 for text in texts)
+        with self.lock:
+            self.charged.append((prompt, completion))
+            told = LONG in texts[-1] or len(self.charged) % 3
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion,
+                 "total_tokens": prompt + completion}
+        return chat("Rating: 4", usage=usage if told else {})
+
+    def dollars(self):
+        with self.lock:
+            return sum(p * PRICE[0] + c * PRICE[1] for p, c in self.charged) / 1e6
+
+
+class CostCapTest(StubTestCase):
+    def run_cli(self, *argv):
+        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+        return subprocess.run([*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
+                               "--judge-model", "judge-model", "--no-preflight", *argv],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+
+    def test_the_cap_holds_against_adversarial_usage_and_every_place_says_one_figure(self):
+        # A long first record set the scale; the short ones after it were reserved at a
+        # third of what they cost, and 8 in flight spent $0.031 under --max-cost 0.02
+        server = AdversarialServer()
+        self.srv.responder, self.srv.delay = server, 0.05
+        records = [{"question": LONG, "response": "r"}] + [
+            {"question": "q%d" % k, "response": "r"} for k in range(40)]
+        data = self.write_jsonl("in.jsonl", records)
+        run = self.run_cli(data, "--price", "3,15", "--max-cost", "0.02", "--concurrency", "8",
+                           "-o", self.path("out.jsonl"), "--summary", self.path("s.json"),
+                           "--html", self.path("page.html"))
+        self.assertEqual(run.returncode, 1, run.stderr)
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            statuses = [json.loads(line)["judge_status"] for line in f]
+        self.assertIn("cost_limit", statuses)
+        self.assertGreater(statuses.count("ok"), 5)
+        charged = server.dollars()
+        self.assertLessEqual(charged, 0.02, "the server charged ${:.6f}".format(charged))
+
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            cost = json.load(f)["cost"]
+        stop = run.stderr.splitlines()[-1]
+        spent = re.match(r"minijudge: error: --max-cost \$0\.02 reached: \$([\d.]+) spent, \d+ "
+                         r"replies without usage not counted \(held at their most: \$([\d.]+)\)"
+                         r", \d+ records not judged \(cost_limit\); ", stop)
+        self.assertIsNotNone(spent, stop)
+        self.assertEqual(spent.group(1), "{:.6f}".format(cost["total"]))
+        self.assertGreater(cost["without_usage"], 0)
+        self.assertIn(" {} replies without usage not counted".format(cost["without_usage"]),
+                      stop)
+        line = "cost: ${:.6f} for {} records, ${:.6f} a record; {} replies without usage " \
+               "are not counted".format(cost["total"], cost["records"], cost["per_record"],
+                                        cost["without_usage"])
+        self.assertIn("\n  " + line + "\n", run.stderr)
+        with open(self.path("page.html"), encoding="utf-8") as f:
+            self.assertIn(line + "</td></tr>", f.read())
+        # what was said covers what was charged, and stays under the cap
+        held = float(spent.group(2))
+        self.assertLessEqual(charged, cost["total"] + held + 1e-9)
+        self.assertLessEqual(cost["total"] + held, 0.02)
+
+    def dry_run_most(self, *argv):
+        """The dollars --dry-run says the run can cost at most (its re-asks' too)."""
+        run = self.run_cli("--dry-run", *argv)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        line = run.stderr.splitlines()[-1]
+        found = re.findall(r"at most \$([\d.]+)", line)
+        self.assertTrue(found, line)
+        return line, sum(float(dollars) for dollars in found)
+
+    def test_a_cap_of_the_dry_runs_most_lets_every_record_through(self):
+        # --dry-run and --max-cost add up the same function's sum: at that cap (rounded up
+        # to the next millionth, as the dry run prints it), no record is left unjudged
+        server = AdversarialServer()
+        self.srv.responder = server
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d " % k * k, "response": "r"}
+                                             for k in range(1, 25)])
+        _, most = self.dry_run_most(data, "--price", "3,15", "--reask", "1")
+        run = self.run_cli(data, "--price", "3,15", "--reask", "1", "--concurrency", "8",
+                           "--max-cost", "{:.6f}".format(most + 1e-6), "-o",
+                           self.path("out.jsonl"))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            self.assertEqual({json.loads(line)["judge_status"] for line in f}, {"ok"})
+        self.assertLessEqual(server.dollars(), most)
+
+    def test_the_dry_run_counts_every_pair_of_systems(self):
+        # it counted the first two systems' pair alone: 3 systems were estimated at a third
+        # of the 3 pairs asked, and --max-cost reserved that third
+        self.srv.responder = lambda request: chat("[[A]]")
+        data = self.write_jsonl("in.jsonl", [
+            {"question": "q", "responses": {"x": "a", "y": "b" * 400, "z": "c" * 900}}])
+        line, most = self.dry_run_most(data, "--mode", "systems", "--price", "3,15")
+        run = self.run_cli(data, "--mode", "systems", "--concurrency", "1")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        sent = [r.json for r in self.srv.requests if r.path.endswith("/chat/completions")]
+        self.assertEqual(len(sent), 6)  # 3 pairs, each in both orders
+        self.assertTrue(line.startswith("minijudge: --dry-run: 6 requests, "), line)
+        charged = sum(sum(len(m["content"].encode("utf-8")) + 4 for m in body["messages"]) * 3
+                      + body["max_tokens"] * 15 for body in sent) / 1e6
+        self.assertLessEqual(charged, most)
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()
