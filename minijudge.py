@@ -12126,12 +12126,27 @@ def _emit(summaries, args, several, tallies, rows, title):
 
 def _write_page(page):
     """(path, None) once ``page``, (path, a function giving its text), is written there;
-    (path, the OSError) if it cannot be (a full disk): said as a run's other files are."""
+    (path, the OSError) if it cannot be (a full disk): said as a run's other files are.
+    A file is written whole beside itself, then renamed over the earlier one, so a kill or
+    a full disk midway leaves the earlier page as it was (a link to it stays a link, its
+    mode stays); a device or a FIFO (/dev/stdout, /dev/full) is written to directly."""
     path, text = page
+    target = os.path.realpath(path)
+    folder, name = os.path.split(target)
+    part = os.path.join(folder, ".{}.{}.part".format(name, os.getpid()))
+    if os.path.exists(path) and not os.path.isfile(path):  # nothing to rename over
+        part = target = path
     try:
-        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text())
+        data = text().encode("utf-8", "backslashreplace")
+        with open(part, "wb") as f:
+            f.write(data)
+        if part != target:
+            if os.path.exists(target):
+                os.chmod(part, stat.S_IMODE(os.stat(target).st_mode))
+            os.replace(part, target)
     except OSError as exc:
+        if part != target and os.path.exists(part):
+            os.remove(part)
         return path, exc
     return path, None
 
