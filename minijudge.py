@@ -2851,8 +2851,8 @@ class LLMJudge:
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         self._alive, self._refused_since = False, None  # see _call
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
-        self.cache = cache
-        if isinstance(cache, str):
+        self.cache, self._own_cache = cache, isinstance(cache, str)
+        if self._own_cache:
             self.cache = _Cache(cache)
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._replicas = _Replicas(self.urls, eager=self.url != _OFFLINE)  # it sends none
@@ -2981,8 +2981,12 @@ class LLMJudge:
         return _rebuilt_judge, (keywords, self.params, list(self.adapted))
 
     def close(self):
-        """Close the connections this thread kept open (each thread has its own)."""
+        """Close the connections this thread kept open (each thread has its own), and the
+        cache file when ``cache`` was a path (a store passed in is the caller's to close).
+        A closed judge still judges: it connects, and opens its cache file, again."""
         self._replicas.close_thread()
+        if self._own_cache:
+            self.cache.close()
 
     def __enter__(self):
         return self
@@ -5346,13 +5350,18 @@ class _Cache:
     """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
     (never the API key). One write per line on an O_APPEND descriptor: processes sharing
     the file never interleave, and ``kill -9`` tears at most the last line, skipped later.
-    Each key's offset is in _Keys (on disk); the line read there must hold the whole key."""
+    Each key's offset is in _Keys (on disk); the line read there must hold the whole key.
+    close() lets the file and its index go; a get or put after it opens them again."""
 
     def __init__(self, path):
         self.path, self._lock = path, threading.Lock()
         self._where = os.path.abspath(path)  # what a pickle opens, from any folder
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        self._file = open(path, "rb")
+        self._open()
+
+    def _open(self):
+        """Open the file and index its keys: at first, and at a use after close()."""
+        self._fd = os.open(self._where, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        self._file = open(self._where, "rb")
         self._index = _Keys(_keys_in(self._file, lambda line: line.endswith(b"\n") and re.match(
             rb'\{"key": "([0-9a-f]{64})"', line)))
         self._file.seek(max(self._file.tell() - 1, 0))
@@ -5362,6 +5371,8 @@ class _Cache:
     def get(self, key):
         try:  # no line, another key's line, or a reply not of the shape put writes: None
             with self._lock:
+                if self._fd is None:
+                    self._open()
                 self._file.seek(self._index.get(key))
                 line = self._file.readline()
             entry = json.loads(line)
@@ -5377,6 +5388,8 @@ class _Cache:
     def put(self, key, reply):
         line = rest = (json.dumps({"key": key, "reply": reply}) + "\n").encode()
         with self._lock:
+            if self._fd is None:
+                self._open()
             while rest:  # one write, unless the disk fills: then the next one raises
                 rest = rest[os.write(self._fd, rest):]
             self._index[key] = os.lseek(self._fd, 0, os.SEEK_CUR) - len(line)
@@ -5385,8 +5398,11 @@ class _Cache:
         return _Cache, (self._where,)
 
     def close(self):
-        self._file.close()
-        os.close(self._fd)
+        with self._lock:
+            if self._fd is not None:
+                self._file.close()
+                os.close(self._fd)
+                self._fd = self._file = self._index = None  # the index holds a MiB
 
 
 class _Replies(_Keys):
