@@ -12049,7 +12049,10 @@ def _record_total(args):
     if args.input == "-" or not os.path.isfile(args.input):
         return None
     with open(args.input, "rb", _READ_BUFFER) as f:
-        total = sum(1 for line in f if line.strip())
+        first = f.readline()
+        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it (_first_line)
+            first = first[3:]
+        total = sum(1 for line in itertools.chain([first], f) if line.strip())
     k, n = 0, 1
     if args.shard:
         k, n = _read_shard(args.shard)

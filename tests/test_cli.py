@@ -693,6 +693,29 @@ class ProcessTest(CLITest):
             self.assertEqual((r["judge_status"], r["judge_raw"]),
                              ("ok", str(r["id"] % 5 + 1)))
 
+    def test_ctrl_c_counts_the_records_of_a_file_whose_first_line_is_a_byte_order_mark(self):
+        # issue 44: the BOM line, blank once the BOM is off as the records are read, was
+        # counted as a record in the stop note's "N of M"
+        n = 40
+        with open(self.path("in.jsonl"), "wb") as f:
+            f.write(b"\xef\xbb\xbf\n" + "".join(json.dumps(r) + "\n"
+                                               for r in records(n)).encode())
+        self.srv.delay = 0.05
+        ours = signal.signal(signal.SIGINT, signal.default_int_handler)  # as above
+        try:
+            proc = self.popen("--judge-url", self.srv.url, "--concurrency", "1", "-o",
+                              self.path("out.jsonl"), self.path("in.jsonl"))
+        finally:
+            signal.signal(signal.SIGINT, ours)
+        self.addCleanup(proc.wait)
+        self.wait_for_chats(proc, 3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+        err = err.decode()
+        self.assertEqual(proc.returncode, 130, err)
+        written = len(parse_lines(self.read("out.jsonl")))
+        self.assertIn("  interrupted: {} of {} records written to ".format(written, n), err)
+
     def test_stdin_dash(self):
         self.srv.responder = by_response(ratings(3))
         proc = self.popen("--judge-url", self.srv.url, "-q", "-", stdin=subprocess.PIPE)
