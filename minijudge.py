@@ -6489,29 +6489,56 @@ def _whole_number(text, least):
     return int(text)
 
 
-def _arg_parser():
+# The flags of _FLAGS that report reads (a record's texts, the figures, its files); a run's
+# others given to report are a usage error, not ignored
+_REPORT_FLAGS = ("--question-field", "--response-field", "--response-a-field",
+                 "--response-b-field", "--responses-field", "--price", "--max-error-rate",
+                 "--summary", "--html", "--html-rows", "-q/--quiet", "--group-by",
+                 "--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
+                 "--model-field", "--baseline", "--strong-weight", "--mixed")
+
+
+def _arg_parser(*, report=False):
+    """The command line's parser; with ``report``, report's: its usage, and only the flags
+    it reads (the others have a run's defaults: report shares the summary's code)."""
     import argparse
-    parser = argparse.ArgumentParser(
-        prog="minijudge", usage="%(prog)s [options] INPUT.jsonl", description="Grade JSONL "
-        "records with an LLM judge on an OpenAI-compatible server: records to stdout (or "
-        "-o), progress and the summary to stderr. `minijudge report OUT.jsonl ...` prints "
-        "the summary of scored records (shards too) again.",
-        epilog="quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 data.jsonl")
-    parser.add_argument("input", nargs="*", help="JSONL file of records, or - for stdin")
-    parser.add_argument("--version", action="version", version="minijudge " + __version__)
+    if report:
+        parser = argparse.ArgumentParser(
+            prog="minijudge", usage="minijudge report [options] OUT.jsonl [MORE.jsonl ...]",
+            description="Print the summary of scored records again: a run's -o, or its "
+            "shards' (each record once). Records of different runs are refused but --mixed.",
+            epilog="example: python -m minijudge report shard-*.jsonl --summary summary.json")
+        parser.add_argument("input", nargs="*", help="JSONL file of scored records")
+    else:
+        parser = argparse.ArgumentParser(
+            prog="minijudge", usage="%(prog)s [options] INPUT.jsonl", description="Grade "
+            "JSONL records with an LLM judge on an OpenAI-compatible server: records to "
+            "stdout (or -o), progress and the summary to stderr. `minijudge report OUT.jsonl "
+            "...` prints the summary of scored records (shards too) again.",
+            epilog="quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 "
+            "data.jsonl")
+        parser.add_argument("input", nargs="*", help="JSONL file of records, or - for stdin")
+        parser.add_argument("--version", action="version", version="minijudge " + __version__)
     group = None
     for entry in _FLAGS:
+        if isinstance(entry, _Option):
+            entry = entry.argument()
         if isinstance(entry, str):
-            group = parser.add_argument_group(*entry.split(": ", 1))
-        else:
+            title, _, text = entry.partition(": ")
+            if report:  # the groups' notes are a run's: the server's variables, batch engines
+                text = ""
+            group = parser.add_argument_group(title, text or None)
+        elif not report or entry[0].split(" ")[0] in _REPORT_FLAGS:
             _add_flag(group, entry)
+    if report:
+        taken = {action.dest for action in parser._actions}
+        parser.set_defaults(**{dest: value for dest, value in vars(_default_args()).items()
+                               if dest not in taken})
     return parser
 
 
 def _add_flag(group, entry):
-    """Add one flag of _FLAGS to its argparse group."""
-    if isinstance(entry, _Option):
-        entry = entry.argument()
+    """Add one flag of _FLAGS (an _Option's argument()) to its argparse group."""
     spec, text, *more = entry
     flags, _, metavar = spec.partition(" ")
     options = dict(*more, help=text, metavar=metavar or None)
@@ -6528,13 +6555,13 @@ def _add_flag(group, entry):
 def main(argv=None):
     """``python -m minijudge``: exit 0 done, 1 too many failures or the server is
     unusable (or a full disk), 2 usage error, 130 interrupted (143 on SIGTERM)."""
-    parser = _arg_parser()
     if argv is None:
         argv = sys.argv[1:]
     argv = list(argv)
     report = argv[:1] == ["report"]
     if report:
         argv = argv[1:]
+    parser = _arg_parser(report=report)
     try:
         args = _parse_args(parser, argv, report)
     except SystemExit as exc:

@@ -388,6 +388,47 @@ class ExitCodeTest(CLITest):
                                   if issubclass(w.category, ResourceWarning)], [])
 
 
+class ReportUsageTest(CLITest):
+    """report's own help and usage: issue 44 found `report --help` printing a run's."""
+
+    REPORT_USAGE = "usage: minijudge report [options] OUT.jsonl [MORE.jsonl ...]\n"
+
+    def minijudge(self, *argv):
+        proc = self.popen(*argv)
+        out, err = proc.communicate(timeout=30)
+        return proc.returncode, out.decode(), err.decode()
+
+    def test_report_help_lists_the_flags_report_takes(self):
+        code, out, err = self.minijudge("report", "--help")
+        self.assertEqual((code, err), (0, ""))
+        self.assertTrue(out.startswith(self.REPORT_USAGE), out[:300])
+        listed = re.findall(r"(?m)^  (-[\w-]+)", out)
+        self.assertEqual(listed, [
+            "-h", "--question-field", "--response-field", "--response-a-field",
+            "--response-b-field", "--responses-field", "--price", "--max-error-rate",
+            "--summary", "--html", "--html-rows", "-q", "--group-by", "--human-field",
+            "--bootstrap-seed", "--bootstrap-samples", "--confidence", "--model-field",
+            "--baseline", "--strong-weight", "--mixed"])
+        self.assertIn("summary of scored records", out)
+
+    def test_a_flag_report_does_not_take_is_refused_with_reports_usage(self):
+        scored = self.path("out.jsonl")
+        code, _, err = self.main("--judge-url", self.srv.url, "-q", "-o", scored,
+                                 self.write_jsonl("in.jsonl", records(2)))
+        self.assertEqual(code, 0, err)
+        for argv, message in (
+                (["report", scored, "--dry-run"], "unrecognized arguments: --dry-run"),
+                (["report"], "the following arguments are required: input"),
+                (["report", scored, "--html-rows", "x"],
+                 "argument --html-rows: invalid int value: 'x'")):
+            with self.subTest(argv=argv):
+                code, out, err = self.minijudge(*argv)
+                self.assertEqual((code, out), (2, ""))
+                self.assertTrue(err.startswith(self.REPORT_USAGE), err)
+                self.assertTrue(err.endswith("minijudge: error: " + message + "\n"), err)
+                self.assertNotIn("--judge-url", err)
+
+
 class PreflightTest(CLITest):
     """A dead, locked or wrong server stops the run at once, naming the URL."""
 
