@@ -6498,27 +6498,42 @@ _REPORT_FLAGS = ("--question-field", "--response-field", "--response-a-field",
                  "--model-field", "--baseline", "--strong-weight", "--mixed")
 
 
+# (usage, description, epilog, input's help) of a run's parser, and of report's
+_PARSER_TEXTS = {
+    False: ("%(prog)s [options] INPUT.jsonl", "Grade JSONL records with an LLM judge on an "
+            "OpenAI-compatible server: records to stdout (or -o), progress and the summary to "
+            "stderr. `minijudge report OUT.jsonl ...` prints the summary of scored records "
+            "(shards too) again.",
+            "quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 data.jsonl",
+            "JSONL file of records, or - for stdin"),
+    True: ("minijudge report [options] OUT.jsonl [MORE.jsonl ...]", "Print the summary of "
+           "scored records again: a run's -o, or its shards' (each record once). Records of "
+           "different runs are refused but --mixed.",
+           "example: python -m minijudge report shard-*.jsonl --summary summary.json",
+           "JSONL file of scored records"),
+}
+
+
 def _arg_parser(*, report=False):
     """The command line's parser; with ``report``, report's: its usage, and only the flags
     it reads (the others have a run's defaults: report shares the summary's code)."""
     import argparse
-    if report:
-        parser = argparse.ArgumentParser(
-            prog="minijudge", usage="minijudge report [options] OUT.jsonl [MORE.jsonl ...]",
-            description="Print the summary of scored records again: a run's -o, or its "
-            "shards' (each record once). Records of different runs are refused but --mixed.",
-            epilog="example: python -m minijudge report shard-*.jsonl --summary summary.json")
-        parser.add_argument("input", nargs="*", help="JSONL file of scored records")
-    else:
-        parser = argparse.ArgumentParser(
-            prog="minijudge", usage="%(prog)s [options] INPUT.jsonl", description="Grade "
-            "JSONL records with an LLM judge on an OpenAI-compatible server: records to "
-            "stdout (or -o), progress and the summary to stderr. `minijudge report OUT.jsonl "
-            "...` prints the summary of scored records (shards too) again.",
-            epilog="quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 "
-            "data.jsonl")
-        parser.add_argument("input", nargs="*", help="JSONL file of records, or - for stdin")
+    usage, description, epilog, input_help = _PARSER_TEXTS[report]
+    parser = argparse.ArgumentParser(prog="minijudge", usage=usage, description=description,
+                                     epilog=epilog)
+    parser.add_argument("input", nargs="*", help=input_help)
+    if not report:
         parser.add_argument("--version", action="version", version="minijudge " + __version__)
+    _add_flags(parser, report)
+    if report:
+        taken = {action.dest for action in parser._actions}
+        parser.set_defaults(**{dest: value for dest, value in vars(_default_args()).items()
+                               if dest not in taken})
+    return parser
+
+
+def _add_flags(parser, report):
+    """Add the flags of _FLAGS in their groups; report's (_REPORT_FLAGS) only if ``report``."""
     group = None
     for entry in _FLAGS:
         if isinstance(entry, _Option):
@@ -6530,11 +6545,6 @@ def _arg_parser(*, report=False):
             group = parser.add_argument_group(title, text or None)
         elif not report or entry[0].split(" ")[0] in _REPORT_FLAGS:
             _add_flag(group, entry)
-    if report:
-        taken = {action.dest for action in parser._actions}
-        parser.set_defaults(**{dest: value for dest, value in vars(_default_args()).items()
-                               if dest not in taken})
-    return parser
 
 
 def _add_flag(group, entry):
