@@ -432,7 +432,8 @@ def render(template, record=None, **fields):
 
     Fields come from the keywords, then the record's own fields; ``{doc[field]}`` reads
     any field of the record. ``{answer}`` is an alias of ``{reference}``, and
-    ``{prediction}``, ``{pred}``, ``{output}`` of ``{response}``. A missing field raises
+    ``{prediction}``, ``{pred}``, ``{output}`` of ``{response}``, where neither the record
+    nor the keywords have a field of that name (a record's own wins). A missing field raises
     TemplateError naming it; attribute access and private names are refused.
     """
     text = TEMPLATES.get(template, template)
@@ -440,7 +441,7 @@ def render(template, record=None, **fields):
     given = {k: v for part in (record or {}, fields) for k, v in part.items()
              if not _is_missing(v)}
     values = {**_TEMPLATE_DEFAULTS[None], **_TEMPLATE_DEFAULTS.get(template, {}), **given}
-    _add_aliases(values, fields)
+    _add_aliases(values, given)
     values["doc"] = record or {}
     try:
         return text.format_map(values)
@@ -449,10 +450,11 @@ def render(template, record=None, **fields):
     return _render_naming_failure(text, given, values)
 
 
-def _add_aliases(values, fields):
-    """Each alias of a field given (unless the keywords give the alias), or the reverse."""
+def _add_aliases(values, given):
+    """Each alias of a field, unless the record or the keywords (``given``) hold the alias
+    itself: a record's own "output" is not its response; or the reverse."""
     for alias, name in _FIELD_ALIASES.items():
-        if name in values and alias not in fields:
+        if name in values and alias not in given:
             values[alias] = values[name]
         elif alias in values and name not in values and _holds_value(values, alias, name):
             values[name] = values[alias]
@@ -7378,8 +7380,7 @@ def _check_reference_shown(args, specs):
         return
     shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
     for prefix, judge, _ in specs:
-        text = TEMPLATES.get(judge.template, judge.template) or "{reference}"  # rating_ref
-        if not {name for _, name, _, _ in _FORMATTER.parse(text)} & shown:
+        if not _template_fields(judge) & shown:
             if args.judges:
                 where = "judge {}'s template".format(prefix)
             else:
@@ -7387,6 +7388,13 @@ def _check_reference_shown(args, specs):
             raise ValueError("--reference-field {}: {} has no {{reference}} (or "
                              "{{answer}}, {{reference_section}}) field, so the reference would "
                              "not reach the judge".format(field, where))
+
+
+def _template_fields(judge):
+    """The fields the judge's template shows: its own, a built-in's (the default, rating or
+    rating_ref, shows {reference} when there is one)."""
+    text = TEMPLATES.get(judge.template, judge.template) or "{reference}"
+    return {name for _, name, _, _ in _FORMATTER.parse(text)}
 
 
 def _judges_config(path):
@@ -9320,18 +9328,18 @@ def _count_defaults(tally, judgement, record, args, mode):
 def _count_lacks(tally, record, args, mode):
     """_count_defaults of a record that was judged."""
     tally.defaulted["records"] += 1
-    if tally.lack_checks is None:  # a tally counts one judge of one run: its flags, its mode
-        tally.lack_checks = _lack_checks(args, mode)
     for key, lacks in tally.lack_checks:
         if lacks(args, record, mode):  # a key never counted reads 0 all the same
             tally.defaulted[key] += 1
 
 
-def _lack_checks(args, mode):
-    """The _LACKS checks that can find a record lacking its field in a run of these flags
-    and mode, decided once a run: a flag not given, or a mode that needs no such field,
-    lacks nothing on any record (a check a record was a tenth of an export's tally)."""
-    return tuple((key, lacks) for key, lacks in _LACKS.items() if _LACKS_WHEN[key](args, mode))
+def _lack_checks(args, mode, judge):
+    """The _LACKS checks that can find a record lacking its field in a run of these flags,
+    mode and judge, decided once a run: a flag not given, or a mode or template that needs no
+    such field, lacks nothing on any record (a check a record was a tenth of an export's
+    tally)."""
+    return tuple((key, lacks) for key, lacks in _LACKS.items()
+                 if _LACKS_WHEN[key](args, mode, judge))
 
 
 def _unreadable_label(args, record, mode):
@@ -9381,23 +9389,27 @@ _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
     "human_unread": _unreadable_label}  # there, but no label: a line of its own
 
 
-def _may_lack_answer(args, mode):
-    return isinstance(args.reference_field, _Default) and mode in _OPTIONAL_REFERENCE
+def _may_lack_answer(args, mode, judge):
+    """A record's 'answer' is its reference only if the judge's template shows one: a custom
+    template may show it under another name ({gold}), or none."""
+    if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
+        return False
+    return bool(_template_fields(judge) & {"reference", "answer", "reference_section"})
 
 
-def _may_lack_question(args, mode):
+def _may_lack_question(args, mode, judge):
     return args.question_field is None
 
 
-def _may_lack_label(args, mode):
+def _may_lack_label(args, mode, judge):
     return args.human_field is not None
 
 
-def _may_lack_criterion(args, mode):
+def _may_lack_criterion(args, mode, judge):
     return mode == "criterion" and bool(args.criteria) and args.criteria_field is not None
 
 
-_LACKS_WHEN = {  # _LACKS' key: can a record lack it at all, given the flags and the mode?
+_LACKS_WHEN = {  # _LACKS' key: can a record lack it at all, given the flags, mode and judge?
     "answer": _may_lack_answer, "question": _may_lack_question, "human": _may_lack_label,
     "criteria": _may_lack_criterion, "human_unread": _may_lack_label}
 
@@ -9545,7 +9557,7 @@ class _Tally:
         self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_reasks
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
-        self.lack_checks = None  # the checks _count_defaults makes, chosen on its first record
+        self.lack_checks = ()  # the checks _count_defaults makes: a run's (_Run), one judge's
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
 
     def add(self, judgement, human=None, lengths=()):
@@ -11407,6 +11419,8 @@ class _Run:
         self.progress, self.total = _progress(args)
         self.outputs, self.members = _outputs(specs, args)
         self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
+        for prefix, judge, mode in self.outputs:
+            self.tallies[prefix].lack_checks = _lack_checks(args, mode, judge)
         self.jurors = _jurors(specs, args)
         self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
