@@ -1413,7 +1413,8 @@ _ROOT_PATH_RE = re.compile(r"/(?:v\d+(?:beta\d*|alpha\d*)?|openai|openai/deploym
 
 
 def _chat_url(base_url):
-    """``http://h:p``, ``.../v1`` (``/models`` too), a prefix or the endpoint -> the endpoint."""
+    """``http://h:p``, ``.../v1`` (``/models`` too, and ``/chat``: the endpoint cut short), a
+    prefix or the endpoint -> the endpoint."""
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -1423,6 +1424,8 @@ def _chat_url(base_url):
         raise JudgeError("judge URL must not carry credentials (user:password@host); pass "
                          "the key as api_key or in LLM_JUDGE_API_KEY")
     path = re.sub(r"/models\Z", "", parts.path.rstrip("/"))
+    if path.endswith("/chat") and _ROOT_PATH_RE.search(path[:-len("/chat")]):
+        path += "/completions"
     if not path.endswith("/chat/completions"):
         path += "/chat/completions" if _ROOT_PATH_RE.search(path) else "/v1/chat/completions"
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
@@ -2125,11 +2128,17 @@ def _http_error(status, data, headers, where, keyed=False):
                         status=status)
     wait = _retry_after(headers)
     message, kind = _error_kind(status, data, _server_message(data), wait, keyed)
+    if status == 404 and where.startswith("POST ") and not _EXPLAINED_RE.search(message):
+        message += _NO_CHAT_HERE  # no endpoint at that path: the judge URL is wrong
     retry_after = None
     if kind == "http_error":  # the others are not retried
         retry_after = wait
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
                     kind=kind, retry_after=retry_after)
+
+
+_NO_CHAT_HERE = (" (no chat endpoint there: give the judge URL as the server's base, "
+                 "http://HOST:PORT or .../v1, or the full .../v1/chat/completions)")
 
 
 def _error_kind(status, data, message, wait, keyed):
@@ -2802,7 +2811,7 @@ class LLMJudge:
 
     ``score(example, output)`` returns ``{"judge_score": float}`` and never raises;
     ``judge(...)`` the full Judgement. The base URL (``http://h:p``, ``.../v1``, a gateway
-    prefix or the full ``.../v1/chat/completions``) defaults to ``LLM_JUDGE_API_BASE`` or
+    prefix or the full ``.../v1/chat/completions``; ``.../v1/chat`` is read as that) defaults to ``LLM_JUDGE_API_BASE`` or
     ``OPENAI_BASE_URL``, the key to ``LLM_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (keyless
     servers need none), the model to the one ``GET /v1/models`` lists. ``template`` is a
     name in TEMPLATES or ``str.format`` text (default ``rating_ref`` given a reference,

@@ -472,7 +472,10 @@ class PreflightTest(CLITest):
         err = self.preflight_fails("--judge-url", self.srv.url + "/api", "--judge-model",
                                    "m")
         self.assertEqual(err, "minijudge: error: preflight failed: http 404 from POST "
-                              "{}/api/v1/chat/completions: Not Found\n".format(self.srv.url))
+                              "{}/api/v1/chat/completions: Not Found (no chat endpoint "
+                              "there: give the judge URL as the server's base, "
+                              "http://HOST:PORT or .../v1, or the full "
+                              ".../v1/chat/completions)\n".format(self.srv.url))
         self.assertEqual(self.srv.chat_count, 1)
 
     def test_wrong_path_without_a_model(self):
