@@ -2811,9 +2811,10 @@ class LLMJudge:
 
     ``score(example, output)`` returns ``{"judge_score": float}`` and never raises;
     ``judge(...)`` the full Judgement. The base URL (``http://h:p``, ``.../v1``, a gateway
-    prefix or the full ``.../v1/chat/completions``; ``.../v1/chat`` is read as that) defaults to ``LLM_JUDGE_API_BASE`` or
-    ``OPENAI_BASE_URL``, the key to ``LLM_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (keyless
-    servers need none), the model to the one ``GET /v1/models`` lists. ``template`` is a
+    prefix or the full ``.../v1/chat/completions``; ``.../v1/chat`` is read as that)
+    defaults to ``LLM_JUDGE_API_BASE`` or ``OPENAI_BASE_URL``, the key to
+    ``LLM_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (keyless servers need none), the model to
+    the one ``GET /v1/models`` lists. ``template`` is a
     name in TEMPLATES or ``str.format`` text (default ``rating_ref`` given a reference,
     else ``rating``); ``parser`` and ``scale`` read a custom template's reply. A failed
     judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``.
