@@ -2863,9 +2863,9 @@ class LLMJudge:
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         self._alive, self._refused_since = False, None  # see _call
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
-        self.cache, self._own_cache = cache, isinstance(cache, str)
+        self.cache, self._own_cache = cache, isinstance(cache, (str, os.PathLike))
         if self._own_cache:
-            self.cache = _Cache(cache)
+            self.cache = _Cache(os.fspath(cache))
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._replicas = _Replicas(self.urls, eager=self.url != _OFFLINE)  # it sends none
         self.rpm, self.tpm = rpm, tpm
@@ -3874,7 +3874,7 @@ def _as_given(keywords):
 def _absolute_paths(given):
     """The cache file and image folder as absolute paths: a judge unpickled in a worker
     started in another folder (Ray's) reads the same ones, not a folder's of that name."""
-    if isinstance(given["cache"], str):
+    if isinstance(given["cache"], (str, os.PathLike)):
         given["cache"] = os.path.abspath(given["cache"])
     if isinstance(given["image_root"], (str, os.PathLike)):
         given["image_root"] = os.path.abspath(given["image_root"])
@@ -4772,8 +4772,8 @@ def _is_headers(headers):
 
 
 def _is_store(cache):
-    """A path, or an object that gets and puts replies (a _Cache)."""
-    if _is_text(cache):
+    """A path (a pathlib one too), or an object that gets and puts replies (a _Cache)."""
+    if isinstance(cache, (str, os.PathLike)):
         return True
     return callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))
 

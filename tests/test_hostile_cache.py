@@ -207,6 +207,20 @@ print(len(os.listdir("/proc/self/fd")) - before, replies)
         self.assertEqual(done.stdout, b"0 ['4', '4']\n")
         self.assertEqual(self.srv.chat_count, 1)
 
+    def test_a_pathlib_path_is_a_path(self):
+        # it was refused: "cache must be a path or a store with get and put; got PosixPath(...)"
+        import pathlib
+        import pickle
+        path = pathlib.Path(self.path("c.jsonl"))
+        asked = [{"role": "user", "content": "Rate it"}]
+        with minijudge.LLMJudge(self.srv.url, model="m", cache=path) as judge:
+            judge.chat(asked)
+            again = pickle.loads(pickle.dumps(judge))  # opens the same file, from anywhere
+        with again:
+            self.assertEqual(again.chat(asked)["content"], "4")
+        self.assertEqual(self.srv.chat_count, 1)
+        self.assertEqual(len(path.read_text().splitlines()), 1)
+
 
 class FullDiskTest(unittest.TestCase):
     def test_put_raises_when_the_file_cannot_grow(self):
