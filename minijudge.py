@@ -6612,6 +6612,8 @@ def _parse_args(parser, argv, report):
         parser.error("the following arguments are required: input")
     if args.check and args.dry_run:
         parser.error("--check asks the server and --dry-run sends nothing: pick one")
+    if args.mixed and not report:  # a run would take it and do nothing
+        parser.error("--mixed is report's: python -m minijudge report OUT.jsonl ... --mixed")
     if len(args.input) > 1 and not report:
         parser.error("one input file, got {}; to summarise several scored files (shards): "
                      "python -m minijudge report OUT.jsonl ...".format(len(args.input)))

@@ -428,6 +428,14 @@ class ReportUsageTest(CLITest):
                 self.assertTrue(err.endswith("minijudge: error: " + message + "\n"), err)
                 self.assertNotIn("--judge-url", err)
 
+    def test_reports_own_flag_on_a_run_is_refused_not_ignored(self):
+        code, out, err = self.minijudge("--judge-url", self.srv.url, "--mixed",
+                                        self.write_jsonl("in.jsonl", records(1)))
+        self.assertEqual((code, out), (2, ""))
+        self.assertTrue(err.endswith("minijudge: error: --mixed is report's: python -m "
+                                     "minijudge report OUT.jsonl ... --mixed\n"), err)
+        self.assertEqual(self.srv.chat_count, 0)
+
 
 class PreflightTest(CLITest):
     """A dead, locked or wrong server stops the run at once, naming the URL."""
