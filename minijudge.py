@@ -5872,7 +5872,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     gets ``"waiting"``: how many finished ones it holds back. When ``stop_on(result)``
     names a reason (a 401, an exhausted quota), the records not yet sent are yielded as
     ``not_judged``. Workers are daemon threads: an interrupted run abandons what is in
-    flight. ``judge`` may be a list of judges (closed at the end); ``judge_one(record)``
+    flight. ``judge`` may be a list of judges (each worker closes its connections as it
+    ends; a cache file stays open until ``close()``); ``judge_one(record)``
     may return any result; ``failed(status, error)`` makes that of a record not judged.
     What a worker meets is the record's ``internal_error``, but KeyboardInterrupt and
     SystemExit (or a ``failed`` that raises): those are raised here, in the caller's thread.
@@ -5932,8 +5933,8 @@ class _Workers:
                 put((index, (record, self.attempt(record))))
             except BaseException as exc:  # a thread that died would leave the caller waiting
                 put((index, _Raised(exc)))
-        for each in self.judges:
-            each.close()
+        for each in self.judges:  # this thread's connections; the cache is the caller's
+            each._replicas.close_thread()
 
     def attempt(self, record):
         """The record's result; what judging it raised is its internal_error, but a stop."""

@@ -207,6 +207,20 @@ print(len(os.listdir("/proc/self/fd")) - before, replies)
         self.assertEqual(done.stdout, b"0 ['4', '4']\n")
         self.assertEqual(self.srv.chat_count, 1)
 
+    def test_judge_records_leaves_the_cache_open_for_the_judge_to_close(self):
+        # its workers close their own connections as they end: closing the shared cache too
+        # made the next lookup open and index the whole file again, once a worker
+        from unittest import mock
+        records = [record(i) for i in range(20)]
+        real_open = minijudge._Cache._open
+        with mock.patch.object(minijudge._Cache, "_open", autospec=True,
+                               side_effect=real_open) as opened:
+            with minijudge.LLMJudge(self.srv.url, model="m", cache=self.path("c.jsonl")) as judge:
+                for _ in range(2):  # the second time, every reply from the cache
+                    results = list(minijudge.judge_records(judge, records, concurrency=4))
+                    self.assertEqual([j.status for _, j in results], ["ok"] * 20)
+        self.assertEqual((opened.call_count, self.srv.chat_count), (1, 20))
+
     def test_a_pathlib_path_is_a_path(self):
         # it was refused: "cache must be a path or a store with get and put; got PosixPath(...)"
         import pathlib
