@@ -432,7 +432,8 @@ def render(template, record=None, **fields):
 
     Fields come from the keywords, then the record's own fields; ``{doc[field]}`` reads
     any field of the record. ``{answer}`` is an alias of ``{reference}``, and
-    ``{prediction}``, ``{pred}``, ``{output}`` of ``{response}``. A missing field raises
+    ``{prediction}``, ``{pred}``, ``{output}`` of ``{response}``, where neither the record
+    nor the keywords have a field of that name (a record's own wins). A missing field raises
     TemplateError naming it; attribute access and private names are refused.
     """
     text = TEMPLATES.get(template, template)
@@ -440,7 +441,7 @@ def render(template, record=None, **fields):
     given = {k: v for part in (record or {}, fields) for k, v in part.items()
              if not _is_missing(v)}
     values = {**_TEMPLATE_DEFAULTS[None], **_TEMPLATE_DEFAULTS.get(template, {}), **given}
-    _add_aliases(values, fields)
+    _add_aliases(values, given)
     values["doc"] = record or {}
     try:
         return text.format_map(values)
@@ -449,10 +450,11 @@ def render(template, record=None, **fields):
     return _render_naming_failure(text, given, values)
 
 
-def _add_aliases(values, fields):
-    """Each alias of a field given (unless the keywords give the alias), or the reverse."""
+def _add_aliases(values, given):
+    """Each alias of a field, unless the record or the keywords (``given``) hold the alias
+    itself: a record's own "output" is not its response; or the reverse."""
     for alias, name in _FIELD_ALIASES.items():
-        if name in values and alias not in fields:
+        if name in values and alias not in given:
             values[alias] = values[name]
         elif alias in values and name not in values and _holds_value(values, alias, name):
             values[name] = values[alias]
@@ -1447,7 +1449,8 @@ _ROOT_PATH_RE = re.compile(r"/(?:v\d+(?:beta\d*|alpha\d*)?|openai|openai/deploym
 
 
 def _chat_url(base_url):
-    """``http://h:p``, ``.../v1`` (``/models`` too), a prefix or the endpoint -> the endpoint."""
+    """``http://h:p``, ``.../v1`` (``/models`` too, and ``/chat``: the endpoint cut short), a
+    prefix or the endpoint -> the endpoint."""
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -1457,6 +1460,8 @@ def _chat_url(base_url):
         raise JudgeError("judge URL must not carry credentials (user:password@host); pass "
                          "the key as api_key or in LLM_JUDGE_API_KEY")
     path = re.sub(r"/models\Z", "", parts.path.rstrip("/"))
+    if path.endswith("/chat") and _ROOT_PATH_RE.search(path[:-len("/chat")]):
+        path += "/completions"
     if not path.endswith("/chat/completions"):
         path += "/chat/completions" if _ROOT_PATH_RE.search(path) else "/v1/chat/completions"
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
@@ -2158,11 +2163,17 @@ def _http_error(status, data, headers, where, keyed=False):
                         status=status)
     wait = _retry_after(headers)
     message, kind = _error_kind(status, data, _server_message(data), wait, keyed)
+    if status == 404 and where.startswith("POST ") and not _EXPLAINED_RE.search(message):
+        message += _NO_CHAT_HERE  # no endpoint at that path: the judge URL is wrong
     retry_after = None
     if kind == "http_error":  # the others are not retried
         retry_after = wait
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
                     kind=kind, retry_after=retry_after)
+
+
+_NO_CHAT_HERE = (" (no chat endpoint there: give the judge URL as the server's base, "
+                 "http://HOST:PORT or .../v1, or the full .../v1/chat/completions)")
 
 
 def _error_kind(status, data, message, wait, keyed):
@@ -2848,9 +2859,10 @@ class LLMJudge:
 
     ``score(example, output)`` returns ``{"judge_score": float}`` and never raises;
     ``judge(...)`` the full Judgement. The base URL (``http://h:p``, ``.../v1``, a gateway
-    prefix or the full ``.../v1/chat/completions``) defaults to ``LLM_JUDGE_API_BASE`` or
-    ``OPENAI_BASE_URL``, the key to ``LLM_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (keyless
-    servers need none), the model to the one ``GET /v1/models`` lists. ``template`` is a
+    prefix or the full ``.../v1/chat/completions``; ``.../v1/chat`` is read as that)
+    defaults to ``LLM_JUDGE_API_BASE`` or ``OPENAI_BASE_URL``, the key to
+    ``LLM_JUDGE_API_KEY`` or ``OPENAI_API_KEY`` (keyless servers need none), the model to
+    the one ``GET /v1/models`` lists. ``template`` is a
     name in TEMPLATES or ``str.format`` text (default ``rating_ref`` given a reference,
     else ``rating``); ``parser`` and ``scale`` read a custom template's reply. A failed
     judgement scores ``on_failure`` (0.0; NaN or None if you prefer) unless ``strict``.
@@ -2899,9 +2911,9 @@ class LLMJudge:
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         self._alive, self._refused_since = False, None  # see _call
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
-        self.cache = cache
-        if isinstance(cache, str):
-            self.cache = _Cache(cache)
+        self.cache, self._own_cache = cache, isinstance(cache, (str, os.PathLike))
+        if self._own_cache:
+            self.cache = _Cache(os.fspath(cache))
         self._sleep, self._max_bytes = sleep, max_response_bytes
         self._replicas = _Replicas(self.urls, eager=self.url != _OFFLINE)  # it sends none
         self.rpm, self.tpm = rpm, tpm
@@ -3029,8 +3041,12 @@ class LLMJudge:
         return _rebuilt_judge, (keywords, self.params, list(self.adapted))
 
     def close(self):
-        """Close the connections this thread kept open (each thread has its own)."""
+        """Close the connections this thread kept open (each thread has its own), and the
+        cache file when ``cache`` was a path (a store passed in is the caller's to close).
+        A closed judge still judges: it connects, and opens its cache file, again."""
         self._replicas.close_thread()
+        if self._own_cache:
+            self.cache.close()
 
     def __enter__(self):
         return self
@@ -3929,7 +3945,7 @@ def _as_given(keywords):
 def _absolute_paths(given):
     """The cache file and image folder as absolute paths: a judge unpickled in a worker
     started in another folder (Ray's) reads the same ones, not a folder's of that name."""
-    if isinstance(given["cache"], str):
+    if isinstance(given["cache"], (str, os.PathLike)):
         given["cache"] = os.path.abspath(given["cache"])
     if isinstance(given["image_root"], (str, os.PathLike)):
         given["image_root"] = os.path.abspath(given["image_root"])
@@ -4834,8 +4850,8 @@ def _is_headers(headers):
 
 
 def _is_store(cache):
-    """A path, or an object that gets and puts replies (a _Cache)."""
-    if _is_text(cache):
+    """A path (a pathlib one too), or an object that gets and puts replies (a _Cache)."""
+    if isinstance(cache, (str, os.PathLike)):
         return True
     return callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))
 
@@ -5424,13 +5440,18 @@ class _Cache:
     """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
     (never the API key). One write per line on an O_APPEND descriptor: processes sharing
     the file never interleave, and ``kill -9`` tears at most the last line, skipped later.
-    Each key's offset is in _Keys (on disk); the line read there must hold the whole key."""
+    Each key's offset is in _Keys (on disk); the line read there must hold the whole key.
+    close() lets the file and its index go; a get or put after it opens them again."""
 
     def __init__(self, path):
         self.path, self._lock = path, threading.Lock()
         self._where = os.path.abspath(path)  # what a pickle opens, from any folder
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        self._file = open(path, "rb")
+        self._open()
+
+    def _open(self):
+        """Open the file and index its keys: at first, and at a use after close()."""
+        self._fd = os.open(self._where, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        self._file = open(self._where, "rb")
         self._index = _Keys(_keys_in(self._file, lambda line: line.endswith(b"\n") and re.match(
             rb'\{"key": "([0-9a-f]{64})"', line)))
         self._file.seek(max(self._file.tell() - 1, 0))
@@ -5440,6 +5461,8 @@ class _Cache:
     def get(self, key):
         try:  # no line, another key's line, or a reply not of the shape put writes: None
             with self._lock:
+                if self._fd is None:
+                    self._open()
                 self._file.seek(self._index.get(key))
                 line = self._file.readline()
             entry = json.loads(line)
@@ -5455,6 +5478,8 @@ class _Cache:
     def put(self, key, reply):
         line = rest = (json.dumps({"key": key, "reply": reply}) + "\n").encode()
         with self._lock:
+            if self._fd is None:
+                self._open()
             while rest:  # one write, unless the disk fills: then the next one raises
                 rest = rest[os.write(self._fd, rest):]
             self._index[key] = os.lseek(self._fd, 0, os.SEEK_CUR) - len(line)
@@ -5463,8 +5488,11 @@ class _Cache:
         return _Cache, (self._where,)
 
     def close(self):
-        self._file.close()
-        os.close(self._fd)
+        with self._lock:
+            if self._fd is not None:
+                self._file.close()
+                os.close(self._fd)
+                self._fd = self._file = self._index = None  # the index holds a MiB
 
 
 class _Replies(_Keys):
@@ -5922,7 +5950,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     gets ``"waiting"``: how many finished ones it holds back. When ``stop_on(result)``
     names a reason (a 401, an exhausted quota), the records not yet sent are yielded as
     ``not_judged``. Workers are daemon threads: an interrupted run abandons what is in
-    flight. ``judge`` may be a list of judges (closed at the end); ``judge_one(record)``
+    flight. ``judge`` may be a list of judges (each worker closes its connections as it
+    ends; a cache file stays open until ``close()``); ``judge_one(record)``
     may return any result; ``failed(status, error)`` makes that of a record not judged.
     What a worker meets is the record's ``internal_error``, but KeyboardInterrupt and
     SystemExit (or a ``failed`` that raises): those are raised here, in the caller's thread.
@@ -5982,8 +6011,8 @@ class _Workers:
                 put((index, (record, self.attempt(record))))
             except BaseException as exc:  # a thread that died would leave the caller waiting
                 put((index, _Raised(exc)))
-        for each in self.judges:
-            each.close()
+        for each in self.judges:  # this thread's connections; the cache is the caller's
+            each._replicas.close_thread()
 
     def attempt(self, record):
         """The record's result; what judging it raised is its internal_error, but a stop."""
@@ -6551,29 +6580,66 @@ def _whole_number(text, least):
     return int(text)
 
 
-def _arg_parser():
+# The flags of _FLAGS that report reads (a record's texts, the figures, its files); a run's
+# others given to report are a usage error, not ignored
+_REPORT_FLAGS = ("--question-field", "--response-field", "--response-a-field",
+                 "--response-b-field", "--responses-field", "--price", "--max-error-rate",
+                 "--summary", "--html", "--html-rows", "-q/--quiet", "--group-by",
+                 "--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
+                 "--model-field", "--baseline", "--strong-weight", "--mixed")
+
+
+# (usage, description, epilog, input's help) of a run's parser, and of report's
+_PARSER_TEXTS = {
+    False: ("%(prog)s [options] INPUT.jsonl", "Grade JSONL records with an LLM judge on an "
+            "OpenAI-compatible server: records to stdout (or -o), progress and the summary to "
+            "stderr. `minijudge report OUT.jsonl ...` prints the summary of scored records "
+            "(shards too) again.",
+            "quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 data.jsonl",
+            "JSONL file of records, or - for stdin"),
+    True: ("minijudge report [options] OUT.jsonl [MORE.jsonl ...]", "Print the summary of "
+           "scored records again: a run's -o, or its shards' (each record once). Records of "
+           "different runs are refused but --mixed.",
+           "example: python -m minijudge report shard-*.jsonl --summary summary.json",
+           "JSONL file of scored records"),
+}
+
+
+def _arg_parser(*, report=False):
+    """The command line's parser; with ``report``, report's: its usage, and only the flags
+    it reads (the others have a run's defaults: report shares the summary's code)."""
     import argparse
-    parser = argparse.ArgumentParser(
-        prog="minijudge", usage="%(prog)s [options] INPUT.jsonl", description="Grade JSONL "
-        "records with an LLM judge on an OpenAI-compatible server: records to stdout (or "
-        "-o), progress and the summary to stderr. `minijudge report OUT.jsonl ...` prints "
-        "the summary of scored records (shards too) again.",
-        epilog="quickstart: python -m minijudge --judge-url http://127.0.0.1:8000 data.jsonl")
-    parser.add_argument("input", nargs="*", help="JSONL file of records, or - for stdin")
-    parser.add_argument("--version", action="version", version="minijudge " + __version__)
-    group = None
-    for entry in _FLAGS:
-        if isinstance(entry, str):
-            group = parser.add_argument_group(*entry.split(": ", 1))
-        else:
-            _add_flag(group, entry)
+    usage, description, epilog, input_help = _PARSER_TEXTS[report]
+    parser = argparse.ArgumentParser(prog="minijudge", usage=usage, description=description,
+                                     epilog=epilog)
+    parser.add_argument("input", nargs="*", help=input_help)
+    if not report:
+        parser.add_argument("--version", action="version", version="minijudge " + __version__)
+    _add_flags(parser, report)
+    if report:
+        taken = {action.dest for action in parser._actions}
+        parser.set_defaults(**{dest: value for dest, value in vars(_default_args()).items()
+                               if dest not in taken})
     return parser
 
 
+def _add_flags(parser, report):
+    """Add the flags of _FLAGS in their groups; report's (_REPORT_FLAGS) only if ``report``."""
+    group = None
+    for entry in _FLAGS:
+        if isinstance(entry, _Option):
+            entry = entry.argument()
+        if isinstance(entry, str):
+            title, _, text = entry.partition(": ")
+            if report:  # the groups' notes are a run's: the server's variables, batch engines
+                text = ""
+            group = parser.add_argument_group(title, text or None)
+        elif not report or entry[0].split(" ")[0] in _REPORT_FLAGS:
+            _add_flag(group, entry)
+
+
 def _add_flag(group, entry):
-    """Add one flag of _FLAGS to its argparse group."""
-    if isinstance(entry, _Option):
-        entry = entry.argument()
+    """Add one flag of _FLAGS (an _Option's argument()) to its argparse group."""
     spec, text, *more = entry
     flags, _, metavar = spec.partition(" ")
     options = dict(*more, help=text, metavar=metavar or None)
@@ -6590,13 +6656,13 @@ def _add_flag(group, entry):
 def main(argv=None):
     """``python -m minijudge``: exit 0 done, 1 too many failures or the server is
     unusable (or a full disk), 2 usage error, 130 interrupted (143 on SIGTERM)."""
-    parser = _arg_parser()
     if argv is None:
         argv = sys.argv[1:]
     argv = list(argv)
     report = argv[:1] == ["report"]
     if report:
         argv = argv[1:]
+    parser = _arg_parser(report=report)
     try:
         args = _parse_args(parser, argv, report)
     except SystemExit as exc:
@@ -6625,6 +6691,8 @@ def _parse_args(parser, argv, report):
         parser.error("the following arguments are required: input")
     if args.check and args.dry_run:
         parser.error("--check asks the server and --dry-run sends nothing: pick one")
+    if args.mixed and not report:  # a run would take it and do nothing
+        parser.error("--mixed is report's: python -m minijudge report OUT.jsonl ... --mixed")
     if len(args.input) > 1 and not report:
         parser.error("one input file, got {}; to summarise several scored files (shards): "
                      "python -m minijudge report OUT.jsonl ...".format(len(args.input)))
@@ -7403,8 +7471,7 @@ def _check_reference_shown(args, specs):
         return
     shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
     for prefix, judge, _ in specs:
-        text = TEMPLATES.get(judge.template, judge.template) or "{reference}"  # rating_ref
-        if not {name for _, name, _, _ in _FORMATTER.parse(text)} & shown:
+        if not _template_fields(judge) & shown:
             if args.judges:
                 where = "judge {}'s template".format(prefix)
             else:
@@ -7412,6 +7479,13 @@ def _check_reference_shown(args, specs):
             raise ValueError("--reference-field {}: {} has no {{reference}} (or "
                              "{{answer}}, {{reference_section}}) field, so the reference would "
                              "not reach the judge".format(field, where))
+
+
+def _template_fields(judge):
+    """The fields the judge's template shows: its own, a built-in's (the default, rating or
+    rating_ref, shows {reference} when there is one)."""
+    text = TEMPLATES.get(judge.template, judge.template) or "{reference}"
+    return {name for _, name, _, _ in _FORMATTER.parse(text)}
 
 
 def _judges_config(path):
@@ -9343,18 +9417,18 @@ def _count_defaults(tally, judgement, record, args, mode):
 def _count_lacks(tally, record, args, mode):
     """_count_defaults of a record that was judged."""
     tally.defaulted["records"] += 1
-    if tally.lack_checks is None:  # a tally counts one judge of one run: its flags, its mode
-        tally.lack_checks = _lack_checks(args, mode)
     for key, lacks in tally.lack_checks:
         if lacks(args, record, mode):  # a key never counted reads 0 all the same
             tally.defaulted[key] += 1
 
 
-def _lack_checks(args, mode):
-    """The _LACKS checks that can find a record lacking its field in a run of these flags
-    and mode, decided once a run: a flag not given, or a mode that needs no such field,
-    lacks nothing on any record (a check a record was a tenth of an export's tally)."""
-    return tuple((key, lacks) for key, lacks in _LACKS.items() if _LACKS_WHEN[key](args, mode))
+def _lack_checks(args, mode, judge):
+    """The _LACKS checks that can find a record lacking its field in a run of these flags,
+    mode and judge, decided once a run: a flag not given, or a mode or template that needs no
+    such field, lacks nothing on any record (a check a record was a tenth of an export's
+    tally)."""
+    return tuple((key, lacks) for key, lacks in _LACKS.items()
+                 if _LACKS_WHEN[key](args, mode, judge))
 
 
 def _unreadable_label(args, record, mode):
@@ -9404,23 +9478,27 @@ _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
     "human_unread": _unreadable_label}  # there, but no label: a line of its own
 
 
-def _may_lack_answer(args, mode):
-    return isinstance(args.reference_field, _Default) and mode in _OPTIONAL_REFERENCE
+def _may_lack_answer(args, mode, judge):
+    """A record's 'answer' is its reference only if the judge's template shows one: a custom
+    template may show it under another name ({gold}), or none."""
+    if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
+        return False
+    return bool(_template_fields(judge) & {"reference", "answer", "reference_section"})
 
 
-def _may_lack_question(args, mode):
+def _may_lack_question(args, mode, judge):
     return args.question_field is None
 
 
-def _may_lack_label(args, mode):
+def _may_lack_label(args, mode, judge):
     return args.human_field is not None
 
 
-def _may_lack_criterion(args, mode):
+def _may_lack_criterion(args, mode, judge):
     return mode == "criterion" and bool(args.criteria) and args.criteria_field is not None
 
 
-_LACKS_WHEN = {  # _LACKS' key: can a record lack it at all, given the flags and the mode?
+_LACKS_WHEN = {  # _LACKS' key: can a record lack it at all, given the flags, mode and judge?
     "answer": _may_lack_answer, "question": _may_lack_question, "human": _may_lack_label,
     "criteria": _may_lack_criterion, "human_unread": _may_lack_label}
 
@@ -9568,7 +9646,7 @@ class _Tally:
         self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_reasks
         self.human = []  # (the judge's rating or None, its score, the label)
         self.defaulted = collections.Counter()  # a run's: see _count_defaults
-        self.lack_checks = None  # the checks _count_defaults makes, chosen on its first record
+        self.lack_checks = ()  # the checks _count_defaults makes: a run's (_Run), one judge's
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
 
     def add(self, judgement, human=None, lengths=()):
@@ -11430,6 +11508,8 @@ class _Run:
         self.progress, self.total = _progress(args)
         self.outputs, self.members = _outputs(specs, args)
         self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
+        for prefix, judge, mode in self.outputs:
+            self.tallies[prefix].lack_checks = _lack_checks(args, mode, judge)
         self.jurors = _jurors(specs, args)
         self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
@@ -12148,7 +12228,10 @@ def _record_total(args):
     if args.input == "-" or not os.path.isfile(args.input):
         return None
     with open(args.input, "rb", _READ_BUFFER) as f:
-        total = sum(1 for line in f if line.strip())
+        first = f.readline()
+        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it (_first_line)
+            first = first[3:]
+        total = sum(1 for line in itertools.chain([first], f) if line.strip())
     k, n = 0, 1
     if args.shard:
         k, n = _read_shard(args.shard)
@@ -12241,12 +12324,27 @@ def _emit(summaries, args, several, tallies, rows, title):
 
 def _write_page(page):
     """(path, None) once ``page``, (path, a function giving its text), is written there;
-    (path, the OSError) if it cannot be (a full disk): said as a run's other files are."""
+    (path, the OSError) if it cannot be (a full disk): said as a run's other files are.
+    A file is written whole beside itself, then renamed over the earlier one, so a kill or
+    a full disk midway leaves the earlier page as it was (a link to it stays a link, its
+    mode stays); a device or a FIFO (/dev/stdout, /dev/full) is written to directly."""
     path, text = page
+    target = os.path.realpath(path)
+    folder, name = os.path.split(target)
+    part = os.path.join(folder, ".{}.{}.part".format(name, os.getpid()))
+    if os.path.exists(path) and not os.path.isfile(path):  # nothing to rename over
+        part = target = path
     try:
-        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text())
+        data = text().encode("utf-8", "backslashreplace")
+        with open(part, "wb") as f:
+            f.write(data)
+        if part != target:
+            if os.path.exists(target):
+                os.chmod(part, stat.S_IMODE(os.stat(target).st_mode))
+            os.replace(part, target)
     except OSError as exc:
+        if part != target and os.path.exists(part):
+            os.remove(part)
         return path, exc
     return path, None
 

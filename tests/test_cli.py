@@ -388,6 +388,55 @@ class ExitCodeTest(CLITest):
                                   if issubclass(w.category, ResourceWarning)], [])
 
 
+class ReportUsageTest(CLITest):
+    """report's own help and usage: issue 44 found `report --help` printing a run's."""
+
+    REPORT_USAGE = "usage: minijudge report [options] OUT.jsonl [MORE.jsonl ...]\n"
+
+    def minijudge(self, *argv):
+        proc = self.popen(*argv)
+        out, err = proc.communicate(timeout=30)
+        return proc.returncode, out.decode(), err.decode()
+
+    def test_report_help_lists_the_flags_report_takes(self):
+        code, out, err = self.minijudge("report", "--help")
+        self.assertEqual((code, err), (0, ""))
+        self.assertTrue(out.startswith(self.REPORT_USAGE), out[:300])
+        listed = re.findall(r"(?m)^  (-[\w-]+)", out)
+        self.assertEqual(listed, [
+            "-h", "--question-field", "--response-field", "--response-a-field",
+            "--response-b-field", "--responses-field", "--price", "--max-error-rate",
+            "--summary", "--html", "--html-rows", "-q", "--group-by", "--human-field",
+            "--bootstrap-seed", "--bootstrap-samples", "--confidence", "--model-field",
+            "--baseline", "--strong-weight", "--mixed"])
+        self.assertIn("summary of scored records", out)
+
+    def test_a_flag_report_does_not_take_is_refused_with_reports_usage(self):
+        scored = self.path("out.jsonl")
+        code, _, err = self.main("--judge-url", self.srv.url, "-q", "-o", scored,
+                                 self.write_jsonl("in.jsonl", records(2)))
+        self.assertEqual(code, 0, err)
+        for argv, message in (
+                (["report", scored, "--dry-run"], "unrecognized arguments: --dry-run"),
+                (["report"], "the following arguments are required: input"),
+                (["report", scored, "--html-rows", "x"],
+                 "argument --html-rows: invalid int value: 'x'")):
+            with self.subTest(argv=argv):
+                code, out, err = self.minijudge(*argv)
+                self.assertEqual((code, out), (2, ""))
+                self.assertTrue(err.startswith(self.REPORT_USAGE), err)
+                self.assertTrue(err.endswith("minijudge: error: " + message + "\n"), err)
+                self.assertNotIn("--judge-url", err)
+
+    def test_reports_own_flag_on_a_run_is_refused_not_ignored(self):
+        code, out, err = self.minijudge("--judge-url", self.srv.url, "--mixed",
+                                        self.write_jsonl("in.jsonl", records(1)))
+        self.assertEqual((code, out), (2, ""))
+        self.assertTrue(err.endswith("minijudge: error: --mixed is report's: python -m "
+                                     "minijudge report OUT.jsonl ... --mixed\n"), err)
+        self.assertEqual(self.srv.chat_count, 0)
+
+
 class PreflightTest(CLITest):
     """A dead, locked or wrong server stops the run at once, naming the URL."""
 
@@ -431,7 +480,10 @@ class PreflightTest(CLITest):
         err = self.preflight_fails("--judge-url", self.srv.url + "/api", "--judge-model",
                                    "m")
         self.assertEqual(err, "minijudge: error: preflight failed: http 404 from POST "
-                              "{}/api/v1/chat/completions: Not Found\n".format(self.srv.url))
+                              "{}/api/v1/chat/completions: Not Found (no chat endpoint "
+                              "there: give the judge URL as the server's base, "
+                              "http://HOST:PORT or .../v1, or the full "
+                              ".../v1/chat/completions)\n".format(self.srv.url))
         self.assertEqual(self.srv.chat_count, 1)
 
     def test_wrong_path_without_a_model(self):
@@ -692,6 +744,29 @@ class ProcessTest(CLITest):
         for r in written:
             self.assertEqual((r["judge_status"], r["judge_raw"]),
                              ("ok", str(r["id"] % 5 + 1)))
+
+    def test_ctrl_c_counts_the_records_of_a_file_whose_first_line_is_a_byte_order_mark(self):
+        # issue 44: the BOM line, blank once the BOM is off as the records are read, was
+        # counted as a record in the stop note's "N of M"
+        n = 40
+        with open(self.path("in.jsonl"), "wb") as f:
+            f.write(b"\xef\xbb\xbf\n" + "".join(json.dumps(r) + "\n"
+                                               for r in records(n)).encode())
+        self.srv.delay = 0.05
+        ours = signal.signal(signal.SIGINT, signal.default_int_handler)  # as above
+        try:
+            proc = self.popen("--judge-url", self.srv.url, "--concurrency", "1", "-o",
+                              self.path("out.jsonl"), self.path("in.jsonl"))
+        finally:
+            signal.signal(signal.SIGINT, ours)
+        self.addCleanup(proc.wait)
+        self.wait_for_chats(proc, 3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+        err = err.decode()
+        self.assertEqual(proc.returncode, 130, err)
+        written = len(parse_lines(self.read("out.jsonl")))
+        self.assertIn("  interrupted: {} of {} records written to ".format(written, n), err)
 
     def test_stdin_dash(self):
         self.srv.responder = by_response(ratings(3))

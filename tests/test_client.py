@@ -26,6 +26,8 @@ from stub import (SideBySide, StubServer, StubTestCase, chat, choices_null, drop
 KEY = "sk-test-SECRET123"
 EXAMPLE = {"question": "q", "answer": "a"}
 OUTPUT = {"response": "r"}
+NO_CHAT_HERE = (" (no chat endpoint there: give the judge URL as the server's base, "
+                "http://HOST:PORT or .../v1, or the full .../v1/chat/completions)")
 TRUNCATED = ("the reply was cut off (finish_reason length) before a verdict: raise "
              "max_tokens (reasoning models need ~1024) or disable thinking with extra_body "
              '{"chat_template_kwargs": {"enable_thinking": false}}')
@@ -76,6 +78,32 @@ class ContractTest(StubTest):
                                              {"response": "r"}), {"judge_score": 0.75})
                 self.assertEqual(self.paths(), [("GET", root + "/models"),
                                                 ("POST", root + "/chat/completions")])
+
+    def test_a_url_ending_in_chat_is_the_chat_endpoint_cut_short(self):
+        # issue 44: .../v1/chat was taken for a prefix: POST .../v1/chat/v1/chat/completions
+        for suffix, root in (("/v1/chat", "/v1"), ("/v1/chat/", "/v1"),
+                             ("/openai/v1/chat", "/openai/v1")):
+            with self.subTest(url=suffix):
+                self.srv.clear()
+                judge = self.closing(minijudge.LLMJudge(self.srv.url + suffix, model="m"))
+                self.assertEqual(judge.url, self.srv.url + root + "/chat/completions")
+                self.assertEqual(judge.score(EXAMPLE, OUTPUT), {"judge_score": 0.75})
+                self.assertEqual(self.paths(), [("POST", root + "/chat/completions")])
+
+    def test_a_404_from_the_chat_url_says_to_give_the_base_url(self):
+        # a path the server has no chat endpoint at: the 404 alone did not say what to fix
+        self.srv.responder = lambda request: error(404, "Not Found", style="detail")
+        judge = self.closing(minijudge.LLMJudge(self.srv.url + "/api/chat", model="m"))
+        j = judge.judge(EXAMPLE, OUTPUT)
+        self.assertEqual((j.status, j.http_status), ("http_error", 404))
+        self.assertEqual(j.error, "http 404 from POST {}/api/chat/v1/chat/completions: Not "
+                         "Found".format(self.srv.url) + NO_CHAT_HERE)
+        # a 404 that says why (a model the server does not serve) gets no hint
+        self.srv.responder = None
+        self.srv.strict_model = True
+        j = self.judge(model="wrong").judge(EXAMPLE, OUTPUT)
+        self.assertEqual(j.error, "http 404 from POST {}: The model `wrong` does not "
+                         "exist.".format(self.chat_url))
 
     def test_azure_deployment_url_keeps_api_version_and_sends_api_key_header(self):
         self.srv.require_key = KEY
@@ -258,8 +286,11 @@ class RetryTest(StubTest):
                 j = judge.judge(EXAMPLE, OUTPUT)
                 self.assertEqual((j.status, j.http_status, j.attempts),
                                  ("http_error", status, 1))
+                hint = ""
+                if status == 404:  # issue 44: a 404 of the chat URL says which URL to give
+                    hint = NO_CHAT_HERE
                 self.assertEqual(j.error, "http {} from POST {}: nope {}".format(
-                    status, self.chat_url, status))
+                    status, self.chat_url, status) + hint)
                 self.assertEqual(self.srv.chat_count, 1)
         self.assertEqual(self.waits, [])
 

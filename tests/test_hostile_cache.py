@@ -177,6 +177,65 @@ class SurrogateTest(CacheTestCase):
             self.assertEqual(self.srv.chat_count, asked)
 
 
+class OpenedByTheJudgeTest(StubTestCase):
+    def test_close_releases_a_cache_the_judge_opened_and_a_later_use_opens_it_again(self):
+        # issue 44: a notebook running a cell again made a judge with cache="path" each time,
+        # and neither close() nor with released its descriptor: at the limit, EMFILE. The
+        # judges are kept, as a notebook's outputs keep them.
+        code = r"""
+import os, resource, sys, minijudge
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+url, path = sys.argv[1], sys.argv[2]
+before, judges = len(os.listdir("/proc/self/fd")), []
+for i in range(1000):
+    judges.append(minijudge.LLMJudge(url, model="m", cache=path))
+    judges[-1].close()
+    with minijudge.LLMJudge(url, model="m", cache=path) as judge:
+        judges.append(judge)
+judge = judges[0]
+asked = [{"role": "user", "content": "Rate it"}]
+replies = [judge.chat(asked)["content"]]
+judge.close()
+replies.append(judge.chat(asked)["content"])  # opened again: the reply it cached
+judge.close()
+print(len(os.listdir("/proc/self/fd")) - before, replies)
+"""
+        done = subprocess.run([*PYTHON, "-c", code, self.srv.url, self.path("c.jsonl")],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr.decode())
+        self.assertEqual(done.stdout, b"0 ['4', '4']\n")
+        self.assertEqual(self.srv.chat_count, 1)
+
+    def test_judge_records_leaves_the_cache_open_for_the_judge_to_close(self):
+        # its workers close their own connections as they end: closing the shared cache too
+        # made the next lookup open and index the whole file again, once a worker
+        from unittest import mock
+        records = [record(i) for i in range(20)]
+        real_open = minijudge._Cache._open
+        with mock.patch.object(minijudge._Cache, "_open", autospec=True,
+                               side_effect=real_open) as opened:
+            with minijudge.LLMJudge(self.srv.url, model="m", cache=self.path("c.jsonl")) as judge:
+                for _ in range(2):  # the second time, every reply from the cache
+                    results = list(minijudge.judge_records(judge, records, concurrency=4))
+                    self.assertEqual([j.status for _, j in results], ["ok"] * 20)
+        self.assertEqual((opened.call_count, self.srv.chat_count), (1, 20))
+
+    def test_a_pathlib_path_is_a_path(self):
+        # it was refused: "cache must be a path or a store with get and put; got PosixPath(...)"
+        import pathlib
+        import pickle
+        path = pathlib.Path(self.path("c.jsonl"))
+        asked = [{"role": "user", "content": "Rate it"}]
+        with minijudge.LLMJudge(self.srv.url, model="m", cache=path) as judge:
+            judge.chat(asked)
+            again = pickle.loads(pickle.dumps(judge))  # opens the same file, from anywhere
+        with again:
+            self.assertEqual(again.chat(asked)["content"], "4")
+        self.assertEqual(self.srv.chat_count, 1)
+        self.assertEqual(len(path.read_text().splitlines()), 1)
+
+
 class FullDiskTest(unittest.TestCase):
     def test_put_raises_when_the_file_cannot_grow(self):
         # RLIMIT_FSIZE: the write that crosses it is cut short, the next one fails

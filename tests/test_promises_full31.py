@@ -135,6 +135,46 @@ class AFullDisk(StubTestCase):
                 self.assertTrue(err.endswith("cannot write /dev/full: [Errno {}] {}\n".format(
                     errno.ENOSPC, os.strerror(errno.ENOSPC))), err)
 
+    def test_a_page_or_summary_that_cannot_be_written_whole_leaves_the_earlier_one(self):
+        # issue 44: the page was truncated before the new one was written, so a full disk
+        # (or a kill) midway left a cut page, or 0 bytes
+        self.records(5)
+        run = ["--judge-model", "judge-model", "--judge-url", self.srv.url + "/v1", "data.jsonl"]
+        code, err = self.minijudge(*run, "-o", "out.jsonl")
+        self.assertEqual(code, 0, err)
+        for flag in ("--summary", "--html"):
+            for argv in (["report", "out.jsonl"], run):
+                with self.subTest(flag=flag, command=argv[0]):
+                    with open(self.path("page"), "w") as f:
+                        f.write("the earlier page\n")
+                    os.chmod(self.path("page"), 0o640)
+                    code, err = self.minijudge(*argv, flag, "page", limit=300)
+                    self.assertEqual(code, 1, err)
+                    self.assertNotIn("Traceback", err)
+                    self.assertTrue(err.endswith("minijudge: error: cannot write page: "
+                                                 + TOO_LARGE + "\n"), err)
+                    with open(self.path("page")) as f:
+                        self.assertEqual(f.read(), "the earlier page\n")
+                    self.assertEqual(sorted(n for n in os.listdir(self.tmp) if "page" in n),
+                                     ["page"])  # no half-written file left beside it
+                    code, err = self.minijudge(*argv, flag, "page")
+                    self.assertEqual(code, 0, err)
+                    with open(self.path("page")) as f:
+                        self.assertNotIn("the earlier page", f.read())
+                    self.assertEqual(os.stat(self.path("page")).st_mode & 0o777, 0o640)
+        # a link to the page stays a link; a pipe (not a file renamed over) is written to
+        os.symlink("page", self.path("link"))
+        code, err = self.minijudge("report", "out.jsonl", "--summary", "link")
+        self.assertEqual(code, 0, err)
+        self.assertTrue(os.path.islink(self.path("link")))
+        with open(self.path("page")) as f:
+            self.assertEqual(json.load(f)["records"], 5)
+        done = subprocess.run([*PYTHON, "-m", "minijudge", "report", "out.jsonl", "--summary",
+                               "/dev/stdout"], cwd=self.tmp, env=ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout)["records"], 5)
+
 
 class ASlowExport(StubTestCase):
     def test_its_batch_lines_are_written_as_its_records_come_not_at_its_end(self):

@@ -1,12 +1,16 @@
 """Templates: every built-in renders; fields, aliases and refusals behave as documented."""
 
 import os
+import subprocess
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 
 from minijudge import TEMPLATES, LLMJudge, TemplateError, render  # noqa: E402
+from stub import JUDGE_ENV, PYTHON, StubTestCase  # noqa: E402
 
 RECORD = {"question": "What is 2+2?", "answer": "4", "response": "four",
           "response_a": "4", "response_b": "5", "category": "math",
@@ -32,6 +36,17 @@ class RenderTest(unittest.TestCase):
                       "|{category}|{extra}", RECORD, reference="4", response="four",
                       extra="x")
         self.assertEqual(text, "4|4|four|four|four|math|math|x")
+
+    def test_a_field_the_record_has_wins_over_an_alias_of_another(self):
+        # issue 44: {output} was the response even where the record had its own "output"
+        record = {"question": "q", "response": "the model's", "output": "the expected",
+                  "answer": "a model's answer", "prediction": "p", "pred": "pd"}
+        text = render("{output}|{answer}|{prediction}|{pred}|{response}|{reference}", record,
+                      reference="gold", response="the model's")
+        self.assertEqual(text, "the expected|a model's answer|p|pd|the model's|gold")
+        # a field the record leaves null is not there: the alias stands for it
+        self.assertEqual(render("{output}|{answer}", {"output": None, "answer": None},
+                                response="r", reference="g"), "r|g")
 
     def test_keywords_win_over_record(self):
         self.assertEqual(render("{question}", RECORD, question="other"), "other")
@@ -72,6 +87,36 @@ class RenderTest(unittest.TestCase):
         self.assertEqual((result.status, result.score), ("template_error", 0.0))
         self.assertEqual(result.error, "template needs field 'missing'; got question, "
                                        "response")
+
+
+class ReferenceLineTest(StubTestCase):
+    """The summary says "judged without a reference" only where the judge got none."""
+
+    def summary(self, *argv):
+        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+        env["PYTHONPATH"] = os.path.dirname(HERE)
+        done = subprocess.run([*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
+                               "--judge-model", "judge-model", "-o", self.path("out.jsonl")]
+                              + list(argv), cwd=self.tmp, env=env, stderr=subprocess.PIPE,
+                              timeout=60)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stderr.decode()
+
+    def test_a_template_that_shows_no_reference_field_is_not_told_it_judged_without_one(self):
+        # issue 44: a template showing the reference as {gold} was told "judged without a
+        # reference" because the records have no 'answer'
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r", "gold": "g"}])
+        template = self.write("gold.txt", "{question}\nGold: {gold}\n{response}\nRate it 1-5.")
+        err = self.summary("--template", template, data)
+        self.assertEqual(self.srv.requests[-1].prompt, "q\nGold: g\nr\nRate it 1-5.")
+        self.assertNotIn("fields:", err)
+        # a template that would show a record's 'answer' (the default, rating or rating_ref,
+        # or one with {reference_section}) still says so
+        shown = self.write("shown.txt", "{question}\n{reference_section}{response}")
+        for argv in ([data], ["--template", shown, data]):
+            with self.subTest(argv=argv):
+                self.assertIn("  fields: no record has field 'answer': judged without a "
+                              "reference\n", self.summary(*argv))
 
 
 if __name__ == "__main__":
