@@ -10687,18 +10687,28 @@ def _groups_of(tally, record, fields):
 
 def _group_label(record, field):
     """The record's value of ``field`` as its group is named: its JSON as -o writes it (NaN
-    and 1e999 as null), cut past 60 characters and told apart by its hash; or _NO_FIELD."""
+    and 1e999 as null, a whole number without its ".0"), cut past 60 characters and told
+    apart by its hash; or _NO_FIELD."""
     if field not in record:
         return _NO_FIELD
-    try:
-        text = json.dumps(record[field], ensure_ascii=False, sort_keys=True, allow_nan=False)
-    except ValueError:
-        value = _nan_as_null(record[field])
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    value = record[field]
+    if not isinstance(value, str):  # 1 and 1.0 are one JSON number: one group
+        value = json.loads(json.dumps(value), parse_constant=lambda _: None,
+                           parse_float=_one_number)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     text = _env_keys_hidden(text)  # a field holding the key: before the cut, none of it shown
     if len(text) > _GROUP_LABEL_MAX:
         text = "{}... sha256 {}".format(text[:40], _sha(text))
     return text
+
+
+def _one_number(text):
+    """A JSON number read as one value however it is written: 1.0 and 1e0 as 1; past 2**53
+    a float stays one (its digits are no longer the number's)."""
+    number = float(text)
+    if number.is_integer() and abs(number) < 2 ** 53:
+        return int(number)
+    return number
 
 
 def _group_figures(stamp, args, tally, overall=None):

@@ -1,0 +1,72 @@
+"""Issue 44's summary items, through the real command line against the loopback stub:
+--summary keeps every --group-by value and each value whole (only the printed table and
+the page cut, saying so), one JSON number is one group however it is written, a model's
+size tag is part of its name for self-judging, and the mean on the judge's scale has its
+interval beside it.
+"""
+import hashlib
+import html
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from stub import StubTestCase, run_main  # noqa: E402
+from test_promises_stats34c import bootstrap  # noqa: E402
+
+
+def table(err, field):
+    """The printed table of ``field``: its title line and rows, each row's cells."""
+    lines = err.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("  by " + field)))
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.startswith("    "):
+            break
+        rows.append(re.split(r"  +", line.strip()))
+    return lines[start], rows
+
+
+class SummaryTest(StubTestCase):
+    def setUp(self):
+        super().setUp()
+        self.srv.content = "Rating: 4"
+
+    def run_cli(self, records, *more, name="s.json"):
+        data = self.write_jsonl("in.jsonl", records)
+        code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m", data,
+                                   "--summary", self.path(name), "--max-error-rate", "1"]
+                                  + list(more))
+        self.assertEqual(code, 0, err)
+        return err, self.summary(name)
+
+    def report(self, *argv):
+        code, out, err = run_main(["report", "--summary", self.path("r.json"),
+                                   "--max-error-rate", "1"] + list(argv))
+        self.assertEqual(code, 0, err)
+        return err, self.summary("r.json")
+
+    def summary(self, name):
+        with open(self.path(name), encoding="utf-8") as f:
+            return json.load(f)
+
+
+class OneNumberTest(SummaryTest):
+    """--group-by put 1 and 1.0, one JSON number, in two groups."""
+
+    def test_a_number_written_two_ways_is_one_group(self):
+        values = [1, 1.0, 2, 2.5, "1", [1.0, 2], [1, 2.0], {"a": 3.0}, {"a": 3}]
+        records = [{"question": "q%d" % k, "response": "r", "n": v}
+                   for k, v in enumerate(values)]
+        err, summary = self.run_cli(records, "--group-by", "n", "-o", self.path("o.jsonl"))
+        shown = summary["groups"]["n"]["shown"]
+        self.assertEqual([(g["label"], g["records"]) for g in shown],
+                         [("1", 2), ("[1, 2]", 2), ('{"a": 3}', 2), ('"1"', 1), ("2", 1),
+                          ("2.5", 1)])
+        self.assertEqual([type(g["value"]) for g in shown[:1]], [int])
+        self.assertEqual(self.report(self.path("o.jsonl"), "--group-by", "n")[1]["groups"],
+                         summary["groups"])
+
