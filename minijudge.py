@@ -9711,22 +9711,31 @@ def _answered_repeats(member):
 _MODELS_MAX = 1000  # answering models told apart; a new one past them counts among the others
 _SEVERAL_ANSWERS = {"comparative": "two", "pairwise": "two",
                     "systems": "several, named by their keys (matched with the judge's)"}
-# a model's name as self-judging compares it: "Meta-Llama/Judge-8B:q4" is judge-8b
+# a model's name as self-judging compares it: "Meta-Llama/Judge-8B:q4" is judge-8b, and
+# "llama3.1:70b-instruct-q4_K_M" llama3.1-70b (a size is another model, llama3.1:8b another)
 _MODEL_NAME_RE = re.compile(r"""
     (?:.*/)?                      # an organisation or a folder: meta-llama/, /models/
     (?P<name>[^/]*?)              # the model's own name
     (?:-\d{4}-?\d{2}-?\d{2})?     # a dated snapshot: gpt-4o-2024-08-06, -20240806
-    (?:[:@][^/]*)?                # a tag or a revision: llama3:8b, judge@main
-    \Z""", re.VERBOSE | re.DOTALL)
+    (?:
+        :(?P<size>(?:\d+x)?\d+(?:\.\d+)?[bm])  # a size tag: llama3.1:70b, mixtral:8x7b
+        (?:[-_@][^/]*)?                        # then its variant: -instruct-q4_K_M, @main
+      | [:@][^/]*                 # a tag or a revision: :q4_K_M, :latest, judge@main
+    )?
+    \Z""", re.VERBOSE | re.DOTALL | re.IGNORECASE)
 
 
 def _model_key(value):
     """A model's name as self-judging compares it (case folded, without organisation, date,
-    tag or revision), or None: no text, or over 300 characters, names no model."""
+    tag or revision; a size tag is part of it: llama3.1:8b is llama3.1-8b), or None: no
+    text, or over 300 characters, names no model."""
     if not isinstance(value, str) or len(value) > 300:
         return None
-    name = _MODEL_NAME_RE.match(value.strip()).group("name").casefold()
-    return name or None
+    match = _MODEL_NAME_RE.match(value.strip())
+    name = match.group("name")
+    if match.group("size"):
+        name += "-" + match.group("size")
+    return name.casefold() or None
 
 
 def _tally_model(tally, judgement, record, args, mode):

@@ -70,3 +70,24 @@ class OneNumberTest(SummaryTest):
         self.assertEqual(self.report(self.path("o.jsonl"), "--group-by", "n")[1]["groups"],
                          summary["groups"])
 
+
+class ModelSizeTest(SummaryTest):
+    """--model-field warned that llama3.1:70b judged its own answers when they came from
+    llama3.1:8b: the size tag was set aside with the quantisation and revision tags."""
+
+    def test_a_size_tag_is_part_of_the_model_a_quantisation_tag_is_not(self):
+        models = ["llama3.1:8b", "llama3.1:8b-instruct-q4_K_M", "Llama3.1:70B-instruct-q4_K_M",
+                  "ollama/llama3.1:70b@main", "llama3.1-70b", "llama3.1:latest", "mixtral:8x7b"]
+        records = [{"question": "q%d" % k, "response": "r", "model": m}
+                   for k, m in enumerate(models)]
+        err, summary = self.run_cli(records, "--judge-model", "llama3.1:70b", "--model-field",
+                                    "model")
+        judge = summary["self_judging"]["judges"][0]
+        self.assertEqual(judge["answers"], ["Llama3.1:70B-instruct-q4_K_M", "llama3.1-70b",
+                                            "ollama/llama3.1:70b@main"])
+        self.assertEqual((judge["own"]["n"], judge["others"]["n"]), (3, 4))
+        err, summary = self.run_cli(records[:2] + records[5:], "--judge-model", "llama3.1:70b",
+                                    "--model-field", "model")
+        self.assertIsNone(summary["self_judging"])
+        self.assertNotIn("  warning: the judge", err)
+
