@@ -10104,16 +10104,25 @@ def _score_figures(stamp, args, tally):
     """The mean score (of all records, of the judged), on the judge's scale, its interval."""
     # a failed pair is no B win; an item of systems has no one score, so no mean
     sums = {"pairwise": tally.judged, "systems": None}.get(stamp["mode"], tally.all)
+    settings = {"seed": args.bootstrap_seed, "level": args.confidence,
+                "resamples": args.bootstrap_samples}
     if sums is None:
         figures = {"mean_score": None, "mean_score_judged": None}
         interval, ci95, method = None, None, "per system: see systems and ranking"
     else:
         figures = {"mean_score": _sums_mean(tally.all),
                    "mean_score_judged": _sums_mean(tally.judged)}
-        interval, ci95, method = _interval(seed=args.bootstrap_seed, level=args.confidence,
-                                           resamples=args.bootstrap_samples, **sums)
-    figures.update(mean_value=_mean_value(tally.judged, stamp.get("scale")), ci=interval,
-                   ci95=ci95, ci_method=method, interval=_interval_settings(args))
+        interval, ci95, method = _interval(**settings, **sums)
+    scale = stamp.get("scale")
+    value_ci = None
+    if scale and tally.judged["n"]:
+        if sums is not tally.judged and tally.judged["n"] != tally.all["n"]:  # some failed
+            interval_judged = _interval(**settings, **tally.judged)[0]
+        else:  # the same scores: the same resamples
+            interval_judged = interval
+        value_ci = [_on_scale(score, scale) for score in interval_judged]
+    figures.update(mean_value=_mean_value(tally.judged, scale), mean_value_ci=value_ci,
+                   ci=interval, ci95=ci95, ci_method=method, interval=_interval_settings(args))
     return figures
 
 
@@ -10127,7 +10136,12 @@ def _mean_value(judged, scale):
     """The judged records' mean on the judge's own scale."""
     if not scale or not judged["n"]:
         return None
-    return round(scale[0] + judged["total"] / judged["n"] * (scale[1] - scale[0]), 4)
+    return _on_scale(judged["total"] / judged["n"], scale)
+
+
+def _on_scale(score, scale):
+    """A score from 0 to 1 on the judge's scale [LO, HI], as the summary rounds it."""
+    return round(scale[0] + score * (scale[1] - scale[0]), 4)
 
 
 def _traffic_figures(tally, wall):
@@ -10978,7 +10992,8 @@ def _mean_line(s, judged):
     on_scale = ""
     if s.get("mean_value") is not None:
         low, high = s["parameters"]["scale"][:2]
-        on_scale = " ({:g} on the {:g}-{:g} scale)".format(s["mean_value"], low, high)
+        on_scale = " ({:g} on the {:g}-{:g} scale, {} CI {})".format(
+            s["mean_value"], low, high, _level(s), s["mean_value_ci"])
     over_judged = "none judged"  # not "None over the 0 judged"
     if s["mean_score_judged"] is not None:
         over_judged = "{} over the {} judged{}".format(s["mean_score_judged"], judged, on_scale)

@@ -91,3 +91,24 @@ class ModelSizeTest(SummaryTest):
         self.assertIsNone(summary["self_judging"])
         self.assertNotIn("  warning: the judge", err)
 
+
+class MeanOnTheScaleTest(SummaryTest):
+    """The mean on the judge's 1-5 scale was printed with no interval beside it."""
+
+    def test_the_mean_on_the_scale_has_its_interval(self):
+        replies = {"a": "Rating: 5", "b": "Rating: 1", "c": "no rating", "d": "Rating: 3"}
+        texts = ["a", "b", "c", "d", "a"]  # one at a time: each its reply in turn
+        self.srv.push(*[replies[t] for t in texts])
+        records = [{"question": "q%d" % k, "response": t} for k, t in enumerate(texts)]
+        err, summary = self.run_cli(records, "--concurrency", "1", "--no-preflight",
+                                    "--bootstrap-samples", "200", "--confidence", "0.9")
+        judged = [1.0, 0.0, 0.5, 1.0]  # ratings 5, 1, 3, 5; "no rating" failed
+        low, high = bootstrap(judged, 200, 0, 0.9)
+        expected = [round(1 + 4 * low, 4), round(1 + 4 * high, 4)]
+        self.assertEqual((summary["mean_value"], summary["mean_value_ci"]), (3.5, expected))
+        self.assertIn("; 0.625 over the 4 judged (3.5 on the 1-5 scale, 90% CI {}); 90% CI {} "
+                      "(bootstrap, 200 resamples, seed 0)".format(expected, summary["ci"]), err)
+        # all judged: the score's own interval, on the scale
+        self.srv.push(*["Rating: 5", "Rating: 3"] * 2)
+        err, summary = self.run_cli(records[:4], "--concurrency", "1", "--no-preflight")
+        self.assertEqual(summary["mean_value_ci"], [round(1 + 4 * x, 4) for x in summary["ci"]])
