@@ -9907,7 +9907,10 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
         se = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
         return _normal(mean, se, level), _normal(mean, se, 0.95), "normal approximation"
     rng, scores = random.Random(seed), sorted(scores)  # in any order: shards give one interval
-    means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
+    if scores[0] == scores[-1]:  # every resample draws these scores again: their mean, as
+        means = [sum(scores) / n] * resamples  # added up there (10,000 groups of one record)
+    else:
+        means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
     return (_quantiles(means, level), _quantiles(means, 0.95),
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
 
@@ -10682,8 +10685,8 @@ def _human_agreement(args, tally, mode, scale=None, kind=None):
 # -- Figures by group (--group-by) -----------------------------------------------------
 
 _GROUPS_MAX = 10000  # values a --group-by field is tallied for (a _Tally each: ~36 MB)
-_GROUPS_SHOWN = 60  # the values shown of a field, the most records first: MMLU has 57 subjects
-_GROUP_LABEL_MAX = 60  # characters of a value's JSON that name its group; past them, cut
+_GROUPS_SHOWN = 60  # the values a printed table shows, the most records first: MMLU has 57
+_GROUP_LABEL_MAX = 60  # characters of a value's JSON a printed table shows; past them, cut
 _NO_FIELD = "(no field)"  # the group of the records without the field: no JSON, no value's
 # a group's figures: the summary's, of its records alone
 _GROUP_FIGURES = ("records", "statuses", "failed", "failure_rate", "mean_score",
@@ -10710,8 +10713,7 @@ def _groups_of(tally, record, fields):
 
 def _group_label(record, field):
     """The record's value of ``field`` as its group is named: its JSON as -o writes it (NaN
-    and 1e999 as null, a whole number without its ".0"), cut past 60 characters and told
-    apart by its hash; or _NO_FIELD."""
+    and 1e999 as null, a whole number without its ".0"), whole; or _NO_FIELD."""
     if field not in record:
         return _NO_FIELD
     value = record[field]
@@ -10719,10 +10721,7 @@ def _group_label(record, field):
         value = json.loads(json.dumps(value), parse_constant=lambda _: None,
                            parse_float=_one_number)
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    text = _env_keys_hidden(text)  # a field holding the key: before the cut, none of it shown
-    if len(text) > _GROUP_LABEL_MAX:
-        text = "{}... sha256 {}".format(text[:40], _sha(text))
-    return text
+    return _env_keys_hidden(text)  # a field holding the key: none of it shown
 
 
 def _one_number(text):
@@ -10735,7 +10734,8 @@ def _one_number(text):
 
 
 def _group_figures(stamp, args, tally, overall=None):
-    """By --group-by field: how many values, the figures of those shown, how many are not."""
+    """By --group-by field: how many values, the figures of each (with --summary; else of
+    those a printed table shows), how many a printed table leaves out."""
     if not tally.groups:
         return None
     return {_env_keys_hidden(field): _field_groups(stamp, args, kept, overall)
@@ -10746,8 +10746,10 @@ def _field_groups(stamp, args, kept, overall):
     figures = {"values": None, "limit": _GROUPS_MAX, "shown": [], "not_shown": None}
     if kept is None:
         return figures
-    order = sorted(kept, key=lambda label: (-kept[label].all["n"], label))[:_GROUPS_SHOWN]
-    figures.update(values=len(kept), not_shown=len(kept) - len(order))
+    order = sorted(kept, key=lambda label: (-kept[label].all["n"], label))
+    figures.update(values=len(kept), not_shown=max(0, len(kept) - _GROUPS_SHOWN))
+    if not args.summary:  # the rows past a printed table are --summary's alone: 10,000
+        order = order[:_GROUPS_SHOWN]  # groups' bootstraps take seconds
     figures["shown"] = [_group_row(stamp, args, label, kept[label], overall)
                         for label in order]
     return figures
@@ -10773,10 +10775,8 @@ def _agreement_as(overall, agreement, args, tally, stamp):
 
 
 def _whole_value(label):
-    """Whether a group's label is its value's JSON: not _NO_FIELD, not cut, no key hidden."""
-    if label == _NO_FIELD or len(label) > _GROUP_LABEL_MAX:
-        return False
-    return "<hidden>" not in label
+    """Whether a group's label is its value's JSON: not _NO_FIELD, no key hidden."""
+    return label != _NO_FIELD and "<hidden>" not in label
 
 
 def _rating_or_score(rating, score, scale):
@@ -11137,7 +11137,8 @@ def _group_tables(s):
     tables = []
     for field, groups in (s.get("groups") or {}).items():
         title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
-        figures = [(row["label"], row) for row in groups["shown"]] + [("all", s)]
+        figures = [(_label_shown(row["label"]), row) for row in groups["shown"][:_GROUPS_SHOWN]]
+        figures.append(("all", s))
         rows = [[label] + [_group_cell(key, g[key]) for _, key in columns] for label, g in figures]
         rows.insert(0, ["value"] + [heading.format(_level(s)) for heading, _ in columns])
         tables.append((title, _without_empty_columns(rows)))
@@ -11154,12 +11155,23 @@ def _values_note(groups):
     if groups["values"] is None:
         return "over {0:,} values: none shown (figures are kept for at most {0:,} " \
                "values)".format(groups["limit"])
+    if groups["not_shown"] == 1:
+        return "{:,} values; the {} with the most records shown, and 1 more value: " \
+               "--summary lists all".format(groups["values"], _GROUPS_SHOWN)
     if groups["not_shown"]:
-        return "{:,} values; the {} with the most records shown, {:,} not shown".format(
-            groups["values"], len(groups["shown"]), groups["not_shown"])
+        return "{:,} values; the {} with the most records shown, and {:,} more values: " \
+               "--summary lists all".format(groups["values"], _GROUPS_SHOWN, groups["not_shown"])
     if groups["values"] == 1:
         return "1 value"
     return "{} values".format(groups["values"])
+
+
+def _label_shown(label):
+    """A group's label as a printed table shows it: past _GROUP_LABEL_MAX characters, its
+    first 40 and its hash (values alike in their first 40 told apart)."""
+    if len(label) > _GROUP_LABEL_MAX:
+        return "{}... sha256 {}".format(label[:40], _sha(label))
+    return label
 
 
 def _group_cell(key, value):

@@ -54,6 +54,48 @@ class SummaryTest(StubTestCase):
             return json.load(f)
 
 
+class EveryGroupTest(SummaryTest):
+    """A table of 61 values showed 60 rows in --summary too; a value over 60 characters
+    came back as value null with a hashed label."""
+
+    def test_the_summary_lists_every_value_and_the_printed_table_says_how_many_more(self):
+        records = [{"question": "q%d" % k, "response": "r", "team": "t%02d" % k}
+                   for k in range(61)]
+        err, summary = self.run_cli(records, "--group-by", "team", "-o", self.path("o.jsonl"),
+                                    "--html", self.path("p.html"))
+        groups = summary["groups"]["team"]
+        self.assertEqual([g["value"] for g in groups["shown"]], ["t%02d" % k for k in range(61)])
+        self.assertEqual((groups["values"], groups["not_shown"]), (61, 1))
+        title, rows = table(err, "team")
+        self.assertEqual(title, "  by team (--group-by): 61 values; the 60 with the most "
+                                "records shown, and 1 more value: --summary lists all")
+        self.assertEqual(len(rows), 62)  # the heading, 60 values, all
+        self.assertEqual(rows[-2][0], '"t59"')
+        with open(self.path("p.html"), encoding="utf-8") as f:
+            self.assertIn("<p>{}</p>".format(html.escape(title.strip())), f.read())
+        rerr, again = self.report(self.path("o.jsonl"), "--group-by", "team")
+        self.assertEqual(again["groups"], summary["groups"])
+        self.assertEqual(table(rerr, "team"), (title, rows))
+
+    def test_a_long_value_is_whole_in_the_summary_and_cut_in_the_printed_table(self):
+        long_value = "y" * 300
+        records = [{"question": "q%d" % k, "response": "r", "doc": v}
+                   for k, v in enumerate([long_value, long_value, {"title": long_value}])]
+        err, summary = self.run_cli(records, "--group-by", "doc", "-o", self.path("o.jsonl"))
+        shown = summary["groups"]["doc"]["shown"]
+        self.assertEqual([(g["value"], g["label"], g["records"]) for g in shown],
+                         [(long_value, json.dumps(long_value), 2),
+                          ({"title": long_value}, json.dumps({"title": long_value}), 1)])
+        cut = '"{}... sha256 {}'.format("y" * 39, hashlib.sha256(
+            json.dumps(long_value).encode()).hexdigest()[:16])
+        _, rows = table(err, "doc")
+        self.assertEqual([row[0] for row in rows[1:3]], [cut, '{"title": "' + "y" * 29 + "... "
+                         "sha256 " + hashlib.sha256(json.dumps({"title": long_value}).encode())
+                         .hexdigest()[:16]])
+        self.assertEqual(self.report(self.path("o.jsonl"), "--group-by", "doc")[1]["groups"],
+                         summary["groups"])
+
+
 class OneNumberTest(SummaryTest):
     """--group-by put 1 and 1.0, one JSON number, in two groups."""
 
