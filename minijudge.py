@@ -10559,38 +10559,79 @@ _BT_SHOWN = 20  # systems the printed summary and the page list; --summary has t
 
 
 def _ranking_figures(tally, args, resamples=1000, level=0.95):
-    """The systems compared ranked by Bradley-Terry score (Elo-like, the baseline at 1000),
-    each with its bootstrap interval, its predicted win rate against the baseline, its
-    length-controlled score; None without comparisons of named systems."""
+    """The systems compared ranked by Bradley-Terry score (Elo-like), each group of systems
+    compared with one another (``components``) ranked apart: no score compares with
+    another group's, whose systems it never met. Each system with its group (numbered from
+    1), its bootstrap interval, its predicted win rate against its group's baseline (at
+    1000), its length-controlled score; None without comparisons of named systems."""
     if not tally.compared:
         return None
     compared = list(tally.compared)
+    played = collections.Counter(n for c in compared for n in c[:2])
+    if args.baseline is not None and args.baseline not in played:
+        return {"error": "--baseline {!r} is none of the {} systems compared".format(
+            args.baseline, len(played))}
+    components, systems = [], {}
+    for number, part in enumerate(_components(compared), 1):
+        component, ranked = _ranked_component(part, args, resamples, level)
+        components.append(component)
+        for name, figures in ranked.items():
+            systems[name] = dict(figures, component=number, comparisons=played[name])
+    alone = {}  # one group: its baseline and coefficient are the ranking's, as before groups
+    if len(components) == 1:
+        alone = components[0]
+    return {"baseline": alone.get("baseline"), "comparisons": len(compared),
+            "ties_added": any(c["ties_added"] for c in components),
+            "method": _ranking_method(args, resamples, level),
+            "length_coefficient": alone.get("length_coefficient"),
+            "strong_weight": args.strong_weight, "components": components, "systems": systems}
+
+
+def _components(comparisons):
+    """The comparisons in parts, one a group of systems compared with one another (directly
+    or through others), no system of a part ever compared with one of another: the part of
+    the most systems first, then by its first name."""
+    met = collections.defaultdict(set)
+    for a, b, *_ in comparisons:
+        met[a].add(b)
+        met[b].add(a)
+    first = {}  # each system's part, named by its first system
+    for name in sorted(met):
+        if name not in first:
+            first.update(dict.fromkeys(_reached(met, name), name))
+    parts = collections.defaultdict(list)
+    for comparison in comparisons:
+        parts[first[comparison[0]]].append(comparison)
+    sizes = collections.Counter(first.values())
+    return [parts[name] for name in sorted(parts, key=lambda name: (-sizes[name], name))]
+
+
+def _ranked_component(compared, args, resamples, level):
+    """A group's figures (its baseline, comparisons, whether ties were added, the length
+    coefficient, its systems best first) and its systems' by name; the baseline is
+    --baseline if it is of the group, else the group's first name (shards in any order
+    agree)."""
     strengths, added = _bradley_terry(compared)
     baseline = args.baseline
-    if baseline is None:
-        baseline = min(strengths)  # the first by name: shards in any order agree
     if baseline not in strengths:
-        return {"error": "--baseline {!r} is none of the {} systems compared".format(
-            baseline, len(strengths))}
+        baseline = min(strengths)
     scores = _elo(strengths, baseline)
     intervals = _bt_intervals(compared, baseline, args.bootstrap_seed, resamples, level,
                               strengths)
     lc_scores, gamma = _lc_scores(_with_ties(compared)[0], baseline, strengths)
-    played = collections.Counter(n for c in tally.compared for n in c[:2])
     ranked = sorted(scores, key=lambda name: (-scores[name], name))
-    systems = {name: _ranked_system(scores[name], intervals.get(name), lc_scores[name],
-                                    played[name]) for name in ranked}
-    return {"baseline": baseline, "comparisons": len(tally.compared), "ties_added": added,
-            "method": _ranking_method(args, resamples, level), "length_coefficient":
-            round(gamma, 4), "strong_weight": args.strong_weight, "systems": systems}
+    component = {"baseline": baseline, "comparisons": len(compared), "ties_added": added,
+                 "length_coefficient": round(gamma, 4), "systems": ranked}
+    return component, {name: _ranked_system(scores[name], intervals.get(name),
+                                            lc_scores[name]) for name in ranked}
 
 
-def _ranked_system(score, interval, lc_score, played):
+def _ranked_system(score, interval, lc_score):
     win_rate_ci = None
     if interval:
         win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
     return {"score": round(score, 2), "ci": interval, "win_rate": _win_rate(score),
-            "win_rate_ci": win_rate_ci, "lc_score": round(lc_score, 2), "comparisons": played}
+            "win_rate_ci": win_rate_ci, "lc_score": round(lc_score, 2)}
 
 
 def _ranking_method(args, resamples, level):
@@ -10936,16 +10977,56 @@ def _ranking_line(s, judged):
 
 
 def _bt_lines(s):
-    """The Bradley-Terry ranking: its method, then a line a system (the first _BT_SHOWN)."""
+    """The Bradley-Terry ranking: its method, then a line a system (the first _BT_SHOWN);
+    groups of systems never compared with each other said, each under its baseline."""
     ranking = s.get("bradley_terry")
     if not ranking:
         return []
     if "error" in ranking:
         return ["  bradley-terry: " + ranking["error"]]
-    lines = ["  ranked over {}, baseline {} at 1000 ({}):".format(
-        _comparisons(ranking["comparisons"]), _system_label(ranking["baseline"]),
-        ranking["method"])]
-    lines += ["    " + row for row in _bt_rows(ranking)]
+    components = ranking["components"]
+    if len(components) == 1:
+        return ["  ranked over {}, baseline {} at 1000 ({}):".format(
+            _comparisons(ranking["comparisons"]), _system_label(ranking["baseline"]),
+            ranking["method"])] + _bt_groups(ranking)
+    return ["  ranked over {} ({}):".format(_comparisons(ranking["comparisons"]),
+                                            ranking["method"]),
+            "    " + _groups_line(components)] + _bt_groups(ranking)
+
+
+def _groups_line(components):
+    """What the groups of systems never compared with each other are: their first five
+    systems each."""
+    groups = []
+    for component in components:
+        names = sorted(component["systems"])
+        shown = ", ".join(map(_system_label, names[:5]))
+        if len(names) > 5:
+            shown += " and {} more".format(len(names) - 5)
+        groups.append(shown)
+    return "{} groups of systems never compared with each other: {} (a score compares " \
+           "with its group's alone)".format(len(components), "; ".join(groups))
+
+
+def _bt_groups(ranking):
+    """The first _BT_SHOWN systems' lines, with several groups each group's under its
+    baseline; how many more there are."""
+    lines, shown, indent = [], 0, "    "
+    several = len(ranking["components"]) > 1
+    if several:
+        indent = "      "
+    for number, component in enumerate(ranking["components"], 1):
+        room = _BT_SHOWN - shown
+        if room <= 0:
+            break
+        if several:
+            lines.append("    group {}, baseline {} at 1000:".format(
+                number, _system_label(component["baseline"])))
+        lines += [indent + row for row in _bt_rows(ranking, component, room)]
+        shown += min(room, len(component["systems"]))
+    hidden = len(ranking["systems"]) - shown
+    if hidden:
+        lines.append("    and {} more systems (--summary lists all)".format(hidden))
     return lines
 
 
@@ -10956,17 +11037,15 @@ def _comparisons(n):
     return "{} comparisons".format(n)
 
 
-def _bt_rows(ranking):
-    """A line a system (the first _BT_SHOWN), and how many more there are."""
-    shown = list(ranking["systems"].items())[:_BT_SHOWN]
-    rows = ["{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI {win_rate_ci}), "
-            "length-controlled {lc_score}, {}".format(
-                _system_label(name), _comparisons(figures["comparisons"]), **figures)
-            for name, figures in shown]
-    hidden = len(ranking["systems"]) - len(shown)
-    if hidden:
-        rows.append("and {} more systems (--summary lists all)".format(hidden))
-    if ranking["ties_added"]:
+def _bt_rows(ranking, component, shown):
+    """A line for each of a group's first ``shown`` systems, then the group's notes."""
+    rows = []
+    for name in component["systems"][:shown]:
+        figures = ranking["systems"][name]
+        rows.append("{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI "
+                    "{win_rate_ci}), length-controlled {lc_score}, {}".format(
+                        _system_label(name), _comparisons(figures["comparisons"]), **figures))
+    if component["ties_added"]:
         rows.append("a tie was added to each pair compared: some system never won or never lost")
     return rows
 

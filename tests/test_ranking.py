@@ -6,9 +6,9 @@ MT-Bench example names its systems where the ranking reads them.
 The runs judge small files whose answers say which side wins (the stub's responder reads
 them), or `report` reads scored files a run wrote.
 """
+import html
 import json
 import os
-import re
 import shlex
 import sys
 
@@ -21,22 +21,23 @@ from test_modes import answers  # noqa: E402
 
 
 def prefer_marked(request):
-    """Pairwise: the answer starting with "win" wins, else a tie."""
+    """Pairwise: the answer starting with "win" wins ("WIN": strongly, [[A>>B]]), else a tie."""
     a, b = answers(request)
     if a is None:
         return None
-    if a.startswith("win") and not b.startswith("win"):
-        return chat("[[A]]")
-    if b.startswith("win") and not a.startswith("win"):
-        return chat("[[B]]")
+    for side, mine, theirs in (("A", a, b), ("B", b, a)):
+        if mine.lower().startswith("win") and not theirs.lower().startswith("win"):
+            strong = ">>" + "AB".replace(side, "") if mine.startswith("WIN") else ""
+            return chat("[[{}{}]]".format(side, strong))
     return chat("[[C]]")
 
 
-def pair(k, a, b, winner, length_a=3, length_b=3):
-    """A pairwise record naming its systems a and b; the winner's answer starts "win"."""
+def pair(k, a, b, winner, length_a=3, length_b=3, strong=False):
+    """A pairwise record naming its systems a and b; the winner's answer starts "win"
+    ("WIN" if ``strong``), each answer as long as asked."""
     texts = {a: "los", b: "los"}
     if winner:
-        texts[winner] = "win"
+        texts[winner] = "WIN" if strong else "win"
     return {"question": "q%d" % k, "model_a": a, "model_b": b,
             "response_a": texts[a].ljust(length_a, "."),
             "response_b": texts[b].ljust(length_b, ".")}
@@ -110,3 +111,76 @@ class MTBenchExampleTest(RankingTest):
                 record = json.loads(line)
                 self.assertEqual((type(record["response_a"]), type(record["response_b"])),
                                  (list, list))
+
+
+class ComponentsTest(RankingTest):
+    """A and B compared only with each other, C and D only with each other: C was printed
+    at 1000 beside baseline A, with a confident interval and a win rate of 0.5 against A,
+    a system it never met."""
+
+    def records(self):
+        return [pair(0, "A", "B", "A"), pair(1, "B", "A", "A"), pair(2, "A", "B", "B"),
+                pair(3, "C", "D", "C"), pair(4, "D", "C", "D"), pair(5, "C", "D", "D")]
+
+    def test_each_group_is_ranked_apart_against_its_own_baseline(self):
+        err, summary = self.run_cli(self.records(), "--html", self.path("p.html"))
+        ranking = summary["bradley_terry"]
+        self.assertEqual(ranking["components"], [
+            {"baseline": "A", "comparisons": 3, "ties_added": False, "length_coefficient": 0.0,
+             "systems": ["A", "B"]},
+            {"baseline": "C", "comparisons": 3, "ties_added": False, "length_coefficient": 0.0,
+             "systems": ["D", "C"]}])
+        self.assertEqual((ranking["baseline"], ranking["comparisons"], ranking["ties_added"],
+                          ranking["length_coefficient"]), (None, 6, False, None))
+        # A beats B 2 of 3: B is 1000 - 400 log10 2 = 879.59, its win rate against A 1/3;
+        # D beats C 2 of 3: D is 1120.41 against C
+        got = {k: (v["component"], v["score"], v["win_rate"], v["comparisons"])
+               for k, v in ranking["systems"].items()}
+        self.assertEqual(got, {"A": (1, 1000.0, 0.5, 3), "B": (1, 879.59, 0.3333, 3),
+                               "D": (2, 1120.41, 0.6667, 3), "C": (2, 1000.0, 0.5, 3)})
+        self.assertEqual(list(ranking["systems"]), ["A", "B", "D", "C"])
+        self.assertEqual(ranking["systems"]["C"]["ci"], [1000.0, 1000.0])
+        block = ranking_block(err)
+        self.assertEqual(block[0], "  ranked over 6 comparisons ({}):".format(ranking["method"]))
+        self.assertEqual(block[1], "    2 groups of systems never compared with each other: "
+                                   "A, B; C, D (a score compares with its group's alone)")
+        self.assertEqual(block[2], "    group 1, baseline A at 1000:")
+        self.assertTrue(block[3].startswith("      A 1000.0 (CI [1000.0, 1000.0]), win rate "
+                                            "against the baseline 0.5 "), block)
+        self.assertTrue(block[4].startswith("      B 879.59 (CI ["), block)
+        self.assertEqual(block[5], "    group 2, baseline C at 1000:")
+        self.assertTrue(block[6].startswith("      D 1120.41 (CI ["), block)
+        self.assertTrue(block[7].startswith("      C 1000.0 (CI [1000.0, 1000.0]), "), block)
+        self.assertEqual(len(block), 8)
+        self.assertNotIn("tie was added", err)
+        page = self.page("p.html")
+        for line in block:
+            self.assertIn(html.escape(line.strip()), page)
+        rerr, again = self.report(self.path("out.jsonl"))
+        self.assertEqual(again["bradley_terry"], ranking)
+        self.assertEqual(ranking_block(rerr), block)
+
+    def test_the_baseline_flag_anchors_its_own_group(self):
+        for baseline, anchors in (("B", ["B", "C"]), ("D", ["A", "D"])):
+            with self.subTest(baseline=baseline):
+                err, summary = self.run_cli(self.records(), "--baseline", baseline)
+                components = summary["bradley_terry"]["components"]
+                self.assertEqual([c["baseline"] for c in components], anchors)
+                for name in anchors:
+                    self.assertEqual(summary["bradley_terry"]["systems"][name]["score"], 1000.0)
+        err, summary = self.run_cli(self.records(), "--baseline", "Z")
+        self.assertEqual(summary["bradley_terry"],
+                         {"error": "--baseline 'Z' is none of the 4 systems compared"})
+
+    def test_one_group_is_printed_as_before(self):
+        records = self.records()[:3] + [pair(6, "B", "C", "C"), pair(7, "C", "B", "B")]
+        err, summary = self.run_cli(records)
+        ranking = summary["bradley_terry"]
+        self.assertEqual([c["systems"] for c in ranking["components"]], [["A", "C", "B"]])
+        self.assertEqual(ranking["baseline"], "A")
+        self.assertEqual({v["component"] for v in ranking["systems"].values()}, {1})
+        block = ranking_block(err)
+        self.assertTrue(block[0].startswith("  ranked over 5 comparisons, baseline A at 1000 ("))
+        self.assertTrue(block[1].startswith("    A 1000.0 (CI [1000.0, 1000.0]), "), block)
+        self.assertEqual(len(block), 4)
+
