@@ -104,6 +104,11 @@ class _BadRecord(JudgeError):
     """An item that cannot be judged as given (a malformed conversation): its bad_record."""
 
 
+class _NoFit(JudgeError, ValueError):
+    """A statistical model with no finite fit to the numbers given: the message says why,
+    where the summary would otherwise show an iteration's end point as the figure."""
+
+
 # -- Results ---------------------------------------------------------------------------
 
 
@@ -5090,19 +5095,42 @@ def _disagreement(values, nominal):
 def _length_controlled(differences, wins, steps=25):
     """AlpacaEval 2's length control for one judge: P(A wins) = sigmoid(b0 + b1 * x),
     x = tanh(length difference / its standard deviation), fit by Newton's method to the
-    wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0)."""
+    wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0). _NoFit
+    where the fit has no finite end: two pairs or fewer, one length gap in every pair,
+    wins and losses split by the gap (separation), or ``steps`` steps without settling."""
     xs = _standardised(differences)
     if not any(xs):  # no length gap: b1 is free, b0 the raw rate's (the fit said 0.5)
         return round(sum(wins) / len(wins), 4)
+    if len(xs) <= 2:
+        raise _NoFit("too few comparisons: {} for the win rate and the length's "
+                     "effect".format(len(xs)))
+    if min(xs) == max(xs):
+        raise _NoFit("the length gap is the same in every pair: the win rate at no gap "
+                     "cannot be told from the length's effect")
+    _check_unsplit(xs, wins)
     b0, b1 = 0.0, 0.0
     for _ in range(steps):
         step = _newton_step(xs, wins, b0, b1)
-        if step is None:  # all on one side: no better fit
+        if step is None:
             break
         b0, b1 = b0 + step[0], b1 + step[1]
         if abs(step[0]) + abs(step[1]) < 1e-9:
-            break
-    return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
+            return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
+    raise _NoFit("no finite fit: Newton's method did not settle in {} steps".format(steps))
+
+
+def _check_unsplit(xs, wins):
+    """_NoFit if one line through the length gaps splits the wins from the losses (a tie
+    is both): A won, or lost, every time, or always on one side of some gap."""
+    won = [x for x, y in zip(xs, wins) if y > 0]
+    lost = [x for x, y in zip(xs, wins) if y < 1]
+    if not lost:
+        raise _NoFit("every verdict was A's (separation): the fit has no finite end")
+    if not won:
+        raise _NoFit("every verdict was B's (separation): the fit has no finite end")
+    if max(lost) <= min(won) or max(won) <= min(lost):
+        raise _NoFit("the wins and the losses are split by the length gap (separation): "
+                     "the length's effect has no finite estimate")
 
 
 def _standardised(differences):
@@ -10382,7 +10410,8 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
 def _resample_scores(kinds, counts, baseline, start):
     """The scores of one resample (each kind drawn so many times), by Newton's method from
     the full fit's strengths ``start`` (MM takes hundreds of steps where one system plays
-    most games, as a baseline does; Newton a few); none without the baseline."""
+    most games, as a baseline does; Newton a few); none without the baseline, or if the
+    fit did not settle (no draw's end point counts as its scores)."""
     resample = [(a, b, won, 0, weight * n) for ((a, b, won, weight), _), n in zip(kinds, counts)
                 if n]
     resample, _ = _with_ties(resample)
@@ -10396,12 +10425,14 @@ def _plain_scores(comparisons, baseline, strengths, steps=25):
     """The plain model's scores by Newton's method from ``strengths``: _lc_scores' fit
     without the length term (a resample has no length gaps), summed by pair first (a draw
     of 60 systems has ~10,000 kinds but 1,770 pairs: a report of 10,000 comparisons of 60
-    systems took minutes)."""
+    systems took minutes); none if Newton's method did not settle."""
     free = [name for name in sorted(strengths) if name != baseline]
     index = {name: i for i, name in enumerate(free)}
     pairs = _pair_table(comparisons)
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
-    theta = _newton(lambda at: _pair_derivatives(pairs, at, index), theta, steps)
+    theta, settled = _newton(lambda at: _pair_derivatives(pairs, at, index), theta, steps)
+    if not settled:
+        return {}
     scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
     scores[baseline] = 1000.0
     return scores
@@ -10488,31 +10519,64 @@ def _with_ties(comparisons):
 
 
 def _lc_scores(comparisons, baseline, strengths, steps=25):
-    """The length-controlled fit: P(a beats b) = sigmoid(beta_a - beta_b + gamma * x), x
-    the length gap standardised as _length_controlled does, by Newton's method from the
-    plain fit; (each score at no length gap, on the same scale; gamma)."""
+    """The length-controlled fit of a group's comparisons: P(a beats b) = sigmoid(beta_a -
+    beta_b + gamma * x), x the length gap standardised as _length_controlled does, by
+    Newton's method from the plain fit, on the comparisons and _with_ties' ties; (each
+    score at no length gap, on the same scale; gamma). With no length gap, the plain
+    scores and a gamma of 0. _NoFit where the fit has no finite end: no more comparisons
+    than parameters, gaps that are those of each system's own length, or ``steps`` steps
+    without settling (separation)."""
+    fitted = _with_ties(comparisons)[0]
+    xs = _standardised([c[3] for c in fitted])
+    if not any(xs):  # gamma is free, the scores at no gap the plain ones
+        return _elo(strengths, baseline), 0.0
+    if len(comparisons) <= len(strengths):
+        raise _NoFit("too few comparisons: {} for {} systems' strengths and the length's "
+                     "effect".format(len(comparisons), len(strengths)))
+    if _collinear(comparisons, baseline):
+        raise _NoFit("the length gaps are those of each system's own length (collinear with "
+                     "the systems): the length's effect cannot be told from their strengths")
     free = [name for name in sorted(strengths) if name != baseline]
     index = {name: i for i, name in enumerate(free)}
-    xs = _standardised([c[3] for c in comparisons])
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free] + [0.0]
-    theta = _newton(lambda at: _lc_derivatives(comparisons, xs, at, index), theta, steps)
+    theta, settled = _newton(lambda at: _lc_derivatives(fitted, xs, at, index), theta, steps)
+    if not settled:
+        raise _NoFit("no finite fit: the wins and the losses are split by the systems and the "
+                     "length (separation), so the estimates grow without end")
     scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
     scores[baseline] = 1000.0
     return scores, theta[-1]
 
 
+def _collinear(comparisons, baseline):
+    """Whether every length gap is a difference of the two systems' own lengths (each
+    system's answers as long, give or take the same): the least-squares lengths leave no
+    residual."""
+    free = sorted({name for c in comparisons for name in c[:2]} - {baseline})
+    index = {name: i for i, name in enumerate(free)}
+    vector = [0.0] * len(free)
+    matrix = [[0.0] * len(free) for _ in free]
+    for a, b, _, gap, _ in comparisons:
+        _add_pair_terms(vector, matrix, (index.get(a), index.get(b)), gap, 1.0)
+    lengths = _solve(matrix, vector)  # a group's comparisons connect it: never singular
+    residual = sum((gap - _theta_at(lengths, index.get(a)) + _theta_at(lengths, index.get(b)))
+                   ** 2 for a, b, _, gap, _ in comparisons)
+    return residual <= 1e-9 * sum(c[3] ** 2 for c in comparisons)
+
+
 def _newton(derivatives, theta, steps):
     """``theta`` after Newton's method's steps (at most ``steps``), ``derivatives(theta)``
-    giving the log-likelihood's gradient and negative Hessian."""
+    giving the log-likelihood's gradient and negative Hessian; and whether it settled (a
+    step under 1e-4; a singular step settles nothing)."""
     for _ in range(steps):
         gradient, hessian = derivatives(theta)
         step = _solve(hessian, gradient)
         if step is None:
-            break
+            return theta, False
         theta = [t + d for t, d in zip(theta, step)]
         if max(map(abs, step)) < 1e-4:  # quadratic: the next step would be about 1e-8
-            break
-    return theta
+            return theta, True
+    return theta, False
 
 
 def _lc_derivatives(comparisons, xs, theta, index):
@@ -10520,7 +10584,7 @@ def _lc_derivatives(comparisons, xs, theta, index):
     but the baseline's, then gamma), each comparison's terms at its few parameters."""
     m = len(theta)
     gradient = [0.0] * m
-    hessian = [[1e-9 * (i == j) for j in range(m)] for i in range(m)]  # gamma free of data
+    hessian = [[0.0] * m for _ in range(m)]  # no ridge: a fit running off is not settled
     for (a, b, won, _, weight), x in zip(comparisons, xs):
         terms = [(index.get(a), 1.0), (index.get(b), -1.0), (m - 1, x)]
         terms = [(i, c) for i, c in terms if i is not None]
@@ -10618,20 +10682,27 @@ def _ranked_component(compared, args, resamples, level):
     scores = _elo(strengths, baseline)
     intervals = _bt_intervals(compared, baseline, args.bootstrap_seed, resamples, level,
                               strengths)
-    lc_scores, gamma = _lc_scores(_with_ties(compared)[0], baseline, strengths)
     ranked = sorted(scores, key=lambda name: (-scores[name], name))
     component = {"baseline": baseline, "comparisons": len(compared), "ties_added": added,
-                 "length_coefficient": round(gamma, 4), "systems": ranked}
+                 "length_coefficient": None, "systems": ranked}
+    lc_scores = {}
+    try:
+        lc_scores, gamma = _lc_scores(compared, baseline, strengths)
+        component["length_coefficient"] = round(gamma, 4)
+    except _NoFit as exc:
+        component["lc_unfitted"] = str(exc)
     return component, {name: _ranked_system(scores[name], intervals.get(name),
-                                            lc_scores[name]) for name in ranked}
+                                            lc_scores.get(name)) for name in ranked}
 
 
 def _ranked_system(score, interval, lc_score):
     win_rate_ci = None
     if interval:
         win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
+    if lc_score is not None:
+        lc_score = round(lc_score, 2)
     return {"score": round(score, 2), "ci": interval, "win_rate": _win_rate(score),
-            "win_rate_ci": win_rate_ci, "lc_score": round(lc_score, 2)}
+            "win_rate_ci": win_rate_ci, "lc_score": lc_score}
 
 
 def _ranking_method(args, resamples, level):
@@ -10701,9 +10772,14 @@ def _length_figures(tally, mode):
     longer_wins = None
     if decisive:
         longer_wins = round(sum(decisive) / len(decisive), 4)
-    return {"longer_wins": longer_wins, "decisive": len(decisive),
-            "win_rate": round(sum(scores) / len(scores), 4),
-            "lc_win_rate": _length_controlled(lengths, scores), "n": len(scores)}
+    figures = {"longer_wins": longer_wins, "decisive": len(decisive),
+               "win_rate": round(sum(scores) / len(scores), 4), "lc_win_rate": None,
+               "n": len(scores)}
+    try:
+        figures["lc_win_rate"] = _length_controlled(lengths, scores)
+    except _NoFit as exc:
+        figures["lc_unfitted"] = str(exc)
+    return figures
 
 
 def _human_agreement(args, tally, mode, scale=None, kind=None):
@@ -11041,10 +11117,14 @@ def _bt_rows(ranking, component, shown):
     """A line for each of a group's first ``shown`` systems, then the group's notes."""
     rows = []
     for name in component["systems"][:shown]:
-        figures = ranking["systems"][name]
+        figures = dict(ranking["systems"][name])
+        if figures["lc_score"] is None:
+            figures["lc_score"] = "none"
         rows.append("{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI "
                     "{win_rate_ci}), length-controlled {lc_score}, {}".format(
                         _system_label(name), _comparisons(figures["comparisons"]), **figures))
+    if component.get("lc_unfitted"):
+        rows.append("no length-controlled scores: " + component["lc_unfitted"])
     if component["ties_added"]:
         rows.append("a tie was added to each pair compared: some system never won or never lost")
     return rows
@@ -11182,8 +11262,11 @@ def _length_lines(s):
         lines.append("    length: Spearman {spearman} between a response's length and its "
                      "score (n={n})".format(**length))
     if "lc_win_rate" in length:
-        lines.append("    length: {}; length-controlled win rate {lc_win_rate}, raw {win_rate} "
-                     "(n={n})".format(_longer_wins(length), **length))
+        controlled = length["lc_win_rate"]
+        if controlled is None:
+            controlled = "none ({})".format(length["lc_unfitted"])
+        lines.append("    length: {}; length-controlled win rate {}, raw {win_rate} (n={n})"
+                     .format(_longer_wins(length), controlled, **length))
     return lines
 
 

@@ -184,3 +184,71 @@ class ComponentsTest(RankingTest):
         self.assertTrue(block[1].startswith("    A 1000.0 (CI [1000.0, 1000.0]), "), block)
         self.assertEqual(len(block), 4)
 
+
+# three evenly matched systems (each pair one win each way), answers of 500 or 700
+# characters: the longer and the systems together split every win from every loss
+EVEN = [("A", "B", "A", 500, 500), ("A", "B", "B", 500, 700), ("B", "C", "B", 500, 500),
+        ("B", "C", "C", 500, 700), ("A", "C", "A", 500, 700), ("A", "C", "C", 500, 700)]
+
+
+class LengthControlledFitTest(RankingTest):
+    """Length-controlled figures with no finite fit were printed as results: scores far
+    from the plain ones of evenly matched systems, a win rate of 0.5 beside a raw 0.8."""
+
+    def test_no_finite_fit_gives_no_length_controlled_score(self):
+        records = [pair(k, a, b, w, la, lb) for k, (a, b, w, la, lb) in enumerate(EVEN)]
+        err, summary = self.run_cli(records, "--html", self.path("p.html"))
+        ranking = summary["bradley_terry"]
+        reason = ("no finite fit: the wins and the losses are split by the systems and the "
+                  "length (separation), so the estimates grow without end")
+        self.assertEqual({k: (v["score"], v["lc_score"]) for k, v in ranking["systems"].items()},
+                         {"A": (1000.0, None), "B": (1000.0, None), "C": (1000.0, None)})
+        self.assertEqual((ranking["components"][0]["lc_unfitted"],
+                          ranking["components"][0]["length_coefficient"],
+                          ranking["length_coefficient"]), (reason, None, None))
+        block = ranking_block(err)
+        self.assertIn(", length-controlled none, 4 comparisons", block[1])
+        self.assertEqual(block[-1], "    no length-controlled scores: " + reason)
+        self.assertIn(html.escape(block[-1].strip()), self.page("p.html"))
+
+    def test_a_constant_length_gap_gives_no_length_controlled_figure(self):
+        records = [pair(k, "A", "B", "B" if k == 4 else "A", 700, 500) for k in range(5)]
+        err, summary = self.run_cli(records)
+        length = summary["length_bias"]
+        reason = ("the length gap is the same in every pair: the win rate at no gap cannot "
+                  "be told from the length's effect")
+        self.assertEqual((length["win_rate"], length["lc_win_rate"], length["lc_unfitted"]),
+                         (0.8, None, reason))
+        self.assertIn("; length-controlled win rate none ({}), raw 0.8 (n=5)\n".format(reason),
+                      err)
+        component = summary["bradley_terry"]["components"][0]
+        self.assertEqual(component["lc_unfitted"],
+                         "the length gaps are those of each system's own length (collinear "
+                         "with the systems): the length's effect cannot be told from their "
+                         "strengths")
+        self.assertEqual(summary["bradley_terry"]["systems"]["B"]["lc_score"], None)
+        rerr, again = self.report(self.path("out.jsonl"))
+        self.assertEqual((again["length_bias"], again["bradley_terry"]),
+                         (length, summary["bradley_terry"]))
+
+    def test_too_few_comparisons_give_no_length_controlled_score(self):
+        records = [pair(0, "A", "B", "A", 10, 3), pair(1, "B", "C", "B", 3, 30),
+                   pair(2, "C", "A", "C", 3, 3)]
+        err, summary = self.run_cli(records)
+        self.assertEqual(summary["bradley_terry"]["components"][0]["lc_unfitted"],
+                         "too few comparisons: 3 for 3 systems' strengths and the length's "
+                         "effect")
+        self.assertEqual(summary["length_bias"]["lc_unfitted"],
+                         "every verdict was A's (separation): the fit has no finite end")
+
+    def test_a_fit_that_exists_is_still_given(self):
+        # x wins 3 of 5 against y; the longer answer won 3 of 5 (test_promises_stats34b)
+        records = [pair(0, "x", "y", "y", 3, 15), pair(1, "x", "y", "y", 3, 15),
+                   pair(2, "x", "y", "x", 3, 14), pair(3, "x", "y", "x", 17, 3),
+                   pair(4, "x", "y", "y", 16, 3)]
+        err, summary = self.run_cli(records)
+        component = summary["bradley_terry"]["components"][0]
+        self.assertNotIn("lc_unfitted", component)
+        self.assertIsInstance(summary["bradley_terry"]["systems"]["y"]["lc_score"], float)
+        self.assertNotIn("lc_unfitted", summary["length_bias"])
+        self.assertIsInstance(summary["length_bias"]["lc_win_rate"], float)
