@@ -6396,6 +6396,15 @@ class _Default(str):
     """A flag's default (--reference-field's "answer"), told apart from the same text given."""
 
 
+class _DefaultInt(int):
+    """A number flag's default (--strong-weight's 1), told apart from the same number given:
+    report takes the run's own value where the flag was not given to it."""
+
+
+class _DefaultFloat(float):
+    """--confidence's default, told apart from the same number given (as _DefaultInt)."""
+
+
 def _context_spec(spec):
     """--context-field NAME=FIELD, or FIELD (named after itself): "=x" and "a=" named an empty
     section or a field "a=", and every record was a bad_record."""
@@ -6428,10 +6437,11 @@ _FLAGS = [
     "fields",
     ("--question-field F", "default: question, else context"),
     ("--reference-field F", "default: answer", {"default": _Default("answer")}),
-    ("--response-field F", "default: response", {"default": "response"}),
-    ("--response-a-field F", "default: response_a", {"default": "response_a"}),
-    ("--response-b-field F", "default: response_b", {"default": "response_b"}),
-    ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
+    ("--response-field F", "default: response", {"default": _Default("response")}),
+    ("--response-a-field F", "default: response_a", {"default": _Default("response_a")}),
+    ("--response-b-field F", "default: response_b", {"default": _Default("response_b")}),
+    ("--responses-field F", "systems: {name: response, ...}",
+     {"default": _Default("responses")}),
     ("--context-field NAME=FIELD", "a named context section (NAME: FIELD if not given), "
      "repeatable", {"action": "append", "default": [], "type": _context_spec}),
     ("--image-field F", "images sent with the prompt: paths, URLs or data: URLs"),
@@ -6473,14 +6483,16 @@ _FLAGS = [
      {"action": "append", "default": []}),
     "trust",
     ("--human-field F", "compare the judge with the human labels in this field"),
-    ("--bootstrap-seed N", "seed of the intervals' bootstrap (0)", {"default": 0}),
+    ("--bootstrap-seed N", "seed of the intervals' bootstrap (0)",
+     {"default": _DefaultInt(0), "type": int}),
     ("--bootstrap-samples N", "resamples of a bootstrap interval (1000; 100 to 100000)",
-     {"default": 1000}),
-    ("--confidence L", "level of every interval, a share (0.95)", {"default": 0.95}),
+     {"default": _DefaultInt(1000), "type": int}),
+    ("--confidence L", "level of every interval, a share (0.95)",
+     {"default": _DefaultFloat(0.95), "type": float}),
     ("--model-field F", "the model that answered: warn if it is the judge's, with the gap"),
     ("--baseline NAME", "the system ranked at 1000, win rates against it (the first by name)"),
     ("--strong-weight N", "comparisons a strong verdict ([[A>>B]]) counts as (1)",
-     {"default": 1, "type": lambda text: _whole_number(text, 1)}),
+     {"default": _DefaultInt(1), "type": lambda text: _whole_number(text, 1)}),
     *_declared("logprobs", "top_logprobs", "structured", "seed"),
     "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
     ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
@@ -8914,6 +8926,14 @@ def _are_requests(value):
     return _is_request(value)
 
 
+def _are_figure_options(value):
+    """A stamp's figure options: an object of _FIGURE_OPTIONS' names, each as a run takes it."""
+    if not isinstance(value, dict):
+        return False
+    checks = {name: check for name, _, check in _FIGURE_OPTIONS}
+    return all(name in checks and checks[name](v) for name, v in value.items())
+
+
 def _is_request(value):
     """An object, its on_failure a number or null, its reask a count or none (0)."""
     if not isinstance(value, dict):
@@ -8963,6 +8983,8 @@ _STAMP_CHECKS = (
     ("judges", "a list of names", _or_null(_list_of(lambda name: isinstance(name, str)))),
     ("request", "an object (its on_failure a number or null, its reask 0 or more), or a list "
      "of them", _are_requests),
+    ("figures", "an object of --strong-weight, --baseline, --confidence, --bootstrap-samples "
+     "and --bootstrap-seed as a run takes them", _or_null(_are_figure_options)),
 )
 
 
@@ -10057,8 +10079,31 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
         "template_sha256": _sha("".join(_template_text(j) for j in judges)),
         "scale": scale, "pass_threshold": first.pass_threshold, "jury": args.jury,
         "quorum": quorum, "judges": names, "request": _requests_stamp(judges, mode, args),
-        "fields": _fields_stamp(mode, args), "turn": args.turn, "version": __version__}
+        "fields": _fields_stamp(mode, args), "turn": args.turn,
+        "figures": _figures_stamp(args), "version": __version__}
     return {k: v for k, v in stamp.items() if v is not None}
+
+
+# the options the summary's figures are computed with, beside the judges' own: (name,
+# flag, what a stamp may hold); a run's stamp holds those not at their default, and report
+# takes them from it where the flag is not given to report
+_FIGURE_OPTIONS = (
+    ("strong_weight", "--strong-weight", lambda v: type(v) is int and v >= 1),
+    ("baseline", "--baseline", lambda v: isinstance(v, str)),
+    ("confidence", "--confidence", lambda v: type(v) in (int, float) and _printable_level(v)),
+    ("bootstrap_samples", "--bootstrap-samples", lambda v: type(v) is int and
+     100 <= v <= 100000),
+    ("bootstrap_seed", "--bootstrap-seed", lambda v: type(v) is int),
+)
+
+
+def _figures_stamp(args):
+    """The figure options of a run not at their default (None if none is: the stamp of
+    before)."""
+    defaults = _default_args()
+    figures = {name: getattr(args, name) for name, _, _ in _FIGURE_OPTIONS
+               if getattr(args, name) != getattr(defaults, name)}
+    return figures or None
 
 
 def _template_name(judge):
@@ -10978,7 +11023,19 @@ def _summary_head(s, name):
     lines = [head + _judged_by(s)]
     if s.get("mixed"):
         lines.append("  mixed: the records differ in {}".format(s["mixed"]))
+    if s.get("overridden"):
+        given = ["{} {} (the run's {})".format(flag, _none_said(values["given"]),
+                                               _none_said(values["run"]))
+                 for flag, values in s["overridden"].items()]
+        lines.append("  given to report, not the run's: " + ", ".join(given))
     return lines
+
+
+def _none_said(value):
+    """A flag's value as a line says it: none for None."""
+    if value is None:
+        return "none"
+    return value
 
 
 def _judged_by(s):
@@ -12402,12 +12459,14 @@ class _Report:
     def __init__(self, args):
         self.args = args
         self.tallies, self.runs, self.rows = {}, {}, []
+        self.options = {}  # by prefix: _run_options of the run seen first
         self.mixed = collections.defaultdict(set)
         self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
         self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
         self.lean = None  # _Lean: the commonest records' facts (None: none seen, or ineligible)
-        self.leanable = not (args.price or args.group_by or args.model_field)
+        self.leanable = not (args.price or args.group_by or args.model_field
+                             or args.pass_threshold is not None)
         self.buckets = self.seen["once"].keys  # the duplicate check's, None: none kept
         self.leanable = self.leanable and self.buckets is not None
         self.alike = _Alike()
@@ -12431,8 +12490,10 @@ class _Report:
                 self.tallies[prefix] = _Tally()
             if self.args.price:
                 _repriced(judgements[prefix], self.args.price)
-            _tally_add(self.tallies[prefix], judgements[prefix], record, self.args,
-                       run.get("mode"))
+            if self.args.pass_threshold is not None:  # the records' pass again, at this one
+                _with_pass(judgements[prefix], self.args.pass_threshold)
+            _tally_add(self.tallies[prefix], judgements[prefix], record,
+                       self.options[prefix][0], run.get("mode"))
         if self.args.html:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
 
@@ -12462,6 +12523,8 @@ class _Report:
     def check_run(self, prefix, run, path, number):
         """JudgeError if the record is of another run than the first (but --mixed)."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
+        if prefix not in self.options:
+            self.options[prefix] = _run_options(self.args, run)
         differ = _differ(first, run)
         if differ and not self.args.mixed:
             raise JudgeError("{} line {} and {} line {} are records of different runs: {} {!r} "
@@ -12475,10 +12538,39 @@ class _Report:
         summaries = {}
         for prefix, tally in self.tallies.items():
             mixed = self.mixed[prefix]
-            unknown = {name: None for name in mixed - {"mode"}}
-            summary = _summary(dict(self.runs[prefix][0], **unknown), self.args, tally)
-            summaries[prefix] = dict(summary, mixed=sorted(mixed) or None)
+            stamp = dict(self.runs[prefix][0], **{name: None for name in mixed - {"mode"}})
+            if self.args.pass_threshold is not None:
+                stamp["pass_threshold"] = self.args.pass_threshold
+            args, overridden = self.options[prefix]
+            summary = _summary(stamp, args, tally)
+            summaries[prefix] = dict(summary, mixed=sorted(mixed) or None,
+                                     overridden=overridden or None)
         return summaries
+
+
+def _run_options(args, stamp):
+    """report's options for the records of the run of ``stamp``: the run's own (its figure
+    options, its response fields) where the flag was not given to report, so that a report
+    of a run's output gives the run's figures; and each flag given otherwise than the run
+    had it, {flag: {"run": its value, "given": report's}}."""
+    import copy
+    ran, overridden, defaults = copy.copy(args), {}, _default_args()
+    figures = stamp.get("figures") or {}
+    for name, flag, _ in _FIGURE_OPTIONS:
+        own, given = figures.get(name, getattr(defaults, name)), getattr(args, name)
+        if given is None or isinstance(given, (_DefaultInt, _DefaultFloat)):  # not given
+            setattr(ran, name, own)
+        elif given != own:
+            overridden[flag] = {"run": own, "given": given}
+    threshold = args.pass_threshold
+    if threshold is not None and threshold != stamp.get("pass_threshold"):
+        overridden["--pass-threshold"] = {"run": stamp.get("pass_threshold"), "given": threshold}
+    fields = stamp.get("fields") or {}
+    for name in _MODES[stamp["mode"]][2]:  # the responses' lengths: from the run's fields
+        if isinstance(getattr(args, name + "_field"), _Default) and isinstance(
+                fields.get(name), str):
+            setattr(ran, name + "_field", fields[name])
+    return ran, overridden
 
 
 class _Lean:
@@ -12493,7 +12585,7 @@ class _Lean:
         seen = report.seen
         self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
         self.text = _stamp_text(seen, prefix, stamp)
-        args = report.args
+        args = report.options[prefix][0]  # the run's response field
         self.response = getattr(args, _MODES[stamp["mode"]][2][0] + "_field")  # _LEAN_MODES
 
     @classmethod

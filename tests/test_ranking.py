@@ -252,3 +252,82 @@ class LengthControlledFitTest(RankingTest):
         self.assertIsInstance(summary["bradley_terry"]["systems"]["y"]["lc_score"], float)
         self.assertNotIn("lc_unfitted", summary["length_bias"])
         self.assertIsInstance(summary["length_bias"]["lc_win_rate"], float)
+
+
+class ReportOptionsTest(RankingTest):
+    """report of a run's own output ranked with report's defaults (weight 1, baseline the
+    first name, the default interval), not the run's: the stamp kept neither."""
+
+    def records(self):
+        # A beats B twice, strongly once; B beats C twice, strongly; C beats A once
+        return [pair(0, "A", "B", "A", strong=True), pair(1, "B", "A", "A"),
+                pair(2, "A", "B", "B"), pair(3, "B", "C", "B", strong=True),
+                pair(4, "C", "B", "B"), pair(5, "C", "A", "C"), pair(6, "A", "C", "A")]
+
+    def test_report_of_a_runs_output_gives_the_runs_figures(self):
+        flags = ["--strong-weight", "3", "--baseline", "C", "--confidence", "0.9",
+                 "--bootstrap-samples", "200", "--bootstrap-seed", "7"]
+        err, summary = self.run_cli(self.records(), *flags)
+        self.assertEqual(summary["bradley_terry"]["components"][0]["baseline"], "C")
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            stamp = json.loads(f.readline())["judge_run"]
+        self.assertEqual(stamp["figures"], {"strong_weight": 3, "baseline": "C",
+                                            "confidence": 0.9, "bootstrap_samples": 200,
+                                            "bootstrap_seed": 7})
+        rerr, again = self.report(self.path("out.jsonl"))
+        for key in ("bradley_terry", "ci", "ci95", "ci_method", "interval", "length_bias",
+                    "mean_score_judged"):
+            self.assertEqual(again[key], summary[key], key)
+        self.assertIsNone(again["overridden"])
+        self.assertEqual(ranking_block(rerr), ranking_block(err))
+        self.assertNotIn("given to report", rerr)
+        # a run with the defaults: its stamp as before, no figures
+        self.run_cli(self.records(), name="d.json")
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            self.assertNotIn("figures", json.loads(f.readline())["judge_run"])
+
+    def test_a_flag_given_to_report_overrides_the_runs_and_says_so(self):
+        self.run_cli(self.records(), "--strong-weight", "3", "--baseline", "C")
+        _, plain = self.run_cli(self.records(), name="plain.json")  # weight 1, baseline A
+        self.run_cli(self.records(), "--strong-weight", "3", "--baseline", "C")
+        rerr, again = self.report(self.path("out.jsonl"), "--strong-weight", "1", "--baseline",
+                                  "A", "--confidence", "0.95")
+        self.assertEqual(again["bradley_terry"], plain["bradley_terry"])
+        self.assertEqual(again["overridden"], {"--strong-weight": {"run": 3, "given": 1},
+                                               "--baseline": {"run": "C", "given": "A"}})
+        self.assertIn("\n  given to report, not the run's: --strong-weight 1 (the run's 3), "
+                      "--baseline A (the run's C)\n", rerr)
+
+    def test_a_pass_threshold_given_to_report_is_the_records_again(self):
+        self.srv.responder = None
+        self.srv.push(*["Rating: %d" % r for r in (5, 4, 3, 2)])
+        records = [{"question": "q%d" % k, "response": "r"} for k in range(4)]
+        data = self.write_jsonl("rated.jsonl", records)
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m", data, "-o",
+                                 self.path("rated.out"), "--pass-threshold", "0.5",
+                                 "--concurrency", "1", "--no-preflight"])
+        self.assertEqual(code, 0, err)
+        rerr, again = self.report(self.path("rated.out"))
+        self.assertEqual((again["pass_rate"], again["parameters"]["pass_threshold"]), (0.75, 0.5))
+        rerr, again = self.report(self.path("rated.out"), "--pass-threshold", "0.8")
+        self.assertEqual((again["pass_rate"], again["parameters"]["pass_threshold"]), (0.25, 0.8))
+        self.assertEqual(again["overridden"], {"--pass-threshold": {"run": 0.5, "given": 0.8}})
+        self.assertIn("  pass rate 0.25 at --pass-threshold 0.8\n", rerr)
+        self.assertIn("\n  given to report, not the run's: --pass-threshold 0.8 (the run's "
+                      "0.5)\n", rerr)
+
+    def test_report_reads_the_lengths_from_the_runs_response_fields(self):
+        records = [dict(question="q%d" % k, first=r["response_a"], second=r["response_b"],
+                        model_a=r["model_a"], model_b=r["model_b"])
+                   for k, r in enumerate(pair(k, a, b, w, la, lb)
+                                         for k, (a, b, w, la, lb) in enumerate(
+                                             [("x", "y", "y", 3, 15), ("x", "y", "y", 3, 15),
+                                              ("x", "y", "x", 3, 14), ("x", "y", "x", 17, 3),
+                                              ("x", "y", "y", 16, 3)]))]
+        err, summary = self.run_cli(records, "--response-a-field", "first",
+                                    "--response-b-field", "second")
+        self.assertIsInstance(summary["bradley_terry"]["systems"]["y"]["lc_score"], float)
+        rerr, again = self.report(self.path("out.jsonl"))
+        self.assertEqual((again["bradley_terry"], again["length_bias"]),
+                         (summary["bradley_terry"], summary["length_bias"]))
+
