@@ -12521,11 +12521,15 @@ class _Report:
         return True
 
     def check_run(self, prefix, run, path, number):
-        """JudgeError if the record is of another run than the first (but --mixed)."""
+        """JudgeError if the record is of another run than the first (but --mixed); a
+        record of the run whose model was not known yet is of the run (see _one_model)."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
         if prefix not in self.options:
             self.options[prefix] = _run_options(self.args, run)
-        differ = _differ(first, run)
+        differ = [d for d in _differ(first, run) if d[0] != "model" or not _one_model(*d[1:])]
+        unknown = str(first["model"]).split(", ").count("None")
+        if not differ and str(run["model"]).split(", ").count("None") < unknown:
+            self.runs[prefix] = run, where, line  # the run's model, named at last
         if differ and not self.args.mixed:
             raise JudgeError("{} line {} and {} line {} are records of different runs: {} {!r} "
                              "and {!r}; --mixed reports them together".format(
@@ -12571,6 +12575,14 @@ def _run_options(args, stamp):
                 fields.get(name), str):
             setattr(ran, name + "_field", fields[name])
     return ran, overridden
+
+
+def _one_model(a, b):
+    """Whether two stamps' models are one run's: alike but where one says None, a model not
+    known yet when the record was written (with no --judge-model and no preflight, records
+    that sent nothing, an empty response, are written before the server is asked)."""
+    a, b = str(a).split(", "), str(b).split(", ")
+    return len(a) == len(b) and all(x == y or "None" in (x, y) for x, y in zip(a, b))
 
 
 class _Lean:

@@ -331,3 +331,20 @@ class ReportOptionsTest(RankingTest):
         self.assertEqual((again["bradley_terry"], again["length_bias"]),
                          (summary["bradley_terry"], summary["length_bias"]))
 
+    def test_records_written_before_the_model_was_known_report_cleanly(self):
+        # no --judge-model and no preflight: the first record's empty answer sent nothing
+        # and was written before the server's default model was asked for
+        self.srv.responder = None
+        self.srv.content = "Rating: 4"
+        data = self.write_jsonl("first.jsonl", [{"question": "q%d" % k, "response": r}
+                                                for k, r in enumerate(["", "a", "b"])])
+        code, _, err = run_main(["--judge-url", self.srv.url, "--no-preflight", data, "-o",
+                                 self.path("first.out"), "--concurrency", "1"])
+        self.assertEqual(code, 0, err)
+        with open(self.path("first.out"), encoding="utf-8") as f:
+            models = [json.loads(line)["judge_run"]["model"] for line in f]
+        self.assertEqual(models, ["None", "judge-model", "judge-model"])
+        rerr, again = self.report(self.path("first.out"))
+        self.assertEqual((again["records"], again["statuses"], again["judge_model"],
+                          again["mixed"]), (3, {"empty_response": 1, "ok": 2}, "judge-model",
+                                            None))
