@@ -11023,19 +11023,15 @@ def _summary_head(s, name):
     lines = [head + _judged_by(s)]
     if s.get("mixed"):
         lines.append("  mixed: the records differ in {}".format(s["mixed"]))
-    if s.get("overridden"):
-        given = ["{} {} (the run's {})".format(flag, _none_said(values["given"]),
-                                               _none_said(values["run"]))
-                 for flag, values in s["overridden"].items()]
+    given = []
+    for flag, values in (s.get("overridden") or {}).items():
+        run = values["run"]
+        if run is None:  # --pass-threshold given, the run had none
+            run = "none"
+        given.append("{} {} (the run's {})".format(flag, values["given"], run))
+    if given:
         lines.append("  given to report, not the run's: " + ", ".join(given))
     return lines
-
-
-def _none_said(value):
-    """A flag's value as a line says it: none for None."""
-    if value is None:
-        return "none"
-    return value
 
 
 def _judged_by(s):
