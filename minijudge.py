@@ -9957,8 +9957,8 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
         se = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
         return _normal(mean, se, level), _normal(mean, se, 0.95), "normal approximation"
     rng, scores = random.Random(seed), sorted(scores)  # in any order: shards give one interval
-    if scores[0] == scores[-1]:  # every resample draws these scores again: their mean, as
-        means = [sum(scores) / n] * resamples  # added up there (10,000 groups of one record)
+    if scores[0] == scores[-1]:  # every resample is these scores, summed alike: the same
+        means = [sum(scores) / n] * resamples  # means, without 1,000 draws a group of one
     else:
         means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
     return (_quantiles(means, level), _quantiles(means, 0.95),
@@ -10686,7 +10686,7 @@ def _ranking_figures(tally, args, resamples=1000, level=0.95):
         components.append(component)
         for name, figures in ranked.items():
             systems[name] = dict(figures, component=number, comparisons=played[name])
-    alone = {}  # one group: its baseline and coefficient are the ranking's, as before groups
+    alone = {}  # one group: its baseline and coefficient are the ranking's; several: none
     if len(components) == 1:
         alone = components[0]
     return {"baseline": alone.get("baseline"), "comparisons": len(compared),
