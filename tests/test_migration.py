@@ -131,7 +131,8 @@ class MigrationTest(CLITest):
         self.assertEqual(code, 0, err)
         summary = json.loads(self.read("s.json"))
         self.assertEqual((summary["mean_value"], summary["mean_score_judged"]), (3, 0.5))
-        self.assertIn("; 0.5 over the 2 judged (3 on the 1-5 scale); 95% CI", err)
+        self.assertIn("; 0.5 over the 2 judged (3 on the 1-5 scale, 95% CI [2.0, 4.0]); 95% CI",
+                      err)
         self.srv.content = "yes"
         source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r", "answer": "a"}])
         code, out, err = self.main("--judge-url", self.srv.url, "--mode", "binary",

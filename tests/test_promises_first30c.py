@@ -101,7 +101,8 @@ class ScoreRowTest(StubTestCase):
             "Rating: [[5]]" if "good" in request.prompt else "no rating here")
         records = [{"question": "q", "response": text} for text in ("good", "good", "bad")]
         self.assert_row(records, "mean score 0.6667 with failures as 0.0; 1.0 over the 2 "
-                                 "judged (5 on the 1-5 scale); 95% CI [0.0, 1.0] (bootstrap, "
+                                 "judged (5 on the 1-5 scale, 95% CI [5.0, 5.0]); 95% CI [0.0, "
+                                 "1.0] (bootstrap, "
                                  "1000 resamples, seed 0)", code=1)
 
     def test_pairwise_a_s_win_rate_over_the_n_judged(self):

@@ -236,8 +236,10 @@ class EveryPairATie(Cli):
         code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
                                   "--no-preflight", "--mode", "pairwise", source)
         self.assertEqual(code, 0, err)
+        # one length gap in every pair: no length-controlled figure, said (issue 44)
         self.assertIn("\n    length: no verdict was decisive (n=0); length-controlled win rate "
-                      "0.5, raw 0.5 (n=4)\n", err)
+                      "none (the length gap is the same in every pair: the win rate at no gap "
+                      "cannot be told from the length's effect), raw 0.5 (n=4)\n", err)
         self.assertNotIn("None", err)
 
 

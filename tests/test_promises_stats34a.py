@@ -247,16 +247,19 @@ class HostileValuesTest(GroupTest):
         cut = '"{}... sha256 {}'.format("x" * 39, hashlib.sha256(
             json.dumps(long_text).encode()).hexdigest()[:16])
         shown = summary["groups"]["category"]["shown"]
-        # NaN and 1e999 are written as null: they are null's group, in a run as in report
+        # NaN and 1e999 are written as null: they are null's group, in a run as in report;
+        # --summary has the long value whole, the printed table cut (issue 44)
+        whole = json.dumps(long_text)
         self.assertEqual([(g["label"], g["records"]) for g in shown], [("null", 3)] + sorted([
             ("1", 1), ('"1"', 1), ("[1, 2]", 1), ('{"a": 2, "b": 1}', 1), ('"数学"', 1),
-            ('"<script>alert(1)</script>"', 1), (cut, 1), ('"all"', 1), ('"none judged"', 1),
+            ('"<script>alert(1)</script>"', 1), (whole, 1), ('"all"', 1), ('"none judged"', 1),
             ("true", 1), ('"\u202eevil"', 1), ('"a\\nb"', 1), ("(no field)", 1)]))
         values = {g["label"]: (g["value"], g["missing"]) for g in shown}
-        self.assertEqual([values[k] for k in ("1", '"1"', "null", "[1, 2]", cut, "(no field)")],
+        self.assertEqual([values[k] for k in ("1", '"1"', "null", "[1, 2]", whole, "(no field)")],
                          [(1, False), ("1", False), (None, False), ([1, 2], False),
-                          (None, False), (None, True)])
+                          (long_text, False), (None, True)])
         _, rows = table(err, "category")
+        self.assertIn(cut, [row[0] for row in rows])
         self.assertEqual(rows[-1][:3], ["all", "16", "0"])
         self.assertIn('"all"', [row[0] for row in rows])
         self.assertIn('"\\u202eevil"', [row[0] for row in rows])  # escaped on a terminal
@@ -286,15 +289,16 @@ class ManyValuesTest(GroupTest):
         err, summary = self.report(self.path("many.jsonl"), "--group-by", "bucket",
                                    "--group-by", "id")
         buckets = summary["groups"]["bucket"]
+        # --summary has every value; the printed table the 60 with the most records (issue 44)
         self.assertEqual((buckets["values"], buckets["not_shown"], len(buckets["shown"])),
-                         (10000, 9940, 60))
+                         (10000, 9940, 10000))
         self.assertEqual([g["label"] for g in buckets["shown"][:4]], ["0", "1", "10", "100"])
         self.assertEqual(buckets["shown"][0]["records"], 2)
         self.assertEqual(summary["groups"]["id"], {"values": None, "limit": 10000,
                                                    "shown": [], "not_shown": None})
         title, rows = table(err, "bucket")
         self.assertEqual(title, "  by bucket (--group-by): 10,000 values; the 60 with the most "
-                                "records shown, 9,940 not shown")
+                                "records shown, and 9,940 more values: --summary lists all")
         self.assertEqual(len(rows), 62)  # the heading, 60 values, all
         self.assertIn("  by id (--group-by): over 10,000 values: none shown (figures are kept "
                       "for at most 10,000 values)\n", err)
