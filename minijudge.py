@@ -6626,7 +6626,7 @@ _REPORT_FLAGS = ("--question-field", "--response-field", "--response-a-field",
                  "--response-b-field", "--responses-field", "--price", "--max-error-rate",
                  "--summary", "--html", "--html-rows", "-q/--quiet", "--group-by",
                  "--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
-                 "--model-field", "--baseline", "--strong-weight", "--mixed")
+                 "--model-field", "--baseline", "--strong-weight", "--pass-threshold", "--mixed")
 
 
 # (usage, description, epilog, input's help) of a run's parser, and of report's
