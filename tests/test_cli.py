@@ -404,7 +404,7 @@ class ReportUsageTest(CLITest):
         self.assertTrue(out.startswith(self.REPORT_USAGE), out[:300])
         listed = re.findall(r"(?m)^  (-[\w-]+)", out)
         self.assertEqual(listed, [
-            "-h", "--question-field", "--response-field", "--response-a-field",
+            "-h", "--pass-threshold", "--question-field", "--response-field", "--response-a-field",
             "--response-b-field", "--responses-field", "--price", "--max-error-rate",
             "--summary", "--html", "--html-rows", "-q", "--group-by", "--human-field",
             "--bootstrap-seed", "--bootstrap-samples", "--confidence", "--model-field",
