@@ -907,7 +907,7 @@ _RATING_RE = re.compile(r"""
     (?:\s*(?:/|out\s+of)\s*(?P<keyword_of>\d+)(?!\.?\d))?            # "4/5", "4 out of 5"
     (?P<closed>\s*\]\])?                          # "Rating: [[4]]" beats a bare [[9]] after it
   | (?P<fraction>{num})\]?\s*(?:/|out\s+of)\s*(?P<fraction_of>\d+)(?!\.?\d)  # "4/5", "[4]/5"
-  | (?<!\w)\[(?P<single>{num})\]["'\s]*on\s+a\s+scale            # '"[7]" on a scale of 1 to 10'
+  | (?<!\w)\[(?P<single>{num})\]["'\s]*on\s+(?:a|the)\s+scale   # '"[7]" on the scale of 1 to 10'
     )
 """.format(num=_NUMBER, score=_SCORE), re.I | re.X)
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time

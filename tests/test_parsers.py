@@ -81,6 +81,8 @@ RATINGS = [  # (judge output, rating on 1-5, trap)
     ("The response earns 3/5; my revised version: 5/5", 3, "the judge's own version"),
     ("The assistant's revised response is clear: 4/5", 4, "the judged one's own rewrite"),
     ("Corrected answer: the sum is 7.\n\nRating: [[2]]", 2, "a correction, then the rating"),
+    ("I would rate the AI assistant's response as a \"[4]\" on the scale of 1 to 5.", 4,
+     "single brackets on the scale, after a possessive"),
 ]
 
 
@@ -114,6 +116,7 @@ class RatingTest(unittest.TestCase):
             ("I rate Response 2 a 6/10.", 6),  # the one named: the judged one
             ("Rating: 6/10\n\nHere is an improved answer: ...\n\n"
              "Rating for the improved answer: 9/10", 6),
+            ('I would rate the AI assistant\'s response as a "[7]" on the scale of 1 to 10.', 7),
             ("Assistant A's answer is thorough.\n\nRating: [[7]]", 7),  # MT-Bench multi-turn
         ]:
             with self.subTest(text=text):
