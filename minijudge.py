@@ -2821,10 +2821,14 @@ def _with_key(headers, key, key_header):
     return {key_header: bearer + key, **headers}
 
 
-def _criterion_or(criterion, default):
-    """A criterion given, checked and prepared, else ``default``."""
+def _criterion_or(criterion, default, template):
+    """A criterion given, checked and prepared, else ``default``. Not for the pairwise
+    template, whose prompt names none (--criteria outside --mode criterion is refused alike)."""
     if criterion is None:
         return default
+    if template == "pairwise":  # judging pairs under a criterion: not yet
+        raise JudgeError("criterion is for template 'criterion' (or your own); got template "
+                         "'pairwise', whose prompt names no criterion")
     return _criterion(criterion)
 
 
@@ -2957,7 +2961,7 @@ class LLMJudge:
 
     def _set_template(self, template, parser, criterion, response_format):
         """The prompt (a template, a criterion) and the parser that reads its reply."""
-        self.criterion = _criterion_or(criterion, None)
+        self.criterion = _criterion_or(criterion, None, template)
         if not template:
             template = None
             if criterion is not None:
@@ -3152,7 +3156,8 @@ class LLMJudge:
         fields = self._conversation(example, output, fields)
         values = _example_values(example, output, fields)
         _check_response(self.parser, values, example, output, fields)
-        criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's own
+        # the item's own criterion, else the judge's
+        criterion = _criterion_or(fields.pop("criterion", None), self.criterion, self.template)
         if criterion:
             values.update(criterion["fields"])
         values.update(self.answers)
