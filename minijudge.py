@@ -983,7 +983,7 @@ _OWNER_RE = re.compile(r"""
         | \bmy\s+(?:own\s+)?(?:version|rewrite)\b             # "my version: 9"
           # a thing the judged answer rates: "the phone has a rating of 4.5", not "it has"
         | (?<!\bit\s)(?<!\bthis\s)(?<!response\s)(?<!answer\s)(?<!assistant\s)
-          (?<!output\s)(?<!model\s)
+          (?<!output\s)(?<!model\s)(?<!\b[a-h1-9]\s)(?<!\)\s)        # nor "Assistant C has"
           \b(?:has|have|had)\s+(?:an?\s+)?(?:[\w-]+\s+)?(?:rating|score)\s+of\b
         )
     )

@@ -114,6 +114,8 @@ class RatingTest(unittest.TestCase):
             ("I would give Assistant C a 2, while A would be a 7", None),  # which is judged?
             ("The response is fine, 7/10; Assistant C would be a 2/10", 7),
             ("I rate Response 2 a 6/10.", 6),  # the one named: the judged one
+            ("Assistant A has a rating of 7/10", 7),
+            ("Output (a) has a rating of 7/10", 7),
             ("Rating: 6/10\n\nHere is an improved answer: ...\n\n"
              "Rating for the improved answer: 9/10", 6),
             ('I would rate the AI assistant\'s response as a "[7]" on the scale of 1 to 10.', 7),
