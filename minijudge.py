@@ -976,10 +976,12 @@ _OWNER_RE = re.compile(r"""
       | (?P<named>{named}{name})                              # "Assistant C would be a 2"
       | (?P<other>
           \b(?:confidence|certainty)\b                        # "Confidence: 8/10"
-          # the judge's own rewrite, not the judged assistant's ("its revised answer")
+          # the judge's own rewrite: an improved, corrected or ideal answer, not the judged
+          # assistant's ("its improved answer"); a revised or rewritten one that is "my",
+          # "a" or a heading, not "the revised response" (a rewrite the user asked for)
         | (?<!'s\s)(?<!\u2019s\s)(?<!\bits\s)(?<!\btheir\s)
-          \b(?:improved|revised|rewritten|corrected|ideal)\s+
-          (?:answer|response|version|reply|solution)s?\b       # "the improved answer: 9"
+          \b(?:improved|corrected|ideal)\s+{rewrite}            # "the improved answer: 9"
+        | (?:\b(?:my|our|an?)\s+(?:own\s+)?|^)(?:revised|rewritten)\s+{rewrite}
         | \bmy\s+(?:own\s+)?(?:version|rewrite)\b             # "my version: 9"
           # a thing the judged answer rates: "the phone has a rating of 4.5", not "it has"
         | (?<!\bit\s)(?<!\bthis\s)(?<!response\s)(?<!answer\s)(?<!assistant\s)
@@ -987,7 +989,8 @@ _OWNER_RE = re.compile(r"""
           \b(?:has|have|had)\s+(?:an?\s+)?(?:[\w-]+\s+)?(?:rating|score)\s+of\b
         )
     )
-""".format(name=_NAME, named=_NAMED), re.I | re.X)
+""".format(name=_NAME, named=_NAMED,
+           rewrite=r"(?:answer|response|version|reply|solution)s?\b"), re.I | re.M | re.X)
 # the assistants a reply names, to tell whether a named one is the judged one
 _NAMES_RE = re.compile(r"""
     {named}(?P<name>{name})                                               # "Assistant C"
