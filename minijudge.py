@@ -961,7 +961,7 @@ _HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
 # the name of an assistant, response or answer: "C", "2", "(b)"; a capital letter only
 # ("the response a 7" names none)
 _NAME = r"(?:\([a-h1-9]\)|(?-i:[A-H])(?!\w)|[1-9](?!\w))"
-_NAMED = r"\b(?:assistant|response|answer|output|model)s?[^\S\n]*"  # "Assistant C", "Answer 2"
+_ASSISTANT = r"\b(?:assistant|response|answer|output|model)s?[^\S\n]*"  # before a name
 # whose rating a number is: the last of these in its sentence up to it, the mention's own
 # words among them ("Rating for the improved answer: 9")
 _OWNER_RE = re.compile(r"""
@@ -973,7 +973,7 @@ _OWNER_RE = re.compile(r"""
         | \bthe\s+(?:ai\s+)?(?:assistant|response|answer|reply)\b   # "the AI assistant's",
           (?![^\S\n]*{name})                                 # not "the response A"
         )
-      | (?P<named>{named}{name})                              # "Assistant C would be a 2"
+      | (?P<named>{assistant}{name})                          # "Assistant C would be a 2"
       | (?P<other>
           \b(?:confidence|certainty)\b                        # "Confidence: 8/10"
           # the judge's own rewrite: an improved, corrected or ideal answer, not the judged
@@ -989,13 +989,13 @@ _OWNER_RE = re.compile(r"""
           \b(?:has|have|had)\s+(?:an?\s+)?(?:[\w-]+\s+)?(?:rating|score)\s+of\b
         )
     )
-""".format(name=_NAME, named=_NAMED,
+""".format(name=_NAME, assistant=_ASSISTANT,
            rewrite=r"(?:answer|response|version|reply|solution)s?\b"), re.I | re.M | re.X)
 # the assistants a reply names, to tell whether a named one is the judged one
 _NAMES_RE = re.compile(r"""
-    {named}(?P<name>{name})                                               # "Assistant C"
+    {assistant}(?P<name>{name})                                           # "Assistant C"
   | \b(?:and|or|while|whereas|but|than|versus|vs\.?)[^\S\n]+(?P<bare>(?-i:[A-H]))\b  # "while A"
-""".format(name=_NAME, named=_NAMED), re.I | re.X)
+""".format(name=_NAME, assistant=_ASSISTANT), re.I | re.X)
 
 
 def _visible(text):
@@ -1112,7 +1112,7 @@ _KIND_RANKS = {"bracket": 1, "keyword": 4}  # any other kind: 5
 def _rank(text, match, name, tier):
     """How strongly a mention states the rating, 0 the strongest. One offered with another
     ("[[9]] or [[10]]") ranks just below its own kind's: it is no rating, but a reply whose
-    strongest mentions are alternatives has none. One the reply gives something else than
+    strongest mentions are alternatives has none. One the reply gives something other than
     the judged response is never read; one given an assistant named by letter ranks below
     every mention not so named. (Weaker than ``tier``, the best so far: not looked at
     further, it cannot win.)"""
