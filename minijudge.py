@@ -958,6 +958,8 @@ _SUPERSEDED_RE = re.compile(r"\b(?:initial|original|preliminary|previous|earlier
                             r"[^\S\n]+\Z", re.I)
 # or a mention the clause goes on from: "[[B]] would win if brevity mattered"
 _HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
+# a window's text up to its last sentence's end: the sentence holding its end begins there
+_SENTENCE_ENDED_RE = re.compile(r".*[.!?\n]", re.S)
 # the name of an assistant, response or answer: "C", "2", "(b)"; a capital letter only
 # ("the response a 7" names none)
 _NAME = r"(?:\([a-h1-9]\)|(?-i:[A-H])(?!\w)|[1-9](?!\w))"
@@ -965,7 +967,7 @@ _ASSISTANT = r"\b(?:assistant|response|answer|output|model)s?[^\S\n]*"  # before
 # whose rating a number is: the last of these in its sentence up to it, the mention's own
 # words among them ("Rating for the improved answer: 9")
 _OWNER_RE = re.compile(r"""
-    (?=[achimortw])         # what every branch starts with: the search skips other places
+    \b(?=[achimortw])       # how every branch starts: the search skips other places at once
     (?: (?P<judged>         # the judged response, or the judge's own verdict to come
           \b(?:I|we)(?:'d|'ll|\s+would|\s+will)?\s+(?:rate|give|score|grade|assign|award)\b
         | \bmy\s+(?:final\s+|overall\s+)?(?:rating|score|grade|verdict)\b     # "my rating"
@@ -1159,7 +1161,10 @@ def _owner(text, start):
 def _sentence_start(text, start):
     """Where the sentence holding ``start`` begins, at most 200 characters before it."""
     window = max(0, start - 200)
-    return max([window] + [text.rfind(mark, window, start) + 1 for mark in ".!?\n"])
+    ended = _SENTENCE_ENDED_RE.match(text, window, start)  # to the last mark, at C speed
+    if ended:
+        return ended.end()
+    return window
 
 
 def _hypothetical(text, start):
