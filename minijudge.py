@@ -958,8 +958,6 @@ _SUPERSEDED_RE = re.compile(r"\b(?:initial|original|preliminary|previous|earlier
                             r"[^\S\n]+\Z", re.I)
 # or a mention the clause goes on from: "[[B]] would win if brevity mattered"
 _HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
-# a window's text up to its last sentence's end: the sentence holding its end begins there
-_SENTENCE_ENDED_RE = re.compile(r".*[.!?\n]", re.S)
 # the name of an assistant, response or answer: "C", "2", "(b)"; a capital letter only
 # ("the response a 7" names none)
 _NAME = r"(?:\([a-h1-9]\)|(?-i:[A-H])(?!\w)|[1-9](?!\w))"
@@ -1161,10 +1159,9 @@ def _owner(text, start):
 def _sentence_start(text, start):
     """Where the sentence holding ``start`` begins, at most 200 characters before it."""
     window = max(0, start - 200)
-    ended = _SENTENCE_ENDED_RE.match(text, window, start)  # to the last mark, at C speed
-    if ended:
-        return ended.end()
-    return window
+    last_mark = max(text.rfind(".", window, start), text.rfind("!", window, start),
+                    text.rfind("?", window, start), text.rfind("\n", window, start))
+    return max(window, last_mark + 1)
 
 
 def _hypothetical(text, start):
