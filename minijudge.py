@@ -945,11 +945,12 @@ _RATING_RE = re.compile(r"""
      | \b(?:rated?|rates|scored|graded|grading|gives?|assign(?:ed)?|award(?:ed)?))\b  # a verb
     [^\d\n/=+:]{{0,30}}?                                              # ": ", " is ", " it a "
     (?::[^\w\n/=+:]{{0,10}}?)?          # after a colon no words: "Rating explanation: ... 2"
-    (?P<keyword>{score})
+    (?-i:(?<!Assistant\s)(?<!Response\s)(?<!Answer\s)(?<!Output\s)(?<!Model\s))  # not the
+    (?P<keyword>{score})                                  # name: "Score for Assistant 1: 8"
     (?:\s*(?:/|out\s+of)\s*(?P<keyword_of>\d+)(?!\.?\d))?            # "4/5", "4 out of 5"
     (?P<closed>\s*\]\])?                          # "Rating: [[4]]" beats a bare [[9]] after it
   | (?P<fraction>{num})\]?\s*(?:/|out\s+of)\s*(?P<fraction_of>\d+)(?!\.?\d)  # "4/5", "[4]/5"
-  | (?<!\w)\[(?P<single>{num})\]["'\s]*on\s+a\s+scale            # '"[7]" on a scale of 1 to 10'
+  | (?<!\w)\[(?P<single>{num})\]["'\s]*on\s+(?:a|the)\s+scale   # '"[7]" on the scale of 1 to 10'
     )
 """.format(num=_NUMBER, score=_SCORE), re.I | re.X)
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
@@ -980,9 +981,14 @@ _ALT_BEFORE_RE = re.compile(r"""
     \Z
 """.format(hedge=_HEDGE), re.I | re.X)
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
+# a rating given an assistant named by letter or number ranks below every mention not so
+# named, in the order of its kind: read only when the reply names no other (MT-Bench's
+# multi-turn prompt calls the judged one "Assistant A"), else whose would it be?
+_NAMED_RANK = 6
 # a hypothetical ranks below every stated mention, in the order of its kind: read only
 # when nothing is stated ("Rating: 4. If improved it could get [[5]]" is 4)
-_HYPOTHETICAL = 6
+_HYPOTHETICAL = 7
+_NOT_THE_JUDGED = 10  # a rating the reply gives something else: never read (9: no mention)
 # a clause begun before a mention in its sentence that makes the mention a hypothetical;
 # not "I would rate it [[8]]", the usual way of stating the verdict itself
 _HYPOTHETICAL_WORDS = ("if", "unless", "could", "might", "would")
@@ -995,6 +1001,44 @@ _SUPERSEDED_RE = re.compile(r"\b(?:initial|original|preliminary|previous|earlier
                             r"[^\S\n]+\Z", re.I)
 # or a mention the clause goes on from: "[[B]] would win if brevity mattered"
 _HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
+# the name of an assistant, response or answer: "C", "2", "(b)"; a capital letter only
+# ("the response a 7" names none)
+_NAME = r"(?:\([a-h1-9]\)|(?-i:[A-H])(?!\w)|[1-9](?!\w))"
+_ASSISTANT = r"\b(?:assistant|response|answer|output|model)s?[^\S\n]*"  # before a name
+# whose rating a number is: the last of these in its sentence up to it, the mention's own
+# words among them ("Rating for the improved answer: 9")
+_OWNER_RE = re.compile(r"""
+    \b(?=[achimortw])       # how every branch starts: the search skips other places at once
+    (?: (?P<judged>         # the judged response, or the judge's own verdict to come
+          \b(?:I|we)(?:'d|'ll|\s+would|\s+will)?\s+(?:rate|give|score|grade|assign|award)\b
+        | \bmy\s+(?:final\s+|overall\s+)?(?:rating|score|grade|verdict)\b     # "my rating"
+        | \b(?:it|this)\b                                                     # "rate it"
+        | \bthe\s+(?:ai\s+)?(?:assistant|response|answer|reply)\b   # "the AI assistant's",
+          (?![^\S\n]*{name})                                 # not "the response A"
+        )
+      | (?P<named>{assistant}{name})                          # "Assistant C would be a 2"
+      | (?P<other>
+          \b(?:confidence|certainty)\b                        # "Confidence: 8/10"
+          # the judge's own rewrite: an improved, corrected or ideal answer, not the judged
+          # assistant's ("its improved answer"); a revised or rewritten one that is "my",
+          # "a" or a heading, not "the revised response" (a rewrite the user asked for)
+        | (?<!'s\s)(?<!\u2019s\s)(?<!\bits\s)(?<!\btheir\s)
+          \b(?:improved|corrected|ideal)\s+{rewrite}            # "the improved answer: 9"
+        | (?:\b(?:my|our|an?)\s+(?:own\s+)?|^)(?:revised|rewritten)\s+{rewrite}
+        | \bmy\s+(?:own\s+)?(?:version|rewrite)\b             # "my version: 9"
+          # a thing the judged answer rates: "the phone has a rating of 4.5", not "it has"
+        | (?<!\bit\s)(?<!\bthis\s)(?<!response\s)(?<!answer\s)(?<!assistant\s)
+          (?<!output\s)(?<!model\s)(?<!\b[a-h1-9]\s)(?<!\)\s)        # nor "Assistant C has"
+          \b(?:has|have|had)\s+(?:an?\s+)?(?:[\w-]+\s+)?(?:rating|score)\s+of\b
+        )
+    )
+""".format(name=_NAME, assistant=_ASSISTANT,
+           rewrite=r"(?:answer|response|version|reply|solution)s?\b"), re.I | re.M | re.X)
+# the assistants a reply names, to tell whether a named one is the judged one
+_NAMES_RE = re.compile(r"""
+    {assistant}(?P<name>{name})                                           # "Assistant C"
+  | \b(?:and|or|while|whereas|but|than|versus|vs\.?)[^\S\n]+(?P<bare>(?-i:[A-H]))\b  # "while A"
+""".format(name=_NAME, assistant=_ASSISTANT), re.I | re.X)
 
 
 def _visible(text):
@@ -1005,9 +1049,11 @@ def _visible(text):
     return _THINK_OPEN_RE.split(text, maxsplit=1)[0]
 
 
-def _last(pattern, text):
-    """The last match of ``pattern`` in ``text``, or None: a reply's final verdict wins."""
-    return next(iter(collections.deque(pattern.finditer(text), maxlen=1)), None)  # O(1) memory
+def _last(pattern, text, pos=0, endpos=sys.maxsize):
+    """The last match of ``pattern`` in ``text`` (from ``pos`` to ``endpos``), or None: a
+    reply's final verdict wins."""
+    matches = pattern.finditer(text, pos, endpos)
+    return next(iter(collections.deque(matches, maxlen=1)), None)  # O(1) memory
 
 
 def _plain(text):
@@ -1037,7 +1083,9 @@ def _read_rating(text, scale):
     only a number, then a keyword in prose ("I rate it 4"), then a bare fraction or "[4] on a
     scale". So "Rating: [[8]]. More would earn [[9]]" is 8, "Rating: 2. It gives 5" is 2.
     Ratings offered together ("[[9]] or [[10]]") are none: "Rating: [[8]] ... a rating of
-    [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None.
+    [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None. One the reply gives
+    something else is none ("Confidence: 8/10", "Rating of my improved answer: 9"); one given
+    "Assistant C" counts only when no other assistant is named (_strongest_mention).
     """
     short = _SHORT_RATING_RE.fullmatch(text or "")
     if short:  # the usual reply, read as _read_rating_fully reads it, at C speed
@@ -1066,13 +1114,19 @@ _MENTION_KINDS = ("bracket", "keyword", "fraction", "single")  # the groups of _
 
 
 def _strongest_mention(text, scale):
-    """(the strongest rank of a mention, 9 if none; the value of the last of that rank)."""
+    """(the strongest rank of a mention, 9 if none; the value of the last of that rank, None
+    when that rank is an assistant's named by letter and the reply names several)."""
     tier, candidate = 9, None
     for match in _RATING_RE.finditer(text):
         name = next(n for n in _MENTION_KINDS if match.group(n))
         rank = _rank(text, match, name, tier)
         if rank <= tier:
             tier, candidate = rank, _mention_value(match, name, rank, scale)
+    if _NAMED_RANK <= tier < _HYPOTHETICAL:  # "Assistant C: 2, Assistant A: 7": whose?
+        names = {(m.group("name") or m.group("bare")).strip("()").upper()
+                 for m in _NAMES_RE.finditer(text)}
+        if len(names) > 1:
+            candidate = None
     return tier, candidate
 
 
@@ -1101,17 +1155,24 @@ _KIND_RANKS = {"bracket": 1, "keyword": 4}  # any other kind: 5
 def _rank(text, match, name, tier):
     """How strongly a mention states the rating, 0 the strongest. One offered with another
     ("[[9]] or [[10]]") ranks just below its own kind's: it is no rating, but a reply whose
-    strongest mentions are alternatives has none. (Weaker than ``tier``, the best so far:
-    not looked at further, it cannot win.)"""
+    strongest mentions are alternatives has none. One the reply gives something other than
+    the judged response is never read; one given an assistant named by letter ranks below
+    every mention not so named. (Weaker than ``tier``, the best so far: not looked at
+    further, it cannot win.)"""
     rank = _kind_rank(text, match, name)
     if rank > tier:
         return rank
+    owner = _owner(text, match.start(name))
+    if owner == "other":  # "Confidence: 8/10", "the phone has a rating of 4.5"
+        return _NOT_THE_JUDGED
     if _alternative(text, match.start(name), match.end()):
         return _ALTERNATIVE_RANKS[rank > 3]
     if _hypothetical(text, match.start(name)) or _hypothetical_after(text, match.end()):
         return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
     if _SUPERSEDED_RE.search(text, max(0, match.start() - 20), match.start()):
         return _HYPOTHETICAL + rank / 10  # "my initial rating was [[2]]; on reflection [[4]]"
+    if owner == "named":
+        return _NAMED_RANK + rank / 10  # "Response C would be a 2/10"
     return rank
 
 
@@ -1130,15 +1191,29 @@ def _starts_line(text, start):
     return _LABEL_PREFIX_RE.match(text, text.rfind("\n", 0, start) + 1, start)
 
 
+def _owner(text, start):
+    """Whose rating the number at ``start`` is, as the last words naming one in its sentence
+    up to it say: "judged", "named" (an assistant named by a letter or number), "other" (a
+    confidence, the judge's own rewrite, a thing the judged answer rates) or None (unsaid)."""
+    owner = _last(_OWNER_RE, text, _sentence_start(text, start), start)
+    return owner and owner.lastgroup
+
+
+def _sentence_start(text, start):
+    """Where the sentence holding ``start`` begins, at most 200 characters before it."""
+    window = max(0, start - 200)
+    last_mark = max(text.rfind(".", window, start), text.rfind("!", window, start),
+                    text.rfind("?", window, start), text.rfind("\n", window, start))
+    return max(window, last_mark + 1)
+
+
 def _hypothetical(text, start):
     """Whether a mention at ``start`` is a hypothetical: its sentence, up to it, holds "if",
     "could", "might" or "it would" ("With sources it would get a rating of [[9]]")."""
-    window = max(0, start - 200)
-    before = text[window:start].lower()
+    before = text[max(0, start - 200):start].lower()
     if not any(word in before for word in _HYPOTHETICAL_WORDS):  # the usual case, at C speed
         return False
-    begin = max([text.rfind(mark, window, start) for mark in ".!?\n"]) + 1  # the sentence's
-    return bool(_HYPOTHETICAL_RE.search(text, max(begin, window), start))
+    return bool(_HYPOTHETICAL_RE.search(text, _sentence_start(text, start), start))
 
 
 def _hypothetical_after(text, end):
@@ -1160,8 +1235,10 @@ def parse_rating(text, *, scale=(1, 5)):
     Reads ``4``, ``**4**``, ``Rating: [[4]]``, ``4/5``, ``3.5 out of 5``, JSON such as
     ``{"score": 4}``; the final verdict wins over earlier mentions and over numbers in
     the explanation after it; ``<think>`` blocks, markdown and zero-width characters are
-    ignored. A restated scale ("on a scale of 1 to 5") is not a rating. A value outside
-    ``scale`` gives None: never clamped, never the "1" of "10".
+    ignored. A restated scale ("on a scale of 1 to 5") is not a rating, nor a number the
+    reply gives something else: a confidence, a thing the judged answer rates, the judge's
+    own rewrite, another assistant named by letter or number (when several are: whose?).
+    A value outside ``scale`` gives None: never clamped, never the "1" of "10".
     """
     _check_option(_PARSE_SCALE, scale, "scale")  # (nan, 5) read no rating, (True, 5) one
     return _read_rating(text, scale)[0]
@@ -2813,10 +2890,14 @@ def _with_key(headers, key, key_header):
     return {key_header: bearer + key, **headers}
 
 
-def _criterion_or(criterion, default):
-    """A criterion given, checked and prepared, else ``default``."""
+def _criterion_or(criterion, default, template):
+    """A criterion given, checked and prepared, else ``default``. Not for the pairwise
+    template, whose prompt names none (--criteria outside --mode criterion is refused alike)."""
     if criterion is None:
         return default
+    if template == "pairwise":  # judging pairs under a criterion: not yet
+        raise JudgeError("criterion is for template 'criterion' (or your own); got template "
+                         "'pairwise', whose prompt names no criterion")
     return _criterion(criterion)
 
 
@@ -2950,7 +3031,7 @@ class LLMJudge:
 
     def _set_template(self, template, parser, criterion, response_format):
         """The prompt (a template, a criterion) and the parser that reads its reply."""
-        self.criterion = _criterion_or(criterion, None)
+        self.criterion = _criterion_or(criterion, None, template)
         if not template:
             template = None
             if criterion is not None:
@@ -3161,7 +3242,8 @@ class LLMJudge:
         fields = self._conversation(example, output, fields)
         values = _example_values(example, output, fields)
         _check_response(self.parser, values, fields, (example, output, given))
-        criterion = _criterion_or(fields.pop("criterion", None), self.criterion)  # the item's own
+        # the item's own criterion, else the judge's
+        criterion = _criterion_or(fields.pop("criterion", None), self.criterion, self.template)
         if criterion:
             values.update(criterion["fields"])
         values.update(self.answers)

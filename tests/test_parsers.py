@@ -61,6 +61,31 @@ RATINGS = [  # (judge output, rating on 1-5, trap)
     ("<think>The user wants a rating of 5", None, "cut off inside think"),
     ("", None, "empty"),
     (None, None, "null content"),
+    # whose rating: a number the reply gives something other than the judged response
+    ("The response is clear: 4/5. Confidence: 3/5", 4, "a confidence is not the rating"),
+    ("Confidence: 4/5", None, "only a confidence"),
+    ("Clear and correct; I give it 4. Confidence score: 5", 4, "a confidence score"),
+    ("The response is right: the phone has a rating of 4.5.", None, "a rating the answer quotes"),
+    ("Correct, 3/5, though it says the hotel has an average rating of 4.5", 3,
+     "a quoted rating after the verdict"),
+    ("The response has a rating of 4.", 4, "the response's own rating"),
+    ("The response is good: 4/5. Response C would be a 2/5.", 4, "another response, by letter"),
+    ("I rate the answer 4/5, Answer 2 gets 2/5", 4, "another answer, by number"),
+    ("Score for Assistant 1: 4", None, "the number is a name: no score is given"),
+    ("I'd give Assistant C a 2, while A would be a 4", None, "two assistants rated: whose?"),
+    ("Assistant C: 2/5\nAssistant A: 4/5", None, "two assistants rated: whose?"),
+    ("Given the errors in Assistant A's answer, I rate it 2/5", 2, "the judged one, named"),
+    ("Assistant A's rating: [[4]]", 4, "the one assistant named is the judged one"),
+    ("Rating: 3\n\nImproved answer: ...\n\nRating of the improved answer: 5", 3,
+     "the judge's own rewrite"),
+    ("The response earns 3/5; my revised version: 5/5", 3, "the judge's own version"),
+    ("The assistant's revised response is clear: 4/5", 4, "the judged one's own rewrite"),
+    ("The revised response, as the user asked, is clear: 4/5", 4, "a rewrite the user asked"),
+    ("Rating: 3\n\nRewritten answer: ...\nOn the same scale, a rewritten answer gets 5/5", 3,
+     "the judge's own, rewritten"),
+    ("Corrected answer: the sum is 7.\n\nRating: [[2]]", 2, "a correction, then the rating"),
+    ("I would rate the AI assistant's response as a \"[4]\" on the scale of 1 to 5.", 4,
+     "single brackets on the scale, after a possessive"),
 ]
 
 
@@ -81,6 +106,26 @@ class RatingTest(unittest.TestCase):
         ]:
             with self.subTest(text=text, scale=scale):
                 self.assertEqual(parse_rating(text, scale=scale), expected)
+
+    def test_whose_rating(self):
+        # issue 44 item 7: a weaker judge's replies on 1-10 gave a confidence, a number from
+        # the judged answer, another assistant's rating and the judge's own rewrite's
+        for text, expected in [
+            ("Confidence: 8/10", None),
+            ("The answer is thorough, 6/10. Confidence: 8/10", 6),
+            ("The answer lists phones; the phone has a rating of 4.5", None),
+            ("I would give Assistant C a 2, while A would be a 7", None),  # which is judged?
+            ("The response is fine, 7/10; Assistant C would be a 2/10", 7),
+            ("I rate Response 2 a 6/10.", 6),  # the one named: the judged one
+            ("Assistant A has a rating of 7/10", 7),
+            ("Output (a) has a rating of 7/10", 7),
+            ("Rating: 6/10\n\nHere is an improved answer: ...\n\n"
+             "Rating for the improved answer: 9/10", 6),
+            ('I would rate the AI assistant\'s response as a "[7]" on the scale of 1 to 10.', 7),
+            ("Assistant A's answer is thorough.\n\nRating: [[7]]", 7),  # MT-Bench multi-turn
+        ]:
+            with self.subTest(text=text):
+                self.assertEqual(parse_rating(text, scale=(1, 10)), expected)
 
     def test_types(self):
         self.assertIsInstance(parse_rating("4"), int)

@@ -79,6 +79,14 @@ NAMED_ROWS = [
     ("arena_bench_v1_single", "abv1-93c04f9fcd55", 1),  # code with [[sg.Listbox(...)]] first
     ("arena_bench_v1_single", "abv1-b7229b635635", 6),  # code with `[[]]` first
     ("llmbar_rating", "llmr-b6589fc6ab0d", 0),         # bare "0", the bottom of 0-9
+    # whose rating (issue 44): a number the reply gives something else is no verdict
+    ("mtbench_single", "mtb1-57e052a6b42a", None),     # "the Google Pixel has a rating of 7.8"
+    ("arena_bench_v1_single", "abv1-ed1ec8a9cc66", 9),  # "the movie has a rating of 5.8", [[9]]
+    ("mtbench_single", "mtb1-b7f85e8ee0d2", 6),        # "Assistant A's answer, I'd rate it [[6]]"
+    ("mtbench_single", "mtb1-2fd08b934fba", 9),        # "The assistant's rating is 9, while ..."
+    ("mtbench_single", "mtb1-7414f5519e98", 3),        # "**Revised Answer**:" (the judge's), [[3]]
+    ("mtbench_single", "mtb1-4fdb31b21574", 10),       # "the rewritten response" (judged), [[10]]
+    ("arena_bench_v1_single", "abv1-a3454373a1a3", 9.5),  # "the assistant's response as a [[9.5]]"
     ("mtbench_pair", "mtbp-01b1bd5f6e9b", "A"),        # restates [[A]]/[[B]]/[[C]], then [[A]]
     ("mtbench_pair", "mtbp-17a9ce0525f3", "tie"),      # "[[C]] for a tie."
     ("mtbench_pair", "mtbp-7908f54d04e6", "A"),        # "[[A]]" first, explanation after
