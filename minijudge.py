@@ -1454,8 +1454,8 @@ def _chat_url(base_url):
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise JudgeError("judge URL must start with http:// or https:// and name a host; "
-                         "got {!r}".format(base_url))
+        raise JudgeError(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", "judge URL must start with "
+                         "http:// or https:// and name a host; got {!r}".format(base_url)))
     if "@" in parts.netloc:
         raise JudgeError("judge URL must not carry credentials (user:password@host); pass "
                          "the key as api_key or in LLM_JUDGE_API_KEY")
@@ -2754,9 +2754,10 @@ def _judge_urls(base_url):
     urls, named = [], set()
     for given in base_url:
         url = _chat_url(given)
-        if _server_key(url) in named:
-            raise JudgeError("judge URL {!r} is given twice (as {}): name each server "
-                             "once".format(given, url))
+        if _server_key(url) in named:  # a key in its query is not shown
+            raise JudgeError("judge URL {!r} is given twice (as {}): name each server once"
+                             .format(*(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
+                                       for text in (given, url))))
         named.add(_server_key(url))
         urls.append(url)
     return urls
