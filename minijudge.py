@@ -1453,6 +1453,10 @@ def _chat_url(base_url):
     prefix or the endpoint -> the endpoint."""
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
+    if len(re.findall(r"https?://", base_url, re.I)) > 1:  # "http://a:1,http://b:1": one host
+        raise JudgeError(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", "judge URL {!r} holds several "
+                         "URLs: give each server its own --judge-url (a list in Python)"
+                         .format(base_url)))
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise JudgeError(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", "judge URL must start with "
                          "http:// or https:// and name a host; got {!r}".format(base_url)))
