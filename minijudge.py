@@ -3457,10 +3457,9 @@ class LLMJudge:
             server = self._replicas.pick(avoid=server)
             since, answered = answered, self._limits.answered
             try:
-                body = self._limited(server, url, payload, headers, tokens, obeyed)
+                reply = self._limited(server, url, payload, read, headers, tokens, obeyed)
                 self._alive, self._refused_since = True, None
                 self._tell()
-                reply = read(body, url)
                 self._limits.correct(tokens, reply)
                 return reply, attempt
             except APIError as exc:
@@ -3497,17 +3496,17 @@ class LLMJudge:
         exc.attempts = 0  # nothing was sent
         raise exc
 
-    def _limited(self, server, url, payload, headers, tokens, obeyed=0.0):
+    def _limited(self, server, url, payload, read, headers, tokens, obeyed=0.0):
         """``_http_on``, once the judge's rate limits let a request of ``tokens`` go (a
         models list is not held; ``obeyed``: see _Limiter.acquire); the limits then hear
         its status and headers."""
         if payload is None:
-            return self._http_on(server, url, payload, headers)
+            return self._http_on(server, url, payload, read, headers)
         model = payload.get("model")
         ticket = self._limits.acquire(tokens, model, obeyed)
         heard, status = {}, None
         try:
-            body = self._http_on(server, url, payload, headers, heard)
+            reply = self._http_on(server, url, payload, read, headers, heard)
             status = 200
         except APIError as exc:
             status = exc.status
@@ -3515,7 +3514,7 @@ class LLMJudge:
         finally:
             self._limits.release(ticket, heard, status, model)
             self._count_limited(status)
-        return body
+        return reply
 
     def _count_limited(self, status):
         """Count a 429 as this judge's own: a panel's judges on one server share a limiter,
@@ -3530,26 +3529,27 @@ class LLMJudge:
         with self._lock:
             self._rate_limited, self._turns_waited = 0, 0
 
-    def _http_on(self, server, url, payload, headers, heard=None):
-        """``_http`` to one of the judge's servers: ``url`` (the first server's chat or
-        models URL) becomes that server's; ``heard``, a dict, gets the reply's headers."""
+    def _http_on(self, server, url, payload, read, headers, heard=None):
+        """``read(body, url)`` of ``_http`` to one of the judge's servers: ``url`` (the first
+        server's chat or models URL) becomes that server's, and a body that does not read
+        is that server's failure; ``heard``, a dict, gets the reply's headers."""
         target = server.url
         if url != self.url:
             target = _models_url(server.url)
         failed = True
         try:
-            body = _http(server.connections, target, payload=payload, headers=headers,
-                         timeout=self.timeout, max_bytes=self._max_bytes,
-                         secrets=self._secrets.value, heard=heard)
+            reply = read(_http(server.connections, target, payload=payload, headers=headers,
+                               timeout=self.timeout, max_bytes=self._max_bytes,
+                               secrets=self._secrets.value, heard=heard), target)
             failed = False
         finally:
             self._replicas.done(server, failed, payload is not None)
-        return body
+        return reply
 
     def _models_on(self, server):
         """The models one of the judge's servers lists (no retry): a preflight's check."""
-        body = self._http_on(server, _models_url(self.url), None, self._request_headers(None))
-        return _read_models(body, _models_url(server.url))
+        return self._http_on(server, _models_url(self.url), None, _read_models,
+                             self._request_headers(None))
 
     def _fails_over(self, server, exc, payload):
         """Whether ``exc``'s request goes to another server at once: ``server`` failed it
