@@ -2170,8 +2170,8 @@ def _http_error(status, data, headers, where, keyed=False):
     if status == 404 and where.startswith("POST ") and not _EXPLAINED_RE.search(message):
         message += _NO_CHAT_HERE  # no endpoint at that path: the judge URL is wrong
     retry_after = None
-    if kind == "http_error":  # the others are not retried
-        retry_after = wait
+    if kind == "http_error" or wait is not None and wait > _RETRY_AFTER_LIMIT:
+        retry_after = wait  # not retried past the limit, but another server takes it
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
                     kind=kind, retry_after=retry_after)
 
@@ -3650,7 +3650,7 @@ class LLMJudge:
             exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
         if attempt > 1:
             exc.args = ("{} (after {} tries)".format(exc, attempt),)
-        if len(self.urls) > 1 and self._server_failed(exc, payload):  # each server's words
+        if len(self.urls) > 1 and (self._server_failed(exc, payload) or exc.retry_after):
             exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)
 
     def _backoff(self, retries, exc):
