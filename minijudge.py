@@ -3648,10 +3648,10 @@ class LLMJudge:
                         "(--restart-wait)".format(exc, self.restart_wait),)
         if timed_out and exc.kind == "connection_refused":
             exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
-        if attempt > 1:
-            exc.args = ("{} (after {} tries)".format(exc, attempt),)
         if len(self.urls) > 1 and (self._server_failed(exc, payload) or exc.retry_after):
-            exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)
+            exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)  # each's words
+        if attempt > 1:  # the call's, after every server's words: not one server's
+            exc.args = ("{} (after {} tries)".format(exc, attempt),)
 
     def _backoff(self, retries, exc):
         """The wait before retry number ``retries``, doubling from the shortest."""
