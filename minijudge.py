@@ -1660,6 +1660,7 @@ class _Replica:
         self.rested_until = 0.0  # time.monotonic(): left alone until then
         self.rests = 0  # rests in a row: each twice the last
         self.error = None  # why its last request failed, while it fails
+        self.refused = False  # that failure: a refused connection (nothing listens there)
 
     @property
     def connections(self):
@@ -1724,18 +1725,20 @@ class _Replicas:
     def rest(self, server, asked=None):
         """Rest ``server`` (1 s, doubling each time it fails again; or the wait it ``asked``
         for; up to 30 s); the rest in seconds, or 0 when no other server is awake to take
-        its requests (then it does not)."""
+        its requests (then it does not, unless it refused the connection: with every server
+        resting, the one whose rest ends first is tried, not one that nothing listens on)."""
         with self._lock:
             now = time.monotonic()
             others = [s for s in self.servers if s is not server and s.rested_until <= now]
+            if not (others or server.refused):
+                return 0
+            if server.rested_until <= now:  # else its other requests in flight failed too
+                server.rests += 1
+                seconds = min(_REST_CAP, asked or _REST_FIRST * 2 ** (server.rests - 1))
+                server.rested_until = now + seconds
             if not others:
                 return 0
-            if server.rested_until > now:  # its other requests in flight failed too: one rest
-                return server.rested_until - now
-            server.rests += 1
-            seconds = min(_REST_CAP, asked or _REST_FIRST * 2 ** (server.rests - 1))
-            server.rested_until = now + seconds
-            return seconds
+            return server.rested_until - now
 
     def all_failed(self, server, error):
         """What each server's last request met, when every server's failed (``server``'s
@@ -3464,7 +3467,7 @@ class LLMJudge:
                 return reply, attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
-                if hops < len(self.urls) - 1 and self._fails_over(server, exc, payload):
+                if self._fails_over(server, exc, payload) and hops < len(self.urls) - 1:
                     hops += 1  # another server takes it: no retry spent
                     continue
                 timed_out = _first_timeout(timed_out, exc)
@@ -3559,7 +3562,7 @@ class LLMJudge:
             return False
         if not (self._server_failed(exc, payload) or exc.retry_after):
             return False
-        server.error = str(exc)
+        server.error, server.refused = str(exc), exc.kind == "connection_refused"
         seconds = self._replicas.rest(server, exc.retry_after)
         if seconds and self._on_retry is not None:  # "judge ...": a panel's names its judge
             self._on_retry("{} at {}; resting it {} s, its requests go to the others".format(
@@ -3618,8 +3621,12 @@ class LLMJudge:
 
     def _gives_up(self, exc, retries, payload):
         """Whether ``exc`` ends the call: not retryable, out of retries, or naming a
-        parameter the server does not take (_reply adapts those and asks again)."""
-        if not self._retryable(exc) or retries >= self.max_retries:
+        parameter the server does not take (_reply adapts those and asks again). A refused
+        connection is retried on several servers unless each refused its last request."""
+        servers = self._replicas.servers
+        retryable = self._retryable(exc) or exc.kind == "connection_refused" and len(
+            servers) > 1 and not all(s.error is not None and s.refused for s in servers)
+        if not retryable or retries >= self.max_retries:
             return True
         return bool(exc.status and payload and _adaptation(str(exc), payload))
 
@@ -5900,7 +5907,8 @@ def _fails_everywhere(judgement):
         return True
     if judgement.status != "connection_error":
         return False
-    return _UNREACHABLE.search(judgement.error or "") is not None
+    # on several servers, each one unreachable: "all 2 servers failed: ...; ..."
+    return all(_UNREACHABLE.search(part) for part in (judgement.error or "").split("; "))
 
 
 def _repeated(judgement, repeats):
