@@ -16,7 +16,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
 from stub import (JUDGE_ENV, PYTHON, StubServer, StubTestCase, choices_null, drop,  # noqa: E402
-                  error, rate_limited)
+                  error, rate_limited, run_main)
 
 
 class ReplicaTest(StubTestCase):
@@ -216,6 +216,21 @@ class ReplicasHostileTest(ReplicaTest):
         with self.assertRaises(minijudge.JudgeError):
             minijudge.LLMJudge(json.dumps([self.srv.url, other.url]), model="m")
         self.assertEqual(self.srv.chat_count + other.chat_count, 0)
+
+    def test_a_server_refusing_the_key_stops_the_run_at_the_preflight(self):
+        # its models list's 401 was passed over as "cannot list now": the run started, and
+        # stopped at the first record sent there, others judged or not by then
+        keyed = StubServer(require_key="sk-other-key").start()
+        self.addCleanup(keyed.stop)
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        code, out, err = run_main([source, "--judge-url", self.srv.url, "--judge-url",
+                                   keyed.url + "/v1?api-key=" + self.SECRET, "-o",
+                                   self.path("out.jsonl")], env={"LLM_JUDGE_API_KEY": "sk-k"})
+        self.assertEqual(code, 1)
+        self.assertEqual(err, "minijudge: error: preflight failed: http 401 from GET {}/v1/"
+                              "models?api-key=<hidden>: Incorrect API key provided.\n".format(
+                                  keyed.url))
+        self.assertEqual(self.srv.chat_count + keyed.chat_count, 0)
 
 
 if __name__ == "__main__":
