@@ -7628,6 +7628,8 @@ def _check_replicas(judge, listed):
     if len(judge.urls) < 2 or not listed or judge.model not in listed:
         return
     for server in judge._replicas.servers:
+        if server.rested_until > time.monotonic():  # it failed the list: not waited on again
+            continue
         try:
             models = judge._models_on(server)
         except APIError as exc:

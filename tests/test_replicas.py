@@ -7,8 +7,10 @@ Through the real command line, in a subprocess.
 """
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -231,6 +233,32 @@ class ReplicasHostileTest(ReplicaTest):
                               "models?api-key=<hidden>: Incorrect API key provided.\n".format(
                                   keyed.url))
         self.assertEqual(self.srv.chat_count + keyed.chat_count, 0)
+
+    def test_a_hung_server_costs_the_preflight_one_timeout(self):
+        # its models list timed out, then its check of the model waited the timeout again
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        accepted = []  # connections taken, never answered
+
+        def take():
+            try:
+                while True:
+                    accepted.append(listener.accept()[0])
+            except OSError:  # closed
+                pass
+        thread = threading.Thread(target=take, daemon=True)
+        thread.start()
+        self.addCleanup(lambda: [c.close() for c in accepted])
+        self.addCleanup(listener.close)
+        self.addCleanup(thread.join)
+        self.addCleanup(listener.shutdown, socket.SHUT_RDWR)  # wakes accept(), as close() does not
+        hung = "http://127.0.0.1:%d" % listener.getsockname()[1]
+        code, out, err = run_main(["--check", "--judge-url", hung, "--judge-url",
+                                   self.srv.url, "--judge-model", "judge-model",
+                                   "--timeout", "0.3"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(accepted), 1)
 
 
 if __name__ == "__main__":
