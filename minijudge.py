@@ -7624,7 +7624,7 @@ def _check_replicas(judge, listed):
     """APIError for a server of the judge's several whose list lacks the model the first
     list had: its replies would be another model's, under this judge's name; or that
     refuses the key (401, 403), as the first's list would be. A server that cannot list
-    now is not refused: the run rests it if it still fails."""
+    now is not refused: it rests, as in the run."""
     if len(judge.urls) < 2 or not listed or judge.model not in listed:
         return
     for server in judge._replicas.servers:
@@ -7633,9 +7633,10 @@ def _check_replicas(judge, listed):
         try:
             models = judge._models_on(server)
         except APIError as exc:
+            exc.args = (judge._redact(str(exc)),)  # a key in its URL's query too
             if exc.status in (401, 403):  # every request there would be refused: _fatal
-                exc.args = (judge._redact(str(exc)),)  # a key in its URL's query too
                 raise
+            judge._fails_over(server, exc, None)  # it rests, as the run's failures do
             continue
         if judge.model not in models:
             raise APIError("GET {} lists {}, not {}: every server of a judge must serve its "

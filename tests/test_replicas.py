@@ -259,6 +259,13 @@ class ReplicasHostileTest(ReplicaTest):
                                    "--timeout", "0.3"])
         self.assertEqual(code, 0, err)
         self.assertEqual(len(accepted), 1)
+        # named second, it failed the check of its model, then the run's first record
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}] * 2)
+        code, out, err = run_main([source, "--judge-url", self.srv.url, "--judge-url", hung,
+                                   "--judge-model", "judge-model", "--timeout", "0.3",
+                                   "--concurrency", "1", "-o", self.path("out.jsonl")])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(accepted), 2)
 
 
 if __name__ == "__main__":
