@@ -1535,9 +1535,13 @@ def _chat_url(base_url):
     prefix or the endpoint -> the endpoint."""
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
+    if len(re.findall(r"https?://", base_url, re.I)) > 1:  # "http://a:1,http://b:1": one host
+        raise JudgeError(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", "judge URL {!r} holds several "
+                         "URLs: give each server its own --judge-url (a list in Python)"
+                         .format(base_url)))
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise JudgeError("judge URL must start with http:// or https:// and name a host; "
-                         "got {!r}".format(base_url))
+        raise JudgeError(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", "judge URL must start with "
+                         "http:// or https:// and name a host; got {!r}".format(base_url)))
     if "@" in parts.netloc:
         raise JudgeError("judge URL must not carry credentials (user:password@host); pass "
                          "the key as api_key or in LLM_JUDGE_API_KEY")
@@ -1738,6 +1742,7 @@ class _Replica:
         self.rested_until = 0.0  # time.monotonic(): left alone until then
         self.rests = 0  # rests in a row: each twice the last
         self.error = None  # why its last request failed, while it fails
+        self.refused = False  # that failure: a refused connection (nothing listens there)
 
     @property
     def connections(self):
@@ -1802,18 +1807,20 @@ class _Replicas:
     def rest(self, server, asked=None):
         """Rest ``server`` (1 s, doubling each time it fails again; or the wait it ``asked``
         for; up to 30 s); the rest in seconds, or 0 when no other server is awake to take
-        its requests (then it does not)."""
+        its requests (then it does not, unless it refused the connection: with every server
+        resting, the one whose rest ends first is tried, not one that nothing listens on)."""
         with self._lock:
             now = time.monotonic()
             others = [s for s in self.servers if s is not server and s.rested_until <= now]
+            if not (others or server.refused):
+                return 0
+            if server.rested_until <= now:  # else its other requests in flight failed too
+                server.rests += 1
+                seconds = min(_REST_CAP, asked or _REST_FIRST * 2 ** (server.rests - 1))
+                server.rested_until = now + seconds
             if not others:
                 return 0
-            if server.rested_until > now:  # its other requests in flight failed too: one rest
-                return server.rested_until - now
-            server.rests += 1
-            seconds = min(_REST_CAP, asked or _REST_FIRST * 2 ** (server.rests - 1))
-            server.rested_until = now + seconds
-            return seconds
+            return server.rested_until - now
 
     def all_failed(self, server, error):
         """What each server's last request met, when every server's failed (``server``'s
@@ -2248,8 +2255,8 @@ def _http_error(status, data, headers, where, keyed=False):
     if status == 404 and where.startswith("POST ") and not _EXPLAINED_RE.search(message):
         message += _NO_CHAT_HERE  # no endpoint at that path: the judge URL is wrong
     retry_after = None
-    if kind == "http_error":  # the others are not retried
-        retry_after = wait
+    if kind == "http_error" or wait is not None and wait > _RETRY_AFTER_LIMIT:
+        retry_after = wait  # not retried past the limit, but another server takes it
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
                     kind=kind, retry_after=retry_after)
 
@@ -2836,9 +2843,10 @@ def _judge_urls(base_url):
     urls, named = [], set()
     for given in base_url:
         url = _chat_url(given)
-        if _server_key(url) in named:
-            raise JudgeError("judge URL {!r} is given twice (as {}): name each server "
-                             "once".format(given, url))
+        if _server_key(url) in named:  # a key in its query is not shown
+            raise JudgeError("judge URL {!r} is given twice (as {}): name each server once"
+                             .format(*(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
+                                       for text in (given, url))))
         named.add(_server_key(url))
         urls.append(url)
     return urls
@@ -3539,15 +3547,14 @@ class LLMJudge:
             server = self._replicas.pick(avoid=server)
             since, answered = answered, self._limits.answered
             try:
-                body = self._limited(server, url, payload, headers, tokens, obeyed)
+                reply = self._limited(server, url, payload, read, headers, tokens, obeyed)
                 self._alive, self._refused_since = True, None
                 self._tell()
-                reply = read(body, url)
                 self._limits.correct(tokens, reply)
                 return reply, attempt
             except APIError as exc:
                 exc.args, exc.attempts = (self._redact(str(exc)),), attempt
-                if hops < len(self.urls) - 1 and self._fails_over(server, exc, payload):
+                if self._fails_over(server, exc, payload) and hops < len(self.urls) - 1:
                     hops += 1  # another server takes it: no retry spent
                     continue
                 timed_out = _first_timeout(timed_out, exc)
@@ -3579,17 +3586,17 @@ class LLMJudge:
         exc.attempts = 0  # nothing was sent
         raise exc
 
-    def _limited(self, server, url, payload, headers, tokens, obeyed=0.0):
+    def _limited(self, server, url, payload, read, headers, tokens, obeyed=0.0):
         """``_http_on``, once the judge's rate limits let a request of ``tokens`` go (a
         models list is not held; ``obeyed``: see _Limiter.acquire); the limits then hear
         its status and headers."""
         if payload is None:
-            return self._http_on(server, url, payload, headers)
+            return self._http_on(server, url, payload, read, headers)
         model = payload.get("model")
         ticket = self._limits.acquire(tokens, model, obeyed)
         heard, status = {}, None
         try:
-            body = self._http_on(server, url, payload, headers, heard)
+            reply = self._http_on(server, url, payload, read, headers, heard)
             status = 200
         except APIError as exc:
             status = exc.status
@@ -3597,7 +3604,7 @@ class LLMJudge:
         finally:
             self._limits.release(ticket, heard, status, model)
             self._count_limited(status)
-        return body
+        return reply
 
     def _count_limited(self, status):
         """Count a 429 as this judge's own: a panel's judges on one server share a limiter,
@@ -3612,26 +3619,27 @@ class LLMJudge:
         with self._lock:
             self._rate_limited, self._turns_waited = 0, 0
 
-    def _http_on(self, server, url, payload, headers, heard=None):
-        """``_http`` to one of the judge's servers: ``url`` (the first server's chat or
-        models URL) becomes that server's; ``heard``, a dict, gets the reply's headers."""
+    def _http_on(self, server, url, payload, read, headers, heard=None):
+        """``read(body, url)`` of ``_http`` to one of the judge's servers: ``url`` (the first
+        server's chat or models URL) becomes that server's, and a body that does not read
+        is that server's failure; ``heard``, a dict, gets the reply's headers."""
         target = server.url
         if url != self.url:
             target = _models_url(server.url)
         failed = True
         try:
-            body = _http(server.connections, target, payload=payload, headers=headers,
-                         timeout=self.timeout, max_bytes=self._max_bytes,
-                         secrets=self._secrets.value, heard=heard)
+            reply = read(_http(server.connections, target, payload=payload, headers=headers,
+                               timeout=self.timeout, max_bytes=self._max_bytes,
+                               secrets=self._secrets.value, heard=heard), target)
             failed = False
         finally:
             self._replicas.done(server, failed, payload is not None)
-        return body
+        return reply
 
     def _models_on(self, server):
         """The models one of the judge's servers lists (no retry): a preflight's check."""
-        body = self._http_on(server, _models_url(self.url), None, self._request_headers(None))
-        return _read_models(body, _models_url(server.url))
+        return self._http_on(server, _models_url(self.url), None, _read_models,
+                             self._request_headers(None))
 
     def _fails_over(self, server, exc, payload):
         """Whether ``exc``'s request goes to another server at once: ``server`` failed it
@@ -3641,7 +3649,7 @@ class LLMJudge:
             return False
         if not (self._server_failed(exc, payload) or exc.retry_after):
             return False
-        server.error = str(exc)
+        server.error, server.refused = str(exc), exc.kind == "connection_refused"
         seconds = self._replicas.rest(server, exc.retry_after)
         if seconds and self._on_retry is not None:  # "judge ...": a panel's names its judge
             self._on_retry("{} at {}; resting it {} s, its requests go to the others".format(
@@ -3700,8 +3708,12 @@ class LLMJudge:
 
     def _gives_up(self, exc, retries, payload):
         """Whether ``exc`` ends the call: not retryable, out of retries, or naming a
-        parameter the server does not take (_reply adapts those and asks again)."""
-        if not self._retryable(exc) or retries >= self.max_retries:
+        parameter the server does not take (_reply adapts those and asks again). A refused
+        connection is retried on several servers unless each refused its last request."""
+        servers = self._replicas.servers
+        retryable = self._retryable(exc) or exc.kind == "connection_refused" and len(
+            servers) > 1 and not all(s.error is not None and s.refused for s in servers)
+        if not retryable or retries >= self.max_retries:
             return True
         return bool(exc.status and payload and _adaptation(str(exc), payload))
 
@@ -3730,10 +3742,10 @@ class LLMJudge:
                         "(--restart-wait)".format(exc, self.restart_wait),)
         if timed_out and exc.kind == "connection_refused":
             exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
-        if attempt > 1:
+        if len(self.urls) > 1 and (self._server_failed(exc, payload) or exc.retry_after):
+            exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)  # each's words
+        if attempt > 1:  # the call's, after every server's words: not one server's
             exc.args = ("{} (after {} tries)".format(exc, attempt),)
-        if len(self.urls) > 1 and self._server_failed(exc, payload):  # each server's words
-            exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)
 
     def _backoff(self, retries, exc):
         """The wait before retry number ``retries``, doubling from the shortest."""
@@ -6005,7 +6017,8 @@ def _fails_everywhere(judgement):
         return True
     if judgement.status != "connection_error":
         return False
-    return _UNREACHABLE.search(judgement.error or "") is not None
+    # on several servers, each one unreachable: "all 2 servers failed: ...; ..."
+    return all(_UNREACHABLE.search(part) for part in (judgement.error or "").split("; "))
 
 
 def _repeated(judgement, repeats):
@@ -7731,14 +7744,21 @@ def _listed_models(judge, info):
 
 def _check_replicas(judge, listed):
     """APIError for a server of the judge's several whose list lacks the model the first
-    list had: its replies would be another model's, under this judge's name. A server that
-    cannot list now is not refused: the run rests it if it still fails."""
+    list had: its replies would be another model's, under this judge's name; or that
+    refuses the key (401, 403), as the first's list would be. A server that cannot list
+    now is not refused: it rests, as in the run."""
     if len(judge.urls) < 2 or not listed or judge.model not in listed:
         return
     for server in judge._replicas.servers:
+        if server.rested_until > time.monotonic():  # it failed the list: not waited on again
+            continue
         try:
             models = judge._models_on(server)
-        except APIError:
+        except APIError as exc:
+            exc.args = (judge._redact(str(exc)),)  # a key in its URL's query too
+            if exc.status in (401, 403):  # every request there would be refused: _fatal
+                raise
+            judge._fails_over(server, exc, None)  # it rests, as the run's failures do
             continue
         if judge.model not in models:
             raise APIError("GET {} lists {}, not {}: every server of a judge must serve its "
