@@ -12614,9 +12614,12 @@ _LEAN_FIELDS = _PLAIN_FIELDS | {"line", "run"}
 
 def _repriced(judgement, text):
     """report --price: the record's cost again from its usage, at this price (a record
-    answered from the run's cache is priced too: the file does not say which were)."""
+    answered from the run's cache is priced too: the file does not say which were), as the
+    run priced it: one that got no reply costs nothing, a cost_limit one was never sent (both
+    were counted as replies without usage)."""
     price = _flag_value(_OPTIONS["price"], text)  # JudgeError naming --price if it is not one
-    judgement.details["cost"] = _cost(judgement.usage, price)
+    if judgement.status != "cost_limit":  # _Run.costs
+        judgement.details["cost"] = _judgement_cost(judgement, price)
 
 
 def _judgements_of(path, number, record, checked=None):

@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
-from stub import JUDGE_ENV, PYTHON, StubTestCase, chat  # noqa: E402
+from stub import JUDGE_ENV, PYTHON, StubTestCase, chat, error, run_main  # noqa: E402
 
 PRICE = (3, 15)  # dollars per million prompt, completion tokens
 LONG = "Explain this. " * 430  # 6,020 characters
@@ -139,6 +139,55 @@ class CostCapTest(StubTestCase):
         charged = sum(sum(len(m["content"].encode("utf-8")) + 4 for m in body["messages"]) * 3
                       + body["max_tokens"] * 15 for body in sent) / 1e6
         self.assertLessEqual(charged, most)
+
+
+
+def most_usage(request):
+    """A reply whose usage is the most its request can cost: a token per prompt byte and 4
+    a message, the completion at max_tokens (honest, and at the bound)."""
+    prompt = sum(len(m["content"].encode("utf-8")) + 4 for m in request.messages)
+    completion = request.json["max_tokens"]
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+
+
+class CostCapHostileTest(StubTestCase):
+    """A hostile pass over --price and --max-cost (issue 44): what a run spends, each place
+    that says it, and the cap, against servers whose usage is honest, beyond the bound, or
+    changes over the run. In this process (run_main), to stay quick."""
+
+    def run_code(self, *argv):
+        return run_main(["--judge-url", self.srv.url, "--no-preflight"] + list(argv))
+
+    def records(self, name="out.jsonl"):
+        with open(self.path(name), encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    @staticmethod
+    def cost_line(err):
+        return [line for line in err.splitlines() if line.startswith("  cost: ")]
+
+    def test_report_price_counts_a_record_never_sent_as_the_run_did(self):
+        # report --price priced each cost_limit record (never sent) and each record that got
+        # no reply as a reply without usage: "3 replies without usage are not counted" where
+        # the run, and report without --price, said none
+        self.srv.responder = lambda request: chat("Rating: 4", usage=most_usage(request))
+        self.srv.push(error(400, "bad request"))  # the first record gets no reply
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(6)])
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.005", "--concurrency",
+                                     "1", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 1, err)
+        statuses = [r["judge_status"] for r in self.records()]
+        self.assertEqual(statuses[0], "http_error")
+        self.assertIn("cost_limit", statuses)
+        ran = self.cost_line(err)
+        self.assertEqual(len(ran), 1, err)
+        self.assertNotIn("without usage", ran[0])
+        for price in ([], ["--price", "3,15"]):
+            with self.subTest(price=price):
+                code, out, err = run_main(["report", self.path("out.jsonl")] + price)
+                self.assertEqual(self.cost_line(err + out), ran)
 
 
 if __name__ == "__main__":
