@@ -11566,7 +11566,10 @@ class _Run:
         judged = []
         try:
             judged = self.judge_each(item)
-        finally:
+        finally:  # a record re-asked is weighed against its re-asks' most too, not its own
+            asked = [one for _, judgement in judged for one in _conversations(judgement.details)]
+            if any(one.get(name) for one in asked for name in _REASKS_FIELDS):
+                estimate += reasks
             self.budget.settle(estimate, reserved, self.costs(judged))
         return judged
 

@@ -189,6 +189,36 @@ class CostCapHostileTest(StubTestCase):
                 code, out, err = run_main(["report", self.path("out.jsonl")] + price)
                 self.assertEqual(self.cost_line(err + out), ran)
 
+    def dry_most(self, *argv):
+        """The dollars --dry-run says the run can cost at most, its re-asks' too."""
+        code, _, err = self.run_code("--dry-run", *argv)
+        self.assertEqual(code, 0, err)
+        return sum(float(d) for d in re.findall(r"at most \$([\d.]+)", err.splitlines()[-1]))
+
+    def test_records_reasked_within_their_reserve_do_not_shrink_the_cap(self):
+        # Each record's first reply is unread and its re-ask read, every usage at the most
+        # its request can cost: within what --dry-run says. The reserves were scaled by what
+        # records cost against their most without the re-asks, so every record re-asked
+        # counted as a server counting twice its bound: 8 threads stopped at a third of the
+        # dry run's most ($0.09 of $0.31 with --reask 3)
+        charged = []
+
+        def reask_each(request):
+            usage = most_usage(request)
+            charged.append(usage["prompt_tokens"] * 3 + usage["completion_tokens"] * 15)
+            return chat("Rating: 4" if len(request.messages) > 1 else "no idea", usage=usage)
+        self.srv.responder = reask_each
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d " % k + "w " * k, "response": "r"}
+                                             for k in range(24)])
+        most = self.dry_most("--price", "3,15", "--reask", "1", data)
+        code, _, err = self.run_code("--price", "3,15", "--reask", "1", "--max-cost",
+                                     "{:.6f}".format(most + 1e-6), "--concurrency", "8", "-o",
+                                     self.path("out.jsonl"), data)
+        self.assertEqual(code, 0, err)
+        self.assertEqual({r["judge_status"] for r in self.records()}, {"ok"})
+        self.assertEqual(len(charged), 48)
+        self.assertLessEqual(sum(charged) / 1e6, most)
+
 
 if __name__ == "__main__":
     import unittest
