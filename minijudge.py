@@ -11925,11 +11925,16 @@ class _Run:
         return worst
 
     def over_budget(self):
-        """--max-cost's line: what was spent (the summary's figure), what the limit held for
-        replies without usage (not in it), what was left, how to go on."""
+        """--max-cost's line, None if the run kept within it: what was spent (the summary's
+        figure), what the limit held for replies without usage (not in it), what was left,
+        how to go on; or that it was passed (a server counting past a request's most: the
+        run ended, or went on, saying nothing, exit 0)."""
         tallies = [self.tallies[prefix] for prefix, _, _ in self.outputs]
         left = tallies[0].statuses["cost_limit"]
-        spent = "${:.6f} spent".format(round(sum(tally.cost for tally in tallies), 9))
+        total = round(sum(tally.cost for tally in tallies), 9)
+        if self.budget.reason is None and total <= self.budget.limit:
+            return None
+        spent = "${:.6f} spent".format(total)
         unknown = sum(tally.unpriced for tally in tallies)
         if unknown:
             spent += ", {} replies without usage not counted (held at their most: " \
@@ -11939,8 +11944,15 @@ class _Run:
         if not self.args.cache:
             how = "rerun with a higher --max-cost (with --cache, a rerun sends only what it " \
                   "did not judge)"
-        return "minijudge: error: --max-cost ${:g} reached: {}, {} records not judged " \
-               "(cost_limit); {}".format(self.budget.limit, spent, left, how)
+        line, then = "minijudge: error: --max-cost ${:g} reached: {}", ","
+        if total > self.budget.limit:
+            line, then = "minijudge: error: --max-cost ${:g} passed: {}: the server counted " \
+                "more tokens than the most a request can take (a token per prompt byte and 4 " \
+                "a message, each reply at max_tokens), so the cap could not be kept", ";"
+        line = line.format(self.budget.limit, spent)
+        if left:
+            line += "{} {} records not judged (cost_limit); {}".format(then, left, how)
+        return line
 
     def warn_empty(self, stopped_early):
         """Warn of an input with no records; not of a run stopped before its first (the
@@ -11957,8 +11969,9 @@ class _Run:
         if self.stopped:
             print("minijudge: error:", self.stopped[0] + " (--strict)", file=sys.stderr)
             return _EXIT_FAILED
-        if self.budget and self.budget.reason:
-            print(self.over_budget(), file=sys.stderr)
+        over = self.budget and self.over_budget()
+        if over:
+            print(over, file=sys.stderr)
             return _EXIT_FAILED
         if self.interrupted:
             return self.interrupted

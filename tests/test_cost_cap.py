@@ -219,6 +219,27 @@ class CostCapHostileTest(StubTestCase):
         self.assertEqual(len(charged), 48)
         self.assertLessEqual(sum(charged) / 1e6, most)
 
+    def test_a_cap_passed_by_a_server_counting_past_the_bound_is_said(self):
+        # A chat template adding 2,000 tokens to each prompt: more than the most a request
+        # can cost, so no reserve holds it. The one record cost $0.0079 under --max-cost
+        # 0.005, and the run exited 0 without a word of the cap
+        def template(request):
+            usage = most_usage(request)
+            usage["prompt_tokens"] += 2000
+            return chat("Rating: 4", usage=usage)
+        self.srv.responder = template
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.005", "--summary",
+                                     self.path("s.json"), data)
+        self.assertEqual(code, 1, err)
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            total = json.load(f)["cost"]["total"]
+        self.assertGreater(total, 0.005)
+        self.assertEqual(err.splitlines()[-1], "minijudge: error: --max-cost $0.005 passed: "
+                         "${:.6f} spent: the server counted more tokens than the most a "
+                         "request can take (a token per prompt byte and 4 a message, each "
+                         "reply at max_tokens), so the cap could not be kept".format(total))
+
 
 if __name__ == "__main__":
     import unittest
