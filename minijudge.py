@@ -11988,13 +11988,18 @@ class _Budget:
     A record's reserve is the most its requests can cost (_judge_estimate's ``most``), not
     an estimate: scaled by what a long first record cost, short ones were reserved at a
     third of their cost, and 8 threads spent $0.031 under --max-cost 0.02. A server
-    counting more than that most (a stub can) is caught by scaling the reserves by what
-    replies cost against theirs; until a reply has told that, one record goes at a time."""
+    counting more than that most (a stub can) is caught by scaling the reserves by the most
+    a record cost against its own; until a reply has told that, one record goes at a time,
+    and so again once a record cost more than its reserve: a chat template adding 2,000
+    tokens costs a short record 7 times its most and a long one 1.3 times, and 16 threads
+    reserved at the long one's scale spent $0.26 under --max-cost 0.1."""
 
     def __init__(self, limit):
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
+        self.judging = 0  # the records ``reserved`` holds for
         self.unknown = 0.0  # held for good for the replies without usage
-        self.estimated, self.costed = 0.0, 0.0  # of the records whose replies gave usage
+        self.scale = None  # the most a record's replies cost against its most, once told
+        self.over = False  # a record cost more than its reserve: one at a time since
         self.unpriced = False  # a reply came without usage: nothing will calibrate
         self.settled = threading.Condition()
 
@@ -12002,7 +12007,7 @@ class _Budget:
         """The dollars reserved for a record that may cost ``estimate`` at most, None if
         they do not fit; once one does not, no other is judged (no new request is sent)."""
         with self.settled:
-            while self.calibrating() and self.reserved:
+            while self.calibrating() and self.judging:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
             estimate = self.scaled(estimate)
             held = self.spent + self.unknown + self.reserved
@@ -12011,6 +12016,7 @@ class _Budget:
             if self.reason is not None:
                 return None
             self.reserved += estimate
+            self.judging += 1
             return estimate
 
     def stop_reason(self, estimate):
@@ -12027,14 +12033,15 @@ class _Budget:
 
     def calibrating(self):
         """No reply has yet said what a record costs against its estimate (a reply from
-        the cache costs nothing and says nothing; one without usage ends the wait)."""
-        return self.reason is None and not self.costed and not self.unpriced
+        the cache costs nothing and says nothing; one without usage ends the wait), or one
+        cost more than its reserve: the server counts past the most, by more for some
+        records than others, and records in flight together could each pass theirs."""
+        told = self.scale is not None or self.unpriced
+        return self.reason is None and (self.over or not told)
 
     def scaled(self, estimate):
-        """``estimate`` times what replies cost against their estimates, if that is more."""
-        if self.costed > self.estimated > 0:
-            return estimate * self.costed / self.estimated
-        return estimate
+        """``estimate`` times the most a record cost against its own, if that is more."""
+        return estimate * max(self.scale or 1.0, 1.0)
 
     def settle(self, estimate, reserved, costs):
         """A record judged: what was reserved is given back, its replies' cost spent; if a
@@ -12043,13 +12050,14 @@ class _Budget:
         spent = sum(cost for cost in costs.values() if cost is not None)
         missing = not costs or None in costs.values()
         with self.settled:
-            self.reserved -= reserved
+            self.judging -= 1  # none left: 0.0, not what adding and taking away left over
+            self.reserved = self.reserved - reserved if self.judging else 0.0
             self.spent += spent
             if missing:
                 self.unknown += max(reserved - spent, 0.0)
-            if spent and not missing:
-                self.estimated += estimate
-                self.costed += spent
+            if spent and not missing and estimate:
+                self.scale = max(self.scale or 0.0, spent / estimate)
+            self.over = self.over or spent > reserved * (1 + 1e-6)  # not _cost's rounding
             self.unpriced = self.unpriced or missing
             self.settled.notify_all()
 

@@ -240,6 +240,29 @@ class CostCapHostileTest(StubTestCase):
                          "request can take (a token per prompt byte and 4 a message, each "
                          "reply at max_tokens), so the cap could not be kept".format(total))
 
+    def test_threads_keep_the_cap_once_a_server_counts_past_the_bound(self):
+        # The same chat template: a long first record cost 1.3 times its most, each short one
+        # 7 times. Reserves were scaled by the first, and 16 threads sent 16 short records at
+        # once, each reserved at a fifth of its cost: $0.26 spent under --max-cost 0.1. Once
+        # a record costs more than its reserve, the records go one at a time, each reserved
+        # at the most any record cost against its own most
+        charged = []
+
+        def template(request):
+            usage = most_usage(request)
+            usage["prompt_tokens"] += 2000
+            charged.append(usage["prompt_tokens"] * 3 + usage["completion_tokens"] * 15)
+            return chat("Rating: 4", usage=usage)
+        self.srv.responder = template
+        data = self.write_jsonl("in.jsonl", [{"question": LONG, "response": "r"}] + [
+            {"question": "q%d" % k, "response": "r"} for k in range(40)])
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.1", "--concurrency",
+                                     "16", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 1, err)
+        self.assertIn("cost_limit", {r["judge_status"] for r in self.records()})
+        self.assertLessEqual(sum(charged) / 1e6, 0.1, err.splitlines()[-1])
+        self.assertIn(" reached: ", err.splitlines()[-1])
+
 
 if __name__ == "__main__":
     import unittest
