@@ -8752,7 +8752,9 @@ def _count_prompt(totals, spec, args, item):
     totals.update(counted)
     if not counted:
         return
-    asked = counted["prompt_tokens"] // counted["requests"] + judge.params.get("max_tokens", 16)
+    params = judge.params  # a reply's budget as _request_tokens reads it (null: none)
+    budget = params.get("max_tokens") or params.get("max_completion_tokens") or 0
+    asked = counted["prompt_tokens"] // counted["requests"] + budget
     if judge._limits.unfit(asked):
         totals["over_tpm"] += counted["requests"]  # the run will not send them (_refuse_unfit)
 
@@ -12094,7 +12096,10 @@ def _judge_estimate(judge, args, item, mode):
     requests = _requests_each(judge, args, mode) * pairs
     conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
     params = judge.params  # max_completion_tokens once adapted
-    budget = params.get("max_tokens", params.get("max_completion_tokens", 16))
+    # the larger if both are sent (vLLM reads max_completion_tokens first); a limit that is
+    # no count (--extra-body's null: the server's own) as the longest a reply is counted
+    budget = max([params[name] if _is_whole_count(params[name]) else _REPLY_TOKENS_MAX
+                  for name in ("max_tokens", "max_completion_tokens") if name in params] or [16])
     replies = [turn_budget or budget for _, turn_budget in judge.turns]
     counted.update(requests=requests, reasks=judge.reask * conversations,
                    prompt_tokens=_estimate_tokens(messages) * requests,

@@ -263,6 +263,26 @@ class CostCapHostileTest(StubTestCase):
         self.assertLessEqual(sum(charged) / 1e6, 0.1, err.splitlines()[-1])
         self.assertIn(" reached: ", err.splitlines()[-1])
 
+    def test_a_reply_limit_the_server_sets_is_counted_at_its_longest(self):
+        # --extra-body '{"max_tokens": null}' leaves a reply's length to the server: --dry-run
+        # ended in a TypeError's traceback, and under --max-cost each record was an
+        # internal_error. And a max_completion_tokens above max_tokens, which vLLM reads
+        # first, was not counted: the dry run said 16 completion tokens where 4,000 can come
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for body, most in (('{"max_tokens": null}', 10 ** 9),
+                           ('{"max_completion_tokens": 4000}', 4000)):
+            with self.subTest(body=body):
+                code, _, err = self.run_code("--extra-body", body, "--price", "3,15",
+                                             "--dry-run", data)
+                self.assertEqual(code, 0, err)
+                self.assertIn(" and at most {} completion tokens (max_tokens); ".format(most),
+                              err.splitlines()[-1])
+        code, _, err = self.run_code("--extra-body", '{"max_tokens": null}', "--price", "3,15",
+                                     "--max-cost", "1", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 1, err)
+        self.assertEqual([r["judge_status"] for r in self.records()], ["cost_limit"])
+        self.assertEqual(self.srv.chat_count, 0)
+
 
 if __name__ == "__main__":
     import unittest
