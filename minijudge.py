@@ -6963,8 +6963,10 @@ def _setup(args):
 
 
 def _check_max_cost(args, specs):
-    """--max-cost: dollars above 0, and a price for every judge to count them with."""
-    args.max_cost = _checked(args, "--max-cost", "dollars, a number above 0", float,
+    """--max-cost: dollars above 0, a plain number as a price is (float() reads 0_5 as 5),
+    and a price for every judge to count them with."""
+    args.max_cost = _checked(args, "--max-cost", "dollars, a number above 0",
+                             lambda text: float(_PRICE_RE.match(text).group()),
                              lambda x: 0 < x < math.inf)
     if args.max_cost is None:
         return

@@ -283,6 +283,20 @@ class CostCapHostileTest(StubTestCase):
         self.assertEqual([r["judge_status"] for r in self.records()], ["cost_limit"])
         self.assertEqual(self.srv.chat_count, 0)
 
+    def test_a_cap_is_a_plain_number_as_a_price_is(self):
+        # float() read --max-cost 0_5 as 5: a cap ten times the one typed, where --price
+        # refuses 1_0
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for text in ("0_5", "1_000", "$5", "nan", "-1", "1e999"):
+            with self.subTest(text=text):
+                code, _, err = self.run_code("--price", "3,15", "--max-cost", text, data)
+                self.assertEqual((code, err.splitlines()[-1]), (
+                    2, "minijudge: error: --max-cost must be dollars, a number above 0; got "
+                       "{!r}".format(text)))
+        self.assertEqual(self.srv.chat_count, 0)
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", " 1e-2 ", data)
+        self.assertEqual(code, 0, err)
+
 
 if __name__ == "__main__":
     import unittest
