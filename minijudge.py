@@ -12015,7 +12015,9 @@ class _Budget:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
             estimate = self.scaled(estimate)
             held = self.spent + self.unknown + self.reserved
-            if self.reason is None and held + estimate > self.limit:
+            # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
+            # 0.0038580000000000003, past a cap of the dry run's 0.003858)
+            if self.reason is None and round(held + estimate, 9) > self.limit:
                 self.reason = self.stop_reason(estimate)
             if self.reason is not None:
                 return None

@@ -297,6 +297,19 @@ class CostCapHostileTest(StubTestCase):
         code, _, err = self.run_code("--price", "3,15", "--max-cost", " 1e-2 ", data)
         self.assertEqual(code, 0, err)
 
+    def test_a_cap_of_exactly_the_dry_runs_most_judges_every_record(self):
+        # Two records at most $0.00192 and $0.001938: --dry-run says $0.003858, and the run
+        # under --max-cost 0.003858 left the second unjudged, its reserve added in floating
+        # point to 0.0038580000000000003
+        self.srv.responder = lambda request: chat("Rating: 4", usage=most_usage(request))
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"},
+                                             {"question": "qwwwwww", "response": "r"}])
+        self.assertEqual(self.dry_most("--price", "3,15", data), 0.003858)
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.003858",
+                                     "--concurrency", "1", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_cost"] for r in self.records()], [0.00192, 0.001938])
+
 
 if __name__ == "__main__":
     import unittest
