@@ -4001,13 +4001,15 @@ def _pair_entry(a, b, judgement):
 
 def _merged(judgements, *, like=None, **fields):
     """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
-    pairs): tries, latency and tokens added up over the replies not from the cache."""
+    pairs): tries, latency and tokens added up over the replies not from the cache (the
+    tokens of all if every one is: a record of 3 repeats, 2 from the cache, was priced at 3
+    requests for the one sent)."""
     sent = [j for j in judgements if not j.cached]
     if like:
         merged = like.to_dict()
     else:
         merged = {"model": judgements[0].model}
-    merged.update(usage=_total_usage(judgements), attempts=sum(j.attempts for j in sent),
+    merged.update(usage=_total_usage(sent or judgements), attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
     prompt = {}
     if "prompt" in judgements[0].details:  # the first's, as the combined one's

@@ -310,6 +310,35 @@ class CostCapHostileTest(StubTestCase):
         self.assertEqual(code, 0, err)
         self.assertEqual([r["judge_cost"] for r in self.records()], [0.00192, 0.001938])
 
+    def test_a_record_partly_from_the_cache_costs_what_was_sent(self):
+        # A rerun with --repeats 3 over a cache of 2 repeats sends one request a record, and
+        # a rerun with --reask 1 over a cache of unread replies sends the re-ask alone; each
+        # record's judge_cost counted the cached replies too: $0.017307 said for $0.005769
+        # charged, and $0.012906 for $0.007137
+        charged = []
+
+        def answer(request):
+            usage = most_usage(request)
+            charged.append(usage["prompt_tokens"] * 3 + usage["completion_tokens"] * 15)
+            return chat("Rating: 4" if len(request.messages) > 1 else "no idea", usage=usage)
+        self.srv.responder = answer
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(3)])
+        for first, then in ((["--repeats", "2"], ["--repeats", "3"]), ([], ["--reask", "1"])):
+            with self.subTest(then=then):
+                cache = self.path("cache%s.jsonl" % then[0])
+                code, _, err = self.run_code("--price", "3,15", "--cache", cache, *first, data)
+                del charged[:]
+                code, _, err = self.run_code("--price", "3,15", "--cache", cache, *then, "-o",
+                                             self.path("out.jsonl"), "--summary",
+                                             self.path("s.json"), data)
+                self.assertEqual(len(charged), 3, err)
+                spent = sum(charged) / 1e6
+                costs = [r["judge_cost"] for r in self.records()]
+                self.assertAlmostEqual(sum(costs), spent, places=9)
+                with open(self.path("s.json"), encoding="utf-8") as f:
+                    self.assertAlmostEqual(json.load(f)["cost"]["total"], spent, places=9)
+
 
 if __name__ == "__main__":
     import unittest
