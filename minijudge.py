@@ -12113,8 +12113,9 @@ def _judge_estimate(judge, args, item, mode):
     if not judge.price:
         return counted
     most = _estimate_tokens(messages, most=True)
-    if params.get("response_format"):  # the schema is sent too
-        most += len(json.dumps(params["response_format"]).encode("utf-8"))
+    for value in params.values():  # a schema, tools (--extra-body): sent, and counted
+        if isinstance(value, (dict, list)):
+            most += len(json.dumps(value).encode("utf-8"))
     prompts = [most + sum(replies[:n]) for n in range(len(replies))]  # each turn's
     usage = {"prompt_tokens": sum(prompts), "completion_tokens": sum(replies)}
     counted["most"] = _cost(usage, judge.price) * conversations

@@ -339,6 +339,16 @@ class CostCapHostileTest(StubTestCase):
                 with open(self.path("s.json"), encoding="utf-8") as f:
                     self.assertAlmostEqual(json.load(f)["cost"]["total"], spent, places=9)
 
+    def test_what_extra_body_sends_beside_the_messages_is_reserved(self):
+        # Tools sent with --extra-body are prompt tokens on the bill (OpenAI counts their
+        # definitions): the most counted the messages and a response_format schema alone
+        tools = [{"type": "function", "function": {"name": "lookup", "description": "x" * 3000}}]
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        bare = self.dry_most("--price", "3,15", data)
+        extra = json.dumps({"tools": tools})
+        most = self.dry_most("--price", "3,15", "--extra-body", extra, data)
+        self.assertEqual(round(most - bare, 6), len(json.dumps(tools)) * 3 / 1e6)
+
 
 if __name__ == "__main__":
     import unittest
