@@ -11933,8 +11933,8 @@ class _Run:
     def over_budget(self):
         """--max-cost's line, None if the run kept within it: what was spent (the summary's
         figure), what the limit held for replies without usage (not in it), what was left,
-        how to go on; or that it was passed (a server counting past a request's most: the
-        run ended, or went on, saying nothing, exit 0)."""
+        how to go on; or that it was passed, by a server counting past a request's most (a
+        run that then judged every record said nothing of it, and exited 0)."""
         tallies = [self.tallies[prefix] for prefix, _, _ in self.outputs]
         left = tallies[0].statuses["cost_limit"]
         total = round(sum(tally.cost for tally in tallies), 9)
