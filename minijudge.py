@@ -8766,7 +8766,11 @@ def _count_prompt(totals, spec, args, item):
 def _estimate_lines(specs, totals):
     """--dry-run's estimate of the whole run: requests, prompt tokens, and with a price the
     cost, every completion taken at max_tokens (an upper bound on that part); with several
-    judges, a line for each judge before the run's."""
+    judges, a line for each judge before the run's. "At most" is rounded up to the millionth
+    it prints (to the nearest, $0.0000942 read $0.000094: a cap of it left the record out)."""
+    for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
+        for name in ("most", "reasks_cost"):
+            counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
     if len(specs) == 1:
         return [_estimate_line(specs[0][1], totals[0])]
     lines = [_judge_estimate_line(name, judge, counted)

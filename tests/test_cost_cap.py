@@ -349,6 +349,23 @@ class CostCapHostileTest(StubTestCase):
         most = self.dry_most("--price", "3,15", "--extra-body", extra, data)
         self.assertEqual(round(most - bare, 6), len(json.dumps(tools)) * 3 / 1e6)
 
+    def test_the_dry_runs_most_taken_as_the_cap_judges_every_record(self):
+        # At --price 0.15,0.6 this record can cost $0.0000942 at most; --dry-run rounded that
+        # to $0.000094, and a run under that cap left the record unjudged. "At most" is now
+        # rounded up to the millionth it prints
+        self.srv.responder = lambda request: chat("Rating: 4", usage=most_usage(request))
+        data = self.write_jsonl("in.jsonl", [{"question": "qwww", "response": "r"}])
+        for argv in ([], ["--reask", "1"]):
+            with self.subTest(argv=argv):
+                code, _, err = self.run_code("--price", "0.15,0.6", "--dry-run", *argv, data)
+                self.assertEqual(code, 0, err)
+                figures = re.findall(r"at most \$([\d.]+)", err.splitlines()[-1])
+                cap = "{:.6f}".format(sum(float(f) for f in figures))
+                code, _, err = self.run_code("--price", "0.15,0.6", "--max-cost", cap, *argv,
+                                             "-o", self.path("out.jsonl"), data)
+                self.assertEqual(code, 0, err)
+                self.assertEqual([r["judge_status"] for r in self.records()], ["ok"])
+
 
 if __name__ == "__main__":
     import unittest
