@@ -11525,8 +11525,8 @@ class _Run:
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
         self.stopped, self.broken = [], []  # broken: (file, error)
         self.stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
-        self.budget = None
-        if args.max_cost is not None:
+        self.budget = None  # none if no judge's price can cost: no reply would end its wait
+        if args.max_cost is not None and any(any(judge.price) for _, judge, _ in specs):
             self.budget = _Budget(args.max_cost)
         self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
         self.line = self.rest = b""  # the lines being written, and what of them is not yet

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -365,6 +366,28 @@ class CostCapHostileTest(StubTestCase):
                                              "-o", self.path("out.jsonl"), data)
                 self.assertEqual(code, 0, err)
                 self.assertEqual([r["judge_status"] for r in self.records()], ["ok"])
+
+    def test_a_free_judge_under_a_cap_is_not_judged_one_record_at_a_time(self):
+        # --price 0,0 (a local model) with --max-cost: no reply ever costs, so none ended the
+        # wait for the first cost, and 8 threads sent one record at a time all run long
+        flying, most = [0], [0]
+        lock = threading.Lock()
+
+        def slow(request):
+            with lock:
+                flying[0] += 1
+                most[0] = max(most[0], flying[0])
+            time.sleep(0.05)
+            with lock:
+                flying[0] -= 1
+            return chat("Rating: 4", usage=most_usage(request))
+        self.srv.responder = slow
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(16)])
+        code, _, err = self.run_code("--price", "0,0", "--max-cost", "1", "--concurrency", "8",
+                                     data)
+        self.assertEqual(code, 0, err)
+        self.assertGreater(most[0], 1)
 
 
 if __name__ == "__main__":
