@@ -4100,13 +4100,15 @@ def _pair_entry(a, b, judgement):
 
 def _merged(judgements, *, like=None, **fields):
     """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
-    pairs): tries, latency and tokens added up over the replies not from the cache."""
+    pairs): tries, latency and tokens added up over the replies not from the cache (the
+    tokens of all if every one is: a record of 3 repeats, 2 from the cache, was priced at 3
+    requests for the one sent)."""
     sent = [j for j in judgements if not j.cached]
     if like:
         merged = like.to_dict()
     else:
         merged = {"model": judgements[0].model}
-    merged.update(usage=_total_usage(judgements), attempts=sum(j.attempts for j in sent),
+    merged.update(usage=_total_usage(sent or judgements), attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
     prompt = {}
     if "prompt" in judgements[0].details:  # the first's, as the combined one's
@@ -7098,8 +7100,10 @@ def _setup(args):
 
 
 def _check_max_cost(args, specs):
-    """--max-cost: dollars above 0, and a price for every judge to count them with."""
-    args.max_cost = _checked(args, "--max-cost", "dollars, a number above 0", float,
+    """--max-cost: dollars above 0, a plain number as a price is (float() reads 0_5 as 5),
+    and a price for every judge to count them with."""
+    args.max_cost = _checked(args, "--max-cost", "dollars, a number above 0",
+                             lambda text: float(_PRICE_RE.match(text).group()),
                              lambda x: 0 < x < math.inf)
     if args.max_cost is None:
         return
@@ -8894,7 +8898,9 @@ def _count_prompt(totals, spec, args, item):
     totals.update(counted)
     if not counted:
         return
-    asked = counted["prompt_tokens"] // counted["requests"] + judge.params.get("max_tokens", 16)
+    params = judge.params  # a reply's budget as _request_tokens reads it (null: none)
+    budget = params.get("max_tokens") or params.get("max_completion_tokens") or 0
+    asked = counted["prompt_tokens"] // counted["requests"] + budget
     if judge._limits.unfit(asked):
         totals["over_tpm"] += counted["requests"]  # the run will not send them (_refuse_unfit)
 
@@ -8902,7 +8908,11 @@ def _count_prompt(totals, spec, args, item):
 def _estimate_lines(specs, totals):
     """--dry-run's estimate of the whole run: requests, prompt tokens, and with a price the
     cost, every completion taken at max_tokens (an upper bound on that part); with several
-    judges, a line for each judge before the run's."""
+    judges, a line for each judge before the run's. "At most" is rounded up to the millionth
+    it prints (to the nearest, $0.0000942 read $0.000094: a cap of it left the record out)."""
+    for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
+        for name in ("most", "reasks_cost"):
+            counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
     if len(specs) == 1:
         return [_estimate_line(specs[0][1], totals[0])]
     lines = [_judge_estimate_line(name, judge, counted)
@@ -11878,8 +11888,8 @@ class _Run:
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
         self.stopped, self.broken = [], []  # broken: (file, error)
         self.stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
-        self.budget = None
-        if args.max_cost is not None:
+        self.budget = None  # none if no judge's price can cost: no reply would end its wait
+        if args.max_cost is not None and any(any(judge.price) for _, judge, _ in specs):
             self.budget = _Budget(args.max_cost)
         self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
         self.line = self.rest = b""  # the lines being written, and what of them is not yet
@@ -11929,7 +11939,10 @@ class _Run:
         judged = []
         try:
             judged = self.judge_each(item)
-        finally:
+        finally:  # a record re-asked is weighed against its re-asks' most too, not its own
+            asked = [one for _, judgement in judged for one in _conversations(judgement.details)]
+            if any(one.get(name) for one in asked for name in _REASKS_FIELDS):
+                estimate += reasks
             self.budget.settle(estimate, reserved, self.costs(judged))
         return judged
 
@@ -12285,11 +12298,16 @@ class _Run:
         return worst
 
     def over_budget(self):
-        """--max-cost's line: what was spent (the summary's figure), what the limit held for
-        replies without usage (not in it), what was left, how to go on."""
+        """--max-cost's line, None if the run kept within it: what was spent (the summary's
+        figure), what the limit held for replies without usage (not in it), what was left,
+        how to go on; or that it was passed, by a server counting past a request's most (a
+        run that then judged every record said nothing of it, and exited 0)."""
         tallies = [self.tallies[prefix] for prefix, _, _ in self.outputs]
         left = tallies[0].statuses["cost_limit"]
-        spent = "${:.6f} spent".format(round(sum(tally.cost for tally in tallies), 9))
+        total = round(sum(tally.cost for tally in tallies), 9)
+        if self.budget.reason is None and total <= self.budget.limit:
+            return None
+        spent = "${:.6f} spent".format(total)
         unknown = sum(tally.unpriced for tally in tallies)
         if unknown:
             spent += ", {} replies without usage not counted (held at their most: " \
@@ -12299,8 +12317,15 @@ class _Run:
         if not self.args.cache:
             how = "rerun with a higher --max-cost (with --cache, a rerun sends only what it " \
                   "did not judge)"
-        return "minijudge: error: --max-cost ${:g} reached: {}, {} records not judged " \
-               "(cost_limit); {}".format(self.budget.limit, spent, left, how)
+        line, then = "minijudge: error: --max-cost ${:g} reached: {}", ","
+        if total > self.budget.limit:
+            line, then = "minijudge: error: --max-cost ${:g} passed: {}: the server counted " \
+                "more tokens than the most a request can take (a token per prompt byte and 4 " \
+                "a message, each reply at max_tokens), so the cap could not be kept", ";"
+        line = line.format(self.budget.limit, spent)
+        if left:
+            line += "{} {} records not judged (cost_limit); {}".format(then, left, how)
+        return line
 
     def warn_empty(self, stopped_early):
         """Warn of an input with no records; not of a run stopped before its first (the
@@ -12317,8 +12342,9 @@ class _Run:
         if self.stopped:
             print("minijudge: error:", self.stopped[0] + " (--strict)", file=sys.stderr)
             return _EXIT_FAILED
-        if self.budget and self.budget.reason:
-            print(self.over_budget(), file=sys.stderr)
+        over = self.budget and self.over_budget()
+        if over:
+            print(over, file=sys.stderr)
             return _EXIT_FAILED
         if self.interrupted:
             return self.interrupted
@@ -12335,13 +12361,18 @@ class _Budget:
     A record's reserve is the most its requests can cost (_judge_estimate's ``most``), not
     an estimate: scaled by what a long first record cost, short ones were reserved at a
     third of their cost, and 8 threads spent $0.031 under --max-cost 0.02. A server
-    counting more than that most (a stub can) is caught by scaling the reserves by what
-    replies cost against theirs; until a reply has told that, one record goes at a time."""
+    counting more than that most (a stub can) is caught by scaling the reserves by the most
+    a record cost against its own; until a reply has told that, one record goes at a time,
+    and so again once a record cost more than its reserve: a chat template adding 2,000
+    tokens costs a short record 7 times its most and a long one 1.3 times, and 16 threads
+    reserved at the long one's scale spent $0.26 under --max-cost 0.1."""
 
     def __init__(self, limit):
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
+        self.judging = 0  # the records ``reserved`` holds for
         self.unknown = 0.0  # held for good for the replies without usage
-        self.estimated, self.costed = 0.0, 0.0  # of the records whose replies gave usage
+        self.scale = None  # the most a record's replies cost against its most, once told
+        self.over = False  # a record cost more than its reserve: one at a time since
         self.unpriced = False  # a reply came without usage: nothing will calibrate
         self.settled = threading.Condition()
 
@@ -12349,15 +12380,18 @@ class _Budget:
         """The dollars reserved for a record that may cost ``estimate`` at most, None if
         they do not fit; once one does not, no other is judged (no new request is sent)."""
         with self.settled:
-            while self.calibrating() and self.reserved:
+            while self.calibrating() and self.judging:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
             estimate = self.scaled(estimate)
             held = self.spent + self.unknown + self.reserved
-            if self.reason is None and held + estimate > self.limit:
+            # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
+            # 0.0038580000000000003, past a cap of the dry run's 0.003858)
+            if self.reason is None and round(held + estimate, 9) > self.limit:
                 self.reason = self.stop_reason(estimate)
             if self.reason is not None:
                 return None
             self.reserved += estimate
+            self.judging += 1
             return estimate
 
     def stop_reason(self, estimate):
@@ -12374,14 +12408,15 @@ class _Budget:
 
     def calibrating(self):
         """No reply has yet said what a record costs against its estimate (a reply from
-        the cache costs nothing and says nothing; one without usage ends the wait)."""
-        return self.reason is None and not self.costed and not self.unpriced
+        the cache costs nothing and says nothing; one without usage ends the wait), or one
+        cost more than its reserve: the server counts past the most, by more for some
+        records than others, and records in flight together could each pass theirs."""
+        told = self.scale is not None or self.unpriced
+        return self.reason is None and (self.over or not told)
 
     def scaled(self, estimate):
-        """``estimate`` times what replies cost against their estimates, if that is more."""
-        if self.costed > self.estimated > 0:
-            return estimate * self.costed / self.estimated
-        return estimate
+        """``estimate`` times the most a record cost against its own, if that is more."""
+        return estimate * max(self.scale or 1.0, 1.0)
 
     def settle(self, estimate, reserved, costs):
         """A record judged: what was reserved is given back, its replies' cost spent; if a
@@ -12390,13 +12425,14 @@ class _Budget:
         spent = sum(cost for cost in costs.values() if cost is not None)
         missing = not costs or None in costs.values()
         with self.settled:
-            self.reserved -= reserved
+            self.judging -= 1  # none left: 0.0, not what adding and taking away left over
+            self.reserved = self.reserved - reserved if self.judging else 0.0
             self.spent += spent
             if missing:
                 self.unknown += max(reserved - spent, 0.0)
-            if spent and not missing:
-                self.estimated += estimate
-                self.costed += spent
+            if spent and not missing and estimate:
+                self.scale = max(self.scale or 0.0, spent / estimate)
+            self.over = self.over or spent > reserved * (1 + 1e-6)  # not _cost's rounding
             self.unpriced = self.unpriced or missing
             self.settled.notify_all()
 
@@ -12433,7 +12469,10 @@ def _judge_estimate(judge, args, item, mode):
     requests = _requests_each(judge, args, mode) * pairs
     conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
     params = judge.params  # max_completion_tokens once adapted
-    budget = params.get("max_tokens", params.get("max_completion_tokens", 16))
+    # the larger if both are sent (vLLM reads max_completion_tokens first); a limit that is
+    # no count (--extra-body's null: the server's own) as the longest a reply is counted
+    budget = max([params[name] if _is_whole_count(params[name]) else _REPLY_TOKENS_MAX
+                  for name in ("max_tokens", "max_completion_tokens") if name in params] or [16])
     replies = [turn_budget or budget for _, turn_budget in judge.turns]
     counted.update(requests=requests, reasks=judge.reask * conversations,
                    prompt_tokens=_estimate_tokens(messages) * requests,
@@ -12441,8 +12480,9 @@ def _judge_estimate(judge, args, item, mode):
     if not judge.price:
         return counted
     most = _estimate_tokens(messages, most=True)
-    if params.get("response_format"):  # the schema is sent too
-        most += len(json.dumps(params["response_format"]).encode("utf-8"))
+    for value in params.values():  # a schema, tools (--extra-body): sent, and counted
+        if isinstance(value, (dict, list)):
+            most += len(json.dumps(value).encode("utf-8"))
     prompts = [most + sum(replies[:n]) for n in range(len(replies))]  # each turn's
     usage = {"prompt_tokens": sum(prompts), "completion_tokens": sum(replies)}
     counted["most"] = _cost(usage, judge.price) * conversations
@@ -13024,9 +13064,12 @@ _LEAN_FIELDS = _PLAIN_FIELDS | {"line", "run"}
 
 def _repriced(judgement, text):
     """report --price: the record's cost again from its usage, at this price (a record
-    answered from the run's cache is priced too: the file does not say which were)."""
+    answered from the run's cache is priced too: the file does not say which were), as the
+    run priced it: one that got no reply costs nothing, a cost_limit one was never sent (both
+    were counted as replies without usage)."""
     price = _flag_value(_OPTIONS["price"], text)  # JudgeError naming --price if it is not one
-    judgement.details["cost"] = _cost(judgement.usage, price)
+    if judgement.status != "cost_limit":  # _Run.costs
+        judgement.details["cost"] = _judgement_cost(judgement, price)
 
 
 def _judgements_of(path, number, record, checked=None):

@@ -12,12 +12,13 @@ import re
 import subprocess
 import sys
 import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
-from stub import JUDGE_ENV, PYTHON, StubTestCase, chat  # noqa: E402
+from stub import JUDGE_ENV, PYTHON, StubTestCase, chat, error, run_main  # noqa: E402
 
 PRICE = (3, 15)  # dollars per million prompt, completion tokens
 LONG = "Explain this. " * 430  # 6,020 characters
@@ -139,6 +140,254 @@ class CostCapTest(StubTestCase):
         charged = sum(sum(len(m["content"].encode("utf-8")) + 4 for m in body["messages"]) * 3
                       + body["max_tokens"] * 15 for body in sent) / 1e6
         self.assertLessEqual(charged, most)
+
+
+
+def most_usage(request):
+    """A reply whose usage is the most its request can cost: a token per prompt byte and 4
+    a message, the completion at max_tokens (honest, and at the bound)."""
+    prompt = sum(len(m["content"].encode("utf-8")) + 4 for m in request.messages)
+    completion = request.json["max_tokens"]
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+
+
+class CostCapHostileTest(StubTestCase):
+    """A hostile pass over --price and --max-cost (issue 44): what a run spends, each place
+    that says it, and the cap, against servers whose usage is honest, beyond the bound, or
+    changes over the run. In this process (run_main), to stay quick."""
+
+    def run_code(self, *argv):
+        return run_main(["--judge-url", self.srv.url, "--no-preflight"] + list(argv))
+
+    def records(self, name="out.jsonl"):
+        with open(self.path(name), encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    @staticmethod
+    def cost_line(err):
+        return [line for line in err.splitlines() if line.startswith("  cost: ")]
+
+    def test_report_price_counts_a_record_never_sent_as_the_run_did(self):
+        # report --price priced each cost_limit record (never sent) and each record that got
+        # no reply as a reply without usage: "3 replies without usage are not counted" where
+        # the run, and report without --price, said none
+        self.srv.responder = lambda request: chat("Rating: 4", usage=most_usage(request))
+        self.srv.push(error(400, "bad request"))  # the first record gets no reply
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(6)])
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.005", "--concurrency",
+                                     "1", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 1, err)
+        statuses = [r["judge_status"] for r in self.records()]
+        self.assertEqual(statuses[0], "http_error")
+        self.assertIn("cost_limit", statuses)
+        ran = self.cost_line(err)
+        self.assertEqual(len(ran), 1, err)
+        self.assertNotIn("without usage", ran[0])
+        for price in ([], ["--price", "3,15"]):
+            with self.subTest(price=price):
+                code, out, err = run_main(["report", self.path("out.jsonl")] + price)
+                self.assertEqual(self.cost_line(err + out), ran)
+
+    def dry_most(self, *argv):
+        """The dollars --dry-run says the run can cost at most, its re-asks' too."""
+        code, _, err = self.run_code("--dry-run", *argv)
+        self.assertEqual(code, 0, err)
+        return sum(float(d) for d in re.findall(r"at most \$([\d.]+)", err.splitlines()[-1]))
+
+    def test_records_reasked_within_their_reserve_do_not_shrink_the_cap(self):
+        # Each record's first reply is unread and its re-ask read, every usage at the most
+        # its request can cost: within what --dry-run says. The reserves were scaled by what
+        # records cost against their most without the re-asks, so every record re-asked
+        # counted as a server counting twice its bound: 8 threads stopped at a third of the
+        # dry run's most ($0.09 of $0.31 with --reask 3)
+        charged = []
+
+        def reask_each(request):
+            usage = most_usage(request)
+            charged.append(usage["prompt_tokens"] * 3 + usage["completion_tokens"] * 15)
+            return chat("Rating: 4" if len(request.messages) > 1 else "no idea", usage=usage)
+        self.srv.responder = reask_each
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d " % k + "w " * k, "response": "r"}
+                                             for k in range(24)])
+        most = self.dry_most("--price", "3,15", "--reask", "1", data)
+        code, _, err = self.run_code("--price", "3,15", "--reask", "1", "--max-cost",
+                                     "{:.6f}".format(most + 1e-6), "--concurrency", "8", "-o",
+                                     self.path("out.jsonl"), data)
+        self.assertEqual(code, 0, err)
+        self.assertEqual({r["judge_status"] for r in self.records()}, {"ok"})
+        self.assertEqual(len(charged), 48)
+        self.assertLessEqual(sum(charged) / 1e6, most)
+
+    def test_a_cap_passed_by_a_server_counting_past_the_bound_is_said(self):
+        # A chat template adding 2,000 tokens to each prompt: more than the most a request
+        # can cost, so no reserve holds it. The one record cost $0.0079 under --max-cost
+        # 0.005, and the run exited 0 without a word of the cap
+        def template(request):
+            usage = most_usage(request)
+            usage["prompt_tokens"] += 2000
+            return chat("Rating: 4", usage=usage)
+        self.srv.responder = template
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.005", "--summary",
+                                     self.path("s.json"), data)
+        self.assertEqual(code, 1, err)
+        with open(self.path("s.json"), encoding="utf-8") as f:
+            total = json.load(f)["cost"]["total"]
+        self.assertGreater(total, 0.005)
+        self.assertEqual(err.splitlines()[-1], "minijudge: error: --max-cost $0.005 passed: "
+                         "${:.6f} spent: the server counted more tokens than the most a "
+                         "request can take (a token per prompt byte and 4 a message, each "
+                         "reply at max_tokens), so the cap could not be kept".format(total))
+
+    def test_threads_keep_the_cap_once_a_server_counts_past_the_bound(self):
+        # The same chat template: a long first record cost 1.3 times its most, each short one
+        # 7 times. Reserves were scaled by the first, and 16 threads sent 16 short records at
+        # once, each reserved at a fifth of its cost: $0.26 spent under --max-cost 0.1. Once
+        # a record costs more than its reserve, the records go one at a time, each reserved
+        # at the most any record cost against its own most
+        charged = []
+
+        def template(request):
+            usage = most_usage(request)
+            usage["prompt_tokens"] += 2000
+            charged.append(usage["prompt_tokens"] * 3 + usage["completion_tokens"] * 15)
+            return chat("Rating: 4", usage=usage)
+        self.srv.responder = template
+        data = self.write_jsonl("in.jsonl", [{"question": LONG, "response": "r"}] + [
+            {"question": "q%d" % k, "response": "r"} for k in range(40)])
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.1", "--concurrency",
+                                     "16", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 1, err)
+        self.assertIn("cost_limit", {r["judge_status"] for r in self.records()})
+        self.assertLessEqual(sum(charged) / 1e6, 0.1, err.splitlines()[-1])
+        self.assertIn(" reached: ", err.splitlines()[-1])
+
+    def test_a_reply_limit_the_server_sets_is_counted_at_its_longest(self):
+        # --extra-body '{"max_tokens": null}' leaves a reply's length to the server: --dry-run
+        # ended in a TypeError's traceback, and under --max-cost each record was an
+        # internal_error. And a max_completion_tokens above max_tokens, which vLLM reads
+        # first, was not counted: the dry run said 16 completion tokens where 4,000 can come
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for body, most in (('{"max_tokens": null}', 10 ** 9),
+                           ('{"max_completion_tokens": 4000}', 4000)):
+            with self.subTest(body=body):
+                code, _, err = self.run_code("--extra-body", body, "--price", "3,15",
+                                             "--dry-run", data)
+                self.assertEqual(code, 0, err)
+                self.assertIn(" and at most {} completion tokens (max_tokens); ".format(most),
+                              err.splitlines()[-1])
+        code, _, err = self.run_code("--extra-body", '{"max_tokens": null}', "--price", "3,15",
+                                     "--max-cost", "1", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 1, err)
+        self.assertEqual([r["judge_status"] for r in self.records()], ["cost_limit"])
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_a_cap_is_a_plain_number_as_a_price_is(self):
+        # float() read --max-cost 0_5 as 5: a cap ten times the one typed, where --price
+        # refuses 1_0
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for text in ("0_5", "1_000", "$5", "nan", "-1", "1e999"):
+            with self.subTest(text=text):
+                code, _, err = self.run_code("--price", "3,15", "--max-cost", text, data)
+                self.assertEqual((code, err.splitlines()[-1]), (
+                    2, "minijudge: error: --max-cost must be dollars, a number above 0; got "
+                       "{!r}".format(text)))
+        self.assertEqual(self.srv.chat_count, 0)
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", " 1e-2 ", data)
+        self.assertEqual(code, 0, err)
+
+    def test_a_cap_of_exactly_the_dry_runs_most_judges_every_record(self):
+        # Two records at most $0.00192 and $0.001938: --dry-run says $0.003858, and the run
+        # under --max-cost 0.003858 left the second unjudged, its reserve added in floating
+        # point to 0.0038580000000000003
+        self.srv.responder = lambda request: chat("Rating: 4", usage=most_usage(request))
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"},
+                                             {"question": "qwwwwww", "response": "r"}])
+        self.assertEqual(self.dry_most("--price", "3,15", data), 0.003858)
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.003858",
+                                     "--concurrency", "1", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_cost"] for r in self.records()], [0.00192, 0.001938])
+
+    def test_a_record_partly_from_the_cache_costs_what_was_sent(self):
+        # A rerun with --repeats 3 over a cache of 2 repeats sends one request a record, and
+        # a rerun with --reask 1 over a cache of unread replies sends the re-ask alone; each
+        # record's judge_cost counted the cached replies too: $0.017307 said for $0.005769
+        # charged, and $0.012906 for $0.007137
+        charged = []
+
+        def answer(request):
+            usage = most_usage(request)
+            charged.append(usage["prompt_tokens"] * 3 + usage["completion_tokens"] * 15)
+            return chat("Rating: 4" if len(request.messages) > 1 else "no idea", usage=usage)
+        self.srv.responder = answer
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(3)])
+        for first, then in ((["--repeats", "2"], ["--repeats", "3"]), ([], ["--reask", "1"])):
+            with self.subTest(then=then):
+                cache = self.path("cache%s.jsonl" % then[0])
+                code, _, err = self.run_code("--price", "3,15", "--cache", cache, *first, data)
+                del charged[:]
+                code, _, err = self.run_code("--price", "3,15", "--cache", cache, *then, "-o",
+                                             self.path("out.jsonl"), "--summary",
+                                             self.path("s.json"), data)
+                self.assertEqual(len(charged), 3, err)
+                spent = sum(charged) / 1e6
+                costs = [r["judge_cost"] for r in self.records()]
+                self.assertAlmostEqual(sum(costs), spent, places=9)
+                with open(self.path("s.json"), encoding="utf-8") as f:
+                    self.assertAlmostEqual(json.load(f)["cost"]["total"], spent, places=9)
+
+    def test_what_extra_body_sends_beside_the_messages_is_reserved(self):
+        # Tools sent with --extra-body are prompt tokens on the bill (OpenAI counts their
+        # definitions): the most counted the messages and a response_format schema alone
+        tools = [{"type": "function", "function": {"name": "lookup", "description": "x" * 3000}}]
+        data = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        bare = self.dry_most("--price", "3,15", data)
+        extra = json.dumps({"tools": tools})
+        most = self.dry_most("--price", "3,15", "--extra-body", extra, data)
+        self.assertEqual(round(most - bare, 6), len(json.dumps(tools)) * 3 / 1e6)
+
+    def test_the_dry_runs_most_taken_as_the_cap_judges_every_record(self):
+        # At --price 0.15,0.6 this record can cost $0.0000942 at most; --dry-run rounded that
+        # to $0.000094, and a run under that cap left the record unjudged. "At most" is now
+        # rounded up to the millionth it prints
+        self.srv.responder = lambda request: chat("Rating: 4", usage=most_usage(request))
+        data = self.write_jsonl("in.jsonl", [{"question": "qwww", "response": "r"}])
+        for argv in ([], ["--reask", "1"]):
+            with self.subTest(argv=argv):
+                code, _, err = self.run_code("--price", "0.15,0.6", "--dry-run", *argv, data)
+                self.assertEqual(code, 0, err)
+                figures = re.findall(r"at most \$([\d.]+)", err.splitlines()[-1])
+                cap = "{:.6f}".format(sum(float(f) for f in figures))
+                code, _, err = self.run_code("--price", "0.15,0.6", "--max-cost", cap, *argv,
+                                             "-o", self.path("out.jsonl"), data)
+                self.assertEqual(code, 0, err)
+                self.assertEqual([r["judge_status"] for r in self.records()], ["ok"])
+
+    def test_a_free_judge_under_a_cap_is_not_judged_one_record_at_a_time(self):
+        # --price 0,0 (a local model) with --max-cost: no reply ever costs, so none ended the
+        # wait for the first cost, and 8 threads sent one record at a time all run long
+        flying, most = [0], [0]
+        lock = threading.Lock()
+
+        def slow(request):
+            with lock:
+                flying[0] += 1
+                most[0] = max(most[0], flying[0])
+            time.sleep(0.05)
+            with lock:
+                flying[0] -= 1
+            return chat("Rating: 4", usage=most_usage(request))
+        self.srv.responder = slow
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(16)])
+        code, _, err = self.run_code("--price", "0,0", "--max-cost", "1", "--concurrency", "8",
+                                     data)
+        self.assertEqual(code, 0, err)
+        self.assertGreater(most[0], 1)
 
 
 if __name__ == "__main__":
