@@ -7880,9 +7880,11 @@ def _replies_to(messages, replies, what):
 
 def _check_conversation_field(args, record):
     """JudgeError if --conversation-field named a field that is absent or not a list: the
-    user said the records are conversations (the default field may hold something else)."""
+    user said the records are conversations (the default field may hold something else, or
+    null: none, as Python reads it)."""
     field = args.conversation_field
-    if isinstance(field, _Default) and (field not in record or args.response_field in record):
+    if isinstance(field, _Default) and (record.get(field) is None or
+                                        args.response_field in record):
         return  # the default field holding another thing, beside a response: not ours
     if field not in record:
         raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
