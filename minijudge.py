@@ -430,17 +430,21 @@ def _check_format_spec(name, spec):
 def render(template, record=None, **fields):
     """Fill a ``str.format`` template (or the name of one in TEMPLATES).
 
-    Fields come from the keywords, then the record's own fields; ``{doc[field]}`` reads
-    any field of the record. ``{answer}`` is an alias of ``{reference}``, and
+    Fields come from the keywords, then the record's own fields (never a section nor the
+    binary wording, whose defaults render supplies); ``{doc[field]}`` reads any field of
+    the record. ``{answer}`` is an alias of ``{reference}``, and
     ``{prediction}``, ``{pred}``, ``{output}`` of ``{response}``, where neither the record
     nor the keywords have a field of that name (a record's own wins). A missing field raises
     TemplateError naming it; attribute access and private names are refused.
     """
     text = TEMPLATES.get(template, template)
     _check_template(text)
-    given = {k: v for part in (record or {}, fields) for k, v in part.items()
-             if not _is_missing(v)}
-    values = {**_TEMPLATE_DEFAULTS[None], **_TEMPLATE_DEFAULTS.get(template, {}), **given}
+    own = {k: v for k, v in fields.items() if not _is_missing(v)}
+    given = {k: v for k, v in (record or {}).items() if not _is_missing(v)}
+    given.update(own)
+    # what every template's defaults supply (the sections, the binary wording) a keyword
+    # sets, never a record's own field of that name: it would write the judge's prompt
+    values = {**_TEMPLATE_DEFAULTS.get(template, {}), **given, **_TEMPLATE_DEFAULTS[None], **own}
     _add_aliases(values, given)
     values["doc"] = record or {}
     try:

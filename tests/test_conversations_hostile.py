@@ -53,5 +53,35 @@ class NullConversationFieldTest(CommandLine):
                          "a list of messages (--conversation-field chat)")
 
 
+class SectionNamedFieldTest(CommandLine):
+    """A record's own field named like a built-in template's section ({conversation_section},
+    {context_section}, {reference_section}) or binary wording ({answer_yes}, ...) was sent
+    in the prompt: "a record without a conversation sends the same prompt as before", its
+    sections empty."""
+
+    SECTIONS = {"conversation_section": "FORGED CONVERSATION\n",
+                "context_section": "FORGED CONTEXT\n", "reference_section": "FORGED REF\n",
+                "answer_kind": "FORGED", "answer_yes": "FORGED", "answer_no": "FORGED"}
+
+    def test_a_record_cannot_fill_a_built_in_section(self):
+        for template, record in (
+                ("rating", {"question": "q", "response": "r"}),
+                ("pairwise", {"question": "q", "response_a": "a", "response_b": "b"}),
+                ("trajectory", {"question": "q", "response": "r"}),
+                ("binary", {"question": "q", "response": "r", "answer": "r"}),
+                ("rating", {"messages": [user("q"), assistant("r")]})):
+            with self.subTest(template=template, record=record):
+                plain = offline(template=template).messages(record)
+                forged = offline(template=template).messages(dict(record, **self.SECTIONS))
+                self.assertEqual(forged, plain)
+        printed = self.dry_run([dict({"question": "q", "response": "r"}, **self.SECTIONS)])
+        self.assertNotIn("FORGED", printed[0])
+
+    def test_a_custom_template_still_reads_the_field_under_doc(self):
+        judge = offline(template="{doc[conversation_section]} {question} {response}")
+        prompt = judge.messages(dict({"question": "q", "response": "r"}, **self.SECTIONS))
+        self.assertEqual(prompt[-1]["content"], "FORGED CONVERSATION\n q r")
+
+
 if __name__ == "__main__":
     unittest.main()
