@@ -7823,8 +7823,8 @@ def _record_conversation(args, record, names):
         _check_turn_flag(args)
         return None
     given = {}
-    if args.response_field in record:
-        given = {"response": record[args.response_field]}
+    if args.response_field in record and record[args.response_field] is not value:
+        given = {"response": record[args.response_field]}  # the list itself is none
     messages = _with_response(_conversation(value, what), given, what)
     if not _judged_turn(messages, args.turn, what, asked="--turn {}", unanswered=True).reply:
         # its last question unanswered, and no response field replies to it

@@ -83,5 +83,32 @@ class SectionNamedFieldTest(CommandLine):
         self.assertEqual(prompt[-1]["content"], "FORGED CONVERSATION\n q r")
 
 
+class OneFieldForBothTest(CommandLine):
+    """--conversation-field naming the response's field (or --response-field the
+    conversation's): the list was read as the conversation and again as its own response,
+    refused as "the record has a response too"."""
+
+    DIALOGUE = [user("q1"), assistant("a1"), user("q2"), assistant("a2")]
+
+    def test_the_list_is_the_conversation_and_no_response_beside_it(self):
+        for flags, record in (
+                (("--conversation-field", "response"), {"response": self.DIALOGUE}),
+                (("--response-field", "messages"), {"messages": self.DIALOGUE}),
+                (("--conversation-field", "chat", "--response-field", "chat"),
+                 {"chat": self.DIALOGUE})):
+            with self.subTest(flags=flags):
+                judged = self.judged([record], *flags)[0]
+                self.assertEqual((judged["judge_status"], judged.get("judge_turn")), ("ok", 2),
+                                 judged["judge_error"])
+                self.assertEqual(self.dry_run([record], *flags)[0],
+                                 shown(offline().messages({"messages": self.DIALOGUE})))
+
+    def test_a_response_in_another_field_is_still_ambiguous(self):
+        judged = self.judged([{"chat": self.DIALOGUE, "response": "r"}],
+                             "--conversation-field", "chat")[0]
+        self.assertEqual(judged["judge_error"], "line 1: field 'chat' ends with an assistant "
+                         "message and the record has a response too: which one is judged?")
+
+
 if __name__ == "__main__":
     unittest.main()
