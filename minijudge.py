@@ -626,10 +626,16 @@ def _mtbench_messages(record):
                          "most".format(_counted(len(questions), "question"),
                                        _counted(len(answers), "answer")))
     messages = []
-    for question, answer in itertools.zip_longest(questions, answers):
+    for n, (question, answer) in enumerate(itertools.zip_longest(questions, answers), 1):
+        if not isinstance(question, str):  # named by its place: the messages are not the record's
+            raise JudgeError("field 'turns': question {} is of kind {}, expected text".format(
+                n, _kind_name(question)))
         messages.append({"role": "user", "content": question})
-        if answer is not None:
+        if isinstance(answer, str):
             messages.append({"role": "assistant", "content": answer})
+        elif not _is_missing(answer):  # null or NaN (pandas' missing value): unanswered
+            raise JudgeError("field 'turns': answer {} is of kind {}, expected text (null: "
+                             "unanswered)".format(n, _kind_name(answer)))
     return messages
 
 

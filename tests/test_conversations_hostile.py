@@ -110,5 +110,42 @@ class OneFieldForBothTest(CommandLine):
                          "message and the record has a response too: which one is judged?")
 
 
+class MTBenchEntriesTest(CommandLine):
+    """MT-Bench's questions and answers that are not text were named as messages the record
+    does not have ("field 'turns': message 4 has content of kind dict"); a NaN answer
+    (pandas' missing value) is an unanswered turn, as a null one."""
+
+    ROWS = [
+        ({"turns": ["q1", None], "answers": ["a1", "a2"]},
+         "field 'turns': question 2 is of kind null, expected text"),
+        ({"turns": ["q1", "q2"], "answers": ["a1", {"text": "a2"}]},
+         "field 'turns': answer 2 is of kind dict, expected text (null: unanswered)"),
+        ({"turns": ["q1", "q2"], "choices": [{"index": 0, "turns": [7, "a2"]}]},
+         "field 'turns': answer 1 is of kind int, expected text (null: unanswered)"),
+    ]
+
+    def test_a_bad_entry_is_named_by_its_place_in_both(self):
+        judge = minijudge.LLMJudge(self.srv.url, "m")
+        records = self.judged([record for record, _ in self.ROWS])
+        for (record, error), judged in zip(self.ROWS, records):
+            with self.subTest(record=record):
+                self.assertEqual(judged["judge_error"], "line {}: {}".format(
+                    judged["judge_line"], error))
+                self.assertEqual(judge.judge(record).error, error)
+
+    def test_a_nan_answer_is_an_unanswered_turn(self):
+        path = self.path("nan.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write('{"turns": ["q1", "q2", "q3"], "answers": ["a1", NaN, "a3"]}\n')
+        code, out, err = self.cli("--dry-run", "--turn", "2", path)
+        self.assertEqual(out, "--- line 1: field 'turns': turn 2 has no assistant reply; "
+                         "--turn 2 asks for it\n")
+        record = {"turns": ["q1", "q2", "q3"], "answers": ["a1", float("nan"), "a3"]}
+        self.assertIn("[User]\nq2\n[The End of the Conversation So Far]\n\n[Question]\nq3\n",
+                      offline().messages(record)[-1]["content"])
+        self.assertEqual(offline().judge(record, turn=2).error,
+                         "field 'turns': turn 2 has no assistant reply; turn=2 asks for it")
+
+
 if __name__ == "__main__":
     unittest.main()
