@@ -147,5 +147,26 @@ class MTBenchEntriesTest(CommandLine):
                          "field 'turns': turn 2 has no assistant reply; turn=2 asks for it")
 
 
+class LongConversationTest(CommandLine):
+    """100,000 messages: each turn held a copy of every message before it (50,000 copies of
+    up to 100,000), so one record took minutes and gigabytes; now a second or so."""
+
+    MESSAGES = [message for n in range(50000)
+                for message in (user("q{}".format(n)), assistant("a{}".format(n)))]
+
+    def test_a_long_conversation_is_judged_in_seconds_by_both(self):
+        judge = minijudge.LLMJudge(self.srv.url, "m", judge_fn=lambda messages: "Rating: 4")
+        for turn in (None, 1, 50000):
+            started = time.perf_counter()
+            judgement = judge.judge({"messages": self.MESSAGES}, turn=turn)
+            self.assertEqual((judgement.status, judgement.details["turn"]),
+                             ("ok", turn or 50000))
+            self.assertLess(time.perf_counter() - started, 10)
+        started = time.perf_counter()
+        record = self.judged([{"messages": self.MESSAGES}], "--turn", "2")[0]
+        self.assertEqual((record["judge_status"], record["judge_turn"]), ("ok", 2))
+        self.assertLess(time.perf_counter() - started, 30)
+
+
 if __name__ == "__main__":
     unittest.main()
