@@ -7791,15 +7791,15 @@ def _item_fields(args, number, record, mode=None):
         args, record, mode)
     if problem:
         return _BadLine("line {}: {}".format(number, problem), b"")
-    fields = _text_fields(args, record, names)
-    if conversation:
-        fields = _conversation_item(fields, conversation)
-    elif _judge_reads_alike(args, names):
-        fields["_conversation"] = _NO_CONVERSATION  # the judge need not look for one again
     criterion, where = None, ""
     if mode == "criterion":
         criterion = args.criteria_field
-    try:  # the flags that add to the prompt: each field they name, read now
+    try:  # the fields as text (one nested too deeply is this line's), and the flags' fields
+        fields = _text_fields(args, record, names)
+        if conversation:
+            fields = _conversation_item(fields, conversation)
+        elif _judge_reads_alike(args, names):
+            fields["_conversation"] = _NO_CONVERSATION  # the judge need not look again
         _check_flag_fields(args, record, criterion)
         fields.update(_flag_fields(args, record))
         if criterion in record:  # checked now: a bad one is this record's error
@@ -8018,9 +8018,14 @@ def _kind_problem(field, value):
 
 
 def _as_text(value):
-    """Numbers become text, lists and objects JSON; None stays missing."""
+    """Numbers become text, lists and objects JSON; None stays missing. _BadRecord for one
+    nested deeper than Python's stack: no text to send, and not minijudge's bug."""
     if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except RecursionError:
+            raise _BadRecord("a {} nested too deeply to send as text".format(
+                type(value).__name__)) from None
     if value is None or isinstance(value, str):
         return value
     return str(value)

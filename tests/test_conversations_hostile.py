@@ -11,6 +11,7 @@ The command line runs in a real subprocess (against the loopback stub where it s
 Python through its public API."""
 import json
 import os
+import re
 import sys
 import time
 import unittest
@@ -166,6 +167,60 @@ class LongConversationTest(CommandLine):
         record = self.judged([{"messages": self.MESSAGES}], "--turn", "2")[0]
         self.assertEqual((record["judge_status"], record["judge_turn"]), ("ok", 2))
         self.assertLess(time.perf_counter() - started, 30)
+
+
+def nested(depth, inner="x"):
+    for _ in range(depth):
+        inner = [inner]
+    return inner
+
+
+class DeepNestingTest(CommandLine):
+    """A value nested deeper than Python's stack (a tool call's arguments, a reference, a
+    question) raised RecursionError out of judge(), stopped --dry-run with a traceback and
+    was the command line's internal_error, "a bug in minijudge": it is the record's
+    bad_record."""
+
+    def test_python_says_bad_record(self):
+        judge = minijudge.LLMJudge(self.srv.url, "m")
+        deep = nested(5000)
+        call = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": deep}}]}
+        for n, example in enumerate(({"messages": [user("q"), call]},
+                                     {"messages": [user("q"), assistant("a")],
+                                      "reference": [deep]},
+                                     {"question": deep, "response": "r"},
+                                     {"question": "q", "response": "r", "answer": deep})):
+            with self.subTest(example=n):
+                judgement = judge.judge(example)
+                self.assertEqual((judgement.status, judgement.error),
+                                 ("bad_record", "a list nested too deeply to send as text"))
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_the_command_line_says_bad_record_at_every_depth(self):
+        rows = []
+        for depth in range(900, 1000, 5):  # json reads some that json cannot write back
+            arguments = "[" * depth + "]" * depth
+            rows.append('{"messages": [{"role": "user", "content": "q"}, {"role": '
+                        '"assistant", "content": null, "tool_calls": [{"id": "c", "function": '
+                        '{"name": "f", "arguments": ' + arguments + '}}]}]}')
+            rows.append('{"question": ' + arguments + ', "response": "r", "answer": ' +
+                        arguments + '}')
+        path = self.path("deep.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(rows) + "\n")
+        code, out, err = self.cli("--dry-run", path)  # each line read on the main thread
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(out.count("--- line "), len(rows))
+        self.srv.content = "Rating: 4"
+        code, _, err = self.cli("--no-preflight", "--judge-model", "m", "--judge-url",
+                                self.srv.url, "--max-error-rate", "1", "-o",
+                                self.path("out.jsonl"), path)
+        self.assertIn(code, (0, 1), err)
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:  # too deep to load here
+            statuses = set(re.findall(r'"judge_status": "(\w+)"', f.read()))
+        self.assertLessEqual(statuses, {"ok", "bad_record"})
 
 
 if __name__ == "__main__":
