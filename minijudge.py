@@ -2599,6 +2599,9 @@ def _example_pair(example, values):
     context = example.get("messages")
     if not isinstance(context, list):
         return None
+    for value, what in zip(values, _PAIR_WHAT):
+        if value is None:  # not an empty reply: the command line's error
+            raise JudgeError("{} is null, expected text".format(what))
     return _replies_to(_conversation(context, _CONVERSATION_WHAT), values, _CONVERSATION_WHAT)
 
 

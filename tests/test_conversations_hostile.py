@@ -223,5 +223,27 @@ class DeepNestingTest(CommandLine):
         self.assertLessEqual(statuses, {"ok", "bad_record"})
 
 
+class NullReplyToDialogueTest(CommandLine):
+    """A dialogue and two replies, one null: the command line said so, Python judged the
+    null as an empty answer (and asked the judge)."""
+
+    DIALOGUE = [user("Hi"), assistant("Hello!"), user("Name a prime.")]
+
+    def test_a_null_reply_is_refused_by_both(self):
+        rows = [{"messages": self.DIALOGUE, "response_a": "7", "response_b": None},
+                {"messages": self.DIALOGUE, "response_a": None, "response_b": "7"}]
+        records = self.judged(rows, "--mode", "pairwise")
+        pair = minijudge.LLMJudge(self.srv.url, "m", template="pairwise")
+        for row, record in zip(rows, records):
+            side = "response_a" if row["response_a"] is None else "response_b"
+            error = "field {!r} is null, expected text".format(side)
+            self.assertEqual(record["judge_error"], "line {}: {}".format(
+                record["judge_line"], error))
+            judgement = pair.compare({"messages": self.DIALOGUE}, row["response_a"],
+                                     row["response_b"])
+            self.assertEqual((judgement.status, judgement.error), ("bad_record", error))
+        self.assertEqual(self.srv.chat_count, 0)
+
+
 if __name__ == "__main__":
     unittest.main()
