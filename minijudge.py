@@ -3200,6 +3200,8 @@ class LLMJudge:
         references = fields.pop("_references", None)
         what = _CONVERSATION_WHAT  # the command line's: checked there, its errors its own
         if messages is None and not none_read:
+            if "response" in fields:  # the keyword is the item's response, as output is
+                output = {"response": fields["response"]}
             messages, references, what = _example_conversation(example, output)
         if messages is None:
             _check_no_turn(turn)

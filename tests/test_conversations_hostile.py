@@ -245,5 +245,26 @@ class NullReplyToDialogueTest(CommandLine):
         self.assertEqual(self.srv.chat_count, 0)
 
 
+class ResponseKeywordTest(StubTestCase):
+    """judge(example, response=...) replaced a finished conversation's last reply silently,
+    where judge(example, output) refuses the two as ambiguous; the keyword is the item's
+    response, as ``output`` is."""
+
+    FINISHED = {"messages": [user("q1"), assistant("a1")]}
+    OPEN = {"messages": [user("q1"), assistant("a1"), user("q2")]}
+
+    def test_the_keyword_reads_as_output_does(self):
+        judge = minijudge.LLMJudge(self.srv.url, "m")
+        ambiguous = ("bad_record", "field 'messages' ends with an assistant message and the "
+                     "record has a response too: which one is judged?")
+        for judgement in (judge.judge(self.FINISHED, "x"),
+                          judge.judge(self.FINISHED, response="x")):
+            self.assertEqual((judgement.status, judgement.error), ambiguous)
+        self.assertEqual(self.srv.chat_count, 0)
+        self.assertEqual(judge.messages(self.OPEN, response="x"), judge.messages(self.OPEN, "x"))
+        self.srv.content = "Rating: 4"
+        self.assertEqual(judge.judge(self.OPEN, response="x").details["turn"], 2)
+
+
 if __name__ == "__main__":
     unittest.main()
