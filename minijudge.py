@@ -8749,6 +8749,8 @@ def _dry_run(specs, args, items):
     judge = specs[0][1]
     sendable = 0
     totals = [collections.Counter() for _ in specs]  # requests, prompt tokens (estimated)
+    if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate (or what the locale cannot
+        sys.stdout.reconfigure(errors="backslashreplace")  # write) escaped, as stderr does
     for number, record in items:
         fields = _fields_of(args, number, record)
         try:

@@ -266,5 +266,22 @@ class ResponseKeywordTest(StubTestCase):
         self.assertEqual(judge.judge(self.OPEN, response="x").details["turn"], 2)
 
 
+class DryRunSurrogateTest(CommandLine):
+    """A lone surrogate in a record (json reads "\\ud800" as one) stopped --dry-run with a
+    UnicodeEncodeError traceback; it is shown escaped, as on stderr and in the records."""
+
+    def test_a_lone_surrogate_is_shown_escaped(self):
+        path = self.path("in.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write('{"messages": [{"role": "user", "content": "q\\ud800"}, '
+                    '{"role": "assistant", "content": "a"}]}\n')
+            f.write('{"q\\udc00": 1, "messages": [{"role": "user", "content": "q"}]}\n')
+        code, out, err = self.cli("--dry-run", path)
+        self.assertEqual(code, 0, err)
+        self.assertIn("[Question]\nq\\ud800\n", out)
+        self.assertIn("--- line 2: no 'response' field (choose one with --response-field; "
+                      "the record has messages, q\\udc00)\n", out)
+
+
 if __name__ == "__main__":
     unittest.main()
