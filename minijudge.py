@@ -3101,11 +3101,20 @@ class LLMJudge:
     def judge_messages(self, messages):
         """Send ready-made chat messages, the judge's own prompt, and read the reply with this
         judge's parser. JudgeError for messages that end with an assistant message: that is
-        a conversation to be judged, which ``judge({"messages": messages})`` does."""
-        last = None
-        if isinstance(messages, list) and messages and isinstance(messages[-1], Mapping):
-            last = messages[-1].get("role")
-        if last == "assistant":
+        a conversation to be judged, which ``judge({"messages": messages})`` does; and for
+        anything but a list (or tuple) of message dicts, before any request."""
+        kind = "a " + type(messages).__name__  # what it got, unless a list of messages
+        if isinstance(messages, (list, tuple)):
+            odd = [type(m).__name__ for m in messages if not isinstance(m, Mapping)]
+            kind = None
+            if not messages:
+                kind = "an empty list"
+            elif odd:
+                kind = "a list holding a " + odd[0]
+        if kind:
+            raise JudgeError("judge_messages expected a list of chat messages (dicts with a "
+                             "role); got " + kind)
+        if messages[-1].get("role") == "assistant":
             raise JudgeError("judge_messages expected the judge's own prompt, ending with a "
                              "user message; got messages ending with an assistant message (to "
                              "judge a conversation's last reply: judge({\"messages\": "

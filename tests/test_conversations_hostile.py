@@ -283,5 +283,26 @@ class DryRunSurrogateTest(CommandLine):
                       "the record has messages, q\\udc00)\n", out)
 
 
+class JudgeMessagesKindsTest(StubTestCase):
+    """judge_messages given a tuple ending with the assistant sent it, and given a text or a
+    single message raised AttributeError from deep inside; each is a JudgeError saying what
+    it expects, before any request."""
+
+    def test_what_is_not_a_list_of_messages_is_refused(self):
+        judge = minijudge.LLMJudge(self.srv.url, "m")
+        with self.assertRaisesRegex(minijudge.JudgeError, "ending with an assistant message"):
+            judge.judge_messages((user("What is 2+2?"), assistant("4")))
+        for messages, kind in (("What is 2+2?", "a str"), (user("What is 2+2?"), "a dict"),
+                               ([], "an empty list"), ([user("q"), "4"], "a list holding a str")):
+            with self.subTest(messages=messages):
+                with self.assertRaises(minijudge.JudgeError) as caught:
+                    judge.judge_messages(messages)
+                self.assertEqual(str(caught.exception), "judge_messages expected a list of chat "
+                                 "messages (dicts with a role); got " + kind)
+        self.assertEqual(self.srv.chat_count, 0)
+        self.srv.content = "Rating: 4"
+        self.assertEqual(judge.judge_messages((user("Rate 2+2=4 from 1 to 5."),)).value, 4)
+
+
 if __name__ == "__main__":
     unittest.main()
