@@ -4156,8 +4156,8 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     ``details["repeats"]``); ``details["members"]`` holds each one's own status, score,
     value, error, raw reply and details. ``how``: the ``mean`` or ``median`` of the scores,
     or the ``majority`` (the most common score; a split is 0.5, a tie). It fails as its
-    first failed member did unless at least ``quorum`` (default: all) answered; ``error``
-    names each member that failed. Every other field describes the combined score: ratings
+    first failed member did (with the details all said alike) unless at least ``quorum``
+    (default: all) answered; ``error`` names each member that failed. Every other field describes the combined score: ratings
     combine as the scores do; a verdict, option or yes/no is the members' own at that score
     (a verdict at 0.5 is a tie), else None; ``pass`` is that score against
     ``pass_threshold`` (none without one); the raw reply and the rest are kept where all
@@ -4206,6 +4206,7 @@ def _jury_failed(every, answered, needed, details, error):
     """Short of the quorum: as its first failed member (pass as a failure's)."""
     first_failed = next(j for j in every if j not in answered)
     why = "{} of {} answered, {} needed: {}".format(len(answered), len(every), needed, error)
+    details.update(_shared([j.details for j in every], _COMBINED_DETAILS))  # judge_turn: 2
     return _merged(every, like=first_failed, details=details, error=why)
 
 

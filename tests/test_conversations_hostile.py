@@ -304,5 +304,25 @@ class JudgeMessagesKindsTest(StubTestCase):
         self.assertEqual(judge.judge_messages((user("Rate 2+2=4 from 1 to 5."),)).value, 4)
 
 
+class FailedPanelTurnTest(CommandLine):
+    """A panel short of its quorum dropped judge_turn, which a failed judge, failed repeats
+    and a panel that answered all write: each record says which turn was judged."""
+
+    def test_a_failed_panel_says_the_turn_its_judges_were_asked(self):
+        judges = self.path("judges.json")
+        with open(judges, "w", encoding="utf-8") as f:
+            json.dump([{"name": "a", "url": self.srv.url, "model": "m"},
+                       {"name": "b", "url": self.srv.url, "model": "m", "mode": "rating",
+                        "template": "trajectory"}], f)  # asks yes/no: "Rating: 4" unread
+        row = {"messages": [user("q1"), assistant("a1"), user("q2"), assistant("a2")]}
+        for quorum, status in (("2", "parse_error"), ("1", "ok")):
+            with self.subTest(quorum=quorum):
+                record = self.judged([row], "--judges", judges, "--jury", "mean",
+                                     "--quorum", quorum, "--turn", "1")[0]
+                self.assertEqual((record["judge_status"], record.get("judge_turn")),
+                                 (status, 1))
+                self.assertEqual(record["judge_members"]["b"]["turn"], 1)
+
+
 if __name__ == "__main__":
     unittest.main()
