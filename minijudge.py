@@ -472,9 +472,11 @@ def _holds_value(values, alias, name):
 
 
 def _render_naming_failure(text, given, values):
-    """Fill the slow way, which names the field that failed, and those given, not their aliases."""
+    """Fill the slow way, which names the field that failed, and those given, not their aliases
+    (nor a private one, which no template reads)."""
     try:
-        return _FORMATTER.vformat(text, sorted(map(str, given)), values)
+        named = sorted(name for name in map(str, given) if not name.startswith("_"))
+        return _FORMATTER.vformat(text, named, values)
     except TemplateError:
         raise
     except (IndexError, TypeError, ValueError) as exc:

@@ -265,6 +265,12 @@ class ResponseKeywordTest(StubTestCase):
         self.srv.content = "Rating: 4"
         self.assertEqual(judge.judge(self.OPEN, response="x").details["turn"], 2)
 
+    def test_a_missing_response_names_no_private_field(self):
+        with self.assertRaises(minijudge.TemplateError) as caught:
+            offline().messages(self.OPEN, response=None)
+        self.assertEqual(str(caught.exception), "template needs field 'response'; got "
+                         "conversation, conversation_section, messages, question, turn")
+
 
 class DryRunSurrogateTest(CommandLine):
     """A lone surrogate in a record (json reads "\\ud800" as one) stopped --dry-run with a
