@@ -431,8 +431,8 @@ def render(template, record=None, **fields):
     """Fill a ``str.format`` template (or the name of one in TEMPLATES).
 
     Fields come from the keywords, then the record's own fields (never a section nor the
-    binary wording, whose defaults render supplies); ``{doc[field]}`` reads any field of
-    the record. ``{answer}`` is an alias of ``{reference}``, and
+    binary wording, whose defaults render supplies, nor a list or object under a name a
+    keyword gives, even as None); ``{doc[field]}`` reads any field of the record. ``{answer}`` is an alias of ``{reference}``, and
     ``{prediction}``, ``{pred}``, ``{output}`` of ``{response}``, where neither the record
     nor the keywords have a field of that name (a record's own wins). A missing field raises
     TemplateError naming it; attribute access and private names are refused.
@@ -440,7 +440,10 @@ def render(template, record=None, **fields):
     text = TEMPLATES.get(template, template)
     _check_template(text)
     own = {k: v for k, v in fields.items() if not _is_missing(v)}
-    given = {k: v for k, v in (record or {}).items() if not _is_missing(v)}
+    # a record's list or object under a name a keyword gives (or its alias's), even as None,
+    # is no such field: a conversation's per-turn references are no turn's reference
+    given = {k: v for k, v in (record or {}).items() if not _is_missing(v) and not (
+        isinstance(v, (list, dict)) and (k in fields or _FIELD_ALIASES.get(k) in fields))}
     given.update(own)
     # what every template's defaults supply (the sections, the binary wording) a keyword
     # sets, never a record's own field of that name: it would write the judge's prompt

@@ -330,5 +330,47 @@ class FailedPanelTurnTest(CommandLine):
                 self.assertEqual(record["judge_members"]["b"]["turn"], 1)
 
 
+class TurnWithoutReferenceTest(CommandLine):
+    """A per-turn reference list with no entry for the judged turn (shorter than the turns,
+    or null there): the template read the record's whole list as the reference, and the
+    judge was told the ground truth is "['r1']". The turn has none, as a single answer
+    without one: a template that needs it says so."""
+
+    QUESTIONS = ["q1", "q2", "q3"]
+
+    def test_the_whole_list_is_never_the_reference(self):
+        rows = [{"turns": self.QUESTIONS, "answers": ["a1", "a2", "a3"], "reference": ["r1"]},
+                {"turns": self.QUESTIONS, "answers": ["a1", "a2", "a3"],
+                 "answer": ["r1", "r2", None]},
+                {"turns": self.QUESTIONS, "answers": ["a1", "a2", "a3"],
+                 "answer": ["r1", "r2", ""]}]
+        for template in ("binary", "math"):
+            judge = offline(template=template)
+            for record in rows:
+                with self.subTest(template=template, record=record):
+                    with self.assertRaisesRegex(minijudge.TemplateError,
+                                                "template needs field 'reference'"):
+                        judge.messages(record)
+                    self.assertEqual(judge.judge(record).status, "template_error")
+                    prompt = judge.messages(record, turn=1)[-1]["content"]
+                    self.assertIn("[Reference Answer]\nr1\n", prompt)
+        rubric = offline(template="rubric").messages(rows[0])[-1]["content"]
+        self.assertNotIn("'r1'", rubric)
+        self.assertIn("(none given)", rubric)
+        full = dict(rows[0], reference=["r1", "r2", "r3"])  # a first record that fills it
+        printed = self.dry_run([full] + rows[:1], "--mode", "binary", "--reference-field",
+                               "reference")
+        self.assertIn("[Reference Answer]\nr3\n", printed[0])
+        self.assertIsNone(printed[1])
+        printed = self.dry_run([full] + rows[1:], "--mode", "binary")
+        self.assertEqual(printed[1:], [None, None])
+
+    def test_a_rating_turn_without_one_is_judged_without(self):
+        record = {"turns": self.QUESTIONS, "answers": ["a1", "a2", "a3"], "reference": ["r1"]}
+        prompt = offline().messages(record)[-1]["content"]
+        self.assertNotIn("Reference", prompt)
+        self.assertEqual(self.dry_run([record])[0], shown(offline().messages(record)))
+
+
 if __name__ == "__main__":
     unittest.main()
