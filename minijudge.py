@@ -793,6 +793,11 @@ def _reply_message(response, what):
             "name": None}
 
 
+def _replies_to(messages, replies, what):
+    """Read ``messages`` continued by each of two ``replies``: the pair of conversations."""
+    return tuple(_with_response(messages, {"response": reply}, what) for reply in replies)
+
+
 def _conversation_fields(messages, turn, *, limit, references=None, what="the conversation"):
     """The template fields a conversation fills for its judged turn: question, response
     (none when the last question is unanswered: the template says it is missing),
@@ -2496,6 +2501,20 @@ def _is_missing(value):
     """None or NaN: a NaN is pandas' (and json's literal NaN's) missing value, never a
     question or reference "nan" to send."""
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _as_text(value):
+    """Numbers become text, lists and objects JSON; None stays missing. _BadRecord for one
+    nested deeper than Python's stack: no text to send, and not minijudge's bug."""
+    if isinstance(value, (dict, list)):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except RecursionError:
+            raise _BadRecord("a {} nested too deeply to send as text".format(
+                type(value).__name__)) from None
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
 
 
 def _fn_body(reply):
@@ -7905,11 +7924,6 @@ def _pair_in_conversation(args, record, values):
     return {"_pair": pair, "_references": _record_references(args, record), "turn": args.turn}
 
 
-def _replies_to(messages, replies, what):
-    """Read ``messages`` continued by each of two ``replies``: the pair of conversations."""
-    return tuple(_with_response(messages, {"response": reply}, what) for reply in replies)
-
-
 def _check_conversation_field(args, record):
     """JudgeError if --conversation-field named a field that is absent or not a list: the
     user said the records are conversations (the default field may hold something else, or
@@ -8035,20 +8049,6 @@ def _kind_problem(field, value):
     if isinstance(value, float) and math.isnan(value):
         return "field {!r} is NaN (a missing value), expected text".format(field)
     return None
-
-
-def _as_text(value):
-    """Numbers become text, lists and objects JSON; None stays missing. _BadRecord for one
-    nested deeper than Python's stack: no text to send, and not minijudge's bug."""
-    if isinstance(value, (dict, list)):
-        try:
-            return json.dumps(value, ensure_ascii=False)
-        except RecursionError:
-            raise _BadRecord("a {} nested too deeply to send as text".format(
-                type(value).__name__)) from None
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)
 
 
 def _field_problem(args, record, names, conversation=None):
