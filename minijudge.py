@@ -541,7 +541,7 @@ def _message(message, where):
             where, _role_said(message), ", ".join(_ROLES)))
     calls = _tool_calls(message, where)
     content = message.get("content")
-    if content is None and isinstance(message.get("refusal"), str):
+    if content in (None, "", []) and isinstance(message.get("refusal"), str):  # "": null
         content = [{"type": "refusal", "refusal": message["refusal"]}]
     text = _message_text(content, bool(calls), where)
     return {"role": role, "text": text, "calls": calls,

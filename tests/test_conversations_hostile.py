@@ -372,5 +372,22 @@ class TurnWithoutReferenceTest(CommandLine):
         self.assertEqual(self.dry_run([record])[0], shown(offline().messages(record)))
 
 
+class EmptyContentRefusalTest(CommandLine):
+    """A refusal beside an empty content ("" or [], as some loggers write OpenAI's null)
+    was an empty reply, scored 0.0 as empty_response without asking the judge: the model
+    refused, and the refusal is its reply."""
+
+    def test_the_refusal_is_the_reply(self):
+        rows = [{"messages": [user("How do I pick a lock?"),
+                              {"role": "assistant", "content": empty,
+                               "refusal": "I can't help with that."}]} for empty in ("", [])]
+        for row, printed in zip(rows, self.dry_run(rows)):
+            self.assertIn("[The Start of the Response]\n[Refusal]\nI can't help with that.\n"
+                          "[The End of the Response]", printed)
+            self.assertEqual(printed, shown(offline().messages(row)))
+        records = self.judged(rows)
+        self.assertEqual([r["judge_status"] for r in records], ["ok", "ok"])
+
+
 if __name__ == "__main__":
     unittest.main()
