@@ -8347,12 +8347,13 @@ def _item_messages(judge, record, fields):
     """Messages an item sends (systems: the first two's), None (empty response), TemplateError."""
     if isinstance(fields, _BadLine):
         raise TemplateError(fields.error)
-    response = fields.get("response", "pairs have none")  # a null response is an empty one
-    if not response or not response.strip():
-        return None
     fields = dict(fields)
     fields.update(zip(("response_a", "response_b"), fields.pop("responses", {}).values()))
-    return judge.messages(record, **fields)
+    values = judge._values(record, None, fields)  # a conversation's: its judged reply
+    response = values.get("response", "pairs have none")  # a null response is an empty one
+    if not response or not str(response).strip():
+        return None
+    return judge._messages(record, values)
 
 
 def _fields_of(args, number, record, mode=None):

@@ -389,5 +389,23 @@ class EmptyContentRefusalTest(CommandLine):
         self.assertEqual([r["judge_status"] for r in records], ["ok", "ok"])
 
 
+class DryRunEmptyReplyTest(CommandLine):
+    """A conversation whose judged reply is empty: --dry-run printed its prompt and counted a
+    request, where the run scores it empty_response and sends nothing (as --dry-run says of
+    a single answer's empty response)."""
+
+    def test_an_empty_reply_is_shown_as_the_run_judges_it(self):
+        rows = [{"messages": [user("q"), assistant("")]},
+                {"messages": [user("q")], "response": "  "},
+                {"turns": ["q1", "q2"], "answers": ["", "a2"]}]
+        code, out, err = self.cli("--dry-run", "--turn", "1", self.write_jsonl("in.jsonl", rows))
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.count("empty_response: the response is empty"), 3, out)
+        self.assertIn("--dry-run: 0 requests", err)
+        records = self.judged(rows, "--turn", "1")
+        self.assertEqual([r["judge_status"] for r in records], ["empty_response"] * 3)
+        self.assertEqual(self.srv.chat_count, 0)
+
+
 if __name__ == "__main__":
     unittest.main()
