@@ -551,6 +551,8 @@ def _message(message, where):
 def _role_said(message):
     if "role" not in message:
         return "no role"
+    if message["role"] is None:
+        return "a null role"
     return "role {!r}".format(_as_text(message["role"])[:100])
 
 
