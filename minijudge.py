@@ -576,8 +576,8 @@ def _part_text(part, where):
     kind = None
     if isinstance(part, Mapping):
         kind = part.get("type")
-    if kind == "text" and isinstance(part.get("text"), str):
-        return part["text"]
+    if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
+        return part["text"]  # the Responses API's too, as its input_image
     if kind == "refusal" and isinstance(part.get("refusal"), str):
         return "[Refusal]\n" + part["refusal"]
     if kind in _PART_PLACEHOLDERS:

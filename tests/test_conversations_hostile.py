@@ -423,5 +423,20 @@ class NullRoleTest(CommandLine):
         self.assertEqual((judgement.status, judgement.error), ("bad_record", error))
 
 
+class ResponsesTextPartTest(CommandLine):
+    """OpenAI's Responses API text parts (input_text, output_text) were refused as "not a
+    text or image part", beside its input_image, which was read."""
+
+    def test_input_and_output_text_parts_are_text(self):
+        row = {"messages": [
+            user([{"type": "input_text", "text": "What is in it?"},
+                  {"type": "input_image", "image_url": "https://example.com/a.png"}]),
+            {"role": "assistant", "content": [{"type": "output_text", "text": "A cat."}]}]}
+        printed = self.dry_run([row])[0]
+        self.assertIn("[Question]\nWhat is in it?\n[image]\n\n[The Start of the Response]\n"
+                      "A cat.\n[The End of the Response]", printed)
+        self.assertEqual(printed, shown(offline().messages(row)))
+
+
 if __name__ == "__main__":
     unittest.main()
