@@ -574,8 +574,8 @@ def _part_text(part, where):
     """One OpenAI content part as text ({"type": "text", "text": ...}, an image as [image],
     a refusal under a [Refusal] label: the model's answer was one)."""
     kind = None
-    if isinstance(part, Mapping):
-        kind = part.get("type")
+    if isinstance(part, Mapping) and isinstance(part.get("type"), str):  # ["text"]: none
+        kind = part["type"]
     if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
         return part["text"]  # the Responses API's too, as its input_image
     if kind == "refusal" and isinstance(part.get("refusal"), str):

@@ -408,13 +408,24 @@ class DryRunEmptyReplyTest(CommandLine):
 
 
 class NullRoleTest(CommandLine):
-    """A message whose role is null stopped the whole run with a TypeError traceback (and
-    raised it out of judge()): it is that record's bad_record."""
+    """A message whose role is null, or a content part whose type is a list, stopped the
+    whole run with a TypeError traceback (and raised it out of judge()): it is that
+    record's bad_record."""
 
     def test_a_null_role_is_the_records_bad_record(self):
         error = ("field 'messages': message 1 has a null role, expected one of system, "
                  "developer, user, assistant, tool")
         rows = [{"messages": [{"role": None, "content": "q"}, assistant("a")]},
+                {"messages": [user("q"), assistant("a")]}]
+        records = self.judged(rows)
+        self.assertEqual([(r["judge_status"], r["judge_error"]) for r in records],
+                         [("bad_record", "line 1: " + error), ("ok", None)])
+        judgement = minijudge.LLMJudge(self.srv.url, "m").judge(rows[0])
+        self.assertEqual((judgement.status, judgement.error), ("bad_record", error))
+
+    def test_a_part_whose_type_is_a_list_is_the_records_bad_record(self):
+        error = "field 'messages': message 1, content part 1 is not a text or image part"
+        rows = [{"messages": [user([{"type": ["image_url"], "text": "q"}]), assistant("a")]},
                 {"messages": [user("q"), assistant("a")]}]
         records = self.judged(rows)
         self.assertEqual([(r["judge_status"], r["judge_error"]) for r in records],
