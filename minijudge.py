@@ -432,9 +432,10 @@ def render(template, record=None, **fields):
 
     Fields come from the keywords, then the record's own fields (never a section nor the
     binary wording, whose defaults render supplies, nor a list or object under a name a
-    keyword gives, even as None); ``{doc[field]}`` reads any field of the record. ``{answer}`` is an alias of ``{reference}``, and
-    ``{prediction}``, ``{pred}``, ``{output}`` of ``{response}``, where neither the record
-    nor the keywords have a field of that name (a record's own wins). A missing field raises
+    keyword gives, even as None); ``{doc[field]}`` reads any field of the record.
+    ``{answer}`` is an alias of ``{reference}``, and ``{prediction}``, ``{pred}``,
+    ``{output}`` of ``{response}``, where neither the record nor the keywords have a field
+    of that name (a record's own wins). A missing field raises
     TemplateError naming it; attribute access and private names are refused.
     """
     text = TEMPLATES.get(template, template)
@@ -447,7 +448,8 @@ def render(template, record=None, **fields):
     given.update(own)
     # what every template's defaults supply (the sections, the binary wording) a keyword
     # sets, never a record's own field of that name: it would write the judge's prompt
-    values = {**_TEMPLATE_DEFAULTS.get(template, {}), **given, **_TEMPLATE_DEFAULTS[None], **own}
+    values = {**_TEMPLATE_DEFAULTS.get(template, {}), **given, **_TEMPLATE_DEFAULTS[None],
+              **own}
     _add_aliases(values, given)
     values["doc"] = record or {}
     try:
@@ -475,8 +477,8 @@ def _holds_value(values, alias, name):
 
 
 def _render_naming_failure(text, given, values):
-    """Fill the slow way, which names the field that failed, and those given, not their aliases
-    (nor a private one, which no template reads)."""
+    """Fill the slow way, which names the field that failed, and those given, not their
+    aliases (nor a private one, which no template reads)."""
     try:
         named = sorted(name for name in map(str, given) if not name.startswith("_"))
         return _FORMATTER.vformat(text, named, values)
@@ -634,7 +636,7 @@ def _mtbench_messages(record):
                                        _counted(len(answers), "answer")))
     messages = []
     for n, (question, answer) in enumerate(itertools.zip_longest(questions, answers), 1):
-        if not isinstance(question, str):  # named by its place: the messages are not the record's
+        if not isinstance(question, str):  # by its place: the messages are not the record's
             raise JudgeError("field 'turns': question {} is of kind {}, expected text".format(
                 n, _kind_name(question)))
         messages.append({"role": "user", "content": question})
@@ -4183,11 +4185,11 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     value, error, raw reply and details. ``how``: the ``mean`` or ``median`` of the scores,
     or the ``majority`` (the most common score; a split is 0.5, a tie). It fails as its
     first failed member did (with the details all said alike) unless at least ``quorum``
-    (default: all) answered; ``error`` names each member that failed. Every other field describes the combined score: ratings
-    combine as the scores do; a verdict, option or yes/no is the members' own at that score
-    (a verdict at 0.5 is a tie), else None; ``pass`` is that score against
-    ``pass_threshold`` (none without one); the raw reply and the rest are kept where all
-    the members that answered agree, else None."""
+    (default: all) answered; ``error`` names each member that failed. Every other field
+    describes the combined score: ratings combine as the scores do; a verdict, option or
+    yes/no is the members' own at that score (a verdict at 0.5 is a tie), else None;
+    ``pass`` is that score against ``pass_threshold`` (none without one); the raw reply and
+    the rest are kept where all the members that answered agree, else None."""
     kind, named = _jury_members(judgements)
     every = list(named.values())
     needed = quorum

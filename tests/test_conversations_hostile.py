@@ -1,11 +1,13 @@
 """Conversations under a hostile pass (issue 44): records a careless or hostile user writes,
-read alike by the command line and Python, and never a crash nor a silent lie. Each test
-names the defect the pass found: a null 'messages' beside MT-Bench's layout, a record's
-own field named like a built-in template's section, one field named as both the
-conversation and the response, MT-Bench's bad entries named by their place, 100,000
-messages, nesting too deep to show, a null reply beside a dialogue, a response keyword
-beside a finished conversation, a lone surrogate in --dry-run, and judge_messages given
-something that is not a list of messages.
+read alike by the command line and Python, and never a crash nor a silent lie. Each class
+names the defect the pass found: a null 'messages' beside MT-Bench's layout; a record's own
+field named like a built-in template's section; one field named as both the conversation
+and the response; MT-Bench's bad entries named by their place; 100,000 messages; nesting
+too deep to show; a null reply beside a dialogue; a response keyword beside a finished
+conversation; a lone surrogate in --dry-run; judge_messages given what is not a list of
+messages; a failed panel's turn; a turn its reference list has no entry for; a refusal
+beside empty content; an empty reply in --dry-run; a null role or a list part type
+(tracebacks that stopped the run); the Responses API's text parts.
 
 The command line runs in a real subprocess (against the loopback stub where it sends);
 Python through its public API."""
