@@ -435,17 +435,26 @@ def _check_format_spec(name, spec):
 def render(template, record=None, **fields):
     """Fill a ``str.format`` template (or the name of one in TEMPLATES).
 
-    Fields come from the keywords, then the record's own fields; ``{doc[field]}`` reads
-    any field of the record. ``{answer}`` is an alias of ``{reference}``, and
-    ``{prediction}``, ``{pred}``, ``{output}`` of ``{response}``, where neither the record
-    nor the keywords have a field of that name (a record's own wins). A missing field raises
+    Fields come from the keywords, then the record's own fields (never a section nor the
+    binary wording, whose defaults render supplies, nor a list or object under a name a
+    keyword gives, even as None); ``{doc[field]}`` reads any field of the record.
+    ``{answer}`` is an alias of ``{reference}``, and ``{prediction}``, ``{pred}``,
+    ``{output}`` of ``{response}``, where neither the record nor the keywords have a field
+    of that name (a record's own wins). A missing field raises
     TemplateError naming it; attribute access and private names are refused.
     """
     text = TEMPLATES.get(template, template)
     _check_template(text)
-    given = {k: v for part in (record or {}, fields) for k, v in part.items()
-             if not _is_missing(v)}
-    values = {**_TEMPLATE_DEFAULTS[None], **_TEMPLATE_DEFAULTS.get(template, {}), **given}
+    own = {k: v for k, v in fields.items() if not _is_missing(v)}
+    # a record's list or object under a name a keyword gives (or its alias's), even as None,
+    # is no such field: a conversation's per-turn references are no turn's reference
+    given = {k: v for k, v in (record or {}).items() if not _is_missing(v) and not (
+        isinstance(v, (list, dict)) and (k in fields or _FIELD_ALIASES.get(k) in fields))}
+    given.update(own)
+    # what every template's defaults supply (the sections, the binary wording) a keyword
+    # sets, never a record's own field of that name: it would write the judge's prompt
+    values = {**_TEMPLATE_DEFAULTS.get(template, {}), **given, **_TEMPLATE_DEFAULTS[None],
+              **own}
     _add_aliases(values, given)
     values["doc"] = record or {}
     try:
@@ -473,9 +482,11 @@ def _holds_value(values, alias, name):
 
 
 def _render_naming_failure(text, given, values):
-    """Fill the slow way, which names the field that failed, and those given, not their aliases."""
+    """Fill the slow way, which names the field that failed, and those given, not their
+    aliases (nor a private one, which no template reads)."""
     try:
-        return _FORMATTER.vformat(text, sorted(map(str, given)), values)
+        named = sorted(name for name in map(str, given) if not name.startswith("_"))
+        return _FORMATTER.vformat(text, named, values)
     except TemplateError:
         raise
     except (IndexError, TypeError, ValueError) as exc:
@@ -537,7 +548,7 @@ def _message(message, where):
             where, _role_said(message), ", ".join(_ROLES)))
     calls = _tool_calls(message, where)
     content = message.get("content")
-    if content is None and isinstance(message.get("refusal"), str):
+    if content in (None, "", []) and isinstance(message.get("refusal"), str):  # "": null
         content = [{"type": "refusal", "refusal": message["refusal"]}]
     text = _message_text(content, bool(calls), where)
     return {"role": role, "text": text, "calls": calls,
@@ -547,6 +558,8 @@ def _message(message, where):
 def _role_said(message):
     if "role" not in message:
         return "no role"
+    if message["role"] is None:
+        return "a null role"
     return "role {!r}".format(_as_text(message["role"])[:100])
 
 
@@ -568,10 +581,10 @@ def _part_text(part, where):
     """One OpenAI content part as text ({"type": "text", "text": ...}, an image as [image],
     a refusal under a [Refusal] label: the model's answer was one)."""
     kind = None
-    if isinstance(part, Mapping):
-        kind = part.get("type")
-    if kind == "text" and isinstance(part.get("text"), str):
-        return part["text"]
+    if isinstance(part, Mapping) and isinstance(part.get("type"), str):  # ["text"]: none
+        kind = part["type"]
+    if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
+        return part["text"]  # the Responses API's too, as its input_image
     if kind == "refusal" and isinstance(part.get("refusal"), str):
         return "[Refusal]\n" + part["refusal"]
     if kind in _PART_PLACEHOLDERS:
@@ -627,16 +640,24 @@ def _mtbench_messages(record):
                          "most".format(_counted(len(questions), "question"),
                                        _counted(len(answers), "answer")))
     messages = []
-    for question, answer in itertools.zip_longest(questions, answers):
+    for n, (question, answer) in enumerate(itertools.zip_longest(questions, answers), 1):
+        if not isinstance(question, str):  # by its place: the messages are not the record's
+            raise JudgeError("field 'turns': question {} is of kind {}, expected text".format(
+                n, _kind_name(question)))
         messages.append({"role": "user", "content": question})
-        if answer is not None:
+        if isinstance(answer, str):
             messages.append({"role": "assistant", "content": answer})
+        elif not _is_missing(answer):  # null or NaN (pandas' missing value): unanswered
+            raise JudgeError("field 'turns': answer {} is of kind {}, expected text (null: "
+                             "unanswered)".format(n, _kind_name(answer)))
     return messages
 
 
 def _conversation_turns(messages):
-    """The turns of read messages, one a user message, numbered from 1 in order; messages
-    before the first user message belong to every turn's ``before``. A reply that holds
+    """The turns of read messages, one a user message, numbered from 1 in order; each
+    turn's ``before`` is its user message's place (the messages before it, which
+    _judged_turn takes for the judged turn alone: 100,000 messages are not copied 50,000
+    times); those before the first user message are before every turn. A reply that holds
     no assistant message is none ([]); system and developer messages after it are not the
     reply's but said before the next question (the next turn's ``before`` holds them)."""
     starts = [n for n, m in enumerate(messages) if m["role"] == "user"]
@@ -647,7 +668,7 @@ def _conversation_turns(messages):
             reply = reply[:-1]
         if not any(m["role"] == "assistant" for m in reply):
             reply = []
-        turns.append(_Turn(messages[:start], messages[start], reply, number))
+        turns.append(_Turn(start, messages[start], reply, number))
     return turns
 
 
@@ -659,7 +680,7 @@ def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
     keyword, the command line's --turn) is past the end or unanswered."""
     turns = _conversation_turns(messages)
     if turn is None and turns and (unanswered or turns[-1].reply):
-        return turns[-1]
+        return turns[-1]._replace(before=messages[:turns[-1].before])
     answered = sum(1 for t in turns if t.reply)
     if not answered:
         raise JudgeError("{}: no turn has an assistant reply".format(what))
@@ -673,7 +694,7 @@ def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
     if not turns[turn - 1].reply:
         raise JudgeError("{}: turn {} has no assistant reply; {} asks for it".format(
             what, turn, asked.format(turn)))
-    return turns[turn - 1]
+    return turns[turn - 1]._replace(before=messages[:turns[turn - 1].before])
 
 
 def _counted(n, noun):
@@ -779,6 +800,11 @@ def _reply_message(response, what):
             what, type(response).__name__))
     return {"role": "assistant", "text": _as_text(response), "calls": [], "call_id": None,
             "name": None}
+
+
+def _replies_to(messages, replies, what):
+    """Read ``messages`` continued by each of two ``replies``: the pair of conversations."""
+    return tuple(_with_response(messages, {"response": reply}, what) for reply in replies)
 
 
 def _conversation_fields(messages, turn, *, limit, references=None, what="the conversation"):
@@ -2570,6 +2596,20 @@ def _is_missing(value):
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def _as_text(value):
+    """Numbers become text, lists and objects JSON; None stays missing. _BadRecord for one
+    nested deeper than Python's stack: no text to send, and not minijudge's bug."""
+    if isinstance(value, (dict, list)):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except RecursionError:
+            raise _BadRecord("a {} nested too deeply to send as text".format(
+                type(value).__name__)) from None
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
+
+
 def _fn_body(reply):
     """judge_fn's reply as a server's body; one that is no JSON (bytes) is the judge's bad
     reply, not something judge_fn raised."""
@@ -2676,6 +2716,9 @@ def _example_pair(example, values):
     context = example.get("messages")
     if not isinstance(context, list):
         return None
+    for value, what in zip(values, _PAIR_WHAT):
+        if value is None:  # not an empty reply: the command line's error
+            raise JudgeError("{} is null, expected text".format(what))
     return _replies_to(_conversation(context, _CONVERSATION_WHAT), values, _CONVERSATION_WHAT)
 
 
@@ -3180,11 +3223,20 @@ class LLMJudge:
     def judge_messages(self, messages):
         """Send ready-made chat messages, the judge's own prompt, and read the reply with this
         judge's parser. JudgeError for messages that end with an assistant message: that is
-        a conversation to be judged, which ``judge({"messages": messages})`` does."""
-        last = None
-        if isinstance(messages, list) and messages and isinstance(messages[-1], Mapping):
-            last = messages[-1].get("role")
-        if last == "assistant":
+        a conversation to be judged, which ``judge({"messages": messages})`` does; and for
+        anything but a list (or tuple) of message dicts, before any request."""
+        kind = "a " + type(messages).__name__  # what it got, unless a list of messages
+        if isinstance(messages, (list, tuple)):
+            odd = [type(m).__name__ for m in messages if not isinstance(m, Mapping)]
+            kind = None
+            if not messages:
+                kind = "an empty list"
+            elif odd:
+                kind = "a list holding a " + odd[0]
+        if kind:
+            raise JudgeError("judge_messages expected a list of chat messages (dicts with a "
+                             "role); got " + kind)
+        if messages[-1].get("role") == "assistant":
             raise JudgeError("judge_messages expected the judge's own prompt, ending with a "
                              "user message; got messages ending with an assistant message (to "
                              "judge a conversation's last reply: judge({\"messages\": "
@@ -3280,6 +3332,8 @@ class LLMJudge:
         references = fields.pop("_references", None)
         what = _CONVERSATION_WHAT  # the command line's: checked there, its errors its own
         if messages is None and not none_read:
+            if "response" in fields:  # the keyword is the item's response, as output is
+                output = {"response": fields["response"]}
             messages, references, what = _example_conversation(example, output)
         if messages is None:
             _check_no_turn(turn)
@@ -4231,12 +4285,12 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     ``details["repeats"]``); ``details["members"]`` holds each one's own status, score,
     value, error, raw reply and details. ``how``: the ``mean`` or ``median`` of the scores,
     or the ``majority`` (the most common score; a split is 0.5, a tie). It fails as its
-    first failed member did unless at least ``quorum`` (default: all) answered; ``error``
-    names each member that failed. Every other field describes the combined score: ratings
-    combine as the scores do; a verdict, option or yes/no is the members' own at that score
-    (a verdict at 0.5 is a tie), else None; ``pass`` is that score against
-    ``pass_threshold`` (none without one); the raw reply and the rest are kept where all
-    the members that answered agree, else None."""
+    first failed member did (with the details all said alike) unless at least ``quorum``
+    (default: all) answered; ``error`` names each member that failed. Every other field
+    describes the combined score: ratings combine as the scores do; a verdict, option or
+    yes/no is the members' own at that score (a verdict at 0.5 is a tie), else None;
+    ``pass`` is that score against ``pass_threshold`` (none without one); the raw reply and
+    the rest are kept where all the members that answered agree, else None."""
     kind, named = _jury_members(judgements)
     every = list(named.values())
     needed = quorum
@@ -4281,6 +4335,7 @@ def _jury_failed(every, answered, needed, details, error):
     """Short of the quorum: as its first failed member (pass as a failure's)."""
     first_failed = next(j for j in every if j not in answered)
     why = "{} of {} answered, {} needed: {}".format(len(answered), len(every), needed, error)
+    details.update(_shared([j.details for j in every], _COMBINED_DETAILS))  # judge_turn: 2
     return _merged(every, like=first_failed, details=details, error=why)
 
 
@@ -7925,15 +7980,15 @@ def _item_fields(args, number, record, mode=None):
         args, record, mode)
     if problem:
         return _BadLine("line {}: {}".format(number, problem), b"")
-    fields = _text_fields(args, record, names)
-    if conversation:
-        fields = _conversation_item(fields, conversation)
-    elif _judge_reads_alike(args, names):
-        fields["_conversation"] = _NO_CONVERSATION  # the judge need not look for one again
     criterion, where = None, ""
     if mode == "criterion":
         criterion = args.criteria_field
-    try:  # the flags that add to the prompt: each field they name, read now
+    try:  # the fields as text (one nested too deeply is this line's), and the flags' fields
+        fields = _text_fields(args, record, names)
+        if conversation:
+            fields = _conversation_item(fields, conversation)
+        elif _judge_reads_alike(args, names):
+            fields["_conversation"] = _NO_CONVERSATION  # the judge need not look again
         _check_flag_fields(args, record, criterion)
         fields.update(_flag_fields(args, record))
         if criterion in record:  # checked now: a bad one is this record's error
@@ -7965,8 +8020,8 @@ def _record_conversation(args, record, names):
         _check_turn_flag(args)
         return None
     given = {}
-    if args.response_field in record:
-        given = {"response": record[args.response_field]}
+    if args.response_field in record and record[args.response_field] is not value:
+        given = {"response": record[args.response_field]}  # the list itself is none
     messages = _with_response(_conversation(value, what), given, what)
     if not _judged_turn(messages, args.turn, what, asked="--turn {}", unanswered=True).reply:
         # its last question unanswered, and no response field replies to it
@@ -8019,16 +8074,13 @@ def _pair_in_conversation(args, record, values):
     return {"_pair": pair, "_references": _record_references(args, record), "turn": args.turn}
 
 
-def _replies_to(messages, replies, what):
-    """Read ``messages`` continued by each of two ``replies``: the pair of conversations."""
-    return tuple(_with_response(messages, {"response": reply}, what) for reply in replies)
-
-
 def _check_conversation_field(args, record):
     """JudgeError if --conversation-field named a field that is absent or not a list: the
-    user said the records are conversations (the default field may hold something else)."""
+    user said the records are conversations (the default field may hold something else, or
+    null: none, as Python reads it)."""
     field = args.conversation_field
-    if isinstance(field, _Default) and (field not in record or args.response_field in record):
+    if isinstance(field, _Default) and (record.get(field) is None or
+                                        args.response_field in record):
         return  # the default field holding another thing, beside a response: not ours
     if field not in record:
         raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
@@ -8147,15 +8199,6 @@ def _kind_problem(field, value):
     if isinstance(value, float) and math.isnan(value):
         return "field {!r} is NaN (a missing value), expected text".format(field)
     return None
-
-
-def _as_text(value):
-    """Numbers become text, lists and objects JSON; None stays missing."""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)
 
 
 def _field_problem(args, record, names, conversation=None):
@@ -8454,12 +8497,13 @@ def _item_messages(judge, record, fields):
     """Messages an item sends (systems: the first two's), None (empty response), TemplateError."""
     if isinstance(fields, _BadLine):
         raise TemplateError(fields.error)
-    response = fields.get("response", "pairs have none")  # a null response is an empty one
-    if not response or not response.strip():
-        return None
     fields = dict(fields)
     fields.update(zip(("response_a", "response_b"), fields.pop("responses", {}).values()))
-    return judge.messages(record, **fields)
+    values = judge._values(record, None, fields)  # a conversation's: its judged reply
+    response = values.get("response", "pairs have none")  # a null response is an empty one
+    if not response or not str(response).strip():
+        return None
+    return judge._messages(record, values)
 
 
 def _fields_of(args, number, record, mode=None):
@@ -8871,6 +8915,8 @@ def _dry_run(specs, args, items):
     judge = specs[0][1]
     sendable = 0
     totals = [collections.Counter() for _ in specs]  # requests, prompt tokens (estimated)
+    if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate (or what the locale cannot
+        sys.stdout.reconfigure(errors="backslashreplace")  # write) escaped, as stderr does
     for number, record in items:
         fields = _fields_of(args, number, record)
         try:
