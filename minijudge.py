@@ -10672,7 +10672,7 @@ def _bradley_terry(comparisons, tolerance=1e-8, start=None):
             break
     # MM's steps shrink far from the maximum where systems stand in a row (20, each 9
     # times the next: the last 257 points short when they stopped); Newton's method, from
-    # where MM got, reaches it in a few steps (the maximum is the same: MM's end if none)
+    # where MM got, reaches it in a few steps (if it does not settle, MM's end stands)
     scores = _plain_scores(comparisons, min(strengths), strengths, steps=100)
     if scores:
         middle = sum(scores.values()) / len(scores)
