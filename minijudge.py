@@ -10701,7 +10701,8 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
     the comparisons (each kind drawn Poisson(its count) times: a draw costs the kinds, not
     the comparisons), from the strengths ``start`` (the full fit's: fewer steps), the
     ``level`` percentile interval of each score; kinds in sorted order, so shards give one
-    interval; a draw without the baseline is skipped."""
+    interval; a draw without the baseline is skipped, and a system scored in fewer than half
+    the draws (the others left it no comparison joining it to the baseline) has none."""
     if start is None:
         start = _bradley_terry(comparisons)[0]
     rng, kinds = random.Random(seed), sorted(_kinds(comparisons).items())
@@ -10712,16 +10713,25 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
             fits[counts] = _resample_scores(kinds, counts, baseline, start)
         for name, score in fits[counts].items():
             drawn[name].append(score)
-    return {name: _percentiles(sorted(scores), level) for name, scores in drawn.items()}
+    return {name: _percentiles(sorted(scores), level) for name, scores in drawn.items()
+            if 2 * len(scores) >= resamples}
 
 
 def _resample_scores(kinds, counts, baseline, start):
     """The scores of one resample (each kind drawn so many times), by Newton's method from
     the full fit's strengths ``start`` (MM takes hundreds of steps where one system plays
-    most games, as a baseline does; Newton a few); none without the baseline, or if the
-    fit did not settle (no draw's end point counts as its scores)."""
+    most games, as a baseline does; Newton a few), of the systems it joins to the baseline
+    alone (another's score would be where the fit started: 12 systems in a row, one win
+    each way a pair, gave the last a narrower interval than the second); none without the
+    baseline, or if the fit did not settle (no draw's end point counts as its scores)."""
+    met = collections.defaultdict(set)
+    for (a, b, _, _), n in zip((kind for kind, _ in kinds), counts):
+        if n:
+            met[a].add(b)
+            met[b].add(a)
+    joined = _reached(met, baseline)
     resample = [(a, b, won, 0, weight * n) for ((a, b, won, weight), _), n in zip(kinds, counts)
-                if n]
+                if n and a in joined]
     resample, _ = _with_ties(resample)
     drawn = {name: start[name] for c in resample for name in c[:2]}
     if baseline not in drawn:
@@ -11439,8 +11449,9 @@ def _bt_rows(ranking, component, shown):
     rows = []
     for name in component["systems"][:shown]:
         figures = dict(ranking["systems"][name])
-        if figures["lc_score"] is None:
-            figures["lc_score"] = "none"
+        for key in ("ci", "win_rate_ci", "lc_score"):
+            if figures[key] is None:
+                figures[key] = "none"
         rows.append("{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI "
                     "{win_rate_ci}), length-controlled {lc_score}, {}".format(
                         _system_label(name), _comparisons(figures["comparisons"]), **figures))
