@@ -6694,7 +6694,7 @@ _FLAGS = [
     ("--model-field F", "the model that answered: warn if it is the judge's, with the gap"),
     ("--baseline NAME", "the system ranked at 1000, win rates against it (the first by name)"),
     ("--strong-weight N", "comparisons a strong verdict ([[A>>B]]) counts as (1)",
-     {"default": _DefaultInt(1), "type": lambda text: _whole_number(text, 1)}),
+     {"default": _DefaultInt(1), "type": lambda text: _whole_number(text, 1, _STRONG_MAX)}),
     *_declared("logprobs", "top_logprobs", "structured", "seed"),
     "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
     ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
@@ -6706,12 +6706,16 @@ _FLAGS = [
 ]
 
 
-def _whole_number(text, least):
-    """A flag's whole number, ``least`` or more; else argparse's usage error."""
+def _whole_number(text, least, most=None):
+    """A flag's whole number, ``least`` or more (and ``most`` or less); else argparse's
+    usage error."""
     import argparse
     if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
         raise argparse.ArgumentTypeError("must be a whole number, {} or more; got {!r}".format(
             least, text))
+    if most is not None and int(text) > most:
+        raise argparse.ArgumentTypeError("must be a whole number from {} to {}; got {!r}".format(
+            least, most, text[:20] + "..." * (len(text) > 20)))
     return int(text)
 
 
@@ -10344,7 +10348,7 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
 # flag, what a stamp may hold); a run's stamp holds those not at their default, and report
 # takes them from it where the flag is not given to report
 _FIGURE_OPTIONS = (
-    ("strong_weight", "--strong-weight", lambda v: type(v) is int and v >= 1),
+    ("strong_weight", "--strong-weight", lambda v: type(v) is int and 1 <= v <= _STRONG_MAX),
     ("baseline", "--baseline", lambda v: isinstance(v, str)),
     ("confidence", "--confidence", lambda v: type(v) in (int, float) and _printable_level(v)),
     ("bootstrap_samples", "--bootstrap-samples", lambda v: type(v) is int and
@@ -10605,6 +10609,12 @@ def _system_pairs(pairs, responses, strong_weight):
 
 def _text_length(value):
     return len(_as_text(value) or "")
+
+
+# the most comparisons --strong-weight counts a strong verdict as (Arena-Hard's is 3): 10**400
+# overflowed a float when the summary was computed, after the judging; 10**15 left no
+# resample's fit settled
+_STRONG_MAX = 1000
 
 
 def _verdict_weight(details, strong_weight):
