@@ -9210,13 +9210,14 @@ _READ_CHECKS = (
     ("pass", "true, false or null", _is_flag_or_none),
     ("positional_bias", "true, false or null", _is_flag_or_none),
     ("consistent", "true, false or null", _is_flag_or_none),
+    ("strong", "true (a strong verdict) or null", lambda v: v is None or v is True),
     ("panel", "an object of scores (0 to 1, or null)", _or_null(_object_of(_SCORE_OR_NULL))),
     ("repeats", "a list of scores (0 to 1, or null)", _or_null(_list_of(_SCORE_OR_NULL))),
     *((name, "a list of the replies re-asked (text or null)",
        _or_null(_list_of(_is_text_or_none))) for name in _REASKS_FIELDS),
 )
-_NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (
-    "consistent", "positional_bias", "repeats", *_REASKS_FIELDS))  # what the summary reads of a member
+_NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (  # what the summary
+    "consistent", "positional_bias", "strong", "repeats", *_REASKS_FIELDS))  # reads of a member
 _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each one's repeats'
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
