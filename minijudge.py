@@ -12830,15 +12830,15 @@ class _Report:
             _no_stamp(path, number, record)
         self.seen["once"].add((index, number), record, stamps)
         for prefix, run in stamps.items():
-            self.check_run(prefix, run, path, number)
+            options = self.check_run(prefix, run, path, number)
             if prefix not in self.tallies:  # not one _Tally() a record
                 self.tallies[prefix] = _Tally()
             if self.args.price:
                 _repriced(judgements[prefix], self.args.price)
             if self.args.pass_threshold is not None:  # the records' pass again, at this one
                 _with_pass(judgements[prefix], self.args.pass_threshold)
-            _tally_add(self.tallies[prefix], judgements[prefix], record,
-                       self.options[prefix][0], run.get("mode"))
+            _tally_add(self.tallies[prefix], judgements[prefix], record, options,
+                       run.get("mode"))
         if self.args.html:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
 
@@ -12867,7 +12867,10 @@ class _Report:
 
     def check_run(self, prefix, run, path, number):
         """JudgeError if the record is of another run than the first (but --mixed); a
-        record of the run whose model was not known yet is of the run (see _one_model)."""
+        record of the run whose model was not known yet is of the run (see _one_model). The
+        options to tally the record with: its own run's (with --mixed, the response fields
+        its lengths are read from); JudgeError if its run's figure options are not the
+        first's, unless given to report (the files' order chose them)."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
         if prefix not in self.options:
             self.options[prefix] = _run_options(self.args, run)
@@ -12880,6 +12883,17 @@ class _Report:
                              "and {!r}; --mixed reports them together".format(
                                  where, line, path, number, *differ[0]))
         self.mixed[prefix].update(name for name, _, _ in differ)
+        ran = self.options[prefix][0]
+        if not differ:
+            return ran
+        own = _run_options(self.args, run)[0]
+        for name, flag, _ in _FIGURE_OPTIONS:
+            if getattr(own, name) != getattr(ran, name):
+                raise JudgeError("{} line {} and {} line {} are records of runs whose figures "
+                                 "differ: {} {!r} and {!r}; give {} to report to choose".format(
+                                     where, line, path, number, flag, getattr(ran, name),
+                                     getattr(own, name), flag))
+        return own
 
     def summaries(self):
         """Each prefix's summary; what differs between the runs is shown as unknown."""
