@@ -499,3 +499,18 @@ class RankingHostileTest(RankingTest):
         self.assertEqual(lengths[0][0]["decisive"], plain["length_bias"]["decisive"]
                          + named["length_bias"]["decisive"])
         self.assertEqual(lengths[0][0]["decisive"], 10)
+
+    def test_an_interval_that_does_not_hold_its_own_score_is_not_given(self):
+        # 22 systems in a cycle, each beating the next once: all level at 1000. A resample
+        # keeps the whole cycle in one draw in 25,000; in the others s01 is joined to s00 by
+        # its loss alone (a tie added to each pair), so every draw put it below: CI [618.3,
+        # 809.15] beside its score of 1000, as sure as a verdict it never had (s21 above)
+        names = ["s%02d" % k for k in range(22)]
+        records = [pair(k, a, b, a) for k, (a, b) in enumerate(zip(names, names[1:] + names[:1]))]
+        err, summary = self.run_cli(records, "--bootstrap-samples", "200")
+        systems = summary["bradley_terry"]["systems"]
+        self.assertEqual({v["score"] for v in systems.values()}, {1000.0})
+        self.assertEqual({name: v["ci"] for name, v in systems.items() if v["ci"]},
+                         {"s00": [1000.0, 1000.0]})
+        self.assertIn("    s01 1000.0 (CI none), win rate against the baseline 0.5 (CI none), ",
+                      err)
