@@ -11677,8 +11677,12 @@ def _values_note(groups):
 
 
 def _label_shown(label):
-    """A group's label as a printed table shows it: past _GROUP_LABEL_MAX characters, its
-    first 40 and its hash (values alike in their first 40 told apart)."""
+    """A group's label as a printed table shows it: what a terminal acts on escaped (JSON
+    leaves direction marks and C1 controls: escaped after the columns were measured, 12
+    marks put a row's figures 60 characters right, under other headings); past
+    _GROUP_LABEL_MAX characters, its first 40 and its hash (values alike in their first 40
+    told apart)."""
+    label = _UNSHOWABLE_RE.sub(_escaped, label)
     if len(label) > _GROUP_LABEL_MAX:
         return "{}... sha256 {}".format(label[:40], _sha(label))
     return label
