@@ -10736,7 +10736,7 @@ def _resample_scores(kinds, counts, baseline, start):
     each way a pair, gave the last a narrower interval than the second); none without the
     baseline, or if the fit did not settle (no draw's end point counts as its scores)."""
     met = collections.defaultdict(set)
-    for (a, b, _, _), n in zip((kind for kind, _ in kinds), counts):
+    for ((a, b, _, _), _), n in zip(kinds, counts):
         if n:
             met[a].add(b)
             met[b].add(a)
