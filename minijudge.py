@@ -6751,7 +6751,7 @@ _FLAGS = [
     ("--model-field F", "the model that answered: warn if it is the judge's, with the gap"),
     ("--baseline NAME", "the system ranked at 1000, win rates against it (the first by name)"),
     ("--strong-weight N", "comparisons a strong verdict ([[A>>B]]) counts as (1)",
-     {"default": _DefaultInt(1), "type": lambda text: _whole_number(text, 1)}),
+     {"default": _DefaultInt(1), "type": lambda text: _whole_number(text, 1, _STRONG_MAX)}),
     *_declared("logprobs", "top_logprobs", "structured", "seed"),
     "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
     ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
@@ -6763,12 +6763,16 @@ _FLAGS = [
 ]
 
 
-def _whole_number(text, least):
-    """A flag's whole number, ``least`` or more; else argparse's usage error."""
+def _whole_number(text, least, most=None):
+    """A flag's whole number, ``least`` or more (and ``most`` or less); else argparse's
+    usage error."""
     import argparse
     if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
         raise argparse.ArgumentTypeError("must be a whole number, {} or more; got {!r}".format(
             least, text))
+    if most is not None and int(text) > most:
+        raise argparse.ArgumentTypeError("must be a whole number from {} to {}; got {!r}".format(
+            least, most, text[:20] + "..." * (len(text) > 20)))
     return int(text)
 
 
@@ -9262,13 +9266,14 @@ _READ_CHECKS = (
     ("pass", "true, false or null", _is_flag_or_none),
     ("positional_bias", "true, false or null", _is_flag_or_none),
     ("consistent", "true, false or null", _is_flag_or_none),
+    ("strong", "true (a strong verdict) or null", lambda v: v is None or v is True),
     ("panel", "an object of scores (0 to 1, or null)", _or_null(_object_of(_SCORE_OR_NULL))),
     ("repeats", "a list of scores (0 to 1, or null)", _or_null(_list_of(_SCORE_OR_NULL))),
     *((name, "a list of the replies re-asked (text or null)",
        _or_null(_list_of(_is_text_or_none))) for name in _REASKS_FIELDS),
 )
-_NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (
-    "consistent", "positional_bias", "repeats", *_REASKS_FIELDS))  # what the summary reads of a member
+_NESTED_CHECKS = tuple(check for check in _READ_CHECKS if check[0] in (  # what the summary
+    "consistent", "positional_bias", "strong", "repeats", *_REASKS_FIELDS))  # reads of a member
 _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each one's repeats'
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
@@ -10400,7 +10405,7 @@ def _stamp(judges, mode, args, prefix="judge", names=None):
 # flag, what a stamp may hold); a run's stamp holds those not at their default, and report
 # takes them from it where the flag is not given to report
 _FIGURE_OPTIONS = (
-    ("strong_weight", "--strong-weight", lambda v: type(v) is int and v >= 1),
+    ("strong_weight", "--strong-weight", lambda v: type(v) is int and 1 <= v <= _STRONG_MAX),
     ("baseline", "--baseline", lambda v: isinstance(v, str)),
     ("confidence", "--confidence", lambda v: type(v) in (int, float) and _printable_level(v)),
     ("bootstrap_samples", "--bootstrap-samples", lambda v: type(v) is int and
@@ -10663,6 +10668,12 @@ def _text_length(value):
     return len(_as_text(value) or "")
 
 
+# the most comparisons --strong-weight counts a strong verdict as (Arena-Hard's is 3): 10**400
+# overflowed a float when the summary was computed, after the judging; 10**15 left no
+# resample's fit settled
+_STRONG_MAX = 1000
+
+
 def _verdict_weight(details, strong_weight):
     """How many comparisons a verdict counts as: --strong-weight if it was strong ([[A>>B]]
     in every order asked), else 1."""
@@ -10714,8 +10725,8 @@ def _bradley_terry(comparisons, tolerance=1e-8, start=None):
     """Bradley-Terry strengths (their geometric mean 1) by the minorise-maximise updates
     p_i = W_i / sum_j n_ij / (p_i + p_j), W_i the points of i (ties half), n_ij its games
     with j, until no strength's log changes by ``tolerance`` (a hundredth of an Elo point
-    is 2.3e-5), from the strengths ``start`` gives (else 1); and whether _with_ties added
-    ties."""
+    is 2.3e-5), from the strengths ``start`` gives (else 1), then Newton's method from
+    there; and whether _with_ties added ties."""
     comparisons, added = _with_ties(comparisons)
     points, games = _bt_tables(comparisons)
     wins = {name: sum(against.values()) for name, against in points.items()}
@@ -10726,6 +10737,13 @@ def _bradley_terry(comparisons, tolerance=1e-8, start=None):
         strengths = updated
         if change < tolerance:
             break
+    # MM's steps shrink far from the maximum where systems stand in a row (20, each 9
+    # times the next: the last 257 points short when they stopped); Newton's method, from
+    # where MM got, reaches it in a few steps (if it does not settle, MM's end stands)
+    scores = _plain_scores(comparisons, min(strengths), strengths, steps=100)
+    if scores:
+        middle = sum(scores.values()) / len(scores)
+        strengths = {name: 10 ** ((s - middle) / 400) for name, s in scores.items()}
     return strengths, added
 
 
@@ -10750,7 +10768,8 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
     the comparisons (each kind drawn Poisson(its count) times: a draw costs the kinds, not
     the comparisons), from the strengths ``start`` (the full fit's: fewer steps), the
     ``level`` percentile interval of each score; kinds in sorted order, so shards give one
-    interval; a draw without the baseline is skipped."""
+    interval; a draw without the baseline is skipped, and a system scored in fewer than half
+    the draws (the others left it no comparison joining it to the baseline) has none."""
     if start is None:
         start = _bradley_terry(comparisons)[0]
     rng, kinds = random.Random(seed), sorted(_kinds(comparisons).items())
@@ -10761,16 +10780,25 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
             fits[counts] = _resample_scores(kinds, counts, baseline, start)
         for name, score in fits[counts].items():
             drawn[name].append(score)
-    return {name: _percentiles(sorted(scores), level) for name, scores in drawn.items()}
+    return {name: _percentiles(sorted(scores), level) for name, scores in drawn.items()
+            if 2 * len(scores) >= resamples}
 
 
 def _resample_scores(kinds, counts, baseline, start):
     """The scores of one resample (each kind drawn so many times), by Newton's method from
     the full fit's strengths ``start`` (MM takes hundreds of steps where one system plays
-    most games, as a baseline does; Newton a few); none without the baseline, or if the
-    fit did not settle (no draw's end point counts as its scores)."""
+    most games, as a baseline does; Newton a few), of the systems it joins to the baseline
+    alone (another's score would be where the fit started: 12 systems in a row, one win
+    each way a pair, gave the last a narrower interval than the second); none without the
+    baseline, or if the fit did not settle (no draw's end point counts as its scores)."""
+    met = collections.defaultdict(set)
+    for ((a, b, _, _), _), n in zip(kinds, counts):
+        if n:
+            met[a].add(b)
+            met[b].add(a)
+    joined = _reached(met, baseline)
     resample = [(a, b, won, 0, weight * n) for ((a, b, won, weight), _), n in zip(kinds, counts)
-                if n]
+                if n and a in joined]
     resample, _ = _with_ties(resample)
     drawn = {name: start[name] for c in resample for name in c[:2]}
     if baseline not in drawn:
@@ -10924,14 +10952,17 @@ def _collinear(comparisons, baseline):
 def _newton(derivatives, theta, steps):
     """``theta`` after Newton's method's steps (at most ``steps``), ``derivatives(theta)``
     giving the log-likelihood's gradient and negative Hessian; and whether it settled (a
-    step under 1e-4; a singular step settles nothing)."""
+    step under 1e-4; a singular step settles nothing). A step is at most 1 in each
+    parameter (174 points): a full one overshoots far from the maximum, where the curvature
+    is small, and ran off (13 systems, some verdicts x1000: 569 points off, unsettled)."""
     for _ in range(steps):
         gradient, hessian = derivatives(theta)
         step = _solve(hessian, gradient)
         if step is None:
             return theta, False
-        theta = [t + d for t, d in zip(theta, step)]
-        if max(map(abs, step)) < 1e-4:  # quadratic: the next step would be about 1e-8
+        largest = max(map(abs, step), default=0.0)
+        theta = [t + d / max(1.0, largest) for t, d in zip(theta, step)]
+        if largest < 1e-4:  # quadratic: the next step would be about 1e-8
             return theta, True
     return theta, False
 
@@ -11039,7 +11070,9 @@ def _ranked_component(compared, args, resamples, level):
     scores = _elo(strengths, baseline)
     intervals = _bt_intervals(compared, baseline, args.bootstrap_seed, resamples, level,
                               strengths)
-    ranked = sorted(scores, key=lambda name: (-scores[name], name))
+    # by the score shown: systems the fit puts level (B and C each one win of two) are in
+    # name order, not in the order of the last digits of where the fit stopped
+    ranked = sorted(scores, key=lambda name: (-round(scores[name], 2), name))
     component = {"baseline": baseline, "comparisons": len(compared), "ties_added": added,
                  "length_coefficient": None, "systems": ranked}
     lc_scores = {}
@@ -11053,6 +11086,11 @@ def _ranked_component(compared, args, resamples, level):
 
 
 def _ranked_system(score, interval, lc_score):
+    # an interval without the system's own score is none: the draws' fits are not the
+    # data's (a cycle of single verdicts, broken in every draw: each put s01 below, tied
+    # to s00 by its one loss, CI [661.96, 809.15] beside its score of 1000)
+    if interval and not interval[0] <= round(score, 2) <= interval[1]:
+        interval = None
     win_rate_ci = None
     if interval:
         win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
@@ -11483,8 +11521,9 @@ def _bt_rows(ranking, component, shown):
     rows = []
     for name in component["systems"][:shown]:
         figures = dict(ranking["systems"][name])
-        if figures["lc_score"] is None:
-            figures["lc_score"] = "none"
+        for key in ("ci", "win_rate_ci", "lc_score"):
+            if figures[key] is None:
+                figures[key] = "none"
         rows.append("{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI "
                     "{win_rate_ci}), length-controlled {lc_score}, {}".format(
                         _system_label(name), _comparisons(figures["comparisons"]), **figures))
@@ -11694,8 +11733,12 @@ def _values_note(groups):
 
 
 def _label_shown(label):
-    """A group's label as a printed table shows it: past _GROUP_LABEL_MAX characters, its
-    first 40 and its hash (values alike in their first 40 told apart)."""
+    """A group's label as a printed table shows it: what a terminal acts on escaped (JSON
+    leaves direction marks and C1 controls: escaped after the columns were measured, 12
+    marks put a row's figures 60 characters right, under other headings); past
+    _GROUP_LABEL_MAX characters, its first 40 and its hash (values alike in their first 40
+    told apart)."""
+    label = _UNSHOWABLE_RE.sub(_escaped, label)
     if len(label) > _GROUP_LABEL_MAX:
         return "{}... sha256 {}".format(label[:40], _sha(label))
     return label
@@ -12882,15 +12925,15 @@ class _Report:
             _no_stamp(path, number, record)
         self.seen["once"].add((index, number), record, stamps)
         for prefix, run in stamps.items():
-            self.check_run(prefix, run, path, number)
+            options = self.check_run(prefix, run, path, number)
             if prefix not in self.tallies:  # not one _Tally() a record
                 self.tallies[prefix] = _Tally()
             if self.args.price:
                 _repriced(judgements[prefix], self.args.price)
             if self.args.pass_threshold is not None:  # the records' pass again, at this one
                 _with_pass(judgements[prefix], self.args.pass_threshold)
-            _tally_add(self.tallies[prefix], judgements[prefix], record,
-                       self.options[prefix][0], run.get("mode"))
+            _tally_add(self.tallies[prefix], judgements[prefix], record, options,
+                       run.get("mode"))
         if self.args.html:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
 
@@ -12919,7 +12962,10 @@ class _Report:
 
     def check_run(self, prefix, run, path, number):
         """JudgeError if the record is of another run than the first (but --mixed); a
-        record of the run whose model was not known yet is of the run (see _one_model)."""
+        record of the run whose model was not known yet is of the run (see _one_model). The
+        options to tally the record with: its own run's (with --mixed, the response fields
+        its lengths are read from); JudgeError if its run's figure options are not the
+        first's, unless given to report (the files' order chose them)."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
         if prefix not in self.options:
             self.options[prefix] = _run_options(self.args, run)
@@ -12932,6 +12978,17 @@ class _Report:
                              "and {!r}; --mixed reports them together".format(
                                  where, line, path, number, *differ[0]))
         self.mixed[prefix].update(name for name, _, _ in differ)
+        ran = self.options[prefix][0]
+        if not differ:
+            return ran
+        own = _run_options(self.args, run)[0]
+        for name, flag, _ in _FIGURE_OPTIONS:
+            if getattr(own, name) != getattr(ran, name):
+                raise JudgeError("{} line {} and {} line {} are records of runs whose figures "
+                                 "differ: {} {!r} and {!r}; give {} to report to choose".format(
+                                     where, line, path, number, flag, getattr(ran, name),
+                                     getattr(own, name), flag))
+        return own
 
     def summaries(self):
         """Each prefix's summary; what differs between the runs is shown as unknown."""

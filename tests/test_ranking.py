@@ -8,6 +8,7 @@ them), or `report` reads scored files a run wrote.
 """
 import html
 import json
+import math
 import os
 import shlex
 import sys
@@ -176,7 +177,9 @@ class ComponentsTest(RankingTest):
         records = self.records()[:3] + [pair(6, "B", "C", "C"), pair(7, "C", "B", "B")]
         err, summary = self.run_cli(records)
         ranking = summary["bradley_terry"]
-        self.assertEqual([c["systems"] for c in ranking["components"]], [["A", "C", "B"]])
+        # B and C are level (879.59: each won one of their two): in name order (MM's stop
+        # had C 2e-6 points above B, and this list read A, C, B)
+        self.assertEqual([c["systems"] for c in ranking["components"]], [["A", "B", "C"]])
         self.assertEqual(ranking["baseline"], "A")
         self.assertEqual({v["component"] for v in ranking["systems"].values()}, {1})
         block = ranking_block(err)
@@ -352,3 +355,162 @@ class ReportOptionsTest(RankingTest):
         self.assertEqual((again["records"], again["statuses"], again["judge_model"],
                           again["mixed"]), (3, {"empty_response": 1, "ok": 2}, "judge-model",
                                             None))
+
+
+def chain(names, winner_first, strong=False):
+    """Records comparing each system with the next: the first of each two wins (strongly
+    if ``strong``), then the second, if ``winner_first`` is 2 the first twice."""
+    records = []
+    for i, (a, b) in enumerate(zip(names, names[1:])):
+        winners = {1: (a, b), 2: (a, a)}[winner_first]
+        records.append(pair(2 * i, a, b, winners[0], strong=strong))
+        records.append(pair(2 * i + 1, b, a, winners[1]))
+    return records
+
+
+class RankingHostileTest(RankingTest):
+    """A hostile pass over the ranking: figures that were wrong, or sure of what the
+    comparisons cannot tell, and inputs that crashed it."""
+
+    def test_a_chain_of_systems_is_ranked_at_its_maximum_not_where_the_updates_stopped(self):
+        # 20 systems in a row, each beating the next strongly once (x9) and losing to it
+        # once: each is 9 times the next's strength, 400 log10 9 = 381.7 points above it.
+        # The minorise-maximise updates crawl along a chain: after their 1,000 steps the
+        # last was printed 257 points short of its maximum
+        names = ["s%02d" % k for k in range(20)]
+        err, summary = self.run_cli(chain(names, 1, strong=True), "--strong-weight", "9",
+                                    "--bootstrap-samples", "100")
+        systems = summary["bradley_terry"]["systems"]
+        for k, name in enumerate(names):
+            self.assertAlmostEqual(systems[name]["score"], 1000 - k * 400 * math.log10(9),
+                                   delta=0.011, msg=name)
+            self.assertEqual(systems[name]["lc_score"], systems[name]["score"], name)
+        self.assertIn("    s19 -6252.24 (CI ", err)
+        rerr, again = self.report(self.path("out.jsonl"))
+        self.assertEqual(again["bradley_terry"], summary["bradley_terry"])
+
+    def test_a_strong_weight_past_what_a_number_holds_is_refused_not_a_crash(self):
+        # 10**400 overflowed a float when the summary was computed, after every record
+        # was judged: a traceback, and no summary (a run's and report's, from a stamp too)
+        huge = "1" + "0" * 400
+        data = self.write_jsonl("in.jsonl", [pair(0, "A", "B", "A", strong=True)])
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m", "--mode",
+                                 "pairwise", data, "-o", self.path("out.jsonl"),
+                                 "--strong-weight", huge])
+        self.assertEqual(code, 2, err)
+        self.assertIn("minijudge: error: argument --strong-weight: must be a whole number "
+                      "from 1 to 1000; got '1000", err)
+        self.assertEqual(self.srv.chat_count, 0)
+        self.run_cli([pair(0, "A", "B", "A", strong=True), pair(1, "A", "B", "B")],
+                     "--strong-weight", "1000")
+        code, _, err = run_main(["report", self.path("out.jsonl"), "--strong-weight", huge])
+        self.assertEqual(code, 2, err)
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            records = [json.loads(line) for line in f]
+        self.assertEqual(records[0]["judge_run"]["figures"]["strong_weight"], 1000)
+        for record in records:
+            record["judge_run"]["figures"]["strong_weight"] = 10 ** 400
+        self.write_jsonl("edited.jsonl", records)
+        code, _, err = run_main(["report", self.path("edited.jsonl")])
+        self.assertEqual(code, 2, err)
+        self.assertIn("edited.jsonl line 1: judge_run: figures must be an object of "
+                      "--strong-weight", err)
+
+    def test_a_hand_edited_strong_flag_is_refused(self):
+        # a run writes judge_strong true, or null (a panel's judges said different things),
+        # or not at all: "yes" was read as a weak verdict, without a word
+        self.run_cli([pair(0, "A", "B", "A", strong=True), pair(1, "A", "B", "B")],
+                     "--strong-weight", "3")
+        with open(self.path("out.jsonl"), encoding="utf-8") as f:
+            records = [json.loads(line) for line in f]
+        self.assertEqual([r.get("judge_strong") for r in records], [True, None])
+        for value in ("yes", 1, False):
+            with self.subTest(value=value):
+                edited = [dict(records[0], judge_strong=value), records[1]]
+                self.write_jsonl("edited.jsonl", edited)
+                code, _, err = run_main(["report", self.path("edited.jsonl")])
+                self.assertEqual(code, 2, err)
+                self.assertIn("edited.jsonl line 1: judge_strong must be true (a strong "
+                              "verdict) or null; got {!r}".format(value), err)
+
+    def test_a_system_seldom_joined_to_the_baseline_in_a_resample_has_no_interval(self):
+        # 12 systems in a row, each pair one win each way (2 comparisons): a resample
+        # draws neither of a pair's 13.5% of the time, and s11 is joined to the baseline
+        # s00 only when all 11 pairs are drawn (a fifth of the resamples). Its score in
+        # the others was where the fit started (a system no comparison ties to the
+        # baseline): its interval was narrower than its neighbours', nearer the baseline
+        names = ["s%02d" % k for k in range(12)]
+        err, summary = self.run_cli(chain(names, 1), "--bootstrap-samples", "200")
+        systems = summary["bradley_terry"]["systems"]
+        self.assertEqual({v["score"] for v in systems.values()}, {1000.0})
+        width = {k: v["ci"] and v["ci"][1] - v["ci"][0] for k, v in systems.items()}
+        self.assertGreater(width["s03"], width["s01"])
+        for name in ("s08", "s09", "s10", "s11"):
+            self.assertEqual((systems[name]["ci"], systems[name]["win_rate_ci"]), (None, None),
+                             name)
+        line = next(line for line in ranking_block(err) if line.startswith("    s11 "))
+        self.assertEqual(line, "    s11 1000.0 (CI none), win rate against the baseline 0.5 "
+                               "(CI none), length-controlled 1000.0, 2 comparisons")
+        rerr, again = self.report(self.path("out.jsonl"))
+        self.assertEqual(again["bradley_terry"], summary["bradley_terry"])
+
+    def test_report_mixed_over_runs_ranked_with_other_options_is_told_which_to_take(self):
+        # a run with --strong-weight 3 and one without: report --mixed ranked with the
+        # first file's weight, so the files' order changed the scores
+        first = [pair(0, "A", "B", "A", strong=True), pair(1, "B", "C", "B", strong=True),
+                 pair(2, "C", "A", "C")]
+        second = [pair(3, "A", "B", "B", strong=True), pair(4, "A", "C", "A"),
+                  pair(5, "B", "C", "C", strong=True)]
+        self.run_cli(first, "--strong-weight", "3")
+        os.rename(self.path("out.jsonl"), self.path("three.jsonl"))
+        self.run_cli(second)
+        for files in (("three.jsonl", "out.jsonl"), ("out.jsonl", "three.jsonl")):
+            with self.subTest(files=files):
+                code, _, err = run_main(["report", "--mixed"] + [self.path(f) for f in files])
+                self.assertEqual(code, 2, err)
+                self.assertIn("are records of runs whose figures differ: --strong-weight ", err)
+                self.assertIn("; give --strong-weight to report to choose", err)
+        rankings = []
+        for files in (("three.jsonl", "out.jsonl"), ("out.jsonl", "three.jsonl")):
+            rerr, again = self.report("--mixed", "--strong-weight", "2",
+                                      *[self.path(f) for f in files])
+            rankings.append(again["bradley_terry"])
+            self.assertEqual(again["bradley_terry"]["strong_weight"], 2)
+        self.assertEqual(rankings[0], rankings[1])
+
+    def test_report_mixed_reads_each_records_lengths_from_its_own_runs_fields(self):
+        # one run read response_a/response_b, another first/second: report --mixed read
+        # every record's lengths from the first file's run's fields (the other's as empty)
+        records = [pair(k, a, b, w, la, lb) for k, (a, b, w, la, lb) in enumerate(
+            [("x", "y", "y", 3, 15), ("x", "y", "y", 3, 15), ("x", "y", "x", 3, 14),
+             ("x", "y", "x", 17, 3), ("x", "y", "y", 16, 3)])]
+        _, plain = self.run_cli(records, name="plain.json")
+        os.rename(self.path("out.jsonl"), self.path("plain.jsonl"))
+        renamed = [dict(question="r" + r["question"], first=r["response_a"],
+                        second=r["response_b"], model_a=r["model_a"], model_b=r["model_b"])
+                   for r in records]
+        _, named = self.run_cli(renamed, "--response-a-field", "first", "--response-b-field",
+                                "second", name="named.json")
+        lengths = []
+        for files in (("plain.jsonl", "out.jsonl"), ("out.jsonl", "plain.jsonl")):
+            rerr, again = self.report("--mixed", *[self.path(f) for f in files])
+            lengths.append((again["length_bias"], again["bradley_terry"]))
+        self.assertEqual(lengths[0], lengths[1])
+        self.assertEqual(lengths[0][0]["decisive"], plain["length_bias"]["decisive"]
+                         + named["length_bias"]["decisive"])
+        self.assertEqual(lengths[0][0]["decisive"], 10)
+
+    def test_an_interval_that_does_not_hold_its_own_score_is_not_given(self):
+        # 22 systems in a cycle, each beating the next once: all level at 1000. A resample
+        # keeps the whole cycle in one draw in 25,000; in the others s01 is joined to s00 by
+        # its loss alone (a tie added to each pair), so every draw put it below: CI [618.3,
+        # 809.15] beside its score of 1000, as sure as a verdict it never had (s21 above)
+        names = ["s%02d" % k for k in range(22)]
+        records = [pair(k, a, b, a) for k, (a, b) in enumerate(zip(names, names[1:] + names[:1]))]
+        err, summary = self.run_cli(records, "--bootstrap-samples", "200")
+        systems = summary["bradley_terry"]["systems"]
+        self.assertEqual({v["score"] for v in systems.values()}, {1000.0})
+        self.assertEqual({name: v["ci"] for name, v in systems.items() if v["ci"]},
+                         {"s00": [1000.0, 1000.0]})
+        self.assertIn("    s01 1000.0 (CI none), win rate against the baseline 0.5 (CI none), ",
+                      err)

@@ -154,3 +154,31 @@ class MeanOnTheScaleTest(SummaryTest):
         self.srv.push(*["Rating: 5", "Rating: 3"] * 2)
         err, summary = self.run_cli(records[:4], "--concurrency", "1", "--no-preflight")
         self.assertEqual(summary["mean_value_ci"], [round(1 + 4 * x, 4) for x in summary["ci"]])
+
+
+class GroupsHostileTest(SummaryTest):
+    """A hostile pass over --group-by: values a terminal does not show as written."""
+
+    def test_a_value_of_direction_marks_keeps_its_row_in_the_columns(self):
+        # JSON escapes a newline or an escape, not a direction mark or a C1 control: the
+        # printed summary escaped them after the columns were measured, and the row of 12
+        # left-to-right marks printed its figures 60 characters right, under other headings
+        values = ["\u200e" * 12 + "x", "y\x9b", "z"]
+        records = [{"question": "q%d" % k, "response": "r", "cat": v}
+                   for k, v in enumerate(values)]
+        err, summary = self.run_cli(records, "--group-by", "cat", "--html", self.path("p.html"))
+        lines = err.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("  by cat"))
+        heading, rows = lines[start + 1], lines[start + 2:start + 6]
+        column = heading.index("records")
+        for row in rows:
+            self.assertEqual((row[column - 2:column], row[column]), ("  ", "1" if not
+                             row.startswith("    all") else "3"), row)
+        self.assertIn('    "\\u200e\\u200e', err)
+        self.assertNotIn("\u200e", err)
+        self.assertEqual(sorted(g["value"] for g in summary["groups"]["cat"]["shown"]),
+                         sorted(values))  # whole in --summary
+        with open(self.path("p.html"), encoding="utf-8") as f:
+            groups = f.read().split("<h3>Groups</h3>")[1].split("<h2>Records</h2>")[0]
+        self.assertNotIn("\u200e", groups)  # a cell's marks turned its text around too
+        self.assertIn("<td>{}</td>".format(html.escape('"y\\x9b"')), groups)
