@@ -259,6 +259,12 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _is_finite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return abs(value) <= sys.float_info.max  # NaN fails too; 10**400 has no float (OverflowError)
+
+
 def _is_whole_count(value):
     """A token count: a whole number (a bool is none), 0 or more, that fits in 64 bits."""
     return type(value) is int and 0 <= value < 2 ** 63
@@ -504,11 +510,11 @@ class _SafeFormatter(string.Formatter):
             raise TemplateError("template field {{{}}} is private and refused".format(field_name))
         return name, keys
 
-    def get_field(self, field_name, args, kwargs):
+    def get_field(self, field_name, given, kwargs):
         name, keys = self.check_field(field_name)
-        if name not in kwargs:  # args: the fields given (a positional field is refused)
+        if name not in kwargs:  # given: the names of the fields given (vformat's positional)
             raise TemplateError("template needs field {!r}; got {}".format(
-                name, _names(args, "no fields")))
+                name, _names(given, "no fields")))
         value = kwargs[name]
         for key in keys:
             value = _field_item(value, key, field_name)
@@ -6195,29 +6201,46 @@ class _BadLine(dict):
 _DEFAULT_CONVERSATION_FIELD = "messages"  # --conversation-field's
 
 
-def _item_fields(args, number, record, mode=None):
+class _Fields(collections.namedtuple("_Fields", (
+        "mode question_field reference_field response_field response_a_field response_b_field "
+        "responses_field context_field image_field image_root input criteria_field criteria "
+        "conversation_field turn template human_field single_order"), defaults=(
+        "rating", None, _Default("answer"), _Default("response"), _Default("response_a"),
+        _Default("response_b"), _Default("responses"), (), None, None, "-", None, None,
+        _Default(_DEFAULT_CONVERSATION_FIELD), None, None, None, False))):
+    """Where a record holds what a judge reads, as the command line's field flags name it
+    (their defaults: a record of the default mode, read as ``python -m minijudge`` reads
+    it), with the flags that change how it is read or asked: ``context_field``, (name,
+    field) pairs; ``image_root`` and ``input``, where image paths are read from;
+    ``criteria``, whether a criteria file backs ``criteria_field``; ``template``, a
+    template given (a built-in one needs a question); ``human_field``, a field no guess
+    may name; ``single_order``, a pair asked once."""
+    __slots__ = ()
+
+
+def _item_fields(spec, number, record, mode=None):
     """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
-    mode = mode or args.mode
+    mode = mode or spec.mode
     names = _MODES[mode][2]
     try:
-        conversation = _record_conversation(args, record, names)
+        conversation = _record_conversation(spec, record, names)
     except JudgeError as exc:
         return _BadLine("line {}: {}".format(number, exc), b"")
-    problem = _field_problem(args, record, names, conversation) or _no_reference_problem(
-        args, record, mode)
+    problem = _field_problem(spec, record, names, conversation) or _no_reference_problem(
+        spec, record, mode)
     if problem:
         return _BadLine("line {}: {}".format(number, problem), b"")
     criterion, where = None, ""
     if mode == "criterion":
-        criterion = args.criteria_field
+        criterion = spec.criteria_field
     try:  # the fields as text (one nested too deeply is this line's), and the flags' fields
-        fields = _text_fields(args, record, names)
+        fields = _text_fields(spec, record, names)
         if conversation:
             fields = _conversation_item(fields, conversation)
-        elif _judge_reads_alike(args, names):
+        elif _judge_reads_alike(spec, names):
             fields["_conversation"] = _NO_CONVERSATION  # the judge need not look again
-        _check_flag_fields(args, record, criterion)
-        fields.update(_flag_fields(args, record))
+        _check_flag_fields(spec, record, criterion)
+        fields.update(_flag_fields(spec, record))
         if criterion in record:  # checked now: a bad one is this record's error
             where = "field {!r}: ".format(criterion)
             _criterion(record[criterion])
@@ -6227,107 +6250,107 @@ def _item_fields(args, number, record, mode=None):
     return fields
 
 
-def _record_conversation(args, record, names):
+def _record_conversation(spec, record, names):
     """A record's conversation as the judge's private fields (_conversation: the messages
     read, its response the last reply when they end with the user's; _references: a list
     reference; turn: --turn), None if it holds none; JudgeError naming what is wrong, the
     turn asked checked here so the error names the line. A pair's: _record_pair."""
     if names == ("response_a", "response_b"):
-        return _record_pair(args, record)
+        return _record_pair(spec, record)
     if names != ("response",):
         return None
-    field = args.conversation_field
+    field = spec.conversation_field
     value = record.get(field)
     what = "field {!r}".format(str(field))
     if not isinstance(value, list):
-        _check_conversation_field(args, record)
+        _check_conversation_field(spec, record)
         value = _mtbench_messages(record)
         what = "field 'turns'"
     if value is None:
-        _check_turn_flag(args)
+        _check_turn_flag(spec)
         return None
     given = {}
-    if args.response_field in record and record[args.response_field] is not value:
-        given = {"response": record[args.response_field]}  # the list itself is none
+    if spec.response_field in record and record[spec.response_field] is not value:
+        given = {"response": record[spec.response_field]}  # the list itself is none
     messages = _with_response(_conversation(value, what), given, what)
-    if not _judged_turn(messages, args.turn, what, asked="--turn {}", unanswered=True).reply:
+    if not _judged_turn(messages, spec.turn, what, asked="--turn {}", unanswered=True).reply:
         # its last question unanswered, and no response field replies to it
-        raise JudgeError(_response_problem(args, record, ("response",)))
-    return {"_conversation": messages, "_references": _record_references(args, record),
-            "turn": args.turn}
+        raise JudgeError(_response_problem(spec, record, ("response",)))
+    return {"_conversation": messages, "_references": _record_references(spec, record),
+            "turn": spec.turn}
 
 
 # a record's fields say the command line found no conversation where the judge would look
 _NO_CONVERSATION = "(no conversation)"
 
 
-def _judge_reads_alike(args, names):
+def _judge_reads_alike(spec, names):
     """Whether the judge, given a record the command line found no conversation in, would
     find none either (it reads field 'messages' beside a response in 'response', and
     MT-Bench's layout): then it is not read twice (issue 32 made every record read so)."""
-    if names != ("response",) or not isinstance(args.conversation_field, _Default):
+    if names != ("response",) or not isinstance(spec.conversation_field, _Default):
         return False
-    return args.response_field == "response"
+    return spec.response_field == "response"
 
 
-def _record_pair(args, record):
+def _record_pair(spec, record):
     """A record whose two responses are conversations, as the judge's private fields (_pair:
     both read; _references; turn), None if neither is a list; JudgeError naming what is
     wrong, the turn checked here so the error names the line."""
-    names = (args.response_a_field, args.response_b_field)
+    names = (spec.response_a_field, spec.response_b_field)
     values = [record.get(name) for name in names]
     if not any(isinstance(value, list) for value in values):
-        return _pair_in_conversation(args, record, values)
+        return _pair_in_conversation(spec, record, values)
     what = tuple("field {!r}".format(str(name)) for name in names)
     pair = _pair_messages(values, record.get("turns"), what)
-    _pair_fields(pair, args.turn, limit=0, what=what, asked="--turn {}")
-    return {"_pair": pair, "_references": _record_references(args, record), "turn": args.turn}
+    _pair_fields(pair, spec.turn, limit=0, what=what, asked="--turn {}")
+    return {"_pair": pair, "_references": _record_references(spec, record), "turn": spec.turn}
 
 
-def _pair_in_conversation(args, record, values):
+def _pair_in_conversation(spec, record, values):
     """A record whose two text responses both reply to its conversation (the
     --conversation-field list, ending with the user's message: a dialogue and two candidate
     replies), as _record_pair's fields; None if the record holds no conversation."""
-    field = args.conversation_field
+    field = spec.conversation_field
     if not isinstance(record.get(field), list):
-        _check_turn_flag(args)
+        _check_turn_flag(spec)
         return None
-    problem = _response_problem(args, record, ("response_a", "response_b"))
+    problem = _response_problem(spec, record, ("response_a", "response_b"))
     if problem:  # each reply must be text, as for a pair without a conversation
         raise JudgeError(problem)
     what = "field {!r}".format(str(field))
     pair = _replies_to(_conversation(record[field], what), values, what)
-    _pair_fields(pair, args.turn, limit=0, what=(what, what), asked="--turn {}")
-    return {"_pair": pair, "_references": _record_references(args, record), "turn": args.turn}
+    _pair_fields(pair, spec.turn, limit=0, what=(what, what), asked="--turn {}")
+    return {"_pair": pair, "_references": _record_references(spec, record), "turn": spec.turn}
 
 
-def _check_conversation_field(args, record):
+def _check_conversation_field(spec, record):
     """JudgeError if --conversation-field named a field that is absent or not a list: the
     user said the records are conversations (the default field may hold something else, or
     null: none, as Python reads it)."""
-    field = args.conversation_field
+    field = spec.conversation_field
     if isinstance(field, _Default) and (record.get(field) is None or
-                                        args.response_field in record):
+                                        spec.response_field in record):
         return  # the default field holding another thing, beside a response: not ours
     if field not in record:
         raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
             field, field, _names(sorted(record), "no fields"),
-            _field_hint(args, record, "conversation")))
+            _field_hint(spec, record, "conversation")))
     raise JudgeError("field {!r} is a {}, expected a list of messages (--conversation-field "
                      "{})".format(field, _kind_name(record[field]), field))
 
 
-def _check_turn_flag(args):
-    if args.turn is not None:
+def _check_turn_flag(spec):
+    if spec.turn is not None:
         raise JudgeError("--turn {} needs a conversation: no {!r} list, nor MT-Bench's "
-                         "'turns' and 'answers'".format(args.turn, str(args.conversation_field)))
+                         "'turns' and 'answers'".format(spec.turn, str(spec.conversation_field)))
 
 
-def _record_references(args, record):
+def _record_references(spec, record):
     """A conversation's list reference (one per turn, as MT-Bench's): --reference-field's
     if named, else "answer", else "reference", as Python's; None if none is a list."""
-    if not isinstance(args.reference_field, _Default):
-        return _turn_references(record, (args.reference_field,))
+    if not isinstance(spec.reference_field, _Default):
+        return _turn_references(record, (spec.reference_field,))
     return _turn_references(record)
 
 
@@ -6341,11 +6364,11 @@ def _conversation_item(fields, conversation):
     return fields
 
 
-def _no_reference_problem(args, record, mode):
+def _no_reference_problem(spec, record, mode):
     """A mode that needs a reference (binary, math), given a record whose reference field is
     there but holds none ("", spaces, [], {}, NaN): the record's own field would fill the
     template, and the judge would check the response against an empty or "nan" truth."""
-    field = args.reference_field
+    field = spec.reference_field
     if mode in _OPTIONAL_REFERENCE or field not in record or record[field] is None:
         return None  # absent or null: the template says it needs the field
     if _reference_of(record, field) is not None:
@@ -6353,16 +6376,16 @@ def _no_reference_problem(args, record, mode):
     return "field {!r} holds no reference, and --mode {} needs one".format(str(field), mode)
 
 
-def _text_fields(args, record, names):
+def _text_fields(spec, record, names):
     """The question, the reference ("": none) and the mode's response fields, as text."""
-    if args.question_field:
-        question = record.get(args.question_field)
+    if spec.question_field:
+        question = record.get(spec.question_field)
     else:
         question = _first(record, "question", "context")
     fields = {"question": _as_text(question),
-              "reference": _reference_of(record, args.reference_field)}
+              "reference": _reference_of(record, spec.reference_field)}
     for name in names:
-        value = record.get(getattr(args, name + "_field"))
+        value = record.get(getattr(spec, name + "_field"))
         if name == "responses":
             fields[name] = {str(k): _as_text(v) for k, v in value.items()}
         else:
@@ -6370,39 +6393,39 @@ def _text_fields(args, record, names):
     return fields
 
 
-def _check_flag_fields(args, record, criterion):
+def _check_flag_fields(spec, record, criterion):
     """JudgeError if a field named by --context-field, --image-field or --criteria-field (with
     no --criteria to fall back on) is absent or null."""
-    if not (args.context_field or args.image_field or (criterion and not args.criteria)):
+    if not (spec.context_field or spec.image_field or (criterion and not spec.criteria)):
         return  # no flag names a field: decided without making the list of them
     wanted = [(field, "--context-field {}={}".format(name, field))
-              for name, field in args.context_field]
-    wanted.append((args.image_field, "--image-field"))
-    if not args.criteria:
+              for name, field in spec.context_field]
+    wanted.append((spec.image_field, "--image-field"))
+    if not spec.criteria:
         wanted.append((criterion, "--criteria-field, and no --criteria"))
     for field, flag in wanted:
         if field and record.get(field) is None:
             raise JudgeError("no {!r} field ({})".format(field, flag))
 
 
-def _flag_fields(args, record):
+def _flag_fields(spec, record):
     """The fields --context-field and --image-field add to the prompt."""
     fields = {}
-    if args.context_field:
-        fields["context"] = {name: record[field] for name, field in args.context_field}
-    if args.image_field:
-        fields["images"] = _image_urls(record[args.image_field], _record_images(args))
+    if spec.context_field:
+        fields["context"] = {name: record[field] for name, field in spec.context_field}
+    if spec.image_field:
+        fields["images"] = _image_urls(record[spec.image_field], _record_images(spec))
     return fields
 
 
-def _record_images(args):
+def _record_images(spec):
     """The folder a record's image paths are read from (and may not leave): --image-root,
     else the input file's."""
-    folder, what = os.path.dirname(os.path.abspath(args.input)), "the input file's folder"
-    if args.input == "-":
+    folder, what = os.path.dirname(os.path.abspath(spec.input)), "the input file's folder"
+    if spec.input == "-":
         folder, what = os.curdir, "the current folder, input from stdin"
-    if args.image_root:
-        folder, what = args.image_root, "--image-root"
+    if spec.image_root:
+        folder, what = spec.image_root, "--image-root"
     return _image_root(folder, what, "--image-root DIR")
 
 
@@ -6428,25 +6451,25 @@ def _kind_problem(field, value):
     return None
 
 
-def _field_problem(args, record, names, conversation=None):
+def _field_problem(spec, record, names, conversation=None):
     """Why a record's fields cannot be judged as the flags say (``names``: its mode's
     response fields), or None. A conversation's response is its own last reply."""
-    problem = _named_field_problem(args, record) or _empty_field_problem(args, record)
+    problem = _named_field_problem(spec, record) or _empty_field_problem(spec, record)
     if problem or conversation:
         return problem
-    return _response_problem(args, record, names)
+    return _response_problem(spec, record, names)
 
 
-def _response_problem(args, record, names):
+def _response_problem(spec, record, names):
     """Why a record's response fields (``names``, its mode's) cannot be judged, or None."""
     for name in names:
-        field = getattr(args, name + "_field")
+        field = getattr(spec, name + "_field")
         if name == "responses":
             problem = _systems_problem(record.get(field))
         else:
             problem = _text_problem(record, name, field)
         if problem:
-            return problem.replace("{!r}", repr(field)) + _missing_hint(args, record, name)
+            return problem.replace("{!r}", repr(field)) + _missing_hint(spec, record, name)
     return None
 
 
@@ -6473,17 +6496,17 @@ def _text_problem(record, name, field):
     return None
 
 
-def _named_field_problem(args, record):
+def _named_field_problem(spec, record):
     """Why a record lacks a field that --question-field or --reference-field names, or None:
     judged without it, it would silently be another item than the user asked for."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
-        field = getattr(args, name + "_field")
+        field = getattr(spec, name + "_field")
         if field is None or isinstance(field, _Default):  # not named: a record may have none
             continue
         named = "--{}-field {}".format(name, field)
         if field not in record:
             return "no {!r} field ({}; the record has {}){}".format(
-                field, named, _names(sorted(record), "no fields"), _field_hint(args, record, name))
+                field, named, _names(sorted(record), "no fields"), _field_hint(spec, record, name))
         if record[field] is None:
             return "field {!r} is null, expected text ({})".format(field, named)
         if _is_blank(record[field]):  # [] or {} too: sent as the text "[]", it is no answer
@@ -6511,30 +6534,30 @@ _FIELD_GUESSES = {
 _FLAGGED = ("question", "reference", "response", "response_a", "response_b")
 
 
-def _missing_hint(args, record, role):
+def _missing_hint(spec, record, role):
     """The hint after a missing response field: its likeliest field and, with a built-in
     template and no question either, the question's too, so one retry can score the file."""
-    if role not in _FLAGGED or getattr(args, role + "_field") in record:
+    if role not in _FLAGGED or getattr(spec, role + "_field") in record:
         return ""  # there, but not text: the problem says so; systems: no text to guess
-    guess = _closest_field(args, record, role)
+    guess = _closest_field(spec, record, role)
     if guess is None:
         return ""
     flags = [_role_flag(role), _quoted(guess)]
-    if _no_question_in(args, record):
-        question = _closest_field(args, record, "question", (guess,))
+    if _no_question_in(spec, record):
+        question = _closest_field(spec, record, "question", (guess,))
         if question is not None:
             flags += ["--question-field", _quoted(question)]
     return "; pass {}?".format(" ".join(flags))
 
 
-def _no_question_in(args, record):
+def _no_question_in(spec, record):
     """Whether a built-in template will ask for a question this record does not have."""
-    return not (args.question_field or args.template or _first(record, "question", "context"))
+    return not (spec.question_field or spec.template or _first(record, "question", "context"))
 
 
-def _field_hint(args, record, role):
+def _field_hint(spec, record, role):
     """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or ""."""
-    guess = _closest_field(args, record, role)
+    guess = _closest_field(spec, record, role)
     if guess is None:
         return ""
     return "; pass {} {}?".format(_role_flag(role), _quoted(guess))
@@ -6550,14 +6573,14 @@ def _quoted(name):
     return shlex.quote(name)
 
 
-def _closest_field(args, record, role, taken=()):
+def _closest_field(spec, record, role, taken=()):
     """The record field most likely meant for ``role``, or None. Only fields that could be
     sent (text; a number for a reference; a list for a conversation) and that no flag (nor
     ``taken``) uses."""
-    used = set(_flagged_fields(args)).union(taken)
+    used = set(_flagged_fields(spec)).union(taken)
     names = tuple(name for name, value in record.items()
                   if name not in used and _may_be(role, name, value))
-    return _guess(role, getattr(args, role + "_field", None), names)
+    return _guess(role, getattr(spec, role + "_field", None), names)
 
 
 def _guess(role, typed, names):
@@ -6595,13 +6618,13 @@ def _spelt_near(name, fields):
     return tuple(difflib.get_close_matches(name, fields, 1))
 
 
-def _flagged_fields(args):
+def _flagged_fields(spec):
     """The fields the field flags (or their defaults) name."""
-    names = [getattr(args, role + "_field") for role in _FLAGGED[1:]]
-    names += [args.responses_field, args.image_field, args.criteria_field, args.human_field]
-    names += [field for _, field in args.context_field]
-    if args.question_field:
-        return names + [args.question_field]
+    names = [getattr(spec, role + "_field") for role in _FLAGGED[1:]]
+    names += [spec.responses_field, spec.image_field, spec.criteria_field, spec.human_field]
+    names += [field for _, field in spec.context_field]
+    if spec.question_field:
+        return names + [spec.question_field]
     return names + ["question", "context"]
 
 
@@ -6631,7 +6654,7 @@ _NEEDS_FIELD_RE = re.compile(r"""
 _OTHER_FLAGGED = ("context", "criterion", "criteria", "image", "images")  # --context-field ...
 
 
-def _with_flag(args, record, error):
+def _with_flag(spec, record, error):
     """A template's "needs field" error for a field a flag sets, naming the flag, the
     record's own fields (the library lists those it was given: ours, like 'response',
     among them) and the likeliest one; any other error as it is."""
@@ -6643,7 +6666,7 @@ def _with_flag(args, record, error):
         return _unflagged(error, role, record)
     return "template needs field {!r} (choose one with {}; the record has {}){}".format(
         match.group(1), _role_flag(role), _names(_holding_values(record), "no fields"),
-        _field_hint(args, record, role))
+        _field_hint(spec, record, role))
 
 
 _FIELD_HINT_RE = re.compile(r"""
@@ -6676,31 +6699,31 @@ def _holding_values(record):
     return sorted(str(name) for name, value in record.items() if not _is_missing(value))
 
 
-def _empty_field_problem(args, record):
+def _empty_field_problem(spec, record):
     """A --context-field or --image-field value that is there but empty ("", spaces, []),
     or None: sent, it would be left out of the prompt without a word (absent or null, the
     flag's own check in _item_fields says so)."""
-    if not args.context_field and args.image_field is None:
+    if not spec.context_field and spec.image_field is None:
         return None  # neither flag given: no list of them made a record
     named = [(field, "--context-field {}={}".format(name, field))
-             for name, field in args.context_field]
-    named.append((args.image_field, "--image-field {}".format(args.image_field)))
+             for name, field in spec.context_field]
+    named.append((spec.image_field, "--image-field {}".format(spec.image_field)))
     for field, flag in named:
         if field is not None and _is_blank(record.get(field)):
             return "field {!r} is empty ({})".format(field, flag)
     return None
 
 
-def _fields_of(args, number, record, mode=None):
+def _fields_of(spec, number, record, mode=None):
     """An item's fields (_item_fields); a bad line is its own."""
     if isinstance(record, _BadLine):
         return record
-    return _item_fields(args, number, record, mode)
+    return _item_fields(spec, number, record, mode)
 
 
-def _judge_item(judge, args, item, mode):
+def _judge_item(judge, spec, item, mode):
     number, record = item
-    fields = _fields_of(args, number, record, mode)
+    fields = _fields_of(spec, number, record, mode)
     if isinstance(fields, _BadLine):
         return judge._failed("bad_record", _hidden(judge, fields.error))
     if mode in ("pairwise", "systems"):
@@ -6708,11 +6731,11 @@ def _judge_item(judge, args, item, mode):
         compare = judge.compare
         if mode == "systems":
             compare = judge.compare_systems
-        judgement = compare(record, *responses, both_orders=not args.single_order, **fields)
+        judgement = compare(record, *responses, both_orders=not spec.single_order, **fields)
     else:
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
-        error = _with_flag(args, record, judgement.error)
+        error = _with_flag(spec, record, judgement.error)
         judgement.error = _hidden(judge, "line {}: {}".format(number, error))
     return judgement
 
@@ -6743,20 +6766,45 @@ def scored_record(judge, record, *, line):
     minijudge report`` merges, as it merges those of ``--shard K/N`` runs. JudgeError for a
     judge of another mode; APIError if the judge has no model and the server lists none,
     or several (a run stops there too)."""
-    import copy
     if judge.parser != "rating":  # another mode's stamp and fields are its flags'
         raise JudgeError("scored_record writes the records of a rating judge (the command "
                          "line's default mode); got a {} judge: for its records, run python "
                          "-m minijudge with --shard K/N on each worker".format(judge.parser))
     if judge.model is None:  # a record sent nothing is stamped with it too, as in a run
         judge._choose_model()
-    args = copy.copy(_default_args())  # its own: a run's mode is set on it
-    args.mode = "rating"
+    spec = _Fields()
     record = _as_record(record, line)
-    judgement = _judge_item(judge, args, (line, record), args.mode)
+    judgement = _judge_item(judge, spec, (line, record), "rating")
     written = _judge_fields("judge", judgement)
-    written.update(judge_line=line, judge_run=_stamp([judge], args.mode, args))
+    written.update(judge_line=line, judge_run=_stamp([judge], "rating", spec))
     return _strict(_replaced(record, written, []))
+
+
+def _replaced(record, written, stale, ours=None):
+    """The record as written: the input's fields but those of the run's prefixes (``ours``,
+    else read from ``written``'s NAME_run fields; an earlier run's judge_repeats beside this
+    run's fields would describe another run), then ``written``. The first record that had
+    some says so, once (``stale``)."""
+    if isinstance(record, _BadLine):  # its judge_input is this run's own
+        return dict(record, **written)
+    if ours is None:
+        ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
+    out = {k: v for k, v in record.items() if not k.startswith(ours)}
+    if len(out) < len(record) and not stale:
+        stale.append(record)
+        _warn_replaced(record, written, ours)
+    out.update(written)
+    return out
+
+
+def _warn_replaced(record, written, ours):
+    dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
+    drops = ""
+    if dropped:
+        drops = ", and drops " + _names(dropped)
+    _log.warning("minijudge: warning: line %s has %s fields of an earlier run: this run "
+                 "replaces them%s", written[ours[0] + "line"], ", ".join(p + "*" for p in ours),
+                 drops)
 
 
 def _as_record(record, line):
@@ -6768,13 +6816,7 @@ def _as_record(record, line):
         line, type(record).__name__), text)
 
 
-@functools.lru_cache(maxsize=1)
-def _default_args():
-    """The command line's flags as a run without any has them (argparse takes 7 ms)."""
-    return _parse_known(_arg_parser(), ["-"])
-
-
-def _request_stamp(judge, mode, args):
+def _request_stamp(judge, mode, spec):
     """Whatever of one judge shapes its requests or reads its replies, beyond the template:
     short values as they are, long texts as a hash, so that the stamp stays readable."""
     params = dict(judge.params)
@@ -6795,7 +6837,7 @@ def _request_stamp(judge, mode, args):
     return {"system": system, "params": params, "parser": judge.parser,
             "binary_format": binary_format, "score_keys": keys, "assess": assess,
             "check_position": bool(judge.again), "repeats": judge.repeats,
-            "single_order": args.single_order and mode in ("pairwise", "systems"),
+            "single_order": spec.single_order and mode in ("pairwise", "systems"),
             "on_failure": on_failure}
 
 
@@ -6809,21 +6851,21 @@ def _optional_stamp(judge, request):
     return request
 
 
-def _requests_stamp(judges, mode, args):
+def _requests_stamp(judges, mode, spec):
     """Each judge's _request_stamp: one, or a list (a jury)."""
-    requests = [_optional_stamp(judge, _request_stamp(judge, mode, args)) for judge in judges]
+    requests = [_optional_stamp(judge, _request_stamp(judge, mode, spec)) for judge in judges]
     if len(requests) == 1:
         return requests[0]
     return requests
 
 
-def _fields_stamp(mode, args):
+def _fields_stamp(mode, spec):
     """The record fields the run put in the prompt, by the flags that name them."""
     names = ("question", "reference") + _MODES[mode][2]
-    fields = {name: getattr(args, name + "_field", None) for name in names}
-    fields.update(context=["{}={}".format(*pair) for pair in args.context_field] or None,
-                  image=args.image_field, criteria=args.criteria_field,
-                  conversation=_conversation_stamp(args.conversation_field))
+    fields = {name: getattr(spec, name + "_field", None) for name in names}
+    fields.update(context=["{}={}".format(*pair) for pair in spec.context_field] or None,
+                  image=spec.image_field, criteria=spec.criteria_field,
+                  conversation=_conversation_stamp(spec.conversation_field))
     return {k: v for k, v in fields.items() if v is not None}
 
 
@@ -6834,48 +6876,29 @@ def _conversation_stamp(name):
     return name
 
 
-def _stamp(judges, mode, args, prefix="judge", names=None):
+def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
     """What makes records of one run comparable, on each (judge_run): report checks it.
-    ``prefix`` names the run's fields: report reads only those of a stamp that says so;
-    ``names``, a jury's judges, the names its judge_panel maps to scores."""
+    ``spec``: the record's fields (_Fields); ``prefix`` names the run's fields: report reads
+    only those of a stamp that says so; ``names``, a jury's judges, the names its
+    judge_panel maps to scores; ``run``, the command line's jury, quorum and the figure
+    options not at their default."""
+    run = run or {}
     first = judges[0]
     scale = None
     if first.parser in ("rating", "json", "comparative"):
         scale = list(first.scale)
     quorum = None
-    if args.jury:
-        quorum = args.quorum or len(judges)
+    if run.get("jury"):
+        quorum = run.get("quorum") or len(judges)
     stamp = {
         "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
         "template": ", ".join(_template_name(j) for j in judges),
         "template_sha256": _sha("".join(_template_text(j) for j in judges)),
-        "scale": scale, "pass_threshold": first.pass_threshold, "jury": args.jury,
-        "quorum": quorum, "judges": names, "request": _requests_stamp(judges, mode, args),
-        "fields": _fields_stamp(mode, args), "turn": args.turn,
-        "figures": _figures_stamp(args), "version": __version__}
+        "scale": scale, "pass_threshold": first.pass_threshold, "jury": run.get("jury"),
+        "quorum": quorum, "judges": names, "request": _requests_stamp(judges, mode, spec),
+        "fields": _fields_stamp(mode, spec), "turn": spec.turn,
+        "figures": run.get("figures"), "version": __version__}
     return {k: v for k, v in stamp.items() if v is not None}
-
-
-# the options the summary's figures are computed with, beside the judges' own: (name,
-# flag, what a stamp may hold); a run's stamp holds those not at their default, and report
-# takes them from it where the flag is not given to report
-_FIGURE_OPTIONS = (
-    ("strong_weight", "--strong-weight", lambda v: type(v) is int and 1 <= v <= _STRONG_MAX),
-    ("baseline", "--baseline", lambda v: isinstance(v, str)),
-    ("confidence", "--confidence", lambda v: type(v) in (int, float) and _printable_level(v)),
-    ("bootstrap_samples", "--bootstrap-samples", lambda v: type(v) is int and
-     100 <= v <= 100000),
-    ("bootstrap_seed", "--bootstrap-seed", lambda v: type(v) is int),
-)
-
-
-def _figures_stamp(args):
-    """The figure options of a run not at their default (None if none is: the stamp of
-    before)."""
-    defaults = _default_args()
-    figures = {name: getattr(args, name) for name, _, _ in _FIGURE_OPTIONS
-               if getattr(args, name) != getattr(defaults, name)}
-    return figures or None
 
 
 def _template_name(judge):
@@ -7154,6 +7177,13 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
         means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
     return (_quantiles(means, level), _quantiles(means, 0.95),
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
+
+
+def _printable_level(level):
+    """Whether a confidence level is one _level prints as itself: 1e-300 printed '0% CI',
+    0.999999999 '100% CI'; NaN and infinities are not either."""
+    percent = round(level * 100, 6)
+    return 0 < percent < 100
 
 
 def _quantiles(means, level):
@@ -7507,6 +7537,12 @@ def _solve(matrix, vector):
 
 # -- Flags ---------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=1)
+def _default_args():
+    """The command line's flags as a run without any has them (argparse takes 7 ms)."""
+    return _parse_known(_arg_parser(), ["-"])
+
+
 _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 
 
@@ -7853,13 +7889,6 @@ def _check_output_flags(args):
         _checked(args, flag, expected, read, check)
 
 
-def _printable_level(level):
-    """Whether a confidence level is one _level prints as itself: 1e-300 printed '0% CI',
-    0.999999999 '100% CI'; NaN and infinities are not either."""
-    percent = round(level * 100, 6)
-    return 0 < percent < 100
-
-
 # (flag, what it must be, read, check) of the intervals' settings: a run's and report's
 _INTERVAL_FLAGS = (
     ("--bootstrap-samples", "a whole number from 100 to 100000", int, _whole(100, 100000)),
@@ -7888,6 +7917,7 @@ def _setup(args):
     _check_jury(args, specs)
     _check_max_cost(args, specs)
     args.mode = specs[0][2]
+    args.fields = _Fields(**{name: getattr(args, name) for name in _Fields._fields})
     return specs, _open_input(args), shard
 
 
@@ -8737,11 +8767,11 @@ def _dry_run(specs, args, items):
     if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate (or what the locale cannot
         sys.stdout.reconfigure(errors="backslashreplace")  # write) escaped, as stderr does
     for number, record in items:
-        fields = _fields_of(args, number, record)
+        fields = _fields_of(args.fields, number, record)
         try:
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
-            error = "line {}: {}".format(number, _with_flag(args, record, str(exc)))
+            error = "line {}: {}".format(number, _with_flag(args.fields, record, str(exc)))
             print("---", _hidden(judge, getattr(fields, "error", error)))
             continue
         sendable += 1
@@ -8918,7 +8948,7 @@ def _judge_estimate(judge, args, item, mode):
     max_tokens); ``reasks``, the most re-asks and ``reasks_cost``, their most."""
     counted = collections.Counter()
     number, record = item
-    fields = _fields_of(args, number, record, mode)
+    fields = _fields_of(args.fields, number, record, mode)
     pairs = 1
     if mode == "systems" and not isinstance(fields, _BadLine):  # 3 systems: 3 pairs asked
         longest = sorted(fields["responses"].items(), reverse=True,
@@ -9117,7 +9147,7 @@ def _check_first(specs, args, items):
         return items
     number, record = first
     for prefix, judge, mode in specs:
-        fields = _item_fields(args, number, record, mode)
+        fields = _item_fields(args.fields, number, record, mode)
         if isinstance(fields, _BadLine):  # that record's own bad_record
             continue
         try:
@@ -9126,7 +9156,7 @@ def _check_first(specs, args, items):
             which = ""
             if len(specs) > 1:
                 which = ", judge " + prefix
-            error = _with_flag(args, record, str(exc))
+            error = _with_flag(args.fields, record, str(exc))
             raise TemplateError(_hidden(judge, "line {} (the first record){}: {}".format(
                 number, which, error))) from None
     return items
@@ -9249,7 +9279,7 @@ class _Run:
         for number, record in items:
             bad = record
             if not isinstance(record, _BadLine):
-                bad = _item_fields(self.args, number, record)
+                bad = _item_fields(self.args.fields, number, record)
             if isinstance(bad, _BadLine):
                 self.stopped.append(bad.error)
                 return
@@ -9288,7 +9318,8 @@ class _Run:
     def judge_with(self, prefix, judge, mode, item):
         """One judge's judgement; a judge whose server is unusable stops (with --judges)."""
         try:
-            judgement = self.judge_items.get(prefix, _judge_item)(judge, self.args, item, mode)
+            judgement = self.judge_items.get(prefix, _judge_item)(judge, self.args.fields, item,
+                                                                    mode)
         except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
             self.broken.append((exc.filename or self.args.cache, exc))
             raise
@@ -9497,8 +9528,9 @@ class _Run:
         key = prefix, tuple(each.model for each in self.members[prefix])
         stamp = self.stamps.get(key)
         if not stamp:
-            stamp = self.stamps.setdefault(key, _stamp(self.members[prefix], mode, self.args,
-                                                       prefix, self.jurors))
+            stamp = _stamp(self.members[prefix], mode, self.args.fields, prefix, self.jurors,
+                           _run_stamp(self.args))
+            stamp = self.stamps.setdefault(key, stamp)
         return stamp
 
     def write_line(self, out):
@@ -9613,7 +9645,8 @@ class _Run:
             self.warn_empty(stopped_early)
         summaries = {}
         for prefix, judge, mode in self.outputs:
-            stamp = _stamp(self.members[prefix], mode, self.args, prefix, self.jurors)
+            stamp = _stamp(self.members[prefix], mode, self.args.fields, prefix, self.jurors,
+                           _run_stamp(self.args))
             summaries[prefix] = _summary(stamp, self.args, self.tallies[prefix], wall,
                                          stopped_early, judge, members=self.members[prefix])
         several = bool(self.args.judges) and not self.args.jury
@@ -9920,33 +9953,6 @@ def _jurors(specs, args):
     return None
 
 
-def _replaced(record, written, stale, ours=None):
-    """The record as written: the input's fields but those of the run's prefixes (``ours``,
-    else read from ``written``'s NAME_run fields; an earlier run's judge_repeats beside this
-    run's fields would describe another run), then ``written``. The first record that had
-    some says so, once (``stale``)."""
-    if isinstance(record, _BadLine):  # its judge_input is this run's own
-        return dict(record, **written)
-    if ours is None:
-        ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
-    out = {k: v for k, v in record.items() if not k.startswith(ours)}
-    if len(out) < len(record) and not stale:
-        stale.append(record)
-        _warn_replaced(record, written, ours)
-    out.update(written)
-    return out
-
-
-def _warn_replaced(record, written, ours):
-    dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
-    drops = ""
-    if dropped:
-        drops = ", and drops " + _names(dropped)
-    print("minijudge: warning: line {} has {} fields of an earlier run: this run replaces "
-          "them{}".format(written[ours[0] + "line"], ", ".join(p + "*" for p in ours), drops),
-          file=sys.stderr)
-
-
 def _plain_judge(judge, mode):
     """Whether ``judge`` asks an item of ``mode`` one request: one turn, once, no second
     order, no prompt saved; _judge_plain takes the steps that leaves."""
@@ -9957,22 +9963,22 @@ def _plain_judge(judge, mode):
     return len(judge.turns) == 1 and judge.repeats == 1 and not judge.save_prompts
 
 
-def _judge_plain(judge, args, item, mode):
+def _judge_plain(judge, spec, item, mode):
     """_judge_item of an item of a _plain_judge: its one request made from the steps
     judge.judge would take (its fields, values, messages, _send); an item those steps do
     not cover (a bad line or field, images, nothing to ask, a template that does not
     fill) goes to _judge_item."""
     number, record = item
-    fields = _fields_of(args, number, record, mode)
+    fields = _fields_of(spec, number, record, mode)
     if isinstance(fields, _BadLine):
-        return _judge_item(judge, args, item, mode)
+        return _judge_item(judge, spec, item, mode)
     try:
         values = judge._values(record, None, fields)
         messages = judge._messages(record, values, [])
     except (TemplateError, _BadRecord):
-        return _judge_item(judge, args, item, mode)
+        return _judge_item(judge, spec, item, mode)
     if values.get("images") or judge._unasked(values) is not None:
-        return _judge_item(judge, args, item, mode)
+        return _judge_item(judge, spec, item, mode)
     return _asked_plain(judge, messages, values)
 
 
@@ -9985,7 +9991,7 @@ def _plain_way(judge, args, mode):
     built_in = all(t is None or t in TEMPLATES for t in templates)
     flagged = args.context_field or args.image_field  # a context's text is read, not copied
     if mode in _RECIPE_MODES and built_in and not flagged:
-        return _ByRecipe(_Recipes(judge, args, mode))
+        return _ByRecipe(_Recipes(judge, args.fields, mode))
     return _judge_plain
 
 
@@ -10000,10 +10006,10 @@ class _ByRecipe:
     def __init__(self, recipes):
         self.recipes = recipes
 
-    def __call__(self, judge, args, item, mode):
+    def __call__(self, judge, spec, item, mode):
         messages = self.recipes.messages(item[1])
         if messages is None:  # a record of no recipe: the steps judge.judge takes
-            return _judge_plain(judge, args, item, mode)
+            return _judge_plain(judge, spec, item, mode)
         return _asked_plain(judge, messages)
 
 
@@ -10035,11 +10041,11 @@ class _Recipes:
     they read, a custom template, a step that changed a marker: stripped, cut, escaped) has
     no recipe and takes the steps."""
 
-    def __init__(self, judge, args, mode):
-        self.judge, self.args, self.mode = judge, args, mode
+    def __init__(self, judge, spec, mode):
+        self.judge, self.spec, self.mode = judge, spec, mode
         self.kinds, self.last = {}, (None, None)  # {frozenset of names: _Recipe or None}
         self.marker = " \x00mj" + os.urandom(8).hex().upper() + "{}\x00 "
-        self.read = _fields_read(args)
+        self.read = _fields_read(spec)
 
     def messages(self, record):
         """The record's messages from its kind's recipe; None: it has none."""
@@ -10078,7 +10084,7 @@ class _Recipes:
     def probed(self, probe):
         """The probe's messages by judge.judge's steps; None if they take another path."""
         judge = self.judge
-        fields = _fields_of(self.args, 0, probe, self.mode)
+        fields = _fields_of(self.spec, 0, probe, self.mode)
         if isinstance(fields, _BadLine) or _holds_conversation(fields):
             return None
         try:
@@ -10391,7 +10397,7 @@ def _lacks_answer(args, record, mode):
     a template_error)."""
     if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
         return False
-    if _record_references(args, record):  # a conversation's, one a turn ([]: none)
+    if _record_references(args.fields, record):  # a conversation's, one a turn ([]: none)
         return False
     return _reference_of(record, "answer") is None
 
@@ -10992,6 +10998,34 @@ def _verdict_weight(details, strong_weight):
 
 
 # -- Summary figures -----------------------------------------------------------------
+
+# the options the summary's figures are computed with, beside the judges' own: (name,
+# flag, what a stamp may hold); a run's stamp holds those not at their default, and report
+# takes them from it where the flag is not given to report
+_FIGURE_OPTIONS = (
+    ("strong_weight", "--strong-weight", lambda v: type(v) is int and 1 <= v <= _STRONG_MAX),
+    ("baseline", "--baseline", lambda v: isinstance(v, str)),
+    ("confidence", "--confidence", lambda v: type(v) in (int, float) and _printable_level(v)),
+    ("bootstrap_samples", "--bootstrap-samples", lambda v: type(v) is int and
+     100 <= v <= 100000),
+    ("bootstrap_seed", "--bootstrap-seed", lambda v: type(v) is int),
+)
+
+
+def _run_stamp(args):
+    """What a run's stamp holds of the command line beyond the records' fields: its jury,
+    quorum and the figure options not at their default."""
+    return {"jury": args.jury, "quorum": args.quorum, "figures": _figures_stamp(args)}
+
+
+def _figures_stamp(args):
+    """The figure options of a run not at their default (None if none is: the stamp of
+    before)."""
+    defaults = _default_args()
+    figures = {name: getattr(args, name) for name, _, _ in _FIGURE_OPTIONS
+               if getattr(args, name) != getattr(defaults, name)}
+    return figures or None
+
 
 def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, members=None):
     """The figures of a run (``judge``, the one that ran; ``members``, a jury's judges) or
@@ -12620,12 +12654,6 @@ def _is_text_or_none(value):
 
 def _is_flag_or_none(value):
     return value is None or isinstance(value, bool)
-
-
-def _is_finite(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return abs(value) <= sys.float_info.max  # NaN fails too; 10**400 has no float (OverflowError)
 
 
 def _is_score(value):
