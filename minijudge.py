@@ -634,19 +634,30 @@ def _render_naming_failure(text, given, values):
 
 # -- Modes ---------------------------------------------------------------------------
 
-# A mode is data: (the template it fills, the parser that reads the reply, the record
-# fields its item holds); rating's template is rating_ref when the item has a reference.
-# How a mode asks an item again (both orders, options reversed) is in _VARIANTS.
+class _Mode(collections.namedtuple("_Mode", "template parser responses reference answers "
+                                             "nominal scores")):
+    """A mode, as data: the template it fills (None: rating's, rating_ref when the item has
+    a reference), the parser that reads the reply, the record fields its item holds;
+    ``reference``, whether it needs one; ``answers``, what its record holds when that is
+    more than one answer (None: one, or "two" compared, or several systems); ``nominal``,
+    whether its scores are categories, not points on a line (a panel's alpha); ``scores``,
+    what its figure is: the "mean" of the records, "A's win rate" over the pairs judged,
+    or the "systems" ranked. How a mode asks an item again is in _VARIANTS."""
+
+
 _MODES = {
-    "rating": (None, "rating", ("response",)),
-    "binary": ("binary", "binary", ("response",)),
-    "math": ("math", "binary", ("response",)),
-    "rubric": ("rubric", "json", ("response",)),
-    "criterion": ("criterion", "option", ("response",)),
-    "comparative": ("comparative", "comparative", ("response_a", "response_b")),
-    "pairwise": ("pairwise", "verdict", ("response_a", "response_b")),
-    "systems": ("pairwise", "verdict", ("responses",)),
-    "trajectory": ("trajectory", "binary", ("response",)),
+    "rating": _Mode(None, "rating", ("response",), False, None, False, "mean"),
+    "binary": _Mode("binary", "binary", ("response",), True, None, True, "mean"),
+    "math": _Mode("math", "binary", ("response",), True, None, True, "mean"),
+    "rubric": _Mode("rubric", "json", ("response",), False, None, False, "mean"),
+    "criterion": _Mode("criterion", "option", ("response",), False, None, False, "mean"),
+    "comparative": _Mode("comparative", "comparative", ("response_a", "response_b"), False,
+                         "two", False, "mean"),
+    "pairwise": _Mode("pairwise", "verdict", ("response_a", "response_b"), False, "two", True,
+                      "A's win rate"),
+    "systems": _Mode("pairwise", "verdict", ("responses",), False, "several, named by their "
+                     "keys (matched with the judge's)", False, "systems"),
+    "trajectory": _Mode("trajectory", "binary", ("response",), False, None, True, "mean"),
 }
 
 
@@ -654,15 +665,8 @@ def _parser_of(template, default="rating"):
     """The parser of a built-in template (None is rating); ``default`` for other text."""
     if template in ("rating_ref", None):
         return "rating"
-    return next((p for t, p, _ in _MODES.values() if t == template), default)
-
-
-_SEVERAL_ANSWERS = {"comparative": "two", "pairwise": "two",
-                    "systems": "several, named by their keys (matched with the judge's)"}
-
-
-_OPTIONAL_REFERENCE = ("rating", "rubric", "criterion", "comparative", "pairwise", "systems",
-                       "trajectory")
+    return next((mode.parser for mode in _MODES.values() if mode.template == template),
+                default)
 
 
 # -- Conversations: messages read, a turn chosen, turns shown labelled ---------------
@@ -6369,7 +6373,7 @@ def _no_reference_problem(spec, record, mode):
     there but holds none ("", spaces, [], {}, NaN): the record's own field would fill the
     template, and the judge would check the response against an empty or "nan" truth."""
     field = spec.reference_field
-    if mode in _OPTIONAL_REFERENCE or field not in record or record[field] is None:
+    if not _MODES[mode].reference or field not in record or record[field] is None:
         return None  # absent or null: the template says it needs the field
     if _reference_of(record, field) is not None:
         return None
@@ -8167,9 +8171,9 @@ def _check_mode_options(args, mode, options, template):
 
 def _check_model_field(args, mode):
     """Refuse --model-field where a record holds more than one answer to name a model of."""
-    if args.model_field and mode in _SEVERAL_ANSWERS:
+    if args.model_field and _MODES[mode].answers:
         raise ValueError("--model-field names the model of a record's one response; --mode "
-                         "{} judges {}".format(mode, _SEVERAL_ANSWERS[mode]))
+                         "{} judges {}".format(mode, _MODES[mode].answers))
 
 
 def _set_offline(args, options, batch):
@@ -10395,7 +10399,7 @@ def _unreadable_label(args, record, mode):
 def _lacks_answer(args, record, mode):
     """No reference, where a mode judges without one (binary and math need one: without it,
     a template_error)."""
-    if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
+    if not isinstance(args.reference_field, _Default) or _MODES[mode].reference:
         return False
     if _record_references(args.fields, record):  # a conversation's, one a turn ([]: none)
         return False
@@ -10430,7 +10434,7 @@ _LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
 def _may_lack_answer(args, mode, judge):
     """A record's 'answer' is its reference only if the judge's template shows one: a custom
     template may show it under another name ({gold}), or none."""
-    if not isinstance(args.reference_field, _Default) or mode not in _OPTIONAL_REFERENCE:
+    if not isinstance(args.reference_field, _Default) or _MODES[mode].reference:
         return False
     return bool(_template_fields(judge) & {"reference", "answer", "reference_section"})
 
@@ -10839,7 +10843,7 @@ def _model_key(value):
 def _tally_model(tally, judgement, record, args, mode):
     """--model-field: an ok record's score, and each panel judge's, under its answering
     model (``answered_by``: the unnamed counted; each name's spellings and sums by judge)."""
-    if not args.model_field or mode in _SEVERAL_ANSWERS or judgement.status != "ok":
+    if not args.model_field or _MODES[mode].answers or judgement.status != "ok":
         return
     value = record.get(args.model_field)
     if _model_key(value) is None:
@@ -11416,7 +11420,7 @@ def _panel_figures(tally, stamp):
     if not tally.panel:
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
-    nominal = stamp["mode"] in ("binary", "math", "pairwise", "trajectory")
+    nominal = _MODES[stamp["mode"]].nominal
     metric = "interval"
     if nominal:
         metric = "nominal"
