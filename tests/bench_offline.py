@@ -31,6 +31,37 @@ not a test: it asserts nothing and is not collected by unittest.
 
 Until 2026-11-27 the loops wrote less than minijudge: the records with three of its fields
 and no stamp (1,161 bytes a scored record where minijudge writes 1,910), one batch file.
+
+Earlier readings (docs/performance.md has the current ones). Ratio loop / minijudge, with
+the CPU seconds (minijudge's; the loop's) and peak RSS where measured; the commit each
+was measured on, in the order they were kept (roughly newest first):
+
+| records | export | import | report |
+|---|---|---|---|
+| 1,000,000 report, 3 rounds alternated by hand (777a459) | | | 0.75, 0.83, 0.79 (12.3-13.2 s; 9.2-10.9 s) |
+| 100,000 / 1,000,000 (d6a3488: the export's readings, before report's rows; least of 3 / one round) | 0.85 / 0.93 | 0.75 / 0.88 | 0.66 / 0.65 (4 more rounds at 1,000,000 by hand: 0.60-0.65) |
+| 1,000,000 (e7dd746, least of 2 rounds) | 0.95 (53.7 s; 50.8 s) | 0.86 (51.3 s; 44.0 s) | 0.64 (14.1 s; 9.1 s) |
+| 100,000 / 1,000,000 at that session's start (5fd0d5c; least of 2 / one round) | 0.61 / 0.65 | 0.77 / 0.73 | 0.84 / 0.59 |
+| 100,000 (c50945f, 2026-11-27, least of 3 rounds, the test suite running beside) | 0.59 (19.2 s CPU; the loop 11.3 s), 30 MiB | 0.68 (13.5 s; 9.2 s), 35 MiB (108) | 0.57 (3.1 s; 1.7 s), 21 MiB |
+| 1,000,000 (c50945f, least of 2 rounds) | 0.48 (194.7 s; 94.3 s), 31 MiB | 0.65 (150.8 s; 97.6 s), 35 MiB (880) | 0.53 (35.0 s; 18.5 s), 30 MiB |
+| 100,000 (0e7351f, least of 3 rounds) | 0.55 (17.1 s CPU; the loop 9.5 s), 30 MiB | 0.60 (12.2 s; 7.4 s), 35 MiB (the loop's dict of replies: 108) | 0.52 (2.4 s; 1.3 s), 21 MiB |
+| 1,000,000 (0e7351f, one round) | 0.69 (171.7 s; 119.0 s), 31 MiB | 0.66 (143.8 s; 95.0 s), 35 MiB (880) | 0.42 (39.4 s; 16.6 s), 30 MiB |
+| 1,000,000 report, 3 rounds alternated by hand (d7922c5) | | | 0.55 (28.6 s; 15.8 s), 30 MiB; the rounds alone 0.47, 0.70, 0.43 |
+| 100,000 (b9a57e2, one round) | 0.59 (17.7 s) | 0.90 (15.0 s) | 0.44 (4.1 s) |
+| 1,000,000 (b9a57e2, one round) | 0.67 (177.4 s) | 0.62 (157.4 s) | 0.50 (34.9 s) |
+| 100,000 before that round (f3d8cdb, one round; the old loops, which wrote less) | 0.70 (17.2 s) | 0.29 (23.0 s) | 0.57 (4.4 s) |
+| 100,000 / 1,000,000 earlier (f2aad00; the old loops) | 0.47 / 0.45 | 0.26 / 0.34 | 0.38 / 0.42 |
+
+Until 9cc4756 the loops wrote less than minijudge (above), and one batch file; the issue
+asks for "the same reading, templating and writing", so now they write the same files
+(measured side by side at 100,000: the import loop's floor went from about 5.0 to 7.0 s of
+CPU). Before the export's readings and report's rows landed (d6a3488, 777a459), export and
+report sat at the line (0.42-0.70 a round on the slower VM of the day before). The VM itself
+changes speed: in the session of 443397c the loops took 1.5 to 1.8 times less CPU than in
+c50945f's (the export loop at 1,000,000: 51-68 s against 94-119 s), so compare ratios, not
+seconds, across rows. On that slower VM (c50945f) a record took 0.17-0.19 ms of CPU to
+export, 0.14-0.15 ms to import and 0.029-0.039 ms to report: ten million records, ~30, ~25
+and ~6 minutes, where docs/performance.md's current figures give ~10, ~9 and ~2.
 """
 import argparse
 import filecmp

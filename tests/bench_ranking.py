@@ -8,6 +8,10 @@ baseline (50 each), 22 systems in a round robin (10 a pair), 60 systems in 10,00
 comparisons of pairs drawn at random (a leaderboard's report); outcomes drawn from known
 strengths. Times the fit, the 1,000 bootstrap refits and the length-controlled fit. A
 benchmark, not a test: it asserts nothing.
+
+Earlier readings (docs/performance.md has the current ones): 100 refits of 60 systems in
+10,000 comparisons took 15.9 s before the refits summed the comparisons by pair (7.8 s
+after).
 """
 import math
 import os

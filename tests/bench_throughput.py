@@ -1,6 +1,6 @@
 """Throughput benchmark: the real CLI against a local judge with fixed latency.
 
-    python tests/bench_throughput.py                  # the README's figures
+    python tests/bench_throughput.py                  # docs/performance.md's figures
     python tests/bench_throughput.py --latency 0.05 --concurrency 32 128 --items 6000 --repeat 3
     python tests/bench_throughput.py --memory 1000000 # flat memory on a million records
     python tests/bench_throughput.py --dists constant tail lognormal --items 2000 --repeat 1
@@ -30,6 +30,27 @@ requests in flight reaches it, wherever the slow ones fall. The fraction printed
 / measured, where measured is the wall time of the whole CLI process, start-up included
 (printed on its own first): 1.0 means the client never let a slot idle. The server's
 CPU time a request is printed too (its ~0.15 s start-up included): it shares the cores.
+
+Earlier readings (docs/performance.md has the current ones). On 2026-11-23, idle, three
+runs each: fraction of C/L 0.939–0.942 at C = 32 and 0.806–0.820 at C = 128 (6,000
+records), client CPU 0.49–0.57 ms a request, import 28 ms, peak RSS 35.8 / 37.4 MiB at
+100,000 / 1,000,000 records (L = 0, --memory 1000000); on 2026-11-26 before issues 30 and
+34, 43.0 MiB at 6,000 (not re-measured at a million). On 2026-11-26, alternated on one
+host in one hour (--repo DIR --concurrency 32 128 --items 6000 --repeat 1): the code
+before the promises of issue 28 gave C = 32 0.928, C = 128 0.673–0.684, 0.61–0.67 ms of
+client CPU a request, import 28.7 ms; after them, and after the refactor of issue 29 (a
+function per named step), the two measured alike (C = 32 0.922–0.924 / 0.915–0.925,
+C = 128 0.581–0.691 both). The import grew by the 33 regular expressions compiled at
+import (18 ms of the module's own time, 8.5 ms before). That evening, after issues 30 and
+34 (hints, the progress line's reasons, groups, intervals, Bradley–Terry), alternated
+with the morning's code: C = 32 0.925 both, C = 128 0.641 / 0.640, client CPU 0.654 /
+0.638 ms a request, import 39.9 / 44.3 ms, peak RSS 43.6 / 49.7 MiB (the same at 100,000
+records: a constant, not growth). Talking to http.client directly, not through urllib's
+opener, raised C = 128 from 0.64–0.71 that morning (0.90–0.93 was seen in faster hours on
+earlier code). That afternoon, on a busier host, the morning's code and the code with
+images, response formats and per-record criteria measured alike, alternated twice
+(--repo DIR --concurrency 32 128 --repeat 1): C = 32 0.928–0.934 / 0.924–0.927, C = 128
+0.646–0.749 / 0.589–0.745.
 """
 
 import argparse
