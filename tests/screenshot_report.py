@@ -1,4 +1,4 @@
-"""Regenerate examples/report.png, the README's picture of an HTML report.
+"""Regenerate examples/report.png, the picture of an HTML report in docs/outputs.md.
 
     python tests/screenshot_report.py [OUT.png]
 

@@ -199,7 +199,7 @@ class MissingReplyTest(CommandLine):
 
 
 class ReadersTest(CommandLine):
-    """Item 3: what the README says conversations hold, read as it says."""
+    """Item 3: what docs/conversations.md says conversations hold, read as it says."""
 
     def test_a_developer_message_before_the_next_question_is_not_in_the_reply(self):
         judge = minijudge.LLMJudge("http://127.0.0.1:9/v1", "m")

@@ -1,4 +1,4 @@
-"""The promises of README's "Guarantees", proved against a loopback StubServer.
+"""The promises of docs/guarantees.md, proved against a loopback StubServer.
 
 Faults: every record comes out once, in order, with a score and a reason; retries and
 backoff are bounded. Crashes: after kill -9 or Ctrl-C, a rerun on the same cache writes
@@ -6,7 +6,7 @@ the bytes an uninterrupted run writes and pays for no cached reply twice. Bad in
 drops a record or stops a run (unless --strict). The API key shows up nowhere.
 
     python tests/test_guarantees.py            # the tests (about 6 s)
-    python tests/test_guarantees.py --report   # the figures for the README
+    python tests/test_guarantees.py --report   # the figures for docs/guarantees.md
 """
 import collections
 import contextlib

@@ -190,7 +190,7 @@ class RestartTest(NetworkSideBySide):
 
     def test_a_judge_that_restarts_mid_run_loses_no_record(self):
         self.srv.delay = 0.01  # 60 records take 0.3 s: the restart comes mid-run
-        seen = self.restart_after(10, down=1.0)  # README: "a 1 s restart"
+        seen = self.restart_after(10, down=1.0)  # tests/HOSTILE.md: "a 1 s restart"
         code, out, err, _ = self.cli("--judge-url", self.srv.url, "--concurrency", "2",
                                      self.records(60))
         self.assertEqual(code, 0, err)

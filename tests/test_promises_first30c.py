@@ -1,5 +1,5 @@
 """Issue 30, the first hour (first30c): the licence a vendored copy carries, the page's
-score row in every mode (as the printed summary says it), ``.compare`` as the README shows
+score row in every mode (as the printed summary says it), ``.compare`` as docs/python-api.md shows
 it, and the parser-accuracy report run from a clone without its data."""
 import doctest
 import html
@@ -141,8 +141,8 @@ class ScoreRowTest(StubTestCase):
 
 class CompareTest(StubTestCase):
     def readme_example(self):
-        """The README's doctest of .compare, the one that names its template."""
-        blocks = re.findall(r"```python\n(.*?)```", read("README.md"), re.S)
+        """docs/python-api.md's doctest of .compare, the one that names its template."""
+        blocks = re.findall(r"```python\n(.*?)```", read("docs", "python-api.md"), re.S)
         found = [b for b in blocks if "= pair.compare(" in b]
         self.assertEqual(len(found), 1)
         return found[0].replace("http://127.0.0.1:8000", self.srv.url)
@@ -150,7 +150,8 @@ class CompareTest(StubTestCase):
     def test_the_readme_s_compare_example_runs_as_shown(self):
         self.srv.responder = preferring("Canberra.")
         test = doctest.DocTestParser().get_doctest(
-            self.readme_example(), {"LLMJudge": minijudge.LLMJudge}, "README", "README.md", 0)
+            self.readme_example(), {"LLMJudge": minijudge.LLMJudge}, "python-api",
+            "docs/python-api.md", 0)
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         runner.run(test, out=self.fail)
         self.assertEqual(runner.summarize(verbose=False), (0, 3))
@@ -161,7 +162,7 @@ class CompareTest(StubTestCase):
         self.assertIn('>>> # .compare needs template="pairwise": comparing two answers means '
                       'pairwise\n>>> pair = LLMJudge("{}", template="pairwise")\n'.format(
                           self.srv.url), self.readme_example())
-        row = [line for line in read("README.md").splitlines()
+        row = [line for line in read("docs", "python-api.md").splitlines()
                if line.startswith("| `.compare(example, a, b")]
         self.assertEqual(len(row), 1)
         self.assertIn('a judge made with `template="pairwise"` (another raises `JudgeError`)',
@@ -221,8 +222,8 @@ class RealDataReportTest(unittest.TestCase):
                 self.assertNotIn("Traceback", proc.stderr)
                 self.assertIn("--show", proc.stderr)
 
-    def test_the_readme_says_so_next_to_the_command(self):
-        text = " ".join(read("README.md").split())
+    def test_the_docs_say_so_next_to_the_command(self):
+        text = " ".join(read("docs", "templates-and-parsers.md").split())
         self.assertIn("`python tests/test_real_data.py --report --show 5` needs the real "
                       "judge outputs, which a clone does not hold: put them in "
                       "`../shared/data/judge-outputs` beside it, or name their folder in "

@@ -227,7 +227,7 @@ class CriterionOptionsTest(CommandLine):
 
 
 _MIB = 1024 * 1024
-_FIELD_CHARS, _FIELDS = 2000, 100  # what README's "The HTML page" promises
+_FIELD_CHARS, _FIELDS = 2000, 100  # what docs/outputs.md's "The HTML page" promises
 
 
 class HtmlPageTest(StubTestCase):

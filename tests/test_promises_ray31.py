@@ -191,12 +191,12 @@ class ScoredRecordTest(stub.StubTestCase):
 
 
 class RayExampleTest(unittest.TestCase):
-    def test_the_readme_shows_the_example_the_ray_check_runs(self):
-        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+    def test_the_docs_show_the_example_the_ray_check_runs(self):
+        with open(os.path.join(ROOT, "docs", "batch-and-ray.md"), encoding="utf-8") as f:
             readme = f.read()
         with open(os.path.join(ROOT, "examples", "ray_judge.py"), encoding="utf-8") as f:
             example = f.read()
-        section = readme.split("### Judging on a Ray cluster\n", 1)[1]
+        section = readme.split("## Judging on a Ray cluster\n", 1)[1]
         shown = section.split("```python\n", 1)[1].split("```", 1)[0]
         self.assertIn("class JudgeShard:", shown)
         self.assertIn("def judge_on_ray(", shown)

@@ -138,10 +138,11 @@ class FiguresTest(GroupTest):
             self.assertEqual(row["ci_method"], "bootstrap, 200 resamples, seed 0")
             self.assertNotEqual(row["ci"], None)
 
-    def test_the_readmes_table_is_this_dataset_s(self):
-        with open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8") as f:
+    def test_the_docs_table_is_this_dataset_s(self):
+        with open(os.path.join(os.path.dirname(HERE), "docs", "ranking-and-statistics.md"),
+                  encoding="utf-8") as f:
             readme = f.read()
-        shown = re.search(r"### Figures by group\n.*?```\n(.*?)```", readme, re.S).group(1)
+        shown = re.search(r"## Figures by group\n.*?```\n(.*?)```", readme, re.S).group(1)
         data = self.write_jsonl("data.jsonl", RECORDS)
         _, err, _ = self.run_cli(data, "--group-by", "category", "--human-field", "label")
         self.assertIn(shown, err)

@@ -2,7 +2,7 @@
 rates against a baseline, a length-controlled variant, ties as half a win and strong
 verdicts counted as --strong-weight says.
 
-The hand-computed example (README, "Ranking systems"): A beats B in 2 of 3, B beats C in
+The hand-computed example (docs/ranking-and-statistics.md, "Ranking systems"): A beats B in 2 of 3, B beats C in
 2 of 3, A beats C in 4 of 5. Strengths 4 : 2 : 1 satisfy the Bradley-Terry equations
 (each system's wins = sum over its games of p_i / (p_i + p_j)): A 2 + 4 = 3*4/6 + 5*4/5,
 B 1 + 2 = 3*2/6 + 3*2/3, C 1 + 1 = 3*1/3 + 5*1/5. On the scale 1000 + 400 log10(p / p_base)
@@ -81,9 +81,10 @@ class HandExampleTest(ModeTest):
                       "(CI [0.5, 0.5]), length-controlled 1000.0, 8 comparisons\n"
                       "    B 879.59 (CI [{}, {}]),".format(METHOD, low, high), err)
 
-    def test_the_readme_shows_this_run(self):
+    def test_the_docs_show_this_run(self):
         _, _, err, _ = self.run_pairs(hand_example())
-        with open(os.path.join(os.path.dirname(HERE), "README.md"), encoding="utf-8") as f:
+        with open(os.path.join(os.path.dirname(HERE), "docs", "ranking-and-statistics.md"),
+                  encoding="utf-8") as f:
             readme = f.read()
         shown = readme.split("C's 1/(1+4) = 0.2")[1].split("```")[1].strip("\n")
         self.assertIn(shown + "\n", err)

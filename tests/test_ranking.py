@@ -91,8 +91,8 @@ class MTBenchExampleTest(RankingTest):
     """examples/mtbench_pairs.jsonl held the answers in model_a and model_b, the fields the
     ranking reads as the systems' names: its two systems were never ranked."""
 
-    def test_the_readme_command_ranks_the_two_systems_named(self):
-        with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+    def test_the_docs_command_ranks_the_two_systems_named(self):
+        with open(os.path.join(REPO, "docs", "conversations.md"), encoding="utf-8") as f:
             command = [line for line in f if line.startswith("$ python -m minijudge")
                        and "mtbench_pairs.jsonl" in line]
         self.assertEqual(len(command), 1, command)

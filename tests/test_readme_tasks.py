@@ -1,4 +1,4 @@
-"""The README's contents list and its "Common tasks", run as a user would run them.
+"""The README's contents list, its length and its "Common tasks", run as a user would run them.
 
 Each command in the "## Common tasks" section is taken from the README as it stands and run
 by the shell (``sh``), from a copy of a clone's folder (minijudge.py and examples/), against
@@ -8,7 +8,8 @@ stub plays a judge that reads the prompt (below), so each task's check can say w
 README says: which fields reached the prompt, which verdicts came back, how many requests.
 The batch task's engine, ``vllm run-batch``, is played by a ``vllm`` script on PATH that
 answers the exported lines through tests/batch_engine.py and a stub of its own (vLLM runs
-the model itself: it asks the user's server nothing).
+the model itself: it asks the user's server nothing). tests/test_docs_commands.py runs
+the README's other commands and those of docs/, with this file's judge.
 
 Python 3.8+, standard library only.
 """
@@ -23,10 +24,13 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)  # so `python -m unittest tests.test_readme_tasks` finds stub
+sys.path.insert(0, os.path.join(REPO, "examples"))
 from batch_engine import SERVER_ERROR  # noqa: E402
+from offline_demo import heuristic_run  # noqa: E402
 from stub import JUDGE_ENV, SideBySide, StubServer, chat, copy_minijudge  # noqa: E402
 
 README = os.path.join(REPO, "README.md")
+MOST_WORDS = 3000  # issue 45: a README a newcomer finishes in ten minutes
 URL_SHOWN = "http://127.0.0.1:8000"  # what the setup block tells the user to replace
 KEY_SHOWN = "sk-..."
 KEY = "sk-test-readme30-Zq7"
@@ -115,9 +119,17 @@ def right(prompt):
 
 
 def shorter(prompt):
-    """The pairwise verdict of a judge that prefers the shorter answer (so both orders agree)."""
+    """The pairwise verdict of a judge that prefers the answer holding the reference, if
+    one is shown and one answer holds it, else the shorter answer (so both orders agree)."""
     a = between(prompt, "[The Start of Assistant A's Answer]", "[The End of Assistant A's")
     b = between(prompt, "[The Start of Assistant B's Answer]", "[The End of Assistant B's")
+    reference = between(prompt, "[Reference Answer]", "")
+    if reference is not None:
+        holds = [reference.lower() in answer.lower() for answer in (a, b)]
+        if holds == [True, False]:
+            return "[[A]]"
+        if holds == [False, True]:
+            return "[[B]]"
     if len(a) == len(b):
         return "[[C]]"
     if len(a) < len(b):
@@ -130,6 +142,8 @@ def judge(request):
     prompt = request.prompt
     if "[The Start of Assistant A's Answer]" in prompt:
         return chat(shorter(prompt))
+    if "[The Start of the Agent's Run]" in prompt:  # yes if the tools bear the outcome out
+        return chat(heuristic_run(prompt))
     verdict = right(prompt)
     if "Reply with one word: yes" in prompt:
         return chat({True: "yes", False: "no"}[verdict])
@@ -160,7 +174,11 @@ run_batch([flags["-i"]], flags["-o"], {url!r} + "/v1/chat/completions")
 
 
 class ContentsList(unittest.TestCase):
-    """A contents list at the top links to every section, and every link finds its heading."""
+    """A contents list at the top links to every section, every link finds its heading, and
+    the whole is short enough to finish in ten minutes."""
+
+    def test_the_readme_is_at_most_3000_words(self):
+        self.assertLessEqual(len(readme().split()), MOST_WORDS)  # as `wc -w README.md`
 
     def test_every_top_section_is_listed_before_the_quickstart(self):
         text = readme()
@@ -262,7 +280,9 @@ class CommonTasks(SideBySide):
         titles = [t for t in self.tasks if t]
         self.assertEqual(titles, ["Your own field names", "A reference answer",
                                   "Two responses (pairwise)", "A criterion",
-                                  "A panel of judges", "A batch engine"])
+                                  "Ranking systems", "Conversations and agents",
+                                  "A panel of judges", "Figures by category",
+                                  "A batch engine"])
 
     def test_your_own_field_names(self):
         dry, run = self.commands("Your own field names", 2)
@@ -366,6 +386,45 @@ class CommonTasks(SideBySide):
             if source["answer"].lower() in source["response"].lower():
                 expected = ("Excellent", 1.0)
             self.assertEqual((record["judge_option"], record["judge_score"]), expected)
+
+    def test_ranking_systems(self):
+        (command,) = self.commands("Ranking systems", 1)
+        systems = self.example("systems.jsonl")
+        scored, err, chats = self.run_scored(command, systems)
+        names = sorted(systems[0]["responses"])
+        pairs = len(names) * (len(names) - 1) // 2
+        self.assertEqual(len(chats), 2 * pairs * len(systems))  # every pair, both orders
+        for record in scored:
+            self.assertEqual(sorted(record["judge_ranking"]), names)
+        # the judge prefers the shorter answer: model-y's, then model-x's, then model-z's
+        self.assertEqual(scored[0]["judge_ranking"], ["model-y", "model-x", "model-z"])
+        self.assertIn("\n  ranked over {} comparisons, baseline model-x at 1000 (".format(
+            pairs * len(systems)), err)
+
+    def test_conversations_and_agents(self):
+        mtbench, agents = self.commands("Conversations and agents", 2)
+        turns = self.example("mtbench_turn2.jsonl")
+        scored, err, chats = self.run_scored(mtbench, turns)
+        self.assertEqual([(r["judge_status"], r["judge_turn"]) for r in scored],
+                         [("ok", 2)] * len(turns))
+        for record in turns:  # the second turn asked, after the first
+            asked = "[The Start of the Conversation So Far]\n[User]\n{}\n".format(
+                record["turns"][0])
+            (sent,) = [c.prompt for c in chats if asked in c.prompt]
+            self.assertIn("[Question]\n{}\n".format(record["turns"][1]), sent)
+        runs = self.example("agent_runs.jsonl")
+        scored, err, chats = self.run_scored(agents, runs)
+        self.assertEqual([(r["run_id"], r["judge_value"]) for r in scored],
+                         [("booking-ok", True), ("booking-claimed", False),
+                          ("refund-gave-up", False)])
+
+    def test_figures_by_category(self):
+        (command,) = self.commands("Figures by category", 1)
+        turns = self.example("mtbench_turn2.jsonl")
+        scored, err, chats = self.run_scored(command, turns)
+        self.assertIn("\n  by category (--group-by): 3 values\n", err)
+        for record in turns:
+            self.assertIn('\n    "{}"  '.format(record["category"]), err)
 
     def test_a_panel_of_judges(self):
         self.srv.models = tuple(PANEL)

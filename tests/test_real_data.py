@@ -2,7 +2,7 @@
 
 The rows are real completions (MT-Bench, Arena-Hard, Vicuna reviews, LLMBar), read from
 ../shared/data/judge-outputs (override with MINIJUDGE_JUDGE_OUTPUTS); the tests skip when
-the folder is absent. Figures for the README:
+the folder is absent. Figures for docs/templates-and-parsers.md:
 
     python tests/test_real_data.py --report [--show N]
 
