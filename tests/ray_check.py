@@ -1,8 +1,8 @@
 """Dev-only (needs Ray; .ci/run runs it where `pip install ray` works): judge 10,000
-records on a real local Ray cluster with 4 workers, as examples/ray_judge.py (docs/batch-and-ray.md's
-example) does, against a stub server process, merge the workers' shards with
-`python -m minijudge report`, and check the same records and summary as a single-process
-`python -m minijudge` run of the same file.
+records on a real local Ray cluster with 4 workers, as examples/ray_judge.py
+(docs/batch-and-ray.md's example) does, against a stub server process, merge the
+workers' shards with `python -m minijudge report`, and check the same records and
+summary as a single-process `python -m minijudge` run of the same file.
 
     python tests/ray_check.py [--records 10000]
 
