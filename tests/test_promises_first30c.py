@@ -163,7 +163,7 @@ class CompareTest(StubTestCase):
                       'pairwise\n>>> pair = LLMJudge("{}", template="pairwise")\n'.format(
                           self.srv.url), self.readme_example())
         row = [line for line in read("docs", "python-api.md").splitlines()
-               if line.startswith("| `.compare(example, a, b")]
+               if line.startswith("| `.compare(example, response_a, response_b")]
         self.assertEqual(len(row), 1)
         self.assertIn('a judge made with `template="pairwise"` (another raises `JudgeError`)',
                       row[0])
