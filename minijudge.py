@@ -2001,35 +2001,81 @@ def _rescaled(value, scale):
     return (value - scale[0]) / (scale[1] - scale[0])
 
 
-_PARSERS = {  # name: (read(text, scale) -> (value or None, what was read: a value out of
-    # the scale, or None), what a reply without a value lacks, a value's 0-1 score)
-    "rating": (_read_rating, "rating", _rescaled),
-    "binary": (lambda text, s: (parse_binary(text),) * 2, "yes/no verdict", lambda v, s: float(v)),
-    "comparative": (_read_comparative, "two scores", lambda pair, s: _rescaled(pair[1], s)),
-    "verdict": (lambda text, scale: (parse_verdict(text),) * 2, "[[A]]/[[B]]/[[C]] verdict",
-                lambda verdict, scale: _VERDICT_SCORES[verdict]),
-    "json": (_read_json, "JSON object with one number (several: which scores?)", _json_score),
-    "option": (_read_option, "option", lambda option, options: options[option]),
+class _Parser(collections.namedtuple(
+        "_Parser", "read what score scale lacks max_tokens reask schema combine details "
+                   "responses logprobs on_scale prompt_values",
+        defaults=((1, 5), "{what}", 16, None, None, "mean", lambda value: {}, ("response",),
+                  False, False, lambda example, scale: {}))):
+    """A parser kind, as data: the judge reads, scores, asks and writes by its row.
+
+    ``read(text, scale)``: (the value, or None; what was read outside the scale, or None).
+    ``what`` a reply gives, as a re-ask says it lacks one. ``score(value, scale)``: the
+    value's score from 0 to 1. ``scale``: the default (none: a criterion brings its
+    options). ``lacks``: what a reply without a value lacks, as its parse_error says
+    (``{what}``, ``{options}``, ``{keys}``). ``max_tokens``: the default. ``reask``: the
+    form a re-ask asks for (``{low}``, ``{high}``, ``{options}``, ``{answer_yes}``,
+    ``{answer_no}``, ``{keys}``). ``schema(number, scale)``: the reply's properties for
+    --structured (``number``: one on the scale), None for none. ``combine``: how an item's
+    repeats combine, the mean, or the majority of categories. ``details(value)``: the
+    record's fields of a value (judge_verdict, judge_option, judge_score_a ...).
+    ``responses``: the fields it judges. ``logprobs``: whether the logprobs of a rating
+    score it. ``on_scale``: whether its values are numbers on the scale (the run's stamp
+    gives the scale). ``prompt_values(example, scale)``: what its prompt takes beyond the
+    fields: comparative asks on the judge's scale, and a record's "context" is its context
+    section (its template's origin writes it so)."""
+
+
+_PARSERS = {
+    "rating": _Parser(
+        _read_rating, "rating", _rescaled, logprobs=True, on_scale=True,
+        reask="the rating alone, a number from {low:g} to {high:g}",
+        schema=lambda number, scale: {"rating": number}),
+    "binary": _Parser(
+        lambda text, scale: (parse_binary(text),) * 2, "yes/no verdict",
+        lambda value, scale: float(value), combine="majority",
+        reask="the verdict alone, {answer_yes} or {answer_no}",
+        schema=lambda number, scale: {"correct": {"type": "boolean"}}),
+    "comparative": _Parser(
+        _read_comparative, "two scores", lambda pair, scale: _rescaled(pair[1], scale),
+        (1, 10), on_scale=True, responses=("response_a", "response_b"),
+        reask="the two scores alone, each a number from {low:g} to {high:g}",
+        schema=lambda number, scale: {"score_a": number, "score_b": number},
+        details=lambda pair: {"score_a": pair[0], "score_b": pair[1],
+                              "score_diff": pair[1] - pair[0]},
+        prompt_values=lambda example, scale: {"context": example.get("context"),
+                                              "low": scale[0], "high": scale[1]}),
+    "verdict": _Parser(
+        lambda text, scale: (parse_verdict(text),) * 2, "[[A]]/[[B]]/[[C]] verdict",
+        lambda verdict, scale: _VERDICT_SCORES[verdict], combine="majority",
+        responses=("response_a", "response_b"), details=lambda verdict: {"verdict": verdict},
+        reask="the verdict alone, [[A]], [[B]] or [[C]]",
+        schema=lambda number, scale: {"verdict": {"type": "string",
+                                                  "enum": ["A", "B", "tie"]}}),
+    # no schema: a JSON reply's keys are its template's (LLMJudge reads the rubric's so)
+    "json": _Parser(
+        _read_json, "JSON object", _json_score, (0, 10), max_tokens=512, on_scale=True,
+        lacks="JSON object with one number (several: which scores?)",
+        reask="a JSON object alone, with the score from {low:g} to {high:g}"),
+    "option": _Parser(
+        _read_option, "option", lambda option, options: options[option], (),
+        lacks="option ({options})", combine="majority",
+        details=lambda option: {"option": option},
+        reask="the name of one option alone: {options}",
+        schema=lambda number, options: {"option": {"type": "string", "enum": list(options)}}),
 }
 
 
-# a parser's defaults: its scale (else 1 to 5) and the tokens its reply needs (else 16)
-_DEFAULT_SCALES = {"json": (0, 10), "comparative": (1, 10), "option": ()}
-
-
-_DEFAULT_MAX_TOKENS = {"json": 512}
-
-
-def _parser_properties(parser, number, scale):
-    """The fields of a reply the parser reads (``number``: a rating's)."""
-    return {
-        "rating": {"rating": number},
-        "binary": {"correct": {"type": "boolean"}},
-        "verdict": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
-        "comparative": {"score_a": number, "score_b": number},
-        "json": {"reasoning": {"type": "string"}, "correctness": number, "relevance": number},
-        "option": {"option": {"type": "string", "enum": list(scale)}},  # scale: the options
-    }[parser]
+def _keys_reader(reader, keys):
+    """``reader`` reading a JSON object of ``keys`` instead (the rubric's criteria, or the
+    --response-format example's score field): read, scored, re-asked and given a schema by
+    them; combined and written as its own parser's values."""
+    json = _PARSERS["json"]
+    return reader._replace(
+        read=functools.partial(json.read, criteria=keys),
+        score=functools.partial(json.score, criteria=keys), what=json.what,
+        lacks="JSON object with {keys}", reask="a JSON object alone, with {keys}",
+        schema=lambda number, scale: dict({"reasoning": {"type": "string"}},
+                                          **dict.fromkeys(keys, number)))
 
 
 # -- HTTP client ---------------------------------------------------------------------
@@ -3623,11 +3669,11 @@ def _check_example(example):
             type(example).__name__))
 
 
-def _check_response(parser, values, fields, given):
+def _check_response(reader, values, fields, given):
     """TemplateError naming the fields ``given`` (the example's, output's and keywords') if
     an item has no response at all, nor a conversation's reply (a pair's parser reads two
     answers, which compare() gives)."""
-    if "response" in values or "response" in fields or parser in ("verdict", "comparative"):
+    if "response" in values or "response" in fields or "response" not in reader.responses:
         return
     raise TemplateError("template needs field 'response'; got {}".format(
         _names(_given_fields(*given), "no fields")))
@@ -3840,12 +3886,13 @@ class LLMJudge:
         self.parser = "json"
         if response_format is None:
             self.parser = parser or _parser_of(template)
+        self._reader = _PARSERS[self.parser]  # how the reply is read: see _set_answers
 
     def _check_criterion_needs(self, assess, check_position):
         """JudgeError now, not per item, if what is asked reads options no criterion gives."""
         if self.criterion is not None or self.template == "criterion":
             return
-        for needs, asked in (("the option parser", self.parser == "option"),
+        for needs, asked in (("the {} parser".format(self.parser), not self._reader.scale),
                              ("assess", assess), ("check_position", check_position)):
             if asked:
                 raise JudgeError("{} needs criterion={{'name', 'description', 'options': "
@@ -3862,12 +3909,14 @@ class LLMJudge:
         if response_format is not None:
             self.form = json.dumps(response_format, indent=2, ensure_ascii=False)
         self.keys = self._score_keys(score_field)
+        if self.keys:
+            self._reader = _keys_reader(self._reader, self.keys)
 
     def _scale(self, scale):
         """The criterion's options, else the scale given, else the parser's default."""
         if self.criterion:
             return self.criterion["options"]
-        return tuple(scale or _DEFAULT_SCALES.get(self.parser, (1, 5)))
+        return tuple(scale or self._reader.scale)
 
     def _score_keys(self, score_field):
         """The numbers of a JSON reply that score (None: any)."""
@@ -3881,14 +3930,14 @@ class LLMJudge:
                           structured, example, score_field, extra_body):
         """The body every request starts from (a None is left to the server), extra_body
         last."""
-        max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(self.parser, 16)
+        max_tokens = max_tokens or self._reader.max_tokens
         params = {"temperature": temperature, "max_tokens": max_tokens, "stream": False,
                   "seed": seed}
         if logprobs:  # top_logprobs alone: llama-server fails
             params.update(logprobs=True, top_logprobs=top_logprobs)
         if self._sends_schema(structured):
             params["response_format"] = _response_format(  # no options: each item has its own
-                self.parser, self.scale, example, score_field)
+                self._reader.schema, self.scale, example, score_field)
         sent = {k: v for k, v in params.items() if v is not None}
         return dict(sent, **extra_body or {})
 
@@ -3901,9 +3950,7 @@ class LLMJudge:
     def _has_schema(self):
         """Whether --structured can send a schema: it needs a scale (options read without a
         criterion have none: each item brings its own) and, for a JSON reply, its keys."""
-        if not self.scale:
-            return False
-        return self.parser != "json" or bool(self.keys)
+        return bool(self.scale) and self._reader.schema is not None
 
     batch = None  # a _Batch: replies from batch files, requests written to them
 
@@ -4048,20 +4095,18 @@ class LLMJudge:
         given = fields  # the item's own: _conversation takes turn and our keys out of it
         fields = self._conversation(example, output, fields)
         values = _example_values(example, output, fields)
-        _check_response(self.parser, values, fields, (example, output, given))
+        _check_response(self._reader, values, fields, (example, output, given))
         # the item's own criterion, else the judge's
         criterion = _criterion_or(fields.pop("criterion", None), self.criterion, self.template)
         if criterion:
             values.update(criterion["fields"])
         values.update(self.answers)
         values.update(fields, response_format=self.form)
-        context = None
-        if self.parser == "comparative":  # a record's own: its question is elsewhere
-            context = example.get("context")
-        values["context_section"] = _context_section(values.get("context", context))
+        own = self._reader.prompt_values(example, self.scale)
+        values["context_section"] = _context_section(values.get("context", own.pop("context",
+                                                                                  None)))
         values["reference_section"] = _reference_section(values.get("reference"), self.template)
-        if self.parser == "comparative":  # the prompt's scale is the judge's
-            values.update(low=self.scale[0], high=self.scale[1])
+        values.update(own)
         return values
 
     def _conversation(self, example, output, fields):
@@ -4072,7 +4117,7 @@ class LLMJudge:
         none_read = fields.get("_conversation") is _NO_CONVERSATION
         if none_read:  # the command line looked: no conversation, as the judge would find
             del fields["_conversation"]
-        if self.parser in ("verdict", "comparative"):
+        if "response" not in self._reader.responses:
             return self._pair_conversation(example, fields)
         turn = fields.pop("turn", None)
         messages = fields.pop("_conversation", None)
@@ -4143,10 +4188,7 @@ class LLMJudge:
         seed = self.params.get("seed", 0)
         asked = [self._converse(example, dict(values, seed=seed + n), again)
                  for n in range(self.repeats)]
-        how = "mean"
-        if self.parser in ("binary", "verdict", "option"):
-            how = "majority"
-        return jury(asked, how)
+        return jury(asked, self._reader.combine)
 
     def _converse(self, example, values, again=None):
         """One conversation: the last turn's reply read by the parser, earlier ones as text;
@@ -4165,7 +4207,7 @@ class LLMJudge:
         problem = _responses_kind_problem(values, self.parser)
         if problem:
             return self._failed("template_error", problem)
-        if self.parser in ("verdict", "comparative"):
+        if "response" not in self._reader.responses:
             return None
         response = values["response"]
         if response is None or not str(response).strip():
@@ -4281,9 +4323,7 @@ class LLMJudge:
 
     def _reask_turns(self, unread, scale):
         """The judge's unread reply, then the turn that asks again (_REASK_TEXT)."""
-        why = "no {} that could be read".format(_PARSERS[self.parser][1])
-        if self.keys or self.parser == "json":
-            why = "no JSON object that could be read"
+        why = "no {} that could be read".format(self._reader.what)
         if unread.status == "out_of_range":
             why = "{}, which is not on the scale".format(_reask_candidate(unread.error))
         ask = _REASK_TEXT.format(why=why, form=self._reask_form(scale))
@@ -4291,15 +4331,19 @@ class LLMJudge:
                 {"role": "user", "content": ask}]
 
     def _reask_form(self, scale):
-        """What a re-ask asks for, in the parser's terms (_REASK_FORMS)."""
-        if self.keys:
-            return "a JSON object alone, with {}".format(" and ".join(self.keys))
-        if self.parser == "option":
-            return "the name of one option alone: {}".format(_names(scale))
-        form = _REASK_FORMS[self.parser]
-        if self.parser == "binary":
-            return form.format(**dict(_BINARY_FORMATS["yesno"], **self.answers))
-        return form.format(low=scale[0], high=scale[1])
+        """What a re-ask asks for, in the parser's terms."""
+        return self._reader.reask.format(**self._words(scale))
+
+    def _words(self, scale):
+        """What a re-ask or a parse_error may name: the scale's ends or its options, the
+        yes/no words, a JSON reply's keys."""
+        words = dict(_BINARY_FORMATS["yesno"], **self.answers)
+        words["keys"] = " and ".join(self.keys or ())
+        if isinstance(scale, Mapping):
+            words["options"] = _names(scale)
+        elif scale:
+            words.update(low=scale[0], high=scale[1])
+        return words
 
     def _reasked(self, tries):
         """One Judgement of a reply and its re-asks: the last's, the earlier raw replies in
@@ -4700,11 +4744,7 @@ class LLMJudge:
 
     def _parser(self):
         """(read, score) of the judge's parser; with ``keys``, of a JSON object of them."""
-        read, _, score_of = _PARSERS[self.parser]
-        if self.keys:
-            read = functools.partial(_read_json, criteria=self.keys)
-            score_of = functools.partial(_json_score, criteria=self.keys)
-        return read, score_of
+        return self._reader.read, self._reader.score
 
     @staticmethod
     def _assessment(raw, finish):
@@ -4778,17 +4818,13 @@ class LLMJudge:
             seen.candidate, low, high, seen.raw[:200])
 
     def _wants(self, scale):  # what a reply no value was read from lacks
-        if self.keys:
-            return "JSON object with {}".format(" and ".join(self.keys))
-        if self.parser == "option":
-            return "option ({})".format(_names(scale))
-        return _PARSERS[self.parser][1]
+        return self._reader.lacks.format(what=self._reader.what, **self._words(scale))
 
     def _scored(self, reply, value, scale, score_of, common):
         """The Judgement of a value read: scored from the text, or from the logprobs of a
         rating when they were asked for."""
         expected = None
-        if self.params.get("logprobs") and self.parser == "rating":
+        if self.params.get("logprobs") and self._reader.logprobs:
             expected = _expected_rating(reply.get("logprobs"), value, scale)
         if expected is None:
             score, source = score_of(value, scale), "text"
@@ -4798,11 +4834,7 @@ class LLMJudge:
                          details=self._details(value), **common)
 
     def _details(self, value):
-        if self.parser in ("verdict", "option"):
-            return {self.parser: value}
-        if self.parser == "comparative":
-            return {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
-        return {}
+        return self._reader.details(value)
 
 
 # the failures a re-ask may mend: the judge answered, but not in a form that can be read
@@ -4811,15 +4843,6 @@ _REASKED = ("parse_error", "out_of_range")
 
 _REASK_TEXT = ("Your reply above gave {why}. Reply again with {form}, in the form asked for "
                "above.")
-
-
-_REASK_FORMS = {
-    "rating": "the rating alone, a number from {low:g} to {high:g}",
-    "comparative": "the two scores alone, each a number from {low:g} to {high:g}",
-    "binary": "the verdict alone, {answer_yes} or {answer_no}",
-    "verdict": "the verdict alone, [[A]], [[B]] or [[C]]",
-    "json": "a JSON object alone, with the score from {low:g} to {high:g}",
-}
 
 
 def _both_reasks(judgement, first, second):
@@ -5297,14 +5320,15 @@ def _scale_digit(token, scale):
     return None
 
 
-def _response_format(parser, scale, example=None, field=None):
+def _response_format(schema, scale, example=None, field=None):
     """A JSON schema for the reply (vLLM guided decoding, OpenAI structured outputs): the
-    parser's, or the one inferred from an ``example`` reply whose ``field`` scores."""
+    parser's (``schema``, a _Parser's), or the one inferred from an ``example`` reply whose
+    ``field`` scores."""
     if example is not None:
         _check_example_reply(example, field)
     number = {"type": "integer", "minimum": min(scale), "maximum": max(scale)}
     if example is None:
-        properties = _parser_properties(parser, number, scale)
+        properties = schema(number, scale)
     else:
         properties = _json_schema(example)["properties"]
         properties[field].update(minimum=scale[0], maximum=scale[1])
@@ -6435,10 +6459,7 @@ def _record_images(spec):
 
 def _responses_kind_problem(values, parser):
     """Why the responses a parser reads (a pair's two, else one) are not answers, or None."""
-    fields = ("response",)
-    if parser in ("verdict", "comparative"):
-        fields = ("response_a", "response_b")
-    for field in fields:
+    for field in _PARSERS[parser].responses:
         problem = _kind_problem(field, values.get(field))
         if problem:
             return problem
@@ -6889,7 +6910,7 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
     run = run or {}
     first = judges[0]
     scale = None
-    if first.parser in ("rating", "json", "comparative"):
+    if _PARSERS[first.parser].on_scale:
         scale = list(first.scale)
     quorum = None
     if run.get("jury"):
@@ -7987,7 +8008,7 @@ def _response_format_file(args, scale):
         return None
     try:
         example = _json_file(args.response_format)
-        _response_format("json", scale or (0, 10), example, args.score_field)
+        _response_format(None, scale or (0, 10), example, args.score_field)
     except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
         reason = getattr(exc, "strerror", None) or exc  # a file's error without its errno
         raise ValueError("--response-format {}: {}".format(args.response_format, reason)) from None
