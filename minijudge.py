@@ -1273,14 +1273,9 @@ def _visible(text):
     return _THINK_OPEN_RE.split(text, maxsplit=1)[0]
 
 
-def _last(pattern, text, pos=0, endpos=sys.maxsize):
-    """The last match of ``pattern`` in ``text`` (from ``pos`` to ``endpos``), or None: a
-    reply's final verdict wins."""
-    matches = pattern.finditer(text, pos, endpos)
-    return next(iter(collections.deque(matches, maxlen=1)), None)  # O(1) memory
-
-
-def _plain(text):
+def _unmarked(text):
+    """A reply as the parsers read it: visible (_visible), a JSON object one key a line,
+    no markdown emphasis or code marks."""
     text = _visible(text)
     try:  # one JSON object, spaced out by response_format's grammar ({"rating"\n:\n4}):
         if text.lstrip().startswith("{"):  # one key at the start of each line
@@ -1309,7 +1304,7 @@ def _read_rating(text, scale):
     Ratings offered together ("[[9]] or [[10]]") are none: "Rating: [[8]] ... a rating of
     [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None. One the reply gives
     something else is none ("Confidence: 8/10", "Rating of my improved answer: 9"); one given
-    "Assistant C" counts only when no other assistant is named (_strongest_mention).
+    "Assistant C" counts only when no other assistant is named (_read_rating_fully).
     """
     short = _SHORT_RATING_RE.fullmatch(text or "")
     if short:  # the usual reply, read as _read_rating_fully reads it, at C speed
@@ -1318,11 +1313,34 @@ def _read_rating(text, scale):
 
 
 def _read_rating_fully(text, scale):
-    """_read_rating's reading of any reply, mention by mention."""
-    text = _plain(text)
-    tier, candidate = _strongest_mention(text, scale)
+    """_read_rating's reading of any reply, mention by mention: the strongest rank wins
+    (_rank), the last of that rank; "8/10" on another scale than ``scale`` is read as
+    written (out of the scale), one offered with another as none, and so is one given an
+    assistant named by letter when the reply names several (whose is it?). Unless a
+    mention outranks it, a line that is only a number (the first, else the last) wins."""
+    text = _unmarked(text)
+    tier, candidate = 9, None  # 9: no mention
+    for match in _RATING_RE.finditer(text):
+        name = next(n for n in _MENTION_KINDS if match.group(n))
+        rank = _rank(text, match, name, tier)
+        if rank > tier:
+            continue
+        tier, candidate = rank, _number(match.group(name))
+        out_of = match.groupdict().get(name + "_of")
+        if rank in _ALTERNATIVE_RANKS:
+            candidate = None
+        elif out_of is not None and int(out_of) != scale[1]:
+            candidate = "{}/{}".format(candidate, out_of)
+    if _NAMED_RANK <= tier < _HYPOTHETICAL:  # "Assistant C: 2, Assistant A: 7": whose?
+        names = {(m.group("name") or m.group("bare")).strip("()").upper()
+                 for m in _NAMES_RE.finditer(text)}
+        if len(names) > 1:
+            candidate = None
     if tier > 3:  # nothing stronger than a line that is only a number
-        candidate = _bare_number(text, candidate)
+        lines = _lines(text)
+        bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
+        if bare:
+            candidate = _number(bare.group(1))
     return _in_scale(candidate, scale)
 
 
@@ -1337,90 +1355,42 @@ def _in_scale(candidate, scale):
 _MENTION_KINDS = ("bracket", "keyword", "fraction", "single")  # the groups of _RATING_RE
 
 
-def _strongest_mention(text, scale):
-    """(the strongest rank of a mention, 9 if none; the value of the last of that rank, None
-    when that rank is an assistant's named by letter and the reply names several)."""
-    tier, candidate = 9, None
-    for match in _RATING_RE.finditer(text):
-        name = next(n for n in _MENTION_KINDS if match.group(n))
-        rank = _rank(text, match, name, tier)
-        if rank <= tier:
-            tier, candidate = rank, _mention_value(match, name, rank, scale)
-    if _NAMED_RANK <= tier < _HYPOTHETICAL:  # "Assistant C: 2, Assistant A: 7": whose?
-        names = {(m.group("name") or m.group("bare")).strip("()").upper()
-                 for m in _NAMES_RE.finditer(text)}
-        if len(names) > 1:
-            candidate = None
-    return tier, candidate
-
-
-def _mention_value(match, name, rank, scale):
-    """The number a mention states; "8/10" when out of another scale; None if an alternative."""
-    if rank in _ALTERNATIVE_RANKS:
-        return None
-    value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
-    if out_of is not None and int(out_of) != scale[1]:
-        return "{}/{}".format(value, out_of)
-    return value
-
-
-def _bare_number(text, candidate):
-    """The number alone on the first line, else on the last, else ``candidate``."""
-    lines = _lines(text)
-    bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
-    if bare:
-        return _number(bare.group(1))
-    return candidate
-
-
 _KIND_RANKS = {"bracket": 1, "keyword": 4}  # any other kind: 5
 
 
 def _rank(text, match, name, tier):
-    """How strongly a mention states the rating, 0 the strongest. One offered with another
-    ("[[9]] or [[10]]") ranks just below its own kind's: it is no rating, but a reply whose
-    strongest mentions are alternatives has none. One the reply gives something other than
-    the judged response is never read; one given an assistant named by letter ranks below
-    every mention not so named. (Weaker than ``tier``, the best so far: not looked at
-    further, it cannot win.)"""
-    rank = _kind_rank(text, match, name)
+    """How strongly a mention states the rating, 0 the strongest: "Rating: [[4]]", then any
+    [[4]], then a label starting a line (only marks such as "**" or "- ", and perhaps
+    "final", "overall", "my" or "total", before it), then a keyword, then the other kinds.
+    One offered with another ("[[9]] or [[10]]") ranks just below its own kind's: it is no
+    rating, but a reply whose strongest mentions are alternatives has none. One the reply
+    gives something other than the judged response is never read; one given an assistant
+    named by letter ranks below every mention not so named; a hypothetical, or one the
+    judge revised, below every stated one. (Weaker than ``tier``, the best so far: not
+    looked at further, it cannot win.)"""
+    start, number = match.start(), match.start(name)
+    line_start = text.rfind("\n", 0, start) + 1
+    rank = _KIND_RANKS.get(name, 5)
+    if match.group("closed"):
+        rank = 0
+    elif match.group("label") and _LABEL_PREFIX_RE.match(text, line_start, start):
+        rank = 2
     if rank > tier:
         return rank
-    owner = _owner(text, match.start(name))
+    owner = None  # whose rating: the last words naming one in its sentence up to it
+    for words in _OWNER_RE.finditer(text, _sentence_start(text, number), number):
+        owner = words.lastgroup
     if owner == "other":  # "Confidence: 8/10", "the phone has a rating of 4.5"
         return _NOT_THE_JUDGED
-    if _alternative(text, match.start(name), match.end()):
+    if _alternative(text, number, match.end()):
         return _ALTERNATIVE_RANKS[rank > 3]
-    if _hypothetical(text, match.start(name)) or _hypothetical_after(text, match.end()):
+    if _hypothetical(text, number, match.end()):
         return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
-    if _SUPERSEDED_RE.search(text, max(0, match.start() - 20), match.start()):
+    if _SUPERSEDED_RE.search(text, max(0, start - 20), start):
         return _HYPOTHETICAL + rank / 10  # "my initial rating was [[2]]; on reflection [[4]]"
     if owner == "named":
         return _NAMED_RANK + rank / 10  # "Response C would be a 2/10"
     return rank
-
-
-def _kind_rank(text, match, name):
-    """0 for "Rating: [[4]]", 2 for a label starting a line, else by the mention's kind."""
-    if match.group("closed"):
-        return 0
-    if match.group("label") and _starts_line(text, match.start()):
-        return 2
-    return _KIND_RANKS.get(name, 5)
-
-
-def _starts_line(text, start):
-    """Whether only marks ("**", "- ") and perhaps "final", "overall", "my" or "total" stand
-    before ``start`` on its line."""
-    return _LABEL_PREFIX_RE.match(text, text.rfind("\n", 0, start) + 1, start)
-
-
-def _owner(text, start):
-    """Whose rating the number at ``start`` is, as the last words naming one in its sentence
-    up to it say: "judged", "named" (an assistant named by a letter or number), "other" (a
-    confidence, the judge's own rewrite, a thing the judged answer rates) or None (unsaid)."""
-    owner = _last(_OWNER_RE, text, _sentence_start(text, start), start)
-    return owner and owner.lastgroup
 
 
 def _sentence_start(text, start):
@@ -1431,18 +1401,15 @@ def _sentence_start(text, start):
     return max(window, last_mark + 1)
 
 
-def _hypothetical(text, start):
-    """Whether a mention at ``start`` is a hypothetical: its sentence, up to it, holds "if",
-    "could", "might" or "it would" ("With sources it would get a rating of [[9]]")."""
+def _hypothetical(text, start, end):
+    """Whether a mention from ``start`` to ``end`` is a hypothetical: its sentence, up to
+    it, holds "if", "could", "might" or "it would" ("With sources it would get a rating of
+    [[9]]"), or "would", "could" or "might" follow it ("[[B]] would win if brevity
+    mattered", "[[5]] would need sources")."""
     before = text[max(0, start - 200):start].lower()
-    if not any(word in before for word in _HYPOTHETICAL_WORDS):  # the usual case, at C speed
-        return False
-    return bool(_HYPOTHETICAL_RE.search(text, _sentence_start(text, start), start))
-
-
-def _hypothetical_after(text, end):
-    """Whether a mention ending at ``end`` is followed by "would", "could" or "might"
-    ("[[B]] would win if brevity mattered", "[[5]] would need sources")."""
+    if any(word in before for word in _HYPOTHETICAL_WORDS):  # else, at C speed, none
+        if _HYPOTHETICAL_RE.search(text, _sentence_start(text, start), start):
+            return True
     return bool(_HYPOTHETICAL_AFTER_RE.match(text, end))
 
 
@@ -1494,9 +1461,10 @@ _BINARY_AFTER_RE = re.compile(_BOTH + _YES_NO, re.I)
 _BINARY_BEFORE_RE = re.compile(r"\b" + _YES_NO + _BOTH + r"\Z", re.I)
 
 
-def _binary_together(text, match, group=1):
-    """Whether a yes or a no is offered with the other: "yes or no", "true/false"."""
-    start, end = match.span(group)
+def _binary_together(text, match):
+    """Whether the yes or no a match read (its last named group, else its first) is offered
+    with the other: "yes or no", "true/false"."""
+    start, end = match.span(match.lastgroup or 1)
     before = _BINARY_BEFORE_RE.search(text, max(0, start - 20), start)
     return bool(before or _BINARY_AFTER_RE.match(text, end))
 
@@ -1510,8 +1478,8 @@ def parse_binary(text):
     count only as labelled verdicts or alone: "No. The answer is 1" is False. Both offered
     together ("Answer: yes or no", "true/false") are no verdict.
     """
-    text = _plain(text)
-    labelled, seen = _last_stated(_BINARY_LABEL_RE, text, _binary_word_together)
+    text = _unmarked(text)
+    labelled, seen = _last_stated(_BINARY_LABEL_RE, text, _binary_together)
     if labelled:
         return _BINARY_WORDS[labelled.group("word").lower()]
     if seen:  # only labels offering both: no verdict
@@ -1520,21 +1488,12 @@ def parse_binary(text):
     first = _first_word(lines[0])
     if first is not None:
         return first
-    return _binary_prose(text, lines[-1])
-
-
-def _binary_prose(text, last_line):
-    """The verdict of the last "is correct" or "not correct", else of the last line's first word."""
-    prose, _ = _last_stated(_BINARY_PROSE_RE, text, _binary_word_together)
+    prose, _ = _last_stated(_BINARY_PROSE_RE, text, _binary_together)
     if not prose:
-        return _first_word(last_line)
+        return _first_word(lines[-1])
     if prose.group("negated"):
         return False
     return _BINARY_WORDS[prose.group("word").lower()]
-
-
-def _binary_word_together(text, match):
-    return _binary_together(text, match, match.lastgroup)
 
 
 def _first_word(line):
@@ -1573,26 +1532,19 @@ def parse_comparative(text):
     ``Score: 9; Score: 6``), else each after its label on any line, the last of each
     (``Assistant 1: 8/10``, "give Assistant 2 a score of 8"). Not "plug 2 in for f(2)"."""
     structured = _structured(text, "score_a", "score_b")
-    text = _plain(text)
+    text = _unmarked(text)
     if structured:
         found = dict(zip("AB", structured))
-    else:
-        found = _first_line_scores(text)
+    else:  # a first line holding two scores, else each label's last
+        line = next((line for line in text.splitlines() if line.strip()), "")
+        pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
+        found = dict(zip("AB", pair.group("a", "b"))) if pair else _labelled_scores(text)
     if len(found) != 2:
         return None
     try:
         return float(found["A"]), float(found["B"])
     except (TypeError, ValueError, KeyError, OverflowError):  # no A (a third label), or a
         return None  # JSON score that is not a number (or too large for one)
-
-
-def _first_line_scores(text):
-    """{"A": score, "B": score} from a first line holding two scores, else _labelled_scores."""
-    line = next((line for line in text.splitlines() if line.strip()), "")
-    pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-    if pair:
-        return dict(zip("AB", pair.group("a", "b")))
-    return _labelled_scores(text)
 
 
 def _labelled_scores(text):
@@ -1683,10 +1635,15 @@ def parse_verdict(text):
     structured = _structured(text, "verdict")
     if structured:
         return _VERDICT_WORDS.get(str(structured[0]).lower())
-    text = _plain(text)
+    text = _unmarked(text)
     last, seen = _stated_verdict(text)
     if seen:  # the last [[verdict]] stated; none if all were offered together
-        return _bracket_verdict(last)
+        verdict = None
+        if last is not None and last.group("arena"):  # Arena-Hard's: by letter and sign
+            verdict = _ARENA_VERDICTS[re.sub(r"\s+", "", last.group("arena").upper())[:2]]
+        elif last is not None:
+            verdict = _VERDICT_WORDS.get(last.group("mt").lower())
+        return verdict
     preferred = _preferred(text)
     if preferred:
         return _VERDICT_WHO[(preferred.group("who") or preferred.group("who2")).lower()]
@@ -1701,32 +1658,13 @@ def _preferred(text):
     leading = _LEADING_RE.match(text)
     if leading:
         return leading
-    stated = [m for m in _PREFERRED_RE.finditer(text) if not _reported(text, m)]
+    stated = [m for m in _PREFERRED_RE.finditer(text)  # not someone else's opinion
+              if not _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])]
     better = [m for m in stated if not m.group("more")]
     chosen = better or stated
     if not chosen:
         return None
     return chosen[-1]
-
-
-def _reported(text, match):
-    return bool(_REPORTED_RE.search(text[max(0, match.start() - 40):match.start()]))
-
-
-def _bracket_verdict(match):
-    """The verdict a [[...]] match states, or None for no match."""
-    if match is None:
-        return None
-    if match.group("arena"):
-        label = re.sub(r"\s+", "", match.group("arena").upper())
-        return _ARENA_VERDICTS[label[:2]]
-    return _VERDICT_WORDS.get(match.group("mt").lower())
-
-
-def _verdict_together(text, match):
-    """Whether a [[verdict]] is offered with another: "[[A]] or [[C]]", "[[A]]/[[B]]"."""
-    before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
-    return bool(before or _VERDICT_AFTER_RE.match(text, match.end()))
 
 
 def _stated_verdict(text):
@@ -1735,9 +1673,10 @@ def _stated_verdict(text):
     stated, hypothetical, seen = None, None, False
     for match in _VERDICT_RE.finditer(text):
         seen = True
-        if _verdict_together(text, match):
+        before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
+        if before or _VERDICT_AFTER_RE.match(text, match.end()):  # "[[A]] or [[C]]"
             continue
-        if _hypothetical(text, match.start()) or _hypothetical_after(text, match.end()):
+        if _hypothetical(text, match.start(), match.end()):
             hypothetical = match
         else:
             stated = match
@@ -1783,20 +1722,19 @@ def _read_comparative(text, scale):
     return (pair, pair) if in_scale else (None, "{:g} {:g}".format(*pair))
 
 
-def _option_score(option):
-    """An option's score, a number: true or "1" were read as 1.0, unasked (a TypeError)."""
-    score = option["score"] if isinstance(option, dict) else option
-    if not _is_number(score):
-        raise TypeError("not a number: {!r}".format(score))
-    return float(score)
-
-
 def _criterion(criterion):
     """A criterion ``{"name", "description", "options": {name: score}}`` (or options
     ``{name: {"score": s, "description": d}}``), checked, with its template fields."""
     try:
         options = {str(k): v for k, v in criterion["options"].items()}
-        scores = {k: _option_score(v) for k, v in options.items()}
+        scores = {}
+        for option, given in options.items():  # a number: true or "1" are none
+            score = given
+            if isinstance(given, dict):
+                score = given["score"]
+            if not _is_number(score):
+                raise TypeError("not a number: {!r}".format(score))
+            scores[option] = float(score)
         name = str(criterion["name"])
     except (KeyError, TypeError, AttributeError, ValueError):
         raise JudgeError("a criterion needs a name and options mapping each option to a "
@@ -1807,18 +1745,16 @@ def _criterion(criterion):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
     _check_option_names(name, scores)
-    lines = [_option_line(name, option) for name, option in options.items()]
+    lines = []  # as the prompt lists them: "- name", with ": description" if it has one
+    for option, given in options.items():
+        line = "- {}".format(option)
+        if isinstance(given, dict) and given.get("description"):
+            line = "- {}: {}".format(option, given["description"])
+        lines.append(line)
     return {"name": name, "options": scores, "fields": {
         "criterion_name": name, "criterion_description": criterion.get("description", ""),
         "criterion_scores": scores, "criterion_options": "\n".join(lines),
         "criterion_options_reversed": "\n".join(reversed(lines))}}
-
-
-def _option_line(name, option):
-    """An option as the prompt lists it: "- name", with ": description" if it has one."""
-    if isinstance(option, dict) and option.get("description"):
-        return "- {}: {}".format(name, option["description"])
-    return "- {}".format(name)
 
 
 _OPTION_EDGES = " \t.:;!\"'[]()-"  # what a reply's line may wrap an option's name in
@@ -1851,11 +1787,13 @@ def _read_option(text, options):
     together ("Good or Excellent", "Excellent/Good") pick none."""
     by_name = {_loose(name): name for name in options}
     structured = _structured(text, "option")
-    if structured:
-        named = _option_named(str(structured[0]), options, by_name)
+    if structured:  # {"option": "good"} is Good: exactly, else as a reply's line is matched
+        named = str(structured[0])
+        if named not in options:
+            named = by_name.get(_loose(named))
         if named:
             return named, named
-    picked = _picked_options(_plain(text), by_name)
+    picked = _picked_options(_unmarked(text), by_name)
     if len(picked) != 1:
         return None, None
     return picked[0], picked[0]
@@ -1866,24 +1804,14 @@ def _picked_options(plain, by_name):
     it mentions, else, unless exactly one, the one its last line is a typo of."""
     lines = _verdict_lines(plain, by_name)
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
-    if named and not _revised(named[0], lines[-1], by_name):
+    # unless the last line names another option than the first line's: the judge changed
+    # its mind ("Excellent ... On reflection: Poor"), so the first is no pick
+    if named and all(option == named[0] for option in _mentioned(by_name, lines[-1])):
         return named[:1]
     picked = _mentioned(by_name, plain)
     if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
         picked = _close_option(lines[-1], by_name)
     return picked
-
-
-def _revised(first, last_line, by_name):
-    """Whether the last line names an option other than ``first``, the first line's: the
-    judge changed its mind ("Excellent ... On reflection: Poor"), so the first is no pick."""
-    return any(option != first for option in _mentioned(by_name, last_line))
-
-
-def _reply_lines(text):
-    """A reply's non-blank lines as an option's name is matched, "Answer:" and the like off."""
-    return [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
-                   _loose(line)) for line in text.splitlines() if line.strip()]
 
 
 def _verdict_lines(plain, by_name):
@@ -1892,19 +1820,15 @@ def _verdict_lines(plain, by_name):
     would otherwise be read as the verdict)."""
     lines = []
     for paragraph in re.split(r"\n[^\S\n]*\n", plain):
-        found = _reply_lines(paragraph)
+        found = [_ANSWER_LABEL_RE.sub("", _loose(line))  # "Answer:" and the like off
+                 for line in paragraph.splitlines() if line.strip()]
         if len({line for line in found if line in by_name}) > 1:
             found = [line for line in found if line not in by_name]
         lines.extend(found)
     return lines
 
 
-def _option_named(name, options, by_name):
-    """The option ``name`` is: exactly, else as a reply's line is matched (``{"option":
-    "good"}`` is Good); None if neither."""
-    if name in options:
-        return name
-    return by_name.get(_loose(name))
+_ANSWER_LABEL_RE = re.compile(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*")
 
 
 # before an option's name: a negation, perhaps with an intensifier ("not very good")
@@ -1917,42 +1841,31 @@ _NEGATED_OPTION_RE = re.compile(r"""
 def _mentioned(by_name, text):
     """The options ``text`` names as words, not negated ("not good", "not very good")."""
     low = text.lower()
-    return [name for loose, name in by_name.items() if _affirmed(low, loose)]
-
-
-def _affirmed(low, loose):
-    """Whether ``low`` names the option ``loose`` as a word at least once not negated."""
-    for match in re.finditer(r"(?<![\w-])" + re.escape(loose) + r"(?![\w-])", low):
-        if not _NEGATED_OPTION_RE.search(low, max(0, match.start() - 60), match.start()):
-            return True
-    return False
+    named = []
+    for loose, name in by_name.items():
+        for match in re.finditer(r"(?<![\w-])" + re.escape(loose) + r"(?![\w-])", low):
+            if not _NEGATED_OPTION_RE.search(low, max(0, match.start() - 60), match.start()):
+                named.append(name)
+                break
+    return named
 
 
 def _close_option(line, by_name):
-    """A last line close to one option's name (a typo), unless it is a negation."""
+    """A last line close to one option's name (a typo), unless it is a negation; not when
+    one is inside the other ("correct" in "incorrect": another word, often the option's
+    opposite), nor when the two closest are as close as each other ("Faiz" to "Fair" and
+    "Fail": picking one would be the order of the options, not the judge's)."""
     import difflib
     if re.match(r"(?:not|never|no)\b", line):
         return []
     close = difflib.get_close_matches(line, list(by_name), n=2, cutoff=0.75)
-    if not close or _part_of(line, close[0]) or _equally_close(line, close):
+    if not close or line in close[0] or close[0] in line:
         return []
+    if len(close) == 2:
+        ratios = [difflib.SequenceMatcher(None, line, low).ratio() for low in close]
+        if ratios[0] == ratios[1]:
+            return []
     return [by_name[close[0]]]
-
-
-def _equally_close(line, close):
-    """Whether the two closest options are as close as each other ("Faiz" to "Fair" and
-    "Fail"): picking one would be the order of the options, not the judge's."""
-    import difflib
-    if len(close) < 2:
-        return False
-    ratios = [difflib.SequenceMatcher(None, line, low).ratio() for low in close]
-    return ratios[0] == ratios[1]
-
-
-def _part_of(line, option):
-    """Is one inside the other ("correct" in "incorrect")? Then the line is another word
-    (often the option's opposite), not a typo of it."""
-    return line in option or option in line
 
 
 def _json_numbers(obj, criteria=None):
@@ -1976,20 +1889,18 @@ _KEY_NUMBER_RE = re.compile(r"""(?:^|[{,])[\W_]*?["']?([a-z][\w ]{0,40}?)["']?[^
 def _read_json(text, scale, criteria=None):
     obj = parse_json(text)
     if not obj:  # no JSON object: "key: number" lines
-        pairs = _KEY_NUMBER_RE.findall(_plain(text)[-_JSON_WINDOW:])
+        pairs = _KEY_NUMBER_RE.findall(_unmarked(text)[-_JSON_WINDOW:])
         obj = {key.strip().lower(): _number(value) for key, value in pairs}
     numbers = _json_numbers(obj, criteria)
-    if not numbers or _numbers_short(numbers, criteria):
-        return None, None  # averaging several numbers would invent a score
+    # a criterion without its number, or, without criteria, more than one number: averaging
+    # several numbers would invent a score
+    short = len(numbers) > 1
+    if criteria:
+        short = len(numbers) < len(criteria)
+    if not numbers or short:
+        return None, None
     in_scale = all(scale[0] <= v <= scale[1] for v in numbers.values())
     return (obj, obj) if in_scale else (None, json.dumps(numbers))
-
-
-def _numbers_short(numbers, criteria):
-    """A criterion without its number, or, without criteria, more than one number."""
-    if criteria:
-        return len(numbers) < len(criteria)
-    return len(numbers) > 1
 
 
 def _json_score(obj, scale, criteria=None):
@@ -4927,7 +4838,7 @@ def _is_strong(judgement):
     else its reply's stated verdict is Arena-Hard's [[A>>B]] or [[B>>A]]."""
     if "verdicts" in judgement.details or "strong" in judgement.details:
         return judgement.details.get("strong") is True
-    stated, _ = _stated_verdict(_plain(judgement.raw or ""))
+    stated, _ = _stated_verdict(_unmarked(judgement.raw or ""))
     if stated is None or not stated.group("arena"):
         return False
     return re.search(r">>|<<", stated.group("arena")) is not None
