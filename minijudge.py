@@ -1126,7 +1126,6 @@ _THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
 _NUMBER = r"(?<![\w.-])\d{1,9}(?:\.\d{1,9})?(?!\.?\d|[eE]\d)"
 _SCORE = _NUMBER + r"(?!\s*(?:to|-|–|—|\+|\*|×)\s*\d|\s*=|\s*%)"  # not "1 to 5", "1=poor", "2+2"
 
-
 _RATING_RE = re.compile(r"""
     (?=[\[\drsgmvea])  # what every branch starts with: the search skips any other place at
     (?:                # once (2.3 times as fast on long replies); a new branch adds its own
@@ -1144,19 +1143,15 @@ _RATING_RE = re.compile(r"""
     )
 """.format(num=_NUMBER, score=_SCORE), re.I | re.X)
 
-
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
 _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
-
 
 # a whole reply that is only "Rating: [[4]]" or "[[4]]": _read_rating's answer without
 # its full reading (a test checks both agree on every real reply and parser case)
 _SHORT_RATING_RE = re.compile(r"(?:Rating:[ ])?\[\[([0-9]{1,2})\]\]", re.X)
 
-
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
 _HEDGE = r"(?:(?:maybe|perhaps|possibly|probably|even)\b[^\S\n]*)?"  # "or maybe [[9]]"
-
 
 # a number offered with another ("[[9]] or [[10]]", "7 to 8", "6/10 or 7/10") is no verdict:
 # what follows a number's mention, and what precedes it (searched up to where it starts).
@@ -1170,7 +1165,6 @@ _ALT_AFTER_RE = re.compile(r"""
     \d
 """.format(hedge=_HEDGE), re.I | re.X)
 
-
 _ALT_BEFORE_RE = re.compile(r"""
     (?: \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*          # "7", "6/10"
         (?: (?:\]\]?[^\S\n]*)?(?:,[^\S\n]*)?\(?\b(?:or|to)\b[^\S\n]*{hedge}  # "7 or ", "7, or "
@@ -1181,51 +1175,40 @@ _ALT_BEFORE_RE = re.compile(r"""
     \Z
 """.format(hedge=_HEDGE), re.I | re.X)
 
-
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
-
 
 # a rating given an assistant named by letter or number ranks below every mention not so
 # named, in the order of its kind: read only when the reply names no other (MT-Bench's
 # multi-turn prompt calls the judged one "Assistant A"), else whose would it be?
 _NAMED_RANK = 6
 
-
 # a hypothetical ranks below every stated mention, in the order of its kind: read only
 # when nothing is stated ("Rating: 4. If improved it could get [[5]]" is 4)
 _HYPOTHETICAL = 7
 
-
 _NOT_THE_JUDGED = 10  # a rating the reply gives something else: never read (9: no mention)
-
 
 # a clause begun before a mention in its sentence that makes the mention a hypothetical;
 # not "I would rate it [[8]]", the usual way of stating the verdict itself
 _HYPOTHETICAL_WORDS = ("if", "unless", "could", "might", "would")
-
 
 _HYPOTHETICAL_RE = re.compile(r"""
     \b(?:if|unless|could|might)\b                             # "if it cited sources, [[9]]"
   | \b(?:it|this|that|which|they|response|answer|one|version)\s+would\b  # "it would get [[9]]"
 """, re.I | re.X)
 
-
 # a rating the judge names as one it revised: read only when nothing else is stated
 _SUPERSEDED_RE = re.compile(r"\b(?:initial|original|preliminary|previous|earlier|tentative|first)"
                             r"[^\S\n]+\Z", re.I)
 
-
 # or a mention the clause goes on from: "[[B]] would win if brevity mattered"
 _HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
-
 
 # the name of an assistant, response or answer: "C", "2", "(b)"; a capital letter only
 # ("the response a 7" names none)
 _NAME = r"(?:\([a-h1-9]\)|(?-i:[A-H])(?!\w)|[1-9](?!\w))"
 
-
 _ASSISTANT = r"\b(?:assistant|response|answer|output|model)s?[^\S\n]*"  # before a name
-
 
 # whose rating a number is: the last of these in its sentence up to it, the mention's own
 # words among them ("Rating for the improved answer: 9")
@@ -1256,7 +1239,6 @@ _OWNER_RE = re.compile(r"""
     )
 """.format(name=_NAME, assistant=_ASSISTANT,
            rewrite=r"(?:answer|response|version|reply|solution)s?\b"), re.I | re.M | re.X)
-
 
 # the assistants a reply names, to tell whether a named one is the judged one
 _NAMES_RE = re.compile(r"""
@@ -1354,7 +1336,6 @@ def _in_scale(candidate, scale):
 
 _MENTION_KINDS = ("bracket", "keyword", "fraction", "single")  # the groups of _RATING_RE
 
-
 _KIND_RANKS = {"bracket": 1, "keyword": 4}  # any other kind: 5
 
 
@@ -1438,7 +1419,6 @@ def parse_rating(text, *, scale=(1, 5)):
 _BINARY_WORDS = dict(dict.fromkeys(["yes", "true", "correct", "right", "pass", "1"], True),
                      **dict.fromkeys(["no", "false", "incorrect", "wrong", "fail", "0"], False))
 
-
 _BINARY_LABEL_RE = re.compile(r"""
     ^[\W_]*(?:final\s+)?                               # at the start of a line
     (?:verdict|answer|judge?ment|correct(?:ness)?|is_correct|decision|label|result|grade
@@ -1447,12 +1427,10 @@ _BINARY_LABEL_RE = re.compile(r"""
     (?P<word>yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b
 """, re.I | re.X | re.M)
 
-
 _BINARY_PROSE_RE = re.compile(r"""
     \bnot\s+(?P<negated>correct|right|equivalent)\b       # "not correct"
   | \bis\s+(?P<word>correct|incorrect|right|wrong)\b      # "the response is correct"
 """, re.I | re.X)
-
 
 _FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b", re.I)
 _YES_NO = r"(?:yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b"
@@ -1510,13 +1488,11 @@ _SCORE_LABEL_RE = re.compile(r"""
   | (?:/|out\s+of)\s*\d+(?!\.?\d)                           # "8/10" -> "8"
 """, re.I | re.X)
 
-
 _SCORE_PAIR_RE = re.compile(r"""
     [\s,;:|()\[\]]*  (?P<a>\d{1,9}(?:\.\d{1,9})?)              # "8", "(8"
     (?:[\s,;:|&()\[\]]|and|vs\.?)+                           # " ", ", ", "; ", " and "
     (?P<b>\d{1,9}(?:\.\d{1,9})?)  [\s,;:|().\[\]]*\Z           # "9", "9)."
 """, re.I | re.X)
-
 
 _SCORE_FOR_RE = re.compile(r"""
     \b(?:output|assistant|response|answer|model)\s*\(?(?P<who>[a-z\d])\)?  # any label: "Answer 3"
@@ -1580,16 +1556,13 @@ _VERDICT_RE = re.compile(r"""
           | (?P<arena>[AB]\s*(?:>>|>|=|<<|<)\s*[AB]) )\s*\]\]      # Arena-Hard [[A>>B]]
 """, re.I | re.X)
 
-
 _WHO = r"(?:output|assistant|response|answer|model)\s*\(?(?P<{}>[ab12])\)?"
-
 
 _PREFERRED_RE = re.compile(r"""
     {who} \s+is\s+(?:clearly\s+|slightly\s+|significantly\s+|much\s+)?       # "Output (a) is
       (?:the\s+)?(?:better|superior|preferred|preferable|(?P<more>more\s+\w+))  #  better"
   | \bthe\s+better\s+(?:output|response|answer|one)\s+is\s+{who2}           # "the better
 """.format(who=_WHO.format("who"), who2=_WHO.format("who2")), re.I | re.X)  # output is (b)"
-
 
 _REPORTED_RE = re.compile(r"""
     \b(?:argues|argued|claims|claimed|believes|believed|states|stated|says|said|suggests
@@ -1599,27 +1572,21 @@ _REPORTED_RE = re.compile(r"""
   | \b(?:output|assistant|response|answer|model)\s*\(?[ab12]\)?\s+or\s+\Z  # "(a) or (b) is better"
 """, re.I | re.X)
 
-
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
-
 
 # between two [[verdicts]] offered together: "[[A]] or [[C]]", "[[A]]/[[B]]", "[[A]], [[B]]"
 _JOINED = (r"(?:,|/|[-\u2013\u2014]|\bor\b|\band\b|\bvs\b\.?)[^\S\n]*(?:(?:or|and)\b[^\S\n]*)?"
            + _HEDGE)
 
-
 _VERDICT_AFTER_RE = re.compile(r"[^\S\n]*" + _JOINED + r"\[\[", re.I)
-
 
 # before: also "[[A]] (or [[C]]": the verdict in parentheses is the offer, the first stands
 _VERDICT_BEFORE_RE = re.compile(r"\]\][^\S\n]*(?:\([^\S\n]*)?" + _JOINED + r"\Z", re.I)
-
 
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 _VERDICT_SCORES = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's win
 _ALONE_VERDICTS = {"a": "A", "b": "B", "tie": "tie"}  # a small judge's bare "B" or "Tie"
-
 
 # Arena-Hard's [[A>>B]] and [[A>B]] are A, [[A=B]] a tie: by the first letter and sign
 _ARENA_VERDICTS = {"A>": "A", "A<": "B", "A=": "tie", "B>": "B", "B<": "A", "B=": "tie"}
@@ -1830,7 +1797,6 @@ def _verdict_lines(plain, by_name):
 
 _ANSWER_LABEL_RE = re.compile(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*")
 
-
 # before an option's name: a negation, perhaps with an intensifier ("not very good")
 _NEGATED_OPTION_RE = re.compile(r"""
     (?:\bnot|\bno|\bnever|\bhardly|\bbarely|\bfar[^\S\n]+from|n't)      # "not", "isn't"
@@ -1974,19 +1940,6 @@ _PARSERS = {
         reask="the name of one option alone: {options}",
         schema=lambda number, options: {"option": {"type": "string", "enum": list(options)}}),
 }
-
-
-def _keys_reader(reader, keys):
-    """``reader`` reading a JSON object of ``keys`` instead (the rubric's criteria, or the
-    --response-format example's score field): read, scored, re-asked and given a schema by
-    them; combined and written as its own parser's values."""
-    json = _PARSERS["json"]
-    return reader._replace(
-        read=functools.partial(json.read, criteria=keys),
-        score=functools.partial(json.score, criteria=keys), what=json.what,
-        lacks="JSON object with {keys}", reask="a JSON object alone, with {keys}",
-        schema=lambda number, scale: dict({"reasoning": {"type": "string"}},
-                                          **dict.fromkeys(keys, number)))
 
 
 # -- HTTP client ---------------------------------------------------------------------
@@ -3510,16 +3463,32 @@ def _example_conversation(example, output):
 
 def _example_pair(example, values):
     """The pair of conversations a Python example gives: its two responses as lists (see
-    _pair_messages), or two texts replying to its ``messages``; None if neither."""
-    if any(isinstance(value, list) for value in values):
-        return _pair_messages(values, example.get("turns"))
+    _pair_messages), or two texts replying to its ``messages``; None if neither;
+    _BadRecord naming what is wrong."""
     context = example.get("messages")
-    if not isinstance(context, list):
-        return None
-    for value, what in zip(values, _PAIR_WHAT):
-        if value is None:  # not an empty reply: the command line's error
-            raise JudgeError("{} is null, expected text".format(what))
-    return _replies_to(_conversation(context, _CONVERSATION_WHAT), values, _CONVERSATION_WHAT)
+    try:
+        if any(isinstance(value, list) for value in values):
+            return _pair_messages(values, example.get("turns"))
+        if not isinstance(context, list):
+            return None
+        for value, what in zip(values, _PAIR_WHAT):
+            if value is None:  # not an empty reply: the command line's error
+                raise JudgeError("{} is null, expected text".format(what))
+        return _replies_to(_conversation(context, _CONVERSATION_WHAT), values,
+                           _CONVERSATION_WHAT)
+    except JudgeError as exc:
+        raise _BadRecord(str(exc)) from None
+
+
+def _fields_filled_by(fill, conversation, turn, fields, **options):
+    """``fields`` after those ``fill`` makes of a conversation and its ``turn`` (how many
+    texts it shortened kept for _note_turn); _BadRecord naming what is wrong with it."""
+    try:
+        filled = fill(conversation, turn, **options)
+    except JudgeError as exc:
+        raise _BadRecord(str(exc)) from None
+    filled["_shortened"] = filled.pop("texts_shortened")
+    return dict(filled, **fields)
 
 
 def _check_no_turn(turn):
@@ -3561,7 +3530,6 @@ def _context_section(context):
 # a reference's heading by template: an agent's run is held to the outcome it should reach
 _REFERENCE_HEADINGS = {"trajectory": "[Expected Outcome]"}
 
-
 # a parameter the server refused: what its error names and says (regexes), the parameters
 # then dropped, the one sent instead of the first (or None), and what changed
 _ADAPTATIONS = (
@@ -3589,6 +3557,12 @@ def _adaptation(message, params):
                 adapted[instead] = params[dropped[0]]
             return adapted, what
     return None
+
+
+def _refused_parameter(exc, payload):
+    """Whether ``exc`` is a server's refusal of a parameter ``payload`` holds (a chat
+    request's: _fresh_reply adapts it and asks again, it is no failure to retry)."""
+    return bool(exc.status and payload and _adaptation(str(exc), payload))
 
 
 def _criterion_or(criterion, default, template):
@@ -3713,7 +3687,7 @@ class LLMJudge:
         self.parser = "json"
         if response_format is None:
             self.parser = parser or _parser_of(template)
-        self._reader = _PARSERS[self.parser]  # how the reply is read: see _set_answers
+        self._reader = _PARSERS[self.parser]  # how a reply is read: see _set_answers
         if self.criterion is not None or template == "criterion":
             return
         for needs, asked in (("the {} parser".format(self.parser), not self._reader.scale),
@@ -3739,8 +3713,15 @@ class LLMJudge:
             self.keys = (score_field,)
         elif self.template == "rubric":
             self.keys = _RUBRIC_CRITERIA
-        if self.keys:
-            self._reader = _keys_reader(self._reader, self.keys)
+        if self.keys:  # read, scored, re-asked and given a schema as a JSON object of them
+            json_reader, keys = _PARSERS["json"], self.keys
+            self._reader = self._reader._replace(
+                read=functools.partial(json_reader.read, criteria=keys),
+                score=functools.partial(json_reader.score, criteria=keys),
+                what=json_reader.what, lacks="JSON object with {keys}",
+                reask="a JSON object alone, with {keys}",
+                schema=lambda number, scale: dict({"reasoning": {"type": "string"}},
+                                                  **dict.fromkeys(keys, number)))
 
     def _request_defaults(self, *, temperature, max_tokens, seed, logprobs, top_logprobs,
                           structured, example, score_field, extra_body):
@@ -3974,13 +3955,8 @@ class LLMJudge:
         fill = _conversation_fields
         if self.template == "trajectory":  # the whole run, not its last turn
             fill = _trajectory_fields
-        try:
-            filled = fill(messages, turn, limit=self.max_turn_chars, references=references,
-                          what=what)
-        except JudgeError as exc:
-            raise _BadRecord(str(exc)) from None
-        filled["_shortened"] = filled.pop("texts_shortened")
-        return dict(filled, **fields)
+        return _fields_filled_by(fill, messages, turn, fields, limit=self.max_turn_chars,
+                                 references=references, what=what)
 
     def _fill_pair(self, example, fields):
         """``fields`` with those a pair of conversations fills (see _pair_fields) when its
@@ -3989,21 +3965,16 @@ class LLMJudge:
         pair = fields.pop("_pair", None)
         references = fields.pop("_references", None)
         turn = fields.pop("turn", None)
-        values = (fields.get("response_a"), fields.get("response_b"))
         if references is None:
             references = _turn_references(example)
-        try:
-            if pair is None:
-                pair = _example_pair(example, values)
-            if pair is None:
-                _check_no_turn(turn)
-                return fields
-            filled = _pair_fields(pair, turn, limit=self.max_turn_chars, references=references)
-        except JudgeError as exc:
-            raise _BadRecord(str(exc)) from None
-        filled["_shortened"] = filled.pop("texts_shortened")
+        if pair is None:
+            pair = _example_pair(example, (fields.get("response_a"), fields.get("response_b")))
+        if pair is None:
+            _check_no_turn(turn)
+            return fields
         rest = {k: v for k, v in fields.items() if k not in ("response_a", "response_b")}
-        return dict(filled, **rest)
+        return _fields_filled_by(_pair_fields, pair, turn, rest, limit=self.max_turn_chars,
+                                 references=references)
 
     def _ask(self, example, values, again=None):
         """The item's conversation (and ``again``), or ``repeats`` of them, each with its own
@@ -4455,9 +4426,7 @@ class LLMJudge:
         servers = self._replicas.servers
         retryable = _is_retryable(exc) or exc.kind == "connection_refused" and len(
             servers) > 1 and not all(s.error is not None and s.refused for s in servers)
-        if not retryable or retries >= self.max_retries:
-            return True
-        return bool(exc.status and payload and _adaptation(str(exc), payload))
+        return not retryable or retries >= self.max_retries or _refused_parameter(exc, payload)
 
     def _server_failed(self, exc, payload):
         """Whether the server, not the request, failed ``exc``'s request: it refused or
@@ -4467,7 +4436,7 @@ class LLMJudge:
             return True
         if not _is_retryable(exc):  # a 4xx but 408/409/429: the request's own fault
             return False
-        return not (exc.status and payload and _adaptation(str(exc), payload))
+        return not _refused_parameter(exc, payload)
 
     def _final_error(self, exc, attempt, timed_out, server, payload):
         """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
@@ -4574,7 +4543,6 @@ class LLMJudge:
 
 # the failures a re-ask may mend: the judge answered, but not in a form that can be read
 _REASKED = ("parse_error", "out_of_range")
-
 
 _REASK_TEXT = ("Your reply above gave {why}. Reply again with {form}, in the form asked for "
                "above.")
@@ -4767,7 +4735,6 @@ def _with_pass(judgement, threshold):
 # combined score (pass is recomputed) and of its members
 _COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members", "prompt",
                      "reasks", "reasks_other_order")
-
 
 # A Judgement's fields of one reply: a combined one keeps each only where its members agree
 _SHARED_FIELDS = ("status", "raw", "reasoning", "finish_reason", "model", "http_status",
