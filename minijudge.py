@@ -1509,31 +1509,27 @@ def parse_comparative(text):
     (``Assistant 1: 8/10``, "give Assistant 2 a score of 8"). Not "plug 2 in for f(2)"."""
     structured = _structured(text, "score_a", "score_b")
     text = _unmarked(text)
+    found = {}
     if structured:
         found = dict(zip("AB", structured))
-    else:  # a first line holding two scores, else each label's last
+    else:  # a first line holding two scores
         line = next((line for line in text.splitlines() if line.strip()), "")
         pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-        found = dict(zip("AB", pair.group("a", "b"))) if pair else _labelled_scores(text)
+        if pair:
+            found = dict(zip("AB", pair.group("a", "b")))
+    if not found:  # each label's last score, those offered with another ("7 or 8") left
+        for match in _SCORE_FOR_RE.finditer(text):  # out: a label of only such offers has none
+            who = _VERDICT_WHO.get(match["who"].lower())
+            if not _alternative(text, match.start("score"), match.end()):
+                found[who] = match["score"]
+            else:
+                found.setdefault(who, None)
     if len(found) != 2:
         return None
     try:
         return float(found["A"]), float(found["B"])
     except (TypeError, ValueError, KeyError, OverflowError):  # no A (a third label), or a
         return None  # JSON score that is not a number (or too large for one)
-
-
-def _labelled_scores(text):
-    """{who: the last score after its label}, scores offered with another ("7 or 8") left
-    out: a label whose every score is such an offer has none."""
-    found = {}
-    for match in _SCORE_FOR_RE.finditer(text):
-        who = _VERDICT_WHO.get(match["who"].lower())
-        if not _alternative(text, match.start("score"), match.end()):
-            found[who] = match["score"]
-        else:
-            found.setdefault(who, None)
-    return found
 
 
 def _structured(text, *keys):
@@ -3866,7 +3862,7 @@ class LLMJudge:
             else:
                 pair.update(verdict=j.value, consistent=j.details.get("consistent"))
                 if _is_strong(j):
-                    pair["strong"] = True  # written only when true: weak verdicts' as before
+                    pair["strong"] = True  # only when true: a weak verdict's pair has no such key
             pair.update((name, j.details[name]) for name in ("members", *_REASKS_FIELDS)
                         if name in j.details)
             pairs.append(pair)
@@ -4370,10 +4366,13 @@ class LLMJudge:
                 if self._fails_over(server, exc, payload) and hops < len(self.urls) - 1:
                     hops += 1  # another server takes it: no retry spent
                     continue
-                if not timed_out and exc.kind == "timeout":  # a server shutting down is
-                    timed_out = str(exc)  # silent, then refuses: the message says so
-                if _is_turn_429(exc) and exc.retry_after is not None:  # it holds every
-                    obeyed = self._limits.pause(exc.retry_after)  # request of the judge
+                # a server shutting down is silent, then refuses: the message says so
+                if not timed_out and exc.kind == "timeout":
+                    timed_out = str(exc)
+                # a 429's Retry-After holds every request of the judge (its replicas' too),
+                # not only this one, which sleeps it itself
+                if _is_turn_429(exc) and exc.retry_after is not None:
+                    obeyed = self._limits.pause(exc.retry_after)
                 wait, retries = self._next_try(exc, retries, since, attempt - retries, payload)
                 if wait is None:
                     self._final_error(exc, attempt, timed_out, server, payload)
@@ -4598,8 +4597,8 @@ def _rebuilt_judge(keywords, params, adapted):
 def _merged(judgements, *, like=None, **fields):
     """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
     pairs): tries, latency and tokens added up over the replies not from the cache (the
-    tokens of all if every one is: a record of 3 repeats, 2 from the cache, was priced at 3
-    requests for the one sent)."""
+    tokens of all if every one is: a record of 3 repeats, 2 from the cache, costs the one
+    request sent, not 3)."""
     sent = [j for j in judgements if not j.cached]
     merged = {"model": judgements[0].model}
     if like:
@@ -4617,7 +4616,8 @@ def _merged(judgements, *, like=None, **fields):
 def _total_usage(judgements):
     """The token counts added up (ints only: a bool is none); None without any. A count one
     reply gave as null (_read_usage: it could not be), or did not give at all, is null in
-    the total: a re-asked record whose first reply said none was priced as its second alone."""
+    the total: a re-asked record whose first reply said none is not priced as its second
+    alone."""
     usage = collections.Counter()
     unknown = set()
     for j in judgements:
@@ -4712,7 +4712,7 @@ def _jury_answered(every, answered, how, details, error):
 def _jury_score(answered, how):
     """The combined score. A majority of ratings is of the ratings, scored as the mean of the
     scores of those who gave it: --logprobs weighs each judge's 4 to its own score (0.85,
-    0.75), which as scores were a split (0.5) beside a judge_value of 4."""
+    0.75), which as scores would be a split (0.5) beside a judge_value of 4."""
     scores = [j.score for j in answered]
     if how != "majority" or any(j.rating is None for j in answered):
         return _combined(scores, how, 0.5)
@@ -4795,7 +4795,7 @@ def _agree_or_tie(first, second):
     details = {"verdict": verdict, "raw_swapped": second.raw,
                "verdicts": [first.value, swapped], "consistent": first.value == swapped}
     if verdict != "tie" and _is_strong(first) and _is_strong(second):
-        details["strong"] = True  # written only when true: records of weak verdicts as before
+        details["strong"] = True  # only when true: a weak verdict's record has no such field
     return {"score": _VERDICT_SCORES[verdict], "value": verdict, "source": "text",
             "details": details}
 
