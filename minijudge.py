@@ -1924,7 +1924,8 @@ _PARSERS = {
         reask="the verdict alone, [[A]], [[B]] or [[C]]",
         schema=lambda number, scale: {"verdict": {"type": "string",
                                                   "enum": ["A", "B", "tie"]}}),
-    # no schema: a JSON reply's keys are its template's (LLMJudge reads the rubric's so)
+    # no schema: a JSON reply's keys are its template's (LLMJudge reads those it knows, the
+    # rubric's and --response-format's, by their own row: _set_answers)
     "json": _Parser(
         _read_json, "JSON object", _json_score, (0, 10), max_tokens=512, on_scale=True,
         lacks="JSON object with one number (several: which scores?)",
