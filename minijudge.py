@@ -4686,9 +4686,14 @@ _JURY_HOWS = ("mean", "median", "majority")
 
 
 def _jury_details(kind, named, answered):
-    """Each member's score (None: it failed) and its own fields, by name or in order."""
+    """Each member's score (None: it failed) and its own fields as it answered, by name or
+    in order (its prompt left out: the first's is the combined one's)."""
     scores = [j.score if j in answered else None for j in named.values()]
-    members = {name: _member(j) for name, j in named.items()}
+    members = {}
+    for name, j in named.items():
+        members[name] = {field: getattr(j, field) for field in (
+            "status", "score", "value", "error", "raw")}
+        members[name].update((k, v) for k, v in j.details.items() if k != "prompt")
     if kind == "judge":
         return {"panel": dict(zip(named, scores)), "members": members}
     return {"repeats": scores, "members": list(members.values())}
@@ -4779,14 +4784,6 @@ def _shared(dicts, besides=()):
         alike = all(key in d and d[key] == dicts[0].get(key) for d in dicts)
         shared[key] = dicts[0][key] if alike else None
     return shared
-
-
-def _member(judgement):
-    """One member of a combined judgement as it answered (its prompt left out: the first's
-    is the combined one's)."""
-    own = {k: v for k, v in judgement.details.items() if k != "prompt"}
-    return dict({name: getattr(judgement, name) for name in (
-        "status", "score", "value", "error", "raw")}, **own)
 
 
 def _agree_or_tie(first, second):
