@@ -1126,7 +1126,6 @@ _THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
 _NUMBER = r"(?<![\w.-])\d{1,9}(?:\.\d{1,9})?(?!\.?\d|[eE]\d)"
 _SCORE = _NUMBER + r"(?!\s*(?:to|-|–|—|\+|\*|×)\s*\d|\s*=|\s*%)"  # not "1 to 5", "1=poor", "2+2"
 
-
 _RATING_RE = re.compile(r"""
     (?=[\[\drsgmvea])  # what every branch starts with: the search skips any other place at
     (?:                # once (2.3 times as fast on long replies); a new branch adds its own
@@ -1144,19 +1143,15 @@ _RATING_RE = re.compile(r"""
     )
 """.format(num=_NUMBER, score=_SCORE), re.I | re.X)
 
-
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
 _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
-
 
 # a whole reply that is only "Rating: [[4]]" or "[[4]]": _read_rating's answer without
 # its full reading (a test checks both agree on every real reply and parser case)
 _SHORT_RATING_RE = re.compile(r"(?:Rating:[ ])?\[\[([0-9]{1,2})\]\]", re.X)
 
-
 _BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
 _HEDGE = r"(?:(?:maybe|perhaps|possibly|probably|even)\b[^\S\n]*)?"  # "or maybe [[9]]"
-
 
 # a number offered with another ("[[9]] or [[10]]", "7 to 8", "6/10 or 7/10") is no verdict:
 # what follows a number's mention, and what precedes it (searched up to where it starts).
@@ -1170,7 +1165,6 @@ _ALT_AFTER_RE = re.compile(r"""
     \d
 """.format(hedge=_HEDGE), re.I | re.X)
 
-
 _ALT_BEFORE_RE = re.compile(r"""
     (?: \d(?:[^\S\n]*(?:/|out\s+of)[^\S\n]*\d+)?[^\S\n]*          # "7", "6/10"
         (?: (?:\]\]?[^\S\n]*)?(?:,[^\S\n]*)?\(?\b(?:or|to)\b[^\S\n]*{hedge}  # "7 or ", "7, or "
@@ -1181,51 +1175,40 @@ _ALT_BEFORE_RE = re.compile(r"""
     \Z
 """.format(hedge=_HEDGE), re.I | re.X)
 
-
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
-
 
 # a rating given an assistant named by letter or number ranks below every mention not so
 # named, in the order of its kind: read only when the reply names no other (MT-Bench's
 # multi-turn prompt calls the judged one "Assistant A"), else whose would it be?
 _NAMED_RANK = 6
 
-
 # a hypothetical ranks below every stated mention, in the order of its kind: read only
 # when nothing is stated ("Rating: 4. If improved it could get [[5]]" is 4)
 _HYPOTHETICAL = 7
 
-
 _NOT_THE_JUDGED = 10  # a rating the reply gives something else: never read (9: no mention)
-
 
 # a clause begun before a mention in its sentence that makes the mention a hypothetical;
 # not "I would rate it [[8]]", the usual way of stating the verdict itself
 _HYPOTHETICAL_WORDS = ("if", "unless", "could", "might", "would")
-
 
 _HYPOTHETICAL_RE = re.compile(r"""
     \b(?:if|unless|could|might)\b                             # "if it cited sources, [[9]]"
   | \b(?:it|this|that|which|they|response|answer|one|version)\s+would\b  # "it would get [[9]]"
 """, re.I | re.X)
 
-
 # a rating the judge names as one it revised: read only when nothing else is stated
 _SUPERSEDED_RE = re.compile(r"\b(?:initial|original|preliminary|previous|earlier|tentative|first)"
                             r"[^\S\n]+\Z", re.I)
 
-
 # or a mention the clause goes on from: "[[B]] would win if brevity mattered"
 _HYPOTHETICAL_AFTER_RE = re.compile(r"[^\S\n]*(?:would|could|might)\b", re.I)
-
 
 # the name of an assistant, response or answer: "C", "2", "(b)"; a capital letter only
 # ("the response a 7" names none)
 _NAME = r"(?:\([a-h1-9]\)|(?-i:[A-H])(?!\w)|[1-9](?!\w))"
 
-
 _ASSISTANT = r"\b(?:assistant|response|answer|output|model)s?[^\S\n]*"  # before a name
-
 
 # whose rating a number is: the last of these in its sentence up to it, the mention's own
 # words among them ("Rating for the improved answer: 9")
@@ -1257,7 +1240,6 @@ _OWNER_RE = re.compile(r"""
 """.format(name=_NAME, assistant=_ASSISTANT,
            rewrite=r"(?:answer|response|version|reply|solution)s?\b"), re.I | re.M | re.X)
 
-
 # the assistants a reply names, to tell whether a named one is the judged one
 _NAMES_RE = re.compile(r"""
     {assistant}(?P<name>{name})                                           # "Assistant C"
@@ -1273,14 +1255,9 @@ def _visible(text):
     return _THINK_OPEN_RE.split(text, maxsplit=1)[0]
 
 
-def _last(pattern, text, pos=0, endpos=sys.maxsize):
-    """The last match of ``pattern`` in ``text`` (from ``pos`` to ``endpos``), or None: a
-    reply's final verdict wins."""
-    matches = pattern.finditer(text, pos, endpos)
-    return next(iter(collections.deque(matches, maxlen=1)), None)  # O(1) memory
-
-
-def _plain(text):
+def _unmarked(text):
+    """A reply as the parsers read it: visible (_visible), a JSON object one key a line,
+    no markdown emphasis or code marks."""
     text = _visible(text)
     try:  # one JSON object, spaced out by response_format's grammar ({"rating"\n:\n4}):
         if text.lstrip().startswith("{"):  # one key at the start of each line
@@ -1309,7 +1286,7 @@ def _read_rating(text, scale):
     Ratings offered together ("[[9]] or [[10]]") are none: "Rating: [[8]] ... a rating of
     [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None. One the reply gives
     something else is none ("Confidence: 8/10", "Rating of my improved answer: 9"); one given
-    "Assistant C" counts only when no other assistant is named (_strongest_mention).
+    "Assistant C" counts only when no other assistant is named (_read_rating_fully).
     """
     short = _SHORT_RATING_RE.fullmatch(text or "")
     if short:  # the usual reply, read as _read_rating_fully reads it, at C speed
@@ -1318,11 +1295,34 @@ def _read_rating(text, scale):
 
 
 def _read_rating_fully(text, scale):
-    """_read_rating's reading of any reply, mention by mention."""
-    text = _plain(text)
-    tier, candidate = _strongest_mention(text, scale)
+    """_read_rating's reading of any reply, mention by mention: the strongest rank wins
+    (_rank), the last of that rank; "8/10" on another scale than ``scale`` is read as
+    written (out of the scale), one offered with another as none, and so is one given an
+    assistant named by letter when the reply names several (whose is it?). Unless a
+    mention outranks it, a line that is only a number (the first, else the last) wins."""
+    text = _unmarked(text)
+    tier, candidate = 9, None  # 9: no mention
+    for match in _RATING_RE.finditer(text):
+        name = next(n for n in _MENTION_KINDS if match.group(n))
+        rank = _rank(text, match, name, tier)
+        if rank > tier:
+            continue
+        tier, candidate = rank, _number(match.group(name))
+        out_of = match.groupdict().get(name + "_of")
+        if rank in _ALTERNATIVE_RANKS:
+            candidate = None
+        elif out_of is not None and int(out_of) != scale[1]:
+            candidate = "{}/{}".format(candidate, out_of)
+    if _NAMED_RANK <= tier < _HYPOTHETICAL:  # "Assistant C: 2, Assistant A: 7": whose?
+        names = {(m.group("name") or m.group("bare")).strip("()").upper()
+                 for m in _NAMES_RE.finditer(text)}
+        if len(names) > 1:
+            candidate = None
     if tier > 3:  # nothing stronger than a line that is only a number
-        candidate = _bare_number(text, candidate)
+        lines = _lines(text)
+        bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
+        if bare:
+            candidate = _number(bare.group(1))
     return _in_scale(candidate, scale)
 
 
@@ -1336,91 +1336,42 @@ def _in_scale(candidate, scale):
 
 _MENTION_KINDS = ("bracket", "keyword", "fraction", "single")  # the groups of _RATING_RE
 
-
-def _strongest_mention(text, scale):
-    """(the strongest rank of a mention, 9 if none; the value of the last of that rank, None
-    when that rank is an assistant's named by letter and the reply names several)."""
-    tier, candidate = 9, None
-    for match in _RATING_RE.finditer(text):
-        name = next(n for n in _MENTION_KINDS if match.group(n))
-        rank = _rank(text, match, name, tier)
-        if rank <= tier:
-            tier, candidate = rank, _mention_value(match, name, rank, scale)
-    if _NAMED_RANK <= tier < _HYPOTHETICAL:  # "Assistant C: 2, Assistant A: 7": whose?
-        names = {(m.group("name") or m.group("bare")).strip("()").upper()
-                 for m in _NAMES_RE.finditer(text)}
-        if len(names) > 1:
-            candidate = None
-    return tier, candidate
-
-
-def _mention_value(match, name, rank, scale):
-    """The number a mention states; "8/10" when out of another scale; None if an alternative."""
-    if rank in _ALTERNATIVE_RANKS:
-        return None
-    value, out_of = _number(match.group(name)), match.groupdict().get(name + "_of")
-    if out_of is not None and int(out_of) != scale[1]:
-        return "{}/{}".format(value, out_of)
-    return value
-
-
-def _bare_number(text, candidate):
-    """The number alone on the first line, else on the last, else ``candidate``."""
-    lines = _lines(text)
-    bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
-    if bare:
-        return _number(bare.group(1))
-    return candidate
-
-
 _KIND_RANKS = {"bracket": 1, "keyword": 4}  # any other kind: 5
 
 
 def _rank(text, match, name, tier):
-    """How strongly a mention states the rating, 0 the strongest. One offered with another
-    ("[[9]] or [[10]]") ranks just below its own kind's: it is no rating, but a reply whose
-    strongest mentions are alternatives has none. One the reply gives something other than
-    the judged response is never read; one given an assistant named by letter ranks below
-    every mention not so named. (Weaker than ``tier``, the best so far: not looked at
-    further, it cannot win.)"""
-    rank = _kind_rank(text, match, name)
+    """How strongly a mention states the rating, 0 the strongest: "Rating: [[4]]", then any
+    [[4]], then a label starting a line (only marks such as "**" or "- ", and perhaps
+    "final", "overall", "my" or "total", before it), then a keyword, then the other kinds.
+    One offered with another ("[[9]] or [[10]]") ranks just below its own kind's: it is no
+    rating, but a reply whose strongest mentions are alternatives has none. One the reply
+    gives something other than the judged response is never read; one given an assistant
+    named by letter ranks below every mention not so named; a hypothetical, or one the
+    judge revised, below every stated one. (Weaker than ``tier``, the best so far: not
+    looked at further, it cannot win.)"""
+    start, number = match.start(), match.start(name)
+    line_start = text.rfind("\n", 0, start) + 1
+    rank = _KIND_RANKS.get(name, 5)
+    if match.group("closed"):
+        rank = 0
+    elif match.group("label") and _LABEL_PREFIX_RE.match(text, line_start, start):
+        rank = 2
     if rank > tier:
         return rank
-    owner = _owner(text, match.start(name))
+    owner = None  # whose rating: the last words naming one in its sentence up to it
+    for words in _OWNER_RE.finditer(text, _sentence_start(text, number), number):
+        owner = words.lastgroup
     if owner == "other":  # "Confidence: 8/10", "the phone has a rating of 4.5"
         return _NOT_THE_JUDGED
-    if _alternative(text, match.start(name), match.end()):
+    if _alternative(text, number, match.end()):
         return _ALTERNATIVE_RANKS[rank > 3]
-    if _hypothetical(text, match.start(name)) or _hypothetical_after(text, match.end()):
+    if _hypothetical(text, number, match.end()):
         return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
-    if _SUPERSEDED_RE.search(text, max(0, match.start() - 20), match.start()):
+    if _SUPERSEDED_RE.search(text, max(0, start - 20), start):
         return _HYPOTHETICAL + rank / 10  # "my initial rating was [[2]]; on reflection [[4]]"
     if owner == "named":
         return _NAMED_RANK + rank / 10  # "Response C would be a 2/10"
     return rank
-
-
-def _kind_rank(text, match, name):
-    """0 for "Rating: [[4]]", 2 for a label starting a line, else by the mention's kind."""
-    if match.group("closed"):
-        return 0
-    if match.group("label") and _starts_line(text, match.start()):
-        return 2
-    return _KIND_RANKS.get(name, 5)
-
-
-def _starts_line(text, start):
-    """Whether only marks ("**", "- ") and perhaps "final", "overall", "my" or "total" stand
-    before ``start`` on its line."""
-    return _LABEL_PREFIX_RE.match(text, text.rfind("\n", 0, start) + 1, start)
-
-
-def _owner(text, start):
-    """Whose rating the number at ``start`` is, as the last words naming one in its sentence
-    up to it say: "judged", "named" (an assistant named by a letter or number), "other" (a
-    confidence, the judge's own rewrite, a thing the judged answer rates) or None (unsaid)."""
-    owner = _last(_OWNER_RE, text, _sentence_start(text, start), start)
-    return owner and owner.lastgroup
 
 
 def _sentence_start(text, start):
@@ -1431,18 +1382,15 @@ def _sentence_start(text, start):
     return max(window, last_mark + 1)
 
 
-def _hypothetical(text, start):
-    """Whether a mention at ``start`` is a hypothetical: its sentence, up to it, holds "if",
-    "could", "might" or "it would" ("With sources it would get a rating of [[9]]")."""
+def _hypothetical(text, start, end):
+    """Whether a mention from ``start`` to ``end`` is a hypothetical: its sentence, up to
+    it, holds "if", "could", "might" or "it would" ("With sources it would get a rating of
+    [[9]]"), or "would", "could" or "might" follow it ("[[B]] would win if brevity
+    mattered", "[[5]] would need sources")."""
     before = text[max(0, start - 200):start].lower()
-    if not any(word in before for word in _HYPOTHETICAL_WORDS):  # the usual case, at C speed
-        return False
-    return bool(_HYPOTHETICAL_RE.search(text, _sentence_start(text, start), start))
-
-
-def _hypothetical_after(text, end):
-    """Whether a mention ending at ``end`` is followed by "would", "could" or "might"
-    ("[[B]] would win if brevity mattered", "[[5]] would need sources")."""
+    if any(word in before for word in _HYPOTHETICAL_WORDS):  # else, at C speed, none
+        if _HYPOTHETICAL_RE.search(text, _sentence_start(text, start), start):
+            return True
     return bool(_HYPOTHETICAL_AFTER_RE.match(text, end))
 
 
@@ -1471,7 +1419,6 @@ def parse_rating(text, *, scale=(1, 5)):
 _BINARY_WORDS = dict(dict.fromkeys(["yes", "true", "correct", "right", "pass", "1"], True),
                      **dict.fromkeys(["no", "false", "incorrect", "wrong", "fail", "0"], False))
 
-
 _BINARY_LABEL_RE = re.compile(r"""
     ^[\W_]*(?:final\s+)?                               # at the start of a line
     (?:verdict|answer|judge?ment|correct(?:ness)?|is_correct|decision|label|result|grade
@@ -1480,12 +1427,10 @@ _BINARY_LABEL_RE = re.compile(r"""
     (?P<word>yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b
 """, re.I | re.X | re.M)
 
-
 _BINARY_PROSE_RE = re.compile(r"""
     \bnot\s+(?P<negated>correct|right|equivalent)\b       # "not correct"
   | \bis\s+(?P<word>correct|incorrect|right|wrong)\b      # "the response is correct"
 """, re.I | re.X)
-
 
 _FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b", re.I)
 _YES_NO = r"(?:yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b"
@@ -1494,9 +1439,10 @@ _BINARY_AFTER_RE = re.compile(_BOTH + _YES_NO, re.I)
 _BINARY_BEFORE_RE = re.compile(r"\b" + _YES_NO + _BOTH + r"\Z", re.I)
 
 
-def _binary_together(text, match, group=1):
-    """Whether a yes or a no is offered with the other: "yes or no", "true/false"."""
-    start, end = match.span(group)
+def _binary_together(text, match):
+    """Whether the yes or no a match read (its last named group, else its first) is offered
+    with the other: "yes or no", "true/false"."""
+    start, end = match.span(match.lastgroup or 1)
     before = _BINARY_BEFORE_RE.search(text, max(0, start - 20), start)
     return bool(before or _BINARY_AFTER_RE.match(text, end))
 
@@ -1510,8 +1456,8 @@ def parse_binary(text):
     count only as labelled verdicts or alone: "No. The answer is 1" is False. Both offered
     together ("Answer: yes or no", "true/false") are no verdict.
     """
-    text = _plain(text)
-    labelled, seen = _last_stated(_BINARY_LABEL_RE, text, _binary_word_together)
+    text = _unmarked(text)
+    labelled, seen = _last_stated(_BINARY_LABEL_RE, text, _binary_together)
     if labelled:
         return _BINARY_WORDS[labelled.group("word").lower()]
     if seen:  # only labels offering both: no verdict
@@ -1520,21 +1466,12 @@ def parse_binary(text):
     first = _first_word(lines[0])
     if first is not None:
         return first
-    return _binary_prose(text, lines[-1])
-
-
-def _binary_prose(text, last_line):
-    """The verdict of the last "is correct" or "not correct", else of the last line's first word."""
-    prose, _ = _last_stated(_BINARY_PROSE_RE, text, _binary_word_together)
+    prose, _ = _last_stated(_BINARY_PROSE_RE, text, _binary_together)
     if not prose:
-        return _first_word(last_line)
+        return _first_word(lines[-1])
     if prose.group("negated"):
         return False
     return _BINARY_WORDS[prose.group("word").lower()]
-
-
-def _binary_word_together(text, match):
-    return _binary_together(text, match, match.lastgroup)
 
 
 def _first_word(line):
@@ -1551,13 +1488,11 @@ _SCORE_LABEL_RE = re.compile(r"""
   | (?:/|out\s+of)\s*\d+(?!\.?\d)                           # "8/10" -> "8"
 """, re.I | re.X)
 
-
 _SCORE_PAIR_RE = re.compile(r"""
     [\s,;:|()\[\]]*  (?P<a>\d{1,9}(?:\.\d{1,9})?)              # "8", "(8"
     (?:[\s,;:|&()\[\]]|and|vs\.?)+                           # " ", ", ", "; ", " and "
     (?P<b>\d{1,9}(?:\.\d{1,9})?)  [\s,;:|().\[\]]*\Z           # "9", "9)."
 """, re.I | re.X)
-
 
 _SCORE_FOR_RE = re.compile(r"""
     \b(?:output|assistant|response|answer|model)\s*\(?(?P<who>[a-z\d])\)?  # any label: "Answer 3"
@@ -1573,39 +1508,28 @@ def parse_comparative(text):
     ``Score: 9; Score: 6``), else each after its label on any line, the last of each
     (``Assistant 1: 8/10``, "give Assistant 2 a score of 8"). Not "plug 2 in for f(2)"."""
     structured = _structured(text, "score_a", "score_b")
-    text = _plain(text)
+    text = _unmarked(text)
+    found = {}
     if structured:
         found = dict(zip("AB", structured))
-    else:
-        found = _first_line_scores(text)
+    else:  # a first line holding two scores
+        line = next((line for line in text.splitlines() if line.strip()), "")
+        pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
+        if pair:
+            found = dict(zip("AB", pair.group("a", "b")))
+    if not found:  # each label's last score, those offered with another ("7 or 8") left
+        for match in _SCORE_FOR_RE.finditer(text):  # out: a label of only such offers has none
+            who = _VERDICT_WHO.get(match["who"].lower())
+            if not _alternative(text, match.start("score"), match.end()):
+                found[who] = match["score"]
+            else:
+                found.setdefault(who, None)
     if len(found) != 2:
         return None
     try:
         return float(found["A"]), float(found["B"])
     except (TypeError, ValueError, KeyError, OverflowError):  # no A (a third label), or a
         return None  # JSON score that is not a number (or too large for one)
-
-
-def _first_line_scores(text):
-    """{"A": score, "B": score} from a first line holding two scores, else _labelled_scores."""
-    line = next((line for line in text.splitlines() if line.strip()), "")
-    pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
-    if pair:
-        return dict(zip("AB", pair.group("a", "b")))
-    return _labelled_scores(text)
-
-
-def _labelled_scores(text):
-    """{who: the last score after its label}, scores offered with another ("7 or 8") left
-    out: a label whose every score is such an offer has none."""
-    found = {}
-    for match in _SCORE_FOR_RE.finditer(text):
-        who = _VERDICT_WHO.get(match["who"].lower())
-        if not _alternative(text, match.start("score"), match.end()):
-            found[who] = match["score"]
-        else:
-            found.setdefault(who, None)
-    return found
 
 
 def _structured(text, *keys):
@@ -1628,16 +1552,13 @@ _VERDICT_RE = re.compile(r"""
           | (?P<arena>[AB]\s*(?:>>|>|=|<<|<)\s*[AB]) )\s*\]\]      # Arena-Hard [[A>>B]]
 """, re.I | re.X)
 
-
 _WHO = r"(?:output|assistant|response|answer|model)\s*\(?(?P<{}>[ab12])\)?"
-
 
 _PREFERRED_RE = re.compile(r"""
     {who} \s+is\s+(?:clearly\s+|slightly\s+|significantly\s+|much\s+)?       # "Output (a) is
       (?:the\s+)?(?:better|superior|preferred|preferable|(?P<more>more\s+\w+))  #  better"
   | \bthe\s+better\s+(?:output|response|answer|one)\s+is\s+{who2}           # "the better
 """.format(who=_WHO.format("who"), who2=_WHO.format("who2")), re.I | re.X)  # output is (b)"
-
 
 _REPORTED_RE = re.compile(r"""
     \b(?:argues|argued|claims|claimed|believes|believed|states|stated|says|said|suggests
@@ -1647,27 +1568,21 @@ _REPORTED_RE = re.compile(r"""
   | \b(?:output|assistant|response|answer|model)\s*\(?[ab12]\)?\s+or\s+\Z  # "(a) or (b) is better"
 """, re.I | re.X)
 
-
 _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]))", re.I)
-
 
 # between two [[verdicts]] offered together: "[[A]] or [[C]]", "[[A]]/[[B]]", "[[A]], [[B]]"
 _JOINED = (r"(?:,|/|[-\u2013\u2014]|\bor\b|\band\b|\bvs\b\.?)[^\S\n]*(?:(?:or|and)\b[^\S\n]*)?"
            + _HEDGE)
 
-
 _VERDICT_AFTER_RE = re.compile(r"[^\S\n]*" + _JOINED + r"\[\[", re.I)
-
 
 # before: also "[[A]] (or [[C]]": the verdict in parentheses is the offer, the first stands
 _VERDICT_BEFORE_RE = re.compile(r"\]\][^\S\n]*(?:\([^\S\n]*)?" + _JOINED + r"\Z", re.I)
-
 
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
 _VERDICT_SCORES = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's win
 _ALONE_VERDICTS = {"a": "A", "b": "B", "tie": "tie"}  # a small judge's bare "B" or "Tie"
-
 
 # Arena-Hard's [[A>>B]] and [[A>B]] are A, [[A=B]] a tie: by the first letter and sign
 _ARENA_VERDICTS = {"A>": "A", "A<": "B", "A=": "tie", "B>": "B", "B<": "A", "B=": "tie"}
@@ -1683,10 +1598,15 @@ def parse_verdict(text):
     structured = _structured(text, "verdict")
     if structured:
         return _VERDICT_WORDS.get(str(structured[0]).lower())
-    text = _plain(text)
+    text = _unmarked(text)
     last, seen = _stated_verdict(text)
     if seen:  # the last [[verdict]] stated; none if all were offered together
-        return _bracket_verdict(last)
+        verdict = None
+        if last is not None and last.group("arena"):  # Arena-Hard's: by letter and sign
+            verdict = _ARENA_VERDICTS[re.sub(r"\s+", "", last.group("arena").upper())[:2]]
+        elif last is not None:
+            verdict = _VERDICT_WORDS.get(last.group("mt").lower())
+        return verdict
     preferred = _preferred(text)
     if preferred:
         return _VERDICT_WHO[(preferred.group("who") or preferred.group("who2")).lower()]
@@ -1701,32 +1621,13 @@ def _preferred(text):
     leading = _LEADING_RE.match(text)
     if leading:
         return leading
-    stated = [m for m in _PREFERRED_RE.finditer(text) if not _reported(text, m)]
+    stated = [m for m in _PREFERRED_RE.finditer(text)  # not someone else's opinion
+              if not _REPORTED_RE.search(text[max(0, m.start() - 40):m.start()])]
     better = [m for m in stated if not m.group("more")]
     chosen = better or stated
     if not chosen:
         return None
     return chosen[-1]
-
-
-def _reported(text, match):
-    return bool(_REPORTED_RE.search(text[max(0, match.start() - 40):match.start()]))
-
-
-def _bracket_verdict(match):
-    """The verdict a [[...]] match states, or None for no match."""
-    if match is None:
-        return None
-    if match.group("arena"):
-        label = re.sub(r"\s+", "", match.group("arena").upper())
-        return _ARENA_VERDICTS[label[:2]]
-    return _VERDICT_WORDS.get(match.group("mt").lower())
-
-
-def _verdict_together(text, match):
-    """Whether a [[verdict]] is offered with another: "[[A]] or [[C]]", "[[A]]/[[B]]"."""
-    before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
-    return bool(before or _VERDICT_AFTER_RE.match(text, match.end()))
 
 
 def _stated_verdict(text):
@@ -1735,9 +1636,10 @@ def _stated_verdict(text):
     stated, hypothetical, seen = None, None, False
     for match in _VERDICT_RE.finditer(text):
         seen = True
-        if _verdict_together(text, match):
+        before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
+        if before or _VERDICT_AFTER_RE.match(text, match.end()):  # "[[A]] or [[C]]"
             continue
-        if _hypothetical(text, match.start()) or _hypothetical_after(text, match.end()):
+        if _hypothetical(text, match.start(), match.end()):
             hypothetical = match
         else:
             stated = match
@@ -1783,20 +1685,19 @@ def _read_comparative(text, scale):
     return (pair, pair) if in_scale else (None, "{:g} {:g}".format(*pair))
 
 
-def _option_score(option):
-    """An option's score, a number: true or "1" were read as 1.0, unasked (a TypeError)."""
-    score = option["score"] if isinstance(option, dict) else option
-    if not _is_number(score):
-        raise TypeError("not a number: {!r}".format(score))
-    return float(score)
-
-
 def _criterion(criterion):
     """A criterion ``{"name", "description", "options": {name: score}}`` (or options
     ``{name: {"score": s, "description": d}}``), checked, with its template fields."""
     try:
         options = {str(k): v for k, v in criterion["options"].items()}
-        scores = {k: _option_score(v) for k, v in options.items()}
+        scores = {}
+        for option, given in options.items():  # a number: true or "1" are none
+            score = given
+            if isinstance(given, dict):
+                score = given["score"]
+            if not _is_number(score):
+                raise TypeError("not a number: {!r}".format(score))
+            scores[option] = float(score)
         name = str(criterion["name"])
     except (KeyError, TypeError, AttributeError, ValueError):
         raise JudgeError("a criterion needs a name and options mapping each option to a "
@@ -1807,18 +1708,16 @@ def _criterion(criterion):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
     _check_option_names(name, scores)
-    lines = [_option_line(name, option) for name, option in options.items()]
+    lines = []  # as the prompt lists them: "- name", with ": description" if it has one
+    for option, given in options.items():
+        line = "- {}".format(option)
+        if isinstance(given, dict) and given.get("description"):
+            line = "- {}: {}".format(option, given["description"])
+        lines.append(line)
     return {"name": name, "options": scores, "fields": {
         "criterion_name": name, "criterion_description": criterion.get("description", ""),
         "criterion_scores": scores, "criterion_options": "\n".join(lines),
         "criterion_options_reversed": "\n".join(reversed(lines))}}
-
-
-def _option_line(name, option):
-    """An option as the prompt lists it: "- name", with ": description" if it has one."""
-    if isinstance(option, dict) and option.get("description"):
-        return "- {}: {}".format(name, option["description"])
-    return "- {}".format(name)
 
 
 _OPTION_EDGES = " \t.:;!\"'[]()-"  # what a reply's line may wrap an option's name in
@@ -1851,11 +1750,13 @@ def _read_option(text, options):
     together ("Good or Excellent", "Excellent/Good") pick none."""
     by_name = {_loose(name): name for name in options}
     structured = _structured(text, "option")
-    if structured:
-        named = _option_named(str(structured[0]), options, by_name)
+    if structured:  # {"option": "good"} is Good: exactly, else as a reply's line is matched
+        named = str(structured[0])
+        if named not in options:
+            named = by_name.get(_loose(named))
         if named:
             return named, named
-    picked = _picked_options(_plain(text), by_name)
+    picked = _picked_options(_unmarked(text), by_name)
     if len(picked) != 1:
         return None, None
     return picked[0], picked[0]
@@ -1866,24 +1767,14 @@ def _picked_options(plain, by_name):
     it mentions, else, unless exactly one, the one its last line is a typo of."""
     lines = _verdict_lines(plain, by_name)
     named = [by_name[line] for line in lines[-1:] + lines[:1] if line in by_name]
-    if named and not _revised(named[0], lines[-1], by_name):
+    # unless the last line names another option than the first line's: the judge changed
+    # its mind ("Excellent ... On reflection: Poor"), so the first is no pick
+    if named and all(option == named[0] for option in _mentioned(by_name, lines[-1])):
         return named[:1]
     picked = _mentioned(by_name, plain)
     if len(picked) != 1 and lines and not _mentioned(by_name, lines[-1]):
         picked = _close_option(lines[-1], by_name)
     return picked
-
-
-def _revised(first, last_line, by_name):
-    """Whether the last line names an option other than ``first``, the first line's: the
-    judge changed its mind ("Excellent ... On reflection: Poor"), so the first is no pick."""
-    return any(option != first for option in _mentioned(by_name, last_line))
-
-
-def _reply_lines(text):
-    """A reply's non-blank lines as an option's name is matched, "Answer:" and the like off."""
-    return [re.sub(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*", "",
-                   _loose(line)) for line in text.splitlines() if line.strip()]
 
 
 def _verdict_lines(plain, by_name):
@@ -1892,20 +1783,15 @@ def _verdict_lines(plain, by_name):
     would otherwise be read as the verdict)."""
     lines = []
     for paragraph in re.split(r"\n[^\S\n]*\n", plain):
-        found = _reply_lines(paragraph)
+        found = [_ANSWER_LABEL_RE.sub("", _loose(line))  # "Answer:" and the like off
+                 for line in paragraph.splitlines() if line.strip()]
         if len({line for line in found if line in by_name}) > 1:
             found = [line for line in found if line not in by_name]
         lines.extend(found)
     return lines
 
 
-def _option_named(name, options, by_name):
-    """The option ``name`` is: exactly, else as a reply's line is matched (``{"option":
-    "good"}`` is Good); None if neither."""
-    if name in options:
-        return name
-    return by_name.get(_loose(name))
-
+_ANSWER_LABEL_RE = re.compile(r"^(?:final\s+)?(?:answer|option|verdict|choice)\s*[:=-]\s*")
 
 # before an option's name: a negation, perhaps with an intensifier ("not very good")
 _NEGATED_OPTION_RE = re.compile(r"""
@@ -1917,42 +1803,31 @@ _NEGATED_OPTION_RE = re.compile(r"""
 def _mentioned(by_name, text):
     """The options ``text`` names as words, not negated ("not good", "not very good")."""
     low = text.lower()
-    return [name for loose, name in by_name.items() if _affirmed(low, loose)]
-
-
-def _affirmed(low, loose):
-    """Whether ``low`` names the option ``loose`` as a word at least once not negated."""
-    for match in re.finditer(r"(?<![\w-])" + re.escape(loose) + r"(?![\w-])", low):
-        if not _NEGATED_OPTION_RE.search(low, max(0, match.start() - 60), match.start()):
-            return True
-    return False
+    named = []
+    for loose, name in by_name.items():
+        for match in re.finditer(r"(?<![\w-])" + re.escape(loose) + r"(?![\w-])", low):
+            if not _NEGATED_OPTION_RE.search(low, max(0, match.start() - 60), match.start()):
+                named.append(name)
+                break
+    return named
 
 
 def _close_option(line, by_name):
-    """A last line close to one option's name (a typo), unless it is a negation."""
+    """A last line close to one option's name (a typo), unless it is a negation; not when
+    one is inside the other ("correct" in "incorrect": another word, often the option's
+    opposite), nor when the two closest are as close as each other ("Faiz" to "Fair" and
+    "Fail": picking one would be the order of the options, not the judge's)."""
     import difflib
     if re.match(r"(?:not|never|no)\b", line):
         return []
     close = difflib.get_close_matches(line, list(by_name), n=2, cutoff=0.75)
-    if not close or _part_of(line, close[0]) or _equally_close(line, close):
+    if not close or line in close[0] or close[0] in line:
         return []
+    if len(close) == 2:
+        ratios = [difflib.SequenceMatcher(None, line, low).ratio() for low in close]
+        if ratios[0] == ratios[1]:
+            return []
     return [by_name[close[0]]]
-
-
-def _equally_close(line, close):
-    """Whether the two closest options are as close as each other ("Faiz" to "Fair" and
-    "Fail"): picking one would be the order of the options, not the judge's."""
-    import difflib
-    if len(close) < 2:
-        return False
-    ratios = [difflib.SequenceMatcher(None, line, low).ratio() for low in close]
-    return ratios[0] == ratios[1]
-
-
-def _part_of(line, option):
-    """Is one inside the other ("correct" in "incorrect")? Then the line is another word
-    (often the option's opposite), not a typo of it."""
-    return line in option or option in line
 
 
 def _json_numbers(obj, criteria=None):
@@ -1976,20 +1851,18 @@ _KEY_NUMBER_RE = re.compile(r"""(?:^|[{,])[\W_]*?["']?([a-z][\w ]{0,40}?)["']?[^
 def _read_json(text, scale, criteria=None):
     obj = parse_json(text)
     if not obj:  # no JSON object: "key: number" lines
-        pairs = _KEY_NUMBER_RE.findall(_plain(text)[-_JSON_WINDOW:])
+        pairs = _KEY_NUMBER_RE.findall(_unmarked(text)[-_JSON_WINDOW:])
         obj = {key.strip().lower(): _number(value) for key, value in pairs}
     numbers = _json_numbers(obj, criteria)
-    if not numbers or _numbers_short(numbers, criteria):
-        return None, None  # averaging several numbers would invent a score
+    # a criterion without its number, or, without criteria, more than one number: averaging
+    # several numbers would invent a score
+    short = len(numbers) > 1
+    if criteria:
+        short = len(numbers) < len(criteria)
+    if not numbers or short:
+        return None, None
     in_scale = all(scale[0] <= v <= scale[1] for v in numbers.values())
     return (obj, obj) if in_scale else (None, json.dumps(numbers))
-
-
-def _numbers_short(numbers, criteria):
-    """A criterion without its number, or, without criteria, more than one number."""
-    if criteria:
-        return len(numbers) < len(criteria)
-    return len(numbers) > 1
 
 
 def _json_score(obj, scale, criteria=None):
@@ -2001,35 +1874,69 @@ def _rescaled(value, scale):
     return (value - scale[0]) / (scale[1] - scale[0])
 
 
-_PARSERS = {  # name: (read(text, scale) -> (value or None, what was read: a value out of
-    # the scale, or None), what a reply without a value lacks, a value's 0-1 score)
-    "rating": (_read_rating, "rating", _rescaled),
-    "binary": (lambda text, s: (parse_binary(text),) * 2, "yes/no verdict", lambda v, s: float(v)),
-    "comparative": (_read_comparative, "two scores", lambda pair, s: _rescaled(pair[1], s)),
-    "verdict": (lambda text, scale: (parse_verdict(text),) * 2, "[[A]]/[[B]]/[[C]] verdict",
-                lambda verdict, scale: _VERDICT_SCORES[verdict]),
-    "json": (_read_json, "JSON object with one number (several: which scores?)", _json_score),
-    "option": (_read_option, "option", lambda option, options: options[option]),
+class _Parser(collections.namedtuple(
+        "_Parser", "read what score scale lacks max_tokens reask schema combine details "
+                   "responses logprobs on_scale prompt_values",
+        defaults=((1, 5), "{what}", 16, None, None, "mean", lambda value: {}, ("response",),
+                  False, False, lambda example, scale: {}))):
+    """A parser kind, as data: the judge reads, scores, asks and writes by its row.
+
+    ``read(text, scale)``: (the value, or None; what was read outside the scale, or None).
+    ``what`` a reply gives, as a re-ask says it lacks one. ``score(value, scale)``: the
+    value's score from 0 to 1. ``scale``: the default (none: a criterion brings its
+    options). ``lacks``: what a reply without a value lacks, as its parse_error says
+    (``{what}``, ``{options}``, ``{keys}``). ``max_tokens``: the default. ``reask``: the
+    form a re-ask asks for (``{low}``, ``{high}``, ``{options}``, ``{answer_yes}``,
+    ``{answer_no}``, ``{keys}``). ``schema(number, scale)``: the reply's properties for
+    --structured (``number``: one on the scale), None for none. ``combine``: how an item's
+    repeats combine, the mean, or the majority of categories. ``details(value)``: the
+    record's fields of a value (judge_verdict, judge_option, judge_score_a ...).
+    ``responses``: the fields it judges. ``logprobs``: whether the logprobs of a rating
+    score it. ``on_scale``: whether its values are numbers on the scale (the run's stamp
+    gives the scale). ``prompt_values(example, scale)``: what its prompt takes beyond the
+    fields: comparative asks on the judge's scale, and a record's "context" is its context
+    section (its template's origin writes it so)."""
+
+
+_PARSERS = {
+    "rating": _Parser(
+        _read_rating, "rating", _rescaled, logprobs=True, on_scale=True,
+        reask="the rating alone, a number from {low:g} to {high:g}",
+        schema=lambda number, scale: {"rating": number}),
+    "binary": _Parser(
+        lambda text, scale: (parse_binary(text),) * 2, "yes/no verdict",
+        lambda value, scale: float(value), combine="majority",
+        reask="the verdict alone, {answer_yes} or {answer_no}",
+        schema=lambda number, scale: {"correct": {"type": "boolean"}}),
+    "comparative": _Parser(
+        _read_comparative, "two scores", lambda pair, scale: _rescaled(pair[1], scale),
+        (1, 10), on_scale=True, responses=("response_a", "response_b"),
+        reask="the two scores alone, each a number from {low:g} to {high:g}",
+        schema=lambda number, scale: {"score_a": number, "score_b": number},
+        details=lambda pair: {"score_a": pair[0], "score_b": pair[1],
+                              "score_diff": pair[1] - pair[0]},
+        prompt_values=lambda example, scale: {"context": example.get("context"),
+                                              "low": scale[0], "high": scale[1]}),
+    "verdict": _Parser(
+        lambda text, scale: (parse_verdict(text),) * 2, "[[A]]/[[B]]/[[C]] verdict",
+        lambda verdict, scale: _VERDICT_SCORES[verdict], combine="majority",
+        responses=("response_a", "response_b"), details=lambda verdict: {"verdict": verdict},
+        reask="the verdict alone, [[A]], [[B]] or [[C]]",
+        schema=lambda number, scale: {"verdict": {"type": "string",
+                                                  "enum": ["A", "B", "tie"]}}),
+    # no schema: a JSON reply's keys are its template's (LLMJudge reads those it knows, the
+    # rubric's and --response-format's, by their own row: _set_answers)
+    "json": _Parser(
+        _read_json, "JSON object", _json_score, (0, 10), max_tokens=512, on_scale=True,
+        lacks="JSON object with one number (several: which scores?)",
+        reask="a JSON object alone, with the score from {low:g} to {high:g}"),
+    "option": _Parser(
+        _read_option, "option", lambda option, options: options[option], (),
+        lacks="option ({options})", combine="majority",
+        details=lambda option: {"option": option},
+        reask="the name of one option alone: {options}",
+        schema=lambda number, options: {"option": {"type": "string", "enum": list(options)}}),
 }
-
-
-# a parser's defaults: its scale (else 1 to 5) and the tokens its reply needs (else 16)
-_DEFAULT_SCALES = {"json": (0, 10), "comparative": (1, 10), "option": ()}
-
-
-_DEFAULT_MAX_TOKENS = {"json": 512}
-
-
-def _parser_properties(parser, number, scale):
-    """The fields of a reply the parser reads (``number``: a rating's)."""
-    return {
-        "rating": {"rating": number},
-        "binary": {"correct": {"type": "boolean"}},
-        "verdict": {"verdict": {"type": "string", "enum": ["A", "B", "tie"]}},
-        "comparative": {"score_a": number, "score_b": number},
-        "json": {"reasoning": {"type": "string"}, "correctness": number, "relevance": number},
-        "option": {"option": {"type": "string", "enum": list(scale)}},  # scale: the options
-    }[parser]
 
 
 # -- HTTP client ---------------------------------------------------------------------
@@ -2852,7 +2759,7 @@ _DURATION_RE = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
 
 _RESET_LONGEST = 3600.0  # a reset further off than an hour is not believed: not held for
 _HOLD_LONGEST = 1.0      # a held request looks again at least this often
-_TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see _waits_its_turn)
+_TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see LLMJudge._next_try)
 
 
 def _limiter(urls, headers, rpm, tpm):
@@ -3455,28 +3362,17 @@ _TROUBLES = {
 }
 
 
-def _first_timeout(timed_out, exc):
-    """The call's first timeout message: a server shutting down is silent, then refuses
-    connections, and the message must say the timeout came first."""
-    if timed_out or exc.kind != "timeout":
-        return timed_out
-    return str(exc)
-
-
 def _is_turn_429(exc):
     """A 429 that is retried (not out of quota, nor asking for a wait past the limit)."""
     return exc.kind == "http_error" and exc.status == 429
 
 
-def _retry_note(exc, retries, max_retries, wait, left):
-    """What the progress line says while a request is retried (None: one succeeded): why,
-    and what comes next: retry ``retries`` in ``wait`` s, or polling for ``left`` s more."""
-    if exc is None:
-        return None
-    plan = "retry {} of {} in {} s".format(retries, max_retries, _short_seconds(wait))
-    if left > 0:  # a restarting server is polled each second, not retried
-        plan = "retrying for {:.0f} s more (--restart-wait)".format(left)
-    return "{}; {}".format(_trouble(exc), plan)
+def _is_retryable(exc):
+    """A network failure, an unreadable reply, or a busy or failing server."""
+    if exc.kind == "http_error":  # a 4xx but 408/409/429 is the caller's bug: no retry
+        status = exc.status or 0
+        return status in _RETRY_STATUSES or status >= 500
+    return exc.kind in ("timeout", "connection_error", "invalid_response")
 
 
 def _short_seconds(seconds):
@@ -3496,25 +3392,6 @@ def _trouble(exc):
             phrase = "error"
         return "judge answers http {} {}".format(exc.status, phrase)
     return _TROUBLES.get(exc.kind, "judge request failed")
-
-
-def _fn_body(reply):
-    """judge_fn's reply as a server's body; one that is no JSON (bytes) is the judge's bad
-    reply, not something judge_fn raised."""
-    try:
-        return json.dumps(reply).encode()
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise APIError("judge_fn's reply is not JSON ({}): expected text or a chat completion "
-                       "(a dict)".format(exc), kind="invalid_response") from None
-
-
-def _example_reference(example):
-    """An example's reference: its "answer", else its "reference", each only if it holds one
-    (not "", spaces, [], {} or NaN: see _reference_of)."""
-    answer = _reference_of(example, "answer")
-    if answer is None:
-        return _reference_of(example, "reference")
-    return answer
 
 
 def _turn_references(record, fields=("answer", "reference")):
@@ -3540,12 +3417,16 @@ def _response_of(example, output):
 
 def _example_values(example, output, fields):
     """The question, reference and response an example gives, each unless ``fields`` give it
-    (the command line reads them from the record: they are not read twice)."""
+    (the command line reads them from the record: they are not read twice). The reference
+    is its "answer", else its "reference", each only if it holds one (not "", spaces, [],
+    {} or NaN: see _reference_of)."""
     values = {"question": None, "reference": None}
     if "question" not in fields:
         values["question"] = _as_text(_first(example, "question", "context"))
     if "reference" not in fields:
-        values["reference"] = _example_reference(example)
+        values["reference"] = _reference_of(example, "answer")
+        if values["reference"] is None:
+            values["reference"] = _reference_of(example, "reference")
     if "response" not in fields:
         values.update(_response_of(example, output))
     return values
@@ -3555,13 +3436,20 @@ _CONVERSATION_WHAT = "field 'messages'"
 
 
 def _example_conversation(example, output):
-    """(read messages, the list reference or None, what names them) of an example that is a
-    conversation (a ``messages`` list, or MT-Bench's turns and answers), its response
-    (``output`` or its own) the reply to a conversation that ends with the user; (None,
-    None, None) if it is not one."""
+    """(read messages, the list reference or None, what names them) of a Python example that
+    is a conversation: its ``messages`` list, else MT-Bench's turns and answers; its
+    response (``output`` or its own) is the reply to a conversation that ends with the user.
+    (None, None, None) if it is not one. ``messages`` holding another thing is refused
+    unless the example gives a response (then it is a field of its own), as the command
+    line does for its default field. _BadRecord naming what is wrong."""
     given = _response_of(example, output)
+    value, what = example.get("messages"), _CONVERSATION_WHAT
     try:
-        value, what = _example_messages(example, given)
+        if value is not None and not isinstance(value, list) and "response" not in given:
+            raise JudgeError("{} is a {}, expected a list of messages".format(
+                _CONVERSATION_WHAT, _kind_name(value)))
+        if not isinstance(value, list):
+            value, what = _mtbench_messages(example), "field 'turns'"
         if value is None:
             return None, None, None
         messages = _with_response(_conversation(value, what), given, what)
@@ -3570,32 +3458,34 @@ def _example_conversation(example, output):
     return messages, _turn_references(example), what
 
 
-def _example_messages(example, given):
-    """(messages as given, what names them) of a Python example: its ``messages`` list, else
-    MT-Bench's turns and answers; (None, None) if neither. ``messages`` holding another
-    thing is refused unless the example gives a response (then it is a field of its own),
-    as the command line does for its default field."""
-    value = example.get("messages")
-    if isinstance(value, list):
-        return value, _CONVERSATION_WHAT
-    if value is not None and "response" not in given:
-        raise JudgeError("{} is a {}, expected a list of messages".format(
-            _CONVERSATION_WHAT, _kind_name(value)))
-    return _mtbench_messages(example), "field 'turns'"
-
-
 def _example_pair(example, values):
     """The pair of conversations a Python example gives: its two responses as lists (see
-    _pair_messages), or two texts replying to its ``messages``; None if neither."""
-    if any(isinstance(value, list) for value in values):
-        return _pair_messages(values, example.get("turns"))
+    _pair_messages), or two texts replying to its ``messages``; None if neither;
+    _BadRecord naming what is wrong."""
     context = example.get("messages")
-    if not isinstance(context, list):
-        return None
-    for value, what in zip(values, _PAIR_WHAT):
-        if value is None:  # not an empty reply: the command line's error
-            raise JudgeError("{} is null, expected text".format(what))
-    return _replies_to(_conversation(context, _CONVERSATION_WHAT), values, _CONVERSATION_WHAT)
+    try:
+        if any(isinstance(value, list) for value in values):
+            return _pair_messages(values, example.get("turns"))
+        if not isinstance(context, list):
+            return None
+        for value, what in zip(values, _PAIR_WHAT):
+            if value is None:  # not an empty reply: the command line's error
+                raise JudgeError("{} is null, expected text".format(what))
+        return _replies_to(_conversation(context, _CONVERSATION_WHAT), values,
+                           _CONVERSATION_WHAT)
+    except JudgeError as exc:
+        raise _BadRecord(str(exc)) from None
+
+
+def _fields_filled_by(fill, conversation, turn, fields, **options):
+    """``fields`` after those ``fill`` makes of a conversation and its ``turn`` (how many
+    texts it shortened kept for _note_turn); _BadRecord naming what is wrong with it."""
+    try:
+        filled = fill(conversation, turn, **options)
+    except JudgeError as exc:
+        raise _BadRecord(str(exc)) from None
+    filled["_shortened"] = filled.pop("texts_shortened")
+    return dict(filled, **fields)
 
 
 def _check_no_turn(turn):
@@ -3613,33 +3503,6 @@ def _note_turn(judgement, values):
     judgement.details["turn"] = values["turn"]
     if values["_shortened"]:
         judgement.details["texts_shortened"] = values["_shortened"]
-
-
-def _check_example(example):
-    """TemplateError unless ``example`` is a mapping of fields (or None): a question given as
-    text was dropped, or an internal_error (AttributeError)."""
-    if example is not None and not isinstance(example, Mapping):
-        raise TemplateError("example must be a mapping of fields (a dict); got a {}".format(
-            type(example).__name__))
-
-
-def _check_response(parser, values, fields, given):
-    """TemplateError naming the fields ``given`` (the example's, output's and keywords') if
-    an item has no response at all, nor a conversation's reply (a pair's parser reads two
-    answers, which compare() gives)."""
-    if "response" in values or "response" in fields or parser in ("verdict", "comparative"):
-        return
-    raise TemplateError("template needs field 'response'; got {}".format(
-        _names(_given_fields(*given), "no fields")))
-
-
-def _given_fields(*parts):
-    """The names of the fields set (not None) in these mappings, sorted (a text has none)."""
-    names = set()
-    for part in parts:
-        if isinstance(part, Mapping):
-            names.update(str(k) for k, v in part.items() if v is not None)
-    return sorted(names)
 
 
 def _context_section(context):
@@ -3664,15 +3527,6 @@ def _context_section(context):
 # a reference's heading by template: an agent's run is held to the outcome it should reach
 _REFERENCE_HEADINGS = {"trajectory": "[Expected Outcome]"}
 
-
-def _reference_section(reference, template=None):
-    """A reference as the templates' section, or None (the section's default: nothing)."""
-    if reference is None:
-        return None
-    heading = _REFERENCE_HEADINGS.get(template, "[Reference Answer]")
-    return "{}\n{}\n\n".format(heading, reference)
-
-
 # a parameter the server refused: what its error names and says (regexes), the parameters
 # then dropped, the one sent instead of the first (or None), and what changed
 _ADAPTATIONS = (
@@ -3690,20 +3544,22 @@ _ADAPTATIONS = (
 def _adaptation(message, params):
     """(params, what changed) for an error, whatever its status, that names a parameter the
     server does not take (o-series, gpt-5: max_tokens, temperature; LM Studio and
-    llama-cpp-python, whose status is 500: response_format), or None."""
+    llama-cpp-python, whose status is 500: response_format), or None. The parameters are
+    ``params`` without those dropped, the first one's value sent as another if it has one."""
     lowered = message.lower()
     for names, says, dropped, instead, what in _ADAPTATIONS:
         if dropped[0] in params and re.search(names, lowered) and re.search(says, lowered):
-            return _without(params, dropped, instead), what
+            adapted = {k: v for k, v in params.items() if k not in dropped}
+            if instead:
+                adapted[instead] = params[dropped[0]]
+            return adapted, what
     return None
 
 
-def _without(params, dropped, instead):
-    """``params`` without ``dropped``, the first one's value sent as ``instead`` if given."""
-    adapted = {k: v for k, v in params.items() if k not in dropped}
-    if instead:
-        adapted[instead] = params[dropped[0]]
-    return adapted
+def _refused_parameter(exc, payload):
+    """Whether ``exc`` is a server's refusal of a parameter ``payload`` holds (a chat
+    request's: _fresh_reply adapts it and asks again, it is no failure to retry)."""
+    return bool(exc.status and payload and _adaptation(str(exc), payload))
 
 
 def _criterion_or(criterion, default, template):
@@ -3715,25 +3571,6 @@ def _criterion_or(criterion, default, template):
         raise JudgeError("criterion is for template 'criterion' (or your own); got template "
                          "'pairwise', whose prompt names no criterion")
     return _criterion(criterion)
-
-
-def _user_content(text, images):
-    """A user message's content: the text, and the images after it if there are any."""
-    if not images:
-        return text
-    return [{"type": "text", "text": text}] + [
-        {"type": "image_url", "image_url": {"url": url}} for url in images]
-
-
-def _turns(template, assess, assess_max_tokens):
-    """A judge's turns, each (template, max_tokens), None the judge's: the template alone,
-    or with assess an assessment (a custom template asks it) and then the choice."""
-    if not assess:
-        return [(template, None)]
-    first = template
-    if template == "criterion":
-        first = _ASSESS_TEMPLATE
-    return [(first, assess_max_tokens), (_SELECT_TEMPLATE, None)]
 
 
 class LLMJudge:
@@ -3761,18 +3598,22 @@ class LLMJudge:
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
-                 reask=0,
-                 repeats=1, image_root=None, price=None, rpm=None, tpm=None,
+                 reask=0, repeats=1, image_root=None, price=None, rpm=None, tpm=None,
                  max_turn_chars=_DEFAULT_MAX_TURN_CHARS):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
         # what a pickle rebuilds it from (__reduce__), the key among them: hidden from vars()
         self._keywords = _Secret(_as_given(locals()))
-        self._set_server(base_url, model, api_key, judge_fn, headers, key_header)
-        self._set_template(template, parser, criterion, response_format)
-        self._check_criterion_needs(assess, check_position)
-        self.turns = _turns(self.template, assess, assess_max_tokens)
-        self.again = None
+        self._set_server(base_url, model, api_key, judge_fn, headers, key_header, rpm, tpm)
+        self._set_template(template, parser, criterion, response_format, assess=assess,
+                           check_position=check_position)
+        self.turns = [(self.template, None)]  # each (template, max_tokens), None the judge's
+        if assess:  # an assessment (a custom template asks it), then the choice
+            first = self.template
+            if first == "criterion":
+                first = _ASSESS_TEMPLATE
+            self.turns = [(first, assess_max_tokens), (_SELECT_TEMPLATE, None)]
+        self.again = None  # how each item is asked again: a _VARIANTS key
         if check_position:
             self.again = "the options reversed"
         self._set_answers(scale, binary_format, response_format, score_field)
@@ -3793,24 +3634,17 @@ class LLMJudge:
         if price is not None:
             self.price = _price_pair(price) if isinstance(price, str) else tuple(price)
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
-        self._alive, self._refused_since = False, None  # see _call
+        self._alive, self._refused_since = False, None  # see _next_try
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
         self.cache, self._own_cache = cache, isinstance(cache, (str, os.PathLike))
         if self._own_cache:
             self.cache = _Cache(os.fspath(cache))
         self._sleep, self._max_bytes = sleep, max_response_bytes
-        self._replicas = _Replicas(self.urls, eager=self.url != _OFFLINE)  # it sends none
-        self.rpm, self.tpm = rpm, tpm
-        self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
-        if not judge_fn:
-            # shared with the judges on these servers with this key: one account's limit
-            self._limits = _limiter(self.urls, self._headers.value, rpm, tpm)
-        self._rate_limited = 0  # this judge's 429s: a shared limiter counts every judge's
-        self._turns_waited = 0  # of them, those that waited their turn (_waits_its_turn)
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
-    def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header):
-        """Where requests go, for which model, with which headers (the key's among them)."""
+    def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header, rpm, tpm):
+        """Where requests go, for which model, with which headers (the key's among them),
+        within which rate limits."""
         base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
@@ -3826,9 +3660,19 @@ class LLMJudge:
         self._headers = _Secret(headers)
         # one URL a line: a credential in any of their queries is hidden
         self._secrets = _Secret(_secret_forms(key, "\n".join(self.urls), headers))
+        self._replicas = _Replicas(self.urls, eager=self.url != _OFFLINE)  # it sends none
+        self.rpm, self.tpm = rpm, tpm
+        self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
+        if not judge_fn:
+            # shared with the judges on these servers with this key: one account's limit
+            self._limits = _limiter(self.urls, headers, rpm, tpm)
+        self._rate_limited = 0  # this judge's 429s: a shared limiter counts every judge's
+        self._turns_waited = 0  # of them, those that waited their turn (see _next_try)
 
-    def _set_template(self, template, parser, criterion, response_format):
-        """The prompt (a template, a criterion) and the parser that reads its reply."""
+    def _set_template(self, template, parser, criterion, response_format, *, assess,
+                      check_position):
+        """The prompt (a template, a criterion) and the parser that reads its reply;
+        JudgeError now, not per item, if what is asked reads options no criterion gives."""
         self.criterion = _criterion_or(criterion, None, template)
         if not template:
             template = None
@@ -3840,70 +3684,59 @@ class LLMJudge:
         self.parser = "json"
         if response_format is None:
             self.parser = parser or _parser_of(template)
-
-    def _check_criterion_needs(self, assess, check_position):
-        """JudgeError now, not per item, if what is asked reads options no criterion gives."""
-        if self.criterion is not None or self.template == "criterion":
+        self._reader = _PARSERS[self.parser]  # how a reply is read: see _set_answers
+        if self.criterion is not None or template == "criterion":
             return
-        for needs, asked in (("the option parser", self.parser == "option"),
+        for needs, asked in (("the {} parser".format(self.parser), not self._reader.scale),
                              ("assess", assess), ("check_position", check_position)):
             if asked:
                 raise JudgeError("{} needs criterion={{'name', 'description', 'options': "
                                  "{{option: score}}}}".format(needs))
 
     def _set_answers(self, scale, binary_format, response_format, score_field):
-        """What the reply may say: the scale, the yes/no words, a JSON reply's form and keys."""
-        self.scale = self._scale(scale)
+        """What the reply may say: the scale (a criterion's options, else the scale given,
+        else the parser's), the yes/no words, a JSON reply's form, and the keys whose numbers
+        score (the form's field, the rubric's criteria; None: any number)."""
+        self.scale = tuple(scale or self._reader.scale)
+        if self.criterion:
+            self.scale = self.criterion["options"]
         if binary_format and self.parser != "binary":
             raise JudgeError("binary_format (--binary-format) is yesno or 01, for a yes/no "
                              "judge (--mode binary or math); got {!r}".format(binary_format))
         self.answers = _BINARY_FORMATS.get(binary_format, {})  # else the templates' default
-        self.form = None  # the example, for the prompt
+        self.form, self.keys = None, None  # the form: the example, for the prompt
         if response_format is not None:
             self.form = json.dumps(response_format, indent=2, ensure_ascii=False)
-        self.keys = self._score_keys(score_field)
-
-    def _scale(self, scale):
-        """The criterion's options, else the scale given, else the parser's default."""
-        if self.criterion:
-            return self.criterion["options"]
-        return tuple(scale or _DEFAULT_SCALES.get(self.parser, (1, 5)))
-
-    def _score_keys(self, score_field):
-        """The numbers of a JSON reply that score (None: any)."""
-        if self.form:
-            return (score_field,)
-        if self.template == "rubric":
-            return _RUBRIC_CRITERIA
-        return None
+            self.keys = (score_field,)
+        elif self.template == "rubric":
+            self.keys = _RUBRIC_CRITERIA
+        if self.keys:  # read, scored, re-asked and given a schema as a JSON object of them
+            json_reader, keys = _PARSERS["json"], self.keys
+            self._reader = self._reader._replace(
+                read=functools.partial(json_reader.read, criteria=keys),
+                score=functools.partial(json_reader.score, criteria=keys),
+                what=json_reader.what, lacks="JSON object with {keys}",
+                reask="a JSON object alone, with {keys}",
+                schema=lambda number, scale: dict({"reasoning": {"type": "string"}},
+                                                  **dict.fromkeys(keys, number)))
 
     def _request_defaults(self, *, temperature, max_tokens, seed, logprobs, top_logprobs,
                           structured, example, score_field, extra_body):
         """The body every request starts from (a None is left to the server), extra_body
-        last."""
-        max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(self.parser, 16)
+        last. Its response_format is a JSON reply's form, else with ``structured`` the
+        parser's schema, which needs a scale (options read without a criterion have none:
+        each item brings its own) and, for a JSON reply, its keys."""
+        max_tokens = max_tokens or self._reader.max_tokens
         params = {"temperature": temperature, "max_tokens": max_tokens, "stream": False,
                   "seed": seed}
         if logprobs:  # top_logprobs alone: llama-server fails
             params.update(logprobs=True, top_logprobs=top_logprobs)
-        if self._sends_schema(structured):
+        schema = structured and bool(self.scale) and self._reader.schema is not None
+        if self.form or schema:
             params["response_format"] = _response_format(  # no options: each item has its own
-                self.parser, self.scale, example, score_field)
+                self._reader.schema, self.scale, example, score_field)
         sent = {k: v for k, v in params.items() if v is not None}
         return dict(sent, **extra_body or {})
-
-    def _sends_schema(self, structured):
-        """Whether to send response_format: a JSON reply's form, else the schema asked."""
-        if self.form:
-            return True
-        return structured and self._has_schema()
-
-    def _has_schema(self):
-        """Whether --structured can send a schema: it needs a scale (options read without a
-        criterion have none: each item brings its own) and, for a JSON reply, its keys."""
-        if not self.scale:
-            return False
-        return self.parser != "json" or bool(self.keys)
 
     batch = None  # a _Batch: replies from batch files, requests written to them
 
@@ -4012,7 +3845,8 @@ class LLMJudge:
     def compare_systems(self, example, responses, *, both_orders=True, **fields):
         """Every pair of several systems' responses (a mapping name -> text), each pair
         in both orders. The value maps each system to its win rate on this item (ties
-        count half); ``details["pairs"]`` lists every verdict."""
+        count half), and the ranking; ``details["pairs"]`` lists every verdict (with
+        repeats, each one's), or the pair's failure, which is then the item's."""
         _check_systems(responses)
         _check_option(_BOTH_ORDERS, both_orders, "both_orders")  # before any pair is asked
         if len(responses) < 2:
@@ -4023,13 +3857,29 @@ class LLMJudge:
         for (a, response_a), (b, response_b) in itertools.combinations(responses.items(), 2):
             j = self.compare(example, response_a, response_b, both_orders=both_orders, **fields)
             judged.append(j)
-            pairs.append(_pair_entry(a, b, j))
+            pair = {"a": a, "b": b}
+            if not j.ok:
+                pair.update(status=j.status, error=j.error)
+            else:
+                pair.update(verdict=j.value, consistent=j.details.get("consistent"))
+                if _is_strong(j):
+                    pair["strong"] = True  # only when true: a weak verdict's pair has no such key
+            pair.update((name, j.details[name]) for name in ("members", *_REASKS_FIELDS)
+                        if name in j.details)
+            pairs.append(pair)
             if not j.ok:
                 continue
             for name, won in ((a, j.score), (b, 1 - j.score)):
                 wins[name] += won
                 played[name] += 1
-        return _compared(judged, {"pairs": pairs, "wins": wins, "played": played})
+        details = {"pairs": pairs, "wins": wins, "played": played}
+        failed = next((j for j in judged if not j.ok), None)
+        if failed is not None:
+            return _merged(judged, details=details, status=failed.status, score=failed.score,
+                           error=failed.error, http_status=failed.http_status)
+        rates = {name: round(wins[name] / played[name], 4) for name in wins}
+        ranking = sorted(rates, key=rates.get, reverse=True)
+        return _merged(judged, value=rates, source="text", details=dict(details, ranking=ranking))
 
     def chat(self, messages, *, use_cache=True):
         """Send chat messages; the reply's fields (content, reasoning, finish_reason,
@@ -4040,40 +3890,54 @@ class LLMJudge:
         """The model ids ``GET .../v1/models`` lists (APIError when it fails)."""
         return self._call(_models_url(self.url), None, _read_models)[0]
 
-    # -- internals
+    # -- an item: its values, its conversation with the judge, its repeats and orders
     def _values(self, example, output, fields):
-        _check_example(example)
+        """What an item's prompt is filled from: its conversation's fields (see
+        _fill_conversation), the example's, its criterion's (else the judge's), the yes/no
+        words, the keywords (``fields``), the parser's and the sections made of them.
+        TemplateError for an example that is no mapping, or an item with no response at
+        all (not an empty one), naming the fields given."""
+        if example is not None and not isinstance(example, Mapping):  # a question as text
+            raise TemplateError("example must be a mapping of fields (a dict); got a {}".format(
+                type(example).__name__))
         if example is None:
             example = {}
-        given = fields  # the item's own: _conversation takes turn and our keys out of it
-        fields = self._conversation(example, output, fields)
+        given = fields  # the item's own: _fill_conversation takes turn and our keys out of it
+        fields = self._fill_conversation(example, output, fields)
         values = _example_values(example, output, fields)
-        _check_response(self.parser, values, fields, (example, output, given))
-        # the item's own criterion, else the judge's
+        if "response" not in values and "response" not in fields and (
+                "response" in self._reader.responses):  # a pair's two are compare()'s
+            named = set()
+            for part in (example, output, given):
+                if isinstance(part, Mapping):
+                    named.update(str(k) for k, v in part.items() if v is not None)
+            raise TemplateError("template needs field 'response'; got {}".format(
+                _names(sorted(named), "no fields")))
         criterion = _criterion_or(fields.pop("criterion", None), self.criterion, self.template)
         if criterion:
             values.update(criterion["fields"])
         values.update(self.answers)
         values.update(fields, response_format=self.form)
-        context = None
-        if self.parser == "comparative":  # a record's own: its question is elsewhere
-            context = example.get("context")
-        values["context_section"] = _context_section(values.get("context", context))
-        values["reference_section"] = _reference_section(values.get("reference"), self.template)
-        if self.parser == "comparative":  # the prompt's scale is the judge's
-            values.update(low=self.scale[0], high=self.scale[1])
+        own = self._reader.prompt_values(example, self.scale)
+        values["context_section"] = _context_section(values.get("context", own.pop("context",
+                                                                                  None)))
+        values["reference_section"] = None  # the section's default: nothing
+        if values.get("reference") is not None:
+            heading = _REFERENCE_HEADINGS.get(self.template, "[Reference Answer]")
+            values["reference_section"] = "{}\n{}\n\n".format(heading, values["reference"])
+        values.update(own)
         return values
 
-    def _conversation(self, example, output, fields):
+    def _fill_conversation(self, example, output, fields):
         """``fields`` with those a conversation fills (question, response, conversation_section,
         conversation, turn, reference) when the item is one: the command line's, read from
         the record as its flags say, else the example's ``messages`` or MT-Bench layout;
-        _BadRecord naming what is wrong. A pair's judge (conv32b) is left as it was."""
+        _BadRecord naming what is wrong. A pair's judge fills a pair's (_fill_pair)."""
         none_read = fields.get("_conversation") is _NO_CONVERSATION
         if none_read:  # the command line looked: no conversation, as the judge would find
             del fields["_conversation"]
-        if self.parser in ("verdict", "comparative"):
-            return self._pair_conversation(example, fields)
+        if "response" not in self._reader.responses:
+            return self._fill_pair(example, fields)
         turn = fields.pop("turn", None)
         messages = fields.pop("_conversation", None)
         references = fields.pop("_references", None)
@@ -4088,45 +3952,43 @@ class LLMJudge:
         fill = _conversation_fields
         if self.template == "trajectory":  # the whole run, not its last turn
             fill = _trajectory_fields
-        try:
-            filled = fill(messages, turn, limit=self.max_turn_chars, references=references,
-                          what=what)
-        except JudgeError as exc:
-            raise _BadRecord(str(exc)) from None
-        filled["_shortened"] = filled.pop("texts_shortened")
-        return dict(filled, **fields)
+        return _fields_filled_by(fill, messages, turn, fields, limit=self.max_turn_chars,
+                                 references=references, what=what)
 
-    def _pair_conversation(self, example, fields):
+    def _fill_pair(self, example, fields):
         """``fields`` with those a pair of conversations fills (see _pair_fields) when its
         two responses are lists of messages (or MT-Bench's replies to the example's turns),
         or the command line read them (_pair); _BadRecord naming what is wrong."""
         pair = fields.pop("_pair", None)
         references = fields.pop("_references", None)
         turn = fields.pop("turn", None)
-        values = (fields.get("response_a"), fields.get("response_b"))
         if references is None:
             references = _turn_references(example)
-        try:
-            if pair is None:
-                pair = _example_pair(example, values)
-            if pair is None:
-                _check_no_turn(turn)
-                return fields
-            filled = _pair_fields(pair, turn, limit=self.max_turn_chars, references=references)
-        except JudgeError as exc:
-            raise _BadRecord(str(exc)) from None
-        filled["_shortened"] = filled.pop("texts_shortened")
+        if pair is None:
+            pair = _example_pair(example, (fields.get("response_a"), fields.get("response_b")))
+        if pair is None:
+            _check_no_turn(turn)
+            return fields
         rest = {k: v for k, v in fields.items() if k not in ("response_a", "response_b")}
-        return dict(filled, **rest)
+        return _fields_filled_by(_pair_fields, pair, turn, rest, limit=self.max_turn_chars,
+                                 references=references)
 
     def _ask(self, example, values, again=None):
-        """The item's conversation (and ``again``), ``repeats`` times combined by a jury."""
+        """The item's conversation (and ``again``), or ``repeats`` of them, each with its own
+        seed (so a request and a cache entry each), combined by a jury as the parser's
+        values combine; a bug is the item's internal_error, never the run's end."""
         try:  # read once for every request of the item
             values["images"] = _image_urls(values.get("images"), self._images) or None
         except JudgeError as exc:
             return self._failed("bad_record", str(exc))
         try:
-            judgement = self._repeated(example, values, again)
+            if self.repeats == 1:
+                judgement = self._converse(example, values, again)
+            else:
+                seed = self.params.get("seed", 0)
+                asked = [self._converse(example, dict(values, seed=seed + n), again)
+                         for n in range(self.repeats)]
+                judgement = jury(asked, self._reader.combine)
         except (JudgeError, OSError):  # strict mode asked for it; the cache's disk is full
             raise
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
@@ -4135,29 +3997,29 @@ class LLMJudge:
         _note_turn(judgement, values)
         return _with_pass(judgement, self.pass_threshold)
 
-    def _repeated(self, example, values, again):
-        """The conversation, or ``repeats`` of them combined by a jury, each with its own seed
-        (so a request and a cache entry each)."""
-        if self.repeats == 1:
-            return self._converse(example, values, again)
-        seed = self.params.get("seed", 0)
-        asked = [self._converse(example, dict(values, seed=seed + n), again)
-                 for n in range(self.repeats)]
-        how = "mean"
-        if self.parser in ("binary", "verdict", "option"):
-            how = "majority"
-        return jury(asked, how)
-
     def _converse(self, example, values, again=None):
         """One conversation: the last turn's reply read by the parser, earlier ones as text;
-        if it succeeded, ``again`` (a _VARIANTS key) another, the two combined as it says."""
+        if it succeeded and ``again`` (a _VARIANTS key) is asked, the item asked again so,
+        the two combined as it says, each one's re-asked replies kept (a failure of the
+        second is the item's, its error saying which)."""
         unasked = self._unasked(values)
         if unasked is not None:
             return unasked
         first = self._take_turns(example, values)
         if again is None or first.status not in ("ok", "exported"):
             return first
-        return self._asked_again(example, values, first, again)
+        change, combine = _VARIANTS[again]
+        second = self._converse(example, change(values))
+        if second.ok:
+            both = _merged([first, second], like=first, **combine(first, second))
+        else:
+            both = _merged([first, second], status=second.status, score=second.score,
+                           error="with {}: {}".format(again, second.error),
+                           http_status=second.http_status)
+        for name, asked in (("reasks", first), ("reasks_other_order", second)):
+            if "reasks" in asked.details:
+                both.details[name] = asked.details["reasks"]
+        return both
 
     def _unasked(self, values):
         """The Judgement of an item not worth a request (responses of the wrong kind, an empty
@@ -4165,7 +4027,7 @@ class LLMJudge:
         problem = _responses_kind_problem(values, self.parser)
         if problem:
             return self._failed("template_error", problem)
-        if self.parser in ("verdict", "comparative"):
+        if "response" not in self._reader.responses:
             return None
         response = values["response"]
         if response is None or not str(response).strip():
@@ -4191,20 +4053,11 @@ class LLMJudge:
         last = turns[-1]
         return _merged(turns, like=last, details=dict(last.details, assessment=turns[0].value))
 
-    def _asked_again(self, example, values, first, again):
-        """``first`` and the item asked again as ``again`` (a _VARIANTS key) says, combined."""
-        change, combine = _VARIANTS[again]
-        second = self._converse(example, change(values))
-        if second.ok:
-            return _both_reasks(_merged([first, second], like=first, **combine(first, second)),
-                                first, second)
-        error = "with {}: {}".format(again, second.error)
-        return _both_reasks(_merged([first, second], status=second.status, score=second.score,
-                                    error=error, http_status=second.http_status), first, second)
-
     def _messages(self, example, values, replies=None):
         """The conversation sent for an item: each turn's prompt, and before the next turn the
-        judge's reply to it (``replies``; without them, every turn, a placeholder for each)."""
+        judge's reply to it (``replies``; without them, every turn, a placeholder for each).
+        The last turn asks for the JSON form if its template does not; the first has the
+        item's images after its text."""
         messages = []
         if self.system:
             messages.append({"role": "system", "content": self.system})
@@ -4213,26 +4066,24 @@ class LLMJudge:
         for n, (template, _) in enumerate(self.turns[:len(replies) + 1]):
             if n:
                 messages.append({"role": "assistant", "content": replies[n - 1]})
-            content = self._prompt(example, values, template, n)
+            if not template:
+                template = "rating"
+                if values.get("reference") is not None:
+                    template = "rating_ref"
+            content = render(template, example, **values)
+            last = n == len(self.turns) - 1
+            if self.form and last and "{response_format}" not in TEMPLATES.get(template, template):
+                content += "\n\nReply with a JSON object only, in this form:\n" + self.form
+            images = ()
+            if n == 0:
+                images = _image_urls(values.get("images"), self._images)
+            if images:
+                content = [{"type": "text", "text": content}] + [
+                    {"type": "image_url", "image_url": {"url": url}} for url in images]
             messages.append({"role": "user", "content": content})
         return messages
 
-    def _prompt(self, example, values, template, n):
-        """Turn n's content: the template filled, the last turn's asking for the JSON form if
-        the template does not, the first turn's with the item's images after its text."""
-        if not template:
-            template = "rating"
-            if values.get("reference") is not None:
-                template = "rating_ref"
-        content = render(template, example, **values)
-        last = n == len(self.turns) - 1
-        if self.form and last and "{response_format}" not in TEMPLATES.get(template, template):
-            content += "\n\nReply with a JSON object only, in this form:\n" + self.form
-        images = ()
-        if n == 0:
-            images = _image_urls(values.get("images"), self._images)
-        return _user_content(content, images)
-
+    # -- a request: sent, re-asked, retried, and its reply read
     def _send(self, messages, max_tokens=None, scale=None, seed=None):
         """One request, its reply read by the parser on ``scale`` (the item's options, else the
         judge's), or kept as free text for a turn with its own token budget (an assessment)."""
@@ -4261,14 +4112,32 @@ class LLMJudge:
     def _send_read(self, messages, max_tokens=None, scale=None, seed=None):
         """_send, and while its reply cannot be read (_REASKED), up to ``reask`` more in the
         same conversation: the reply as the judge's turn, then a turn asking for the answer
-        in form. A free turn (an assessment) is never re-asked."""
+        in form (_REASK_TEXT). One Judgement of them all: the last's, the earlier raw replies
+        in ``details["reasks"]``, usage and tries added up; JudgeError if strict and still
+        unread. A free turn (an assessment) is never re-asked."""
         if not self.reask or max_tokens is not None:
             return self._send(messages, max_tokens, scale, seed)
         tries = [self._send_unstrict(messages, scale, seed)]
         while len(tries) <= self.reask and tries[-1].status in _REASKED:
-            messages = messages + self._reask_turns(tries[-1], scale or self.scale)
+            unread = tries[-1]
+            why = "no {} that could be read".format(self._reader.what)
+            if unread.status == "out_of_range":  # "the judge answered 9 but the scale ..."
+                answered = unread.error[len("the judge answered "):].split(" but the scale")[0]
+                why = "{}, which is not on the scale".format(answered)
+            ask = _REASK_TEXT.format(why=why, form=self._reask_form(scale or self.scale))
+            messages = messages + [{"role": "assistant", "content": unread.raw or ""},
+                                   {"role": "user", "content": ask}]
             tries.append(self._send_unstrict(messages, scale, seed))
-        return self._reasked(tries)
+        last = tries[-1]
+        if len(tries) > 1:
+            error = last.error
+            if last.status not in _REASKED and not last.ok:  # the re-ask itself failed: say so
+                error = "re-ask {} of {}: {}".format(len(tries) - 1, self.reask, last.error)
+            details = dict(last.details, reasks=[t.raw for t in tries[:-1]])
+            last = _merged(tries, like=last, details=details, error=error)
+        if self.strict and last.status in _REASKED:
+            raise JudgeError(last.error, judgement=last)
+        return last
 
     def _send_unstrict(self, messages, scale, seed):
         """_send, a reply not read returned even when strict (it may yet be re-asked)."""
@@ -4279,45 +4148,20 @@ class LLMJudge:
                 raise
             return exc.judgement
 
-    def _reask_turns(self, unread, scale):
-        """The judge's unread reply, then the turn that asks again (_REASK_TEXT)."""
-        why = "no {} that could be read".format(_PARSERS[self.parser][1])
-        if self.keys or self.parser == "json":
-            why = "no JSON object that could be read"
-        if unread.status == "out_of_range":
-            why = "{}, which is not on the scale".format(_reask_candidate(unread.error))
-        ask = _REASK_TEXT.format(why=why, form=self._reask_form(scale))
-        return [{"role": "assistant", "content": unread.raw or ""},
-                {"role": "user", "content": ask}]
-
     def _reask_form(self, scale):
-        """What a re-ask asks for, in the parser's terms (_REASK_FORMS)."""
-        if self.keys:
-            return "a JSON object alone, with {}".format(" and ".join(self.keys))
-        if self.parser == "option":
-            return "the name of one option alone: {}".format(_names(scale))
-        form = _REASK_FORMS[self.parser]
-        if self.parser == "binary":
-            return form.format(**dict(_BINARY_FORMATS["yesno"], **self.answers))
-        return form.format(low=scale[0], high=scale[1])
+        """What a re-ask asks for, in the parser's terms."""
+        return self._reader.reask.format(**self._words(scale))
 
-    def _reasked(self, tries):
-        """One Judgement of a reply and its re-asks: the last's, the earlier raw replies in
-        ``details["reasks"]``, usage and tries added up; raised if strict and still unread."""
-        if len(tries) == 1:
-            return self._strict_failure(tries[0])
-        last = tries[-1]
-        details = dict(last.details, reasks=[t.raw for t in tries[:-1]])
-        error = last.error
-        if last.status not in _REASKED and not last.ok:  # the re-ask itself failed: say so
-            error = "re-ask {} of {}: {}".format(len(tries) - 1, self.reask, last.error)
-        return self._strict_failure(_merged(tries, like=last, details=details, error=error))
-
-    def _strict_failure(self, judgement):
-        """``judgement``; JudgeError if strict and it is a reply not read."""
-        if self.strict and judgement.status in _REASKED:
-            raise JudgeError(judgement.error, judgement=judgement)
-        return judgement
+    def _words(self, scale):
+        """What a re-ask or a parse_error may name: the scale's ends or its options, the
+        yes/no words, a JSON reply's keys."""
+        words = dict(_BINARY_FORMATS["yesno"], **self.answers)
+        words["keys"] = " and ".join(self.keys or ())
+        if isinstance(scale, Mapping):
+            words["options"] = _names(scale)
+        elif scale:
+            words.update(low=scale[0], high=scale[1])
+        return words
 
     def _failed(self, status, error, **extra):
         judgement = Judgement(score=self.on_failure, status=status, error=error, **extra)
@@ -4330,25 +4174,190 @@ class LLMJudge:
             text = text.replace(secret, "<hidden>")
         return _CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
 
+    def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
+        """(reply, from_cache): the cache's, else a fresh one (_fresh_reply). A cached reply
+        keeps its first latency and tries: a resumed run writes what an unbroken one would.
+        A ``max_tokens`` turn (an assessment) gets no response_format."""
+        if self.model is None:  # checked outside the lock: a hundred threads pass here
+            self._choose_model()
+        params = self.params
+        payload = {"model": self.model, "messages": messages, **params}
+        if seed is not None:
+            payload["seed"] = seed
+        if max_tokens is not None:
+            payload.pop("response_format", None)
+            limit = "max_tokens"
+            if "max_completion_tokens" in params:
+                limit = "max_completion_tokens"
+            payload[limit] = max_tokens
+        cache = self.cache if use_cache else None
+        key = None
+        if cache is not None or self.batch is not None:  # both find a request by its key
+            key = _cache_key(payload)
+        if cache is not None:
+            reply = cache.get(key)
+            if reply is not None:
+                return reply, True
+        reply = self._fresh_reply(messages, payload, key, params)
+        if reply is None:  # the server refused a parameter, now adapted: ask again
+            return self._reply(messages, use_cache=use_cache, max_tokens=max_tokens, seed=seed)
+        if cache is not None and reply.get("content"):  # failures are never cached
+            cache.put(key, reply)
+        return reply, False
+
+    def _fresh_reply(self, messages, payload, key, params):
+        """The reply of the batch files, judge_fn or the server, with its latency and tries;
+        None when the server refused a parameter: the judge's parameters (``params``, what
+        the request was made of) then change for every later request."""
+        started, attempts = time.monotonic(), 0
+        reply = None
+        if self.batch:
+            reply = self.batch.reply(key, payload, self.url != _OFFLINE)
+        try:
+            if not reply and self.judge_fn:
+                reply, attempts = _read_reply(self._from_fn(messages), self.url), 1
+            elif not reply:
+                reply, attempts = self._call(self.url, payload, _read_reply)
+        except APIError as exc:
+            adapted = exc.status and _adaptation(str(exc), params)
+            if not adapted:
+                raise
+            with self._lock:  # once, unless another thread adapted them while this one waited
+                if self.params is params:
+                    self.params = adapted[0]
+                    self.adapted.append("{} (the server said: {})".format(
+                        adapted[1], str(exc)[-300:]))
+                    _log.warning("minijudge: %s", self.adapted[-1])
+            return None
+        reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
+        return reply
+
+    def _from_fn(self, messages):
+        """judge_fn's reply (text or a chat completion) as a server's body; what it raises is
+        an APIError, and a reply that is no JSON (bytes) the judge's bad reply."""
+        try:
+            reply = self.judge_fn(messages)
+        except Exception as exc:  # that item's failure, not the run's
+            message = self._redact(str(exc))
+            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, message),
+                           kind="internal_error") from None
+        if isinstance(reply, str):
+            reply = {"choices": [{"message": {"content": reply}}]}
+        try:
+            return json.dumps(reply).encode()
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise APIError("judge_fn's reply is not JSON ({}): expected text or a chat "
+                           "completion (a dict)".format(exc), kind="invalid_response") from None
+
+    def _pick_model(self, listed):  # listed: the server's models, or why it listed none
+        if isinstance(listed, APIError):
+            raise APIError("no model given and the server's model list failed: {}".format(
+                listed), kind="model_error", status=listed.status)
+        if len(listed) == 1:
+            return listed[0]
+        where = self._redact(_models_url(self.url))
+        raise APIError("no model given and GET {} lists {}: pass one with model= or "
+                       "--judge-model".format(where, _names(listed, "no models")),
+                       kind="model_error")
+
+    def _choose_model(self):
+        with self._lock:
+            if self.model is None:  # another thread may have chosen it while this one waited
+                try:
+                    listed = self.list_models()
+                except APIError as exc:
+                    listed = exc
+                self.model = self._pick_model(listed)
+
+    def _interpret(self, reply, free, scale):
+        """The Judgement of a reply: refused; a value read and scored on ``scale`` (from the
+        logprobs of a rating when they were asked for); a free turn's assessment (``free``:
+        the whole visible reply, no reasoning); or why no value was read (_unread)."""
+        raw = reply.get("content")
+        if not isinstance(raw, str):
+            raw = None
+        common = dict({k: reply.get(k) for k in ("reasoning", "model", "finish_reason", "usage")},
+                      raw=raw, fingerprint=reply.get("system_fingerprint"))
+        if reply.get("refusal"):
+            return self._failed("refused", "the judge refused: {}".format(reply["refusal"]),
+                                **common)
+        if reply.get("finish_reason") == "content_filter":
+            return self._failed("refused", "the judge refused: finish_reason content_filter",
+                                **common)
+        value, candidate = None, None
+        if not free:
+            value, candidate = self._reader.read(raw or "", scale)
+        elif reply.get("finish_reason") != "length":
+            value = _visible(raw).strip() or None
+        if value is None:
+            return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
+        if free:
+            return Judgement(value=value, **common)
+        expected = None
+        if self.params.get("logprobs") and self._reader.logprobs:
+            expected = _expected_rating(reply.get("logprobs"), value, scale)
+        if expected is None:
+            score, source = self._reader.score(value, scale), "text"
+        else:
+            score, source = _rescaled(expected, scale), "logprobs"
+        return Judgement(score=score, value=value, source=source, expected=expected,
+                         details=self._reader.details(value), **common)
+
+    def _unread(self, reply, raw, free, candidate, scale):
+        """(status, error) of a reply no value was read from: cut off by the token limit or
+        inside a <think> never closed (truncated), reasoning without an answer
+        (reasoning_only), empty, a value out of the scale (out_of_range, ``candidate``);
+        else a parse_error saying what the reply lacks."""
+        text, finish = raw or "", reply.get("finish_reason")
+        opened, closed = bool(_THINK_OPEN_RE.search(text)), bool(_THINK_CLOSE_RE.search(text))
+        reasoned = reply.get("reasoning") or opened or closed
+        before, hint = "a verdict", "raise max_tokens"  # no thinking to blame
+        answer, empty = "answer", "reply"
+        if free:
+            before, hint = "the assessment", _FAILURE_HINTS["assess"]
+            answer, empty = "assessment", "assessment"
+        elif reasoned:
+            hint = _FAILURE_HINTS["truncated"]
+        if finish == "length" or opened and not closed:
+            return "truncated", "the reply was cut off (finish_reason {}) before {}: {}".format(
+                finish, before, hint)
+        if reasoned and not _visible(raw).strip():
+            return "reasoning_only", ("the judge reasoned but gave no {} (content {!r}, "
+                                      "finish_reason {}): {}".format(
+                                          answer, raw, finish, _FAILURE_HINTS["reasoning_only"]))
+        if not text.strip():
+            return "empty", "the judge's {} is empty (finish_reason {})".format(empty, finish)
+        if candidate is not None:
+            return "out_of_range", "the judge answered {} but the scale is {}-{}: {!r}".format(
+                candidate, scale[0], scale[1], raw[:200])
+        lacks = self._reader.lacks.format(what=self._reader.what, **self._words(scale))
+        return "parse_error", "no {} found in the judge's reply: {!r}".format(lacks, raw[:200])
+
+    # -- the request loop: servers, rate limits, retries
     def _call(self, url, payload, read):
-        """One request with retries: ``read(body)``, or APIError after the last try. A
-        server that answered and now refuses connections is restarting: it is polled
-        until it has refused for ``restart_wait`` s (for this judge, not per request)."""
+        """One request with retries: ``read(body)``, or APIError after the last try (see
+        _next_try). A request the rate limits can never let go fails before any try (no
+        attempt: the summary's requests do not count it; the run's other records go on).
+        A server that fails it, or asks for a wait, hands it to another (_fails_over)."""
         headers = self._request_headers(payload)
         tokens = _request_tokens(payload)
-        self._refuse_unfit(tokens)
+        why = self._limits.unfit(tokens)
+        if why is not None:
+            exc = APIError(why)
+            exc.attempts = 0  # nothing was sent
+            raise exc
         retries, timed_out, server = 0, None, None
         # hops to another server cost no retry: fewer than the servers, or two that time
         # out by turns would pass a request back and forth for ever
         hops = 0
-        # the judge's successes when the try before went (see _waits_its_turn), and the
-        # end of the Retry-After this request slept through itself
+        # the judge's successes when the try before went (see _next_try), and the end of
+        # the Retry-After this request slept through itself
         answered, obeyed = self._limits.answered, 0.0
         for attempt in itertools.count(1):
             server = self._replicas.pick(avoid=server)
             since, answered = answered, self._limits.answered
             try:
-                reply = self._limited(server, url, payload, read, headers, tokens, obeyed)
+                reply = self._http_limited(server, url, payload, read, headers, tokens, obeyed)
                 self._alive, self._refused_since = True, None
                 self._tell()
                 self._limits.correct(tokens, reply)
@@ -4358,39 +4367,126 @@ class LLMJudge:
                 if self._fails_over(server, exc, payload) and hops < len(self.urls) - 1:
                     hops += 1  # another server takes it: no retry spent
                     continue
-                timed_out = _first_timeout(timed_out, exc)
-                obeyed = self._pause_for(exc, obeyed)
-                left = self._restart_left(exc)
-                if left > 0:  # polling a restarting server is no retry
-                    wait = self._poll_wait(left, exc)
-                    self._tell(exc, retries, wait, left)
-                elif self._waits_its_turn(exc, since, attempt - retries):  # no retry spent
-                    wait = self._backoff(1, exc)
-                elif self._gives_up(exc, retries, payload):
+                # a server shutting down is silent, then refuses: the message says so
+                if not timed_out and exc.kind == "timeout":
+                    timed_out = str(exc)
+                # a 429's Retry-After holds every request of the judge (its replicas' too),
+                # not only this one, which sleeps it itself
+                if _is_turn_429(exc) and exc.retry_after is not None:
+                    obeyed = self._limits.pause(exc.retry_after)
+                wait, retries = self._next_try(exc, retries, since, attempt - retries, payload)
+                if wait is None:
                     self._final_error(exc, attempt, timed_out, server, payload)
                     self._tell()  # no more retries: the record's failure is counted instead
                     raise
-                else:
-                    retries += 1
-                    wait = self._backoff(retries, exc)
-                    self._tell(exc, retries, wait, left)
                 _log.info("retrying in %.1f s: %s", wait, exc)
                 self._sleep(wait)
 
-    def _refuse_unfit(self, tokens):
-        """An APIError before the first try for a request the limits can never let go (no
-        attempt: the summary's requests do not count it); the run's other records go on."""
-        why = self._limits.unfit(tokens)
-        if why is None:
-            return
-        exc = APIError(why)
-        exc.attempts = 0  # nothing was sent
-        raise exc
+    def _next_try(self, exc, retries, since, free, payload):
+        """(the wait before the next try, the retries then spent), or (None, retries) when
+        ``exc`` ends the call. A server that answered this judge and now refuses connections
+        is restarting: it is polled each second, spending no retry, until it has refused for
+        ``restart_wait`` s (for this judge, not per request). A 429 while the server answers
+        the judge's other requests (one succeeded since ``since`` had) means "wait your
+        turn": no retry spent. A server answering 429 to everything answers none: each 429
+        then spends one, as max_retries bounds; so does one past _TURNS_LONGEST tries that
+        spent none (``free``): a request the server never takes while it takes others
+        (OpenAI's 429 "Request too large ... on tokens per min") is not waiting its turn.
+        The wait doubles from the shortest with each retry, jittered: half to all of it
+        (threads that failed together do not retry together), within the judge's shortest
+        and longest, and no less than the server's Retry-After."""
+        shortest, longest = self.retry_waits
+        left = 0
+        if exc.kind == "connection_refused" and self._alive:  # restarting
+            self._refused_since = self._refused_since or time.monotonic()
+            left = self._refused_since + self.restart_wait - time.monotonic()
+        turn = False
+        if left > 0:
+            shortest, longest = 0, min(left, _RESTART_POLL)
+            base = longest
+        elif free <= _TURNS_LONGEST and _is_turn_429(exc) and self._limits.answered_since(since):
+            with self._lock:  # this judge's own, as its 429s are (_http_limited)
+                self._turns_waited += 1
+            turn, base = True, shortest or _BACKOFF_FIRST
+        elif self._gives_up(exc, retries, payload):
+            return None, retries
+        else:
+            retries += 1
+            base = (shortest or _BACKOFF_FIRST) * 2 ** (retries - 1)
+        wait = min(longest, max(shortest, base * random.uniform(0.5, 1)))
+        wait = max(wait, exc.retry_after or 0)
+        if not turn:
+            self._tell(exc, retries, wait, left)
+        return wait, retries
 
-    def _limited(self, server, url, payload, read, headers, tokens, obeyed=0.0):
+    def _gives_up(self, exc, retries, payload):
+        """Whether ``exc`` ends the call: not retryable, out of retries, or naming a
+        parameter the server does not take (_fresh_reply adapts those and asks again). A
+        refused connection is retried on several servers unless each refused its last request."""
+        servers = self._replicas.servers
+        retryable = _is_retryable(exc) or exc.kind == "connection_refused" and len(
+            servers) > 1 and not all(s.error is not None and s.refused for s in servers)
+        return not retryable or retries >= self.max_retries or _refused_parameter(exc, payload)
+
+    def _server_failed(self, exc, payload):
+        """Whether the server, not the request, failed ``exc``'s request: it refused or
+        broke the connection, timed out, sent no reply that reads, or answered 429, 408,
+        409 or 5xx; not a refusal naming a parameter it does not take (_fresh_reply adapts)."""
+        if exc.kind == "connection_refused":
+            return True
+        if not _is_retryable(exc):  # a 4xx but 408/409/429: the request's own fault
+            return False
+        return not _refused_parameter(exc, payload)
+
+    def _final_error(self, exc, attempt, timed_out, server, payload):
+        """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
+        if exc.kind == "connection_refused" and self._alive:
+            exc.args = ("{} it answered before, then refused connections for {:g} s "
+                        "(--restart-wait)".format(exc, self.restart_wait),)
+        if timed_out and exc.kind == "connection_refused":
+            exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
+        if len(self.urls) > 1 and (self._server_failed(exc, payload) or exc.retry_after):
+            exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)  # each's words
+        if attempt > 1:  # the call's, after every server's words: not one server's
+            exc.args = ("{} (after {} tries)".format(exc, attempt),)
+
+    def _fails_over(self, server, exc, payload):
+        """Whether ``exc``'s request goes to another server at once: ``server`` failed it
+        (``_server_failed``) or asked for a wait (Retry-After: it rests that long, while
+        another, awake, takes its requests); ``server`` then rests."""
+        if len(self.urls) < 2:
+            return False
+        if not (self._server_failed(exc, payload) or exc.retry_after):
+            return False
+        server.error, server.refused = str(exc), exc.kind == "connection_refused"
+        seconds = self._replicas.rest(server, exc.retry_after)
+        if seconds and self._on_retry is not None:  # "judge ...": a panel's names its judge
+            self._on_retry("{} at {}; resting it {} s, its requests go to the others".format(
+                _trouble(exc), self._redact(server.url), _short_seconds(seconds)))
+        return seconds > 0
+
+    _on_retry = None  # the command line's progress line: told of each retry and success
+
+    def _tell(self, exc=None, retries=0, wait=0.0, left=0.0):
+        """Tell ``_on_retry`` why a request is retried and what comes next: retry ``retries``
+        in ``wait`` s, or polling a restarting server for ``left`` s more (no ``exc``: one
+        succeeded, or the call gave up)."""
+        if self._on_retry is None:
+            return
+        note = None
+        if exc is not None:
+            plan = "retry {} of {} in {} s".format(retries, self.max_retries,
+                                                  _short_seconds(wait))
+            if left > 0:  # a restarting server is polled each second, not retried
+                plan = "retrying for {:.0f} s more (--restart-wait)".format(left)
+            note = "{}; {}".format(_trouble(exc), plan)
+        self._on_retry(note)
+
+    def _http_limited(self, server, url, payload, read, headers, tokens, obeyed=0.0):
         """``_http_on``, once the judge's rate limits let a request of ``tokens`` go (a
         models list is not held; ``obeyed``: see _Limiter.acquire); the limits then hear
-        its status and headers."""
+        its status and headers, and a 429 counts as this judge's own (a panel's judges on
+        one server share a limiter, whose count is all of theirs: _limit_figures)."""
         if payload is None:
             return self._http_on(server, url, payload, read, headers)
         model = payload.get("model")
@@ -4404,15 +4500,10 @@ class LLMJudge:
             raise
         finally:
             self._limits.release(ticket, heard, status, model)
-            self._count_limited(status)
+            if status == 429:
+                with self._lock:
+                    self._rate_limited += 1
         return reply
-
-    def _count_limited(self, status):
-        """Count a 429 as this judge's own: a panel's judges on one server share a limiter,
-        whose count is all of theirs (the summary's ``limits``: _limit_figures)."""
-        if status == 429:
-            with self._lock:
-                self._rate_limited += 1
 
     def _uncount_limits(self):
         """Forget what a preflight's requests counted, in the limiter and as this judge's."""
@@ -4442,28 +4533,6 @@ class LLMJudge:
         return self._http_on(server, _models_url(self.url), None, _read_models,
                              self._request_headers(None))
 
-    def _fails_over(self, server, exc, payload):
-        """Whether ``exc``'s request goes to another server at once: ``server`` failed it
-        (``_server_failed``) or asked for a wait (Retry-After: it rests that long, while
-        another, awake, takes its requests); ``server`` then rests."""
-        if len(self.urls) < 2:
-            return False
-        if not (self._server_failed(exc, payload) or exc.retry_after):
-            return False
-        server.error, server.refused = str(exc), exc.kind == "connection_refused"
-        seconds = self._replicas.rest(server, exc.retry_after)
-        if seconds and self._on_retry is not None:  # "judge ...": a panel's names its judge
-            self._on_retry("{} at {}; resting it {} s, its requests go to the others".format(
-                _trouble(exc), self._redact(server.url), _short_seconds(seconds)))
-        return seconds > 0
-
-    _on_retry = None  # the command line's progress line: told of each retry and success
-
-    def _tell(self, exc=None, retries=0, wait=0.0, left=0.0):
-        """Tell ``_on_retry`` why a request is retried and when (no ``exc``: one succeeded)."""
-        if self._on_retry is not None:
-            self._on_retry(_retry_note(exc, retries, self.max_retries, wait, left))
-
     def _request_headers(self, payload):
         headers = {"Accept": "application/json", "User-Agent": "minijudge/" + __version__}
         if payload is not None:
@@ -4471,388 +4540,27 @@ class LLMJudge:
         headers.update(self._headers.value)
         return headers
 
-    def _pause_for(self, exc, obeyed):
-        """A 429's Retry-After holds every request of the judge (its replicas' too: this
-        one asked each that did not rest), not only this one, which sleeps it itself: the
-        end of that pause, else ``obeyed`` as it was."""
-        if not _is_turn_429(exc) or exc.retry_after is None:
-            return obeyed
-        return self._limits.pause(exc.retry_after)
-
-    def _waits_its_turn(self, exc, since, free):
-        """Whether ``exc`` is a 429 while the server answers the judge's other requests
-        (one succeeded since ``since`` had, counted when this request's try before went):
-        it means "wait your turn", not a failure, and spends no retry. A server answering
-        429 to everything answers none: each 429 then spends one, as --max-retries bounds.
-        Nor past ``_TURNS_LONGEST`` tries that spent none (``free``): a request the server
-        never takes while it takes others (OpenAI's 429 "Request too large ... on tokens
-        per min") is not waiting for its turn."""
-        if free > _TURNS_LONGEST:
-            return False
-        if not (_is_turn_429(exc) and self._limits.answered_since(since)):
-            return False
-        with self._lock:  # this judge's own, as its 429s are (_count_limited)
-            self._turns_waited += 1
-        return True
-
-    def _restarting(self, exc):
-        """Whether the server refusing ``exc``'s connection answered this judge before."""
-        return exc.kind == "connection_refused" and self._alive
-
-    def _restart_left(self, exc):
-        """Seconds left to poll a restarting server, from its first refusal (0: it is not)."""
-        if not self._restarting(exc):
-            return 0
-        since = self._refused_since or time.monotonic()
-        self._refused_since = since
-        return since + self.restart_wait - time.monotonic()
-
-    def _gives_up(self, exc, retries, payload):
-        """Whether ``exc`` ends the call: not retryable, out of retries, or naming a
-        parameter the server does not take (_reply adapts those and asks again). A refused
-        connection is retried on several servers unless each refused its last request."""
-        servers = self._replicas.servers
-        retryable = self._retryable(exc) or exc.kind == "connection_refused" and len(
-            servers) > 1 and not all(s.error is not None and s.refused for s in servers)
-        if not retryable or retries >= self.max_retries:
-            return True
-        return bool(exc.status and payload and _adaptation(str(exc), payload))
-
-    def _server_failed(self, exc, payload):
-        """Whether the server, not the request, failed ``exc``'s request: it refused or
-        broke the connection, timed out, sent no reply that reads, or answered 429, 408,
-        409 or 5xx; not a refusal naming a parameter it does not take (_reply adapts)."""
-        if exc.kind == "connection_refused":
-            return True
-        if not self._retryable(exc):  # a 4xx but 408/409/429: the request's own fault
-            return False
-        return not (exc.status and payload and _adaptation(str(exc), payload))
-
-    @staticmethod
-    def _retryable(exc):
-        """A network failure, an unreadable reply, or a busy or failing server."""
-        if exc.kind == "http_error":  # a 4xx but 408/409/429 is the caller's bug: no retry
-            status = exc.status or 0
-            return status in _RETRY_STATUSES or status >= 500
-        return exc.kind in ("timeout", "connection_error", "invalid_response")
-
-    def _final_error(self, exc, attempt, timed_out, server, payload):
-        """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
-        if self._restarting(exc):
-            exc.args = ("{} it answered before, then refused connections for {:g} s "
-                        "(--restart-wait)".format(exc, self.restart_wait),)
-        if timed_out and exc.kind == "connection_refused":
-            exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
-        if len(self.urls) > 1 and (self._server_failed(exc, payload) or exc.retry_after):
-            exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)  # each's words
-        if attempt > 1:  # the call's, after every server's words: not one server's
-            exc.args = ("{} (after {} tries)".format(exc, attempt),)
-
-    def _backoff(self, retries, exc):
-        """The wait before retry number ``retries``, doubling from the shortest."""
-        shortest, longest = self.retry_waits
-        base = (shortest or _BACKOFF_FIRST) * 2 ** (retries - 1)
-        return self._jittered(base, shortest, longest, exc)
-
-    def _poll_wait(self, left, exc):  # left: seconds until a restarting server is given up
-        longest = min(left, _RESTART_POLL)
-        return self._jittered(longest, 0, longest, exc)
-
-    @staticmethod
-    def _jittered(base, shortest, longest, exc):
-        """Half to all of ``base`` (threads that failed together do not retry together),
-        within shortest-longest, and no less than the server's Retry-After."""
-        wait = min(longest, max(shortest, base * random.uniform(0.5, 1)))
-        return max(wait, exc.retry_after or 0)
-
-    def _from_fn(self, messages):
-        """judge_fn's reply (text or a chat completion) as a body; what it raises, an APIError."""
-        try:
-            reply = self.judge_fn(messages)
-        except Exception as exc:  # that item's failure, not the run's
-            message = self._redact(str(exc))
-            raise APIError("judge_fn raised {}: {}".format(type(exc).__name__, message),
-                           kind="internal_error") from None
-        if isinstance(reply, str):
-            reply = {"choices": [{"message": {"content": reply}}]}
-        return _fn_body(reply)
-
-    def _pick_model(self, listed):  # listed: the server's models, or why it listed none
-        if isinstance(listed, APIError):
-            raise APIError("no model given and the server's model list failed: {}".format(
-                listed), kind="model_error", status=listed.status)
-        if len(listed) == 1:
-            return listed[0]
-        where = self._redact(_models_url(self.url))
-        raise APIError("no model given and GET {} lists {}: pass one with model= or "
-                       "--judge-model".format(where, _names(listed, "no models")),
-                       kind="model_error")
-
-    def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
-        """(reply, from_cache). A cached reply keeps its first latency and tries: a resumed
-        run writes what an unbroken one would. A ``max_tokens`` turn gets no response_format."""
-        if self.model is None:  # checked outside the lock: a hundred threads pass here
-            self._choose_model()
-        params = self.params
-        payload = self._payload(messages, params, max_tokens, seed)
-        cache = self.cache if use_cache else None
-        key = None
-        if cache is not None or self.batch is not None:  # both find a request by its key
-            key = _cache_key(payload)
-        if cache is not None:
-            reply = cache.get(key)
-            if reply is not None:
-                return reply, True
-        reply = self._fresh_reply(messages, payload, key, params)
-        if reply is None:  # the server refused a parameter, now adapted: ask again
-            return self._reply(messages, use_cache=use_cache, max_tokens=max_tokens, seed=seed)
-        if cache is not None and reply.get("content"):  # failures are never cached
-            cache.put(key, reply)
-        return reply, False
-
-    def _choose_model(self):
-        with self._lock:
-            if self.model is None:  # another thread may have chosen it while this one waited
-                try:
-                    listed = self.list_models()
-                except APIError as exc:
-                    listed = exc
-                self.model = self._pick_model(listed)
-
-    def _payload(self, messages, params, max_tokens, seed):
-        payload = {"model": self.model, "messages": messages, **params}
-        if seed is not None:
-            payload["seed"] = seed
-        if max_tokens is not None:
-            payload.pop("response_format", None)
-            limit = "max_tokens"
-            if "max_completion_tokens" in params:
-                limit = "max_completion_tokens"
-            payload[limit] = max_tokens
-        return payload
-
-    def _fresh_reply(self, messages, payload, key, params):
-        """The reply of the batch files, judge_fn or the server, with its latency and tries;
-        None when the server refused a parameter, now adapted."""
-        started, attempts = time.monotonic(), 0
-        reply = None
-        if self.batch:
-            reply = self.batch.reply(key, payload, self.url != _OFFLINE)
-        if not reply:
-            try:
-                reply, attempts = self._fetch(messages, payload)
-            except APIError as exc:
-                if not self._adapt(exc, params):
-                    raise
-                return None
-        reply["latency"], reply["attempts"] = round(time.monotonic() - started, 4), attempts
-        return reply
-
-    def _fetch(self, messages, payload):  # (reply, tries)
-        if self.judge_fn:
-            return _read_reply(self._from_fn(messages), self.url), 1
-        return self._call(self.url, payload, _read_reply)
-
-    def _adapt(self, exc, params):
-        """Whether ``exc`` names a parameter the server does not take; if so, the judge's
-        parameters change for every later request."""
-        adapted = exc.status and _adaptation(str(exc), params)
-        if not adapted:
-            return False
-        with self._lock:  # once, unless another thread adapted them while this one waited
-            if self.params is params:
-                self.params = adapted[0]
-                self.adapted.append("{} (the server said: {})".format(
-                    adapted[1], str(exc)[-300:]))
-                _log.warning("minijudge: %s", self.adapted[-1])
-        return True
-
-    def _interpret(self, reply, free, scale):
-        """The Judgement of a reply: refused, unread (see _unread), a free assessment
-        (``free``), or a value and its score on ``scale``."""
-        raw = reply.get("content")
-        if not isinstance(raw, str):
-            raw = None
-        common = dict({k: reply.get(k) for k in ("reasoning", "model", "finish_reason", "usage")},
-                      raw=raw, fingerprint=reply.get("system_fingerprint"))
-        refusal = self._refusal(reply)
-        if refusal:
-            return self._failed("refused", refusal, **common)
-        read, score_of = self._parser()
-        if free:
-            value, candidate = self._assessment(raw, reply.get("finish_reason")), None
-        else:
-            value, candidate = read(raw or "", scale)
-        if value is None:
-            return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
-        if free:
-            return Judgement(value=value, **common)
-        return self._scored(reply, value, scale, score_of, common)
-
-    @staticmethod
-    def _refusal(reply):  # why the judge refused, or None
-        refusal = reply.get("refusal")
-        if refusal:
-            return "the judge refused: {}".format(refusal)
-        if reply.get("finish_reason") == "content_filter":
-            return "the judge refused: finish_reason content_filter"
-        return None
-
-    def _parser(self):
-        """(read, score) of the judge's parser; with ``keys``, of a JSON object of them."""
-        read, _, score_of = _PARSERS[self.parser]
-        if self.keys:
-            read = functools.partial(_read_json, criteria=self.keys)
-            score_of = functools.partial(_json_score, criteria=self.keys)
-        return read, score_of
-
-    @staticmethod
-    def _assessment(raw, finish):
-        """A free reply as an assessment: whole and visible (no reasoning), or None."""
-        if finish == "length":
-            return None
-        return _visible(raw).strip() or None
-
-    # What was seen in a reply no value was read from, for the checks below
-    _Unread = collections.namedtuple("_Unread", "raw finish free reasoned cut_in_reasoning "
-                                     "candidate scale")
-
-    def _unread(self, reply, raw, free, candidate, scale):
-        """(status, error) of a reply no value was read from: the first of the failures
-        below that applies, else a parse_error."""
-        opened = bool(_THINK_OPEN_RE.search(raw or ""))
-        closed = bool(_THINK_CLOSE_RE.search(raw or ""))
-        seen = self._Unread(raw=raw, finish=reply.get("finish_reason"), free=free,
-                            reasoned=reply.get("reasoning") or opened or closed,
-                            cut_in_reasoning=opened and not closed, candidate=candidate,
-                            scale=scale)
-        for status, check in (("truncated", self._truncated),
-                              ("reasoning_only", self._reasoning_only),
-                              ("empty", self._empty),
-                              ("out_of_range", self._out_of_range)):
-            error = check(seen)
-            if error:
-                return status, error
-        return "parse_error", "no {} found in the judge's reply: {!r}".format(
-            self._wants(scale), raw[:200])
-
-    @staticmethod
-    def _truncated(seen):
-        """Cut off by the token limit, or inside a <think> never closed."""
-        if seen.finish != "length" and not seen.cut_in_reasoning:
-            return None
-        if seen.free:
-            before, hint = "the assessment", _FAILURE_HINTS["assess"]
-        elif seen.reasoned:
-            before, hint = "a verdict", _FAILURE_HINTS["truncated"]
-        else:  # no thinking to blame
-            before, hint = "a verdict", "raise max_tokens"
-        return "the reply was cut off (finish_reason {}) before {}: {}".format(
-            seen.finish, before, hint)
-
-    @staticmethod
-    def _reasoning_only(seen):
-        if _visible(seen.raw).strip() or not seen.reasoned:
-            return None
-        missing = "answer"
-        if seen.free:
-            missing = "assessment"
-        return ("the judge reasoned but gave no {} (content {!r}, finish_reason {}): {}".format(
-            missing, seen.raw, seen.finish, _FAILURE_HINTS["reasoning_only"]))
-
-    @staticmethod
-    def _empty(seen):
-        if (seen.raw or "").strip():
-            return None
-        what = "reply"
-        if seen.free:
-            what = "assessment"
-        return "the judge's {} is empty (finish_reason {})".format(what, seen.finish)
-
-    @staticmethod
-    def _out_of_range(seen):
-        if seen.candidate is None:
-            return None
-        low, high = seen.scale[0], seen.scale[1]
-        return "the judge answered {} but the scale is {}-{}: {!r}".format(
-            seen.candidate, low, high, seen.raw[:200])
-
-    def _wants(self, scale):  # what a reply no value was read from lacks
-        if self.keys:
-            return "JSON object with {}".format(" and ".join(self.keys))
-        if self.parser == "option":
-            return "option ({})".format(_names(scale))
-        return _PARSERS[self.parser][1]
-
-    def _scored(self, reply, value, scale, score_of, common):
-        """The Judgement of a value read: scored from the text, or from the logprobs of a
-        rating when they were asked for."""
-        expected = None
-        if self.params.get("logprobs") and self.parser == "rating":
-            expected = _expected_rating(reply.get("logprobs"), value, scale)
-        if expected is None:
-            score, source = score_of(value, scale), "text"
-        else:
-            score, source = _rescaled(expected, scale), "logprobs"
-        return Judgement(score=score, value=value, source=source, expected=expected,
-                         details=self._details(value), **common)
-
-    def _details(self, value):
-        if self.parser in ("verdict", "option"):
-            return {self.parser: value}
-        if self.parser == "comparative":
-            return {"score_a": value[0], "score_b": value[1], "score_diff": value[1] - value[0]}
-        return {}
-
 
 # the failures a re-ask may mend: the judge answered, but not in a form that can be read
 _REASKED = ("parse_error", "out_of_range")
-
 
 _REASK_TEXT = ("Your reply above gave {why}. Reply again with {form}, in the form asked for "
                "above.")
 
 
-_REASK_FORMS = {
-    "rating": "the rating alone, a number from {low:g} to {high:g}",
-    "comparative": "the two scores alone, each a number from {low:g} to {high:g}",
-    "binary": "the verdict alone, {answer_yes} or {answer_no}",
-    "verdict": "the verdict alone, [[A]], [[B]] or [[C]]",
-    "json": "a JSON object alone, with the score from {low:g} to {high:g}",
-}
-
-
-def _both_reasks(judgement, first, second):
-    """``judgement`` of an item asked in two orders, with each order's re-asked replies."""
-    for name, asked in (("reasks", first), ("reasks_other_order", second)):
-        if "reasks" in asked.details:
-            judgement.details[name] = asked.details["reasks"]
-    return judgement
-
-
-def _reask_candidate(error):
-    """The value an out_of_range error names ("the judge answered 9 but ...")."""
-    return error[len("the judge answered "):].split(" but the scale", 1)[0]
-
-
 def _as_given(keywords):
     """LLMJudge's keywords as a pickle carries them: the URL and the key read from the
     environment now, as the judge reads them, so that the judge unpickled elsewhere sends
-    the same requests whatever that environment holds."""
+    the same requests whatever that environment holds; the cache file and the image folder
+    as absolute paths, so that a worker started in another folder (Ray's) reads the same
+    ones, not a folder's of that name."""
     given = {name: value for name, value in keywords.items() if name != "self"}
     given["base_url"] = given["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
     given["api_key"] = given["api_key"] or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
-    _absolute_paths(given)
+    for name in ("cache", "image_root"):
+        if isinstance(given[name], (str, os.PathLike)):
+            given[name] = os.path.abspath(given[name])
     return given
-
-
-def _absolute_paths(given):
-    """The cache file and image folder as absolute paths: a judge unpickled in a worker
-    started in another folder (Ray's) reads the same ones, not a folder's of that name."""
-    if isinstance(given["cache"], (str, os.PathLike)):
-        given["cache"] = os.path.abspath(given["cache"])
-    if isinstance(given["image_root"], (str, os.PathLike)):
-        given["image_root"] = os.path.abspath(given["image_root"])
 
 
 def _check_pickles(judge_fn, redact):
@@ -4887,31 +4595,15 @@ def _rebuilt_judge(keywords, params, adapted):
 
 # -- Panels and repeats: one judgement from several ----------------------------------
 
-def _pair_entry(a, b, judgement):
-    """One pair of compare_systems: its verdict, or its failure; with repeats, each one's."""
-    entry = {"a": a, "b": b}
-    if judgement.ok:
-        entry.update(verdict=judgement.value, consistent=judgement.details.get("consistent"))
-    else:
-        entry.update(status=judgement.status, error=judgement.error)
-    if judgement.ok and _is_strong(judgement):
-        entry["strong"] = True  # written only when true: weak verdicts' pairs as before
-    for name in ("members", *_REASKS_FIELDS):
-        if name in judgement.details:
-            entry[name] = judgement.details[name]
-    return entry
-
-
 def _merged(judgements, *, like=None, **fields):
     """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
     pairs): tries, latency and tokens added up over the replies not from the cache (the
-    tokens of all if every one is: a record of 3 repeats, 2 from the cache, was priced at 3
-    requests for the one sent)."""
+    tokens of all if every one is: a record of 3 repeats, 2 from the cache, costs the one
+    request sent, not 3)."""
     sent = [j for j in judgements if not j.cached]
+    merged = {"model": judgements[0].model}
     if like:
         merged = like.to_dict()
-    else:
-        merged = {"model": judgements[0].model}
     merged.update(usage=_total_usage(sent or judgements), attempts=sum(j.attempts for j in sent),
                   latency=sum(j.latency for j in sent), cached=not sent, **fields)
     prompt = {}
@@ -4925,8 +4617,8 @@ def _merged(judgements, *, like=None, **fields):
 def _total_usage(judgements):
     """The token counts added up (ints only: a bool is none); None without any. A count one
     reply gave as null (_read_usage: it could not be), or did not give at all, is null in
-    the total: a re-asked record whose first reply said -1000 prompt tokens, or none, was
-    priced as its second alone."""
+    the total: a re-asked record whose first reply said none is not priced as its second
+    alone."""
     usage = collections.Counter()
     unknown = set()
     for j in judgements:
@@ -4940,14 +4632,8 @@ def _total_usage(judgements):
     return dict(usage, **dict.fromkeys(unknown))
 
 
-def _is_count(quorum, most):
-    """A quorum from 1 to ``most``: True counted as 1."""
-    return type(quorum) is int and 1 <= quorum <= most
-
-
 def _check_members(named, kind):
-    """jury's members must be Judgements whose answered scores are in [0, 1]: another
-    object was an AttributeError, a NaN score an ok NaN, a 7 averaged in."""
+    """jury's members must be Judgements whose answered scores are in [0, 1]."""
     for name, judgement in named.items():
         if not isinstance(judgement, Judgement):
             raise JudgeError("jury needs Judgements; {} {} is {!r}".format(
@@ -4970,12 +4656,14 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     yes/no is the members' own at that score (a verdict at 0.5 is a tie), else None;
     ``pass`` is that score against ``pass_threshold`` (none without one); the raw reply and
     the rest are kept where all the members that answered agree, else None."""
-    kind, named = _jury_members(judgements)
+    kind, named = "repeat", dict(enumerate(judgements, 1))  # repeats by their number from 1
+    if isinstance(judgements, Mapping):
+        kind, named = "judge", judgements
     every = list(named.values())
     needed = quorum
     if quorum is None:
         needed = len(judgements)
-    if how not in _JURY_HOWS or not _is_count(needed, len(every)):
+    if how not in _JURY_HOWS or not (type(needed) is int and 1 <= needed <= len(every)):
         raise JudgeError("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to "
                          "the {} judgements; got {!r} and {!r}".format(len(every), how, quorum))
     _check_members(named, kind)
@@ -4984,38 +4672,31 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     details = _jury_details(kind, named, answered)
     error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
                       for name, j in named.items() if j not in answered)
-    if len(answered) < needed:
-        combined = _jury_failed(every, answered, needed, details, error)
-    else:
-        combined = _jury_answered(every, answered, how, details, error)
-    return _with_pass(combined, pass_threshold)
+    if len(answered) >= needed:
+        return _with_pass(_jury_answered(every, answered, how, details, error), pass_threshold)
+    # short of the quorum: as its first failed member (pass as a failure's)
+    first_failed = next(j for j in every if j not in answered)
+    why = "{} of {} answered, {} needed: {}".format(len(answered), len(every), needed, error)
+    details.update(_shared([j.details for j in every], _COMBINED_DETAILS))  # judge_turn: 2
+    return _with_pass(_merged(every, like=first_failed, details=details, error=why),
+                      pass_threshold)
 
 
 _JURY_HOWS = ("mean", "median", "majority")
 
 
-def _jury_members(judgements):
-    """("judge", the panel) or ("repeat", the repeats by their number from 1)."""
-    if isinstance(judgements, Mapping):
-        return "judge", judgements
-    return "repeat", dict(enumerate(judgements, 1))
-
-
 def _jury_details(kind, named, answered):
-    """Each member's score (None: it failed) and its own fields, by name or in order."""
+    """Each member's score (None: it failed) and its own fields as it answered, by name or
+    in order (its prompt left out: the first's is the combined one's)."""
     scores = [j.score if j in answered else None for j in named.values()]
-    members = {name: _member(j) for name, j in named.items()}
+    members = {}
+    for name, j in named.items():
+        members[name] = {field: getattr(j, field) for field in (
+            "status", "score", "value", "error", "raw")}
+        members[name].update((k, v) for k, v in j.details.items() if k != "prompt")
     if kind == "judge":
         return {"panel": dict(zip(named, scores)), "members": members}
     return {"repeats": scores, "members": list(members.values())}
-
-
-def _jury_failed(every, answered, needed, details, error):
-    """Short of the quorum: as its first failed member (pass as a failure's)."""
-    first_failed = next(j for j in every if j not in answered)
-    why = "{} of {} answered, {} needed: {}".format(len(answered), len(every), needed, error)
-    details.update(_shared([j.details for j in every], _COMBINED_DETAILS))  # judge_turn: 2
-    return _merged(every, like=first_failed, details=details, error=why)
 
 
 def _jury_answered(every, answered, how, details, error):
@@ -5037,7 +4718,7 @@ def _jury_answered(every, answered, how, details, error):
 def _jury_score(answered, how):
     """The combined score. A majority of ratings is of the ratings, scored as the mean of the
     scores of those who gave it: --logprobs weighs each judge's 4 to its own score (0.85,
-    0.75), which as scores were a split (0.5) beside a judge_value of 4."""
+    0.75), which as scores would be a split (0.5) beside a judge_value of 4."""
     scores = [j.score for j in answered]
     if how != "majority" or any(j.rating is None for j in answered):
         return _combined(scores, how, 0.5)
@@ -5060,7 +4741,6 @@ def _with_pass(judgement, threshold):
 # combined score (pass is recomputed) and of its members
 _COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members", "prompt",
                      "reasks", "reasks_other_order")
-
 
 # A Judgement's fields of one reply: a combined one keeps each only where its members agree
 _SHARED_FIELDS = ("status", "raw", "reasoning", "finish_reason", "model", "http_status",
@@ -5086,7 +4766,7 @@ def _jury_value(answered, how, score):
     if all(j.rating is not None for j in answered):
         return _combined([j.value for j in answered], how, None)
     values = [j.value for j in answered if j.score == score]
-    if _all_alike(values):
+    if values and all(v == values[0] for v in values):
         return values[0]
     if all("verdict" in j.details for j in answered):
         return _VERDICTS_BY_SCORE.get(score)
@@ -5094,11 +4774,6 @@ def _jury_value(answered, how, score):
 
 
 _VERDICTS_BY_SCORE = {score: verdict for verdict, score in _VERDICT_SCORES.items()}
-
-
-def _all_alike(values):
-    """One value or more, all equal to the first."""
-    return len(values) > 0 and all(v == values[0] for v in values)
 
 
 def _shared(dicts, besides=()):
@@ -5111,14 +4786,6 @@ def _shared(dicts, besides=()):
     return shared
 
 
-def _member(judgement):
-    """One member of a combined judgement as it answered (its prompt left out: the first's
-    is the combined one's)."""
-    own = {k: v for k, v in judgement.details.items() if k != "prompt"}
-    return dict({name: getattr(judgement, name) for name in (
-        "status", "score", "value", "error", "raw")}, **own)
-
-
 def _agree_or_tie(first, second):
     """Both orders of a pair: their verdict (in the caller's A/B terms) if they agree, else tie."""
     swapped = {"A": "B", "B": "A", "tie": "tie"}[second.value]
@@ -5126,7 +4793,7 @@ def _agree_or_tie(first, second):
     details = {"verdict": verdict, "raw_swapped": second.raw,
                "verdicts": [first.value, swapped], "consistent": first.value == swapped}
     if verdict != "tie" and _is_strong(first) and _is_strong(second):
-        details["strong"] = True  # written only when true: records of weak verdicts as before
+        details["strong"] = True  # only when true: a weak verdict's record has no such field
     return {"score": _VERDICT_SCORES[verdict], "value": verdict, "source": "text",
             "details": details}
 
@@ -5136,7 +4803,7 @@ def _is_strong(judgement):
     else its reply's stated verdict is Arena-Hard's [[A>>B]] or [[B>>A]]."""
     if "verdicts" in judgement.details or "strong" in judgement.details:
         return judgement.details.get("strong") is True
-    stated, _ = _stated_verdict(_plain(judgement.raw or ""))
+    stated, _ = _stated_verdict(_unmarked(judgement.raw or ""))
     if stated is None or not stated.group("arena"):
         return False
     return re.search(r">>|<<", stated.group("arena")) is not None
@@ -5152,19 +4819,6 @@ _VARIANTS = {
         lambda first, second: {"details": dict(first.details, option_reversed=second.value,
                                                positional_bias=first.value != second.value)}),
 }
-
-
-def _compared(judged, details):
-    """compare_systems' Judgement: the first failure, else each system's win rate (ties
-    count half) and the ranking."""
-    failed = next((j for j in judged if not j.ok), None)
-    if failed is not None:
-        return _merged(judged, details=details, **{name: getattr(failed, name) for name in (
-            "status", "score", "error", "http_status")})
-    wins, played = details["wins"], details["played"]
-    rates = {name: round(wins[name] / played[name], 4) for name in wins}
-    ranking = sorted(rates, key=rates.get, reverse=True)
-    return _merged(judged, value=rates, source="text", details=dict(details, ranking=ranking))
 
 
 # -- Tokens and cost -----------------------------------------------------------------
@@ -5297,14 +4951,15 @@ def _scale_digit(token, scale):
     return None
 
 
-def _response_format(parser, scale, example=None, field=None):
+def _response_format(schema, scale, example=None, field=None):
     """A JSON schema for the reply (vLLM guided decoding, OpenAI structured outputs): the
-    parser's, or the one inferred from an ``example`` reply whose ``field`` scores."""
+    parser's (``schema``, a _Parser's), or the one inferred from an ``example`` reply whose
+    ``field`` scores."""
     if example is not None:
         _check_example_reply(example, field)
     number = {"type": "integer", "minimum": min(scale), "maximum": max(scale)}
     if example is None:
-        properties = _parser_properties(parser, number, scale)
+        properties = schema(number, scale)
     else:
         properties = _json_schema(example)["properties"]
         properties[field].update(minimum=scale[0], maximum=scale[1])
@@ -6435,10 +6090,7 @@ def _record_images(spec):
 
 def _responses_kind_problem(values, parser):
     """Why the responses a parser reads (a pair's two, else one) are not answers, or None."""
-    fields = ("response",)
-    if parser in ("verdict", "comparative"):
-        fields = ("response_a", "response_b")
-    for field in fields:
+    for field in _PARSERS[parser].responses:
         problem = _kind_problem(field, values.get(field))
         if problem:
             return problem
@@ -6889,7 +6541,7 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
     run = run or {}
     first = judges[0]
     scale = None
-    if first.parser in ("rating", "json", "comparative"):
+    if _PARSERS[first.parser].on_scale:
         scale = list(first.scale)
     quorum = None
     if run.get("jury"):
@@ -7987,7 +7639,7 @@ def _response_format_file(args, scale):
         return None
     try:
         example = _json_file(args.response_format)
-        _response_format("json", scale or (0, 10), example, args.score_field)
+        _response_format(None, scale or (0, 10), example, args.score_field)
     except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
         reason = getattr(exc, "strerror", None) or exc  # a file's error without its errno
         raise ValueError("--response-format {}: {}".format(args.response_format, reason)) from None
@@ -8801,7 +8453,7 @@ def _count_prompt(totals, spec, args, item):
     budget = params.get("max_tokens") or params.get("max_completion_tokens") or 0
     asked = counted["prompt_tokens"] // counted["requests"] + budget
     if judge._limits.unfit(asked):
-        totals["over_tpm"] += counted["requests"]  # the run will not send them (_refuse_unfit)
+        totals["over_tpm"] += counted["requests"]  # the run will not send them (LLMJudge._call)
 
 
 def _estimate_lines(specs, totals):
