@@ -11009,16 +11009,14 @@ _FIGURE_OPTIONS = (
     ("bootstrap_seed", "--bootstrap-seed", lambda v: type(v) is int),
 )
 
-# the most comparisons --strong-weight counts a strong verdict as (Arena-Hard's is 3): 10**400
-# overflowed a float when the summary was computed, after the judging; 10**15 left no
-# resample's fit settled
+# the most comparisons --strong-weight counts a strong verdict as (Arena-Hard's is 3): more
+# overflows a float (10**400) or leaves no resample's fit settled (10**15)
 _STRONG_MAX = 1000
-
 _BT_SHOWN = 20  # systems the printed summary and the page list; --summary has them all
 
-# the figures of a group (the summary's, of its records alone), in --summary's order: (the
-# summary's key, its column's heading in a printed table, what the scores are of the modes
-# whose tables show it); {} in a heading: the interval's level (--confidence)
+# a group's figures (the summary's, of its records alone) in --summary's order: (the
+# summary's key, the heading of its column in a printed table, the modes whose tables show
+# it, by what their scores are); {} in a heading: the interval's level (--confidence)
 _ANY_SCORES = ("mean", "A's win rate", "systems")
 _GROUP_FIGURES = (
     ("records", "records", _ANY_SCORES),
@@ -11042,8 +11040,7 @@ _GROUP_FIGURES = (
 
 def _run_stamp(args):
     """What a run's stamp holds of the command line beyond the records' fields: its jury,
-    quorum and the figure options not at their default (None if none is: the stamp of
-    before)."""
+    quorum, and the figure options not at their default (None if none is)."""
     defaults = _default_args()
     figures = {name: getattr(args, name) for name, _, _ in _FIGURE_OPTIONS
                if getattr(args, name) != getattr(defaults, name)}
@@ -11067,7 +11064,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
     if tally.alike:
         n = sum(tally.alike.values())
         summary["repeats"] = {"k": tally.k, "all_alike": _share_true(tally.alike), "n": n,
-                              "mean_sd": round(tally.spread / n, 4)}
+                              "mean_sd": _mean(tally.spread, n)}
     if _asks_reasks(stamp):  # a run without --reask: its summary as before
         summary["reasks"] = dict(tally.reasks)  # the replies re-asked, re-asks sent, read
     summary["length_bias"] = _length_figures(tally, stamp["mode"])
@@ -11089,14 +11086,19 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
 
 def _share_true(counter):
     """Of the records (or pairs) counted, the share that were True."""
-    if not counter:
+    return _mean(counter[True], sum(counter.values()))
+
+
+def _mean(total, n, places=4):
+    """``total`` over ``n``, as the summary rounds it; None over none."""
+    if not n:
         return None
-    return round(counter[True] / sum(counter.values()), 4)
+    return round(total / n, places)
 
 
 def _score_figures(stamp, args, tally):
-    """The records, their statuses, the first error of each kind; the mean score (of all
-    records, of the judged), on the judge's scale, its interval; the ratings given."""
+    """The records, their statuses and first errors; the mean score (of all records, of the
+    judged), on the judge's scale, its interval; the ratings given: a run's, and a group's."""
     done, judged = tally.all["n"], tally.judged["n"]
     failure_rate = 0.0
     if done:
@@ -11112,8 +11114,8 @@ def _score_figures(stamp, args, tally):
                 "resamples": args.bootstrap_samples}
     interval, ci95, method = None, None, "per system: see systems and ranking"
     if sums is not None:
-        figures.update(mean_score=_sums_mean(tally.all),
-                       mean_score_judged=_sums_mean(tally.judged))
+        figures.update(mean_score=_mean(tally.all["total"], done),
+                       mean_score_judged=_mean(tally.judged["total"], judged))
         interval, ci95, method = _interval(**settings, **sums)
     scale = stamp.get("scale")
     value, value_ci = None, None
@@ -11124,27 +11126,12 @@ def _score_figures(stamp, args, tally):
             interval_judged = _interval(**settings, **tally.judged)[0]
         value_ci = [_on_scale(score, scale) for score in interval_judged]
     figures.update(mean_value=value, mean_value_ci=value_ci, ci=interval, ci95=ci95,
-                   ci_method=method)
-    figures["interval"] = {"confidence": args.confidence,
-                           "bootstrap_samples": args.bootstrap_samples,
-                           "bootstrap_seed": args.bootstrap_seed}
+                   ci_method=method, interval={"confidence": args.confidence,
+                                               "bootstrap_samples": args.bootstrap_samples,
+                                               "bootstrap_seed": args.bootstrap_seed})
     figures["ratings"] = {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())}
     figures["histogram"] = tally.tenths
     return figures
-
-
-def _win_rates(tally):
-    """Each system's win rate, and the systems ranked by it."""
-    systems = {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
-               for name, n in tally.played.items()}
-    ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
-    return {"systems": systems or None, "ranking": ranking or None}
-
-
-def _sums_mean(sums):
-    if not sums["n"]:
-        return None
-    return round(sums["total"] / sums["n"], 4)
 
 
 def _on_scale(score, scale):
@@ -11152,25 +11139,25 @@ def _on_scale(score, scale):
     return round(scale[0] + score * (scale[1] - scale[0]), 4)
 
 
+def _win_rates(tally):
+    """Each system's win rate, and the systems ranked by it: a run's, and a group's."""
+    systems = {name: {"win_rate": _mean(tally.wins[name], n), "comparisons": n}
+               for name, n in tally.played.items()}
+    ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
+    return {"systems": systems or None, "ranking": ranking or None}
+
+
 def _judge_figures(stamp, args, tally, wall, judge, members):
     """What was sent (tokens, requests: none of those cached), the time and the dollars it
     took (None: no price given), who judged with what template and parameters (report:
     what the stamp says)."""
-    wall_seconds, per_second = wall, None
+    wall_seconds, per_second, cost = wall, None, None
     if wall:
         wall_seconds = round(wall, 3)
         per_second = round(tally.requests / wall, 2)
-    figures = {"tokens": dict(tally.tokens), "requests": tally.requests,
-               "cached": tally.cached, "wall_seconds": wall_seconds,
-               "requests_per_second": per_second,
-               "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
-               "latency_max": round(tally.latency_max, 4), "cost": None}
     if tally.priced or tally.unpriced:  # a record whose reply gave no usage: not in the total
-        per_record = None
-        if tally.priced:
-            per_record = round(tally.cost / tally.priced, 9)
-        figures["cost"] = {"total": round(tally.cost, 9), "per_record": per_record,
-                           "records": tally.priced, "without_usage": tally.unpriced}
+        cost = {"total": round(tally.cost, 9), "per_record": _mean(tally.cost, tally.priced, 9),
+                "records": tally.priced, "without_usage": tally.unpriced}
     model = stamp["model"]
     if judge and judge.model is None:
         model = None  # none given, none listed: the stamp's text "None" is no model's name
@@ -11181,10 +11168,14 @@ def _judge_figures(stamp, args, tally, wall, judge, members):
     answering = None
     if len({_model_key(name) for name in tally.models} - {None}) > 1:
         answering = dict(sorted(tally.models.items(), key=lambda pair: (-pair[1], pair[0])))
-    figures.update(judge_url=None, servers=None, judge_model=model, judge_models=answering,
-                   template=stamp["template"], parameters={
-                       "scale": stamp.get("scale"), "pass_threshold": stamp.get("pass_threshold")},
-                   score_sources=dict(tally.sources), adapted=[], limits=None)
+    figures = {"tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
+               "wall_seconds": wall_seconds, "requests_per_second": per_second,
+               "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
+               "latency_max": round(tally.latency_max, 4), "cost": cost, "judge_url": None,
+               "servers": None, "judge_model": model, "judge_models": answering,
+               "template": stamp["template"], "parameters": {
+                   "scale": stamp.get("scale"), "pass_threshold": stamp.get("pass_threshold")},
+               "score_sources": dict(tally.sources), "adapted": [], "limits": None}
     if not judge:
         return figures
     if judge.url != _OFFLINE:
@@ -11207,7 +11198,8 @@ def _judge_figures(stamp, args, tally, wall, judge, members):
 
 def _self_judging(stamp, args, tally):
     """The judges whose model is also judged (a system's name; a record's --model-field),
-    each with its self-preference gap; None if none is."""
+    each with its mean for its own model's answers against the others' (named models only)
+    and the gap; None if none is."""
     answered, field = tally.answered_by, args.model_field
     if _MODES[stamp["mode"]].scores == "systems":  # their wins as _tally_model keeps scores
         answered, field = {"unnamed": 0, "names": {}}, None
@@ -11267,18 +11259,13 @@ def _pooled(entries, judge):
         count, added = sums.get(judge, (0, 0.0))
         n += count
         total += added
-    mean = None
-    if n:
-        mean = round(total / n, 4)
-    return {"mean": mean, "n": n}
+    return {"mean": _mean(total, n), "n": n}
 
 
 def _ranking_figures(tally, args):
-    """The systems compared ranked by Bradley-Terry score (Elo-like), each group of systems
-    compared with one another ranked apart: no score compares with another group's, whose
-    systems it never met. Each system with its group (numbered from 1), its bootstrap
-    interval, its predicted win rate against its group's baseline (at 1000), its
-    length-controlled score; None without comparisons of named systems."""
+    """The named systems compared, ranked by Bradley-Terry score (Elo-like) each group of
+    _components apart: each with its group, its interval, its predicted win rate against its
+    group's baseline (at 1000), its length-controlled score; None without comparisons."""
     if not tally.compared:
         return None
     compared = list(tally.compared)
@@ -11306,9 +11293,9 @@ def _ranking_figures(tally, args):
 
 
 def _components(comparisons):
-    """The comparisons in parts, one a group of systems compared with one another (directly
-    or through others), no system of a part ever compared with one of another: the part of
-    the most systems first, then by its first name."""
+    """The comparisons in parts, each of a group of systems compared with one another
+    (directly or through others), never with one of another part: no score compares with
+    another group's. The part of the most systems first, then by its first name."""
     met = collections.defaultdict(set)
     for a, b, *_ in comparisons:
         met[a].add(b)
@@ -11326,9 +11313,8 @@ def _components(comparisons):
 
 def _ranked_component(compared, args):
     """A group's figures (its baseline, comparisons, whether ties were added, the length
-    coefficient, its systems best first) and its systems' by name; the baseline is
-    --baseline if it is of the group, else the group's first name (shards in any order
-    agree)."""
+    coefficient, its systems best first) and its systems' by name; its baseline --baseline
+    if of the group, else its first name (shards in any order agree)."""
     strengths, added = _bradley_terry(compared)
     baseline = args.baseline
     if baseline not in strengths:
@@ -11385,9 +11371,7 @@ def _panel_figures(tally, stamp):
     offsets = {}
     for i, name in enumerate(names):
         both = _both_scored(units, i, k)
-        offsets[name] = None
-        if both:
-            offsets[name] = round(sum(x - y for x, y in both) / len(both), 4)
+        offsets[name] = _mean(sum(x - y for x, y in both), len(both))
     rated_by_two = sum(sum(v is not None for v in u[:k]) > 1 for u in units)
     answered = {name: sum(u[i] is not None for u in units) for i, name in enumerate(names)}
     return {"judges": names, "jury": stamp.get("jury"), "quorum": stamp.get("quorum", k),
@@ -11410,11 +11394,8 @@ def _length_figures(tally, mode):
         return {"spearman": _spearman(lengths, scores), "n": len(scores)}
     # of the verdicts for A or B (1 or 0) between answers unlike in length: did the longer win
     decisive = [(d > 0) == (y == 1) for d, y in zip(lengths, scores) if y in (0, 1) and d]
-    longer_wins = None
-    if decisive:
-        longer_wins = round(sum(decisive) / len(decisive), 4)
-    figures = {"longer_wins": longer_wins, "decisive": len(decisive),
-               "win_rate": round(sum(scores) / len(scores), 4), "lc_win_rate": None,
+    figures = {"longer_wins": _mean(sum(decisive), len(decisive)), "decisive": len(decisive),
+               "win_rate": _mean(sum(scores), len(scores)), "lc_win_rate": None,
                "n": len(scores)}
     try:
         figures["lc_win_rate"] = _length_controlled(lengths, scores)
@@ -11424,10 +11405,9 @@ def _length_figures(tally, mode):
 
 
 def _human_agreement(args, tally, stamp, kind=None):
-    """How the judge agrees with the --human-field labels, None without them; ``kind`` as
-    agreement() takes it. A label is compared with the judge's rating; with none (a panel
-    or its repeats split, scored 0.5) with its score on the scale, as mean_value reads it;
-    with yes/no labels, or without a scale, with its score."""
+    """How the judge agrees with the --human-field labels (None without); ``kind`` as
+    agreement() takes it. A label is compared with the judge's rating, or with none (a panel
+    split, 0.5) its score on the scale; with yes/no labels, or no scale, its score."""
     if not args.human_field:
         return None
     ratings, scores, labels = (), (), ()
@@ -11455,10 +11435,12 @@ def _verdict_label(label):
 
 def _group_figures(stamp, args, tally, overall):
     """By --group-by field: how many values, the _GROUP_FIGURES of each (with --summary;
-    else of those a printed table shows: each is the summary's of the value's records
-    alone), how many a printed table leaves out."""
+    else of those a printed table shows), how many a printed table leaves out."""
     if not tally.groups:
         return None
+    # a group whose 1-5 labels were all 1 reads them as the overall labels are, not as
+    # yes/no (accuracy 1.0 for ratings of 3, beside kappas)
+    kind = (overall or {}).get("kind")
     figures = {}
     for field, kept in tally.groups.items():
         groups = {"values": None, "limit": _GROUPS_MAX, "shown": [], "not_shown": None}
@@ -11474,11 +11456,8 @@ def _group_figures(stamp, args, tally, overall):
             summary = _score_figures(stamp, args, group)
             summary.update(_win_rates(group), pass_rate=_share_true(group.passed),
                            agreement=_human_agreement(args, group, stamp))
-            # a group whose 1-5 labels were all 1 reads them as the overall labels are, not
-            # as yes/no (accuracy 1.0 for ratings of 3, beside kappas)
-            if (overall or {}).get("kind") == "ratings" and \
-                    (summary["agreement"] or {}).get("kind") == "binary":
-                summary["agreement"] = _human_agreement(args, group, stamp, kind="ratings")
+            if kind == "ratings" and (summary["agreement"] or {}).get("kind") == "binary":
+                summary["agreement"] = _human_agreement(args, group, stamp, kind=kind)
             value = None
             if label != _NO_FIELD and "<hidden>" not in label:  # the label is its JSON
                 value = json.loads(label)
@@ -11495,9 +11474,8 @@ def _level(s):
 
 # -- The printed summary -------------------------------------------------------------
 
-def _print_summary(summary, max_error_rate, file, name=None):
+def _print_summary(s, max_error_rate, file, name=None):
     """Print a summary as people read it, one section after another."""
-    s = summary
     lines = _head_lines(s, name)
     # the statuses, ok first; each failure's first error; the fields filled by default
     statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
@@ -11538,8 +11516,7 @@ def _escaped(match):
 
 
 def _pairs(items, hidden=()):
-    """(name, figure) pairs as a summary line lists them, "ok 5, parse_error 2", but those
-    named in ``hidden``."""
+    """(name, figure) pairs as a line lists them, "ok 5, parse_error 2"; none ``hidden``."""
     return ", ".join("{} {}".format(k, v) for k, v in items if k not in hidden)
 
 
@@ -11548,22 +11525,20 @@ def _head_lines(s, name):
     label = ""
     if name:
         label = " [{}]".format(name)
-    if s["wall_seconds"] is None:
-        head = "minijudge report{}: {} records; ".format(label, s["records"])
-    else:
+    head = "minijudge report{}: {} records; ".format(label, s["records"])
+    if s["wall_seconds"] is not None:
         head = "minijudge{}: {} records in {:.1f} s ({} requests, {} from cache, {} " \
                "requests/s); ".format(label, s["records"], s["wall_seconds"], s["requests"],
                                       s["cached"], s["requests_per_second"])
     model = s["judge_model"]
     if model is None:  # none given, and the server's list could not be read
         model = "(model not known)"
-    servers = s.get("servers") or []
     judged_by = "judge {}".format(model)
     if s.get("panel"):
         judged_by = "jury: the {} of {} (quorum {})".format(
             s["panel"]["jury"], ", ".join(s["panel"].get("judges", ())), s["panel"]["quorum"])
-    elif len(servers) > 1:
-        judged_by = "judge {} at {} servers".format(model, len(servers))
+    elif _servers(s):
+        judged_by = "judge {} at {} servers".format(model, len(_servers(s)))
     elif s["judge_url"]:
         judged_by = "judge {} at {}".format(model, s["judge_url"])
     lines = [head + judged_by]
@@ -11578,6 +11553,14 @@ def _head_lines(s, name):
     if given:
         lines.append("  given to report, not the run's: " + ", ".join(given))
     return lines
+
+
+def _servers(s):
+    """The servers of a judge on several, with their requests and failures; none of one."""
+    servers = s.get("servers") or []
+    if len(servers) < 2:
+        return []
+    return servers
 
 
 def _first_errors_once(errors):
@@ -11627,40 +11610,36 @@ def _score_lines(s):
 
 def _bt_lines(s):
     """The Bradley-Terry ranking, the page's too: its method, then a line a system (the
-    first _BT_SHOWN); groups of systems never compared with each other said (their first
-    five systems), each under its baseline; how many more systems there are."""
+    first _BT_SHOWN); with several groups of systems never compared with each other, each
+    group's under its own baseline."""
     ranking = s.get("bradley_terry")
     if not ranking:
         return []
     if "error" in ranking:
         return ["  bradley-terry: " + ranking["error"]]
-    components, over = ranking["components"], _count(ranking["comparisons"], "comparison")
+    components, over = ranking["components"], _counted(ranking["comparisons"], "comparison")
     if len(components) == 1:
+        indent = "    "
         lines = ["  ranked over {}, baseline {} at 1000 ({}):".format(
             over, _system_label(ranking["baseline"]), ranking["method"])]
-        return lines + _bt_rows(ranking, "    ")
-    groups = []
-    for component in components:
-        names = sorted(component["systems"])
-        shown = ", ".join(map(_system_label, names[:5]))
-        if len(names) > 5:
-            shown += " and {} more".format(len(names) - 5)
-        groups.append(shown)
-    return ["  ranked over {} ({}):".format(over, ranking["method"]),
-            "    {} groups of systems never compared with each other: {} (a score compares "
-            "with its group's alone)".format(len(components), "; ".join(groups))] + \
-        _bt_rows(ranking, "      ")
-
-
-def _bt_rows(ranking, indent):
-    """The first _BT_SHOWN systems' lines, with several groups each group's under its
-    baseline, each group's notes after them; how many more systems there are."""
-    lines, shown, several = [], 0, len(ranking["components"]) > 1
-    for number, component in enumerate(ranking["components"], 1):
+    else:
+        groups = []  # each group's first five systems
+        for component in components:
+            names = sorted(component["systems"])
+            first_five = ", ".join(map(_system_label, names[:5]))
+            if len(names) > 5:
+                first_five += " and {} more".format(len(names) - 5)
+            groups.append(first_five)
+        indent = "      "
+        lines = ["  ranked over {} ({}):".format(over, ranking["method"]),
+                 "    {} groups of systems never compared with each other: {} (a score "
+                 "compares with its group's alone)".format(len(components), "; ".join(groups))]
+    shown = 0
+    for number, component in enumerate(components, 1):
         room = _BT_SHOWN - shown
         if room <= 0:
             break
-        if several:
+        if len(components) > 1:
             lines.append("    group {}, baseline {} at 1000:".format(
                 number, _system_label(component["baseline"])))
         for name in component["systems"][:room]:
@@ -11669,9 +11648,9 @@ def _bt_rows(ranking, indent):
                 if figures[key] is None:
                     figures[key] = "none"
             lines.append(indent + "{} {score} (CI {ci}), win rate against the baseline "
-                         "{win_rate} (CI {win_rate_ci}), length-controlled {lc_score}, "
-                         "{}".format(_system_label(name), _count(figures["comparisons"], "comparison"),
-                                     **figures))
+                         "{win_rate} (CI {win_rate_ci}), length-controlled {lc_score}, {}".format(
+                             _system_label(name), _counted(figures["comparisons"], "comparison"),
+                             **figures))
         if component.get("lc_unfitted"):
             lines.append(indent + "no length-controlled scores: " + component["lc_unfitted"])
         if component["ties_added"]:
@@ -11682,13 +11661,6 @@ def _bt_rows(ranking, indent):
         lines.append("    and {} more systems (--summary lists all)".format(
             len(ranking["systems"]) - shown))
     return lines
-
-
-def _count(n, noun):
-    """'1 comparison', '8 comparisons'."""
-    if n == 1:
-        return "1 " + noun
-    return "{} {}s".format(n, noun)
 
 
 def _system_label(name):
@@ -11708,9 +11680,9 @@ _AGREEMENT_FIGURES = {  # by the agreement's kind
 
 def _trust(s):
     """The trust figures, the printed summary's and the page's, in the order printed: (the
-    place of the page's row for it, its heading there, its figure there, the lines printed);
-    on the page a figure of figures is listed, but the confusion and the offsets (shown
-    apart). The judges that judged their own model first, last on the page."""
+    place of the page's row for it, its heading and figure there, the lines printed); on
+    the page a figure of figures is listed, but the confusion and the offsets (shown apart).
+    The judges that judged their own model come first, last on the page."""
     rows = []
     for i, (warning, line) in enumerate(_self_lines(s)):
         rows.append((6 + 2 * i, "self-judging", "warning: " + warning, [line]))
@@ -11742,30 +11714,24 @@ def _trust(s):
         rows.append((3, "repeats", _pairs(s["repeats"].items()), [
             "    repeats: all {k} alike on {all_alike:.1%} of the items, mean within-item SD "
             "{mean_sd} (n={n})".format(**s["repeats"])]))
-    if s.get("length_bias"):
-        rows.append((2, "length bias", _pairs(s["length_bias"].items()),
-                     _length_lines(s["length_bias"])))
-    return rows
-
-
-def _length_lines(length):
-    """Whether a longer response scores higher: Spearman's rho; pairs' "the longer won" (with
-    no decisive verdict, so rather than "won None of" them), the length-controlled win rate."""
-    lines = []
+    length = s.get("length_bias")
+    if not length:
+        return rows
+    lines = []  # a single response's Spearman; pairs: did the longer win, and controlled
     if length.get("spearman") is not None:
         lines.append("    length: Spearman {spearman} between a response's length and its "
                      "score (n={n})".format(**length))
-    if "lc_win_rate" not in length:
-        return lines
-    longer = "no verdict was decisive (n=0)"
-    if length["decisive"]:
-        longer = "the longer answer won {longer_wins} of the decisive verdicts " \
-                 "(n={decisive})".format(**length)
-    controlled = length["lc_win_rate"]
-    if controlled is None:
-        controlled = "none ({})".format(length["lc_unfitted"])
-    return lines + ["    length: {}; length-controlled win rate {}, raw {win_rate} "
-                    "(n={n})".format(longer, controlled, **length)]
+    if "lc_win_rate" in length:
+        longer = "no verdict was decisive (n=0)"  # every pair a tie: not "won None of" them
+        if length["decisive"]:
+            longer = "the longer answer won {longer_wins} of the decisive verdicts " \
+                     "(n={decisive})".format(**length)
+        controlled = length["lc_win_rate"]
+        if controlled is None:
+            controlled = "none ({})".format(length["lc_unfitted"])
+        lines.append("    length: {}; length-controlled win rate {}, raw {win_rate} "
+                     "(n={n})".format(longer, controlled, **length))
+    return rows + [(2, "length bias", _pairs(length.items()), lines)]
 
 
 # how a self-judging warning and its gap read: records named by --model-field; systems
@@ -11777,8 +11743,7 @@ _SELF_WORDS = {
 
 
 def _self_lines(s):
-    """(warning, trust line) of each judge whose model is also judged: the printed
-    summary's, and the page's."""
+    """(warning, trust line) of each judge whose model is also judged."""
     found = s.get("self_judging")
     if not found:
         return []
@@ -11807,8 +11772,8 @@ def _self_lines(s):
 
 def _group_tables(s):
     """(title, rows of cells) of each --group-by field, the printed summary's and the page's:
-    a row a value shown, and all (every record); a column with no figure ("-") in any row is
-    left out. None if nothing was sent (all exported), as no score is shown."""
+    a row a value shown, then all (every record); a column with no figure ("-") in any row
+    left out. None if nothing was sent (all exported): no score is shown."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
     scores = _MODES[s["mode"]].scores
@@ -11818,32 +11783,30 @@ def _group_tables(s):
         title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
         rows = [["value"] + [heading.format(_level(s)) for heading, _ in columns]]
         for row in groups["shown"][:_GROUPS_SHOWN] + [dict(s, label="all")]:  # all: s's
-            # the label with what a terminal acts on escaped (JSON leaves direction marks
-            # and C1 controls: escaped after the columns were measured, 12 marks put a row's
-            # figures 60 characters right); past _GROUP_LABEL_MAX characters, its first 40
-            # and its hash (values alike in their first 40 told apart)
+            # what a terminal acts on escaped before the columns are measured (JSON leaves
+            # direction marks and C1 controls); past _GROUP_LABEL_MAX characters, the first
+            # 40 and the hash (values alike in their first 40 told apart)
             label = _UNSHOWABLE_RE.sub(_escaped, row["label"])
             if len(label) > _GROUP_LABEL_MAX:
                 label = "{}... sha256 {}".format(label[:40], _sha(label))
             rows.append([label] + [_group_cell(key, row[key]) for _, key in columns])
         kept = [column for column in zip(*rows) if any(cell != "-" for cell in column[1:])]
-        tables.append((title, [list(row) for row in zip(*kept)]))
+        tables.append((title, list(map(list, zip(*kept)))))
     return tables
 
 
 def _values_note(groups):
+    """How many values a --group-by table has, and how many it leaves out."""
     if groups["values"] is None:
         return "over {0:,} values: none shown (figures are kept for at most {0:,} " \
                "values)".format(groups["limit"])
-    if groups["not_shown"] == 1:
-        return "{:,} values; the {} with the most records shown, and 1 more value: " \
-               "--summary lists all".format(groups["values"], _GROUPS_SHOWN)
-    if groups["not_shown"]:
-        return "{:,} values; the {} with the most records shown, and {:,} more values: " \
-               "--summary lists all".format(groups["values"], _GROUPS_SHOWN, groups["not_shown"])
-    if groups["values"] == 1:
-        return "1 value"
-    return "{} values".format(groups["values"])
+    if not groups["not_shown"]:
+        return _counted(groups["values"], "value")
+    more = "1 more value"
+    if groups["not_shown"] > 1:
+        more = "{:,} more values".format(groups["not_shown"])
+    return "{:,} values; the {} with the most records shown, and {}: --summary lists " \
+           "all".format(groups["values"], _GROUPS_SHOWN, more)
 
 
 def _group_cell(key, value):
@@ -11869,7 +11832,8 @@ def _rating_lines(s):
         lines.append("  pass rate {} at --pass-threshold {}".format(
             s["pass_rate"], s["parameters"]["pass_threshold"]))
     if s["ratings"]:
-        lines.append("  ratings: " + ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items()))
+        ratings = ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items())
+        lines.append("  ratings: " + ratings)
     if "logprobs" in s["score_sources"] or s["parameters"].get("logprobs"):
         sources = collections.Counter(s["score_sources"])  # 0 if none
         fallback = ""
@@ -11881,14 +11845,12 @@ def _rating_lines(s):
                        "ratings, 0-9)"
         lines.append("  scores from logprobs: {}, from the text: {}{}".format(
             sources["logprobs"], sources["text"], fallback))
-    lines += ["  adapted: " + " ".join(change.split()) for change in s["adapted"]]
-    return lines
+    return lines + ["  adapted: " + " ".join(change.split()) for change in s["adapted"]]
 
 
 def _sent_lines(s):
     """Where the requests went: what a batch import brought, or what an export wrote; the
-    servers of a judge on several (one: the head names it), and the models they named if
-    they were not one."""
+    servers of a judge on several, and the models they named if they were not one."""
     batch, lines = s["batch"] or {}, []
     imported = [batch.get(name) for name in ("imported", "unasked", "malformed")]
     if batch.get("files") is not None and any(imported):
@@ -11898,7 +11860,7 @@ def _sent_lines(s):
                 "{} {}".format(n, why) for why, n in batch["malformed"].items())
         if batch.get("conflicting"):
             conflicting = "; {} had conflicting replies: the first success was used, else " \
-                          "the first error".format(_count(batch["conflicting"], "request"))
+                          "the first error".format(_counted(batch["conflicting"], "request"))
         lines.append("  batch: {} replies imported, {} not asked for (ignored){}{}".format(
             batch["imported"], batch["unasked"], malformed, conflicting))
     if batch.get("exported"):
@@ -11908,11 +11870,10 @@ def _sent_lines(s):
             files = "{} ... {} ({} files)".format(parts[0], parts[-1], len(parts))
         lines.append("  exported: {} requests to {}; run them in a batch, then rerun with "
                      "--batch-import".format(batch["exported"], files))
-    servers = s.get("servers") or []
-    if len(servers) > 1:
+    if _servers(s):
         lines.append("  servers:")
         lines += ["    {url}: {requests} requests, {failures} failed".format(**server)
-                  for server in servers]
+                  for server in _servers(s)]
     if s.get("judge_models"):
         lines.append("  models answering: {}: not one model; check each server".format(
             _pairs(s["judge_models"].items())))
@@ -11975,10 +11936,9 @@ def _emit(summaries, args, several, tallies, rows, title):
 
 def _write_page(page):
     """(path, None) once ``page``, (path, a function giving its text), is written there;
-    (path, the OSError) if it cannot be (a full disk): said as a run's other files are.
-    A file is written whole beside itself, then renamed over the earlier one, so a kill or
-    a full disk midway leaves the earlier page as it was (a link to it stays a link, its
-    mode stays); a device or a FIFO (/dev/stdout, /dev/full) is written to directly."""
+    (path, the OSError) if it cannot be (a full disk). Written whole beside the earlier
+    file, then renamed over it: a kill or a full disk midway leaves the earlier page as it
+    was (a link stays a link, its mode stays); a device or a FIFO is written to directly."""
     path, text = page
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
@@ -12003,14 +11963,11 @@ def _write_page(page):
 def _summary_json(summaries, several):
     """--summary: the summary as JSON; by prefix, under "judges", when several judges ran."""
     if several:
-        summaries = {"judges": summaries}
-    else:
-        summaries = summaries["judge"]
-    return json.dumps(summaries, indent=2)
+        return json.dumps({"judges": summaries}, indent=2)
+    return json.dumps(summaries["judge"], indent=2)
 
 
 def _cannot_write(path, exc):
-    """The error line of a file the run could not write."""
     return "minijudge: error: cannot write {}: [Errno {}] {}".format(path, exc.errno,
                                                                      exc.strerror)
 
@@ -12059,8 +12016,7 @@ def _html(summaries, tallies, rows, args, title):
     """The page --html writes: each judge's figures, charts as inline SVG, and the records
     kept (failures, then the lowest scores), every judged text escaped."""
     sections = [_judge_section(name, s, tallies[name]) for name, s in summaries.items()]
-    # the records kept, the first judge's status and score heading them, each folded under
-    # its error (or its question)
+    # the records kept, the first judge's status and score heading each, folded under its error
     prefix, question = next(iter(summaries)), args.question_field or "question"
     shown, lines = sorted(rows, reverse=True), []
     for minus_ok, _, minus_seq, record in shown:  # as _keep keys them
@@ -12093,17 +12049,13 @@ def _judge_section(name, s, tally):
     score = _score_lines(s) or ["none judged"]  # the summary's line: all exported, none
     spent = [_esc(line.strip()) for line in _economy_lines(s)]
     charts = list(_score_charts(s)) + list(_trust_charts(s, tally))
-    groups = []
-    for title, table in _group_tables(s):  # cell for cell the printed summary's
-        body = "".join("<tr>{}</tr>".format(_cells("td", row)) for row in table[1:])
-        groups.append("<p>{}</p><table><tr>{}</tr>{}</table>".format(
-            _esc(title), _cells("th", table[0]), body))
+    groups = ["<p>{}</p>{}".format(_esc(title), _html_table(table[0], table[1:], ""))
+              for title, table in _group_tables(s)]  # cell for cell the printed summary's
     if groups:
         charts.append(("Groups", "".join(groups)))
-    servers = s.get("servers") or []
-    if len(servers) > 1:
-        charts.append(("Servers", _html_table(("server", "requests", "failed"), [
-            (server["url"], server["requests"], server["failures"]) for server in servers])))
+    if _servers(s):
+        servers = [(each["url"], each["requests"], each["failures"]) for each in _servers(s)]
+        charts.append(("Servers", _html_table(("server", "requests", "failed"), servers)))
     fields.update(name=_esc(name), score=_esc(score[0].strip()),
                   spent="<br>".join(spent) or "no usage given",
                   charts="".join("<h3>{}</h3>{}".format(*chart) for chart in charts))
@@ -12111,15 +12063,15 @@ def _judge_section(name, s, tally):
 
 
 def _score_charts(s):
-    """A judge's charts and tables of its records' statuses and scores, in page order:
-    (heading, body)."""
+    """A judge's charts and tables of its statuses and scores, in page order: (heading, body)."""
     errors = _first_errors_once(s["errors"])  # as the printed summary says them
-    statuses = [(status, count, errors.get(status, "")) for status, count in s["statuses"].items()]
+    statuses = [(status, n, errors.get(status, "")) for status, n in s["statuses"].items()]
     yield "Statuses", _html_table(("status", "records", "first error"), statuses)
     if s["mean_score_judged"] is not None and not s["ratings"]:  # ratings: no scores
-        histogram = s["histogram"]
-        bars = [("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n) for i, n in enumerate(histogram)]
-        yield "Scores (ok and empty_response), in tenths", _svg_bars(bars, max(histogram) or 1, 0)
+        bars = [("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n)
+                for i, n in enumerate(s["histogram"])]
+        yield "Scores (ok and empty_response), in tenths", _svg_bars(
+            bars, max(s["histogram"]) or 1, 0)
     if s["ratings"]:
         yield "Ratings", _svg_bars(s["ratings"].items(), max(s["ratings"].values()), 0)
     if s["systems"]:  # ranked, each with its normal (Wald) interval
@@ -12143,8 +12095,7 @@ def _score_charts(s):
 
 
 def _trust_charts(s, tally):
-    """A judge's tables and charts of how far its scores can be trusted, in page order:
-    (heading, body)."""
+    """A judge's charts and tables of how far its scores hold, in page order: (heading, body)."""
     rows = []
     for _, heading, figure, _ in sorted(_trust(s)):  # in the page's order
         if figure not in (None, ""):
@@ -12176,10 +12127,10 @@ def _trust_charts(s, tally):
         yield "Length and score", _svg_scatter(tally.lengths, xlabel)
 
 
-def _html_table(heading, rows):
+def _html_table(heading, rows, after_heading="\n"):
     """A table of the page: its heading's cells, then a row each."""
     lines = "".join("<tr>{}</tr>".format(_cells("td", row)) for row in rows)
-    return "<table><tr>{}</tr>\n{}</table>".format(_cells("th", heading), lines)
+    return "<table><tr>{}</tr>{}{}</table>".format(_cells("th", heading), after_heading, lines)
 
 
 def _cells(tag, values):
@@ -12195,8 +12146,7 @@ def _esc(value):
 
 def _svg_bars(items, top=1.0, digits=4):
     """Horizontal bars, inline SVG: (label, value) or (label, value, (low, high)) on 0..top;
-    a negative value's bar as long as its size (a negative width drew none), a value None
-    said "none judged", never a bar at 0."""
+    a negative value's bar as long as its size, a value None "none judged", never a bar."""
     parts = []
     for i, (label, value, *ci) in enumerate(items):
         y = 22 * i
@@ -12243,17 +12193,15 @@ _HTML_FIELD_CHARS = 2000   # characters a field (or a field's name) shows on the
 
 
 def _keep(rows, record, prefix, seq, limit):
-    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page (failures
-    first, then the lowest scores, then the earliest: heapq keeps the largest): what the page
-    shows of them, so its memory is bounded whatever the records hold. What it shows: the
-    first and last fields (the judge's come last), each cut to _HTML_FIELD_CHARS characters,
-    saying how much was left out."""
+    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page: what it
+    shows of them (their first and last fields, the judge's last, each as _page_value shows
+    it), so that its memory is bounded whatever the records hold."""
     import heapq
     ok = record.get(prefix + "_status") in _NOT_FAILURES
     score = record.get(prefix + "_score")
     if not isinstance(score, (int, float)) or score != score:  # none, or NaN: as 0.0
         score = 0.0
-    key = (-ok, -score, -seq)
+    key = (-ok, -score, -seq)  # heapq keeps the largest: failures, the lowest, the earliest
     if len(rows) >= limit and not (rows and key > rows[0][:3]):
         return  # it would leave at once: nothing to copy
     items, half = list(record.items()), _HTML_FIELDS // 2
@@ -12264,7 +12212,7 @@ def _keep(rows, record, prefix, seq, limit):
     for name, value in items:
         # two long names cut to the same text, or a field named like the hidden-fields
         # marker, must not hide one another: the second is "name (2)"
-        capped = _capped(name)
+        capped = _page_value(name)
         unused, n = capped, 1
         while unused in shown:
             n += 1
@@ -12277,37 +12225,31 @@ def _keep(rows, record, prefix, seq, limit):
 
 
 def _page_value(value):
-    """A field as the page shows it: a conversation (a list of objects with a role, that
-    reads as chat messages) as its turns labelled by role, tool calls and results as such,
-    cut to its two ends (its last turn is the one judged); anything else as _capped shows
-    it."""
-    text = None
+    """A field (or its name) as the page shows it: its first _HTML_FIELD_CHARS characters (of
+    its JSON, if not text), saying how many more; chat messages as their turns labelled by
+    role, cut to their two ends (the last turn is the one judged)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
     if isinstance(value, list) and value and all(
             isinstance(m, Mapping) and "role" in m for m in value):
         try:
             text = _turns_text(_conversation(value, "the field"), 0)
         except JudgeError:  # one that does not read is shown as it is
-            pass
-    if text is None:
-        return _capped(value)
-    if len(text) <= _HTML_FIELD_CHARS:
-        return text
-    head = _HTML_FIELD_CHARS // 2
-    tail = _HTML_FIELD_CHARS - head
-    return "{}\n[\u2026 {} characters left out on the page \u2026]\n{}".format(
-        text[:head], len(text) - _HTML_FIELD_CHARS, text[len(text) - tail:])
-
-
-def _capped(value):
-    """A value as the page shows it: whole if short, else its first _HTML_FIELD_CHARS
-    characters (of its JSON, if not text) and "… N more characters"."""
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            text = None
+        if text is not None and len(text) > _HTML_FIELD_CHARS:
+            head = _HTML_FIELD_CHARS // 2
+            return "{}\n[\u2026 {} characters left out on the page \u2026]\n{}".format(
+                text[:head], len(text) - _HTML_FIELD_CHARS,
+                text[len(text) - (_HTML_FIELD_CHARS - head):])
+        if text is not None:
+            return text
+    text = value
+    if not isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
     if len(text) <= _HTML_FIELD_CHARS:
         return value
     return "{}\u2026 {} more characters".format(text[:_HTML_FIELD_CHARS],
-                                               len(text) - _HTML_FIELD_CHARS)
+                                                len(text) - _HTML_FIELD_CHARS)
 
 
 # -- report: scored files summarised again -------------------------------------------
