@@ -12106,7 +12106,7 @@ def _trust_charts(s, tally):
         labels, top = set(), 0
         for row in confusion.values():
             labels.update(row)
-            top = max(top, *row.values())
+            top = max([top, *row.values()])
         labels = sorted(labels, key=float)
         lines = []
         for label, row in confusion.items():
