@@ -10568,12 +10568,6 @@ _GROUP_LABEL_MAX = 60  # characters of a value's JSON a printed table shows; pas
 _NO_FIELD = "(no field)"  # the group of the records without the field: no JSON, no value's
 
 
-# a group's figures: the summary's, of its records alone
-_GROUP_FIGURES = ("records", "statuses", "failed", "failure_rate", "mean_score",
-                  "mean_score_judged", "mean_value", "ci", "ci95", "ci_method", "ratings",
-                  "pass_rate", "systems", "ranking", "agreement")
-
-
 def _groups_of(tally, record, fields):
     """The tallies of the record's groups, one a --group-by field; none of a field past
     _GROUPS_MAX values, whose tallies are dropped (which values are kept must not depend on
@@ -10667,48 +10661,72 @@ _FIGURE_OPTIONS = (
     ("bootstrap_seed", "--bootstrap-seed", lambda v: type(v) is int),
 )
 
+# the most comparisons --strong-weight counts a strong verdict as (Arena-Hard's is 3): more
+# overflows a float (10**400) or leaves no resample's fit settled (10**15)
+_STRONG_MAX = 1000
+_BT_SHOWN = 20  # systems the printed summary and the page list; --summary has them all
+
+# a group's figures (the summary's, of its records alone) in --summary's order: (the
+# summary's key, the heading of its column in a printed table, the modes whose tables show
+# it, by what their scores are); {} in a heading: the interval's level (--confidence)
+_ANY_SCORES = ("mean", "A's win rate", "systems")
+_GROUP_FIGURES = (
+    ("records", "records", _ANY_SCORES),
+    ("statuses", None, ()),
+    ("failed", "failed", _ANY_SCORES),
+    ("failure_rate", None, ()),
+    ("mean_score", "mean", ("mean",)),
+    ("mean_score_judged", "judged mean", ("mean",)),
+    ("mean_score_judged", "A's win rate", ("A's win rate",)),
+    ("mean_value", "on the scale", ("mean",)),
+    ("ci", "{} CI", ("mean", "A's win rate")),
+    ("ci95", None, ()),
+    ("ci_method", None, ()),
+    ("ratings", None, ()),
+    ("pass_rate", "pass rate", ("mean",)),
+    ("systems", "win rates", ("systems",)),
+    ("ranking", None, ()),
+    ("agreement", "agreement", _ANY_SCORES),
+)
+
 
 def _run_stamp(args):
     """What a run's stamp holds of the command line beyond the records' fields: its jury,
-    quorum and the figure options not at their default."""
-    return {"jury": args.jury, "quorum": args.quorum, "figures": _figures_stamp(args)}
-
-
-def _figures_stamp(args):
-    """The figure options of a run not at their default (None if none is: the stamp of
-    before)."""
+    quorum, and the figure options not at their default (None if none is)."""
     defaults = _default_args()
     figures = {name: getattr(args, name) for name, _, _ in _FIGURE_OPTIONS
                if getattr(args, name) != getattr(defaults, name)}
-    return figures or None
+    return {"jury": args.jury, "quorum": args.quorum, "figures": figures or None}
 
 
 def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, members=None):
     """The figures of a run (``judge``, the one that ran; ``members``, a jury's judges) or
-    of scored records (report)."""
-    mode = stamp["mode"]
-    summary = _status_figures(tally)
-    summary.update(_score_figures(stamp, args, tally))
-    summary["ratings"] = {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())}
-    summary["histogram"] = tally.tenths
-    summary.update(_traffic_figures(tally, wall))
-    summary["cost"] = _cost_figures(tally)
-    summary.update(_judge_figures(stamp, args, tally, judge, members))
-    summary["mode"] = mode
-    summary.update(_position_figures(tally))
+    of scored records (report), in the order --summary writes them."""
+    summary = _score_figures(stamp, args, tally)
+    summary.update(_judge_figures(stamp, args, tally, wall, judge, members))
+    summary["mode"] = stamp["mode"]
+    # trust: of the items asked in both orders, how often both agreed, how often the order won
+    summary.update(position_consistency=_share_true(tally.consistent),
+                   position_pairs=sum(tally.consistent.values()),
+                   positional_bias_rate=_share_true(tally.biased),
+                   positional_bias_n=sum(tally.biased.values()))
     summary["panel"] = _panel_figures(tally, stamp)
-    summary["repeats"] = _repeat_figures(tally)
+    # of the items asked K times: how often all K scores were alike, their mean spread
+    summary["repeats"] = None
+    if tally.alike:
+        n = sum(tally.alike.values())
+        summary["repeats"] = {"k": tally.k, "all_alike": _share_true(tally.alike), "n": n,
+                              "mean_sd": _mean(tally.spread, n)}
     if _asks_reasks(stamp):  # a run without --reask: its summary as before
         summary["reasks"] = dict(tally.reasks)  # the replies re-asked, re-asks sent, read
-    summary["length_bias"] = _length_figures(tally, mode)
-    summary.update(_systems_figures(tally))
-    summary["self_judging"] = _self_judging(stamp, args, tally, mode)
-    summary["bradley_terry"] = _ranking_figures(tally, args, args.bootstrap_samples,
-                                                args.confidence)
+    summary["length_bias"] = _length_figures(tally, stamp["mode"])
+    summary.update(_win_rates(tally))
+    summary["self_judging"] = _self_judging(stamp, args, tally)
+    summary["bradley_terry"] = _ranking_figures(tally, args)
     summary["pass_rate"] = _share_true(tally.passed)
     summary["system_fingerprints"] = dict(tally.fingerprints)
     summary["template_sha256"] = stamp["template_sha256"]
-    summary["agreement"] = _human_agreement(args, tally, mode, stamp.get("scale"))
+    summary["agreement"] = _human_agreement(args, tally, stamp)
     summary["fields"] = _default_lines(tally.defaulted, args)
     summary["groups"] = _group_figures(stamp, args, tally, summary["agreement"])
     summary.update(shard=args.shard, interrupted=interrupted, minijudge_version=stamp["version"])
@@ -10720,59 +10738,52 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
 
 def _share_true(counter):
     """Of the records (or pairs) counted, the share that were True."""
-    if not counter:
+    return _mean(counter[True], sum(counter.values()))
+
+
+def _mean(total, n, places=4):
+    """``total`` over ``n``, as the summary rounds it; None over none."""
+    if not n:
         return None
-    return round(counter[True] / sum(counter.values()), 4)
+    return round(total / n, places)
 
 
-def _status_figures(tally):
-    """How many records, their statuses, the failures and the first error of each kind."""
+def _score_figures(stamp, args, tally):
+    """The records, their statuses and first errors; the mean score (of all records, of the
+    judged), on the judge's scale, its interval; the ratings given: a run's, and a group's."""
     done, judged = tally.all["n"], tally.judged["n"]
     failure_rate = 0.0
     if done:
         failure_rate = round((done - judged) / done, 4)
     errors = {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()}
-    return {"records": done, "statuses": dict(tally.statuses), "failed": done - judged,
-            "failure_rate": failure_rate, "errors": errors}
-
-
-def _score_figures(stamp, args, tally):
-    """The mean score (of all records, of the judged), on the judge's scale, its interval."""
+    figures = {"records": done, "statuses": dict(tally.statuses), "failed": done - judged,
+               "failure_rate": failure_rate, "errors": errors, "mean_score": None,
+               "mean_score_judged": None}
     # a failed pair is no B win; an item of systems has no one score, so no mean
-    sums = {"pairwise": tally.judged, "systems": None}.get(stamp["mode"], tally.all)
+    sums = {"mean": tally.all, "A's win rate": tally.judged, "systems": None}[
+        _MODES[stamp["mode"]].scores]
     settings = {"seed": args.bootstrap_seed, "level": args.confidence,
                 "resamples": args.bootstrap_samples}
-    if sums is None:
-        figures = {"mean_score": None, "mean_score_judged": None}
-        interval, ci95, method = None, None, "per system: see systems and ranking"
-    else:
-        figures = {"mean_score": _sums_mean(tally.all),
-                   "mean_score_judged": _sums_mean(tally.judged)}
+    interval, ci95, method = None, None, "per system: see systems and ranking"
+    if sums is not None:
+        figures.update(mean_score=_mean(tally.all["total"], done),
+                       mean_score_judged=_mean(tally.judged["total"], judged))
         interval, ci95, method = _interval(**settings, **sums)
     scale = stamp.get("scale")
-    value_ci = None
-    if scale and tally.judged["n"]:
-        if sums is not tally.judged and tally.judged["n"] != tally.all["n"]:  # some failed
+    value, value_ci = None, None
+    if scale and judged:
+        value = _on_scale(tally.judged["total"] / judged, scale)
+        interval_judged = interval  # the same scores: the same resamples
+        if sums is not tally.judged and judged != done:  # some failed
             interval_judged = _interval(**settings, **tally.judged)[0]
-        else:  # the same scores: the same resamples
-            interval_judged = interval
         value_ci = [_on_scale(score, scale) for score in interval_judged]
-    figures.update(mean_value=_mean_value(tally.judged, scale), mean_value_ci=value_ci,
-                   ci=interval, ci95=ci95, ci_method=method, interval=_interval_settings(args))
+    figures.update(mean_value=value, mean_value_ci=value_ci, ci=interval, ci95=ci95,
+                   ci_method=method, interval={"confidence": args.confidence,
+                                               "bootstrap_samples": args.bootstrap_samples,
+                                               "bootstrap_seed": args.bootstrap_seed})
+    figures["ratings"] = {"{:g}".format(k): v for k, v in sorted(tally.ratings.items())}
+    figures["histogram"] = tally.tenths
     return figures
-
-
-def _sums_mean(sums):
-    if not sums["n"]:
-        return None
-    return round(sums["total"] / sums["n"], 4)
-
-
-def _mean_value(judged, scale):
-    """The judged records' mean on the judge's own scale."""
-    if not scale or not judged["n"]:
-        return None
-    return _on_scale(judged["total"] / judged["n"], scale)
 
 
 def _on_scale(score, scale):
@@ -10780,178 +10791,117 @@ def _on_scale(score, scale):
     return round(scale[0] + score * (scale[1] - scale[0]), 4)
 
 
-def _traffic_figures(tally, wall):
-    """Tokens, requests (cached: none sent), the time they took."""
-    wall_seconds, per_second = wall, None
+def _win_rates(tally):
+    """Each system's win rate, and the systems ranked by it: a run's, and a group's."""
+    systems = {name: {"win_rate": _mean(tally.wins[name], n), "comparisons": n}
+               for name, n in tally.played.items()}
+    ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
+    return {"systems": systems or None, "ranking": ranking or None}
+
+
+def _judge_figures(stamp, args, tally, wall, judge, members):
+    """What was sent (tokens, requests: none of those cached), the time and the dollars it
+    took (None: no price given), who judged with what template and parameters (report:
+    what the stamp says)."""
+    wall_seconds, per_second, cost = wall, None, None
     if wall:
         wall_seconds = round(wall, 3)
         per_second = round(tally.requests / wall, 2)
-    return {"tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
-            "wall_seconds": wall_seconds, "requests_per_second": per_second,
-            "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
-            "latency_max": round(tally.latency_max, 4)}
-
-
-def _cost_figures(tally):
-    """The run's cost in dollars (None: no price given): total, mean per priced record, and
-    the records whose reply gave no usage (not in the total)."""
-    if not (tally.priced or tally.unpriced):
-        return None
-    mean = None
-    if tally.priced:
-        mean = round(tally.cost / tally.priced, 9)
-    return {"total": round(tally.cost, 9), "per_record": mean, "records": tally.priced,
-            "without_usage": tally.unpriced}
-
-
-def _limit_figures(judges):
-    """The summary's ``limits`` of ``judges`` (one, or a jury's members): the first one's
-    limiter's, with the 429s each of them had, not the limiter's count (which holds those
-    of every judge on the same servers: a panel's judge would report the others')."""
-    figures = judges[0]._limits.figures()
-    figures["rate_limited"] = sum(judge._rate_limited for judge in judges)
-    figures["turns_waited"] = sum(judge._turns_waited for judge in judges)
-    return figures
-
-
-def _judge_figures(stamp, args, tally, judge, members=None):
-    """Who judged, with what template and parameters (report: what the stamp says)."""
+    if tally.priced or tally.unpriced:  # a record whose reply gave no usage: not in the total
+        cost = {"total": round(tally.cost, 9), "per_record": _mean(tally.cost, tally.priced, 9),
+                "records": tally.priced, "without_usage": tally.unpriced}
     model = stamp["model"]
     if judge and judge.model is None:
         model = None  # none given, none listed: the stamp's text "None" is no model's name
     if tally.models:
         model = tally.models.most_common(1)[0][0]
-    scale = stamp.get("scale")
-    figures = {"judge_url": None, "servers": None, "judge_model": model,
-               "judge_models": _answering_models(tally), "template": stamp["template"],
-               "parameters": {"scale": scale, "pass_threshold": stamp.get("pass_threshold")},
+    # the models the replies name if they are not one model under its spellings (replicas
+    # serving different models: judge_model names the most common)
+    answering = None
+    if len({_model_key(name) for name in tally.models} - {None}) > 1:
+        answering = dict(sorted(tally.models.items(), key=lambda pair: (-pair[1], pair[0])))
+    figures = {"tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
+               "wall_seconds": wall_seconds, "requests_per_second": per_second,
+               "latency_mean": round(tally.latency_total / max(1, tally.sent), 4),
+               "latency_max": round(tally.latency_max, 4), "cost": cost, "judge_url": None,
+               "servers": None, "judge_model": model, "judge_models": answering,
+               "template": stamp["template"], "parameters": {
+                   "scale": stamp.get("scale"), "pass_threshold": stamp.get("pass_threshold")},
                "score_sources": dict(tally.sources), "adapted": [], "limits": None}
     if not judge:
         return figures
     if judge.url != _OFFLINE:
         figures["judge_url"] = judge._redact(judge.url)
         figures["servers"] = judge._replicas.figures(judge._redact)
-        figures["limits"] = _limit_figures(members or [judge])
+        # the first judge's limiter's figures with the 429s each judge had, not the
+        # limiter's (which counts those of every judge on its servers: a jury's others')
+        judges = members or [judge]
+        figures["limits"] = judges[0]._limits.figures()
+        figures["limits"]["rate_limited"] = sum(each._rate_limited for each in judges)
+        figures["limits"]["turns_waited"] = sum(each._turns_waited for each in judges)
     figures["parameters"] = dict(
         judge.params, model=judge.model, timeout=judge.timeout, max_retries=judge.max_retries,
         concurrency=args.concurrency, pass_threshold=judge.pass_threshold,
         both_orders=not args.single_order, assess=len(judge.turns) > 1,
-        check_position=bool(judge.again), scale=scale)
+        check_position=bool(judge.again), scale=stamp.get("scale"))
     figures["adapted"] = judge.adapted
     return figures
 
 
-def _answering_models(tally):
-    """The models the replies name, and how many each, if they are not one model under its
-    spellings (replicas serving different models: judge_model names the most common); else
-    None."""
-    if len({_model_key(name) for name in tally.models} - {None}) < 2:
-        return None
-    return dict(sorted(tally.models.items(), key=lambda pair: (-pair[1], pair[0])))
-
-
-def _position_figures(tally):
-    """Of the items asked in both orders: how often both agreed, how often the order won."""
-    return {"position_consistency": _share_true(tally.consistent),
-            "position_pairs": sum(tally.consistent.values()),
-            "positional_bias_rate": _share_true(tally.biased),
-            "positional_bias_n": sum(tally.biased.values())}
-
-
-def _repeat_figures(tally):
-    """Of the items asked K times: how often all K scores were alike, their mean spread."""
-    if not tally.alike:
-        return None
-    n = sum(tally.alike.values())
-    return {"k": tally.k, "all_alike": _share_true(tally.alike), "n": n,
-            "mean_sd": round(tally.spread / n, 4)}
-
-
-def _systems_figures(tally):
-    """Each system's win rate, and the systems ranked by it."""
-    systems = {name: {"win_rate": round(tally.wins[name] / n, 4), "comparisons": n}
-               for name, n in tally.played.items()}
-    ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
-    return {"systems": systems or None, "ranking": ranking or None}
-
-
-# the most comparisons --strong-weight counts a strong verdict as (Arena-Hard's is 3): 10**400
-# overflowed a float when the summary was computed, after the judging; 10**15 left no
-# resample's fit settled
-_STRONG_MAX = 1000
-
-
-def _self_judging(stamp, args, tally, mode):
+def _self_judging(stamp, args, tally):
     """The judges whose model is also judged (a system's name; a record's --model-field),
-    each with its self-preference gap; None if none is."""
+    each with its mean for its own model's answers against the others' (named models only)
+    and the gap; None if none is."""
     answered, field = tally.answered_by, args.model_field
-    if mode == "systems":
-        answered, field = _systems_answered(tally), None
-    judges = []
-    for judge, models in _judge_models(stamp, tally):
-        entry = _self_entry(judge, models, answered)
-        if entry:
-            judges.append(entry)
-    if not judges:
-        return None
-    if field is not None:
-        field = _env_keys_hidden(field)  # --model-field sk-...: a key pasted
-    return {"field": field, "unnamed": answered["unnamed"], "judges": judges}
-
-
-def _systems_answered(tally):
-    """The systems' comparisons and wins as _tally_model keeps records' scores."""
-    names = {}
-    for system, played in tally.played.items():
-        entry = names.setdefault(_model_key(system) or "", ([], {}))
-        _add_spelling(entry[0], system)
-        sums = entry[1].setdefault(None, [0, 0.0])
-        sums[0] += played
-        sums[1] += tally.wins[system]
-    return {"unnamed": 0, "names": names}
-
-
-def _judge_models(stamp, tally):
-    """(a jury's judge, or None; its model names) of each judge of a run: the stamp's
-    models, and a lone judge's the replies name (a server may echo another spelling)."""
+    if _MODES[stamp["mode"]].scores == "systems":  # their wins as _tally_model keeps scores
+        answered, field = {"unnamed": 0, "names": {}}, None
+        for system, played in tally.played.items():
+            entry = answered["names"].setdefault(_model_key(system) or "", ([], {}))
+            _add_spelling(entry[0], system)
+            sums = entry[1].setdefault(None, [0, 0.0])
+            sums[0] += played
+            sums[1] += tally.wins[system]
+    # each judge (a jury's name, or None) with its models: the stamp's, and a lone judge's
+    # the replies name (a server may echo another spelling)
     models = stamp.get("model")
     if not isinstance(models, str):  # report --mixed: runs of different models
         models = ""
     models = models.split(", ")
-    names = stamp.get("judges")
-    if names and len(names) == len(models):
-        return [(name, [model]) for name, model in zip(names, models)]
-    reported = [model for model, _ in tally.models.most_common(1)]
-    return [(None, list(filter(None, models + reported)))]
+    if stamp.get("judges") and len(stamp["judges"]) == len(models):
+        judges = [(name, [model]) for name, model in zip(stamp["judges"], models)]
+    else:
+        reported = [model for model, _ in tally.models.most_common(1)]
+        judges = [(None, list(filter(None, models + reported)))]
+    found = []
+    for judge, names in judges:
+        entry = _self_preference(judge, names, answered)
+        if entry:
+            found.append(entry)
+    if not found:
+        return None
+    if field is not None:
+        field = _env_keys_hidden(field)  # --model-field sk-...: a key pasted
+    return {"field": field, "unnamed": answered["unnamed"], "judges": found}
 
 
-def _self_entry(judge, models, answered):
-    """A judge's self-preference: its mean for the answers of its own model against the
-    others' (named models only), or None if no answer is its model's."""
+def _self_preference(judge, models, answered):
+    """A judge's mean for the answers of its own model against the others' (named models
+    only), and the gap; None if no answer is its model's."""
     keys = {_model_key(model) for model in models} - {None}
-    own, others = [], []
-    for key, entry in answered["names"].items():
-        if key in keys:
-            own.append(entry)
-        else:
-            others.append(entry)
+    own = [entry for key, entry in answered["names"].items() if key in keys]
     if not own:
         return None
+    others = [entry for key, entry in answered["names"].items() if key not in keys]
     mine, theirs = _pooled(own, judge), _pooled(others, judge)
     gap = None
     if mine["n"] and theirs["n"]:
         gap = round(mine["mean"] - theirs["mean"], 4)
-    return {"judge": judge, "model": models[0], "answers": _spellings(own), "own": mine,
-            "others": theirs, "gap": gap}
-
-
-def _spellings(entries):
-    """The first five spellings, sorted, of the names of _tally_model's entries."""
-    spellings = []
-    for spelt, _ in entries:
+    spellings = []  # the first five of the answers' names, sorted
+    for spelt, _ in own:
         for value in spelt:
             _add_spelling(spellings, value)
-    return spellings
+    return {"judge": judge, "model": models[0], "answers": spellings, "own": mine,
+            "others": theirs, "gap": gap}
 
 
 def _pooled(entries, judge):
@@ -10961,21 +10911,13 @@ def _pooled(entries, judge):
         count, added = sums.get(judge, (0, 0.0))
         n += count
         total += added
-    mean = None
-    if n:
-        mean = round(total / n, 4)
-    return {"mean": mean, "n": n}
+    return {"mean": _mean(total, n), "n": n}
 
 
-_BT_SHOWN = 20  # systems the printed summary and the page list; --summary has them all
-
-
-def _ranking_figures(tally, args, resamples=1000, level=0.95):
-    """The systems compared ranked by Bradley-Terry score (Elo-like), each group of systems
-    compared with one another (``components``) ranked apart: no score compares with
-    another group's, whose systems it never met. Each system with its group (numbered from
-    1), its bootstrap interval, its predicted win rate against its group's baseline (at
-    1000), its length-controlled score; None without comparisons of named systems."""
+def _ranking_figures(tally, args):
+    """The named systems compared, ranked by Bradley-Terry score (Elo-like) each group of
+    _components apart: each with its group, its interval, its predicted win rate against its
+    group's baseline (at 1000), its length-controlled score; None without comparisons."""
     if not tally.compared:
         return None
     compared = list(tally.compared)
@@ -10985,24 +10927,27 @@ def _ranking_figures(tally, args, resamples=1000, level=0.95):
             args.baseline, len(played))}
     components, systems = [], {}
     for number, part in enumerate(_components(compared), 1):
-        component, ranked = _ranked_component(part, args, resamples, level)
+        component, ranked = _ranked_component(part, args)
         components.append(component)
         for name, figures in ranked.items():
             systems[name] = dict(figures, component=number, comparisons=played[name])
     alone = {}  # one group: its baseline and coefficient are the ranking's; several: none
     if len(components) == 1:
         alone = components[0]
+    method = "Bradley-Terry (minorise-maximise), ties half, strong verdicts x{}; {} " \
+             "bootstrap intervals, {} resamples of the comparisons, seed {}".format(
+                 args.strong_weight, _level({"interval": {"confidence": args.confidence}}),
+                 args.bootstrap_samples, args.bootstrap_seed)
     return {"baseline": alone.get("baseline"), "comparisons": len(compared),
-            "ties_added": any(c["ties_added"] for c in components),
-            "method": _ranking_method(args, resamples, level),
+            "ties_added": any(c["ties_added"] for c in components), "method": method,
             "length_coefficient": alone.get("length_coefficient"),
             "strong_weight": args.strong_weight, "components": components, "systems": systems}
 
 
 def _components(comparisons):
-    """The comparisons in parts, one a group of systems compared with one another (directly
-    or through others), no system of a part ever compared with one of another: the part of
-    the most systems first, then by its first name."""
+    """The comparisons in parts, each of a group of systems compared with one another
+    (directly or through others), never with one of another part: no score compares with
+    another group's. The part of the most systems first, then by its first name."""
     met = collections.defaultdict(set)
     for a, b, *_ in comparisons:
         met[a].add(b)
@@ -11018,18 +10963,17 @@ def _components(comparisons):
     return [parts[name] for name in sorted(parts, key=lambda name: (-sizes[name], name))]
 
 
-def _ranked_component(compared, args, resamples, level):
+def _ranked_component(compared, args):
     """A group's figures (its baseline, comparisons, whether ties were added, the length
-    coefficient, its systems best first) and its systems' by name; the baseline is
-    --baseline if it is of the group, else the group's first name (shards in any order
-    agree)."""
+    coefficient, its systems best first) and its systems' by name; its baseline --baseline
+    if of the group, else its first name (shards in any order agree)."""
     strengths, added = _bradley_terry(compared)
     baseline = args.baseline
     if baseline not in strengths:
         baseline = min(strengths)
     scores = _elo(strengths, baseline)
-    intervals = _bt_intervals(compared, baseline, args.bootstrap_seed, resamples, level,
-                              strengths)
+    intervals = _bt_intervals(compared, baseline, args.bootstrap_seed, args.bootstrap_samples,
+                              args.confidence, strengths)
     # by the score shown: systems the fit puts level (B and C each one win of two) are in
     # name order, not in the order of the last digits of where the fit stopped
     ranked = sorted(scores, key=lambda name: (-round(scores[name], 2), name))
@@ -11041,34 +10985,26 @@ def _ranked_component(compared, args, resamples, level):
         component["length_coefficient"] = round(gamma, 4)
     except _NoFit as exc:
         component["lc_unfitted"] = str(exc)
-    return component, {name: _ranked_system(scores[name], intervals.get(name),
-                                            lc_scores.get(name)) for name in ranked}
-
-
-def _ranked_system(score, interval, lc_score):
-    # an interval without the system's own score is none: the draws' fits are not the
-    # data's (a cycle of single verdicts, broken in every draw: each put s01 below, tied
-    # to s00 by its one loss, CI [661.96, 809.15] beside its score of 1000)
-    if interval and not interval[0] <= round(score, 2) <= interval[1]:
-        interval = None
-    win_rate_ci = None
-    if interval:
-        win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
-    if lc_score is not None:
-        lc_score = round(lc_score, 2)
-    return {"score": round(score, 2), "ci": interval, "win_rate": _win_rate(score),
-            "win_rate_ci": win_rate_ci, "lc_score": lc_score}
-
-
-def _ranking_method(args, resamples, level):
-    return ("Bradley-Terry (minorise-maximise), ties half, strong verdicts x{}; {} "
-            "bootstrap intervals, {} resamples of the comparisons, seed {}".format(
-                args.strong_weight, _level({"interval": {"confidence": level}}), resamples,
-                args.bootstrap_seed))
+    systems = {}
+    for name in ranked:
+        score, interval, lc_score = round(scores[name], 2), intervals.get(name), None
+        # an interval without the system's own score is none: the draws' fits are not the
+        # data's (a cycle of single verdicts, broken in every draw, put a system below it)
+        if interval and not interval[0] <= score <= interval[1]:
+            interval = None
+        win_rate_ci = None
+        if interval:
+            win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
+        if lc_scores.get(name) is not None:
+            lc_score = round(lc_scores[name], 2)
+        systems[name] = {"score": score, "ci": interval, "win_rate": _win_rate(scores[name]),
+                         "win_rate_ci": win_rate_ci, "lc_score": lc_score}
+    return component, systems
 
 
 def _panel_figures(tally, stamp):
-    """Krippendorff's alpha, each two judges' Cohen's kappa, offsets: who is lenient, harsh."""
+    """A jury's Krippendorff's alpha, each two judges' Cohen's kappa (over the items both
+    scored), each judge's mean offset from the panel's score: who is lenient, who harsh."""
     if not tally.panel:
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
@@ -11077,41 +11013,27 @@ def _panel_figures(tally, stamp):
     if nominal:
         metric = "nominal"
     units = [list(scores.values()) + [score] for scores, score in tally.panel]
-    rated_by_two = sum(sum(v is not None for v in u[:k]) > 1 for u in units)
-    return {"judges": names, "jury": stamp.get("jury"), "quorum": stamp.get("quorum", k),
-            "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": metric,
-            "n": rated_by_two, "kappa": _panel_kappas(units, names),
-            "offsets": _panel_offsets(units, names),
-            "answered": {name: sum(u[i] is not None for u in units) for i, name in enumerate(
-                names)}}
-
-
-def _both_scored(units, a, b):
-    """The items both gave a score (b == the number of judges: the panel's)."""
-    return [(u[a], u[b]) for u in units if None not in (u[a], u[b])]
-
-
-def _panel_kappas(units, names):
-    """Each two judges' Cohen's kappa, over the items both scored."""
     kappas = {}
-    for a, b in itertools.combinations(range(len(names)), 2):
+    for a, b in itertools.combinations(range(k), 2):
         both = _both_scored(units, a, b)
         kappa = None
         if len(both) > 1:
             kappa = _kappa(both)
         kappas["{}~{}".format(names[a], names[b])] = kappa
-    return kappas
-
-
-def _panel_offsets(units, names):
-    """Each judge's mean offset from the panel's score: who is lenient, who harsh."""
     offsets = {}
     for i, name in enumerate(names):
-        both = _both_scored(units, i, len(names))
-        offsets[name] = None
-        if both:
-            offsets[name] = round(sum(x - y for x, y in both) / len(both), 4)
-    return offsets
+        both = _both_scored(units, i, k)
+        offsets[name] = _mean(sum(x - y for x, y in both), len(both))
+    rated_by_two = sum(sum(v is not None for v in u[:k]) > 1 for u in units)
+    answered = {name: sum(u[i] is not None for u in units) for i, name in enumerate(names)}
+    return {"judges": names, "jury": stamp.get("jury"), "quorum": stamp.get("quorum", k),
+            "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": metric,
+            "n": rated_by_two, "kappa": kappas, "offsets": offsets, "answered": answered}
+
+
+def _both_scored(units, a, b):
+    """The items judges ``a`` and ``b`` both scored (b == the number of judges: the panel)."""
+    return [(u[a], u[b]) for u in units if None not in (u[a], u[b])]
 
 
 def _length_figures(tally, mode):
@@ -11120,15 +11042,12 @@ def _length_figures(tally, mode):
     lengths, scores = _Column(tally.lengths, 0), _Column(tally.lengths, 1)  # read, not kept
     if len(scores) < 2:
         return None
-    if mode != "pairwise":
+    if _MODES[mode].scores != "A's win rate":
         return {"spearman": _spearman(lengths, scores), "n": len(scores)}
     # of the verdicts for A or B (1 or 0) between answers unlike in length: did the longer win
     decisive = [(d > 0) == (y == 1) for d, y in zip(lengths, scores) if y in (0, 1) and d]
-    longer_wins = None
-    if decisive:
-        longer_wins = round(sum(decisive) / len(decisive), 4)
-    figures = {"longer_wins": longer_wins, "decisive": len(decisive),
-               "win_rate": round(sum(scores) / len(scores), 4), "lc_win_rate": None,
+    figures = {"longer_wins": _mean(sum(decisive), len(decisive)), "decisive": len(decisive),
+               "win_rate": _mean(sum(scores), len(scores)), "lc_win_rate": None,
                "n": len(scores)}
     try:
         figures["lc_win_rate"] = _length_controlled(lengths, scores)
@@ -11137,78 +11056,28 @@ def _length_figures(tally, mode):
     return figures
 
 
-def _human_agreement(args, tally, mode, scale=None, kind=None):
-    """How the judge agrees with the --human-field labels, None without them; ``kind`` as
-    agreement() takes it."""
+def _human_agreement(args, tally, stamp, kind=None):
+    """How the judge agrees with the --human-field labels (None without); ``kind`` as
+    agreement() takes it. A label is compared with the judge's rating, or with none (a panel
+    split, 0.5) its score on the scale; with yes/no labels, or no scale, its score."""
     if not args.human_field:
         return None
     ratings, scores, labels = (), (), ()
     if tally.human:
         ratings, scores, labels = zip(*tally.human)
-    if mode == "pairwise":  # A/B/tie labels as A's win, as the judge's verdicts are scored
+    if _MODES[stamp["mode"]].scores == "A's win rate":  # A/B/tie as A's win, as verdicts are
         labels = [_verdict_label(label) for label in labels]
         return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
-    judged = list(map(_rating_or_score, ratings, scores, [scale] * len(scores)))
+    scale, judged = stamp.get("scale"), []
+    for rating, score in zip(ratings, scores):
+        if rating is None and scale:
+            rating = scale[0] + score * (scale[1] - scale[0])
+        if rating is None:
+            rating = score
+        judged.append(rating)
     if kind is None and {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:
         judged = scores  # yes/no labels
     return dict(agreement(judged, labels, kind=kind), field=args.human_field)
-
-
-def _group_figures(stamp, args, tally, overall=None):
-    """By --group-by field: how many values, the figures of each (with --summary; else of
-    those a printed table shows), how many a printed table leaves out."""
-    if not tally.groups:
-        return None
-    return {_env_keys_hidden(field): _field_groups(stamp, args, kept, overall)
-            for field, kept in tally.groups.items()}  # --group-by sk-...: a key pasted
-
-
-def _field_groups(stamp, args, kept, overall):
-    figures = {"values": None, "limit": _GROUPS_MAX, "shown": [], "not_shown": None}
-    if kept is None:
-        return figures
-    order = sorted(kept, key=lambda label: (-kept[label].all["n"], label))
-    figures.update(values=len(kept), not_shown=max(0, len(kept) - _GROUPS_SHOWN))
-    if not args.summary:  # the rows past a printed table are --summary's alone: 10,000
-        order = order[:_GROUPS_SHOWN]  # groups' bootstraps take seconds
-    figures["shown"] = [_group_row(stamp, args, label, kept[label], overall)
-                        for label in order]
-    return figures
-
-
-def _group_row(stamp, args, label, tally, overall):
-    summary = _summary(stamp, args, tally)
-    summary["agreement"] = _agreement_as(overall, summary["agreement"], args, tally, stamp)
-    value = None
-    if _whole_value(label):
-        value = json.loads(label)
-    row = {"label": label, "value": value, "missing": label == _NO_FIELD}
-    row.update((key, summary[key]) for key in _GROUP_FIGURES)
-    return row
-
-
-def _agreement_as(overall, agreement, args, tally, stamp):
-    """A group's agreement read as the overall labels are: a group whose 1-5 labels were
-    all 1 read them as yes/no (accuracy 1.0 for ratings of 3, beside kappas)."""
-    if (overall or {}).get("kind") != "ratings" or (agreement or {}).get("kind") != "binary":
-        return agreement
-    return _human_agreement(args, tally, stamp["mode"], stamp.get("scale"), kind="ratings")
-
-
-def _whole_value(label):
-    """Whether a group's label is its value's JSON: not _NO_FIELD, no key hidden."""
-    return label != _NO_FIELD and "<hidden>" not in label
-
-
-def _rating_or_score(rating, score, scale):
-    """What agreement compares with a label: the judge's rating; with none (a panel or its
-    repeats split, scored 0.5) its score on the scale, as the summary's mean_value reads it
-    (a 0.5 against 1-5 labels was no rating); without a scale, the score."""
-    if rating is not None:
-        return rating
-    if scale:
-        return scale[0] + score * (scale[1] - scale[0])
-    return score
 
 
 def _verdict_label(label):
@@ -11216,10 +11085,38 @@ def _verdict_label(label):
     return _VERDICT_SCORES.get(_VERDICT_WORDS.get(str(label).strip().lower()))
 
 
-def _interval_settings(args):
-    """The summary's "interval": what every interval of it was computed with."""
-    return {"confidence": args.confidence, "bootstrap_samples": args.bootstrap_samples,
-            "bootstrap_seed": args.bootstrap_seed}
+def _group_figures(stamp, args, tally, overall):
+    """By --group-by field: how many values, the _GROUP_FIGURES of each (with --summary;
+    else of those a printed table shows), how many a printed table leaves out."""
+    if not tally.groups:
+        return None
+    # a group whose 1-5 labels were all 1 reads them as the overall labels are, not as
+    # yes/no (accuracy 1.0 for ratings of 3, beside kappas)
+    kind = (overall or {}).get("kind")
+    figures = {}
+    for field, kept in tally.groups.items():
+        groups = {"values": None, "limit": _GROUPS_MAX, "shown": [], "not_shown": None}
+        figures[_env_keys_hidden(field)] = groups  # --group-by sk-...: a key pasted
+        if kept is None:
+            continue
+        order = sorted(kept, key=lambda label: (-kept[label].all["n"], label))
+        groups.update(values=len(kept), not_shown=max(0, len(kept) - _GROUPS_SHOWN))
+        if not args.summary:  # the rows past a printed table are --summary's alone: 10,000
+            order = order[:_GROUPS_SHOWN]  # groups' bootstraps take seconds
+        for label in order:
+            group = kept[label]
+            summary = _score_figures(stamp, args, group)
+            summary.update(_win_rates(group), pass_rate=_share_true(group.passed),
+                           agreement=_human_agreement(args, group, stamp))
+            if kind == "ratings" and (summary["agreement"] or {}).get("kind") == "binary":
+                summary["agreement"] = _human_agreement(args, group, stamp, kind=kind)
+            value = None
+            if label != _NO_FIELD and "<hidden>" not in label:  # the label is its JSON
+                value = json.loads(label)
+            row = {"label": label, "value": value, "missing": label == _NO_FIELD}
+            row.update((key, summary[key]) for key, _, _ in _GROUP_FIGURES)
+            groups["shown"].append(row)
+    return figures
 
 
 def _level(s):
@@ -11227,36 +11124,33 @@ def _level(s):
     return "{:.10g}%".format(round(s["interval"]["confidence"] * 100, 6))  # 99.99999%, not 100%
 
 
-def _conflicting_line(n):
-    if not n:
-        return ""
-    requests = "1 request" if n == 1 else "{} requests".format(n)
-    return "; {} had conflicting replies: the first success was used, else the first " \
-           "error".format(requests)
-
-
 # -- The printed summary -------------------------------------------------------------
 
-def _print_summary(summary, max_error_rate, file, name=None):
+def _print_summary(s, max_error_rate, file, name=None):
     """Print a summary as people read it, one section after another."""
-    lines = _summary_head(summary, name)
-    lines += _status_lines(summary)
-    lines += ["  warning: " + warning for warning, _ in _self_lines(summary)]
-    lines += _score_lines(summary)
-    lines += _bt_lines(summary)
-    lines += _group_lines(summary)
-    trust = [line for _, line in _self_lines(summary)]
-    trust += _pair_lines(summary) + _agreement_lines(summary) + _panel_lines(summary)
-    trust += _repeat_lines(summary) + _length_lines(summary)
+    lines = _head_lines(s, name)
+    # the statuses, ok first; each failure's first error; the fields filled by default
+    statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
+    counts = _pairs(statuses) or "none"
+    lines.append("  statuses: " + counts)
+    lines += ["  first {}: {}".format(*kv) for kv in _first_errors_once(s["errors"]).items()]
+    lines += ["  fields: " + line for line in s.get("fields") or ()]
+    lines += ["  warning: " + warning for warning, _ in _self_lines(s)]
+    lines += _score_lines(s) + _bt_lines(s)
+    for title, rows in _group_tables(s):  # each column as wide as its widest cell
+        widths = [max(map(len, column)) for column in zip(*rows)]
+        lines.append("  " + title)
+        lines += ["    " + "  ".join(map(str.ljust, row, widths)).rstrip() for row in rows]
+    trust = []
+    for _, _, _, printed in _trust(s):
+        trust += printed
     if trust:
-        lines.append("  trust:")
-        lines += trust
-    lines += _rating_lines(summary)
-    lines += _batch_lines(summary)
-    lines += _server_lines(summary)
-    lines += _models_line(summary)
-    lines += _closing_lines(summary, max_error_rate)
-    print(_shown_lines(lines), file=file)
+        lines += ["  trust:"] + trust
+    lines += _rating_lines(s) + _sent_lines(s) + _economy_lines(s)
+    if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
+        lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
+            s["failure_rate"], max_error_rate))
+    print("\n".join(_UNSHOWABLE_RE.sub(_escaped, line) for line in lines), file=file)
 
 
 # characters a terminal acts on rather than shows, in a summary line that quotes a server's
@@ -11268,28 +11162,38 @@ _UNSHOWABLE_RE = re.compile(r"""
 """, re.VERBOSE)
 
 
-def _shown_lines(lines):
-    """Summary lines as a terminal should get them: each line's controls escaped."""
-    return "\n".join(map(functools.partial(_UNSHOWABLE_RE.sub, _escaped), lines))
-
-
 def _escaped(match):
     """A character _UNSHOWABLE_RE found, as Python writes it: \\x1b, \\u202e."""
     return ascii(match.group())[1:-1]
 
 
-def _summary_head(s, name):
+def _pairs(items, hidden=()):
+    """(name, figure) pairs as a line lists them, "ok 5, parse_error 2"; none ``hidden``."""
+    return ", ".join("{} {}".format(k, v) for k, v in items if k not in hidden)
+
+
+def _head_lines(s, name):
     """The first line (what ran, how fast, who judged), and what differs in a mixed report."""
     label = ""
     if name:
         label = " [{}]".format(name)
-    if s["wall_seconds"] is None:
-        head = "minijudge report{}: {} records; ".format(label, s["records"])
-    else:
+    head = "minijudge report{}: {} records; ".format(label, s["records"])
+    if s["wall_seconds"] is not None:
         head = "minijudge{}: {} records in {:.1f} s ({} requests, {} from cache, {} " \
                "requests/s); ".format(label, s["records"], s["wall_seconds"], s["requests"],
                                       s["cached"], s["requests_per_second"])
-    lines = [head + _judged_by(s)]
+    model = s["judge_model"]
+    if model is None:  # none given, and the server's list could not be read
+        model = "(model not known)"
+    judged_by = "judge {}".format(model)
+    if s.get("panel"):
+        judged_by = "jury: the {} of {} (quorum {})".format(
+            s["panel"]["jury"], ", ".join(s["panel"].get("judges", ())), s["panel"]["quorum"])
+    elif _servers(s):
+        judged_by = "judge {} at {} servers".format(model, len(_servers(s)))
+    elif s["judge_url"]:
+        judged_by = "judge {} at {}".format(model, s["judge_url"])
+    lines = [head + judged_by]
     if s.get("mixed"):
         lines.append("  mixed: the records differ in {}".format(s["mixed"]))
     given = []
@@ -11303,32 +11207,12 @@ def _summary_head(s, name):
     return lines
 
 
-def _judged_by(s):
-    panel = s.get("panel")
-    if panel:
-        judges = ", ".join(panel.get("judges", ()))
-        return "jury: the {} of {} (quorum {})".format(panel["jury"], judges, panel["quorum"])
-    model = s["judge_model"]
-    if model is None:  # none given, and the server's list could not be read
-        model = "(model not known)"
+def _servers(s):
+    """The servers of a judge on several, with their requests and failures; none of one."""
     servers = s.get("servers") or []
-    if len(servers) > 1:
-        return "judge {} at {} servers".format(model, len(servers))
-    if s["judge_url"]:
-        return "judge {} at {}".format(model, s["judge_url"])
-    return "judge {}".format(model)
-
-
-def _status_lines(s):
-    """The statuses (ok first), each failure's first error, the fields filled by default."""
-    statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
-    counts = ", ".join("{} {}".format(*kv) for kv in statuses)
-    if not counts:
-        counts = "none"
-    lines = ["  statuses: " + counts]
-    lines += ["  first {}: {}".format(*kv) for kv in _first_errors_once(s["errors"]).items()]
-    lines += ["  fields: " + line for line in s.get("fields") or ()]
-    return lines
+    if len(servers) < 2:
+        return []
+    return servers
 
 
 def _first_errors_once(errors):
@@ -11346,111 +11230,89 @@ def _first_errors_once(errors):
 
 
 def _score_lines(s):
-    """The score's line, the page's too; none if nothing was sent (all exported)."""
+    """The score's line, the page's too: the mean score, A's win rate or the systems' over
+    the N judged; none if nothing was sent (all exported)."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
-    return ["  " + _score_line(s)]
-
-
-def _score_line(s):
-    """The mean score, A's win rate (pairwise) or the systems' (ranked), over the N judged."""
-    judged = s["records"] - s["failed"]
-    if s["mode"] == "systems":
-        return _ranking_line(s, judged)
-    if s["mode"] != "pairwise":
-        return _mean_line(s, judged)
-    if not judged:
-        return "A's win rate: none judged"  # not the mean with failures as B's wins
-    return "A's win rate {} (ties count half) over the {} judged; {} CI {} ({})".format(
-        s["mean_score_judged"], judged, _level(s), s["ci"], s["ci_method"])
-
-
-def _ranking_line(s, judged):
-    if not s["systems"]:
-        return "ranking: none judged"
-    systems = ["{} {win_rate} ({comparisons} comparisons)".format(
-        _system_label(system), **s["systems"][system]) for system in s["ranking"] or ()]
-    return "ranking over the {} judged (win rates, ties count half): {}".format(
-        judged, ", ".join(systems))
+    judged, scores = s["records"] - s["failed"], _MODES[s["mode"]].scores
+    if scores == "systems" and not s["systems"]:
+        return ["  ranking: none judged"]
+    if scores == "systems":
+        systems = ["{} {win_rate} ({comparisons} comparisons)".format(
+            _system_label(system), **s["systems"][system]) for system in s["ranking"] or ()]
+        return ["  ranking over the {} judged (win rates, ties count half): {}".format(
+            judged, ", ".join(systems))]
+    interval = "{} CI {} ({})".format(_level(s), s["ci"], s["ci_method"])
+    if scores == "A's win rate" and not judged:
+        return ["  A's win rate: none judged"]  # not the mean with failures as B's wins
+    if scores == "A's win rate":
+        return ["  A's win rate {} (ties count half) over the {} judged; {}".format(
+            s["mean_score_judged"], judged, interval)]
+    on_scale = ""
+    if s.get("mean_value") is not None:
+        low, high = s["parameters"]["scale"][:2]
+        on_scale = " ({:g} on the {:g}-{:g} scale, {} CI {})".format(
+            s["mean_value"], low, high, _level(s), s["mean_value_ci"])
+    over_judged = "none judged"  # not "None over the 0 judged"
+    if s["mean_score_judged"] is not None:
+        over_judged = "{} over the {} judged{}".format(s["mean_score_judged"], judged, on_scale)
+    return ["  mean score {} with failures as 0.0; {}; {}".format(s["mean_score"], over_judged,
+                                                                  interval)]
 
 
 def _bt_lines(s):
-    """The Bradley-Terry ranking: its method, then a line a system (the first _BT_SHOWN);
-    groups of systems never compared with each other said, each under its baseline."""
+    """The Bradley-Terry ranking, the page's too: its method, then a line a system (the
+    first _BT_SHOWN); with several groups of systems never compared with each other, each
+    group's under its own baseline."""
     ranking = s.get("bradley_terry")
     if not ranking:
         return []
     if "error" in ranking:
         return ["  bradley-terry: " + ranking["error"]]
-    components = ranking["components"]
+    components, over = ranking["components"], _counted(ranking["comparisons"], "comparison")
     if len(components) == 1:
-        return ["  ranked over {}, baseline {} at 1000 ({}):".format(
-            _comparisons(ranking["comparisons"]), _system_label(ranking["baseline"]),
-            ranking["method"])] + _bt_groups(ranking)
-    return ["  ranked over {} ({}):".format(_comparisons(ranking["comparisons"]),
-                                            ranking["method"]),
-            "    " + _groups_line(components)] + _bt_groups(ranking)
-
-
-def _groups_line(components):
-    """What the groups of systems never compared with each other are: their first five
-    systems each."""
-    groups = []
-    for component in components:
-        names = sorted(component["systems"])
-        shown = ", ".join(map(_system_label, names[:5]))
-        if len(names) > 5:
-            shown += " and {} more".format(len(names) - 5)
-        groups.append(shown)
-    return "{} groups of systems never compared with each other: {} (a score compares " \
-           "with its group's alone)".format(len(components), "; ".join(groups))
-
-
-def _bt_groups(ranking):
-    """The first _BT_SHOWN systems' lines, with several groups each group's under its
-    baseline; how many more there are."""
-    lines, shown, indent = [], 0, "    "
-    several = len(ranking["components"]) > 1
-    if several:
+        indent = "    "
+        lines = ["  ranked over {}, baseline {} at 1000 ({}):".format(
+            over, _system_label(ranking["baseline"]), ranking["method"])]
+    else:
+        groups = []  # each group's first five systems
+        for component in components:
+            names = sorted(component["systems"])
+            first_five = ", ".join(map(_system_label, names[:5]))
+            if len(names) > 5:
+                first_five += " and {} more".format(len(names) - 5)
+            groups.append(first_five)
         indent = "      "
-    for number, component in enumerate(ranking["components"], 1):
+        lines = ["  ranked over {} ({}):".format(over, ranking["method"]),
+                 "    {} groups of systems never compared with each other: {} (a score "
+                 "compares with its group's alone)".format(len(components), "; ".join(groups))]
+    shown = 0
+    for number, component in enumerate(components, 1):
         room = _BT_SHOWN - shown
         if room <= 0:
             break
-        if several:
+        if len(components) > 1:
             lines.append("    group {}, baseline {} at 1000:".format(
                 number, _system_label(component["baseline"])))
-        lines += [indent + row for row in _bt_rows(ranking, component, room)]
+        for name in component["systems"][:room]:
+            figures = dict(ranking["systems"][name])
+            for key in ("ci", "win_rate_ci", "lc_score"):
+                if figures[key] is None:
+                    figures[key] = "none"
+            lines.append(indent + "{} {score} (CI {ci}), win rate against the baseline "
+                         "{win_rate} (CI {win_rate_ci}), length-controlled {lc_score}, {}".format(
+                             _system_label(name), _counted(figures["comparisons"], "comparison"),
+                             **figures))
+        if component.get("lc_unfitted"):
+            lines.append(indent + "no length-controlled scores: " + component["lc_unfitted"])
+        if component["ties_added"]:
+            lines.append(indent + "a tie was added to each pair compared: some system never "
+                                  "won or never lost")
         shown += min(room, len(component["systems"]))
-    hidden = len(ranking["systems"]) - shown
-    if hidden:
-        lines.append("    and {} more systems (--summary lists all)".format(hidden))
+    if len(ranking["systems"]) > shown:
+        lines.append("    and {} more systems (--summary lists all)".format(
+            len(ranking["systems"]) - shown))
     return lines
-
-
-def _comparisons(n):
-    """'1 comparison', '8 comparisons'."""
-    if n == 1:
-        return "1 comparison"
-    return "{} comparisons".format(n)
-
-
-def _bt_rows(ranking, component, shown):
-    """A line for each of a group's first ``shown`` systems, then the group's notes."""
-    rows = []
-    for name in component["systems"][:shown]:
-        figures = dict(ranking["systems"][name])
-        for key in ("ci", "win_rate_ci", "lc_score"):
-            if figures[key] is None:
-                figures[key] = "none"
-        rows.append("{} {score} (CI {ci}), win rate against the baseline {win_rate} (CI "
-                    "{win_rate_ci}), length-controlled {lc_score}, {}".format(
-                        _system_label(name), _comparisons(figures["comparisons"]), **figures))
-    if component.get("lc_unfitted"):
-        rows.append("no length-controlled scores: " + component["lc_unfitted"])
-    if component["ties_added"]:
-        rows.append("a tie was added to each pair compared: some system never won or never lost")
-    return rows
 
 
 def _system_label(name):
@@ -11461,32 +11323,6 @@ def _system_label(name):
     return name
 
 
-def _mean_line(s, judged):
-    on_scale = ""
-    if s.get("mean_value") is not None:
-        low, high = s["parameters"]["scale"][:2]
-        on_scale = " ({:g} on the {:g}-{:g} scale, {} CI {})".format(
-            s["mean_value"], low, high, _level(s), s["mean_value_ci"])
-    over_judged = "none judged"  # not "None over the 0 judged"
-    if s["mean_score_judged"] is not None:
-        over_judged = "{} over the {} judged{}".format(s["mean_score_judged"], judged, on_scale)
-    return "mean score {} with failures as 0.0; {}; {} CI {} ({})".format(
-        s["mean_score"], over_judged, _level(s), s["ci"], s["ci_method"])
-
-
-def _pair_lines(s):
-    """Trust: whether a pair's verdict holds with the answers swapped."""
-    lines = []
-    if s["position_consistency"] is not None:
-        lines.append("    position-consistent: {position_consistency:.1%} of the pairs asked "
-                     "in both orders (the rest count as ties; n={position_pairs})".format(**s))
-    if s["positional_bias_rate"] is not None:
-        lines.append("    positional bias: {positional_bias_rate:.1%} of the records asked in "
-                     "both option orders chose differently (the first choice is kept; "
-                     "n={positional_bias_n})".format(**s))
-    return lines
-
-
 _AGREEMENT_FIGURES = {  # by the agreement's kind
     "ratings": " (n={n}): exact {exact}, within one {within_one}, quadratic kappa "
                "{kappa_quadratic}, Spearman {spearman}, Pearson {pearson}",
@@ -11494,27 +11330,60 @@ _AGREEMENT_FIGURES = {  # by the agreement's kind
               "best threshold {best_threshold} (accuracy {best_accuracy})"}
 
 
-def _agreement_lines(s):
-    """Trust: the scores against the human labels (--human-field)."""
+def _trust(s):
+    """The trust figures, the printed summary's and the page's, in the order printed: (the
+    place of the page's row for it, its heading and figure there, the lines printed); on
+    the page a figure of figures is listed, but the confusion and the offsets (shown apart).
+    The judges that judged their own model come first, last on the page."""
+    rows = []
+    for i, (warning, line) in enumerate(_self_lines(s)):
+        rows.append((6 + 2 * i, "self-judging", "warning: " + warning, [line]))
+        rows.append((7 + 2 * i, "self-preference", line.strip(), []))
+    if s["position_consistency"] is not None:
+        rows.append((0, "position consistency", s["position_consistency"], [
+            "    position-consistent: {position_consistency:.1%} of the pairs asked in both "
+            "orders (the rest count as ties; n={position_pairs})".format(**s)]))
+    if s["positional_bias_rate"] is not None:
+        rows.append((1, "positional bias", s["positional_bias_rate"], [
+            "    positional bias: {positional_bias_rate:.1%} of the records asked in both "
+            "option orders chose differently (the first choice is kept; "
+            "n={positional_bias_n})".format(**s)]))
     human = s["agreement"]
-    if not human:
-        return []
-    figures = _AGREEMENT_FIGURES.get(human.get("kind"), ": too few judged records with a "
-                                                        "label (n={n})")
-    return [("    agreement with {field}" + figures).format(**human)]
-
-
-def _panel_lines(s):
-    """Trust: how far a jury's judges agree."""
+    if human:
+        figures = _AGREEMENT_FIGURES.get(human.get("kind"), ": too few judged records with a "
+                                                            "label (n={n})")
+        rows.append((4, "agreement with {}".format(human.get("field")),
+                     _pairs(human.items(), ("confusion", "field")),
+                     [("    agreement with {field}" + figures).format(**human)]))
     panel = s.get("panel")
-    if not panel:
-        return []
-    pairs = {}
-    for name in ("kappa", "offsets", "answered"):
-        pairs[name] = ", ".join("{} {}".format(*kv) for kv in panel.get(name, {}).items())
-    return ["    panel: Krippendorff's alpha {} ({}, n={}); Cohen's kappa {kappa}; offset from "
-            "the panel {offsets}; records answered {answered}".format(
-                panel["alpha"], panel["alpha_metric"], panel["n"], **pairs)]
+    if panel:
+        pairs = [_pairs(panel.get(name, {}).items()) for name in ("kappa", "offsets", "answered")]
+        rows.append((5, "panel", _pairs(panel.items(), ("offsets",)), [
+            "    panel: Krippendorff's alpha {} ({}, n={}); Cohen's kappa {}; offset from the "
+            "panel {}; records answered {}".format(panel["alpha"], panel["alpha_metric"],
+                                                   panel["n"], *pairs)]))
+    if s.get("repeats"):
+        rows.append((3, "repeats", _pairs(s["repeats"].items()), [
+            "    repeats: all {k} alike on {all_alike:.1%} of the items, mean within-item SD "
+            "{mean_sd} (n={n})".format(**s["repeats"])]))
+    length = s.get("length_bias")
+    if not length:
+        return rows
+    lines = []  # a single response's Spearman; pairs: did the longer win, and controlled
+    if length.get("spearman") is not None:
+        lines.append("    length: Spearman {spearman} between a response's length and its "
+                     "score (n={n})".format(**length))
+    if "lc_win_rate" in length:
+        longer = "no verdict was decisive (n=0)"  # every pair a tie: not "won None of" them
+        if length["decisive"]:
+            longer = "the longer answer won {longer_wins} of the decisive verdicts " \
+                     "(n={decisive})".format(**length)
+        controlled = length["lc_win_rate"]
+        if controlled is None:
+            controlled = "none ({})".format(length["lc_unfitted"])
+        lines.append("    length: {}; length-controlled win rate {}, raw {win_rate} "
+                     "(n={n})".format(longer, controlled, **length))
+    return rows + [(2, "length bias", _pairs(length.items()), lines)]
 
 
 # how a self-judging warning and its gap read: records named by --model-field; systems
@@ -11526,11 +11395,14 @@ _SELF_WORDS = {
 
 
 def _self_lines(s):
-    """(warning, trust line) of each judge whose model is also judged (_self_judging)."""
+    """(warning, trust line) of each judge whose model is also judged."""
     found = s.get("self_judging")
     if not found:
         return []
     also, mean, others = _SELF_WORDS[found["field"] is None]
+    unnamed = ""
+    if found["unnamed"]:
+        unnamed = " ({} judged records name no model)".format(found["unnamed"])
     lines = []
     for judge in found["judges"]:
         label = _system_label(judge["model"])
@@ -11540,120 +11412,53 @@ def _self_lines(s):
         warning = "the judge {} {} its own answers may be biased; see self-preference under " \
                   "trust".format(label, also.format(n=judge["own"]["n"], answers=answers,
                                                     field=repr(found["field"])))
+        gap = "none (no score on one side)"
+        if judge["gap"] is not None:
+            gap = "{:+}".format(judge["gap"])
         lines.append((warning, "    self-preference: {}'s {} {} (n={}), {} {} (n={}): gap "
                                "{}{}".format(label, mean, judge["own"]["mean"],
-                                             judge["own"]["n"], others,
-                                             judge["others"]["mean"], judge["others"]["n"],
-                                             _signed(judge["gap"]), _unnamed(found))))
-    return lines
-
-
-def _signed(gap):
-    if gap is None:
-        return "none (no score on one side)"
-    return "{:+}".format(gap)
-
-
-def _unnamed(found):
-    if not found["unnamed"]:
-        return ""
-    return " ({} judged records name no model)".format(found["unnamed"])
-
-
-def _repeat_lines(s):
-    """Trust: how alike the repeats (--repeats) of one item scored."""
-    if not s.get("repeats"):
-        return []
-    return ["    repeats: all {k} alike on {all_alike:.1%} of the items, mean within-item SD "
-            "{mean_sd} (n={n})".format(**s["repeats"])]
-
-
-def _length_lines(s):
-    """Trust: whether a longer answer scores higher."""
-    length = s.get("length_bias") or {}
-    lines = []
-    if length.get("spearman") is not None:
-        lines.append("    length: Spearman {spearman} between a response's length and its "
-                     "score (n={n})".format(**length))
-    if "lc_win_rate" in length:
-        controlled = length["lc_win_rate"]
-        if controlled is None:
-            controlled = "none ({})".format(length["lc_unfitted"])
-        lines.append("    length: {}; length-controlled win rate {}, raw {win_rate} (n={n})"
-                     .format(_longer_wins(length), controlled, **length))
-    return lines
-
-
-_GROUP_COLUMNS = {  # (heading, the summary's key) by mode; a column with no figure is left out;
-    # {} in a heading: the interval's level (--confidence)
-    "pairwise": (("A's win rate", "mean_score_judged"), ("{} CI", "ci")),
-    "systems": (("win rates", "systems"),),
-    None: (("mean", "mean_score"), ("judged mean", "mean_score_judged"),
-           ("on the scale", "mean_value"), ("{} CI", "ci"), ("pass rate", "pass_rate"))}
-
-
-_BOTH_ENDS = ((("records", "records"), ("failed", "failed")), (("agreement", "agreement"),))
-
-
-def _group_lines(s):
-    """The --group-by tables: a title, then a row a value shown, and all (every record)."""
-    lines = []
-    for title, rows in _group_tables(s):
-        lines.append("  " + title)
-        widths = [max(map(len, column)) for column in zip(*rows)]
-        lines += ["    " + "  ".join(map(str.ljust, row, widths)).rstrip() for row in rows]
+                                             judge["own"]["n"], others, judge["others"]["mean"],
+                                             judge["others"]["n"], gap, unnamed)))
     return lines
 
 
 def _group_tables(s):
-    """(title, rows of cells) of each --group-by field: the printed summary's and the page's;
-    none if nothing was sent (all exported), as no score is shown."""
+    """(title, rows of cells) of each --group-by field, the printed summary's and the page's:
+    a row a value shown, then all (every record); a column with no figure ("-") in any row
+    left out. None if nothing was sent (all exported): no score is shown."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
-    head, tail = _BOTH_ENDS
-    columns = head + _GROUP_COLUMNS.get(s["mode"], _GROUP_COLUMNS[None]) + tail
+    scores = _MODES[s["mode"]].scores
+    columns = [(heading, key) for key, heading, kinds in _GROUP_FIGURES if scores in kinds]
     tables = []
     for field, groups in (s.get("groups") or {}).items():
         title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
-        figures = [(_label_shown(row["label"]), row) for row in groups["shown"][:_GROUPS_SHOWN]]
-        figures.append(("all", s))
-        rows = [[label] + [_group_cell(key, g[key]) for _, key in columns] for label, g in figures]
-        rows.insert(0, ["value"] + [heading.format(_level(s)) for heading, _ in columns])
-        tables.append((title, _without_empty_columns(rows)))
+        rows = [["value"] + [heading.format(_level(s)) for heading, _ in columns]]
+        for row in groups["shown"][:_GROUPS_SHOWN] + [dict(s, label="all")]:  # all: s's
+            # what a terminal acts on escaped before the columns are measured (JSON leaves
+            # direction marks and C1 controls); past _GROUP_LABEL_MAX characters, the first
+            # 40 and the hash (values alike in their first 40 told apart)
+            label = _UNSHOWABLE_RE.sub(_escaped, row["label"])
+            if len(label) > _GROUP_LABEL_MAX:
+                label = "{}... sha256 {}".format(label[:40], _sha(label))
+            rows.append([label] + [_group_cell(key, row[key]) for _, key in columns])
+        kept = [column for column in zip(*rows) if any(cell != "-" for cell in column[1:])]
+        tables.append((title, list(map(list, zip(*kept)))))
     return tables
 
 
-def _without_empty_columns(rows):
-    """The table but the columns with no figure ("-") in any row below the heading."""
-    kept = [column for column in zip(*rows) if any(cell != "-" for cell in column[1:])]
-    return [list(row) for row in zip(*kept)]
-
-
 def _values_note(groups):
+    """How many values a --group-by table has, and how many it leaves out."""
     if groups["values"] is None:
         return "over {0:,} values: none shown (figures are kept for at most {0:,} " \
                "values)".format(groups["limit"])
-    if groups["not_shown"] == 1:
-        return "{:,} values; the {} with the most records shown, and 1 more value: " \
-               "--summary lists all".format(groups["values"], _GROUPS_SHOWN)
-    if groups["not_shown"]:
-        return "{:,} values; the {} with the most records shown, and {:,} more values: " \
-               "--summary lists all".format(groups["values"], _GROUPS_SHOWN, groups["not_shown"])
-    if groups["values"] == 1:
-        return "1 value"
-    return "{} values".format(groups["values"])
-
-
-def _label_shown(label):
-    """A group's label as a printed table shows it: what a terminal acts on escaped (JSON
-    leaves direction marks and C1 controls: escaped after the columns were measured, 12
-    marks put a row's figures 60 characters right, under other headings); past
-    _GROUP_LABEL_MAX characters, its first 40 and its hash (values alike in their first 40
-    told apart)."""
-    label = _UNSHOWABLE_RE.sub(_escaped, label)
-    if len(label) > _GROUP_LABEL_MAX:
-        return "{}... sha256 {}".format(label[:40], _sha(label))
-    return label
+    if not groups["not_shown"]:
+        return _counted(groups["values"], "value")
+    more = "1 more value"
+    if groups["not_shown"] > 1:
+        more = "{:,} more values".format(groups["not_shown"])
+    return "{:,} values; the {} with the most records shown, and {}: --summary lists " \
+           "all".format(groups["values"], _GROUPS_SHOWN, more)
 
 
 def _group_cell(key, value):
@@ -11672,15 +11477,6 @@ _AGREEMENT_CELLS = {"ratings": "quadratic kappa {kappa_quadratic} (n={n})",
                     "binary": "accuracy {accuracy} (n={n})"}
 
 
-def _longer_wins(length):
-    """How often the longer answer won a decisive verdict; with none (every pair a tie), so
-    rather than "won None of" them."""
-    if not length["decisive"]:
-        return "no verdict was decisive (n=0)"
-    return "the longer answer won {longer_wins} of the decisive verdicts (n={decisive})".format(
-        **length)
-
-
 def _rating_lines(s):
     """The pass rate, the ratings given, where the scores came from, what was adapted."""
     lines = []
@@ -11691,99 +11487,74 @@ def _rating_lines(s):
         ratings = ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items())
         lines.append("  ratings: " + ratings)
     if "logprobs" in s["score_sources"] or s["parameters"].get("logprobs"):
-        lines.append(_sources_line(s))
-    lines += ["  adapted: " + " ".join(change.split()) for change in s["adapted"]]
-    return lines
-
-
-def _sources_line(s):
-    sources = collections.Counter(s["score_sources"])  # 0 if none
-    fallback = ""
-    if "text" in sources:
-        if s["mode"] == "rating" and max(s["parameters"].get("scale") or [0]) <= 9:
+        sources = collections.Counter(s["score_sources"])  # 0 if none
+        fallback = ""
+        if "text" in sources and _MODES[s["mode"]].parser == "rating" and \
+                max(s["parameters"].get("scale") or [0]) <= 9:
             fallback = " (the server sent no usable logprobs for those)"
-        else:
+        elif "text" in sources:
             fallback = " (the logprobs were not used: they are read only for one-digit " \
                        "ratings, 0-9)"
-    return "  scores from logprobs: {}, from the text: {}{}".format(
-        sources["logprobs"], sources["text"], fallback)
+        lines.append("  scores from logprobs: {}, from the text: {}{}".format(
+            sources["logprobs"], sources["text"], fallback))
+    return lines + ["  adapted: " + " ".join(change.split()) for change in s["adapted"]]
 
 
-def _models_line(s):
-    """The models the replies named, when they were not one."""
-    models = s.get("judge_models")
-    if not models:
-        return []
-    named = ", ".join("{} {}".format(name, n) for name, n in models.items())
-    return ["  models answering: {}: not one model; check each server".format(named)]
-
-
-def _server_lines(s):
-    """Requests and failures per server of a judge on several (one: the head names it)."""
-    servers = s.get("servers") or []
-    if len(servers) < 2:
-        return []
-    lines = ["  servers:"]
-    for server in servers:
-        lines.append("    {}: {} requests, {} failed".format(
-            server["url"], server["requests"], server["failures"]))
-    return lines
-
-
-def _batch_lines(s):
-    """What a batch import brought, or what an export wrote."""
-    batch = s["batch"] or {}
-    lines = []
-    if batch.get("files") is not None and (batch["imported"] or batch["unasked"]
-                                           or batch["malformed"]):
-        malformed = ""
+def _sent_lines(s):
+    """Where the requests went: what a batch import brought, or what an export wrote; the
+    servers of a judge on several, and the models they named if they were not one."""
+    batch, lines = s["batch"] or {}, []
+    imported = [batch.get(name) for name in ("imported", "unasked", "malformed")]
+    if batch.get("files") is not None and any(imported):
+        malformed, conflicting = "", ""
         if batch.get("malformed"):
             malformed = "; malformed lines: " + ", ".join(
                 "{} {}".format(n, why) for why, n in batch["malformed"].items())
+        if batch.get("conflicting"):
+            conflicting = "; {} had conflicting replies: the first success was used, else " \
+                          "the first error".format(_counted(batch["conflicting"], "request"))
         lines.append("  batch: {} replies imported, {} not asked for (ignored){}{}".format(
-            batch["imported"], batch["unasked"], malformed,
-            _conflicting_line(batch.get("conflicting"))))
+            batch["imported"], batch["unasked"], malformed, conflicting))
     if batch.get("exported"):
+        parts = batch.get("files") or [""]  # the one, or the first and the last of several
+        files = parts[0]
+        if len(parts) > 1:
+            files = "{} ... {} ({} files)".format(parts[0], parts[-1], len(parts))
         lines.append("  exported: {} requests to {}; run them in a batch, then rerun with "
-                     "--batch-import".format(batch["exported"], _parts(batch.get("files"))))
-    return lines
-
-
-def _parts(files):
-    """The batch files written: the one, or the first and the last of several."""
-    parts = files or [""]
-    if len(parts) == 1:
-        return parts[0]
-    return "{} ... {} ({} files)".format(parts[0], parts[-1], len(parts))
-
-
-def _closing_lines(s, max_error_rate):
-    """The tokens spent, and why the run stopped or failed."""
-    lines = _economy_lines(s)
-    if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
-        lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
-            s["failure_rate"], max_error_rate))
+                     "--batch-import".format(batch["exported"], files))
+    if _servers(s):
+        lines.append("  servers:")
+        lines += ["    {url}: {requests} requests, {failures} failed".format(**server)
+                  for server in _servers(s)]
+    if s.get("judge_models"):
+        lines.append("  models answering: {}: not one model; check each server".format(
+            _pairs(s["judge_models"].items())))
     return lines
 
 
 def _economy_lines(s):
-    """What the run spent: its tokens, their cost, the re-asks, the rate limits' holds
-    (each line if there is one): the printed summary's, and the page's."""
+    """What the run spent, the printed summary's and the page's, each line if there is one:
+    its tokens, their cost (the replies without usage not counted), the re-asks, the rate
+    limits' holds and 429s (a cache rerun or a batch export sends nothing to hold)."""
     lines = []
     if s["tokens"]:
         tokens = collections.Counter(s["tokens"])  # 0 if none
         lines.append("  tokens: {} prompt, {} completion".format(
             tokens["prompt_tokens"], tokens["completion_tokens"]))
-    lines += _cost_lines(s.get("cost"))
-    lines += _reask_lines(s.get("reasks"))
-    return lines + _limits_lines(s.get("limits"))
-
-
-def _limits_lines(limits):
-    """The rate limits' line: how long requests were held, and the 429s; none if neither
-    happened (a cache rerun or a batch export sends nothing to hold)."""
+    cost = s.get("cost")
+    if cost:
+        line = "  cost: ${:.6f} for {} records".format(cost["total"], cost["records"])
+        if cost["per_record"] is not None:
+            line += ", ${:.6f} a record".format(cost["per_record"])
+        if cost["without_usage"]:
+            line += "; {} replies without usage are not counted".format(cost["without_usage"])
+        lines.append(line)
+    if s.get("reasks"):
+        lines.append("  re-asked: {reasked} replies that could not be read ({sent} re-asks "
+                     "sent); {saved} read on a re-ask".format(**s["reasks"]))
+    limits = s.get("limits")
     if not (limits and (limits["held_seconds"] or limits["rate_limited"])):
-        return []
+        return lines
     given = ["--{} {:g}".format(name, limits[name]) for name in ("rpm", "tpm") if limits[name]]
     by = "the server's limit"
     if given:
@@ -11793,27 +11564,7 @@ def _limits_lines(limits):
     if limits.get("turns_waited"):  # a report of an older summary has none
         line += ", {} of them waiting their turn while others were answered".format(
             limits["turns_waited"])
-    return [line]
-
-
-def _cost_lines(cost):
-    """The cost line: the total, the mean a record, the replies it could not price."""
-    if not cost:
-        return []
-    line = "  cost: ${:.6f} for {} records".format(cost["total"], cost["records"])
-    if cost["per_record"] is not None:
-        line += ", ${:.6f} a record".format(cost["per_record"])
-    if cost["without_usage"]:
-        line += "; {} replies without usage are not counted".format(cost["without_usage"])
-    return [line]
-
-
-def _reask_lines(reasks):
-    """--reask's line: the replies re-asked, the re-asks sent, how many were then read."""
-    if not reasks:
-        return []
-    return ["  re-asked: {reasked} replies that could not be read ({sent} re-asks sent); "
-            "{saved} read on a re-ask".format(**reasks)]
+    return lines + [line]
 
 
 def _emit(summaries, args, several, tallies, rows, title):
@@ -11837,10 +11588,9 @@ def _emit(summaries, args, several, tallies, rows, title):
 
 def _write_page(page):
     """(path, None) once ``page``, (path, a function giving its text), is written there;
-    (path, the OSError) if it cannot be (a full disk): said as a run's other files are.
-    A file is written whole beside itself, then renamed over the earlier one, so a kill or
-    a full disk midway leaves the earlier page as it was (a link to it stays a link, its
-    mode stays); a device or a FIFO (/dev/stdout, /dev/full) is written to directly."""
+    (path, the OSError) if it cannot be (a full disk). Written whole beside the earlier
+    file, then renamed over it: a kill or a full disk midway leaves the earlier page as it
+    was (a link stays a link, its mode stays); a device or a FIFO is written to directly."""
     path, text = page
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
@@ -11865,14 +11615,11 @@ def _write_page(page):
 def _summary_json(summaries, several):
     """--summary: the summary as JSON; by prefix, under "judges", when several judges ran."""
     if several:
-        summaries = {"judges": summaries}
-    else:
-        summaries = summaries["judge"]
-    return json.dumps(summaries, indent=2)
+        return json.dumps({"judges": summaries}, indent=2)
+    return json.dumps(summaries["judge"], indent=2)
 
 
 def _cannot_write(path, exc):
-    """The error line of a file the run could not write."""
     return "minijudge: error: cannot write {}: [Errno {}] {}".format(path, exc.errno,
                                                                      exc.strerror)
 
@@ -11917,36 +11664,162 @@ _SECTION = """<h2>{name}</h2><table>
 """
 
 
+def _html(summaries, tallies, rows, args, title):
+    """The page --html writes: each judge's figures, charts as inline SVG, and the records
+    kept (failures, then the lowest scores), every judged text escaped."""
+    sections = [_judge_section(name, s, tallies[name]) for name, s in summaries.items()]
+    # the records kept, the first judge's status and score heading each, folded under its error
+    prefix, question = next(iter(summaries)), args.question_field or "question"
+    shown, lines = sorted(rows, reverse=True), []
+    for minus_ok, _, minus_seq, record in shown:  # as _keep keys them
+        marked = ""
+        if not minus_ok:  # a failure
+            marked = ' class="bad"'
+        headline = record.get(prefix + "_error") or record.get(question) or ""
+        details = "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v))
+                         for k, v in record.items() if v not in (None, "", {}, []))
+        lines.append('<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}'
+                     '</summary>{}</details></td></tr>'.format(
+                         marked, -minus_seq, _esc(record.get(prefix + "_status")),
+                         _esc(record.get(prefix + "_score")), _esc(str(headline)[:120]), details))
+    records = sum(s["records"] for s in summaries.values()) // len(summaries)
+    note = "the {} of {} records with a failure or the lowest scores, those first".format(
+        len(shown), records)
+    if len(shown) < records:
+        note += " (--html-rows)"
+    return _PAGE.format(title=_esc(title), sections="\n".join(sections), note=note,
+                        rows="\n".join(lines))
+
+
+def _judge_section(name, s, tally):
+    """A judge's section of the page: its figures, then its charts and tables."""
+    fields = {}
+    for key, value in s.items():
+        fields[key] = ""
+        if value is not None:
+            fields[key] = _esc(value)
+    score = _score_lines(s) or ["none judged"]  # the summary's line: all exported, none
+    spent = [_esc(line.strip()) for line in _economy_lines(s)]
+    charts = list(_score_charts(s)) + list(_trust_charts(s, tally))
+    groups = ["<p>{}</p>{}".format(_esc(title), _html_table(table[0], table[1:], ""))
+              for title, table in _group_tables(s)]  # cell for cell the printed summary's
+    if groups:
+        charts.append(("Groups", "".join(groups)))
+    if _servers(s):
+        servers = [(each["url"], each["requests"], each["failures"]) for each in _servers(s)]
+        charts.append(("Servers", _html_table(("server", "requests", "failed"), servers)))
+    fields.update(name=_esc(name), score=_esc(score[0].strip()),
+                  spent="<br>".join(spent) or "no usage given",
+                  charts="".join("<h3>{}</h3>{}".format(*chart) for chart in charts))
+    return _SECTION.format(**fields)
+
+
+def _score_charts(s):
+    """A judge's charts and tables of its statuses and scores, in page order: (heading, body)."""
+    errors = _first_errors_once(s["errors"])  # as the printed summary says them
+    statuses = [(status, n, errors.get(status, "")) for status, n in s["statuses"].items()]
+    yield "Statuses", _html_table(("status", "records", "first error"), statuses)
+    if s["mean_score_judged"] is not None and not s["ratings"]:  # ratings: no scores
+        bars = [("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n)
+                for i, n in enumerate(s["histogram"])]
+        yield "Scores (ok and empty_response), in tenths", _svg_bars(
+            bars, max(s["histogram"]) or 1, 0)
+    if s["ratings"]:
+        yield "Ratings", _svg_bars(s["ratings"].items(), max(s["ratings"].values()), 0)
+    if s["systems"]:  # ranked, each with its normal (Wald) interval
+        z, bars = _z(s["interval"]["confidence"]), []
+        for name, figures in sorted(s["systems"].items(), key=lambda kv: -kv[1]["win_rate"]):
+            p, n = figures["win_rate"], figures["comparisons"]
+            half = 0.0
+            if n:
+                half = z * math.sqrt(p * (1 - p) / n)
+            bars.append((name, p, (p - half, p + half)))
+        heading = "Win rates ({} interval: normal approximation), ranked".format(_level(s))
+        yield heading, _svg_bars(bars)
+    if _MODES[s["mode"]].scores == "A's win rate" and s["ci"]:
+        heading = "A's win rate ({} interval: {})".format(_level(s), s["ci_method"])
+        yield heading, _svg_bars([("A over B", s["mean_score_judged"], s["ci"])])
+    ranking = _bt_lines(s)  # the printed summary's lines, as a list
+    if ranking:
+        items = "".join("<li>{}</li>".format(_esc(line.strip())) for line in ranking[1:])
+        yield "Bradley-Terry scores", "<p>{}</p><ul>{}</ul>".format(
+            _esc(ranking[0].strip()), items)
+
+
+def _trust_charts(s, tally):
+    """A judge's charts and tables of how far its scores hold, in page order: (heading, body)."""
+    rows = []
+    for _, heading, figure, _ in sorted(_trust(s)):  # in the page's order
+        if figure not in (None, ""):
+            rows.append("<tr><th>{}</th><td>{}</td></tr>".format(_esc(heading), _esc(figure)))
+    yield "Trust", "<table>{}</table>".format("".join(rows))
+    confusion = (s["agreement"] or {}).get("confusion")
+    if confusion:  # people's label by the judge's: how often, shaded by its share of the most
+        labels, top = set(), 0
+        for row in confusion.values():
+            labels.update(row)
+            top = max([top, *row.values()])
+        labels = sorted(labels, key=float)
+        lines = []
+        for label, row in confusion.items():
+            cells = "".join('<td style="background: rgba(74,122,181,{:.2f})">{}</td>'.format(
+                row.get(j, 0) / top, row.get(j, 0)) for j in labels)
+            lines.append("<tr><th>{}</th>{}</tr>".format(_esc(label), cells))
+        table = "<table><tr><th></th>{}</tr>{}</table>".format(_cells("th", labels),
+                                                               "".join(lines))
+        yield "Confusion: people (rows) by the judge (columns)", table
+    offsets = (s["panel"] or {}).get("offsets")
+    if offsets:  # None: a judge with none judged
+        widest = max((abs(v) for v in offsets.values() if v is not None), default=0) or 1
+        yield "Each judge's offset from the panel", _svg_bars(list(offsets.items()), widest)
+    if len(tally.lengths) > 2:
+        xlabel = "response length, characters:"
+        if _MODES[s["mode"]].scores == "A's win rate":
+            xlabel = "length difference (A - B)"
+        yield "Length and score", _svg_scatter(tally.lengths, xlabel)
+
+
+def _html_table(heading, rows, after_heading="\n"):
+    """A table of the page: its heading's cells, then a row each."""
+    lines = "".join("<tr>{}</tr>".format(_cells("td", row)) for row in rows)
+    return "<table><tr>{}</tr>{}{}</table>".format(_cells("th", heading), after_heading, lines)
+
+
+def _cells(tag, values):
+    return "".join("<{0}>{1}</{0}>".format(tag, _esc(value)) for value in values)
+
+
+def _esc(value):
+    import html
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False)
+    return html.escape(value)
+
+
 def _svg_bars(items, top=1.0, digits=4):
-    """Horizontal bars, inline SVG: (label, value) or (label, value, (low, high)) on 0..top."""
+    """Horizontal bars, inline SVG: (label, value) or (label, value, (low, high)) on 0..top;
+    a negative value's bar as long as its size, a value None "none judged", never a bar."""
     parts = []
     for i, (label, value, *ci) in enumerate(items):
-        parts.append(_svg_bar(22 * i, label, value, ci, top, digits))
+        y = 22 * i
+        parts.append('<text x="0" y="{}">{}</text>'.format(y + 13, _esc(label)))
+        if value is None:
+            parts.append('<text x="184.0" y="{}">none judged</text>'.format(y + 13))
+            continue
+        end = 180 + 400 * abs(value) / (top or 1)
+        shift = 0
+        if ci:
+            shift = 30  # the value's text clears the interval's line
+        parts.append('<rect x="180" y="{}" width="{:.1f}" height="16" fill="#4a7ab5"/><text '
+                     'x="{:.1f}" y="{}">{}</text>'.format(y + 1, end - 180, end + shift + 4,
+                                                         y + 13, round(value, digits)))
+        for low, high in ci:
+            left = 180 + 400 * max(low, 0) / top
+            right = 180 + 400 * min(high, top) / top
+            parts.append('<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
+                left, right, y + 9, y + 9))
     return '<svg width="680" height="{0}" viewBox="0 0 680 {0}">{1}</svg>'.format(
         22 * len(items), "".join(parts))
-
-
-def _svg_bar(y, label, value, ci, top, digits):
-    """One bar of _svg_bars at height ``y``: its label, the bar, its interval and its value
-    (a negative one's bar as long as its size: a negative width drew none, its value left of
-    the picture; None: "none judged", never a bar at 0)."""
-    if value is None:
-        return '<text x="0" y="{}">{}</text><text x="184.0" y="{}">none judged</text>'.format(
-            y + 13, _esc(label), y + 13)
-    end = 180 + 400 * abs(value) / (top or 1)
-    shift = 0
-    if ci:
-        shift = 30  # the value's text clears the interval's line
-    bar = ('<text x="0" y="{}">{}</text><rect x="180" y="{}" width="{:.1f}" height="16" '
-           'fill="#4a7ab5"/><text x="{:.1f}" y="{}">{}</text>'.format(
-               y + 13, _esc(label), y + 1, end - 180, end + shift + 4, y + 13,
-               round(value, digits)))
-    for low, high in ci:
-        left = 180 + 400 * max(low, 0) / top
-        right = 180 + 400 * min(high, top) / top
-        bar += '<line x1="{:.1f}" x2="{:.1f}" y1="{}" y2="{}" stroke="#000"/>'.format(
-            left, right, y + 9, y + 9)
-    return bar
 
 
 def _svg_scatter(lengths, xlabel):
@@ -11967,331 +11840,68 @@ def _svg_scatter(lengths, xlabel):
                 _esc(xlabel), low, high, dots))
 
 
-def _esc(value):
-    import html
-    if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False)
-    return html.escape(value)
-
-
-def _html(summaries, tallies, rows, args, title):
-    """The page --html writes: each judge's figures, charts as inline SVG, and the records
-    kept (failures, then the lowest scores), every judged text escaped."""
-    sections = [_judge_section(name, s, tallies[name]) for name, s in summaries.items()]
-    prefix = next(iter(summaries))  # the first judge's status and score head the rows
-    shown = sorted(rows, reverse=True)
-    records = sum(s["records"] for s in summaries.values()) // len(summaries)
-    question = args.question_field or "question"
-    lines = [_record_row(row, prefix, question) for row in shown]
-    return _PAGE.format(title=_esc(title), sections="\n".join(sections),
-                        note=_records_note(len(shown), records), rows="\n".join(lines))
-
-
-def _judge_section(name, s, tally):
-    """A judge's section of the page: its figures, then its charts and tables."""
-    charts = []
-    for heading, body in _charts(s, tally):
-        if body:
-            charts.append("<h3>{}</h3>{}".format(heading, body))
-    fields = {}
-    for key, value in s.items():
-        fields[key] = ""
-        if value is not None:
-            fields[key] = _esc(value)
-    fields["name"] = _esc(name)
-    fields["charts"] = "".join(charts)
-    score = _score_lines(s) or ["none judged"]  # the summary's line: all exported, none
-    fields["score"] = _esc(score[0].strip())
-    spent = [_esc(line.strip()) for line in _economy_lines(s)]
-    fields["spent"] = "<br>".join(spent) or "no usage given"
-    return _SECTION.format(**fields)
-
-
-def _charts(s, tally):
-    """A judge's charts and tables in page order, (heading, body); a body None is left out."""
-    return [("Statuses", _statuses_table(s)),
-            ("Scores (ok and empty_response), in tenths", _scores_chart(s)),
-            ("Ratings", _ratings_chart(s)),
-            ("Win rates ({} interval: normal approximation), ranked".format(_level(s)),
-             _win_rates_chart(s)),
-            ("A's win rate ({} interval: {})".format(_level(s), s["ci_method"]),
-             _pairwise_chart(s)),
-            ("Bradley-Terry scores", _bt_table(s)),
-            ("Trust", _trust_table(s)),
-            ("Confusion: people (rows) by the judge (columns)", _confusion_table(s)),
-            ("Each judge's offset from the panel", _offsets_chart(s)),
-            ("Length and score", _length_chart(s, tally)),
-            ("Groups", _groups_html(s)),
-            ("Servers", _servers_table(s))]
-
-
-def _statuses_table(s):
-    lines = []
-    errors = _first_errors_once(s["errors"])  # as the printed summary says them
-    for status, count in s["statuses"].items():
-        first_error = errors.get(status, "")
-        lines.append("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
-            _esc(status), count, _esc(first_error)))
-    return "<table><tr><th>status</th><th>records</th><th>first error</th></tr>\n{}</table>".format(
-        "".join(lines))
-
-
-def _servers_table(s):
-    """Requests and failures per server of a judge on several (None: on one)."""
-    servers = s.get("servers") or []
-    if len(servers) < 2:
-        return None
-    rows = "".join("<tr><td>{}</td><td>{}</td><td>{}</td></tr>".format(
-        _esc(server["url"]), server["requests"], server["failures"]) for server in servers)
-    return "<table><tr><th>server</th><th>requests</th><th>failed</th></tr>\n{}</table>".format(
-        rows)
-
-
-def _scores_chart(s):
-    if s["mean_score_judged"] is None or s["ratings"]:  # none judged, or ratings: not scores
-        return None
-    histogram = s["histogram"]
-    bars = [("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n) for i, n in enumerate(histogram)]
-    tallest = max(histogram) or 1
-    return _svg_bars(bars, tallest, 0)
-
-
-def _ratings_chart(s):
-    ratings = s["ratings"]
-    if not ratings:
-        return None
-    return _svg_bars(ratings.items(), max(ratings.values()), 0)
-
-
-def _win_rates_chart(s):
-    if not s["systems"]:
-        return None
-    ranked = sorted(s["systems"].items(), key=lambda kv: -kv[1]["win_rate"])
-    z = _z(s["interval"]["confidence"])
-    bars = [(name, v["win_rate"], _wald(v["win_rate"], v["comparisons"], z))
-            for name, v in ranked]
-    return _svg_bars(bars)
-
-
-def _bt_table(s):
-    """The printed summary's Bradley-Terry lines, as a list."""
-    lines = _bt_lines(s)
-    if not lines:
-        return None
-    items = "".join("<li>{}</li>".format(_esc(line.strip())) for line in lines[1:])
-    return "<p>{}</p><ul>{}</ul>".format(_esc(lines[0].strip()), items)
-
-
-def _pairwise_chart(s):
-    if s["mode"] != "pairwise" or not s["ci"]:
-        return None
-    return _svg_bars([("A over B", s["mean_score_judged"], s["ci"])])
-
-
-def _trust_table(s):
-    lines = []
-    for name, value in _trust_figures(s):
-        if isinstance(value, dict):
-            value = ", ".join("{} {}".format(*kv) for kv in value.items())
-        if value is not None:
-            lines.append("<tr><th>{}</th><td>{}</td></tr>".format(_esc(name), _esc(value)))
-    return "<table>{}</table>".format("".join(lines))
-
-
-def _trust_figures(s):
-    """(name, figure or None) of the Trust table; a figure None is left out."""
-    human = s["agreement"] or {}
-    agreement = _figures_but(human, ("confusion", "field"))
-    return [("position consistency", s["position_consistency"]),
-            ("positional bias", s["positional_bias_rate"]),
-            ("length bias", s["length_bias"]),
-            ("repeats", s["repeats"]),
-            ("agreement with " + str(human.get("field")), agreement),
-            ("panel", _figures_but(s["panel"] or {}, ("offsets",)))] + _self_rows(s)
-
-
-def _self_rows(s):
-    """The Trust table's rows of self-judging: the summary's warning and gap, as printed."""
-    rows = []
-    for warning, line in _self_lines(s):
-        rows += [("self-judging", "warning: " + warning), ("self-preference", line.strip())]
-    return rows
-
-
-def _figures_but(figures, hidden):
-    """``figures`` but the ``hidden`` ones (the page shows them apart), or None if none is left."""
-    kept = {k: v for k, v in figures.items() if k not in hidden}
-    if not kept:
-        return None
-    return kept
-
-
-def _confusion_table(s):
-    confusion = (s["agreement"] or {}).get("confusion")
-    if not confusion:
-        return None
-    labels = sorted({j for row in confusion.values() for j in row}, key=float)
-    top = max((n for row in confusion.values() for n in row.values()), default=0)
-    head = "".join("<th>{}</th>".format(_esc(j)) for j in labels)
-    lines = [_confusion_row(h, row, labels, top) for h, row in confusion.items()]
-    return "<table><tr><th></th>{}</tr>{}</table>".format(head, "".join(lines))
-
-
-def _confusion_row(label, row, labels, top):
-    """People's ``label``: how often the judge gave each label, shaded by its share of ``top``."""
-    cells = "".join('<td style="background: rgba(74,122,181,{:.2f})">{}</td>'.format(
-        row.get(j, 0) / top, row.get(j, 0)) for j in labels)
-    return "<tr><th>{}</th>{}</tr>".format(_esc(label), cells)
-
-
-def _offsets_chart(s):
-    offsets = (s["panel"] or {}).get("offsets")
-    if not offsets:
-        return None
-    bars = list(offsets.items())  # None: a judge with none judged
-    widest = max((abs(v) for _, v in bars if v is not None), default=0) or 1
-    return _svg_bars(bars, widest)
-
-
-def _length_chart(s, tally):
-    if len(tally.lengths) <= 2:
-        return None
-    xlabel = "response length, characters:"
-    if s["mode"] == "pairwise":
-        xlabel = "length difference (A - B)"
-    return _svg_scatter(tally.lengths, xlabel)
-
-
-def _groups_html(s):
-    """The --group-by tables, cell for cell the printed summary's."""
-    parts = []
-    for title, rows in _group_tables(s):
-        cells = ["".join("<{0}>{1}</{0}>".format(tag, _esc(cell)) for cell in row)
-                 for tag, row in zip(itertools.chain(["th"], itertools.repeat("td")), rows)]
-        parts.append("<p>{}</p><table>{}</table>".format(_esc(title), "".join(
-            "<tr>{}</tr>".format(row) for row in cells)))
-    return "".join(parts) or None
-
-
-def _records_note(shown, records):
-    note = "the {} of {} records with a failure or the lowest scores, those first".format(
-        shown, records)
-    if shown < records:
-        note += " (--html-rows)"
-    return note
-
-
-def _record_row(row, prefix, question):
-    """A kept record as a row of the page: what _keep kept, failures marked, the record
-    folded under its error (or its question)."""
-    ok, _, seq, record = row
-    marked = ""
-    if not ok:
-        marked = ' class="bad"'
-    headline = record.get(prefix + "_error") or record.get(question) or ""
-    fields = "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v))
-                     for k, v in record.items() if v not in (None, "", {}, []))
-    return ('<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}</summary>{}'
-            '</details></td></tr>'.format(marked, -seq, _esc(record.get(prefix + "_status")),
-                                          _esc(record.get(prefix + "_score")),
-                                          _esc(str(headline)[:120]), fields))
-
-
-def _wald(p, n, z):
-    """The normal interval of a win rate ``p`` over ``n`` comparisons, ``z`` wide."""
-    half = 0.0
-    if n:
-        half = z * math.sqrt(p * (1 - p) / n)
-    return p - half, p + half
-
-
-def _keep(rows, record, prefix, seq, limit):
-    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page: what
-    the page shows of them, so its memory is bounded whatever the records hold."""
-    import heapq
-    key = _page_order(record, prefix, seq)
-    if len(rows) < limit:
-        heapq.heappush(rows, key + (_shown(record),))
-    elif rows and key > rows[0][:3]:  # else it would leave at once: nothing to copy
-        heapq.heapreplace(rows, key + (_shown(record),))
-
-
-def _page_order(record, prefix, seq):
-    """Failures first, then the lowest scores, then the earliest (heapq keeps the largest)."""
-    ok = record.get(prefix + "_status") in _NOT_FAILURES
-    score = record.get(prefix + "_score")
-    if not isinstance(score, (int, float)) or score != score:  # none, or NaN: as 0.0
-        score = 0.0
-    return (-ok, -score, -seq)
-
-
 _HTML_FIELDS = 100         # fields a record shows on the page: the first half, the last half
 _HTML_FIELD_CHARS = 2000   # characters a field (or a field's name) shows on the page
 
 
-def _shown(record):
-    """What the page shows of a record: its first and last fields (the judge's come last),
-    each cut to _HTML_FIELD_CHARS characters, saying how much was left out."""
+def _keep(rows, record, prefix, seq, limit):
+    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page: what it
+    shows of them (their first and last fields, the judge's last, each as _page_value shows
+    it), so that its memory is bounded whatever the records hold."""
+    import heapq
+    ok = record.get(prefix + "_status") in _NOT_FAILURES
+    score = record.get(prefix + "_score")
+    if not isinstance(score, (int, float)) or score != score:  # none, or NaN: as 0.0
+        score = 0.0
+    key = (-ok, -score, -seq)  # heapq keeps the largest: failures, the lowest, the earliest
+    if len(rows) >= limit and not (rows and key > rows[0][:3]):
+        return  # it would leave at once: nothing to copy
     items, half = list(record.items()), _HTML_FIELDS // 2
     if len(items) > _HTML_FIELDS:
         more = ("\u2026", "{} more fields".format(len(items) - 2 * half))
         items = items[:half] + [more] + items[-half:]
     shown = {}
     for name, value in items:
-        shown[_unused_name(_capped(name), shown)] = _page_value(value)
-    return shown
+        # two long names cut to the same text, or a field named like the hidden-fields
+        # marker, must not hide one another: the second is "name (2)"
+        capped = _page_value(name)
+        unused, n = capped, 1
+        while unused in shown:
+            n += 1
+            unused = "{} ({})".format(capped, n)
+        shown[unused] = _page_value(value)
+    if len(rows) < limit:
+        heapq.heappush(rows, key + (shown,))
+    else:
+        heapq.heapreplace(rows, key + (shown,))
 
 
 def _page_value(value):
-    """A field as the page shows it: a conversation (a list of chat messages) as its turns
-    labelled by role, tool calls and results as such, cut to its two ends (its last turn is
-    the one judged); anything else as _capped shows it."""
-    text = _conversation_shown(value)
-    if text is None:
-        return _capped(value)
-    if len(text) <= _HTML_FIELD_CHARS:
-        return text
-    head = _HTML_FIELD_CHARS // 2
-    tail = _HTML_FIELD_CHARS - head
-    left_out = len(text) - _HTML_FIELD_CHARS
-    return "{}\n[\u2026 {} characters left out on the page \u2026]\n{}".format(
-        text[:head], left_out, text[len(text) - tail:])
-
-
-def _conversation_shown(value):
-    """A list of chat messages as labelled turns (each message whole), or None if the value
-    is not one: only a list of objects with a role is tried, and one that does not read is
-    shown as it is."""
-    if not isinstance(value, list) or not value:
-        return None
-    if not all(isinstance(m, Mapping) and "role" in m for m in value):
-        return None
-    try:
-        return _turns_text(_conversation(value, "the field"), 0)
-    except JudgeError:
-        return None
-
-
-def _unused_name(name, shown):
-    """``name``, or ``name (2)``, ... if taken: two long names cut to the same text, or a
-    field named like the hidden-fields marker, must not hide one another on the page."""
-    unused, n = name, 1
-    while unused in shown:
-        n += 1
-        unused = "{} ({})".format(name, n)
-    return unused
-
-
-def _capped(value):
-    """A value as the page shows it: whole if short, else its first _HTML_FIELD_CHARS
-    characters (of its JSON, if not text) and "… N more characters"."""
+    """A field (or its name) as the page shows it: its first _HTML_FIELD_CHARS characters (of
+    its JSON, if not text), saying how many more; chat messages as their turns labelled by
+    role, cut to their two ends (the last turn is the one judged)."""
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list) and value and all(
+            isinstance(m, Mapping) and "role" in m for m in value):
+        try:
+            text = _turns_text(_conversation(value, "the field"), 0)
+        except JudgeError:  # one that does not read is shown as it is
+            text = None
+        if text is not None and len(text) > _HTML_FIELD_CHARS:
+            head = _HTML_FIELD_CHARS // 2
+            return "{}\n[\u2026 {} characters left out on the page \u2026]\n{}".format(
+                text[:head], len(text) - _HTML_FIELD_CHARS,
+                text[len(text) - (_HTML_FIELD_CHARS - head):])
+        if text is not None:
+            return text
+    text = value
+    if not isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
     if len(text) <= _HTML_FIELD_CHARS:
         return value
     return "{}\u2026 {} more characters".format(text[:_HTML_FIELD_CHARS],
-                                               len(text) - _HTML_FIELD_CHARS)
+                                                len(text) - _HTML_FIELD_CHARS)
 
 
 # -- report: scored files summarised again -------------------------------------------
