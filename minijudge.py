@@ -2,17 +2,20 @@
 # Copyright (c) 2026 the minijudge authors
 """minijudge: grade model outputs with an LLM judge on any OpenAI-compatible server.
 
-One file, standard library only, Python 3.8+. Point it at a ``/v1/chat/completions``
-endpoint (vLLM, llama.cpp, Ollama, TGI, LM Studio, SGLang, LiteLLM, OpenAI, Azure)
-and get a score in [0, 1] per item, with the reason whenever judging failed::
+Point it at a ``/v1/chat/completions`` endpoint (vLLM, llama.cpp, Ollama, TGI, LM Studio,
+SGLang, LiteLLM, OpenAI, Azure) and get a score in [0, 1] per item, with the reason
+whenever judging failed. One file: Python 3.8+, standard library only.
 
-    >>> from minijudge import LLMJudge
+    >>> from minijudge import LLMJudge, judge_records
     >>> judge = LLMJudge("http://127.0.0.1:8000")        # model: the one the server lists
     >>> judge.score({"question": "2+2?", "answer": "4"}, {"response": "four"})
     {'judge_score': 0.75}
     >>> j = judge.judge({"question": "2+2?"}, {"response": ""})
     >>> j.status, j.score, j.error
     ('empty_response', 0.0, 'the response is empty: scored 0.0 without calling the judge')
+    >>> records = [{"question": "2+2?", "response": "4"}, {"question": "3+3?", "response": "7"}]
+    >>> [j.status for _, j in judge_records(judge, records, concurrency=4)]  # in input order
+    ['ok', 'ok']
 
 Public names:
     LLMJudge                 a configured judge: .score(), .judge(), .compare(), .chat()
@@ -27,7 +30,15 @@ Public names:
     JudgeError, TemplateError, APIError     errors (TemplateError is also a ValueError)
     main                     the command line
 
-Command line: ``python -m minijudge --judge-url URL [options] INPUT.jsonl`` (see --help).
+Command line (``--help`` lists every flag)::
+
+    python -m minijudge --judge-url URL [--mode MODE] [-o OUT.jsonl] [options] INPUT.jsonl
+    python -m minijudge report OUT.jsonl [MORE.jsonl ...] [--html PAGE.html]
+
+The file is two halves: Part I, the library (what ``import minijudge`` gives), then
+Part II, the command line (what ``python -m minijudge`` adds), which Part I never names.
+Each section starts with a ``# -- Name`` line.
+
 minijudge 0.1.0 (``__version__``), MIT licence (the project's LICENSE file); project: minijudge
 (no public address yet: see its README.md). Vendored copies: keep this header,
 upgrade by replacing the file.
