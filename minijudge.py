@@ -87,7 +87,6 @@ _OFFLINE = "https://offline.invalid/v1/chat/completions"  # a judge that sends n
 _EMPTY = "the response is empty: scored 0.0 without calling the judge"
 _NO_THINK = 'disable thinking with extra_body {"chat_template_kwargs": {"enable_thinking": false}}'
 
-
 _FAILURE_HINTS = {  # what can help, by failure: thinking is blamed only where there was some
     "truncated": "raise max_tokens (reasoning models need ~1024) or " + _NO_THINK,
     "reasoning_only": "it stopped in its reasoning, so more max_tokens cannot help; " + _NO_THINK,
@@ -122,8 +121,7 @@ class _BadRecord(JudgeError):
 
 
 class _NoFit(JudgeError, ValueError):
-    """A statistical model with no finite fit to the numbers given: the message says why,
-    where the summary would otherwise show an iteration's end point as the figure."""
+    """A statistical model with no finite fit to the numbers given; the message says why."""
 
 
 # -- Results -------------------------------------------------------------------------
@@ -167,9 +165,11 @@ class Judgement:
             self.status, self.score, self.value, self.error)
 
 
-def _rating_of(v):
-    """A value's numeric rating (Judgement.rating), or None; report's lean path reads it too."""
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+def _rating_of(value):
+    """A value's numeric rating (Judgement.rating), or None."""
+    if _is_number(value):
+        return value
+    return None
 
 
 _JUDGEMENT_DEFAULTS = dict(dict.fromkeys(Judgement.__slots__),  # in the order of the slots
@@ -213,15 +213,14 @@ def _first(mapping, *names):
     return next((mapping[name] for name in names if _is_set(mapping.get(name))), None)
 
 
-def _is_set(value):
-    """Neither missing nor ""."""
-    return not _is_missing(value) and value != ""
-
-
 def _is_missing(value):
     """None or NaN: a NaN is pandas' (and json's literal NaN's) missing value, never a
     question or reference "nan" to send."""
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _is_set(value):
+    return not _is_missing(value) and value != ""
 
 
 def _env(*names):
@@ -250,13 +249,10 @@ def _as_text(value):
 
 
 def _reference_of(record, field):
-    """A record's reference as text, or None when its field holds none: absent, null, blank,
-    [] or {}, or NaN (pandas' missing value); sent, the judge would be shown an empty or
-    "nan" reference as the ground truth."""
+    """A record's reference as text, or None when its field holds none (missing or blank):
+    sent, the judge would be shown an empty or "nan" reference as the ground truth."""
     value = record.get(field)
-    if value is None or _is_blank(value):
-        return None
-    if isinstance(value, float) and math.isnan(value):
+    if _is_missing(value) or _is_blank(value):
         return None
     return _as_text(value)
 
@@ -284,21 +280,17 @@ def _is_whole_count(value):
 _NOT_FAILURES = ("ok", "empty_response")
 _TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")  # what the summary sums
 _REASKS_FIELDS = ("reasks", "reasks_other_order")  # --reask: each order's replies re-asked
-_FLUSH_SECONDS = 0.5  # and at most this long: a reader of -o (tail -f) sees them come
+_FLUSH_SECONDS = 0.5  # lines written wait at most this long: tail -f on -o sees them come
 
 
-def _nan_as_null(value):
-    """``value`` with each NaN and infinity in it made null, which strict JSON can hold."""
-    return json.loads(json.dumps(value), parse_constant=lambda _: None)
-
-
-def _strict(out):
-    """``out`` as a run writes it: NaN and infinities, which JSON has not, as null."""
+def _strict(value):
+    """``value`` as a run writes it: each NaN and infinity in it made null, which strict
+    JSON can hold."""
     try:
-        json.dumps(out, allow_nan=False)
-        return out
+        json.dumps(value, allow_nan=False)
+        return value
     except ValueError:
-        return _nan_as_null(out)
+        return json.loads(json.dumps(value), parse_constant=lambda _: None)
 
 
 def _sha(text):
@@ -308,8 +300,7 @@ def _sha(text):
 
 def _one_line(name):
     """A name (a system's, a file's; None too) as a one-line message shows it: escaped if it
-    holds a newline, an escape or a direction mark (U+202E turned the rest of the line
-    around, scores too)."""
+    holds a newline, an escape or a direction mark (U+202E turns the rest of the line)."""
     if not name or name.isprintable():
         return name
     return repr(name)
@@ -9552,7 +9543,7 @@ class _Run:
         try:
             text = self.encode(out)
         except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
-            text = self.encode(_nan_as_null(out))
+            text = self.encode(_strict(out))
         self.buffer(text)
 
     def buffer(self, text):
