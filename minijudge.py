@@ -635,21 +635,17 @@ def _parser_of(template, default="rating"):
 
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 
-
 _ROLE_LABELS = {"system": "[System]", "developer": "[Developer]", "user": "[User]",
                 "assistant": "[Assistant]"}
-
 
 # content parts that are not text: shown as a placeholder, so the judge knows one was there
 _PART_PLACEHOLDERS = {"image_url": "[image]", "image": "[image]", "input_image": "[image]",
                       "input_audio": "[audio]"}
 
-
 _CONVERSATION_START = "[The Start of the Conversation So Far]"
 _CONVERSATION_END = "[The End of the Conversation So Far]"
 _LEFT_OUT = "[... {} characters left out by minijudge (--max-turn-chars {}) ...]"
 _DEFAULT_MAX_TURN_CHARS = 4000
-
 
 # One turn of a conversation: the messages before it (system prompt, earlier turns), the
 # user's message and its reply (every assistant and tool message up to the next user one),
@@ -657,7 +653,7 @@ _DEFAULT_MAX_TURN_CHARS = 4000
 _Turn = collections.namedtuple("_Turn", "before user reply number")
 
 
-def _conversation(value, what):
+def _read_conversation(value, what):
     """The messages of a conversation in OpenAI's chat format, each read into a dict of
     role, text, calls (a list of (id, name, arguments)), call_id and name; JudgeError
     naming ``what`` (e.g. "field 'messages'") and the message that is wrong."""
@@ -666,69 +662,61 @@ def _conversation(value, what):
             what, _kind_name(value)))
     if not value:
         raise JudgeError("{} is an empty list, expected messages".format(what))
-    return [_message(message, "{}: message {}".format(what, n))
-            for n, message in enumerate(value, 1)]
-
-
-def _message(message, where):
-    """One message read (see _conversation): OpenAI's refusal (null content beside a
-    ``refusal``) as a refusal part, the functions API's ``function`` result as a tool's;
-    JudgeError naming ``where``."""
-    if not isinstance(message, Mapping):
-        raise JudgeError("{} is a {}, expected an object with a role".format(
-            where, _kind_name(message)))
-    role = message.get("role")
-    if role == "function":  # the functions API's result, before tool messages
-        role = "tool"
-    if role not in _ROLES:
-        raise JudgeError("{} has {}, expected one of {}".format(
-            where, _role_said(message), ", ".join(_ROLES)))
-    calls = _tool_calls(message, where)
-    content = message.get("content")
-    if content in (None, "", []) and isinstance(message.get("refusal"), str):  # "": null
-        content = [{"type": "refusal", "refusal": message["refusal"]}]
-    text = _message_text(content, bool(calls), where)
-    return {"role": role, "text": text, "calls": calls,
-            "call_id": _as_text(message.get("tool_call_id")), "name": _as_text(message.get("name"))}
-
-
-def _role_said(message):
-    if "role" not in message:
-        return "no role"
-    if message["role"] is None:
-        return "a null role"
-    return "role {!r}".format(_as_text(message["role"])[:100])
+    messages = []
+    for n, message in enumerate(value, 1):
+        where = "{}: message {}".format(what, n)
+        if not isinstance(message, Mapping):
+            raise JudgeError("{} is a {}, expected an object with a role".format(
+                where, _kind_name(message)))
+        role = message.get("role")
+        if role == "function":  # the functions API's result, before tool messages
+            role = "tool"
+        if role not in _ROLES:
+            said = "no role"
+            if "role" in message:
+                said = "a null role"
+            if role is not None:
+                said = "role {!r}".format(_as_text(role)[:100])
+            raise JudgeError("{} has {}, expected one of {}".format(
+                where, said, ", ".join(_ROLES)))
+        calls = _tool_calls(message, where)
+        content = message.get("content")
+        # OpenAI's refusal: null (or "") content beside a ``refusal``, read as a refusal part
+        if content in (None, "", []) and isinstance(message.get("refusal"), str):
+            content = [{"type": "refusal", "refusal": message["refusal"]}]
+        messages.append({"role": role, "text": _message_text(content, bool(calls), where),
+                         "calls": calls, "call_id": _as_text(message.get("tool_call_id")),
+                         "name": _as_text(message.get("name"))})
+    return messages
 
 
 def _message_text(content, has_calls, where):
-    """A message's content as text: a string, its text parts joined (other parts as
-    placeholders), or "" for the null content of an assistant message that calls tools."""
+    """A message's content as text: a string; its parts' texts joined, a refusal under a
+    [Refusal] label (the model's answer was one), other parts as placeholders; or "" for
+    the null content of an assistant message that calls tools."""
     if isinstance(content, str):
         return content
     if content is None and has_calls:
         return ""
-    if isinstance(content, list):
-        return "\n".join(_part_text(part, "{}, content part {}".format(where, n))
-                         for n, part in enumerate(content, 1))
-    raise JudgeError("{} has content of kind {}, expected text or a list of content "
-                     "parts".format(where, _kind_name(content)))
-
-
-def _part_text(part, where):
-    """One OpenAI content part as text ({"type": "text", "text": ...}, an image as [image],
-    a refusal under a [Refusal] label: the model's answer was one)."""
-    kind = None
-    if isinstance(part, Mapping) and isinstance(part.get("type"), str):  # ["text"]: none
-        kind = part["type"]
-    if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
-        return part["text"]  # the Responses API's too, as its input_image
-    if kind == "refusal" and isinstance(part.get("refusal"), str):
-        return "[Refusal]\n" + part["refusal"]
-    if kind in _PART_PLACEHOLDERS:
-        return _PART_PLACEHOLDERS[kind]
-    if isinstance(part, str):  # some tools write the parts as bare strings
-        return part
-    raise JudgeError("{} is not a text or image part".format(where))
+    if not isinstance(content, list):
+        raise JudgeError("{} has content of kind {}, expected text or a list of content "
+                         "parts".format(where, _kind_name(content)))
+    texts = []
+    for n, part in enumerate(content, 1):
+        kind = None
+        if isinstance(part, Mapping) and isinstance(part.get("type"), str):  # ["text"]: none
+            kind = part["type"]
+        if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
+            texts.append(part["text"])  # the Responses API's too, as its input_image
+        elif kind == "refusal" and isinstance(part.get("refusal"), str):
+            texts.append("[Refusal]\n" + part["refusal"])
+        elif kind in _PART_PLACEHOLDERS:
+            texts.append(_PART_PLACEHOLDERS[kind])
+        elif isinstance(part, str):  # some tools write the parts as bare strings
+            texts.append(part)
+        else:
+            raise JudgeError("{}, content part {} is not a text or image part".format(where, n))
+    return "\n".join(texts)
 
 
 def _tool_calls(message, where):
@@ -743,21 +731,19 @@ def _tool_calls(message, where):
             where, _kind_name(calls)))
     if message.get("function_call") is not None:
         calls = calls + [{"function": message["function_call"]}]
-    return [_tool_call(call, "{}, tool call {}".format(where, n))
-            for n, call in enumerate(calls, 1)]
-
-
-def _tool_call(call, where):
-    function = None
-    if isinstance(call, Mapping):
-        function = call.get("function")
-    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-        raise JudgeError("{} has no function name, expected {{\"function\": {{\"name\", "
-                         "\"arguments\"}}}}".format(where))
-    arguments = function.get("arguments")
-    if not isinstance(arguments, str):  # some tools give the arguments as an object
-        arguments = _as_text(arguments) or ""
-    return (_as_text(call.get("id")), function["name"], arguments)
+    read = []
+    for n, call in enumerate(calls, 1):
+        function = None
+        if isinstance(call, Mapping):
+            function = call.get("function")
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            raise JudgeError("{}, tool call {} has no function name, expected {{\"function\": "
+                             "{{\"name\", \"arguments\"}}}}".format(where, n))
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):  # some tools give the arguments as an object
+            arguments = _as_text(arguments) or ""
+        read.append((_as_text(call.get("id")), function["name"], arguments))
+    return read
 
 
 def _mtbench_messages(record):
@@ -791,12 +777,10 @@ def _mtbench_messages(record):
 
 
 def _conversation_turns(messages):
-    """The turns of read messages, one a user message, numbered from 1 in order; each
-    turn's ``before`` is its user message's place (the messages before it, which
-    _judged_turn takes for the judged turn alone: 100,000 messages are not copied 50,000
-    times); those before the first user message are before every turn. A reply that holds
-    no assistant message is none ([]); system and developer messages after it are not the
-    reply's but said before the next question (the next turn's ``before`` holds them)."""
+    """The turns of read messages, one a user message, numbered from 1; each turn's
+    ``before`` is its user message's place (_judged_turn copies the messages before the
+    judged turn alone). A reply that holds no assistant message is none ([]); system and
+    developer messages after it are said before the next question, not in the reply."""
     starts = [n for n, m in enumerate(messages) if m["role"] == "user"]
     turns = []
     for number, (start, end) in enumerate(zip(starts, starts[1:] + [len(messages)]), 1):
@@ -810,11 +794,10 @@ def _conversation_turns(messages):
 
 
 def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
-    """The turn judged: the ``turn``-th (1-based), else the last. With ``unanswered``, the
-    last may be a question with no reply ([]): the caller says its response is missing, for
-    an earlier turn judged instead would be another item than the record's. JudgeError
-    naming ``what`` when no turn has a reply, or ``turn`` (as ``asked`` writes it: Python's
-    keyword, the command line's --turn) is past the end or unanswered."""
+    """The turn judged: the ``turn``-th (1-based), else the last, which with ``unanswered``
+    may be a question with no reply ([]: its response is missing; an earlier turn would be
+    another item). JudgeError naming ``what`` when no turn has a reply, or ``turn`` (as
+    ``asked`` writes it: Python's keyword, --turn) is past the end or unanswered."""
     turns = _conversation_turns(messages)
     if turn is None and turns and (unanswered or turns[-1].reply):
         return turns[-1]._replace(before=messages[:turns[-1].before])
@@ -835,38 +818,27 @@ def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
 
 
 def _turns_text(messages, limit, *, keep=()):
-    """Read messages as the judge sees them: each labelled by its role ([System], [User],
-    [Assistant], [Tool call NAME (ID)] and its arguments, [Tool result (ID)] and its
-    content), blocks separated by a blank line, in order. A text longer than ``limit``
-    (0: none) is cut to its two ends with a visible marker, except a message whose role is
-    in ``keep`` (the judged reply's own words)."""
+    """Read messages as the judge sees them: each labelled ([User], [Tool call NAME (ID)]
+    and its arguments, [Tool result NAME (ID)], ...), blocks separated by a blank line. A
+    text longer than ``limit`` (0: none) is cut to its two ends with a visible marker,
+    except a message whose role is in ``keep`` (the judged reply's own words)."""
     blocks = []
     for message in messages:
-        blocks.extend(_message_blocks(message, limit, message["role"] in keep))
+        text_limit = limit
+        if message["role"] in keep:
+            text_limit = 0
+        label = _ROLE_LABELS.get(message["role"])
+        if message["role"] == "tool":
+            name = ""
+            if message["name"]:
+                name = " " + message["name"]
+            label = "[Tool result{}{}]".format(name, _call_id_text(message["call_id"]))
+        if message["text"] or not message["calls"]:
+            blocks.append(label + "\n" + _shorten(message["text"], text_limit))
+        for call_id, name, arguments in message["calls"]:
+            label = "[Tool call {}{}]".format(name, _call_id_text(call_id))
+            blocks.append(label + "\n" + _shorten(arguments, limit))
     return "\n\n".join(blocks)
-
-
-def _message_blocks(message, limit, keep):
-    """A message's labelled blocks: its text (if any or no calls), then each tool call."""
-    text_limit = limit
-    if keep:
-        text_limit = 0
-    blocks = []
-    if message["text"] or not message["calls"]:
-        blocks.append(_message_label(message) + "\n" + _shorten(message["text"], text_limit))
-    for call_id, name, arguments in message["calls"]:
-        label = "[Tool call {}{}]".format(name, _call_id_text(call_id))
-        blocks.append(label + "\n" + _shorten(arguments, limit))
-    return blocks
-
-
-def _message_label(message):
-    if message["role"] != "tool":
-        return _ROLE_LABELS[message["role"]]
-    name = ""
-    if message["name"]:
-        name = " " + message["name"]
-    return "[Tool result{}{}]".format(name, _call_id_text(message["call_id"]))
 
 
 def _call_id_text(call_id):
@@ -887,9 +859,8 @@ def _shorten(text, limit):
 
 
 def _shortened_texts(reply, limit):
-    """How many texts of the judged reply were cut, as _turns_text cuts it with the
-    assistant's words kept: tool results, tool-call arguments, and a trajectory's later user
-    messages (the record says so)."""
+    """How many texts of the judged reply _turns_text cuts, the assistant's words kept
+    (the record says so)."""
     if not limit:
         return 0
     texts = [m["text"] for m in reply if m["role"] != "assistant"]
@@ -898,44 +869,48 @@ def _shortened_texts(reply, limit):
 
 
 def _with_response(messages, given, what):
-    """Read messages and the item's response (``given``: {} if it has none, else
-    {"response": value}): a conversation that ends with the user's (or a tool's) message is
-    the prompt the model saw, the response its reply; one that ends with an assistant
-    message has its reply already, so a response too is ambiguous (a null one is none)."""
+    """Read messages and the item's response (``given``: {} or {"response": value}): a
+    conversation that ends with the user's (or a tool's) message is the prompt, the
+    response its reply (null: an empty one); one that ends with an assistant message has
+    its reply already, so a response too is ambiguous (a null one is none)."""
     if "response" not in given:
         return messages
     response = given["response"]
-    if messages[-1]["role"] != "assistant":
-        return messages + [_reply_message(response, what)]
-    if response is None:
-        return messages
-    raise JudgeError("{} ends with an assistant message and the record has a response "
-                     "too: which one is judged?".format(what))
-
-
-def _reply_message(response, what):
-    """The item's response as the assistant's reply, read as a single answer's is: null is
-    an empty reply (empty_response), a list or an object no text (JudgeError)."""
+    if messages[-1]["role"] == "assistant":
+        if response is None:
+            return messages
+        raise JudgeError("{} ends with an assistant message and the record has a response "
+                         "too: which one is judged?".format(what))
     if response is None:
         response = ""
     if isinstance(response, (dict, list)):
         raise JudgeError("{}: the response is a {}, expected text".format(
             what, type(response).__name__))
-    return {"role": "assistant", "text": _as_text(response), "calls": [], "call_id": None,
-            "name": None}
+    return messages + [{"role": "assistant", "text": _as_text(response), "calls": [],
+                        "call_id": None, "name": None}]
 
 
-def _conversation_fields(messages, turn, *, limit, references=None, what="the conversation"):
+def _conversation_fields(messages, turn, *, limit, references=None, what="the conversation",
+                         whole_run=False):
     """The template fields a conversation fills for its judged turn: question, response
-    (none when the last question is unanswered: the template says it is missing),
-    conversation_section, conversation, turn, reference (a list's entry for the turn) and
-    texts_shortened; JudgeError naming ``what`` if no turn can be judged."""
+    (none when the last question is unanswered), conversation_section and conversation
+    (what came before), turn, reference (a list's entry for the turn), texts_shortened;
+    JudgeError naming ``what`` if no turn can be judged. ``whole_run`` (trajectory): the
+    question is the user's goal (the first user message), the response every step after it
+    through the turn judged."""
     judged = _judged_turn(messages, turn, what, unanswered=True)
-    before = _turns_text(judged.before, limit)
-    section = _conversation_section(before)
-    fields = {"question": judged.user["text"], "response": _reply_text(judged.reply, limit),
-              "conversation_section": section, "conversation": before, "turn": judged.number,
-              "texts_shortened": _shortened_texts(judged.reply, limit)}
+    if whole_run:
+        goal = next(n for n, m in enumerate(messages) if m["role"] == "user")
+        end = len(judged.before) + 1 + len(judged.reply)
+        question, before, steps = messages[goal], messages[:goal], messages[goal + 1:end]
+        response = _turns_text(steps, limit, keep=("assistant",))
+    else:
+        question, before, steps = judged.user, judged.before, judged.reply
+        response = _reply_text(steps, limit)
+    before = _turns_text(before, limit)
+    fields = {"question": question["text"], "response": response,
+              "conversation_section": _conversation_section(before), "conversation": before,
+              "turn": judged.number, "texts_shortened": _shortened_texts(steps, limit)}
     if not judged.reply:
         del fields["response"]
     if isinstance(references, list):
@@ -951,31 +926,7 @@ def _conversation_section(before):
     return "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
 
 
-def _trajectory_fields(messages, turn, *, limit, references=None, what="the conversation"):
-    """The fields of an agent's whole run, judged at once (mode trajectory): question, the
-    user's goal (the first user message); response, every step after it labelled in order
-    (the run through ``turn``, else to its end; none when its last question is unanswered),
-    the assistant's own words never cut; conversation_section, what came before the goal
-    (a system prompt); JudgeError naming ``what`` if no turn can be judged."""
-    judged = _judged_turn(messages, turn, what, unanswered=True)
-    end = len(judged.before) + 1 + len(judged.reply)
-    goal = next(n for n, m in enumerate(messages) if m["role"] == "user")
-    steps = messages[goal + 1:end]
-    before = _turns_text(messages[:goal], limit)
-    section = _conversation_section(before)
-    fields = {"question": messages[goal]["text"],
-              "response": _turns_text(steps, limit, keep=("assistant",)),
-              "conversation_section": section, "conversation": before, "turn": judged.number,
-              "texts_shortened": _shortened_texts(steps, limit)}
-    if not judged.reply:
-        del fields["response"]
-    if isinstance(references, list):
-        fields["reference"] = _turn_reference(references, judged.number)
-    return fields
-
-
 _PAIR_WHAT = ("field 'response_a'", "field 'response_b'")
-
 
 # said before the question when the two conversations differ before the judged turn
 _DIFFERENT_HISTORIES = ("[Note]\nThe two conversations differ before the question below, so "
@@ -985,34 +936,28 @@ _DIFFERENT_HISTORIES = ("[Note]\nThe two conversations differ before the questio
 
 
 def _pair_messages(values, questions, what=_PAIR_WHAT):
-    """Two conversations read (see _conversation): each a list of messages, or MT-Bench's
-    list of reply texts paired with the record's ``questions`` (its "turns"); JudgeError
-    naming ``what`` if one is a conversation and the other is not, or either is malformed."""
+    """Two conversations read: each a list of messages, or MT-Bench's reply texts paired
+    with the record's ``questions`` (its "turns"); JudgeError naming ``what`` if only one
+    is a list, or either is malformed."""
     kinds = [isinstance(value, list) for value in values]
     if not all(kinds):
         lone = kinds.index(False)
         raise JudgeError("{} is a {} and {} a list: a pair of conversations needs two "
                          "lists".format(what[lone], _kind_name(values[lone]), what[1 - lone]))
-    return tuple(_conversation(_as_messages(value, questions), name)
-                 for value, name in zip(values, what))
-
-
-def _as_messages(value, questions):
-    """A list of reply texts with MT-Bench's questions as user and assistant messages;
-    anything else as it is, for _conversation to read (or refuse)."""
-    texts = all(isinstance(item, str) for item in value)
-    if texts and isinstance(questions, list):
-        return _mtbench_messages({"turns": questions, "answers": value})
-    return value
+    pair = []
+    for value, name in zip(values, what):
+        if all(isinstance(item, str) for item in value) and isinstance(questions, list):
+            value = _mtbench_messages({"turns": questions, "answers": value})
+        pair.append(_read_conversation(value, name))
+    return tuple(pair)
 
 
 def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT, asked="turn={}"):
     """The fields of a pair of conversations judged at the same turn: conversation_section,
-    the whole turns both share; question, the judged turn's user message (the same in
-    both); response_a and response_b, each one's own turns after the shared ones, ending
-    with its reply (just the reply when the histories are the same). JudgeError naming
-    ``what`` when a turn cannot be judged (``asked``: see _judged_turn) or the two ask
-    different questions."""
+    the whole turns both share; question, the judged turn's (the same in both); response_a
+    and response_b, each its reply, after its own turns and the question if its history is
+    not all shared. JudgeError naming ``what`` when a turn cannot be judged (``asked``: see
+    _judged_turn) or the two ask different questions."""
     judged = [_judged_turn(messages, turn, name, asked) for messages, name in zip(pair, what)]
     if judged[0].user != judged[1].user:
         raise JudgeError("{} and {} ask different questions in the turn judged (turn {} and "
@@ -1023,10 +968,17 @@ def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT, asked="
     section = _conversation_section(before)
     if shared < max(len(j.before) for j in judged):  # each answer shows its own turns
         section += _DIFFERENT_HISTORIES
+    responses = []
+    for side in judged:
+        response = _reply_text(side.reply, limit)
+        own = side.before[shared:]
+        if own:
+            response = (_turns_text(own + [side.user], limit) + "\n\n"
+                        + _turns_text(side.reply, limit, keep=("assistant",)))
+        responses.append(response)
     fields = {"question": judged[0].user["text"], "conversation_section": section,
               "conversation": before, "turn": judged[0].number,
-              "response_a": _own_turns(judged[0], shared, limit),
-              "response_b": _own_turns(judged[1], shared, limit),
+              "response_a": responses[0], "response_b": responses[1],
               "texts_shortened": sum(_shortened_texts(j.reply, limit) for j in judged)}
     if isinstance(references, list):
         fields["reference"] = _turn_reference(references, judged[0].number)
@@ -1047,17 +999,6 @@ def _shared_length(before_a, before_b):
     if not starts:
         return 0
     return starts[-1]
-
-
-def _own_turns(judged, shared, limit):
-    """One side of a pair: its reply, after its own earlier turns and the judged question
-    when its history is not all shared (earlier turns cut as any, its own words never)."""
-    reply = _reply_text(judged.reply, limit)
-    own = judged.before[shared:]
-    if not own:
-        return reply
-    history = _turns_text(own + [judged.user], limit)
-    return history + "\n\n" + _turns_text(judged.reply, limit, keep=("assistant",))
 
 
 def _reply_text(reply, limit):
@@ -3526,7 +3467,7 @@ def _example_conversation(example, output):
         value, what = _example_messages(example, given)
         if value is None:
             return None, None, None
-        messages = _with_response(_conversation(value, what), given, what)
+        messages = _with_response(_read_conversation(value, what), given, what)
     except JudgeError as exc:
         raise _BadRecord(str(exc)) from None
     return messages, _turn_references(example), what
@@ -3557,7 +3498,8 @@ def _example_pair(example, values):
     for value, what in zip(values, _PAIR_WHAT):
         if value is None:  # not an empty reply: the command line's error
             raise JudgeError("{} is null, expected text".format(what))
-    return _replies_to(_conversation(context, _CONVERSATION_WHAT), values, _CONVERSATION_WHAT)
+    return _replies_to(_read_conversation(context, _CONVERSATION_WHAT), values,
+                       _CONVERSATION_WHAT)
 
 
 def _check_no_turn(turn):
@@ -4047,12 +3989,10 @@ class LLMJudge:
         if messages is None:
             _check_no_turn(turn)
             return fields
-        fill = _conversation_fields
-        if self.template == "trajectory":  # the whole run, not its last turn
-            fill = _trajectory_fields
-        try:
-            filled = fill(messages, turn, limit=self.max_turn_chars, references=references,
-                          what=what)
+        try:  # a trajectory: the whole run, not its last turn
+            filled = _conversation_fields(messages, turn, limit=self.max_turn_chars,
+                                          references=references, what=what,
+                                          whole_run=self.template == "trajectory")
         except JudgeError as exc:
             raise _BadRecord(str(exc)) from None
         filled["_shortened"] = filled.pop("texts_shortened")
@@ -6238,7 +6178,7 @@ def _record_conversation(spec, record, names):
     given = {}
     if spec.response_field in record and record[spec.response_field] is not value:
         given = {"response": record[spec.response_field]}  # the list itself is none
-    messages = _with_response(_conversation(value, what), given, what)
+    messages = _with_response(_read_conversation(value, what), given, what)
     if not _judged_turn(messages, spec.turn, what, asked="--turn {}", unanswered=True).reply:
         # its last question unanswered, and no response field replies to it
         raise JudgeError(_response_problem(spec, record, ("response",)))
@@ -6285,7 +6225,7 @@ def _pair_in_conversation(spec, record, values):
     if problem:  # each reply must be text, as for a pair without a conversation
         raise JudgeError(problem)
     what = "field {!r}".format(str(field))
-    pair = _replies_to(_conversation(record[field], what), values, what)
+    pair = _replies_to(_read_conversation(record[field], what), values, what)
     _pair_fields(pair, spec.turn, limit=0, what=(what, what), asked="--turn {}")
     return {"_pair": pair, "_references": _record_references(spec, record), "turn": spec.turn}
 
@@ -12577,7 +12517,7 @@ def _conversation_shown(value):
     if not all(isinstance(m, Mapping) and "role" in m for m in value):
         return None
     try:
-        return _turns_text(_conversation(value, "the field"), 0)
+        return _turns_text(_read_conversation(value, "the field"), 0)
     except JudgeError:
         return None
 
