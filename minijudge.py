@@ -5078,12 +5078,10 @@ _TOKENS_PER_IMAGE_MOST = 1445  # gpt-4o's most for an image (high detail, 8 tile
 
 
 def _estimate_tokens(messages, *, most=False):
-    """The prompt tokens ``messages`` (chat messages) will likely cost, before sending: a
-    token per 4 characters of text, 4 a message, 85 an image. Tokenizers differ by model and
-    language, so this is a budget's estimate, within a factor of about 2; ``usage``, when the
-    server sends it, is the true count. ``most``: the most they can cost, a token per UTF-8
-    byte of text (a byte-level tokenizer makes at least one byte a token), 4 a message, an
-    image its bytes as sent or gpt-4o's most, 1,445, if more."""
+    """The prompt tokens chat ``messages`` will likely cost, before sending: a token per 4
+    characters of text, 4 a message, 85 an image (tokenizers differ: within a factor of
+    about 2; ``usage`` is the true count). ``most``: the most they can cost, a token per
+    UTF-8 byte (a byte-level tokenizer's most), an image its bytes as sent or 1,445."""
     tokens = 0
     for message in messages:
         tokens += _TOKENS_PER_MESSAGE
@@ -5115,8 +5113,7 @@ def _request_tokens(payload):
 def _cost(usage, price):
     """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
     million); None unless both are whole numbers, 0 or more: a count that is text, negative
-    or missing would price the reply at less than it cost (a negative one would give money
-    back to --max-cost), so such a reply is counted as one without usage."""
+    or missing would price the reply at less than it cost (or give --max-cost money back)."""
     counts = [(usage or {}).get(name) for name in ("prompt_tokens", "completion_tokens")]
     if not all(_is_whole_count(count) for count in counts):
         return None
@@ -5125,47 +5122,27 @@ def _cost(usage, price):
 
 
 def _judgement_cost(judgement, price):
-    """What a judgement cost: nothing if it came from the cache, None if its reply had no
-    usage. A reply imported from a batch engine's output was paid for there: it is priced
-    by its usage (an import's cost read 0.0 for 5,000 prompt tokens)."""
+    """What a judgement cost: nothing if it came from the cache or no reply came, None if
+    its reply had no usage (a reply imported from a batch's output is priced by its usage)."""
     if judgement.cached:
         return 0.0
-    if judgement.usage is None and judgement.raw is None:  # no reply came: none to pay for
+    if judgement.usage is None and judgement.raw is None:
         return 0.0
     return _cost(judgement.usage, price)
 
 
 # -- Logprobs, response formats and images -------------------------------------------
 
-def _is_logprob(value):
-    """The log of a probability: NaN weighed a score to NaN, 1e308 overflowed exp(), and a
-    positive one is no probability (1e-6 of rounding allowed); -inf is a probability of 0."""
-    return _is_number(value) and -math.inf <= value <= 1e-6
-
-
 def _expected_rating(logprobs, rating, scale):
     """G-Eval: the rating weighted by the probabilities the judge gave each scale value at
-    the token where it wrote its rating; None when that cannot be read. Only single-digit
-    scales qualify ("10" spans two tokens on many tokenizers). The token is the first after
-    any reasoning that spells the parsed rating (a verdict comes before its explanation);
-    ``"4"`` and ``" 4"`` both count as 4, and the weights are renormalised over the scale."""
+    the first token after any reasoning that spells the rating; None when that cannot be
+    read, or the scale is not single digits ("10" spans two tokens on many tokenizers).
+    ``"4"`` and ``" 4"`` both count as 4; the weights are renormalised over the scale."""
     entries = None
     if isinstance(logprobs, dict):
         entries = logprobs.get("content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
-    at = _rating_token(entries, rating)
-    if at is None:  # no token spells the rating
-        return None
-    weights = _digit_weights(at.get("top_logprobs") or [at], scale)
-    total = sum(weights.values())
-    if not total:
-        return None
-    return round(sum(v * w for v, w in weights.items()) / total, 6)
-
-
-def _rating_token(entries, rating):
-    """The logprobs entry of the first token after any reasoning that spells ``rating``."""
     at = None
     for entry in entries:
         token = ""
@@ -5175,35 +5152,40 @@ def _rating_token(entries, rating):
             at = None  # what came before was reasoning
         elif at is None and token.strip() == str(rating):
             at = entry
-    return at
+    if at is None:  # no token spells the rating
+        return None
+    weights = _digit_weights(at.get("top_logprobs") or [at], scale)
+    total = sum(weights.values())
+    if not total:
+        return None
+    return round(sum(v * w for v, w in weights.items()) / total, 6)
 
 
 def _digit_weights(alternatives, scale):
-    """The probability of each scale value among a token's alternatives."""
+    """The probability of each scale value among a token's alternatives whose logprob is
+    one: not NaN, nor positive (1e-6 of rounding allowed); -inf is a probability of 0."""
     weights = {}
     for alternative in alternatives:
-        digit = _scale_digit(str(alternative.get("token", "")).strip(), scale)
+        token = str(alternative.get("token", "")).strip()
         logprob = alternative.get("logprob")
-        if digit is not None and _is_logprob(logprob):
-            weights[digit] = weights.get(digit, 0.0) + math.exp(logprob)
+        if not (token and token in "0123456789" and scale[0] <= int(token) <= scale[1]):
+            continue
+        if _is_number(logprob) and -math.inf <= logprob <= 1e-6:
+            weights[int(token)] = weights.get(int(token), 0.0) + math.exp(logprob)
     return weights
-
-
-def _scale_digit(token, scale):
-    """The scale value a token of digits spells, or None."""
-    if not (token and token in "0123456789"):
-        return None
-    digit = int(token)
-    if scale[0] <= digit <= scale[1]:
-        return digit
-    return None
 
 
 def _response_format(parser, scale, example=None, field=None):
     """A JSON schema for the reply (vLLM guided decoding, OpenAI structured outputs): the
-    parser's, or the one inferred from an ``example`` reply whose ``field`` scores."""
+    parser's, or that of an ``example`` reply, an object whose ``field`` is the score."""
     if example is not None:
-        _check_example_reply(example, field)
+        score = None
+        if isinstance(example, dict):
+            score = example.get(field)
+        if type(score) not in (int, float):
+            raise JudgeError("an example reply must be a JSON object holding the number that "
+                             "scores as {!r} (score_field, --score-field); got {}".format(
+                                 field, json.dumps(example)[:100]))
     number = {"type": "integer", "minimum": min(scale), "maximum": max(scale)}
     if example is None:
         properties = _parser_properties(parser, number, scale)
@@ -5214,17 +5196,6 @@ def _response_format(parser, scale, example=None, field=None):
               "additionalProperties": False}
     return {"type": "json_schema",
             "json_schema": {"name": "judgement", "strict": True, "schema": schema}}
-
-
-def _check_example_reply(example, field):
-    """An example reply must be a JSON object whose ``field`` is a number."""
-    score = None
-    if isinstance(example, dict):
-        score = example.get(field)
-    if type(score) not in (int, float):
-        raise JudgeError("an example reply must be a JSON object holding the number that scores "
-                         "as {!r} (score_field, --score-field); got {}".format(
-                             field, json.dumps(example)[:100]))
 
 
 def _json_schema(example, where="the example reply"):
@@ -5247,14 +5218,13 @@ def _json_schema(example, where="the example reply"):
 _IMAGE_RE = re.compile(rb"(?P<png>\x89PNG\r\n\x1a\n)|(?P<jpeg>\xff\xd8\xff)|(?P<gif>GIF8[79]a)"
                        rb"|(?P<webp>RIFF....WEBP)", re.S)  # an image's first bytes say its type
 
-
 _MAX_IMAGE_BYTES = 20 * 1024 * 1024
 
 
 def _image_urls(images, root=None):
-    """Image paths, http(s) and data: URLs (one or a list) as the URLs of image_url parts: a
-    file goes as a base64 data: URL of its type, told by its bytes; at most 20 MiB. ``root``,
-    from _image_root: the folder paths are read from, which none may leave."""
+    """Image paths, http(s) and data: URLs (one or a list) as image_url parts' URLs: a file
+    as a base64 data: URL of the type its bytes say, at most 20 MiB, read from ``root``
+    (from _image_root) if given."""
     if images is None:
         images = []
     elif not isinstance(images, list):
@@ -5264,21 +5234,16 @@ def _image_urls(images, root=None):
         if not isinstance(image, str):
             raise TemplateError("images must be paths or URLs; got a " + type(image).__name__)
         if not re.match(r"(?:https?|data):", image, re.I):
-            image = _image_data_url(image, root)
+            import base64
+            data = _image_bytes(image, root)
+            kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
+            if kind is None:
+                raise TemplateError("image {} is not a PNG, JPEG, WebP or GIF image".format(image))
+            if len(data) > _MAX_IMAGE_BYTES:
+                raise TemplateError("image {} is over 20 MiB".format(image))
+            image = "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
         urls.append(image)
     return urls
-
-
-def _image_data_url(image, root):
-    """An image file as a base64 data: URL of the type its first bytes say."""
-    import base64
-    data = _image_bytes(image, _image_path(image, root))
-    kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
-    if kind is None:
-        raise TemplateError("image {} is not a PNG, JPEG, WebP or GIF image".format(image))
-    if len(data) > _MAX_IMAGE_BYTES:
-        raise TemplateError("image {} is over 20 MiB".format(image))
-    return "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
 
 
 def _image_root(folder, what, flag="image_root="):
@@ -5291,26 +5256,21 @@ def _image_root(folder, what, flag="image_root="):
     return os.path.realpath(folder), what, flag
 
 
-def _image_path(image, root):
-    """The path to read an image from: in ``root``'s folder, symlinks resolved, or refused
-    (a dataset must not send the judge a file from elsewhere on the disk)."""
-    if root is None or "\0" in image:  # a NUL: open() says so
-        return image
-    folder, what, flag = root
-    path = os.path.realpath(os.path.join(folder, image))  # an absolute image stays itself
-    try:
-        inside = os.path.commonpath([folder, path]) == folder
-    except ValueError:  # on another drive (Windows)
-        inside = False
-    if not inside:
-        raise TemplateError("image {!r} is outside {} ({}): allow a folder with {}".format(
-            image, folder, what, flag))
-    return path
-
-
-def _image_bytes(image, path):
-    """An image file's first _MAX_IMAGE_BYTES + 1 bytes; a FIFO, device or folder is refused
-    before it is opened (opening a FIFO waits for a writer), a bigger file before it is read."""
+def _image_bytes(image, root):
+    """An image file's first _MAX_IMAGE_BYTES + 1 bytes, from inside ``root``'s folder,
+    symlinks resolved (a dataset must not send the judge a file from elsewhere). A FIFO,
+    device or folder is refused before it is opened (opening a FIFO waits for a writer)."""
+    path = image
+    if root is not None and "\0" not in image:  # a NUL: open() says so
+        folder, what, flag = root
+        path = os.path.realpath(os.path.join(folder, image))  # an absolute image stays itself
+        try:
+            inside = os.path.commonpath([folder, path]) == folder
+        except ValueError:  # on another drive (Windows)
+            inside = False
+        if not inside:
+            raise TemplateError("image {!r} is outside {} ({}): allow a folder with {}".format(
+                image, folder, what, flag))
     try:
         _check_image_file(image, os.stat(path))
         # O_NONBLOCK: a FIFO swapped in since the stat does not block the open
@@ -5325,7 +5285,6 @@ def _image_bytes(image, path):
 
 
 def _check_image_file(image, info):
-    import stat
     kinds = [(stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"),
              (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")]
     if not stat.S_ISREG(info.st_mode):
