@@ -5308,12 +5308,10 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",
 
 class _Keys:
     """A number (a file offset) by key, a hex digest: 64 bits of it in a private temporary
-    SQLite database, whose pages past a 2 MiB cache go to a file under TMPDIR: memory does
-    not grow with the keys. Without sqlite3 (a Python built without it), a dict: about 120
-    bytes a key. A reader checks the whole key on the line it finds. Keys set one at a time
-    wait in a dict (_KEYS_PENDING of them) and go to SQLite together: a statement a key
-    was a tenth of an export's time; a bit a key in a fixed 1 MiB filter answers most
-    lookups of a key never set without a query (an export asks for each new key)."""
+    SQLite database, whose pages past 2 MiB go under TMPDIR: memory does not grow with the
+    keys (without sqlite3, a dict). A reader checks the whole key on the line it finds.
+    Keys set one at a time go to SQLite _KEYS_PENDING together, and a bit a key in a 1 MiB
+    filter answers most lookups of a key never set without a query."""
 
     def __init__(self, pairs=()):
         self._pending, self._bits = {}, bytearray(_KEYS_FILTER_BITS >> 3)
@@ -5339,16 +5337,11 @@ class _Keys:
         if self._db is None:
             return self._dict.update(rows)
         for chunk in _sorted_chunks(rows):
-            self._mark(chunk)
+            if self._bits is not None:  # each key's bit in the filter
+                for prefix, _ in chunk:
+                    bit = prefix & (_KEYS_FILTER_BITS - 1)
+                    self._bits[bit >> 3] |= 1 << (bit & 7)
             self._sql("executemany", "INSERT OR REPLACE INTO k VALUES (?, ?)", chunk)
-
-    def _mark(self, rows):
-        """Set each prefix's bit in the filter (None: a _Keys kept without one)."""
-        if self._bits is None:
-            return
-        for prefix, _ in rows:
-            bit = prefix & (_KEYS_FILTER_BITS - 1)
-            self._bits[bit >> 3] |= 1 << (bit & 7)
 
     def _flush(self):
         """The keys waiting in the dict, to SQLite."""
@@ -5363,19 +5356,13 @@ class _Keys:
             return number
         if self._db is None:
             return self._dict.get(prefix)
-        if not self._maybe(prefix):
-            return None
+        bit = prefix & (_KEYS_FILTER_BITS - 1)
+        if self._bits is not None and not self._bits[bit >> 3] & (1 << (bit & 7)):
+            return None  # its bit is clear: the key was never set
         row = self._sql("execute", "SELECT number FROM k WHERE prefix = ?", [prefix]).fetchone()
         if row is None:
             return None
         return row[0]
-
-    def _maybe(self, prefix):
-        """False: the key was never set (its bit is clear); True: it may have been."""
-        if self._bits is None:
-            return True
-        bit = prefix & (_KEYS_FILTER_BITS - 1)
-        return bool(self._bits[bit >> 3] & (1 << (bit & 7)))
 
     def __setitem__(self, key, number):
         self._pending[_prefix(key)] = number
@@ -5425,7 +5412,6 @@ class _Cache:
     """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
     (never the API key). One write per line on an O_APPEND descriptor: processes sharing
     the file never interleave, and ``kill -9`` tears at most the last line, skipped later.
-    Each key's offset is in _Keys (on disk); the line read there must hold the whole key.
     close() lets the file and its index go; a get or put after it opens them again."""
 
     def __init__(self, path):
@@ -5501,7 +5487,13 @@ class _Replies(_Keys):
         self._flush()
         rows = ((_prefix(key), number) for key, number in pairs)
         if self._db is None:
-            return self._add_to_dict(rows)
+            for prefix, number in rows:
+                if prefix in self._dict:
+                    self._later[prefix].append(number)
+                    self.doubled = True
+                else:
+                    self._dict[prefix] = number
+            return
         for chunk in _sorted_chunks(rows):
             self._sql("executemany", "INSERT INTO new VALUES (?, ?)", chunk)
             self._sql("execute", _LATER_SQL)
@@ -5509,14 +5501,6 @@ class _Replies(_Keys):
                                  "ORDER BY rowid")
             self._sql("execute", "DELETE FROM new")
         self.doubled = self._sql("execute", "SELECT EXISTS (SELECT 1 FROM later)").fetchone()[0]
-
-    def _add_to_dict(self, rows):
-        for prefix, number in rows:
-            if prefix in self._dict:
-                self._later[prefix].append(number)
-                self.doubled = True
-            else:
-                self._dict[prefix] = number
 
     def later(self, key):
         """The numbers of ``key`` after its first, in the order they were added."""
@@ -5532,7 +5516,6 @@ _LATER_SQL = """INSERT INTO later SELECT prefix, number FROM new
     WHERE EXISTS (SELECT 1 FROM k WHERE k.prefix = new.prefix)
        OR rowid NOT IN (SELECT min(rowid) FROM new GROUP BY prefix)
     ORDER BY rowid"""
-
 
 # a line's problems that still leave it a reply (an error): it counts among conflicting ones
 _REPLIED = (None, "a 200 body that is not a chat completion")
@@ -5580,9 +5563,20 @@ class _Batch:
     def reply(self, key, payload, online):
         """The imported reply to request ``key``; None: send it; APIError: exported, or why
         it has no reply (the batch's error, or none in the files)."""
-        failure = self._imported(key)
-        if isinstance(failure, dict):
-            return failure
+        with self._lock:
+            found = self._next(key)
+            if found is None:
+                found = self._asked(key)
+        failure = None
+        if found is not None:
+            failure, problem = self._outcome(key, *found)
+            if problem:  # the chosen line's; a line that is no reply at all is not imported
+                with self._lock:
+                    self.malformed[problem] += 1
+                    if problem not in _REPLIED:
+                        self.unread += 1
+            if isinstance(failure, dict):
+                return failure
         if self.export:
             failure = self._export(key, payload)
         elif online:
@@ -5593,25 +5587,11 @@ class _Batch:
         failure.attempts = 0  # nothing was sent
         raise failure
 
-    def _imported(self, key):
-        """The reply to ``key`` in the files, an APIError (the batch's error), or None (none)."""
-        with self._lock:
-            found = self._next(key)
-            if found is None:
-                found = self._asked(key)
-        if found is None:
-            return None
-        result, problem = self._outcome(key, *found)
-        if problem:
-            self._count_problem(problem)
-        return result
-
     def _next(self, key):
         """(file, line) of ``key``'s reply if it is the next line of the file the last reply
         was on (a batch answers in the order it was asked: no query), counted asked; None:
-        ask the index. Each file's lines before its ``cursor`` were asked this way, each
-        once; the index marks those asked otherwise (_asked), and once one was asked ahead
-        of a cursor, none is asked this way (it would be counted twice)."""
+        ask the index. The lines before a file's ``cursor`` were asked this way; once one
+        was asked ahead of a cursor, none is (it would be counted twice)."""
         if self.ahead:
             return None
         index = self.last
@@ -5631,7 +5611,9 @@ class _Batch:
     def _asked(self, key):
         """(file, line) of ``key``'s reply by the index (None: none), counted asked the first
         time it is asked: marked there, unless it is behind its file's cursor (_next)."""
-        number = self._lookup(key)
+        if not self.files:  # an export alone: no query
+            return None
+        number = self.replies.get(key)
         if number is None:
             return None
         if number < 0:  # asked and marked: ~ its chosen number
@@ -5651,20 +5633,6 @@ class _Batch:
         self.replies[key] = ~number
         return self._line(number)
 
-    def _lookup(self, key):
-        """The number of ``key``'s reply in the files; None, and no query, when no file is
-        imported (an export alone: a query a record saved)."""
-        if not self.files:
-            return None
-        return self.replies.get(key)
-
-    def _count_problem(self, problem):
-        """Count the chosen line's problem; a line that is no reply at all is not imported."""
-        with self._lock:
-            self.malformed[problem] += 1
-            if problem not in _REPLIED:
-                self.unread += 1
-
     def _line(self, number):
         f = self.files[number % len(self.files)]
         f.seek(number // len(self.files))
@@ -5672,15 +5640,28 @@ class _Batch:
 
     def _choose(self, key, number):
         """Of the replies the files hold for ``key`` (``number`` the first), the number of the
-        first success, else of the first error; requests whose replies differ are counted."""
+        first success, else of the first error (else of the first line); requests whose
+        replies differ (their text and logprobs, or their error) are counted."""
         if not self.replies.doubled:  # the usual case: no key twice, nothing more to read
             return number
         later = self.replies.later(key)
         if not later:
             return number
         outcomes = [(n, *self._outcome(key, *self._line(n))) for n in [number] + later]
-        chosen, differ = _pick(outcomes)
-        self.conflicting += differ
+        replies = [(n, result) for n, result, problem in outcomes if problem in _REPLIED]
+        if not replies:
+            replies = [outcomes[0][:2]]
+        chosen = replies[0][0]
+        successes = [n for n, result in replies if isinstance(result, dict)]
+        if successes:
+            chosen = successes[0]
+        gists = set()
+        for _, result in replies:
+            if isinstance(result, dict):
+                gists.add(("ok", result["content"], json.dumps(result["logprobs"], sort_keys=True)))
+            else:
+                gists.add((result.kind, result.status))
+        self.conflicting += len(gists) > 1
         for n, _, problem in outcomes:
             if problem and n != chosen:  # the chosen one is counted when it is read
                 self.malformed[problem] += 1
@@ -5694,9 +5675,14 @@ class _Batch:
             problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
             return APIError("not judged: the line of custom_id {} in {} is {}".format(
                 key, f.name, problem), kind="not_judged"), problem
-        plain = _plain_reply(response)  # read as it is: no dumps and loads again of each reply
-        if plain:
-            return plain, None
+        body = response.get("body")
+        choices = None
+        if response.get("status_code") == 200 and isinstance(body, dict) and not body.get("error"):
+            choices = body.get("choices")
+        # a chat completion _read_reply reads without a word to say, read as it is: no dumps
+        # and loads again of each reply; any other the other way, for its exact message
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            return _reply_parts(body, choices[0]), None
         where = "{} (custom_id {})".format(f.name, key)
         # vLLM's error: a string, its body null
         body = json.dumps(response.get("body") or {"error": entry.get("error")}).encode()
@@ -5711,28 +5697,24 @@ class _Batch:
                         kind="not_judged"), None
 
     def _export(self, key, payload):
-        """Write request ``key`` to its model's part, once; the APIError that says where."""
+        """Write request ``key`` once, to its model's part (a file per model: OpenAI's rule;
+        a new part when one is full); the APIError that says where."""
         with self._lock:
             number = self.exported.get(key)
             if number is None:
-                sink = self._sink(payload["model"])
+                sink = self._sinks.get(payload["model"])
+                if sink is None or sink.lines == self.max_lines:
+                    if sink:
+                        sink.close()
+                    self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
+                    sink = _Part(self.parts[-1], len(self.parts) - 1)
+                    self._sinks[payload["model"]] = sink
                 line = _BATCH_LINE.format(key, _BATCH_BODY(payload))
                 sink.write(line.encode("utf-8", "backslashreplace") + b"\n")
                 number = self.exported[key] = sink.number
             part = self.parts[number]
         return APIError("exported to {} as custom_id {}: run it in a batch, then import "
                         "the output with --batch-import".format(part, key), kind="exported")
-
-    def _sink(self, model):
-        """The _Part of ``model``'s requests (a file per model: OpenAI's rule), a new part
-        when it is full."""
-        sink = self._sinks.get(model)
-        if sink is None or sink.lines == self.max_lines:
-            if sink:
-                sink.close()
-            self.parts.append("{}.{:03d}.jsonl".format(self.export, len(self.parts)))
-            sink = self._sinks[model] = _Part(self.parts[-1], len(self.parts) - 1)
-        return sink
 
     def flush(self):
         """Write the lines the parts hold (before -o's records, the run's end, Ctrl-C,
@@ -5742,13 +5724,10 @@ class _Batch:
                 sink.flush()
 
     def figures(self):
+        lost = sum(sink.lost for sink in self._sinks.values())  # lines a full disk kept out
         return {"imported": self.asked - self.unread, "unasked": len(self.replies) - self.asked,
                 "malformed": dict(self.malformed), "conflicting": self.conflicting,
-                "exported": len(self.exported) - self.lost(), "files": self.parts}
-
-    def lost(self):
-        """Requests exported whose lines a full disk kept from their part (_Part.flush)."""
-        return sum(sink.lost for sink in self._sinks.values())
+                "exported": len(self.exported) - lost, "files": self.parts}
 
     def close(self):
         try:
@@ -5760,18 +5739,17 @@ class _Batch:
 
 class _Part:
     """A batch input file of an export, written by whole lines: they wait in memory
-    (_PART_HELD bytes, or _FLUSH_SECONDS, and never past a write of -o's records: see
-    _Run.flush) and go in one write. A write
-    the disk refuses (full) leaves the file cut after its last whole line, the lines held
-    dropped, and an OSError naming the file (a buffered file's names none, tears a line, and
-    raises again on close)."""
+    (_PART_HELD bytes, or _FLUSH_SECONDS, and never past a write of -o's records) and go in
+    one write. A write the disk refuses (full) leaves the file cut after its last whole
+    line, the lines held dropped (``lost``), and an OSError naming the file (a buffered
+    file's names none, tears a line, and raises again on close)."""
 
     def __init__(self, path, number):
         self.path, self.number = path, number
         self.file = open(path, "xb", buffering=0)  # overwrite none
         self.held, self.size, self.lines, self.size_held = [], 0, 0, 0
         self.flushed = time.monotonic()
-        self.lost = 0  # lines a failed write dropped: not in the file
+        self.lost = 0
 
     def write(self, line):
         """Add ``line`` (bytes ending with a newline)."""
@@ -5804,10 +5782,8 @@ class _Part:
 
 _PART_HELD = 1 << 20  # bytes of an export's batch lines held before a write (~1,000 lines)
 
-
 # a batch input line as json.dumps(ensure_ascii=False) writes it; the custom_id is hex
 _BATCH_LINE = '{{"custom_id": "{}", "method": "POST", "url": "/v1/chat/completions", "body": {}}}'
-
 
 _BATCH_BODY = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -5822,39 +5798,6 @@ def _batch_entry(line, key):
     if response and type(response.get("status_code")) is not int:  # "200", true: no HTTP reply
         raise TypeError
     return entry, response
-
-
-def _plain_reply(response):
-    """A batch line's reply as _read_reply reads it, when its body is a chat completion
-    it reads without a word to say (a 200, a dict with no error, a first choice that is
-    a dict), else None: read the other way, for its exact message."""
-    body = response.get("body")
-    if response.get("status_code") != 200 or not isinstance(body, dict) or body.get("error"):
-        return None
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return None
-    return _reply_parts(body, choices[0])
-
-
-def _pick(outcomes):
-    """Of (number, reply or APIError, problem), the number of the first success, else of the
-    first error (else of the first line: none is a reply); whether the replies differ."""
-    replies = [(n, result) for n, result, problem in outcomes if problem in _REPLIED]
-    if not replies:
-        replies = [outcomes[0][:2]]
-    successes = [n for n, result in replies if isinstance(result, dict)]
-    chosen = replies[0][0]
-    if successes:
-        chosen = successes[0]
-    return chosen, len({_gist(result) for _, result in replies}) > 1
-
-
-def _gist(result):
-    """What a batch reply gives the judgement: its text (and logprobs), or its error."""
-    if isinstance(result, dict):
-        return "ok", result["content"], json.dumps(result["logprobs"], sort_keys=True)
-    return result.kind, result.status
 
 
 # -- judge_records: records judged on threads, in order ------------------------------
