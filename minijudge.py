@@ -5805,7 +5805,6 @@ def _batch_entry(line, key):
 _FATAL_STATUSES = ("quota_exceeded", "model_error")  # the account's or the model's, not a record's
 _FATAL_HTTP = (401, 403, 404)  # a wrong key, a forbidden or unknown model or URL
 
-
 _UNREACHABLE = re.compile(r"""
       connection\ refused                    # nothing listens at the URL
     | certificate\ of\ .*\ is\ not\ trusted  # the server's TLS is not one this host trusts
@@ -5813,28 +5812,19 @@ _UNREACHABLE = re.compile(r"""
 
 
 def _fatal(judgement, repeats=None):
-    """Why a failure means every other item would fail the same way, or None; ``repeats``
-    (a dict per judge and run) counts HTTP errors: one on _REPEATS records, none judged."""
+    """Why a failure means every other item would fail the same way, or None: the account's
+    or the model's, every server unreachable, or the same HTTP error on _REPEATS records,
+    none judged (``repeats``: a dict per judge and run that counts them)."""
     if not (judgement.ok or judgement.attempts):  # a batch's reply or no request: no server
         return None
-    if _fails_everywhere(judgement):
+    if judgement.status in _FATAL_STATUSES or judgement.http_status in _FATAL_HTTP:
+        return judgement.error
+    # on several servers, each one unreachable: "all 2 servers failed: ...; ..."
+    errors = (judgement.error or "").split("; ")
+    if judgement.status == "connection_error" and all(map(_UNREACHABLE.search, errors)):
         return judgement.error
     if repeats is None:
         return None
-    return _repeated(judgement, repeats)
-
-
-def _fails_everywhere(judgement):
-    if judgement.status in _FATAL_STATUSES or judgement.http_status in _FATAL_HTTP:
-        return True
-    if judgement.status != "connection_error":
-        return False
-    # on several servers, each one unreachable: "all 2 servers failed: ...; ..."
-    return all(_UNREACHABLE.search(part) for part in (judgement.error or "").split("; "))
-
-
-def _repeated(judgement, repeats):
-    """The same HTTP error again and again, none judged: why the run should stop, or None."""
     if judgement.ok:
         repeats["judged"] = True
         return None
@@ -5855,7 +5845,7 @@ class _Raised:
 
 
 def _check_systems(responses):
-    """compare_systems' responses must be a mapping: a list or text was an AttributeError."""
+    """compare_systems' responses must be a mapping of system names to responses."""
     if not isinstance(responses, Mapping):
         raise JudgeError("compare_systems needs a mapping of system names to responses; "
                          "got {!r}".format(responses)[:300])
@@ -5865,14 +5855,6 @@ def _check_one_or_more(name, value):
     """concurrency (no worker: a wait for ever) and window (no record read ahead: none run)."""
     if type(value) is not int or value < 1:
         raise JudgeError("{} must be 1 or more; got {!r}".format(name, value))
-
-
-def _received(results):
-    """The next (index, result) from the workers; what one raised, raised in this thread."""
-    index, outcome = results.get()
-    if isinstance(outcome, _Raised):
-        raise outcome.exception
-    return index, outcome
 
 
 def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None,
@@ -5886,34 +5868,34 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     names a reason (a 401, an exhausted quota), the records not yet sent are yielded as
     ``not_judged``. Workers are daemon threads: an interrupted run abandons what is in
     flight. ``judge`` may be a list of judges (each worker closes its connections as it
-    ends; a cache file stays open until ``close()``); ``judge_one(record)``
-    may return any result; ``failed(status, error)`` makes that of a record not judged.
-    What a worker meets is the record's ``internal_error``, but KeyboardInterrupt and
-    SystemExit (or a ``failed`` that raises): those are raised here, in the caller's thread.
+    ends; a cache file stays open until ``close()``); ``judge_one(record)`` may return any
+    result; ``failed(status, error)`` makes that of a record not judged (by default, the
+    first judge's on_failure score). What a worker meets is the record's
+    ``internal_error``, but KeyboardInterrupt and SystemExit (or a ``failed`` that raises):
+    those are raised here, in the caller's thread.
     """
     judges = list(judge) if isinstance(judge, (list, tuple)) else [judge]
     if len(judges) > 1 and judge_one is None:
         raise JudgeError("judge_records with several judges needs judge_one(record)")
     judge_one = judge_one or judges[0].judge
     if not failed:
-        failed = _failure_of(judges[0])
+        first = judges[0]
+
+        def failed(status, error):
+            return Judgement(score=first.on_failure, status=status, error=error)
     _check_one_or_more("concurrency", concurrency)
     _check_one_or_more("window", window)
     if progress is None:
         progress = {}
     workers = _Workers(judges, judge_one, stop_on, failed)
-    workers.start(concurrency)
+    for _ in range(concurrency):
+        threading.Thread(target=workers.work, daemon=True).start()
     try:
         yield from _in_order(workers, records, window, progress)
     finally:
-        workers.stop(concurrency)
-
-
-def _failure_of(judge):
-    """The default ``failed`` of judge_records: ``judge``'s on_failure score."""
-    def failed(status, error):
-        return Judgement(score=judge.on_failure, status=status, error=error)
-    return failed
+        workers.stopped.append("interrupted")
+        for _ in range(concurrency):
+            workers.tasks.put(None)
 
 
 class _Workers:
@@ -5929,15 +5911,6 @@ class _Workers:
         self.stopped = []  # why the run stopped, once it has: the records after are not judged
         self.tasks = queue.SimpleQueue()
         self.results = queue.SimpleQueue()
-
-    def start(self, concurrency):
-        for _ in range(concurrency):
-            threading.Thread(target=self.work, daemon=True).start()
-
-    def stop(self, concurrency):
-        self.stopped.append("interrupted")
-        for _ in range(concurrency):
-            self.tasks.put(None)
 
     def work(self):
         put = self.results.put
@@ -5968,15 +5941,21 @@ class _Workers:
 
 def _in_order(workers, records, window, progress):
     """Give the records to the workers; yield what they finish in input order, with at most
-    ``window`` given and not yet yielded."""
+    ``window`` given and not yet yielded; what a worker raised is raised here."""
     done, sent, finished, end = 0, 0, {}, object()
-    give, results = workers.tasks.put, workers.results
     for item in itertools.chain(records, itertools.repeat(end)):  # end: wait for the rest
         if item is not end:
-            give((sent, item))
+            workers.tasks.put((sent, item))
             sent += 1
-        must_wait = item is end or sent - done >= window  # so the next one has room
-        _collect(results, finished, progress, must_wait and done < sent, done)
+        # what the workers finished, into finished; if the window is full (or all are
+        # given), until the next one in order is in, so that the next record has room
+        wait = (item is end or sent - done >= window) and done < sent
+        while not workers.results.empty() or (wait and done not in finished):
+            index, outcome = workers.results.get()
+            if isinstance(outcome, _Raised):
+                raise outcome.exception
+            finished[index] = outcome
+            progress["waiting"] = len(finished)
         while done in finished:
             result = finished.pop(done)
             done += 1
@@ -5985,13 +5964,6 @@ def _in_order(workers, records, window, progress):
         progress["waiting"] = len(finished)
         if item is end and done == sent:
             break
-
-
-def _collect(results, finished, progress, wait, index):
-    """Move what the workers finished into ``finished``; if ``wait``, until ``index`` is in."""
-    while not results.empty() or (wait and index not in finished):
-        received, finished[received] = _received(results)
-        progress["waiting"] = len(finished)
 
 
 # -- Records: an item's fields by name, the fields written, the run's stamp ----------
