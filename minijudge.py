@@ -6729,26 +6729,23 @@ def _pearson(xs, ys):
 
 
 def _spearman(xs, ys):
-    """Pearson's r of the 1-based ranks, ties sharing their mean rank: a dict of the
-    distinct values, the ranks read on each pass (a million lengths: no 8 MB of ranks)."""
-    return _pearson(_ranks(xs), _ranks(ys))
-
-
-def _ranks(values):
-    """Each value's 1-based rank, ties sharing their mean rank, computed on each pass over
-    ``values`` (a list, or a _Column read again), not kept."""
-    counts = collections.Counter(values)
-    rank = {}
-    below = 0
-    for value in sorted(counts):
-        rank[value] = below + (counts[value] + 1) / 2
-        below += counts[value]
-    return _Mapped(rank.__getitem__, values)
+    """Pearson's r of the ranks, ties sharing their mean rank, read from a dict of the
+    distinct values on each pass, not kept (a million lengths: no 8 MB of ranks)."""
+    ranked = []
+    for values in (xs, ys):
+        counts = collections.Counter(values)
+        rank = {}
+        below = 0
+        for value in sorted(counts):
+            rank[value] = below + (counts[value] + 1) / 2
+            below += counts[value]
+        ranked.append(_Mapped(rank.__getitem__, values))
+    return _pearson(*ranked)
 
 
 class _Mapped:
-    """``function`` of each of ``values``, computed on each pass: what _pearson reads twice
-    or more, without a number kept a value."""
+    """``function`` of each of ``values``, computed on each pass: a sequence _pearson reads
+    twice or more, without a number kept a value."""
 
     def __init__(self, function, values):
         self.function, self.values = function, values
@@ -6797,6 +6794,7 @@ def _length_controlled(differences, wins, steps=25):
     wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0). _NoFit
     where the fit has no finite end: two pairs or fewer, one length gap in every pair,
     wins and losses split by the gap (separation), or ``steps`` steps without settling."""
+    from array import array
     xs = _standardised(differences)
     if not any(xs):  # no length gap: b1 is free, b0 the raw rate's (the fit said 0.5)
         return round(sum(wins) / len(wins), 4)
@@ -6808,10 +6806,16 @@ def _length_controlled(differences, wins, steps=25):
                      "cannot be told from the length's effect")
     _check_unsplit(xs, wins)
     b0, b1 = 0.0, 0.0
-    for _ in range(steps):
-        step = _newton_step(xs, wins, b0, b1)
-        if step is None:
+    for _ in range(steps):  # the exponent is clamped: exp() overflows past about 709
+        ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
+        residuals = array("d", (y - p for y, p in zip(wins, ps)))
+        variances = array("d", (p * (1 - p) for p in ps))
+        g0, g1 = [sum(r * x ** k for r, x in zip(residuals, xs)) for k in (0, 1)]
+        h00, h01, h11 = [sum(v * x ** k for v, x in zip(variances, xs)) for k in (0, 1, 2)]
+        det = h00 * h11 - h01 * h01
+        if det < 1e-12:  # a singular Hessian: no step
             break
+        step = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
         b0, b1 = b0 + step[0], b1 + step[1]
         if abs(step[0]) + abs(step[1]) < 1e-9:
             return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
@@ -6841,26 +6845,6 @@ def _standardised(differences):
     return array("d", (math.tanh(d / scale) for d in differences))
 
 
-def _newton_step(xs, wins, b0, b1):
-    """The change to (b0, b1) one step of Newton's method makes; None if the Hessian is
-    singular. The exponent is clamped: exp() overflows past about 709."""
-    from array import array
-    ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
-    residuals = array("d", (y - p for y, p in zip(wins, ps)))
-    variances = array("d", (p * (1 - p) for p in ps))
-    g0, g1 = _moments(residuals, xs, (0, 1))
-    h00, h01, h11 = _moments(variances, xs, (0, 1, 2))
-    det = h00 * h11 - h01 * h01
-    if det < 1e-12:
-        return None
-    return (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
-
-
-def _moments(weights, xs, powers):
-    """sum(w * x ** k) over the pairs of ``weights`` and ``xs``, for each k of ``powers``."""
-    return [sum(w * x ** k for w, x in zip(weights, xs)) for k in powers]
-
-
 def agreement(judge_values, human_values, *, kind=None):
     """How well the judge agrees with people, over the pairs where both gave a value.
 
@@ -6869,7 +6853,13 @@ def agreement(judge_values, human_values, *, kind=None):
     accuracy is reported. Otherwise the values are ratings: exact and within-one agreement,
     quadratic-weighted Cohen's kappa, Spearman and Pearson correlation, and a confusion matrix
     ``{human: {judge: count}}``. ``kind="ratings"`` reads 0/1 labels as ratings too."""
-    judge_values, human_values = _paired_values(judge_values, human_values, kind)
+    if kind not in (None, "ratings"):
+        raise JudgeError("kind must be None or 'ratings'; got {!r}".format(kind))
+    # one human value each: a row dropped would shift every pair after it
+    judge_values, human_values = list(judge_values), list(human_values)
+    if len(judge_values) != len(human_values):
+        raise JudgeError("agreement needs one human value for each judge value; got {} judge "
+                         "values and {} human".format(len(judge_values), len(human_values)))
     pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
     if len(pairs) < 2:
@@ -6882,18 +6872,6 @@ def agreement(judge_values, human_values, *, kind=None):
     else:
         result.update(_ratings_agreement(pairs, judge, human, labels))
     return result
-
-
-def _paired_values(judge_values, human_values, kind):
-    """Both as lists, or JudgeError: zip() paired 3 values with 2 labels silently (a dropped
-    row shifts every pair after it), and an unknown kind was read as None."""
-    if kind not in (None, "ratings"):
-        raise JudgeError("kind must be None or 'ratings'; got {!r}".format(kind))
-    judge, human = list(judge_values), list(human_values)
-    if len(judge) != len(human):
-        raise JudgeError("agreement needs one human value for each judge value; got {} judge "
-                         "values and {} human".format(len(judge), len(human)))
-    return judge, human
 
 
 def _binary_agreement(pairs, judge):
@@ -6920,17 +6898,10 @@ def _ratio(part, whole):
 
 
 def _ratings_agreement(pairs, judge, human, labels):
-    """Exact and within-one agreement, kappa, correlations and the confusion matrix."""
+    """Exact and within-one agreement, kappa, correlations and the confusion matrix
+    {human label: {judge value: count}}, the values as "{:g}", counts of 0 left out."""
     exact = sum(j == h for j, h in pairs)
     within_one = sum(abs(j - h) <= 1 for j, h in pairs)
-    return {"kind": "ratings", "exact": round(exact / len(pairs), 4),
-            "within_one": round(within_one / len(pairs), 4),
-            "kappa_quadratic": _kappa(pairs), "spearman": _spearman(judge, human),
-            "pearson": _pearson(judge, human), "confusion": _confusion(pairs, judge, labels)}
-
-
-def _confusion(pairs, judge, labels):
-    """{human label: {judge value: count}}, the values as "{:g}", counts of 0 left out."""
     categories = sorted(set(judge) | labels)
     observed = collections.Counter((h, j) for j, h in pairs)
     confusion = {}
@@ -6938,7 +6909,10 @@ def _confusion(pairs, judge, labels):
         if h in labels:
             confusion["{:g}".format(h)] = {"{:g}".format(j): observed[h, j] for j in categories
                                            if observed[h, j]}
-    return confusion
+    return {"kind": "ratings", "exact": round(exact / len(pairs), 4),
+            "within_one": round(within_one / len(pairs), 4),
+            "kappa_quadratic": _kappa(pairs), "spearman": _spearman(judge, human),
+            "pearson": _pearson(judge, human), "confusion": confusion}
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
@@ -6960,19 +6934,19 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
 
 
 def _printable_level(level):
-    """Whether a confidence level is one _level prints as itself: 1e-300 printed '0% CI',
-    0.999999999 '100% CI'; NaN and infinities are not either."""
+    """Whether a confidence level is one _level prints as itself (not '0% CI' for 1e-300,
+    nor '100% CI' for 0.999999999); NaN and infinities are not either."""
     percent = round(level * 100, 6)
     return 0 < percent < 100
 
 
-def _quantiles(means, level):
-    """The (1 - level) / 2 and (1 + level) / 2 quantiles of sorted bootstrap means: the
-    26th and 976th of 1,000 at 95%; rounded first: (1 - 0.9) / 2 * 200 is 9.999999999999998."""
+def _quantiles(values, level, places=4):
+    """The [low, high] of sorted ``values`` holding ``level`` of them in the middle: the
+    26th and 976th of 1,000 at 95% (rounded first: (1 - 0.9) / 2 * 200 is 9.999...)."""
     tail = (1 - level) / 2
-    low = int(round(tail * len(means), 6))
-    high = min(int(round((1 - tail) * len(means), 6)), len(means) - 1)
-    return [round(means[low], 4), round(means[high], 4)]
+    low = int(round(tail * len(values), 6))
+    high = min(int(round((1 - tail) * len(values), 6)), len(values) - 1)
+    return [round(values[low], places), round(values[high], places)]
 
 
 def _normal(mean, se, level):
@@ -6985,14 +6959,6 @@ def _z(level):
     """How many standard errors a two-sided interval at ``level`` spans: 1.96 at 0.95."""
     from statistics import NormalDist
     return NormalDist().inv_cdf((1 + level) / 2)
-
-
-def _percentiles(values, level):
-    """The [low, high] of sorted ``values`` holding ``level`` of them in the middle."""
-    tail = (1 - level) / 2  # rounded first, as _quantiles does: 0.05 * 200 is 9.999...
-    low = int(round(tail * len(values), 6))
-    high = min(len(values) - 1, int(round((1 - tail) * len(values), 6)))
-    return [round(values[low], 2), round(values[high], 2)]
 
 
 def _win_rate(score):
@@ -7015,20 +6981,6 @@ def _bt_tables(comparisons):
     return points, games
 
 
-def _ford_holds(points):
-    """Whether every system is reached from any other along 'scored against' edges, both
-    ways (Ford's condition): else some strength is infinite (one that never lost)."""
-    names = list(points)
-    if not names:  # a resample that drew nothing: nothing infinite
-        return True
-    beaten = {name: [other for other, won in points[name].items() if won > 0] for name in names}
-    beaten_by = collections.defaultdict(list)
-    for name, others in beaten.items():
-        for other in others:
-            beaten_by[other].append(name)
-    return len(_reached(beaten, names[0])) == len(_reached(beaten_by, names[0])) == len(names)
-
-
 def _reached(edges, start):
     seen, todo = {start}, [start]
     while todo:
@@ -7039,21 +6991,25 @@ def _reached(edges, start):
     return seen
 
 
-def _bradley_terry(comparisons, tolerance=1e-8, start=None):
+def _bradley_terry(comparisons):
     """Bradley-Terry strengths (their geometric mean 1) by the minorise-maximise updates
     p_i = W_i / sum_j n_ij / (p_i + p_j), W_i the points of i (ties half), n_ij its games
-    with j, until no strength's log changes by ``tolerance`` (a hundredth of an Elo point
-    is 2.3e-5), from the strengths ``start`` gives (else 1), then Newton's method from
-    there; and whether _with_ties added ties."""
+    with j, until no strength's log changes by 1e-8, then Newton's method from there; and
+    whether _with_ties added ties."""
     comparisons, added = _with_ties(comparisons)
     points, games = _bt_tables(comparisons)
     wins = {name: sum(against.values()) for name, against in points.items()}
-    strengths = {name: (start or {}).get(name, 1.0) for name in points}
+    strengths = dict.fromkeys(points, 1.0)
     for _ in range(1000):
-        updated = _mm_step(strengths, wins, games)
+        updated = {}
+        for name, p in strengths.items():
+            spread = sum(n / (p + strengths[other]) for other, n in games[name].items())
+            updated[name] = wins[name] / spread
+        middle = math.exp(sum(map(math.log, updated.values())) / len(updated))
+        updated = {name: p / middle for name, p in updated.items()}  # a geometric mean of 1
         change = max(abs(math.log(updated[k] / strengths[k])) for k in strengths)
         strengths = updated
-        if change < tolerance:
+        if change < 1e-8:  # a hundredth of an Elo point is 2.3e-5
             break
     # MM's steps shrink far from the maximum where systems stand in a row (20, each 9
     # times the next: the last 257 points short when they stopped); Newton's method, from
@@ -7065,16 +7021,6 @@ def _bradley_terry(comparisons, tolerance=1e-8, start=None):
     return strengths, added
 
 
-def _mm_step(strengths, wins, games):
-    """One minorise-maximise update of every strength, scaled to a geometric mean of 1."""
-    updated = {}
-    for name, p in strengths.items():
-        spread = sum(n / (p + strengths[other]) for other, n in games[name].items())
-        updated[name] = wins[name] / spread
-    middle = math.exp(sum(map(math.log, updated.values())) / len(updated))
-    return {name: p / middle for name, p in updated.items()}
-
-
 def _elo(strengths, baseline):
     """Strengths on the Elo-like scale: 1000 + 400 * log10(p / the baseline's p)."""
     anchor = strengths[baseline]
@@ -7082,15 +7028,15 @@ def _elo(strengths, baseline):
 
 
 def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start=None):
-    """Each system's score interval: the fit redone on ``resamples`` Poisson resamples of
-    the comparisons (each kind drawn Poisson(its count) times: a draw costs the kinds, not
-    the comparisons), from the strengths ``start`` (the full fit's: fewer steps), the
-    ``level`` percentile interval of each score; kinds in sorted order, so shards give one
-    interval; a draw without the baseline is skipped, and a system scored in fewer than half
-    the draws (the others left it no comparison joining it to the baseline) has none."""
+    """Each system's score interval, the ``level`` percentiles of the fit redone on
+    ``resamples`` Poisson resamples of the comparisons from the strengths ``start``: each
+    kind (a, b, a's win, weight), in sorted order (shards agree), drawn Poisson(its count)
+    times. A draw without the baseline is skipped; a system scored in fewer than half the
+    draws has none."""
     if start is None:
         start = _bradley_terry(comparisons)[0]
-    rng, kinds = random.Random(seed), sorted(_kinds(comparisons).items())
+    kinds = collections.Counter((a, b, won, weight) for a, b, won, _, weight in comparisons)
+    rng, kinds = random.Random(seed), sorted(kinds.items())
     drawn, fits = collections.defaultdict(list), {}
     for _ in range(resamples):
         counts = tuple(_poisson(rng, n) for _, n in kinds)
@@ -7098,17 +7044,15 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
             fits[counts] = _resample_scores(kinds, counts, baseline, start)
         for name, score in fits[counts].items():
             drawn[name].append(score)
-    return {name: _percentiles(sorted(scores), level) for name, scores in drawn.items()
+    return {name: _quantiles(sorted(scores), level, 2) for name, scores in drawn.items()
             if 2 * len(scores) >= resamples}
 
 
 def _resample_scores(kinds, counts, baseline, start):
-    """The scores of one resample (each kind drawn so many times), by Newton's method from
-    the full fit's strengths ``start`` (MM takes hundreds of steps where one system plays
-    most games, as a baseline does; Newton a few), of the systems it joins to the baseline
-    alone (another's score would be where the fit started: 12 systems in a row, one win
-    each way a pair, gave the last a narrower interval than the second); none without the
-    baseline, or if the fit did not settle (no draw's end point counts as its scores)."""
+    """The scores of one resample (each kind drawn so many times) by Newton's method from
+    the full fit's strengths ``start`` (MM would take hundreds of steps), of the systems it
+    joins to the baseline alone (another's would stay where the fit started); none without
+    the baseline, or if the fit did not settle."""
     met = collections.defaultdict(set)
     for ((a, b, _, _), _), n in zip(kinds, counts):
         if n:
@@ -7125,13 +7069,19 @@ def _resample_scores(kinds, counts, baseline, start):
 
 
 def _plain_scores(comparisons, baseline, strengths, steps=25):
-    """The plain model's scores by Newton's method from ``strengths``: _lc_scores' fit
-    without the length term (a resample has no length gaps), summed by pair first (a draw
-    of 60 systems has ~10,000 kinds but 1,770 pairs: a report of 10,000 comparisons of 60
-    systems took minutes); none if Newton's method did not settle."""
+    """The plain model's scores by Newton's method from ``strengths`` (_lc_scores' without
+    the length term), the comparisons summed by pair first (60 systems: 1,770 pairs, but
+    ~10,000 kinds); none if Newton's method did not settle."""
+    table = {}
+    for a, b, won, _, weight in comparisons:
+        if b < a:
+            a, b, won = b, a, 1 - won
+        entry = table.setdefault((a, b), [0.0, 0.0])
+        entry[0] += won * weight
+        entry[1] += weight
+    pairs = [(a, b, points, games) for (a, b), (points, games) in sorted(table.items())]
     free = [name for name in sorted(strengths) if name != baseline]
     index = {name: i for i, name in enumerate(free)}
-    pairs = _pair_table(comparisons)
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
     theta, settled = _newton(lambda at: _pair_derivatives(pairs, at, index), theta, steps)
     if not settled:
@@ -7141,35 +7091,19 @@ def _plain_scores(comparisons, baseline, strengths, steps=25):
     return scores
 
 
-def _pair_table(comparisons):
-    """(a, b, a's points, their games) of each pair compared, weighted, a before b."""
-    table = {}
-    for a, b, won, _, weight in comparisons:
-        if b < a:
-            a, b, won = b, a, 1 - won
-        entry = table.setdefault((a, b), [0.0, 0.0])
-        entry[0] += won * weight
-        entry[1] += weight
-    return [(a, b, points, games) for (a, b), (points, games) in sorted(table.items())]
-
-
 def _pair_derivatives(pairs, theta, index):
-    """_lc_derivatives of the plain model, a pair at a time (the baseline's index None)."""
+    """_lc_derivatives of the plain model, a pair at a time (the baseline, at 0, has no
+    index)."""
     m = len(theta)
     gradient = [0.0] * m
     hessian = [[1e-9 * (i == j) for j in range(m)] for i in range(m)]
+    at = {name: theta[i] for name, i in index.items()}
     for a, b, points, games in pairs:
-        i, j = index.get(a), index.get(b)
-        z = _theta_at(theta, i) - _theta_at(theta, j)
+        z = at.get(a, 0.0) - at.get(b, 0.0)
         p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
-        _add_pair_terms(gradient, hessian, (i, j), points - games * p, games * p * (1 - p))
+        _add_pair_terms(gradient, hessian, (index.get(a), index.get(b)), points - games * p,
+                        games * p * (1 - p))
     return gradient, hessian
-
-
-def _theta_at(theta, i):
-    if i is None:  # the baseline, at 0
-        return 0.0
-    return theta[i]
 
 
 def _add_pair_terms(gradient, hessian, ij, excess, information):
@@ -7180,11 +7114,6 @@ def _add_pair_terms(gradient, hessian, ij, excess, information):
         gradient[k] += excess * c
         for l, d in signed:
             hessian[k][l] += information * c * d
-
-
-def _kinds(comparisons):
-    """How many comparisons there are of each kind (a, b, a's win, weight)."""
-    return collections.Counter((a, b, won, weight) for a, b, won, _, weight in comparisons)
 
 
 def _poisson(rng, mean):
@@ -7199,10 +7128,19 @@ def _poisson(rng, mean):
 
 
 def _with_ties(comparisons):
-    """The comparisons, and where Ford's condition fails one tie more for each pair
-    compared (so every strength is finite); whether ties were added."""
+    """The comparisons, and where Ford's condition fails (every system reached from any
+    other along 'scored against' edges: else one that never lost is infinitely strong) one
+    tie more for each pair compared; whether ties were added."""
     points, games = _bt_tables(comparisons)
-    if _ford_holds(points):
+    names = list(points)
+    beaten = {name: [other for other, won in points[name].items() if won > 0] for name in names}
+    beaten_by = collections.defaultdict(list)
+    for name, others in beaten.items():
+        for other in others:
+            beaten_by[other].append(name)
+    if not names:  # a resample that drew nothing: nothing infinite
+        return comparisons, False
+    if len(_reached(beaten, names[0])) == len(_reached(beaten_by, names[0])) == len(names):
         return comparisons, False
     ties = [(a, b, 0.5, 0, 1) for a in games for b in games[a] if a < b]
     return comparisons + ties, True
@@ -7210,12 +7148,10 @@ def _with_ties(comparisons):
 
 def _lc_scores(comparisons, baseline, strengths, steps=25):
     """The length-controlled fit of a group's comparisons: P(a beats b) = sigmoid(beta_a -
-    beta_b + gamma * x), x the length gap standardised as _length_controlled does, by
-    Newton's method from the plain fit, on the comparisons and _with_ties' ties; (each
-    score at no length gap, on the same scale; gamma). With no length gap, the plain
-    scores and a gamma of 0. _NoFit where the fit has no finite end: no more comparisons
-    than parameters, gaps that are those of each system's own length, or ``steps`` steps
-    without settling (separation)."""
+    beta_b + gamma * x), x the length gap standardised, by Newton's method from the plain
+    fit, with _with_ties' ties; (each score at no length gap, gamma). _NoFit where the fit
+    has no finite end: no more comparisons than parameters, gaps that are those of each
+    system's own length, or ``steps`` steps without settling (separation)."""
     fitted = _with_ties(comparisons)[0]
     xs = _standardised([c[3] for c in fitted])
     if not any(xs):  # gamma is free, the scores at no gap the plain ones
@@ -7248,18 +7184,18 @@ def _collinear(comparisons, baseline):
     matrix = [[0.0] * len(free) for _ in free]
     for a, b, _, gap, _ in comparisons:
         _add_pair_terms(vector, matrix, (index.get(a), index.get(b)), gap, 1.0)
-    lengths = _solve(matrix, vector)  # a group's comparisons connect it: never singular
-    residual = sum((gap - _theta_at(lengths, index.get(a)) + _theta_at(lengths, index.get(b)))
-                   ** 2 for a, b, _, gap, _ in comparisons)
+    # a group's comparisons connect it: never singular; the baseline's length is 0
+    lengths = dict(zip(free, _solve(matrix, vector)))
+    residual = sum((gap - lengths.get(a, 0.0) + lengths.get(b, 0.0)) ** 2
+                   for a, b, _, gap, _ in comparisons)
     return residual <= 1e-9 * sum(c[3] ** 2 for c in comparisons)
 
 
 def _newton(derivatives, theta, steps):
-    """``theta`` after Newton's method's steps (at most ``steps``), ``derivatives(theta)``
-    giving the log-likelihood's gradient and negative Hessian; and whether it settled (a
-    step under 1e-4; a singular step settles nothing). A step is at most 1 in each
-    parameter (174 points): a full one overshoots far from the maximum, where the curvature
-    is small, and ran off (13 systems, some verdicts x1000: 569 points off, unsettled)."""
+    """``theta`` after at most ``steps`` of Newton's method, ``derivatives(theta)`` giving
+    the log-likelihood's gradient and negative Hessian; and whether it settled (a step
+    under 1e-4). A step is at most 1 in each parameter (174 points): a full one overshoots
+    far from the maximum, where the curvature is small, and can run off."""
     for _ in range(steps):
         gradient, hessian = derivatives(theta)
         step = _solve(hessian, gradient)
