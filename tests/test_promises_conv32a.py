@@ -30,7 +30,7 @@ WEATHER = [
 
 
 def read(messages):
-    return minijudge._conversation(messages, "field 'messages'")
+    return minijudge._read_conversation(messages, "field 'messages'")
 
 
 class ReaderTest(unittest.TestCase):
