@@ -265,11 +265,6 @@ def _is_finite(value):
     return abs(value) <= sys.float_info.max  # NaN fails too; 10**400 has no float (OverflowError)
 
 
-def _is_whole_count(value):
-    """A token count: a whole number (a bool is none), 0 or more, that fits in 64 bits."""
-    return type(value) is int and 0 <= value < 2 ** 63
-
-
 _NOT_FAILURES = ("ok", "empty_response")
 _TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")  # what the summary sums
 _REASKS_FIELDS = ("reasks", "reasks_other_order")  # --reask: each order's replies re-asked
@@ -3129,10 +3124,14 @@ _REASK_MAX = 5          # a judge that has not answered in form after 5 re-asks 
 _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
 
 
+# The checks: each takes a value and is true if it is as declared. One vocabulary for every
+# place a value comes from (a keyword, a flag, a --judges entry, a record read back), and one
+# message when it is not (_must_be).
+
 def _between(low, high, *, above=False):
-    """A check: a finite number from low to high (``above``: low itself excluded)."""
+    """A finite number (not a bool) from ``low`` to ``high`` (``above``: low excluded)."""
     def check(value):
-        if not (_is_number(value) and math.isfinite(value)):
+        if not _is_finite(value):
             return False
         if above:
             return low < value <= high
@@ -3140,17 +3139,45 @@ def _between(low, high, *, above=False):
     return check
 
 
-def _whole(low, high):
-    """A check: an int (not a bool) from low to high."""
-    return lambda value: type(value) is int and low <= value <= high
+def _whole(low, high=math.inf):
+    """An int (not a bool) from ``low`` to ``high``."""
+    def check(value):
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    return check
 
 
 def _optional(check):
     return lambda value: value is None or check(value)
 
 
+def _list_of(check):
+    return lambda value: isinstance(value, list) and all(map(check, value))
+
+
+def _object_of(check):
+    """A dict whose every value ``check`` takes."""
+    return lambda value: isinstance(value, dict) and all(map(check, value.values()))
+
+
 def _is_text(value):
     return isinstance(value, str)
+
+
+def _is_flag(value):
+    return type(value) is bool
+
+
+_is_score = _between(0, 1)                # a score, a share, a threshold
+_is_whole_count = _whole(0, 2 ** 63 - 1)  # a token count: report sums them in 64 bits
+
+
+def _must_be(where, expected, value):
+    """The words of every value refused: "WHERE must be EXPECTED; got VALUE" (no WHERE where
+    argparse names the flag)."""
+    text = "must be {}; got {!r}".format(expected, value)
+    if where:
+        text = where + " " + text
+    return text
 
 
 # the body's keys minijudge fills itself: an extra_body holding one would replace the prompt,
@@ -3161,24 +3188,19 @@ _SENT_KEYS = ("messages", "model", "stream")
 def _is_urls(value):
     """A URL, or a non-empty list of them (a judge's replicas)."""
     if isinstance(value, (list, tuple)):
-        return bool(value) and all(isinstance(url, str) for url in value)
-    return isinstance(value, str)
+        return bool(value) and all(map(_is_text, value))
+    return _is_text(value)
 
 
 def _is_extra_body(value):
     return isinstance(value, dict) and not any(key in value for key in _SENT_KEYS)
 
 
-def _is_flag(value):
-    return type(value) is bool
-
-
 def _is_scale(value):
+    """[LO, HI] (a tuple too): two finite numbers, LO below HI."""
     if not (isinstance(value, (list, tuple)) and len(value) == 2):
         return False
-    low, high = value
-    finite = _between(-math.inf, math.inf)
-    return finite(low) and finite(high) and low < high
+    return _is_finite(value[0]) and _is_finite(value[1]) and value[0] < value[1]
 
 
 def _is_headers(headers):
@@ -3204,10 +3226,9 @@ def _is_store(cache):
 
 
 def _is_failure_score(value):
-    """None, NaN, or a number from 0 to 1."""
-    if value is None:
-        return True
-    return _is_number(value) and (value != value or 0 <= value <= 1)  # value != value: NaN
+    """None, NaN, or a score."""
+    is_nan = _is_number(value) and value != value
+    return value is None or is_nan or _is_score(value)
 
 
 def _header_line(text):
@@ -3423,8 +3444,7 @@ def _check_option(option, value, where, judge=""):
         raise JudgeError(judge + str(exc)) from None
     except (TypeError, ValueError, OverflowError, RecursionError):
         pass
-    raise JudgeError("{}{} must be {}; got {!r}".format(judge, where, option.expected, value)[
-        :300])
+    raise JudgeError(_must_be(judge + where, option.expected, value)[:300])  # a whole text
 
 
 def _check_retry_waits(low, high):
@@ -3437,10 +3457,16 @@ def _check_retry_waits(low, high):
                              low, high))
 
 
-def _check_options(keywords):
-    """Each of LLMJudge's keywords (a dict: its locals) against its declaration."""
-    for option in _JUDGE_OPTIONS:
+def _check_options(keywords, options=_JUDGE_OPTIONS):
+    """Each of a function's keywords (a dict: its locals) against its declaration."""
+    for option in options:
         _check_option(option, keywords[option.name], option.name)
+
+
+# judge_records' keywords: with no worker, it would wait for ever; with no record read
+# ahead, none would run
+_RECORDS_OPTIONS = (_Option("concurrency", 8, "1 or more", _whole(1)),
+                    _Option("window", 10000, "1 or more", _whole(1)))
 
 
 # -- Judging -------------------------------------------------------------------------
@@ -4940,11 +4966,6 @@ def _total_usage(judgements):
     return dict(usage, **dict.fromkeys(unknown))
 
 
-def _is_count(quorum, most):
-    """A quorum from 1 to ``most``: True counted as 1."""
-    return type(quorum) is int and 1 <= quorum <= most
-
-
 def _check_members(named, kind):
     """jury's members must be Judgements whose answered scores are in [0, 1]: another
     object was an AttributeError, a NaN score an ok NaN, a 7 averaged in."""
@@ -4953,7 +4974,7 @@ def _check_members(named, kind):
             raise JudgeError("jury needs Judgements; {} {} is {!r}".format(
                 kind, name, judgement)[:300])
         score = judgement.score
-        if judgement.status in _NOT_FAILURES and not (_is_number(score) and 0 <= score <= 1):
+        if judgement.status in _NOT_FAILURES and not _is_score(score):
             raise JudgeError("jury: {} {}'s score must be from 0 to 1; got {!r}".format(
                 kind, name, score))
 
@@ -4975,7 +4996,7 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     needed = quorum
     if quorum is None:
         needed = len(judgements)
-    if how not in _JURY_HOWS or not _is_count(needed, len(every)):
+    if how not in _JURY_HOWS or not _whole(1, len(every))(needed):
         raise JudgeError("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to "
                          "the {} judgements; got {!r} and {!r}".format(len(every), how, quorum))
     _check_members(named, kind)
@@ -6057,12 +6078,6 @@ def _check_systems(responses):
                          "got {!r}".format(responses)[:300])
 
 
-def _check_one_or_more(name, value):
-    """concurrency (no worker: a wait for ever) and window (no record read ahead: none run)."""
-    if type(value) is not int or value < 1:
-        raise JudgeError("{} must be 1 or more; got {!r}".format(name, value))
-
-
 def _received(results):
     """The next (index, result) from the workers; what one raised, raised in this thread."""
     index, outcome = results.get()
@@ -6093,8 +6108,7 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
     judge_one = judge_one or judges[0].judge
     if not failed:
         failed = _failure_of(judges[0])
-    _check_one_or_more("concurrency", concurrency)
-    _check_one_or_more("window", window)
+    _check_options(locals(), _RECORDS_OPTIONS)
     if progress is None:
         progress = {}
     workers = _Workers(judges, judge_one, stop_on, failed)
@@ -10269,7 +10283,7 @@ class _Readings:
         a score from 0 to 1 from the text and no details; else None."""
         judgement = self.judge._interpret({"content": raw}, False, self.judge.scale)
         plain = judgement.status == "ok" and not judgement.details
-        if not plain or judgement.source != "text" or not _is_unit(judgement.score):
+        if not plain or judgement.source != "text" or not _is_score(judgement.score):
             return None
         return judgement.score, judgement.value
 
@@ -10480,11 +10494,6 @@ def _unread_label_lines(defaulted, args):
             "agreement".format(args.human_field, unread, defaulted["records"])]
 
 
-def _is_unit(score):
-    """A score from 0 to 1 (not NaN, not a bool)."""
-    return type(score) in (int, float) and 0 <= score <= 1
-
-
 def _counted_score(score):
     """A score as the tally adds it: a number, else (None, NaN) 0.0."""
     if isinstance(score, (int, float)) and score == score:
@@ -10602,7 +10611,7 @@ class _Tally:
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
         status, details = judgement.status, judgement.details
-        if status == "ok" and not details and len(lengths) == 1 and _is_unit(judgement.score):
+        if status == "ok" and not details and len(lengths) == 1 and _is_score(judgement.score):
             self.add_plain(judgement, human, lengths[0])  # most records: what counts of them
             self._count_requests(judgement)
             return
@@ -12652,35 +12661,6 @@ _STATUSES = frozenset((
     "not_judged", "exported", "cost_limit"))
 
 
-def _is_text_or_none(value):
-    return value is None or isinstance(value, str)
-
-
-def _is_flag_or_none(value):
-    return value is None or isinstance(value, bool)
-
-
-def _is_score(value):
-    return _is_finite(value) and 0 <= value <= 1
-
-
-def _is_positive_int(value):
-    return type(value) is int and value >= 1
-
-
-def _or_null(check):
-    return lambda value: value is None or check(value)
-
-
-def _object_of(check):
-    """A check: an object whose every value passes ``check``."""
-    return lambda value: isinstance(value, dict) and all(map(check, value.values()))
-
-
-def _list_of(check):
-    return lambda value: isinstance(value, list) and all(map(check, value))
-
-
 def _is_token_count(value):
     """A count the summary may add: what is no int is skipped there, as the run skips it."""
     if not isinstance(value, int):
@@ -12695,14 +12675,7 @@ def _are_token_counts(usage):
 
 def _is_pair(value):
     """A systems item's pair: an object, its consistent flag checked."""
-    return isinstance(value, dict) and _is_flag_or_none(value.get("consistent"))
-
-
-def _is_stamp_scale(value):
-    """[LO, HI], two numbers with LO below HI."""
-    if not isinstance(value, list) or len(value) != 2:
-        return False
-    return all(map(_is_finite, value)) and value[0] < value[1]
+    return isinstance(value, dict) and _FLAG_OR_NULL(value.get("consistent"))
 
 
 def _are_requests(value):
@@ -12729,23 +12702,23 @@ def _is_request(value):
     return value.get("on_failure") is None or _is_finite(value["on_failure"])
 
 
-_SCORE_OR_NULL = _or_null(_is_score)
+_TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL = map(_optional, (_is_text, _is_flag, _is_score))
 
 
 _READ_CHECKS = (
-    ("error", "text or null", _is_text_or_none), ("model", "text or null", _is_text_or_none),
-    ("fingerprint", "text or null", _is_text_or_none),
+    ("error", "text or null", _TEXT_OR_NULL), ("model", "text or null", _TEXT_OR_NULL),
+    ("fingerprint", "text or null", _TEXT_OR_NULL),
     ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
     ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
-    ("usage", "an object of token counts (0 or more) or null", _or_null(_are_token_counts)),
-    ("pass", "true, false or null", _is_flag_or_none),
-    ("positional_bias", "true, false or null", _is_flag_or_none),
-    ("consistent", "true, false or null", _is_flag_or_none),
+    ("usage", "an object of token counts (0 or more) or null", _optional(_are_token_counts)),
+    ("pass", "true, false or null", _FLAG_OR_NULL),
+    ("positional_bias", "true, false or null", _FLAG_OR_NULL),
+    ("consistent", "true, false or null", _FLAG_OR_NULL),
     ("strong", "true (a strong verdict) or null", lambda v: v is None or v is True),
-    ("panel", "an object of scores (0 to 1, or null)", _or_null(_object_of(_SCORE_OR_NULL))),
-    ("repeats", "a list of scores (0 to 1, or null)", _or_null(_list_of(_SCORE_OR_NULL))),
+    ("panel", "an object of scores (0 to 1, or null)", _optional(_object_of(_SCORE_OR_NULL))),
+    ("repeats", "a list of scores (0 to 1, or null)", _optional(_list_of(_SCORE_OR_NULL))),
     *((name, "a list of the replies re-asked (text or null)",
-       _or_null(_list_of(_is_text_or_none))) for name in _REASKS_FIELDS),
+       _optional(_list_of(_TEXT_OR_NULL))) for name in _REASKS_FIELDS),
 )
 
 
@@ -12757,9 +12730,9 @@ _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each 
 
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
-    ("pairs", "a list of objects", _or_null(_list_of(_is_pair))),
+    ("pairs", "a list of objects", _optional(_list_of(_is_pair))),
     ("wins", "an object of numbers", _object_of(_is_finite)),
-    ("played", "an object of counts (1 or more)", _object_of(_is_positive_int)),
+    ("played", "an object of counts (1 or more)", _object_of(_whole(1))),
 )
 
 
@@ -12768,20 +12741,20 @@ _SYSTEMS_SCORE = (("score", "null (each system's is in value)", lambda v: v is N
 
 
 _STAMP_CHECKS = (
-    ("mode", "one of " + ", ".join(_MODES), lambda v: isinstance(v, str) and v in _MODES),
-    ("model", "text", lambda v: isinstance(v, str)),
-    ("template", "text", lambda v: isinstance(v, str)),
-    ("template_sha256", "text", lambda v: isinstance(v, str)),
-    ("version", "text", lambda v: isinstance(v, str)),
-    ("scale", "[LO, HI], two numbers", _or_null(_is_stamp_scale)),
+    ("mode", "one of " + ", ".join(_MODES), lambda v: _is_text(v) and v in _MODES),
+    ("model", "text", _is_text),
+    ("template", "text", _is_text),
+    ("template_sha256", "text", _is_text),
+    ("version", "text", _is_text),
+    ("scale", "[LO, HI], two numbers", _optional(_is_scale)),
     ("pass_threshold", "a number from 0 to 1", _SCORE_OR_NULL),
-    ("jury", "text", _is_text_or_none),
-    ("quorum", "1 or more", _or_null(_is_positive_int)),
-    ("judges", "a list of names", _or_null(_list_of(lambda name: isinstance(name, str)))),
+    ("jury", "text", _TEXT_OR_NULL),
+    ("quorum", "1 or more", _optional(_whole(1))),
+    ("judges", "a list of names", _optional(_list_of(_is_text))),
     ("request", "an object (its on_failure a number or null, its reask 0 or more), or a list "
      "of them", _are_requests),
     ("figures", "an object of --strong-weight, --baseline, --confidence, --bootstrap-samples "
-     "and --bootstrap-seed as a run takes them", _or_null(_are_figure_options)),
+     "and --bootstrap-seed as a run takes them", _optional(_are_figure_options)),
 )
 
 
@@ -12790,7 +12763,7 @@ def _check(fields, checks, name):
     for field, expected, check in checks:
         value = fields.get(field)
         if not check(value):
-            raise JudgeError("{}{} must be {}; got {!r}".format(name, field, expected, value))
+            raise JudgeError(_must_be(name + field, expected, value))
 
 
 def _stamps_of(record, checked=None):
