@@ -3288,13 +3288,6 @@ class _Option(collections.namedtuple("_Option", "name default expected check fla
     ``read_expected`` its words; ``in_file``: True if a --judges entry may set it, else
     why not (the end of the error)."""
 
-    def argument(self):
-        """(flag, help, argparse settings), as _arg_parser's entries are written."""
-        settings = dict(self.argparse or {})
-        if not isinstance(self.default, bool) and self.default is not None:
-            settings.setdefault("default", self.default)
-        return self.flag, self.help, settings
-
     @property
     def dest(self):
         return self.flag.split(" ")[0].split("/")[-1].lstrip("-").replace("-", "_")
@@ -7555,12 +7548,6 @@ def _solve(matrix, vector):
 
 # -- Flags ---------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=1)
-def _default_args():
-    """The command line's flags as a run without any has them (argparse takes 7 ms)."""
-    return _parse_known(_arg_parser(), ["-"])
-
-
 _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 
 
@@ -7574,8 +7561,7 @@ class _DefaultFloat(float):
 
 
 def _context_spec(spec):
-    """--context-field NAME=FIELD, or FIELD (named after itself): "=x" and "a=" named an empty
-    section or a field "a=", and every record was a bad_record."""
+    """--context-field NAME=FIELD, or FIELD (named after itself); neither part empty."""
     import argparse
     name, sep, field = spec.partition("=")
     if not name or (sep and not field):
@@ -7584,9 +7570,42 @@ def _context_spec(spec):
     return name, field or spec
 
 
-# The flags in --help order: "title: about" starts a group; ("-f/--flag METAVAR", help,
-# argparse settings) a flag (no METAVAR and no choices: a switch; a number default gives
-# the type), or a judge option of _JUDGE_OPTIONS, whose flag is declared with it.
+def _whole_number(text, least, most=None):
+    """A flag's whole number, ``least`` or more (and ``most`` or less); else argparse's
+    usage error."""
+    import argparse
+    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
+        expected = "a whole number, {} or more".format(least)
+        raise argparse.ArgumentTypeError(_must_be("", expected, text))
+    if most is not None and int(text) > most:
+        shown = text
+        if len(text) > 20:
+            shown = text[:20] + "..."
+        expected = "a whole number from {} to {}".format(least, most)
+        raise argparse.ArgumentTypeError(_must_be("", expected, shown))
+    return int(text)
+
+
+def _read_shard(text):
+    """(K, N) of --shard's K/N; ValueError unless 0 <= K < N."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if match is None or int(match[1]) >= int(match[2]):
+        raise ValueError(text)
+    return int(match[1]), int(match[2])
+
+
+def _dollars(text):
+    """--max-cost's dollars: a plain number above 0, as a price is (float() reads 0_5 as 5)."""
+    if not _PRICE_RE.match(text) or not 0 < float(text) < math.inf:
+        raise ValueError(text)
+    return float(text)
+
+
+# The flags in --help order: "title: about" starts a group. A flag whose value is checked
+# is an _Option: what it must be and its check (after argparse made the value), or the
+# read of its text; a judge option's comes from _JUDGE_OPTIONS, declared there once.
+# Any other flag is ("-f/--flag METAVAR", help, argparse settings): no METAVAR and no
+# choices, a switch; a number default gives the type.
 _FLAGS = [
     "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
     *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
@@ -7622,29 +7641,36 @@ _FLAGS = [
      {"type": lambda text: _whole_number(text, 1)}),
     *_declared("max_turn_chars"),
     "run",
-    ("--concurrency N", "requests in flight (8)", {"default": 8}),
-    ("--window N", "records read ahead of the oldest pending one (10000)", {"default": 10000}),
+    _Option("concurrency", 8, "from 1 to 1024 (a thread each)", _whole(1, 1024),
+            "--concurrency N", "requests in flight (8)"),
+    _Option("window", 10000, "at least 1", _whole(1),
+            "--window N", "records read ahead of the oldest pending one (10000)"),
     ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
-    ("--max-cost X", "stop before a request would take the run's cost past X dollars "
-     "(needs --price): exit 1, every record written"),
-    ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
+    _Option("max_cost", None, None, None, "--max-cost X", "stop before a request would take "
+            "the run's cost past X dollars (needs --price): exit 1, every record written",
+            read=_dollars, read_expected="dollars, a number above 0"),
+    _Option("shard", None, None, None, "--shard K/N",
+            "judge only records K, K+N, K+2N, ... (0-based)",
+            read=_read_shard, read_expected="K/N with 0 <= K < N"),
     ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
     ("--jury", "--judges as one panel: judge_score their mean, median or majority",
      {"choices": ["mean", "median", "majority"]}),
-    ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
+    _Option("quorum", None, "from 1 to the number of --judges, with --jury", None,  # _check_jury
+            "--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
     *_declared("repeats", "max_tokens", "temperature", "price"),
     *_declared("reask"),
     ("--dry-run", "print the prompts; send nothing"),
     ("--check", "only check the server: URL, models, one reply"),
     ("--no-preflight", "skip the one request that checks the server first"),
     ("--strict", "stop at the first bad input line instead of recording it"),
-    ("--max-error-rate R", "exit 1 if over this share failed (0.1)", {"default": 0.1}),
+    _Option("max_error_rate", 0.1, "a share from 0 to 1", _is_score,
+            "--max-error-rate R", "exit 1 if over this share failed (0.1)"),
     "output",
     ("-o/--output OUT.jsonl", "write records here (default stdout)"),
     ("--summary FILE", "also write the summary here as JSON"),
     ("--html FILE", "also write a page of the summary, charts and records: one HTML file"),
-    ("--html-rows N", "records in the page: failures, then the lowest scores (500)",
-     {"default": 500}),
+    _Option("html_rows", 500, "0 or more", _whole(0),
+            "--html-rows N", "records in the page: failures, then the lowest scores (500)"),
     _OPTIONS["save_prompts"],
     ("-q/--quiet", "no progress or summary on stderr"),
     ("--group-by FIELD", "the summary's figures for each value of FIELD too, repeatable",
@@ -7653,10 +7679,12 @@ _FLAGS = [
     ("--human-field F", "compare the judge with the human labels in this field"),
     ("--bootstrap-seed N", "seed of the intervals' bootstrap (0)",
      {"default": _DefaultInt(0), "type": int}),
-    ("--bootstrap-samples N", "resamples of a bootstrap interval (1000; 100 to 100000)",
-     {"default": _DefaultInt(1000), "type": int}),
-    ("--confidence L", "level of every interval, a share (0.95)",
-     {"default": _DefaultFloat(0.95), "type": float}),
+    _Option("bootstrap_samples", _DefaultInt(1000), "a whole number from 100 to 100000",
+            _whole(100, 100000), "--bootstrap-samples N",
+            "resamples of a bootstrap interval (1000; 100 to 100000)", {"type": int}),
+    _Option("confidence", _DefaultFloat(0.95), "a share between 0 and 1, at least 0.00000001 "
+            "from either (0.95 for a 95% interval)", _printable_level,
+            "--confidence L", "level of every interval, a share (0.95)", {"type": float}),
     ("--model-field F", "the model that answered: warn if it is the judge's, with the gap"),
     ("--baseline NAME", "the system ranked at 1000, win rates against it (the first by name)"),
     ("--strong-weight N", "comparisons a strong verdict ([[A>>B]]) counts as (1)",
@@ -7665,24 +7693,17 @@ _FLAGS = [
     "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
     ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
      "send nothing (needs --judge-model)"),
-    ("--batch-max-lines N", "requests per exported file (50000)", {"default": 50000}),
+    _Option("batch_max_lines", 50000, "at least 1", _whole(1),
+            "--batch-max-lines N", "requests per exported file (50000)"),
     ("--batch-import FILE", "a batch output file of the judge's replies, repeatable",
      {"action": "append", "default": []}),
     ("--mixed", "report: records of different runs (template, model, version) too"),
 ]
 
 
-def _whole_number(text, least, most=None):
-    """A flag's whole number, ``least`` or more (and ``most`` or less); else argparse's
-    usage error."""
-    import argparse
-    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
-        raise argparse.ArgumentTypeError("must be a whole number, {} or more; got {!r}".format(
-            least, text))
-    if most is not None and int(text) > most:
-        raise argparse.ArgumentTypeError("must be a whole number from {} to {}; got {!r}".format(
-            least, most, text[:20] + "..." * (len(text) > 20)))
-    return int(text)
+# the run's own flags of _FLAGS (not the judge options) declared as _Options, by name
+_RUN_OPTIONS = {entry.name: entry for entry in _FLAGS
+                if isinstance(entry, _Option) and entry.name not in _OPTIONS}
 
 
 # The flags of _FLAGS that report reads (a record's texts, the figures, its files); a run's
@@ -7720,7 +7741,15 @@ def _arg_parser(*, report=False):
     parser.add_argument("input", nargs="*", help=input_help)
     if not report:
         parser.add_argument("--version", action="version", version="minijudge " + __version__)
-    _add_flags(parser, report)
+    group = None
+    for entry in _FLAGS:
+        if not isinstance(entry, str):
+            _add_flag(group, entry, report)
+            continue
+        title, _, text = entry.partition(": ")
+        if report:  # the groups' notes are a run's: the server's variables, batch engines
+            text = ""
+        group = parser.add_argument_group(title, text or None)
     if report:
         taken = {action.dest for action in parser._actions}
         parser.set_defaults(**{dest: value for dest, value in vars(_default_args()).items()
@@ -7728,26 +7757,20 @@ def _arg_parser(*, report=False):
     return parser
 
 
-def _add_flags(parser, report):
-    """Add the flags of _FLAGS in their groups; report's (_REPORT_FLAGS) only if ``report``."""
-    group = None
-    for entry in _FLAGS:
-        if isinstance(entry, _Option):
-            entry = entry.argument()
-        if isinstance(entry, str):
-            title, _, text = entry.partition(": ")
-            if report:  # the groups' notes are a run's: the server's variables, batch engines
-                text = ""
-            group = parser.add_argument_group(title, text or None)
-        elif not report or entry[0].split(" ")[0] in _REPORT_FLAGS:
-            _add_flag(group, entry)
-
-
-def _add_flag(group, entry):
-    """Add one flag of _FLAGS (an _Option's argument()) to its argparse group."""
-    spec, text, *more = entry
+def _add_flag(group, entry, report):
+    """Add a flag of _FLAGS (an _Option, or its flag, help and argparse settings) to its
+    group; for report, only if it is one of _REPORT_FLAGS."""
+    if isinstance(entry, _Option):
+        spec, text, settings = entry.flag, entry.help, dict(entry.argparse or {})
+        if not isinstance(entry.default, bool) and entry.default is not None:
+            settings.setdefault("default", entry.default)
+    else:
+        spec, text, *more = entry
+        settings = dict(*more)
     flags, _, metavar = spec.partition(" ")
-    options = dict(*more, help=text, metavar=metavar or None)
+    if report and flags not in _REPORT_FLAGS:
+        return
+    options = dict(settings, help=text, metavar=metavar or None)
     default = options.get("default")
     if isinstance(default, list):  # _FLAGS is module state: each parser gets its own list
         options["default"] = list(default)
@@ -7756,6 +7779,12 @@ def _add_flag(group, entry):
     if not metavar and "choices" not in options:
         options = dict(help=text, action="store_true")
     group.add_argument(*flags.split("/"), **options)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_args():
+    """The command line's flags as a run without any has them (argparse takes 7 ms)."""
+    return _parse_known(_arg_parser(), ["-"])
 
 
 def _parse_args(parser, argv, report):
@@ -7778,13 +7807,37 @@ def _parse_args(parser, argv, report):
     return args
 
 
+def _parse_known(parser, argv):
+    """argparse's parse_args, but its error for unknown arguments does not show the values
+    given to unknown options (``-k KEY``, ``--foo=KEY``): one may be a key."""
+    args, unknown = parser.parse_known_args(argv)
+    if not unknown:
+        return args
+    shown, hidden, after_option = [], 0, False
+    for token in unknown:
+        option = token.startswith("-")
+        if option:
+            shown.append(token.partition("=")[0])
+            if "=" in token:
+                hidden += 1
+        elif after_option:
+            hidden += 1
+        else:  # a stray file name
+            shown.append(token)
+        after_option = option and "=" not in token
+    text = " ".join(shown)
+    if hidden:
+        text += " (the values given them not shown: one may be a key)"
+    parser.error("unrecognized arguments: " + text)
+
+
 _KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
              "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 
 
 # Flags other judges and clients take, and how minijudge takes the same (lower case, "-" for
-# "_"); "--key" (and "--k", "--ke") also abbreviated --key-header, which then sent the key
-# as a header's name.
+# "_"); "--key" (and "--k", "--ke") would abbreviate --key-header, sending the key as a
+# header's name.
 _MISTAKEN_FLAGS = (
     (("--api-key", "--apikey", "--openai-api-key", "--openai-key", "--token", "--api-token",
       "--access-token", "--auth-token"), _KEY_HINT),
@@ -7800,39 +7853,21 @@ _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
 
 
 def _mistaken_flag(parser, argv):
-    """What to say of a flag other tools take (``--api-key KEY``, ``--model M``), or None;
-    a flag named for a secret is not echoed, as its value may be in it."""
-    for name in _option_names(argv):
-        hint = _flag_hint(name)
-        if hint:
-            return "{}: {}".format(name, hint)
-        if _names_a_secret(parser, name):
-            return "an option named for a key or token: " + _KEY_HINT
-    return None
-
-
-def _option_names(argv):
-    """The name of each token before "--" that argparse could read as an option (one with
-    a space is a value: --system "--- the token budget ...")."""
+    """What to say of a flag other tools take (``--api-key KEY``, ``--model M``), or None. A
+    long option named for a secret that none of ours starts with (argparse takes a start) is
+    not echoed either: its value may be in it."""
     for token in itertools.takewhile(lambda token: token != "--", argv):
         name = token.partition("=")[0]
-        if len(name.split()) <= 1:
-            yield name
-
-
-def _flag_hint(name):
-    """The hint of _MISTAKEN_FLAGS for a flag spelt ``name``, or None."""
-    spelt = name.lower().replace("_", "-")
-    return next((hint for names, hint in _MISTAKEN_FLAGS if spelt in names), None)
-
-
-def _names_a_secret(parser, name):
-    """Whether ``name`` is a long option, none of ours (nor a start of one, as argparse
-    takes), with a word such as "key" or "token" in it."""
-    spelt = name.lower().replace("_", "-")
-    if not spelt.startswith("--") or not any(word in spelt for word in _SECRET_WORDS):
-        return False
-    return not any(flag.startswith(spelt) for flag in parser._option_string_actions)
+        if len(name.split()) > 1:  # a value: --system "--- the token budget ..."
+            continue
+        spelt = name.lower().replace("_", "-")
+        for names, hint in _MISTAKEN_FLAGS:
+            if spelt in names:
+                return "{}: {}".format(name, hint)
+        secret = spelt.startswith("--") and any(word in spelt for word in _SECRET_WORDS)
+        if secret and not any(flag.startswith(spelt) for flag in parser._option_string_actions):
+            return "an option named for a key or token: " + _KEY_HINT
+    return None
 
 
 _MAY_BE_EMPTY = ("system",)  # an empty system message is no system message, as asked
@@ -7840,44 +7875,16 @@ _MAY_BE_EMPTY = ("system",)  # an empty system message is no system message, as 
 
 def _refuse_empty(parser, args):
     """Refuse a flag given an empty string: the run would take it as not given at all
-    (``-o ""`` wrote to stdout, ``--judges ""`` judged with the flags' one judge)."""
+    (``-o ""`` would write to stdout, ``--judges ""`` judge with the flags' one judge)."""
     for action in parser._actions:
         if not action.option_strings or action.dest in _MAY_BE_EMPTY:
             continue
-        value = getattr(args, action.dest, None)
-        values = value if isinstance(value, list) else [value]
+        values = getattr(args, action.dest, None)
+        if not isinstance(values, list):
+            values = [values]
         if "" in values:
             parser.error("argument {}: expected a value, got an empty string".format(
                 "/".join(action.option_strings)))
-
-
-def _parse_known(parser, argv):
-    """argparse's parse_args, but its error for unknown arguments does not echo the values
-    given them (it said ``unrecognized arguments: -k KEY``)."""
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:
-        parser.error("unrecognized arguments: " + _unrecognized(unknown))
-    return args
-
-
-def _unrecognized(unknown):
-    """The arguments argparse did not know, without the values given to unknown options
-    (``-k KEY``, ``--foo=KEY``): one may be a key."""
-    shown, hidden, after_option = [], 0, False
-    for token in unknown:
-        option = token.startswith("-")
-        if option:
-            shown.append(token.partition("=")[0])
-            if "=" in token:
-                hidden += 1
-        elif after_option:
-            hidden += 1
-        else:  # a stray file name
-            shown.append(token)
-        after_option = option and "=" not in token
-    if hidden:
-        return " ".join(shown) + " (the values given them not shown: one may be a key)"
-    return " ".join(shown)
 
 
 def _usage_error(exc):
@@ -7887,7 +7894,7 @@ def _usage_error(exc):
 
 def _env_keys_hidden(text):
     """``text`` without the environment's keys: one pasted where a file name goes
-    (``minijudge sk-...``) came back in "No such file or directory: 'sk-...'"."""
+    (``minijudge sk-...``) comes back in "No such file or directory: 'sk-...'"."""
     for name in ("LLM_JUDGE_API_KEY", "OPENAI_API_KEY"):
         key = os.environ.get(name, "").strip()
         if len(key) >= 8:  # as _secret_forms: hiding "EMPTY" would maul the message
@@ -7895,34 +7902,56 @@ def _env_keys_hidden(text):
     return text
 
 
-def _check_output_flags(args):
-    """A ValueError for a --max-error-rate that is no share (no rate is over NaN, so a run
-    of failures exited 0; every rate is over -1) or a negative --html-rows."""
-    rate = args.max_error_rate
-    if not (_is_number(rate) and 0 <= rate <= 1):
-        raise ValueError("--max-error-rate must be a share from 0 to 1; got {!r}".format(rate))
-    if args.html_rows < 0:
-        raise ValueError("--html-rows must be 0 or more; got {}".format(args.html_rows))
-    for flag, expected, read, check in _INTERVAL_FLAGS:
-        _checked(args, flag, expected, read, check)
+def _check_flags(args):
+    """Each value argparse made of a run flag with a check (a report's too) as its _Option
+    declares: JudgeError "FLAG must be EXPECTED; got VALUE". No NaN rate is over
+    --max-error-rate: a run of failures would exit 0."""
+    for option in _RUN_OPTIONS.values():
+        if option.check is not None:
+            _flag_value(option, getattr(args, option.dest))
 
 
-# (flag, what it must be, read, check) of the intervals' settings: a run's and report's
-_INTERVAL_FLAGS = (
-    ("--bootstrap-samples", "a whole number from 100 to 100000", int, _whole(100, 100000)),
-    ("--confidence", "a share between 0 and 1, at least 0.00000001 from either (0.95 for a "
-     "95% interval)", float, _printable_level),
-)
+def _flag_options(args):
+    """{keyword: value} of every judge option that has a flag, each checked as LLMJudge
+    checks it (JudgeError naming the flag)."""
+    options = {option.name: _flag_value(option, getattr(args, option.dest))
+               for option in _JUDGE_OPTIONS if option.flag}
+    urls = options["base_url"]
+    if urls and len(urls) == 1:  # one --judge-url: a judge as before, on one server
+        options["base_url"] = urls[0]
+    return options
+
+
+def _flag_value(option, given):
+    """A flag's value for its _Option: as argparse made it, or ``option.read`` from its text
+    (each text of a repeatable flag: the pairs a dict); then checked by ``option.check``
+    (none: the read checked it). JudgeError naming the flag."""
+    flag = option.flag.split(" ")[0]
+    value = given
+    if option.read is not None and given is not None:
+        values = []
+        for text in given if isinstance(given, list) else [given]:
+            try:
+                values.append(option.read(text))
+            except (ValueError, RecursionError):  # not JSON is a ValueError too
+                raise JudgeError(_must_be(flag, option.read_expected, text)) from None
+        if isinstance(given, list):
+            value = dict(values)
+        else:
+            value = values[0]
+    if option.check is None:
+        return value
+    return _check_option(option, value, flag)
 
 
 def _setup(args):
     """(judge specs, input stream, shard) of a run: its flags and files checked, each judge
-    made from its entry (a --judges file's, else the flags'), the input opened. A
-    ValueError or JudgeError at the first thing wrong, before anything is sent."""
-    _check_run_flags(args)
+    made from its entry (a --judges file's, else the flags'), the input opened (none for
+    --check). A ValueError or JudgeError at the first thing wrong, before anything is sent."""
     common = _flag_options(args)  # the judge options the flags give, checked as LLMJudge does
-    shard = _checked(args, "--shard", "K/N with 0 <= K < N", _read_shard,
-                     lambda kn: kn[0] < kn[1])
+    shard = None
+    if args.shard:
+        shard = _flag_value(_RUN_OPTIONS["shard"], args.shard)
     _check_files(args)
     common["cache"] = None
     if args.cache:
@@ -7936,62 +7965,12 @@ def _setup(args):
     _check_max_cost(args, specs)
     args.mode = specs[0][2]
     args.fields = _Fields(**{name: getattr(args, name) for name in _Fields._fields})
-    return specs, _open_input(args), shard
-
-
-def _check_max_cost(args, specs):
-    """--max-cost: dollars above 0, a plain number as a price is (float() reads 0_5 as 5),
-    and a price for every judge to count them with."""
-    args.max_cost = _checked(args, "--max-cost", "dollars, a number above 0",
-                             lambda text: float(_PRICE_RE.match(text).group()),
-                             lambda x: 0 < x < math.inf)
-    if args.max_cost is None:
-        return
-    if args.batch_export or args.batch_import:  # the engine spends, outside this run
-        raise ValueError("--max-cost limits what a run sends; a batch run (--batch-export, "
-                         "--batch-import) sends nothing: --dry-run estimates what the "
-                         "exported requests will cost")
-    unpriced = [prefix for prefix, judge, _ in specs if not judge.price]
-    if unpriced:
-        raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "
-                         "(or \"price\" in a --judges entry's options); judge {} has none".format(
-                             unpriced[0]))
-
-
-# (flag, what it must be, check) of the run's numbers
-_RUN_FLAGS = (
-    ("--concurrency", "from 1 to 1024 (a thread each)", lambda n: 1 <= n <= 1024),
-    ("--window", "at least 1", lambda n: n >= 1),
-    ("--batch-max-lines", "at least 1", lambda n: n >= 1),
-)
-
-
-def _check_run_flags(args):
-    for flag, expected, check in _RUN_FLAGS:
-        _checked(args, flag, expected, int, check)
-
-
-def _checked(args, flag, expected, read, check):
-    """The flag's value as ``read`` makes it (None if not given) if ``check`` takes it, else
-    a ValueError saying what it must be."""
-    value = getattr(args, flag[2:].replace("-", "_"))
-    try:
-        result = None
-        if value is not None:
-            result = read(value)
-        if result is None or check(result):  # not an assert: python -O skips those
-            return result
-    except (ValueError, AttributeError, RecursionError):
-        pass
-    raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
-
-
-def _read_shard(text):
-    """(K, N) of --shard's K/N; a ValueError if it is not two numbers so."""
-    match = re.fullmatch(r"(\d+)/(\d+)", text)
-    if match is None:
-        raise ValueError(text)
-    return int(match[1]), int(match[2])
+    source = None
+    if not args.check:
+        source = sys.stdin.buffer
+        if args.input != "-":
+            source = open(args.input, "rb", _READ_BUFFER)
+    return specs, source, shard
 
 
 def _response_format_file(args, scale):
@@ -8009,38 +7988,26 @@ def _response_format_file(args, scale):
 
 
 def _judge_entries(args):
-    """The judges' entries: a --judges file's, or one made of the flags."""
-    if not args.judges:
-        return [_flags_entry(args)]
-    if args.mode or args.template or args.criteria:
-        raise ValueError("--judges sets each judge's mode, template and criteria; drop "
-                         "--mode, --template and --criteria")
-    return _judges_config(args.judges)
-
-
-def _flags_entry(args):
-    """The one judge's entry the flags make, without --judges."""
+    """The judges' entries: a --judges file's, or the one the flags make."""
+    if args.judges:
+        if args.mode or args.template or args.criteria:
+            raise ValueError("--judges sets each judge's mode, template and criteria; drop "
+                             "--mode, --template and --criteria")
+        return _judges_config(args.judges)
     mode = args.mode
     if not mode and args.criteria_field:  # each record's own criterion
         mode = "criterion"
-    if not mode:
-        mode = args.criteria_field  # None: from the template; "": refused as a mode
-    return dict(name="judge", mode=mode, template=args.template, criteria=args.criteria,
-                criteria_field=args.criteria_field)
+    return [dict(name="judge", mode=mode, template=args.template, criteria=args.criteria,
+                 criteria_field=args.criteria_field)]
 
 
 def _batch_of(args):
-    """The batch files every judge shares (--batch-import, --batch-export), if any."""
-    if args.batch_import or args.batch_export:
-        _check_seekable(args.batch_import)
-        return _Batch(args.batch_import, args.batch_export, args.batch_max_lines)
-    return args.batch_export  # None (an empty --batch-export "" stays "")
-
-
-def _check_seekable(imports):
-    """ValueError for a --batch-import that is a pipe (/dev/stdin, <(...)), checked before it
-    is opened: its replies are found again by their offset, which a pipe does not keep."""
-    for path in imports:
+    """The batch files every judge shares (--batch-import, --batch-export), if any. An
+    import that is a pipe (/dev/stdin, <(...)) is refused before it is opened: its replies
+    are found again by their offset, which a pipe does not keep."""
+    if not (args.batch_import or args.batch_export):
+        return args.batch_export  # None (an empty --batch-export "" stays "")
+    for path in args.batch_import:
         try:
             mode = os.stat(path).st_mode
         except OSError:  # missing or unreadable: opening it says so
@@ -8049,25 +8016,35 @@ def _check_seekable(imports):
             raise ValueError("--batch-import {} is not a regular file (a pipe?): its replies "
                              "are read again where they are needed; save it to a file "
                              "first".format(path))
+    return _Batch(args.batch_import, args.batch_export, args.batch_max_lines)
 
 
 def _judge_spec(args, entry, *, common, batch):
-    """(name, LLMJudge, mode) of one judge entry."""
-    flag, here = _entry_words(args)
+    """(name, LLMJudge, mode) of one judge entry. Its keywords are the entry's own, then its
+    named variables (LLM_JUDGE_<NAME>_API_BASE, as lm-eval), then the flags'; a --judges
+    file's paths are relative to its folder, and the flags' messages name the flags."""
+    flag, here, options = "--", "", dict(common)
+    if args.judges:
+        flag, here = "", os.path.dirname(os.path.abspath(args.judges))
+        options.update(_env_options(entry["name"]))
     mode, template = _entry_mode(entry, flag)
-    options = _entry_options(args, entry, common, template)
-    criteria = _read_criteria(entry.get("criteria"), flag, here)
-    template = _read_template(template, flag, here)
-    options["template"] = template
+    options.update(entry.get("options") or {})
+    criteria, options["template"] = _entry_files(entry, template, flag, here)
     for name, value in (("criterion", criteria), ("base_url", entry.get("url")),
                         ("model", entry.get("model"))):
         if value:
             options[name] = value
     if options.get("parser") is None:  # a custom text is read as its mode says
-        options["parser"] = _parser_of(template, _MODES[mode][1])
-    _check_mode_options(args, mode, options, template)
-    _set_offline(args, options, batch)
-    judge = _make_judge(entry["name"], options)
+        options["parser"] = _parser_of(options["template"], _MODES[mode].parser)
+    _check_mode_options(args, mode, options, options["template"])
+    if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
+        if not (args.dry_run or batch):  # a judge with no URL sends nothing: no other run
+            raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
+        options["base_url"] = _OFFLINE
+    try:
+        judge = LLMJudge(**options)
+    except TypeError as exc:  # an option LLMJudge does not take
+        raise ValueError("judge {}: {}".format(entry["name"], exc)) from None
     judge.batch = batch
     if batch and options["base_url"] == _OFFLINE and judge.model is None:  # hashed
         raise ValueError("--batch-export and --batch-import need the model each request "
@@ -8075,53 +8052,27 @@ def _judge_spec(args, entry, *, common, batch):
     return entry["name"], judge, mode
 
 
-def _entry_words(args):
-    """(flag prefix, folder) of an entry: a judge's paths are relative to its --judges file;
-    the flags' messages name them."""
-    if args.judges:
-        return "", os.path.dirname(os.path.abspath(args.judges))
-    return "--", ""
-
-
 def _entry_mode(entry, flag):
-    """(mode, template name) of a judge entry, the mode checked against its criteria."""
+    """(mode, template name) of a judge entry: its mode, else its criteria's or its built-in
+    template's, else rating; a criterion mode without criteria refused, and criteria in
+    another mode (their options are no scale another mode reads)."""
     mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
     if mode is None:
-        mode = _implied_mode(template, criteria)
+        mode = "rating"
+        if template in _MODES:
+            mode = template
+        if criteria:
+            mode = "criterion"
     if mode not in _MODES:
         raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
-    template = template or _MODES[mode][0]
-    _check_criteria_mode(entry, mode, flag)
-    return mode, template
-
-
-def _check_criteria_mode(entry, mode, flag):
-    """Refuse a criterion mode without criteria, and criteria in another mode."""
-    criteria = entry.get("criteria")
-    if mode == "criterion" and not (criteria or entry.get("criteria_field")):
+    reads_criteria = _MODES[mode].parser == "option"  # the criterion mode
+    if reads_criteria and not (criteria or entry.get("criteria_field")):
         raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
             flag, flag))
-    if criteria and mode != "criterion":  # its options are no scale another mode can read
+    if criteria and not reads_criteria:
         raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
             flag, flag, mode))
-
-
-def _implied_mode(template, criteria):
-    """A judge's mode when none is given: from its criteria or a built-in template's name."""
-    if criteria:
-        return "criterion"
-    if template in _MODES:
-        return template
-    return "rating"
-
-
-def _entry_options(args, entry, common, template):
-    """A judge's keywords: the entry's own, then its named variables, then the flags, then
-    the unnamed variables (LLMJudge reads those)."""
-    env = {}
-    if args.judges:
-        env = _env_options(entry["name"])
-    return {**common, **env, **(entry.get("options") or {}), "template": template}
+    return mode, template or _MODES[mode].template
 
 
 # (keyword, the end of a judge's own variable: LLM_JUDGE_<NAME>_API_BASE, as lm-eval)
@@ -8148,23 +8099,20 @@ def _json_file(path):
             raise ValueError("not JSON (nested too deeply)") from None
 
 
-def _read_criteria(criteria, flag, here):
-    """The criterion of an entry: read from its file when named by path."""
-    if not isinstance(criteria, str):
-        return criteria
-    try:
-        return _json_file(os.path.join(here, criteria))
-    except (OSError, ValueError) as exc:
-        raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
-
-
-def _read_template(template, flag, here):
-    """A template's text: read from its file unless it is a built-in's name (or none)."""
+def _entry_files(entry, template, flag, here):
+    """(criterion, template text) of a judge entry, each read from its file in ``here``
+    when named by path (a template unless a built-in's name)."""
+    criteria = entry.get("criteria")
+    if isinstance(criteria, str):
+        try:
+            criteria = _json_file(os.path.join(here, criteria))
+        except (OSError, ValueError) as exc:
+            raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
     if template is None or template in TEMPLATES:
-        return template
+        return criteria, template
     try:
         with open(os.path.join(here, template), encoding="utf-8") as f:
-            return f.read()
+            return criteria, f.read()
     except OSError as exc:
         raise ValueError("{}template {!r} is neither a template name ({}) nor a readable "
                          "file: {}".format(flag, template, ", ".join(TEMPLATES),
@@ -8172,67 +8120,63 @@ def _read_template(template, flag, here):
 
 
 def _check_mode_options(args, mode, options, template):
-    """Refuse options the judge's mode cannot use."""
-    if (options["assess"] or options["check_position"]) and mode != "criterion":
+    """Refuse options the judge's mode cannot use: --assess and --check-position outside
+    the criterion mode, --model-field where a record holds several answers, and a template
+    not read as a verdict where the mode compares (pairwise, systems)."""
+    if (options["assess"] or options["check_position"]) and _MODES[mode].parser != "option":
         raise ValueError("--assess and --check-position need --mode criterion; got "
                          "mode {}".format(mode))
-    _check_model_field(args, mode)
+    if args.model_field and _MODES[mode].answers:
+        raise ValueError("--model-field names the model of a record's one response; --mode "
+                         "{} judges {}".format(mode, _MODES[mode].answers))
     verdict = options["parser"] == "verdict" and not args.response_format
-    if mode in ("pairwise", "systems") and not verdict:
+    if _MODES[mode].parser == "verdict" and not verdict:
         raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
                          "--response-format); got template {!r}".format(mode, template)[:300])
 
 
-def _check_model_field(args, mode):
-    """Refuse --model-field where a record holds more than one answer to name a model of."""
-    if args.model_field and _MODES[mode].answers:
-        raise ValueError("--model-field names the model of a record's one response; --mode "
-                         "{} judges {}".format(mode, _MODES[mode].answers))
-
-
-def _set_offline(args, options, batch):
-    """A judge with no URL sends nothing: allowed for --dry-run and batch files only."""
-    if options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL"):
+def _check_reference_shown(args, specs):
+    """Refuse a --reference-field that a judge's own template would never show: the user
+    named a reference, so it must reach the judge (built-in templates all show one)."""
+    field = args.reference_field
+    if isinstance(field, _Default):
         return
-    if not (args.dry_run or batch):
-        raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
-    options["base_url"] = _OFFLINE
+    shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
+    for prefix, judge, _ in specs:
+        if _template_fields(judge) & shown:
+            continue
+        if args.judges:
+            where = "judge {}'s template".format(prefix)
+        else:
+            where = "--template " + args.template
+        raise ValueError("--reference-field {}: {} has no {{reference}} (or {{answer}}, "
+                         "{{reference_section}}) field, so the reference would not reach the "
+                         "judge".format(field, where))
 
 
-def _make_judge(name, options):
-    try:
-        return LLMJudge(**options)
-    except TypeError as exc:  # an option LLMJudge does not take
-        raise ValueError("judge {}: {}".format(name, exc)) from None
+def _template_fields(judge):
+    """The fields the judge's template shows: its own, a built-in's (the default, rating or
+    rating_ref, shows {reference} when there is one)."""
+    text = TEMPLATES.get(judge.template, judge.template) or "{reference}"
+    return {name for _, name, _, _ in _FORMATTER.parse(text)}
 
 
 def _check_jury(args, specs):
-    """Refuse a --jury of other than one mode's judges, a --quorum beyond them, a panel whose
-    records would not be one judge's (_check_panel)."""
+    """Refuse a --jury of other than one mode's judges (systems are ranked, not scored), a
+    --quorum beyond them or without --jury, and a panel whose records would not be one
+    judge's (_check_panel)."""
     if args.jury:
-        _check_jury_modes(args, specs)
-    _checked(args, "--quorum", "from 1 to the number of --judges, with --jury", int,
-             lambda q: args.jury and 1 <= q <= len(specs))
+        needs = "--jury needs --judges FILE of one mode, not systems; got "
+        if not args.judges:
+            raise ValueError(needs + "no --judges")
+        modes = sorted({mode for _, _, mode in specs})
+        if len(modes) > 1 or _MODES[modes[0]].scores == "systems":
+            raise ValueError(needs + "modes " + ", ".join(modes))
+    quorum = args.quorum
+    if quorum is not None and not (args.jury and _whole(1, len(specs))(quorum)):
+        raise ValueError(_must_be("--quorum", _RUN_OPTIONS["quorum"].expected, quorum))
     if args.jury:
         _check_panel(specs)
-
-
-def _check_jury_modes(args, specs):
-    needs = "--jury needs --judges FILE of one mode, not systems; got "
-    if not args.judges:
-        raise ValueError(needs + "no --judges")
-    modes = sorted({mode for _, _, mode in specs})
-    if len(modes) > 1 or "systems" in modes:
-        raise ValueError(needs + "modes " + ", ".join(modes))
-
-
-def _open_input(args):
-    """The input's bytes: stdin for -, none for --check (it reads no input)."""
-    if args.check:
-        return None
-    if args.input == "-":
-        return sys.stdin.buffer
-    return open(args.input, "rb", _READ_BUFFER)
 
 
 def _check_panel(specs):
@@ -8246,230 +8190,33 @@ def _check_panel(specs):
                 "{} {!r}".format(prefix, value) for prefix, value in values.items())))
 
 
-def _flag_options(args):
-    """{keyword: value} of every judge option that has a flag, each checked as LLMJudge
-    checks it (JudgeError naming the flag)."""
-    options = {option.name: _flag_value(option, getattr(args, option.dest))
-               for option in _JUDGE_OPTIONS if option.flag}
-    urls = options["base_url"]
-    if urls and len(urls) == 1:  # one --judge-url: a judge as before, on one server
-        options["base_url"] = urls[0]
-    return options
-
-
-def _flag_value(option, given):
-    """A flag's value for its option: as argparse made it, or ``option.read`` from its text
-    (each text of a repeatable flag: the pairs a dict); checked."""
-    flag = option.flag.split(" ")[0]
-    if option.read is None or given is None:
-        return _check_option(option, given, flag)
-    values = []
-    for text in given if isinstance(given, list) else [given]:
-        try:
-            values.append(option.read(text))
-        except (ValueError, RecursionError):  # not JSON is a ValueError too
-            raise JudgeError("{} must be {}; got {!r}".format(
-                flag, option.read_expected, text)) from None
-    value = dict(values) if isinstance(given, list) else values[0]
-    return _check_option(option, value, flag)
-
-
-def _check_files(args):
-    """Refuse a file the run cannot write, and a file it writes that is one it reads or
-    another it writes (same inode; a new file by real path): -o on the input truncates it,
-    --cache on -o mixes them; then an export part on any file there (_check_export)."""
-    seen = {}  # (inode, device) or a new file's real path: (what it is, its path)
-    for flag, path, what in _files_of(args):
-        if what is None:
-            _check_written(seen, flag, path)
-        else:
-            _note_read(seen, flag, path, what)
-    if not (args.output or isinstance(args.input, list)):  # records to stdout (report: none)
-        _check_stdout(seen)
-    if args.batch_export:
-        _check_export(re.sub(r"\.jsonl\Z", "", args.batch_export), args.batch_export, seen)
-
-
-def _check_stdout(seen):
-    """Refuse records to stdout when it is a file of the run (``minijudge in.jsonl >>
-    in.jsonl``): the run would read its own records back as input, exit 0."""
-    try:
-        info = os.fstat(sys.stdout.fileno())
-    except (AttributeError, ValueError, OSError):  # a StringIO (main() in tests), a closed one
+def _check_max_cost(args, specs):
+    """--max-cost's dollars, and a price for every judge to count them with."""
+    if args.max_cost is None:
         return
-    if info[1:3] in seen:
-        raise ValueError("stdout is {}; write elsewhere".format(_named(seen[info[1:3]], None)))
-
-
-def _files_of(args):
-    """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
-    (flag, path, None) of each it writes; the export's parts are _check_export's."""
-    yield from _files_read(args)
-    if args.judges:
-        yield from _judges_files(args.judges)
-    for flag, path in (("-o", args.output), ("--cache", args.cache), ("--summary", args.summary),
-                       ("--html", args.html)):
-        if path:
-            yield flag, path, None
-
-
-def _files_read(args):
-    inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
-    reads = [("input", path) for path in inputs] + [
-        ("--batch-import", path) for path in args.batch_import] + [
-        ("--judges", args.judges), ("--criteria", args.criteria),
-        ("--response-format", args.response_format)]
-    if args.template not in TEMPLATES:
-        reads.append(("--template", args.template))
-    return [(flag, path, "the {} file".format(flag)) for flag, path in reads if path]
-
-
-def _judges_files(path):
-    """(flag, path, what) of the criteria and template files a --judges file names, relative
-    to its folder; none if it cannot be read (_judges_config says why, later)."""
-    try:
-        entries, _ = _read_judges(path)
-        named = [(entry["name"], kind, entry.get(kind)) for entry in entries
-                 for kind in ("criteria", "template")]
-    except (ValueError, AttributeError, RecursionError):
-        return []
-    here = os.path.dirname(os.path.abspath(path))
-    return [("--judges", os.path.join(here, value), "judge {}'s {} file".format(name, kind))
-            for name, kind, value in named if isinstance(value, str) and value not in TEMPLATES]
-
-
-def _file_info(flag, path):
-    """The file's os.stat (stdin's for the input ``-``), or None if there is none yet."""
-    if flag == "input" and path == "-":  # a file given as stdin is a file too
-        return os.fstat(0)
-    if os.path.exists(path):
-        return os.stat(path)
-    return None
-
-
-def _note_read(seen, flag, path, what):
-    import stat
-    info = _file_info(flag, path)
-    # a missing one: its own error, later; a named pipe read is one the run must not write
-    if info and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-        shown = path
-        if flag == "input" and path == "-":
-            shown = "(stdin)"
-        seen.setdefault(info[1:3], (what, shown))
-
-
-def _check_written(seen, flag, path):
-    import stat
-    info = _file_info(flag, path)
-    if info and stat.S_ISDIR(info.st_mode):
-        raise ValueError("{} {} is a folder; name a file".format(flag, path))
-    _check_writable(flag, path, info)
-    if info and not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-        return  # a terminal or /dev/null: nothing there to clobber nor to mix (a pipe's reader)
-    key = info[1:3] if info else os.path.realpath(path)  # (inode, device)
-    if key in seen:
-        raise ValueError("{} {} is {}; write elsewhere".format(flag, path, _named(
-            seen[key], path)))
-    seen[key] = "the {} file".format(flag), path
-
-
-def _check_writable(flag, path, info):
-    # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
-    where = path
-    if not info:
-        where = os.path.dirname(os.path.abspath(path))
-    if flag != "--cache" and not os.access(where, os.W_OK):
-        raise ValueError("{} {}: cannot write there".format(flag, path))
-
-
-def _named(seen, path):
-    """What a file of the run is, and its path unless it is ``path``."""
-    what, known = seen
-    if known == path:
-        return what
-    return "{} {}".format(what, known)
-
-
-def _check_export(prefix, flag_value, seen):
-    """Refuse an export whose parts (PREFIX.000.jsonl, PREFIX.001.jsonl, ...: as many as the
-    records and models make) would land on a file the run reads or writes, or on any file
-    there: an earlier export's parts are never overwritten, whatever their number."""
-    folder, base = _export_folder(prefix, flag_value)
-    part = re.compile(re.escape(base) + r"\.\d{3,}\.jsonl\Z")
-    there = sorted(name for name in os.listdir(folder or ".") if part.match(name))
-    for name, key in _part_keys(folder, part, there, seen):
-        if key in seen:
-            shown = os.path.join(folder, name)
-            raise ValueError("--batch-export {} writes {}, {}; name another prefix".format(
-                flag_value, shown, _named(seen[key], shown)))
-    if there:
-        raise ValueError("--batch-export {}: {} exists (an earlier export?); name another "
-                         "prefix, or remove it".format(flag_value, os.path.join(folder, there[0])))
-
-
-def _export_folder(prefix, flag_value):
-    """(folder, name) of an export's prefix, or ValueError: no name, or no writing there."""
-    folder, base = os.path.split(prefix)
-    if not base:  # "out/": parts would be hidden files, out/.000.jsonl
-        raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
-            flag_value, os.path.join(prefix, "requests")))
-    if not os.access(folder or ".", os.W_OK):
-        raise ValueError("--batch-export {}: cannot write there".format(flag_value))
-    return folder, base
-
-
-def _part_keys(folder, part, there, seen):
-    """(name, key) of each part that is there, and of each new file of the run a part
-    would be (its real folder is the export's)."""
-    for name in there:
-        yield name, _file_key(os.path.join(folder, name))
-    real = os.path.realpath(folder or ".")
-    for key in seen:
-        if isinstance(key, str) and os.path.dirname(key) == real:
-            name = os.path.basename(key)
-            if part.match(name):
-                yield name, key
-
-
-def _file_key(path):
-    """What _check_files knows a file by: its (inode, device), or a new one's real path."""
-    try:
-        return os.stat(path)[1:3]
-    except OSError:  # a dangling symlink: where a write would create the file
-        return os.path.realpath(path)
-
-
-def _check_reference_shown(args, specs):
-    """Refuse a --reference-field that a judge's own template would never show: the user
-    named a reference, so it must reach the judge (built-in templates all show one)."""
-    field = args.reference_field
-    if isinstance(field, _Default):
-        return
-    shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
-    for prefix, judge, _ in specs:
-        if not _template_fields(judge) & shown:
-            if args.judges:
-                where = "judge {}'s template".format(prefix)
-            else:
-                where = "--template " + args.template
-            raise ValueError("--reference-field {}: {} has no {{reference}} (or "
-                             "{{answer}}, {{reference_section}}) field, so the reference would "
-                             "not reach the judge".format(field, where))
-
-
-def _template_fields(judge):
-    """The fields the judge's template shows: its own, a built-in's (the default, rating or
-    rating_ref, shows {reference} when there is one)."""
-    text = TEMPLATES.get(judge.template, judge.template) or "{reference}"
-    return {name for _, name, _, _ in _FORMATTER.parse(text)}
+    args.max_cost = _flag_value(_RUN_OPTIONS["max_cost"], args.max_cost)
+    if args.batch_export or args.batch_import:  # the engine spends, outside this run
+        raise ValueError("--max-cost limits what a run sends; a batch run (--batch-export, "
+                         "--batch-import) sends nothing: --dry-run estimates what the "
+                         "exported requests will cost")
+    unpriced = [prefix for prefix, judge, _ in specs if not judge.price]
+    if unpriced:
+        raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "
+                         "(or \"price\" in a --judges entry's options); judge {} has none".format(
+                             unpriced[0]))
 
 
 def _judges_config(path):
     """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
-    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), their
-    url, model, template and options checked against _JUDGE_OPTIONS."""
+    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), named by
+    distinct words (they prefix the output fields), each entry checked."""
     entries, names = _read_judges(path)
-    _check_judge_names(path, names)
+    if not names:
+        raise ValueError("--judges {}: the list of judges is empty".format(path))
+    words = all(isinstance(name, str) and _JUDGE_NAME.fullmatch(name) for name in names)
+    if not words or len(set(names)) != len(names):
+        raise ValueError("--judges {}: names must be distinct words (they prefix the "
+                         "output fields); got {}".format(path, _names(names)))
     for entry in entries:
         _check_judge_entry(entry)
     return entries
@@ -8492,24 +8239,23 @@ def _read_judges(path):
 _JUDGE_NAME = re.compile(r"[A-Za-z][\w-]*")  # a word: names prefix the output fields
 
 
-def _check_judge_names(path, names):
-    if not names:
-        raise ValueError("--judges {}: the list of judges is empty".format(path))
-    words = all(isinstance(name, str) and _JUDGE_NAME.fullmatch(name) for name in names)
-    if not words or len(set(names)) != len(names):
-        raise ValueError("--judges {}: names must be distinct words (they prefix the "
-                         "output fields); got {}".format(path, _names(names)))
+_ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options")
 
 
 def _check_judge_entry(entry):
-    """A --judges entry's url, model, template and options, each checked as LLMJudge
-    checks it, before any judge is made: a ValueError or JudgeError naming the judge."""
+    """A --judges entry's fields (a misspelt "modle" would run the default model), its url,
+    model, template and options, each checked as LLMJudge checks it, before any judge is
+    made: a ValueError or JudgeError naming the judge."""
     where = "judge {}: ".format(entry["name"])
-    _check_entry_fields(entry, where)
+    for field in entry:
+        if field not in _ENTRY_FIELDS:
+            raise ValueError("{}{!r} is not a field of a --judges entry{}; the fields are "
+                             "{}".format(where, field, _did_you_mean(str(field), _ENTRY_FIELDS),
+                                         _names(_ENTRY_FIELDS)))
     options = entry.get("options")
     if options is None:
         options = {}
-    if not isinstance(options, dict):  # [] or 0 were read as no options at all
+    if not isinstance(options, dict):  # [] or 0 would be read as no options at all
         raise ValueError(where + "options must be a JSON object of LLMJudge keywords")
     for key, name in (("url", "base_url"), ("model", "model"), ("template", "template")):
         _check_option(_OPTIONS[name], entry.get(key), key, where)
@@ -8517,38 +8263,168 @@ def _check_judge_entry(entry):
         _check_option(_file_option(where, name), value, name, where)
 
 
-_ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options")
-
-
-def _check_entry_fields(entry, where):
-    """A ValueError for a field a --judges entry may not have: a misspelt "modle" or
-    "templat" was ignored, the judge run with the default model or template."""
-    import difflib
-    for field in entry:
-        if field in _ENTRY_FIELDS:
-            continue
-        near = difflib.get_close_matches(str(field), _ENTRY_FIELDS, 1)
-        hint = ""
-        if near:
-            hint = " (did you mean {}?)".format(near[0])
-        raise ValueError("{}{!r} is not a field of a --judges entry{}; the fields are {}".format(
-            where, field, hint, _names(_ENTRY_FIELDS)))
-
-
 def _file_option(where, name):
     """The declaration of an option a --judges entry names, or a ValueError saying why it
     cannot be there (not an option, a run's option, Python's)."""
-    import difflib
     option = _OPTIONS.get(name)
     if option is None:
-        near = difflib.get_close_matches(name, list(_OPTIONS), 1)
-        hint = ""
-        if near:
-            hint = " (did you mean {}?)".format(near[0])
-        raise ValueError("{}{!r} is not a judge option{}".format(where, name, hint))
+        raise ValueError("{}{!r} is not a judge option{}".format(
+            where, name, _did_you_mean(name, _OPTIONS)))
     if option.in_file is not True:
         raise ValueError("{}{} {}".format(where, name, option.in_file))
     return option
+
+
+def _did_you_mean(name, names):
+    """" (did you mean NAME?)" of the nearest of ``names`` to a misspelt ``name``, or ""."""
+    import difflib
+    near = difflib.get_close_matches(name, list(names), 1)
+    if not near:
+        return ""
+    return " (did you mean {}?)".format(near[0])
+
+
+def _check_files(args):
+    """Refuse a file the run cannot write, and a file it writes that is one it reads or
+    another it writes (same inode; a new file by real path): -o on the input truncates it,
+    --cache on -o mixes them; then an export part on any file there (_check_export)."""
+    seen = {}  # (inode, device) or a new file's real path: (what it is, its path)
+    for flag, path, what in _files_of(args):
+        info = _file_info(flag, path)
+        if what is None:
+            _check_written(seen, flag, path, info)
+        elif info and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+            # a missing one: its own error, later; a named pipe read is one not to write
+            shown = path
+            if flag == "input" and path == "-":
+                shown = "(stdin)"
+            seen.setdefault(info[1:3], (what, shown))
+    if not (args.output or isinstance(args.input, list)):  # records to stdout (report: none)
+        _check_stdout(seen)
+    if args.batch_export:
+        _check_export(re.sub(r"\.jsonl\Z", "", args.batch_export), args.batch_export, seen)
+
+
+def _files_of(args):
+    """(flag, path, what) of each file the run reads, ``what`` naming it in a message (and
+    the criteria and template files a readable --judges file names, relative to its folder),
+    then (flag, path, None) of each it writes; the export's parts are _check_export's."""
+    inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
+    reads = [("input", path) for path in inputs] + [
+        ("--batch-import", path) for path in args.batch_import] + [
+        ("--judges", args.judges), ("--criteria", args.criteria),
+        ("--response-format", args.response_format)]
+    if args.template not in TEMPLATES:
+        reads.append(("--template", args.template))
+    files = [(flag, path, "the {} file".format(flag)) for flag, path in reads if path]
+    if args.judges:
+        files += _judges_files(args.judges)
+    writes = (("-o", args.output), ("--cache", args.cache), ("--summary", args.summary),
+              ("--html", args.html))
+    return files + [(flag, path, None) for flag, path in writes if path]
+
+
+def _judges_files(path):
+    """(flag, path, what) of the criteria and template files a --judges file names; none if
+    it cannot be read (_judges_config says why, later)."""
+    try:
+        entries, _ = _read_judges(path)
+        named = [(entry["name"], kind, entry.get(kind)) for entry in entries
+                 for kind in ("criteria", "template")]
+    except (ValueError, AttributeError, RecursionError):
+        return []
+    here = os.path.dirname(os.path.abspath(path))
+    return [("--judges", os.path.join(here, value), "judge {}'s {} file".format(name, kind))
+            for name, kind, value in named if isinstance(value, str) and value not in TEMPLATES]
+
+
+def _file_info(flag, path):
+    """The file's os.stat (stdin's for the input ``-``), or None if there is none yet."""
+    if flag == "input" and path == "-":  # a file given as stdin is a file too
+        return os.fstat(0)
+    if os.path.exists(path):
+        return os.stat(path)
+    return None
+
+
+def _check_written(seen, flag, path, info):
+    """Refuse a file the run writes that is a folder, that cannot be written (a new one: in
+    its folder), or that is one of ``seen``; else add it there."""
+    if info and stat.S_ISDIR(info.st_mode):
+        raise ValueError("{} {} is a folder; name a file".format(flag, path))
+    where = path  # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
+    if not info:
+        where = os.path.dirname(os.path.abspath(path))
+    if flag != "--cache" and not os.access(where, os.W_OK):
+        raise ValueError("{} {}: cannot write there".format(flag, path))
+    if info and not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        return  # a terminal or /dev/null: nothing there to clobber nor to mix (a pipe's reader)
+    key = os.path.realpath(path)
+    if info:
+        key = info[1:3]  # (inode, device)
+    if key in seen:
+        raise ValueError("{} {} is {}; write elsewhere".format(flag, path, _named(
+            seen[key], path)))
+    seen[key] = "the {} file".format(flag), path
+
+
+def _check_stdout(seen):
+    """Refuse records to stdout when it is a file of the run (``minijudge in.jsonl >>
+    in.jsonl``): the run would read its own records back as input."""
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (AttributeError, ValueError, OSError):  # a StringIO (main() in tests), a closed one
+        return
+    if info[1:3] in seen:
+        raise ValueError("stdout is {}; write elsewhere".format(_named(seen[info[1:3]], None)))
+
+
+def _named(seen, path):
+    """What a file of the run is, and its path unless it is ``path``."""
+    what, known = seen
+    if known == path:
+        return what
+    return "{} {}".format(what, known)
+
+
+def _check_export(prefix, flag_value, seen):
+    """Refuse an export whose parts (PREFIX.000.jsonl, PREFIX.001.jsonl, ...: as many as the
+    records and models make) would land on a file the run reads or writes, or on any file
+    there: an earlier export's parts are never overwritten, whatever their number."""
+    folder, base = os.path.split(prefix)
+    if not base:  # "out/": parts would be hidden files, out/.000.jsonl
+        raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
+            flag_value, os.path.join(prefix, "requests")))
+    if not os.access(folder or ".", os.W_OK):
+        raise ValueError("--batch-export {}: cannot write there".format(flag_value))
+    part = re.compile(re.escape(base) + r"\.\d{3,}\.jsonl\Z")
+    there = sorted(name for name in os.listdir(folder or ".") if part.match(name))
+    for name, key in _part_keys(folder, part, there, seen):
+        if key in seen:
+            shown = os.path.join(folder, name)
+            raise ValueError("--batch-export {} writes {}, {}; name another prefix".format(
+                flag_value, shown, _named(seen[key], shown)))
+    if there:
+        raise ValueError("--batch-export {}: {} exists (an earlier export?); name another "
+                         "prefix, or remove it".format(flag_value, os.path.join(folder, there[0])))
+
+
+def _part_keys(folder, part, there, seen):
+    """(name, key) of each part that is there (a dangling symlink: where a write would
+    create the file), and of each new file of the run a part would be (its real folder is
+    the export's)."""
+    for name in there:
+        path = os.path.join(folder, name)
+        try:
+            yield name, os.stat(path)[1:3]
+        except OSError:
+            yield name, os.path.realpath(path)
+    real = os.path.realpath(folder or ".")
+    for key in seen:
+        if isinstance(key, str) and os.path.dirname(key) == real:
+            name = os.path.basename(key)
+            if part.match(name):
+                yield name, key
 
 
 # -- Preflight -----------------------------------------------------------------------
@@ -13589,7 +13465,7 @@ def main(argv=None):
     except SystemExit as exc:
         return exc.code
     try:
-        _check_output_flags(args)
+        _check_flags(args)
         if report:
             _check_files(args)  # --summary or --html on a file it reports
             return _report(args)
