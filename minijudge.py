@@ -8429,12 +8429,47 @@ def _part_keys(folder, part, there, seen):
 
 # -- Preflight -----------------------------------------------------------------------
 
+def _preflight_judges(specs, args):
+    """Preflight each judge that sends requests (--check: print what its server says);
+    False, said on stderr, when a server is unusable. What a preflight's requests counted
+    is forgotten: the summary counts the records' only."""
+    for prefix, judge, _ in specs:
+        if judge.url == _OFFLINE or args.batch_export:  # sends nothing
+            continue
+        try:
+            info = _preflight(judge, ping=args.check)
+        except APIError as exc:
+            which = ""
+            if len(specs) > 1:
+                which = " of judge " + prefix
+            print("minijudge: error: preflight{} failed: {}".format(which, exc), file=sys.stderr)
+            return False
+        judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
+        judge._replicas.uncount()
+        judge._uncount_limits()
+        if args.check:
+            print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
+    return True
+
+
+_UNUSABLE = ("connection_refused", "timeout", "untrusted")  # no list of models would help
+
+
 def _preflight(judge, *, ping=False):
     """Check the server before the run, so a wrong URL, key or model stops it at once:
     ``GET .../models``, and a one-line chat request when that list cannot settle it (no
-    list, or the model not on it: some servers accept any name) or ``ping`` asks for it."""
+    list, or the model not on it: some servers accept any name) or ``ping`` asks for it.
+    {"url", "models", "model", "reply"}: what the server said."""
     info = {"url": judge._redact(judge.url)}
-    listed = _listed_models(judge, info)
+    try:
+        listed = judge.list_models()
+        info["models"] = _names(listed, "(none listed)")
+    except APIError as exc:
+        if exc.kind in _UNUSABLE or exc.status in (401, 403):
+            raise
+        info["models"] = "(not listed: {})".format(exc)
+        judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
+        listed = None
     if judge.model is None and ping and len(listed) > 1:
         return dict(info, model="none given: pass one of these with --judge-model")
     judge.model = judge.model or judge._pick_model(listed)
@@ -8444,26 +8479,9 @@ def _preflight(judge, *, ping=False):
     return info
 
 
-_UNUSABLE = ("connection_refused", "timeout", "untrusted")  # no list of models would help
-
-
-def _listed_models(judge, info):
-    """The models the server lists, or None if it lists none; noted in ``info``."""
-    try:
-        listed = judge.list_models()
-        info["models"] = _names(listed, "(none listed)")
-    except APIError as exc:
-        if exc.kind in _UNUSABLE or exc.status in (401, 403):
-            raise
-        info["models"] = "(not listed: {})".format(exc)
-        judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
-        return None
-    return listed
-
-
 def _check_replicas(judge, listed):
     """APIError for a server of the judge's several whose list lacks the model the first
-    list had: its replies would be another model's, under this judge's name; or that
+    list had (its replies would be another model's, under this judge's name), or that
     refuses the key (401, 403), as the first's list would be. A server that cannot list
     now is not refused: it rests, as in the run."""
     if len(judge.urls) < 2 or not listed or judge.model not in listed:
@@ -8487,7 +8505,8 @@ def _check_replicas(judge, listed):
 
 
 def _ask_once(judge, info, listed):
-    """One short chat request; its reply noted in ``info``."""
+    """One short chat request, its reply noted in ``info``; a model the list lacks but the
+    server answered for (llama-server takes any name) is warned about."""
     try:
         reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],
                            use_cache=False)
@@ -8495,58 +8514,49 @@ def _ask_once(judge, info, listed):
         if listed is not None:
             exc.args = ("{}; the server lists: {}".format(exc, info["models"]),)
         raise
-    if listed is not None and judge.model not in listed:  # llama-server takes any name
-        _warn_unlisted(judge, info, reply)
+    if listed is not None and judge.model not in listed:
+        answered = ""
+        if reply.get("model") not in (None, judge.model):
+            answered = ", as {!r}".format(reply.get("model"))
+        print("minijudge: warning: model {!r} is not among those GET {} lists ({}); the "
+              "server answered anyway{}".format(judge.model, _models_url(info["url"]),
+                                                info["models"], answered), file=sys.stderr)
     info["model"] = "{} (the server reported: {})".format(judge.model, reply.get("model"))
     info["reply"] = ("{content!r} (finish_reason {finish_reason}, usage {usage}, "
                      "{latency:.2f} s, {attempts} tries)").format_map(reply)
 
 
-def _warn_unlisted(judge, info, reply):
-    answered = ""
-    if reply.get("model") not in (None, judge.model):
-        answered = ", as {!r}".format(reply.get("model"))
-    print("minijudge: warning: model {!r} is not among those GET {} lists ({}); the server "
-          "answered anyway{}".format(judge.model, _models_url(info["url"]), info["models"],
-                                     answered), file=sys.stderr)
-
-
-def _preflight_judges(specs, args):
-    """Preflight each judge that sends requests (--check: print what its server says);
-    False, said on stderr, when a server is unusable."""
-    for prefix, judge, _ in specs:
-        if judge.url == _OFFLINE or args.batch_export:  # sends nothing
-            continue
-        try:
-            info = _preflight(judge, ping=args.check)
-        except APIError as exc:
-            _preflight_failed(specs, prefix, exc)
-            return False
-        judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
-        judge._replicas.uncount()
-        judge._uncount_limits()
-        if args.check:
-            print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
-    return True
-
-
-def _preflight_failed(specs, prefix, exc):
-    which = ""
-    if len(specs) > 1:
-        which = " of judge " + prefix
-    print("minijudge: error: preflight{} failed: {}".format(which, exc), file=sys.stderr)
-
-
 # -- Input ---------------------------------------------------------------------------
+
+_READ_BUFFER = 1 << 20  # bytes a read of records asks for: 8 KB made a system call every 4 lines
+
+
+_UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
+
+
+_REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
+    b"\x1f\x8b": "{} is gzip-compressed; decompress it (zcat {} | minijudge ... -)",
+    b"\xff\xfe": _UTF16,
+    b"\xfe\xff": _UTF16,
+}
+
 
 def _read_records(source, name, loads=None):
     """(line number, record) for each non-blank line; a record that is not one says why
-    in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once.
-    ``loads(line)``: a line's value (a _Stamps' for scored lines), else json.loads'."""
+    in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once
+    (JudgeError), a UTF-8 byte order mark skipped. ``loads(line)``: a line's value (a
+    _Stamps' for scored lines), else json.loads'."""
     loads = loads or _loads_line
     for number, line in enumerate(source, 1):
         if number == 1:
-            line = _first_line(line, name)
+            refusal = _REFUSED_STARTS.get(line[:2])
+            if refusal is not None:
+                shown, example = name, name
+                if name == "-":
+                    shown, example = "stdin", "FILE"
+                raise JudgeError(refusal.format(shown, example))
+            if line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
         if not line or line.isspace():  # blank: strip() would copy each line to say so
             continue
         try:
@@ -8558,6 +8568,15 @@ def _read_records(source, name, loads=None):
                 record = _BadLine("line {}: a JSON {}, not an object".format(
                     number, type(record).__name__), line)
         yield number, record
+
+
+def _not_json(exc):
+    """Why a line is not a JSON value."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 ({})".format(exc)
+    if isinstance(exc, RecursionError):
+        return "not JSON (nested too deeply)"
+    return "not JSON ({})".format(exc)
 
 
 def _loads_line(line):
@@ -8616,38 +8635,6 @@ class _Stamps:
 
 _STAMP_MISSES = 3  # stamps not written as minijudge writes them: no more looked for
 _STAMP_TEXT = json.JSONEncoder(ensure_ascii=False).encode  # as _Run.encode writes it
-_UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
-
-
-_REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
-    b"\x1f\x8b": "{} is gzip-compressed; decompress it (zcat {} | minijudge ... -)",
-    b"\xff\xfe": _UTF16,
-    b"\xfe\xff": _UTF16,
-}
-
-
-def _first_line(line, name):
-    """The first line without a UTF-8 byte order mark; JudgeError for a gzip or UTF-16 file."""
-    refusal = _REFUSED_STARTS.get(line[:2])
-    if refusal is not None:
-        if name == "-":
-            raise JudgeError(refusal.format("stdin", "FILE"))
-        raise JudgeError(refusal.format(name, name))
-    if line.startswith(b"\xef\xbb\xbf"):
-        return line[3:]
-    return line
-
-
-def _not_json(exc):
-    """Why a line is not a JSON value."""
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 ({})".format(exc)
-    if isinstance(exc, RecursionError):
-        return "not JSON (nested too deeply)"
-    return "not JSON ({})".format(exc)
-
-
-_READ_BUFFER = 1 << 20  # bytes a read of records asks for: 8 KB made a system call every 4 lines
 
 
 # -- Dry run and cost estimates ------------------------------------------------------
