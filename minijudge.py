@@ -2032,6 +2032,13 @@ def _parser_properties(parser, number, scale):
 _ROOT_PATH_RE = re.compile(r"/(?:v\d+(?:beta\d*|alpha\d*)?|openai|openai/deployments/[^/]+)\Z")
 
 
+# a credential in a URL (Azure's sig, Functions' code): hidden whatever its length
+_CREDENTIAL_QUERY_RE = re.compile(r"""
+    ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
+    ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
+""", re.I | re.X)
+
+
 def _chat_url(base_url):
     """``http://h:p``, ``.../v1`` (``/models`` too, and ``/chat``: the endpoint cut short), a
     prefix or the endpoint -> the endpoint."""
@@ -2060,547 +2067,6 @@ def _models_url(chat_url):
     return path[:-len("/chat/completions")] + "/models" + mark + query
 
 
-class _Secret:
-    """Holds the API key so that no repr, log line or traceback shows it."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __repr__(self):  # str() falls back to it
-        return "<hidden>"
-
-
-# a credential in a URL (Azure's sig, Functions' code): hidden whatever its length
-_CREDENTIAL_QUERY_RE = re.compile(r"""
-    ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
-    ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
-""", re.I | re.X)
-
-
-_EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # the key
-    | model | param | temperature | format | schema | json | message | logprob | length  # a field
-    | connection  # the server behind a proxy is down""", re.I | re.X)
-
-
-_HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organization",
-                     "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
-
-
-def _is_loopback(host):
-    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or (
-        host.endswith(".localhost"))
-
-
-@functools.lru_cache()
-def _tls_context(cafile):
-    import ssl
-    return ssl.create_default_context(cafile=cafile)
-
-
-def _connections(url):
-    """A kept-alive connection per thread to url's server or proxy: ``send`` returns a reply
-    with its headers read, ``close_thread`` closes this thread's, ``proxy`` names it for messages.
-
-    A connection per request costs more than the request at a few thousand a second; servers
-    close idle ones (llama-server after 5 s or 100 requests), so a request that fails on a
-    reused one is sent again on a new one if no byte of its reply came back. Headers are
-    parsed here: http.client's email-based parser costs more than all the rest of a request.
-    Each read checks the deadline, and each wait, connecting too, is bounded by the timeout:
-    a reply ends at most one timeout after the deadline."""
-    import http.client
-    import io
-    import select
-    import types
-    from urllib.parse import urlsplit
-    parts = urlsplit(url)
-    scheme, address, fields, tunnel, via = _route(parts)
-    connection = _connection_class(scheme)
-    absolute = via and not tunnel  # a proxy that is not a tunnel is sent absolute URLs
-
-    class DeadlineReader(io.RawIOBase):
-        def __init__(self, conn, deadline):  # conn.sock: the one connect() opens
-            self.conn, self.deadline, self.received = conn, deadline, 0
-
-        def readable(self):
-            return True
-
-        def readinto(self, buffer):
-            if time.monotonic() > self.deadline:
-                raise TimeoutError("timed out")  # socket.timeout is one since 3.10
-            n = self.conn.sock.recv_into(buffer)
-            self.received += n
-            return n
-
-        def makefile(self, mode):  # HTTPResponse reads from sock.makefile()
-            return io.BufferedReader(self)
-
-    class Response(http.client.HTTPResponse):
-        drained = False  # set once its body is read: the connection may carry the next request
-
-        def begin(self):  # http.client's, with the headers parsed by hand
-            version, status, reason, lines = self._final_head()
-            if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
-                raise http.client.UnknownProtocol(version)
-            self.status, self.reason = status, reason.strip()
-            self.version = 10 if version in ("HTTP/1.0", "HTTP/0.9") else 11
-            # the first of repeated headers wins, as in http.client
-            self.headers = {name.lower(): value for name, value in reversed(lines)}
-            self.chunk_left = None
-            self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
-            self.length = self._body_length()
-            unbounded = self.length is None and not self.chunked  # it ends when the server closes
-            self.will_close = self._check_close() or unbounded
-
-        def _final_head(self):
-            """(version, status, reason, [name, value] lines) of the reply after any 1xx."""
-            status = 100
-            while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
-                version, status, reason = self._read_status()
-                lines = self._header_lines()
-            return version, status, reason, lines
-
-        def _header_lines(self):
-            lines = []
-            for _ in range(101):  # every line counts, folded or not, as in http.client
-                line = self.fp.readline(65537)
-                if len(line) > 65536:
-                    raise http.client.LineTooLong("header line")
-                if line in (b"\r\n", b"\n", b""):
-                    return lines
-                line = line.decode("iso-8859-1")
-                if line[0] in " \t" and lines:  # an obsolete folded line continues the last
-                    lines[-1][1] += " " + line.strip()
-                elif ":" in line:
-                    lines.append([part.strip() for part in line.split(":", 1)])
-            raise http.client.HTTPException("got more than 100 headers")
-
-        def _body_length(self):
-            """Content-Length, 0 for 204 and 304, None if chunked or not given (read to the end)."""
-            if self.status in (204, 304):  # no HEAD is sent; 1xx are skipped
-                return 0
-            length = self.headers.get("content-length", "")
-            if length.isdigit() and length.isascii() and not self.chunked:
-                return int(length)
-            return None
-
-    local = threading.local()
-
-    def kept_alive():
-        """This thread's connection if it can carry the next request, else None (closed)."""
-        conn = getattr(local, "conn", None)
-        if getattr(conn, "sock", None) is None:
-            return None
-        last = conn.last
-        if last.will_close or not last.drained or select.select([conn.sock], [], [], 0)[0]:
-            conn.close()  # bytes already waiting would be read as this request's reply
-            return None
-        return conn
-
-    def new_connection(timeout):  # the socket keeps the timeout: it bounds each wait
-        conn = local.conn = connection(address, timeout=timeout)
-        if tunnel:
-            conn.set_tunnel(**tunnel)
-        return conn
-
-    def send(method, url, body, headers, timeout, deadline):
-        target = url
-        if not absolute:
-            target = "/" + url.split("/", 3)[3]  # scheme://host/
-        message = _request_head(method, target, {**fields, **headers}, body)
-        conn = kept_alive()
-        reused = conn is not None
-        if not reused:
-            conn = new_connection(timeout)
-        reader = DeadlineReader(conn, deadline)
-        try:
-            _send_on(conn, timeout, message + (body or b""))
-            conn.last = Response(reader, method=method)
-            conn.last.begin()
-            return conn.last
-        except BaseException as exc:
-            conn.close()  # even on Ctrl-C: a late reply must not answer the next request
-            idle_closed = isinstance(exc, (ConnectionError, http.client.HTTPException)) and (
-                not reader.received)  # closed while idle, most likely
-            if reused and idle_closed:
-                return send(method, url, body, headers, timeout, deadline)  # on a new one
-            raise
-
-    def close_thread():
-        if hasattr(local, "conn"):
-            local.conn.close()
-
-    return types.SimpleNamespace(send=send, proxy=via, close_thread=close_thread)
-
-
-def _route(parts):
-    """(scheme, address, header fields, tunnel, via) for a request to ``parts``: its server,
-    or the proxy urllib.request's rules give (``via`` names it for messages, else "")."""
-    from urllib.parse import unquote
-    scheme, address, fields, tunnel, via = parts.scheme, parts.netloc, {}, None, ""
-    proxy = _proxy_for(parts)
-    if proxy is not None:
-        address = unquote(proxy.netloc.rpartition("@")[2])
-        fields = _proxy_login(proxy)
-        shown = proxy.scheme
-        if scheme == "https":  # CONNECT, then TLS inside: only the proxy sees its login
-            tunnel, fields, shown = {"host": parts.netloc, "headers": fields}, {}, "http"
-        else:
-            scheme = proxy.scheme  # the proxy is sent absolute URLs
-        via = "the proxy {}://{} (from {}_proxy) for ".format(shown, address, parts.scheme)
-    fields.update({"Host": parts.netloc, "Accept-Encoding": "identity"})
-    return scheme, address, fields, tunnel, via
-
-
-def _proxy_for(parts):
-    """The split URL of the proxy for ``parts`` from the environment, or None."""
-    import urllib.request
-    from urllib.parse import urlsplit
-    proxy = urllib.request.getproxies().get(parts.scheme)
-    if not proxy:
-        return None
-    # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
-    if _is_loopback(parts.hostname or "") or urllib.request.proxy_bypass(parts.netloc):
-        return None
-    if "://" not in proxy:  # host:port too
-        proxy = "http://" + proxy
-    return urlsplit(proxy)
-
-
-def _proxy_login(proxy):
-    """The Proxy-Authorization field of a proxy URL's user and password, if it has both."""
-    import base64
-    from urllib.parse import unquote
-    if not (proxy.username and proxy.password):
-        return {}
-    login = "{}:{}".format(unquote(proxy.username), unquote(proxy.password))
-    return {"Proxy-Authorization": "Basic " + base64.b64encode(login.encode()).decode("ascii")}
-
-
-def _connection_class(scheme):
-    """http.client's connection class for ``scheme``, https with the CAs the environment names."""
-    import http.client
-    cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
-    if scheme != "https":
-        return http.client.HTTPConnection
-    try:  # loading the CAs takes 0.1 s: once per file, and only for https
-        context = _tls_context(cafile)
-    except OSError as exc:  # ssl.SSLError is an OSError
-        raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
-                         "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
-    return functools.partial(http.client.HTTPSConnection, context=context)
-
-
-def _request_head(method, target, fields, body):
-    """The request line and header fields, encoded; header names in Title-Case."""
-    head = {name.title(): value for name, value in fields.items()}
-    if body is not None:
-        head["Content-Length"] = len(body)
-    lines = "".join("{}: {}\r\n".format(*field) for field in head.items())
-    return "{} {} HTTP/1.1\r\n{}\r\n".format(method, target, lines).encode("iso-8859-1")
-
-
-def _send_on(conn, timeout, data):
-    """Send on ``conn``, connecting it first if new."""
-    if conn.sock is None:
-        conn.connect()
-    if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
-        conn.sock.settimeout(timeout)
-    conn.sock.sendall(data)
-
-
-def _server_message(data):
-    """The server's own words from an error body: JSON error, FastAPI detail, or text."""
-    text = data.decode("utf-8", "replace").strip()
-    error = _json_error(text)
-    if error:
-        return str(error)[:500]
-    title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
-    if title:
-        return "HTML page: " + " ".join(title.group(1).split())[:200]
-    return " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)"
-
-
-def _json_error(text):
-    """The error a JSON body states (its message, else its type), or None."""
-    try:
-        body = json.loads(text)
-        error = body.get("error", body.get("detail", body.get("message")))
-    except (ValueError, AttributeError, RecursionError):  # not JSON, or not an object
-        return None
-    if isinstance(error, dict):
-        return error.get("message") or error.get("type") or error
-    return error
-
-
-def _retry_after(headers):
-    """Seconds the server asked us to wait (Retry-After, retry-after-ms), or None."""
-    millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
-    try:
-        seconds = float(millis) / 1000 if millis is not None else float(value)
-    except (TypeError, ValueError):
-        from email.utils import parsedate_to_datetime
-        try:  # None, "", a bad or absurd date: TypeError, ValueError, IndexError or Overflow
-            seconds = parsedate_to_datetime(value).timestamp() - time.time()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-def _http_error(status, data, headers, where, keyed=False):
-    if 300 <= status < 400:
-        return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
-                        "here: use that URL".format(status, where, headers.get("location")),
-                        status=status)
-    wait = _retry_after(headers)
-    message, kind = _error_kind(status, data, _server_message(data), wait, keyed)
-    if status == 404 and where.startswith("POST ") and not _EXPLAINED_RE.search(message):
-        message += _NO_CHAT_HERE  # no endpoint at that path: the judge URL is wrong
-    retry_after = None
-    if kind == "http_error" or wait is not None and wait > _RETRY_AFTER_LIMIT:
-        retry_after = wait  # not retried past the limit, but another server takes it
-    return APIError("http {} from {}: {}".format(status, where, message), status=status,
-                    kind=kind, retry_after=retry_after)
-
-
-_NO_CHAT_HERE = (" (no chat endpoint there: give the judge URL as the server's base, "
-                 "http://HOST:PORT or .../v1, or the full .../v1/chat/completions)")
-
-
-def _error_kind(status, data, message, wait, keyed):
-    """(the message, saying why when the error is not retried, and the error's kind)."""
-    if status == 429 and b"insufficient_quota" in data:
-        return "quota exhausted, not retrying: " + message, "quota_exceeded"
-    if wait is not None and wait > _RETRY_AFTER_LIMIT:
-        return ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not retrying: "
-                "{}".format(wait, _RETRY_AFTER_LIMIT, message), "quota_exceeded")
-    if status == 400 and b"content_filter" in data:
-        return "content filter: " + message, "refused"
-    if status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
-        return message + " (check the API key: some proxies answer a wrong one so)", "http_error"
-    return message, "http_error"
-
-
-def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=(),
-          heard=None):
-    """One request; the 2xx body as bytes, or APIError saying what happened.
-
-    ``timeout`` bounds the whole reply, not each read of it: a server that drips its headers
-    or body times out too (each read checks it). A server that echoes the key
-    (``Incorrect API key: sk-...``) gets it blanked before anything quotes it. ``heard``,
-    a dict, gets the reply's headers (its rate limits), error or not."""
-    import http.client
-    method, data = ("GET", None) if payload is None else ("POST", json.dumps(payload).encode())
-    where, response = method + " " + url, None
-    deadline = time.monotonic() + (timeout or math.inf)
-    try:
-        response = connections.send(method, url, data, headers, timeout, deadline)
-        if heard is not None:
-            heard.update(response.headers)
-        if not 200 <= response.status < 300:  # a redirect too: following it resends the key
-            raise _error_reply(response, where, max_bytes, secrets)
-        body = _read_body(response, max_bytes)
-        return _blank(_decoded(body, response.headers, where, max_bytes), secrets)
-    except (OSError, http.client.HTTPException) as exc:
-        raise _network_error(exc, connections, url, where, timeout, response) from None
-
-
-def _error_reply(response, where, max_bytes, secrets):
-    """The APIError of an error status, with the server's message if its body is readable."""
-    import http.client
-    body = b""
-    try:
-        body = response.read(max_bytes)
-        body = _decoded(body, response.headers, where, max_bytes)
-    except (OSError, http.client.HTTPException, APIError):
-        pass  # unreadable or undecodable: the status still says what went wrong
-    return _http_error(response.status, _blank(body, secrets), response.headers, where, secrets)
-
-
-def _read_body(response, max_bytes):
-    """The body, up to one byte over ``max_bytes``; each read checks the deadline first."""
-    body, chunk = bytearray(), None
-    while chunk != b"" and len(body) <= max_bytes:
-        chunk = response.read1(max_bytes + 1 - len(body))
-        body += chunk
-    if chunk == b"" and response.length:  # fewer bytes than Content-Length promised
-        import http.client
-        raise http.client.IncompleteRead(bytes(body), response.length)
-    response.drained = chunk == b""  # the connection may carry the next request
-    return bytes(body)
-
-
-def _network_error(exc, connections, url, where, timeout, response):
-    """The APIError of a request that failed before (``response`` None) or after the reply
-    began: a timeout, a refused connection, an untrusted certificate, a broken connection."""
-    import socket
-    import ssl
-    from urllib.parse import urlsplit
-    if isinstance(exc, (socket.timeout, TimeoutError)):
-        return APIError("timeout: no reply within {} s from {}".format(timeout, where),
-                        kind="timeout")
-    if isinstance(exc, ConnectionRefusedError):
-        running = "proxy" if connections.proxy else "server"
-        return APIError("connection refused by {}{}: is the {} running?".format(
-            connections.proxy, where, running), kind="connection_refused")
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return APIError("the certificate of {} is not trusted ({}) for {}: if an internal "
-                        "CA signed it, set SSL_CERT_FILE=/path/ca.pem (REQUESTS_CA_BUNDLE "
-                        "and CURL_CA_BUNDLE are read too)".format(
-                            urlsplit(url).hostname, exc.verify_message, where),
-                        kind="untrusted")
-    if response is None:
-        return APIError("cannot reach {}: {}".format(where, exc), kind="connection_error")
-    return APIError("connection to {} broke: {}".format(where, _exception_text(exc)),
-                    kind="connection_error")
-
-
-def _exception_text(exc):
-    """``exc`` as text that starts with its type's name."""
-    text = str(exc)
-    if text.startswith(type(exc).__name__):
-        return text
-    return "{}: {}".format(type(exc).__name__, text).rstrip(": ")
-
-
-def _decoded(body, headers, where, max_bytes):
-    """The body, unpacked if a server or proxy compressed it though identity was asked
-    for; at most max_bytes, before and after: a small body can unpack into gigabytes."""
-    encoding, data = (headers.get("content-encoding") or "identity").strip().lower(), body
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        data = _unpacked(body, encoding, where, max_bytes)
-    elif encoding != "identity":
-        raise APIError("reply from {} is {}-encoded; minijudge reads gzip and deflate "
-                       "only".format(where, encoding), kind="invalid_response")
-    if len(body) > max_bytes or len(data) > max_bytes:
-        decoded = ""
-        if data is not body:
-            decoded = " once decoded ({})".format(encoding)
-        raise APIError("reply from {} is larger than {} bytes{}; refused".format(
-            where, max_bytes, decoded), kind="invalid_response")
-    return data
-
-
-def _unpacked(body, encoding, where, max_bytes):
-    """A gzip or deflate body unpacked, up to one byte over ``max_bytes``."""
-    import zlib
-    decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
-    try:
-        data = decoder.decompress(body, max_bytes + 1)
-        if len(data) <= max_bytes and not decoder.eof:
-            raise zlib.error("it ends early")
-    except zlib.error as exc:
-        raise APIError("reply from {} is not valid {}: {}".format(where, encoding, exc),
-                       kind="invalid_response") from None
-    return data
-
-
-def _blank(body, secrets):
-    for secret in secrets:
-        body = body.replace(secret.encode("utf-8"), b"<hidden>")
-    return body
-
-
-def _read_models(body, url):
-    try:
-        return [m["id"] for m in json.loads(body.decode("utf-8", "replace"))["data"]]
-    except (ValueError, KeyError, TypeError, RecursionError):
-        raise APIError("GET {} did not list models: {!r}".format(url, body[:200]),
-                       kind="invalid_response") from None
-
-
-def _read_reply(body, url):
-    """The useful parts of a chat.completion body; APIError when it has none."""
-    reply = _reply_json(body, url)
-    if isinstance(reply, dict) and reply.get("error"):
-        raise APIError("error from POST {}: {}".format(url, _server_message(body)),
-                       kind="http_error", status=200)
-    return _reply_parts(reply, _first_choice(reply, body, url))
-
-
-def _reply_parts(reply, choice):
-    """The useful parts of a chat.completion ``reply`` (a dict) and its first ``choice``."""
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        message = {}
-    usage = _read_usage(reply.get("usage"))
-    return {"content": _content(message.get("content", choice.get("text"))),  # text: completions
-            "refusal": message.get("refusal"),
-            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
-            "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
-            "usage": usage, "model": _text_or_none(reply.get("model")),
-            "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
-
-
-# a reply's token count above this is no count: a hundred times the longest context a model
-# reads (10 million tokens), and well inside the 64 bits report allows a record's sum
-_REPLY_TOKENS_MAX = 10 ** 9
-
-
-def _read_usage(usage):
-    """A reply's ``usage`` with each token count that cannot be (negative, true, a float,
-    NaN, text, 10**30) made null: written as sent, they were summed into the summary's
-    tokens (-800 prompt tokens) and made the run's own file one report refused. Its other
-    fields are kept as sent; None if no count is left, as for a reply without usage."""
-    if not isinstance(usage, dict):
-        return None
-    read, counted = dict(usage), False  # one copy, each count read in place: one pass
-    for name in _TOKEN_COUNTS:
-        if name in usage:
-            read[name] = _reply_count(usage[name])
-            counted = counted or read[name] is not None
-    if not counted:
-        return None
-    return read
-
-
-def _reply_count(count):
-    """A token count a reply may give: a whole number (a bool is none) from 0 to
-    _REPLY_TOKENS_MAX; else None."""
-    if type(count) is int and 0 <= count <= _REPLY_TOKENS_MAX:
-        return count
-    return None
-
-
-def _text_or_none(value):
-    """A reply's name field if it is text: a list or an object there names nothing (and
-    the summary's counts of models and fingerprints could not hold it)."""
-    if isinstance(value, str):
-        return value
-    return None
-
-
-def _reply_json(body, url):
-    try:
-        return json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
-    except (ValueError, RecursionError) as exc:
-        why = ""
-        if isinstance(exc, RecursionError):
-            why = " we can read (nested too deeply)"
-        raise APIError("reply from POST {} is not JSON{}: {!r}".format(
-            url, why, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
-
-
-def _first_choice(reply, body, url):
-    choices = None
-    if isinstance(reply, dict):
-        choices = reply.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
-                       kind="invalid_response")
-    return choices[0]
-
-
-def _content(content):
-    """A reply's content as text: content parts joined, a bare number written out."""
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
-        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
-    if isinstance(content, (int, float)) and not isinstance(content, bool):
-        return str(content)
-    return content
-
-
 def _judge_urls(base_url):
     """The chat URLs of ``base_url``: one URL, or a list of a judge's servers (replicas),
     each named once."""
@@ -2618,11 +2084,13 @@ def _judge_urls(base_url):
     return urls
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def _server_key(url):
     """What tells two servers apart: a host named in another case, with its scheme's port,
     or as another name of this machine (localhost, 127.0.0.1, [::1]: no other name is
-    looked up) is the same server (its requests would not be spread, but sent twice as
-    often)."""
+    looked up) is the same server, whose requests would be sent twice as often."""
     from urllib.parse import urlsplit
     parts = urlsplit(url)
     try:
@@ -2635,51 +2103,37 @@ def _server_key(url):
     return parts.scheme, host, port, parts.path, parts.query
 
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+def _is_loopback(host):
+    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or (
+        host.endswith(".localhost"))
+
+
+class _Secret:
+    """Holds the API key so that no repr, log line or traceback shows it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):  # str() falls back to it
+        return "<hidden>"
 
 
 def _api_key(api_key, url):
     """The key given, or LLM_JUDGE_API_KEY's, or OPENAI_API_KEY's ("": none); the last is
-    warned about when it would go in clear text to a host that is not this one."""
+    warned about when it would go in clear text (not https) to a host that is not this one."""
+    from urllib.parse import urlsplit
     key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
     if re.search(r"[^\x21-\x7e]", key):
         raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
                          "characters; check where it was read from")
-    if key and not (api_key or _env("LLM_JUDGE_API_KEY")):
-        _warn_clear_text(url)
-    return key
-
-
-def _warn_clear_text(url):
-    """Warn that OPENAI_API_KEY goes to ``url`` unless that is https or loopback."""
-    from urllib.parse import urlsplit
-    if url.startswith("http:") and not _is_loopback(urlsplit(url).hostname):
+    from_openai = key and not (api_key or _env("LLM_JUDGE_API_KEY"))
+    if from_openai and url.startswith("http:") and not _is_loopback(urlsplit(url).hostname):
         _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
                      "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
                      "unset OPENAI_API_KEY if it needs no key", urlsplit(url).netloc)
-
-
-def _secret_forms(key, url, headers):
-    """What no message may show, longest first: the key, the URL's credential values and
-    the values of headers that are not harmless, with their parts (a token, a cookie),
-    each as sent, decoded and encoded."""
-    from urllib.parse import quote, unquote
-    forms = set()
-    for value in _secret_values(key, url, headers):
-        forms.update((value, unquote(value), quote(unquote(value), safe="")))
-    # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
-    long_enough = [form for form in forms if len(form) >= 8]
-    return tuple(sorted(long_enough, key=len, reverse=True))
-
-
-def _secret_values(key, url, headers):
-    """The key, the URL's credential values, each header's value that is not harmless and
-    its parts."""
-    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)]
-    for name, value in headers.items():
-        if name.lower() not in _HARMLESS_HEADERS:
-            values += [str(value)] + re.split(r"[\s;,=]+", str(value))
-    return values
+    return key
 
 
 def _model_name(model, url, judge_fn):
@@ -2708,6 +2162,483 @@ def _with_key(headers, key, key_header):
     return {key_header: bearer + key, **headers}
 
 
+_HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organization",
+                     "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
+
+
+def _secret_forms(key, url, headers):
+    """What no message may show, longest first: the key, the URL's credential values and
+    the values of headers that are not harmless, with their parts (a token, a cookie),
+    each as sent, decoded and encoded."""
+    from urllib.parse import quote, unquote
+    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)]
+    for name, value in headers.items():
+        if name.lower() not in _HARMLESS_HEADERS:
+            values += [str(value)] + re.split(r"[\s;,=]+", str(value))
+    forms = set()
+    for value in values:
+        forms.update((value, unquote(value), quote(unquote(value), safe="")))
+    # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
+    long_enough = [form for form in forms if len(form) >= 8]
+    return tuple(sorted(long_enough, key=len, reverse=True))
+
+
+def _blank(body, secrets):
+    for secret in secrets:
+        body = body.replace(secret.encode("utf-8"), b"<hidden>")
+    return body
+
+
+class _Connections:
+    """A kept-alive connection per thread to a URL's server, or to the proxy urllib.request's
+    rules give for it (``proxy`` names it for messages, else ""): ``send`` returns a reply
+    with its head read, ``close_thread`` closes this thread's connection.
+
+    A connection per request costs more than the request at a few thousand a second; servers
+    close idle ones (llama-server after 5 s or 100 requests), so a request that fails on a
+    reused one is sent again on a new one if no byte of its reply came back. Each read checks
+    the deadline, and each wait, connecting too, is bounded by the timeout: a reply ends at
+    most one timeout after the deadline."""
+
+    def __init__(self, url):
+        import base64
+        import http.client
+        from urllib.parse import unquote, urlsplit
+        parts = urlsplit(url)
+        scheme, self.address, self.fields, self.tunnel, self.proxy = (
+            parts.scheme, parts.netloc, {}, None, "")
+        proxy = _proxy_for(parts)
+        if proxy is not None:
+            self.address = unquote(proxy.netloc.rpartition("@")[2])
+            if proxy.username and proxy.password:
+                login = "{}:{}".format(unquote(proxy.username), unquote(proxy.password))
+                self.fields = {"Proxy-Authorization": "Basic " + base64.b64encode(
+                    login.encode()).decode("ascii")}
+            shown = proxy.scheme
+            if scheme == "https":  # CONNECT, then TLS inside: only the proxy sees its login
+                self.tunnel = {"host": parts.netloc, "headers": self.fields}
+                self.fields, shown = {}, "http"
+            else:
+                scheme = proxy.scheme  # the proxy's connection, sent absolute URLs
+            self.proxy = "the proxy {}://{} (from {}_proxy) for ".format(shown, self.address,
+                                                                          parts.scheme)
+        self.fields.update({"Host": parts.netloc, "Accept-Encoding": "identity"})
+        self.absolute = self.proxy and not self.tunnel  # a proxy, not a tunnel: absolute URLs
+        self.connection = http.client.HTTPConnection
+        if scheme == "https":
+            cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
+            try:  # loading the CAs takes 0.1 s: once per file, and only for https
+                context = _tls_context(cafile)
+            except OSError as exc:  # ssl.SSLError is an OSError
+                raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable "
+                                 "file of CA certificates: {}".format(
+                                     cafile, exc.strerror or exc)) from None
+            self.connection = functools.partial(http.client.HTTPSConnection, context=context)
+        self.reader, self.response = _reply_classes()
+        self.local = threading.local()
+
+    def send(self, method, url, body, headers, timeout, deadline):
+        """The reply to a request, its head read, on this thread's connection if it can carry
+        it, else on a new one (the socket keeps the timeout: it bounds each wait)."""
+        target = url
+        if not self.absolute:
+            target = "/" + url.split("/", 3)[3]  # scheme://host/
+        message = _request_head(method, target, {**self.fields, **headers}, body)
+        conn = self._kept_alive()
+        reused = conn is not None
+        if not reused:
+            conn = self.local.conn = self.connection(self.address, timeout=timeout)
+            if self.tunnel:
+                conn.set_tunnel(**self.tunnel)
+        reader = self.reader(conn, deadline)
+        try:
+            if conn.sock is None:
+                conn.connect()
+            if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
+                conn.sock.settimeout(timeout)
+            conn.sock.sendall(message + (body or b""))
+            conn.last = self.response(reader, method=method)
+            conn.last.begin()
+            return conn.last
+        except BaseException as exc:
+            import http.client
+            conn.close()  # even on Ctrl-C: a late reply must not answer the next request
+            idle_closed = isinstance(exc, (ConnectionError, http.client.HTTPException)) and (
+                not reader.received)  # closed while idle, most likely
+            if reused and idle_closed:
+                return self.send(method, url, body, headers, timeout, deadline)
+            raise
+
+    def _kept_alive(self):
+        """This thread's connection if it can carry the next request, else None (closed)."""
+        import select
+        conn = getattr(self.local, "conn", None)
+        if getattr(conn, "sock", None) is None:
+            return None
+        last = conn.last
+        if last.will_close or not last.drained or select.select([conn.sock], [], [], 0)[0]:
+            conn.close()  # bytes already waiting would be read as this request's reply
+            return None
+        return conn
+
+    def close_thread(self):
+        if hasattr(self.local, "conn"):
+            self.local.conn.close()
+
+
+def _proxy_for(parts):
+    """The split URL of the proxy for ``parts`` from the environment, or None."""
+    import urllib.request
+    from urllib.parse import urlsplit
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy:
+        return None
+    # NO_PROXY=localhost does not cover 127.0.0.1: never route loopback via a proxy
+    if _is_loopback(parts.hostname or "") or urllib.request.proxy_bypass(parts.netloc):
+        return None
+    if "://" not in proxy:  # host:port too
+        proxy = "http://" + proxy
+    return urlsplit(proxy)
+
+
+@functools.lru_cache()
+def _tls_context(cafile):
+    import ssl
+    return ssl.create_default_context(cafile=cafile)
+
+
+def _request_head(method, target, fields, body):
+    """The request line and header fields, encoded; header names in Title-Case."""
+    head = {name.title(): value for name, value in fields.items()}
+    if body is not None:
+        head["Content-Length"] = len(body)
+    lines = "".join("{}: {}\r\n".format(*field) for field in head.items())
+    return "{} {} HTTP/1.1\r\n{}\r\n".format(method, target, lines).encode("iso-8859-1")
+
+
+@functools.lru_cache()
+def _reply_classes():
+    """(reader, response): the classes _Connections reads a reply with, made at the first
+    connection, as http.client is imported then, not by ``import minijudge`` (25 ms)."""
+    import http.client
+    import io
+    return (type("_DeadlineReader", (_DeadlineReading, io.RawIOBase), {}),
+            type("_Response", (_HeadReading, http.client.HTTPResponse), {}))
+
+
+class _DeadlineReading:
+    """A connection's socket as a raw stream (with io.RawIOBase): each read is refused past
+    the deadline, so a server that drips its reply times out too; ``received`` counts the
+    bytes, which tell a connection closed while idle from one closed mid-reply."""
+
+    def __init__(self, conn, deadline):  # conn.sock: the one connect() opens
+        self.conn, self.deadline, self.received = conn, deadline, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if time.monotonic() > self.deadline:
+            raise TimeoutError("timed out")  # socket.timeout is one since 3.10
+        n = self.conn.sock.recv_into(buffer)
+        self.received += n
+        return n
+
+    def makefile(self, mode):  # HTTPResponse reads from sock.makefile()
+        import io
+        return io.BufferedReader(self)
+
+
+class _HeadReading:
+    """http.client's HTTPResponse.begin (with HTTPResponse), the header lines parsed here:
+    http.client's email-based parser costs more than all the rest of a request.
+    ``drained``: its body was read to the end, so the connection may carry the next."""
+
+    drained = False
+
+    def begin(self):
+        status = 100
+        while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
+            version, status, reason = self._read_status()
+            lines = self._header_lines()
+        if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
+            import http.client
+            raise http.client.UnknownProtocol(version)
+        self.status, self.reason = status, reason.strip()
+        self.version = 11
+        if version in ("HTTP/1.0", "HTTP/0.9"):
+            self.version = 10
+        # the first of repeated headers wins, as in http.client
+        self.headers = {name.lower(): value for name, value in reversed(lines)}
+        self.chunk_left = None
+        self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
+        length = self.headers.get("content-length", "")
+        self.length = None  # chunked, or none given: read to the end
+        if status in (204, 304):  # no HEAD is sent; 1xx are skipped
+            self.length = 0
+        elif length.isdigit() and length.isascii() and not self.chunked:
+            self.length = int(length)
+        unbounded = self.length is None and not self.chunked  # it ends when the server closes
+        self.will_close = self._check_close() or unbounded
+
+    def _header_lines(self):
+        import http.client
+        lines = []
+        for _ in range(101):  # every line counts, folded or not, as in http.client
+            line = self.fp.readline(65537)
+            if len(line) > 65536:
+                raise http.client.LineTooLong("header line")
+            if line in (b"\r\n", b"\n", b""):
+                return lines
+            line = line.decode("iso-8859-1")
+            if line[0] in " \t" and lines:  # an obsolete folded line continues the last
+                lines[-1][1] += " " + line.strip()
+            elif ":" in line:
+                lines.append([part.strip() for part in line.split(":", 1)])
+        raise http.client.HTTPException("got more than 100 headers")
+
+
+def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=(),
+          heard=None):
+    """One request; the 2xx body as bytes, or APIError saying what happened (an error
+    status too: a redirect is not followed, as that would resend the key).
+
+    ``timeout`` bounds the whole reply, not each read of it: a server that drips its headers
+    or body times out too (each read checks it). A server that echoes the key
+    (``Incorrect API key: sk-...``) gets it blanked before anything quotes it. ``heard``,
+    a dict, gets the reply's headers (its rate limits), error or not."""
+    import http.client
+    method, data = "GET", None
+    if payload is not None:
+        method, data = "POST", json.dumps(payload).encode()
+    where, response = method + " " + url, None
+    deadline = time.monotonic() + (timeout or math.inf)
+    try:
+        response = connections.send(method, url, data, headers, timeout, deadline)
+        if heard is not None:
+            heard.update(response.headers)
+        if not 200 <= response.status < 300:
+            raise _error_reply(response, where, max_bytes, secrets)
+        body, chunk = bytearray(), None
+        while chunk != b"" and len(body) <= max_bytes:  # up to one byte over max_bytes
+            chunk = response.read1(max_bytes + 1 - len(body))
+            body += chunk
+        if chunk == b"" and response.length:  # fewer bytes than Content-Length promised
+            raise http.client.IncompleteRead(bytes(body), response.length)
+        response.drained = chunk == b""
+        return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
+    except (OSError, http.client.HTTPException) as exc:
+        raise _network_error(exc, connections, url, where, timeout, response) from None
+
+
+def _error_reply(response, where, max_bytes, secrets):
+    """The APIError of an error status, with the server's message if its body is readable."""
+    import http.client
+    body = b""
+    try:
+        body = _decoded(response.read(max_bytes), response.headers, where, max_bytes)
+    except (OSError, http.client.HTTPException, APIError):
+        pass  # unreadable or undecodable: the status still says what went wrong
+    return _http_error(response.status, _blank(body, secrets), response.headers, where, secrets)
+
+
+def _decoded(body, headers, where, max_bytes):
+    """The body, unpacked if a server or proxy compressed it though identity was asked
+    for; at most max_bytes, before and after: a small body can unpack into gigabytes."""
+    encoding, data = (headers.get("content-encoding") or "identity").strip().lower(), body
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        import zlib
+        decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
+        try:
+            data = decoder.decompress(body, max_bytes + 1)
+            if len(data) <= max_bytes and not decoder.eof:
+                raise zlib.error("it ends early")
+        except zlib.error as exc:
+            raise APIError("reply from {} is not valid {}: {}".format(where, encoding, exc),
+                           kind="invalid_response") from None
+    elif encoding != "identity":
+        raise APIError("reply from {} is {}-encoded; minijudge reads gzip and deflate "
+                       "only".format(where, encoding), kind="invalid_response")
+    if len(body) > max_bytes or len(data) > max_bytes:
+        decoded = ""
+        if data is not body:
+            decoded = " once decoded ({})".format(encoding)
+        raise APIError("reply from {} is larger than {} bytes{}; refused".format(
+            where, max_bytes, decoded), kind="invalid_response")
+    return data
+
+
+def _network_error(exc, connections, url, where, timeout, response):
+    """The APIError of a request that failed before (``response`` None) or after the reply
+    began: a timeout, a refused connection, an untrusted certificate, a broken connection."""
+    import socket
+    import ssl
+    from urllib.parse import urlsplit
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        return APIError("timeout: no reply within {} s from {}".format(timeout, where),
+                        kind="timeout")
+    if isinstance(exc, ConnectionRefusedError):
+        running = "proxy" if connections.proxy else "server"
+        return APIError("connection refused by {}{}: is the {} running?".format(
+            connections.proxy, where, running), kind="connection_refused")
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return APIError("the certificate of {} is not trusted ({}) for {}: if an internal "
+                        "CA signed it, set SSL_CERT_FILE=/path/ca.pem (REQUESTS_CA_BUNDLE "
+                        "and CURL_CA_BUNDLE are read too)".format(
+                            urlsplit(url).hostname, exc.verify_message, where),
+                        kind="untrusted")
+    if response is None:
+        return APIError("cannot reach {}: {}".format(where, exc), kind="connection_error")
+    text = str(exc)  # starting with its type's name
+    if not text.startswith(type(exc).__name__):
+        text = "{}: {}".format(type(exc).__name__, text).rstrip(": ")
+    return APIError("connection to {} broke: {}".format(where, text), kind="connection_error")
+
+
+_EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # the key
+    | model | param | temperature | format | schema | json | message | logprob | length  # a field
+    | connection  # the server behind a proxy is down""", re.I | re.X)
+
+
+def _http_error(status, data, headers, where, keyed=False):
+    """The APIError of an error status: the server's message, and a hint where the judge
+    URL is likely wrong (no chat endpoint at that path); ``retry_after`` set where another
+    server may take the request."""
+    if 300 <= status < 400:
+        return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
+                        "here: use that URL".format(status, where, headers.get("location")),
+                        status=status)
+    wait = _retry_after(headers)
+    message, kind = _error_kind(status, data, _server_message(data), wait, keyed)
+    if status == 404 and where.startswith("POST ") and not _EXPLAINED_RE.search(message):
+        message += (" (no chat endpoint there: give the judge URL as the server's base, "
+                    "http://HOST:PORT or .../v1, or the full .../v1/chat/completions)")
+    retry_after = None
+    if kind == "http_error" or wait is not None and wait > _RETRY_AFTER_LIMIT:
+        retry_after = wait  # not retried past the limit, but another server takes it
+    return APIError("http {} from {}: {}".format(status, where, message), status=status,
+                    kind=kind, retry_after=retry_after)
+
+
+def _error_kind(status, data, message, wait, keyed):
+    """(the message, saying why when the error is not retried, and the error's kind)."""
+    if status == 429 and b"insufficient_quota" in data:
+        return "quota exhausted, not retrying: " + message, "quota_exceeded"
+    if wait is not None and wait > _RETRY_AFTER_LIMIT:
+        return ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not retrying: "
+                "{}".format(wait, _RETRY_AFTER_LIMIT, message), "quota_exceeded")
+    if status == 400 and b"content_filter" in data:
+        return "content filter: " + message, "refused"
+    if status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
+        return message + " (check the API key: some proxies answer a wrong one so)", "http_error"
+    return message, "http_error"
+
+
+def _retry_after(headers):
+    """Seconds the server asked us to wait (Retry-After, retry-after-ms), or None."""
+    millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
+    try:
+        seconds = float(millis) / 1000 if millis is not None else float(value)
+    except (TypeError, ValueError):
+        from email.utils import parsedate_to_datetime
+        try:  # None, "", a bad or absurd date: TypeError, ValueError, IndexError or Overflow
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _server_message(data):
+    """The server's own words from an error body: a JSON error's message (else its type), a
+    FastAPI detail, an HTML page's title, or the text."""
+    text = data.decode("utf-8", "replace").strip()
+    try:
+        body = json.loads(text)
+        error = body.get("error", body.get("detail", body.get("message")))
+    except (ValueError, AttributeError, RecursionError):  # not JSON, or not an object
+        error = None
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("type") or error
+    if error:
+        return str(error)[:500]
+    title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
+    if title:
+        return "HTML page: " + " ".join(title.group(1).split())[:200]
+    return " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)"
+
+
+def _read_models(body, url):
+    try:
+        return [m["id"] for m in json.loads(body.decode("utf-8", "replace"))["data"]]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        raise APIError("GET {} did not list models: {!r}".format(url, body[:200]),
+                       kind="invalid_response") from None
+
+
+def _read_reply(body, url):
+    """The useful parts of a chat.completion body (_reply_parts); APIError when it has none."""
+    try:
+        reply = json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
+    except (ValueError, RecursionError) as exc:
+        why = ""
+        if isinstance(exc, RecursionError):
+            why = " we can read (nested too deeply)"
+        raise APIError("reply from POST {} is not JSON{}: {!r}".format(
+            url, why, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
+    if isinstance(reply, dict) and reply.get("error"):
+        raise APIError("error from POST {}: {}".format(url, _server_message(body)),
+                       kind="http_error", status=200)
+    choices = None
+    if isinstance(reply, dict):
+        choices = reply.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
+                       kind="invalid_response")
+    return _reply_parts(reply, choices[0])
+
+
+# a reply's token count above this is no count: a hundred times the longest context a model
+# reads (10 million tokens), and well inside the 64 bits report allows a record's sum
+_REPLY_TOKENS_MAX = 10 ** 9
+
+
+def _reply_parts(reply, choice):
+    """The useful parts of a chat.completion ``reply`` (a dict) and its first ``choice``:
+    its content as text (content parts joined, a bare number written out), the model and
+    fingerprint if they are text (the summary counts them), and its usage with each token
+    count that cannot be one (negative, true, a float, NaN, text, 10**30) made null; the
+    usage None if no count is left, as for a reply without one."""
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        message = {}
+    content = message.get("content", choice.get("text"))  # text: a completion's
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
+        content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    elif _is_number(content):
+        content = str(content)
+    usage = reply.get("usage")
+    if isinstance(usage, dict):
+        usage = dict(usage)  # its other fields as sent
+        for name in _TOKEN_COUNTS:
+            if name in usage and not _whole(0, _REPLY_TOKENS_MAX)(usage[name]):
+                usage[name] = None
+        if all(usage.get(name) is None for name in _TOKEN_COUNTS):
+            usage = None
+    else:
+        usage = None
+    return {"content": content, "refusal": message.get("refusal"),
+            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
+            "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
+            "usage": usage, "model": _text_or_none(reply.get("model")),
+            "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+
+
+def _text_or_none(value):
+    if isinstance(value, str):
+        return value
+    return None
+
+
 # -- Replicas ------------------------------------------------------------------------
 
 class _Replica:
@@ -2717,7 +2648,7 @@ class _Replica:
         self.url = url
         self._connections, self._lock = None, threading.Lock()
         if eager:  # an unreadable CA bundle is a usage error before the first record
-            self._connections = _connections(url)
+            self._connections = _Connections(url)
         self.outstanding = 0  # sent, not yet answered
         self.requests = 0
         self.failures = 0
@@ -2733,7 +2664,7 @@ class _Replica:
         if self._connections is None:
             with self._lock:  # one per server: each thread keeps its connection there
                 if self._connections is None:
-                    self._connections = _connections(self.url)
+                    self._connections = _Connections(self.url)
         return self._connections
 
     def close_thread(self):
@@ -2753,26 +2684,21 @@ class _Replicas:
 
     def pick(self, avoid=None):
         """The server for the next request, counted as sent; ``avoid``, the one that just
-        failed it, is picked only when no other is awake."""
+        failed it, is picked only when no other is awake. With every server resting, the
+        one whose rest ends first (the judge's retries and --restart-wait apply)."""
         with self._lock:
-            awake = self._awake(avoid)
+            now = time.monotonic()
+            awake = [s for s in self.servers if s.rested_until <= now]
+            others = [s for s in awake if s is not avoid]
+            if others:
+                awake = others
+            elif not awake:
+                awake = [min(self.servers, key=lambda s: s.rested_until)]
             start = self._turn % len(awake)
             self._turn += 1
             server = min(awake[start:] + awake[:start], key=lambda s: s.outstanding)
             server.outstanding += 1
             return server
-
-    def _awake(self, avoid):
-        """The servers not resting, but ``avoid``; else those not resting; else the one
-        whose rest ends first (all resting: the judge's retries and --restart-wait apply)."""
-        now = time.monotonic()
-        awake = [s for s in self.servers if s.rested_until <= now]
-        others = [s for s in awake if s is not avoid]
-        if others:
-            return others
-        if awake:
-            return awake
-        return [min(self.servers, key=lambda s: s.rested_until)]
 
     def done(self, server, failed, counted=True):
         """``server`` answered (or ``failed``); ``counted``: a judging request, not a list."""
@@ -2841,6 +2767,15 @@ _LIMITERS = weakref.WeakValueDictionary()  # a limiter lives as long as a judge 
 _LIMITERS_LOCK = threading.Lock()
 
 
+# What a server says is left of its limits until they reset: (kind, remaining header, reset
+# header), a row a vendor's headers. A reset is seconds (Azure's "20") or Go's duration, as
+# OpenAI writes one ("6m0s", "20ms", "1h2m3.5s")
+_LIMIT_HEADERS = (
+    ("requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+    ("tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+)
+
+
 _DURATION_RE = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
                           r"(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
 
@@ -2853,9 +2788,13 @@ _TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see _wai
 def _limiter(urls, headers, rpm, tpm):
     """The limiter of ``urls`` (a judge's servers) for the account its ``headers`` (the key's
     among them) name, at ``rpm`` and ``tpm``: judges on the same servers with the same key
-    and limits share one, every thread too; another key is another account's limit."""
+    and limits share one, every thread too; another key is another account's limit. The
+    table keeps a digest of the headers, not the key."""
+    import hashlib
     servers = tuple(sorted(map(str, map(_server_key, urls))))
-    key = (servers, _account(headers), rpm, tpm)
+    fields = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
+    account = hashlib.sha256(fields.encode("utf-8", "surrogatepass")).hexdigest()
+    key = (servers, account, rpm, tpm)
     with _LIMITERS_LOCK:
         limiter = _LIMITERS.get(key)
         if limiter is None:
@@ -2863,51 +2802,30 @@ def _limiter(urls, headers, rpm, tpm):
         return limiter
 
 
-def _account(headers):
-    """A digest of the header fields a request carries (its key among them): it tells
-    accounts apart without keeping the key in the limiters' table."""
-    import hashlib
-    text = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def _reset_seconds(text):
-    """Seconds in a reset header: OpenAI's "1s", "6m0s", "20ms", "1h2m3.5s", or a plain
-    number of seconds (Azure's); None if unreadable, negative, or beyond _RESET_LONGEST."""
+    """Seconds in a reset header (_LIMIT_HEADERS); None if unreadable, negative, or beyond
+    _RESET_LONGEST."""
     text = (text or "").strip()
     try:
         seconds = float(text)
     except ValueError:
-        seconds = _duration_seconds(text)
-    if seconds is None or not 0 <= seconds <= _RESET_LONGEST:
+        match = _DURATION_RE.fullmatch(text)
+        if not text or match is None:
+            return None
+        hours, minutes, seconds, millis = (float(part or 0) for part in match.groups())
+        seconds = hours * 3600 + minutes * 60 + seconds + millis / 1000
+    if not 0 <= seconds <= _RESET_LONGEST:
         return None
     return seconds
 
 
-def _duration_seconds(text):
-    """Seconds in Go's duration form, as OpenAI writes a reset ("6m0s"), or None."""
-    match = _DURATION_RE.fullmatch(text)
-    if not text or match is None:
-        return None
-    hours, minutes, seconds, millis = (float(part or 0) for part in match.groups())
-    return hours * 3600 + minutes * 60 + seconds + millis / 1000
-
-
-def _header_count(headers, name):
-    """A whole number a header gives, or None."""
-    text = headers.get(name, "").strip()
-    if not (text.isdigit() and text.isascii()):
-        return None
-    return int(text)
-
-
 class _Limiter:
     """Holds each request until it may go: under ``rpm`` and ``tpm`` (each request spaced
-    from the last by its share of the minute), under what the server's x-ratelimit headers
-    say is left until their reset, under a 429's Retry-After (every request of the judge
-    waits it out, not only the one that got it), and under the requests in flight allowed
-    (halved on a 429, one more a round trip of successes: AIMD). Counts the time held and
-    the 429s (each judge counts its own, and those that only waited their turn)."""
+    from the last by its share of the minute), under what the server's headers say is left
+    until their reset (_LIMIT_HEADERS), under a 429's Retry-After (every request of the
+    judge waits it out, not only the one that got it), and under the requests in flight
+    allowed (halved on a 429, one more a round trip of successes: AIMD). Counts the time
+    held and the 429s (each judge counts its own, and those that only waited their turn)."""
 
     def __init__(self, rpm, tpm):
         self.rpm, self.tpm = rpm, tpm
@@ -2934,14 +2852,25 @@ class _Limiter:
         return None
 
     def acquire(self, tokens, model=None, obeyed=0.0):
-        """Wait until a request of ``tokens`` (estimated) for ``model`` may go; its ticket
-        for release. ``obeyed``: the end of a pause this request's own 429 set and it
-        slept through."""
+        """Wait until a request of ``tokens`` (estimated) for ``model`` may go, then count it
+        sent; its ticket for release. ``obeyed``: the end of a pause this request's own 429
+        set and it slept through."""
         with self._turn:
             wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
             if wait > 0:
                 self._hold(tokens, wait, why, model, obeyed)
-            self._take(time.monotonic(), tokens, model)
+            now = time.monotonic()
+            self.flying += 1
+            self._flying_by[model] += 1
+            self.most = max(self.most, self.flying)
+            if self.rpm:
+                self._next["requests"] = max(self._next["requests"], now) + 60.0 / self.rpm
+            if self.tpm:  # the next request's time moves on by this one's share of --tpm
+                self._next["tokens"] = max(self._next["tokens"], now) + 60.0 * tokens / self.tpm
+            for kind, spent in (("requests", 1), ("tokens", tokens)):
+                if (model, kind) in self._left:
+                    left, reset = self._left[model, kind]
+                    self._left[model, kind] = (left - spent, reset)
             return self._epoch
 
     def _hold(self, tokens, wait, why, model=None, obeyed=0.0):
@@ -2961,27 +2890,26 @@ class _Limiter:
                 self.holder = None
 
     def _wait(self, now, tokens, model=None, obeyed=0.0):
-        """(seconds to wait, what holds the request) for a request of ``tokens`` now."""
-        paused = self._paused(now, obeyed)
-        if paused[0] > 0:
-            return paused
+        """(seconds to wait, what holds the request) for a request of ``tokens`` now. A 429's
+        Retry-After holds every request of the judge, but a pause ending by ``obeyed`` is the
+        request's own, slept through already (its sleep may be a test's, which does not
+        wait)."""
+        until = self._paused_until
+        if until > max(now, obeyed):
+            return until - now, "the server's Retry-After after a 429, {} s left".format(
+                _short_seconds(until - now))
         if self.flying >= self.allowed:  # a release wakes it
             return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
         if self.rpm and self._next["requests"] > now:
             return self._next["requests"] - now, "--rpm {:g}".format(self.rpm)
         if self.tpm and self._next["tokens"] > now:
             return self._next["tokens"] - now, "--tpm {}".format(self.tpm)
-        return self._server_wait(now, tokens, model)
-
-    def _paused(self, now, obeyed):
-        """(seconds, why) while a 429's Retry-After holds every request of the judge; a
-        pause ending by ``obeyed`` is the request's own, slept through already (its sleep
-        may be a test's, which does not wait)."""
-        until = self._paused_until
-        if until <= max(now, obeyed):
-            return 0, None
-        return until - now, "the server's Retry-After after a 429, {} s left".format(
-            _short_seconds(until - now))
+        for kind, need in (("requests", 1), ("tokens", tokens)):  # what the server says is left
+            left, reset = self._left.get((model, kind), (need, 0.0))
+            if left < need and reset > now:
+                return reset - now, "the server's limit: {} {} left, resets in {} s".format(
+                    max(0, left), kind, _short_seconds(reset - now))
+        return 0, None
 
     def pause(self, seconds):
         """A 429's Retry-After of ``seconds``: the judge's requests wait it out (a pause
@@ -2998,108 +2926,61 @@ class _Limiter:
         with self._turn:
             return self.answered > count
 
-    def _server_wait(self, now, tokens, model=None):
-        """(seconds, why) while the server's headers say too few of ``model``'s are left
-        until a reset."""
-        for kind, need in (("requests", 1), ("tokens", tokens)):
-            left, reset = self._left.get((model, kind), (need, 0.0))
-            if left < need and reset > now:
-                return reset - now, "the server's limit: {} {} left, resets in {} s".format(
-                    max(0, left), kind, _short_seconds(reset - now))
-        return 0, None
-
-    def _take(self, now, tokens, model=None):
-        """Count a request of ``tokens`` for ``model`` as sent now."""
-        self.flying += 1
-        self._flying_by[model] += 1
-        self.most = max(self.most, self.flying)
-        if self.rpm:
-            self._next["requests"] = max(self._next["requests"], now) + 60.0 / self.rpm
-        self._spend(now, tokens)
-        for kind, spent in (("requests", 1), ("tokens", tokens)):
-            if (model, kind) in self._left:
-                left, reset = self._left[model, kind]
-                self._left[model, kind] = (left - spent, reset)
-
-    def _spend(self, now, tokens):
-        """Move the next request's time on by ``tokens``' share of --tpm (fewer: back)."""
-        if self.tpm:
-            self._next["tokens"] = max(self._next["tokens"], now) + 60.0 * tokens / self.tpm
-
     def release(self, ticket, headers, status, model=None):
         """A request taken at ``ticket`` for ``model`` came back with ``status`` (None: no
-        reply) and ``headers`` (the server's rate-limit headers among them, maybe)."""
+        reply) and ``headers`` (the server's rate-limit headers among them, maybe). A 429
+        halves the requests in flight allowed, once for those sent before the last halving;
+        a success allows 1/allowed more, so one more a round trip (TCP's congestion
+        avoidance: one more a success doubled them a round trip, right back into the
+        storm), up to the most there were before the 429s, then no limit but the threads'."""
         with self._turn:
             self.flying -= 1
-            self._landed(model)
+            self._flying_by[model] -= 1
+            if not self._flying_by[model]:
+                del self._flying_by[model]
             self._heard(headers, model)
             if status == 429:
-                self._backed_off(ticket)
+                self.rate_limited += 1
+                if ticket == self._epoch:
+                    self._epoch += 1
+                    self.allowed = max(1, (min(self.allowed, self.flying + 1)) // 2)
             elif status is not None and status < 400:
-                self._recovered()
+                self.answered += 1
+                self.allowed += 1 / self.allowed
+                if self.allowed >= self.most:
+                    self.allowed = math.inf
             self._turn.notify_all()
 
-    def _recovered(self):
-        """A success: 1/allowed more requests in flight allowed, so one more a round trip
-        (TCP's congestion avoidance; one more a success doubled them a round trip, right
-        back into the storm); back to the most there were before the 429s (the threads'
-        number, at most), no limit but the threads'."""
-        self.answered += 1
-        self.allowed += 1 / self.allowed
-        if self.allowed >= self.most:
-            self.allowed = math.inf
-
-    def _backed_off(self, ticket):
-        """A 429: halve the requests in flight, once for those sent before the last halving."""
-        self.rate_limited += 1
-        if ticket != self._epoch:
-            return
-        self._epoch += 1
-        self.allowed = max(1, (min(self.allowed, self.flying + 1)) // 2)
-
-    def _landed(self, model):
-        """One request of ``model`` in flight fewer."""
-        self._flying_by[model] -= 1
-        if not self._flying_by[model]:
-            del self._flying_by[model]
-
     def _heard(self, headers, model=None):
-        """What's left of ``model``'s until the reset, from x-ratelimit-remaining-*/-reset-*:
-        less its requests still in flight, which the server may not have counted yet."""
+        """What's left of ``model``'s until the reset, from the headers of _LIMIT_HEADERS:
+        less its requests still in flight, which the server may not have counted yet (the
+        tokens' size is unknown: the next reply's figure catches up). Replies come back out
+        of order: an older count than one counted until a reset still ahead is no news."""
         now = time.monotonic()
-        for kind in ("requests", "tokens"):
-            left = _header_count(headers, "x-ratelimit-remaining-" + kind)
-            reset = _reset_seconds(headers.get("x-ratelimit-reset-" + kind))
-            if left is None or reset is None:
+        for kind, remaining, reset in _LIMIT_HEADERS:
+            left = headers.get(remaining, "").strip()
+            seconds = _reset_seconds(headers.get(reset))
+            if not (left.isdigit() and left.isascii()) or seconds is None:
                 continue
-            in_flight = self._flying_by[model]
-            if kind == "tokens":
-                in_flight = 0  # their size is unknown: the next reply's figure catches up
-            self._count_left((model, kind), left - in_flight, now + reset, now)
-
-    def _count_left(self, key, left, reset, now):
-        """Count ``left`` of ``key`` (model, kind) until ``reset``, unless fewer are counted
-        until a reset still ahead: replies come back out of order, an older count is no news."""
-        counted, until = self._left.get(key, (math.inf, 0.0))
-        if until > now and counted <= left:
-            return
-        self._left[key] = (left, reset)
+            left = int(left)
+            if kind == "requests":
+                left -= self._flying_by[model]
+            counted, until = self._left.get((model, kind), (math.inf, 0.0))
+            if until <= now or counted > left:
+                self._left[model, kind] = (left, now + seconds)
 
     def correct(self, estimate, reply):
-        """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with."""
+        """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with,
+        if it is a whole count no more than --tpm: more could not have fit in a minute (a
+        server whose usage lies, 10**9, would hold the run for hours); else the estimate
+        stands."""
         used = None
         if isinstance(reply, dict) and isinstance(reply.get("usage"), dict):
             used = reply["usage"].get("total_tokens")
-        if not self._believed(used):
+        if not (self.tpm and _is_whole_count(used) and used <= self.tpm):
             return
         with self._turn:
             self._next["tokens"] += 60.0 * (used - estimate) / self.tpm
-
-    def _believed(self, used):
-        """Whether a reply's total tokens ``used`` move the --tpm schedule: a whole count no
-        more than --tpm. More could not have fit in a minute: a server whose usage lies
-        (10**9) would hold the run for hours; the estimate stands."""
-        return bool(self.tpm) and _is_whole_count(used) and used <= self.tpm
 
     def figures(self):
         """The summary's ``limits``: the limits given, the time held, the 429s, and those
