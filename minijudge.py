@@ -2068,8 +2068,7 @@ def _models_url(chat_url):
 
 
 def _judge_urls(base_url):
-    """The chat URLs of ``base_url``: one URL, or a list of a judge's servers (replicas),
-    each named once."""
+    """The chat URLs of ``base_url``: a URL, or a list of a judge's servers, each once."""
     if isinstance(base_url, str):
         return [_chat_url(base_url)]
     urls, named = [], set()
@@ -2122,7 +2121,7 @@ class _Secret:
 
 def _api_key(api_key, url):
     """The key given, or LLM_JUDGE_API_KEY's, or OPENAI_API_KEY's ("": none); the last is
-    warned about when it would go in clear text (not https) to a host that is not this one."""
+    warned about when it would go in clear text to a host that is not this one."""
     from urllib.parse import urlsplit
     key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
     if re.search(r"[^\x21-\x7e]", key):
@@ -2151,8 +2150,7 @@ def _model_name(model, url, judge_fn):
 
 
 def _with_key(headers, key, key_header):
-    """The headers sent: the key's under key_header first (a header of the same name given
-    by the user wins)."""
+    """The headers sent: the key's under key_header, unless the user gave that header."""
     headers = dict(headers or {})
     if not key:
         return headers
@@ -3005,9 +3003,8 @@ _REASK_MAX = 5          # a judge that has not answered in form after 5 re-asks 
 _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
 
 
-# The checks: each takes a value and is true if it is as declared. One vocabulary for every
-# place a value comes from (a keyword, a flag, a --judges entry, a record read back), and one
-# message when it is not (_must_be).
+# The checks: each is true of a value as declared, wherever it comes from (a keyword, a
+# flag, a --judges entry, a record read back); _must_be words a refusal.
 
 def _between(low, high, *, above=False):
     """A finite number (not a bool) from ``low`` to ``high`` (``above``: low excluded)."""
@@ -3053,8 +3050,7 @@ _is_whole_count = _whole(0, 2 ** 63 - 1)  # a token count: report sums them in 6
 
 
 def _must_be(where, expected, value):
-    """The words of every value refused: "WHERE must be EXPECTED; got VALUE" (no WHERE where
-    argparse names the flag)."""
+    """"WHERE must be EXPECTED; got VALUE" (no WHERE where argparse names the flag)."""
     text = "must be {}; got {!r}".format(expected, value)
     if where:
         text = where + " " + text
@@ -3144,8 +3140,7 @@ def _price_pair(text):
 
 
 def _is_price(value):
-    """[IN, OUT] (or 'IN,OUT'): dollars per million prompt and completion tokens, each a
-    finite number, 0 or more."""
+    """[IN, OUT] (or 'IN,OUT'): dollars per million tokens, each finite and 0 or more."""
     if isinstance(value, str):
         value = _price_pair(value)
     if not (isinstance(value, (list, tuple)) and len(value) == 2):
@@ -3162,12 +3157,12 @@ def _json_object(text):
 
 class _Option(collections.namedtuple("_Option", "name default expected check flag help argparse "
                                      "read read_expected in_file", defaults=(None,) * 5 + (True,))):
-    """A judge option: its LLMJudge keyword and default; what it must be (the words of
-    its error) and ``check(value)``, true when it is; its flag ("--flag METAVAR", None: no
-    flag), the flag's help and any argparse settings beyond those its default implies;
-    ``read``: how the flag's text becomes the value when argparse cannot, with
-    ``read_expected`` its words; ``in_file``: True if a --judges entry may set it, else
-    why not (the end of the error)."""
+    """An option (LLMJudge's, a function's or a run flag's): its keyword and default; what
+    it must be (the words of its error) and ``check(value)``, true when it is; its flag
+    ("--flag METAVAR", None: no flag), the flag's help and any argparse settings beyond
+    those its default implies; ``read``: how the flag's text becomes the value when argparse
+    cannot, with ``read_expected`` its words (no check: the read checks); ``in_file``: True
+    if a --judges entry may set it, else why not (the end of the error)."""
 
     @property
     def dest(self):
@@ -3246,7 +3241,7 @@ _JUDGE_OPTIONS = (
     _Option("check_position", False, _BOOLEAN, _is_flag,
             "--check-position", "criterion: ask again with the options in reverse order"),
     _Option("pass_threshold", None, "a number from 0 to 1 (scores are 0-1)",
-            _optional(_between(0, 1)), "--pass-threshold T",
+            _optional(_is_score), "--pass-threshold T",
             "a score of at least T passes (judge_pass)", {"type": float}),
     _Option("retry_min_wait", None, _SECONDS, _optional(_between(0, math.inf)),
             "--retry-min-wait S", "the shortest wait (none: from 0.5 s, doubling)",
@@ -3322,8 +3317,7 @@ def _check_option(option, value, where, judge=""):
 
 
 def _check_retry_waits(low, high):
-    """The two waits together, when both are numbers (None: no floor); each alone is
-    checked with the other options."""
+    """The two waits together (None: no floor); each alone is an option's check."""
     floor = 0 if low is None else low
     if _is_number(floor) and _is_number(high) and not 0 <= floor <= high < math.inf:
         raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
@@ -3332,7 +3326,7 @@ def _check_retry_waits(low, high):
 
 
 def _check_options(keywords, options=_JUDGE_OPTIONS):
-    """Each of a function's keywords (a dict: its locals) against its declaration."""
+    """Each of a function's keywords (its locals) against its declaration."""
     for option in options:
         _check_option(option, keywords[option.name], option.name)
 
@@ -7452,8 +7446,7 @@ def _context_spec(spec):
 
 
 def _whole_number(text, least, most=None):
-    """A flag's whole number, ``least`` or more (and ``most`` or less); else argparse's
-    usage error."""
+    """A flag's whole number, ``least`` or more (and ``most`` or less), read by argparse."""
     import argparse
     if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
         expected = "a whole number, {} or more".format(least)
@@ -7483,10 +7476,9 @@ def _dollars(text):
 
 
 # The flags in --help order: "title: about" starts a group. A flag whose value is checked
-# is an _Option: what it must be and its check (after argparse made the value), or the
-# read of its text; a judge option's comes from _JUDGE_OPTIONS, declared there once.
-# Any other flag is ("-f/--flag METAVAR", help, argparse settings): no METAVAR and no
-# choices, a switch; a number default gives the type.
+# is an _Option, a judge option's from _JUDGE_OPTIONS; any other is ("-f/--flag METAVAR",
+# help, argparse settings): no METAVAR and no choices, a switch; a number default gives
+# the type.
 _FLAGS = [
     "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
     *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
@@ -7582,7 +7574,7 @@ _FLAGS = [
 ]
 
 
-# the run's own flags of _FLAGS (not the judge options) declared as _Options, by name
+# the run's own _Options of _FLAGS (not the judge options), by name
 _RUN_OPTIONS = {entry.name: entry for entry in _FLAGS
                 if isinstance(entry, _Option) and entry.name not in _OPTIONS}
 
@@ -7639,8 +7631,7 @@ def _arg_parser(*, report=False):
 
 
 def _add_flag(group, entry, report):
-    """Add a flag of _FLAGS (an _Option, or its flag, help and argparse settings) to its
-    group; for report, only if it is one of _REPORT_FLAGS."""
+    """Add a flag of _FLAGS to its argparse group (report's: only _REPORT_FLAGS)."""
     if isinstance(entry, _Option):
         spec, text, settings = entry.flag, entry.help, dict(entry.argparse or {})
         if not isinstance(entry.default, bool) and entry.default is not None:
@@ -7784,9 +7775,8 @@ def _env_keys_hidden(text):
 
 
 def _check_flags(args):
-    """Each value argparse made of a run flag with a check (a report's too) as its _Option
-    declares: JudgeError "FLAG must be EXPECTED; got VALUE". No NaN rate is over
-    --max-error-rate: a run of failures would exit 0."""
+    """Each run flag's value as argparse made it (a report's too), checked as its _Option
+    declares (no NaN rate is over --max-error-rate: a run of failures would exit 0)."""
     for option in _RUN_OPTIONS.values():
         if option.check is not None:
             _flag_value(option, getattr(args, option.dest))
@@ -7805,8 +7795,7 @@ def _flag_options(args):
 
 def _flag_value(option, given):
     """A flag's value for its _Option: as argparse made it, or ``option.read`` from its text
-    (each text of a repeatable flag: the pairs a dict); then checked by ``option.check``
-    (none: the read checked it). JudgeError naming the flag."""
+    (each text of a repeatable flag: the pairs a dict), checked; JudgeError naming the flag."""
     flag = option.flag.split(" ")[0]
     value = given
     if option.read is not None and given is not None:
@@ -7883,9 +7872,8 @@ def _judge_entries(args):
 
 
 def _batch_of(args):
-    """The batch files every judge shares (--batch-import, --batch-export), if any. An
-    import that is a pipe (/dev/stdin, <(...)) is refused before it is opened: its replies
-    are found again by their offset, which a pipe does not keep."""
+    """The batch files every judge shares (--batch-import, --batch-export), if any; an
+    import that is a pipe is refused before it is opened (its replies are read again)."""
     if not (args.batch_import or args.batch_export):
         return args.batch_export  # None (an empty --batch-export "" stays "")
     for path in args.batch_import:
@@ -7902,8 +7890,7 @@ def _batch_of(args):
 
 def _judge_spec(args, entry, *, common, batch):
     """(name, LLMJudge, mode) of one judge entry. Its keywords are the entry's own, then its
-    named variables (LLM_JUDGE_<NAME>_API_BASE, as lm-eval), then the flags'; a --judges
-    file's paths are relative to its folder, and the flags' messages name the flags."""
+    named variables, then the flags'; a --judges file's paths are relative to its folder."""
     flag, here, options = "--", "", dict(common)
     if args.judges:
         flag, here = "", os.path.dirname(os.path.abspath(args.judges))
@@ -7935,8 +7922,7 @@ def _judge_spec(args, entry, *, common, batch):
 
 def _entry_mode(entry, flag):
     """(mode, template name) of a judge entry: its mode, else its criteria's or its built-in
-    template's, else rating; a criterion mode without criteria refused, and criteria in
-    another mode (their options are no scale another mode reads)."""
+    template's, else rating; criteria only in the criterion mode, which needs them."""
     mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
     if mode is None:
         mode = "rating"
@@ -7971,8 +7957,8 @@ def _env_options(name):
 
 
 def _json_file(path):
-    """The JSON value in a file the user named; ValueError if it is none (a file nested too
-    deeply is a RecursionError to json, which no caller expects)."""
+    """The JSON value in a file the user named; ValueError if it is none (nested too deeply
+    too: json raises RecursionError)."""
     with open(path, encoding="utf-8") as f:
         try:
             return json.load(f)
@@ -7981,8 +7967,8 @@ def _json_file(path):
 
 
 def _entry_files(entry, template, flag, here):
-    """(criterion, template text) of a judge entry, each read from its file in ``here``
-    when named by path (a template unless a built-in's name)."""
+    """(criterion, template text) of a judge entry, each read from its file in ``here`` if
+    named by path (a template unless a built-in's name)."""
     criteria = entry.get("criteria")
     if isinstance(criteria, str):
         try:
@@ -8001,9 +7987,7 @@ def _entry_files(entry, template, flag, here):
 
 
 def _check_mode_options(args, mode, options, template):
-    """Refuse options the judge's mode cannot use: --assess and --check-position outside
-    the criterion mode, --model-field where a record holds several answers, and a template
-    not read as a verdict where the mode compares (pairwise, systems)."""
+    """Refuse options the judge's mode cannot use."""
     if (options["assess"] or options["check_position"]) and _MODES[mode].parser != "option":
         raise ValueError("--assess and --check-position need --mode criterion; got "
                          "mode {}".format(mode))
@@ -8036,16 +8020,14 @@ def _check_reference_shown(args, specs):
 
 
 def _template_fields(judge):
-    """The fields the judge's template shows: its own, a built-in's (the default, rating or
-    rating_ref, shows {reference} when there is one)."""
+    """The fields the judge's template shows (the default shows {reference} if there is one)."""
     text = TEMPLATES.get(judge.template, judge.template) or "{reference}"
     return {name for _, name, _, _ in _FORMATTER.parse(text)}
 
 
 def _check_jury(args, specs):
-    """Refuse a --jury of other than one mode's judges (systems are ranked, not scored), a
-    --quorum beyond them or without --jury, and a panel whose records would not be one
-    judge's (_check_panel)."""
+    """Refuse a --jury of other than one mode's judges (systems are ranked, not scored), and
+    a --quorum beyond them or without --jury."""
     if args.jury:
         needs = "--jury needs --judges FILE of one mode, not systems; got "
         if not args.judges:
@@ -8061,8 +8043,8 @@ def _check_jury(args, specs):
 
 
 def _check_panel(specs):
-    """A panel's record is one judge's: its rating on one scale, its pass at one threshold,
-    its failures one value. Judges that differ there are refused (criteria may differ)."""
+    """A panel's record is one judge's: one scale (criteria may differ), one pass threshold,
+    one failure value."""
     for option in ("scale", "pass_threshold", "on_failure"):
         values = {prefix: getattr(judge, option) for prefix, judge, _ in specs
                   if option != "scale" or judge.criterion is None}
@@ -8089,8 +8071,7 @@ def _check_max_cost(args, specs):
 
 def _judges_config(path):
     """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
-    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), named by
-    distinct words (they prefix the output fields), each entry checked."""
+    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), checked."""
     entries, names = _read_judges(path)
     if not names:
         raise ValueError("--judges {}: the list of judges is empty".format(path))
@@ -8124,9 +8105,8 @@ _ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "option
 
 
 def _check_judge_entry(entry):
-    """A --judges entry's fields (a misspelt "modle" would run the default model), its url,
-    model, template and options, each checked as LLMJudge checks it, before any judge is
-    made: a ValueError or JudgeError naming the judge."""
+    """A --judges entry's fields (a misspelt "modle" would run the default model), url,
+    model, template and options, checked as LLMJudge checks them; the error names the judge."""
     where = "judge {}: ".format(entry["name"])
     for field in entry:
         if field not in _ENTRY_FIELDS:
@@ -8145,8 +8125,7 @@ def _check_judge_entry(entry):
 
 
 def _file_option(where, name):
-    """The declaration of an option a --judges entry names, or a ValueError saying why it
-    cannot be there (not an option, a run's option, Python's)."""
+    """The declaration of an option a --judges entry names, or ValueError saying why not."""
     option = _OPTIONS.get(name)
     if option is None:
         raise ValueError("{}{!r} is not a judge option{}".format(
@@ -8157,7 +8136,7 @@ def _file_option(where, name):
 
 
 def _did_you_mean(name, names):
-    """" (did you mean NAME?)" of the nearest of ``names`` to a misspelt ``name``, or ""."""
+    """" (did you mean NAME?)" of the nearest of ``names``, or ""."""
     import difflib
     near = difflib.get_close_matches(name, list(names), 1)
     if not near:
@@ -8187,9 +8166,8 @@ def _check_files(args):
 
 
 def _files_of(args):
-    """(flag, path, what) of each file the run reads, ``what`` naming it in a message (and
-    the criteria and template files a readable --judges file names, relative to its folder),
-    then (flag, path, None) of each it writes; the export's parts are _check_export's."""
+    """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
+    (flag, path, None) of each it writes; the export's parts are _check_export's."""
     inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
     reads = [("input", path) for path in inputs] + [
         ("--batch-import", path) for path in args.batch_import] + [
@@ -8206,8 +8184,8 @@ def _files_of(args):
 
 
 def _judges_files(path):
-    """(flag, path, what) of the criteria and template files a --judges file names; none if
-    it cannot be read (_judges_config says why, later)."""
+    """(flag, path, what) of the files a --judges file names (none if it cannot be read:
+    _judges_config says why, later)."""
     try:
         entries, _ = _read_judges(path)
         named = [(entry["name"], kind, entry.get(kind)) for entry in entries
@@ -8229,8 +8207,8 @@ def _file_info(flag, path):
 
 
 def _check_written(seen, flag, path, info):
-    """Refuse a file the run writes that is a folder, that cannot be written (a new one: in
-    its folder), or that is one of ``seen``; else add it there."""
+    """Refuse a file the run writes that is a folder, cannot be written, or is one of
+    ``seen``; else add it there."""
     if info and stat.S_ISDIR(info.st_mode):
         raise ValueError("{} {} is a folder; name a file".format(flag, path))
     where = path  # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
@@ -8291,14 +8269,13 @@ def _check_export(prefix, flag_value, seen):
 
 
 def _part_keys(folder, part, there, seen):
-    """(name, key) of each part that is there (a dangling symlink: where a write would
-    create the file), and of each new file of the run a part would be (its real folder is
-    the export's)."""
+    """(name, key) of each part that is there, and of each new file of the run a part would
+    be (its real folder is the export's)."""
     for name in there:
         path = os.path.join(folder, name)
         try:
             yield name, os.stat(path)[1:3]
-        except OSError:
+        except OSError:  # a dangling symlink: where a write would create the file
             yield name, os.path.realpath(path)
     real = os.path.realpath(folder or ".")
     for key in seen:
@@ -8312,8 +8289,7 @@ def _part_keys(folder, part, there, seen):
 
 def _preflight_judges(specs, args):
     """Preflight each judge that sends requests (--check: print what its server says);
-    False, said on stderr, when a server is unusable. What a preflight's requests counted
-    is forgotten: the summary counts the records' only."""
+    False, said on stderr, when a server is unusable."""
     for prefix, judge, _ in specs:
         if judge.url == _OFFLINE or args.batch_export:  # sends nothing
             continue
@@ -8387,7 +8363,7 @@ def _check_replicas(judge, listed):
 
 def _ask_once(judge, info, listed):
     """One short chat request, its reply noted in ``info``; a model the list lacks but the
-    server answered for (llama-server takes any name) is warned about."""
+    server answers for (llama-server takes any name) is warned about."""
     try:
         reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],
                            use_cache=False)
