@@ -2603,9 +2603,7 @@ _REPLY_TOKENS_MAX = 10 ** 9
 def _reply_parts(reply, choice):
     """The useful parts of a chat.completion ``reply`` (a dict) and its first ``choice``:
     its content as text (content parts joined, a bare number written out), the model and
-    fingerprint if they are text (the summary counts them), and its usage with each token
-    count that cannot be one (negative, true, a float, NaN, text, 10**30) made null; the
-    usage None if no count is left, as for a reply without one."""
+    fingerprint if they are text (the summary counts them), its usage (_reply_usage)."""
     message = choice.get("message")
     if not isinstance(message, dict):
         message = {}
@@ -2614,21 +2612,26 @@ def _reply_parts(reply, choice):
         content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
     elif _is_number(content):
         content = str(content)
-    usage = reply.get("usage")
-    if isinstance(usage, dict):
-        usage = dict(usage)  # its other fields as sent
-        for name in _TOKEN_COUNTS:
-            if name in usage and not _whole(0, _REPLY_TOKENS_MAX)(usage[name]):
-                usage[name] = None
-        if all(usage.get(name) is None for name in _TOKEN_COUNTS):
-            usage = None
-    else:
-        usage = None
     return {"content": content, "refusal": message.get("refusal"),
             "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
-            "usage": usage, "model": _text_or_none(reply.get("model")),
+            "usage": _reply_usage(reply.get("usage")), "model": _text_or_none(reply.get("model")),
             "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+
+
+def _reply_usage(usage):
+    """A reply's usage, its other fields as sent, each token count that cannot be one
+    (negative, true, a float, NaN, text, 10**30) made null: the summary adds them. None if
+    no count is left, as for a reply without usage."""
+    if not isinstance(usage, dict):
+        return None
+    usage = dict(usage)
+    for name in _TOKEN_COUNTS:
+        if name in usage and not _whole(0, _REPLY_TOKENS_MAX)(usage[name]):
+            usage[name] = None
+    if all(usage.get(name) is None for name in _TOKEN_COUNTS):
+        return None
+    return usage
 
 
 def _text_or_none(value):
@@ -7905,10 +7908,7 @@ def _judge_spec(args, entry, *, common, batch):
     if options.get("parser") is None:  # a custom text is read as its mode says
         options["parser"] = _parser_of(options["template"], _MODES[mode].parser)
     _check_mode_options(args, mode, options, options["template"])
-    if not (options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")):
-        if not (args.dry_run or batch):  # a judge with no URL sends nothing: no other run
-            raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
-        options["base_url"] = _OFFLINE
+    _set_offline(args, options, batch)
     try:
         judge = LLMJudge(**options)
     except TypeError as exc:  # an option LLMJudge does not take
@@ -7918,6 +7918,15 @@ def _judge_spec(args, entry, *, common, batch):
         raise ValueError("--batch-export and --batch-import need the model each request "
                          "names: --judge-model (or the judge's model in --judges)")
     return entry["name"], judge, mode
+
+
+def _set_offline(args, options, batch):
+    """A judge with no URL sends nothing: allowed for --dry-run and batch files only."""
+    if options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL"):
+        return
+    if not (args.dry_run or batch):
+        raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
+    options["base_url"] = _OFFLINE
 
 
 def _entry_mode(entry, flag):
@@ -8211,7 +8220,8 @@ def _check_written(seen, flag, path, info):
     ``seen``; else add it there."""
     if info and stat.S_ISDIR(info.st_mode):
         raise ValueError("{} {} is a folder; name a file".format(flag, path))
-    where = path  # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
+    # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
+    where = path
     if not info:
         where = os.path.dirname(os.path.abspath(path))
     if flag != "--cache" and not os.access(where, os.W_OK):
