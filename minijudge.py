@@ -4821,7 +4821,7 @@ def _merged(judgements, *, like=None, **fields):
 
 def _total_usage(judgements):
     """The token counts added up (ints only: a bool is none); None without any. A count one
-    reply gave as null (_read_usage: it could not be), or did not give at all, is null in
+    reply gave as null (_reply_usage: it could not be), or did not give at all, is null in
     the total: a re-asked record whose first reply said -1000 prompt tokens, or none, was
     priced as its second alone."""
     usage = collections.Counter()
@@ -9654,7 +9654,7 @@ def _record_total(args):
         return None
     with open(args.input, "rb", _READ_BUFFER) as f:
         first = f.readline()
-        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it (_first_line)
+        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it
             first = first[3:]
         total = sum(1 for line in itertools.chain([first], f) if line.strip())
     k, n = 0, 1
