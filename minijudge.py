@@ -272,11 +272,6 @@ def _is_finite(value):
     return abs(value) <= sys.float_info.max  # NaN fails too; 10**400 has no float (OverflowError)
 
 
-def _is_whole_count(value):
-    """A token count: a whole number (a bool is none), 0 or more, that fits in 64 bits."""
-    return type(value) is int and 0 <= value < 2 ** 63
-
-
 _NOT_FAILURES = ("ok", "empty_response")
 _TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")  # what the summary sums
 _REASKS_FIELDS = ("reasks", "reasks_other_order")  # --reask: each order's replies re-asked
@@ -1847,6 +1842,13 @@ _PARSERS = {
 _ROOT_PATH_RE = re.compile(r"/(?:v\d+(?:beta\d*|alpha\d*)?|openai|openai/deployments/[^/]+)\Z")
 
 
+# a credential in a URL (Azure's sig, Functions' code): hidden whatever its length
+_CREDENTIAL_QUERY_RE = re.compile(r"""
+    ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
+    ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
+""", re.I | re.X)
+
+
 def _chat_url(base_url):
     """``http://h:p``, ``.../v1`` (``/models`` too, and ``/chat``: the endpoint cut short), a
     prefix or the endpoint -> the endpoint."""
@@ -1875,6 +1877,46 @@ def _models_url(chat_url):
     return path[:-len("/chat/completions")] + "/models" + mark + query
 
 
+def _judge_urls(base_url):
+    """The chat URLs of ``base_url``: a URL, or a list of a judge's servers, each once."""
+    if isinstance(base_url, str):
+        return [_chat_url(base_url)]
+    urls, named = [], set()
+    for given in base_url:
+        url = _chat_url(given)
+        if _server_key(url) in named:  # a key in its query is not shown
+            raise JudgeError("judge URL {!r} is given twice (as {}): name each server once"
+                             .format(*(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
+                                       for text in (given, url))))
+        named.add(_server_key(url))
+        urls.append(url)
+    return urls
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _server_key(url):
+    """What tells two servers apart: a host named in another case, with its scheme's port,
+    or as another name of this machine (localhost, 127.0.0.1, [::1]: no other name is
+    looked up) is the same server, whose requests would be sent twice as often."""
+    from urllib.parse import urlsplit
+    parts = urlsplit(url)
+    try:
+        port = parts.port or _DEFAULT_PORTS[parts.scheme]
+    except ValueError:  # not a number: the request says so; told apart as written
+        port = parts.netloc
+    host = parts.hostname
+    if _is_loopback(host):
+        host = "localhost"
+    return parts.scheme, host, port, parts.path, parts.query
+
+
+def _is_loopback(host):
+    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or (
+        host.endswith(".localhost"))
+
+
 class _Secret:
     """Holds the API key so that no repr, log line or traceback shows it."""
 
@@ -1887,124 +1929,158 @@ class _Secret:
         return "<hidden>"
 
 
-# a credential in a URL (Azure's sig, Functions' code): hidden whatever its length
-_CREDENTIAL_QUERY_RE = re.compile(r"""
-    ([?&;][^=&#\s]*(?:key|token|secret|auth|sig|password|code|credential)[^=&#\s]*=)
-    ((?:[^&#\s'":]|:(?=\S))+)   # the value; a ':' then a space ends it ("POST url: ...")
-""", re.I | re.X)
+def _api_key(api_key, url):
+    """The key given, or LLM_JUDGE_API_KEY's, or OPENAI_API_KEY's ("": none); the last is
+    warned about when it would go in clear text to a host that is not this one."""
+    from urllib.parse import urlsplit
+    key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
+    if re.search(r"[^\x21-\x7e]", key):
+        raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
+                         "characters; check where it was read from")
+    from_openai = key and not (api_key or _env("LLM_JUDGE_API_KEY"))
+    if from_openai and url.startswith("http:") and not _is_loopback(urlsplit(url).hostname):
+        _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
+                     "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
+                     "unset OPENAI_API_KEY if it needs no key", urlsplit(url).netloc)
+    return key
 
 
-_EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # the key
-    | model | param | temperature | format | schema | json | message | logprob | length  # a field
-    | connection  # the server behind a proxy is down""", re.I | re.X)
+def _model_name(model, url, judge_fn):
+    """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name;
+    None: the one the server lists (a judge_fn never asks /models)."""
+    named = model or _env("LLM_JUDGE_MODEL")
+    if named:
+        return named
+    deployment = re.search(r"/openai/deployments/([^/]+)/", url)
+    if deployment:
+        return deployment.group(1)
+    if judge_fn:
+        return getattr(judge_fn, "__name__", "judge_fn")
+    return None
+
+
+def _with_key(headers, key, key_header):
+    """The headers sent: the key's under key_header, unless the user gave that header."""
+    headers = dict(headers or {})
+    if not key:
+        return headers
+    bearer = ""
+    if key_header.lower() == "authorization":
+        bearer = "Bearer "
+    return {key_header: bearer + key, **headers}
 
 
 _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organization",
                      "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
 
 
-def _is_loopback(host):
-    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or (
-        host.endswith(".localhost"))
+def _secret_forms(key, url, headers):
+    """What no message may show, longest first: the key, the URL's credential values and
+    the values of headers that are not harmless, with their parts (a token, a cookie),
+    each as sent, decoded and encoded."""
+    from urllib.parse import quote, unquote
+    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)]
+    for name, value in headers.items():
+        if name.lower() not in _HARMLESS_HEADERS:
+            values += [str(value)] + re.split(r"[\s;,=]+", str(value))
+    forms = set()
+    for value in values:
+        forms.update((value, unquote(value), quote(unquote(value), safe="")))
+    # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
+    long_enough = [form for form in forms if len(form) >= 8]
+    return tuple(sorted(long_enough, key=len, reverse=True))
 
 
-@functools.lru_cache()
-def _tls_context(cafile):
-    import ssl
-    return ssl.create_default_context(cafile=cafile)
+def _blank(body, secrets):
+    for secret in secrets:
+        body = body.replace(secret.encode("utf-8"), b"<hidden>")
+    return body
 
 
-def _connections(url):
-    """A kept-alive connection per thread to url's server or proxy: ``send`` returns a reply
-    with its headers read, ``close_thread`` closes this thread's, ``proxy`` names it for messages.
+class _Connections:
+    """A kept-alive connection per thread to a URL's server, or to the proxy urllib.request's
+    rules give for it (``proxy`` names it for messages, else ""): ``send`` returns a reply
+    with its head read, ``close_thread`` closes this thread's connection.
 
     A connection per request costs more than the request at a few thousand a second; servers
     close idle ones (llama-server after 5 s or 100 requests), so a request that fails on a
-    reused one is sent again on a new one if no byte of its reply came back. Headers are
-    parsed here: http.client's email-based parser costs more than all the rest of a request.
-    Each read checks the deadline, and each wait, connecting too, is bounded by the timeout:
-    a reply ends at most one timeout after the deadline."""
-    import http.client
-    import io
-    import select
-    import types
-    from urllib.parse import urlsplit
-    parts = urlsplit(url)
-    scheme, address, fields, tunnel, via = _route(parts)
-    connection = _connection_class(scheme)
-    absolute = via and not tunnel  # a proxy that is not a tunnel is sent absolute URLs
+    reused one is sent again on a new one if no byte of its reply came back. Each read checks
+    the deadline, and each wait, connecting too, is bounded by the timeout: a reply ends at
+    most one timeout after the deadline."""
 
-    class DeadlineReader(io.RawIOBase):
-        def __init__(self, conn, deadline):  # conn.sock: the one connect() opens
-            self.conn, self.deadline, self.received = conn, deadline, 0
+    def __init__(self, url):
+        import base64
+        import http.client
+        from urllib.parse import unquote, urlsplit
+        parts = urlsplit(url)
+        scheme, self.address, self.fields, self.tunnel, self.proxy = (
+            parts.scheme, parts.netloc, {}, None, "")
+        proxy = _proxy_for(parts)
+        if proxy is not None:
+            self.address = unquote(proxy.netloc.rpartition("@")[2])
+            if proxy.username and proxy.password:
+                login = "{}:{}".format(unquote(proxy.username), unquote(proxy.password))
+                self.fields = {"Proxy-Authorization": "Basic " + base64.b64encode(
+                    login.encode()).decode("ascii")}
+            shown = proxy.scheme
+            if scheme == "https":  # CONNECT, then TLS inside: only the proxy sees its login
+                self.tunnel = {"host": parts.netloc, "headers": self.fields}
+                self.fields, shown = {}, "http"
+            else:
+                scheme = proxy.scheme  # the proxy's connection, sent absolute URLs
+            self.proxy = "the proxy {}://{} (from {}_proxy) for ".format(shown, self.address,
+                                                                          parts.scheme)
+        self.fields.update({"Host": parts.netloc, "Accept-Encoding": "identity"})
+        self.absolute = self.proxy and not self.tunnel  # a proxy, not a tunnel: absolute URLs
+        self.connection = http.client.HTTPConnection
+        if scheme == "https":
+            cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
+            try:  # loading the CAs takes 0.1 s: once per file, and only for https
+                context = _tls_context(cafile)
+            except OSError as exc:  # ssl.SSLError is an OSError
+                raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable "
+                                 "file of CA certificates: {}".format(
+                                     cafile, exc.strerror or exc)) from None
+            self.connection = functools.partial(http.client.HTTPSConnection, context=context)
+        self.reader, self.response = _reply_classes()
+        self.local = threading.local()
 
-        def readable(self):
-            return True
+    def send(self, method, url, body, headers, timeout, deadline):
+        """The reply to a request, its head read, on this thread's connection if it can carry
+        it, else on a new one (the socket keeps the timeout: it bounds each wait)."""
+        target = url
+        if not self.absolute:
+            target = "/" + url.split("/", 3)[3]  # scheme://host/
+        message = _request_head(method, target, {**self.fields, **headers}, body)
+        conn = self._kept_alive()
+        reused = conn is not None
+        if not reused:
+            conn = self.local.conn = self.connection(self.address, timeout=timeout)
+            if self.tunnel:
+                conn.set_tunnel(**self.tunnel)
+        reader = self.reader(conn, deadline)
+        try:
+            if conn.sock is None:
+                conn.connect()
+            if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
+                conn.sock.settimeout(timeout)
+            conn.sock.sendall(message + (body or b""))
+            conn.last = self.response(reader, method=method)
+            conn.last.begin()
+            return conn.last
+        except BaseException as exc:
+            import http.client
+            conn.close()  # even on Ctrl-C: a late reply must not answer the next request
+            idle_closed = isinstance(exc, (ConnectionError, http.client.HTTPException)) and (
+                not reader.received)  # closed while idle, most likely
+            if reused and idle_closed:
+                return self.send(method, url, body, headers, timeout, deadline)
+            raise
 
-        def readinto(self, buffer):
-            if time.monotonic() > self.deadline:
-                raise TimeoutError("timed out")  # socket.timeout is one since 3.10
-            n = self.conn.sock.recv_into(buffer)
-            self.received += n
-            return n
-
-        def makefile(self, mode):  # HTTPResponse reads from sock.makefile()
-            return io.BufferedReader(self)
-
-    class Response(http.client.HTTPResponse):
-        drained = False  # set once its body is read: the connection may carry the next request
-
-        def begin(self):  # http.client's, with the headers parsed by hand
-            version, status, reason, lines = self._final_head()
-            if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
-                raise http.client.UnknownProtocol(version)
-            self.status, self.reason = status, reason.strip()
-            self.version = 10 if version in ("HTTP/1.0", "HTTP/0.9") else 11
-            # the first of repeated headers wins, as in http.client
-            self.headers = {name.lower(): value for name, value in reversed(lines)}
-            self.chunk_left = None
-            self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
-            self.length = self._body_length()
-            unbounded = self.length is None and not self.chunked  # it ends when the server closes
-            self.will_close = self._check_close() or unbounded
-
-        def _final_head(self):
-            """(version, status, reason, [name, value] lines) of the reply after any 1xx."""
-            status = 100
-            while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
-                version, status, reason = self._read_status()
-                lines = self._header_lines()
-            return version, status, reason, lines
-
-        def _header_lines(self):
-            lines = []
-            for _ in range(101):  # every line counts, folded or not, as in http.client
-                line = self.fp.readline(65537)
-                if len(line) > 65536:
-                    raise http.client.LineTooLong("header line")
-                if line in (b"\r\n", b"\n", b""):
-                    return lines
-                line = line.decode("iso-8859-1")
-                if line[0] in " \t" and lines:  # an obsolete folded line continues the last
-                    lines[-1][1] += " " + line.strip()
-                elif ":" in line:
-                    lines.append([part.strip() for part in line.split(":", 1)])
-            raise http.client.HTTPException("got more than 100 headers")
-
-        def _body_length(self):
-            """Content-Length, 0 for 204 and 304, None if chunked or not given (read to the end)."""
-            if self.status in (204, 304):  # no HEAD is sent; 1xx are skipped
-                return 0
-            length = self.headers.get("content-length", "")
-            if length.isdigit() and length.isascii() and not self.chunked:
-                return int(length)
-            return None
-
-    local = threading.local()
-
-    def kept_alive():
+    def _kept_alive(self):
         """This thread's connection if it can carry the next request, else None (closed)."""
-        conn = getattr(local, "conn", None)
+        import select
+        conn = getattr(self.local, "conn", None)
         if getattr(conn, "sock", None) is None:
             return None
         last = conn.last
@@ -2013,59 +2089,9 @@ def _connections(url):
             return None
         return conn
 
-    def new_connection(timeout):  # the socket keeps the timeout: it bounds each wait
-        conn = local.conn = connection(address, timeout=timeout)
-        if tunnel:
-            conn.set_tunnel(**tunnel)
-        return conn
-
-    def send(method, url, body, headers, timeout, deadline):
-        target = url
-        if not absolute:
-            target = "/" + url.split("/", 3)[3]  # scheme://host/
-        message = _request_head(method, target, {**fields, **headers}, body)
-        conn = kept_alive()
-        reused = conn is not None
-        if not reused:
-            conn = new_connection(timeout)
-        reader = DeadlineReader(conn, deadline)
-        try:
-            _send_on(conn, timeout, message + (body or b""))
-            conn.last = Response(reader, method=method)
-            conn.last.begin()
-            return conn.last
-        except BaseException as exc:
-            conn.close()  # even on Ctrl-C: a late reply must not answer the next request
-            idle_closed = isinstance(exc, (ConnectionError, http.client.HTTPException)) and (
-                not reader.received)  # closed while idle, most likely
-            if reused and idle_closed:
-                return send(method, url, body, headers, timeout, deadline)  # on a new one
-            raise
-
-    def close_thread():
-        if hasattr(local, "conn"):
-            local.conn.close()
-
-    return types.SimpleNamespace(send=send, proxy=via, close_thread=close_thread)
-
-
-def _route(parts):
-    """(scheme, address, header fields, tunnel, via) for a request to ``parts``: its server,
-    or the proxy urllib.request's rules give (``via`` names it for messages, else "")."""
-    from urllib.parse import unquote
-    scheme, address, fields, tunnel, via = parts.scheme, parts.netloc, {}, None, ""
-    proxy = _proxy_for(parts)
-    if proxy is not None:
-        address = unquote(proxy.netloc.rpartition("@")[2])
-        fields = _proxy_login(proxy)
-        shown = proxy.scheme
-        if scheme == "https":  # CONNECT, then TLS inside: only the proxy sees its login
-            tunnel, fields, shown = {"host": parts.netloc, "headers": fields}, {}, "http"
-        else:
-            scheme = proxy.scheme  # the proxy is sent absolute URLs
-        via = "the proxy {}://{} (from {}_proxy) for ".format(shown, address, parts.scheme)
-    fields.update({"Host": parts.netloc, "Accept-Encoding": "identity"})
-    return scheme, address, fields, tunnel, via
+    def close_thread(self):
+        if hasattr(self.local, "conn"):
+            self.local.conn.close()
 
 
 def _proxy_for(parts):
@@ -2083,28 +2109,10 @@ def _proxy_for(parts):
     return urlsplit(proxy)
 
 
-def _proxy_login(proxy):
-    """The Proxy-Authorization field of a proxy URL's user and password, if it has both."""
-    import base64
-    from urllib.parse import unquote
-    if not (proxy.username and proxy.password):
-        return {}
-    login = "{}:{}".format(unquote(proxy.username), unquote(proxy.password))
-    return {"Proxy-Authorization": "Basic " + base64.b64encode(login.encode()).decode("ascii")}
-
-
-def _connection_class(scheme):
-    """http.client's connection class for ``scheme``, https with the CAs the environment names."""
-    import http.client
-    cafile = _env("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")  # OpenSSL reads SSL_CERT_FILE
-    if scheme != "https":
-        return http.client.HTTPConnection
-    try:  # loading the CAs takes 0.1 s: once per file, and only for https
-        context = _tls_context(cafile)
-    except OSError as exc:  # ssl.SSLError is an OSError
-        raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable file "
-                         "of CA certificates: {}".format(cafile, exc.strerror or exc)) from None
-    return functools.partial(http.client.HTTPSConnection, context=context)
+@functools.lru_cache()
+def _tls_context(cafile):
+    import ssl
+    return ssl.create_default_context(cafile=cafile)
 
 
 def _request_head(method, target, fields, body):
@@ -2116,107 +2124,117 @@ def _request_head(method, target, fields, body):
     return "{} {} HTTP/1.1\r\n{}\r\n".format(method, target, lines).encode("iso-8859-1")
 
 
-def _send_on(conn, timeout, data):
-    """Send on ``conn``, connecting it first if new."""
-    if conn.sock is None:
-        conn.connect()
-    if conn.sock.gettimeout() != timeout:  # the judge's timeout was changed
-        conn.sock.settimeout(timeout)
-    conn.sock.sendall(data)
+@functools.lru_cache()
+def _reply_classes():
+    """(reader, response): the classes _Connections reads a reply with, made at the first
+    connection, as http.client is imported then, not by ``import minijudge`` (25 ms)."""
+    import http.client
+    import io
+    return (type("_DeadlineReader", (_DeadlineReading, io.RawIOBase), {}),
+            type("_Response", (_HeadReading, http.client.HTTPResponse), {}))
 
 
-def _server_message(data):
-    """The server's own words from an error body: JSON error, FastAPI detail, or text."""
-    text = data.decode("utf-8", "replace").strip()
-    error = _json_error(text)
-    if error:
-        return str(error)[:500]
-    title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
-    if title:
-        return "HTML page: " + " ".join(title.group(1).split())[:200]
-    return " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)"
+class _DeadlineReading:
+    """A connection's socket as a raw stream (with io.RawIOBase): each read is refused past
+    the deadline, so a server that drips its reply times out too; ``received`` counts the
+    bytes, which tell a connection closed while idle from one closed mid-reply."""
+
+    def __init__(self, conn, deadline):  # conn.sock: the one connect() opens
+        self.conn, self.deadline, self.received = conn, deadline, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if time.monotonic() > self.deadline:
+            raise TimeoutError("timed out")  # socket.timeout is one since 3.10
+        n = self.conn.sock.recv_into(buffer)
+        self.received += n
+        return n
+
+    def makefile(self, mode):  # HTTPResponse reads from sock.makefile()
+        import io
+        return io.BufferedReader(self)
 
 
-def _json_error(text):
-    """The error a JSON body states (its message, else its type), or None."""
-    try:
-        body = json.loads(text)
-        error = body.get("error", body.get("detail", body.get("message")))
-    except (ValueError, AttributeError, RecursionError):  # not JSON, or not an object
-        return None
-    if isinstance(error, dict):
-        return error.get("message") or error.get("type") or error
-    return error
+class _HeadReading:
+    """http.client's HTTPResponse.begin (with HTTPResponse), the header lines parsed here:
+    http.client's email-based parser costs more than all the rest of a request.
+    ``drained``: its body was read to the end, so the connection may carry the next."""
 
+    drained = False
 
-def _retry_after(headers):
-    """Seconds the server asked us to wait (Retry-After, retry-after-ms), or None."""
-    millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
-    try:
-        seconds = float(millis) / 1000 if millis is not None else float(value)
-    except (TypeError, ValueError):
-        from email.utils import parsedate_to_datetime
-        try:  # None, "", a bad or absurd date: TypeError, ValueError, IndexError or Overflow
-            seconds = parsedate_to_datetime(value).timestamp() - time.time()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    return max(0.0, seconds) if math.isfinite(seconds) else None
+    def begin(self):
+        status = 100
+        while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
+            version, status, reason = self._read_status()
+            lines = self._header_lines()
+        if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
+            import http.client
+            raise http.client.UnknownProtocol(version)
+        self.status, self.reason = status, reason.strip()
+        self.version = 11
+        if version in ("HTTP/1.0", "HTTP/0.9"):
+            self.version = 10
+        # the first of repeated headers wins, as in http.client
+        self.headers = {name.lower(): value for name, value in reversed(lines)}
+        self.chunk_left = None
+        self.chunked = self.headers.get("transfer-encoding", "").lower() == "chunked"
+        length = self.headers.get("content-length", "")
+        self.length = None  # chunked, or none given: read to the end
+        if status in (204, 304):  # no HEAD is sent; 1xx are skipped
+            self.length = 0
+        elif length.isdigit() and length.isascii() and not self.chunked:
+            self.length = int(length)
+        unbounded = self.length is None and not self.chunked  # it ends when the server closes
+        self.will_close = self._check_close() or unbounded
 
-
-def _http_error(status, data, headers, where, keyed=False):
-    if 300 <= status < 400:
-        return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
-                        "here: use that URL".format(status, where, headers.get("location")),
-                        status=status)
-    wait = _retry_after(headers)
-    message, kind = _error_kind(status, data, _server_message(data), wait, keyed)
-    if status == 404 and where.startswith("POST ") and not _EXPLAINED_RE.search(message):
-        message += _NO_CHAT_HERE  # no endpoint at that path: the judge URL is wrong
-    retry_after = None
-    if kind == "http_error" or wait is not None and wait > _RETRY_AFTER_LIMIT:
-        retry_after = wait  # not retried past the limit, but another server takes it
-    return APIError("http {} from {}: {}".format(status, where, message), status=status,
-                    kind=kind, retry_after=retry_after)
-
-
-_NO_CHAT_HERE = (" (no chat endpoint there: give the judge URL as the server's base, "
-                 "http://HOST:PORT or .../v1, or the full .../v1/chat/completions)")
-
-
-def _error_kind(status, data, message, wait, keyed):
-    """(the message, saying why when the error is not retried, and the error's kind)."""
-    if status == 429 and b"insufficient_quota" in data:
-        return "quota exhausted, not retrying: " + message, "quota_exceeded"
-    if wait is not None and wait > _RETRY_AFTER_LIMIT:
-        return ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not retrying: "
-                "{}".format(wait, _RETRY_AFTER_LIMIT, message), "quota_exceeded")
-    if status == 400 and b"content_filter" in data:
-        return "content filter: " + message, "refused"
-    if status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
-        return message + " (check the API key: some proxies answer a wrong one so)", "http_error"
-    return message, "http_error"
+    def _header_lines(self):
+        import http.client
+        lines = []
+        for _ in range(101):  # every line counts, folded or not, as in http.client
+            line = self.fp.readline(65537)
+            if len(line) > 65536:
+                raise http.client.LineTooLong("header line")
+            if line in (b"\r\n", b"\n", b""):
+                return lines
+            line = line.decode("iso-8859-1")
+            if line[0] in " \t" and lines:  # an obsolete folded line continues the last
+                lines[-1][1] += " " + line.strip()
+            elif ":" in line:
+                lines.append([part.strip() for part in line.split(":", 1)])
+        raise http.client.HTTPException("got more than 100 headers")
 
 
 def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=(),
           heard=None):
-    """One request; the 2xx body as bytes, or APIError saying what happened.
+    """One request; the 2xx body as bytes, or APIError saying what happened (an error
+    status too: a redirect is not followed, as that would resend the key).
 
     ``timeout`` bounds the whole reply, not each read of it: a server that drips its headers
     or body times out too (each read checks it). A server that echoes the key
     (``Incorrect API key: sk-...``) gets it blanked before anything quotes it. ``heard``,
     a dict, gets the reply's headers (its rate limits), error or not."""
     import http.client
-    method, data = ("GET", None) if payload is None else ("POST", json.dumps(payload).encode())
+    method, data = "GET", None
+    if payload is not None:
+        method, data = "POST", json.dumps(payload).encode()
     where, response = method + " " + url, None
     deadline = time.monotonic() + (timeout or math.inf)
     try:
         response = connections.send(method, url, data, headers, timeout, deadline)
         if heard is not None:
             heard.update(response.headers)
-        if not 200 <= response.status < 300:  # a redirect too: following it resends the key
+        if not 200 <= response.status < 300:
             raise _error_reply(response, where, max_bytes, secrets)
-        body = _read_body(response, max_bytes)
-        return _blank(_decoded(body, response.headers, where, max_bytes), secrets)
+        body, chunk = bytearray(), None
+        while chunk != b"" and len(body) <= max_bytes:  # up to one byte over max_bytes
+            chunk = response.read1(max_bytes + 1 - len(body))
+            body += chunk
+        if chunk == b"" and response.length:  # fewer bytes than Content-Length promised
+            raise http.client.IncompleteRead(bytes(body), response.length)
+        response.drained = chunk == b""
+        return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
     except (OSError, http.client.HTTPException) as exc:
         raise _network_error(exc, connections, url, where, timeout, response) from None
 
@@ -2226,24 +2244,36 @@ def _error_reply(response, where, max_bytes, secrets):
     import http.client
     body = b""
     try:
-        body = response.read(max_bytes)
-        body = _decoded(body, response.headers, where, max_bytes)
+        body = _decoded(response.read(max_bytes), response.headers, where, max_bytes)
     except (OSError, http.client.HTTPException, APIError):
         pass  # unreadable or undecodable: the status still says what went wrong
     return _http_error(response.status, _blank(body, secrets), response.headers, where, secrets)
 
 
-def _read_body(response, max_bytes):
-    """The body, up to one byte over ``max_bytes``; each read checks the deadline first."""
-    body, chunk = bytearray(), None
-    while chunk != b"" and len(body) <= max_bytes:
-        chunk = response.read1(max_bytes + 1 - len(body))
-        body += chunk
-    if chunk == b"" and response.length:  # fewer bytes than Content-Length promised
-        import http.client
-        raise http.client.IncompleteRead(bytes(body), response.length)
-    response.drained = chunk == b""  # the connection may carry the next request
-    return bytes(body)
+def _decoded(body, headers, where, max_bytes):
+    """The body, unpacked if a server or proxy compressed it though identity was asked
+    for; at most max_bytes, before and after: a small body can unpack into gigabytes."""
+    encoding, data = (headers.get("content-encoding") or "identity").strip().lower(), body
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        import zlib
+        decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
+        try:
+            data = decoder.decompress(body, max_bytes + 1)
+            if len(data) <= max_bytes and not decoder.eof:
+                raise zlib.error("it ends early")
+        except zlib.error as exc:
+            raise APIError("reply from {} is not valid {}: {}".format(where, encoding, exc),
+                           kind="invalid_response") from None
+    elif encoding != "identity":
+        raise APIError("reply from {} is {}-encoded; minijudge reads gzip and deflate "
+                       "only".format(where, encoding), kind="invalid_response")
+    if len(body) > max_bytes or len(data) > max_bytes:
+        decoded = ""
+        if data is not body:
+            decoded = " once decoded ({})".format(encoding)
+        raise APIError("reply from {} is larger than {} bytes{}; refused".format(
+            where, max_bytes, decoded), kind="invalid_response")
+    return data
 
 
 def _network_error(exc, connections, url, where, timeout, response):
@@ -2267,54 +2297,82 @@ def _network_error(exc, connections, url, where, timeout, response):
                         kind="untrusted")
     if response is None:
         return APIError("cannot reach {}: {}".format(where, exc), kind="connection_error")
-    return APIError("connection to {} broke: {}".format(where, _exception_text(exc)),
-                    kind="connection_error")
+    text = str(exc)  # starting with its type's name
+    if not text.startswith(type(exc).__name__):
+        text = "{}: {}".format(type(exc).__name__, text).rstrip(": ")
+    return APIError("connection to {} broke: {}".format(where, text), kind="connection_error")
 
 
-def _exception_text(exc):
-    """``exc`` as text that starts with its type's name."""
-    text = str(exc)
-    if text.startswith(type(exc).__name__):
-        return text
-    return "{}: {}".format(type(exc).__name__, text).rstrip(": ")
+_EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # the key
+    | model | param | temperature | format | schema | json | message | logprob | length  # a field
+    | connection  # the server behind a proxy is down""", re.I | re.X)
 
 
-def _decoded(body, headers, where, max_bytes):
-    """The body, unpacked if a server or proxy compressed it though identity was asked
-    for; at most max_bytes, before and after: a small body can unpack into gigabytes."""
-    encoding, data = (headers.get("content-encoding") or "identity").strip().lower(), body
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        data = _unpacked(body, encoding, where, max_bytes)
-    elif encoding != "identity":
-        raise APIError("reply from {} is {}-encoded; minijudge reads gzip and deflate "
-                       "only".format(where, encoding), kind="invalid_response")
-    if len(body) > max_bytes or len(data) > max_bytes:
-        decoded = ""
-        if data is not body:
-            decoded = " once decoded ({})".format(encoding)
-        raise APIError("reply from {} is larger than {} bytes{}; refused".format(
-            where, max_bytes, decoded), kind="invalid_response")
-    return data
+def _http_error(status, data, headers, where, keyed=False):
+    """The APIError of an error status: the server's message, and a hint where the judge
+    URL is likely wrong (no chat endpoint at that path); ``retry_after`` set where another
+    server may take the request."""
+    if 300 <= status < 400:
+        return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
+                        "here: use that URL".format(status, where, headers.get("location")),
+                        status=status)
+    wait = _retry_after(headers)
+    message, kind = _error_kind(status, data, _server_message(data), wait, keyed)
+    if status == 404 and where.startswith("POST ") and not _EXPLAINED_RE.search(message):
+        message += (" (no chat endpoint there: give the judge URL as the server's base, "
+                    "http://HOST:PORT or .../v1, or the full .../v1/chat/completions)")
+    retry_after = None
+    if kind == "http_error" or wait is not None and wait > _RETRY_AFTER_LIMIT:
+        retry_after = wait  # not retried past the limit, but another server takes it
+    return APIError("http {} from {}: {}".format(status, where, message), status=status,
+                    kind=kind, retry_after=retry_after)
 
 
-def _unpacked(body, encoding, where, max_bytes):
-    """A gzip or deflate body unpacked, up to one byte over ``max_bytes``."""
-    import zlib
-    decoder = zlib.decompressobj(32 + zlib.MAX_WBITS)  # a gzip or a zlib header
+def _error_kind(status, data, message, wait, keyed):
+    """(the message, saying why when the error is not retried, and the error's kind)."""
+    if status == 429 and b"insufficient_quota" in data:
+        return "quota exhausted, not retrying: " + message, "quota_exceeded"
+    if wait is not None and wait > _RETRY_AFTER_LIMIT:
+        return ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not retrying: "
+                "{}".format(wait, _RETRY_AFTER_LIMIT, message), "quota_exceeded")
+    if status == 400 and b"content_filter" in data:
+        return "content filter: " + message, "refused"
+    if status in (400, 500) and keyed and not _EXPLAINED_RE.search(message):  # LiteLLM
+        return message + " (check the API key: some proxies answer a wrong one so)", "http_error"
+    return message, "http_error"
+
+
+def _retry_after(headers):
+    """Seconds the server asked us to wait (Retry-After, retry-after-ms), or None."""
+    millis, value = headers.get("retry-after-ms"), headers.get("retry-after")
     try:
-        data = decoder.decompress(body, max_bytes + 1)
-        if len(data) <= max_bytes and not decoder.eof:
-            raise zlib.error("it ends early")
-    except zlib.error as exc:
-        raise APIError("reply from {} is not valid {}: {}".format(where, encoding, exc),
-                       kind="invalid_response") from None
-    return data
+        seconds = float(millis) / 1000 if millis is not None else float(value)
+    except (TypeError, ValueError):
+        from email.utils import parsedate_to_datetime
+        try:  # None, "", a bad or absurd date: TypeError, ValueError, IndexError or Overflow
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def _blank(body, secrets):
-    for secret in secrets:
-        body = body.replace(secret.encode("utf-8"), b"<hidden>")
-    return body
+def _server_message(data):
+    """The server's own words from an error body: a JSON error's message (else its type), a
+    FastAPI detail, an HTML page's title, or the text."""
+    text = data.decode("utf-8", "replace").strip()
+    try:
+        body = json.loads(text)
+        error = body.get("error", body.get("detail", body.get("message")))
+    except (ValueError, AttributeError, RecursionError):  # not JSON, or not an object
+        error = None
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("type") or error
+    if error:
+        return str(error)[:500]
+    title = re.search(r"<title>(.*?)</title>", text, re.I | re.S)
+    if title:
+        return "HTML page: " + " ".join(title.group(1).split())[:200]
+    return " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300] or "(empty body)"
 
 
 def _read_models(body, url):
@@ -2326,26 +2384,25 @@ def _read_models(body, url):
 
 
 def _read_reply(body, url):
-    """The useful parts of a chat.completion body; APIError when it has none."""
-    reply = _reply_json(body, url)
+    """The useful parts of a chat.completion body (_reply_parts); APIError when it has none."""
+    try:
+        reply = json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
+    except (ValueError, RecursionError) as exc:
+        why = ""
+        if isinstance(exc, RecursionError):
+            why = " we can read (nested too deeply)"
+        raise APIError("reply from POST {} is not JSON{}: {!r}".format(
+            url, why, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
     if isinstance(reply, dict) and reply.get("error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body)),
                        kind="http_error", status=200)
-    return _reply_parts(reply, _first_choice(reply, body, url))
-
-
-def _reply_parts(reply, choice):
-    """The useful parts of a chat.completion ``reply`` (a dict) and its first ``choice``."""
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        message = {}
-    usage = _read_usage(reply.get("usage"))
-    return {"content": _content(message.get("content", choice.get("text"))),  # text: completions
-            "refusal": message.get("refusal"),
-            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
-            "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
-            "usage": usage, "model": _text_or_none(reply.get("model")),
-            "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+    choices = None
+    if isinstance(reply, dict):
+        choices = reply.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
+                       kind="invalid_response")
+    return _reply_parts(reply, choices[0])
 
 
 # a reply's token count above this is no count: a hundred times the longest context a model
@@ -2353,174 +2410,44 @@ def _reply_parts(reply, choice):
 _REPLY_TOKENS_MAX = 10 ** 9
 
 
-def _read_usage(usage):
-    """A reply's ``usage`` with each token count that cannot be (negative, true, a float,
-    NaN, text, 10**30) made null: written as sent, they were summed into the summary's
-    tokens (-800 prompt tokens) and made the run's own file one report refused. Its other
-    fields are kept as sent; None if no count is left, as for a reply without usage."""
+def _reply_parts(reply, choice):
+    """The useful parts of a chat.completion ``reply`` (a dict) and its first ``choice``:
+    its content as text (content parts joined, a bare number written out), the model and
+    fingerprint if they are text (the summary counts them), its usage (_reply_usage)."""
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        message = {}
+    content = message.get("content", choice.get("text"))  # text: a completion's
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
+        content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    elif _is_number(content):
+        content = str(content)
+    return {"content": content, "refusal": message.get("refusal"),
+            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
+            "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
+            "usage": _reply_usage(reply.get("usage")), "model": _text_or_none(reply.get("model")),
+            "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+
+
+def _reply_usage(usage):
+    """A reply's usage, its other fields as sent, each token count that cannot be one
+    (negative, true, a float, NaN, text, 10**30) made null: the summary adds them. None if
+    no count is left, as for a reply without usage."""
     if not isinstance(usage, dict):
         return None
-    read, counted = dict(usage), False  # one copy, each count read in place: one pass
+    usage = dict(usage)
     for name in _TOKEN_COUNTS:
-        if name in usage:
-            read[name] = _reply_count(usage[name])
-            counted = counted or read[name] is not None
-    if not counted:
+        if name in usage and not _whole(0, _REPLY_TOKENS_MAX)(usage[name]):
+            usage[name] = None
+    if all(usage.get(name) is None for name in _TOKEN_COUNTS):
         return None
-    return read
-
-
-def _reply_count(count):
-    """A token count a reply may give: a whole number (a bool is none) from 0 to
-    _REPLY_TOKENS_MAX; else None."""
-    if type(count) is int and 0 <= count <= _REPLY_TOKENS_MAX:
-        return count
-    return None
+    return usage
 
 
 def _text_or_none(value):
-    """A reply's name field if it is text: a list or an object there names nothing (and
-    the summary's counts of models and fingerprints could not hold it)."""
     if isinstance(value, str):
         return value
     return None
-
-
-def _reply_json(body, url):
-    try:
-        return json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
-    except (ValueError, RecursionError) as exc:
-        why = ""
-        if isinstance(exc, RecursionError):
-            why = " we can read (nested too deeply)"
-        raise APIError("reply from POST {} is not JSON{}: {!r}".format(
-            url, why, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
-
-
-def _first_choice(reply, body, url):
-    choices = None
-    if isinstance(reply, dict):
-        choices = reply.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
-                       kind="invalid_response")
-    return choices[0]
-
-
-def _content(content):
-    """A reply's content as text: content parts joined, a bare number written out."""
-    if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
-        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
-    if isinstance(content, (int, float)) and not isinstance(content, bool):
-        return str(content)
-    return content
-
-
-def _judge_urls(base_url):
-    """The chat URLs of ``base_url``: one URL, or a list of a judge's servers (replicas),
-    each named once."""
-    if isinstance(base_url, str):
-        return [_chat_url(base_url)]
-    urls, named = [], set()
-    for given in base_url:
-        url = _chat_url(given)
-        if _server_key(url) in named:  # a key in its query is not shown
-            raise JudgeError("judge URL {!r} is given twice (as {}): name each server once"
-                             .format(*(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
-                                       for text in (given, url))))
-        named.add(_server_key(url))
-        urls.append(url)
-    return urls
-
-
-def _server_key(url):
-    """What tells two servers apart: a host named in another case, with its scheme's port,
-    or as another name of this machine (localhost, 127.0.0.1, [::1]: no other name is
-    looked up) is the same server (its requests would not be spread, but sent twice as
-    often)."""
-    from urllib.parse import urlsplit
-    parts = urlsplit(url)
-    try:
-        port = parts.port or _DEFAULT_PORTS[parts.scheme]
-    except ValueError:  # not a number: the request says so; told apart as written
-        port = parts.netloc
-    host = parts.hostname
-    if _is_loopback(host):
-        host = "localhost"
-    return parts.scheme, host, port, parts.path, parts.query
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def _api_key(api_key, url):
-    """The key given, or LLM_JUDGE_API_KEY's, or OPENAI_API_KEY's ("": none); the last is
-    warned about when it would go in clear text to a host that is not this one."""
-    key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
-    if re.search(r"[^\x21-\x7e]", key):
-        raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
-                         "characters; check where it was read from")
-    if key and not (api_key or _env("LLM_JUDGE_API_KEY")):
-        _warn_clear_text(url)
-    return key
-
-
-def _warn_clear_text(url):
-    """Warn that OPENAI_API_KEY goes to ``url`` unless that is https or loopback."""
-    from urllib.parse import urlsplit
-    if url.startswith("http:") and not _is_loopback(urlsplit(url).hostname):
-        _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
-                     "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
-                     "unset OPENAI_API_KEY if it needs no key", urlsplit(url).netloc)
-
-
-def _secret_forms(key, url, headers):
-    """What no message may show, longest first: the key, the URL's credential values and
-    the values of headers that are not harmless, with their parts (a token, a cookie),
-    each as sent, decoded and encoded."""
-    from urllib.parse import quote, unquote
-    forms = set()
-    for value in _secret_values(key, url, headers):
-        forms.update((value, unquote(value), quote(unquote(value), safe="")))
-    # "EMPTY", "ollama", "Bearer": blanking values that short would maul the replies
-    long_enough = [form for form in forms if len(form) >= 8]
-    return tuple(sorted(long_enough, key=len, reverse=True))
-
-
-def _secret_values(key, url, headers):
-    """The key, the URL's credential values, each header's value that is not harmless and
-    its parts."""
-    values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)]
-    for name, value in headers.items():
-        if name.lower() not in _HARMLESS_HEADERS:
-            values += [str(value)] + re.split(r"[\s;,=]+", str(value))
-    return values
-
-
-def _model_name(model, url, judge_fn):
-    """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name;
-    None: the one the server lists (a judge_fn never asks /models)."""
-    named = model or _env("LLM_JUDGE_MODEL")
-    if named:
-        return named
-    deployment = re.search(r"/openai/deployments/([^/]+)/", url)
-    if deployment:
-        return deployment.group(1)
-    if judge_fn:
-        return getattr(judge_fn, "__name__", "judge_fn")
-    return None
-
-
-def _with_key(headers, key, key_header):
-    """The headers sent: the key's under key_header first (a header of the same name given
-    by the user wins)."""
-    headers = dict(headers or {})
-    if not key:
-        return headers
-    bearer = ""
-    if key_header.lower() == "authorization":
-        bearer = "Bearer "
-    return {key_header: bearer + key, **headers}
 
 
 # -- Replicas ------------------------------------------------------------------------
@@ -2532,7 +2459,7 @@ class _Replica:
         self.url = url
         self._connections, self._lock = None, threading.Lock()
         if eager:  # an unreadable CA bundle is a usage error before the first record
-            self._connections = _connections(url)
+            self._connections = _Connections(url)
         self.outstanding = 0  # sent, not yet answered
         self.requests = 0
         self.failures = 0
@@ -2548,7 +2475,7 @@ class _Replica:
         if self._connections is None:
             with self._lock:  # one per server: each thread keeps its connection there
                 if self._connections is None:
-                    self._connections = _connections(self.url)
+                    self._connections = _Connections(self.url)
         return self._connections
 
     def close_thread(self):
@@ -2568,26 +2495,21 @@ class _Replicas:
 
     def pick(self, avoid=None):
         """The server for the next request, counted as sent; ``avoid``, the one that just
-        failed it, is picked only when no other is awake."""
+        failed it, is picked only when no other is awake. With every server resting, the
+        one whose rest ends first (the judge's retries and --restart-wait apply)."""
         with self._lock:
-            awake = self._awake(avoid)
+            now = time.monotonic()
+            awake = [s for s in self.servers if s.rested_until <= now]
+            others = [s for s in awake if s is not avoid]
+            if others:
+                awake = others
+            elif not awake:
+                awake = [min(self.servers, key=lambda s: s.rested_until)]
             start = self._turn % len(awake)
             self._turn += 1
             server = min(awake[start:] + awake[:start], key=lambda s: s.outstanding)
             server.outstanding += 1
             return server
-
-    def _awake(self, avoid):
-        """The servers not resting, but ``avoid``; else those not resting; else the one
-        whose rest ends first (all resting: the judge's retries and --restart-wait apply)."""
-        now = time.monotonic()
-        awake = [s for s in self.servers if s.rested_until <= now]
-        others = [s for s in awake if s is not avoid]
-        if others:
-            return others
-        if awake:
-            return awake
-        return [min(self.servers, key=lambda s: s.rested_until)]
 
     def done(self, server, failed, counted=True):
         """``server`` answered (or ``failed``); ``counted``: a judging request, not a list."""
@@ -2656,6 +2578,15 @@ _LIMITERS = weakref.WeakValueDictionary()  # a limiter lives as long as a judge 
 _LIMITERS_LOCK = threading.Lock()
 
 
+# What a server says is left of its limits until they reset: (kind, remaining header, reset
+# header), a row a vendor's headers. A reset is seconds (Azure's "20") or Go's duration, as
+# OpenAI writes one ("6m0s", "20ms", "1h2m3.5s")
+_LIMIT_HEADERS = (
+    ("requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+    ("tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+)
+
+
 _DURATION_RE = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
                           r"(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
 
@@ -2668,9 +2599,13 @@ _TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see LLMJ
 def _limiter(urls, headers, rpm, tpm):
     """The limiter of ``urls`` (a judge's servers) for the account its ``headers`` (the key's
     among them) name, at ``rpm`` and ``tpm``: judges on the same servers with the same key
-    and limits share one, every thread too; another key is another account's limit."""
+    and limits share one, every thread too; another key is another account's limit. The
+    table keeps a digest of the headers, not the key."""
+    import hashlib
     servers = tuple(sorted(map(str, map(_server_key, urls))))
-    key = (servers, _account(headers), rpm, tpm)
+    fields = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
+    account = hashlib.sha256(fields.encode("utf-8", "surrogatepass")).hexdigest()
+    key = (servers, account, rpm, tpm)
     with _LIMITERS_LOCK:
         limiter = _LIMITERS.get(key)
         if limiter is None:
@@ -2678,51 +2613,30 @@ def _limiter(urls, headers, rpm, tpm):
         return limiter
 
 
-def _account(headers):
-    """A digest of the header fields a request carries (its key among them): it tells
-    accounts apart without keeping the key in the limiters' table."""
-    import hashlib
-    text = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def _reset_seconds(text):
-    """Seconds in a reset header: OpenAI's "1s", "6m0s", "20ms", "1h2m3.5s", or a plain
-    number of seconds (Azure's); None if unreadable, negative, or beyond _RESET_LONGEST."""
+    """Seconds in a reset header (_LIMIT_HEADERS); None if unreadable, negative, or beyond
+    _RESET_LONGEST."""
     text = (text or "").strip()
     try:
         seconds = float(text)
     except ValueError:
-        seconds = _duration_seconds(text)
-    if seconds is None or not 0 <= seconds <= _RESET_LONGEST:
+        match = _DURATION_RE.fullmatch(text)
+        if not text or match is None:
+            return None
+        hours, minutes, seconds, millis = (float(part or 0) for part in match.groups())
+        seconds = hours * 3600 + minutes * 60 + seconds + millis / 1000
+    if not 0 <= seconds <= _RESET_LONGEST:
         return None
     return seconds
 
 
-def _duration_seconds(text):
-    """Seconds in Go's duration form, as OpenAI writes a reset ("6m0s"), or None."""
-    match = _DURATION_RE.fullmatch(text)
-    if not text or match is None:
-        return None
-    hours, minutes, seconds, millis = (float(part or 0) for part in match.groups())
-    return hours * 3600 + minutes * 60 + seconds + millis / 1000
-
-
-def _header_count(headers, name):
-    """A whole number a header gives, or None."""
-    text = headers.get(name, "").strip()
-    if not (text.isdigit() and text.isascii()):
-        return None
-    return int(text)
-
-
 class _Limiter:
     """Holds each request until it may go: under ``rpm`` and ``tpm`` (each request spaced
-    from the last by its share of the minute), under what the server's x-ratelimit headers
-    say is left until their reset, under a 429's Retry-After (every request of the judge
-    waits it out, not only the one that got it), and under the requests in flight allowed
-    (halved on a 429, one more a round trip of successes: AIMD). Counts the time held and
-    the 429s (each judge counts its own, and those that only waited their turn)."""
+    from the last by its share of the minute), under what the server's headers say is left
+    until their reset (_LIMIT_HEADERS), under a 429's Retry-After (every request of the
+    judge waits it out, not only the one that got it), and under the requests in flight
+    allowed (halved on a 429, one more a round trip of successes: AIMD). Counts the time
+    held and the 429s (each judge counts its own, and those that only waited their turn)."""
 
     def __init__(self, rpm, tpm):
         self.rpm, self.tpm = rpm, tpm
@@ -2749,14 +2663,25 @@ class _Limiter:
         return None
 
     def acquire(self, tokens, model=None, obeyed=0.0):
-        """Wait until a request of ``tokens`` (estimated) for ``model`` may go; its ticket
-        for release. ``obeyed``: the end of a pause this request's own 429 set and it
-        slept through."""
+        """Wait until a request of ``tokens`` (estimated) for ``model`` may go, then count it
+        sent; its ticket for release. ``obeyed``: the end of a pause this request's own 429
+        set and it slept through."""
         with self._turn:
             wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
             if wait > 0:
                 self._hold(tokens, wait, why, model, obeyed)
-            self._take(time.monotonic(), tokens, model)
+            now = time.monotonic()
+            self.flying += 1
+            self._flying_by[model] += 1
+            self.most = max(self.most, self.flying)
+            if self.rpm:
+                self._next["requests"] = max(self._next["requests"], now) + 60.0 / self.rpm
+            if self.tpm:  # the next request's time moves on by this one's share of --tpm
+                self._next["tokens"] = max(self._next["tokens"], now) + 60.0 * tokens / self.tpm
+            for kind, spent in (("requests", 1), ("tokens", tokens)):
+                if (model, kind) in self._left:
+                    left, reset = self._left[model, kind]
+                    self._left[model, kind] = (left - spent, reset)
             return self._epoch
 
     def _hold(self, tokens, wait, why, model=None, obeyed=0.0):
@@ -2776,27 +2701,26 @@ class _Limiter:
                 self.holder = None
 
     def _wait(self, now, tokens, model=None, obeyed=0.0):
-        """(seconds to wait, what holds the request) for a request of ``tokens`` now."""
-        paused = self._paused(now, obeyed)
-        if paused[0] > 0:
-            return paused
+        """(seconds to wait, what holds the request) for a request of ``tokens`` now. A 429's
+        Retry-After holds every request of the judge, but a pause ending by ``obeyed`` is the
+        request's own, slept through already (its sleep may be a test's, which does not
+        wait)."""
+        until = self._paused_until
+        if until > max(now, obeyed):
+            return until - now, "the server's Retry-After after a 429, {} s left".format(
+                _short_seconds(until - now))
         if self.flying >= self.allowed:  # a release wakes it
             return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
         if self.rpm and self._next["requests"] > now:
             return self._next["requests"] - now, "--rpm {:g}".format(self.rpm)
         if self.tpm and self._next["tokens"] > now:
             return self._next["tokens"] - now, "--tpm {}".format(self.tpm)
-        return self._server_wait(now, tokens, model)
-
-    def _paused(self, now, obeyed):
-        """(seconds, why) while a 429's Retry-After holds every request of the judge; a
-        pause ending by ``obeyed`` is the request's own, slept through already (its sleep
-        may be a test's, which does not wait)."""
-        until = self._paused_until
-        if until <= max(now, obeyed):
-            return 0, None
-        return until - now, "the server's Retry-After after a 429, {} s left".format(
-            _short_seconds(until - now))
+        for kind, need in (("requests", 1), ("tokens", tokens)):  # what the server says is left
+            left, reset = self._left.get((model, kind), (need, 0.0))
+            if left < need and reset > now:
+                return reset - now, "the server's limit: {} {} left, resets in {} s".format(
+                    max(0, left), kind, _short_seconds(reset - now))
+        return 0, None
 
     def pause(self, seconds):
         """A 429's Retry-After of ``seconds``: the judge's requests wait it out (a pause
@@ -2813,108 +2737,61 @@ class _Limiter:
         with self._turn:
             return self.answered > count
 
-    def _server_wait(self, now, tokens, model=None):
-        """(seconds, why) while the server's headers say too few of ``model``'s are left
-        until a reset."""
-        for kind, need in (("requests", 1), ("tokens", tokens)):
-            left, reset = self._left.get((model, kind), (need, 0.0))
-            if left < need and reset > now:
-                return reset - now, "the server's limit: {} {} left, resets in {} s".format(
-                    max(0, left), kind, _short_seconds(reset - now))
-        return 0, None
-
-    def _take(self, now, tokens, model=None):
-        """Count a request of ``tokens`` for ``model`` as sent now."""
-        self.flying += 1
-        self._flying_by[model] += 1
-        self.most = max(self.most, self.flying)
-        if self.rpm:
-            self._next["requests"] = max(self._next["requests"], now) + 60.0 / self.rpm
-        self._spend(now, tokens)
-        for kind, spent in (("requests", 1), ("tokens", tokens)):
-            if (model, kind) in self._left:
-                left, reset = self._left[model, kind]
-                self._left[model, kind] = (left - spent, reset)
-
-    def _spend(self, now, tokens):
-        """Move the next request's time on by ``tokens``' share of --tpm (fewer: back)."""
-        if self.tpm:
-            self._next["tokens"] = max(self._next["tokens"], now) + 60.0 * tokens / self.tpm
-
     def release(self, ticket, headers, status, model=None):
         """A request taken at ``ticket`` for ``model`` came back with ``status`` (None: no
-        reply) and ``headers`` (the server's rate-limit headers among them, maybe)."""
+        reply) and ``headers`` (the server's rate-limit headers among them, maybe). A 429
+        halves the requests in flight allowed, once for those sent before the last halving;
+        a success allows 1/allowed more, so one more a round trip (TCP's congestion
+        avoidance: one more a success doubled them a round trip, right back into the
+        storm), up to the most there were before the 429s, then no limit but the threads'."""
         with self._turn:
             self.flying -= 1
-            self._landed(model)
+            self._flying_by[model] -= 1
+            if not self._flying_by[model]:
+                del self._flying_by[model]
             self._heard(headers, model)
             if status == 429:
-                self._backed_off(ticket)
+                self.rate_limited += 1
+                if ticket == self._epoch:
+                    self._epoch += 1
+                    self.allowed = max(1, (min(self.allowed, self.flying + 1)) // 2)
             elif status is not None and status < 400:
-                self._recovered()
+                self.answered += 1
+                self.allowed += 1 / self.allowed
+                if self.allowed >= self.most:
+                    self.allowed = math.inf
             self._turn.notify_all()
 
-    def _recovered(self):
-        """A success: 1/allowed more requests in flight allowed, so one more a round trip
-        (TCP's congestion avoidance; one more a success doubled them a round trip, right
-        back into the storm); back to the most there were before the 429s (the threads'
-        number, at most), no limit but the threads'."""
-        self.answered += 1
-        self.allowed += 1 / self.allowed
-        if self.allowed >= self.most:
-            self.allowed = math.inf
-
-    def _backed_off(self, ticket):
-        """A 429: halve the requests in flight, once for those sent before the last halving."""
-        self.rate_limited += 1
-        if ticket != self._epoch:
-            return
-        self._epoch += 1
-        self.allowed = max(1, (min(self.allowed, self.flying + 1)) // 2)
-
-    def _landed(self, model):
-        """One request of ``model`` in flight fewer."""
-        self._flying_by[model] -= 1
-        if not self._flying_by[model]:
-            del self._flying_by[model]
-
     def _heard(self, headers, model=None):
-        """What's left of ``model``'s until the reset, from x-ratelimit-remaining-*/-reset-*:
-        less its requests still in flight, which the server may not have counted yet."""
+        """What's left of ``model``'s until the reset, from the headers of _LIMIT_HEADERS:
+        less its requests still in flight, which the server may not have counted yet (the
+        tokens' size is unknown: the next reply's figure catches up). Replies come back out
+        of order: an older count than one counted until a reset still ahead is no news."""
         now = time.monotonic()
-        for kind in ("requests", "tokens"):
-            left = _header_count(headers, "x-ratelimit-remaining-" + kind)
-            reset = _reset_seconds(headers.get("x-ratelimit-reset-" + kind))
-            if left is None or reset is None:
+        for kind, remaining, reset in _LIMIT_HEADERS:
+            left = headers.get(remaining, "").strip()
+            seconds = _reset_seconds(headers.get(reset))
+            if not (left.isdigit() and left.isascii()) or seconds is None:
                 continue
-            in_flight = self._flying_by[model]
-            if kind == "tokens":
-                in_flight = 0  # their size is unknown: the next reply's figure catches up
-            self._count_left((model, kind), left - in_flight, now + reset, now)
-
-    def _count_left(self, key, left, reset, now):
-        """Count ``left`` of ``key`` (model, kind) until ``reset``, unless fewer are counted
-        until a reset still ahead: replies come back out of order, an older count is no news."""
-        counted, until = self._left.get(key, (math.inf, 0.0))
-        if until > now and counted <= left:
-            return
-        self._left[key] = (left, reset)
+            left = int(left)
+            if kind == "requests":
+                left -= self._flying_by[model]
+            counted, until = self._left.get((model, kind), (math.inf, 0.0))
+            if until <= now or counted > left:
+                self._left[model, kind] = (left, now + seconds)
 
     def correct(self, estimate, reply):
-        """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with."""
+        """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with,
+        if it is a whole count no more than --tpm: more could not have fit in a minute (a
+        server whose usage lies, 10**9, would hold the run for hours); else the estimate
+        stands."""
         used = None
         if isinstance(reply, dict) and isinstance(reply.get("usage"), dict):
             used = reply["usage"].get("total_tokens")
-        if not self._believed(used):
+        if not (self.tpm and _is_whole_count(used) and used <= self.tpm):
             return
         with self._turn:
             self._next["tokens"] += 60.0 * (used - estimate) / self.tpm
-
-    def _believed(self, used):
-        """Whether a reply's total tokens ``used`` move the --tpm schedule: a whole count no
-        more than --tpm. More could not have fit in a minute: a server whose usage lies
-        (10**9) would hold the run for hours; the estimate stands."""
-        return bool(self.tpm) and _is_whole_count(used) and used <= self.tpm
 
     def figures(self):
         """The summary's ``limits``: the limits given, the time held, the 429s, and those
@@ -2939,10 +2816,13 @@ _REASK_MAX = 5          # a judge that has not answered in form after 5 re-asks 
 _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
 
 
+# The checks: each is true of a value as declared, wherever it comes from (a keyword, a
+# flag, a --judges entry, a record read back); _must_be words a refusal.
+
 def _between(low, high, *, above=False):
-    """A check: a finite number from low to high (``above``: low itself excluded)."""
+    """A finite number (not a bool) from ``low`` to ``high`` (``above``: low excluded)."""
     def check(value):
-        if not (_is_number(value) and math.isfinite(value)):
+        if not _is_finite(value):
             return False
         if above:
             return low < value <= high
@@ -2950,17 +2830,44 @@ def _between(low, high, *, above=False):
     return check
 
 
-def _whole(low, high):
-    """A check: an int (not a bool) from low to high."""
-    return lambda value: type(value) is int and low <= value <= high
+def _whole(low, high=math.inf):
+    """An int (not a bool) from ``low`` to ``high``."""
+    def check(value):
+        return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    return check
 
 
 def _optional(check):
     return lambda value: value is None or check(value)
 
 
+def _list_of(check):
+    return lambda value: isinstance(value, list) and all(map(check, value))
+
+
+def _object_of(check):
+    """A dict whose every value ``check`` takes."""
+    return lambda value: isinstance(value, dict) and all(map(check, value.values()))
+
+
 def _is_text(value):
     return isinstance(value, str)
+
+
+def _is_flag(value):
+    return type(value) is bool
+
+
+_is_score = _between(0, 1)                # a score, a share, a threshold
+_is_whole_count = _whole(0, 2 ** 63 - 1)  # a token count: report sums them in 64 bits
+
+
+def _must_be(where, expected, value):
+    """"WHERE must be EXPECTED; got VALUE" (no WHERE where argparse names the flag)."""
+    text = "must be {}; got {!r}".format(expected, value)
+    if where:
+        text = where + " " + text
+    return text
 
 
 # the body's keys minijudge fills itself: an extra_body holding one would replace the prompt,
@@ -2971,24 +2878,19 @@ _SENT_KEYS = ("messages", "model", "stream")
 def _is_urls(value):
     """A URL, or a non-empty list of them (a judge's replicas)."""
     if isinstance(value, (list, tuple)):
-        return bool(value) and all(isinstance(url, str) for url in value)
-    return isinstance(value, str)
+        return bool(value) and all(map(_is_text, value))
+    return _is_text(value)
 
 
 def _is_extra_body(value):
     return isinstance(value, dict) and not any(key in value for key in _SENT_KEYS)
 
 
-def _is_flag(value):
-    return type(value) is bool
-
-
 def _is_scale(value):
+    """[LO, HI] (a tuple too): two finite numbers, LO below HI."""
     if not (isinstance(value, (list, tuple)) and len(value) == 2):
         return False
-    low, high = value
-    finite = _between(-math.inf, math.inf)
-    return finite(low) and finite(high) and low < high
+    return _is_finite(value[0]) and _is_finite(value[1]) and value[0] < value[1]
 
 
 def _is_headers(headers):
@@ -3014,10 +2916,9 @@ def _is_store(cache):
 
 
 def _is_failure_score(value):
-    """None, NaN, or a number from 0 to 1."""
-    if value is None:
-        return True
-    return _is_number(value) and (value != value or 0 <= value <= 1)  # value != value: NaN
+    """None, NaN, or a score."""
+    is_nan = _is_number(value) and value != value
+    return value is None or is_nan or _is_score(value)
 
 
 def _header_line(text):
@@ -3052,8 +2953,7 @@ def _price_pair(text):
 
 
 def _is_price(value):
-    """[IN, OUT] (or 'IN,OUT'): dollars per million prompt and completion tokens, each a
-    finite number, 0 or more."""
+    """[IN, OUT] (or 'IN,OUT'): dollars per million tokens, each finite and 0 or more."""
     if isinstance(value, str):
         value = _price_pair(value)
     if not (isinstance(value, (list, tuple)) and len(value) == 2):
@@ -3070,19 +2970,12 @@ def _json_object(text):
 
 class _Option(collections.namedtuple("_Option", "name default expected check flag help argparse "
                                      "read read_expected in_file", defaults=(None,) * 5 + (True,))):
-    """A judge option: its LLMJudge keyword and default; what it must be (the words of
-    its error) and ``check(value)``, true when it is; its flag ("--flag METAVAR", None: no
-    flag), the flag's help and any argparse settings beyond those its default implies;
-    ``read``: how the flag's text becomes the value when argparse cannot, with
-    ``read_expected`` its words; ``in_file``: True if a --judges entry may set it, else
-    why not (the end of the error)."""
-
-    def argument(self):
-        """(flag, help, argparse settings), as _arg_parser's entries are written."""
-        settings = dict(self.argparse or {})
-        if not isinstance(self.default, bool) and self.default is not None:
-            settings.setdefault("default", self.default)
-        return self.flag, self.help, settings
+    """An option (LLMJudge's, a function's or a run flag's): its keyword and default; what
+    it must be (the words of its error) and ``check(value)``, true when it is; its flag
+    ("--flag METAVAR", None: no flag), the flag's help and any argparse settings beyond
+    those its default implies; ``read``: how the flag's text becomes the value when argparse
+    cannot, with ``read_expected`` its words (no check: the read checks); ``in_file``: True
+    if a --judges entry may set it, else why not (the end of the error)."""
 
     @property
     def dest(self):
@@ -3161,7 +3054,7 @@ _JUDGE_OPTIONS = (
     _Option("check_position", False, _BOOLEAN, _is_flag,
             "--check-position", "criterion: ask again with the options in reverse order"),
     _Option("pass_threshold", None, "a number from 0 to 1 (scores are 0-1)",
-            _optional(_between(0, 1)), "--pass-threshold T",
+            _optional(_is_score), "--pass-threshold T",
             "a score of at least T passes (judge_pass)", {"type": float}),
     _Option("retry_min_wait", None, _SECONDS, _optional(_between(0, math.inf)),
             "--retry-min-wait S", "the shortest wait (none: from 0.5 s, doubling)",
@@ -3233,13 +3126,11 @@ def _check_option(option, value, where, judge=""):
         raise JudgeError(judge + str(exc)) from None
     except (TypeError, ValueError, OverflowError, RecursionError):
         pass
-    raise JudgeError("{}{} must be {}; got {!r}".format(judge, where, option.expected, value)[
-        :300])
+    raise JudgeError(_must_be(judge + where, option.expected, value)[:300])  # a whole text
 
 
 def _check_retry_waits(low, high):
-    """The two waits together, when both are numbers (None: no floor); each alone is
-    checked with the other options."""
+    """The two waits together (None: no floor); each alone is an option's check."""
     floor = 0 if low is None else low
     if _is_number(floor) and _is_number(high) and not 0 <= floor <= high < math.inf:
         raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
@@ -3247,10 +3138,16 @@ def _check_retry_waits(low, high):
                              low, high))
 
 
-def _check_options(keywords):
-    """Each of LLMJudge's keywords (a dict: its locals) against its declaration."""
-    for option in _JUDGE_OPTIONS:
+def _check_options(keywords, options=_JUDGE_OPTIONS):
+    """Each of a function's keywords (its locals) against its declaration."""
+    for option in options:
         _check_option(option, keywords[option.name], option.name)
+
+
+# judge_records' keywords: with no worker, it would wait for ever; with no record read
+# ahead, none would run
+_RECORDS_OPTIONS = (_Option("concurrency", 8, "1 or more", _whole(1)),
+                    _Option("window", 10000, "1 or more", _whole(1)))
 
 
 # -- Judging -------------------------------------------------------------------------
@@ -4517,7 +4414,7 @@ def _merged(judgements, *, like=None, **fields):
 
 def _total_usage(judgements):
     """The token counts added up (ints only: a bool is none); None without any. A count one
-    reply gave as null (_read_usage: it could not be), or did not give at all, is null in
+    reply gave as null (_reply_usage: it could not be), or did not give at all, is null in
     the total: a re-asked record whose first reply said none is not priced as its second
     alone."""
     usage = collections.Counter()
@@ -4540,7 +4437,7 @@ def _check_members(named, kind):
             raise JudgeError("jury needs Judgements; {} {} is {!r}".format(
                 kind, name, judgement)[:300])
         score = judgement.score
-        if judgement.status in _NOT_FAILURES and not (_is_number(score) and 0 <= score <= 1):
+        if judgement.status in _NOT_FAILURES and not _is_score(score):
             raise JudgeError("jury: {} {}'s score must be from 0 to 1; got {!r}".format(
                 kind, name, score))
 
@@ -4564,7 +4461,7 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     needed = quorum
     if quorum is None:
         needed = len(judgements)
-    if how not in _JURY_HOWS or not (type(needed) is int and 1 <= needed <= len(every)):
+    if how not in _JURY_HOWS or not _whole(1, len(every))(needed):
         raise JudgeError("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to "
                          "the {} judgements; got {!r} and {!r}".format(len(every), how, quorum))
     _check_members(named, kind)
@@ -5505,10 +5402,6 @@ def _check_systems(responses):
                          "got {!r}".format(responses)[:300])
 
 
-def _check_one_or_more(name, value):
-    """concurrency (no worker: a wait for ever) and window (no record read ahead: none run)."""
-    if type(value) is not int or value < 1:
-        raise JudgeError("{} must be 1 or more; got {!r}".format(name, value))
 
 
 def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None,
@@ -5537,8 +5430,7 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
 
         def failed(status, error):
             return Judgement(score=first.on_failure, status=status, error=error)
-    _check_one_or_more("concurrency", concurrency)
-    _check_one_or_more("window", window)
+    _check_options(locals(), _RECORDS_OPTIONS)
     if progress is None:
         progress = {}
     workers = _Workers(judges, judge_one, stop_on, failed)
@@ -6904,12 +6796,6 @@ def _solve(matrix, vector):
 
 # -- Flags ---------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=1)
-def _default_args():
-    """The command line's flags as a run without any has them (argparse takes 7 ms)."""
-    return _parse_known(_arg_parser(), ["-"])
-
-
 _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 
 
@@ -6923,8 +6809,7 @@ class _DefaultFloat(float):
 
 
 def _context_spec(spec):
-    """--context-field NAME=FIELD, or FIELD (named after itself): "=x" and "a=" named an empty
-    section or a field "a=", and every record was a bad_record."""
+    """--context-field NAME=FIELD, or FIELD (named after itself); neither part empty."""
     import argparse
     name, sep, field = spec.partition("=")
     if not name or (sep and not field):
@@ -6933,9 +6818,40 @@ def _context_spec(spec):
     return name, field or spec
 
 
-# The flags in --help order: "title: about" starts a group; ("-f/--flag METAVAR", help,
-# argparse settings) a flag (no METAVAR and no choices: a switch; a number default gives
-# the type), or a judge option of _JUDGE_OPTIONS, whose flag is declared with it.
+def _whole_number(text, least, most=None):
+    """A flag's whole number, ``least`` or more (and ``most`` or less), read by argparse."""
+    import argparse
+    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
+        expected = "a whole number, {} or more".format(least)
+        raise argparse.ArgumentTypeError(_must_be("", expected, text))
+    if most is not None and int(text) > most:
+        shown = text
+        if len(text) > 20:
+            shown = text[:20] + "..."
+        expected = "a whole number from {} to {}".format(least, most)
+        raise argparse.ArgumentTypeError(_must_be("", expected, shown))
+    return int(text)
+
+
+def _read_shard(text):
+    """(K, N) of --shard's K/N; ValueError unless 0 <= K < N."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if match is None or int(match[1]) >= int(match[2]):
+        raise ValueError(text)
+    return int(match[1]), int(match[2])
+
+
+def _dollars(text):
+    """--max-cost's dollars: a plain number above 0, as a price is (float() reads 0_5 as 5)."""
+    if not _PRICE_RE.match(text) or not 0 < float(text) < math.inf:
+        raise ValueError(text)
+    return float(text)
+
+
+# The flags in --help order: "title: about" starts a group. A flag whose value is checked
+# is an _Option, a judge option's from _JUDGE_OPTIONS; any other is ("-f/--flag METAVAR",
+# help, argparse settings): no METAVAR and no choices, a switch; a number default gives
+# the type.
 _FLAGS = [
     "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
     *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
@@ -6971,29 +6887,36 @@ _FLAGS = [
      {"type": lambda text: _whole_number(text, 1)}),
     *_declared("max_turn_chars"),
     "run",
-    ("--concurrency N", "requests in flight (8)", {"default": 8}),
-    ("--window N", "records read ahead of the oldest pending one (10000)", {"default": 10000}),
+    _Option("concurrency", 8, "from 1 to 1024 (a thread each)", _whole(1, 1024),
+            "--concurrency N", "requests in flight (8)"),
+    _Option("window", 10000, "at least 1", _whole(1),
+            "--window N", "records read ahead of the oldest pending one (10000)"),
     ("--cache PATH", "JSONL store of judge replies: a rerun sends no request twice"),
-    ("--max-cost X", "stop before a request would take the run's cost past X dollars "
-     "(needs --price): exit 1, every record written"),
-    ("--shard K/N", "judge only records K, K+N, K+2N, ... (0-based)"),
+    _Option("max_cost", None, None, None, "--max-cost X", "stop before a request would take "
+            "the run's cost past X dollars (needs --price): exit 1, every record written",
+            read=_dollars, read_expected="dollars, a number above 0"),
+    _Option("shard", None, None, None, "--shard K/N",
+            "judge only records K, K+N, K+2N, ... (0-based)",
+            read=_read_shard, read_expected="K/N with 0 <= K < N"),
     ("--judges FILE", 'several judges: [{"name", "mode", "url", "options", ...}, ...]'),
     ("--jury", "--judges as one panel: judge_score their mean, median or majority",
      {"choices": ["mean", "median", "majority"]}),
-    ("--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
+    _Option("quorum", None, "from 1 to the number of --judges, with --jury", None,  # _check_jury
+            "--quorum N", "--jury: judges that must answer (default: all)", {"type": int}),
     *_declared("repeats", "max_tokens", "temperature", "price"),
     *_declared("reask"),
     ("--dry-run", "print the prompts; send nothing"),
     ("--check", "only check the server: URL, models, one reply"),
     ("--no-preflight", "skip the one request that checks the server first"),
     ("--strict", "stop at the first bad input line instead of recording it"),
-    ("--max-error-rate R", "exit 1 if over this share failed (0.1)", {"default": 0.1}),
+    _Option("max_error_rate", 0.1, "a share from 0 to 1", _is_score,
+            "--max-error-rate R", "exit 1 if over this share failed (0.1)"),
     "output",
     ("-o/--output OUT.jsonl", "write records here (default stdout)"),
     ("--summary FILE", "also write the summary here as JSON"),
     ("--html FILE", "also write a page of the summary, charts and records: one HTML file"),
-    ("--html-rows N", "records in the page: failures, then the lowest scores (500)",
-     {"default": 500}),
+    _Option("html_rows", 500, "0 or more", _whole(0),
+            "--html-rows N", "records in the page: failures, then the lowest scores (500)"),
     _OPTIONS["save_prompts"],
     ("-q/--quiet", "no progress or summary on stderr"),
     ("--group-by FIELD", "the summary's figures for each value of FIELD too, repeatable",
@@ -7002,10 +6925,12 @@ _FLAGS = [
     ("--human-field F", "compare the judge with the human labels in this field"),
     ("--bootstrap-seed N", "seed of the intervals' bootstrap (0)",
      {"default": _DefaultInt(0), "type": int}),
-    ("--bootstrap-samples N", "resamples of a bootstrap interval (1000; 100 to 100000)",
-     {"default": _DefaultInt(1000), "type": int}),
-    ("--confidence L", "level of every interval, a share (0.95)",
-     {"default": _DefaultFloat(0.95), "type": float}),
+    _Option("bootstrap_samples", _DefaultInt(1000), "a whole number from 100 to 100000",
+            _whole(100, 100000), "--bootstrap-samples N",
+            "resamples of a bootstrap interval (1000; 100 to 100000)", {"type": int}),
+    _Option("confidence", _DefaultFloat(0.95), "a share between 0 and 1, at least 0.00000001 "
+            "from either (0.95 for a 95% interval)", _printable_level,
+            "--confidence L", "level of every interval, a share (0.95)", {"type": float}),
     ("--model-field F", "the model that answered: warn if it is the judge's, with the gap"),
     ("--baseline NAME", "the system ranked at 1000, win rates against it (the first by name)"),
     ("--strong-weight N", "comparisons a strong verdict ([[A>>B]]) counts as (1)",
@@ -7014,24 +6939,17 @@ _FLAGS = [
     "batch: files for batch engines (OpenAI, Azure, vLLM run_batch) instead of a server",
     ("--batch-export FILE", "write the requests to FILE.000.jsonl, ... as batch input; "
      "send nothing (needs --judge-model)"),
-    ("--batch-max-lines N", "requests per exported file (50000)", {"default": 50000}),
+    _Option("batch_max_lines", 50000, "at least 1", _whole(1),
+            "--batch-max-lines N", "requests per exported file (50000)"),
     ("--batch-import FILE", "a batch output file of the judge's replies, repeatable",
      {"action": "append", "default": []}),
     ("--mixed", "report: records of different runs (template, model, version) too"),
 ]
 
 
-def _whole_number(text, least, most=None):
-    """A flag's whole number, ``least`` or more (and ``most`` or less); else argparse's
-    usage error."""
-    import argparse
-    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
-        raise argparse.ArgumentTypeError("must be a whole number, {} or more; got {!r}".format(
-            least, text))
-    if most is not None and int(text) > most:
-        raise argparse.ArgumentTypeError("must be a whole number from {} to {}; got {!r}".format(
-            least, most, text[:20] + "..." * (len(text) > 20)))
-    return int(text)
+# the run's own _Options of _FLAGS (not the judge options), by name
+_RUN_OPTIONS = {entry.name: entry for entry in _FLAGS
+                if isinstance(entry, _Option) and entry.name not in _OPTIONS}
 
 
 # The flags of _FLAGS that report reads (a record's texts, the figures, its files); a run's
@@ -7069,7 +6987,15 @@ def _arg_parser(*, report=False):
     parser.add_argument("input", nargs="*", help=input_help)
     if not report:
         parser.add_argument("--version", action="version", version="minijudge " + __version__)
-    _add_flags(parser, report)
+    group = None
+    for entry in _FLAGS:
+        if not isinstance(entry, str):
+            _add_flag(group, entry, report)
+            continue
+        title, _, text = entry.partition(": ")
+        if report:  # the groups' notes are a run's: the server's variables, batch engines
+            text = ""
+        group = parser.add_argument_group(title, text or None)
     if report:
         taken = {action.dest for action in parser._actions}
         parser.set_defaults(**{dest: value for dest, value in vars(_default_args()).items()
@@ -7077,26 +7003,19 @@ def _arg_parser(*, report=False):
     return parser
 
 
-def _add_flags(parser, report):
-    """Add the flags of _FLAGS in their groups; report's (_REPORT_FLAGS) only if ``report``."""
-    group = None
-    for entry in _FLAGS:
-        if isinstance(entry, _Option):
-            entry = entry.argument()
-        if isinstance(entry, str):
-            title, _, text = entry.partition(": ")
-            if report:  # the groups' notes are a run's: the server's variables, batch engines
-                text = ""
-            group = parser.add_argument_group(title, text or None)
-        elif not report or entry[0].split(" ")[0] in _REPORT_FLAGS:
-            _add_flag(group, entry)
-
-
-def _add_flag(group, entry):
-    """Add one flag of _FLAGS (an _Option's argument()) to its argparse group."""
-    spec, text, *more = entry
+def _add_flag(group, entry, report):
+    """Add a flag of _FLAGS to its argparse group (report's: only _REPORT_FLAGS)."""
+    if isinstance(entry, _Option):
+        spec, text, settings = entry.flag, entry.help, dict(entry.argparse or {})
+        if not isinstance(entry.default, bool) and entry.default is not None:
+            settings.setdefault("default", entry.default)
+    else:
+        spec, text, *more = entry
+        settings = dict(*more)
     flags, _, metavar = spec.partition(" ")
-    options = dict(*more, help=text, metavar=metavar or None)
+    if report and flags not in _REPORT_FLAGS:
+        return
+    options = dict(settings, help=text, metavar=metavar or None)
     default = options.get("default")
     if isinstance(default, list):  # _FLAGS is module state: each parser gets its own list
         options["default"] = list(default)
@@ -7105,6 +7024,12 @@ def _add_flag(group, entry):
     if not metavar and "choices" not in options:
         options = dict(help=text, action="store_true")
     group.add_argument(*flags.split("/"), **options)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_args():
+    """The command line's flags as a run without any has them (argparse takes 7 ms)."""
+    return _parse_known(_arg_parser(), ["-"])
 
 
 def _parse_args(parser, argv, report):
@@ -7127,13 +7052,37 @@ def _parse_args(parser, argv, report):
     return args
 
 
+def _parse_known(parser, argv):
+    """argparse's parse_args, but its error for unknown arguments does not show the values
+    given to unknown options (``-k KEY``, ``--foo=KEY``): one may be a key."""
+    args, unknown = parser.parse_known_args(argv)
+    if not unknown:
+        return args
+    shown, hidden, after_option = [], 0, False
+    for token in unknown:
+        option = token.startswith("-")
+        if option:
+            shown.append(token.partition("=")[0])
+            if "=" in token:
+                hidden += 1
+        elif after_option:
+            hidden += 1
+        else:  # a stray file name
+            shown.append(token)
+        after_option = option and "=" not in token
+    text = " ".join(shown)
+    if hidden:
+        text += " (the values given them not shown: one may be a key)"
+    parser.error("unrecognized arguments: " + text)
+
+
 _KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
              "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 
 
 # Flags other judges and clients take, and how minijudge takes the same (lower case, "-" for
-# "_"); "--key" (and "--k", "--ke") also abbreviated --key-header, which then sent the key
-# as a header's name.
+# "_"); "--key" (and "--k", "--ke") would abbreviate --key-header, sending the key as a
+# header's name.
 _MISTAKEN_FLAGS = (
     (("--api-key", "--apikey", "--openai-api-key", "--openai-key", "--token", "--api-token",
       "--access-token", "--auth-token"), _KEY_HINT),
@@ -7149,39 +7098,21 @@ _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
 
 
 def _mistaken_flag(parser, argv):
-    """What to say of a flag other tools take (``--api-key KEY``, ``--model M``), or None;
-    a flag named for a secret is not echoed, as its value may be in it."""
-    for name in _option_names(argv):
-        hint = _flag_hint(name)
-        if hint:
-            return "{}: {}".format(name, hint)
-        if _names_a_secret(parser, name):
-            return "an option named for a key or token: " + _KEY_HINT
-    return None
-
-
-def _option_names(argv):
-    """The name of each token before "--" that argparse could read as an option (one with
-    a space is a value: --system "--- the token budget ...")."""
+    """What to say of a flag other tools take (``--api-key KEY``, ``--model M``), or None. A
+    long option named for a secret that none of ours starts with (argparse takes a start) is
+    not echoed either: its value may be in it."""
     for token in itertools.takewhile(lambda token: token != "--", argv):
         name = token.partition("=")[0]
-        if len(name.split()) <= 1:
-            yield name
-
-
-def _flag_hint(name):
-    """The hint of _MISTAKEN_FLAGS for a flag spelt ``name``, or None."""
-    spelt = name.lower().replace("_", "-")
-    return next((hint for names, hint in _MISTAKEN_FLAGS if spelt in names), None)
-
-
-def _names_a_secret(parser, name):
-    """Whether ``name`` is a long option, none of ours (nor a start of one, as argparse
-    takes), with a word such as "key" or "token" in it."""
-    spelt = name.lower().replace("_", "-")
-    if not spelt.startswith("--") or not any(word in spelt for word in _SECRET_WORDS):
-        return False
-    return not any(flag.startswith(spelt) for flag in parser._option_string_actions)
+        if len(name.split()) > 1:  # a value: --system "--- the token budget ..."
+            continue
+        spelt = name.lower().replace("_", "-")
+        for names, hint in _MISTAKEN_FLAGS:
+            if spelt in names:
+                return "{}: {}".format(name, hint)
+        secret = spelt.startswith("--") and any(word in spelt for word in _SECRET_WORDS)
+        if secret and not any(flag.startswith(spelt) for flag in parser._option_string_actions):
+            return "an option named for a key or token: " + _KEY_HINT
+    return None
 
 
 _MAY_BE_EMPTY = ("system",)  # an empty system message is no system message, as asked
@@ -7189,44 +7120,16 @@ _MAY_BE_EMPTY = ("system",)  # an empty system message is no system message, as 
 
 def _refuse_empty(parser, args):
     """Refuse a flag given an empty string: the run would take it as not given at all
-    (``-o ""`` wrote to stdout, ``--judges ""`` judged with the flags' one judge)."""
+    (``-o ""`` would write to stdout, ``--judges ""`` judge with the flags' one judge)."""
     for action in parser._actions:
         if not action.option_strings or action.dest in _MAY_BE_EMPTY:
             continue
-        value = getattr(args, action.dest, None)
-        values = value if isinstance(value, list) else [value]
+        values = getattr(args, action.dest, None)
+        if not isinstance(values, list):
+            values = [values]
         if "" in values:
             parser.error("argument {}: expected a value, got an empty string".format(
                 "/".join(action.option_strings)))
-
-
-def _parse_known(parser, argv):
-    """argparse's parse_args, but its error for unknown arguments does not echo the values
-    given them (it said ``unrecognized arguments: -k KEY``)."""
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:
-        parser.error("unrecognized arguments: " + _unrecognized(unknown))
-    return args
-
-
-def _unrecognized(unknown):
-    """The arguments argparse did not know, without the values given to unknown options
-    (``-k KEY``, ``--foo=KEY``): one may be a key."""
-    shown, hidden, after_option = [], 0, False
-    for token in unknown:
-        option = token.startswith("-")
-        if option:
-            shown.append(token.partition("=")[0])
-            if "=" in token:
-                hidden += 1
-        elif after_option:
-            hidden += 1
-        else:  # a stray file name
-            shown.append(token)
-        after_option = option and "=" not in token
-    if hidden:
-        return " ".join(shown) + " (the values given them not shown: one may be a key)"
-    return " ".join(shown)
 
 
 def _usage_error(exc):
@@ -7236,7 +7139,7 @@ def _usage_error(exc):
 
 def _env_keys_hidden(text):
     """``text`` without the environment's keys: one pasted where a file name goes
-    (``minijudge sk-...``) came back in "No such file or directory: 'sk-...'"."""
+    (``minijudge sk-...``) comes back in "No such file or directory: 'sk-...'"."""
     for name in ("LLM_JUDGE_API_KEY", "OPENAI_API_KEY"):
         key = os.environ.get(name, "").strip()
         if len(key) >= 8:  # as _secret_forms: hiding "EMPTY" would maul the message
@@ -7244,34 +7147,54 @@ def _env_keys_hidden(text):
     return text
 
 
-def _check_output_flags(args):
-    """A ValueError for a --max-error-rate that is no share (no rate is over NaN, so a run
-    of failures exited 0; every rate is over -1) or a negative --html-rows."""
-    rate = args.max_error_rate
-    if not (_is_number(rate) and 0 <= rate <= 1):
-        raise ValueError("--max-error-rate must be a share from 0 to 1; got {!r}".format(rate))
-    if args.html_rows < 0:
-        raise ValueError("--html-rows must be 0 or more; got {}".format(args.html_rows))
-    for flag, expected, read, check in _INTERVAL_FLAGS:
-        _checked(args, flag, expected, read, check)
+def _check_flags(args):
+    """Each run flag's value as argparse made it (a report's too), checked as its _Option
+    declares (no NaN rate is over --max-error-rate: a run of failures would exit 0)."""
+    for option in _RUN_OPTIONS.values():
+        if option.check is not None:
+            _flag_value(option, getattr(args, option.dest))
 
 
-# (flag, what it must be, read, check) of the intervals' settings: a run's and report's
-_INTERVAL_FLAGS = (
-    ("--bootstrap-samples", "a whole number from 100 to 100000", int, _whole(100, 100000)),
-    ("--confidence", "a share between 0 and 1, at least 0.00000001 from either (0.95 for a "
-     "95% interval)", float, _printable_level),
-)
+def _flag_options(args):
+    """{keyword: value} of every judge option that has a flag, each checked as LLMJudge
+    checks it (JudgeError naming the flag)."""
+    options = {option.name: _flag_value(option, getattr(args, option.dest))
+               for option in _JUDGE_OPTIONS if option.flag}
+    urls = options["base_url"]
+    if urls and len(urls) == 1:  # one --judge-url: a judge as before, on one server
+        options["base_url"] = urls[0]
+    return options
+
+
+def _flag_value(option, given):
+    """A flag's value for its _Option: as argparse made it, or ``option.read`` from its text
+    (each text of a repeatable flag: the pairs a dict), checked; JudgeError naming the flag."""
+    flag = option.flag.split(" ")[0]
+    value = given
+    if option.read is not None and given is not None:
+        values = []
+        for text in given if isinstance(given, list) else [given]:
+            try:
+                values.append(option.read(text))
+            except (ValueError, RecursionError):  # not JSON is a ValueError too
+                raise JudgeError(_must_be(flag, option.read_expected, text)) from None
+        if isinstance(given, list):
+            value = dict(values)
+        else:
+            value = values[0]
+    if option.check is None:
+        return value
+    return _check_option(option, value, flag)
 
 
 def _setup(args):
     """(judge specs, input stream, shard) of a run: its flags and files checked, each judge
-    made from its entry (a --judges file's, else the flags'), the input opened. A
-    ValueError or JudgeError at the first thing wrong, before anything is sent."""
-    _check_run_flags(args)
+    made from its entry (a --judges file's, else the flags'), the input opened (none for
+    --check). A ValueError or JudgeError at the first thing wrong, before anything is sent."""
     common = _flag_options(args)  # the judge options the flags give, checked as LLMJudge does
-    shard = _checked(args, "--shard", "K/N with 0 <= K < N", _read_shard,
-                     lambda kn: kn[0] < kn[1])
+    shard = None
+    if args.shard:
+        shard = _flag_value(_RUN_OPTIONS["shard"], args.shard)
     _check_files(args)
     common["cache"] = None
     if args.cache:
@@ -7285,62 +7208,12 @@ def _setup(args):
     _check_max_cost(args, specs)
     args.mode = specs[0][2]
     args.fields = _Fields(**{name: getattr(args, name) for name in _Fields._fields})
-    return specs, _open_input(args), shard
-
-
-def _check_max_cost(args, specs):
-    """--max-cost: dollars above 0, a plain number as a price is (float() reads 0_5 as 5),
-    and a price for every judge to count them with."""
-    args.max_cost = _checked(args, "--max-cost", "dollars, a number above 0",
-                             lambda text: float(_PRICE_RE.match(text).group()),
-                             lambda x: 0 < x < math.inf)
-    if args.max_cost is None:
-        return
-    if args.batch_export or args.batch_import:  # the engine spends, outside this run
-        raise ValueError("--max-cost limits what a run sends; a batch run (--batch-export, "
-                         "--batch-import) sends nothing: --dry-run estimates what the "
-                         "exported requests will cost")
-    unpriced = [prefix for prefix, judge, _ in specs if not judge.price]
-    if unpriced:
-        raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "
-                         "(or \"price\" in a --judges entry's options); judge {} has none".format(
-                             unpriced[0]))
-
-
-# (flag, what it must be, check) of the run's numbers
-_RUN_FLAGS = (
-    ("--concurrency", "from 1 to 1024 (a thread each)", lambda n: 1 <= n <= 1024),
-    ("--window", "at least 1", lambda n: n >= 1),
-    ("--batch-max-lines", "at least 1", lambda n: n >= 1),
-)
-
-
-def _check_run_flags(args):
-    for flag, expected, check in _RUN_FLAGS:
-        _checked(args, flag, expected, int, check)
-
-
-def _checked(args, flag, expected, read, check):
-    """The flag's value as ``read`` makes it (None if not given) if ``check`` takes it, else
-    a ValueError saying what it must be."""
-    value = getattr(args, flag[2:].replace("-", "_"))
-    try:
-        result = None
-        if value is not None:
-            result = read(value)
-        if result is None or check(result):  # not an assert: python -O skips those
-            return result
-    except (ValueError, AttributeError, RecursionError):
-        pass
-    raise ValueError("{} must be {}; got {!r}".format(flag, expected, value)) from None
-
-
-def _read_shard(text):
-    """(K, N) of --shard's K/N; a ValueError if it is not two numbers so."""
-    match = re.fullmatch(r"(\d+)/(\d+)", text)
-    if match is None:
-        raise ValueError(text)
-    return int(match[1]), int(match[2])
+    source = None
+    if not args.check:
+        source = sys.stdin.buffer
+        if args.input != "-":
+            source = open(args.input, "rb", _READ_BUFFER)
+    return specs, source, shard
 
 
 def _response_format_file(args, scale):
@@ -7358,38 +7231,25 @@ def _response_format_file(args, scale):
 
 
 def _judge_entries(args):
-    """The judges' entries: a --judges file's, or one made of the flags."""
-    if not args.judges:
-        return [_flags_entry(args)]
-    if args.mode or args.template or args.criteria:
-        raise ValueError("--judges sets each judge's mode, template and criteria; drop "
-                         "--mode, --template and --criteria")
-    return _judges_config(args.judges)
-
-
-def _flags_entry(args):
-    """The one judge's entry the flags make, without --judges."""
+    """The judges' entries: a --judges file's, or the one the flags make."""
+    if args.judges:
+        if args.mode or args.template or args.criteria:
+            raise ValueError("--judges sets each judge's mode, template and criteria; drop "
+                             "--mode, --template and --criteria")
+        return _judges_config(args.judges)
     mode = args.mode
     if not mode and args.criteria_field:  # each record's own criterion
         mode = "criterion"
-    if not mode:
-        mode = args.criteria_field  # None: from the template; "": refused as a mode
-    return dict(name="judge", mode=mode, template=args.template, criteria=args.criteria,
-                criteria_field=args.criteria_field)
+    return [dict(name="judge", mode=mode, template=args.template, criteria=args.criteria,
+                 criteria_field=args.criteria_field)]
 
 
 def _batch_of(args):
-    """The batch files every judge shares (--batch-import, --batch-export), if any."""
-    if args.batch_import or args.batch_export:
-        _check_seekable(args.batch_import)
-        return _Batch(args.batch_import, args.batch_export, args.batch_max_lines)
-    return args.batch_export  # None (an empty --batch-export "" stays "")
-
-
-def _check_seekable(imports):
-    """ValueError for a --batch-import that is a pipe (/dev/stdin, <(...)), checked before it
-    is opened: its replies are found again by their offset, which a pipe does not keep."""
-    for path in imports:
+    """The batch files every judge shares (--batch-import, --batch-export), if any; an
+    import that is a pipe is refused before it is opened (its replies are read again)."""
+    if not (args.batch_import or args.batch_export):
+        return args.batch_export  # None (an empty --batch-export "" stays "")
+    for path in args.batch_import:
         try:
             mode = os.stat(path).st_mode
         except OSError:  # missing or unreadable: opening it says so
@@ -7398,25 +7258,31 @@ def _check_seekable(imports):
             raise ValueError("--batch-import {} is not a regular file (a pipe?): its replies "
                              "are read again where they are needed; save it to a file "
                              "first".format(path))
+    return _Batch(args.batch_import, args.batch_export, args.batch_max_lines)
 
 
 def _judge_spec(args, entry, *, common, batch):
-    """(name, LLMJudge, mode) of one judge entry."""
-    flag, here = _entry_words(args)
+    """(name, LLMJudge, mode) of one judge entry. Its keywords are the entry's own, then its
+    named variables, then the flags'; a --judges file's paths are relative to its folder."""
+    flag, here, options = "--", "", dict(common)
+    if args.judges:
+        flag, here = "", os.path.dirname(os.path.abspath(args.judges))
+        options.update(_env_options(entry["name"]))
     mode, template = _entry_mode(entry, flag)
-    options = _entry_options(args, entry, common, template)
-    criteria = _read_criteria(entry.get("criteria"), flag, here)
-    template = _read_template(template, flag, here)
-    options["template"] = template
+    options.update(entry.get("options") or {})
+    criteria, options["template"] = _entry_files(entry, template, flag, here)
     for name, value in (("criterion", criteria), ("base_url", entry.get("url")),
                         ("model", entry.get("model"))):
         if value:
             options[name] = value
     if options.get("parser") is None:  # a custom text is read as its mode says
-        options["parser"] = _parser_of(template, _MODES[mode][1])
-    _check_mode_options(args, mode, options, template)
+        options["parser"] = _parser_of(options["template"], _MODES[mode].parser)
+    _check_mode_options(args, mode, options, options["template"])
     _set_offline(args, options, batch)
-    judge = _make_judge(entry["name"], options)
+    try:
+        judge = LLMJudge(**options)
+    except TypeError as exc:  # an option LLMJudge does not take
+        raise ValueError("judge {}: {}".format(entry["name"], exc)) from None
     judge.batch = batch
     if batch and options["base_url"] == _OFFLINE and judge.model is None:  # hashed
         raise ValueError("--batch-export and --batch-import need the model each request "
@@ -7424,53 +7290,35 @@ def _judge_spec(args, entry, *, common, batch):
     return entry["name"], judge, mode
 
 
-def _entry_words(args):
-    """(flag prefix, folder) of an entry: a judge's paths are relative to its --judges file;
-    the flags' messages name them."""
-    if args.judges:
-        return "", os.path.dirname(os.path.abspath(args.judges))
-    return "--", ""
+def _set_offline(args, options, batch):
+    """A judge with no URL sends nothing: allowed for --dry-run and batch files only."""
+    if options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL"):
+        return
+    if not (args.dry_run or batch):
+        raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
+    options["base_url"] = _OFFLINE
 
 
 def _entry_mode(entry, flag):
-    """(mode, template name) of a judge entry, the mode checked against its criteria."""
+    """(mode, template name) of a judge entry: its mode, else its criteria's or its built-in
+    template's, else rating; criteria only in the criterion mode, which needs them."""
     mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
     if mode is None:
-        mode = _implied_mode(template, criteria)
+        mode = "rating"
+        if template in _MODES:
+            mode = template
+        if criteria:
+            mode = "criterion"
     if mode not in _MODES:
         raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
-    template = template or _MODES[mode][0]
-    _check_criteria_mode(entry, mode, flag)
-    return mode, template
-
-
-def _check_criteria_mode(entry, mode, flag):
-    """Refuse a criterion mode without criteria, and criteria in another mode."""
-    criteria = entry.get("criteria")
-    if mode == "criterion" and not (criteria or entry.get("criteria_field")):
+    reads_criteria = _MODES[mode].parser == "option"  # the criterion mode
+    if reads_criteria and not (criteria or entry.get("criteria_field")):
         raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
             flag, flag))
-    if criteria and mode != "criterion":  # its options are no scale another mode can read
+    if criteria and not reads_criteria:
         raise ValueError("{}criteria is for {}mode criterion; got mode {}".format(
             flag, flag, mode))
-
-
-def _implied_mode(template, criteria):
-    """A judge's mode when none is given: from its criteria or a built-in template's name."""
-    if criteria:
-        return "criterion"
-    if template in _MODES:
-        return template
-    return "rating"
-
-
-def _entry_options(args, entry, common, template):
-    """A judge's keywords: the entry's own, then its named variables, then the flags, then
-    the unnamed variables (LLMJudge reads those)."""
-    env = {}
-    if args.judges:
-        env = _env_options(entry["name"])
-    return {**common, **env, **(entry.get("options") or {}), "template": template}
+    return mode, template or _MODES[mode].template
 
 
 # (keyword, the end of a judge's own variable: LLM_JUDGE_<NAME>_API_BASE, as lm-eval)
@@ -7488,8 +7336,8 @@ def _env_options(name):
 
 
 def _json_file(path):
-    """The JSON value in a file the user named; ValueError if it is none (a file nested too
-    deeply is a RecursionError to json, which no caller expects)."""
+    """The JSON value in a file the user named; ValueError if it is none (nested too deeply
+    too: json raises RecursionError)."""
     with open(path, encoding="utf-8") as f:
         try:
             return json.load(f)
@@ -7497,23 +7345,20 @@ def _json_file(path):
             raise ValueError("not JSON (nested too deeply)") from None
 
 
-def _read_criteria(criteria, flag, here):
-    """The criterion of an entry: read from its file when named by path."""
-    if not isinstance(criteria, str):
-        return criteria
-    try:
-        return _json_file(os.path.join(here, criteria))
-    except (OSError, ValueError) as exc:
-        raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
-
-
-def _read_template(template, flag, here):
-    """A template's text: read from its file unless it is a built-in's name (or none)."""
+def _entry_files(entry, template, flag, here):
+    """(criterion, template text) of a judge entry, each read from its file in ``here`` if
+    named by path (a template unless a built-in's name)."""
+    criteria = entry.get("criteria")
+    if isinstance(criteria, str):
+        try:
+            criteria = _json_file(os.path.join(here, criteria))
+        except (OSError, ValueError) as exc:
+            raise ValueError("{}criteria {}: {}".format(flag, criteria, exc)) from None
     if template is None or template in TEMPLATES:
-        return template
+        return criteria, template
     try:
         with open(os.path.join(here, template), encoding="utf-8") as f:
-            return f.read()
+            return criteria, f.read()
     except OSError as exc:
         raise ValueError("{}template {!r} is neither a template name ({}) nor a readable "
                          "file: {}".format(flag, template, ", ".join(TEMPLATES),
@@ -7522,270 +7367,16 @@ def _read_template(template, flag, here):
 
 def _check_mode_options(args, mode, options, template):
     """Refuse options the judge's mode cannot use."""
-    if (options["assess"] or options["check_position"]) and mode != "criterion":
+    if (options["assess"] or options["check_position"]) and _MODES[mode].parser != "option":
         raise ValueError("--assess and --check-position need --mode criterion; got "
                          "mode {}".format(mode))
-    _check_model_field(args, mode)
-    verdict = options["parser"] == "verdict" and not args.response_format
-    if mode in ("pairwise", "systems") and not verdict:
-        raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
-                         "--response-format); got template {!r}".format(mode, template)[:300])
-
-
-def _check_model_field(args, mode):
-    """Refuse --model-field where a record holds more than one answer to name a model of."""
     if args.model_field and _MODES[mode].answers:
         raise ValueError("--model-field names the model of a record's one response; --mode "
                          "{} judges {}".format(mode, _MODES[mode].answers))
-
-
-def _set_offline(args, options, batch):
-    """A judge with no URL sends nothing: allowed for --dry-run and batch files only."""
-    if options["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL"):
-        return
-    if not (args.dry_run or batch):
-        raise ValueError("no judge URL: pass --judge-url or set LLM_JUDGE_API_BASE")
-    options["base_url"] = _OFFLINE
-
-
-def _make_judge(name, options):
-    try:
-        return LLMJudge(**options)
-    except TypeError as exc:  # an option LLMJudge does not take
-        raise ValueError("judge {}: {}".format(name, exc)) from None
-
-
-def _check_jury(args, specs):
-    """Refuse a --jury of other than one mode's judges, a --quorum beyond them, a panel whose
-    records would not be one judge's (_check_panel)."""
-    if args.jury:
-        _check_jury_modes(args, specs)
-    _checked(args, "--quorum", "from 1 to the number of --judges, with --jury", int,
-             lambda q: args.jury and 1 <= q <= len(specs))
-    if args.jury:
-        _check_panel(specs)
-
-
-def _check_jury_modes(args, specs):
-    needs = "--jury needs --judges FILE of one mode, not systems; got "
-    if not args.judges:
-        raise ValueError(needs + "no --judges")
-    modes = sorted({mode for _, _, mode in specs})
-    if len(modes) > 1 or "systems" in modes:
-        raise ValueError(needs + "modes " + ", ".join(modes))
-
-
-def _open_input(args):
-    """The input's bytes: stdin for -, none for --check (it reads no input)."""
-    if args.check:
-        return None
-    if args.input == "-":
-        return sys.stdin.buffer
-    return open(args.input, "rb", _READ_BUFFER)
-
-
-def _check_panel(specs):
-    """A panel's record is one judge's: its rating on one scale, its pass at one threshold,
-    its failures one value. Judges that differ there are refused (criteria may differ)."""
-    for option in ("scale", "pass_threshold", "on_failure"):
-        values = {prefix: getattr(judge, option) for prefix, judge, _ in specs
-                  if option != "scale" or judge.criterion is None}
-        if len(set(map(repr, values.values()))) > 1:
-            raise ValueError("--jury needs one {} for every judge; got {}".format(option, ", ".join(
-                "{} {!r}".format(prefix, value) for prefix, value in values.items())))
-
-
-def _flag_options(args):
-    """{keyword: value} of every judge option that has a flag, each checked as LLMJudge
-    checks it (JudgeError naming the flag)."""
-    options = {option.name: _flag_value(option, getattr(args, option.dest))
-               for option in _JUDGE_OPTIONS if option.flag}
-    urls = options["base_url"]
-    if urls and len(urls) == 1:  # one --judge-url: a judge as before, on one server
-        options["base_url"] = urls[0]
-    return options
-
-
-def _flag_value(option, given):
-    """A flag's value for its option: as argparse made it, or ``option.read`` from its text
-    (each text of a repeatable flag: the pairs a dict); checked."""
-    flag = option.flag.split(" ")[0]
-    if option.read is None or given is None:
-        return _check_option(option, given, flag)
-    values = []
-    for text in given if isinstance(given, list) else [given]:
-        try:
-            values.append(option.read(text))
-        except (ValueError, RecursionError):  # not JSON is a ValueError too
-            raise JudgeError("{} must be {}; got {!r}".format(
-                flag, option.read_expected, text)) from None
-    value = dict(values) if isinstance(given, list) else values[0]
-    return _check_option(option, value, flag)
-
-
-def _check_files(args):
-    """Refuse a file the run cannot write, and a file it writes that is one it reads or
-    another it writes (same inode; a new file by real path): -o on the input truncates it,
-    --cache on -o mixes them; then an export part on any file there (_check_export)."""
-    seen = {}  # (inode, device) or a new file's real path: (what it is, its path)
-    for flag, path, what in _files_of(args):
-        if what is None:
-            _check_written(seen, flag, path)
-        else:
-            _note_read(seen, flag, path, what)
-    if not (args.output or isinstance(args.input, list)):  # records to stdout (report: none)
-        _check_stdout(seen)
-    if args.batch_export:
-        _check_export(re.sub(r"\.jsonl\Z", "", args.batch_export), args.batch_export, seen)
-
-
-def _check_stdout(seen):
-    """Refuse records to stdout when it is a file of the run (``minijudge in.jsonl >>
-    in.jsonl``): the run would read its own records back as input, exit 0."""
-    try:
-        info = os.fstat(sys.stdout.fileno())
-    except (AttributeError, ValueError, OSError):  # a StringIO (main() in tests), a closed one
-        return
-    if info[1:3] in seen:
-        raise ValueError("stdout is {}; write elsewhere".format(_named(seen[info[1:3]], None)))
-
-
-def _files_of(args):
-    """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
-    (flag, path, None) of each it writes; the export's parts are _check_export's."""
-    yield from _files_read(args)
-    if args.judges:
-        yield from _judges_files(args.judges)
-    for flag, path in (("-o", args.output), ("--cache", args.cache), ("--summary", args.summary),
-                       ("--html", args.html)):
-        if path:
-            yield flag, path, None
-
-
-def _files_read(args):
-    inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
-    reads = [("input", path) for path in inputs] + [
-        ("--batch-import", path) for path in args.batch_import] + [
-        ("--judges", args.judges), ("--criteria", args.criteria),
-        ("--response-format", args.response_format)]
-    if args.template not in TEMPLATES:
-        reads.append(("--template", args.template))
-    return [(flag, path, "the {} file".format(flag)) for flag, path in reads if path]
-
-
-def _judges_files(path):
-    """(flag, path, what) of the criteria and template files a --judges file names, relative
-    to its folder; none if it cannot be read (_judges_config says why, later)."""
-    try:
-        entries, _ = _read_judges(path)
-        named = [(entry["name"], kind, entry.get(kind)) for entry in entries
-                 for kind in ("criteria", "template")]
-    except (ValueError, AttributeError, RecursionError):
-        return []
-    here = os.path.dirname(os.path.abspath(path))
-    return [("--judges", os.path.join(here, value), "judge {}'s {} file".format(name, kind))
-            for name, kind, value in named if isinstance(value, str) and value not in TEMPLATES]
-
-
-def _file_info(flag, path):
-    """The file's os.stat (stdin's for the input ``-``), or None if there is none yet."""
-    if flag == "input" and path == "-":  # a file given as stdin is a file too
-        return os.fstat(0)
-    if os.path.exists(path):
-        return os.stat(path)
-    return None
-
-
-def _note_read(seen, flag, path, what):
-    import stat
-    info = _file_info(flag, path)
-    # a missing one: its own error, later; a named pipe read is one the run must not write
-    if info and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-        shown = path
-        if flag == "input" and path == "-":
-            shown = "(stdin)"
-        seen.setdefault(info[1:3], (what, shown))
-
-
-def _check_written(seen, flag, path):
-    import stat
-    info = _file_info(flag, path)
-    if info and stat.S_ISDIR(info.st_mode):
-        raise ValueError("{} {} is a folder; name a file".format(flag, path))
-    _check_writable(flag, path, info)
-    if info and not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-        return  # a terminal or /dev/null: nothing there to clobber nor to mix (a pipe's reader)
-    key = info[1:3] if info else os.path.realpath(path)  # (inode, device)
-    if key in seen:
-        raise ValueError("{} {} is {}; write elsewhere".format(flag, path, _named(
-            seen[key], path)))
-    seen[key] = "the {} file".format(flag), path
-
-
-def _check_writable(flag, path, info):
-    # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
-    where = path
-    if not info:
-        where = os.path.dirname(os.path.abspath(path))
-    if flag != "--cache" and not os.access(where, os.W_OK):
-        raise ValueError("{} {}: cannot write there".format(flag, path))
-
-
-def _named(seen, path):
-    """What a file of the run is, and its path unless it is ``path``."""
-    what, known = seen
-    if known == path:
-        return what
-    return "{} {}".format(what, known)
-
-
-def _check_export(prefix, flag_value, seen):
-    """Refuse an export whose parts (PREFIX.000.jsonl, PREFIX.001.jsonl, ...: as many as the
-    records and models make) would land on a file the run reads or writes, or on any file
-    there: an earlier export's parts are never overwritten, whatever their number."""
-    folder, base = _export_folder(prefix, flag_value)
-    part = re.compile(re.escape(base) + r"\.\d{3,}\.jsonl\Z")
-    there = sorted(name for name in os.listdir(folder or ".") if part.match(name))
-    for name, key in _part_keys(folder, part, there, seen):
-        if key in seen:
-            shown = os.path.join(folder, name)
-            raise ValueError("--batch-export {} writes {}, {}; name another prefix".format(
-                flag_value, shown, _named(seen[key], shown)))
-    if there:
-        raise ValueError("--batch-export {}: {} exists (an earlier export?); name another "
-                         "prefix, or remove it".format(flag_value, os.path.join(folder, there[0])))
-
-
-def _export_folder(prefix, flag_value):
-    """(folder, name) of an export's prefix, or ValueError: no name, or no writing there."""
-    folder, base = os.path.split(prefix)
-    if not base:  # "out/": parts would be hidden files, out/.000.jsonl
-        raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
-            flag_value, os.path.join(prefix, "requests")))
-    if not os.access(folder or ".", os.W_OK):
-        raise ValueError("--batch-export {}: cannot write there".format(flag_value))
-    return folder, base
-
-
-def _part_keys(folder, part, there, seen):
-    """(name, key) of each part that is there, and of each new file of the run a part
-    would be (its real folder is the export's)."""
-    for name in there:
-        yield name, _file_key(os.path.join(folder, name))
-    real = os.path.realpath(folder or ".")
-    for key in seen:
-        if isinstance(key, str) and os.path.dirname(key) == real:
-            name = os.path.basename(key)
-            if part.match(name):
-                yield name, key
-
-
-def _file_key(path):
-    """What _check_files knows a file by: its (inode, device), or a new one's real path."""
-    try:
-        return os.stat(path)[1:3]
-    except OSError:  # a dangling symlink: where a write would create the file
-        return os.path.realpath(path)
+    verdict = options["parser"] == "verdict" and not args.response_format
+    if _MODES[mode].parser == "verdict" and not verdict:
+        raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
+                         "--response-format); got template {!r}".format(mode, template)[:300])
 
 
 def _check_reference_shown(args, specs):
@@ -7796,29 +7387,77 @@ def _check_reference_shown(args, specs):
         return
     shown = {"reference", "answer", "reference_section", field, "doc[{}]".format(field)}
     for prefix, judge, _ in specs:
-        if not _template_fields(judge) & shown:
-            if args.judges:
-                where = "judge {}'s template".format(prefix)
-            else:
-                where = "--template " + args.template
-            raise ValueError("--reference-field {}: {} has no {{reference}} (or "
-                             "{{answer}}, {{reference_section}}) field, so the reference would "
-                             "not reach the judge".format(field, where))
+        if _template_fields(judge) & shown:
+            continue
+        if args.judges:
+            where = "judge {}'s template".format(prefix)
+        else:
+            where = "--template " + args.template
+        raise ValueError("--reference-field {}: {} has no {{reference}} (or {{answer}}, "
+                         "{{reference_section}}) field, so the reference would not reach the "
+                         "judge".format(field, where))
 
 
 def _template_fields(judge):
-    """The fields the judge's template shows: its own, a built-in's (the default, rating or
-    rating_ref, shows {reference} when there is one)."""
+    """The fields the judge's template shows (the default shows {reference} if there is one)."""
     text = TEMPLATES.get(judge.template, judge.template) or "{reference}"
     return {name for _, name, _, _ in _FORMATTER.parse(text)}
 
 
+def _check_jury(args, specs):
+    """Refuse a --jury of other than one mode's judges (systems are ranked, not scored), and
+    a --quorum beyond them or without --jury."""
+    if args.jury:
+        needs = "--jury needs --judges FILE of one mode, not systems; got "
+        if not args.judges:
+            raise ValueError(needs + "no --judges")
+        modes = sorted({mode for _, _, mode in specs})
+        if len(modes) > 1 or _MODES[modes[0]].scores == "systems":
+            raise ValueError(needs + "modes " + ", ".join(modes))
+    quorum = args.quorum
+    if quorum is not None and not (args.jury and _whole(1, len(specs))(quorum)):
+        raise ValueError(_must_be("--quorum", _RUN_OPTIONS["quorum"].expected, quorum))
+    if args.jury:
+        _check_panel(specs)
+
+
+def _check_panel(specs):
+    """A panel's record is one judge's: one scale (criteria may differ), one pass threshold,
+    one failure value."""
+    for option in ("scale", "pass_threshold", "on_failure"):
+        values = {prefix: getattr(judge, option) for prefix, judge, _ in specs
+                  if option != "scale" or judge.criterion is None}
+        if len(set(map(repr, values.values()))) > 1:
+            raise ValueError("--jury needs one {} for every judge; got {}".format(option, ", ".join(
+                "{} {!r}".format(prefix, value) for prefix, value in values.items())))
+
+
+def _check_max_cost(args, specs):
+    """--max-cost's dollars, and a price for every judge to count them with."""
+    if args.max_cost is None:
+        return
+    args.max_cost = _flag_value(_RUN_OPTIONS["max_cost"], args.max_cost)
+    if args.batch_export or args.batch_import:  # the engine spends, outside this run
+        raise ValueError("--max-cost limits what a run sends; a batch run (--batch-export, "
+                         "--batch-import) sends nothing: --dry-run estimates what the "
+                         "exported requests will cost")
+    unpriced = [prefix for prefix, judge, _ in specs if not judge.price]
+    if unpriced:
+        raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "
+                         "(or \"price\" in a --judges entry's options); judge {} has none".format(
+                             unpriced[0]))
+
+
 def _judges_config(path):
     """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
-    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), their
-    url, model, template and options checked against _JUDGE_OPTIONS."""
+    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), checked."""
     entries, names = _read_judges(path)
-    _check_judge_names(path, names)
+    if not names:
+        raise ValueError("--judges {}: the list of judges is empty".format(path))
+    words = all(isinstance(name, str) and _JUDGE_NAME.fullmatch(name) for name in names)
+    if not words or len(set(names)) != len(names):
+        raise ValueError("--judges {}: names must be distinct words (they prefix the "
+                         "output fields); got {}".format(path, _names(names)))
     for entry in entries:
         _check_judge_entry(entry)
     return entries
@@ -7841,24 +7480,22 @@ def _read_judges(path):
 _JUDGE_NAME = re.compile(r"[A-Za-z][\w-]*")  # a word: names prefix the output fields
 
 
-def _check_judge_names(path, names):
-    if not names:
-        raise ValueError("--judges {}: the list of judges is empty".format(path))
-    words = all(isinstance(name, str) and _JUDGE_NAME.fullmatch(name) for name in names)
-    if not words or len(set(names)) != len(names):
-        raise ValueError("--judges {}: names must be distinct words (they prefix the "
-                         "output fields); got {}".format(path, _names(names)))
+_ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options")
 
 
 def _check_judge_entry(entry):
-    """A --judges entry's url, model, template and options, each checked as LLMJudge
-    checks it, before any judge is made: a ValueError or JudgeError naming the judge."""
+    """A --judges entry's fields (a misspelt "modle" would run the default model), url,
+    model, template and options, checked as LLMJudge checks them; the error names the judge."""
     where = "judge {}: ".format(entry["name"])
-    _check_entry_fields(entry, where)
+    for field in entry:
+        if field not in _ENTRY_FIELDS:
+            raise ValueError("{}{!r} is not a field of a --judges entry{}; the fields are "
+                             "{}".format(where, field, _did_you_mean(str(field), _ENTRY_FIELDS),
+                                         _names(_ENTRY_FIELDS)))
     options = entry.get("options")
     if options is None:
         options = {}
-    if not isinstance(options, dict):  # [] or 0 were read as no options at all
+    if not isinstance(options, dict):  # [] or 0 would be read as no options at all
         raise ValueError(where + "options must be a JSON object of LLMJudge keywords")
     for key, name in (("url", "base_url"), ("model", "model"), ("template", "template")):
         _check_option(_OPTIONS[name], entry.get(key), key, where)
@@ -7866,48 +7503,210 @@ def _check_judge_entry(entry):
         _check_option(_file_option(where, name), value, name, where)
 
 
-_ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options")
-
-
-def _check_entry_fields(entry, where):
-    """A ValueError for a field a --judges entry may not have: a misspelt "modle" or
-    "templat" was ignored, the judge run with the default model or template."""
-    import difflib
-    for field in entry:
-        if field in _ENTRY_FIELDS:
-            continue
-        near = difflib.get_close_matches(str(field), _ENTRY_FIELDS, 1)
-        hint = ""
-        if near:
-            hint = " (did you mean {}?)".format(near[0])
-        raise ValueError("{}{!r} is not a field of a --judges entry{}; the fields are {}".format(
-            where, field, hint, _names(_ENTRY_FIELDS)))
-
-
 def _file_option(where, name):
-    """The declaration of an option a --judges entry names, or a ValueError saying why it
-    cannot be there (not an option, a run's option, Python's)."""
-    import difflib
+    """The declaration of an option a --judges entry names, or ValueError saying why not."""
     option = _OPTIONS.get(name)
     if option is None:
-        near = difflib.get_close_matches(name, list(_OPTIONS), 1)
-        hint = ""
-        if near:
-            hint = " (did you mean {}?)".format(near[0])
-        raise ValueError("{}{!r} is not a judge option{}".format(where, name, hint))
+        raise ValueError("{}{!r} is not a judge option{}".format(
+            where, name, _did_you_mean(name, _OPTIONS)))
     if option.in_file is not True:
         raise ValueError("{}{} {}".format(where, name, option.in_file))
     return option
 
 
+def _did_you_mean(name, names):
+    """" (did you mean NAME?)" of the nearest of ``names``, or ""."""
+    import difflib
+    near = difflib.get_close_matches(name, list(names), 1)
+    if not near:
+        return ""
+    return " (did you mean {}?)".format(near[0])
+
+
+def _check_files(args):
+    """Refuse a file the run cannot write, and a file it writes that is one it reads or
+    another it writes (same inode; a new file by real path): -o on the input truncates it,
+    --cache on -o mixes them; then an export part on any file there (_check_export)."""
+    seen = {}  # (inode, device) or a new file's real path: (what it is, its path)
+    for flag, path, what in _files_of(args):
+        info = _file_info(flag, path)
+        if what is None:
+            _check_written(seen, flag, path, info)
+        elif info and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+            # a missing one: its own error, later; a named pipe read is one not to write
+            shown = path
+            if flag == "input" and path == "-":
+                shown = "(stdin)"
+            seen.setdefault(info[1:3], (what, shown))
+    if not (args.output or isinstance(args.input, list)):  # records to stdout (report: none)
+        _check_stdout(seen)
+    if args.batch_export:
+        _check_export(re.sub(r"\.jsonl\Z", "", args.batch_export), args.batch_export, seen)
+
+
+def _files_of(args):
+    """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
+    (flag, path, None) of each it writes; the export's parts are _check_export's."""
+    inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
+    reads = [("input", path) for path in inputs] + [
+        ("--batch-import", path) for path in args.batch_import] + [
+        ("--judges", args.judges), ("--criteria", args.criteria),
+        ("--response-format", args.response_format)]
+    if args.template not in TEMPLATES:
+        reads.append(("--template", args.template))
+    files = [(flag, path, "the {} file".format(flag)) for flag, path in reads if path]
+    if args.judges:
+        files += _judges_files(args.judges)
+    writes = (("-o", args.output), ("--cache", args.cache), ("--summary", args.summary),
+              ("--html", args.html))
+    return files + [(flag, path, None) for flag, path in writes if path]
+
+
+def _judges_files(path):
+    """(flag, path, what) of the files a --judges file names (none if it cannot be read:
+    _judges_config says why, later)."""
+    try:
+        entries, _ = _read_judges(path)
+        named = [(entry["name"], kind, entry.get(kind)) for entry in entries
+                 for kind in ("criteria", "template")]
+    except (ValueError, AttributeError, RecursionError):
+        return []
+    here = os.path.dirname(os.path.abspath(path))
+    return [("--judges", os.path.join(here, value), "judge {}'s {} file".format(name, kind))
+            for name, kind, value in named if isinstance(value, str) and value not in TEMPLATES]
+
+
+def _file_info(flag, path):
+    """The file's os.stat (stdin's for the input ``-``), or None if there is none yet."""
+    if flag == "input" and path == "-":  # a file given as stdin is a file too
+        return os.fstat(0)
+    if os.path.exists(path):
+        return os.stat(path)
+    return None
+
+
+def _check_written(seen, flag, path, info):
+    """Refuse a file the run writes that is a folder, cannot be written, or is one of
+    ``seen``; else add it there."""
+    if info and stat.S_ISDIR(info.st_mode):
+        raise ValueError("{} {} is a folder; name a file".format(flag, path))
+    # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
+    where = path
+    if not info:
+        where = os.path.dirname(os.path.abspath(path))
+    if flag != "--cache" and not os.access(where, os.W_OK):
+        raise ValueError("{} {}: cannot write there".format(flag, path))
+    if info and not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        return  # a terminal or /dev/null: nothing there to clobber nor to mix (a pipe's reader)
+    key = os.path.realpath(path)
+    if info:
+        key = info[1:3]  # (inode, device)
+    if key in seen:
+        raise ValueError("{} {} is {}; write elsewhere".format(flag, path, _named(
+            seen[key], path)))
+    seen[key] = "the {} file".format(flag), path
+
+
+def _check_stdout(seen):
+    """Refuse records to stdout when it is a file of the run (``minijudge in.jsonl >>
+    in.jsonl``): the run would read its own records back as input."""
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (AttributeError, ValueError, OSError):  # a StringIO (main() in tests), a closed one
+        return
+    if info[1:3] in seen:
+        raise ValueError("stdout is {}; write elsewhere".format(_named(seen[info[1:3]], None)))
+
+
+def _named(seen, path):
+    """What a file of the run is, and its path unless it is ``path``."""
+    what, known = seen
+    if known == path:
+        return what
+    return "{} {}".format(what, known)
+
+
+def _check_export(prefix, flag_value, seen):
+    """Refuse an export whose parts (PREFIX.000.jsonl, PREFIX.001.jsonl, ...: as many as the
+    records and models make) would land on a file the run reads or writes, or on any file
+    there: an earlier export's parts are never overwritten, whatever their number."""
+    folder, base = os.path.split(prefix)
+    if not base:  # "out/": parts would be hidden files, out/.000.jsonl
+        raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
+            flag_value, os.path.join(prefix, "requests")))
+    if not os.access(folder or ".", os.W_OK):
+        raise ValueError("--batch-export {}: cannot write there".format(flag_value))
+    part = re.compile(re.escape(base) + r"\.\d{3,}\.jsonl\Z")
+    there = sorted(name for name in os.listdir(folder or ".") if part.match(name))
+    for name, key in _part_keys(folder, part, there, seen):
+        if key in seen:
+            shown = os.path.join(folder, name)
+            raise ValueError("--batch-export {} writes {}, {}; name another prefix".format(
+                flag_value, shown, _named(seen[key], shown)))
+    if there:
+        raise ValueError("--batch-export {}: {} exists (an earlier export?); name another "
+                         "prefix, or remove it".format(flag_value, os.path.join(folder, there[0])))
+
+
+def _part_keys(folder, part, there, seen):
+    """(name, key) of each part that is there, and of each new file of the run a part would
+    be (its real folder is the export's)."""
+    for name in there:
+        path = os.path.join(folder, name)
+        try:
+            yield name, os.stat(path)[1:3]
+        except OSError:  # a dangling symlink: where a write would create the file
+            yield name, os.path.realpath(path)
+    real = os.path.realpath(folder or ".")
+    for key in seen:
+        if isinstance(key, str) and os.path.dirname(key) == real:
+            name = os.path.basename(key)
+            if part.match(name):
+                yield name, key
+
+
 # -- Preflight -----------------------------------------------------------------------
+
+def _preflight_judges(specs, args):
+    """Preflight each judge that sends requests (--check: print what its server says);
+    False, said on stderr, when a server is unusable."""
+    for prefix, judge, _ in specs:
+        if judge.url == _OFFLINE or args.batch_export:  # sends nothing
+            continue
+        try:
+            info = _preflight(judge, ping=args.check)
+        except APIError as exc:
+            which = ""
+            if len(specs) > 1:
+                which = " of judge " + prefix
+            print("minijudge: error: preflight{} failed: {}".format(which, exc), file=sys.stderr)
+            return False
+        judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
+        judge._replicas.uncount()
+        judge._uncount_limits()
+        if args.check:
+            print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
+    return True
+
+
+_UNUSABLE = ("connection_refused", "timeout", "untrusted")  # no list of models would help
+
 
 def _preflight(judge, *, ping=False):
     """Check the server before the run, so a wrong URL, key or model stops it at once:
     ``GET .../models``, and a one-line chat request when that list cannot settle it (no
-    list, or the model not on it: some servers accept any name) or ``ping`` asks for it."""
+    list, or the model not on it: some servers accept any name) or ``ping`` asks for it.
+    {"url", "models", "model", "reply"}: what the server said."""
     info = {"url": judge._redact(judge.url)}
-    listed = _listed_models(judge, info)
+    try:
+        listed = judge.list_models()
+        info["models"] = _names(listed, "(none listed)")
+    except APIError as exc:
+        if exc.kind in _UNUSABLE or exc.status in (401, 403):
+            raise
+        info["models"] = "(not listed: {})".format(exc)
+        judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
+        listed = None
     if judge.model is None and ping and len(listed) > 1:
         return dict(info, model="none given: pass one of these with --judge-model")
     judge.model = judge.model or judge._pick_model(listed)
@@ -7917,26 +7716,9 @@ def _preflight(judge, *, ping=False):
     return info
 
 
-_UNUSABLE = ("connection_refused", "timeout", "untrusted")  # no list of models would help
-
-
-def _listed_models(judge, info):
-    """The models the server lists, or None if it lists none; noted in ``info``."""
-    try:
-        listed = judge.list_models()
-        info["models"] = _names(listed, "(none listed)")
-    except APIError as exc:
-        if exc.kind in _UNUSABLE or exc.status in (401, 403):
-            raise
-        info["models"] = "(not listed: {})".format(exc)
-        judge.model = judge.model or judge._pick_model(exc)  # with none given, raises
-        return None
-    return listed
-
-
 def _check_replicas(judge, listed):
     """APIError for a server of the judge's several whose list lacks the model the first
-    list had: its replies would be another model's, under this judge's name; or that
+    list had (its replies would be another model's, under this judge's name), or that
     refuses the key (401, 403), as the first's list would be. A server that cannot list
     now is not refused: it rests, as in the run."""
     if len(judge.urls) < 2 or not listed or judge.model not in listed:
@@ -7960,7 +7742,8 @@ def _check_replicas(judge, listed):
 
 
 def _ask_once(judge, info, listed):
-    """One short chat request; its reply noted in ``info``."""
+    """One short chat request, its reply noted in ``info``; a model the list lacks but the
+    server answers for (llama-server takes any name) is warned about."""
     try:
         reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],
                            use_cache=False)
@@ -7968,58 +7751,49 @@ def _ask_once(judge, info, listed):
         if listed is not None:
             exc.args = ("{}; the server lists: {}".format(exc, info["models"]),)
         raise
-    if listed is not None and judge.model not in listed:  # llama-server takes any name
-        _warn_unlisted(judge, info, reply)
+    if listed is not None and judge.model not in listed:
+        answered = ""
+        if reply.get("model") not in (None, judge.model):
+            answered = ", as {!r}".format(reply.get("model"))
+        print("minijudge: warning: model {!r} is not among those GET {} lists ({}); the "
+              "server answered anyway{}".format(judge.model, _models_url(info["url"]),
+                                                info["models"], answered), file=sys.stderr)
     info["model"] = "{} (the server reported: {})".format(judge.model, reply.get("model"))
     info["reply"] = ("{content!r} (finish_reason {finish_reason}, usage {usage}, "
                      "{latency:.2f} s, {attempts} tries)").format_map(reply)
 
 
-def _warn_unlisted(judge, info, reply):
-    answered = ""
-    if reply.get("model") not in (None, judge.model):
-        answered = ", as {!r}".format(reply.get("model"))
-    print("minijudge: warning: model {!r} is not among those GET {} lists ({}); the server "
-          "answered anyway{}".format(judge.model, _models_url(info["url"]), info["models"],
-                                     answered), file=sys.stderr)
-
-
-def _preflight_judges(specs, args):
-    """Preflight each judge that sends requests (--check: print what its server says);
-    False, said on stderr, when a server is unusable."""
-    for prefix, judge, _ in specs:
-        if judge.url == _OFFLINE or args.batch_export:  # sends nothing
-            continue
-        try:
-            info = _preflight(judge, ping=args.check)
-        except APIError as exc:
-            _preflight_failed(specs, prefix, exc)
-            return False
-        judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
-        judge._replicas.uncount()
-        judge._uncount_limits()
-        if args.check:
-            print("\n".join("{}: {}".format(k, v) for k, v in info.items()))
-    return True
-
-
-def _preflight_failed(specs, prefix, exc):
-    which = ""
-    if len(specs) > 1:
-        which = " of judge " + prefix
-    print("minijudge: error: preflight{} failed: {}".format(which, exc), file=sys.stderr)
-
-
 # -- Input ---------------------------------------------------------------------------
+
+_READ_BUFFER = 1 << 20  # bytes a read of records asks for: 8 KB made a system call every 4 lines
+
+
+_UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
+
+
+_REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
+    b"\x1f\x8b": "{} is gzip-compressed; decompress it (zcat {} | minijudge ... -)",
+    b"\xff\xfe": _UTF16,
+    b"\xfe\xff": _UTF16,
+}
+
 
 def _read_records(source, name, loads=None):
     """(line number, record) for each non-blank line; a record that is not one says why
-    in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once.
-    ``loads(line)``: a line's value (a _Stamps' for scored lines), else json.loads'."""
+    in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once
+    (JudgeError), a UTF-8 byte order mark skipped. ``loads(line)``: a line's value (a
+    _Stamps' for scored lines), else json.loads'."""
     loads = loads or _loads_line
     for number, line in enumerate(source, 1):
         if number == 1:
-            line = _first_line(line, name)
+            refusal = _REFUSED_STARTS.get(line[:2])
+            if refusal is not None:
+                shown, example = name, name
+                if name == "-":
+                    shown, example = "stdin", "FILE"
+                raise JudgeError(refusal.format(shown, example))
+            if line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
         if not line or line.isspace():  # blank: strip() would copy each line to say so
             continue
         try:
@@ -8031,6 +7805,15 @@ def _read_records(source, name, loads=None):
                 record = _BadLine("line {}: a JSON {}, not an object".format(
                     number, type(record).__name__), line)
         yield number, record
+
+
+def _not_json(exc):
+    """Why a line is not a JSON value."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 ({})".format(exc)
+    if isinstance(exc, RecursionError):
+        return "not JSON (nested too deeply)"
+    return "not JSON ({})".format(exc)
 
 
 def _loads_line(line):
@@ -8089,38 +7872,6 @@ class _Stamps:
 
 _STAMP_MISSES = 3  # stamps not written as minijudge writes them: no more looked for
 _STAMP_TEXT = json.JSONEncoder(ensure_ascii=False).encode  # as _Run.encode writes it
-_UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
-
-
-_REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
-    b"\x1f\x8b": "{} is gzip-compressed; decompress it (zcat {} | minijudge ... -)",
-    b"\xff\xfe": _UTF16,
-    b"\xfe\xff": _UTF16,
-}
-
-
-def _first_line(line, name):
-    """The first line without a UTF-8 byte order mark; JudgeError for a gzip or UTF-16 file."""
-    refusal = _REFUSED_STARTS.get(line[:2])
-    if refusal is not None:
-        if name == "-":
-            raise JudgeError(refusal.format("stdin", "FILE"))
-        raise JudgeError(refusal.format(name, name))
-    if line.startswith(b"\xef\xbb\xbf"):
-        return line[3:]
-    return line
-
-
-def _not_json(exc):
-    """Why a line is not a JSON value."""
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 ({})".format(exc)
-    if isinstance(exc, RecursionError):
-        return "not JSON (nested too deeply)"
-    return "not JSON ({})".format(exc)
-
-
-_READ_BUFFER = 1 << 20  # bytes a read of records asks for: 8 KB made a system call every 4 lines
 
 
 # -- Dry run and cost estimates ------------------------------------------------------
@@ -9273,7 +9024,7 @@ def _record_total(args):
         return None
     with open(args.input, "rb", _READ_BUFFER) as f:
         first = f.readline()
-        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it (_first_line)
+        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it
             first = first[3:]
         total = sum(1 for line in itertools.chain([first], f) if line.strip())
     k, n = 0, 1
@@ -9632,7 +9383,7 @@ class _Readings:
         a score from 0 to 1 from the text and no details; else None."""
         judgement = self.judge._interpret({"content": raw}, False, self.judge.scale)
         plain = judgement.status == "ok" and not judgement.details
-        if not plain or judgement.source != "text" or not _is_unit(judgement.score):
+        if not plain or judgement.source != "text" or not _is_score(judgement.score):
             return None
         return judgement.score, judgement.value
 
@@ -9843,11 +9594,6 @@ def _unread_label_lines(defaulted, args):
             "agreement".format(args.human_field, unread, defaulted["records"])]
 
 
-def _is_unit(score):
-    """A score from 0 to 1 (not NaN, not a bool)."""
-    return type(score) in (int, float) and 0 <= score <= 1
-
-
 def _counted_score(score):
     """A score as the tally adds it: a number, else (None, NaN) 0.0."""
     if isinstance(score, (int, float)) and score == score:
@@ -9965,7 +9711,7 @@ class _Tally:
     def add(self, judgement, human=None, lengths=()):
         """``lengths``: the response's, or the two a pair compares."""
         status, details = judgement.status, judgement.details
-        if status == "ok" and not details and len(lengths) == 1 and _is_unit(judgement.score):
+        if status == "ok" and not details and len(lengths) == 1 and _is_score(judgement.score):
             self.add_plain(judgement, human, lengths[0])  # most records: what counts of them
             self._count_requests(judgement)
             return
@@ -11625,35 +11371,6 @@ _STATUSES = frozenset((
     "not_judged", "exported", "cost_limit"))
 
 
-def _is_text_or_none(value):
-    return value is None or isinstance(value, str)
-
-
-def _is_flag_or_none(value):
-    return value is None or isinstance(value, bool)
-
-
-def _is_score(value):
-    return _is_finite(value) and 0 <= value <= 1
-
-
-def _is_positive_int(value):
-    return type(value) is int and value >= 1
-
-
-def _or_null(check):
-    return lambda value: value is None or check(value)
-
-
-def _object_of(check):
-    """A check: an object whose every value passes ``check``."""
-    return lambda value: isinstance(value, dict) and all(map(check, value.values()))
-
-
-def _list_of(check):
-    return lambda value: isinstance(value, list) and all(map(check, value))
-
-
 def _is_token_count(value):
     """A count the summary may add: what is no int is skipped there, as the run skips it."""
     if not isinstance(value, int):
@@ -11668,14 +11385,7 @@ def _are_token_counts(usage):
 
 def _is_pair(value):
     """A systems item's pair: an object, its consistent flag checked."""
-    return isinstance(value, dict) and _is_flag_or_none(value.get("consistent"))
-
-
-def _is_stamp_scale(value):
-    """[LO, HI], two numbers with LO below HI."""
-    if not isinstance(value, list) or len(value) != 2:
-        return False
-    return all(map(_is_finite, value)) and value[0] < value[1]
+    return isinstance(value, dict) and _FLAG_OR_NULL(value.get("consistent"))
 
 
 def _are_requests(value):
@@ -11702,23 +11412,23 @@ def _is_request(value):
     return value.get("on_failure") is None or _is_finite(value["on_failure"])
 
 
-_SCORE_OR_NULL = _or_null(_is_score)
+_TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL = map(_optional, (_is_text, _is_flag, _is_score))
 
 
 _READ_CHECKS = (
-    ("error", "text or null", _is_text_or_none), ("model", "text or null", _is_text_or_none),
-    ("fingerprint", "text or null", _is_text_or_none),
+    ("error", "text or null", _TEXT_OR_NULL), ("model", "text or null", _TEXT_OR_NULL),
+    ("fingerprint", "text or null", _TEXT_OR_NULL),
     ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
     ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
-    ("usage", "an object of token counts (0 or more) or null", _or_null(_are_token_counts)),
-    ("pass", "true, false or null", _is_flag_or_none),
-    ("positional_bias", "true, false or null", _is_flag_or_none),
-    ("consistent", "true, false or null", _is_flag_or_none),
+    ("usage", "an object of token counts (0 or more) or null", _optional(_are_token_counts)),
+    ("pass", "true, false or null", _FLAG_OR_NULL),
+    ("positional_bias", "true, false or null", _FLAG_OR_NULL),
+    ("consistent", "true, false or null", _FLAG_OR_NULL),
     ("strong", "true (a strong verdict) or null", lambda v: v is None or v is True),
-    ("panel", "an object of scores (0 to 1, or null)", _or_null(_object_of(_SCORE_OR_NULL))),
-    ("repeats", "a list of scores (0 to 1, or null)", _or_null(_list_of(_SCORE_OR_NULL))),
+    ("panel", "an object of scores (0 to 1, or null)", _optional(_object_of(_SCORE_OR_NULL))),
+    ("repeats", "a list of scores (0 to 1, or null)", _optional(_list_of(_SCORE_OR_NULL))),
     *((name, "a list of the replies re-asked (text or null)",
-       _or_null(_list_of(_is_text_or_none))) for name in _REASKS_FIELDS),
+       _optional(_list_of(_TEXT_OR_NULL))) for name in _REASKS_FIELDS),
 )
 
 
@@ -11730,9 +11440,9 @@ _NESTED_DEPTH = 4  # systems pairs > repeats' members; a panel's members > each 
 
 
 _SYSTEMS_CHECKS = (  # a systems run's alone: another's judge_wins is no field it wrote
-    ("pairs", "a list of objects", _or_null(_list_of(_is_pair))),
+    ("pairs", "a list of objects", _optional(_list_of(_is_pair))),
     ("wins", "an object of numbers", _object_of(_is_finite)),
-    ("played", "an object of counts (1 or more)", _object_of(_is_positive_int)),
+    ("played", "an object of counts (1 or more)", _object_of(_whole(1))),
 )
 
 
@@ -11741,20 +11451,20 @@ _SYSTEMS_SCORE = (("score", "null (each system's is in value)", lambda v: v is N
 
 
 _STAMP_CHECKS = (
-    ("mode", "one of " + ", ".join(_MODES), lambda v: isinstance(v, str) and v in _MODES),
-    ("model", "text", lambda v: isinstance(v, str)),
-    ("template", "text", lambda v: isinstance(v, str)),
-    ("template_sha256", "text", lambda v: isinstance(v, str)),
-    ("version", "text", lambda v: isinstance(v, str)),
-    ("scale", "[LO, HI], two numbers", _or_null(_is_stamp_scale)),
+    ("mode", "one of " + ", ".join(_MODES), lambda v: _is_text(v) and v in _MODES),
+    ("model", "text", _is_text),
+    ("template", "text", _is_text),
+    ("template_sha256", "text", _is_text),
+    ("version", "text", _is_text),
+    ("scale", "[LO, HI], two numbers", _optional(_is_scale)),
     ("pass_threshold", "a number from 0 to 1", _SCORE_OR_NULL),
-    ("jury", "text", _is_text_or_none),
-    ("quorum", "1 or more", _or_null(_is_positive_int)),
-    ("judges", "a list of names", _or_null(_list_of(lambda name: isinstance(name, str)))),
+    ("jury", "text", _TEXT_OR_NULL),
+    ("quorum", "1 or more", _optional(_whole(1))),
+    ("judges", "a list of names", _optional(_list_of(_is_text))),
     ("request", "an object (its on_failure a number or null, its reask 0 or more), or a list "
      "of them", _are_requests),
     ("figures", "an object of --strong-weight, --baseline, --confidence, --bootstrap-samples "
-     "and --bootstrap-seed as a run takes them", _or_null(_are_figure_options)),
+     "and --bootstrap-seed as a run takes them", _optional(_are_figure_options)),
 )
 
 
@@ -11763,7 +11473,7 @@ def _check(fields, checks, name):
     for field, expected, check in checks:
         value = fields.get(field)
         if not check(value):
-            raise JudgeError("{}{} must be {}; got {!r}".format(name, field, expected, value))
+            raise JudgeError(_must_be(name + field, expected, value))
 
 
 def _stamps_of(record, checked=None):
@@ -12589,7 +12299,7 @@ def main(argv=None):
     except SystemExit as exc:
         return exc.code
     try:
-        _check_output_flags(args)
+        _check_flags(args)
         if report:
             _check_files(args)  # --summary or --html on a file it reports
             return _report(args)
