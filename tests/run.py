@@ -23,6 +23,7 @@ names the tests they were running, and exits 130 or 143.
 The standard library only, like the tests: it runs where nothing can be installed.
 Python 3.8+.
 """
+import contextlib
 import fnmatch
 import json
 import os
@@ -150,7 +151,7 @@ class _Module:
         else:
             status = "exit status {}".format(code)
         if self.read()[-1:] == [["end"]]:
-            return "ended its process ({}) after its report".format(status)
+            return "ended its process ({})".format(status)
         return "ended its process ({}) without its report".format(status)
 
     def reported(self):
@@ -173,7 +174,7 @@ class _Run:
         folder = tempfile.mkdtemp(prefix="run-py-")
         caught = {}
         try:
-            with _Catching(caught):
+            with _catching(caught):
                 self._run_all(folder, caught)
             for module in self.modules:
                 if module.process is not None:
@@ -211,26 +212,23 @@ class _Run:
                 module.kill("when run.py failed")
 
 
-class _Catching:
+@contextlib.contextmanager
+def _catching(caught):
     """SIGINT and SIGTERM, while in it, kept in ``caught`` instead of ending run.py
     (which then stops the modules); a SIGINT ignored (a shell's background job) stays
     ignored."""
-
-    def __init__(self, caught):
-        self.caught = caught
-        self.before = {}
-
-    def __enter__(self):
-        for signum in STOPPING:
-            if signal.getsignal(signum) is not signal.SIG_IGN:
-                self.before[signum] = signal.signal(signum, self._catch)
-
-    def _catch(self, signum, frame):
-        self.caught.setdefault("signum", signum)
-
-    def __exit__(self, *exc_info):
-        for signum, handler in self.before.items():
-            signal.signal(signum, handler)
+    def catch(signum, frame):
+        caught.setdefault("signum", signum)
+    before = {}
+    for signum in STOPPING:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            before[signum] = signal.signal(signum, catch)
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            if handler is not None:  # None: one set outside Python, which cannot be put back
+                signal.signal(signum, handler)
 
 
 class _Test:
