@@ -12,24 +12,25 @@ module ran to its end and no test failed, erred or unexpectedly succeeded; 1 oth
 spent waiting (on retries, rate limits, hang thresholds, subprocesses), so modules run
 side by side: on 2 cores, 3 at a time take about half discovery's time.
 
-Each module runs in a new interpreter (this file with --child) that loads it as
-discovery does and writes what happens to a file as it happens: each test as it starts,
-each outcome, and a last line once the module is done. A module whose process ended
-without that line (a test called os._exit, the interpreter crashed) is an error naming
-the test it was running; so is one still running after --timeout seconds (default 300),
-killed with every process it started. Ctrl-C (SIGINT) or SIGTERM stops every module,
-names the tests they were running, and exits 130 or 143.
+Each module runs in a process of its own (forked from a server run.py starts, which
+holds none of its state) that loads it as discovery does and writes what happens to a
+file as it happens: each test as it starts, each outcome, and a last line once the
+module is done. A module whose process ended without that line (a test called os._exit,
+the interpreter crashed) is an error naming the test it was running; so is one still
+running after --timeout seconds (default 300), killed with every process it started.
+Ctrl-C (SIGINT) or SIGTERM stops every module, names the tests they were running, and
+exits 130 or 143.
 
 The standard library only, like the tests: it runs where nothing can be installed.
 Python 3.8+.
 """
+import atexit
 import contextlib
 import fnmatch
 import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,9 +45,6 @@ STOPPING = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--child"]:
-        return _child(*argv[1:])
     import argparse
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="test modules (default: as discovery "
@@ -110,27 +108,28 @@ class _Module:
         except OSError:
             return 0
 
-    def start(self, folder):
-        """Start the module's process, its events written to a file in ``folder``."""
+    def start(self, processes, folder):
+        """Start the module's process (from ``processes``, a multiprocessing context), its
+        events written to a file in ``folder``."""
         self.events = os.path.join(folder, "{}.jsonl".format(id(self)))
-        command = [sys.executable, *subprocess._args_from_interpreter_flags(),
-                   os.path.abspath(__file__), "--child", self.folder, self.name, self.events]
-        # a session of its own: a timeout or Ctrl-C kills it with every process it
-        # started, and Ctrl-C at the terminal reaches run.py alone, which stops it
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
-                                        start_new_session=True)
+        self.process = processes.Process(target=_child, name=self.name,
+                                         args=(self.folder, self.name, self.events))
+        self.process.start()
         self.started = time.monotonic()
 
+    def ended(self):
+        """The process's exit status once it ended (negative: the signal that ended it),
+        or None."""
+        return self.process.exitcode
+
     def kill(self, why):
+        """Kill the module's process and every process it started (its session)."""
         self.killed = why
-        if not hasattr(os, "killpg"):  # Windows: no process groups to kill
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (AttributeError, OSError):  # Windows; not in its session yet; gone
             self.process.kill()
-        else:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):  # gone (macOS: a zombie)
-                pass
-        self.process.wait()
+        self.process.join()
 
     def read(self):
         """The events the module wrote, each a list: its last may be cut off by a kill."""
@@ -145,7 +144,7 @@ class _Module:
         """What run.py says of a module that did not end as it should."""
         if self.killed:
             return "was still running {}: killed".format(self.killed)
-        code = self.process.returncode
+        code = self.ended()
         if code < 0:
             status = "killed by " + signal.Signals(-code).name
         else:
@@ -156,7 +155,7 @@ class _Module:
 
     def reported(self):
         """Whether the module's process wrote its last line and exited 0."""
-        return self.process.returncode == 0 and self.read()[-1:] == [["end"]]
+        return self.ended() == 0 and self.read()[-1:] == [["end"]]
 
 
 class _Run:
@@ -169,6 +168,7 @@ class _Run:
         self.jobs = jobs
         self.timeout = timeout
         self.stopped_by = None
+        self.processes = _processes()
 
     def __call__(self, result):
         folder = tempfile.mkdtemp(prefix="run-py-")
@@ -191,7 +191,7 @@ class _Run:
             while running or (waiting and not caught):
                 while waiting and len(running) < self.jobs and not caught:
                     module = waiting.pop(0)
-                    module.start(folder)
+                    module.start(self.processes, folder)
                     running.append(module)
                 time.sleep(0.01)
                 for module in list(running):
@@ -201,7 +201,7 @@ class _Run:
                             STOPPING[self.stopped_by]))
                     elif time.monotonic() - module.started > self.timeout:
                         module.kill("after --timeout {:g} s".format(self.timeout))
-                    elif module.process.poll() is None:
+                    elif module.ended() is None:
                         continue
                     running.remove(module)
                     if not module.reported():
@@ -272,9 +272,25 @@ def _replay(module, result):
 
 # -- The child: one module, run as discovery runs it ----------------------------------
 
+def _processes():
+    """Where the modules' processes come from: on POSIX, forked from a server started
+    afresh (it imported this file and unittest, nothing of run.py's state), ~0.1 s of
+    CPU less each than a new interpreter, 8 s a suite on 2 cores; else spawned."""
+    import multiprocessing
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    processes = multiprocessing.get_context("forkserver")
+    processes.set_forkserver_preload(["__main__"])
+    return processes
+
+
 def _child(folder, name, events):
     """Run the module ``name`` of ``folder`` (or the test it names), writing its events
     to the file ``events``: the tests' dots go to stderr, as unittest's do."""
+    if hasattr(os, "setsid"):
+        # a session of its own: a timeout or Ctrl-C kills it with every process it
+        # started, and Ctrl-C at the terminal reaches run.py alone, which stops it
+        os.setsid()
     if sys.path[0] == HERE:  # as ``python -m unittest``: the current folder, not ours
         sys.path[0] = os.getcwd()
     sys.path.insert(0, folder)
@@ -289,7 +305,7 @@ def _child(folder, name, events):
             suite(result)
             result.stopTestRun()
         result.send(["end"])
-    return 0
+    atexit._run_exitfuncs()  # as an interpreter's exit would: this process ends in os._exit
 
 
 def _load(folder, name):
