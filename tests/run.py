@@ -1,132 +1,369 @@
-"""The whole suite, a test module at a time in each of a few worker processes:
+"""The whole suite, each test module in a fresh process of its own, a few side by side:
 
-    python tests/run.py                  # every test*.py in tests/
-    python tests/run.py test_cli test_batch --jobs 2
-    python tests/run.py -s other/folder  # every test*.py there
+    python tests/run.py                      # every test*.py in tests/
+    python tests/run.py test_cli test_batch  # these modules (or module.Class.test) alone
+    python tests/run.py -s other/folder --jobs 2 --timeout 60
 
-The same tests as ``python -m unittest discover -s tests``, which still runs them, one
-after another. Most of the suite's time is spent waiting (on retries, rate limits, hang
-thresholds, subprocesses), so modules run side by side: on 2 cores, 3 workers take about
-half the time of one. Each module runs whole in one worker (its classes' fixtures as
-unittest runs them), the largest files first; a dot is printed as each ends, and its
-report if a test of it failed. Exit status 1 if any test failed or erred, as unittest's.
+The tests ``python -m unittest discover -s tests`` runs, reported as it reports them: a
+dot (F, E, s...) as each test ends, then each failure and error whole, "Ran N tests", OK
+or FAILED (failures=N, errors=M, skipped=K), and its exit status: 0 only when every
+module ran to its end and no test failed, erred or unexpectedly succeeded; 1 otherwise
+(5 when no test ran, on the Pythons whose unittest says so). Most of the suite's time is
+spent waiting (on retries, rate limits, hang thresholds, subprocesses), so modules run
+side by side: on 2 cores, 3 at a time take about half discovery's time.
+
+Each module runs in a process of its own (forked from a server run.py starts, which
+holds none of its state) that loads it as discovery does and writes what happens to a
+file as it happens: each test as it starts, each outcome, and a last line once the
+module is done. A module whose process ended without that line (a test called os._exit,
+the interpreter crashed) is an error naming the test it was running; so is one still
+running after --timeout seconds (default 300), killed with every process it started.
+Ctrl-C (SIGINT) or SIGTERM stops every module, names the tests they were running, and
+exits 130 or 143.
 
 The standard library only, like the tests: it runs where nothing can be installed.
+Python 3.8+.
 """
-import argparse
-import concurrent.futures
-import io
-import multiprocessing
+import atexit
+import contextlib
+import fnmatch
+import json
 import os
+import shutil
+import signal
 import sys
+import tempfile
 import time
 import unittest
-from concurrent.futures.process import BrokenProcessPool
+import unittest.loader
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PATTERN = "test*.py"  # discovery's
+TIMEOUT = 300  # seconds a module may run: the slowest of tests/ takes 6 s, 15 s under load
+STOPPING = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
 
 def main(argv=None):
+    import argparse
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("modules", nargs="*", help="test modules (default: test*.py)")
+    parser.add_argument("modules", nargs="*", help="test modules (default: as discovery "
+                                                   "finds them)")
     parser.add_argument("-s", "--start-directory", default=HERE,
                         help="the folder of the modules, as unittest's (default: tests/)")
     parser.add_argument("--jobs", type=int, default=(os.cpu_count() or 1) + 1,
-                        help="worker processes (default: the cores, plus one)")
+                        help="modules run at a time (default: the cores, plus one)")
+    parser.add_argument("--timeout", type=float, default=TIMEOUT,
+                        help="seconds a module may run before it is killed, the test it "
+                             "was running named (default: %(default)s)")
     args = parser.parse_args(argv)
     folder = os.path.abspath(args.start_directory)
-    modules = args.modules or _all_modules(folder)
-    started = time.perf_counter()
-    try:
-        results = _run_all(folder, modules, max(1, args.jobs))
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
-    except _WorkerDied as exc:
-        print("\nrun.py: a worker process died (did a test end its process?); modules "
-              "not finished: {}".format(", ".join(exc.args)), file=sys.stderr)
-        return 1
-    return _report(results, time.perf_counter() - started)
+    modules = [_Module(name, folder) for name in args.modules or _discovered(folder)]
+    run = _Run(modules, jobs=max(1, args.jobs), timeout=args.timeout)
+    result = unittest.TextTestRunner(verbosity=1).run(run)
+    if run.stopped_by:
+        left = [module.name for module in modules if module.process is None]
+        print("\nrun.py: interrupted ({}); modules not started: {}".format(
+            STOPPING[run.stopped_by], ", ".join(left) or "none"), file=sys.stderr)
+        return 128 + run.stopped_by
+    if result.testsRun == 0 and not result.skipped and sys.version_info >= (3, 12):
+        return 5  # unittest's own status for a run without tests, since 3.12
+    return 0 if result.wasSuccessful() else 1
 
 
-def _all_modules(folder):
-    """The modules discovery finds, largest file first: the longest to run start early,
-    so no worker is left with a long one at the end while the others idle."""
-    names = [name for name in os.listdir(folder)
-             if name.startswith("test") and name.endswith(".py")]
-    names.sort(key=lambda name: -os.path.getsize(os.path.join(folder, name)))
-    return [name[:-3] for name in names]
+def _discovered(folder):
+    """What discovery finds at the top of ``folder``, in its order: each module named
+    test*.py, and each package (whose own test*.py it searches)."""
+    names = []
+    for entry in sorted(os.listdir(folder)):
+        path = os.path.join(folder, entry)
+        if os.path.isfile(path) and unittest.loader.VALID_MODULE_NAME.match(entry) \
+                and fnmatch.fnmatch(entry, PATTERN):
+            names.append(entry[:-3])
+        elif os.path.isfile(os.path.join(path, "__init__.py")):
+            names.append(entry)
+    return names
 
 
-def _run_all(folder, modules, jobs):
-    """Each module's result, in the order they ended; a dot as each ends (F: a test of it
-    failed, its report printed). Workers are started fresh, not forked, so none inherits
-    the runner's state."""
-    context = multiprocessing.get_context("spawn")
-    results = []
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-        futures = {pool.submit(_run_module, folder, name): name for name in modules}
+# -- The parent: modules started, watched and stopped ---------------------------------
+
+class _Module:
+    """One module's run: its process, and the lines it wrote to its file of events."""
+
+    def __init__(self, name, folder):
+        self.name = name
+        self.folder = folder
+        self.process = None
+        self.started = None
+        self.killed = None  # why, if run.py killed it
+
+    def size(self):
+        """The file's size: the longest modules start first, so none is left running
+        alone at the end while the other cores idle."""
+        path = os.path.join(self.folder, self.name.split(".")[0])
+        if os.path.isdir(path):
+            return sum(entry.stat().st_size for entry in os.scandir(path))
         try:
-            for future in concurrent.futures.as_completed(futures):
-                result = future.result()
-                _show(result)
-                results.append(result)
-        except KeyboardInterrupt:
-            for future in futures:  # else the pool would run them all before it closes
-                future.cancel()
-            raise
-        except BrokenProcessPool:
-            done = {result["name"] for result in results}
-            raise _WorkerDied(*(name for name in modules if name not in done))
-    print()
-    return results
+            return os.path.getsize(path + ".py")
+        except OSError:
+            return 0
+
+    def start(self, processes, folder):
+        """Start the module's process (from ``processes``, a multiprocessing context), its
+        events written to a file in ``folder``."""
+        self.events = os.path.join(folder, "{}.jsonl".format(id(self)))
+        self.process = processes.Process(target=_child, name=self.name,
+                                         args=(self.folder, self.name, self.events))
+        self.process.start()
+        self.started = time.monotonic()
+
+    def ended(self):
+        """The process's exit status once it ended (negative: the signal that ended it),
+        or None."""
+        return self.process.exitcode
+
+    def kill(self, why):
+        """Kill the module's process and every process it started (its session)."""
+        self.killed = why
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (AttributeError, OSError):  # Windows; not in its session yet; gone
+            self.process.kill()
+        self.process.join()
+
+    def read(self):
+        """The events the module wrote, each a list: its last may be cut off by a kill."""
+        try:
+            with open(self.events, encoding="utf-8") as f:
+                lines = f.read().split("\n")[:-1]
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in lines]
+
+    def how_it_ended(self):
+        """What run.py says of a module that did not end as it should."""
+        if self.killed:
+            return "was still running {}: killed".format(self.killed)
+        code = self.ended()
+        if code < 0:
+            status = "killed by " + signal.Signals(-code).name
+        else:
+            status = "exit status {}".format(code)
+        if self.read()[-1:] == [["end"]]:
+            return "ended its process ({})".format(status)
+        return "ended its process ({}) without its report".format(status)
+
+    def reported(self):
+        """Whether the module's process wrote its last line and exited 0."""
+        return self.ended() == 0 and self.read()[-1:] == [["end"]]
 
 
-class _WorkerDied(Exception):
-    """A worker ended without a result; the modules without one."""
+class _Run:
+    """The modules run side by side, a test "suite" for unittest's TextTestRunner: it
+    runs them all, then gives their results to unittest's result, which the runner
+    reports (each failure, the totals and the closing line) as discovery would."""
+
+    def __init__(self, modules, *, jobs, timeout):
+        self.modules = modules
+        self.jobs = jobs
+        self.timeout = timeout
+        self.stopped_by = None
+        self.processes = _processes()
+
+    def __call__(self, result):
+        folder = tempfile.mkdtemp(prefix="run-py-")
+        caught = {}
+        try:
+            with _catching(caught):
+                self._run_all(folder, caught)
+            for module in self.modules:
+                if module.process is not None:
+                    _replay(module, result)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _run_all(self, folder, caught):
+        """Start the modules, the largest first, ``jobs`` at a time, until each has ended:
+        one that outlives the timeout is killed, and all of them once a signal is caught."""
+        waiting = sorted(self.modules, key=_Module.size, reverse=True)
+        running = []
+        try:
+            while running or (waiting and not caught):
+                while waiting and len(running) < self.jobs and not caught:
+                    module = waiting.pop(0)
+                    module.start(self.processes, folder)
+                    running.append(module)
+                time.sleep(0.01)
+                for module in list(running):
+                    if caught:
+                        self.stopped_by = caught["signum"]
+                        module.kill("when run.py was interrupted ({})".format(
+                            STOPPING[self.stopped_by]))
+                    elif time.monotonic() - module.started > self.timeout:
+                        module.kill("after --timeout {:g} s".format(self.timeout))
+                    elif module.ended() is None:
+                        continue
+                    running.remove(module)
+                    if not module.reported():
+                        sys.stderr.write("E")
+                        sys.stderr.flush()
+        finally:  # run.py itself failed: no module outlives it
+            for module in running:
+                module.kill("when run.py failed")
 
 
-def _show(result):
-    if result["failed"]:
-        sys.stdout.write("F\n" + result["text"])
-    else:
-        sys.stdout.write(".")
-    sys.stdout.flush()
+@contextlib.contextmanager
+def _catching(caught):
+    """SIGINT and SIGTERM, while in it, kept in ``caught`` instead of ending run.py
+    (which then stops the modules); a SIGINT ignored (a shell's background job) stays
+    ignored."""
+    def catch(signum, frame):
+        caught.setdefault("signum", signum)
+    before = {}
+    for signum in STOPPING:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            before[signum] = signal.signal(signum, catch)
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            if handler is not None:  # None: one set outside Python, which cannot be put back
+                signal.signal(signum, handler)
 
 
-def _run_module(folder, name):
-    """Run one module's tests as discovery would (its folder first on sys.path); its
-    counts and unittest's report of it."""
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    stream = io.StringIO()
-    suite = unittest.defaultTestLoader.loadTestsFromName(name)
-    result = unittest.TextTestRunner(stream=stream, verbosity=1).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    return {"name": name, "ran": result.testsRun, "failures": len(result.failures),
-            "errors": len(result.errors), "skipped": len(result.skipped),
-            "failed": failed, "text": stream.getvalue()}
+class _Test:
+    """A test as the module's process described it, for unittest's report."""
+
+    def __init__(self, description):
+        self.description = description
+
+    def __str__(self):
+        return self.description
+
+    def shortDescription(self):
+        return None  # the description has the docstring's first line already
 
 
-def _report(results, seconds):
-    """unittest's closing lines for the whole suite; the exit status."""
-    ran = sum(result["ran"] for result in results)
-    counts = {key: sum(result[key] for result in results)
-              for key in ("failures", "errors", "skipped")}
-    print("-" * 70)
-    print("Ran {} test{} in {:.3f}s ({} modules)".format(ran, "s" * (ran != 1), seconds,
-                                                         len(results)))
-    print()
-    said = ", ".join("{}={}".format(key, count) for key, count in counts.items() if count)
-    failed = sum(result["failed"] for result in results)
-    if failed:
-        print("FAILED ({})".format(said or "unexpected successes"))
-        return 1
-    if said:
-        print("OK ({})".format(said))
-    else:
-        print("OK")
-    return 0
+def _replay(module, result):
+    """Put ``module``'s events into unittest's ``result``; an error for a module that did
+    not end on its own, named after the test it was running."""
+    running, where = None, "while importing the module"
+    for event in module.read():
+        kind = event[0]
+        if kind == "start":
+            result.testsRun += 1
+            running, where = event[1], "in this test"
+        elif kind in ("loaded", "stop"):
+            running, where = None, "between its tests (in a class or module fixture)"
+        elif kind == "unexpectedSuccesses":
+            result.unexpectedSuccesses.append(_Test(event[1]))
+        elif kind == "end":
+            where = "after its last test"
+        else:  # errors, failures, skipped, expectedFailures: (test, text)
+            getattr(result, kind).append((_Test(event[1]), event[2]))
+    if module.reported():
+        return
+    if running is None:
+        running = "{} (run.py)".format(module.name)
+        result.testsRun += 1
+    result.errors.append((_Test(running), "run.py: {} {}, {}\n".format(
+        module.name, module.how_it_ended(), where)))
+
+
+# -- The child: one module, run as discovery runs it ----------------------------------
+
+def _processes():
+    """Where the modules' processes come from: on POSIX, forked from a server started
+    afresh (it imported this file and unittest, nothing of run.py's state), ~0.1 s of
+    CPU less each than a new interpreter, 8 s a suite on 2 cores; else spawned."""
+    import multiprocessing
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    processes = multiprocessing.get_context("forkserver")
+    processes.set_forkserver_preload(["__main__"])
+    return processes
+
+
+def _child(folder, name, events):
+    """Run the module ``name`` of ``folder`` (or the test it names), writing its events
+    to the file ``events``: the tests' dots go to stderr, as unittest's do."""
+    if hasattr(os, "setsid"):
+        # a session of its own: a timeout or Ctrl-C kills it with every process it
+        # started, and Ctrl-C at the terminal reaches run.py alone, which stops it
+        os.setsid()
+    if sys.path[0] == HERE:  # as ``python -m unittest``: the current folder, not ours
+        sys.path[0] = os.getcwd()
+    sys.path.insert(0, folder)
+    with open(events, "w", encoding="utf-8") as out:
+        result = _Reporting(out)
+        suite = _load(folder, name)
+        result.send(["loaded"])
+        with warnings.catch_warnings():
+            if not sys.warnoptions:
+                warnings.simplefilter("default")  # as unittest.main: each warning once
+            result.startTestRun()
+            suite(result)
+            result.stopTestRun()
+        result.send(["end"])
+    atexit._run_exitfuncs()  # as an interpreter's exit would: this process ends in os._exit
+
+
+def _load(folder, name):
+    """The module's tests as discovery loads them: a module that fails to import (a
+    syntax error, an exception, sys.exit) is one failing test with its traceback, one
+    that raises SkipTest a skipped test; a package, every test*.py in it."""
+    loader = unittest.TestLoader()
+    if os.path.isdir(os.path.join(folder, name)):
+        return loader.discover(os.path.join(folder, name), PATTERN, top_level_dir=folder)
+    module_name = name.split(".")[0]
+    try:
+        __import__(module_name)
+    except unittest.SkipTest as exc:
+        return unittest.loader._make_skipped_test(module_name, exc, loader.suiteClass)
+    except BaseException:  # as discovery: even SystemExit is the module's error
+        return unittest.loader._make_failed_import_test(module_name, loader.suiteClass)[0]
+    if name != module_name:
+        return loader.loadTestsFromName(name)
+    return loader.loadTestsFromModule(sys.modules[name], pattern=PATTERN)
+
+
+class _Reporting(unittest.TextTestResult):
+    """unittest's result, its dots on stderr, writing each test as it starts and each
+    outcome as unittest records it (after a test, its class's or module's fixtures)."""
+
+    lists = ("errors", "failures", "skipped", "expectedFailures", "unexpectedSuccesses")
+
+    def __init__(self, out):
+        super().__init__(sys.stderr, True, 1)
+        self.out = out
+        self.sent = dict.fromkeys(self.lists, 0)
+
+    def send(self, event):
+        self.out.write(json.dumps(event) + "\n")
+        self.out.flush()
+
+    def send_outcomes(self):
+        for kind in self.lists:
+            for entry in getattr(self, kind)[self.sent[kind]:]:
+                if kind == "unexpectedSuccesses":
+                    self.send([kind, self.getDescription(entry)])
+                else:
+                    self.send([kind, self.getDescription(entry[0]), entry[1]])
+            self.sent[kind] = len(getattr(self, kind))
+
+    def startTest(self, test):
+        self.send_outcomes()
+        self.send(["start", str(test)])
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        self.send_outcomes()
+        self.send(["stop"])
+
+    def stopTestRun(self):
+        super().stopTestRun()
+        self.send_outcomes()
 
 
 if __name__ == "__main__":

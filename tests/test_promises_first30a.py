@@ -21,6 +21,7 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
 import time
 import unittest
 
@@ -174,13 +175,23 @@ class RetryingProgressTest(SideBySide, Cli):
     def test_a_judge_that_restarts_is_shown_unreachable_then_the_line_recovers(self):
         source = self.write("in.jsonl", records(30))
         self.srv.delay = 0.02
+        # from the third request the stub answers only once it stopped (which cuts them
+        # off, and their retries are refused): on a loaded machine the 30 records were
+        # all judged before the test got to stop it
+        stopped = threading.Event()
+
+        def after_the_stop(request):
+            if self.srv.chat_count >= 3:
+                stopped.wait(10)
+        self.srv.responder = after_the_stop
         proc, master = self.on_terminal("--concurrency", "2", "-o", self.path("out"), source)
         deadline = time.monotonic() + 10
         while self.srv.chat_count < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
         port = self.srv.port
         self.srv.stop()
-        tty = self.read_until(master, b"judge unreachable", 5)
+        stopped.set()
+        tty = self.read_until(master, b"judge unreachable: connection refused", 5)
         self.srv.start(port=port)
         tty = tty.decode() + self.read_rest(master, proc)
         self.assertEqual(proc.returncode, 0, tty)

@@ -2,12 +2,23 @@
 x-ratelimit headers, requests in flight backing off on 429s), through the real command
 line against the loopback stub, whose `limit` enforces a bucket of requests and sends the
 headers OpenAI does. Limits are scaled so each test takes a second or two: 1200 RPM is 20
-requests a second (tests/bench_limits.py runs the issue's 64 threads against 60 RPM)."""
+requests a second (tests/bench_limits.py runs the issue's 64 threads against 60 RPM).
+
+A loaded machine wakes a held request late (never early) and delays a reply or a packet
+now and then, so a pace is measured where the limiter lets each request go, on the clock
+it reads to decide and against the time it had each due (``sent``): under --rpm each is
+due exactly its share after the one before went, and goes no sooner; and some gap is
+within 10% of the share, which a few late wake-ups leave (a rate over the whole run
+counts each of them: two busy loops on 2 cores took it 10-20% under --rpm; at a load
+of 20 the quarter of the gaps nearest it was 10% over) and a limiter that holds too
+long does not."""
 import json
 import os
 import pty
+import re
 import subprocess
 import sys
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -16,10 +27,10 @@ sys.path.insert(0, HERE)
 from stub import JUDGE_ENV, PYTHON, StubTestCase, chat, read_terminal, run_main  # noqa: E402
 
 
-def rate(times):
-    """Requests a second between the first and the last of ``times``."""
+def gaps(times):
+    """The seconds between each of ``times`` and the next, shortest first."""
     times = sorted(times)
-    return (len(times) - 1) / (times[-1] - times[0])
+    return sorted(later - sooner for sooner, later in zip(times, times[1:]))
 
 
 class LimitTest(StubTestCase):
@@ -39,32 +50,53 @@ class LimitTest(StubTestCase):
         with open(self.path("s.json"), encoding="utf-8") as f:
             return json.load(f)
 
+    def sent(self):
+        """Each request the limiter let go (any judge's), as (the time.monotonic() it read to
+        let it go, the time --rpm had it due): filled as the run goes."""
+        import minijudge
+        sent = []
+        take = minijudge._Limiter._take
+
+        def taken(limiter, now, *args, **kwargs):
+            sent.append((now, limiter._next["requests"]))
+            return take(limiter, now, *args, **kwargs)
+        patch = mock.patch.object(minijudge._Limiter, "_take", taken)
+        patch.start()
+        self.addCleanup(patch.stop)
+        return sent
+
+    def assertPaced(self, sent, seconds, rpm=True):
+        """Requests ``sent`` one every ``seconds``. Under --rpm, exactly: each due that long
+        after the one before went, none gone sooner; else most gaps (the median) no more
+        than 10% shorter (a reply slower than the estimate's share lets the next go early).
+        And as they went: a gap within 10% of it, which a limiter that holds too long has
+        none of, and load (which wakes some late) leaves."""
+        spaced = gaps([went for went, _ in sent])
+        if rpm:
+            for (went, _), (_, due) in zip(sent, sent[1:]):
+                self.assertAlmostEqual(due, went + seconds, delta=1e-9, msg=sent)
+            self.assertGreaterEqual(spaced[0], seconds - 1e-9, spaced)
+        else:
+            self.assertGreater(spaced[len(spaced) // 2], seconds * 0.9, spaced)
+        nearest = min(spaced, key=lambda gap: abs(gap - seconds))
+        self.assertLess(abs(nearest - seconds) / seconds, 0.10, spaced)
+
 
 class RpmTest(LimitTest):
     def test_the_measured_rate_is_within_10_percent_of_rpm(self):
+        sent = self.sent()
         code, _, err = self.run_code("--rpm", "1200", "--concurrency", "16", self.items(20))
         self.assertEqual(code, 0, err)
-        times = [r for r in self.srv.requests if r.method == "POST"]
-        self.assertEqual(len(times), 20)
-        measured = rate(self.srv_times) * 60
-        self.assertLess(abs(measured - 1200) / 1200, 0.10, measured)
+        self.assertEqual(len(sent), 20)
+        self.assertPaced(sent, 0.05)
+        self.assertEqual(self.srv.chat_count, 20)
         limits = self.summary()["limits"]
         self.assertEqual(limits["rate_limited"], 0)
-        self.assertGreater(limits["held_seconds"], 0.8)  # 19 gaps of 0.05 s: ~0.95 s held
-        self.assertRegex(err, "\n  limits: held (0.9|1.0) s by --rpm")
-        self.assertIn(" s by --rpm 1200 or the server's limit; 0 replies were http 429 (rate "
-                      "limited)\n", err)
-
-    def setUp(self):
-        super().setUp()
-        self.srv_times = []
-        answer = self.srv.responder
-
-        def timed(request):
-            import time
-            self.srv_times.append(time.monotonic())
-            return answer(request) if answer else None
-        self.srv.responder = timed
+        # held from the second request's wait to the last one's turn: 19 gaps, ~0.95 s
+        self.assertAlmostEqual(limits["held_seconds"], sent[-1][0] - sent[0][0], delta=0.05)
+        held = re.search(r"\n  limits: held ([0-9.]+) s by --rpm 1200 or the server's limit; "
+                         r"0 replies were http 429 \(rate limited\)\n", err)
+        self.assertAlmostEqual(float(held.group(1)), limits["held_seconds"], delta=0.051)
 
     def test_rpm_from_python_and_a_judges_entry(self):
         import minijudge
@@ -72,15 +104,17 @@ class RpmTest(LimitTest):
         self.assertEqual(judge.rpm, 1200)
         judges = self.write("j.json", json.dumps(
             [{"name": "a", "url": self.srv.url, "options": {"rpm": 600, "tpm": 100000}}]))
+        sent = self.sent()
         code, _, err = run_main(["--judges", judges, "--no-preflight", "-o",
                                  self.path("out.jsonl"), "--summary", self.path("s.json"),
-                                 self.items(4)])
+                                 self.items(6)])
         self.assertEqual(code, 0, err)
         limits = self.summary()["judges"]["a"]["limits"]
-        held = limits.pop("held_seconds")  # 3 gaps of 0.1 s between 4 requests
+        held = limits.pop("held_seconds")  # 5 gaps of 0.1 s between 6 requests
         self.assertEqual(limits, {"rpm": 600, "tpm": 100000, "rate_limited": 0,
                                   "turns_waited": 0})
-        self.assertAlmostEqual(held, 0.3, delta=0.05)
+        self.assertPaced(sent, 0.1)
+        self.assertAlmostEqual(held, sent[-1][0] - sent[0][0], delta=0.05)
 
     def test_a_wrong_rpm_or_tpm_from_each_place_says_so(self):
         import minijudge
@@ -114,16 +148,12 @@ class TpmTest(LimitTest):
         # each reply says 300 tokens; sent, a request is estimated at ~40 (prompt + 16):
         # at 144000 TPM (2400 a second) the usage allows 8 requests a second, the estimate 60
         usage = {"prompt_tokens": 290, "completion_tokens": 10, "total_tokens": 300}
-        times = []
-
-        def responder(request):
-            import time
-            times.append(time.monotonic())
-            return chat("Rating: 4", usage=dict(usage))
-        self.srv.responder = responder
+        self.srv.responder = lambda request: chat("Rating: 4", usage=dict(usage))
+        sent = self.sent()
         code, _, err = self.run_code("--tpm", "144000", "--concurrency", "8", self.items(9))
         self.assertEqual(code, 0, err)
-        self.assertLess(abs(rate(times) - 8) / 8, 0.10, rate(times))
+        self.assertEqual(len(sent), 9)
+        self.assertPaced(sent, 1 / 8, rpm=False)
         self.assertEqual(self.summary()["limits"]["tpm"], 144000)
 
 
@@ -155,15 +185,27 @@ class ServerLimitTest(LimitTest):
 
     def test_the_server_headers_hold_the_run_before_a_429(self):
         # a bucket of 4 refilled in 0.25 s: the first reply says 3 left, the client counts
-        # down and waits the reset instead of sending into a 429
+        # down and, at 0 left, waits the reset instead of sending into a 429
         self.srv.limit = (4, 0.25)
         self.srv._bucket = (4.0, 0.0)
+        told = []  # the requests left, as each reply said
+        limited = self.srv._limited
+
+        def telling(request):
+            reply = limited(request)
+            told.append(dict(reply.headers)["x-ratelimit-remaining-requests"])
+            return reply
+        self.srv._limited = telling
         code, _, err = self.run_code("--concurrency", "1", self.items(8))
         self.assertEqual(code, 0, err)
         self.assertEqual(self.srv.limited, 0)
         limits = self.summary()["limits"]
         self.assertEqual(limits["rate_limited"], 0)
-        self.assertGreater(limits["held_seconds"], 0.2)  # 4 sent, then 4 more in 0.25 s
+        # how long it held depends on how fast the requests went: a loaded machine's are
+        # slower, the bucket refills meanwhile, less is held (0.15 s seen with three busy
+        # loops on 2 cores, ~0.3 s on an idle one), but it holds (4 requests within 0.25 s)
+        self.assertIn("0", told[:-1])
+        self.assertGreater(limits["held_seconds"], 0)
 
 
 class HeaderTest(LimitTest):
@@ -183,10 +225,17 @@ class HeaderTest(LimitTest):
                              "x-ratelimit-reset-requests": "300ms"}, {}])
         code, _, err = self.run_code("--concurrency", "1", self.items(2))
         self.assertEqual(code, 0, err)
-        self.assertGreaterEqual(times[1] - times[0], 0.29)
-        self.assertAlmostEqual(self.summary()["limits"]["held_seconds"], 0.3, delta=0.05)
-        self.assertIn("\n  limits: held 0.3 s by the server's limit; 0 replies were http 429 "
-                      "(rate limited)\n", err)
+        # 0.3 s from the reply, which left the stub after times[0]
+        self.assertGreaterEqual(times[1] - times[0], 0.3)
+        # held: the 0.3 s less the reply's way back; less than twice that, which a reset
+        # misread (a unit off) or a hold past it goes beyond and a loaded machine's late
+        # wake-up (0.1 s seen with two busy loops on 2 cores) does not
+        held = self.summary()["limits"]["held_seconds"]
+        self.assertGreaterEqual(held, 0.25)
+        self.assertLess(held, 0.6)
+        said = re.search(r"\n  limits: held ([0-9.]+) s by the server's limit; 0 replies were "
+                         r"http 429 \(rate limited\)\n", err)
+        self.assertAlmostEqual(float(said.group(1)), held, delta=0.051)
 
     def test_garbage_headers_hold_nothing(self):
         garbage = [("0", "-1s"), ("0", "1e309s"), ("0", "nan"), ("0", "inf"), ("0", "2h"),
@@ -202,21 +251,16 @@ class HeaderTest(LimitTest):
         self.assertNotIn("limits:", err)
 
     def test_two_judges_on_one_server_share_its_limit(self):
-        times = []
-
-        def responder(request):
-            import time
-            times.append(time.monotonic())
-            return chat("Rating: 4")
-        self.srv.responder = responder
         judges = self.write("j.json", json.dumps(
             [{"name": "a", "url": self.srv.url, "options": {"rpm": 1200}},
              {"name": "b", "url": self.srv.url + "/v1", "options": {"rpm": 1200}}]))
+        sent = self.sent()
         code, _, err = run_main(["--judges", judges, "--no-preflight", "-o",
                                  self.path("out.jsonl"), self.items(10)])
         self.assertEqual(code, 0, err)
-        self.assertEqual(len(times), 20)
-        self.assertLess(abs(rate(times) * 60 - 1200) / 1200, 0.10, rate(times) * 60)
+        self.assertEqual(self.srv.chat_count, 20)
+        self.assertEqual(len(sent), 20)
+        self.assertPaced(sent, 0.05)  # 1200 RPM for the two together, not each
 
 
 class FlightTest(LimitTest):
