@@ -2670,19 +2670,23 @@ class _Limiter:
             wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
             if wait > 0:
                 self._hold(tokens, wait, why, model, obeyed)
-            now = time.monotonic()
-            self.flying += 1
-            self._flying_by[model] += 1
-            self.most = max(self.most, self.flying)
-            if self.rpm:
-                self._next["requests"] = max(self._next["requests"], now) + 60.0 / self.rpm
-            if self.tpm:  # the next request's time moves on by this one's share of --tpm
-                self._next["tokens"] = max(self._next["tokens"], now) + 60.0 * tokens / self.tpm
-            for kind, spent in (("requests", 1), ("tokens", tokens)):
-                if (model, kind) in self._left:
-                    left, reset = self._left[model, kind]
-                    self._left[model, kind] = (left - spent, reset)
+            self._take(time.monotonic(), tokens, model)
             return self._epoch
+
+    def _take(self, now, tokens, model=None):
+        """Count a request of ``tokens`` for ``model`` as sent ``now`` (the time the limits
+        were read at: the tests' seam to see each request go)."""
+        self.flying += 1
+        self._flying_by[model] += 1
+        self.most = max(self.most, self.flying)
+        if self.rpm:
+            self._next["requests"] = max(self._next["requests"], now) + 60.0 / self.rpm
+        if self.tpm:  # the next request's time moves on by this one's share of --tpm
+            self._next["tokens"] = max(self._next["tokens"], now) + 60.0 * tokens / self.tpm
+        for kind, spent in (("requests", 1), ("tokens", tokens)):
+            if (model, kind) in self._left:
+                left, reset = self._left[model, kind]
+                self._left[model, kind] = (left - spent, reset)
 
     def _hold(self, tokens, wait, why, model=None, obeyed=0.0):
         """Wait (the lock released meanwhile) while something holds the request."""
