@@ -635,14 +635,18 @@ def _render_naming_failure(text, given, values):
 # -- Modes ---------------------------------------------------------------------------
 
 class _Mode(collections.namedtuple("_Mode", "template parser responses reference answers "
-                                             "nominal scores")):
+                                             "nominal scores compare criteria",
+                                   defaults=(None, False))):
     """A mode, as data: the template it fills (None: rating's, rating_ref when the item has
     a reference), the parser that reads the reply, the record fields its item holds;
     ``reference``, whether it needs one; ``answers``, what its record holds when that is
     more than one answer (None: one, or "two" compared, or several systems); ``nominal``,
     whether its scores are categories, not points on a line (a panel's alpha); ``scores``,
     what its figure is: the "mean" of the records, "A's win rate" over the pairs judged,
-    or the "systems" ranked. How a mode asks an item again is in _VARIANTS."""
+    or the "systems" ranked; ``compare``, the LLMJudge method that compares its responses
+    ("compare": a pair, "compare_systems": each pair of systems; None: ``judge``);
+    ``criteria``, whether a record may hold its own criterion (--criteria-field). How a
+    mode asks an item again is in _VARIANTS."""
 
 
 _MODES = {
@@ -650,13 +654,15 @@ _MODES = {
     "binary": _Mode("binary", "binary", ("response",), True, None, True, "mean"),
     "math": _Mode("math", "binary", ("response",), True, None, True, "mean"),
     "rubric": _Mode("rubric", "json", ("response",), False, None, False, "mean"),
-    "criterion": _Mode("criterion", "option", ("response",), False, None, False, "mean"),
+    "criterion": _Mode("criterion", "option", ("response",), False, None, False, "mean",
+                       criteria=True),
     "comparative": _Mode("comparative", "comparative", ("response_a", "response_b"), False,
                          "two", False, "mean"),
     "pairwise": _Mode("pairwise", "verdict", ("response_a", "response_b"), False, "two", True,
-                      "A's win rate"),
+                      "A's win rate", compare="compare"),
     "systems": _Mode("pairwise", "verdict", ("responses",), False, "several, named by their "
-                     "keys (matched with the judge's)", False, "systems"),
+                     "keys (matched with the judge's)", False, "systems",
+                     compare="compare_systems"),
     "trajectory": _Mode("trajectory", "binary", ("response",), False, None, True, "mean"),
 }
 
@@ -6222,29 +6228,40 @@ class _Fields(collections.namedtuple("_Fields", (
     __slots__ = ()
 
 
+# a record's fields say the command line found no conversation where the judge would look
+_NO_CONVERSATION = "(no conversation)"
+
+
 def _item_fields(spec, number, record, mode=None):
-    """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
-    mode = mode or spec.mode
-    names = _MODES[mode][2]
+    """The judge's fields of record ``number`` (those its mode names) as text, with the
+    judge's private fields of its conversation; a _BadLine saying why it cannot be judged
+    (a bad line is its own)."""
+    if isinstance(record, _BadLine):
+        return record
+    name = mode or spec.mode
+    mode = _MODES[name]
+    names = mode.responses
+    where = ""
     try:
         conversation = _record_conversation(spec, record, names)
-    except JudgeError as exc:
-        return _BadLine("line {}: {}".format(number, exc), b"")
-    problem = _field_problem(spec, record, names, conversation) or _no_reference_problem(
-        spec, record, mode)
-    if problem:
-        return _BadLine("line {}: {}".format(number, problem), b"")
-    criterion, where = None, ""
-    if mode == "criterion":
-        criterion = spec.criteria_field
-    try:  # the fields as text (one nested too deeply is this line's), and the flags' fields
-        fields = _text_fields(spec, record, names)
-        if conversation:
-            fields = _conversation_item(fields, conversation)
-        elif _judge_reads_alike(spec, names):
-            fields["_conversation"] = _NO_CONVERSATION  # the judge need not look again
-        _check_flag_fields(spec, record, criterion)
-        fields.update(_flag_fields(spec, record))
+        problem = _field_problem(spec, record, names, conversation)
+        if problem:
+            raise JudgeError(problem)
+        if mode.reference:  # a reference field there but holding none ("", [], NaN) would
+            _check_reference(spec, record, name)  # fill the template with an empty truth
+        fields = _text_fields(spec, record, names)  # one nested too deeply is this line's
+        if conversation:  # its question and response are the judged turn's (the judge's)
+            fields = {k: v for k, v in fields.items() if k not in ("question", "response")}
+            if conversation["_references"] is not None:  # a list: the turn's, not the list
+                fields.pop("reference", None)
+            fields.update(conversation)
+        elif names == ("response",) and isinstance(spec.conversation_field, _Default) and (
+                spec.response_field == "response"):
+            fields["_conversation"] = _NO_CONVERSATION  # the judge would find none either
+        criterion = None
+        if mode.criteria:
+            criterion = spec.criteria_field
+        fields.update(_flag_fields(spec, record, criterion))
         if criterion in record:  # checked now: a bad one is this record's error
             where = "field {!r}: ".format(criterion)
             _criterion(record[criterion])
@@ -6267,7 +6284,16 @@ def _record_conversation(spec, record, names):
     value = record.get(field)
     what = "field {!r}".format(str(field))
     if not isinstance(value, list):
-        _check_conversation_field(spec, record)
+        # a named field must be a list; the default one may hold another thing beside a
+        # response, or null (none, as Python reads it)
+        default = isinstance(field, _Default) and (value is None or spec.response_field in record)
+        if not default and field not in record:
+            raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
+                field, field, _names(sorted(record), "no fields"),
+                _field_hint(spec, record, "conversation")))
+        if not default:
+            raise JudgeError("field {!r} is a {}, expected a list of messages "
+                             "(--conversation-field {})".format(field, _kind_name(value), field))
         value = _mtbench_messages(record)
         what = "field 'turns'"
     if value is None:
@@ -6284,64 +6310,29 @@ def _record_conversation(spec, record, names):
             "turn": spec.turn}
 
 
-# a record's fields say the command line found no conversation where the judge would look
-_NO_CONVERSATION = "(no conversation)"
-
-
-def _judge_reads_alike(spec, names):
-    """Whether the judge, given a record the command line found no conversation in, would
-    find none either (it reads field 'messages' beside a response in 'response', and
-    MT-Bench's layout): then it is not read twice (issue 32 made every record read so)."""
-    if names != ("response",) or not isinstance(spec.conversation_field, _Default):
-        return False
-    return spec.response_field == "response"
-
-
 def _record_pair(spec, record):
-    """A record whose two responses are conversations, as the judge's private fields (_pair:
-    both read; _references; turn), None if neither is a list; JudgeError naming what is
-    wrong, the turn checked here so the error names the line."""
+    """A pair's conversations as the judge's private fields (_pair: both read; _references;
+    turn): two lists of messages, or two text replies to the record's --conversation-field
+    list (a dialogue ending with the user's message, and two candidate replies); None if
+    the record holds neither; JudgeError naming what is wrong, the turn checked here so the
+    error names the line."""
     names = (spec.response_a_field, spec.response_b_field)
     values = [record.get(name) for name in names]
-    if not any(isinstance(value, list) for value in values):
-        return _pair_in_conversation(spec, record, values)
-    what = tuple("field {!r}".format(str(name)) for name in names)
-    pair = _pair_messages(values, record.get("turns"), what)
-    _pair_fields(pair, spec.turn, limit=0, what=what, asked="--turn {}")
-    return {"_pair": pair, "_references": _record_references(spec, record), "turn": spec.turn}
-
-
-def _pair_in_conversation(spec, record, values):
-    """A record whose two text responses both reply to its conversation (the
-    --conversation-field list, ending with the user's message: a dialogue and two candidate
-    replies), as _record_pair's fields; None if the record holds no conversation."""
     field = spec.conversation_field
-    if not isinstance(record.get(field), list):
+    if any(isinstance(value, list) for value in values):
+        what = tuple("field {!r}".format(str(name)) for name in names)
+        pair = _pair_messages(values, record.get("turns"), what)
+    elif isinstance(record.get(field), list):
+        problem = _response_problem(spec, record, ("response_a", "response_b"))
+        if problem:  # each reply must be text, as for a pair without a conversation
+            raise JudgeError(problem)
+        what = ("field {!r}".format(str(field)),) * 2
+        pair = _replies_to(_conversation(record[field], what[0]), values, what[0])
+    else:
         _check_turn_flag(spec)
         return None
-    problem = _response_problem(spec, record, ("response_a", "response_b"))
-    if problem:  # each reply must be text, as for a pair without a conversation
-        raise JudgeError(problem)
-    what = "field {!r}".format(str(field))
-    pair = _replies_to(_conversation(record[field], what), values, what)
-    _pair_fields(pair, spec.turn, limit=0, what=(what, what), asked="--turn {}")
+    _pair_fields(pair, spec.turn, limit=0, what=what, asked="--turn {}")
     return {"_pair": pair, "_references": _record_references(spec, record), "turn": spec.turn}
-
-
-def _check_conversation_field(spec, record):
-    """JudgeError if --conversation-field named a field that is absent or not a list: the
-    user said the records are conversations (the default field may hold something else, or
-    null: none, as Python reads it)."""
-    field = spec.conversation_field
-    if isinstance(field, _Default) and (record.get(field) is None or
-                                        spec.response_field in record):
-        return  # the default field holding another thing, beside a response: not ours
-    if field not in record:
-        raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
-            field, field, _names(sorted(record), "no fields"),
-            _field_hint(spec, record, "conversation")))
-    raise JudgeError("field {!r} is a {}, expected a list of messages (--conversation-field "
-                     "{})".format(field, _kind_name(record[field]), field))
 
 
 def _check_turn_flag(spec):
@@ -6358,26 +6349,14 @@ def _record_references(spec, record):
     return _turn_references(record)
 
 
-def _conversation_item(fields, conversation):
-    """The text fields of a conversation's record: its question and response are the
-    judged turn's (filled by the judge); a list reference is the turn's, not the list."""
-    fields = {k: v for k, v in fields.items() if k not in ("question", "response")}
-    if conversation["_references"] is not None:
-        fields.pop("reference", None)
-    fields.update(conversation)
-    return fields
-
-
-def _no_reference_problem(spec, record, mode):
-    """A mode that needs a reference (binary, math), given a record whose reference field is
-    there but holds none ("", spaces, [], {}, NaN): the record's own field would fill the
-    template, and the judge would check the response against an empty or "nan" truth."""
+def _check_reference(spec, record, mode):
+    """JudgeError for a reference field that is there but holds no reference ("", spaces,
+    [], {}, NaN), in a mode that needs one (absent or null: the template says so)."""
     field = spec.reference_field
-    if not _MODES[mode].reference or field not in record or record[field] is None:
-        return None  # absent or null: the template says it needs the field
-    if _reference_of(record, field) is not None:
-        return None
-    return "field {!r} holds no reference, and --mode {} needs one".format(str(field), mode)
+    if field not in record or record[field] is None or _reference_of(record, field) is not None:
+        return
+    raise JudgeError("field {!r} holds no reference, and --mode {} needs one".format(
+        str(field), mode))
 
 
 def _text_fields(spec, record, names):
@@ -6397,11 +6376,10 @@ def _text_fields(spec, record, names):
     return fields
 
 
-def _check_flag_fields(spec, record, criterion):
-    """JudgeError if a field named by --context-field, --image-field or --criteria-field (with
-    no --criteria to fall back on) is absent or null."""
-    if not (spec.context_field or spec.image_field or (criterion and not spec.criteria)):
-        return  # no flag names a field: decided without making the list of them
+def _flag_fields(spec, record, criterion):
+    """The fields --context-field and --image-field add to the prompt; JudgeError if a field
+    they name, or --criteria-field's with no --criteria to fall back on, is absent or null.
+    Images are read from --image-root, else the input file's folder (and may not leave it)."""
     wanted = [(field, "--context-field {}={}".format(name, field))
               for name, field in spec.context_field]
     wanted.append((spec.image_field, "--image-field"))
@@ -6410,99 +6388,43 @@ def _check_flag_fields(spec, record, criterion):
     for field, flag in wanted:
         if field and record.get(field) is None:
             raise JudgeError("no {!r} field ({})".format(field, flag))
-
-
-def _flag_fields(spec, record):
-    """The fields --context-field and --image-field add to the prompt."""
     fields = {}
     if spec.context_field:
         fields["context"] = {name: record[field] for name, field in spec.context_field}
     if spec.image_field:
-        fields["images"] = _image_urls(record[spec.image_field], _record_images(spec))
+        folder, what = os.path.dirname(os.path.abspath(spec.input)), "the input file's folder"
+        if spec.input == "-":
+            folder, what = os.curdir, "the current folder, input from stdin"
+        if spec.image_root:
+            folder, what = spec.image_root, "--image-root"
+        root = _image_root(folder, what, "--image-root DIR")
+        fields["images"] = _image_urls(record[spec.image_field], root)
     return fields
 
 
-def _record_images(spec):
-    """The folder a record's image paths are read from (and may not leave): --image-root,
-    else the input file's."""
-    folder, what = os.path.dirname(os.path.abspath(spec.input)), "the input file's folder"
-    if spec.input == "-":
-        folder, what = os.curdir, "the current folder, input from stdin"
-    if spec.image_root:
-        folder, what = spec.image_root, "--image-root"
-    return _image_root(folder, what, "--image-root DIR")
-
-
 def _responses_kind_problem(values, parser):
-    """Why the responses a parser reads (a pair's two, else one) are not answers, or None."""
+    """Why the responses a parser reads (a pair's two, else one) are not answers, or None
+    (absent: said elsewhere). A NaN is pandas' (and json's literal NaN's) missing value,
+    never the text "nan" to grade."""
     fields = ("response",)
     if parser in ("verdict", "comparative"):
         fields = ("response_a", "response_b")
     for field in fields:
-        problem = _kind_problem(field, values.get(field))
-        if problem:
-            return problem
-    return None
-
-
-def _kind_problem(field, value):
-    """Why a response value is not an answer, or None (None: absent, said elsewhere): a NaN
-    is pandas' (and json's literal NaN's) missing value, never the text "nan" to grade."""
-    if value is not None and not isinstance(value, (str, int, float)):
-        return "field {!r} is a {}, expected text".format(field, type(value).__name__)
-    if isinstance(value, float) and math.isnan(value):
-        return "field {!r} is NaN (a missing value), expected text".format(field)
+        value = values.get(field)
+        if value is not None and not isinstance(value, (str, int, float)):
+            return "field {!r} is a {}, expected text".format(field, type(value).__name__)
+        if isinstance(value, float) and math.isnan(value):
+            return "field {!r} is NaN (a missing value), expected text".format(field)
     return None
 
 
 def _field_problem(spec, record, names, conversation=None):
     """Why a record's fields cannot be judged as the flags say (``names``: its mode's
-    response fields), or None. A conversation's response is its own last reply."""
-    problem = _named_field_problem(spec, record) or _empty_field_problem(spec, record)
-    if problem or conversation:
-        return problem
-    return _response_problem(spec, record, names)
-
-
-def _response_problem(spec, record, names):
-    """Why a record's response fields (``names``, its mode's) cannot be judged, or None."""
-    for name in names:
-        field = getattr(spec, name + "_field")
-        if name == "responses":
-            problem = _systems_problem(record.get(field))
-        else:
-            problem = _text_problem(record, name, field)
-        if problem:
-            return problem.replace("{!r}", repr(field)) + _missing_hint(spec, record, name)
-    return None
-
-
-def _systems_problem(value):
-    if not isinstance(value, dict) or len(value) < 2:
-        return "field {!r} must map two or more systems to their responses"
-    if any(v is None or isinstance(v, (dict, list)) for v in value.values()):
-        return "every response in {!r} must be text"
-    return None
-
-
-def _text_problem(record, name, field):
-    """A response field missing, or not text (a null response is an empty one)."""
-    value = record.get(field)
-    if field not in record:
-        return "no {{!r}} field (choose one with --{}-field; the record has {})".format(
-            name.replace("_", "-"), _names(sorted(record), "no fields"))
-    if isinstance(value, (dict, list)):
-        return "field {{!r}} is a {}, expected text".format(type(value).__name__)
-    if value is None and name != "response":
-        return "field {!r} is null, expected text"
-    if isinstance(value, float) and math.isnan(value):  # json's NaN: judged as the text "nan"
-        return "field {!r} is NaN (a missing value), expected text"
-    return None
-
-
-def _named_field_problem(spec, record):
-    """Why a record lacks a field that --question-field or --reference-field names, or None:
-    judged without it, it would silently be another item than the user asked for."""
+    response fields), or None: a field --question-field or --reference-field names missing
+    or empty (judged without it, it would silently be another item than the user asked
+    for), a --context-field or --image-field value there but empty (sent, it would be left
+    out of the prompt without a word), a response field missing or not text. A
+    conversation's response is its own last reply."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
         field = getattr(spec, name + "_field")
         if field is None or isinstance(field, _Default):  # not named: a record may have none
@@ -6517,6 +6439,47 @@ def _named_field_problem(spec, record):
             return "field {!r} is empty ({})".format(field, named)
         if _reference_of(record, field) is None:  # NaN: pandas' missing value, not "nan"
             return "field {!r} is NaN (a missing value), expected text ({})".format(field, named)
+    flagged = [(field, "--context-field {}={}".format(name, field))
+               for name, field in spec.context_field]
+    flagged.append((spec.image_field, "--image-field {}".format(spec.image_field)))
+    for field, flag in flagged:
+        if field is not None and _is_blank(record.get(field)):
+            return "field {!r} is empty ({})".format(field, flag)
+    if conversation:
+        return None
+    return _response_problem(spec, record, names)
+
+
+def _systems_problem(value):
+    if not isinstance(value, dict) or len(value) < 2:
+        return "field {!r} must map two or more systems to their responses"
+    if any(v is None or isinstance(v, (dict, list)) for v in value.values()):
+        return "every response in {!r} must be text"
+    return None
+
+
+def _response_problem(spec, record, names):
+    """Why a record's response fields (``names``, its mode's) cannot be judged, or None: a
+    field missing (with the likeliest field to pass instead), not text, or NaN; a pair's
+    null (a null response is an empty one); systems that are not two or more texts."""
+    for name in names:
+        field = getattr(spec, name + "_field")
+        value = record.get(field)
+        problem, hint = None, ""
+        if name == "responses":
+            problem = _systems_problem(value)
+        elif field not in record:
+            problem = "no {{!r}} field (choose one with --{}-field; the record has {})".format(
+                name.replace("_", "-"), _names(sorted(record), "no fields"))
+            hint = _field_hint(spec, record, name, with_question=True)
+        elif isinstance(value, (dict, list)):
+            problem = "field {{!r}} is a {}, expected text".format(type(value).__name__)
+        elif value is None and name != "response":
+            problem = "field {!r} is null, expected text"
+        elif isinstance(value, float) and math.isnan(value):  # json's NaN: not the text "nan"
+            problem = "field {!r} is NaN (a missing value), expected text"
+        if problem:
+            return problem.replace("{!r}", repr(field)) + hint
     return None
 
 
@@ -6538,109 +6501,61 @@ _FIELD_GUESSES = {
 _FLAGGED = ("question", "reference", "response", "response_a", "response_b")
 
 
-def _missing_hint(spec, record, role):
-    """The hint after a missing response field: its likeliest field and, with a built-in
-    template and no question either, the question's too, so one retry can score the file."""
-    if role not in _FLAGGED or getattr(spec, role + "_field") in record:
-        return ""  # there, but not text: the problem says so; systems: no text to guess
+def _field_hint(spec, record, role, with_question=False):
+    """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or "".
+    ``with_question``: a missing response's hint names the question's field too when a
+    built-in template will ask for one the record lacks, so that one retry scores the file."""
+    import shlex
     guess = _closest_field(spec, record, role)
     if guess is None:
         return ""
-    flags = [_role_flag(role), _quoted(guess)]
-    if _no_question_in(spec, record):
+    flags = [_role_flag(role), shlex.quote(guess)]
+    asks = not (spec.question_field or spec.template or _first(record, "question", "context"))
+    if with_question and asks:
         question = _closest_field(spec, record, "question", (guess,))
         if question is not None:
-            flags += ["--question-field", _quoted(question)]
+            flags += ["--question-field", shlex.quote(question)]
     return "; pass {}?".format(" ".join(flags))
-
-
-def _no_question_in(spec, record):
-    """Whether a built-in template will ask for a question this record does not have."""
-    return not (spec.question_field or spec.template or _first(record, "question", "context"))
-
-
-def _field_hint(spec, record, role):
-    """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or ""."""
-    guess = _closest_field(spec, record, role)
-    if guess is None:
-        return ""
-    return "; pass {} {}?".format(_role_flag(role), _quoted(guess))
 
 
 def _role_flag(role):
     return "--{}-field".format(role.replace("_", "-"))
 
 
-def _quoted(name):
-    """A field name as a shell word to copy."""
-    import shlex
-    return shlex.quote(name)
-
-
 def _closest_field(spec, record, role, taken=()):
-    """The record field most likely meant for ``role``, or None. Only fields that could be
-    sent (text; a number for a reference; a list for a conversation) and that no flag (nor
-    ``taken``) uses."""
-    used = set(_flagged_fields(spec)).union(taken)
-    names = tuple(name for name, value in record.items()
-                  if name not in used and _may_be(role, name, value))
-    return _guess(role, getattr(spec, role + "_field", None), names)
-
-
-def _guess(role, typed, names):
-    """Of ``names``: near the name the flag gave (a typo), else a name other tools use for
-    ``role``, else near the role's own name, else the only one; None."""
-    fields = {}
-    for name in names:
-        fields.setdefault(name.lower(), name)
-    for guess in _guesses(role, typed, fields):
-        return fields[guess]
+    """The record field most likely meant for ``role``, or None: of the fields that could
+    be sent (text; a number for a reference; a list for a conversation) that no flag (nor
+    ``taken``) uses, and whose name can be copied as a flag's value (not ours, not an
+    option, short, no newline or escape: the summary's one line shows neither), the one
+    spelt near the name the flag gave (a typo), else a name other tools use for ``role``,
+    else the one spelt near the role's own name, else the only one."""
+    used = {getattr(spec, name + "_field") for name in _FLAGGED[1:]}
+    used.update((spec.responses_field, spec.image_field, spec.criteria_field, spec.human_field))
+    used.update(field for _, field in spec.context_field)
+    used.update(taken)
+    if spec.question_field:
+        used.add(spec.question_field)
+    else:
+        used.update(("question", "context"))
+    fields = {}  # by lower case, the first of a spelling kept
+    for name, value in record.items():
+        if name not in used and _could_be(role, name, value):
+            fields.setdefault(name.lower(), name)
+    guesses = _spelt_near(getattr(spec, role + "_field", None), fields)
+    if not guesses:
+        guesses = [name for name in _FIELD_GUESSES.get(role, ()) if name in fields]
+    if not guesses:
+        guesses = _spelt_near(role, fields)
+    if not guesses and len(fields) == 1:
+        guesses = list(fields)
+    if guesses:
+        return fields[guesses[0]]
     return None
 
 
-def _guesses(role, typed, fields):
-    yield from _near(typed, fields)
-    yield from (name for name in _FIELD_GUESSES.get(role, ()) if name in fields)
-    yield from _near(role, fields)
-    if len(fields) == 1:
-        yield from fields
-
-
-_NEAR_FIELDS = 50  # more, and a near spelling is noise; and difflib's time grows with them
-
-
-def _near(name, fields):
-    """The field of ``fields`` (keyed by lower case) spelt nearest ``name``, if any."""
-    if not name or len(fields) > _NEAR_FIELDS:
-        return ()
-    return _spelt_near(str(name).lower()[:100], tuple(fields))
-
-
-@functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
-def _spelt_near(name, fields):
-    import difflib
-    return tuple(difflib.get_close_matches(name, fields, 1))
-
-
-def _flagged_fields(spec):
-    """The fields the field flags (or their defaults) name."""
-    names = [getattr(spec, role + "_field") for role in _FLAGGED[1:]]
-    names += [spec.responses_field, spec.image_field, spec.criteria_field, spec.human_field]
-    names += [field for _, field in spec.context_field]
-    if spec.question_field:
-        return names + [spec.question_field]
-    return names + ["question", "context"]
-
-
-def _copyable(name):
-    """Whether a field name can be suggested as a flag's value to copy: not ours, not an
-    option, short, and with no newline or escape (the summary's one line shows neither)."""
-    return len(name) <= 100 and not name.startswith(("-", "judge_")) and name.isprintable()
-
-
-def _may_be(role, name, value):
+def _could_be(role, name, value):
     """Whether field ``name`` holding ``value`` could be suggested for ``role``."""
-    if not _copyable(name):
+    if len(name) > 100 or name.startswith(("-", "judge_")) or not name.isprintable():
         return False
     if role == "conversation":
         return isinstance(value, list) and bool(value)
@@ -6648,6 +6563,22 @@ def _may_be(role, name, value):
         return bool(value.strip())
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     return role == "reference" and number and value == value  # NaN: missing
+
+
+_NEAR_FIELDS = 50  # more, and a near spelling is noise; and difflib's time grows with them
+
+
+def _spelt_near(name, fields):
+    """The name of ``fields`` (keyed by lower case) spelt nearest ``name``, in a tuple."""
+    if not name or len(fields) > _NEAR_FIELDS:
+        return ()
+    return _close_matches(str(name).lower()[:100], tuple(fields))
+
+
+@functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
+def _close_matches(name, fields):
+    import difflib
+    return tuple(difflib.get_close_matches(name, fields, 1))
 
 
 _NEEDS_FIELD_RE = re.compile(r"""
@@ -6659,18 +6590,23 @@ _OTHER_FLAGGED = ("context", "criterion", "criteria", "image", "images")  # --co
 
 
 def _with_flag(spec, record, error):
-    """A template's "needs field" error for a field a flag sets, naming the flag, the
-    record's own fields (the library lists those it was given: ours, like 'response',
-    among them) and the likeliest one; any other error as it is."""
+    """A template's "needs field" error naming the flag that sets the field (or that none
+    does), the record's own fields that hold a value (the library lists those it was given:
+    ours, like 'response', among them) and the likeliest one; one that --context-field,
+    --criteria-field or --image-field sets, and any other error, as it is."""
     match = _NEEDS_FIELD_RE.match(error)
     if not match:
         return error
     role = _FIELD_ALIASES.get(match.group(1), match.group(1))
-    if role not in _FLAGGED:
-        return _unflagged(error, role, record)
-    return "template needs field {!r} (choose one with {}; the record has {}){}".format(
-        match.group(1), _role_flag(role), _names(_holding_values(record), "no fields"),
-        _field_hint(spec, record, role))
+    held = sorted(str(name) for name, value in record.items() if not _is_missing(value))
+    if role in _FLAGGED:
+        return "template needs field {!r} (choose one with {}; the record has {}){}".format(
+            match.group(1), _role_flag(role), _names(held, "no fields"),
+            _field_hint(spec, record, role))
+    if role in _OTHER_FLAGGED:
+        return error
+    return ("template needs field {!r} (no flag sets it: the template reads the record's "
+            "field of that name; the record has {})").format(role, _names(held, "no fields"))
 
 
 _FIELD_HINT_RE = re.compile(r"""
@@ -6687,55 +6623,19 @@ def _hidden(judge, error):
     return redacted
 
 
-def _unflagged(error, role, record):
-    """A template's "needs field" error for a field no field flag sets: the record's own
-    fields (the library listed ours too, 'response' among them); one that --context-field,
-    --criteria-field or --image-field sets, as it is."""
-    if role in _OTHER_FLAGGED:
-        return error
-    return ("template needs field {!r} (no flag sets it: the template reads the record's "
-            "field of that name; the record has {})").format(
-                role, _names(_holding_values(record), "no fields"))
-
-
-def _holding_values(record):
-    """The record's fields that hold a value (not null, not NaN), sorted."""
-    return sorted(str(name) for name, value in record.items() if not _is_missing(value))
-
-
-def _empty_field_problem(spec, record):
-    """A --context-field or --image-field value that is there but empty ("", spaces, []),
-    or None: sent, it would be left out of the prompt without a word (absent or null, the
-    flag's own check in _item_fields says so)."""
-    if not spec.context_field and spec.image_field is None:
-        return None  # neither flag given: no list of them made a record
-    named = [(field, "--context-field {}={}".format(name, field))
-             for name, field in spec.context_field]
-    named.append((spec.image_field, "--image-field {}".format(spec.image_field)))
-    for field, flag in named:
-        if field is not None and _is_blank(record.get(field)):
-            return "field {!r} is empty ({})".format(field, flag)
-    return None
-
-
-def _fields_of(spec, number, record, mode=None):
-    """An item's fields (_item_fields); a bad line is its own."""
-    if isinstance(record, _BadLine):
-        return record
-    return _item_fields(spec, number, record, mode)
-
-
 def _judge_item(judge, spec, item, mode):
+    """One judge's Judgement of an item, (line number, record), of ``mode``, the record read
+    as ``spec`` says: a bad line or field is its bad_record; a template's error names the
+    line and the flag that sets the field it needs."""
     number, record = item
-    fields = _fields_of(spec, number, record, mode)
+    fields = _item_fields(spec, number, record, mode)
     if isinstance(fields, _BadLine):
         return judge._failed("bad_record", _hidden(judge, fields.error))
-    if mode in ("pairwise", "systems"):
-        responses = [fields.pop(name) for name in _MODES[mode][2]]
-        compare = judge.compare
-        if mode == "systems":
-            compare = judge.compare_systems
-        judgement = compare(record, *responses, both_orders=not spec.single_order, **fields)
+    compare = _MODES[mode].compare
+    if compare:  # judge.compare or judge.compare_systems
+        responses = [fields.pop(name) for name in _MODES[mode].responses]
+        judgement = getattr(judge, compare)(record, *responses,
+                                            both_orders=not spec.single_order, **fields)
     else:
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
@@ -6744,22 +6644,69 @@ def _judge_item(judge, spec, item, mode):
     return judgement
 
 
+# The written record, one row a field a run writes of each judgement after its prefix
+# (judge_score, ...), in order: (field, the Judgement's attribute it holds, when it is
+# written: always, if known (not None), if given (not empty)). Its details are written
+# each under its own name where "details" stands (one named as a field above replaces
+# it); the details listed after it are written only when the run's stamp says it asked
+# for them (report drops one the stamp does not ask for: an input column, not the run's).
+_RECORD = (
+    ("score", "score", "always"), ("status", "status", "always"),
+    ("error", "error", "always"), ("raw", "raw", "always"), ("value", "value", "always"),
+    ("finish_reason", "finish_reason", "always"), ("usage", "usage", "always"),
+    ("model", "model", "always"), ("score_source", "source", "always"),
+    ("expected_rating", "expected", "if known"),
+    ("*", "details", "each"),
+    ("reasoning", "reasoning", "if given"), ("fingerprint", "fingerprint", "if given"),
+    ("pass", "details", lambda stamp: stamp.get("pass_threshold") is not None),
+    ("panel", "details", lambda stamp: stamp.get("jury") is not None),
+    ("repeats", "details", lambda stamp: _asks(stamp, "repeats")),
+    ("members", "details", lambda stamp: stamp.get("jury") is not None or _asks(
+        stamp, "repeats")),  # a jury's judges, or repeats: each one's details
+    *((name, "details", lambda stamp: _asks(stamp, "reask")) for name in _REASKS_FIELDS),
+    ("positional_bias", "details", lambda stamp: _asks(stamp, "check_position")),
+    ("consistent", "details", lambda stamp: _MODES[stamp["mode"]].compare is not None),
+    *((name, "details", lambda stamp: _MODES[stamp["mode"]].compare == "compare_systems")
+      for name in ("pairs", "wins", "played")),
+)
+
+
+_WRITES = tuple(row for row in _RECORD if not callable(row[2]))  # what the writer reads
+
+
 def _judge_fields(prefix, judgement):
-    """A judgement as output fields: judge_score, ... (NAME_score, ... with --judges)."""
+    """A judgement as output fields (_RECORD): judge_score, ... (NAME_score, ... with
+    --judges)."""
     head = prefix + "_"  # the names made prefixed as they go in: one dict, not two
-    fields = {head + name: getattr(judgement, name) for name in _JUDGED_FIELDS}
-    fields[head + "score_source"] = judgement.source
-    if judgement.expected is not None:
-        fields[head + "expected_rating"] = judgement.expected
-    for name, value in judgement.details.items():  # one named as a field above replaces it
+    fields = {}
+    for name, attribute, when in _WRITES:
+        if when == "each":
+            for detail, value in judgement.details.items():
+                fields[head + detail] = value
+            continue
+        value = getattr(judgement, attribute)
+        if when == "if given" and not value:
+            continue
+        if when == "if known" and value is None:
+            continue
         fields[head + name] = value
-    for name in ("reasoning", "fingerprint"):
-        if getattr(judgement, name):
-            fields[head + name] = getattr(judgement, name)
     return fields
 
 
-_JUDGED_FIELDS = ("score", "status", "error", "raw", "value", "finish_reason", "usage", "model")
+def _requests(stamp):
+    """A stamp's request (each judge's, a jury's)."""
+    request = stamp["request"]
+    if isinstance(request, list):
+        return request
+    return [request]
+
+
+def _asks(stamp, option):
+    """Whether a judge of the stamp's run was given ``option`` (repeats other than 1, a
+    --reask, --check-position)."""
+    if option == "repeats":
+        return any(request.get("repeats", 1) != 1 for request in _requests(stamp))
+    return any(request.get(option) for request in _requests(stamp))
 
 
 def scored_record(judge, record, *, line):
@@ -6777,52 +6724,43 @@ def scored_record(judge, record, *, line):
     if judge.model is None:  # a record sent nothing is stamped with it too, as in a run
         judge._choose_model()
     spec = _Fields()
-    record = _as_record(record, line)
+    if not isinstance(record, dict):  # the bad_record a run makes of a line not an object
+        text = json.dumps(record, separators=(",", ":"), default=repr).encode()
+        record = _BadLine("line {}: a JSON {}, not an object".format(
+            line, type(record).__name__), text)
     judgement = _judge_item(judge, spec, (line, record), "rating")
     written = _judge_fields("judge", judgement)
     written.update(judge_line=line, judge_run=_stamp([judge], "rating", spec))
     return _strict(_replaced(record, written, []))
 
 
-def _replaced(record, written, stale, ours=None):
-    """The record as written: the input's fields but those of the run's prefixes (``ours``,
-    else read from ``written``'s NAME_run fields; an earlier run's judge_repeats beside this
-    run's fields would describe another run), then ``written``. The first record that had
-    some says so, once (``stale``)."""
+def _replaced(record, written, stale):
+    """The record as written: the input's fields but those of the run's prefixes (read from
+    ``written``'s NAME_run fields: an earlier run's judge_repeats beside this run's fields
+    would describe another run), then ``written``. The first record that had some says so,
+    once (``stale``)."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
-    if ours is None:
-        ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
+    ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
-        _warn_replaced(record, written, ours)
+        dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
+        drops = ""
+        if dropped:
+            drops = ", and drops " + _names(dropped)
+        _log.warning("minijudge: warning: line %s has %s fields of an earlier run: this run "
+                     "replaces them%s", written[ours[0] + "line"],
+                     ", ".join(p + "*" for p in ours), drops)
     out.update(written)
     return out
 
 
-def _warn_replaced(record, written, ours):
-    dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
-    drops = ""
-    if dropped:
-        drops = ", and drops " + _names(dropped)
-    _log.warning("minijudge: warning: line %s has %s fields of an earlier run: this run "
-                 "replaces them%s", written[ours[0] + "line"], ", ".join(p + "*" for p in ours),
-                 drops)
-
-
-def _as_record(record, line):
-    """``record``, or the bad_record a run makes of a line that is not a JSON object."""
-    if isinstance(record, dict):
-        return record
-    text = json.dumps(record, separators=(",", ":"), default=repr).encode()
-    return _BadLine("line {}: a JSON {}, not an object".format(
-        line, type(record).__name__), text)
-
-
 def _request_stamp(judge, mode, spec):
     """Whatever of one judge shapes its requests or reads its replies, beyond the template:
-    short values as they are, long texts as a hash, so that the stamp stays readable."""
+    short values as they are, long texts as a hash, so that the stamp stays readable; what
+    only some judges are given (--reask, a --max-turn-chars other than its default) only
+    when given, so that the stamp of a run without them is the stamp of before."""
     params = dict(judge.params)
     if "response_format" in params:
         params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
@@ -6838,46 +6776,16 @@ def _request_stamp(judge, mode, spec):
         keys = list(keys)
     if len(judge.turns) > 1:
         assess = judge.turns[0][1]
-    return {"system": system, "params": params, "parser": judge.parser,
-            "binary_format": binary_format, "score_keys": keys, "assess": assess,
-            "check_position": bool(judge.again), "repeats": judge.repeats,
-            "single_order": spec.single_order and mode in ("pairwise", "systems"),
-            "on_failure": on_failure}
-
-
-def _optional_stamp(judge, request):
-    """``request`` with what only some judges are given: --reask, a --max-turn-chars other
-    than its default (without them, the stamp of before)."""
+    request = {"system": system, "params": params, "parser": judge.parser,
+               "binary_format": binary_format, "score_keys": keys, "assess": assess,
+               "check_position": bool(judge.again), "repeats": judge.repeats,
+               "single_order": spec.single_order and _MODES[mode].compare is not None,
+               "on_failure": on_failure}
     if judge.reask:
         request["reask"] = judge.reask
     if judge.max_turn_chars != _DEFAULT_MAX_TURN_CHARS:
         request["max_turn_chars"] = judge.max_turn_chars
     return request
-
-
-def _requests_stamp(judges, mode, spec):
-    """Each judge's _request_stamp: one, or a list (a jury)."""
-    requests = [_optional_stamp(judge, _request_stamp(judge, mode, spec)) for judge in judges]
-    if len(requests) == 1:
-        return requests[0]
-    return requests
-
-
-def _fields_stamp(mode, spec):
-    """The record fields the run put in the prompt, by the flags that name them."""
-    names = ("question", "reference") + _MODES[mode][2]
-    fields = {name: getattr(spec, name + "_field", None) for name in names}
-    fields.update(context=["{}={}".format(*pair) for pair in spec.context_field] or None,
-                  image=spec.image_field, criteria=spec.criteria_field,
-                  conversation=_conversation_stamp(spec.conversation_field))
-    return {k: v for k, v in fields.items() if v is not None}
-
-
-def _conversation_stamp(name):
-    """The conversation field, None for the default, named or not (the stamp of before)."""
-    if name == _DEFAULT_CONVERSATION_FIELD:
-        return None
-    return name
 
 
 def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
@@ -6894,32 +6802,43 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
     quorum = None
     if run.get("jury"):
         quorum = run.get("quorum") or len(judges)
+    requests = [_request_stamp(judge, mode, spec) for judge in judges]
+    if len(requests) == 1:
+        requests = requests[0]
+    templates, texts = [], ""  # as the stamp names them, and what template_sha256 hashes
+    for judge in judges:
+        texts += TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE +
+                               RATING_REF_TEMPLATE)
+        if judge.criterion:
+            texts += json.dumps(judge.criterion, sort_keys=True)
+        if judge.template in TEMPLATES:
+            templates.append(judge.template)
+        elif judge.template:
+            templates.append("custom")
+        else:
+            templates.append("rating / rating_ref")
     stamp = {
         "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
-        "template": ", ".join(_template_name(j) for j in judges),
-        "template_sha256": _sha("".join(_template_text(j) for j in judges)),
+        "template": ", ".join(templates), "template_sha256": _sha(texts),
         "scale": scale, "pass_threshold": first.pass_threshold, "jury": run.get("jury"),
-        "quorum": quorum, "judges": names, "request": _requests_stamp(judges, mode, spec),
+        "quorum": quorum, "judges": names, "request": requests,
         "fields": _fields_stamp(mode, spec), "turn": spec.turn,
         "figures": run.get("figures"), "version": __version__}
     return {k: v for k, v in stamp.items() if v is not None}
 
 
-def _template_name(judge):
-    """A judge's template as the stamp names it: a built-in's name, custom, or the default."""
-    if judge.template in TEMPLATES:
-        return judge.template
-    if judge.template:
-        return "custom"
-    return "rating / rating_ref"
-
-
-def _template_text(judge):
-    """What template_sha256 hashes of a judge: its template's text, and its criterion."""
-    text = TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE + RATING_REF_TEMPLATE)
-    if judge.criterion:
-        text += json.dumps(judge.criterion, sort_keys=True)
-    return text
+def _fields_stamp(mode, spec):
+    """The record fields the run put in the prompt, by the flags that name them (the
+    conversation's only if not the default, named or not: the stamp of before)."""
+    names = ("question", "reference") + _MODES[mode].responses
+    fields = {name: getattr(spec, name + "_field", None) for name in names}
+    conversation = spec.conversation_field
+    if conversation == _DEFAULT_CONVERSATION_FIELD:
+        conversation = None
+    fields.update(context=["{}={}".format(*pair) for pair in spec.context_field] or None,
+                  image=spec.image_field, criteria=spec.criteria_field,
+                  conversation=conversation)
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 # -- Statistics: agreement, intervals, rankings --------------------------------------
@@ -8767,11 +8686,11 @@ def _dry_run(specs, args, items):
     judge's requests, at each judge's price) on stderr."""
     judge = specs[0][1]
     sendable = 0
-    totals = [collections.Counter() for _ in specs]  # requests, prompt tokens (estimated)
+    totals = [collections.Counter() for _ in specs]  # each judge's _estimate, added up
     if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate (or what the locale cannot
         sys.stdout.reconfigure(errors="backslashreplace")  # write) escaped, as stderr does
     for number, record in items:
-        fields = _fields_of(args.fields, number, record)
+        fields = _item_fields(args.fields, number, record)
         try:
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
@@ -8780,8 +8699,8 @@ def _dry_run(specs, args, items):
             continue
         sendable += 1
         _print_prompt(number, prompt)
-        for counted, spec in zip(totals, specs):
-            _count_prompt(counted, spec, args, (number, record))
+        for counted, (_, each, mode) in zip(totals, specs):
+            counted.update(_estimate(each, args.fields, (number, record), mode))
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
                          "line above)".format(args.input))
@@ -8790,171 +8709,35 @@ def _dry_run(specs, args, items):
     return 0
 
 
-def _count_prompt(totals, spec, args, item):
-    """An item's requests and tokens for one judge (_judge_estimate), into its totals."""
-    _, judge, mode = spec
-    counted = _judge_estimate(judge, args, item, mode)
-    totals.update(counted)
-    if not counted:
-        return
-    params = judge.params  # a reply's budget as _request_tokens reads it (null: none)
-    budget = params.get("max_tokens") or params.get("max_completion_tokens") or 0
-    asked = counted["prompt_tokens"] // counted["requests"] + budget
-    if judge._limits.unfit(asked):
-        totals["over_tpm"] += counted["requests"]  # the run will not send them (_refuse_unfit)
-
-
-def _estimate_lines(specs, totals):
-    """--dry-run's estimate of the whole run: requests, prompt tokens, and with a price the
-    cost, every completion taken at max_tokens (an upper bound on that part); with several
-    judges, a line for each judge before the run's. "At most" is rounded up to the millionth
-    it prints (to the nearest, $0.0000942 read $0.000094: a cap of it left the record out)."""
-    for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
-        for name in ("most", "reasks_cost"):
-            counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
-    if len(specs) == 1:
-        return [_estimate_line(specs[0][1], totals[0])]
-    lines = [_judge_estimate_line(name, judge, counted)
-             for (name, judge, _), counted in zip(specs, totals)]
-    return lines + [_panel_estimate_line(specs, totals)]
-
-
-def _estimate_text(totals):
-    return "{} requests, about {} prompt tokens".format(totals["requests"],
-                                                       totals["prompt_tokens"])
-
-
-def _estimated_cost(totals, price):
-    """Dollars for an estimate's tokens at ``price``."""
-    usage = {name: totals[name] for name in ("prompt_tokens", "completion_tokens")}
-    return _cost(usage, price)
-
-
-def _estimate_line(judge, totals):
-    line = _run_estimate(totals) + _price_text(judge.price, totals, _MOST_WHY)
-    return line + _reasks_estimate(judge, totals) + _over_tpm_text(judge, totals)
-
-
-_MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
-
-
-def _over_tpm_text(judge, totals):
-    """--dry-run's words on the requests the run will not send: over the judge's --tpm."""
-    over = totals["over_tpm"]
-    if not over:
-        return ""
-    noun = "request"
-    if over > 1:
-        noun = "requests"
-    return "; {} {} over --tpm {} will not be sent (a request's estimated tokens and " \
-           "max_tokens must fit in a minute)".format(over, noun, judge.tpm)
-
-
-def _run_estimate(totals):
-    return "minijudge: --dry-run: {} (estimated: a token per 4 characters) and at most {} " \
-           "completion tokens (max_tokens)".format(_estimate_text(totals),
-                                                   totals["completion_tokens"])
-
-
-def _price_text(price, totals, why=""):
-    """The estimate's dollars at ``price``, and the most they can be (``why``: how)."""
-    if not price:
-        return ""
-    return "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
-        _estimated_cost(totals, price), *price, totals["most"], why)
-
-
-def _judge_estimate_line(name, judge, totals):
-    line = "minijudge: --dry-run: judge {}: {} and at most {} completion tokens".format(
-        name, _estimate_text(totals), totals["completion_tokens"])
-    return line + _price_text(judge.price, totals) + _reasks_estimate(
-        judge, totals) + _over_tpm_text(judge, totals)
-
-
-def _panel_estimate_line(specs, totals):
-    """The run's line: every judge's requests and tokens summed, the priced judges' cost
-    (a judge without a price named as not counted in it), and every judge's re-asks."""
-    return _panel_priced_line(specs, totals) + _panel_reasks_estimate(specs, totals)
-
-
-def _panel_priced_line(specs, totals):
-    """The run's line up to its re-asks."""
-    line = _run_estimate(sum(totals, collections.Counter()))
-    priced = [_estimated_cost(counted, judge.price)
-              for (_, judge, _), counted in zip(specs, totals) if judge.price]
-    if not priced:
-        return line
-    line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
-        sum(priced), sum(counted["most"] for counted in totals), _MOST_WHY)
-    unpriced = [name for name, judge, _ in specs if not judge.price]
-    if unpriced:
-        word = "judge" if len(unpriced) == 1 else "judges"
-        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
-    return line
-
-
-def _panel_reasks_estimate(specs, totals):
-    """The run's words on its judges' --reask: their re-asks added up, and the priced
-    judges' cost of them; left out, the run's line read below the worst case that
-    --max-cost reserves for."""
-    reasks = sum(counted["reasks"] for counted in totals)
-    if not reasks:
-        return ""
-    text = "; up to {} re-asks more".format(reasks)
-    priced = [counted["reasks_cost"] for (_, judge, _), counted in zip(specs, totals)
-              if judge.price]
-    if priced:
-        text += " (at most ${:.6f})".format(sum(priced))
-    return text
-
-
-def _reasks_estimate(judge, totals):
-    """--dry-run's words on --reask: the most re-asks the run may send, and their cost."""
-    if not judge.reask:
-        return ""
-    text = "; --reask {}: up to {} re-asks more".format(judge.reask, totals["reasks"])
-    if judge.price:
-        text += " (at most ${:.6f})".format(totals["reasks_cost"])
-    return text
-
-
 def _print_prompt(number, prompt):
-    """A record's prompt as --dry-run shows it (None: an empty response, nothing sent)."""
+    """A record's prompt as --dry-run shows it (None: an empty response, nothing sent); an
+    image by its URL's start, not its whole base64."""
     if not prompt:
         print("--- line {}: empty_response: {}".format(number, _EMPTY))
         return
     print("--- line {} ---".format(number))
     for message in prompt:
-        print("[{}]\n{}".format(message["role"], _shown_content(message["content"])))
+        content = message["content"]
+        if not isinstance(content, str):
+            content = "\n".join(part.get("text") or "[image: {:.40}...]".format(
+                part["image_url"]["url"]) for part in content)
+        print("[{}]\n{}".format(message["role"], content))
 
 
-def _shown_content(content):
-    """A message's text; an image by its URL's start, not its whole base64."""
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text") or "[image: {:.40}...]".format(part["image_url"]["url"])
-                     for part in content)
-
-
-def _item_estimate(specs, args, item):
-    """Dollars an item's requests may cost at most before any is sent, at each judge's
-    price (_judge_estimate's ``most``); and apart, its re-asks' (``reasks_cost``)."""
-    estimates = [_judge_estimate(judge, args, item, mode) for _, judge, mode in specs]
-    return sum(e["most"] for e in estimates), sum(e["reasks_cost"] for e in estimates)
-
-
-def _judge_estimate(judge, args, item, mode):
-    """One judge's requests for an item before any is sent, as --dry-run adds them up and
-    --max-cost reserves them: ``requests`` (each repeat, turn, order and pair of systems,
-    each pair as long as the longest two), ``prompt_tokens`` estimated, ``completion_tokens``
-    at max_tokens; at the judge's price, ``most``, the dollars they can cost at most (a
-    token per prompt byte; an --assess turn's prompt with the replies before it at their
-    max_tokens); ``reasks``, the most re-asks and ``reasks_cost``, their most."""
+def _estimate(judge, spec, item, mode):
+    """One judge's requests for an item (line number, record) of ``mode`` before any is
+    sent, as --dry-run adds them up and --max-cost reserves them (empty if it sends none):
+    ``requests``, each repeat, turn (--assess), order and pair of systems, each pair as long
+    as the longest two; ``prompt_tokens`` estimated; ``completion_tokens`` at max_tokens;
+    ``over_tpm``, those the judge's --tpm will never send; ``reasks``, the most re-asks;
+    and at the judge's price the dollars they can cost at most, ``most`` (_most_cost), and
+    apart, ``reasks_cost``, their re-asks'."""
     counted = collections.Counter()
     number, record = item
-    fields = _fields_of(args.fields, number, record, mode)
+    fields = _item_fields(spec, number, record, mode)
     pairs = 1
-    if mode == "systems" and not isinstance(fields, _BadLine):  # 3 systems: 3 pairs asked
+    compare = _MODES[mode].compare
+    if compare == "compare_systems" and not isinstance(fields, _BadLine):  # 3 systems: 3 pairs
         longest = sorted(fields["responses"].items(), reverse=True,
                          key=lambda kv: len(str(kv[1]).encode("utf-8", "surrogatepass")))
         fields = dict(fields, responses=dict(longest))
@@ -8965,7 +8748,10 @@ def _judge_estimate(judge, args, item, mode):
         return counted
     if not messages:  # an empty response: nothing sent
         return counted
-    requests = _requests_each(judge, args, mode) * pairs
+    orders = 1
+    if compare and not spec.single_order or judge.again:  # --check-position: the options
+        orders = 2  # reversed
+    requests = judge.repeats * len(judge.turns) * orders * pairs
     conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
     params = judge.params  # max_completion_tokens once adapted
     # the larger if both are sent (vLLM reads max_completion_tokens first); a limit that is
@@ -8973,52 +8759,114 @@ def _judge_estimate(judge, args, item, mode):
     budget = max([params[name] if _is_whole_count(params[name]) else _REPLY_TOKENS_MAX
                   for name in ("max_tokens", "max_completion_tokens") if name in params] or [16])
     replies = [turn_budget or budget for _, turn_budget in judge.turns]
+    prompt = _estimate_tokens(messages)
     counted.update(requests=requests, reasks=judge.reask * conversations,
-                   prompt_tokens=_estimate_tokens(messages) * requests,
-                   completion_tokens=sum(replies) * conversations)
-    if not judge.price:
-        return counted
+                   prompt_tokens=prompt * requests, completion_tokens=sum(replies) * conversations)
+    asked = params.get("max_tokens") or params.get("max_completion_tokens") or 0  # as
+    if judge._limits.unfit(prompt + asked):  # _request_tokens reads a reply's budget
+        counted["over_tpm"] = requests  # the run will not send them (_refuse_unfit)
+    if judge.price:
+        counted.update(_most_cost(judge, messages, replies, conversations))
+    return counted
+
+
+def _most_cost(judge, messages, replies, conversations):
+    """The most an item's ``conversations`` can cost at the judge's price, each turn a
+    request of ``messages`` (a token per prompt byte, and a schema or tools sent with it)
+    and the turns before it, each reply at its budget in ``replies``: ``most``; and apart,
+    ``reasks_cost``, the most their re-asks can: the k-th sends the last turn's prompt, k
+    replies and k re-ask turns, and takes a reply."""
     most = _estimate_tokens(messages, most=True)
-    for value in params.values():  # a schema, tools (--extra-body): sent, and counted
+    for value in judge.params.values():  # a schema, tools (--extra-body): sent, and counted
         if isinstance(value, (dict, list)):
             most += len(json.dumps(value).encode("utf-8"))
     prompts = [most + sum(replies[:n]) for n in range(len(replies))]  # each turn's
     usage = {"prompt_tokens": sum(prompts), "completion_tokens": sum(replies)}
-    counted["most"] = _cost(usage, judge.price) * conversations
-    counted["reasks_cost"] = _reasks_cost(judge, prompts[-1], replies[-1]) * conversations
-    return counted
-
-
-def _reasks_cost(judge, prompt, reply):
-    """The most a conversation's re-asks may cost at the judge's price: the k-th sends the
-    ``prompt`` (tokens at most), k replies of ``reply`` (max_tokens) and k re-ask turns, and
-    takes a reply of ``reply``."""
     ask = _REASK_TEXT.format(why="no JSON object that could be read",  # the longest why
                              form=judge._reask_form(judge.scale))
     turn = _estimate_tokens([{"role": "assistant"}, {"role": "user", "content": ask}],
                             most=True)
-    cost = 0.0
+    reasks = 0.0
     for k in range(1, judge.reask + 1):
-        usage = {"prompt_tokens": prompt + k * (reply + turn), "completion_tokens": reply}
-        cost += _cost(usage, judge.price)
-    return cost
+        asked = {"prompt_tokens": prompts[-1] + k * (replies[-1] + turn),
+                 "completion_tokens": replies[-1]}
+        reasks += _cost(asked, judge.price)
+    return {"most": _cost(usage, judge.price) * conversations,
+            "reasks_cost": reasks * conversations}
 
 
-def _requests_each(judge, args, mode):
-    """The requests one item makes: each repeat, turn (--assess) and order."""
-    orders = 1
-    if mode in ("pairwise", "systems") and not args.single_order:
-        orders = 2
-    if judge.again:  # --check-position: asked again, the options reversed
-        orders = 2
-    return judge.repeats * len(judge.turns) * orders
+_ESTIMATE = ("minijudge: --dry-run: {requests} requests, about {prompt_tokens} prompt tokens "
+             "(estimated: a token per 4 characters) and at most {completion_tokens} completion "
+             "tokens (max_tokens)")
+_MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
 
 
-def _panel_cost(costs):
-    """A panel's cost: its judges' summed (None if one of them had no usage)."""
-    if None in costs.values():
-        return None
-    return round(sum(costs.values()), 9)
+def _estimate_lines(specs, totals):
+    """--dry-run's estimate of the whole run (_ESTIMATE), every completion taken at
+    max_tokens (an upper bound on that part), with a price its cost; with several judges,
+    a line for each judge before the run's, which sums their requests and tokens, the
+    priced judges' cost (a judge without a price named as not counted in it) and every
+    judge's re-asks. "At most" is rounded up to the millionth it prints (to the nearest,
+    $0.0000942 read $0.000094: a cap of it left the record out)."""
+    for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
+        for name in ("most", "reasks_cost"):
+            counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
+    if len(specs) == 1:
+        return [_estimate_line(totals[0], specs[0][1])]
+    lines = [_estimate_line(counted, judge, name)
+             for (name, judge, _), counted in zip(specs, totals)]
+    line = _ESTIMATE.format_map(sum(totals, collections.Counter()))
+    priced = [(judge, counted) for (_, judge, _), counted in zip(specs, totals) if judge.price]
+    if priced:
+        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
+            sum(_estimated_cost(counted, judge.price) for judge, counted in priced),
+            sum(counted["most"] for counted in totals), _MOST_WHY)
+    unpriced = [name for name, judge, _ in specs if not judge.price]
+    if priced and unpriced:
+        word = "judges"
+        if len(unpriced) == 1:
+            word = "judge"
+        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
+    reasks = sum(counted["reasks"] for counted in totals)
+    if reasks:  # left out, the line read below the worst case --max-cost reserves for
+        line += "; up to {} re-asks more".format(reasks)
+    if reasks and priced:
+        line += " (at most ${:.6f})".format(sum(counted["reasks_cost"] for _, counted in priced))
+    return lines + [line]
+
+
+def _estimate_line(counted, judge, name=None):
+    """A judge's estimate: the run's (_ESTIMATE), or judge ``name``'s in a panel; its cost
+    at its price, its re-asks, and the requests over its --tpm, which will not be sent."""
+    line = _ESTIMATE.format_map(counted)
+    why = _MOST_WHY
+    if name is not None:
+        line = "minijudge: --dry-run: judge {}: {} requests, about {} prompt tokens and at " \
+               "most {} completion tokens".format(name, counted["requests"],
+                                                  counted["prompt_tokens"],
+                                                  counted["completion_tokens"])
+        why = ""
+    if judge.price:
+        line += "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
+            _estimated_cost(counted, judge.price), *judge.price, counted["most"], why)
+    if judge.reask:
+        line += "; --reask {}: up to {} re-asks more".format(judge.reask, counted["reasks"])
+    if judge.reask and judge.price:
+        line += " (at most ${:.6f})".format(counted["reasks_cost"])
+    over = counted["over_tpm"]
+    if over:
+        noun = "requests"
+        if over == 1:
+            noun = "request"
+        line += "; {} {} over --tpm {} will not be sent (a request's estimated tokens and " \
+                "max_tokens must fit in a minute)".format(over, noun, judge.tpm)
+    return line
+
+
+def _estimated_cost(counted, price):
+    """Dollars for an estimate's tokens at ``price``."""
+    usage = {name: counted[name] for name in ("prompt_tokens", "completion_tokens")}
+    return _cost(usage, price)
 
 
 # -- The run: judging, writing, stopping ---------------------------------------------
@@ -9293,7 +9141,10 @@ class _Run:
         """Each judge's judgement of the item; none once --max-cost would be passed."""
         if not self.budget:
             return self.judge_each(item)
-        estimate, reasks = _item_estimate(self.specs, self.args, item)
+        estimates = [_estimate(judge, self.args.fields, item, mode)
+                     for _, judge, mode in self.specs]
+        estimate = sum(each["most"] for each in estimates)
+        reasks = sum(each["reasks_cost"] for each in estimates)
         reserved = self.budget.reserve(estimate + reasks)  # calibrated on the first asks
         if reserved is None:
             return self.not_judged("cost_limit", self.budget.reason)
@@ -9411,8 +9262,11 @@ class _Run:
             verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
                            pass_threshold=self.specs[0][1].pass_threshold)
             judged = [("judge", verdict)]
-            if costs:
-                costs = {"judge": _panel_cost(costs)}
+            if costs:  # a panel's cost: its judges' summed (None if one had no usage)
+                total = None
+                if None not in costs.values():
+                    total = round(sum(costs.values()), 9)
+                costs = {"judge": total}
         for prefix, judgement in judged:
             if prefix in costs:  # written as PREFIX_cost, summed by the tally
                 judgement.details["cost"] = costs[prefix]
@@ -9440,7 +9294,7 @@ class _Run:
             self.stamp_text = (None, None)  # (the stamp, its text)
             self.readings = _Readings.of(self)
             head = prefix + "_"  # the names write_reading gives a _Reading's fields
-            self.reading_names = [head + name for name in _JUDGED_FIELDS + ("score_source",)]
+            self.reading_names = [head + name for name, _, _ in _WRITES[:9]]
 
     def read_one(self, item):
         """The item's judgements by the import's _Readings (see go_lean), or None: the
@@ -9465,7 +9319,7 @@ class _Run:
         written = _judge_fields(prefix, judgement)
         written[prefix + "_line"] = number
         written[prefix + "_run"] = self.stamp(prefix, mode)
-        out = _replaced(record, written, self.stale, (prefix + "_",))  # any other NAME_run
+        out = _replaced(record, written, self.stale)  # any other NAME_run
         self.write_stamped(out, prefix + "_run")  # of written is a detail: its name starts so
         _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
         _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
@@ -9973,7 +9827,7 @@ def _judge_plain(judge, spec, item, mode):
     not cover (a bad line or field, images, nothing to ask, a template that does not
     fill) goes to _judge_item."""
     number, record = item
-    fields = _fields_of(spec, number, record, mode)
+    fields = _item_fields(spec, number, record, mode)
     if isinstance(fields, _BadLine):
         return _judge_item(judge, spec, item, mode)
     try:
@@ -10088,7 +9942,7 @@ class _Recipes:
     def probed(self, probe):
         """The probe's messages by judge.judge's steps; None if they take another path."""
         judge = self.judge
-        fields = _fields_of(self.spec, 0, probe, self.mode)
+        fields = _item_fields(self.spec, 0, probe, self.mode)
         if isinstance(fields, _BadLine) or _holds_conversation(fields):
             return None
         try:
@@ -11046,7 +10900,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
     summary.update(_position_figures(tally))
     summary["panel"] = _panel_figures(tally, stamp)
     summary["repeats"] = _repeat_figures(tally)
-    if _asks_reasks(stamp):  # a run without --reask: its summary as before
+    if _asks(stamp, "reask"):  # a run without --reask: its summary as before
         summary["reasks"] = dict(tally.reasks)  # the replies re-asked, re-asks sent, read
     summary["length_bias"] = _length_figures(tally, mode)
     summary.update(_systems_figures(tally))
@@ -12826,37 +12680,6 @@ def _failure_value(stamp):
     return _requests(stamp)[0].get("on_failure")
 
 
-def _requests(stamp):
-    request = stamp["request"]
-    return request if isinstance(request, list) else [request]
-
-
-def _asks_repeats(stamp):
-    return any(r.get("repeats", 1) != 1 for r in _requests(stamp))
-
-
-def _asks_reasks(stamp):
-    return any(r.get("reask") for r in _requests(stamp))
-
-
-def _has_members(stamp):
-    """A jury's judges, or repeats: each conversation's details written as a member's."""
-    return stamp.get("jury") is not None or _asks_repeats(stamp)
-
-
-# the details a run writes only when its stamp says it was asked for them
-_WRITTEN_BY = (
-    ("pass", lambda stamp: stamp.get("pass_threshold") is not None),
-    ("panel", lambda stamp: stamp.get("jury") is not None),
-    ("repeats", _asks_repeats),
-    ("members", _has_members),
-    *((name, _asks_reasks) for name in _REASKS_FIELDS),
-    ("positional_bias", lambda stamp: any(r.get("check_position") for r in _requests(stamp))),
-    ("consistent", lambda stamp: stamp["mode"] in ("pairwise", "systems")),
-    *((name, lambda stamp: stamp["mode"] == "systems") for name in ("pairs", "wins", "played")),
-)
-
-
 def _judgement_of(record, prefix, stamp, memo=None):
     """A record's NAME_* fields as the Judgement they were written from (report), each value
     it reads checked against what the run (``stamp``) can write: JudgeError if not.
@@ -12886,8 +12709,8 @@ def _own_details(fields, prefix, unwritten):
 
 
 def _unwritten(stamp):
-    """The details a run with this stamp did not write (_WRITTEN_BY)."""
-    return [name for name, written in _WRITTEN_BY if not written(stamp)]
+    """The details a run with this stamp did not write (_RECORD)."""
+    return [name for name, _, written in _RECORD if callable(written) and not written(stamp)]
 
 
 def _check_judgement(fields, name, stamp):

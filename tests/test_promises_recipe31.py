@@ -52,7 +52,7 @@ def outcome(call):
 
 def steps(judge, args, number, record, mode):
     """The messages _judge_plain makes of a record; None where it takes _judge_item's way."""
-    fields = minijudge._fields_of(args, number, record, mode)
+    fields = minijudge._item_fields(args, number, record, mode)
     if isinstance(fields, minijudge._BadLine):
         return None
     try:
