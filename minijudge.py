@@ -6672,6 +6672,7 @@ _RECORD = (
 
 
 _WRITES = tuple(row for row in _RECORD if not callable(row[2]))  # what the writer reads
+_WRITTEN = tuple(row for row in _WRITES if row[0] != "*")  # a Judgement's attributes
 
 
 def _judge_fields(prefix, judgement):
@@ -8753,21 +8754,35 @@ def _estimate(judge, spec, item, mode):
         orders = 2  # reversed
     requests = judge.repeats * len(judge.turns) * orders * pairs
     conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
-    params = judge.params  # max_completion_tokens once adapted
-    # the larger if both are sent (vLLM reads max_completion_tokens first); a limit that is
-    # no count (--extra-body's null: the server's own) as the longest a reply is counted
-    budget = max([params[name] if _is_whole_count(params[name]) else _REPLY_TOKENS_MAX
-                  for name in ("max_tokens", "max_completion_tokens") if name in params] or [16])
-    replies = [turn_budget or budget for _, turn_budget in judge.turns]
+    replies = _reply_budgets(judge)
     prompt = _estimate_tokens(messages)
     counted.update(requests=requests, reasks=judge.reask * conversations,
                    prompt_tokens=prompt * requests, completion_tokens=sum(replies) * conversations)
-    asked = params.get("max_tokens") or params.get("max_completion_tokens") or 0  # as
-    if judge._limits.unfit(prompt + asked):  # _request_tokens reads a reply's budget
+    params = judge.params  # a reply's budget as _request_tokens reads it (null: none)
+    asked = params.get("max_tokens") or params.get("max_completion_tokens") or 0
+    if judge._limits.unfit(prompt + asked):
         counted["over_tpm"] = requests  # the run will not send them (_refuse_unfit)
     if judge.price:
         counted.update(_most_cost(judge, messages, replies, conversations))
     return counted
+
+
+def _reply_budgets(judge):
+    """The most tokens each turn's reply may take: its own budget (--assess), else the
+    judge's max_tokens or max_completion_tokens (once adapted), the larger if both are sent
+    (vLLM reads max_completion_tokens first); a limit that is no count (--extra-body's null:
+    the server's own) as the longest a reply is counted."""
+    params = judge.params
+    limits = [16]
+    for name in ("max_tokens", "max_completion_tokens"):
+        if name in params and _is_whole_count(params[name]):
+            limits.append(params[name])
+        elif name in params:
+            limits.append(_REPLY_TOKENS_MAX)
+    if len(limits) > 1:
+        del limits[0]
+    budget = max(limits)
+    return [turn_budget or budget for _, turn_budget in judge.turns]
 
 
 def _most_cost(judge, messages, replies, conversations):
@@ -8804,10 +8819,8 @@ _MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
 def _estimate_lines(specs, totals):
     """--dry-run's estimate of the whole run (_ESTIMATE), every completion taken at
     max_tokens (an upper bound on that part), with a price its cost; with several judges,
-    a line for each judge before the run's, which sums their requests and tokens, the
-    priced judges' cost (a judge without a price named as not counted in it) and every
-    judge's re-asks. "At most" is rounded up to the millionth it prints (to the nearest,
-    $0.0000942 read $0.000094: a cap of it left the record out)."""
+    a line for each judge before the run's. "At most" is rounded up to the millionth it
+    prints (to the nearest, $0.0000942 read $0.000094: a cap of it left the record out)."""
     for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
         for name in ("most", "reasks_cost"):
             counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
@@ -8815,6 +8828,13 @@ def _estimate_lines(specs, totals):
         return [_estimate_line(totals[0], specs[0][1])]
     lines = [_estimate_line(counted, judge, name)
              for (name, judge, _), counted in zip(specs, totals)]
+    return lines + [_panel_estimate_line(specs, totals)]
+
+
+def _panel_estimate_line(specs, totals):
+    """A panel's estimate (_ESTIMATE): its judges' requests and tokens summed, the priced
+    judges' cost (a judge without a price named as not counted in it), every judge's
+    re-asks (left out, the line read below the worst case --max-cost reserves for)."""
     line = _ESTIMATE.format_map(sum(totals, collections.Counter()))
     priced = [(judge, counted) for (_, judge, _), counted in zip(specs, totals) if judge.price]
     if priced:
@@ -8828,11 +8848,11 @@ def _estimate_lines(specs, totals):
             word = "judge"
         line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
     reasks = sum(counted["reasks"] for counted in totals)
-    if reasks:  # left out, the line read below the worst case --max-cost reserves for
+    if reasks:
         line += "; up to {} re-asks more".format(reasks)
     if reasks and priced:
         line += " (at most ${:.6f})".format(sum(counted["reasks_cost"] for _, counted in priced))
-    return lines + [line]
+    return line
 
 
 def _estimate_line(counted, judge, name=None):
@@ -8900,7 +8920,14 @@ def _judge_input(specs, args, source, shard):
 
 
 def _judge_stages(specs, args, source, shard):
-    items = _input_items(specs, args, source, shard)
+    """The input's records (a shard's: records K, K+N, K+2N, ...), the first good one tried
+    in every judge's template; then their prompts (--dry-run), or the servers checked
+    (--check, and before a run unless --no-preflight) and the records judged."""
+    items = None  # no input: --check
+    if source is not None:
+        k, n = shard or (0, 1)
+        records = itertools.islice(_read_records(source, args.input), k, None, n)
+        items = _check_first(specs, args, records)
     if args.dry_run:
         return _dry_run(specs, args, items)
     if args.check or not args.no_preflight:
@@ -8911,46 +8938,35 @@ def _judge_stages(specs, args, source, shard):
     return _run(specs, args, items)
 
 
-def _input_items(specs, args, source, shard):
-    """(line number, record) of each record of the shard, the first good one already
-    tried in every judge's template; None without an input (--check)."""
-    if source is None:
-        return None
-    k, n = shard or (0, 1)  # records K, K+N, K+2N, ...
-    records = itertools.islice(_read_records(source, args.input), k, None, n)
-    return _check_first(specs, args, records)
-
-
 def _close_run(specs, source):
-    """Close the input (not stdin), the cache and batch files the judges share, the judges."""
+    """Close the input (not stdin), the cache and batch files the judges share, the judges.
+    A run wrote every part's lines before its summary; lines still held here are those of
+    a run stopped by a failure (-o could not be written): a part that cannot be written is
+    said, not raised over the run's own error."""
     if source not in (None, sys.stdin.buffer):
         source.close()
     cache, batch = specs[0][1].cache, specs[0][1].batch  # one for every judge
     if cache is not None:
         cache.close()
-    if batch is not None:
-        _close_batch(batch)
-    for _, judge, _ in specs:
-        judge.close()
-
-
-def _close_batch(batch):
-    """Close the batch files. A run wrote every part's lines before its summary (flush_parts);
-    lines still held here are those of a run stopped by a failure (-o could not be written):
-    a part that cannot be written is said, not raised over the run's own error."""
     try:
-        batch.close()
+        if batch is not None:
+            batch.close()
     except OSError as exc:
         print(_cannot_write(exc.filename, exc), file=sys.stderr)
+    for _, judge, _ in specs:
+        judge.close()
 
 
 def _progress_text(tally, total, elapsed, held, note=None):
     """The progress line: how many done, how fast, how many failed; while requests are
     retried, why instead of the rate."""
     done, waiting = tally.all["n"], held["waiting"]
+    of_total = ""
+    if total:
+        of_total = "/{}".format(total)
     if note:
-        return "  {}{} done, {} failed; {}   ".format(
-            done, _of_total(total), done - tally.judged["n"], note)
+        return "  {}{} done, {} failed; {}   ".format(done, of_total, done - tally.judged["n"],
+                                                    note)
     rate = 0.0
     if elapsed:
         rate = done / elapsed
@@ -8960,34 +8976,7 @@ def _progress_text(tally, total, elapsed, held, note=None):
     if total and rate:
         eta = " ETA {:.0f} s".format((total - done) / rate)
     return "  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        done, _of_total(total), behind, rate, eta, done - tally.judged["n"])
-
-
-def _of_total(total):
-    if total:
-        return "/{}".format(total)
-    return ""
-
-
-def _draw_progress(text, width, end=""):
-    """Draw the progress line on stderr over the last one (``width`` wide): padded to cover
-    it, cut to the terminal's width (a wrapped line is not drawn over); the width drawn."""
-    columns = _columns()
-    if columns and len(text) >= columns:
-        text = text[:columns - 4] + "..."
-    width = max(width, len(text))
-    if columns:  # a terminal made narrower since
-        width = min(width, columns - 1)
-    print("\r" + text.ljust(width), end=end, file=sys.stderr, flush=True)
-    return width
-
-
-def _columns():
-    """The terminal's width, 0 if unknown (a pty nobody sized)."""
-    try:
-        return os.get_terminal_size(sys.stderr.fileno()).columns
-    except (OSError, ValueError, AttributeError):
-        return 0
+        done, of_total, behind, rate, eta, done - tally.judged["n"])
 
 
 def _check_first(specs, args, items):
@@ -9028,49 +9017,33 @@ def _item_messages(judge, record, fields):
 
 
 def _run(specs, args, items):
-    """Judge, write and summarise the items with each (prefix, judge, mode); the exit status."""
+    """Judge, write and summarise the items with each (prefix, judge, mode); the exit
+    status. They are judged on judge_records' worker threads, or in this one when no
+    request is sent (an export, an import alone): handing the records to threads that
+    send nothing only made the run wait on a queue (most of an export's time)."""
     run = _Run(specs, args)
     if args.strict:
         items = run.until_bad(items)
-    results = _judged(run, specs, args, items)
+    judges = [judge for _, judge, _ in specs]
+    if args.batch_export or all(judge.url == _OFFLINE for judge in judges):
+        run.go_offline()
+        results = _judged_here(_Workers(judges, run.judge_one, run.stop_on, run.not_judged),
+                               items)
+    else:
+        results = judge_records(judges, items, progress=run.held, concurrency=args.concurrency,
+                                window=args.window, judge_one=run.judge_one,
+                                stop_on=run.stop_on, failed=run.not_judged)
     run.write_records(results)
     worst = run.summarise()
     return run.exit_status(worst)
 
 
-def _judged(run, specs, args, items):
-    """Each (item, judgements) in input order: on the worker threads, or in this one when
-    no request is sent (an export, an import alone): handing the records to threads that
-    send nothing only made the run wait on a queue (most of an export's time)."""
-    judges = [judge for _, judge, _ in specs]
-    if args.batch_export or all(judge.url == _OFFLINE for judge in judges):
-        workers = _Workers(judges, run.judge_one, run.stop_on, run.not_judged)
-        run.batching = _FLUSH_LINES  # records come at the CPU's pace: write them by the batch
-        run.go_lean()
-        return _judged_here(workers, items, run.read_one)
-    return judge_records(judges, items, progress=run.held, concurrency=args.concurrency,
-                         window=args.window, judge_one=run.judge_one, stop_on=run.stop_on,
-                         failed=run.not_judged)
-
-
-def _internal_error(judge, exc):
-    """The judgement of an item whose judging raised ``exc`` (a bug): its own failure."""
-    return judge._failed("internal_error", judge._redact("{}: {}".format(type(exc).__name__,
-                                                                         exc)))
-
-
-def _judged_here(workers, items, read_one=None):
+def _judged_here(workers, items):
     """judge_records' results, each judged in this thread as it is read (as a worker would:
-    a stop, an internal_error), the judges closed at the end; ``read_one(item)`` gives an
-    item's judgements without the workers' steps (an import's _Readings), or None."""
+    a stop, an internal_error), the judges closed at the end."""
     try:
         for item in items:
-            judged = None
-            if read_one is not None and not workers.stopped:
-                judged = read_one(item)
-            if judged is None:
-                judged = workers.attempt(item)
-            yield item, judged
+            yield item, workers.attempt(item)
     finally:
         for judge in workers.judges:
             judge.close()
@@ -9083,16 +9056,28 @@ class _Run:
     def __init__(self, specs, args):
         self.specs, self.args = specs, args
         self.started = time.monotonic()
-        self.sink = _open_output(args)
-        self.write = _write_text
-        if self.sink:
+        try:  # -o or stdout as bytes: UTF-8 whatever the locale, one write a line,
+            self.sink = open(args.output or sys.stdout.fileno(), "wb", 0,  # unbuffered, so a
+                             closefd=bool(args.output))  # full disk tears none
             self.write = self.sink.write
-        self.progress, self.total = _progress(args)
-        self.outputs, self.members = _outputs(specs, args)
-        self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
+        except ValueError:  # stdout is a StringIO (tests)
+            self.sink, self.write = None, _write_text
+        self.progress = not args.quiet and sys.stderr.isatty()  # on a terminal
+        self.total = None  # the records the progress line expects
+        if self.progress:
+            self.total = _record_total(args)
+        # whose fields the records get: each judge's (prefix, judge, mode), or a jury's as one
+        # judge's; by prefix, the judges behind them; a jury's names, its judge_panel's keys
+        self.outputs, self.jurors = specs, None
+        self.members = {prefix: [judge] for prefix, judge, _ in specs}
+        if args.jury:
+            self.outputs = [("judge",) + specs[0][1:]]
+            self.members = {"judge": [judge for _, judge, _ in specs]}
+            self.jurors = [name for name, _, _ in specs]
+        self.tallies = {}
         for prefix, judge, mode in self.outputs:
+            self.tallies[prefix] = _Tally()
             self.tallies[prefix].lack_checks = _lack_checks(args, mode, judge)
-        self.jurors = _jurors(specs, args)
         self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
         self.stopped, self.broken = [], []  # broken: (file, error)
@@ -9102,11 +9087,10 @@ class _Run:
             self.budget = _Budget(args.max_cost)
         self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
         self.line = self.rest = b""  # the lines being written, and what of them is not yet
-        self.pending, self.batching, self.flushed = [], 1, self.started  # see write_line
+        self.pending, self.batching, self.flushed = [], 1, self.started  # see buffer
         self.written = 0  # lines in the output: the stop note's count
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-        self.judge_items = {}  # a judge's own way to judge an item, else _judge_item: go_lean
-        self.readings = None  # an import's _Readings: go_lean
+        self.judge_items = {prefix: _judge_item for prefix, _, _ in specs}  # see go_offline
         self.listen()
 
     def listen(self):
@@ -9126,12 +9110,26 @@ class _Run:
         if note is None:
             self.replied = time.monotonic()
 
+    def go_offline(self):
+        """A run that sends no request writes its records by the batch (they come at the
+        CPU's pace), and judges the items of a judge that asks each once by their kind's
+        recipe (_ByRecipe): an item whose messages are made by the steps a judgement takes,
+        or asked more than once (--assess, --repeats, --reask, both orders), or saved with
+        its prompt, by _judge_item. Decided once, for each judge: a panel's may differ."""
+        self.batching = _FLUSH_LINES
+        flagged = self.args.context_field or self.args.image_field  # their texts are read
+        for prefix, judge, mode in self.specs:
+            once = not _MODES[mode].compare and judge.again is None and not judge.reask
+            once = once and len(judge.turns) == 1 and judge.repeats == 1
+            built_in = all(template is None or template in TEMPLATES
+                           for template, _ in judge.turns)
+            if once and built_in and not flagged and not judge.save_prompts:
+                self.judge_items[prefix] = _ByRecipe(judge, self.args.fields, mode)
+
     def until_bad(self, items):
         """--strict: the items up to the first bad one, whose error stops the run."""
         for number, record in items:
-            bad = record
-            if not isinstance(record, _BadLine):
-                bad = _item_fields(self.args.fields, number, record)
+            bad = _item_fields(self.args.fields, number, record)
             if isinstance(bad, _BadLine):
                 self.stopped.append(bad.error)
                 return
@@ -9159,32 +9157,29 @@ class _Run:
         return judged
 
     def judge_each(self, item):
-        """Each judge's judgement of the item, but of the judges that stopped."""
+        """Each judge's judgement of the item: a bug in one judge fails only its own fields;
+        a judge whose server is unusable stops alone (with --judges), and judges no more."""
         judged = []
         for prefix, judge, mode in self.specs:
             if prefix in self.stopped_judges:
                 reason = "not judged: judge {} stopped: {}".format(
                     prefix, self.stopped_judges[prefix])
                 judged.append((prefix, judge._failed("not_judged", reason)))
-            else:
-                judged.append((prefix, self.judge_with(prefix, judge, mode, item)))
+                continue
+            try:
+                judgement = self.judge_items[prefix](judge, self.args.fields, item, mode)
+            except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
+                self.broken.append((exc.filename or self.args.cache, exc))
+                raise
+            except Exception as exc:
+                judgement = judge._failed("internal_error", judge._redact("{}: {}".format(
+                    type(exc).__name__, exc)))
+            if len(self.specs) > 1:
+                reason = _fatal(judgement, self.repeats[prefix])
+                if reason:
+                    self.stopped_judges.setdefault(prefix, reason)
+            judged.append((prefix, judgement))
         return judged
-
-    def judge_with(self, prefix, judge, mode, item):
-        """One judge's judgement; a judge whose server is unusable stops (with --judges)."""
-        try:
-            judgement = self.judge_items.get(prefix, _judge_item)(judge, self.args.fields, item,
-                                                                    mode)
-        except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
-            self.broken.append((exc.filename or self.args.cache, exc))
-            raise
-        except Exception as exc:  # a bug in one judge fails only its own fields
-            judgement = _internal_error(judge, exc)
-        if len(self.specs) > 1:
-            reason = _fatal(judgement, self.repeats[prefix])
-            if reason:
-                self.stopped_judges.setdefault(prefix, reason)
-        return judgement
 
     def stop_on(self, judged):
         """Why the run stops (the server is unusable), or None."""
@@ -9198,15 +9193,26 @@ class _Run:
     def not_judged(self, status, error):
         return [(prefix, judge._failed(status, error)) for prefix, judge, _ in self.specs]
 
+    def costs(self, judged):
+        """{prefix: what its judgement cost} of the judges given a price."""
+        prices = {prefix: judge.price for prefix, judge, _ in self.specs}
+        return {prefix: _judgement_cost(judgement, prices[prefix]) for prefix, judgement in judged
+                if prices[prefix] and judgement.status != "cost_limit"}  # those cost nothing
+
     def write_records(self, results):
         """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
-        or a full disk; the records written stay whole."""
+        or a full disk; the records written stay whole. Writing a record may write the
+        tally's numbers and the export's parts besides -o: a full disk there leaves the
+        lines written whole."""
         held = _HeldStop()
         try:
             held.install()
             self.write_each(results, held)
         except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
-            if exc.filename in self.others():  # the lines written are whole
+            others = [_NUMBERS_FILE]
+            if self.specs[0][1].batch is not None:
+                others += self.specs[0][1].batch.parts
+            if exc.filename in others:
                 self.broken.append((exc.filename, exc))
             elif isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
                 raise
@@ -9235,151 +9241,41 @@ class _Run:
         except KeyboardInterrupt as exc:  # it came during the last flush, which is done
             self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
 
-    def others(self):
-        """The files besides -o that writing a record may write: the tally's numbers, the
-        export's parts."""
-        batch = self.specs[0][1].batch
-        if batch is None:
-            return [_NUMBERS_FILE]
-        return [_NUMBERS_FILE] + batch.parts
-
-    def flush_parts(self):
-        """Write the export's batch lines still held, before -o's records and the summary
-        say they are. A part the disk refuses stops the run as a full -o does, the record
-        being written still written and counted."""
-        batch = self.specs[0][1].batch  # one for every judge
-        if batch is None:
-            return
-        try:
-            batch.flush()
-        except OSError as exc:
-            if exc.filename not in [path for path, _ in self.broken]:  # said once
-                self.broken.append((exc.filename, exc))
-
     def write_record(self, number, record, judged):
+        """Write the record with each judge's fields (a jury's verdict as one judge's), the
+        cost of each priced one (PREFIX_cost, summed by the tally), its line and stamp; keep
+        it for --html; tally it as report reads it, and what it lacks (not a bad_record:
+        that was not judged at all)."""
         costs = self.costs(judged)
         if self.args.jury:
             verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
                            pass_threshold=self.specs[0][1].pass_threshold)
             judged = [("judge", verdict)]
-            if costs:  # a panel's cost: its judges' summed (None if one had no usage)
-                total = None
-                if None not in costs.values():
-                    total = round(sum(costs.values()), 9)
-                costs = {"judge": total}
-        for prefix, judgement in judged:
-            if prefix in costs:  # written as PREFIX_cost, summed by the tally
+        if self.args.jury and costs:  # a panel's: its judges' summed, None if one had no usage
+            total = None
+            if None not in costs.values():
+                total = round(sum(costs.values()), 9)
+            costs = {"judge": total}
+        written = {}
+        for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
+            if prefix in costs:
                 judgement.details["cost"] = costs[prefix]
-        out = _replaced(record, self.fields(number, judged), self.stale)
-        self.write_line(out)
+            written.update(_judge_fields(prefix, judgement))
+            written[prefix + "_line"] = number
+            written[prefix + "_run"] = self.stamp(prefix, mode)
+        out = _replaced(record, written, self.stale)
+        self.buffer(out)
         if self.args.html:
             _keep(self.rows, out, self.outputs[0][0], number, self.args.html_rows)
         for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
-            _tally_add(self.tallies[prefix], judgement, out, self.args, mode)  # as report reads
-            _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
+            tally = self.tallies[prefix]
+            _tally_add(tally, judgement, out, self.args, mode)  # as report reads it
+            if judgement.status != "bad_record":
+                _count_lacks(tally, record)
         self.replied = time.monotonic()
         if self.progress and self.replied - self.shown > 0.25:
             self.shown = self.replied
             self.show_progress(self.shown)
-
-    def go_lean(self):
-        """Write each record with write_lean, if the run is one judge without a price, --jury,
-        --html or a progress line: decided once, not on each record."""
-        for name, each, kind in self.specs:  # each judge's own: a panel's may differ
-            self.judge_items[name] = _plain_way(each, self.args, kind)
-        prefix, judge, mode = self.specs[0]
-        plain = len(self.specs) == 1 and not judge.price and not self.progress
-        if plain and not self.args.jury and not self.args.html:
-            self.write_record = self.write_lean
-            self.stamp_text = (None, None)  # (the stamp, its text)
-            self.readings = _Readings.of(self)
-            head = prefix + "_"  # the names write_reading gives a _Reading's fields
-            self.reading_names = [head + name for name, _, _ in _WRITES[:9]]
-
-    def read_one(self, item):
-        """The item's judgements by the import's _Readings (see go_lean), or None: the
-        general path. What goes wrong goes as it would there (judge_with)."""
-        if self.readings is None:
-            return None
-        try:
-            return self.readings.judged(item)
-        except OSError as exc:  # the index of keys cannot be written: stop as Ctrl-C
-            self.broken.append((exc.filename or self.args.cache, exc))
-            return self.not_judged("internal_error", "{}: {}".format(type(exc).__name__, exc))
-        except Exception as exc:  # a bug fails only the record
-            return [(self.readings.prefix, _internal_error(self.readings.judge, exc))]
-
-    def write_lean(self, number, record, judged):
-        """write_record's line and tallies, for one judge (see go_lean), the stamp encoded
-        once a run."""
-        (prefix, judgement), = judged
-        mode = self.outputs[0][2]
-        if type(judgement) in _READINGS:
-            return self.write_reading(number, record, judgement)
-        written = _judge_fields(prefix, judgement)
-        written[prefix + "_line"] = number
-        written[prefix + "_run"] = self.stamp(prefix, mode)
-        out = _replaced(record, written, self.stale)  # any other NAME_run
-        self.write_stamped(out, prefix + "_run")  # of written is a detail: its name starts so
-        _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
-        _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
-        self.replied = time.monotonic()
-
-    def write_reading(self, number, record, reading):
-        """write_lean of a _Reading or an _Exported: the fields a Judgement of it writes
-        (_judge_fields), its own count. The record has no field of the run's prefix
-        (_Readings.judged)."""
-        prefix, _, mode = self.outputs[0]
-        head, out = prefix + "_", dict(record)
-        out.update(zip(self.reading_names, reading.written()))
-        if reading.reasoning:
-            out[head + "reasoning"] = reading.reasoning
-        if reading.fingerprint:
-            out[head + "fingerprint"] = reading.fingerprint
-        out[head + "line"] = number
-        out[head + "run"] = self.stamp(prefix, mode)
-        self.write_stamped(out, head + "run")
-        tally = self.tallies[prefix]
-        reading.count(tally, record, self.args, mode)
-        _count_lacks(tally, record, self.args, mode)
-        self.replied = time.monotonic()
-
-    def write_stamped(self, out, run):
-        """write_line of ``out``, its stamp (field ``run``, the last) encoded once a run: the
-        line's text with null there, the stamp's text put in its place."""
-        stamp = out[run]
-        if next(reversed(out)) != run:  # a judgement's detail of that name came first
-            return self.write_line(out)
-        out[run] = None
-        try:
-            text = self.encode(out)[:-5] + self.stamped(stamp) + "}"
-        except ValueError:  # NaN or 1e999 in the record, or the stamp
-            text = None
-        out[run] = stamp  # the tally sees the record as written
-        if text is None:
-            return self.write_line(out)
-        return self.buffer(text)
-
-    def stamped(self, stamp):
-        """The stamp's text, encoded again only if it changed (a model became known)."""
-        if self.stamp_text[0] is not stamp:
-            self.stamp_text = (stamp, self.encode(stamp))
-        return self.stamp_text[1]
-
-    def costs(self, judged):
-        """{prefix: what its judgement cost} of the judges given a price."""
-        prices = {prefix: judge.price for prefix, judge, _ in self.specs}
-        return {prefix: _judgement_cost(judgement, prices[prefix]) for prefix, judgement in judged
-                if prices[prefix] and judgement.status != "cost_limit"}  # those cost nothing
-
-    def fields(self, number, judged):
-        """The fields this run writes on a record: each judge's, its line and stamp."""
-        written = {}
-        for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
-            written.update(_judge_fields(prefix, judgement))
-            written[prefix + "_line"] = number
-            written[prefix + "_run"] = self.stamp(prefix, mode)
-        return written
 
     def stamp(self, prefix, mode):
         """The judge's stamp, made again if its model became known (a server's default)."""
@@ -9391,27 +9287,31 @@ class _Run:
             stamp = self.stamps.setdefault(key, stamp)
         return stamp
 
-    def write_line(self, out):
+    def buffer(self, out):
+        """Hold the record's line (NaN or 1e999 in it as null: the line stays strict JSON; a
+        lone surrogate escaped); written once ``batching`` lines are held, or _FLUSH_SECONDS
+        have passed."""
         try:
             text = self.encode(out)
-        except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
+        except ValueError:
             text = self.encode(_nan_as_null(out))
-        self.buffer(text)
-
-    def buffer(self, text):
         self.pending.append((text + "\n").encode("utf-8", "backslashreplace"))  # "\ud83d"
         if len(self.pending) >= self.batching or time.monotonic() - self.flushed > _FLUSH_SECONDS:
             self.flush()
 
     def flush(self):
-        """Write the buffered lines: one write a line online (a reader of -o sees each
-        record as it is judged), by the batch offline (a write a line was a third of an
-        export's time). An export's batch lines go first: a record -o says exported has
-        its line in a part, whenever the run is killed."""
-        self.flush_parts()
-        self.write_pending()
-
-    def write_pending(self):
+        """Write the held lines: one write a line online (a reader of -o sees each record as
+        it is judged), by the batch offline (a write a line was a third of an export's
+        time). An export's batch lines go first, so that a record -o says exported has its
+        line in a part whenever the run is killed; a part the disk refuses stops the run as
+        a full -o does, the record being written still written and counted."""
+        batch = self.specs[0][1].batch  # one for every judge
+        try:
+            if batch is not None:
+                batch.flush()
+        except OSError as exc:
+            if exc.filename not in [path for path, _ in self.broken]:  # said once
+                self.broken.append((exc.filename, exc))
         self.line = self.rest = b"".join(self.pending)
         lines, self.pending = len(self.pending), []
         while self.rest:  # a file may take part of a line, then fail
@@ -9435,52 +9335,52 @@ class _Run:
             self.show_progress(time.monotonic())
 
     def show_progress(self, now, end=""):
+        """Draw the progress line on stderr over the last one: padded to cover it, cut to
+        the terminal's width (a wrapped line is not drawn over); while no reply comes, it
+        counts the seconds."""
         note = self.note()
         text = _progress_text(self.tallies[self.outputs[0][0]], self.total, now - self.started,
                               self.held, note)
         if not note and now - self.replied >= _QUIET:  # a hung judge: the line counts on
             whole = int(now - self.replied)  # seconds passed: 3.6 s is "3 s", not "4 s"
             text = text.rstrip() + "; no reply for {} s   ".format(whole)
+        try:
+            columns = os.get_terminal_size(sys.stderr.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            columns = 0  # unknown: a pty nobody sized
+        if columns and len(text) >= columns:
+            text = text[:columns - 4] + "..."
         with self.drawing:  # the ticker's thread draws too
-            self.width = _draw_progress(text, self.width, end)
+            self.width = max(self.width, len(text))
+            if columns:  # a terminal made narrower since
+                self.width = min(self.width, columns - 1)
+            print("\r" + text.ljust(self.width), end=end, file=sys.stderr, flush=True)
 
     def note(self):
-        """Why a judge's requests are being retried, or None."""
+        """Why the progress line shows no rate, or None: a judge's requests are being
+        retried (and why), a rate limit holds them, or servers of a judge on several rest."""
+        several = len(self.specs) > 1
         for prefix, note in list(self.notes.items()):
-            if note and len(self.specs) > 1:  # "judge a answers http 429 ..."
+            if note and several:  # "judge a answers http 429 ..."
                 return "judge {} {}".format(prefix.rstrip("_"), note[len("judge "):])
             if note:
                 return note
-        return self.held_note() or self.resting_note()
-
-    def held_note(self):
-        """What rate limit holds a judge's requests now, or None."""
+        which = {prefix: "" for prefix, _, _ in self.specs}
+        if several:
+            which = {prefix: " " + prefix.rstrip("_") for prefix, _, _ in self.specs}
         for prefix, judge, _ in self.specs:
-            holder = judge._limits.holder
-            if holder is None:
-                continue
-            which = ""
-            if len(self.specs) > 1:
-                which = " " + prefix.rstrip("_")
-            return "judge{} held by {}".format(which, holder)
-        return None
-
-    def resting_note(self):
-        """Which servers of a judge on several rest now, while no request is retried."""
+            if judge._limits.holder is not None:
+                return "judge{} held by {}".format(which[prefix], judge._limits.holder)
         for prefix, judge, _ in self.specs:
             resting = [judge._redact(url) for url in judge._replicas.resting()]
-            if not resting:
-                continue
-            which = ""
-            if len(self.specs) > 1:
-                which = " " + prefix.rstrip("_")
-            return "judge{} servers resting: {}".format(which, ", ".join(resting))
+            if resting:
+                return "judge{} servers resting: {}".format(which[prefix], ", ".join(resting))
         return None
 
     def stopped_note(self):
         """What an interrupted run (or one stopped by a full disk) wrote, and what a rerun of
-        the same command does."""
-        tally = self.tallies[self.outputs[0][0]]
+        the same command does: an export writes over no part (its parts must go first); with
+        --cache, the records judged come from it; without, all are judged again."""
         total = _record_total(self.args)
         of_total = ""
         if total is not None:
@@ -9491,16 +9391,36 @@ class _Run:
         output = _one_line(self.args.output)  # None: stdout
         done = "  {}: {}{} records written to {}; ".format(
             how, self.written, of_total, output or "stdout")
-        return done + _rerun(self.args, tally.judged["n"], total, output)
+        if self.args.batch_export:
+            prefix = re.sub(r"\.jsonl\Z", "", self.args.batch_export)
+            return done + "the export is partial: remove {}.*.jsonl, then rerun the same " \
+                          "command".format(_one_line(prefix))
+        if self.args.cache:
+            judged = self.tallies[self.outputs[0][0]].judged["n"]
+            done += "rerun the same command: the {} judged come from the cache".format(judged)
+            if output:
+                done += ", and {} is written again, whole".format(output)
+            return done
+        every, anew = "every record", ""
+        if total is not None:
+            every = "all {}".format(total)
+        if output:
+            anew = " and writes {} anew".format(output)
+        return done + "without --cache a rerun judges {} again{}: pass --cache FILE next " \
+                      "time".format(every, anew)
 
     def summarise(self):
-        """Print, and write, the summaries and the page; the worst failure rate."""
+        """Print, and write, the summaries and the page; the worst failure rate. An input
+        with no records is warned of; a run stopped before its first is not (the stop note
+        says 0 of N written)."""
         if self.progress:
             self.show_progress(time.monotonic(), "\n")
         wall = time.monotonic() - self.started
         stopped_early = bool(self.interrupted or self.broken)
-        if not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped:
-            self.warn_empty(stopped_early)
+        empty = not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped
+        if empty and not stopped_early:
+            print("minijudge: warning: no records in {}".format(self.args.input),
+                  file=sys.stderr)
         summaries = {}
         for prefix, judge, mode in self.outputs:
             stamp = _stamp(self.members[prefix], mode, self.args.fields, prefix, self.jurors,
@@ -9518,8 +9438,7 @@ class _Run:
     def over_budget(self):
         """--max-cost's line, None if the run kept within it: what was spent (the summary's
         figure), what the limit held for replies without usage (not in it), what was left,
-        how to go on; or that it was passed, by a server counting past a request's most (a
-        run that then judged every record said nothing of it, and exited 0)."""
+        how to go on; or that it was passed, by a server counting past a request's most."""
         tallies = [self.tallies[prefix] for prefix, _, _ in self.outputs]
         left = tallies[0].statuses["cost_limit"]
         total = round(sum(tally.cost for tally in tallies), 9)
@@ -9545,13 +9464,6 @@ class _Run:
             line += "{} {} records not judged (cost_limit); {}".format(then, left, how)
         return line
 
-    def warn_empty(self, stopped_early):
-        """Warn of an input with no records; not of a run stopped before its first (the
-        stop note says 0 of N written)."""
-        if not stopped_early:
-            print("minijudge: warning: no records in {}".format(self.args.input),
-                  file=sys.stderr)
-
     def exit_status(self, worst):
         if self.broken:
             for path, exc in self.broken:
@@ -9571,19 +9483,39 @@ class _Run:
         return 0
 
 
+def _record_total(args):
+    """How many records the input holds (a shard's share); None if it is a pipe (counting
+    would eat it)."""
+    if args.input == "-" or not os.path.isfile(args.input):
+        return None
+    with open(args.input, "rb", _READ_BUFFER) as f:
+        first = f.readline()
+        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it (_first_line)
+            first = first[3:]
+        total = sum(1 for line in itertools.chain([first], f) if line.strip())
+    k, n = 0, 1
+    if args.shard:
+        k, n = _read_shard(args.shard)
+    return len(range(k, total, n))
+
+
+def _write_text(line):
+    """Write a line of bytes to a stdout that takes text; how many bytes were written."""
+    sys.stdout.write(line.decode())
+    return len(line)
+
+
 class _Budget:
     """--max-cost, shared by the worker threads: what was spent (the replies' usage), the
     most the replies without usage cost (``unknown``), the most the records being judged
     can (``reserved``): never more than the limit together; and why the run stopped.
 
-    A record's reserve is the most its requests can cost (_judge_estimate's ``most``), not
-    an estimate: scaled by what a long first record cost, short ones were reserved at a
-    third of their cost, and 8 threads spent $0.031 under --max-cost 0.02. A server
-    counting more than that most (a stub can) is caught by scaling the reserves by the most
-    a record cost against its own; until a reply has told that, one record goes at a time,
-    and so again once a record cost more than its reserve: a chat template adding 2,000
-    tokens costs a short record 7 times its most and a long one 1.3 times, and 16 threads
-    reserved at the long one's scale spent $0.26 under --max-cost 0.1."""
+    A record's reserve is the most its requests can cost (_estimate's ``most``), not an
+    estimate: an estimate scaled by what a long first record cost reserves short ones at a
+    fraction of their cost. A server counting more than that most (a chat template adding
+    2,000 tokens costs a short record 7 times its most, a long one 1.3 times) is caught by
+    scaling the reserves by the most a record cost against its own; until a reply has told
+    that, one record goes at a time, and so again once a record cost more than its reserve."""
 
     def __init__(self, limit):
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
@@ -9596,11 +9528,15 @@ class _Budget:
 
     def reserve(self, estimate):
         """The dollars reserved for a record that may cost ``estimate`` at most, None if
-        they do not fit; once one does not, no other is judged (no new request is sent)."""
+        they do not fit; once one does not, no other is judged (no new request is sent).
+        No reply has yet said what a record costs against its estimate (one from the cache
+        says nothing; one without usage ends the wait), or one cost more than its reserve:
+        records in flight together could each pass theirs, so one goes at a time."""
         with self.settled:
-            while self.calibrating() and self.judging:
+            while self.reason is None and (self.over or (self.scale is None and
+                                                         not self.unpriced)) and self.judging:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
-            estimate = self.scaled(estimate)
+            estimate *= max(self.scale or 1.0, 1.0)
             held = self.spent + self.unknown + self.reserved
             # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
             # 0.0038580000000000003, past a cap of the dry run's 0.003858)
@@ -9624,18 +9560,6 @@ class _Budget:
             reason += ", ${:.6f} held for the records being judged".format(self.reserved)
         return reason + ", ${:.6f} estimated for this one)".format(estimate)
 
-    def calibrating(self):
-        """No reply has yet said what a record costs against its estimate (a reply from
-        the cache costs nothing and says nothing; one without usage ends the wait), or one
-        cost more than its reserve: the server counts past the most, by more for some
-        records than others, and records in flight together could each pass theirs."""
-        told = self.scale is not None or self.unpriced
-        return self.reason is None and (self.over or not told)
-
-    def scaled(self, estimate):
-        """``estimate`` times the most a record cost against its own, if that is more."""
-        return estimate * max(self.scale or 1.0, 1.0)
-
     def settle(self, estimate, reserved, costs):
         """A record judged: what was reserved is given back, its replies' cost spent; if a
         reply had no usage (or none was told: the record was cut short), the reserve, less
@@ -9657,7 +9581,7 @@ class _Budget:
 
 class _HeldStop:
     """Ctrl-C or SIGTERM that comes while a record is written and counted acts once it is
-    (it came between the two: the stop note said one record fewer than the file held); a
+    (between the two, the stop note would say one record fewer than the file holds); a
     second one acts at once (a write blocked on a pipe nobody reads)."""
 
     def __init__(self):
@@ -9720,171 +9644,60 @@ class _Ticker:
         self.thread.join()
 
 
-def _rerun_cached(judged, output):
-    """What a rerun of an interrupted run with --cache does."""
-    text = "rerun the same command: the {} judged come from the cache".format(judged)
-    if output:
-        text += ", and {} is written again, whole".format(output)
-    return text
-
-
-def _rerun(args, judged, total, output):
-    """What a rerun of an interrupted run does: an export's, with --cache, without."""
-    if args.batch_export:
-        return _rerun_exported(args.batch_export)
-    if args.cache:
-        return _rerun_cached(judged, output)
-    return _rerun_uncached(total, output)
-
-
-def _rerun_exported(flag_value):
-    """What to do after an interrupted --batch-export: its parts are there, and an export
-    writes over no part (the same command again was exit 2, not what the note said)."""
-    prefix = re.sub(r"\.jsonl\Z", "", flag_value)
-    return "the export is partial: remove {}.*.jsonl, then rerun the same command".format(
-        _one_line(prefix))
-
-
-def _rerun_uncached(total, output):
-    """What a rerun of an interrupted run without --cache does, and how to keep the judged."""
-    every = "every record"
-    if total is not None:
-        every = "all {}".format(total)
-    anew = ""
-    if output:
-        anew = " and writes {} anew".format(output)
-    return "without --cache a rerun judges {} again{}: pass --cache FILE next time".format(
-        every, anew)
-
-
-def _record_total(args):
-    """How many records the input holds (a shard's share); None if it is a pipe (counting
-    would eat it)."""
-    if args.input == "-" or not os.path.isfile(args.input):
-        return None
-    with open(args.input, "rb", _READ_BUFFER) as f:
-        first = f.readline()
-        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it (_first_line)
-            first = first[3:]
-        total = sum(1 for line in itertools.chain([first], f) if line.strip())
-    k, n = 0, 1
-    if args.shard:
-        k, n = _read_shard(args.shard)
-    return len(range(k, total, n))
-
-
-def _outputs(specs, args):
-    """Whose fields the records get: each judge's (prefix, judge, mode), or a jury's as one
-    judge's; and by prefix, the judges behind them."""
-    if args.jury:
-        members = [judge for _, judge, _ in specs]
-        return [("judge",) + specs[0][1:]], {"judge": members}
-    return specs, {prefix: [judge] for prefix, judge, _ in specs}
-
-
-def _open_output(args):
-    """The records' file (-o, or stdout) as bytes: UTF-8 whatever the locale, one write a
-    line, unbuffered, so a full disk tears none; None if stdout is a StringIO (tests)."""
-    try:
-        return open(args.output or sys.stdout.fileno(), "wb", 0, closefd=bool(args.output))
-    except ValueError:
-        return None
-
-
-def _write_text(line):
-    """Write a line of bytes to a stdout that takes text; how many bytes were written."""
-    sys.stdout.write(line.decode())
-    return len(line)
-
-
-def _progress(args):
-    """Whether the progress line is shown (on a terminal), and how many records it expects."""
-    if args.quiet or not sys.stderr.isatty():
-        return False, None
-    return True, _record_total(args)
-
-
-def _jurors(specs, args):
-    """A jury's judges, by name: its judge_panel's keys."""
-    if args.jury:
-        return [name for name, _, _ in specs]
-    return None
-
-
-def _plain_judge(judge, mode):
-    """Whether ``judge`` asks an item of ``mode`` one request: one turn, once, no second
-    order, no prompt saved; _judge_plain takes the steps that leaves."""
-    if mode in ("pairwise", "systems") or judge.again is not None:
-        return False
-    if judge.reask:  # a reply not read is asked again: a second request
-        return False
-    return len(judge.turns) == 1 and judge.repeats == 1 and not judge.save_prompts
-
-
-def _judge_plain(judge, spec, item, mode):
-    """_judge_item of an item of a _plain_judge: its one request made from the steps
-    judge.judge would take (its fields, values, messages, _send); an item those steps do
-    not cover (a bad line or field, images, nothing to ask, a template that does not
-    fill) goes to _judge_item."""
-    number, record = item
-    fields = _item_fields(spec, number, record, mode)
-    if isinstance(fields, _BadLine):
-        return _judge_item(judge, spec, item, mode)
-    try:
-        values = judge._values(record, None, fields)
-        messages = judge._messages(record, values, [])
-    except (TemplateError, _BadRecord):
-        return _judge_item(judge, spec, item, mode)
-    if values.get("images") or judge._unasked(values) is not None:
-        return _judge_item(judge, spec, item, mode)
-    return _asked_plain(judge, messages, values)
-
-
-def _plain_way(judge, args, mode):
-    """How an offline run judges an item of a _plain_judge: by its kind's recipe (_Recipes)
-    where the prompt's steps allow one, else _judge_plain; other judges' _judge_item."""
-    if not _plain_judge(judge, mode):
-        return _judge_item
-    templates = [template for template, _ in judge.turns]
-    built_in = all(t is None or t in TEMPLATES for t in templates)
-    flagged = args.context_field or args.image_field  # a context's text is read, not copied
-    if mode in _RECIPE_MODES and built_in and not flagged:
-        return _ByRecipe(_Recipes(judge, args.fields, mode))
-    return _judge_plain
-
-
-_RECIPE_MODES = ("rating", "binary", "math", "rubric")  # of one response, no conversation
-_RECIPE_KINDS = 256  # recipes kept at most: a kind a record (a field of its own each) grows none
-
-
 class _ByRecipe:
-    """A judge_item (see _Run.go_lean) that makes a record's messages from its kind's recipe
-    (``recipes``, a _Recipes), the rest as _judge_plain: its request, read and scored alike."""
+    """How an offline run judges the items of a judge that asks each one request (see
+    _Run.go_offline): the messages made by the record's kind's recipe (_Recipes), then
+    asked and read as judge.judge asks and reads them, but that a reply whose text was read
+    ok before (a judge's short verdicts repeat: "Rating: 4") is not read again. A record of
+    no recipe is judged by _judge_item."""
 
-    def __init__(self, recipes):
-        self.recipes = recipes
+    def __init__(self, judge, spec, mode):
+        self.recipes = _Recipes(judge, spec, mode)
+        self.read = {}  # {a reply's text: (score, value)} of the texts read ok
+        if judge.params.get("logprobs"):  # a score is its reply's logprobs', not its text's
+            self.read = None
 
     def __call__(self, judge, spec, item, mode):
         messages = self.recipes.messages(item[1])
         if messages is None:  # a record of no recipe: the steps judge.judge takes
-            return _judge_plain(judge, spec, item, mode)
-        return _asked_plain(judge, messages)
+            return _judge_item(judge, spec, item, mode)
+        started = time.monotonic()
+        try:
+            reply, cached = judge._reply(messages)
+            judgement = self.replied(judge, reply, cached)
+        except APIError as exc:
+            judgement = judge._unreplied(exc, started)
+        except (JudgeError, OSError):  # as judge.judge lets them go: strict, a full disk
+            raise
+        except Exception as exc:  # as judge.judge says a bug: on the item
+            judgement = judge._failed("internal_error", "{}: {}".format(
+                type(exc).__name__, judge._redact(str(exc))))
+        return _with_pass(judgement, judge.pass_threshold)
+
+    def replied(self, judge, reply, cached):
+        """judge._replied's Judgement of a reply (no refusal, a text read before: made from
+        that reading); a text it reads ok, with a score from its text and no details, is
+        kept for the next reply of that text."""
+        raw = reply.get("content")
+        refused = reply.get("refusal") or reply.get("finish_reason") == "content_filter"
+        if self.read is None or type(raw) is not str or refused:
+            return judge._replied(reply, cached, False, None)
+        read = self.read.get(raw)
+        if read is None:
+            judgement = judge._replied(reply, cached, False, None)
+            plain = judgement.status == "ok" and judgement.source == "text"
+            if plain and not judgement.details and len(self.read) < _READINGS_KEPT:
+                self.read[raw] = judgement.score, judgement.value
+            return judgement
+        return Judgement(score=read[0], value=read[1], source="text", raw=raw,
+                         reasoning=reply.get("reasoning"), model=reply.get("model"),
+                         finish_reason=reply.get("finish_reason"), usage=reply.get("usage"),
+                         fingerprint=reply.get("system_fingerprint"),
+                         latency=reply["latency"], attempts=reply["attempts"], cached=cached)
 
 
-def _asked_plain(judge, messages, values=None):
-    """The one request of a _plain_judge's item and its judgement, as judge.judge makes it:
-    ``values`` give its criterion's scale, its seed and its turn ({}: none of them)."""
-    values = values or {}
-    try:
-        judgement = judge._send(messages, None, values.get("criterion_scores"),
-                                values.get("seed"))
-    except (JudgeError, OSError):  # as _ask lets them go: strict, a full disk
-        raise
-    except Exception as exc:  # as _ask says a bug: on the item
-        judgement = judge._failed("internal_error", "{}: {}".format(
-            type(exc).__name__, judge._redact(str(exc))))
-    _note_turn(judgement, values)
-    return _with_pass(judgement, judge.pass_threshold)
+_READINGS_KEPT = 4096  # reply texts whose reading is kept (a verdict's few forms: a handful)
+_RECIPE_KINDS = 256  # recipes kept at most: a kind a record (a field of its own each) grows none
 
 
 class _Recipes:
@@ -9903,7 +9716,16 @@ class _Recipes:
         self.judge, self.spec, self.mode = judge, spec, mode
         self.kinds, self.last = {}, (None, None)  # {frozenset of names: _Recipe or None}
         self.marker = " \x00mj" + os.urandom(8).hex().upper() + "{}\x00 "
-        self.read = _fields_read(spec)
+        # the fields the steps may read: the question's, the context's, the reference's and
+        # their aliases, the responses', the conversation's, and those the flags name
+        self.read = {"question", "context", "reference", "response", "messages", "turns",
+                     "answers", "choices", *_FIELD_ALIASES}
+        for flag in ("question", "reference", "response", "response_a", "response_b",
+                     "conversation", "criteria", "image"):
+            field = getattr(spec, flag + "_field", None)
+            if isinstance(field, str):
+                self.read.add(str(field))
+        self.read.update(str(field) for _, field in spec.context_field or ())
 
     def messages(self, record):
         """The record's messages from its kind's recipe; None: it has none."""
@@ -9930,20 +9752,17 @@ class _Recipes:
         return self.kinds[keys]
 
     def recipe(self, record, names):
-        """The _Recipe of the record's kind, or None: made from a probe of it."""
+        """The _Recipe of the record's kind, made from the messages judge.judge's steps make
+        of a probe of it; None if they take another path (a conversation, an image, a seed,
+        a criterion's scale, a text shortened, nothing to ask)."""
         probe = dict(record)
         for number, name in enumerate(names):
             probe[name] = self.marker.format(number)
-        messages = self.probed(probe)
-        if messages is None:
-            return None
-        return _Recipe.of(messages, names, self.marker)
-
-    def probed(self, probe):
-        """The probe's messages by judge.judge's steps; None if they take another path."""
         judge = self.judge
         fields = _item_fields(self.spec, 0, probe, self.mode)
-        if isinstance(fields, _BadLine) or _holds_conversation(fields):
+        if isinstance(fields, _BadLine):
+            return None
+        if fields.get("_conversation", _NO_CONVERSATION) is not _NO_CONVERSATION:
             return None
         try:
             values = judge._values(probe, None, fields)
@@ -9955,12 +9774,7 @@ class _Recipes:
             return None
         if judge._unasked(values) is not None:
             return None
-        return messages
-
-
-def _holds_conversation(fields):
-    """Whether an item's fields (_item_fields) hold a conversation the judge reads."""
-    return fields.get("_conversation", _NO_CONVERSATION) is not _NO_CONVERSATION
+        return _Recipe.of(messages, names, self.marker)
 
 
 class _Recipe:
@@ -9975,38 +9789,29 @@ class _Recipe:
         """The recipe of a probe's ``messages``; None if one is not a role and a text, or a
         marker was changed on its way (stripped, cut, escaped: the texts would be too)."""
         made = []
+        head, tail = marker.split("{}")
+        token = head.strip(" \x00").lower()
         for message in messages:
             content = message.get("content")
             if message.keys() != {"role", "content"} or type(content) is not str:
                 return None
-            form = _recipe_form(content, marker)
-            if form is None:
+            parts = re.split(re.escape(head) + r"(\d+)" + re.escape(tail), content)
+            literals = parts[::2]  # what is left of the probe holds no piece of a marker
+            if any("\x00" in text or token in text.lower() for text in literals):
                 return None
-            made.append((message["role"], form))
+            form = [literals[0].replace("{", "{{").replace("}", "}}")]
+            for number, text in zip(parts[1::2], literals[1:]):
+                form.append("{" + number + "}" + text.replace("{", "{{").replace("}", "}}"))
+            made.append((message["role"], "".join(form)))
         return cls(names, made)
 
     def fill(self, record):
         """The messages of a record of this kind; None unless each text is filled."""
         texts = [record[name] for name in self.names]
         for text in texts:
-            if type(text) is not str or not text or text.isspace():  # _is_blank's test
+            if not _is_filled(text):
                 return None
         return [{"role": role, "content": form.format(*texts)} for role, form in self.messages]
-
-
-def _recipe_form(content, marker):
-    """A probe's content as a format string of its markers' numbers, or None if a marker
-    was changed on its way (what is left of the probe holds a piece of one)."""
-    head, tail = marker.split("{}")
-    parts = re.split(re.escape(head) + r"(\d+)" + re.escape(tail), content)
-    literals = parts[::2]
-    token = head.strip(" \x00").lower()
-    if any("\x00" in text or token in text.lower() for text in literals):
-        return None
-    form = [literals[0].replace("{", "{{").replace("}", "}}")]
-    for number, text in zip(parts[1::2], literals[1:]):
-        form.append("{" + number + "}" + text.replace("{", "{{").replace("}", "}}"))
-    return "".join(form)
 
 
 def _is_filled(value):
@@ -10014,195 +9819,24 @@ def _is_filled(value):
     return type(value) is str and value != "" and not value.isspace()
 
 
-def _fields_read(args):
-    """The names of the fields the steps of a prompt may read, given the flags: the
-    question's, the context's, the reference's and their aliases, the responses', the
-    conversation's, and those flags name."""
-    names = {"question", "context", "reference", "response", "messages", "turns", "answers",
-             "choices", *_FIELD_ALIASES}
-    for flag in ("question", "reference", "response", "response_a", "response_b",
-                 "conversation", "criteria", "image"):
-        field = getattr(args, flag + "_field", None)
-        if isinstance(field, str):
-            names.add(str(field))
-    names.update(str(field) for _, field in args.context_field or ())
-    return names
-
-
-class _Readings:
-    """An import's or an export's judgement of a record of a recipe (_ByRecipe), made
-    without the steps a judgement takes that find nothing to do offline: its request made
-    by the recipe and found in the batch files or exported (LLMJudge._reply, as ever); a
-    reply read ok given as a _Reading, whose text was read once (a judge's short verdicts
-    repeat: "Rating: 4") by _interpret itself; an exported request as an _Exported. Any
-    other outcome (a failure, a refusal, a reply asked of the server or cached) is made a
-    Judgement as _send makes it; a record of no recipe, or with fields of the run's own
-    prefix, takes the general path (``judged`` gives None)."""
-
-    def __init__(self, prefix, judge, recipes):
-        self.prefix, self.judge, self.recipes = prefix, judge, recipes
-        self.head = prefix + "_"
-        self.read = {}  # {reply text: (score, value), or None if it is not read ok}
-        self.last = (None, False)  # the last record's field names, and has_ours of them
-
-    @classmethod
-    def of(cls, run):
-        """The run's _Readings, or None: a run of one judge written by write_lean, judging
-        by recipe from batch files alone or exporting, whose judgement of a reply read ok is
-        its text's alone, tallied without --model-field or --group-by."""
-        (prefix, judge, _), = run.specs
-        way = run.judge_items.get(prefix)
-        if run.write_record != run.write_lean or not isinstance(way, _ByRecipe):
-            return None
-        if not _offline_alone(judge) or not _reads_text_alone(judge):
-            return None
-        if run.args.model_field or run.args.group_by or run.budget:
-            return None
-        return cls(prefix, judge, way.recipes)
-
-    def judged(self, item):
-        """[(prefix, the record's _Reading or Judgement)], or None (nothing was asked)."""
-        record = item[1]
-        if type(record) is not dict or self.has_ours(record):
-            return None  # what is replaced, and the warning that says so: write_lean's
-        messages = self.recipes.messages(record)
-        if messages is None:
-            return None
-        judge, started = self.judge, time.monotonic()
-        try:
-            reply, cached = judge._reply(messages)
-        except APIError as exc:
-            return [(self.prefix, self.unreplied(exc, started))]
-        reading = self.reading(reply, cached)
-        if reading is None:
-            reading = judge._replied(reply, cached, False, None)
-        return [(self.prefix, reading)]
-
-    def has_ours(self, record):
-        """Whether a field of the record's is named as the run's own (PREFIX_...), decided
-        once a set of field names."""
-        keys, ours = self.last
-        if record.keys() != keys:
-            keys = frozenset(record)
-            ours = any(name.startswith(self.head) for name in keys)
-            self.last = keys, ours
-        return ours
-
-    def unreplied(self, exc, started):
-        """The _Exported of an exported request; else the Judgement of a request that got no
-        reply (APIError ``exc``)."""
-        if exc.kind == "exported":
-            return _Exported(self.judge.on_failure, str(exc))
-        return self.judge._unreplied(exc, started)
-
-    def reading(self, reply, cached):
-        """The _Reading of a reply from the batch files that _interpret reads ok, else None."""
-        raw = reply.get("content")
-        if cached or reply["attempts"] or type(raw) is not str:
-            return None
-        if reply.get("refusal") or reply.get("finish_reason") == "content_filter":
-            return None
-        read = self.text_read(raw)
-        if read is None:
-            return None
-        return _Reading(read[0], read[1], raw, reply.get("finish_reason"), reply.get("usage"),
-                        reply.get("model"), reply.get("system_fingerprint"),
-                        reply.get("reasoning"))
-
-    def text_read(self, raw):
-        """first_read of a reply's text, kept for the next reply of that text."""
-        if raw in self.read:
-            return self.read[raw]
-        read = self.first_read(raw)
-        if len(self.read) < _READINGS_KEPT:  # texts that never repeat: each read anew
-            self.read[raw] = read
-        return read
-
-    def first_read(self, raw):
-        """(score, value) of a reply of text ``raw`` alone, if _interpret reads it ok with
-        a score from 0 to 1 from the text and no details; else None."""
-        judgement = self.judge._interpret({"content": raw}, False, self.judge.scale)
-        plain = judgement.status == "ok" and not judgement.details
-        if not plain or judgement.source != "text" or not _is_unit(judgement.score):
-            return None
-        return judgement.score, judgement.value
-
-
-def _offline_alone(judge):
-    """Whether every request the judge makes is exported (--batch-export), or every reply it
-    gets is in its batch files (no server); no cache either way."""
-    batch = judge.batch
-    if batch is None or judge.cache:
-        return False
-    if batch.export:  # what the files do not answer is exported, never sent
-        return True
-    return judge.url == _OFFLINE and bool(batch.files)
-
-
-def _reads_text_alone(judge):
-    """Whether the judge's judgement of a reply read ok is its text's alone: no logprobs
-    asked, no --pass-threshold, not strict (a failure raises)."""
-    more = judge.params.get("logprobs") or judge.strict or judge.pass_threshold is not None
-    return not more
-
-
-_READINGS_KEPT = 4096  # reply texts whose reading is kept (a verdict's few forms: a handful)
-
-
-class _Reading(collections.namedtuple("_Reading", "score value raw finish_reason usage model "
-                                                  "fingerprint reasoning")):
-    """A reply read ok (see _Readings): what a Judgement of it holds and writes (its status
-    ok, its error none, its score from the text) and _Tally.add_plain counts."""
-    __slots__ = ()
-    source = "text"
-
-    def written(self):
-        """The values of the fields a Judgement of it writes first (_judge_fields' order)."""
-        return (self.score, "ok", None, self.raw, self.value, self.finish_reason, self.usage,
-                self.model, "text")
-
-    def count(self, tally, record, args, mode):
-        """Into the tally, as _tally_add counts a Judgement of it (no --model-field, no
-        --group-by: _Readings.of)."""
-        length = _text_length(record.get(getattr(args, _MODES[mode][2][0] + "_field")))
-        tally.add_plain(self, record.get(args.human_field), length)
-
-
-class _Exported(collections.namedtuple("_Exported", "score error")):
-    """An exported request (see _Readings): what the Judgement _unreplied makes of it holds
-    and writes (its status exported, the failure's score, the error that says where it went,
-    no reply) and _Tally.add counts of it: a failure without details, requests or usage."""
-    __slots__ = ()
-    status = "exported"
-    fingerprint = reasoning = None
-
-    def written(self):
-        """The values of the fields a Judgement of it writes first (_judge_fields' order)."""
-        return (self.score, self.status, self.error) + (None,) * 6
-
-    def count(self, tally, record, args, mode):
-        """Into the tally (_Tally.add_unsent)."""
-        tally.add_unsent(self)
-
-
-_READINGS = (_Reading, _Exported)  # what _Readings gives besides a Judgement: see write_lean
-
-
 # -- Tallies -------------------------------------------------------------------------
 
 def _tally_add(tally, judgement, record, args, mode):
-    """Count one record: its judgement, its label (--human-field), its responses' lengths."""
+    """Count one record into the tally and its groups (--group-by): its judgement, its
+    label (--human-field; JSON keys are text: None, no label), its responses' lengths (a
+    response's, or a pair's two when a verdict compares them), the models that answered,
+    the comparisons of named systems it gives."""
     lengths = []
-    if mode not in ("comparative", "systems"):
+    if _MODES[mode].answers is None or _MODES[mode].compare == "compare":
         lengths = [_text_length(record.get(getattr(args, name + "_field")))
-                   for name in _MODES[mode][2]]
-    label = record.get(args.human_field)  # JSON keys are text: None, no label
+                   for name in _MODES[mode].responses]
+    label = record.get(args.human_field)
     tally.add(judgement, label, lengths)
-    _tally_model(tally, judgement, record, args, mode)
-    _tally_pair_models(tally, judgement, record, mode)
     for group in _groups_of(tally, record, args.group_by):
         group.add(judgement, label, lengths)
-    _count_comparisons(tally, judgement, record, args, lengths)
+    if judgement.status == "ok":  # what follows counts judged records alone
+        _tally_model(tally, judgement, record, args, mode)
+        _count_comparisons(tally, judgement, record, args, lengths)
 
 
 # fields whose absence the summary reports: (key, the field, what was done instead)
@@ -10212,106 +9846,54 @@ _DEFAULTED = (("answer", "'answer'", "judged without a reference"),
               ("criteria", "{0.criteria_field!r} (--criteria-field)", "judged with --criteria"))
 
 
-def _count_defaults(tally, judgement, record, args, mode):
-    """Count a run's records that lack a default field (not named by its flag), or the
-    --human-field label (a record may have none), or its --criteria-field criterion (then
-    --criteria's is used), so the summary says what was done instead; a bad_record was not
-    judged at all."""
-    if judgement.status != "bad_record":
-        _count_lacks(tally, record, args, mode)
+def _lack_checks(args, mode, judge):
+    """What a judged record of a run of these flags, mode and judge may lack, so that the
+    summary says what was done instead: [(_DEFAULTED's key, lacks(record))], decided once a
+    run (a check a record was a tenth of an export's tally). A flag not given, or a mode
+    or template that needs no such field, lacks nothing on any record."""
+    mode = _MODES[mode]
+    checks = []
+
+    def lacks_answer(record):  # a conversation's reference is one a turn ([]: none)
+        return not _record_references(args.fields, record) and _reference_of(
+            record, "answer") is None
+
+    def unread_label(record):  # there (null is unlabelled), but no label: a line of its own
+        label = record.get(args.human_field)
+        if label is None:
+            return False
+        if mode.compare == "compare":  # read as _human_agreement reads it
+            return _verdict_label(label) is None
+        return _label(label) is None
+    # 'answer' is a reference only if the judge's template shows one (a custom one may show
+    # it under another name, {gold}, or none), in a mode that needs none (binary and math
+    # need one: without it, a template_error)
+    if isinstance(args.reference_field, _Default) and not mode.reference:
+        if _template_fields(judge) & {"reference", "answer", "reference_section"}:
+            checks.append(("answer", lacks_answer))
+    if args.question_field is None:  # read from 'context' instead, as _first reads it
+        checks.append(("question", lambda record: not _is_set(
+            record.get("question")) and _is_set(record.get("context"))))
+    if args.human_field is not None:
+        checks.append(("human", lambda record: args.human_field not in record))
+        checks.append(("human_unread", unread_label))
+    if mode.criteria and args.criteria and args.criteria_field is not None:
+        checks.append(("criteria", lambda record: args.criteria_field not in record))
+    return tuple(checks)
 
 
-def _count_lacks(tally, record, args, mode):
-    """_count_defaults of a record that was judged."""
+def _count_lacks(tally, record):
+    """Count a judged record, and what of _DEFAULTED it lacks (its run's lack_checks)."""
     tally.defaulted["records"] += 1
     for key, lacks in tally.lack_checks:
-        if lacks(args, record, mode):  # a key never counted reads 0 all the same
+        if lacks(record):  # a key never counted reads 0 all the same
             tally.defaulted[key] += 1
 
 
-def _lack_checks(args, mode, judge):
-    """The _LACKS checks that can find a record lacking its field in a run of these flags,
-    mode and judge, decided once a run: a flag not given, or a mode or template that needs no
-    such field, lacks nothing on any record (a check a record was a tenth of an export's
-    tally)."""
-    return tuple((key, lacks) for key, lacks in _LACKS.items()
-                 if _LACKS_WHEN[key](args, mode, judge))
-
-
-def _unreadable_label(args, record, mode):
-    """Is the record's --human-field label there (null is unlabelled) but no label?"""
-    if args.human_field is None:
-        return False
-    label = record.get(args.human_field)
-    if label is None:
-        return False
-    if mode == "pairwise":  # read as _human_agreement reads it
-        return _verdict_label(label) is None
-    return _label(label) is None
-
-
-def _lacks_answer(args, record, mode):
-    """No reference, where a mode judges without one (binary and math need one: without it,
-    a template_error)."""
-    if not isinstance(args.reference_field, _Default) or _MODES[mode].reference:
-        return False
-    if _record_references(args.fields, record):  # a conversation's, one a turn ([]: none)
-        return False
-    return _reference_of(record, "answer") is None
-
-
-def _lacks_question(args, record, mode):
-    """No question, read from 'context' instead."""
-    if args.question_field is not None:
-        return False
-    return not _is_set(record.get("question")) and _is_set(record.get("context"))  # as _first
-
-
-def _lacks_label(args, record, mode):
-    """No --human-field label (a null one is there: unlabelled)."""
-    return args.human_field is not None and args.human_field not in record
-
-
-def _lacks_criterion(args, record, mode):
-    """No --criteria-field criterion, judged with --criteria's."""
-    if mode != "criterion" or not args.criteria or args.criteria_field is None:
-        return False
-    return args.criteria_field not in record
-
-
-_LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
-    "answer": _lacks_answer, "question": _lacks_question, "human": _lacks_label,
-    "criteria": _lacks_criterion,
-    "human_unread": _unreadable_label}  # there, but no label: a line of its own
-
-
-def _may_lack_answer(args, mode, judge):
-    """A record's 'answer' is its reference only if the judge's template shows one: a custom
-    template may show it under another name ({gold}), or none."""
-    if not isinstance(args.reference_field, _Default) or _MODES[mode].reference:
-        return False
-    return bool(_template_fields(judge) & {"reference", "answer", "reference_section"})
-
-
-def _may_lack_question(args, mode, judge):
-    return args.question_field is None
-
-
-def _may_lack_label(args, mode, judge):
-    return args.human_field is not None
-
-
-def _may_lack_criterion(args, mode, judge):
-    return mode == "criterion" and bool(args.criteria) and args.criteria_field is not None
-
-
-_LACKS_WHEN = {  # _LACKS' key: can a record lack it at all, given the flags, mode and judge?
-    "answer": _may_lack_answer, "question": _may_lack_question, "human": _may_lack_label,
-    "criteria": _may_lack_criterion, "human_unread": _may_lack_label}
-
-
 def _default_lines(defaulted, args):
-    """The summary's "fields": a line for each field of _DEFAULTED some records lack, or None."""
+    """The summary's "fields": a line for each field of _DEFAULTED some records lack, and
+    for the --human-field labels that are there but no label ("abc", a list: left out of
+    the agreement as absent ones are); None if there are none."""
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
         field, lacking = field.format(args), defaulted[key]
@@ -10320,38 +9902,18 @@ def _default_lines(defaulted, args):
         elif lacking:
             lines.append("records without field {}: {} of {}, {}".format(
                 field, lacking, n, instead))
-    lines.extend(_unread_label_lines(defaulted, args))
+    if defaulted["human_unread"]:
+        lines.append("records whose field {!r} (--human-field) is no label: {} of {}, left out "
+                     "of the agreement".format(args.human_field, defaulted["human_unread"], n))
     return lines or None
-
-
-def _unread_label_lines(defaulted, args):
-    """A line for the --human-field labels that are there but are no label ("abc", a list):
-    they are left out of the agreement as absent ones are, and said so."""
-    unread = defaulted["human_unread"]
-    if not unread:
-        return []
-    return ["records whose field {!r} (--human-field) is no label: {} of {}, left out of the "
-            "agreement".format(args.human_field, unread, defaulted["records"])]
-
-
-def _is_unit(score):
-    """A score from 0 to 1 (not NaN, not a bool)."""
-    return type(score) in (int, float) and 0 <= score <= 1
-
-
-def _counted_score(score):
-    """A score as the tally adds it: a number, else (None, NaN) 0.0."""
-    if isinstance(score, (int, float)) and score == score:
-        return float(score)
-    return 0.0
 
 
 class _Numbers:
     """Numbers appended in order, read back in that order as often as asked: the last
-    _NUMBERS_HELD (1 MiB) in memory, the others in an unlinked temporary file under TMPDIR.
-    A tally's (length, score) pairs, two a record, were 16 MB of memory at a million
-    records, 48 MB while the figures were computed: now a run's memory does not grow with
-    its records. The figures read the same numbers in the same order: the same to the bit."""
+    _NUMBERS_HELD (1 MiB) in memory, the others in an unlinked temporary file under TMPDIR,
+    so that a run's memory does not grow with its records (a tally's two numbers a record
+    were 16 MB at a million records). The figures read the same numbers in the same order:
+    the same to the bit."""
 
     def __init__(self):
         from array import array
@@ -10421,7 +9983,8 @@ def _new_sums():
 
 
 class _Tally:
-    """What the summary reports, gathered record by record: sums, and a few numbers a record."""
+    """What the summary reports, gathered record by record (add): sums, and a few numbers a
+    record."""
 
     def __init__(self):
         self.statuses = collections.Counter()
@@ -10449,190 +10012,111 @@ class _Tally:
         self.cost, self.priced, self.unpriced = 0.0, 0, 0  # unpriced: a reply with no usage
         self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_reasks
         self.human = []  # (the judge's rating or None, its score, the label)
-        self.defaulted = collections.Counter()  # a run's: see _count_defaults
-        self.lack_checks = ()  # the checks _count_defaults makes: a run's (_Run), one judge's
+        self.defaulted = collections.Counter()  # a run's: see _count_lacks
+        self.lack_checks = ()  # a run's (_Run: _lack_checks), one judge's
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
 
     def add(self, judgement, human=None, lengths=()):
-        """``lengths``: the response's, or the two a pair compares."""
+        """Count a judgement: its status, score (a failure's first error; a score that is
+        no number counted as 0.0), the values it read by kind, its details, its requests and
+        tokens; if judged, its ``human`` label and ``lengths``, its response's, or the two
+        a pair compares."""
+        score = judgement.score
+        if not isinstance(score, (int, float)) or score != score:  # None, NaN
+            score = 0.0
+        score = float(score)
         status, details = judgement.status, judgement.details
-        if status == "ok" and not details and len(lengths) == 1 and _is_unit(judgement.score):
-            self.add_plain(judgement, human, lengths[0])  # most records: what counts of them
-            self._count_requests(judgement)
-            return
-        score = _counted_score(judgement.score)
-        judged = status in _NOT_FAILURES
-        self._count_status(judgement, score, judged)
+        self.statuses[status] += 1
         self._add_score(self.all, score)
-        if judged:
-            self._add_score(self.judged, score)
-        rating = judgement.rating
-        self._count_kinds(judgement, rating)
-        if details:  # most judgements have none: nothing of what follows would count
-            self._count_details(judgement, score)
-        if status == "ok":
-            self._add_judged(details, score, rating, human, lengths)
-        self._count_requests(judgement)
-        self._count_tokens(judgement.usage)
-
-    def _count_details(self, judgement, score):
-        """What a judgement's details give: the orders, the panel, the cost, the re-asks."""
-        details = judgement.details
-        self._count_orders(details)
-        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
-        if panel and judgement.status == "ok":
-            self.panel.append((panel, score))
-        elif panel:
-            self.panel.append((panel, None))
-        self._count_cost(details)
-        self._count_reasks(judgement)
-
-    def add_plain(self, fields, human, length):
-        """An ok record with no details and a score from 0 to 1 (``fields``: a Judgement, or
-        a _Plain that _is_plain_ok passed) and one response of ``length``: what add counts
-        of it but the requests."""
-        self.add_alike(fields, 1)
-        self.add_own(fields, human, length)
-
-    def add_alike(self, fields, count):
-        """What add_plain counts of ``count`` records in a row whose fields are alike
-        (_Alike): their status, scores and kinds, not their own length, label and usage."""
-        score = float(fields.score)
-        self.statuses["ok"] += count
-        self.tenths[min(int(score * 10), 9)] += count  # _is_plain_ok: 0 <= score <= 1
-        self._add_score(self.all, score, count)
-        self._add_score(self.judged, score, count)
-        rating = _rating_of(fields.value)
-        if rating is not None:  # a number is never ""
-            self.ratings[rating] += count
-        if fields.model:  # _is_plain_ok: text or None; "" is not counted
-            self.models[fields.model] += count
-        if fields.source:
-            self.sources[fields.source] += count
-        if fields.fingerprint:
-            self.fingerprints[fields.fingerprint] += count
-
-    def add_unsent(self, fields):
-        """A failure with no reply, details, requests or usage (``fields``: an _Exported):
-        what add counts of it, its status and first error, its score among all."""
-        score = _counted_score(fields.score)
-        self._count_status(fields, score, False)
-        self._add_score(self.all, score)
-
-    def add_own(self, fields, human, length):
-        """What add_plain counts of a record's own: its length with its score, its label,
-        its usage."""
-        score = float(fields.score)
-        self.lengths.extend((length, score))
-        if human is not None:
-            self.human.append((_rating_of(fields.value), score, human))
-        if fields.usage:
-            self._count_tokens(fields.usage)
-
-    def _count_status(self, judgement, score, judged):
-        """The status; a judged score into the histogram, a failure's first error kept."""
-        self.statuses[judgement.status] += 1
-        if judged:
+        if status in _NOT_FAILURES:
             self.tenths[min(max(int(score * 10), 0), 9)] += 1
+            self._add_score(self.judged, score)
         else:
-            self.first_errors.setdefault(judgement.status, judgement.error)
-
-    @staticmethod
-    def _add_score(sums, score, count=1):
-        """Into the sums _interval reads, ``count`` times: an addition each, as one at a time
-        adds up (a product would round otherwise)."""
-        sums["n"] += count
-        total, total_sq, square = sums["total"], sums["total_sq"], score * score
-        for _ in range(count):
-            total += score
-            total_sq += square
-        sums["total"], sums["total_sq"] = total, total_sq
-        room = _BOOTSTRAP_MAX - len(sums["scores"])
-        if room > 0:
-            sums["scores"].extend([score] * min(count, room))
-
-    def _count_kinds(self, judgement, rating):
-        """The values counted by kind: ratings, pass, models, score sources, fingerprints."""
-        counted = ((self.ratings, rating), (self.passed, judgement.details.get("pass")),
+            self.first_errors.setdefault(status, judgement.error)
+        rating = judgement.rating
+        counted = ((self.ratings, rating), (self.passed, details.get("pass")),
                    (self.models, judgement.model), (self.sources, judgement.source),
                    (self.fingerprints, judgement.fingerprint))
         for counter, value in counted:
             if value not in (None, ""):
                 counter[value] += 1
-
-    def _count_orders(self, details):
-        """Each conversation asked in both orders: did both agree, did the order change it."""
-        for asked in _conversations(details):
-            for counter, name in ((self.consistent, "consistent"),
-                                  (self.biased, "positional_bias")):
-                if asked.get(name) is not None:
-                    counter[asked[name]] += 1
-
-    def _add_judged(self, details, score, rating, human, lengths):
-        """What only a judged record gives: repeats, lengths, wins, and its human label."""
-        for scores in _repeat_scores(details):
-            self.add_repeats(scores)
-        if lengths:  # a length, or a pair's difference in length; the score
-            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
-        if "wins" in details:
-            self.wins.update(details["wins"])
-            self.played.update(details["played"])
-        if human is None:
-            return
-        self.human.append((rating, score, human))
-
-    def _count_requests(self, judgement):
-        """The requests a judgement made and their latency; a cached one made none."""
-        if judgement.cached:
+        if details:  # most judgements have none: nothing of what it counts would count
+            self._count_details(judgement, score)
+        if status == "ok":
+            self._add_judged(details, score, rating, human, lengths)
+        if judgement.cached:  # the requests it made and their latency: a cached one made none
             self.cached += 1
         elif judgement.attempts:
             self.sent += 1
             self.requests += judgement.attempts
             self.latency_total += judgement.latency
             self.latency_max = max(self.latency_max, judgement.latency)
-
-    def _count_tokens(self, usage):
-        """The token counts a reply's usage gives (what is no int is skipped)."""
-        if not usage:
-            return
-        for name in _TOKEN_COUNTS:
+        usage = judgement.usage or {}
+        for name in _TOKEN_COUNTS:  # what is no int is skipped
             value = usage.get(name)
             if isinstance(value, int):
                 self.tokens[name] += value
 
-    def _count_cost(self, details):
-        """A priced judgement's cost (judge_cost); one whose reply had no usage is counted
-        apart."""
-        if "cost" not in details:
-            return
-        cost = details["cost"]
-        if _is_number(cost):
-            self.cost += cost
+    @staticmethod
+    def _add_score(sums, score):
+        """Into the sums _interval reads."""
+        sums["n"] += 1
+        sums["total"] += score
+        sums["total_sq"] += score * score
+        if len(sums["scores"]) < _BOOTSTRAP_MAX:
+            sums["scores"].append(score)
+
+    def _count_details(self, judgement, score):
+        """What a judgement's details give: each conversation asked in both orders (did both
+        agree, did the order change the verdict), the panel's scores, the cost (one whose
+        reply had no usage counted apart), the re-asks."""
+        details = judgement.details
+        for asked in _conversations(details):
+            for counter, name in ((self.consistent, "consistent"),
+                                  (self.biased, "positional_bias")):
+                if asked.get(name) is not None:
+                    counter[asked[name]] += 1
+        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
+        if panel and judgement.status == "ok":
+            self.panel.append((panel, score))
+        elif panel:
+            self.panel.append((panel, None))
+        if "cost" in details and _is_number(details["cost"]):
+            self.cost += details["cost"]
             self.priced += 1
-        else:
+        elif "cost" in details:
             self.unpriced += 1
+        self._count_reasks(judgement)
 
     def _count_reasks(self, judgement):
         """Each conversation re-asked (--reask): the re-asks sent, and whether it was read."""
         for asked in _conversations(judgement.details):
             saved = asked.get("status", judgement.status) == "ok"
             for name in _REASKS_FIELDS:  # each order's
-                self._count_reasked(asked.get(name), saved)
+                reasks = asked.get(name)
+                if not isinstance(reasks, list) or not reasks:
+                    continue
+                self.reasks["reasked"] += 1
+                self.reasks["sent"] += len(reasks)
+                if saved:
+                    self.reasks["saved"] += 1
 
-    def _count_reasked(self, reasks, saved):
-        if not isinstance(reasks, list) or not reasks:
-            return
-        self.reasks["reasked"] += 1
-        self.reasks["sent"] += len(reasks)
-        if saved:
-            self.reasks["saved"] += 1
-
-    def add_repeats(self, scores):
-        """One item's K repeated scores (a judge's, in a panel)."""
-        self.k = len(scores)
-        self.alike[len(set(scores)) == 1] += 1
-        mean = sum(scores) / len(scores)
-        self.spread += math.sqrt(sum((r - mean) ** 2 for r in scores) / len(scores))
+    def _add_judged(self, details, score, rating, human, lengths):
+        """What only a judged record gives: its repeats' scores (a judge's, in a panel each
+        judge's that answered) and their spread, its length (a pair's difference in length)
+        with its score, the systems' wins, its human label."""
+        for scores in _repeat_scores(details):
+            self.k = len(scores)
+            self.alike[len(set(scores)) == 1] += 1
+            mean = sum(scores) / len(scores)
+            self.spread += math.sqrt(sum((r - mean) ** 2 for r in scores) / len(scores))
+        if lengths:
+            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
+        if "wins" in details:
+            self.wins.update(details["wins"])
+            self.played.update(details["played"])
+        if human is not None:
+            self.human.append((rating, score, human))
 
 
 def _conversations(details):
@@ -10648,20 +10132,15 @@ def _conversations(details):
 
 
 def _repeat_scores(details):
-    """The repeats' scores of an item: its own, or in a panel each judge's that answered."""
+    """The repeats' scores of an item: its own, or in a panel each judge's that answered
+    (a member's repeats, each of them answered)."""
     if details.get("repeats"):
         return [details["repeats"]]
     members = details.get("members")
     if not isinstance(members, Mapping):
         return []
-    return [m["repeats"] for m in members.values() if _answered_repeats(m)]
-
-
-def _answered_repeats(member):
-    """A panel member's repeats, each of them answered."""
-    if not isinstance(member, Mapping) or not member.get("repeats"):
-        return False
-    return None not in member["repeats"]
+    return [member["repeats"] for member in members.values() if isinstance(member, Mapping)
+            and member.get("repeats") and None not in member["repeats"]]
 
 
 _MODELS_MAX = 1000  # answering models told apart; a new one past them counts among the others
@@ -10695,48 +10174,47 @@ def _model_key(value):
 
 
 def _tally_model(tally, judgement, record, args, mode):
-    """--model-field: an ok record's score, and each panel judge's, under its answering
-    model (``answered_by``: the unnamed counted; each name's spellings and sums by judge)."""
-    if not args.model_field or _MODES[mode].answers or judgement.status != "ok":
-        return
-    value = record.get(args.model_field)
-    if _model_key(value) is None:
-        tally.answered_by["unnamed"] += 1
-        return
-    _tally_named(tally, value, _judge_scores(judgement))
-
-
-def _tally_pair_models(tally, judgement, record, mode):
-    """A pairwise verdict whose record names its two systems (model_a, model_b, as the
-    ranking reads them): A's score under A's model and its complement under B's, so that
-    self-judging sees a judge that is one of them, as in systems mode."""
-    if mode != "pairwise" or judgement.status != "ok":
+    """A judged record's score, and each panel judge's, under the model that answered
+    (``answered_by``: the unnamed counted; each name's spellings and sums by judge): its
+    --model-field's; and a pairwise verdict whose record names its two systems (model_a,
+    model_b, as the ranking reads them), A's score under A's model and its complement under
+    B's, so that self-judging sees a judge that is one of them, as in systems mode."""
+    if args.model_field and not _MODES[mode].answers:
+        value = record.get(args.model_field)
+        if _model_key(value) is None:
+            tally.answered_by["unnamed"] += 1
+        else:
+            _tally_named(tally, value, _judge_scores(judgement))
+    if _MODES[mode].compare != "compare":
         return
     a, b = record.get("model_a"), record.get("model_b")
     if not isinstance(a, str) or not isinstance(b, str) or a == b:
         return
     scores = _judge_scores(judgement)
     _tally_named(tally, a, scores)
-    _tally_named(tally, b, {judge: _complement(score) for judge, score in scores.items()})
-
-
-def _complement(score):
-    """B's share of a pairwise verdict, A's score being ``score`` (None: that judge failed)."""
-    if not _is_number(score):
-        return None
-    return 1 - score
+    shares = dict.fromkeys(scores)  # B's (None: that judge failed)
+    for judge, score in scores.items():
+        if _is_number(score):
+            shares[judge] = 1 - score
+    _tally_named(tally, b, shares)
 
 
 def _tally_named(tally, value, scores):
-    """Add the scores of an answer by the model named ``value`` to ``answered_by``."""
+    """Add the scores of an answer by the model named ``value`` to ``answered_by``: its
+    first five spellings, and each judge's count and sum (a panel judge that failed gave
+    None)."""
     answered, key = tally.answered_by, _model_key(value)
     if key is None:
         return
     if key not in answered["names"] and len(answered["names"]) >= _MODELS_MAX:
         key = ""  # no judge's name: among the others
-    entry = answered["names"].setdefault(key, ([], {}))
-    _add_spelling(entry[0], value)
-    _add_scores(entry[1], scores)
+    spellings, by_judge = answered["names"].setdefault(key, ([], {}))
+    _add_spelling(spellings, value)
+    for judge, score in scores.items():
+        if _is_number(score):
+            sums = by_judge.setdefault(judge, [0, 0.0])
+            sums[0] += 1
+            sums[1] += score
 
 
 def _judge_scores(judgement):
@@ -10744,15 +10222,6 @@ def _judge_scores(judgement):
     scores = {None: judgement.score}
     scores.update(judgement.details.get("panel") or {})
     return scores
-
-
-def _add_scores(by_judge, scores):
-    """Add each judge's score to its count and sum."""
-    for judge, score in scores.items():
-        if _is_number(score):  # a panel judge that failed gave None
-            sums = by_judge.setdefault(judge, [0, 0.0])
-            sums[0] += 1
-            sums[1] += score
 
 
 def _add_spelling(spellings, value):
@@ -10777,33 +10246,29 @@ _GROUP_FIGURES = ("records", "statuses", "failed", "failure_rate", "mean_score",
 
 
 def _groups_of(tally, record, fields):
-    """The tallies of the record's groups, one a --group-by field; none of a field past
-    _GROUPS_MAX values, whose tallies are dropped (which values are kept must not depend on
-    the records' order: shards and report give the same groups)."""
+    """The tallies of the record's groups, one a --group-by field, each named by the
+    record's value of the field: its JSON as -o writes it (NaN and 1e999 as null, a whole
+    number without its ".0"), whole, or _NO_FIELD. None of a field past _GROUPS_MAX values,
+    whose tallies are dropped (which values are kept must not depend on the records' order:
+    shards and report give the same groups)."""
     groups = []
     for field in dict.fromkeys(fields):
         kept = tally.groups.setdefault(field, {})
         if kept is None:
             continue
-        label = _group_label(record, field)
+        label = _NO_FIELD
+        if field in record:
+            value = record[field]
+            if not isinstance(value, str):  # 1 and 1.0 are one JSON number: one group
+                value = json.loads(json.dumps(value), parse_constant=lambda _: None,
+                                   parse_float=_one_number)
+            text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+            label = _env_keys_hidden(text)  # a field holding the key: none of it shown
         if label not in kept and len(kept) == _GROUPS_MAX:
             tally.groups[field] = None
             continue
         groups.append(kept.get(label) or kept.setdefault(label, _Tally()))
     return groups
-
-
-def _group_label(record, field):
-    """The record's value of ``field`` as its group is named: its JSON as -o writes it (NaN
-    and 1e999 as null, a whole number without its ".0"), whole; or _NO_FIELD."""
-    if field not in record:
-        return _NO_FIELD
-    value = record[field]
-    if not isinstance(value, str):  # 1 and 1.0 are one JSON number: one group
-        value = json.loads(json.dumps(value), parse_constant=lambda _: None,
-                           parse_float=_one_number)
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return _env_keys_hidden(text)  # a field holding the key: none of it shown
 
 
 def _one_number(text):
@@ -10817,15 +10282,22 @@ def _one_number(text):
 
 def _count_comparisons(tally, judgement, record, args, lengths):
     """The comparisons of named systems a judged record gives the Bradley-Terry fit, each
-    (system a, system b, a's win, a's answer's length - b's, weight): a systems item's
-    pairs, or a pairwise verdict whose record names its two in model_a and model_b (as
-    MT-Bench's and Chatbot Arena's judgments do)."""
-    if judgement.status != "ok":
-        return
+    (system a, system b, a's win, a's answer's length - b's, weight: --strong-weight if
+    the verdict was strong, [[A>>B]] in every order asked, else 1): a systems item's pairs,
+    or a pairwise verdict whose record names its two in model_a and model_b (as MT-Bench's
+    and Chatbot Arena's judgments do)."""
     details = judgement.details
     if "pairs" in details:
         responses = record.get(args.responses_field)
-        tally.compared.extend(_system_pairs(details["pairs"], responses, args.strong_weight))
+        if not isinstance(responses, Mapping):
+            responses = {}
+        for pair in details["pairs"]:
+            won = _VERDICT_SCORES.get(pair.get("verdict"))
+            a, b = pair.get("a"), pair.get("b")
+            if won is None or not isinstance(a, str) or not isinstance(b, str):
+                continue
+            gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
+            tally.compared.append((a, b, won, gap, _verdict_weight(pair, args.strong_weight)))
         return
     a, b = record.get("model_a"), record.get("model_b")
     if isinstance(a, str) and isinstance(b, str) and a != b and len(lengths) == 2:  # a pair's
@@ -10833,23 +10305,8 @@ def _count_comparisons(tally, judgement, record, args, lengths):
         tally.compared.append((a, b, judgement.score, lengths[0] - lengths[1], weight))
 
 
-def _system_pairs(pairs, responses, strong_weight):
-    """A systems item's judged pairs as comparisons."""
-    if not isinstance(responses, Mapping):
-        responses = {}
-    compared = []
-    for pair in pairs:
-        won = _VERDICT_SCORES.get(pair.get("verdict"))
-        if won is None or not isinstance(pair.get("a"), str) or not isinstance(pair.get("b"), str):
-            continue
-        gap = _text_length(responses.get(pair["a"])) - _text_length(responses.get(pair["b"]))
-        compared.append((pair["a"], pair["b"], won, gap, _verdict_weight(pair, strong_weight)))
-    return compared
-
-
 def _verdict_weight(details, strong_weight):
-    """How many comparisons a verdict counts as: --strong-weight if it was strong ([[A>>B]]
-    in every order asked), else 1."""
+    """How many comparisons a verdict counts as: --strong-weight if it was strong, else 1."""
     if details.get("strong") is True:  # a hand-edited "yes" is no verdict's strength
         return strong_weight
     return 1
@@ -12647,269 +12104,37 @@ def _check(fields, checks, name):
             raise JudgeError("{}{} must be {}; got {!r}".format(name, field, expected, value))
 
 
-def _stamps_of(record, checked=None):
-    """{prefix: stamp} of the runs that wrote this record: a NAME_run object that says it is
-    NAME's (an input column that only looks like one is no stamp), each checked; but one
-    equal to the last ``checked`` (by prefix): a run's records share one stamp, and checking
-    it again on each was a tenth of a report's time."""
-    stamps = {k[:-4]: v for k, v in record.items() if k.endswith("_run") and _is_stamp(k, v)}
-    if checked is None:
-        checked = {}
-    for prefix, stamp in stamps.items():
-        if checked.get(prefix) != stamp:
-            _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
-            checked[prefix] = stamp
-    return stamps
+def _check(fields, checks, name):
+    """JudgeError naming the first of ``fields`` its check refuses."""
+    for field, expected, check in checks:
+        value = fields.get(field)
+        if not check(value):
+            raise JudgeError("{}{} must be {}; got {!r}".format(name, field, expected, value))
 
 
-def _of_run(memo, prefix, stamp, work):
-    """``work(stamp)``, worked out once a run (its records share one stamp), kept in ``memo``
-    by prefix and work."""
-    last = memo.get((prefix, work))
-    if last is None or last[0] != stamp:
-        last = memo[(prefix, work)] = stamp, work(stamp)
-    return last[1]
-
-
-def _is_stamp(key, value):
-    return key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]
-
-
-def _failure_value(stamp):
-    """The score the run gave a failure: its (first) judge's on_failure."""
-    return _requests(stamp)[0].get("on_failure")
-
-
-def _judgement_of(record, prefix, stamp, memo=None):
-    """A record's NAME_* fields as the Judgement they were written from (report), each value
-    it reads checked against what the run (``stamp``) can write: JudgeError if not.
-    ``memo``: what _of_run worked out of the run's stamp."""
-    head = prefix + "_"
-    start = len(head)
-    fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
-    named = {name: fields.pop(name, None) for name in ("score", "status", "error", "raw", "value",
-             "finish_reason", "usage", "model", "reasoning", "fingerprint")}
-    fields.pop("run")
-    if memo is None:
-        memo = {}
-    _own_details(fields, prefix, _of_run(memo, prefix, stamp, _unwritten))
-    _check_judgement(dict(fields, **named), prefix + "_", stamp)
-    return Judgement(source=fields.pop("score_source", None), expected=fields.pop(
-        "expected_rating", None), details=fields, **named)
-
-
-def _own_details(fields, prefix, unwritten):
-    """Drop from ``fields`` its line (checked) and what the run did not write."""
-    line = fields.pop("line", None)
-    if type(line) is not int or line < 1:
-        raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
-            prefix, line))
-    for name in unwritten:  # a field the run did not write is not its own
-        fields.pop(name, None)
-
-
-def _unwritten(stamp):
-    """The details a run with this stamp did not write (_RECORD)."""
-    return [name for name, _, written in _RECORD if callable(written) and not written(stamp)]
-
-
-def _check_judgement(fields, name, stamp):
-    if _is_plain_ok(fields, stamp):  # most records: the checks below would all pass
-        return
-    status = fields["status"]
-    if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
-        raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
-                         "{!r}".format(name, status))
-    if stamp["mode"] == "systems" and status == "ok":  # a score a system: judge_value
-        _check(fields, _SYSTEMS_SCORE, name)
-    else:
-        _check_score(status, fields["score"], name, _failure_value(stamp))
-    if status == "ok":
-        _check_rating(fields["value"], name, stamp.get("scale"))
-    _check(fields, _READ_CHECKS, name)
-    _check_details(fields, name, stamp, status)
-
-
-# a record's fields that, with no others, leave _check_details nothing to check
-_PLAIN_FIELDS = frozenset((
-    "score", "status", "error", "raw", "value", "finish_reason", "usage", "model", "reasoning",
-    "fingerprint", "score_source", "expected_rating"))
-
-
-def _is_plain_ok(fields, stamp):
-    """True if ``fields`` are a judged record's with no details, each value of its commonest
-    kind, so that every check of _check_judgement passes; False sends the record through
-    them all, which name what is wrong (or pass what is merely unusual)."""
-    if fields["status"] != "ok" or stamp["mode"] == "systems":
-        return False
-    if not _PLAIN_FIELDS.issuperset(fields):
-        return False
-    score = fields["score"]
-    if type(score) not in (int, float) or not 0 <= score <= 1:  # NaN fails too
-        return False
-    if not _is_plain_value(fields["value"], stamp.get("scale")):
-        return False
-    return _are_plain_texts(fields) and _is_plain_usage(fields["usage"])
-
-
-def _is_plain_value(value, scale):
-    if not scale or value is None:
-        return True
-    return type(value) in (int, float) and scale[0] <= value <= scale[1]
-
-
-def _are_plain_texts(fields):
-    texts = (fields["error"], fields["model"], fields["fingerprint"])
-    if not all(text is None or type(text) is str for text in texts):
-        return False
-    return fields.get("score_source") in (None, "text", "logprobs")
-
-
-def _is_plain_usage(usage):
-    if usage is None:
-        return True
-    if type(usage) is not dict:
-        return False
-    for name in _TOKEN_COUNTS:  # a loop, not all() of a generator: a third of the time
-        count = usage.get(name)
-        if count is not None and not _is_whole_count(count):
-            return False
-    return True
-
-
-def _check_details(fields, name, stamp, status):
-    """The details the summary reads: repeats, members, pairs, panel, wins."""
-    repeats = fields.get("repeats")
-    if status == "ok" and repeats and None in repeats:  # all answered, or it failed
-        raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
-                         "{!r}".format(name, repeats))
-    _check_nested(fields, name)
-    _check_reask_counts(fields, name, stamp)
-    _check_panel_judges(fields.get("panel"), name, stamp.get("judges"))
-    if stamp["mode"] == "systems":  # a failure has no wins to read
-        checks = _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1]
-        _check(fields, checks, name)
-        _check_wins(fields, name, status)
-
-
-def _check_panel_judges(panel, name, judges):
-    """A panel maps the jury's judges, in order: the summary reads it by position."""
-    if panel is None or list(panel) == judges:
-        return
-    raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
-        name, _names(judges or (), "none"), _names(panel)))
-
-
-def _labelled(parts):
-    """An object's (key, value) pairs, a list's (index, item); None for anything else."""
-    if isinstance(parts, dict):
-        return list(parts.items())
-    if isinstance(parts, list):
-        return list(enumerate(parts))
-    return None
-
-
-def _are_objects(labelled):
-    if labelled is None:
-        return False
-    return all(isinstance(part, dict) for _, part in labelled)
-
-
-def _check_nested(details, name, depth=0):
-    """The members' and pairs' details the summary reads, at any depth: each an object, with
-    its consistent and positional_bias flags and its repeats' scores checked."""
-    for key in ("members", "pairs"):
-        parts = details.get(key)
-        if parts is None:
-            continue
-        labelled = _labelled(parts)
-        if depth >= _NESTED_DEPTH or not _are_objects(labelled):
-            raise JudgeError("{}{} must be an object or a list of objects, {} deep at most; "
-                             "got {}".format(name, key, _NESTED_DEPTH, json.dumps(parts)[:200]))
-        for label, part in labelled:
-            where = "{}{}.{}.".format(name, key, label)
-            _check(part, _NESTED_CHECKS, where)
-            _check_nested(part, where, depth + 1)
-
-
-def _check_reask_counts(fields, name, stamp):
-    """No conversation holds more re-asked replies than its judge's --reask allowed (the
-    stamp's request.reask; a jury's members each their own judge's): counted blindly, a
-    --reask 1 run's record read '9 re-asks sent'."""
-    reasks = [request.get("reask") or 0 for request in _requests(stamp)]
-    own = dict(zip(stamp.get("judges") or (), reasks))  # a jury's members by judge name
-    _check_reasks_within(fields, name, max(reasks, default=0), own)
-
-
-def _check_reasks_within(details, name, most, own=None):
-    """``details``' re-asks, and each member's and pair's at any depth, ``most`` at most
-    (``own``: the limit of a member by its label, where it has one of its own)."""
-    for field in _REASKS_FIELDS:
-        asked = details.get(field)
-        if isinstance(asked, list) and len(asked) > most:
-            raise JudgeError("{}{} must be a list of at most {} replies re-asked (the run's "
-                             "--reask {}); got a list of {}".format(name, field, most, most,
-                                                                   len(asked)))
-    for key in ("members", "pairs"):
-        for label, part in _labelled(details.get(key)) or ():
-            where = "{}{}.{}.".format(name, key, label)
-            _check_reasks_within(part, where, (own or {}).get(label, most))
-
-
-def _check_wins(fields, name, status):
-    """Each system's wins are 0 to its comparisons: a win rate from 0 to 1."""
-    if status != "ok":
-        return
-    wins, played = fields.get("wins"), fields.get("played")
-    if set(wins) != set(played) or any(not 0 <= wins[k] <= played[k] for k in wins):
-        raise JudgeError("{}wins must give each system of {}played 0 to its comparisons; got "
-                         "{} and {}".format(name, name, json.dumps(wins), json.dumps(played)))
-
-
-def _check_score(status, score, name, failure):
-    """A judged record's score is in [0, 1]; a failure's is the run's failure value."""
-    if status in _NOT_FAILURES:
-        if not _is_score(score):
-            raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(
-                name, score))
-    elif not _is_failure_value(score, failure):
-        raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
-                         "{!r}".format(name, status, json.dumps(failure), score))
-
-
-def _is_failure_value(score, failure):
-    """The run's failure value: null as null, a number as itself."""
-    if score is failure:
-        return True
-    return _is_finite(score) and _is_finite(failure) and score == failure
-
-
-def _check_rating(value, name, scale):
-    if scale and not _is_rating(value, scale):
-        raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
-                         "{!r}".format(name, scale[0], scale[1], value))
-
-
-def _is_rating(value, scale):
-    """A number on the scale; None, a list or an object are other modes' values (not counted
-    as ratings), but "4", true or NaN would be miscounted."""
-    if value is None or isinstance(value, (list, dict)):
-        return True
-    return _is_finite(value) and scale[0] <= value <= scale[1]
+_USAGE_CHECKS = tuple(check for check in _READ_CHECKS if check[0] == "usage")
 
 
 def _report(args):
     """``report``: the summary of scored records again, from a run's output or its shards'.
     Records of different runs (another template, model, version) are refused but --mixed;
-    a file named twice (or linked), a record seen twice and a value no run writes, always."""
-    _distinct_files(args.input)
+    a file named twice (by a symlink or a hard link too: its records would count twice), a
+    record seen twice and a value no run writes, always."""
+    seen = {}
+    for index, path in enumerate(args.input):
+        info = os.stat(path)
+        first = seen.setdefault((info.st_dev, info.st_ino), index)
+        if first != index:
+            raise JudgeError("{} and {} are the same file; name each file once".format(
+                args.input[first], path))
     report = _Report(args)
     try:
-        _read_into(report, args.input)
-    except BaseException:  # a record seen twice before this error is what to say first
+        for index, path in enumerate(args.input):
+            with open(path, "rb", _READ_BUFFER) as f:
+                for number, record in _read_records(f, path, _Stamps().loads):
+                    report.add(index, path, number, record)
+    finally:  # a record seen twice before an error is what to say first
         report.seen["once"].settle()
-        raise
-    report.seen["once"].settle()
     if not report.tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     several = list(report.tallies) != ["judge"]
@@ -12934,61 +12159,60 @@ class _Report:
         self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
         self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
-        self.lean = None  # _Lean: the commonest records' facts (None: none seen, or ineligible)
-        self.leanable = not (args.price or args.group_by or args.model_field
-                             or args.pass_threshold is not None)
-        self.buckets = self.seen["once"].keys  # the duplicate check's, None: none kept
-        self.leanable = self.leanable and self.buckets is not None
-        self.alike = _Alike()
+        self.last = None  # the last record's field names, NAME_run values, stamps, options
 
     def add(self, index, path, number, record):
-        """Tally one line of the ``index``th file."""
-        if self.leanable and self.add_lean(index, number, record):
-            return
-        self.alike.flush()  # the lean records before this one are counted first
-        if isinstance(record, _BadLine):  # a line torn by a kill, most likely
+        """Tally one line of the ``index``th file: a torn line (a kill, most likely) is
+        warned of and skipped; a record's stamps are checked, and its judgements, each value
+        against what its run writes; a record seen twice is refused; each judgement goes
+        into its prefix's tally with its own run's options (check_run)."""
+        if isinstance(record, _BadLine):
             self.seen["once"].warn((index, number), "minijudge: warning: {}: {}; skipped".format(
                 path, record.error))
             return
-        stamps, judgements = _judgements_of(path, number, record, self.seen["checked"])
+        known = self.known(record)  # the runs of a record like the last: checked as it was
+        try:
+            if known:
+                stamps, options = known
+            else:
+                stamps, options = _stamps_of(record, self.seen["checked"]), {}
+            judgements = {prefix: _judgement_of(record, prefix, stamp, self.seen["checked"])
+                          for prefix, stamp in stamps.items()}
+        except JudgeError as exc:
+            raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
         if not stamps:
             _no_stamp(path, number, record)
         self.seen["once"].add((index, number), record, stamps)
         for prefix, run in stamps.items():
-            options = self.check_run(prefix, run, path, number)
+            if not known:
+                options[prefix] = self.check_run(prefix, run, path, number)
             if prefix not in self.tallies:  # not one _Tally() a record
                 self.tallies[prefix] = _Tally()
             if self.args.price:
                 _repriced(judgements[prefix], self.args.price)
             if self.args.pass_threshold is not None:  # the records' pass again, at this one
                 _with_pass(judgements[prefix], self.args.pass_threshold)
-            _tally_add(self.tallies[prefix], judgements[prefix], record, options,
+            _tally_add(self.tallies[prefix], judgements[prefix], record, options[prefix],
                        run.get("mode"))
+        if not known:
+            runs = {key: value for key, value in record.items() if key.endswith("_run")}
+            self.last = frozenset(record), runs, stamps, options
         if self.args.html:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
 
-    def add_lean(self, index, number, record):
-        """Tally a record as add would, without a Judgement, if it is of the commonest
-        kind (_Lean.fits): an ok one of the run seen first, of the key set seen last; False
-        sends it to add's general path, which names what is wrong."""
-        lean = self.lean
-        if lean is None or not lean.fits(record):
-            lean = self.lean = _Lean.of(self, record)
-            if lean is None or not lean.fits(record):
-                return False
-        fields = lean.fields(record)
-        if not lean.is_plain(fields):
-            return False
-        inputs = _judged_inputs(record, lean.names, lean.prefixes)
-        key = hash((lean.prefix, lean.text, fields.line, inputs))
-        self.buckets[key % _KEY_BUCKETS].append(key)
-        length = _text_length(record.get(lean.response))
-        tally = self.tallies[lean.prefix]
-        self.alike.add(tally, fields)
-        tally.add_own(fields, record.get(self.args.human_field), length)
-        if self.args.html:
-            _keep(self.rows, record, lean.prefix, next(self.rank), self.args.html_rows)
-        return True
+    def known(self, record):
+        """(stamps, options) of the last record if this one has its fields and NAME_run
+        values (the same object: _Stamps gives a line ending with the last one's stamp the
+        very same), else None: its stamps are checked, its runs compared with the first."""
+        if self.last is None:
+            return None
+        keys, runs, stamps, options = self.last
+        if record.keys() != keys:
+            return None
+        for key, value in runs.items():
+            if record[key] is not value and record[key] != value:
+                return None
+        return stamps, options
 
     def check_run(self, prefix, run, path, number):
         """JudgeError if the record is of another run than the first (but --mixed); a
@@ -13022,7 +12246,6 @@ class _Report:
 
     def summaries(self):
         """Each prefix's summary; what differs between the runs is shown as unknown."""
-        self.alike.flush()
         summaries = {}
         for prefix, tally in self.tallies.items():
             mixed = self.mixed[prefix]
@@ -13054,7 +12277,7 @@ def _run_options(args, stamp):
     if threshold is not None and threshold != stamp.get("pass_threshold"):
         overridden["--pass-threshold"] = {"run": stamp.get("pass_threshold"), "given": threshold}
     fields = stamp.get("fields") or {}
-    for name in _MODES[stamp["mode"]][2]:  # the responses' lengths: from the run's fields
+    for name in _MODES[stamp["mode"]].responses:  # the responses' lengths: the run's fields
         if isinstance(getattr(args, name + "_field"), _Default) and isinstance(
                 fields.get(name), str):
             setattr(ran, name + "_field", fields[name])
@@ -13069,132 +12292,193 @@ def _one_model(a, b):
     return len(a) == len(b) and all(x == y or "None" in (x, y) for x, y in zip(a, b))
 
 
-class _Lean:
-    """What report's lean path (_Report.add_lean) knows of the records of one key set and
-    one run: the run's stamp as the general path checked it, and the record's own fields."""
-
-    def __init__(self, report, keys, prefix, stamp):
-        self.keys, self.prefix, self.stamp = keys, prefix, stamp
-        self.run, self.prefixes = prefix + "_run", (prefix + "_",)
-        self.plain = [prefix + "_" + name for name in _Plain._fields]
-        self.kind = None  # the last plain record's: see is_plain
-        seen = report.seen
-        self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
-        self.text = _stamp_text(seen, prefix, stamp)
-        args = report.options[prefix][0]  # the run's response field
-        self.response = getattr(args, _MODES[stamp["mode"]][2][0] + "_field")  # _LEAN_MODES
-
-    @classmethod
-    def of(cls, report, record):
-        """The lean facts of this record's kind, or None: a record of another kind, or of a
-        run the general path has not checked yet, or whose records it alone counts."""
-        run = _lone_run(record)
-        if run is None:
-            return None
-        prefix, stamp = run[:-4], record[run]
-        if not _is_lean_run(report, prefix, stamp):
-            return None
-        head = prefix + "_"
-        own = {k[len(head):] for k in record if k.startswith(head)}
-        if not _LEAN_FIELDS.issuperset(own):
-            return None
-        return cls(report, frozenset(record), prefix, stamp)
-
-    def fits(self, record):
-        """Of this key set and of this run (the stamp compared once a record)."""
-        if record.keys() != self.keys:
-            return False
-        stamp = record[self.run]
-        return stamp is self.stamp or stamp == self.stamp  # is: _Stamps gave the line's
-
-    def is_plain(self, fields):
-        """_is_plain_ok of the record's fields (a _Plain), its checks of the texts and the
-        value skipped when they are those of the last plain record (compared with the value's
-        type: 4 is not 4.0 or True; the texts are text or None, equal to nothing else)."""
-        kind = (type(fields.value), *fields[:_PLAIN_KIND])
-        if kind != self.kind:
-            if not _is_plain_ok(fields.as_dict(), self.stamp):
-                return False
-            self.kind = kind
-        score, line = fields.score, fields.line
-        if type(score) not in (int, float) or not 0 <= score <= 1:
-            return False
-        if type(line) is not int or line < 1:  # the general path says why
-            return False
-        return _is_plain_usage(fields.usage)
-
-    def fields(self, record):
-        """The record's own fields of _PLAIN_FIELDS (None if it lacks one), its line."""
-        return tuple.__new__(_Plain, map(record.get, self.plain))  # _make less its length check
+def _stamps_of(record, checked):
+    """{prefix: stamp} of the runs that wrote this record: a NAME_run object that says it is
+    NAME's (an input column that only looks like one is no stamp), each checked; but one
+    equal to the last ``checked`` (by prefix): a run's records share one stamp."""
+    stamps = {}
+    for key, value in record.items():
+        if key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]:
+            stamps[key[:-4]] = value
+    for prefix, stamp in stamps.items():
+        if checked.get(prefix) != stamp:
+            _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
+            checked[prefix] = stamp
+    return stamps
 
 
-class _Alike:
-    """Report's lean records in a row that are alike in what _Tally.add_alike counts of them
-    (a tally, a score, a value of one type, a model, a source, a fingerprint: most records
-    of a run), counted at once when one of another kind comes, before the general path
-    counts a record (flush), and before the figures are read: the counts a record were a
-    tenth of a report."""
-
-    def __init__(self):
-        self.tally, self.kind, self.fields, self.count = None, None, None, 0
-
-    def add(self, tally, fields):
-        kind = (type(fields.value), fields.value, fields.score, fields.model, fields.source,
-                fields.fingerprint)
-        if tally is not self.tally or kind != self.kind:
-            self.flush()
-            self.tally, self.kind, self.fields = tally, kind, fields
-        self.count += 1
-
-    def flush(self):
-        if self.count:
-            self.tally.add_alike(self.fields, self.count)
-        self.count = 0
+def _of_run(memo, prefix, stamp, work):
+    """``work(stamp)``, worked out once a run (its records share one stamp), kept in ``memo``
+    by prefix and work."""
+    last = memo.get((prefix, work))
+    if last is None or last[0] is not stamp and last[0] != stamp:
+        last = memo[(prefix, work)] = stamp, work(stamp)
+    return last[1]
 
 
-class _Plain(collections.namedtuple("_Plain", (
-        "status", "value", "error", "model", "fingerprint", "score_source",  # _PLAIN_KIND
-        "score", "usage", "line", "raw", "finish_reason", "reasoning", "expected_rating"))):
-    """A record's own fields, as report's lean path reads them."""
-    __slots__ = ()
-
-    def as_dict(self):
-        """The fields _is_plain_ok reads: all but the line."""
-        fields = self._asdict()
-        del fields["line"]
-        return fields
-
-
-_Plain.source = _Plain.score_source  # as a Judgement names it: _Tally.add_plain reads either
-_PLAIN_KIND = 6  # the first fields of a _Plain: the same in most records, checked once
-
-
-def _lone_run(record):
-    """The record's one NAME_run field; None if it has none or several, or is no object, or
-    names two systems (model_a, model_b: counted as comparisons)."""
-    if type(record) is not dict:
-        return None
-    if "model_a" in record and "model_b" in record:
-        return None
-    runs = [k for k in record if k.endswith("_run")]
-    if len(runs) != 1:
-        return None
-    return runs[0]
-
-
-def _is_lean_run(report, prefix, stamp):
-    """A stamp the general path checked, of the run it saw first, of a mode of one response."""
-    if not _is_stamp(prefix + "_run", stamp) or report.seen["checked"].get(prefix) != stamp:
-        return False
-    first = report.runs.get(prefix, [None])[0]
-    return stamp["mode"] in _LEAN_MODES and first == stamp
+def _judgement_of(record, prefix, stamp, memo):
+    """A record's NAME_* fields as the Judgement they were written from (_RECORD), each value
+    it reads checked against what the run (``stamp``) can write: JudgeError if not. A field
+    the run did not write is not its own. A record of a kind already checked in the run
+    (``memo``: its details none, its checked values those of an earlier record) has its
+    usage checked alone: most records of a run are of a few kinds."""
+    head = prefix + "_"
+    start = len(head)
+    fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
+    fields.pop("run")
+    line = fields.pop("line", None)
+    if type(line) is not int or line < 1:
+        raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
+            prefix, line))
+    for name in _of_run(memo, prefix, stamp, _unwritten):
+        fields.pop(name, None)
+    for name, _, _ in _WRITTEN:
+        fields.setdefault(name, None)
+    checked = _of_run(memo, prefix, stamp, _kinds_checked)
+    kind = None
+    if len(fields) == len(_WRITTEN):  # no details
+        kind = tuple((type(fields[name]), fields[name]) for name in _CHECKED_KIND)
+    try:
+        known = kind in checked
+    except TypeError:  # a value of a kind no hash tells apart (a list): checked whole
+        known, kind = False, None
+    if known:
+        _check(fields, _USAGE_CHECKS, head)
+    else:
+        _check_judgement(fields, head, stamp)
+    if kind is not None and not known and len(checked) < _KINDS_CHECKED:
+        checked.add(kind)
+    attributes = {attribute: fields.pop(name) for name, attribute, _ in _WRITTEN}
+    return Judgement(details=fields, **attributes)
 
 
-_LEAN_MODES = ("rating", "binary", "math", "rubric", "criterion",  # one response field
-               "trajectory")
+_CHECKED_KIND = ("status", "score", "value", "error", "model", "fingerprint", "score_source")
+_KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' errors differ)
 
 
-_LEAN_FIELDS = _PLAIN_FIELDS | {"line", "run"}
+def _kinds_checked(stamp):
+    """The kinds of records of the run of ``stamp`` already checked: none yet."""
+    return set()
+
+
+def _unwritten(stamp):
+    """The details a run with this stamp did not write (_RECORD)."""
+    return [name for name, _, written in _RECORD if callable(written) and not written(stamp)]
+
+
+def _check_judgement(fields, name, stamp):
+    """JudgeError naming the first of a record's values its run (``stamp``) cannot have
+    written: its status, its score (a failure's is the run's failure value), its rating,
+    what _READ_CHECKS reads, its details (_check_details)."""
+    status = fields["status"]
+    if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
+        raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
+                         "{!r}".format(name, status))
+    systems = _MODES[stamp["mode"]].compare == "compare_systems"
+    if systems and status == "ok":  # a score a system: judge_value
+        _check(fields, _SYSTEMS_SCORE, name)
+    else:
+        _check_score(status, fields["score"], name, _requests(stamp)[0].get("on_failure"))
+    if status == "ok":
+        _check_rating(fields["value"], name, stamp.get("scale"))
+    _check(fields, _READ_CHECKS, name)
+    _check_details(fields, name, stamp, status)
+
+
+def _check_details(fields, name, stamp, status):
+    """The details the summary reads: repeats (all answered, or the record failed), members
+    and pairs at any depth, re-asks within each judge's --reask (counted blindly, a --reask 1
+    run's record read '9 re-asks sent'), a panel that maps the jury's judges in order (the
+    summary reads it by position), a systems item's wins: 0 to its comparisons."""
+    repeats = fields.get("repeats")
+    if status == "ok" and repeats and None in repeats:
+        raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
+                         "{!r}".format(name, repeats))
+    _check_nested(fields, name)
+    reasks = [request.get("reask") or 0 for request in _requests(stamp)]
+    own = dict(zip(stamp.get("judges") or (), reasks))  # a jury's members by judge name
+    _check_reasks_within(fields, name, max(reasks, default=0), own)
+    panel, judges = fields.get("panel"), stamp.get("judges")
+    if panel is not None and list(panel) != judges:
+        raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
+            name, _names(judges or (), "none"), _names(panel)))
+    if _MODES[stamp["mode"]].compare != "compare_systems":
+        return
+    if status != "ok":  # a failure has no wins to read
+        _check(fields, _SYSTEMS_CHECKS[:1], name)
+        return
+    _check(fields, _SYSTEMS_CHECKS, name)
+    wins, played = fields.get("wins"), fields.get("played")
+    if set(wins) != set(played) or any(not 0 <= wins[k] <= played[k] for k in wins):
+        raise JudgeError("{}wins must give each system of {}played 0 to its comparisons; got "
+                         "{} and {}".format(name, name, json.dumps(wins), json.dumps(played)))
+
+
+def _labelled(parts):
+    """An object's (key, value) pairs, a list's (index, item); None for anything else."""
+    if isinstance(parts, dict):
+        return list(parts.items())
+    if isinstance(parts, list):
+        return list(enumerate(parts))
+    return None
+
+
+def _check_nested(details, name, depth=0):
+    """The members' and pairs' details the summary reads, at any depth: each an object, with
+    its consistent and positional_bias flags and its repeats' scores checked."""
+    for key in ("members", "pairs"):
+        parts = details.get(key)
+        if parts is None:
+            continue
+        labelled = _labelled(parts)
+        objects = labelled is not None and all(isinstance(part, dict) for _, part in labelled)
+        if depth >= _NESTED_DEPTH or not objects:
+            raise JudgeError("{}{} must be an object or a list of objects, {} deep at most; "
+                             "got {}".format(name, key, _NESTED_DEPTH, json.dumps(parts)[:200]))
+        for label, part in labelled:
+            where = "{}{}.{}.".format(name, key, label)
+            _check(part, _NESTED_CHECKS, where)
+            _check_nested(part, where, depth + 1)
+
+
+def _check_reasks_within(details, name, most, own=None):
+    """``details``' re-asks, and each member's and pair's at any depth, ``most`` at most
+    (``own``: the limit of a member by its label, where it has one of its own)."""
+    for field in _REASKS_FIELDS:
+        asked = details.get(field)
+        if isinstance(asked, list) and len(asked) > most:
+            raise JudgeError("{}{} must be a list of at most {} replies re-asked (the run's "
+                             "--reask {}); got a list of {}".format(name, field, most, most,
+                                                                   len(asked)))
+    for key in ("members", "pairs"):
+        for label, part in _labelled(details.get(key)) or ():
+            where = "{}{}.{}.".format(name, key, label)
+            _check_reasks_within(part, where, (own or {}).get(label, most))
+
+
+def _check_score(status, score, name, failure):
+    """A judged record's score is in [0, 1]; a failure's is the run's failure value (null as
+    null, a number as itself)."""
+    if status in _NOT_FAILURES:
+        if not _is_score(score):
+            raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(
+                name, score))
+        return
+    if score is failure or _is_finite(score) and _is_finite(failure) and score == failure:
+        return
+    raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
+                     "{!r}".format(name, status, json.dumps(failure), score))
+
+
+def _check_rating(value, name, scale):
+    """A judged record's value is a number on the run's scale; None, a list or an object
+    are other modes' values (not counted as ratings), but "4", true or NaN would be
+    miscounted."""
+    if not scale or value is None or isinstance(value, (list, dict)):
+        return
+    if not _is_finite(value) or not scale[0] <= value <= scale[1]:
+        raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
+                         "{!r}".format(name, scale[0], scale[1], value))
 
 
 def _repriced(judgement, text):
@@ -13205,17 +12489,6 @@ def _repriced(judgement, text):
     price = _flag_value(_OPTIONS["price"], text)  # JudgeError naming --price if it is not one
     if judgement.status != "cost_limit":  # _Run.costs
         judgement.details["cost"] = _judgement_cost(judgement, price)
-
-
-def _judgements_of(path, number, record, checked=None):
-    """A scored record's stamps and judgements, by prefix; JudgeError naming the line."""
-    try:
-        stamps = _stamps_of(record, checked)
-        judgements = {prefix: _judgement_of(record, prefix, stamp, checked)
-                      for prefix, stamp in stamps.items()}
-    except JudgeError as exc:
-        raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
-    return stamps, judgements
 
 
 def _no_stamp(path, number, record):
@@ -13229,25 +12502,6 @@ def _no_stamp(path, number, record):
                      "scored".format(path, number, __version__))
 
 
-def _distinct_files(paths):
-    """Refuse a file named twice, by a symlink or a hard link too: its records would count
-    twice."""
-    seen = {}
-    for index, path in enumerate(paths):
-        info = os.stat(path)
-        first = seen.setdefault((info.st_dev, info.st_ino), index)
-        if first != index:
-            raise JudgeError("{} and {} are the same file; name each file once".format(
-                paths[first], path))
-
-
-def _read_into(report, paths):
-    for index, path in enumerate(paths):
-        with open(path, "rb", _READ_BUFFER) as f:
-            for number, record in _read_records(f, path, _Stamps().loads):
-                report.add(index, path, number, record)
-
-
 class _Once:
     """Refuses a record seen twice (see _once) in 8 bytes a record: each record's identity
     (a hash) in an array, checked for repeats when all is read or an error stops the read;
@@ -13258,7 +12512,7 @@ class _Once:
     def __init__(self, paths, seen):
         self.paths, self.seen, self.warnings = paths, seen, []
         self.keys = None
-        if all(_is_regular(path) for path in paths):
+        if all(stat.S_ISREG(os.stat(path).st_mode) for path in paths):
             from array import array
             self.keys = [array("q") for _ in range(_KEY_BUCKETS)]  # sorted a bucket at a time
 
@@ -13273,8 +12527,13 @@ class _Once:
         self.warnings.append((place, text))
 
     def settle(self):
-        """Say the warnings up to the first record seen twice; JudgeError naming it."""
-        repeated = self.repeated()
+        """Say the warnings up to the first record seen twice; JudgeError naming it. The
+        keys seen more than once are found by sorting each bucket; the files are then read
+        again, as _once would have read them, keeping the places of those keys alone."""
+        repeated = set()
+        for bucket in self.keys or ():
+            ordered = sorted(bucket)
+            repeated.update(a for a, b in zip(ordered, ordered[1:]) if a == b)
         stop = None
         if repeated:
             stop = self.first_repeat(repeated)
@@ -13285,17 +12544,8 @@ class _Once:
         if stop is not None:
             raise stop[1]
 
-    def repeated(self):
-        """The keys seen more than once (a bucket's repeats found by sorting it)."""
-        repeated = set()
-        for bucket in self.keys or ():
-            ordered = sorted(bucket)
-            repeated.update(a for a, b in zip(ordered, ordered[1:]) if a == b)
-        return repeated
-
     def first_repeat(self, repeated):
-        """(place, JudgeError) of the first record seen twice: the files read again, as
-        _once would have read them, keeping the places of the repeated keys alone."""
+        """(place, JudgeError) of the first record seen twice."""
         seen = {"places": {}, "texts": {}, "checked": {}}
         for index, path in enumerate(self.paths):
             with open(path, "rb", _READ_BUFFER) as f:
@@ -13313,18 +12563,30 @@ class _Once:
 _KEY_BUCKETS = 256
 
 
-def _is_regular(path):
-    return stat.S_ISREG(os.stat(path).st_mode)
-
-
 def _record_keys(seen, record, stamps):
-    """A record's identity for each run that wrote it: its input line and fields, the run."""
+    """A record's identity for each run that wrote it: its input line, the run, and the
+    input fields the run put in the prompt as text (a column added to a copy after the
+    run, or an id a tool re-typed, does not make its records new ones; a custom template
+    may read any field: then all the input fields). Texts and nulls alone are kept as a
+    tuple, equal as JSON text exactly when equal as a tuple (and never equal to a text)."""
     prefixes = tuple(prefix + "_" for prefix in stamps)
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
-        names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
-        inputs = _judged_inputs(record, names, prefixes)
-        yield hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
+        names = _of_run(seen["checked"], prefix, stamp, _prompt_fields)
+        if names is None:
+            inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
+                                sort_keys=True)
+        else:
+            inputs = tuple(map(record.get, names))
+            if not _TEXT_OR_NONE.issuperset(map(type, inputs)):  # sorted: json.dumps' fast path
+                inputs = json.dumps(dict(zip(names, inputs)))
+        text = seen["texts"].get(prefix)  # the stamp as text, made once a run
+        if text is None or text[0] is not stamp and text[0] != stamp:
+            text = seen["texts"][prefix] = stamp, json.dumps(stamp, sort_keys=True)
+        yield hash((prefix, text[1], line, inputs))
+
+
+_TEXT_OR_NONE = frozenset((str, type(None)))
 
 
 def _once(seen, paths, place, record, stamps, only=None):
@@ -13348,59 +12610,23 @@ def _once(seen, paths, place, record, stamps, only=None):
 _LINE_MASK = (1 << 40) - 1
 
 
-def _judged_inputs(record, names, prefixes):
-    """The input fields the run put in the prompt (``names``: _prompt_fields), as text: a
-    column added to a copy after the run, or an id a tool re-typed, does not make its records
-    new ones. A custom template may read any field: then all the input fields. Text and
-    nulls alone are kept as a tuple (a tuple is never equal to a text: the two stay apart)."""
-    if names is None:
-        fields = {k: v for k, v in record.items() if not k.startswith(prefixes)}
-        return json.dumps(fields, sort_keys=True)
-    values = tuple(map(record.get, names))
-    if _TEXT_OR_NONE.issuperset(map(type, values)):  # each a text or null
-        return values  # equal as JSON text exactly when equal as a tuple: no dump needed
-    fields = dict(zip(names, values))  # sorted: json.dumps' fast path
-    return json.dumps(fields)
-
-
-_TEXT_OR_NONE = frozenset((str, type(None)))
-
-
-def _sorted_prompt_fields(stamp):
-    names = _prompt_fields(stamp)
-    if names is None:
-        return None
-    return sorted(names)
-
-
 def _prompt_fields(stamp):
-    """The names of the fields a built-in template reads, by the stamp; None if unknown."""
+    """The names of the fields a built-in template reads, by the stamp, sorted (the
+    question's default field and its fallback, and those its "fields" name: --context-field
+    as NAME=FIELD); None if unknown (a custom template)."""
     named = stamp.get("fields")
     if "custom" in stamp["template"].split(", ") or not isinstance(named, dict):
         return None
-    names = {"question", "context"}  # the question's default field, and its fallback
+    names = {"question", "context"}
     for flag, value in named.items():
-        names.update(_field_names(flag, value))
-    return names
-
-
-def _field_names(flag, value):
-    """The record fields one flag of a stamp's "fields" names (--context-field: NAME=FIELD)."""
-    values = value
-    if not isinstance(value, list):
-        values = [value]
-    texts = [text for text in values if isinstance(text, str)]
-    if flag == "context":
-        return [text.partition("=")[2] for text in texts]
-    return texts
-
-
-def _stamp_text(seen, prefix, stamp):
-    """The stamp as text, written once a run (shards' stamps are equal: compared, not dumped)."""
-    last = seen["texts"].get(prefix)
-    if last is None or last[0] != stamp:
-        last = seen["texts"][prefix] = stamp, json.dumps(stamp, sort_keys=True)
-    return last[1]
+        values = value
+        if not isinstance(value, list):
+            values = [value]
+        texts = [text for text in values if isinstance(text, str)]
+        if flag == "context":
+            texts = [text.partition("=")[2] for text in texts]
+        names.update(texts)
+    return sorted(names)
 
 
 def _flat(stamp, head=""):
