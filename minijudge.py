@@ -6218,13 +6218,12 @@ class _Fields(collections.namedtuple("_Fields", (
         "rating", None, _Default("answer"), _Default("response"), _Default("response_a"),
         _Default("response_b"), _Default("responses"), (), None, None, "-", None, None,
         _Default(_DEFAULT_CONVERSATION_FIELD), None, None, None, False))):
-    """Where a record holds what a judge reads, as the command line's field flags name it
-    (their defaults: a record of the default mode, read as ``python -m minijudge`` reads
-    it), with the flags that change how it is read or asked: ``context_field``, (name,
-    field) pairs; ``image_root`` and ``input``, where image paths are read from;
-    ``criteria``, whether a criteria file backs ``criteria_field``; ``template``, a
-    template given (a built-in one needs a question); ``human_field``, a field no guess
-    may name; ``single_order``, a pair asked once."""
+    """Where a record holds what a judge reads, as the field flags name it (the defaults: as
+    ``python -m minijudge`` reads a record), and the flags that change how it is read:
+    ``context_field``, (name, field) pairs; ``image_root`` and ``input``, where images are
+    read from; ``criteria``, a criteria file behind ``criteria_field``; ``template``, one
+    given; ``human_field``, a field no guess may name; ``single_order``, a pair asked
+    once."""
     __slots__ = ()
 
 
@@ -6233,9 +6232,9 @@ _NO_CONVERSATION = "(no conversation)"
 
 
 def _item_fields(spec, number, record, mode=None):
-    """The judge's fields of record ``number`` (those its mode names) as text, with the
-    judge's private fields of its conversation; a _BadLine saying why it cannot be judged
-    (a bad line is its own)."""
+    """The judge's fields of record ``number`` (its mode's) as text, with the judge's
+    private fields of its conversation; else a _BadLine saying why (a bad line is its
+    own)."""
     if isinstance(record, _BadLine):
         return record
     name = mode or spec.mode
@@ -6272,10 +6271,10 @@ def _item_fields(spec, number, record, mode=None):
 
 
 def _record_conversation(spec, record, names):
-    """A record's conversation as the judge's private fields (_conversation: the messages
-    read, its response the last reply when they end with the user's; _references: a list
-    reference; turn: --turn), None if it holds none; JudgeError naming what is wrong, the
-    turn asked checked here so the error names the line. A pair's: _record_pair."""
+    """A record's conversation as the judge's private fields (_conversation: the messages,
+    whose response is the last reply; _references: a list reference; turn: --turn), None if
+    it has none (a pair's: _record_pair); JudgeError naming what is wrong, so that the error
+    names the line."""
     if names == ("response_a", "response_b"):
         return _record_pair(spec, record)
     if names != ("response",):
@@ -6311,11 +6310,9 @@ def _record_conversation(spec, record, names):
 
 
 def _record_pair(spec, record):
-    """A pair's conversations as the judge's private fields (_pair: both read; _references;
-    turn): two lists of messages, or two text replies to the record's --conversation-field
-    list (a dialogue ending with the user's message, and two candidate replies); None if
-    the record holds neither; JudgeError naming what is wrong, the turn checked here so the
-    error names the line."""
+    """A pair's conversations as the judge's private fields (_pair, _references, turn): two
+    lists of messages, or two text replies to the --conversation-field list; None if
+    neither; JudgeError naming what is wrong."""
     names = (spec.response_a_field, spec.response_b_field)
     values = [record.get(name) for name in names]
     field = spec.conversation_field
@@ -6342,16 +6339,17 @@ def _check_turn_flag(spec):
 
 
 def _record_references(spec, record):
-    """A conversation's list reference (one per turn, as MT-Bench's): --reference-field's
-    if named, else "answer", else "reference", as Python's; None if none is a list."""
+    """A conversation's list reference (one a turn, as MT-Bench's): --reference-field's if
+    named, else "answer", else "reference"; None if none is a list."""
     if not isinstance(spec.reference_field, _Default):
         return _turn_references(record, (spec.reference_field,))
     return _turn_references(record)
 
 
 def _check_reference(spec, record, mode):
-    """JudgeError for a reference field that is there but holds no reference ("", spaces,
-    [], {}, NaN), in a mode that needs one (absent or null: the template says so)."""
+    """JudgeError for a reference field there but holding none ("", [], NaN) in a mode that
+    needs one: the judge would check against an empty truth (absent or null: the template
+    says so)."""
     field = spec.reference_field
     if field not in record or record[field] is None or _reference_of(record, field) is not None:
         return
@@ -6377,9 +6375,9 @@ def _text_fields(spec, record, names):
 
 
 def _flag_fields(spec, record, criterion):
-    """The fields --context-field and --image-field add to the prompt; JudgeError if a field
-    they name, or --criteria-field's with no --criteria to fall back on, is absent or null.
-    Images are read from --image-root, else the input file's folder (and may not leave it)."""
+    """The fields --context-field and --image-field add to the prompt (images read from
+    --image-root, else the input's folder, never outside it); JudgeError if one they name,
+    or --criteria-field's without --criteria, is absent or null."""
     wanted = [(field, "--context-field {}={}".format(name, field))
               for name, field in spec.context_field]
     wanted.append((spec.image_field, "--image-field"))
@@ -6403,9 +6401,8 @@ def _flag_fields(spec, record, criterion):
 
 
 def _responses_kind_problem(values, parser):
-    """Why the responses a parser reads (a pair's two, else one) are not answers, or None
-    (absent: said elsewhere). A NaN is pandas' (and json's literal NaN's) missing value,
-    never the text "nan" to grade."""
+    """Why the responses a parser reads (a pair's two, else one) are not answers, or None. A
+    NaN is pandas' missing value, never the text "nan" to grade."""
     fields = ("response",)
     if parser in ("verdict", "comparative"):
         fields = ("response_a", "response_b")
@@ -6419,12 +6416,11 @@ def _responses_kind_problem(values, parser):
 
 
 def _field_problem(spec, record, names, conversation=None):
-    """Why a record's fields cannot be judged as the flags say (``names``: its mode's
-    response fields), or None: a field --question-field or --reference-field names missing
-    or empty (judged without it, it would silently be another item than the user asked
-    for), a --context-field or --image-field value there but empty (sent, it would be left
-    out of the prompt without a word), a response field missing or not text. A
-    conversation's response is its own last reply."""
+    """Why a record cannot be judged as the flags say (``names``: its mode's responses), or
+    None: a --question-field or --reference-field missing or empty (judged without it, it
+    would be another item than the one asked for), a --context-field or --image-field value
+    empty (it would be left out without a word), a response missing or not text (a
+    conversation's is its last reply)."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
         field = getattr(spec, name + "_field")
         if field is None or isinstance(field, _Default):  # not named: a record may have none
@@ -6459,9 +6455,9 @@ def _systems_problem(value):
 
 
 def _response_problem(spec, record, names):
-    """Why a record's response fields (``names``, its mode's) cannot be judged, or None: a
-    field missing (with the likeliest field to pass instead), not text, or NaN; a pair's
-    null (a null response is an empty one); systems that are not two or more texts."""
+    """Why a record's response fields (``names``) cannot be judged, or None: missing (with
+    the likeliest field to pass), not text, NaN, a pair's null (a null response is an empty
+    one), systems that are not two or more texts."""
     for name in names:
         field = getattr(spec, name + "_field")
         value = record.get(field)
@@ -6503,8 +6499,8 @@ _FLAGGED = ("question", "reference", "response", "response_a", "response_b")
 
 def _field_hint(spec, record, role, with_question=False):
     """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or "".
-    ``with_question``: a missing response's hint names the question's field too when a
-    built-in template will ask for one the record lacks, so that one retry scores the file."""
+    ``with_question``: with the question's field too when a built-in template needs one the
+    record lacks, so that one retry scores the file."""
     import shlex
     guess = _closest_field(spec, record, role)
     if guess is None:
@@ -6523,12 +6519,10 @@ def _role_flag(role):
 
 
 def _closest_field(spec, record, role, taken=()):
-    """The record field most likely meant for ``role``, or None: of the fields that could
-    be sent (text; a number for a reference; a list for a conversation) that no flag (nor
-    ``taken``) uses, and whose name can be copied as a flag's value (not ours, not an
-    option, short, no newline or escape: the summary's one line shows neither), the one
-    spelt near the name the flag gave (a typo), else a name other tools use for ``role``,
-    else the one spelt near the role's own name, else the only one."""
+    """The record's field most likely meant for ``role``, or None: of those that could be
+    sent, that no flag nor ``taken`` uses and whose name can be copied, the one spelt near
+    the flag's value (a typo), else one other tools use for ``role``, else one spelt near
+    the role, else the only one."""
     used = {getattr(spec, name + "_field") for name in _FLAGGED[1:]}
     used.update((spec.responses_field, spec.image_field, spec.criteria_field, spec.human_field))
     used.update(field for _, field in spec.context_field)
@@ -6541,11 +6535,12 @@ def _closest_field(spec, record, role, taken=()):
     for name, value in record.items():
         if name not in used and _could_be(role, name, value):
             fields.setdefault(name.lower(), name)
-    guesses = _spelt_near(getattr(spec, role + "_field", None), fields)
+    typed = getattr(spec, role + "_field", None) or ""
+    guesses = _spelt_near(str(typed).lower()[:100], tuple(fields))
     if not guesses:
         guesses = [name for name in _FIELD_GUESSES.get(role, ()) if name in fields]
     if not guesses:
-        guesses = _spelt_near(role, fields)
+        guesses = _spelt_near(role, tuple(fields))
     if not guesses and len(fields) == 1:
         guesses = list(fields)
     if guesses:
@@ -6554,7 +6549,9 @@ def _closest_field(spec, record, role, taken=()):
 
 
 def _could_be(role, name, value):
-    """Whether field ``name`` holding ``value`` could be suggested for ``role``."""
+    """Whether field ``name`` holding ``value`` could be suggested for ``role``: text (a
+    number for a reference, a list for a conversation), its name not ours, no option, short
+    and printable (the summary's one line shows no newline)."""
     if len(name) > 100 or name.startswith(("-", "judge_")) or not name.isprintable():
         return False
     if role == "conversation":
@@ -6565,19 +6562,16 @@ def _could_be(role, name, value):
     return role == "reference" and number and value == value  # NaN: missing
 
 
-_NEAR_FIELDS = 50  # more, and a near spelling is noise; and difflib's time grows with them
-
-
-def _spelt_near(name, fields):
-    """The name of ``fields`` (keyed by lower case) spelt nearest ``name``, in a tuple."""
-    if not name or len(fields) > _NEAR_FIELDS:
-        return ()
-    return _close_matches(str(name).lower()[:100], tuple(fields))
+_NEAR_FIELDS = 50
 
 
 @functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
-def _close_matches(name, fields):
+def _spelt_near(name, fields):
+    """The one of ``fields`` spelt nearest ``name``, in a tuple; none among more than
+    _NEAR_FIELDS (noise, and difflib's time grows)."""
     import difflib
+    if not name or len(fields) > _NEAR_FIELDS:
+        return ()
     return tuple(difflib.get_close_matches(name, fields, 1))
 
 
@@ -6591,9 +6585,8 @@ _OTHER_FLAGGED = ("context", "criterion", "criteria", "image", "images")  # --co
 
 def _with_flag(spec, record, error):
     """A template's "needs field" error naming the flag that sets the field (or that none
-    does), the record's own fields that hold a value (the library lists those it was given:
-    ours, like 'response', among them) and the likeliest one; one that --context-field,
-    --criteria-field or --image-field sets, and any other error, as it is."""
+    does), the record's fields that hold a value (the library's list has ours too) and the
+    likeliest one; any other error as it is."""
     match = _NEEDS_FIELD_RE.match(error)
     if not match:
         return error
@@ -6624,9 +6617,9 @@ def _hidden(judge, error):
 
 
 def _judge_item(judge, spec, item, mode):
-    """One judge's Judgement of an item, (line number, record), of ``mode``, the record read
-    as ``spec`` says: a bad line or field is its bad_record; a template's error names the
-    line and the flag that sets the field it needs."""
+    """One judge's Judgement of an item (line number, record) of ``mode``, read as ``spec``
+    says: a bad line or field is its bad_record; a template's error names the line and the
+    flag."""
     number, record = item
     fields = _item_fields(spec, number, record, mode)
     if isinstance(fields, _BadLine):
@@ -6673,25 +6666,38 @@ _RECORD = (
 
 _WRITES = tuple(row for row in _RECORD if not callable(row[2]))  # what the writer reads
 _WRITTEN = tuple(row for row in _WRITES if row[0] != "*")  # a Judgement's attributes
+_WRITTEN_NAMES = frozenset(name for name, _, _ in _WRITTEN)
+_ATTRIBUTES = {name: attribute for name, attribute, _ in _WRITTEN}
 
 
 def _judge_fields(prefix, judgement):
     """A judgement as output fields (_RECORD): judge_score, ... (NAME_score, ... with
     --judges)."""
-    head = prefix + "_"  # the names made prefixed as they go in: one dict, not two
-    fields = {}
-    for name, attribute, when in _WRITES:
-        if when == "each":
+    always, rest = _written_names(prefix)
+    fields = {field: getattr(judgement, attribute) for field, attribute in always}
+    for field, attribute, when in rest:
+        if when == "each":  # one named as a field above replaces its value
             for detail, value in judgement.details.items():
-                fields[head + detail] = value
+                fields[field + detail] = value
             continue
         value = getattr(judgement, attribute)
         if when == "if given" and not value:
             continue
         if when == "if known" and value is None:
             continue
-        fields[head + name] = value
+        fields[field] = value
     return fields
+
+
+@functools.lru_cache(maxsize=64)
+def _written_names(prefix):
+    """_WRITES' rows as PREFIX_field names: [(field, attribute)] of those always written,
+    [(field, attribute, when)] of the rest (the details' row gives the prefix alone)."""
+    head = prefix + "_"
+    always = [(head + name, attribute) for name, attribute, when in _WRITES if when == "always"]
+    rest = [(head + name.strip("*"), attribute, when) for name, attribute, when in _WRITES
+            if when != "always"]
+    return always, rest
 
 
 def _requests(stamp):
@@ -6716,8 +6722,8 @@ def scored_record(judge, record, *, line):
     fields, judge_score ..., judge_line and the run's stamp, judge_run. Records written as
     JSON lines from several processes (a Ray cluster's workers) make shards ``python -m
     minijudge report`` merges, as it merges those of ``--shard K/N`` runs. JudgeError for a
-    judge of another mode; APIError if the judge has no model and the server lists none,
-    or several (a run stops there too)."""
+    judge of another mode; APIError if the judge has no model and the server lists none, or
+    several (a run stops there too)."""
     if judge.parser != "rating":  # another mode's stamp and fields are its flags'
         raise JudgeError("scored_record writes the records of a rating judge (the command "
                          "line's default mode); got a {} judge: for its records, run python "
@@ -6735,14 +6741,14 @@ def scored_record(judge, record, *, line):
     return _strict(_replaced(record, written, []))
 
 
-def _replaced(record, written, stale):
-    """The record as written: the input's fields but those of the run's prefixes (read from
-    ``written``'s NAME_run fields: an earlier run's judge_repeats beside this run's fields
-    would describe another run), then ``written``. The first record that had some says so,
-    once (``stale``)."""
+def _replaced(record, written, stale, ours=None):
+    """The record as written: the input's fields but those of the run's prefixes (``ours``,
+    else from ``written``'s NAME_run fields: an earlier run's judge_repeats would describe
+    another run), then ``written``; the first record that had some says so (``stale``)."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
-    ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
+    if ours is None:
+        ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
@@ -6758,10 +6764,10 @@ def _replaced(record, written, stale):
 
 
 def _request_stamp(judge, mode, spec):
-    """Whatever of one judge shapes its requests or reads its replies, beyond the template:
-    short values as they are, long texts as a hash, so that the stamp stays readable; what
-    only some judges are given (--reask, a --max-turn-chars other than its default) only
-    when given, so that the stamp of a run without them is the stamp of before."""
+    """What of a judge shapes its requests or reads its replies, beyond the template: short
+    values as they are, long texts as a hash; what only some judges are given (--reask,
+    --max-turn-chars) only when given, so that the stamp of a run without them is as
+    before."""
     params = dict(judge.params)
     if "response_format" in params:
         params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
@@ -6790,11 +6796,10 @@ def _request_stamp(judge, mode, spec):
 
 
 def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
-    """What makes records of one run comparable, on each (judge_run): report checks it.
-    ``spec``: the record's fields (_Fields); ``prefix`` names the run's fields: report reads
-    only those of a stamp that says so; ``names``, a jury's judges, the names its
-    judge_panel maps to scores; ``run``, the command line's jury, quorum and the figure
-    options not at their default."""
+    """What makes records of one run comparable, on each (judge_run), for report to check:
+    ``spec``, the fields read (_Fields); ``prefix``, the run's fields' (report reads only a
+    stamp's own); ``names``, a jury's judges (judge_panel's keys); ``run``, the command
+    line's jury, quorum and figure options."""
     run = run or {}
     first = judges[0]
     scale = None
@@ -6830,7 +6835,7 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
 
 def _fields_stamp(mode, spec):
     """The record fields the run put in the prompt, by the flags that name them (the
-    conversation's only if not the default, named or not: the stamp of before)."""
+    conversation's only if not the default: the stamp of before)."""
     names = ("question", "reference") + _MODES[mode].responses
     fields = {name: getattr(spec, name + "_field", None) for name in names}
     conversation = spec.conversation_field
@@ -8595,53 +8600,42 @@ def _loads_line(line):
 
 
 class _Stamps:
-    """The loads of report's lines (_read_records): a scored line ends with its run's stamp
-    (``, "NAME_run": {...}}``), most often the very text of the line before's, a third of
-    the line and most of its objects. A line that ends with that text is parsed without
-    it, and given the stamp parsed once (one object, shared: nothing changes a record);
-    any other line is parsed whole, and its own stamp's text is looked for next."""
+    """The loads of report's lines (_read_records): a scored line ends with its run's stamp,
+    most often the very text of the line before's (a third of the line, most of its
+    objects); such a line is parsed without it and given the stamp parsed once (one shared
+    object: nothing changes a record); another is parsed whole, and its stamp's text
+    learnt."""
 
     def __init__(self):
         self.tail, self.name, self.stamp = None, None, None  # the text, the field, its value
         self.misses = 0  # lines whose stamp's text is not as minijudge writes it
 
     def loads(self, line):
+        """A line's record: of a line ending with the last stamp's text, what comes before
+        it (an object with a field, else the line is read whole), given the stamp; of
+        another, the whole line, whose stamp's text is learnt if it ends as minijudge
+        writes it."""
         if self.tail is not None and line.endswith(self.tail):
-            record = self.without_tail(line[:-len(self.tail)])
-            if record is not None:
+            try:
+                record = json.loads((line[:-len(self.tail)] + b"}").decode("utf-8"))
+            except (ValueError, RecursionError):
+                record = None
+            if type(record) is dict and record:
                 record[self.name] = self.stamp
                 return record
         record = _loads_line(line)
-        if self.misses < _STAMP_MISSES:
-            self.learn(record, line)
-        return record
-
-    @staticmethod
-    def without_tail(head):
-        """The record of a line cut before its stamp (``head``), or None: not an object of
-        at least one field (then the whole line might not be one: it is read whole)."""
-        try:
-            record = json.loads((head + b"}").decode("utf-8"))
-        except (ValueError, RecursionError):
-            return None
-        if type(record) is not dict or not record:
-            return None
-        return record
-
-    def learn(self, record, line):
-        """The stamp's text of a record read whole, if the line ends with it as minijudge
-        writes it."""
-        if type(record) is not dict or not record:
-            return
+        if self.misses >= _STAMP_MISSES or type(record) is not dict or not record:
+            return record
         name = next(reversed(record))
         if not name.endswith("_run") or type(record[name]) is not dict:
-            return
+            return record
         text = ", {}: {}}}\n".format(_STAMP_TEXT(name), _STAMP_TEXT(record[name]))
         tail = text.encode("utf-8", "backslashreplace")  # as _Run.buffer writes it
         if line.endswith(tail):
             self.tail, self.name, self.stamp = tail, name, record[name]
         else:
             self.misses += 1
+        return record
 
 
 _STAMP_MISSES = 3  # stamps not written as minijudge writes them: no more looked for
@@ -8683,8 +8677,8 @@ _READ_BUFFER = 1 << 20  # bytes a read of records asks for: 8 KB made a system c
 # -- Dry run and cost estimates ------------------------------------------------------
 
 def _dry_run(specs, args, items):
-    """--dry-run: the first judge's prompts on stdout, then the whole run's estimate (every
-    judge's requests, at each judge's price) on stderr."""
+    """--dry-run: the first judge's prompts on stdout, then the run's estimate (every
+    judge's requests at its price) on stderr."""
     judge = specs[0][1]
     sendable = 0
     totals = [collections.Counter() for _ in specs]  # each judge's _estimate, added up
@@ -8699,7 +8693,17 @@ def _dry_run(specs, args, items):
             print("---", _hidden(judge, getattr(fields, "error", error)))
             continue
         sendable += 1
-        _print_prompt(number, prompt)
+        if prompt:
+            print("--- line {} ---".format(number))
+        else:  # an empty response: nothing sent
+            print("--- line {}: empty_response: {}".format(number, _EMPTY))
+            prompt = ()
+        for message in prompt:  # an image by its URL's start, not its whole base64
+            content = message["content"]
+            if not isinstance(content, str):
+                content = "\n".join(part.get("text") or "[image: {:.40}...]".format(
+                    part["image_url"]["url"]) for part in content)
+            print("[{}]\n{}".format(message["role"], content))
         for counted, (_, each, mode) in zip(totals, specs):
             counted.update(_estimate(each, args.fields, (number, record), mode))
     if not sendable:  # as when the first record cannot fill the template
@@ -8710,29 +8714,13 @@ def _dry_run(specs, args, items):
     return 0
 
 
-def _print_prompt(number, prompt):
-    """A record's prompt as --dry-run shows it (None: an empty response, nothing sent); an
-    image by its URL's start, not its whole base64."""
-    if not prompt:
-        print("--- line {}: empty_response: {}".format(number, _EMPTY))
-        return
-    print("--- line {} ---".format(number))
-    for message in prompt:
-        content = message["content"]
-        if not isinstance(content, str):
-            content = "\n".join(part.get("text") or "[image: {:.40}...]".format(
-                part["image_url"]["url"]) for part in content)
-        print("[{}]\n{}".format(message["role"], content))
-
-
 def _estimate(judge, spec, item, mode):
     """One judge's requests for an item (line number, record) of ``mode`` before any is
-    sent, as --dry-run adds them up and --max-cost reserves them (empty if it sends none):
-    ``requests``, each repeat, turn (--assess), order and pair of systems, each pair as long
-    as the longest two; ``prompt_tokens`` estimated; ``completion_tokens`` at max_tokens;
-    ``over_tpm``, those the judge's --tpm will never send; ``reasks``, the most re-asks;
-    and at the judge's price the dollars they can cost at most, ``most`` (_most_cost), and
-    apart, ``reasks_cost``, their re-asks'."""
+    sent, as --dry-run adds them up and --max-cost reserves them (empty: none sent):
+    ``requests`` (each repeat, turn, order and pair of systems, each pair as long as the
+    longest two), ``prompt_tokens`` estimated, ``completion_tokens`` at max_tokens,
+    ``over_tpm`` (never sent), ``reasks``; at a price, ``most`` and ``reasks_cost``
+    (_most_cost)."""
     counted = collections.Counter()
     number, record = item
     fields = _item_fields(spec, number, record, mode)
@@ -8769,9 +8757,8 @@ def _estimate(judge, spec, item, mode):
 
 def _reply_budgets(judge):
     """The most tokens each turn's reply may take: its own budget (--assess), else the
-    judge's max_tokens or max_completion_tokens (once adapted), the larger if both are sent
-    (vLLM reads max_completion_tokens first); a limit that is no count (--extra-body's null:
-    the server's own) as the longest a reply is counted."""
+    larger of max_tokens and max_completion_tokens (vLLM reads the second first), a limit
+    that is no count (null: the server's) as the longest reply counted."""
     params = judge.params
     limits = [16]
     for name in ("max_tokens", "max_completion_tokens"):
@@ -8786,11 +8773,10 @@ def _reply_budgets(judge):
 
 
 def _most_cost(judge, messages, replies, conversations):
-    """The most an item's ``conversations`` can cost at the judge's price, each turn a
-    request of ``messages`` (a token per prompt byte, and a schema or tools sent with it)
-    and the turns before it, each reply at its budget in ``replies``: ``most``; and apart,
-    ``reasks_cost``, the most their re-asks can: the k-th sends the last turn's prompt, k
-    replies and k re-ask turns, and takes a reply."""
+    """The most an item's ``conversations`` can cost at the judge's price (a token per
+    prompt byte, a schema or tools included, each turn after the replies before it, each
+    reply at its budget): ``most``; and ``reasks_cost``, their re-asks' (the k-th sends the
+    last prompt, k replies and k re-ask turns)."""
     most = _estimate_tokens(messages, most=True)
     for value in judge.params.values():  # a schema, tools (--extra-body): sent, and counted
         if isinstance(value, (dict, list)):
@@ -8817,10 +8803,9 @@ _MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
 
 
 def _estimate_lines(specs, totals):
-    """--dry-run's estimate of the whole run (_ESTIMATE), every completion taken at
-    max_tokens (an upper bound on that part), with a price its cost; with several judges,
-    a line for each judge before the run's. "At most" is rounded up to the millionth it
-    prints (to the nearest, $0.0000942 read $0.000094: a cap of it left the record out)."""
+    """--dry-run's estimate of the run (_ESTIMATE), every completion at max_tokens (an upper
+    bound), its cost at a price; with several judges, each judge's line first. "At most" is
+    rounded up to the millionth printed (to the nearest, a cap of it left a record out)."""
     for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
         for name in ("most", "reasks_cost"):
             counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
@@ -8832,32 +8817,39 @@ def _estimate_lines(specs, totals):
 
 
 def _panel_estimate_line(specs, totals):
-    """A panel's estimate (_ESTIMATE): its judges' requests and tokens summed, the priced
-    judges' cost (a judge without a price named as not counted in it), every judge's
-    re-asks (left out, the line read below the worst case --max-cost reserves for)."""
+    """A panel's estimate: its judges' requests and tokens summed, the priced judges' cost
+    (those without a price named), every judge's re-asks (without them the line read below
+    what --max-cost reserves)."""
     line = _ESTIMATE.format_map(sum(totals, collections.Counter()))
-    priced = [(judge, counted) for (_, judge, _), counted in zip(specs, totals) if judge.price]
+    cost = most = reasks_cost = 0.0
+    reasks, unpriced = 0, []
+    for (name, judge, _), counted in zip(specs, totals):
+        most += counted["most"]
+        reasks += counted["reasks"]
+        if not judge.price:
+            unpriced.append(name)
+            continue
+        cost += _estimated_cost(counted, judge.price)
+        reasks_cost += counted["reasks_cost"]
+    priced = len(unpriced) < len(specs)
     if priced:
         line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
-            sum(_estimated_cost(counted, judge.price) for judge, counted in priced),
-            sum(counted["most"] for counted in totals), _MOST_WHY)
-    unpriced = [name for name, judge, _ in specs if not judge.price]
+            cost, most, _MOST_WHY)
     if priced and unpriced:
         word = "judges"
         if len(unpriced) == 1:
             word = "judge"
         line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
-    reasks = sum(counted["reasks"] for counted in totals)
     if reasks:
         line += "; up to {} re-asks more".format(reasks)
     if reasks and priced:
-        line += " (at most ${:.6f})".format(sum(counted["reasks_cost"] for _, counted in priced))
+        line += " (at most ${:.6f})".format(reasks_cost)
     return line
 
 
 def _estimate_line(counted, judge, name=None):
-    """A judge's estimate: the run's (_ESTIMATE), or judge ``name``'s in a panel; its cost
-    at its price, its re-asks, and the requests over its --tpm, which will not be sent."""
+    """A judge's estimate (judge ``name``'s in a panel): its cost at its price, its re-asks,
+    the requests over its --tpm (never sent)."""
     line = _ESTIMATE.format_map(counted)
     why = _MOST_WHY
     if name is not None:
@@ -8920,9 +8912,9 @@ def _judge_input(specs, args, source, shard):
 
 
 def _judge_stages(specs, args, source, shard):
-    """The input's records (a shard's: records K, K+N, K+2N, ...), the first good one tried
-    in every judge's template; then their prompts (--dry-run), or the servers checked
-    (--check, and before a run unless --no-preflight) and the records judged."""
+    """The input's records (a shard's: K, K+N, ...), the first good one tried in every
+    template; then their prompts (--dry-run), or the servers checked (--check; before a run
+    but with --no-preflight) and the records judged."""
     items = None  # no input: --check
     if source is not None:
         k, n = shard or (0, 1)
@@ -8939,10 +8931,9 @@ def _judge_stages(specs, args, source, shard):
 
 
 def _close_run(specs, source):
-    """Close the input (not stdin), the cache and batch files the judges share, the judges.
-    A run wrote every part's lines before its summary; lines still held here are those of
-    a run stopped by a failure (-o could not be written): a part that cannot be written is
-    said, not raised over the run's own error."""
+    """Close the input (not stdin), the judges' shared cache and batch files, the judges.
+    Batch lines still held are those of a run a failure stopped: a part that cannot be
+    written is said, not raised over the run's own error."""
     if source not in (None, sys.stdin.buffer):
         source.close()
     cache, batch = specs[0][1].cache, specs[0][1].batch  # one for every judge
@@ -8980,8 +8971,8 @@ def _progress_text(tally, total, elapsed, held, note=None):
 
 
 def _check_first(specs, args, items):
-    """Fill each judge's template from the first good record before any request, so that
-    a template the data cannot fill stops the run up front. The items, none lost."""
+    """Fill each judge's template from the first good record before any request, so that a
+    template the data cannot fill stops the run up front. The items, none lost."""
     items, ahead = itertools.tee(items)
     first = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), None)
     if first is None:
@@ -9018,9 +9009,9 @@ def _item_messages(judge, record, fields):
 
 def _run(specs, args, items):
     """Judge, write and summarise the items with each (prefix, judge, mode); the exit
-    status. They are judged on judge_records' worker threads, or in this one when no
-    request is sent (an export, an import alone): handing the records to threads that
-    send nothing only made the run wait on a queue (most of an export's time)."""
+    status. Judged on judge_records' threads, or in this one when no request is sent (an
+    export, an import alone: threads that send nothing only made the run wait on a
+    queue)."""
     run = _Run(specs, args)
     if args.strict:
         items = run.until_bad(items)
@@ -9039,8 +9030,8 @@ def _run(specs, args, items):
 
 
 def _judged_here(workers, items):
-    """judge_records' results, each judged in this thread as it is read (as a worker would:
-    a stop, an internal_error), the judges closed at the end."""
+    """judge_records' results, each judged in this thread as a worker would (a stop, an
+    internal_error), the judges closed at the end."""
     try:
         for item in items:
             yield item, workers.attempt(item)
@@ -9062,14 +9053,15 @@ class _Run:
             self.write = self.sink.write
         except ValueError:  # stdout is a StringIO (tests)
             self.sink, self.write = None, _write_text
-        self.progress = not args.quiet and sys.stderr.isatty()  # on a terminal
-        self.total = None  # the records the progress line expects
-        if self.progress:
-            self.total = _record_total(args)
+        self.members, self.repeats, self.prices, self.judge_items = {}, {}, {}, {}
+        for prefix, judge, _ in specs:
+            self.members[prefix] = [judge]  # the judges behind a prefix's fields
+            self.repeats[prefix] = {}  # each judge's, for _fatal
+            self.prices[prefix] = judge.price
+            self.judge_items[prefix] = _judge_item  # see go_offline
         # whose fields the records get: each judge's (prefix, judge, mode), or a jury's as one
-        # judge's; by prefix, the judges behind them; a jury's names, its judge_panel's keys
+        # judge's; a jury's names, its judge_panel's keys
         self.outputs, self.jurors = specs, None
-        self.members = {prefix: [judge] for prefix, judge, _ in specs}
         if args.jury:
             self.outputs = [("judge",) + specs[0][1:]]
             self.members = {"judge": [judge for _, judge, _ in specs]}
@@ -9083,23 +9075,26 @@ class _Run:
         self.stopped, self.broken = [], []  # broken: (file, error)
         self.stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
         self.budget = None  # none if no judge's price can cost: no reply would end its wait
-        if args.max_cost is not None and any(any(judge.price) for _, judge, _ in specs):
+        if args.max_cost is not None and any(map(any, self.prices.values())):
             self.budget = _Budget(args.max_cost)
-        self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
         self.line = self.rest = b""  # the lines being written, and what of them is not yet
         self.pending, self.batching, self.flushed = [], 1, self.started  # see buffer
         self.written = 0  # lines in the output: the stop note's count
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-        self.judge_items = {prefix: _judge_item for prefix, _, _ in specs}  # see go_offline
+        self.texts = {}  # {id(stamp): (stamp, its text)}: a stamp is encoded once (buffer)
+        self.ours = tuple(prefix + "_" for prefix, _, _ in self.outputs)  # see _replaced
         self.listen()
 
     def listen(self):
-        """On a terminal, the progress line hears of each judge's retries (``notes``, by
-        prefix), and is redrawn while no record comes: a judge that fails says so."""
+        """On a terminal, the progress line hears of each judge's retries (``notes``) and is
+        redrawn while no record comes: a judge that fails says so."""
         self.notes, self.drawing, self.width, self.ticker = {}, threading.Lock(), 0, None
         self.replied = self.started  # the last reply or record: a hung judge shows
+        self.progress = not self.args.quiet and sys.stderr.isatty()
+        self.total = None  # the records the progress line expects
         if not self.progress:
             return
+        self.total = _record_total(self.args)
         for prefix, judge, _ in self.specs:
             judge._on_retry = functools.partial(self.heard, prefix)
         self.ticker = _Ticker(self.tick)
@@ -9111,11 +9106,11 @@ class _Run:
             self.replied = time.monotonic()
 
     def go_offline(self):
-        """A run that sends no request writes its records by the batch (they come at the
-        CPU's pace), and judges the items of a judge that asks each once by their kind's
-        recipe (_ByRecipe): an item whose messages are made by the steps a judgement takes,
-        or asked more than once (--assess, --repeats, --reask, both orders), or saved with
-        its prompt, by _judge_item. Decided once, for each judge: a panel's may differ."""
+        """A run that sends no request writes by the batch (records come at the CPU's pace)
+        and judges the items of a judge that asks each once by their kind's recipe
+        (_ByRecipe); an item asked more than once (--assess, --repeats, --reask, both
+        orders) or saved with its prompt, by _judge_item. Decided once a judge: a panel's
+        may differ."""
         self.batching = _FLUSH_LINES
         flagged = self.args.context_field or self.args.image_field  # their texts are read
         for prefix, judge, mode in self.specs:
@@ -9157,8 +9152,8 @@ class _Run:
         return judged
 
     def judge_each(self, item):
-        """Each judge's judgement of the item: a bug in one judge fails only its own fields;
-        a judge whose server is unusable stops alone (with --judges), and judges no more."""
+        """Each judge's judgement of the item: a bug fails only its judge's fields; a judge
+        whose server is unusable stops alone (--judges)."""
         judged = []
         for prefix, judge, mode in self.specs:
             if prefix in self.stopped_judges:
@@ -9195,15 +9190,14 @@ class _Run:
 
     def costs(self, judged):
         """{prefix: what its judgement cost} of the judges given a price."""
-        prices = {prefix: judge.price for prefix, judge, _ in self.specs}
+        prices = self.prices
         return {prefix: _judgement_cost(judgement, prices[prefix]) for prefix, judgement in judged
                 if prices[prefix] and judgement.status != "cost_limit"}  # those cost nothing
 
     def write_records(self, results):
         """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
-        or a full disk; the records written stay whole. Writing a record may write the
-        tally's numbers and the export's parts besides -o: a full disk there leaves the
-        lines written whole."""
+        or a full disk (of -o, the tally's numbers or an export's parts): the records
+        written stay whole."""
         held = _HeldStop()
         try:
             held.install()
@@ -9216,8 +9210,13 @@ class _Run:
                 self.broken.append((exc.filename, exc))
             elif isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
                 raise
-            else:
-                self.untear(exc)
+            else:  # stop without the part of a line -o took; the lines it took whole count
+                self.broken.append((self.args.output or "stdout", exc))
+                taken = len(self.line) - len(self.rest)
+                whole = self.line.rfind(b"\n", 0, taken) + 1
+                self.written += self.line.count(b"\n", 0, whole)
+                if self.args.output and os.path.isfile(self.args.output):  # not /dev/full
+                    os.ftruncate(self.sink.fileno(), self.sink.tell() - (taken - whole))
         finally:
             held.restore()
             if self.ticker:
@@ -9242,10 +9241,9 @@ class _Run:
             self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
 
     def write_record(self, number, record, judged):
-        """Write the record with each judge's fields (a jury's verdict as one judge's), the
-        cost of each priced one (PREFIX_cost, summed by the tally), its line and stamp; keep
-        it for --html; tally it as report reads it, and what it lacks (not a bad_record:
-        that was not judged at all)."""
+        """Write the record with each judge's fields (a jury's verdict as one judge's), its
+        priced judgements' cost (PREFIX_cost), line and stamp; keep it for --html; tally it
+        as report reads it, and what it lacks (a bad_record was not judged)."""
         costs = self.costs(judged)
         if self.args.jury:
             verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
@@ -9263,15 +9261,19 @@ class _Run:
             written.update(_judge_fields(prefix, judgement))
             written[prefix + "_line"] = number
             written[prefix + "_run"] = self.stamp(prefix, mode)
-        out = _replaced(record, written, self.stale)
+        out = _replaced(record, written, self.stale, self.ours)
         self.buffer(out)
         if self.args.html:
             _keep(self.rows, out, self.outputs[0][0], number, self.args.html_rows)
         for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
             tally = self.tallies[prefix]
             _tally_add(tally, judgement, out, self.args, mode)  # as report reads it
-            if judgement.status != "bad_record":
-                _count_lacks(tally, record)
+            if judgement.status == "bad_record":
+                continue
+            tally.defaulted["records"] += 1  # a judged record, and what it lacks
+            for key, lacks in tally.lack_checks:
+                if lacks(record):
+                    tally.defaulted[key] += 1
         self.replied = time.monotonic()
         if self.progress and self.replied - self.shown > 0.25:
             self.shown = self.replied
@@ -9279,32 +9281,47 @@ class _Run:
 
     def stamp(self, prefix, mode):
         """The judge's stamp, made again if its model became known (a server's default)."""
-        key = prefix, tuple(each.model for each in self.members[prefix])
+        key = prefix, tuple([each.model for each in self.members[prefix]])
         stamp = self.stamps.get(key)
         if not stamp:
             stamp = _stamp(self.members[prefix], mode, self.args.fields, prefix, self.jurors,
                            _run_stamp(self.args))
             stamp = self.stamps.setdefault(key, stamp)
+            try:
+                self.texts[id(stamp)] = stamp, self.encode(stamp)
+            except ValueError:  # NaN in the stamp: the line is encoded whole
+                pass
         return stamp
 
     def buffer(self, out):
-        """Hold the record's line (NaN or 1e999 in it as null: the line stays strict JSON; a
-        lone surrogate escaped); written once ``batching`` lines are held, or _FLUSH_SECONDS
-        have passed."""
-        try:
-            text = self.encode(out)
-        except ValueError:
-            text = self.encode(_nan_as_null(out))
+        """Hold the record's line, its last field, a stamp, as the text made with the stamp
+        (a third of the line: encoded once a run); NaN or 1e999 as null (strict JSON); a
+        lone surrogate escaped. Written once ``batching`` lines are held, or after
+        _FLUSH_SECONDS."""
+        last = next(reversed(out))
+        stamp, text = out[last], None
+        made = self.texts.get(id(stamp))
+        if made is not None and made[0] is stamp:
+            out[last] = None
+            try:
+                text = self.encode(out)[:-5] + made[1] + "}"  # null} replaced
+            except ValueError:  # NaN or 1e999 in the record
+                pass
+            out[last] = stamp  # the tally sees the record as written
+        if text is None:
+            try:
+                text = self.encode(out)
+            except ValueError:
+                text = self.encode(_nan_as_null(out))
         self.pending.append((text + "\n").encode("utf-8", "backslashreplace"))  # "\ud83d"
         if len(self.pending) >= self.batching or time.monotonic() - self.flushed > _FLUSH_SECONDS:
             self.flush()
 
     def flush(self):
-        """Write the held lines: one write a line online (a reader of -o sees each record as
-        it is judged), by the batch offline (a write a line was a third of an export's
-        time). An export's batch lines go first, so that a record -o says exported has its
-        line in a part whenever the run is killed; a part the disk refuses stops the run as
-        a full -o does, the record being written still written and counted."""
+        """Write the held lines: a write a line online (a reader of -o sees each record), by
+        the batch offline (a write a line was a third of an export's time). An export's
+        batch lines go first, so that a record -o says exported is in a part; a part the
+        disk refuses stops the run as a full -o does."""
         batch = self.specs[0][1].batch  # one for every judge
         try:
             if batch is not None:
@@ -9319,23 +9336,13 @@ class _Run:
         self.written += lines
         self.flushed = time.monotonic()
 
-    def untear(self, exc):
-        """The disk is full: stop, without the part of a line it took; the lines it took
-        whole are counted written."""
-        self.broken.append((self.args.output or "stdout", exc))
-        taken = len(self.line) - len(self.rest)
-        whole = self.line.rfind(b"\n", 0, taken) + 1
-        self.written += self.line.count(b"\n", 0, whole)
-        if self.args.output and os.path.isfile(self.args.output):  # not /dev/full, a FIFO
-            os.ftruncate(self.sink.fileno(), self.sink.tell() - (taken - whole))
-
     def tick(self):
         """The ticker's redraw, if the line was not drawn lately."""
         if time.monotonic() - self.shown > _TICK:
             self.show_progress(time.monotonic())
 
     def show_progress(self, now, end=""):
-        """Draw the progress line on stderr over the last one: padded to cover it, cut to
+        """Draw the progress line on stderr over the last one, padded to cover it, cut to
         the terminal's width (a wrapped line is not drawn over); while no reply comes, it
         counts the seconds."""
         note = self.note()
@@ -9357,8 +9364,8 @@ class _Run:
             print("\r" + text.ljust(self.width), end=end, file=sys.stderr, flush=True)
 
     def note(self):
-        """Why the progress line shows no rate, or None: a judge's requests are being
-        retried (and why), a rate limit holds them, or servers of a judge on several rest."""
+        """Why the progress line shows no rate, or None: a judge's requests retried (why),
+        held by a rate limit, or servers of a judge resting."""
         several = len(self.specs) > 1
         for prefix, note in list(self.notes.items()):
             if note and several:  # "judge a answers http 429 ..."
@@ -9378,9 +9385,9 @@ class _Run:
         return None
 
     def stopped_note(self):
-        """What an interrupted run (or one stopped by a full disk) wrote, and what a rerun of
-        the same command does: an export writes over no part (its parts must go first); with
-        --cache, the records judged come from it; without, all are judged again."""
+        """What an interrupted (or full) run wrote, and what a rerun of the command does: an
+        export first needs its parts removed (it writes over none); with --cache, the judged
+        come from it; without, all are judged again."""
         total = _record_total(self.args)
         of_total = ""
         if total is not None:
@@ -9411,8 +9418,8 @@ class _Run:
 
     def summarise(self):
         """Print, and write, the summaries and the page; the worst failure rate. An input
-        with no records is warned of; a run stopped before its first is not (the stop note
-        says 0 of N written)."""
+        without records is warned of, a run stopped before its first is not (its note says 0
+        written)."""
         if self.progress:
             self.show_progress(time.monotonic(), "\n")
         wall = time.monotonic() - self.started
@@ -9437,8 +9444,8 @@ class _Run:
 
     def over_budget(self):
         """--max-cost's line, None if the run kept within it: what was spent (the summary's
-        figure), what the limit held for replies without usage (not in it), what was left,
-        how to go on; or that it was passed, by a server counting past a request's most."""
+        figure), what it held for replies without usage, what was left and how to go on; or
+        that a server counting past a request's most passed it."""
         tallies = [self.tallies[prefix] for prefix, _, _ in self.outputs]
         left = tallies[0].statuses["cost_limit"]
         total = round(sum(tally.cost for tally in tallies), 9)
@@ -9484,8 +9491,8 @@ class _Run:
 
 
 def _record_total(args):
-    """How many records the input holds (a shard's share); None if it is a pipe (counting
-    would eat it)."""
+    """How many records the input holds (a shard's share); None for a pipe (counting would
+    eat it)."""
     if args.input == "-" or not os.path.isfile(args.input):
         return None
     with open(args.input, "rb", _READ_BUFFER) as f:
@@ -9506,16 +9513,14 @@ def _write_text(line):
 
 
 class _Budget:
-    """--max-cost, shared by the worker threads: what was spent (the replies' usage), the
-    most the replies without usage cost (``unknown``), the most the records being judged
-    can (``reserved``): never more than the limit together; and why the run stopped.
-
-    A record's reserve is the most its requests can cost (_estimate's ``most``), not an
-    estimate: an estimate scaled by what a long first record cost reserves short ones at a
-    fraction of their cost. A server counting more than that most (a chat template adding
-    2,000 tokens costs a short record 7 times its most, a long one 1.3 times) is caught by
-    scaling the reserves by the most a record cost against its own; until a reply has told
-    that, one record goes at a time, and so again once a record cost more than its reserve."""
+    """--max-cost, shared by the worker threads: what was spent (the replies' usage), what
+    the replies without usage may have cost (``unknown``) and the records being judged may
+    (``reserved``), never past the limit together; and why the run stopped. A record
+    reserves the most its requests can cost (_estimate's ``most``), not an estimate (scaled
+    by a long first record's cost, short ones were reserved a fraction of theirs). A server
+    counting past that most (a chat template of 2,000 tokens) is met by scaling the reserves
+    by the most a record cost against its own: until a reply tells that, or once a record
+    passed its reserve, records go one at a time."""
 
     def __init__(self, limit):
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
@@ -9528,10 +9533,8 @@ class _Budget:
 
     def reserve(self, estimate):
         """The dollars reserved for a record that may cost ``estimate`` at most, None if
-        they do not fit; once one does not, no other is judged (no new request is sent).
-        No reply has yet said what a record costs against its estimate (one from the cache
-        says nothing; one without usage ends the wait), or one cost more than its reserve:
-        records in flight together could each pass theirs, so one goes at a time."""
+        they do not fit (then no record is judged from there). While no reply has told what
+        a record costs against its estimate, or one cost more, records go one at a time."""
         with self.settled:
             while self.reason is None and (self.over or (self.scale is None and
                                                          not self.unpriced)) and self.judging:
@@ -9541,29 +9544,25 @@ class _Budget:
             # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
             # 0.0038580000000000003, past a cap of the dry run's 0.003858)
             if self.reason is None and round(held + estimate, 9) > self.limit:
-                self.reason = self.stop_reason(estimate)
+                # what was spent, held for replies without usage and for the records in
+                # flight (spent by the run's end too), and this one's estimate
+                reason = "not judged: its requests would take the run past --max-cost ${:g} " \
+                         "(${:.6f} spent".format(self.limit, self.spent)
+                if self.unknown:
+                    reason += ", ${:.6f} at most by replies without usage".format(self.unknown)
+                if self.reserved:
+                    reason += ", ${:.6f} held for the records being judged".format(self.reserved)
+                self.reason = reason + ", ${:.6f} estimated for this one)".format(estimate)
             if self.reason is not None:
                 return None
             self.reserved += estimate
             self.judging += 1
             return estimate
 
-    def stop_reason(self, estimate):
-        """Why the records from here are not judged: the money spent, the most the replies
-        without usage cost, that held for the records in flight (spent too by the run's
-        end, so the summary's total is more than the spent said here), and this one's."""
-        reason = "not judged: its requests would take the run past --max-cost ${:g} " \
-                 "(${:.6f} spent".format(self.limit, self.spent)
-        if self.unknown:
-            reason += ", ${:.6f} at most by replies without usage".format(self.unknown)
-        if self.reserved:
-            reason += ", ${:.6f} held for the records being judged".format(self.reserved)
-        return reason + ", ${:.6f} estimated for this one)".format(estimate)
-
     def settle(self, estimate, reserved, costs):
-        """A record judged: what was reserved is given back, its replies' cost spent; if a
-        reply had no usage (or none was told: the record was cut short), the reserve, less
-        what its other replies cost, stays held as the most it cost."""
+        """A record judged: its reserve given back, its replies' cost spent; a reply without
+        usage (or none told: cut short) keeps the reserve, less its other replies' cost,
+        held."""
         spent = sum(cost for cost in costs.values() if cost is not None)
         missing = not costs or None in costs.values()
         with self.settled:
@@ -9581,15 +9580,15 @@ class _Budget:
 
 class _HeldStop:
     """Ctrl-C or SIGTERM that comes while a record is written and counted acts once it is
-    (between the two, the stop note would say one record fewer than the file holds); a
-    second one acts at once (a write blocked on a pipe nobody reads)."""
+    (between the two, the stop note would miscount); a second one acts at once (a write
+    blocked on a pipe)."""
 
     def __init__(self):
         self.holding, self.signum, self.previous = False, None, {}
 
     def install(self):
-        """Hold the handlers that are Python's (KeyboardInterrupt, _judge_input's SIGTERM);
-        not an ignored signal, and only in the main thread (a caller's thread has none)."""
+        """Hold Python's handlers (KeyboardInterrupt, _judge_input's SIGTERM), not an
+        ignored signal, in the main thread alone."""
         import signal
         if threading.current_thread() is not threading.main_thread():
             return
@@ -9628,7 +9627,7 @@ _QUIET = 3.0  # seconds without a reply or a record before the progress line cou
 
 class _Ticker:
     """A thread that calls ``tick`` every _TICK s until stopped: the progress line moves
-    while no record comes (a judge retrying or slow)."""
+    while no record comes."""
 
     def __init__(self, tick):
         self.tick, self.stopped = tick, threading.Event()
@@ -9645,28 +9644,19 @@ class _Ticker:
 
 
 class _ByRecipe:
-    """How an offline run judges the items of a judge that asks each one request (see
-    _Run.go_offline): the messages made by the record's kind's recipe (_Recipes), then
-    asked and read as judge.judge asks and reads them, but that a reply whose text was read
-    ok before (a judge's short verdicts repeat: "Rating: 4") is not read again. A record of
-    no recipe is judged by _judge_item."""
+    """How an offline run judges the items of a judge that asks each one request
+    (_Run.go_offline): the messages of the record's kind's recipe (_Recipes), sent and read
+    as judge.judge sends and reads them; a record of no recipe by _judge_item."""
 
     def __init__(self, judge, spec, mode):
         self.recipes = _Recipes(judge, spec, mode)
-        self.read = {}  # {a reply's text: (score, value)} of the texts read ok
-        if judge.params.get("logprobs"):  # a score is its reply's logprobs', not its text's
-            self.read = None
 
     def __call__(self, judge, spec, item, mode):
         messages = self.recipes.messages(item[1])
         if messages is None:  # a record of no recipe: the steps judge.judge takes
             return _judge_item(judge, spec, item, mode)
-        started = time.monotonic()
         try:
-            reply, cached = judge._reply(messages)
-            judgement = self.replied(judge, reply, cached)
-        except APIError as exc:
-            judgement = judge._unreplied(exc, started)
+            judgement = judge._send(messages)
         except (JudgeError, OSError):  # as judge.judge lets them go: strict, a full disk
             raise
         except Exception as exc:  # as judge.judge says a bug: on the item
@@ -9674,43 +9664,17 @@ class _ByRecipe:
                 type(exc).__name__, judge._redact(str(exc))))
         return _with_pass(judgement, judge.pass_threshold)
 
-    def replied(self, judge, reply, cached):
-        """judge._replied's Judgement of a reply (no refusal, a text read before: made from
-        that reading); a text it reads ok, with a score from its text and no details, is
-        kept for the next reply of that text."""
-        raw = reply.get("content")
-        refused = reply.get("refusal") or reply.get("finish_reason") == "content_filter"
-        if self.read is None or type(raw) is not str or refused:
-            return judge._replied(reply, cached, False, None)
-        read = self.read.get(raw)
-        if read is None:
-            judgement = judge._replied(reply, cached, False, None)
-            plain = judgement.status == "ok" and judgement.source == "text"
-            if plain and not judgement.details and len(self.read) < _READINGS_KEPT:
-                self.read[raw] = judgement.score, judgement.value
-            return judgement
-        return Judgement(score=read[0], value=read[1], source="text", raw=raw,
-                         reasoning=reply.get("reasoning"), model=reply.get("model"),
-                         finish_reason=reply.get("finish_reason"), usage=reply.get("usage"),
-                         fingerprint=reply.get("system_fingerprint"),
-                         latency=reply["latency"], attempts=reply["attempts"], cached=cached)
 
-
-_READINGS_KEPT = 4096  # reply texts whose reading is kept (a verdict's few forms: a handful)
 _RECIPE_KINDS = 256  # recipes kept at most: a kind a record (a field of its own each) grows none
 
 
 class _Recipes:
-    """The messages of records of one kind, made once: an offline run (an export, an import)
-    made each record's prompt through the dozen steps judge.judge takes (its fields checked,
-    its values, the template filled), most of an export's time. A kind is a set of field
-    names. Its recipe is made by those steps from a probe: the record with each field they
-    may read replaced by a marker; the markers found in the messages are where the record's
-    own texts go. Sound because those steps treat a text they read by whether it is blank
-    alone, and copy it whole: a record of the kind whose fields they read are all texts,
-    none blank, gets the messages they would make. Anything else (a blank or non-text field
-    they read, a custom template, a step that changed a marker: stripped, cut, escaped) has
-    no recipe and takes the steps."""
+    """The messages of records of one kind, made once (the dozen steps judge.judge takes a
+    record were most of an export's time). A kind is a set of field names; its recipe is
+    made by those steps from a probe, the record with each field they may read replaced by a
+    marker: where the markers are in the messages, the record's texts go. Sound because the
+    steps treat a text by whether it is blank alone and copy it whole; anything else (a
+    blank or non-text field, a custom template, a marker changed) has no recipe."""
 
     def __init__(self, judge, spec, mode):
         self.judge, self.spec, self.mode = judge, spec, mode
@@ -9752,9 +9716,9 @@ class _Recipes:
         return self.kinds[keys]
 
     def recipe(self, record, names):
-        """The _Recipe of the record's kind, made from the messages judge.judge's steps make
-        of a probe of it; None if they take another path (a conversation, an image, a seed,
-        a criterion's scale, a text shortened, nothing to ask)."""
+        """The _Recipe of the record's kind, from the messages judge.judge's steps make of a
+        probe; None if they take another path (a conversation, images, a seed, a criterion's
+        scale, a text shortened, nothing to ask)."""
         probe = dict(record)
         for number, name in enumerate(names):
             probe[name] = self.marker.format(number)
@@ -9778,8 +9742,8 @@ class _Recipes:
 
 
 class _Recipe:
-    """A kind's messages (see _Recipes): for each, its role and its content as a format string
-    whose fields {0}, {1}, ... are the texts of ``names``, in order."""
+    """A kind's messages (_Recipes): each one's role, and its content as a format string of
+    the texts of ``names``."""
 
     def __init__(self, names, messages):
         self.names, self.messages = names, messages
@@ -9787,7 +9751,7 @@ class _Recipe:
     @classmethod
     def of(cls, messages, names, marker):
         """The recipe of a probe's ``messages``; None if one is not a role and a text, or a
-        marker was changed on its way (stripped, cut, escaped: the texts would be too)."""
+        marker changed on its way (stripped, cut, escaped: the texts would be too)."""
         made = []
         head, tail = marker.split("{}")
         token = head.strip(" \x00").lower()
@@ -9822,20 +9786,24 @@ def _is_filled(value):
 # -- Tallies -------------------------------------------------------------------------
 
 def _tally_add(tally, judgement, record, args, mode):
-    """Count one record into the tally and its groups (--group-by): its judgement, its
-    label (--human-field; JSON keys are text: None, no label), its responses' lengths (a
-    response's, or a pair's two when a verdict compares them), the models that answered,
-    the comparisons of named systems it gives."""
+    """Count one record into the tally and its groups (--group-by): its judgement, its label
+    (--human-field), its responses' lengths (one's, or a pair's under a verdict), the models
+    that answered, the comparisons of named systems it gives."""
+    spec = _MODES[mode]
     lengths = []
-    if _MODES[mode].answers is None or _MODES[mode].compare == "compare":
+    if spec.answers is None or spec.compare == "compare":
         lengths = [_text_length(record.get(getattr(args, name + "_field")))
-                   for name in _MODES[mode].responses]
+                   for name in spec.responses]
     label = record.get(args.human_field)
     tally.add(judgement, label, lengths)
-    for group in _groups_of(tally, record, args.group_by):
-        group.add(judgement, label, lengths)
-    if judgement.status == "ok":  # what follows counts judged records alone
+    if args.group_by:
+        for group in _groups_of(tally, record, args.group_by):
+            group.add(judgement, label, lengths)
+    if judgement.status != "ok":  # what follows counts judged records alone
+        return
+    if args.model_field or spec.compare == "compare":
         _tally_model(tally, judgement, record, args, mode)
+    if "pairs" in judgement.details or "model_a" in record:
         _count_comparisons(tally, judgement, record, args, lengths)
 
 
@@ -9847,16 +9815,11 @@ _DEFAULTED = (("answer", "'answer'", "judged without a reference"),
 
 
 def _lack_checks(args, mode, judge):
-    """What a judged record of a run of these flags, mode and judge may lack, so that the
-    summary says what was done instead: [(_DEFAULTED's key, lacks(record))], decided once a
-    run (a check a record was a tenth of an export's tally). A flag not given, or a mode
-    or template that needs no such field, lacks nothing on any record."""
+    """What a judged record of a run of these flags, mode and judge may lack (so that the
+    summary says what was done instead): [(_DEFAULTED's key, lacks(record))], decided once a
+    run (checks a record were a tenth of an export's tally)."""
     mode = _MODES[mode]
     checks = []
-
-    def lacks_answer(record):  # a conversation's reference is one a turn ([]: none)
-        return not _record_references(args.fields, record) and _reference_of(
-            record, "answer") is None
 
     def unread_label(record):  # there (null is unlabelled), but no label: a line of its own
         label = record.get(args.human_field)
@@ -9870,7 +9833,8 @@ def _lack_checks(args, mode, judge):
     # need one: without it, a template_error)
     if isinstance(args.reference_field, _Default) and not mode.reference:
         if _template_fields(judge) & {"reference", "answer", "reference_section"}:
-            checks.append(("answer", lacks_answer))
+            checks.append(("answer", lambda record: not _record_references(  # one a turn
+                args.fields, record) and _reference_of(record, "answer") is None))
     if args.question_field is None:  # read from 'context' instead, as _first reads it
         checks.append(("question", lambda record: not _is_set(
             record.get("question")) and _is_set(record.get("context"))))
@@ -9882,18 +9846,9 @@ def _lack_checks(args, mode, judge):
     return tuple(checks)
 
 
-def _count_lacks(tally, record):
-    """Count a judged record, and what of _DEFAULTED it lacks (its run's lack_checks)."""
-    tally.defaulted["records"] += 1
-    for key, lacks in tally.lack_checks:
-        if lacks(record):  # a key never counted reads 0 all the same
-            tally.defaulted[key] += 1
-
-
 def _default_lines(defaulted, args):
     """The summary's "fields": a line for each field of _DEFAULTED some records lack, and
-    for the --human-field labels that are there but no label ("abc", a list: left out of
-    the agreement as absent ones are); None if there are none."""
+    for --human-field values that are no label (left out of the agreement); None if none."""
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
         field, lacking = field.format(args), defaulted[key]
@@ -9910,23 +9865,19 @@ def _default_lines(defaulted, args):
 
 class _Numbers:
     """Numbers appended in order, read back in that order as often as asked: the last
-    _NUMBERS_HELD (1 MiB) in memory, the others in an unlinked temporary file under TMPDIR,
-    so that a run's memory does not grow with its records (a tally's two numbers a record
-    were 16 MB at a million records). The figures read the same numbers in the same order:
-    the same to the bit."""
+    _NUMBERS_HELD in memory, the others in an unlinked temporary file, so that memory does
+    not grow with the records (two a record were 16 MB at a million)."""
 
     def __init__(self):
         from array import array
         self._held, self._file, self._spilled = array("d"), None, 0
 
     def extend(self, numbers):
+        """Append ``numbers``; past _NUMBERS_HELD, those held go to the end of the file (made
+        on the first: most never fill)."""
         self._held.extend(numbers)
-        if len(self._held) >= _NUMBERS_HELD:
-            self._spill()
-
-    def _spill(self):
-        """The numbers held, to the end of the file (made on the first: most never fill)."""
-        from array import array
+        if len(self._held) < _NUMBERS_HELD:
+            return
         try:
             if self._file is None:
                 import tempfile
@@ -9937,14 +9888,14 @@ class _Numbers:
         except OSError as exc:  # a full disk
             raise OSError(exc.errno, exc.strerror, _NUMBERS_FILE) from None
         self._spilled += len(self._held)
-        self._held = array("d")
+        del self._held[:]
 
     def __len__(self):
         return self._spilled + len(self._held)
 
     def chunks(self):
-        """The numbers in order, an array of at most _NUMBERS_READ at a time; each chunk
-        read at its own offset, so that two passes may go side by side (zip)."""
+        """The numbers in order, an array of at most _NUMBERS_READ at a time, each read at
+        its own offset (two passes may go side by side)."""
         from array import array
         for offset in range(0, self._spilled, _NUMBERS_READ):
             chunk = array("d")
@@ -10017,10 +9968,9 @@ class _Tally:
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
 
     def add(self, judgement, human=None, lengths=()):
-        """Count a judgement: its status, score (a failure's first error; a score that is
-        no number counted as 0.0), the values it read by kind, its details, its requests and
-        tokens; if judged, its ``human`` label and ``lengths``, its response's, or the two
-        a pair compares."""
+        """Count a judgement: its status and score (a failure's first error; a score no
+        number, 0.0), its values by kind, its details, requests and tokens; if judged, its
+        ``human`` label and ``lengths`` (a response's, or a pair's two)."""
         score = judgement.score
         if not isinstance(score, (int, float)) or score != score:  # None, NaN
             score = 0.0
@@ -10034,11 +9984,10 @@ class _Tally:
         else:
             self.first_errors.setdefault(status, judgement.error)
         rating = judgement.rating
-        counted = ((self.ratings, rating), (self.passed, details.get("pass")),
-                   (self.models, judgement.model), (self.sources, judgement.source),
-                   (self.fingerprints, judgement.fingerprint))
-        for counter, value in counted:
-            if value not in (None, ""):
+        for counter, value in ((self.ratings, rating), (self.models, judgement.model),
+                               (self.sources, judgement.source),
+                               (self.fingerprints, judgement.fingerprint)):
+            if value is not None and value != "":
                 counter[value] += 1
         if details:  # most judgements have none: nothing of what it counts would count
             self._count_details(judgement, score)
@@ -10067,10 +10016,11 @@ class _Tally:
             sums["scores"].append(score)
 
     def _count_details(self, judgement, score):
-        """What a judgement's details give: each conversation asked in both orders (did both
-        agree, did the order change the verdict), the panel's scores, the cost (one whose
-        reply had no usage counted apart), the re-asks."""
+        """What a judgement's details give: the orders' agreement, the panel's scores, the
+        cost (one without usage apart), the pass, the re-asks."""
         details = judgement.details
+        if details.get("pass") not in (None, ""):
+            self.passed[details["pass"]] += 1
         for asked in _conversations(details):
             for counter, name in ((self.consistent, "consistent"),
                                   (self.biased, "positional_bias")):
@@ -10102,9 +10052,8 @@ class _Tally:
                     self.reasks["saved"] += 1
 
     def _add_judged(self, details, score, rating, human, lengths):
-        """What only a judged record gives: its repeats' scores (a judge's, in a panel each
-        judge's that answered) and their spread, its length (a pair's difference in length)
-        with its score, the systems' wins, its human label."""
+        """What only a judged record gives: its repeats' scores and spread, its length (a
+        pair's difference) with its score, the systems' wins, its label."""
         for scores in _repeat_scores(details):
             self.k = len(scores)
             self.alike[len(set(scores)) == 1] += 1
@@ -10132,8 +10081,7 @@ def _conversations(details):
 
 
 def _repeat_scores(details):
-    """The repeats' scores of an item: its own, or in a panel each judge's that answered
-    (a member's repeats, each of them answered)."""
+    """The repeats' scores of an item: its own, or in a panel each judge's that answered."""
     if details.get("repeats"):
         return [details["repeats"]]
     members = details.get("members")
@@ -10162,8 +10110,7 @@ _MODEL_NAME_RE = re.compile(r"""
 
 def _model_key(value):
     """A model's name as self-judging compares it (case folded, without organisation, date,
-    tag or revision; a size tag is part of it: llama3.1:8b is llama3.1-8b), or None: no
-    text, or over 300 characters, names no model."""
+    tag or revision; a size tag is part of it), or None: no text, or over 300 characters."""
     if not isinstance(value, str) or len(value) > 300:
         return None
     match = _MODEL_NAME_RE.match(value.strip())
@@ -10175,10 +10122,9 @@ def _model_key(value):
 
 def _tally_model(tally, judgement, record, args, mode):
     """A judged record's score, and each panel judge's, under the model that answered
-    (``answered_by``: the unnamed counted; each name's spellings and sums by judge): its
-    --model-field's; and a pairwise verdict whose record names its two systems (model_a,
-    model_b, as the ranking reads them), A's score under A's model and its complement under
-    B's, so that self-judging sees a judge that is one of them, as in systems mode."""
+    (``answered_by``): --model-field's, and a pairwise verdict's two named systems (model_a,
+    model_b): A's score under A's and its complement under B's, so that self-judging sees a
+    judge that is one of them."""
     if args.model_field and not _MODES[mode].answers:
         value = record.get(args.model_field)
         if _model_key(value) is None:
@@ -10200,9 +10146,8 @@ def _tally_model(tally, judgement, record, args, mode):
 
 
 def _tally_named(tally, value, scores):
-    """Add the scores of an answer by the model named ``value`` to ``answered_by``: its
-    first five spellings, and each judge's count and sum (a panel judge that failed gave
-    None)."""
+    """Add the scores of an answer by model ``value`` to ``answered_by``: its first five
+    spellings, each judge's count and sum."""
     answered, key = tally.answered_by, _model_key(value)
     if key is None:
         return
@@ -10246,11 +10191,10 @@ _GROUP_FIGURES = ("records", "statuses", "failed", "failure_rate", "mean_score",
 
 
 def _groups_of(tally, record, fields):
-    """The tallies of the record's groups, one a --group-by field, each named by the
-    record's value of the field: its JSON as -o writes it (NaN and 1e999 as null, a whole
-    number without its ".0"), whole, or _NO_FIELD. None of a field past _GROUPS_MAX values,
-    whose tallies are dropped (which values are kept must not depend on the records' order:
-    shards and report give the same groups)."""
+    """The tallies of the record's groups, one a --group-by field, named by the field's JSON
+    as -o writes it (NaN as null, 1.0 as 1), whole, or _NO_FIELD; none of a field past
+    _GROUPS_MAX values, whose groups are dropped (which are kept must not depend on the
+    records' order)."""
     groups = []
     for field in dict.fromkeys(fields):
         kept = tally.groups.setdefault(field, {})
@@ -10272,8 +10216,8 @@ def _groups_of(tally, record, fields):
 
 
 def _one_number(text):
-    """A JSON number read as one value however it is written: 1.0 and 1e0 as 1; past 2**53
-    a float stays one (its digits are no longer the number's)."""
+    """A JSON number read as one value however written: 1.0 and 1e0 as 1; past 2**53, a
+    float."""
     number = float(text)
     if number.is_integer() and abs(number) < 2 ** 53:
         return int(number)
@@ -10281,11 +10225,9 @@ def _one_number(text):
 
 
 def _count_comparisons(tally, judgement, record, args, lengths):
-    """The comparisons of named systems a judged record gives the Bradley-Terry fit, each
-    (system a, system b, a's win, a's answer's length - b's, weight: --strong-weight if
-    the verdict was strong, [[A>>B]] in every order asked, else 1): a systems item's pairs,
-    or a pairwise verdict whose record names its two in model_a and model_b (as MT-Bench's
-    and Chatbot Arena's judgments do)."""
+    """The comparisons of named systems a judged record gives the Bradley-Terry fit, (a, b,
+    a's win, a's length - b's, weight): a systems item's pairs, or a pairwise verdict naming
+    its two in model_a and model_b (as MT-Bench's and Chatbot Arena's judgments do)."""
     details = judgement.details
     if "pairs" in details:
         responses = record.get(args.responses_field)
@@ -10306,7 +10248,8 @@ def _count_comparisons(tally, judgement, record, args, lengths):
 
 
 def _verdict_weight(details, strong_weight):
-    """How many comparisons a verdict counts as: --strong-weight if it was strong, else 1."""
+    """How many comparisons a verdict counts as: --strong-weight if it was strong ([[A>>B]]
+    in every order asked), else 1."""
     if details.get("strong") is True:  # a hand-edited "yes" is no verdict's strength
         return strong_weight
     return 1
@@ -12104,22 +12047,14 @@ def _check(fields, checks, name):
             raise JudgeError("{}{} must be {}; got {!r}".format(name, field, expected, value))
 
 
-def _check(fields, checks, name):
-    """JudgeError naming the first of ``fields`` its check refuses."""
-    for field, expected, check in checks:
-        value = fields.get(field)
-        if not check(value):
-            raise JudgeError("{}{} must be {}; got {!r}".format(name, field, expected, value))
-
-
 _USAGE_CHECKS = tuple(check for check in _READ_CHECKS if check[0] == "usage")
 
 
 def _report(args):
     """``report``: the summary of scored records again, from a run's output or its shards'.
-    Records of different runs (another template, model, version) are refused but --mixed;
-    a file named twice (by a symlink or a hard link too: its records would count twice), a
-    record seen twice and a value no run writes, always."""
+    Records of different runs (another template, model, version) are refused but --mixed; a
+    file named twice (a link too: its records would count twice), a record seen twice and a
+    value no run writes, always."""
     seen = {}
     for index, path in enumerate(args.input):
         info = os.stat(path)
@@ -12159,23 +12094,22 @@ class _Report:
         self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
         self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
-        self.last = None  # the last record's field names, NAME_run values, stamps, options
+        self.lean = None  # the _Lean of the last record the general path counted, if any
+        self.leanable = not (args.price or args.pass_threshold is not None or args.group_by
+                             or args.model_field)  # flags by which _Tally.add is not all
 
     def add(self, index, path, number, record):
-        """Tally one line of the ``index``th file: a torn line (a kill, most likely) is
-        warned of and skipped; a record's stamps are checked, and its judgements, each value
-        against what its run writes; a record seen twice is refused; each judgement goes
-        into its prefix's tally with its own run's options (check_run)."""
+        """Tally one line of the ``index``th file: a torn line (a kill) is warned of and
+        skipped; a record's stamps and judgements are checked against what its run writes, a
+        record seen twice is refused, each judgement tallied with its run's options."""
         if isinstance(record, _BadLine):
-            self.seen["once"].warn((index, number), "minijudge: warning: {}: {}; skipped".format(
-                path, record.error))
+            warning = "minijudge: warning: {}: {}; skipped".format(path, record.error)
+            self.seen["once"].warnings.append(((index, number), warning))
             return
-        known = self.known(record)  # the runs of a record like the last: checked as it was
+        if self.lean is not None and self.add_lean(index, number, record):
+            return
         try:
-            if known:
-                stamps, options = known
-            else:
-                stamps, options = _stamps_of(record, self.seen["checked"]), {}
+            stamps = _stamps_of(record, self.seen["checked"])
             judgements = {prefix: _judgement_of(record, prefix, stamp, self.seen["checked"])
                           for prefix, stamp in stamps.items()}
         except JudgeError as exc:
@@ -12184,42 +12118,44 @@ class _Report:
             _no_stamp(path, number, record)
         self.seen["once"].add((index, number), record, stamps)
         for prefix, run in stamps.items():
-            if not known:
-                options[prefix] = self.check_run(prefix, run, path, number)
+            options = self.check_run(prefix, run, path, number)
             if prefix not in self.tallies:  # not one _Tally() a record
                 self.tallies[prefix] = _Tally()
-            if self.args.price:
-                _repriced(judgements[prefix], self.args.price)
+            if self.args.price:  # the cost again from its usage, as the run priced it (a
+                price = _flag_value(_OPTIONS["price"], self.args.price)  # cached reply too)
+                if judgements[prefix].status != "cost_limit":  # never sent (_Run.costs)
+                    judgements[prefix].details["cost"] = _judgement_cost(judgements[prefix],
+                                                                         price)
             if self.args.pass_threshold is not None:  # the records' pass again, at this one
                 _with_pass(judgements[prefix], self.args.pass_threshold)
-            _tally_add(self.tallies[prefix], judgements[prefix], record, options[prefix],
+            _tally_add(self.tallies[prefix], judgements[prefix], record, options,
                        run.get("mode"))
-        if not known:
-            runs = {key: value for key, value in record.items() if key.endswith("_run")}
-            self.last = frozenset(record), runs, stamps, options
+        self.lean = _Lean.of(self, record, stamps)
         if self.args.html:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
 
-    def known(self, record):
-        """(stamps, options) of the last record if this one has its fields and NAME_run
-        values (the same object: _Stamps gives a line ending with the last one's stamp the
-        very same), else None: its stamps are checked, its runs compared with the first."""
-        if self.last is None:
-            return None
-        keys, runs, stamps, options = self.last
-        if record.keys() != keys:
-            return None
-        for key, value in runs.items():
-            if record[key] is not value and record[key] != value:
-                return None
-        return stamps, options
+    def add_lean(self, index, number, record):
+        """Count a record of the lean path's kind (_Lean) whose values are of a kind its
+        run's checks passed, as _tally_add would (by _Tally.add alone); False sends it to
+        the general path, which names what is wrong."""
+        lean = self.lean
+        plain = None
+        if lean.fits(record):
+            plain = lean.read(record)
+        if plain is None:
+            return False
+        self.seen["once"].add((index, number), record, lean.stamps)
+        length = _text_length(record.get(lean.response))
+        self.tallies[lean.prefix].add(plain, record.get(lean.human), [length])
+        if self.args.html:
+            _keep(self.rows, record, lean.prefix, next(self.rank), self.args.html_rows)
+        return True
 
     def check_run(self, prefix, run, path, number):
-        """JudgeError if the record is of another run than the first (but --mixed); a
-        record of the run whose model was not known yet is of the run (see _one_model). The
-        options to tally the record with: its own run's (with --mixed, the response fields
-        its lengths are read from); JudgeError if its run's figure options are not the
-        first's, unless given to report (the files' order chose them)."""
+        """JudgeError if the record is of another run than the first (but --mixed; a model
+        not yet known is the run's: _one_model). The options to tally it with: its own run's
+        (--mixed: its response fields); JudgeError if its figure options are not the
+        first's, unless given to report."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
         if prefix not in self.options:
             self.options[prefix] = _run_options(self.args, run)
@@ -12259,11 +12195,82 @@ class _Report:
         return summaries
 
 
+class _Lean:
+    """What report's lean path knows of the records of one set of field names and one run:
+    their fields' names (read into a _Plain), the kinds of values the run's checks passed
+    (_judgement_of's memo), where their label and response are. Only records that _Tally.add
+    alone counts: of one run, the first seen, of one response, not naming model_a and
+    model_b, of no details; without --price, --pass-threshold, --group-by, --model-field."""
+
+    def __init__(self, report, record, prefix, stamp):
+        head = prefix + "_"
+        self.keys, self.prefix, self.stamp = frozenset(record), prefix, stamp
+        self.run, self.stamps = head + "run", {prefix: stamp}
+        self.names = [head + name for name in _PLAIN_FIELDS]
+        self.checked = _of_run(report.seen["checked"], prefix, stamp, _run_facts)["checked"]
+        options = report.options[prefix][0]
+        self.response, self.human = options.response_field, options.human_field
+
+    @classmethod
+    def of(cls, report, record, stamps):
+        """The lean facts of the records of this one's kind, or None."""
+        if not report.leanable:
+            return None
+        runs = [key for key in record if key.endswith("_run")]
+        if len(stamps) != 1 or len(runs) != 1 or "model_a" in record and "model_b" in record:
+            return None
+        (prefix, stamp), = stamps.items()
+        if report.runs[prefix][0] != stamp or _MODES[stamp["mode"]].responses != ("response",):
+            return None
+        own = {key[len(prefix) + 1:] for key in record if key.startswith(prefix + "_")}
+        if not own <= _WRITTEN_NAMES | {"line", "run"}:
+            return None
+        return cls(report, record, prefix, stamp)
+
+    def fits(self, record):
+        """Of this set of field names, and of this run (its stamp, shared by _Stamps)."""
+        if record.keys() != self.keys:
+            return False
+        stamp = record[self.run]
+        return stamp is self.stamp or stamp == self.stamp
+
+    def read(self, record):
+        """The record's _Plain if its line is one, its values of a kind the run's checks
+        passed and its usage sound; else None."""
+        plain = tuple.__new__(_Plain, map(record.get, self.names))
+        if type(plain.line) is not int or plain.line < 1:
+            return None
+        kind = plain[:len(_CHECKED_KIND)]
+        try:
+            if (kind, tuple(map(type, kind))) not in self.checked:
+                return None
+            _check({"usage": plain.usage}, _USAGE_CHECKS, "")
+        except (TypeError, JudgeError):  # a value no hash tells apart (a list); bad usage
+            return None
+        return plain
+
+
+_CHECKED_KIND = ("status", "score", "value", "error", "model", "fingerprint", "score_source")
+_PLAIN_FIELDS = _CHECKED_KIND + tuple(
+    name for name, _, _ in _WRITTEN if name not in _CHECKED_KIND) + ("line",)
+
+
+class _Plain(collections.namedtuple(
+        "_Plain", [_ATTRIBUTES.get(name, name) for name in _PLAIN_FIELDS])):
+    """A record's own fields (_RECORD), of no details, as report's lean path reads them: a
+    judgement for _Tally.add."""
+    __slots__ = ()
+    details, cached, attempts, latency = {}, False, 0, 0.0
+
+    @property
+    def rating(self):
+        return _rating_of(self.value)
+
+
 def _run_options(args, stamp):
-    """report's options for the records of the run of ``stamp``: the run's own (its figure
-    options, its response fields) where the flag was not given to report, so that a report
-    of a run's output gives the run's figures; and each flag given otherwise than the run
-    had it, {flag: {"run": its value, "given": report's}}."""
+    """report's options for the records of the run of ``stamp``: the run's own (figure
+    options, response fields) where the flag was not given, so that a report gives the run's
+    figures; and each flag given otherwise, {flag: {"run": ..., "given": ...}}."""
     import copy
     ran, overridden, defaults = copy.copy(args), {}, _default_args()
     figures = stamp.get("figures") or {}
@@ -12286,16 +12293,16 @@ def _run_options(args, stamp):
 
 def _one_model(a, b):
     """Whether two stamps' models are one run's: alike but where one says None, a model not
-    known yet when the record was written (with no --judge-model and no preflight, records
-    that sent nothing, an empty response, are written before the server is asked)."""
+    yet known when the record was written (records that sent nothing are written before the
+    server is asked)."""
     a, b = str(a).split(", "), str(b).split(", ")
     return len(a) == len(b) and all(x == y or "None" in (x, y) for x, y in zip(a, b))
 
 
 def _stamps_of(record, checked):
-    """{prefix: stamp} of the runs that wrote this record: a NAME_run object that says it is
-    NAME's (an input column that only looks like one is no stamp), each checked; but one
-    equal to the last ``checked`` (by prefix): a run's records share one stamp."""
+    """{prefix: stamp} of the runs that wrote this record (a NAME_run object saying it is
+    NAME's; an input column may look like one), each checked but one equal to the prefix's
+    last ``checked``."""
     stamps = {}
     for key, value in record.items():
         if key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]:
@@ -12317,79 +12324,82 @@ def _of_run(memo, prefix, stamp, work):
 
 
 def _judgement_of(record, prefix, stamp, memo):
-    """A record's NAME_* fields as the Judgement they were written from (_RECORD), each value
-    it reads checked against what the run (``stamp``) can write: JudgeError if not. A field
-    the run did not write is not its own. A record of a kind already checked in the run
-    (``memo``: its details none, its checked values those of an earlier record) has its
-    usage checked alone: most records of a run are of a few kinds."""
+    """A record's NAME_* fields as the Judgement they were written from (_RECORD), each
+    value checked against what the run (``stamp``) writes: JudgeError if not; a detail the
+    run did not write is not its own. A record of no details whose values are those of one
+    checked before in the run (``memo``: most records are of a few kinds) has its usage
+    checked alone."""
     head = prefix + "_"
     start = len(head)
     fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
-    fields.pop("run")
+    del fields["run"]
     line = fields.pop("line", None)
     if type(line) is not int or line < 1:
         raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
             prefix, line))
-    for name in _of_run(memo, prefix, stamp, _unwritten):
-        fields.pop(name, None)
-    for name, _, _ in _WRITTEN:
-        fields.setdefault(name, None)
-    checked = _of_run(memo, prefix, stamp, _kinds_checked)
+    facts = _of_run(memo, prefix, stamp, _run_facts)
+    details = fields.keys() - _WRITTEN_NAMES
+    for name in details & facts["unwritten"]:
+        del fields[name]
+    values = tuple(map(fields.get, _CHECKED_KIND))
     kind = None
-    if len(fields) == len(_WRITTEN):  # no details
-        kind = tuple((type(fields[name]), fields[name]) for name in _CHECKED_KIND)
+    if not fields.keys() - _WRITTEN_NAMES:  # no details
+        kind = values, tuple(map(type, values))
     try:
-        known = kind in checked
-    except TypeError:  # a value of a kind no hash tells apart (a list): checked whole
+        known = kind in facts["checked"]
+    except TypeError:  # a value no hash tells apart (a list): checked whole
         known, kind = False, None
     if known:
         _check(fields, _USAGE_CHECKS, head)
     else:
         _check_judgement(fields, head, stamp)
-    if kind is not None and not known and len(checked) < _KINDS_CHECKED:
-        checked.add(kind)
-    attributes = {attribute: fields.pop(name) for name, attribute, _ in _WRITTEN}
+    if kind is not None and not known and len(facts["checked"]) < _KINDS_CHECKED:
+        facts["checked"].add(kind)
+    attributes = {attribute: fields.pop(name, None) for name, attribute, _ in _WRITTEN}
     return Judgement(details=fields, **attributes)
 
 
-_CHECKED_KIND = ("status", "score", "value", "error", "model", "fingerprint", "score_source")
 _KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' errors differ)
 
 
-def _kinds_checked(stamp):
-    """The kinds of records of the run of ``stamp`` already checked: none yet."""
-    return set()
-
-
-def _unwritten(stamp):
-    """The details a run with this stamp did not write (_RECORD)."""
-    return [name for name, _, written in _RECORD if callable(written) and not written(stamp)]
+def _run_facts(stamp):
+    """What report works out once a run: the details its stamp says it did not write; the
+    kinds of its records checked (none yet); the fields its template reads (``prompt``),
+    sorted, None if unknown (a custom template)."""
+    unwritten = {name for name, _, written in _RECORD if callable(written) and not written(stamp)}
+    facts = {"unwritten": unwritten, "checked": set(), "prompt": None}
+    named = stamp.get("fields")
+    if "custom" in stamp["template"].split(", ") or not isinstance(named, dict):
+        return facts
+    names = {"question", "context"}
+    for flag, value in named.items():
+        values = value
+        if not isinstance(value, list):
+            values = [value]
+        texts = [text for text in values if isinstance(text, str)]
+        if flag == "context":
+            texts = [text.partition("=")[2] for text in texts]
+        names.update(texts)
+    facts["prompt"] = sorted(names)
+    return facts
 
 
 def _check_judgement(fields, name, stamp):
     """JudgeError naming the first of a record's values its run (``stamp``) cannot have
-    written: its status, its score (a failure's is the run's failure value), its rating,
-    what _READ_CHECKS reads, its details (_check_details)."""
-    status = fields["status"]
+    written: status, score, rating, what _READ_CHECKS reads, details."""
+    status = fields.get("status")
     if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
         raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
                          "{!r}".format(name, status))
-    systems = _MODES[stamp["mode"]].compare == "compare_systems"
-    if systems and status == "ok":  # a score a system: judge_value
-        _check(fields, _SYSTEMS_SCORE, name)
-    else:
-        _check_score(status, fields["score"], name, _requests(stamp)[0].get("on_failure"))
-    if status == "ok":
-        _check_rating(fields["value"], name, stamp.get("scale"))
+    _check_score(fields, name, stamp, status)
     _check(fields, _READ_CHECKS, name)
     _check_details(fields, name, stamp, status)
 
 
 def _check_details(fields, name, stamp, status):
-    """The details the summary reads: repeats (all answered, or the record failed), members
-    and pairs at any depth, re-asks within each judge's --reask (counted blindly, a --reask 1
-    run's record read '9 re-asks sent'), a panel that maps the jury's judges in order (the
-    summary reads it by position), a systems item's wins: 0 to its comparisons."""
+    """The details the summary reads: repeats all answered (or the record failed), members
+    and pairs at any depth, re-asks within each judge's --reask, a panel of the jury's
+    judges in order (read by position), a systems item's wins."""
     repeats = fields.get("repeats")
     if status == "ok" and repeats and None in repeats:
         raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
@@ -12443,7 +12453,7 @@ def _check_nested(details, name, depth=0):
 
 def _check_reasks_within(details, name, most, own=None):
     """``details``' re-asks, and each member's and pair's at any depth, ``most`` at most
-    (``own``: the limit of a member by its label, where it has one of its own)."""
+    (``own``: a member's own limit by its label)."""
     for field in _REASKS_FIELDS:
         asked = details.get(field)
         if isinstance(asked, list) and len(asked) > most:
@@ -12456,39 +12466,27 @@ def _check_reasks_within(details, name, most, own=None):
             _check_reasks_within(part, where, (own or {}).get(label, most))
 
 
-def _check_score(status, score, name, failure):
-    """A judged record's score is in [0, 1]; a failure's is the run's failure value (null as
-    null, a number as itself)."""
-    if status in _NOT_FAILURES:
-        if not _is_score(score):
-            raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(
-                name, score))
-        return
-    if score is failure or _is_finite(score) and _is_finite(failure) and score == failure:
-        return
-    raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
-                     "{!r}".format(name, status, json.dumps(failure), score))
-
-
-def _check_rating(value, name, scale):
-    """A judged record's value is a number on the run's scale; None, a list or an object
-    are other modes' values (not counted as ratings), but "4", true or NaN would be
-    miscounted."""
-    if not scale or value is None or isinstance(value, (list, dict)):
+def _check_score(fields, name, stamp, status):
+    """A judged record's score is from 0 to 1 (a systems item's: each system's, in its
+    value) and its value on the run's scale (None, a list or an object are other modes',
+    but "4", true or NaN would be miscounted); a failure's score is the run's failure
+    value (null as null, a number as itself)."""
+    score, value, scale = fields.get("score"), fields.get("value"), stamp.get("scale")
+    failure = _requests(stamp)[0].get("on_failure")
+    if status == "ok" and _MODES[stamp["mode"]].compare == "compare_systems":
+        _check(fields, _SYSTEMS_SCORE, name)
+    elif status not in _NOT_FAILURES:
+        if score is not failure and not (_is_finite(score) and _is_finite(failure) and
+                                         score == failure):
+            raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; "
+                             "got {!r}".format(name, status, json.dumps(failure), score))
+    elif not _is_score(score):
+        raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(name, score))
+    if status != "ok" or not scale or value is None or isinstance(value, (list, dict)):
         return
     if not _is_finite(value) or not scale[0] <= value <= scale[1]:
         raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
                          "{!r}".format(name, scale[0], scale[1], value))
-
-
-def _repriced(judgement, text):
-    """report --price: the record's cost again from its usage, at this price (a record
-    answered from the run's cache is priced too: the file does not say which were), as the
-    run priced it: one that got no reply costs nothing, a cost_limit one was never sent (both
-    were counted as replies without usage)."""
-    price = _flag_value(_OPTIONS["price"], text)  # JudgeError naming --price if it is not one
-    if judgement.status != "cost_limit":  # _Run.costs
-        judgement.details["cost"] = _judgement_cost(judgement, price)
 
 
 def _no_stamp(path, number, record):
@@ -12503,11 +12501,10 @@ def _no_stamp(path, number, record):
 
 
 class _Once:
-    """Refuses a record seen twice (see _once) in 8 bytes a record: each record's identity
-    (a hash) in an array, checked for repeats when all is read or an error stops the read;
-    only then are the files read again to name both places. Not a regular file (a FIFO
-    cannot be read again): each record's place kept, as _once does. A torn line's warning
-    waits too: past a record seen twice, the read stops there and says only that."""
+    """Refuses a record seen twice (_once) in 8 bytes a record: its identity (a hash) kept,
+    checked for repeats when all is read or an error stops it, the files then read again to
+    name both places. A FIFO cannot be read again: each record's place is kept. A torn
+    line's warning waits too: past a record seen twice, only that is said."""
 
     def __init__(self, paths, seen):
         self.paths, self.seen, self.warnings = paths, seen, []
@@ -12523,13 +12520,9 @@ class _Once:
         for key in _record_keys(self.seen, record, stamps):
             self.keys[key % _KEY_BUCKETS].append(key)
 
-    def warn(self, place, text):
-        self.warnings.append((place, text))
-
     def settle(self):
-        """Say the warnings up to the first record seen twice; JudgeError naming it. The
-        keys seen more than once are found by sorting each bucket; the files are then read
-        again, as _once would have read them, keeping the places of those keys alone."""
+        """Say the warnings up to the first record seen twice (found by sorting each bucket,
+        then named by reading the files again); JudgeError naming it."""
         repeated = set()
         for bucket in self.keys or ():
             ordered = sorted(bucket)
@@ -12565,14 +12558,13 @@ _KEY_BUCKETS = 256
 
 def _record_keys(seen, record, stamps):
     """A record's identity for each run that wrote it: its input line, the run, and the
-    input fields the run put in the prompt as text (a column added to a copy after the
-    run, or an id a tool re-typed, does not make its records new ones; a custom template
-    may read any field: then all the input fields). Texts and nulls alone are kept as a
-    tuple, equal as JSON text exactly when equal as a tuple (and never equal to a text)."""
+    input fields the run's prompt read, as text (a column added after the run, or an id
+    re-typed, makes no new record; a custom template may read any field: all of them). Texts
+    and nulls alone are a tuple, equal as JSON exactly when equal as a tuple."""
     prefixes = tuple(prefix + "_" for prefix in stamps)
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
-        names = _of_run(seen["checked"], prefix, stamp, _prompt_fields)
+        names = _of_run(seen["checked"], prefix, stamp, _run_facts)["prompt"]
         if names is None:
             inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
                                 sort_keys=True)
@@ -12590,10 +12582,9 @@ _TEXT_OR_NONE = frozenset((str, type(None)))
 
 
 def _once(seen, paths, place, record, stamps, only=None):
-    """Refuse a record seen before (a copied file, a file twice in one): one run's record of
-    one input line, with the same input fields, is one record however many files hold it.
-    ``seen``: each record's identity (a hash) and where it was first (file << 40 | line);
-    each prefix's last stamp, as text."""
+    """Refuse a record seen before (a copied file): one run's record of one input line, with
+    the same input fields, is one record however many files hold it. ``seen``: each record's
+    identity and where it was first (file << 40 | line)."""
     here = place[0] << 40 | place[1]  # an int, not a tuple
     for prefix, key in zip(stamps, _record_keys(seen, record, stamps)):
         if only is not None and key not in only:  # read again: the repeated keys alone
@@ -12608,25 +12599,6 @@ def _once(seen, paths, place, record, stamps, only=None):
 
 
 _LINE_MASK = (1 << 40) - 1
-
-
-def _prompt_fields(stamp):
-    """The names of the fields a built-in template reads, by the stamp, sorted (the
-    question's default field and its fallback, and those its "fields" name: --context-field
-    as NAME=FIELD); None if unknown (a custom template)."""
-    named = stamp.get("fields")
-    if "custom" in stamp["template"].split(", ") or not isinstance(named, dict):
-        return None
-    names = {"question", "context"}
-    for flag, value in named.items():
-        values = value
-        if not isinstance(value, list):
-            values = [value]
-        texts = [text for text in values if isinstance(text, str)]
-        if flag == "context":
-            texts = [text.partition("=")[2] for text in texts]
-        names.update(texts)
-    return sorted(names)
 
 
 def _flat(stamp, head=""):

@@ -1,5 +1,5 @@
-"""Issue 31, item 1: report's lean path (_Report.known) counts a row of alike records by the
-one tally entry (_Tally.add): their status, scores and kinds added as one record at a time.
+"""Issue 31, item 1: report's lean path (_Report.add_lean) counts alike records by the one
+tally entry (_Tally.add): their status, scores and kinds added as the general path adds them.
 It must say exactly what the general path says (the same command with the lean path turned
 off), over rows that change kind in every way a count can tell apart (4 and 4.0, 1
 and 1.0, 0.0 and -0.0, a model of "" or none, a fingerprint, a score source), rows broken by
@@ -69,19 +69,19 @@ class ReportCountsARowOfAlikeRecordsAsOneAtATime(StubTestCase):
     def report(self, scored, lean):
         """(exit code, stderr, --summary) of report, its lean path on or off; the rows it
         counted at once."""
-        rows, known = [], minijudge._Report.known
+        rows, add_lean = [], minijudge._Report.add_lean
 
-        def counted(report, record):
-            rows.append(known(report, record) is not None)
-            return known(report, record)
+        def counted(report, *args):
+            rows.append(add_lean(report, *args))
+            return rows[-1]
         summary = self.path("summary.%s.json" % lean)
         argv = ["report", scored, "--summary", summary, "--human-field", "label"]
-        if lean:
-            with mock.patch.object(minijudge._Report, "known", counted):
+        with mock.patch.object(minijudge._Report, "add_lean", counted):
+            if lean:
                 code, _, err = run_main(argv)
-        else:
-            with mock.patch.object(minijudge._Report, "known", lambda *a: None):
-                code, _, err = run_main(argv)
+            else:
+                with mock.patch.object(minijudge._Report, "add_lean", lambda *a: False):
+                    code, _, err = run_main(argv)
         with open(summary) as f:
             figures = json.load(f)
         figures.pop("wall_seconds")
@@ -90,8 +90,8 @@ class ReportCountsARowOfAlikeRecordsAsOneAtATime(StubTestCase):
     def test_rows_of_every_kind_say_what_the_general_path_says(self):
         scored = self.scored()
         lean, rows = self.report(scored, True)
-        general, none = self.report(scored, False)
-        self.assertEqual(none, [])  # the general path checks each record whole
+        general, ones = self.report(scored, False)
+        self.assertEqual(ones, [])  # the general path counts each record whole
         self.assertGreater(sum(rows), 2000)  # the long row was counted by the lean path
         self.assertEqual(lean[0], general[0])
         self.assertEqual(lean[1], general[1])
@@ -100,18 +100,21 @@ class ReportCountsARowOfAlikeRecordsAsOneAtATime(StubTestCase):
 
 
 class AddAlikeIsAddPlainKTimes(unittest.TestCase):
-    """_Tally.add of k alike records leaves the tally's sums as k additions make them, to
-    the bit: non-dyadic scores (1/3 and 1/10, which round on each addition), a row that
-    crosses the bootstrap's 2,000 scores, rows of kinds that follow each other."""
+    """_Tally.add of a report's lean records (_Plain) leaves the tally as the general path's
+    Judgements do, to the bit: non-dyadic scores (1/3 and 1/10, which round on each
+    addition), a row that crosses the bootstrap's 2,000 scores, rows of kinds that follow
+    each other."""
 
     def test_the_same_sums_counts_and_scores_as_one_at_a_time(self):
         rows = [(7, 1 / 3, 4), (1990, 0.1, 2), (25, 1 / 3, 4), (3000, 0.7, 3.5), (1, 0.0, 1)]
         alike, one_by_one = minijudge._Tally(), minijudge._Tally()
         for count, score, value in rows:
-            fields = dict(score=score, value=value, raw="Rating", finish_reason="stop",
-                          model="m", fingerprint="fp", source="text")
+            fields = dict(status="ok", score=score, value=value, error=None, model="m",
+                          fingerprint="fp", source="text", raw="Rating", finish_reason="stop")
+            plain = minijudge._Plain(**{name: fields.get(name) for name in
+                                        minijudge._Plain._fields})
             for _ in range(count):
-                alike.add(minijudge.Judgement(**fields))
+                alike.add(plain)
                 one_by_one.add(minijudge.Judgement(**fields))
         for name in ("statuses", "tenths", "all", "judged", "ratings", "models", "sources",
                      "fingerprints"):

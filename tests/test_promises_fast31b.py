@@ -1,9 +1,8 @@
-"""Issue 31, item 1: report's lean path (_Report.known: a record of the last one's fields and
-runs is not checked again) says exactly what the general path says. A report of a regular
-file keeps each record's identity alone; the same bytes read from a FIFO keep each record's
-place (a record seen twice is found as it is read); each file is reported both ways, the
-FIFO's by the general path alone, and every output compared: the printed summary, stderr,
-the exit code, --summary and --html.
+"""Issue 31, item 1: report's lean path (_Report.add_lean) for the commonest records says
+exactly what the general path says. A report of a regular file takes the lean path; the same
+bytes read from a FIFO (a record seen twice is found as it is read: each record's place is
+kept) are read by the general path alone, so each file is reported both ways and every output
+compared: the printed summary, stderr, the exit code, --summary and --html.
 """
 import json
 import os
@@ -56,7 +55,7 @@ class LeanReportTest(StubTestCase):
 
     def both_ways(self, names, *flags):
         """(outputs from the regular files, outputs from FIFOs of the same bytes), each
-        (what report said, how many records its lean path took: known's runs)."""
+        (what report said, how many records its lean path took: add_lean's True returns)."""
         regular = self.report(names, "reg", flags)
         fifos = self.report(names, "fifo", flags)
         return regular, fifos
@@ -77,16 +76,17 @@ class LeanReportTest(StubTestCase):
             writers.append(threading.Thread(target=self.feed, args=(path, data), daemon=True))
             writers[-1].start()
         out = {"summary": os.path.join(folder, "s.json"), "html": os.path.join(folder, "p.html")}
-        taken, known = [], minijudge._Report.known
+        taken, add_lean = [], minijudge._Report.add_lean
 
         def counted(report, *args):  # the records the lean path took
-            taken.append(known(report, *args) is not None)
-            return known(report, *args)
+            taken.append(add_lean(report, *args))
+            return taken[-1]
         if how == "fifo":  # the general path alone
 
             def counted(report, *args):  # noqa: F811
                 taken.append(False)
-        with mock.patch.object(minijudge._Report, "known", counted):
+                return False
+        with mock.patch.object(minijudge._Report, "add_lean", counted):
             code, stdout, stderr = run_main(["report", *paths, "--summary", out["summary"],
                                              "--html", out["html"], *flags])
         for writer in writers:

@@ -1,7 +1,5 @@
-"""Issue 31, item 1: an import reads each distinct reply once. Records whose replies are
-alike (a judge's short verdicts repeat) share one judgement, written from its text made
-once and tallied by the tally's plain path; every record, reply and flag that this does not
-cover takes the general path. These tests hold the shared path to the general one over
+"""Issue 31, item 1: an import makes each record's request by its kind's recipe
+(_ByRecipe); every record, reply and flag that this does not cover takes the general path. These tests hold the shared path to the general one over
 hostile records and replies, through the real command line.
 """
 import json
@@ -190,16 +188,16 @@ class AnImportReadsEachReplyAsTheGeneralPathDoes(StubTestCase):
     over replies and records of every kind, in every mode that has recipes."""
 
     def imported(self, name, argv, general):
-        calls, replied = [], minijudge._ByRecipe.replied
+        calls, call = [], minijudge._ByRecipe.__call__
 
         def counted(way, *args):
             calls.append(1)
-            return replied(way, *args)
+            return call(way, *args)
         out, summary = self.path(name + ".jsonl"), self.path(name + ".json")
         offline = minijudge._Run.go_offline
         if general:  # every record judged by the steps judge.judge takes
             offline = lambda run: None  # noqa: E731
-        with mock.patch.object(minijudge._ByRecipe, "replied", counted), \
+        with mock.patch.object(minijudge._ByRecipe, "__call__", counted), \
                 mock.patch.object(minijudge._Run, "go_offline", offline):
             code, _, err = run_main(argv + ["-o", out, "--summary", summary])
         with open(out) as f:
