@@ -12326,9 +12326,9 @@ def _of_run(memo, prefix, stamp, work):
 def _judgement_of(record, prefix, stamp, memo):
     """A record's NAME_* fields as the Judgement they were written from (_RECORD), each
     value checked against what the run (``stamp``) writes: JudgeError if not; a detail the
-    run did not write is not its own. A record of no details whose values are those of one
-    checked before in the run (``memo``: most records are of a few kinds) has its usage
-    checked alone."""
+    run did not write is not its own. The values the checks read of a record of no details
+    are kept as a kind checked (``memo``): report's lean path checks a record of a kind
+    kept by this memo alone (_Lean.read)."""
     head = prefix + "_"
     start = len(head)
     fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
@@ -12338,23 +12338,16 @@ def _judgement_of(record, prefix, stamp, memo):
         raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
             prefix, line))
     facts = _of_run(memo, prefix, stamp, _run_facts)
-    details = fields.keys() - _WRITTEN_NAMES
-    for name in details & facts["unwritten"]:
+    for name in fields.keys() & facts["unwritten"]:
         del fields[name]
-    values = tuple(map(fields.get, _CHECKED_KIND))
-    kind = None
-    if not fields.keys() - _WRITTEN_NAMES:  # no details
-        kind = values, tuple(map(type, values))
-    try:
-        known = kind in facts["checked"]
-    except TypeError:  # a value no hash tells apart (a list): checked whole
-        known, kind = False, None
-    if known:
-        _check(fields, _USAGE_CHECKS, head)
-    else:
-        _check_judgement(fields, head, stamp)
-    if kind is not None and not known and len(facts["checked"]) < _KINDS_CHECKED:
-        facts["checked"].add(kind)
+    _check_judgement(fields, head, stamp)
+    checked = facts["checked"]
+    if not fields.keys() - _WRITTEN_NAMES and len(checked) < _KINDS_CHECKED:  # no details
+        values = tuple(map(fields.get, _CHECKED_KIND))
+        try:
+            checked.add((values, tuple(map(type, values))))
+        except TypeError:  # a value no hash tells apart (a list): not kept
+            pass
     attributes = {attribute: fields.pop(name, None) for name, attribute, _ in _WRITTEN}
     return Judgement(details=fields, **attributes)
 
