@@ -592,14 +592,18 @@ def _add_aliases(values, given):
 # -- Modes ---------------------------------------------------------------------------
 
 class _Mode(collections.namedtuple("_Mode", "template parser responses reference answers "
-                                             "nominal scores")):
+                                             "nominal scores compare criteria",
+                                   defaults=(None, False))):
     """A mode, as data: the template it fills (None: rating's, rating_ref when the item has
     a reference), the parser that reads the reply, the record fields its item holds;
     ``reference``, whether it needs one; ``answers``, what its record holds when that is
     more than one answer (None: one, or "two" compared, or several systems); ``nominal``,
     whether its scores are categories, not points on a line (a panel's alpha); ``scores``,
     what its figure is: the "mean" of the records, "A's win rate" over the pairs judged,
-    or the "systems" ranked. How a mode asks an item again is in _VARIANTS."""
+    or the "systems" ranked; ``compare``, the LLMJudge method that compares its responses
+    ("compare": a pair, "compare_systems": each pair of systems; None: ``judge``);
+    ``criteria``, whether a record may hold its own criterion (--criteria-field). How a
+    mode asks an item again is in _VARIANTS."""
 
 
 _MODES = {
@@ -607,13 +611,15 @@ _MODES = {
     "binary": _Mode("binary", "binary", ("response",), True, None, True, "mean"),
     "math": _Mode("math", "binary", ("response",), True, None, True, "mean"),
     "rubric": _Mode("rubric", "json", ("response",), False, None, False, "mean"),
-    "criterion": _Mode("criterion", "option", ("response",), False, None, False, "mean"),
+    "criterion": _Mode("criterion", "option", ("response",), False, None, False, "mean",
+                       criteria=True),
     "comparative": _Mode("comparative", "comparative", ("response_a", "response_b"), False,
                          "two", False, "mean"),
     "pairwise": _Mode("pairwise", "verdict", ("response_a", "response_b"), False, "two", True,
-                      "A's win rate"),
+                      "A's win rate", compare="compare"),
     "systems": _Mode("pairwise", "verdict", ("responses",), False, "several, named by their "
-                     "keys (matched with the judge's)", False, "systems"),
+                     "keys (matched with the judge's)", False, "systems",
+                     compare="compare_systems"),
     "trajectory": _Mode("trajectory", "binary", ("response",), False, None, True, "mean"),
 }
 
@@ -5538,39 +5544,49 @@ class _Fields(collections.namedtuple("_Fields", (
         "rating", None, _Default("answer"), _Default("response"), _Default("response_a"),
         _Default("response_b"), _Default("responses"), (), None, None, "-", None, None,
         _Default(_DEFAULT_CONVERSATION_FIELD), None, None, None, False))):
-    """Where a record holds what a judge reads, as the command line's field flags name it
-    (their defaults: a record of the default mode, read as ``python -m minijudge`` reads
-    it), with the flags that change how it is read or asked: ``context_field``, (name,
-    field) pairs; ``image_root`` and ``input``, where image paths are read from;
-    ``criteria``, whether a criteria file backs ``criteria_field``; ``template``, a
-    template given (a built-in one needs a question); ``human_field``, a field no guess
-    may name; ``single_order``, a pair asked once."""
+    """Where a record holds what a judge reads, as the field flags name it (the defaults: as
+    ``python -m minijudge`` reads a record), and the flags that change how it is read:
+    ``context_field``, (name, field) pairs; ``image_root`` and ``input``, where images are
+    read from; ``criteria``, a criteria file behind ``criteria_field``; ``template``, one
+    given; ``human_field``, a field no guess may name; ``single_order``, a pair asked
+    once."""
     __slots__ = ()
 
 
+# a record's fields say the command line found no conversation where the judge would look
+_NO_CONVERSATION = "(no conversation)"
+
+
 def _item_fields(spec, number, record, mode=None):
-    """The judge's fields of a record (those its mode names) as text, or a _BadLine."""
-    mode = mode or spec.mode
-    names = _MODES[mode][2]
+    """The judge's fields of record ``number`` (its mode's) as text, with the judge's
+    private fields of its conversation; else a _BadLine saying why (a bad line is its
+    own)."""
+    if isinstance(record, _BadLine):
+        return record
+    name = mode or spec.mode
+    mode = _MODES[name]
+    names = mode.responses
+    where = ""
     try:
         conversation = _record_conversation(spec, record, names)
-    except JudgeError as exc:
-        return _BadLine("line {}: {}".format(number, exc), b"")
-    problem = _field_problem(spec, record, names, conversation) or _no_reference_problem(
-        spec, record, mode)
-    if problem:
-        return _BadLine("line {}: {}".format(number, problem), b"")
-    criterion, where = None, ""
-    if mode == "criterion":
-        criterion = spec.criteria_field
-    try:  # the fields as text (one nested too deeply is this line's), and the flags' fields
-        fields = _text_fields(spec, record, names)
-        if conversation:
-            fields = _conversation_item(fields, conversation)
-        elif _judge_reads_alike(spec, names):
-            fields["_conversation"] = _NO_CONVERSATION  # the judge need not look again
-        _check_flag_fields(spec, record, criterion)
-        fields.update(_flag_fields(spec, record))
+        problem = _field_problem(spec, record, names, conversation)
+        if problem:
+            raise JudgeError(problem)
+        if mode.reference:  # a reference field there but holding none ("", [], NaN) would
+            _check_reference(spec, record, name)  # fill the template with an empty truth
+        fields = _text_fields(spec, record, names)  # one nested too deeply is this line's
+        if conversation:  # its question and response are the judged turn's (the judge's)
+            fields = {k: v for k, v in fields.items() if k not in ("question", "response")}
+            if conversation["_references"] is not None:  # a list: the turn's, not the list
+                fields.pop("reference", None)
+            fields.update(conversation)
+        elif names == ("response",) and isinstance(spec.conversation_field, _Default) and (
+                spec.response_field == "response"):
+            fields["_conversation"] = _NO_CONVERSATION  # the judge would find none either
+        criterion = None
+        if mode.criteria:
+            criterion = spec.criteria_field
+        fields.update(_flag_fields(spec, record, criterion))
         if criterion in record:  # checked now: a bad one is this record's error
             where = "field {!r}: ".format(criterion)
             _criterion(record[criterion])
@@ -5581,10 +5597,10 @@ def _item_fields(spec, number, record, mode=None):
 
 
 def _record_conversation(spec, record, names):
-    """A record's conversation as the judge's private fields (_conversation: the messages
-    read, its response the last reply when they end with the user's; _references: a list
-    reference; turn: --turn), None if it holds none; JudgeError naming what is wrong, the
-    turn asked checked here so the error names the line. A pair's: _record_pair."""
+    """A record's conversation as the judge's private fields (_conversation: the messages,
+    whose response is the last reply; _references: a list reference; turn: --turn), None if
+    it has none (a pair's: _record_pair); JudgeError naming what is wrong, so that the error
+    names the line."""
     if names == ("response_a", "response_b"):
         return _record_pair(spec, record)
     if names != ("response",):
@@ -5593,7 +5609,16 @@ def _record_conversation(spec, record, names):
     value = record.get(field)
     what = "field {!r}".format(str(field))
     if not isinstance(value, list):
-        _check_conversation_field(spec, record)
+        # a named field must be a list; the default one may hold another thing beside a
+        # response, or null (none, as Python reads it)
+        default = isinstance(field, _Default) and (value is None or spec.response_field in record)
+        if not default and field not in record:
+            raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
+                field, field, _names(sorted(record), "no fields"),
+                _field_hint(spec, record, "conversation")))
+        if not default:
+            raise JudgeError("field {!r} is a {}, expected a list of messages "
+                             "(--conversation-field {})".format(field, _kind_name(value), field))
         value = _mtbench_messages(record)
         what = "field 'turns'"
     if value is None:
@@ -5610,64 +5635,27 @@ def _record_conversation(spec, record, names):
             "turn": spec.turn}
 
 
-# a record's fields say the command line found no conversation where the judge would look
-_NO_CONVERSATION = "(no conversation)"
-
-
-def _judge_reads_alike(spec, names):
-    """Whether the judge, given a record the command line found no conversation in, would
-    find none either (it reads field 'messages' beside a response in 'response', and
-    MT-Bench's layout): then it is not read twice (issue 32 made every record read so)."""
-    if names != ("response",) or not isinstance(spec.conversation_field, _Default):
-        return False
-    return spec.response_field == "response"
-
-
 def _record_pair(spec, record):
-    """A record whose two responses are conversations, as the judge's private fields (_pair:
-    both read; _references; turn), None if neither is a list; JudgeError naming what is
-    wrong, the turn checked here so the error names the line."""
+    """A pair's conversations as the judge's private fields (_pair, _references, turn): two
+    lists of messages, or two text replies to the --conversation-field list; None if
+    neither; JudgeError naming what is wrong."""
     names = (spec.response_a_field, spec.response_b_field)
     values = [record.get(name) for name in names]
-    if not any(isinstance(value, list) for value in values):
-        return _pair_in_conversation(spec, record, values)
-    what = tuple("field {!r}".format(str(name)) for name in names)
-    pair = _pair_messages(values, record.get("turns"), what)
-    _pair_fields(pair, spec.turn, limit=0, what=what, asked="--turn {}")
-    return {"_pair": pair, "_references": _record_references(spec, record), "turn": spec.turn}
-
-
-def _pair_in_conversation(spec, record, values):
-    """A record whose two text responses both reply to its conversation (the
-    --conversation-field list, ending with the user's message: a dialogue and two candidate
-    replies), as _record_pair's fields; None if the record holds no conversation."""
     field = spec.conversation_field
-    if not isinstance(record.get(field), list):
+    if any(isinstance(value, list) for value in values):
+        what = tuple("field {!r}".format(str(name)) for name in names)
+        pair = _pair_messages(values, record.get("turns"), what)
+    elif isinstance(record.get(field), list):
+        problem = _response_problem(spec, record, ("response_a", "response_b"))
+        if problem:  # each reply must be text, as for a pair without a conversation
+            raise JudgeError(problem)
+        what = ("field {!r}".format(str(field)),) * 2
+        pair = _replies_to(_read_conversation(record[field], what[0]), values, what[0])
+    else:
         _check_turn_flag(spec)
         return None
-    problem = _response_problem(spec, record, ("response_a", "response_b"))
-    if problem:  # each reply must be text, as for a pair without a conversation
-        raise JudgeError(problem)
-    what = "field {!r}".format(str(field))
-    pair = _replies_to(_read_conversation(record[field], what), values, what)
-    _pair_fields(pair, spec.turn, limit=0, what=(what, what), asked="--turn {}")
+    _pair_fields(pair, spec.turn, limit=0, what=what, asked="--turn {}")
     return {"_pair": pair, "_references": _record_references(spec, record), "turn": spec.turn}
-
-
-def _check_conversation_field(spec, record):
-    """JudgeError if --conversation-field named a field that is absent or not a list: the
-    user said the records are conversations (the default field may hold something else, or
-    null: none, as Python reads it)."""
-    field = spec.conversation_field
-    if isinstance(field, _Default) and (record.get(field) is None or
-                                        spec.response_field in record):
-        return  # the default field holding another thing, beside a response: not ours
-    if field not in record:
-        raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
-            field, field, _names(sorted(record), "no fields"),
-            _field_hint(spec, record, "conversation")))
-    raise JudgeError("field {!r} is a {}, expected a list of messages (--conversation-field "
-                     "{})".format(field, _kind_name(record[field]), field))
 
 
 def _check_turn_flag(spec):
@@ -5677,33 +5665,22 @@ def _check_turn_flag(spec):
 
 
 def _record_references(spec, record):
-    """A conversation's list reference (one per turn, as MT-Bench's): --reference-field's
-    if named, else "answer", else "reference", as Python's; None if none is a list."""
+    """A conversation's list reference (one a turn, as MT-Bench's): --reference-field's if
+    named, else "answer", else "reference"; None if none is a list."""
     if not isinstance(spec.reference_field, _Default):
         return _turn_references(record, (spec.reference_field,))
     return _turn_references(record)
 
 
-def _conversation_item(fields, conversation):
-    """The text fields of a conversation's record: its question and response are the
-    judged turn's (filled by the judge); a list reference is the turn's, not the list."""
-    fields = {k: v for k, v in fields.items() if k not in ("question", "response")}
-    if conversation["_references"] is not None:
-        fields.pop("reference", None)
-    fields.update(conversation)
-    return fields
-
-
-def _no_reference_problem(spec, record, mode):
-    """A mode that needs a reference (binary, math), given a record whose reference field is
-    there but holds none ("", spaces, [], {}, NaN): the record's own field would fill the
-    template, and the judge would check the response against an empty or "nan" truth."""
+def _check_reference(spec, record, mode):
+    """JudgeError for a reference field there but holding none ("", [], NaN) in a mode that
+    needs one: the judge would check against an empty truth (absent or null: the template
+    says so)."""
     field = spec.reference_field
-    if not _MODES[mode].reference or field not in record or record[field] is None:
-        return None  # absent or null: the template says it needs the field
-    if _reference_of(record, field) is not None:
-        return None
-    return "field {!r} holds no reference, and --mode {} needs one".format(str(field), mode)
+    if field not in record or record[field] is None or _reference_of(record, field) is not None:
+        return
+    raise JudgeError("field {!r} holds no reference, and --mode {} needs one".format(
+        str(field), mode))
 
 
 def _text_fields(spec, record, names):
@@ -5723,11 +5700,10 @@ def _text_fields(spec, record, names):
     return fields
 
 
-def _check_flag_fields(spec, record, criterion):
-    """JudgeError if a field named by --context-field, --image-field or --criteria-field (with
-    no --criteria to fall back on) is absent or null."""
-    if not (spec.context_field or spec.image_field or (criterion and not spec.criteria)):
-        return  # no flag names a field: decided without making the list of them
+def _flag_fields(spec, record, criterion):
+    """The fields --context-field and --image-field add to the prompt (images read from
+    --image-root, else the input's folder, never outside it); JudgeError if one they name,
+    or --criteria-field's without --criteria, is absent or null."""
     wanted = [(field, "--context-field {}={}".format(name, field))
               for name, field in spec.context_field]
     wanted.append((spec.image_field, "--image-field"))
@@ -5736,96 +5712,38 @@ def _check_flag_fields(spec, record, criterion):
     for field, flag in wanted:
         if field and record.get(field) is None:
             raise JudgeError("no {!r} field ({})".format(field, flag))
-
-
-def _flag_fields(spec, record):
-    """The fields --context-field and --image-field add to the prompt."""
     fields = {}
     if spec.context_field:
         fields["context"] = {name: record[field] for name, field in spec.context_field}
     if spec.image_field:
-        fields["images"] = _image_urls(record[spec.image_field], _record_images(spec))
+        folder, what = os.path.dirname(os.path.abspath(spec.input)), "the input file's folder"
+        if spec.input == "-":
+            folder, what = os.curdir, "the current folder, input from stdin"
+        if spec.image_root:
+            folder, what = spec.image_root, "--image-root"
+        root = _image_root(folder, what, "--image-root DIR")
+        fields["images"] = _image_urls(record[spec.image_field], root)
     return fields
 
 
-def _record_images(spec):
-    """The folder a record's image paths are read from (and may not leave): --image-root,
-    else the input file's."""
-    folder, what = os.path.dirname(os.path.abspath(spec.input)), "the input file's folder"
-    if spec.input == "-":
-        folder, what = os.curdir, "the current folder, input from stdin"
-    if spec.image_root:
-        folder, what = spec.image_root, "--image-root"
-    return _image_root(folder, what, "--image-root DIR")
-
-
 def _responses_kind_problem(values, parser):
-    """Why the responses a parser reads (a pair's two, else one) are not answers, or None."""
+    """Why the responses a parser reads (a pair's two, else one) are not answers, or None. A
+    NaN is pandas' missing value, never the text "nan" to grade."""
     for field in _PARSERS[parser].responses:
-        problem = _kind_problem(field, values.get(field))
-        if problem:
-            return problem
-    return None
-
-
-def _kind_problem(field, value):
-    """Why a response value is not an answer, or None (None: absent, said elsewhere): a NaN
-    is pandas' (and json's literal NaN's) missing value, never the text "nan" to grade."""
-    if value is not None and not isinstance(value, (str, int, float)):
-        return "field {!r} is a {}, expected text".format(field, type(value).__name__)
-    if isinstance(value, float) and math.isnan(value):
-        return "field {!r} is NaN (a missing value), expected text".format(field)
+        value = values.get(field)
+        if value is not None and not isinstance(value, (str, int, float)):
+            return "field {!r} is a {}, expected text".format(field, type(value).__name__)
+        if isinstance(value, float) and math.isnan(value):
+            return "field {!r} is NaN (a missing value), expected text".format(field)
     return None
 
 
 def _field_problem(spec, record, names, conversation=None):
-    """Why a record's fields cannot be judged as the flags say (``names``: its mode's
-    response fields), or None. A conversation's response is its own last reply."""
-    problem = _named_field_problem(spec, record) or _empty_field_problem(spec, record)
-    if problem or conversation:
-        return problem
-    return _response_problem(spec, record, names)
-
-
-def _response_problem(spec, record, names):
-    """Why a record's response fields (``names``, its mode's) cannot be judged, or None."""
-    for name in names:
-        field = getattr(spec, name + "_field")
-        if name == "responses":
-            problem = _systems_problem(record.get(field))
-        else:
-            problem = _text_problem(record, name, field)
-        if problem:
-            return problem.replace("{!r}", repr(field)) + _missing_hint(spec, record, name)
-    return None
-
-
-def _systems_problem(value):
-    if not isinstance(value, dict) or len(value) < 2:
-        return "field {!r} must map two or more systems to their responses"
-    if any(v is None or isinstance(v, (dict, list)) for v in value.values()):
-        return "every response in {!r} must be text"
-    return None
-
-
-def _text_problem(record, name, field):
-    """A response field missing, or not text (a null response is an empty one)."""
-    value = record.get(field)
-    if field not in record:
-        return "no {{!r}} field (choose one with --{}-field; the record has {})".format(
-            name.replace("_", "-"), _names(sorted(record), "no fields"))
-    if isinstance(value, (dict, list)):
-        return "field {{!r}} is a {}, expected text".format(type(value).__name__)
-    if value is None and name != "response":
-        return "field {!r} is null, expected text"
-    if isinstance(value, float) and math.isnan(value):  # json's NaN: judged as the text "nan"
-        return "field {!r} is NaN (a missing value), expected text"
-    return None
-
-
-def _named_field_problem(spec, record):
-    """Why a record lacks a field that --question-field or --reference-field names, or None:
-    judged without it, it would silently be another item than the user asked for."""
+    """Why a record cannot be judged as the flags say (``names``: its mode's responses), or
+    None: a --question-field or --reference-field missing or empty (judged without it, it
+    would be another item than the one asked for), a --context-field or --image-field value
+    empty (it would be left out without a word), a response missing or not text (a
+    conversation's is its last reply)."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
         field = getattr(spec, name + "_field")
         if field is None or isinstance(field, _Default):  # not named: a record may have none
@@ -5840,6 +5758,47 @@ def _named_field_problem(spec, record):
             return "field {!r} is empty ({})".format(field, named)
         if _reference_of(record, field) is None:  # NaN: pandas' missing value, not "nan"
             return "field {!r} is NaN (a missing value), expected text ({})".format(field, named)
+    flagged = [(field, "--context-field {}={}".format(name, field))
+               for name, field in spec.context_field]
+    flagged.append((spec.image_field, "--image-field {}".format(spec.image_field)))
+    for field, flag in flagged:
+        if field is not None and _is_blank(record.get(field)):
+            return "field {!r} is empty ({})".format(field, flag)
+    if conversation:
+        return None
+    return _response_problem(spec, record, names)
+
+
+def _systems_problem(value):
+    if not isinstance(value, dict) or len(value) < 2:
+        return "field {!r} must map two or more systems to their responses"
+    if any(v is None or isinstance(v, (dict, list)) for v in value.values()):
+        return "every response in {!r} must be text"
+    return None
+
+
+def _response_problem(spec, record, names):
+    """Why a record's response fields (``names``) cannot be judged, or None: missing (with
+    the likeliest field to pass), not text, NaN, a pair's null (a null response is an empty
+    one), systems that are not two or more texts."""
+    for name in names:
+        field = getattr(spec, name + "_field")
+        value = record.get(field)
+        problem, hint = None, ""
+        if name == "responses":
+            problem = _systems_problem(value)
+        elif field not in record:
+            problem = "no {{!r}} field (choose one with --{}-field; the record has {})".format(
+                name.replace("_", "-"), _names(sorted(record), "no fields"))
+            hint = _field_hint(spec, record, name, with_question=True)
+        elif isinstance(value, (dict, list)):
+            problem = "field {{!r}} is a {}, expected text".format(type(value).__name__)
+        elif value is None and name != "response":
+            problem = "field {!r} is null, expected text"
+        elif isinstance(value, float) and math.isnan(value):  # json's NaN: not the text "nan"
+            problem = "field {!r} is NaN (a missing value), expected text"
+        if problem:
+            return problem.replace("{!r}", repr(field)) + hint
     return None
 
 
@@ -5861,109 +5820,62 @@ _FIELD_GUESSES = {
 _FLAGGED = ("question", "reference", "response", "response_a", "response_b")
 
 
-def _missing_hint(spec, record, role):
-    """The hint after a missing response field: its likeliest field and, with a built-in
-    template and no question either, the question's too, so one retry can score the file."""
-    if role not in _FLAGGED or getattr(spec, role + "_field") in record:
-        return ""  # there, but not text: the problem says so; systems: no text to guess
+def _field_hint(spec, record, role, with_question=False):
+    """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or "".
+    ``with_question``: with the question's field too when a built-in template needs one the
+    record lacks, so that one retry scores the file."""
+    import shlex
     guess = _closest_field(spec, record, role)
     if guess is None:
         return ""
-    flags = [_role_flag(role), _quoted(guess)]
-    if _no_question_in(spec, record):
+    flags = [_role_flag(role), shlex.quote(guess)]
+    asks = not (spec.question_field or spec.template or _first(record, "question", "context"))
+    if with_question and asks:
         question = _closest_field(spec, record, "question", (guess,))
         if question is not None:
-            flags += ["--question-field", _quoted(question)]
+            flags += ["--question-field", shlex.quote(question)]
     return "; pass {}?".format(" ".join(flags))
-
-
-def _no_question_in(spec, record):
-    """Whether a built-in template will ask for a question this record does not have."""
-    return not (spec.question_field or spec.template or _first(record, "question", "context"))
-
-
-def _field_hint(spec, record, role):
-    """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or ""."""
-    guess = _closest_field(spec, record, role)
-    if guess is None:
-        return ""
-    return "; pass {} {}?".format(_role_flag(role), _quoted(guess))
 
 
 def _role_flag(role):
     return "--{}-field".format(role.replace("_", "-"))
 
 
-def _quoted(name):
-    """A field name as a shell word to copy."""
-    import shlex
-    return shlex.quote(name)
-
-
 def _closest_field(spec, record, role, taken=()):
-    """The record field most likely meant for ``role``, or None. Only fields that could be
-    sent (text; a number for a reference; a list for a conversation) and that no flag (nor
-    ``taken``) uses."""
-    used = set(_flagged_fields(spec)).union(taken)
-    names = tuple(name for name, value in record.items()
-                  if name not in used and _may_be(role, name, value))
-    return _guess(role, getattr(spec, role + "_field", None), names)
-
-
-def _guess(role, typed, names):
-    """Of ``names``: near the name the flag gave (a typo), else a name other tools use for
-    ``role``, else near the role's own name, else the only one; None."""
-    fields = {}
-    for name in names:
-        fields.setdefault(name.lower(), name)
-    for guess in _guesses(role, typed, fields):
-        return fields[guess]
+    """The record's field most likely meant for ``role``, or None: of those that could be
+    sent, that no flag nor ``taken`` uses and whose name can be copied, the one spelt near
+    the flag's value (a typo), else one other tools use for ``role``, else one spelt near
+    the role, else the only one."""
+    used = {getattr(spec, name + "_field") for name in _FLAGGED[1:]}
+    used.update((spec.responses_field, spec.image_field, spec.criteria_field, spec.human_field))
+    used.update(field for _, field in spec.context_field)
+    used.update(taken)
+    if spec.question_field:
+        used.add(spec.question_field)
+    else:
+        used.update(("question", "context"))
+    fields = {}  # by lower case, the first of a spelling kept
+    for name, value in record.items():
+        if name not in used and _could_be(role, name, value):
+            fields.setdefault(name.lower(), name)
+    typed = getattr(spec, role + "_field", None) or ""
+    guesses = _spelt_near(str(typed).lower()[:100], tuple(fields))
+    if not guesses:
+        guesses = [name for name in _FIELD_GUESSES.get(role, ()) if name in fields]
+    if not guesses:
+        guesses = _spelt_near(role, tuple(fields))
+    if not guesses and len(fields) == 1:
+        guesses = list(fields)
+    if guesses:
+        return fields[guesses[0]]
     return None
 
 
-def _guesses(role, typed, fields):
-    yield from _near(typed, fields)
-    yield from (name for name in _FIELD_GUESSES.get(role, ()) if name in fields)
-    yield from _near(role, fields)
-    if len(fields) == 1:
-        yield from fields
-
-
-_NEAR_FIELDS = 50  # more, and a near spelling is noise; and difflib's time grows with them
-
-
-def _near(name, fields):
-    """The field of ``fields`` (keyed by lower case) spelt nearest ``name``, if any."""
-    if not name or len(fields) > _NEAR_FIELDS:
-        return ()
-    return _spelt_near(str(name).lower()[:100], tuple(fields))
-
-
-@functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
-def _spelt_near(name, fields):
-    import difflib
-    return tuple(difflib.get_close_matches(name, fields, 1))
-
-
-def _flagged_fields(spec):
-    """The fields the field flags (or their defaults) name."""
-    names = [getattr(spec, role + "_field") for role in _FLAGGED[1:]]
-    names += [spec.responses_field, spec.image_field, spec.criteria_field, spec.human_field]
-    names += [field for _, field in spec.context_field]
-    if spec.question_field:
-        return names + [spec.question_field]
-    return names + ["question", "context"]
-
-
-def _copyable(name):
-    """Whether a field name can be suggested as a flag's value to copy: not ours, not an
-    option, short, and with no newline or escape (the summary's one line shows neither)."""
-    return len(name) <= 100 and not name.startswith(("-", "judge_")) and name.isprintable()
-
-
-def _may_be(role, name, value):
-    """Whether field ``name`` holding ``value`` could be suggested for ``role``."""
-    if not _copyable(name):
+def _could_be(role, name, value):
+    """Whether field ``name`` holding ``value`` could be suggested for ``role``: text (a
+    number for a reference, a list for a conversation), its name not ours, no option, short
+    and printable (the summary's one line shows no newline)."""
+    if len(name) > 100 or name.startswith(("-", "judge_")) or not name.isprintable():
         return False
     if role == "conversation":
         return isinstance(value, list) and bool(value)
@@ -5971,6 +5883,19 @@ def _may_be(role, name, value):
         return bool(value.strip())
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     return role == "reference" and number and value == value  # NaN: missing
+
+
+_NEAR_FIELDS = 50
+
+
+@functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
+def _spelt_near(name, fields):
+    """The one of ``fields`` spelt nearest ``name``, in a tuple; none among more than
+    _NEAR_FIELDS (noise, and difflib's time grows)."""
+    import difflib
+    if not name or len(fields) > _NEAR_FIELDS:
+        return ()
+    return tuple(difflib.get_close_matches(name, fields, 1))
 
 
 _NEEDS_FIELD_RE = re.compile(r"""
@@ -5982,18 +5907,22 @@ _OTHER_FLAGGED = ("context", "criterion", "criteria", "image", "images")  # --co
 
 
 def _with_flag(spec, record, error):
-    """A template's "needs field" error for a field a flag sets, naming the flag, the
-    record's own fields (the library lists those it was given: ours, like 'response',
-    among them) and the likeliest one; any other error as it is."""
+    """A template's "needs field" error naming the flag that sets the field (or that none
+    does), the record's fields that hold a value (the library's list has ours too) and the
+    likeliest one; any other error as it is."""
     match = _NEEDS_FIELD_RE.match(error)
     if not match:
         return error
     role = _FIELD_ALIASES.get(match.group(1), match.group(1))
-    if role not in _FLAGGED:
-        return _unflagged(error, role, record)
-    return "template needs field {!r} (choose one with {}; the record has {}){}".format(
-        match.group(1), _role_flag(role), _names(_holding_values(record), "no fields"),
-        _field_hint(spec, record, role))
+    held = sorted(str(name) for name, value in record.items() if not _is_missing(value))
+    if role in _FLAGGED:
+        return "template needs field {!r} (choose one with {}; the record has {}){}".format(
+            match.group(1), _role_flag(role), _names(held, "no fields"),
+            _field_hint(spec, record, role))
+    if role in _OTHER_FLAGGED:
+        return error
+    return ("template needs field {!r} (no flag sets it: the template reads the record's "
+            "field of that name; the record has {})").format(role, _names(held, "no fields"))
 
 
 _FIELD_HINT_RE = re.compile(r"""
@@ -6010,55 +5939,19 @@ def _hidden(judge, error):
     return redacted
 
 
-def _unflagged(error, role, record):
-    """A template's "needs field" error for a field no field flag sets: the record's own
-    fields (the library listed ours too, 'response' among them); one that --context-field,
-    --criteria-field or --image-field sets, as it is."""
-    if role in _OTHER_FLAGGED:
-        return error
-    return ("template needs field {!r} (no flag sets it: the template reads the record's "
-            "field of that name; the record has {})").format(
-                role, _names(_holding_values(record), "no fields"))
-
-
-def _holding_values(record):
-    """The record's fields that hold a value (not null, not NaN), sorted."""
-    return sorted(str(name) for name, value in record.items() if not _is_missing(value))
-
-
-def _empty_field_problem(spec, record):
-    """A --context-field or --image-field value that is there but empty ("", spaces, []),
-    or None: sent, it would be left out of the prompt without a word (absent or null, the
-    flag's own check in _item_fields says so)."""
-    if not spec.context_field and spec.image_field is None:
-        return None  # neither flag given: no list of them made a record
-    named = [(field, "--context-field {}={}".format(name, field))
-             for name, field in spec.context_field]
-    named.append((spec.image_field, "--image-field {}".format(spec.image_field)))
-    for field, flag in named:
-        if field is not None and _is_blank(record.get(field)):
-            return "field {!r} is empty ({})".format(field, flag)
-    return None
-
-
-def _fields_of(spec, number, record, mode=None):
-    """An item's fields (_item_fields); a bad line is its own."""
-    if isinstance(record, _BadLine):
-        return record
-    return _item_fields(spec, number, record, mode)
-
-
 def _judge_item(judge, spec, item, mode):
+    """One judge's Judgement of an item (line number, record) of ``mode``, read as ``spec``
+    says: a bad line or field is its bad_record; a template's error names the line and the
+    flag."""
     number, record = item
-    fields = _fields_of(spec, number, record, mode)
+    fields = _item_fields(spec, number, record, mode)
     if isinstance(fields, _BadLine):
         return judge._failed("bad_record", _hidden(judge, fields.error))
-    if mode in ("pairwise", "systems"):
-        responses = [fields.pop(name) for name in _MODES[mode][2]]
-        compare = judge.compare
-        if mode == "systems":
-            compare = judge.compare_systems
-        judgement = compare(record, *responses, both_orders=not spec.single_order, **fields)
+    compare = _MODES[mode].compare
+    if compare:  # judge.compare or judge.compare_systems
+        responses = [fields.pop(name) for name in _MODES[mode].responses]
+        judgement = getattr(judge, compare)(record, *responses,
+                                            both_orders=not spec.single_order, **fields)
     else:
         judgement = judge.judge(record, **fields)
     if judgement.status == "template_error":
@@ -6067,22 +5960,83 @@ def _judge_item(judge, spec, item, mode):
     return judgement
 
 
+# The written record, one row a field a run writes of each judgement after its prefix
+# (judge_score, ...), in order: (field, the Judgement's attribute it holds, when it is
+# written: always, if known (not None), if given (not empty)). Its details are written
+# each under its own name where "details" stands (one named as a field above replaces
+# it); the details listed after it are written only when the run's stamp says it asked
+# for them (report drops one the stamp does not ask for: an input column, not the run's).
+_RECORD = (
+    ("score", "score", "always"), ("status", "status", "always"),
+    ("error", "error", "always"), ("raw", "raw", "always"), ("value", "value", "always"),
+    ("finish_reason", "finish_reason", "always"), ("usage", "usage", "always"),
+    ("model", "model", "always"), ("score_source", "source", "always"),
+    ("expected_rating", "expected", "if known"),
+    ("*", "details", "each"),
+    ("reasoning", "reasoning", "if given"), ("fingerprint", "fingerprint", "if given"),
+    ("pass", "details", lambda stamp: stamp.get("pass_threshold") is not None),
+    ("panel", "details", lambda stamp: stamp.get("jury") is not None),
+    ("repeats", "details", lambda stamp: _asks(stamp, "repeats")),
+    ("members", "details", lambda stamp: stamp.get("jury") is not None or _asks(
+        stamp, "repeats")),  # a jury's judges, or repeats: each one's details
+    *((name, "details", lambda stamp: _asks(stamp, "reask")) for name in _REASKS_FIELDS),
+    ("positional_bias", "details", lambda stamp: _asks(stamp, "check_position")),
+    ("consistent", "details", lambda stamp: _MODES[stamp["mode"]].compare is not None),
+    *((name, "details", lambda stamp: _MODES[stamp["mode"]].compare == "compare_systems")
+      for name in ("pairs", "wins", "played")),
+)
+
+
+_WRITES = tuple(row for row in _RECORD if not callable(row[2]))  # what the writer reads
+_WRITTEN = tuple(row for row in _WRITES if row[0] != "*")  # a Judgement's attributes
+_WRITTEN_NAMES = frozenset(name for name, _, _ in _WRITTEN)
+_ATTRIBUTES = {name: attribute for name, attribute, _ in _WRITTEN}
+
+
 def _judge_fields(prefix, judgement):
-    """A judgement as output fields: judge_score, ... (NAME_score, ... with --judges)."""
-    head = prefix + "_"  # the names made prefixed as they go in: one dict, not two
-    fields = {head + name: getattr(judgement, name) for name in _JUDGED_FIELDS}
-    fields[head + "score_source"] = judgement.source
-    if judgement.expected is not None:
-        fields[head + "expected_rating"] = judgement.expected
-    for name, value in judgement.details.items():  # one named as a field above replaces it
-        fields[head + name] = value
-    for name in ("reasoning", "fingerprint"):
-        if getattr(judgement, name):
-            fields[head + name] = getattr(judgement, name)
+    """A judgement as output fields (_RECORD): judge_score, ... (NAME_score, ... with
+    --judges)."""
+    always, rest = _written_names(prefix)
+    fields = {field: getattr(judgement, attribute) for field, attribute in always}
+    for field, attribute, when in rest:
+        if when == "each":  # one named as a field above replaces its value
+            for detail, value in judgement.details.items():
+                fields[field + detail] = value
+            continue
+        value = getattr(judgement, attribute)
+        if when == "if given" and not value:
+            continue
+        if when == "if known" and value is None:
+            continue
+        fields[field] = value
     return fields
 
 
-_JUDGED_FIELDS = ("score", "status", "error", "raw", "value", "finish_reason", "usage", "model")
+@functools.lru_cache(maxsize=64)
+def _written_names(prefix):
+    """_WRITES' rows as PREFIX_field names: [(field, attribute)] of those always written,
+    [(field, attribute, when)] of the rest (the details' row gives the prefix alone)."""
+    head = prefix + "_"
+    always = [(head + name, attribute) for name, attribute, when in _WRITES if when == "always"]
+    rest = [(head + name.strip("*"), attribute, when) for name, attribute, when in _WRITES
+            if when != "always"]
+    return always, rest
+
+
+def _requests(stamp):
+    """A stamp's request (each judge's, a jury's)."""
+    request = stamp["request"]
+    if isinstance(request, list):
+        return request
+    return [request]
+
+
+def _asks(stamp, option):
+    """Whether a judge of the stamp's run was given ``option`` (repeats other than 1, a
+    --reask, --check-position)."""
+    if option == "repeats":
+        return any(request.get("repeats", 1) != 1 for request in _requests(stamp))
+    return any(request.get(option) for request in _requests(stamp))
 
 
 def scored_record(judge, record, *, line):
@@ -6091,8 +6045,8 @@ def scored_record(judge, record, *, line):
     fields, judge_score ..., judge_line and the run's stamp, judge_run. Records written as
     JSON lines from several processes (a Ray cluster's workers) make shards ``python -m
     minijudge report`` merges, as it merges those of ``--shard K/N`` runs. JudgeError for a
-    judge of another mode; APIError if the judge has no model and the server lists none,
-    or several (a run stops there too)."""
+    judge of another mode; APIError if the judge has no model and the server lists none, or
+    several (a run stops there too)."""
     if judge.parser != "rating":  # another mode's stamp and fields are its flags'
         raise JudgeError("scored_record writes the records of a rating judge (the command "
                          "line's default mode); got a {} judge: for its records, run python "
@@ -6100,7 +6054,10 @@ def scored_record(judge, record, *, line):
     if judge.model is None:  # a record sent nothing is stamped with it too, as in a run
         judge._choose_model()
     spec = _Fields()
-    record = _as_record(record, line)
+    if not isinstance(record, dict):  # the bad_record a run makes of a line not an object
+        text = json.dumps(record, separators=(",", ":"), default=repr).encode()
+        record = _BadLine("line {}: a JSON {}, not an object".format(
+            line, type(record).__name__), text)
     judgement = _judge_item(judge, spec, (line, record), "rating")
     written = _judge_fields("judge", judgement)
     written.update(judge_line=line, judge_run=_stamp([judge], "rating", spec))
@@ -6109,9 +6066,8 @@ def scored_record(judge, record, *, line):
 
 def _replaced(record, written, stale, ours=None):
     """The record as written: the input's fields but those of the run's prefixes (``ours``,
-    else read from ``written``'s NAME_run fields; an earlier run's judge_repeats beside this
-    run's fields would describe another run), then ``written``. The first record that had
-    some says so, once (``stale``)."""
+    else from ``written``'s NAME_run fields: an earlier run's judge_repeats would describe
+    another run), then ``written``; the first record that had some says so (``stale``)."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
     if ours is None:
@@ -6119,33 +6075,22 @@ def _replaced(record, written, stale, ours=None):
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
-        _warn_replaced(record, written, ours)
+        dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
+        drops = ""
+        if dropped:
+            drops = ", and drops " + _names(dropped)
+        _log.warning("minijudge: warning: line %s has %s fields of an earlier run: this run "
+                     "replaces them%s", written[ours[0] + "line"],
+                     ", ".join(p + "*" for p in ours), drops)
     out.update(written)
     return out
 
 
-def _warn_replaced(record, written, ours):
-    dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
-    drops = ""
-    if dropped:
-        drops = ", and drops " + _names(dropped)
-    _log.warning("minijudge: warning: line %s has %s fields of an earlier run: this run "
-                 "replaces them%s", written[ours[0] + "line"], ", ".join(p + "*" for p in ours),
-                 drops)
-
-
-def _as_record(record, line):
-    """``record``, or the bad_record a run makes of a line that is not a JSON object."""
-    if isinstance(record, dict):
-        return record
-    text = json.dumps(record, separators=(",", ":"), default=repr).encode()
-    return _BadLine("line {}: a JSON {}, not an object".format(
-        line, type(record).__name__), text)
-
-
 def _request_stamp(judge, mode, spec):
-    """Whatever of one judge shapes its requests or reads its replies, beyond the template:
-    short values as they are, long texts as a hash, so that the stamp stays readable."""
+    """What of a judge shapes its requests or reads its replies, beyond the template: short
+    values as they are, long texts as a hash; what only some judges are given (--reask,
+    --max-turn-chars) only when given, so that the stamp of a run without them is as
+    before."""
     params = dict(judge.params)
     if "response_format" in params:
         params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
@@ -6161,16 +6106,11 @@ def _request_stamp(judge, mode, spec):
         keys = list(keys)
     if len(judge.turns) > 1:
         assess = judge.turns[0][1]
-    return {"system": system, "params": params, "parser": judge.parser,
-            "binary_format": binary_format, "score_keys": keys, "assess": assess,
-            "check_position": bool(judge.again), "repeats": judge.repeats,
-            "single_order": spec.single_order and mode in ("pairwise", "systems"),
-            "on_failure": on_failure}
-
-
-def _optional_stamp(judge, request):
-    """``request`` with what only some judges are given: --reask, a --max-turn-chars other
-    than its default (without them, the stamp of before)."""
+    request = {"system": system, "params": params, "parser": judge.parser,
+               "binary_format": binary_format, "score_keys": keys, "assess": assess,
+               "check_position": bool(judge.again), "repeats": judge.repeats,
+               "single_order": spec.single_order and _MODES[mode].compare is not None,
+               "on_failure": on_failure}
     if judge.reask:
         request["reask"] = judge.reask
     if judge.max_turn_chars != _DEFAULT_MAX_TURN_CHARS:
@@ -6178,37 +6118,11 @@ def _optional_stamp(judge, request):
     return request
 
 
-def _requests_stamp(judges, mode, spec):
-    """Each judge's _request_stamp: one, or a list (a jury)."""
-    requests = [_optional_stamp(judge, _request_stamp(judge, mode, spec)) for judge in judges]
-    if len(requests) == 1:
-        return requests[0]
-    return requests
-
-
-def _fields_stamp(mode, spec):
-    """The record fields the run put in the prompt, by the flags that name them."""
-    names = ("question", "reference") + _MODES[mode][2]
-    fields = {name: getattr(spec, name + "_field", None) for name in names}
-    fields.update(context=["{}={}".format(*pair) for pair in spec.context_field] or None,
-                  image=spec.image_field, criteria=spec.criteria_field,
-                  conversation=_conversation_stamp(spec.conversation_field))
-    return {k: v for k, v in fields.items() if v is not None}
-
-
-def _conversation_stamp(name):
-    """The conversation field, None for the default, named or not (the stamp of before)."""
-    if name == _DEFAULT_CONVERSATION_FIELD:
-        return None
-    return name
-
-
 def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
-    """What makes records of one run comparable, on each (judge_run): report checks it.
-    ``spec``: the record's fields (_Fields); ``prefix`` names the run's fields: report reads
-    only those of a stamp that says so; ``names``, a jury's judges, the names its
-    judge_panel maps to scores; ``run``, the command line's jury, quorum and the figure
-    options not at their default."""
+    """What makes records of one run comparable, on each (judge_run), for report to check:
+    ``spec``, the fields read (_Fields); ``prefix``, the run's fields' (report reads only a
+    stamp's own); ``names``, a jury's judges (judge_panel's keys); ``run``, the command
+    line's jury, quorum and figure options."""
     run = run or {}
     first = judges[0]
     scale = None
@@ -6217,32 +6131,43 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
     quorum = None
     if run.get("jury"):
         quorum = run.get("quorum") or len(judges)
+    requests = [_request_stamp(judge, mode, spec) for judge in judges]
+    if len(requests) == 1:
+        requests = requests[0]
+    templates, texts = [], ""  # as the stamp names them, and what template_sha256 hashes
+    for judge in judges:
+        texts += TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE +
+                               RATING_REF_TEMPLATE)
+        if judge.criterion:
+            texts += json.dumps(judge.criterion, sort_keys=True)
+        if judge.template in TEMPLATES:
+            templates.append(judge.template)
+        elif judge.template:
+            templates.append("custom")
+        else:
+            templates.append("rating / rating_ref")
     stamp = {
         "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
-        "template": ", ".join(_template_name(j) for j in judges),
-        "template_sha256": _sha("".join(_template_text(j) for j in judges)),
+        "template": ", ".join(templates), "template_sha256": _sha(texts),
         "scale": scale, "pass_threshold": first.pass_threshold, "jury": run.get("jury"),
-        "quorum": quorum, "judges": names, "request": _requests_stamp(judges, mode, spec),
+        "quorum": quorum, "judges": names, "request": requests,
         "fields": _fields_stamp(mode, spec), "turn": spec.turn,
         "figures": run.get("figures"), "version": __version__}
     return {k: v for k, v in stamp.items() if v is not None}
 
 
-def _template_name(judge):
-    """A judge's template as the stamp names it: a built-in's name, custom, or the default."""
-    if judge.template in TEMPLATES:
-        return judge.template
-    if judge.template:
-        return "custom"
-    return "rating / rating_ref"
-
-
-def _template_text(judge):
-    """What template_sha256 hashes of a judge: its template's text, and its criterion."""
-    text = TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE + RATING_REF_TEMPLATE)
-    if judge.criterion:
-        text += json.dumps(judge.criterion, sort_keys=True)
-    return text
+def _fields_stamp(mode, spec):
+    """The record fields the run put in the prompt, by the flags that name them (the
+    conversation's only if not the default: the stamp of before)."""
+    names = ("question", "reference") + _MODES[mode].responses
+    fields = {name: getattr(spec, name + "_field", None) for name in names}
+    conversation = spec.conversation_field
+    if conversation == _DEFAULT_CONVERSATION_FIELD:
+        conversation = None
+    fields.update(context=["{}={}".format(*pair) for pair in spec.context_field] or None,
+                  image=spec.image_field, criteria=spec.criteria_field,
+                  conversation=conversation)
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 # -- Statistics: agreement, intervals, rankings --------------------------------------
@@ -7825,53 +7750,42 @@ def _loads_line(line):
 
 
 class _Stamps:
-    """The loads of report's lines (_read_records): a scored line ends with its run's stamp
-    (``, "NAME_run": {...}}``), most often the very text of the line before's, a third of
-    the line and most of its objects. A line that ends with that text is parsed without
-    it, and given the stamp parsed once (one object, shared: nothing changes a record);
-    any other line is parsed whole, and its own stamp's text is looked for next."""
+    """The loads of report's lines (_read_records): a scored line ends with its run's stamp,
+    most often the very text of the line before's (a third of the line, most of its
+    objects); such a line is parsed without it and given the stamp parsed once (one shared
+    object: nothing changes a record); another is parsed whole, and its stamp's text
+    learnt."""
 
     def __init__(self):
         self.tail, self.name, self.stamp = None, None, None  # the text, the field, its value
         self.misses = 0  # lines whose stamp's text is not as minijudge writes it
 
     def loads(self, line):
+        """A line's record: of a line ending with the last stamp's text, what comes before
+        it (an object with a field, else the line is read whole), given the stamp; of
+        another, the whole line, whose stamp's text is learnt if it ends as minijudge
+        writes it."""
         if self.tail is not None and line.endswith(self.tail):
-            record = self.without_tail(line[:-len(self.tail)])
-            if record is not None:
+            try:
+                record = json.loads((line[:-len(self.tail)] + b"}").decode("utf-8"))
+            except (ValueError, RecursionError):
+                record = None
+            if type(record) is dict and record:
                 record[self.name] = self.stamp
                 return record
         record = _loads_line(line)
-        if self.misses < _STAMP_MISSES:
-            self.learn(record, line)
-        return record
-
-    @staticmethod
-    def without_tail(head):
-        """The record of a line cut before its stamp (``head``), or None: not an object of
-        at least one field (then the whole line might not be one: it is read whole)."""
-        try:
-            record = json.loads((head + b"}").decode("utf-8"))
-        except (ValueError, RecursionError):
-            return None
-        if type(record) is not dict or not record:
-            return None
-        return record
-
-    def learn(self, record, line):
-        """The stamp's text of a record read whole, if the line ends with it as minijudge
-        writes it."""
-        if type(record) is not dict or not record:
-            return
+        if self.misses >= _STAMP_MISSES or type(record) is not dict or not record:
+            return record
         name = next(reversed(record))
         if not name.endswith("_run") or type(record[name]) is not dict:
-            return
+            return record
         text = ", {}: {}}}\n".format(_STAMP_TEXT(name), _STAMP_TEXT(record[name]))
         tail = text.encode("utf-8", "backslashreplace")  # as _Run.buffer writes it
         if line.endswith(tail):
             self.tail, self.name, self.stamp = tail, name, record[name]
         else:
             self.misses += 1
+        return record
 
 
 _STAMP_MISSES = 3  # stamps not written as minijudge writes them: no more looked for
@@ -7881,15 +7795,15 @@ _STAMP_TEXT = json.JSONEncoder(ensure_ascii=False).encode  # as _Run.encode writ
 # -- Dry run and cost estimates ------------------------------------------------------
 
 def _dry_run(specs, args, items):
-    """--dry-run: the first judge's prompts on stdout, then the whole run's estimate (every
-    judge's requests, at each judge's price) on stderr."""
+    """--dry-run: the first judge's prompts on stdout, then the run's estimate (every
+    judge's requests at its price) on stderr."""
     judge = specs[0][1]
     sendable = 0
-    totals = [collections.Counter() for _ in specs]  # requests, prompt tokens (estimated)
+    totals = [collections.Counter() for _ in specs]  # each judge's _estimate, added up
     if hasattr(sys.stdout, "reconfigure"):  # a lone surrogate (or what the locale cannot
         sys.stdout.reconfigure(errors="backslashreplace")  # write) escaped, as stderr does
     for number, record in items:
-        fields = _fields_of(args.fields, number, record)
+        fields = _item_fields(args.fields, number, record)
         try:
             prompt = _item_messages(judge, record, fields)
         except TemplateError as exc:  # a bad line's error names its line
@@ -7897,9 +7811,19 @@ def _dry_run(specs, args, items):
             print("---", _hidden(judge, getattr(fields, "error", error)))
             continue
         sendable += 1
-        _print_prompt(number, prompt)
-        for counted, spec in zip(totals, specs):
-            _count_prompt(counted, spec, args, (number, record))
+        if prompt:
+            print("--- line {} ---".format(number))
+        else:  # an empty response: nothing sent
+            print("--- line {}: empty_response: {}".format(number, _EMPTY))
+            prompt = ()
+        for message in prompt:  # an image by its URL's start, not its whole base64
+            content = message["content"]
+            if not isinstance(content, str):
+                content = "\n".join(part.get("text") or "[image: {:.40}...]".format(
+                    part["image_url"]["url"]) for part in content)
+            print("[{}]\n{}".format(message["role"], content))
+        for counted, (_, each, mode) in zip(totals, specs):
+            counted.update(_estimate(each, args.fields, (number, record), mode))
     if not sendable:  # as when the first record cannot fill the template
         raise JudgeError("--dry-run: no record of {} could be made into a prompt (see each "
                          "line above)".format(args.input))
@@ -7908,171 +7832,19 @@ def _dry_run(specs, args, items):
     return 0
 
 
-def _count_prompt(totals, spec, args, item):
-    """An item's requests and tokens for one judge (_judge_estimate), into its totals."""
-    _, judge, mode = spec
-    counted = _judge_estimate(judge, args, item, mode)
-    totals.update(counted)
-    if not counted:
-        return
-    params = judge.params  # a reply's budget as _request_tokens reads it (null: none)
-    budget = params.get("max_tokens") or params.get("max_completion_tokens") or 0
-    asked = counted["prompt_tokens"] // counted["requests"] + budget
-    if judge._limits.unfit(asked):
-        totals["over_tpm"] += counted["requests"]  # the run will not send them (LLMJudge._call)
-
-
-def _estimate_lines(specs, totals):
-    """--dry-run's estimate of the whole run: requests, prompt tokens, and with a price the
-    cost, every completion taken at max_tokens (an upper bound on that part); with several
-    judges, a line for each judge before the run's. "At most" is rounded up to the millionth
-    it prints (to the nearest, $0.0000942 read $0.000094: a cap of it left the record out)."""
-    for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
-        for name in ("most", "reasks_cost"):
-            counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
-    if len(specs) == 1:
-        return [_estimate_line(specs[0][1], totals[0])]
-    lines = [_judge_estimate_line(name, judge, counted)
-             for (name, judge, _), counted in zip(specs, totals)]
-    return lines + [_panel_estimate_line(specs, totals)]
-
-
-def _estimate_text(totals):
-    return "{} requests, about {} prompt tokens".format(totals["requests"],
-                                                       totals["prompt_tokens"])
-
-
-def _estimated_cost(totals, price):
-    """Dollars for an estimate's tokens at ``price``."""
-    usage = {name: totals[name] for name in ("prompt_tokens", "completion_tokens")}
-    return _cost(usage, price)
-
-
-def _estimate_line(judge, totals):
-    line = _run_estimate(totals) + _price_text(judge.price, totals, _MOST_WHY)
-    return line + _reasks_estimate(judge, totals) + _over_tpm_text(judge, totals)
-
-
-_MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
-
-
-def _over_tpm_text(judge, totals):
-    """--dry-run's words on the requests the run will not send: over the judge's --tpm."""
-    over = totals["over_tpm"]
-    if not over:
-        return ""
-    noun = "request"
-    if over > 1:
-        noun = "requests"
-    return "; {} {} over --tpm {} will not be sent (a request's estimated tokens and " \
-           "max_tokens must fit in a minute)".format(over, noun, judge.tpm)
-
-
-def _run_estimate(totals):
-    return "minijudge: --dry-run: {} (estimated: a token per 4 characters) and at most {} " \
-           "completion tokens (max_tokens)".format(_estimate_text(totals),
-                                                   totals["completion_tokens"])
-
-
-def _price_text(price, totals, why=""):
-    """The estimate's dollars at ``price``, and the most they can be (``why``: how)."""
-    if not price:
-        return ""
-    return "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
-        _estimated_cost(totals, price), *price, totals["most"], why)
-
-
-def _judge_estimate_line(name, judge, totals):
-    line = "minijudge: --dry-run: judge {}: {} and at most {} completion tokens".format(
-        name, _estimate_text(totals), totals["completion_tokens"])
-    return line + _price_text(judge.price, totals) + _reasks_estimate(
-        judge, totals) + _over_tpm_text(judge, totals)
-
-
-def _panel_estimate_line(specs, totals):
-    """The run's line: every judge's requests and tokens summed, the priced judges' cost
-    (a judge without a price named as not counted in it), and every judge's re-asks."""
-    return _panel_priced_line(specs, totals) + _panel_reasks_estimate(specs, totals)
-
-
-def _panel_priced_line(specs, totals):
-    """The run's line up to its re-asks."""
-    line = _run_estimate(sum(totals, collections.Counter()))
-    priced = [_estimated_cost(counted, judge.price)
-              for (_, judge, _), counted in zip(specs, totals) if judge.price]
-    if not priced:
-        return line
-    line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
-        sum(priced), sum(counted["most"] for counted in totals), _MOST_WHY)
-    unpriced = [name for name, judge, _ in specs if not judge.price]
-    if unpriced:
-        word = "judge" if len(unpriced) == 1 else "judges"
-        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
-    return line
-
-
-def _panel_reasks_estimate(specs, totals):
-    """The run's words on its judges' --reask: their re-asks added up, and the priced
-    judges' cost of them; left out, the run's line read below the worst case that
-    --max-cost reserves for."""
-    reasks = sum(counted["reasks"] for counted in totals)
-    if not reasks:
-        return ""
-    text = "; up to {} re-asks more".format(reasks)
-    priced = [counted["reasks_cost"] for (_, judge, _), counted in zip(specs, totals)
-              if judge.price]
-    if priced:
-        text += " (at most ${:.6f})".format(sum(priced))
-    return text
-
-
-def _reasks_estimate(judge, totals):
-    """--dry-run's words on --reask: the most re-asks the run may send, and their cost."""
-    if not judge.reask:
-        return ""
-    text = "; --reask {}: up to {} re-asks more".format(judge.reask, totals["reasks"])
-    if judge.price:
-        text += " (at most ${:.6f})".format(totals["reasks_cost"])
-    return text
-
-
-def _print_prompt(number, prompt):
-    """A record's prompt as --dry-run shows it (None: an empty response, nothing sent)."""
-    if not prompt:
-        print("--- line {}: empty_response: {}".format(number, _EMPTY))
-        return
-    print("--- line {} ---".format(number))
-    for message in prompt:
-        print("[{}]\n{}".format(message["role"], _shown_content(message["content"])))
-
-
-def _shown_content(content):
-    """A message's text; an image by its URL's start, not its whole base64."""
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text") or "[image: {:.40}...]".format(part["image_url"]["url"])
-                     for part in content)
-
-
-def _item_estimate(specs, args, item):
-    """Dollars an item's requests may cost at most before any is sent, at each judge's
-    price (_judge_estimate's ``most``); and apart, its re-asks' (``reasks_cost``)."""
-    estimates = [_judge_estimate(judge, args, item, mode) for _, judge, mode in specs]
-    return sum(e["most"] for e in estimates), sum(e["reasks_cost"] for e in estimates)
-
-
-def _judge_estimate(judge, args, item, mode):
-    """One judge's requests for an item before any is sent, as --dry-run adds them up and
-    --max-cost reserves them: ``requests`` (each repeat, turn, order and pair of systems,
-    each pair as long as the longest two), ``prompt_tokens`` estimated, ``completion_tokens``
-    at max_tokens; at the judge's price, ``most``, the dollars they can cost at most (a
-    token per prompt byte; an --assess turn's prompt with the replies before it at their
-    max_tokens); ``reasks``, the most re-asks and ``reasks_cost``, their most."""
+def _estimate(judge, spec, item, mode):
+    """One judge's requests for an item (line number, record) of ``mode`` before any is
+    sent, as --dry-run adds them up and --max-cost reserves them (empty: none sent):
+    ``requests`` (each repeat, turn, order and pair of systems, each pair as long as the
+    longest two), ``prompt_tokens`` estimated, ``completion_tokens`` at max_tokens,
+    ``over_tpm`` (never sent), ``reasks``; at a price, ``most`` and ``reasks_cost``
+    (_most_cost)."""
     counted = collections.Counter()
     number, record = item
-    fields = _fields_of(args.fields, number, record, mode)
+    fields = _item_fields(spec, number, record, mode)
     pairs = 1
-    if mode == "systems" and not isinstance(fields, _BadLine):  # 3 systems: 3 pairs asked
+    compare = _MODES[mode].compare
+    if compare == "compare_systems" and not isinstance(fields, _BadLine):  # 3 systems: 3 pairs
         longest = sorted(fields["responses"].items(), reverse=True,
                          key=lambda kv: len(str(kv[1]).encode("utf-8", "surrogatepass")))
         fields = dict(fields, responses=dict(longest))
@@ -8083,60 +7855,148 @@ def _judge_estimate(judge, args, item, mode):
         return counted
     if not messages:  # an empty response: nothing sent
         return counted
-    requests = _requests_each(judge, args, mode) * pairs
+    orders = 1
+    if compare and not spec.single_order or judge.again:  # --check-position: the options
+        orders = 2  # reversed
+    requests = judge.repeats * len(judge.turns) * orders * pairs
     conversations = requests // len(judge.turns)  # the last turn's reply is re-asked
-    params = judge.params  # max_completion_tokens once adapted
-    # the larger if both are sent (vLLM reads max_completion_tokens first); a limit that is
-    # no count (--extra-body's null: the server's own) as the longest a reply is counted
-    budget = max([params[name] if _is_whole_count(params[name]) else _REPLY_TOKENS_MAX
-                  for name in ("max_tokens", "max_completion_tokens") if name in params] or [16])
-    replies = [turn_budget or budget for _, turn_budget in judge.turns]
+    replies = _reply_budgets(judge)
+    prompt = _estimate_tokens(messages)
     counted.update(requests=requests, reasks=judge.reask * conversations,
-                   prompt_tokens=_estimate_tokens(messages) * requests,
-                   completion_tokens=sum(replies) * conversations)
-    if not judge.price:
-        return counted
+                   prompt_tokens=prompt * requests, completion_tokens=sum(replies) * conversations)
+    params = judge.params  # a reply's budget as _request_tokens reads it (null: none)
+    asked = params.get("max_tokens") or params.get("max_completion_tokens") or 0
+    if judge._limits.unfit(prompt + asked):
+        counted["over_tpm"] = requests  # the run will not send them (_refuse_unfit)
+    if judge.price:
+        counted.update(_most_cost(judge, messages, replies, conversations))
+    return counted
+
+
+def _reply_budgets(judge):
+    """The most tokens each turn's reply may take: its own budget (--assess), else the
+    larger of max_tokens and max_completion_tokens (vLLM reads the second first), a limit
+    that is no count (null: the server's) as the longest reply counted."""
+    params = judge.params
+    limits = [16]
+    for name in ("max_tokens", "max_completion_tokens"):
+        if name in params and _is_whole_count(params[name]):
+            limits.append(params[name])
+        elif name in params:
+            limits.append(_REPLY_TOKENS_MAX)
+    if len(limits) > 1:
+        del limits[0]
+    budget = max(limits)
+    return [turn_budget or budget for _, turn_budget in judge.turns]
+
+
+def _most_cost(judge, messages, replies, conversations):
+    """The most an item's ``conversations`` can cost at the judge's price (a token per
+    prompt byte, a schema or tools included, each turn after the replies before it, each
+    reply at its budget): ``most``; and ``reasks_cost``, their re-asks' (the k-th sends the
+    last prompt, k replies and k re-ask turns)."""
     most = _estimate_tokens(messages, most=True)
-    for value in params.values():  # a schema, tools (--extra-body): sent, and counted
+    for value in judge.params.values():  # a schema, tools (--extra-body): sent, and counted
         if isinstance(value, (dict, list)):
             most += len(json.dumps(value).encode("utf-8"))
     prompts = [most + sum(replies[:n]) for n in range(len(replies))]  # each turn's
     usage = {"prompt_tokens": sum(prompts), "completion_tokens": sum(replies)}
-    counted["most"] = _cost(usage, judge.price) * conversations
-    counted["reasks_cost"] = _reasks_cost(judge, prompts[-1], replies[-1]) * conversations
-    return counted
-
-
-def _reasks_cost(judge, prompt, reply):
-    """The most a conversation's re-asks may cost at the judge's price: the k-th sends the
-    ``prompt`` (tokens at most), k replies of ``reply`` (max_tokens) and k re-ask turns, and
-    takes a reply of ``reply``."""
     ask = _REASK_TEXT.format(why="no JSON object that could be read",  # the longest why
                              form=judge._reask_form(judge.scale))
     turn = _estimate_tokens([{"role": "assistant"}, {"role": "user", "content": ask}],
                             most=True)
-    cost = 0.0
+    reasks = 0.0
     for k in range(1, judge.reask + 1):
-        usage = {"prompt_tokens": prompt + k * (reply + turn), "completion_tokens": reply}
-        cost += _cost(usage, judge.price)
-    return cost
+        asked = {"prompt_tokens": prompts[-1] + k * (replies[-1] + turn),
+                 "completion_tokens": replies[-1]}
+        reasks += _cost(asked, judge.price)
+    return {"most": _cost(usage, judge.price) * conversations,
+            "reasks_cost": reasks * conversations}
 
 
-def _requests_each(judge, args, mode):
-    """The requests one item makes: each repeat, turn (--assess) and order."""
-    orders = 1
-    if mode in ("pairwise", "systems") and not args.single_order:
-        orders = 2
-    if judge.again:  # --check-position: asked again, the options reversed
-        orders = 2
-    return judge.repeats * len(judge.turns) * orders
+_ESTIMATE = ("minijudge: --dry-run: {requests} requests, about {prompt_tokens} prompt tokens "
+             "(estimated: a token per 4 characters) and at most {completion_tokens} completion "
+             "tokens (max_tokens)")
+_MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
 
 
-def _panel_cost(costs):
-    """A panel's cost: its judges' summed (None if one of them had no usage)."""
-    if None in costs.values():
-        return None
-    return round(sum(costs.values()), 9)
+def _estimate_lines(specs, totals):
+    """--dry-run's estimate of the run (_ESTIMATE), every completion at max_tokens (an upper
+    bound), its cost at a price; with several judges, each judge's line first. "At most" is
+    rounded up to the millionth printed (to the nearest, a cap of it left a record out)."""
+    for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
+        for name in ("most", "reasks_cost"):
+            counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
+    if len(specs) == 1:
+        return [_estimate_line(totals[0], specs[0][1])]
+    lines = [_estimate_line(counted, judge, name)
+             for (name, judge, _), counted in zip(specs, totals)]
+    return lines + [_panel_estimate_line(specs, totals)]
+
+
+def _panel_estimate_line(specs, totals):
+    """A panel's estimate: its judges' requests and tokens summed, the priced judges' cost
+    (those without a price named), every judge's re-asks (without them the line read below
+    what --max-cost reserves)."""
+    line = _ESTIMATE.format_map(sum(totals, collections.Counter()))
+    cost = most = reasks_cost = 0.0
+    reasks, unpriced = 0, []
+    for (name, judge, _), counted in zip(specs, totals):
+        most += counted["most"]
+        reasks += counted["reasks"]
+        if not judge.price:
+            unpriced.append(name)
+            continue
+        cost += _estimated_cost(counted, judge.price)
+        reasks_cost += counted["reasks_cost"]
+    priced = len(unpriced) < len(specs)
+    if priced:
+        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
+            cost, most, _MOST_WHY)
+    if priced and unpriced:
+        word = "judges"
+        if len(unpriced) == 1:
+            word = "judge"
+        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
+    if reasks:
+        line += "; up to {} re-asks more".format(reasks)
+    if reasks and priced:
+        line += " (at most ${:.6f})".format(reasks_cost)
+    return line
+
+
+def _estimate_line(counted, judge, name=None):
+    """A judge's estimate (judge ``name``'s in a panel): its cost at its price, its re-asks,
+    the requests over its --tpm (never sent)."""
+    line = _ESTIMATE.format_map(counted)
+    why = _MOST_WHY
+    if name is not None:
+        line = "minijudge: --dry-run: judge {}: {} requests, about {} prompt tokens and at " \
+               "most {} completion tokens".format(name, counted["requests"],
+                                                  counted["prompt_tokens"],
+                                                  counted["completion_tokens"])
+        why = ""
+    if judge.price:
+        line += "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
+            _estimated_cost(counted, judge.price), *judge.price, counted["most"], why)
+    if judge.reask:
+        line += "; --reask {}: up to {} re-asks more".format(judge.reask, counted["reasks"])
+    if judge.reask and judge.price:
+        line += " (at most ${:.6f})".format(counted["reasks_cost"])
+    over = counted["over_tpm"]
+    if over:
+        noun = "requests"
+        if over == 1:
+            noun = "request"
+        line += "; {} {} over --tpm {} will not be sent (a request's estimated tokens and " \
+                "max_tokens must fit in a minute)".format(over, noun, judge.tpm)
+    return line
+
+
+def _estimated_cost(counted, price):
+    """Dollars for an estimate's tokens at ``price``."""
+    usage = {name: counted[name] for name in ("prompt_tokens", "completion_tokens")}
+    return _cost(usage, price)
 
 
 # -- The run: judging, writing, stopping ---------------------------------------------
@@ -8170,7 +8030,14 @@ def _judge_input(specs, args, source, shard):
 
 
 def _judge_stages(specs, args, source, shard):
-    items = _input_items(specs, args, source, shard)
+    """The input's records (a shard's: K, K+N, ...), the first good one tried in every
+    template; then their prompts (--dry-run), or the servers checked (--check; before a run
+    but with --no-preflight) and the records judged."""
+    items = None  # no input: --check
+    if source is not None:
+        k, n = shard or (0, 1)
+        records = itertools.islice(_read_records(source, args.input), k, None, n)
+        items = _check_first(specs, args, records)
     if args.dry_run:
         return _dry_run(specs, args, items)
     if args.check or not args.no_preflight:
@@ -8181,46 +8048,34 @@ def _judge_stages(specs, args, source, shard):
     return _run(specs, args, items)
 
 
-def _input_items(specs, args, source, shard):
-    """(line number, record) of each record of the shard, the first good one already
-    tried in every judge's template; None without an input (--check)."""
-    if source is None:
-        return None
-    k, n = shard or (0, 1)  # records K, K+N, K+2N, ...
-    records = itertools.islice(_read_records(source, args.input), k, None, n)
-    return _check_first(specs, args, records)
-
-
 def _close_run(specs, source):
-    """Close the input (not stdin), the cache and batch files the judges share, the judges."""
+    """Close the input (not stdin), the judges' shared cache and batch files, the judges.
+    Batch lines still held are those of a run a failure stopped: a part that cannot be
+    written is said, not raised over the run's own error."""
     if source not in (None, sys.stdin.buffer):
         source.close()
     cache, batch = specs[0][1].cache, specs[0][1].batch  # one for every judge
     if cache is not None:
         cache.close()
-    if batch is not None:
-        _close_batch(batch)
-    for _, judge, _ in specs:
-        judge.close()
-
-
-def _close_batch(batch):
-    """Close the batch files. A run wrote every part's lines before its summary (flush_parts);
-    lines still held here are those of a run stopped by a failure (-o could not be written):
-    a part that cannot be written is said, not raised over the run's own error."""
     try:
-        batch.close()
+        if batch is not None:
+            batch.close()
     except OSError as exc:
         print(_cannot_write(exc.filename, exc), file=sys.stderr)
+    for _, judge, _ in specs:
+        judge.close()
 
 
 def _progress_text(tally, total, elapsed, held, note=None):
     """The progress line: how many done, how fast, how many failed; while requests are
     retried, why instead of the rate."""
     done, waiting = tally.all["n"], held["waiting"]
+    of_total = ""
+    if total:
+        of_total = "/{}".format(total)
     if note:
-        return "  {}{} done, {} failed; {}   ".format(
-            done, _of_total(total), done - tally.judged["n"], note)
+        return "  {}{} done, {} failed; {}   ".format(done, of_total, done - tally.judged["n"],
+                                                    note)
     rate = 0.0
     if elapsed:
         rate = done / elapsed
@@ -8230,39 +8085,12 @@ def _progress_text(tally, total, elapsed, held, note=None):
     if total and rate:
         eta = " ETA {:.0f} s".format((total - done) / rate)
     return "  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        done, _of_total(total), behind, rate, eta, done - tally.judged["n"])
-
-
-def _of_total(total):
-    if total:
-        return "/{}".format(total)
-    return ""
-
-
-def _draw_progress(text, width, end=""):
-    """Draw the progress line on stderr over the last one (``width`` wide): padded to cover
-    it, cut to the terminal's width (a wrapped line is not drawn over); the width drawn."""
-    columns = _columns()
-    if columns and len(text) >= columns:
-        text = text[:columns - 4] + "..."
-    width = max(width, len(text))
-    if columns:  # a terminal made narrower since
-        width = min(width, columns - 1)
-    print("\r" + text.ljust(width), end=end, file=sys.stderr, flush=True)
-    return width
-
-
-def _columns():
-    """The terminal's width, 0 if unknown (a pty nobody sized)."""
-    try:
-        return os.get_terminal_size(sys.stderr.fileno()).columns
-    except (OSError, ValueError, AttributeError):
-        return 0
+        done, of_total, behind, rate, eta, done - tally.judged["n"])
 
 
 def _check_first(specs, args, items):
-    """Fill each judge's template from the first good record before any request, so that
-    a template the data cannot fill stops the run up front. The items, none lost."""
+    """Fill each judge's template from the first good record before any request, so that a
+    template the data cannot fill stops the run up front. The items, none lost."""
     items, ahead = itertools.tee(items)
     first = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), None)
     if first is None:
@@ -8298,49 +8126,33 @@ def _item_messages(judge, record, fields):
 
 
 def _run(specs, args, items):
-    """Judge, write and summarise the items with each (prefix, judge, mode); the exit status."""
+    """Judge, write and summarise the items with each (prefix, judge, mode); the exit
+    status. Judged on judge_records' threads, or in this one when no request is sent (an
+    export, an import alone: threads that send nothing only made the run wait on a
+    queue)."""
     run = _Run(specs, args)
     if args.strict:
         items = run.until_bad(items)
-    results = _judged(run, specs, args, items)
+    judges = [judge for _, judge, _ in specs]
+    if args.batch_export or all(judge.url == _OFFLINE for judge in judges):
+        run.go_offline()
+        results = _judged_here(_Workers(judges, run.judge_one, run.stop_on, run.not_judged),
+                               items)
+    else:
+        results = judge_records(judges, items, progress=run.held, concurrency=args.concurrency,
+                                window=args.window, judge_one=run.judge_one,
+                                stop_on=run.stop_on, failed=run.not_judged)
     run.write_records(results)
     worst = run.summarise()
     return run.exit_status(worst)
 
 
-def _judged(run, specs, args, items):
-    """Each (item, judgements) in input order: on the worker threads, or in this one when
-    no request is sent (an export, an import alone): handing the records to threads that
-    send nothing only made the run wait on a queue (most of an export's time)."""
-    judges = [judge for _, judge, _ in specs]
-    if args.batch_export or all(judge.url == _OFFLINE for judge in judges):
-        workers = _Workers(judges, run.judge_one, run.stop_on, run.not_judged)
-        run.batching = _FLUSH_LINES  # records come at the CPU's pace: write them by the batch
-        run.go_lean()
-        return _judged_here(workers, items, run.read_one)
-    return judge_records(judges, items, progress=run.held, concurrency=args.concurrency,
-                         window=args.window, judge_one=run.judge_one, stop_on=run.stop_on,
-                         failed=run.not_judged)
-
-
-def _internal_error(judge, exc):
-    """The judgement of an item whose judging raised ``exc`` (a bug): its own failure."""
-    return judge._failed("internal_error", judge._redact("{}: {}".format(type(exc).__name__,
-                                                                         exc)))
-
-
-def _judged_here(workers, items, read_one=None):
-    """judge_records' results, each judged in this thread as it is read (as a worker would:
-    a stop, an internal_error), the judges closed at the end; ``read_one(item)`` gives an
-    item's judgements without the workers' steps (an import's _Readings), or None."""
+def _judged_here(workers, items):
+    """judge_records' results, each judged in this thread as a worker would (a stop, an
+    internal_error), the judges closed at the end."""
     try:
         for item in items:
-            judged = None
-            if read_one is not None and not workers.stopped:
-                judged = read_one(item)
-            if judged is None:
-                judged = workers.attempt(item)
-            yield item, judged
+            yield item, workers.attempt(item)
     finally:
         for judge in workers.judges:
             judge.close()
@@ -8353,39 +8165,54 @@ class _Run:
     def __init__(self, specs, args):
         self.specs, self.args = specs, args
         self.started = time.monotonic()
-        self.sink = _open_output(args)
-        self.write = _write_text
-        if self.sink:
+        try:  # -o or stdout as bytes: UTF-8 whatever the locale, one write a line,
+            self.sink = open(args.output or sys.stdout.fileno(), "wb", 0,  # unbuffered, so a
+                             closefd=bool(args.output))  # full disk tears none
             self.write = self.sink.write
-        self.progress, self.total = _progress(args)
-        self.outputs, self.members = _outputs(specs, args)
-        self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
+        except ValueError:  # stdout is a StringIO (tests)
+            self.sink, self.write = None, _write_text
+        self.members, self.repeats, self.prices, self.judge_items = {}, {}, {}, {}
+        for prefix, judge, _ in specs:
+            self.members[prefix] = [judge]  # the judges behind a prefix's fields
+            self.repeats[prefix] = {}  # each judge's, for _fatal
+            self.prices[prefix] = judge.price
+            self.judge_items[prefix] = _judge_item  # see go_offline
+        # whose fields the records get: each judge's (prefix, judge, mode), or a jury's as one
+        # judge's; a jury's names, its judge_panel's keys
+        self.outputs, self.jurors = specs, None
+        if args.jury:
+            self.outputs = [("judge",) + specs[0][1:]]
+            self.members = {"judge": [judge for _, judge, _ in specs]}
+            self.jurors = [name for name, _, _ in specs]
+        self.tallies = {}
         for prefix, judge, mode in self.outputs:
+            self.tallies[prefix] = _Tally()
             self.tallies[prefix].lack_checks = _lack_checks(args, mode, judge)
-        self.jurors = _jurors(specs, args)
         self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
         self.stopped, self.broken = [], []  # broken: (file, error)
         self.stopped_judges = {}  # with --judges, a judge whose server is unusable stops alone
         self.budget = None  # none if no judge's price can cost: no reply would end its wait
-        if args.max_cost is not None and any(any(judge.price) for _, judge, _ in specs):
+        if args.max_cost is not None and any(map(any, self.prices.values())):
             self.budget = _Budget(args.max_cost)
-        self.repeats = {prefix: {} for prefix, _, _ in specs}  # each judge's, for _fatal
         self.line = self.rest = b""  # the lines being written, and what of them is not yet
-        self.pending, self.batching, self.flushed = [], 1, self.started  # see write_line
+        self.pending, self.batching, self.flushed = [], 1, self.started  # see buffer
         self.written = 0  # lines in the output: the stop note's count
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-        self.judge_items = {}  # a judge's own way to judge an item, else _judge_item: go_lean
-        self.readings = None  # an import's _Readings: go_lean
+        self.texts = {}  # {id(stamp): (stamp, its text)}: a stamp is encoded once (buffer)
+        self.ours = tuple(prefix + "_" for prefix, _, _ in self.outputs)  # see _replaced
         self.listen()
 
     def listen(self):
-        """On a terminal, the progress line hears of each judge's retries (``notes``, by
-        prefix), and is redrawn while no record comes: a judge that fails says so."""
+        """On a terminal, the progress line hears of each judge's retries (``notes``) and is
+        redrawn while no record comes: a judge that fails says so."""
         self.notes, self.drawing, self.width, self.ticker = {}, threading.Lock(), 0, None
         self.replied = self.started  # the last reply or record: a hung judge shows
+        self.progress = not self.args.quiet and sys.stderr.isatty()
+        self.total = None  # the records the progress line expects
         if not self.progress:
             return
+        self.total = _record_total(self.args)
         for prefix, judge, _ in self.specs:
             judge._on_retry = functools.partial(self.heard, prefix)
         self.ticker = _Ticker(self.tick)
@@ -8396,12 +8223,26 @@ class _Run:
         if note is None:
             self.replied = time.monotonic()
 
+    def go_offline(self):
+        """A run that sends no request writes by the batch (records come at the CPU's pace)
+        and judges the items of a judge that asks each once by their kind's recipe
+        (_ByRecipe); an item asked more than once (--assess, --repeats, --reask, both
+        orders) or saved with its prompt, by _judge_item. Decided once a judge: a panel's
+        may differ."""
+        self.batching = _FLUSH_LINES
+        flagged = self.args.context_field or self.args.image_field  # their texts are read
+        for prefix, judge, mode in self.specs:
+            once = not _MODES[mode].compare and judge.again is None and not judge.reask
+            once = once and len(judge.turns) == 1 and judge.repeats == 1
+            built_in = all(template is None or template in TEMPLATES
+                           for template, _ in judge.turns)
+            if once and built_in and not flagged and not judge.save_prompts:
+                self.judge_items[prefix] = _ByRecipe(judge, self.args.fields, mode)
+
     def until_bad(self, items):
         """--strict: the items up to the first bad one, whose error stops the run."""
         for number, record in items:
-            bad = record
-            if not isinstance(record, _BadLine):
-                bad = _item_fields(self.args.fields, number, record)
+            bad = _item_fields(self.args.fields, number, record)
             if isinstance(bad, _BadLine):
                 self.stopped.append(bad.error)
                 return
@@ -8411,7 +8252,10 @@ class _Run:
         """Each judge's judgement of the item; none once --max-cost would be passed."""
         if not self.budget:
             return self.judge_each(item)
-        estimate, reasks = _item_estimate(self.specs, self.args, item)
+        estimates = [_estimate(judge, self.args.fields, item, mode)
+                     for _, judge, mode in self.specs]
+        estimate = sum(each["most"] for each in estimates)
+        reasks = sum(each["reasks_cost"] for each in estimates)
         reserved = self.budget.reserve(estimate + reasks)  # calibrated on the first asks
         if reserved is None:
             return self.not_judged("cost_limit", self.budget.reason)
@@ -8426,32 +8270,29 @@ class _Run:
         return judged
 
     def judge_each(self, item):
-        """Each judge's judgement of the item, but of the judges that stopped."""
+        """Each judge's judgement of the item: a bug fails only its judge's fields; a judge
+        whose server is unusable stops alone (--judges)."""
         judged = []
         for prefix, judge, mode in self.specs:
             if prefix in self.stopped_judges:
                 reason = "not judged: judge {} stopped: {}".format(
                     prefix, self.stopped_judges[prefix])
                 judged.append((prefix, judge._failed("not_judged", reason)))
-            else:
-                judged.append((prefix, self.judge_with(prefix, judge, mode, item)))
+                continue
+            try:
+                judgement = self.judge_items[prefix](judge, self.args.fields, item, mode)
+            except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
+                self.broken.append((exc.filename or self.args.cache, exc))
+                raise
+            except Exception as exc:
+                judgement = judge._failed("internal_error", judge._redact("{}: {}".format(
+                    type(exc).__name__, exc)))
+            if len(self.specs) > 1:
+                reason = _fatal(judgement, self.repeats[prefix])
+                if reason:
+                    self.stopped_judges.setdefault(prefix, reason)
+            judged.append((prefix, judgement))
         return judged
-
-    def judge_with(self, prefix, judge, mode, item):
-        """One judge's judgement; a judge whose server is unusable stops (with --judges)."""
-        try:
-            judgement = self.judge_items.get(prefix, _judge_item)(judge, self.args.fields, item,
-                                                                    mode)
-        except OSError as exc:  # the --cache or an export cannot be written: stop as Ctrl-C
-            self.broken.append((exc.filename or self.args.cache, exc))
-            raise
-        except Exception as exc:  # a bug in one judge fails only its own fields
-            judgement = _internal_error(judge, exc)
-        if len(self.specs) > 1:
-            reason = _fatal(judgement, self.repeats[prefix])
-            if reason:
-                self.stopped_judges.setdefault(prefix, reason)
-        return judgement
 
     def stop_on(self, judged):
         """Why the run stops (the server is unusable), or None."""
@@ -8465,20 +8306,35 @@ class _Run:
     def not_judged(self, status, error):
         return [(prefix, judge._failed(status, error)) for prefix, judge, _ in self.specs]
 
+    def costs(self, judged):
+        """{prefix: what its judgement cost} of the judges given a price."""
+        prices = self.prices
+        return {prefix: _judgement_cost(judgement, prices[prefix]) for prefix, judgement in judged
+                if prices[prefix] and judgement.status != "cost_limit"}  # those cost nothing
+
     def write_records(self, results):
         """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
-        or a full disk; the records written stay whole."""
+        or a full disk (of -o, the tally's numbers or an export's parts): the records
+        written stay whole."""
         held = _HeldStop()
         try:
             held.install()
             self.write_each(results, held)
         except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
-            if exc.filename in self.others():  # the lines written are whole
+            others = [_NUMBERS_FILE]
+            if self.specs[0][1].batch is not None:
+                others += self.specs[0][1].batch.parts
+            if exc.filename in others:
                 self.broken.append((exc.filename, exc))
             elif isinstance(exc, BrokenPipeError) or not self.rest:  # `| head`, or not ours
                 raise
-            else:
-                self.untear(exc)
+            else:  # stop without the part of a line -o took; the lines it took whole count
+                self.broken.append((self.args.output or "stdout", exc))
+                taken = len(self.line) - len(self.rest)
+                whole = self.line.rfind(b"\n", 0, taken) + 1
+                self.written += self.line.count(b"\n", 0, whole)
+                if self.args.output and os.path.isfile(self.args.output):  # not /dev/full
+                    os.ftruncate(self.sink.fileno(), self.sink.tell() - (taken - whole))
         finally:
             held.restore()
             if self.ticker:
@@ -8502,180 +8358,95 @@ class _Run:
         except KeyboardInterrupt as exc:  # it came during the last flush, which is done
             self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
 
-    def others(self):
-        """The files besides -o that writing a record may write: the tally's numbers, the
-        export's parts."""
-        batch = self.specs[0][1].batch
-        if batch is None:
-            return [_NUMBERS_FILE]
-        return [_NUMBERS_FILE] + batch.parts
-
-    def flush_parts(self):
-        """Write the export's batch lines still held, before -o's records and the summary
-        say they are. A part the disk refuses stops the run as a full -o does, the record
-        being written still written and counted."""
-        batch = self.specs[0][1].batch  # one for every judge
-        if batch is None:
-            return
-        try:
-            batch.flush()
-        except OSError as exc:
-            if exc.filename not in [path for path, _ in self.broken]:  # said once
-                self.broken.append((exc.filename, exc))
-
     def write_record(self, number, record, judged):
+        """Write the record with each judge's fields (a jury's verdict as one judge's), its
+        priced judgements' cost (PREFIX_cost), line and stamp; keep it for --html; tally it
+        as report reads it, and what it lacks (a bad_record was not judged)."""
         costs = self.costs(judged)
         if self.args.jury:
             verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
                            pass_threshold=self.specs[0][1].pass_threshold)
             judged = [("judge", verdict)]
-            if costs:
-                costs = {"judge": _panel_cost(costs)}
-        for prefix, judgement in judged:
-            if prefix in costs:  # written as PREFIX_cost, summed by the tally
+        if self.args.jury and costs:  # a panel's: its judges' summed, None if one had no usage
+            total = None
+            if None not in costs.values():
+                total = round(sum(costs.values()), 9)
+            costs = {"judge": total}
+        written = {}
+        for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
+            if prefix in costs:
                 judgement.details["cost"] = costs[prefix]
-        out = _replaced(record, self.fields(number, judged), self.stale)
-        self.write_line(out)
+            written.update(_judge_fields(prefix, judgement))
+            written[prefix + "_line"] = number
+            written[prefix + "_run"] = self.stamp(prefix, mode)
+        out = _replaced(record, written, self.stale, self.ours)
+        self.buffer(out)
         if self.args.html:
             _keep(self.rows, out, self.outputs[0][0], number, self.args.html_rows)
         for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
-            _tally_add(self.tallies[prefix], judgement, out, self.args, mode)  # as report reads
-            _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
+            tally = self.tallies[prefix]
+            _tally_add(tally, judgement, out, self.args, mode)  # as report reads it
+            if judgement.status == "bad_record":
+                continue
+            tally.defaulted["records"] += 1  # a judged record, and what it lacks
+            for key, lacks in tally.lack_checks:
+                if lacks(record):
+                    tally.defaulted[key] += 1
         self.replied = time.monotonic()
         if self.progress and self.replied - self.shown > 0.25:
             self.shown = self.replied
             self.show_progress(self.shown)
 
-    def go_lean(self):
-        """Write each record with write_lean, if the run is one judge without a price, --jury,
-        --html or a progress line: decided once, not on each record."""
-        for name, each, kind in self.specs:  # each judge's own: a panel's may differ
-            self.judge_items[name] = _plain_way(each, self.args, kind)
-        prefix, judge, mode = self.specs[0]
-        plain = len(self.specs) == 1 and not judge.price and not self.progress
-        if plain and not self.args.jury and not self.args.html:
-            self.write_record = self.write_lean
-            self.stamp_text = (None, None)  # (the stamp, its text)
-            self.readings = _Readings.of(self)
-            head = prefix + "_"  # the names write_reading gives a _Reading's fields
-            self.reading_names = [head + name for name in _JUDGED_FIELDS + ("score_source",)]
-
-    def read_one(self, item):
-        """The item's judgements by the import's _Readings (see go_lean), or None: the
-        general path. What goes wrong goes as it would there (judge_with)."""
-        if self.readings is None:
-            return None
-        try:
-            return self.readings.judged(item)
-        except OSError as exc:  # the index of keys cannot be written: stop as Ctrl-C
-            self.broken.append((exc.filename or self.args.cache, exc))
-            return self.not_judged("internal_error", "{}: {}".format(type(exc).__name__, exc))
-        except Exception as exc:  # a bug fails only the record
-            return [(self.readings.prefix, _internal_error(self.readings.judge, exc))]
-
-    def write_lean(self, number, record, judged):
-        """write_record's line and tallies, for one judge (see go_lean), the stamp encoded
-        once a run."""
-        (prefix, judgement), = judged
-        mode = self.outputs[0][2]
-        if type(judgement) in _READINGS:
-            return self.write_reading(number, record, judgement)
-        written = _judge_fields(prefix, judgement)
-        written[prefix + "_line"] = number
-        written[prefix + "_run"] = self.stamp(prefix, mode)
-        out = _replaced(record, written, self.stale, (prefix + "_",))  # any other NAME_run
-        self.write_stamped(out, prefix + "_run")  # of written is a detail: its name starts so
-        _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
-        _count_defaults(self.tallies[prefix], judgement, record, self.args, mode)
-        self.replied = time.monotonic()
-
-    def write_reading(self, number, record, reading):
-        """write_lean of a _Reading or an _Exported: the fields a Judgement of it writes
-        (_judge_fields), its own count. The record has no field of the run's prefix
-        (_Readings.judged)."""
-        prefix, _, mode = self.outputs[0]
-        head, out = prefix + "_", dict(record)
-        out.update(zip(self.reading_names, reading.written()))
-        if reading.reasoning:
-            out[head + "reasoning"] = reading.reasoning
-        if reading.fingerprint:
-            out[head + "fingerprint"] = reading.fingerprint
-        out[head + "line"] = number
-        out[head + "run"] = self.stamp(prefix, mode)
-        self.write_stamped(out, head + "run")
-        tally = self.tallies[prefix]
-        reading.count(tally, record, self.args, mode)
-        _count_lacks(tally, record, self.args, mode)
-        self.replied = time.monotonic()
-
-    def write_stamped(self, out, run):
-        """write_line of ``out``, its stamp (field ``run``, the last) encoded once a run: the
-        line's text with null there, the stamp's text put in its place."""
-        stamp = out[run]
-        if next(reversed(out)) != run:  # a judgement's detail of that name came first
-            return self.write_line(out)
-        out[run] = None
-        try:
-            text = self.encode(out)[:-5] + self.stamped(stamp) + "}"
-        except ValueError:  # NaN or 1e999 in the record, or the stamp
-            text = None
-        out[run] = stamp  # the tally sees the record as written
-        if text is None:
-            return self.write_line(out)
-        return self.buffer(text)
-
-    def stamped(self, stamp):
-        """The stamp's text, encoded again only if it changed (a model became known)."""
-        if self.stamp_text[0] is not stamp:
-            self.stamp_text = (stamp, self.encode(stamp))
-        return self.stamp_text[1]
-
-    def costs(self, judged):
-        """{prefix: what its judgement cost} of the judges given a price."""
-        prices = {prefix: judge.price for prefix, judge, _ in self.specs}
-        return {prefix: _judgement_cost(judgement, prices[prefix]) for prefix, judgement in judged
-                if prices[prefix] and judgement.status != "cost_limit"}  # those cost nothing
-
-    def fields(self, number, judged):
-        """The fields this run writes on a record: each judge's, its line and stamp."""
-        written = {}
-        for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
-            written.update(_judge_fields(prefix, judgement))
-            written[prefix + "_line"] = number
-            written[prefix + "_run"] = self.stamp(prefix, mode)
-        return written
-
     def stamp(self, prefix, mode):
         """The judge's stamp, made again if its model became known (a server's default)."""
-        key = prefix, tuple(each.model for each in self.members[prefix])
+        key = prefix, tuple([each.model for each in self.members[prefix]])
         stamp = self.stamps.get(key)
         if not stamp:
             stamp = _stamp(self.members[prefix], mode, self.args.fields, prefix, self.jurors,
                            _run_stamp(self.args))
             stamp = self.stamps.setdefault(key, stamp)
+            try:
+                self.texts[id(stamp)] = stamp, self.encode(stamp)
+            except ValueError:  # NaN in the stamp: the line is encoded whole
+                pass
         return stamp
 
-    def write_line(self, out):
-        try:
-            text = self.encode(out)
-        except ValueError:  # NaN or 1e999 in the record: null keeps the line strict JSON
-            text = self.encode(_strict(out))
-        self.buffer(text)
-
-    def buffer(self, text):
+    def buffer(self, out):
+        """Hold the record's line, its last field, a stamp, as the text made with the stamp
+        (a third of the line: encoded once a run); NaN or 1e999 as null (strict JSON); a
+        lone surrogate escaped. Written once ``batching`` lines are held, or after
+        _FLUSH_SECONDS."""
+        last = next(reversed(out))
+        stamp, text = out[last], None
+        made = self.texts.get(id(stamp))
+        if made is not None and made[0] is stamp:
+            out[last] = None
+            try:
+                text = self.encode(out)[:-5] + made[1] + "}"  # null} replaced
+            except ValueError:  # NaN or 1e999 in the record
+                pass
+            out[last] = stamp  # the tally sees the record as written
+        if text is None:
+            try:
+                text = self.encode(out)
+            except ValueError:
+                text = self.encode(_strict(out))
         self.pending.append((text + "\n").encode("utf-8", "backslashreplace"))  # "\ud83d"
         if len(self.pending) >= self.batching or time.monotonic() - self.flushed > _FLUSH_SECONDS:
             self.flush()
 
     def flush(self):
-        """Write the buffered lines: one write a line online (a reader of -o sees each
-        record as it is judged), by the batch offline (a write a line was a third of an
-        export's time). An export's batch lines go first: a record -o says exported has
-        its line in a part, whenever the run is killed."""
-        self.flush_parts()
-        self.write_pending()
-
-    def write_pending(self):
+        """Write the held lines: a write a line online (a reader of -o sees each record), by
+        the batch offline (a write a line was a third of an export's time). An export's
+        batch lines go first, so that a record -o says exported is in a part; a part the
+        disk refuses stops the run as a full -o does."""
+        batch = self.specs[0][1].batch  # one for every judge
+        try:
+            if batch is not None:
+                batch.flush()
+        except OSError as exc:
+            if exc.filename not in [path for path, _ in self.broken]:  # said once
+                self.broken.append((exc.filename, exc))
         self.line = self.rest = b"".join(self.pending)
         lines, self.pending = len(self.pending), []
         while self.rest:  # a file may take part of a line, then fail
@@ -8683,68 +8454,58 @@ class _Run:
         self.written += lines
         self.flushed = time.monotonic()
 
-    def untear(self, exc):
-        """The disk is full: stop, without the part of a line it took; the lines it took
-        whole are counted written."""
-        self.broken.append((self.args.output or "stdout", exc))
-        taken = len(self.line) - len(self.rest)
-        whole = self.line.rfind(b"\n", 0, taken) + 1
-        self.written += self.line.count(b"\n", 0, whole)
-        if self.args.output and os.path.isfile(self.args.output):  # not /dev/full, a FIFO
-            os.ftruncate(self.sink.fileno(), self.sink.tell() - (taken - whole))
-
     def tick(self):
         """The ticker's redraw, if the line was not drawn lately."""
         if time.monotonic() - self.shown > _TICK:
             self.show_progress(time.monotonic())
 
     def show_progress(self, now, end=""):
+        """Draw the progress line on stderr over the last one, padded to cover it, cut to
+        the terminal's width (a wrapped line is not drawn over); while no reply comes, it
+        counts the seconds."""
         note = self.note()
         text = _progress_text(self.tallies[self.outputs[0][0]], self.total, now - self.started,
                               self.held, note)
         if not note and now - self.replied >= _QUIET:  # a hung judge: the line counts on
             whole = int(now - self.replied)  # seconds passed: 3.6 s is "3 s", not "4 s"
             text = text.rstrip() + "; no reply for {} s   ".format(whole)
+        try:
+            columns = os.get_terminal_size(sys.stderr.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            columns = 0  # unknown: a pty nobody sized
+        if columns and len(text) >= columns:
+            text = text[:columns - 4] + "..."
         with self.drawing:  # the ticker's thread draws too
-            self.width = _draw_progress(text, self.width, end)
+            self.width = max(self.width, len(text))
+            if columns:  # a terminal made narrower since
+                self.width = min(self.width, columns - 1)
+            print("\r" + text.ljust(self.width), end=end, file=sys.stderr, flush=True)
 
     def note(self):
-        """Why a judge's requests are being retried, or None."""
+        """Why the progress line shows no rate, or None: a judge's requests retried (why),
+        held by a rate limit, or servers of a judge resting."""
+        several = len(self.specs) > 1
         for prefix, note in list(self.notes.items()):
-            if note and len(self.specs) > 1:  # "judge a answers http 429 ..."
+            if note and several:  # "judge a answers http 429 ..."
                 return "judge {} {}".format(prefix.rstrip("_"), note[len("judge "):])
             if note:
                 return note
-        return self.held_note() or self.resting_note()
-
-    def held_note(self):
-        """What rate limit holds a judge's requests now, or None."""
+        which = {prefix: "" for prefix, _, _ in self.specs}
+        if several:
+            which = {prefix: " " + prefix.rstrip("_") for prefix, _, _ in self.specs}
         for prefix, judge, _ in self.specs:
-            holder = judge._limits.holder
-            if holder is None:
-                continue
-            which = ""
-            if len(self.specs) > 1:
-                which = " " + prefix.rstrip("_")
-            return "judge{} held by {}".format(which, holder)
-        return None
-
-    def resting_note(self):
-        """Which servers of a judge on several rest now, while no request is retried."""
+            if judge._limits.holder is not None:
+                return "judge{} held by {}".format(which[prefix], judge._limits.holder)
         for prefix, judge, _ in self.specs:
             resting = [judge._redact(url) for url in judge._replicas.resting()]
-            if not resting:
-                continue
-            which = ""
-            if len(self.specs) > 1:
-                which = " " + prefix.rstrip("_")
-            return "judge{} servers resting: {}".format(which, ", ".join(resting))
+            if resting:
+                return "judge{} servers resting: {}".format(which[prefix], ", ".join(resting))
         return None
 
     def stopped_note(self):
-        """What an interrupted run (or one stopped by a full disk) wrote, and what a rerun of
-        the same command does."""
-        tally = self.tallies[self.outputs[0][0]]
+        """What an interrupted (or full) run wrote, and what a rerun of the command does: an
+        export first needs its parts removed (it writes over none); with --cache, the judged
+        come from it; without, all are judged again."""
         total = _record_total(self.args)
         of_total = ""
         if total is not None:
@@ -8755,16 +8516,36 @@ class _Run:
         output = _one_line(self.args.output)  # None: stdout
         done = "  {}: {}{} records written to {}; ".format(
             how, self.written, of_total, output or "stdout")
-        return done + _rerun(self.args, tally.judged["n"], total, output)
+        if self.args.batch_export:
+            prefix = re.sub(r"\.jsonl\Z", "", self.args.batch_export)
+            return done + "the export is partial: remove {}.*.jsonl, then rerun the same " \
+                          "command".format(_one_line(prefix))
+        if self.args.cache:
+            judged = self.tallies[self.outputs[0][0]].judged["n"]
+            done += "rerun the same command: the {} judged come from the cache".format(judged)
+            if output:
+                done += ", and {} is written again, whole".format(output)
+            return done
+        every, anew = "every record", ""
+        if total is not None:
+            every = "all {}".format(total)
+        if output:
+            anew = " and writes {} anew".format(output)
+        return done + "without --cache a rerun judges {} again{}: pass --cache FILE next " \
+                      "time".format(every, anew)
 
     def summarise(self):
-        """Print, and write, the summaries and the page; the worst failure rate."""
+        """Print, and write, the summaries and the page; the worst failure rate. An input
+        without records is warned of, a run stopped before its first is not (its note says 0
+        written)."""
         if self.progress:
             self.show_progress(time.monotonic(), "\n")
         wall = time.monotonic() - self.started
         stopped_early = bool(self.interrupted or self.broken)
-        if not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped:
-            self.warn_empty(stopped_early)
+        empty = not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped
+        if empty and not stopped_early:
+            print("minijudge: warning: no records in {}".format(self.args.input),
+                  file=sys.stderr)
         summaries = {}
         for prefix, judge, mode in self.outputs:
             stamp = _stamp(self.members[prefix], mode, self.args.fields, prefix, self.jurors,
@@ -8781,9 +8562,8 @@ class _Run:
 
     def over_budget(self):
         """--max-cost's line, None if the run kept within it: what was spent (the summary's
-        figure), what the limit held for replies without usage (not in it), what was left,
-        how to go on; or that it was passed, by a server counting past a request's most (a
-        run that then judged every record said nothing of it, and exited 0)."""
+        figure), what it held for replies without usage, what was left and how to go on; or
+        that a server counting past a request's most passed it."""
         tallies = [self.tallies[prefix] for prefix, _, _ in self.outputs]
         left = tallies[0].statuses["cost_limit"]
         total = round(sum(tally.cost for tally in tallies), 9)
@@ -8809,13 +8589,6 @@ class _Run:
             line += "{} {} records not judged (cost_limit); {}".format(then, left, how)
         return line
 
-    def warn_empty(self, stopped_early):
-        """Warn of an input with no records; not of a run stopped before its first (the
-        stop note says 0 of N written)."""
-        if not stopped_early:
-            print("minijudge: warning: no records in {}".format(self.args.input),
-                  file=sys.stderr)
-
     def exit_status(self, worst):
         if self.broken:
             for path, exc in self.broken:
@@ -8835,19 +8608,37 @@ class _Run:
         return 0
 
 
-class _Budget:
-    """--max-cost, shared by the worker threads: what was spent (the replies' usage), the
-    most the replies without usage cost (``unknown``), the most the records being judged
-    can (``reserved``): never more than the limit together; and why the run stopped.
+def _record_total(args):
+    """How many records the input holds (a shard's share); None for a pipe (counting would
+    eat it)."""
+    if args.input == "-" or not os.path.isfile(args.input):
+        return None
+    with open(args.input, "rb", _READ_BUFFER) as f:
+        first = f.readline()
+        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it (_first_line)
+            first = first[3:]
+        total = sum(1 for line in itertools.chain([first], f) if line.strip())
+    k, n = 0, 1
+    if args.shard:
+        k, n = _read_shard(args.shard)
+    return len(range(k, total, n))
 
-    A record's reserve is the most its requests can cost (_judge_estimate's ``most``), not
-    an estimate: scaled by what a long first record cost, short ones were reserved at a
-    third of their cost, and 8 threads spent $0.031 under --max-cost 0.02. A server
-    counting more than that most (a stub can) is caught by scaling the reserves by the most
-    a record cost against its own; until a reply has told that, one record goes at a time,
-    and so again once a record cost more than its reserve: a chat template adding 2,000
-    tokens costs a short record 7 times its most and a long one 1.3 times, and 16 threads
-    reserved at the long one's scale spent $0.26 under --max-cost 0.1."""
+
+def _write_text(line):
+    """Write a line of bytes to a stdout that takes text; how many bytes were written."""
+    sys.stdout.write(line.decode())
+    return len(line)
+
+
+class _Budget:
+    """--max-cost, shared by the worker threads: what was spent (the replies' usage), what
+    the replies without usage may have cost (``unknown``) and the records being judged may
+    (``reserved``), never past the limit together; and why the run stopped. A record
+    reserves the most its requests can cost (_estimate's ``most``), not an estimate (scaled
+    by a long first record's cost, short ones were reserved a fraction of theirs). A server
+    counting past that most (a chat template of 2,000 tokens) is met by scaling the reserves
+    by the most a record cost against its own: until a reply tells that, or once a record
+    passed its reserve, records go one at a time."""
 
     def __init__(self, limit):
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
@@ -8860,50 +8651,36 @@ class _Budget:
 
     def reserve(self, estimate):
         """The dollars reserved for a record that may cost ``estimate`` at most, None if
-        they do not fit; once one does not, no other is judged (no new request is sent)."""
+        they do not fit (then no record is judged from there). While no reply has told what
+        a record costs against its estimate, or one cost more, records go one at a time."""
         with self.settled:
-            while self.calibrating() and self.judging:
+            while self.reason is None and (self.over or (self.scale is None and
+                                                         not self.unpriced)) and self.judging:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
-            estimate = self.scaled(estimate)
+            estimate *= max(self.scale or 1.0, 1.0)
             held = self.spent + self.unknown + self.reserved
             # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
             # 0.0038580000000000003, past a cap of the dry run's 0.003858)
             if self.reason is None and round(held + estimate, 9) > self.limit:
-                self.reason = self.stop_reason(estimate)
+                # what was spent, held for replies without usage and for the records in
+                # flight (spent by the run's end too), and this one's estimate
+                reason = "not judged: its requests would take the run past --max-cost ${:g} " \
+                         "(${:.6f} spent".format(self.limit, self.spent)
+                if self.unknown:
+                    reason += ", ${:.6f} at most by replies without usage".format(self.unknown)
+                if self.reserved:
+                    reason += ", ${:.6f} held for the records being judged".format(self.reserved)
+                self.reason = reason + ", ${:.6f} estimated for this one)".format(estimate)
             if self.reason is not None:
                 return None
             self.reserved += estimate
             self.judging += 1
             return estimate
 
-    def stop_reason(self, estimate):
-        """Why the records from here are not judged: the money spent, the most the replies
-        without usage cost, that held for the records in flight (spent too by the run's
-        end, so the summary's total is more than the spent said here), and this one's."""
-        reason = "not judged: its requests would take the run past --max-cost ${:g} " \
-                 "(${:.6f} spent".format(self.limit, self.spent)
-        if self.unknown:
-            reason += ", ${:.6f} at most by replies without usage".format(self.unknown)
-        if self.reserved:
-            reason += ", ${:.6f} held for the records being judged".format(self.reserved)
-        return reason + ", ${:.6f} estimated for this one)".format(estimate)
-
-    def calibrating(self):
-        """No reply has yet said what a record costs against its estimate (a reply from
-        the cache costs nothing and says nothing; one without usage ends the wait), or one
-        cost more than its reserve: the server counts past the most, by more for some
-        records than others, and records in flight together could each pass theirs."""
-        told = self.scale is not None or self.unpriced
-        return self.reason is None and (self.over or not told)
-
-    def scaled(self, estimate):
-        """``estimate`` times the most a record cost against its own, if that is more."""
-        return estimate * max(self.scale or 1.0, 1.0)
-
     def settle(self, estimate, reserved, costs):
-        """A record judged: what was reserved is given back, its replies' cost spent; if a
-        reply had no usage (or none was told: the record was cut short), the reserve, less
-        what its other replies cost, stays held as the most it cost."""
+        """A record judged: its reserve given back, its replies' cost spent; a reply without
+        usage (or none told: cut short) keeps the reserve, less its other replies' cost,
+        held."""
         spent = sum(cost for cost in costs.values() if cost is not None)
         missing = not costs or None in costs.values()
         with self.settled:
@@ -8921,15 +8698,15 @@ class _Budget:
 
 class _HeldStop:
     """Ctrl-C or SIGTERM that comes while a record is written and counted acts once it is
-    (it came between the two: the stop note said one record fewer than the file held); a
-    second one acts at once (a write blocked on a pipe nobody reads)."""
+    (between the two, the stop note would miscount); a second one acts at once (a write
+    blocked on a pipe)."""
 
     def __init__(self):
         self.holding, self.signum, self.previous = False, None, {}
 
     def install(self):
-        """Hold the handlers that are Python's (KeyboardInterrupt, _judge_input's SIGTERM);
-        not an ignored signal, and only in the main thread (a caller's thread has none)."""
+        """Hold Python's handlers (KeyboardInterrupt, _judge_input's SIGTERM), not an
+        ignored signal, in the main thread alone."""
         import signal
         if threading.current_thread() is not threading.main_thread():
             return
@@ -8968,7 +8745,7 @@ _QUIET = 3.0  # seconds without a reply or a record before the progress line cou
 
 class _Ticker:
     """A thread that calls ``tick`` every _TICK s until stopped: the progress line moves
-    while no record comes (a judge retrying or slow)."""
+    while no record comes."""
 
     def __init__(self, tick):
         self.tick, self.stopped = tick, threading.Event()
@@ -8984,190 +8761,53 @@ class _Ticker:
         self.thread.join()
 
 
-def _rerun_cached(judged, output):
-    """What a rerun of an interrupted run with --cache does."""
-    text = "rerun the same command: the {} judged come from the cache".format(judged)
-    if output:
-        text += ", and {} is written again, whole".format(output)
-    return text
-
-
-def _rerun(args, judged, total, output):
-    """What a rerun of an interrupted run does: an export's, with --cache, without."""
-    if args.batch_export:
-        return _rerun_exported(args.batch_export)
-    if args.cache:
-        return _rerun_cached(judged, output)
-    return _rerun_uncached(total, output)
-
-
-def _rerun_exported(flag_value):
-    """What to do after an interrupted --batch-export: its parts are there, and an export
-    writes over no part (the same command again was exit 2, not what the note said)."""
-    prefix = re.sub(r"\.jsonl\Z", "", flag_value)
-    return "the export is partial: remove {}.*.jsonl, then rerun the same command".format(
-        _one_line(prefix))
-
-
-def _rerun_uncached(total, output):
-    """What a rerun of an interrupted run without --cache does, and how to keep the judged."""
-    every = "every record"
-    if total is not None:
-        every = "all {}".format(total)
-    anew = ""
-    if output:
-        anew = " and writes {} anew".format(output)
-    return "without --cache a rerun judges {} again{}: pass --cache FILE next time".format(
-        every, anew)
-
-
-def _record_total(args):
-    """How many records the input holds (a shard's share); None if it is a pipe (counting
-    would eat it)."""
-    if args.input == "-" or not os.path.isfile(args.input):
-        return None
-    with open(args.input, "rb", _READ_BUFFER) as f:
-        first = f.readline()
-        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it
-            first = first[3:]
-        total = sum(1 for line in itertools.chain([first], f) if line.strip())
-    k, n = 0, 1
-    if args.shard:
-        k, n = _read_shard(args.shard)
-    return len(range(k, total, n))
-
-
-def _outputs(specs, args):
-    """Whose fields the records get: each judge's (prefix, judge, mode), or a jury's as one
-    judge's; and by prefix, the judges behind them."""
-    if args.jury:
-        members = [judge for _, judge, _ in specs]
-        return [("judge",) + specs[0][1:]], {"judge": members}
-    return specs, {prefix: [judge] for prefix, judge, _ in specs}
-
-
-def _open_output(args):
-    """The records' file (-o, or stdout) as bytes: UTF-8 whatever the locale, one write a
-    line, unbuffered, so a full disk tears none; None if stdout is a StringIO (tests)."""
-    try:
-        return open(args.output or sys.stdout.fileno(), "wb", 0, closefd=bool(args.output))
-    except ValueError:
-        return None
-
-
-def _write_text(line):
-    """Write a line of bytes to a stdout that takes text; how many bytes were written."""
-    sys.stdout.write(line.decode())
-    return len(line)
-
-
-def _progress(args):
-    """Whether the progress line is shown (on a terminal), and how many records it expects."""
-    if args.quiet or not sys.stderr.isatty():
-        return False, None
-    return True, _record_total(args)
-
-
-def _jurors(specs, args):
-    """A jury's judges, by name: its judge_panel's keys."""
-    if args.jury:
-        return [name for name, _, _ in specs]
-    return None
-
-
-def _plain_judge(judge, mode):
-    """Whether ``judge`` asks an item of ``mode`` one request: one turn, once, no second
-    order, no prompt saved; _judge_plain takes the steps that leaves."""
-    if mode in ("pairwise", "systems") or judge.again is not None:
-        return False
-    if judge.reask:  # a reply not read is asked again: a second request
-        return False
-    return len(judge.turns) == 1 and judge.repeats == 1 and not judge.save_prompts
-
-
-def _judge_plain(judge, spec, item, mode):
-    """_judge_item of an item of a _plain_judge: its one request made from the steps
-    judge.judge would take (its fields, values, messages, _send); an item those steps do
-    not cover (a bad line or field, images, nothing to ask, a template that does not
-    fill) goes to _judge_item."""
-    number, record = item
-    fields = _fields_of(spec, number, record, mode)
-    if isinstance(fields, _BadLine):
-        return _judge_item(judge, spec, item, mode)
-    try:
-        values = judge._values(record, None, fields)
-        messages = judge._messages(record, values, [])
-    except (TemplateError, _BadRecord):
-        return _judge_item(judge, spec, item, mode)
-    if values.get("images") or judge._unasked(values) is not None:
-        return _judge_item(judge, spec, item, mode)
-    return _asked_plain(judge, messages, values)
-
-
-def _plain_way(judge, args, mode):
-    """How an offline run judges an item of a _plain_judge: by its kind's recipe (_Recipes)
-    where the prompt's steps allow one, else _judge_plain; other judges' _judge_item."""
-    if not _plain_judge(judge, mode):
-        return _judge_item
-    templates = [template for template, _ in judge.turns]
-    built_in = all(t is None or t in TEMPLATES for t in templates)
-    flagged = args.context_field or args.image_field  # a context's text is read, not copied
-    if mode in _RECIPE_MODES and built_in and not flagged:
-        return _ByRecipe(_Recipes(judge, args.fields, mode))
-    return _judge_plain
-
-
-_RECIPE_MODES = ("rating", "binary", "math", "rubric")  # of one response, no conversation
-_RECIPE_KINDS = 256  # recipes kept at most: a kind a record (a field of its own each) grows none
-
-
 class _ByRecipe:
-    """A judge_item (see _Run.go_lean) that makes a record's messages from its kind's recipe
-    (``recipes``, a _Recipes), the rest as _judge_plain: its request, read and scored alike."""
+    """How an offline run judges the items of a judge that asks each one request
+    (_Run.go_offline): the messages of the record's kind's recipe (_Recipes), sent and read
+    as judge.judge sends and reads them; a record of no recipe by _judge_item."""
 
-    def __init__(self, recipes):
-        self.recipes = recipes
+    def __init__(self, judge, spec, mode):
+        self.recipes = _Recipes(judge, spec, mode)
 
     def __call__(self, judge, spec, item, mode):
         messages = self.recipes.messages(item[1])
         if messages is None:  # a record of no recipe: the steps judge.judge takes
-            return _judge_plain(judge, spec, item, mode)
-        return _asked_plain(judge, messages)
+            return _judge_item(judge, spec, item, mode)
+        try:
+            judgement = judge._send(messages)
+        except (JudgeError, OSError):  # as judge.judge lets them go: strict, a full disk
+            raise
+        except Exception as exc:  # as judge.judge says a bug: on the item
+            judgement = judge._failed("internal_error", "{}: {}".format(
+                type(exc).__name__, judge._redact(str(exc))))
+        return _with_pass(judgement, judge.pass_threshold)
 
 
-def _asked_plain(judge, messages, values=None):
-    """The one request of a _plain_judge's item and its judgement, as judge.judge makes it:
-    ``values`` give its criterion's scale, its seed and its turn ({}: none of them)."""
-    values = values or {}
-    try:
-        judgement = judge._send(messages, None, values.get("criterion_scores"),
-                                values.get("seed"))
-    except (JudgeError, OSError):  # as _ask lets them go: strict, a full disk
-        raise
-    except Exception as exc:  # as _ask says a bug: on the item
-        judgement = judge._failed("internal_error", "{}: {}".format(
-            type(exc).__name__, judge._redact(str(exc))))
-    _note_turn(judgement, values)
-    return _with_pass(judgement, judge.pass_threshold)
+_RECIPE_KINDS = 256  # recipes kept at most: a kind a record (a field of its own each) grows none
 
 
 class _Recipes:
-    """The messages of records of one kind, made once: an offline run (an export, an import)
-    made each record's prompt through the dozen steps judge.judge takes (its fields checked,
-    its values, the template filled), most of an export's time. A kind is a set of field
-    names. Its recipe is made by those steps from a probe: the record with each field they
-    may read replaced by a marker; the markers found in the messages are where the record's
-    own texts go. Sound because those steps treat a text they read by whether it is blank
-    alone, and copy it whole: a record of the kind whose fields they read are all texts,
-    none blank, gets the messages they would make. Anything else (a blank or non-text field
-    they read, a custom template, a step that changed a marker: stripped, cut, escaped) has
-    no recipe and takes the steps."""
+    """The messages of records of one kind, made once (the dozen steps judge.judge takes a
+    record were most of an export's time). A kind is a set of field names; its recipe is
+    made by those steps from a probe, the record with each field they may read replaced by a
+    marker: where the markers are in the messages, the record's texts go. Sound because the
+    steps treat a text by whether it is blank alone and copy it whole; anything else (a
+    blank or non-text field, a custom template, a marker changed) has no recipe."""
 
     def __init__(self, judge, spec, mode):
         self.judge, self.spec, self.mode = judge, spec, mode
         self.kinds, self.last = {}, (None, None)  # {frozenset of names: _Recipe or None}
         self.marker = " \x00mj" + os.urandom(8).hex().upper() + "{}\x00 "
-        self.read = _fields_read(spec)
+        # the fields the steps may read: the question's, the context's, the reference's and
+        # their aliases, the responses', the conversation's, and those the flags name
+        self.read = {"question", "context", "reference", "response", "messages", "turns",
+                     "answers", "choices", *_FIELD_ALIASES}
+        for flag in ("question", "reference", "response", "response_a", "response_b",
+                     "conversation", "criteria", "image"):
+            field = getattr(spec, flag + "_field", None)
+            if isinstance(field, str):
+                self.read.add(str(field))
+        self.read.update(str(field) for _, field in spec.context_field or ())
 
     def messages(self, record):
         """The record's messages from its kind's recipe; None: it has none."""
@@ -9194,20 +8834,17 @@ class _Recipes:
         return self.kinds[keys]
 
     def recipe(self, record, names):
-        """The _Recipe of the record's kind, or None: made from a probe of it."""
+        """The _Recipe of the record's kind, from the messages judge.judge's steps make of a
+        probe; None if they take another path (a conversation, images, a seed, a criterion's
+        scale, a text shortened, nothing to ask)."""
         probe = dict(record)
         for number, name in enumerate(names):
             probe[name] = self.marker.format(number)
-        messages = self.probed(probe)
-        if messages is None:
-            return None
-        return _Recipe.of(messages, names, self.marker)
-
-    def probed(self, probe):
-        """The probe's messages by judge.judge's steps; None if they take another path."""
         judge = self.judge
-        fields = _fields_of(self.spec, 0, probe, self.mode)
-        if isinstance(fields, _BadLine) or _holds_conversation(fields):
+        fields = _item_fields(self.spec, 0, probe, self.mode)
+        if isinstance(fields, _BadLine):
+            return None
+        if fields.get("_conversation", _NO_CONVERSATION) is not _NO_CONVERSATION:
             return None
         try:
             values = judge._values(probe, None, fields)
@@ -9219,17 +8856,12 @@ class _Recipes:
             return None
         if judge._unasked(values) is not None:
             return None
-        return messages
-
-
-def _holds_conversation(fields):
-    """Whether an item's fields (_item_fields) hold a conversation the judge reads."""
-    return fields.get("_conversation", _NO_CONVERSATION) is not _NO_CONVERSATION
+        return _Recipe.of(messages, names, self.marker)
 
 
 class _Recipe:
-    """A kind's messages (see _Recipes): for each, its role and its content as a format string
-    whose fields {0}, {1}, ... are the texts of ``names``, in order."""
+    """A kind's messages (_Recipes): each one's role, and its content as a format string of
+    the texts of ``names``."""
 
     def __init__(self, names, messages):
         self.names, self.messages = names, messages
@@ -9237,40 +8869,31 @@ class _Recipe:
     @classmethod
     def of(cls, messages, names, marker):
         """The recipe of a probe's ``messages``; None if one is not a role and a text, or a
-        marker was changed on its way (stripped, cut, escaped: the texts would be too)."""
+        marker changed on its way (stripped, cut, escaped: the texts would be too)."""
         made = []
+        head, tail = marker.split("{}")
+        token = head.strip(" \x00").lower()
         for message in messages:
             content = message.get("content")
             if message.keys() != {"role", "content"} or type(content) is not str:
                 return None
-            form = _recipe_form(content, marker)
-            if form is None:
+            parts = re.split(re.escape(head) + r"(\d+)" + re.escape(tail), content)
+            literals = parts[::2]  # what is left of the probe holds no piece of a marker
+            if any("\x00" in text or token in text.lower() for text in literals):
                 return None
-            made.append((message["role"], form))
+            form = [literals[0].replace("{", "{{").replace("}", "}}")]
+            for number, text in zip(parts[1::2], literals[1:]):
+                form.append("{" + number + "}" + text.replace("{", "{{").replace("}", "}}"))
+            made.append((message["role"], "".join(form)))
         return cls(names, made)
 
     def fill(self, record):
         """The messages of a record of this kind; None unless each text is filled."""
         texts = [record[name] for name in self.names]
         for text in texts:
-            if type(text) is not str or not text or text.isspace():  # _is_blank's test
+            if not _is_filled(text):
                 return None
         return [{"role": role, "content": form.format(*texts)} for role, form in self.messages]
-
-
-def _recipe_form(content, marker):
-    """A probe's content as a format string of its markers' numbers, or None if a marker
-    was changed on its way (what is left of the probe holds a piece of one)."""
-    head, tail = marker.split("{}")
-    parts = re.split(re.escape(head) + r"(\d+)" + re.escape(tail), content)
-    literals = parts[::2]
-    token = head.strip(" \x00").lower()
-    if any("\x00" in text or token in text.lower() for text in literals):
-        return None
-    form = [literals[0].replace("{", "{{").replace("}", "}}")]
-    for number, text in zip(parts[1::2], literals[1:]):
-        form.append("{" + number + "}" + text.replace("{", "{{").replace("}", "}}"))
-    return "".join(form)
 
 
 def _is_filled(value):
@@ -9278,195 +8901,28 @@ def _is_filled(value):
     return type(value) is str and value != "" and not value.isspace()
 
 
-def _fields_read(args):
-    """The names of the fields the steps of a prompt may read, given the flags: the
-    question's, the context's, the reference's and their aliases, the responses', the
-    conversation's, and those flags name."""
-    names = {"question", "context", "reference", "response", "messages", "turns", "answers",
-             "choices", *_FIELD_ALIASES}
-    for flag in ("question", "reference", "response", "response_a", "response_b",
-                 "conversation", "criteria", "image"):
-        field = getattr(args, flag + "_field", None)
-        if isinstance(field, str):
-            names.add(str(field))
-    names.update(str(field) for _, field in args.context_field or ())
-    return names
-
-
-class _Readings:
-    """An import's or an export's judgement of a record of a recipe (_ByRecipe), made
-    without the steps a judgement takes that find nothing to do offline: its request made
-    by the recipe and found in the batch files or exported (LLMJudge._reply, as ever); a
-    reply read ok given as a _Reading, whose text was read once (a judge's short verdicts
-    repeat: "Rating: 4") by _interpret itself; an exported request as an _Exported. Any
-    other outcome (a failure, a refusal, a reply asked of the server or cached) is made a
-    Judgement as _send makes it; a record of no recipe, or with fields of the run's own
-    prefix, takes the general path (``judged`` gives None)."""
-
-    def __init__(self, prefix, judge, recipes):
-        self.prefix, self.judge, self.recipes = prefix, judge, recipes
-        self.head = prefix + "_"
-        self.read = {}  # {reply text: (score, value), or None if it is not read ok}
-        self.last = (None, False)  # the last record's field names, and has_ours of them
-
-    @classmethod
-    def of(cls, run):
-        """The run's _Readings, or None: a run of one judge written by write_lean, judging
-        by recipe from batch files alone or exporting, whose judgement of a reply read ok is
-        its text's alone, tallied without --model-field or --group-by."""
-        (prefix, judge, _), = run.specs
-        way = run.judge_items.get(prefix)
-        if run.write_record != run.write_lean or not isinstance(way, _ByRecipe):
-            return None
-        if not _offline_alone(judge) or not _reads_text_alone(judge):
-            return None
-        if run.args.model_field or run.args.group_by or run.budget:
-            return None
-        return cls(prefix, judge, way.recipes)
-
-    def judged(self, item):
-        """[(prefix, the record's _Reading or Judgement)], or None (nothing was asked)."""
-        record = item[1]
-        if type(record) is not dict or self.has_ours(record):
-            return None  # what is replaced, and the warning that says so: write_lean's
-        messages = self.recipes.messages(record)
-        if messages is None:
-            return None
-        judge, started = self.judge, time.monotonic()
-        try:
-            reply, cached = judge._reply(messages)
-        except APIError as exc:
-            return [(self.prefix, self.unreplied(exc, started))]
-        reading = self.reading(reply, cached)
-        if reading is None:
-            reading = judge._replied(reply, cached, False, None)
-        return [(self.prefix, reading)]
-
-    def has_ours(self, record):
-        """Whether a field of the record's is named as the run's own (PREFIX_...), decided
-        once a set of field names."""
-        keys, ours = self.last
-        if record.keys() != keys:
-            keys = frozenset(record)
-            ours = any(name.startswith(self.head) for name in keys)
-            self.last = keys, ours
-        return ours
-
-    def unreplied(self, exc, started):
-        """The _Exported of an exported request; else the Judgement of a request that got no
-        reply (APIError ``exc``)."""
-        if exc.kind == "exported":
-            return _Exported(self.judge.on_failure, str(exc))
-        return self.judge._unreplied(exc, started)
-
-    def reading(self, reply, cached):
-        """The _Reading of a reply from the batch files that _interpret reads ok, else None."""
-        raw = reply.get("content")
-        if cached or reply["attempts"] or type(raw) is not str:
-            return None
-        if reply.get("refusal") or reply.get("finish_reason") == "content_filter":
-            return None
-        read = self.text_read(raw)
-        if read is None:
-            return None
-        return _Reading(read[0], read[1], raw, reply.get("finish_reason"), reply.get("usage"),
-                        reply.get("model"), reply.get("system_fingerprint"),
-                        reply.get("reasoning"))
-
-    def text_read(self, raw):
-        """first_read of a reply's text, kept for the next reply of that text."""
-        if raw in self.read:
-            return self.read[raw]
-        read = self.first_read(raw)
-        if len(self.read) < _READINGS_KEPT:  # texts that never repeat: each read anew
-            self.read[raw] = read
-        return read
-
-    def first_read(self, raw):
-        """(score, value) of a reply of text ``raw`` alone, if _interpret reads it ok with
-        a score from 0 to 1 from the text and no details; else None."""
-        judgement = self.judge._interpret({"content": raw}, False, self.judge.scale)
-        plain = judgement.status == "ok" and not judgement.details
-        if not plain or judgement.source != "text" or not _is_score(judgement.score):
-            return None
-        return judgement.score, judgement.value
-
-
-def _offline_alone(judge):
-    """Whether every request the judge makes is exported (--batch-export), or every reply it
-    gets is in its batch files (no server); no cache either way."""
-    batch = judge.batch
-    if batch is None or judge.cache:
-        return False
-    if batch.export:  # what the files do not answer is exported, never sent
-        return True
-    return judge.url == _OFFLINE and bool(batch.files)
-
-
-def _reads_text_alone(judge):
-    """Whether the judge's judgement of a reply read ok is its text's alone: no logprobs
-    asked, no --pass-threshold, not strict (a failure raises)."""
-    more = judge.params.get("logprobs") or judge.strict or judge.pass_threshold is not None
-    return not more
-
-
-_READINGS_KEPT = 4096  # reply texts whose reading is kept (a verdict's few forms: a handful)
-
-
-class _Reading(collections.namedtuple("_Reading", "score value raw finish_reason usage model "
-                                                  "fingerprint reasoning")):
-    """A reply read ok (see _Readings): what a Judgement of it holds and writes (its status
-    ok, its error none, its score from the text) and _Tally.add_plain counts."""
-    __slots__ = ()
-    source = "text"
-
-    def written(self):
-        """The values of the fields a Judgement of it writes first (_judge_fields' order)."""
-        return (self.score, "ok", None, self.raw, self.value, self.finish_reason, self.usage,
-                self.model, "text")
-
-    def count(self, tally, record, args, mode):
-        """Into the tally, as _tally_add counts a Judgement of it (no --model-field, no
-        --group-by: _Readings.of)."""
-        length = _text_length(record.get(getattr(args, _MODES[mode][2][0] + "_field")))
-        tally.add_plain(self, record.get(args.human_field), length)
-
-
-class _Exported(collections.namedtuple("_Exported", "score error")):
-    """An exported request (see _Readings): what the Judgement _unreplied makes of it holds
-    and writes (its status exported, the failure's score, the error that says where it went,
-    no reply) and _Tally.add counts of it: a failure without details, requests or usage."""
-    __slots__ = ()
-    status = "exported"
-    fingerprint = reasoning = None
-
-    def written(self):
-        """The values of the fields a Judgement of it writes first (_judge_fields' order)."""
-        return (self.score, self.status, self.error) + (None,) * 6
-
-    def count(self, tally, record, args, mode):
-        """Into the tally (_Tally.add_unsent)."""
-        tally.add_unsent(self)
-
-
-_READINGS = (_Reading, _Exported)  # what _Readings gives besides a Judgement: see write_lean
-
-
 # -- Tallies -------------------------------------------------------------------------
 
 def _tally_add(tally, judgement, record, args, mode):
-    """Count one record: its judgement, its label (--human-field), its responses' lengths."""
+    """Count one record into the tally and its groups (--group-by): its judgement, its label
+    (--human-field), its responses' lengths (one's, or a pair's under a verdict), the models
+    that answered, the comparisons of named systems it gives."""
+    spec = _MODES[mode]
     lengths = []
-    if mode not in ("comparative", "systems"):
+    if spec.answers is None or spec.compare == "compare":
         lengths = [_text_length(record.get(getattr(args, name + "_field")))
-                   for name in _MODES[mode][2]]
-    label = record.get(args.human_field)  # JSON keys are text: None, no label
+                   for name in spec.responses]
+    label = record.get(args.human_field)
     tally.add(judgement, label, lengths)
-    _tally_model(tally, judgement, record, args, mode)
-    _tally_pair_models(tally, judgement, record, mode)
-    for group in _groups_of(tally, record, args.group_by):
-        group.add(judgement, label, lengths)
-    _count_comparisons(tally, judgement, record, args, lengths)
+    if args.group_by:
+        for group in _groups_of(tally, record, args.group_by):
+            group.add(judgement, label, lengths)
+    if judgement.status != "ok":  # what follows counts judged records alone
+        return
+    if args.model_field or spec.compare == "compare":
+        _tally_model(tally, judgement, record, args, mode)
+    if "pairs" in judgement.details or "model_a" in record:
+        _count_comparisons(tally, judgement, record, args, lengths)
 
 
 # fields whose absence the summary reports: (key, the field, what was done instead)
@@ -9476,106 +8932,41 @@ _DEFAULTED = (("answer", "'answer'", "judged without a reference"),
               ("criteria", "{0.criteria_field!r} (--criteria-field)", "judged with --criteria"))
 
 
-def _count_defaults(tally, judgement, record, args, mode):
-    """Count a run's records that lack a default field (not named by its flag), or the
-    --human-field label (a record may have none), or its --criteria-field criterion (then
-    --criteria's is used), so the summary says what was done instead; a bad_record was not
-    judged at all."""
-    if judgement.status != "bad_record":
-        _count_lacks(tally, record, args, mode)
-
-
-def _count_lacks(tally, record, args, mode):
-    """_count_defaults of a record that was judged."""
-    tally.defaulted["records"] += 1
-    for key, lacks in tally.lack_checks:
-        if lacks(args, record, mode):  # a key never counted reads 0 all the same
-            tally.defaulted[key] += 1
-
-
 def _lack_checks(args, mode, judge):
-    """The _LACKS checks that can find a record lacking its field in a run of these flags,
-    mode and judge, decided once a run: a flag not given, or a mode or template that needs no
-    such field, lacks nothing on any record (a check a record was a tenth of an export's
-    tally)."""
-    return tuple((key, lacks) for key, lacks in _LACKS.items()
-                 if _LACKS_WHEN[key](args, mode, judge))
+    """What a judged record of a run of these flags, mode and judge may lack (so that the
+    summary says what was done instead): [(_DEFAULTED's key, lacks(record))], decided once a
+    run (checks a record were a tenth of an export's tally)."""
+    mode = _MODES[mode]
+    checks = []
 
-
-def _unreadable_label(args, record, mode):
-    """Is the record's --human-field label there (null is unlabelled) but no label?"""
-    if args.human_field is None:
-        return False
-    label = record.get(args.human_field)
-    if label is None:
-        return False
-    if mode == "pairwise":  # read as _human_agreement reads it
-        return _verdict_label(label) is None
-    return _label(label) is None
-
-
-def _lacks_answer(args, record, mode):
-    """No reference, where a mode judges without one (binary and math need one: without it,
-    a template_error)."""
-    if not isinstance(args.reference_field, _Default) or _MODES[mode].reference:
-        return False
-    if _record_references(args.fields, record):  # a conversation's, one a turn ([]: none)
-        return False
-    return _reference_of(record, "answer") is None
-
-
-def _lacks_question(args, record, mode):
-    """No question, read from 'context' instead."""
-    if args.question_field is not None:
-        return False
-    return not _is_set(record.get("question")) and _is_set(record.get("context"))  # as _first
-
-
-def _lacks_label(args, record, mode):
-    """No --human-field label (a null one is there: unlabelled)."""
-    return args.human_field is not None and args.human_field not in record
-
-
-def _lacks_criterion(args, record, mode):
-    """No --criteria-field criterion, judged with --criteria's."""
-    if mode != "criterion" or not args.criteria or args.criteria_field is None:
-        return False
-    return args.criteria_field not in record
-
-
-_LACKS = {  # _DEFAULTED's key: does this record lack it (args, record, mode)?
-    "answer": _lacks_answer, "question": _lacks_question, "human": _lacks_label,
-    "criteria": _lacks_criterion,
-    "human_unread": _unreadable_label}  # there, but no label: a line of its own
-
-
-def _may_lack_answer(args, mode, judge):
-    """A record's 'answer' is its reference only if the judge's template shows one: a custom
-    template may show it under another name ({gold}), or none."""
-    if not isinstance(args.reference_field, _Default) or _MODES[mode].reference:
-        return False
-    return bool(_template_fields(judge) & {"reference", "answer", "reference_section"})
-
-
-def _may_lack_question(args, mode, judge):
-    return args.question_field is None
-
-
-def _may_lack_label(args, mode, judge):
-    return args.human_field is not None
-
-
-def _may_lack_criterion(args, mode, judge):
-    return mode == "criterion" and bool(args.criteria) and args.criteria_field is not None
-
-
-_LACKS_WHEN = {  # _LACKS' key: can a record lack it at all, given the flags, mode and judge?
-    "answer": _may_lack_answer, "question": _may_lack_question, "human": _may_lack_label,
-    "criteria": _may_lack_criterion, "human_unread": _may_lack_label}
+    def unread_label(record):  # there (null is unlabelled), but no label: a line of its own
+        label = record.get(args.human_field)
+        if label is None:
+            return False
+        if mode.compare == "compare":  # read as _human_agreement reads it
+            return _verdict_label(label) is None
+        return _label(label) is None
+    # 'answer' is a reference only if the judge's template shows one (a custom one may show
+    # it under another name, {gold}, or none), in a mode that needs none (binary and math
+    # need one: without it, a template_error)
+    if isinstance(args.reference_field, _Default) and not mode.reference:
+        if _template_fields(judge) & {"reference", "answer", "reference_section"}:
+            checks.append(("answer", lambda record: not _record_references(  # one a turn
+                args.fields, record) and _reference_of(record, "answer") is None))
+    if args.question_field is None:  # read from 'context' instead, as _first reads it
+        checks.append(("question", lambda record: not _is_set(
+            record.get("question")) and _is_set(record.get("context"))))
+    if args.human_field is not None:
+        checks.append(("human", lambda record: args.human_field not in record))
+        checks.append(("human_unread", unread_label))
+    if mode.criteria and args.criteria and args.criteria_field is not None:
+        checks.append(("criteria", lambda record: args.criteria_field not in record))
+    return tuple(checks)
 
 
 def _default_lines(defaulted, args):
-    """The summary's "fields": a line for each field of _DEFAULTED some records lack, or None."""
+    """The summary's "fields": a line for each field of _DEFAULTED some records lack, and
+    for --human-field values that are no label (left out of the agreement); None if none."""
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
         field, lacking = field.format(args), defaulted[key]
@@ -9584,46 +8975,27 @@ def _default_lines(defaulted, args):
         elif lacking:
             lines.append("records without field {}: {} of {}, {}".format(
                 field, lacking, n, instead))
-    lines.extend(_unread_label_lines(defaulted, args))
+    if defaulted["human_unread"]:
+        lines.append("records whose field {!r} (--human-field) is no label: {} of {}, left out "
+                     "of the agreement".format(args.human_field, defaulted["human_unread"], n))
     return lines or None
-
-
-def _unread_label_lines(defaulted, args):
-    """A line for the --human-field labels that are there but are no label ("abc", a list):
-    they are left out of the agreement as absent ones are, and said so."""
-    unread = defaulted["human_unread"]
-    if not unread:
-        return []
-    return ["records whose field {!r} (--human-field) is no label: {} of {}, left out of the "
-            "agreement".format(args.human_field, unread, defaulted["records"])]
-
-
-def _counted_score(score):
-    """A score as the tally adds it: a number, else (None, NaN) 0.0."""
-    if isinstance(score, (int, float)) and score == score:
-        return float(score)
-    return 0.0
 
 
 class _Numbers:
     """Numbers appended in order, read back in that order as often as asked: the last
-    _NUMBERS_HELD (1 MiB) in memory, the others in an unlinked temporary file under TMPDIR.
-    A tally's (length, score) pairs, two a record, were 16 MB of memory at a million
-    records, 48 MB while the figures were computed: now a run's memory does not grow with
-    its records. The figures read the same numbers in the same order: the same to the bit."""
+    _NUMBERS_HELD in memory, the others in an unlinked temporary file, so that memory does
+    not grow with the records (two a record were 16 MB at a million)."""
 
     def __init__(self):
         from array import array
         self._held, self._file, self._spilled = array("d"), None, 0
 
     def extend(self, numbers):
+        """Append ``numbers``; past _NUMBERS_HELD, those held go to the end of the file (made
+        on the first: most never fill)."""
         self._held.extend(numbers)
-        if len(self._held) >= _NUMBERS_HELD:
-            self._spill()
-
-    def _spill(self):
-        """The numbers held, to the end of the file (made on the first: most never fill)."""
-        from array import array
+        if len(self._held) < _NUMBERS_HELD:
+            return
         try:
             if self._file is None:
                 import tempfile
@@ -9634,14 +9006,14 @@ class _Numbers:
         except OSError as exc:  # a full disk
             raise OSError(exc.errno, exc.strerror, _NUMBERS_FILE) from None
         self._spilled += len(self._held)
-        self._held = array("d")
+        del self._held[:]
 
     def __len__(self):
         return self._spilled + len(self._held)
 
     def chunks(self):
-        """The numbers in order, an array of at most _NUMBERS_READ at a time; each chunk
-        read at its own offset, so that two passes may go side by side (zip)."""
+        """The numbers in order, an array of at most _NUMBERS_READ at a time, each read at
+        its own offset (two passes may go side by side)."""
         from array import array
         for offset in range(0, self._spilled, _NUMBERS_READ):
             chunk = array("d")
@@ -9680,7 +9052,8 @@ def _new_sums():
 
 
 class _Tally:
-    """What the summary reports, gathered record by record: sums, and a few numbers a record."""
+    """What the summary reports, gathered record by record (add): sums, and a few numbers a
+    record."""
 
     def __init__(self):
         self.statuses = collections.Counter()
@@ -9708,190 +9081,109 @@ class _Tally:
         self.cost, self.priced, self.unpriced = 0.0, 0, 0  # unpriced: a reply with no usage
         self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_reasks
         self.human = []  # (the judge's rating or None, its score, the label)
-        self.defaulted = collections.Counter()  # a run's: see _count_defaults
-        self.lack_checks = ()  # the checks _count_defaults makes: a run's (_Run), one judge's
+        self.defaulted = collections.Counter()  # a run's: see _count_lacks
+        self.lack_checks = ()  # a run's (_Run: _lack_checks), one judge's
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
 
     def add(self, judgement, human=None, lengths=()):
-        """``lengths``: the response's, or the two a pair compares."""
+        """Count a judgement: its status and score (a failure's first error; a score no
+        number, 0.0), its values by kind, its details, requests and tokens; if judged, its
+        ``human`` label and ``lengths`` (a response's, or a pair's two)."""
+        score = judgement.score
+        if not isinstance(score, (int, float)) or score != score:  # None, NaN
+            score = 0.0
+        score = float(score)
         status, details = judgement.status, judgement.details
-        if status == "ok" and not details and len(lengths) == 1 and _is_score(judgement.score):
-            self.add_plain(judgement, human, lengths[0])  # most records: what counts of them
-            self._count_requests(judgement)
-            return
-        score = _counted_score(judgement.score)
-        judged = status in _NOT_FAILURES
-        self._count_status(judgement, score, judged)
+        self.statuses[status] += 1
         self._add_score(self.all, score)
-        if judged:
+        if status in _NOT_FAILURES:
+            self.tenths[min(max(int(score * 10), 0), 9)] += 1
             self._add_score(self.judged, score)
+        else:
+            self.first_errors.setdefault(status, judgement.error)
         rating = judgement.rating
-        self._count_kinds(judgement, rating)
-        if details:  # most judgements have none: nothing of what follows would count
+        for counter, value in ((self.ratings, rating), (self.models, judgement.model),
+                               (self.sources, judgement.source),
+                               (self.fingerprints, judgement.fingerprint)):
+            if value is not None and value != "":
+                counter[value] += 1
+        if details:  # most judgements have none: nothing of what it counts would count
             self._count_details(judgement, score)
         if status == "ok":
             self._add_judged(details, score, rating, human, lengths)
-        self._count_requests(judgement)
-        self._count_tokens(judgement.usage)
-
-    def _count_details(self, judgement, score):
-        """What a judgement's details give: the orders, the panel, the cost, the re-asks."""
-        details = judgement.details
-        self._count_orders(details)
-        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
-        if panel and judgement.status == "ok":
-            self.panel.append((panel, score))
-        elif panel:
-            self.panel.append((panel, None))
-        self._count_cost(details)
-        self._count_reasks(judgement)
-
-    def add_plain(self, fields, human, length):
-        """An ok record with no details and a score from 0 to 1 (``fields``: a Judgement, or
-        a _Plain that _is_plain_ok passed) and one response of ``length``: what add counts
-        of it but the requests."""
-        self.add_alike(fields, 1)
-        self.add_own(fields, human, length)
-
-    def add_alike(self, fields, count):
-        """What add_plain counts of ``count`` records in a row whose fields are alike
-        (_Alike): their status, scores and kinds, not their own length, label and usage."""
-        score = float(fields.score)
-        self.statuses["ok"] += count
-        self.tenths[min(int(score * 10), 9)] += count  # _is_plain_ok: 0 <= score <= 1
-        self._add_score(self.all, score, count)
-        self._add_score(self.judged, score, count)
-        rating = _rating_of(fields.value)
-        if rating is not None:  # a number is never ""
-            self.ratings[rating] += count
-        if fields.model:  # _is_plain_ok: text or None; "" is not counted
-            self.models[fields.model] += count
-        if fields.source:
-            self.sources[fields.source] += count
-        if fields.fingerprint:
-            self.fingerprints[fields.fingerprint] += count
-
-    def add_unsent(self, fields):
-        """A failure with no reply, details, requests or usage (``fields``: an _Exported):
-        what add counts of it, its status and first error, its score among all."""
-        score = _counted_score(fields.score)
-        self._count_status(fields, score, False)
-        self._add_score(self.all, score)
-
-    def add_own(self, fields, human, length):
-        """What add_plain counts of a record's own: its length with its score, its label,
-        its usage."""
-        score = float(fields.score)
-        self.lengths.extend((length, score))
-        if human is not None:
-            self.human.append((_rating_of(fields.value), score, human))
-        if fields.usage:
-            self._count_tokens(fields.usage)
-
-    def _count_status(self, judgement, score, judged):
-        """The status; a judged score into the histogram, a failure's first error kept."""
-        self.statuses[judgement.status] += 1
-        if judged:
-            self.tenths[min(max(int(score * 10), 0), 9)] += 1
-        else:
-            self.first_errors.setdefault(judgement.status, judgement.error)
-
-    @staticmethod
-    def _add_score(sums, score, count=1):
-        """Into the sums _interval reads, ``count`` times: an addition each, as one at a time
-        adds up (a product would round otherwise)."""
-        sums["n"] += count
-        total, total_sq, square = sums["total"], sums["total_sq"], score * score
-        for _ in range(count):
-            total += score
-            total_sq += square
-        sums["total"], sums["total_sq"] = total, total_sq
-        room = _BOOTSTRAP_MAX - len(sums["scores"])
-        if room > 0:
-            sums["scores"].extend([score] * min(count, room))
-
-    def _count_kinds(self, judgement, rating):
-        """The values counted by kind: ratings, pass, models, score sources, fingerprints."""
-        counted = ((self.ratings, rating), (self.passed, judgement.details.get("pass")),
-                   (self.models, judgement.model), (self.sources, judgement.source),
-                   (self.fingerprints, judgement.fingerprint))
-        for counter, value in counted:
-            if value not in (None, ""):
-                counter[value] += 1
-
-    def _count_orders(self, details):
-        """Each conversation asked in both orders: did both agree, did the order change it."""
-        for asked in _conversations(details):
-            for counter, name in ((self.consistent, "consistent"),
-                                  (self.biased, "positional_bias")):
-                if asked.get(name) is not None:
-                    counter[asked[name]] += 1
-
-    def _add_judged(self, details, score, rating, human, lengths):
-        """What only a judged record gives: repeats, lengths, wins, and its human label."""
-        for scores in _repeat_scores(details):
-            self.add_repeats(scores)
-        if lengths:  # a length, or a pair's difference in length; the score
-            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
-        if "wins" in details:
-            self.wins.update(details["wins"])
-            self.played.update(details["played"])
-        if human is None:
-            return
-        self.human.append((rating, score, human))
-
-    def _count_requests(self, judgement):
-        """The requests a judgement made and their latency; a cached one made none."""
-        if judgement.cached:
+        if judgement.cached:  # the requests it made and their latency: a cached one made none
             self.cached += 1
         elif judgement.attempts:
             self.sent += 1
             self.requests += judgement.attempts
             self.latency_total += judgement.latency
             self.latency_max = max(self.latency_max, judgement.latency)
-
-    def _count_tokens(self, usage):
-        """The token counts a reply's usage gives (what is no int is skipped)."""
-        if not usage:
-            return
-        for name in _TOKEN_COUNTS:
+        usage = judgement.usage or {}
+        for name in _TOKEN_COUNTS:  # what is no int is skipped
             value = usage.get(name)
             if isinstance(value, int):
                 self.tokens[name] += value
 
-    def _count_cost(self, details):
-        """A priced judgement's cost (judge_cost); one whose reply had no usage is counted
-        apart."""
-        if "cost" not in details:
-            return
-        cost = details["cost"]
-        if _is_number(cost):
-            self.cost += cost
+    @staticmethod
+    def _add_score(sums, score):
+        """Into the sums _interval reads."""
+        sums["n"] += 1
+        sums["total"] += score
+        sums["total_sq"] += score * score
+        if len(sums["scores"]) < _BOOTSTRAP_MAX:
+            sums["scores"].append(score)
+
+    def _count_details(self, judgement, score):
+        """What a judgement's details give: the orders' agreement, the panel's scores, the
+        cost (one without usage apart), the pass, the re-asks."""
+        details = judgement.details
+        if details.get("pass") not in (None, ""):
+            self.passed[details["pass"]] += 1
+        for asked in _conversations(details):
+            for counter, name in ((self.consistent, "consistent"),
+                                  (self.biased, "positional_bias")):
+                if asked.get(name) is not None:
+                    counter[asked[name]] += 1
+        panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
+        if panel and judgement.status == "ok":
+            self.panel.append((panel, score))
+        elif panel:
+            self.panel.append((panel, None))
+        if "cost" in details and _is_number(details["cost"]):
+            self.cost += details["cost"]
             self.priced += 1
-        else:
+        elif "cost" in details:
             self.unpriced += 1
+        self._count_reasks(judgement)
 
     def _count_reasks(self, judgement):
         """Each conversation re-asked (--reask): the re-asks sent, and whether it was read."""
         for asked in _conversations(judgement.details):
             saved = asked.get("status", judgement.status) == "ok"
             for name in _REASKS_FIELDS:  # each order's
-                self._count_reasked(asked.get(name), saved)
+                reasks = asked.get(name)
+                if not isinstance(reasks, list) or not reasks:
+                    continue
+                self.reasks["reasked"] += 1
+                self.reasks["sent"] += len(reasks)
+                if saved:
+                    self.reasks["saved"] += 1
 
-    def _count_reasked(self, reasks, saved):
-        if not isinstance(reasks, list) or not reasks:
-            return
-        self.reasks["reasked"] += 1
-        self.reasks["sent"] += len(reasks)
-        if saved:
-            self.reasks["saved"] += 1
-
-    def add_repeats(self, scores):
-        """One item's K repeated scores (a judge's, in a panel)."""
-        self.k = len(scores)
-        self.alike[len(set(scores)) == 1] += 1
-        mean = sum(scores) / len(scores)
-        self.spread += math.sqrt(sum((r - mean) ** 2 for r in scores) / len(scores))
+    def _add_judged(self, details, score, rating, human, lengths):
+        """What only a judged record gives: its repeats' scores and spread, its length (a
+        pair's difference) with its score, the systems' wins, its label."""
+        for scores in _repeat_scores(details):
+            self.k = len(scores)
+            self.alike[len(set(scores)) == 1] += 1
+            mean = sum(scores) / len(scores)
+            self.spread += math.sqrt(sum((r - mean) ** 2 for r in scores) / len(scores))
+        if lengths:
+            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
+        if "wins" in details:
+            self.wins.update(details["wins"])
+            self.played.update(details["played"])
+        if human is not None:
+            self.human.append((rating, score, human))
 
 
 def _conversations(details):
@@ -9913,14 +9205,8 @@ def _repeat_scores(details):
     members = details.get("members")
     if not isinstance(members, Mapping):
         return []
-    return [m["repeats"] for m in members.values() if _answered_repeats(m)]
-
-
-def _answered_repeats(member):
-    """A panel member's repeats, each of them answered."""
-    if not isinstance(member, Mapping) or not member.get("repeats"):
-        return False
-    return None not in member["repeats"]
+    return [member["repeats"] for member in members.values() if isinstance(member, Mapping)
+            and member.get("repeats") and None not in member["repeats"]]
 
 
 _MODELS_MAX = 1000  # answering models told apart; a new one past them counts among the others
@@ -9942,8 +9228,7 @@ _MODEL_NAME_RE = re.compile(r"""
 
 def _model_key(value):
     """A model's name as self-judging compares it (case folded, without organisation, date,
-    tag or revision; a size tag is part of it: llama3.1:8b is llama3.1-8b), or None: no
-    text, or over 300 characters, names no model."""
+    tag or revision; a size tag is part of it), or None: no text, or over 300 characters."""
     if not isinstance(value, str) or len(value) > 300:
         return None
     match = _MODEL_NAME_RE.match(value.strip())
@@ -9954,48 +9239,45 @@ def _model_key(value):
 
 
 def _tally_model(tally, judgement, record, args, mode):
-    """--model-field: an ok record's score, and each panel judge's, under its answering
-    model (``answered_by``: the unnamed counted; each name's spellings and sums by judge)."""
-    if not args.model_field or _MODES[mode].answers or judgement.status != "ok":
-        return
-    value = record.get(args.model_field)
-    if _model_key(value) is None:
-        tally.answered_by["unnamed"] += 1
-        return
-    _tally_named(tally, value, _judge_scores(judgement))
-
-
-def _tally_pair_models(tally, judgement, record, mode):
-    """A pairwise verdict whose record names its two systems (model_a, model_b, as the
-    ranking reads them): A's score under A's model and its complement under B's, so that
-    self-judging sees a judge that is one of them, as in systems mode."""
-    if mode != "pairwise" or judgement.status != "ok":
+    """A judged record's score, and each panel judge's, under the model that answered
+    (``answered_by``): --model-field's, and a pairwise verdict's two named systems (model_a,
+    model_b): A's score under A's and its complement under B's, so that self-judging sees a
+    judge that is one of them."""
+    if args.model_field and not _MODES[mode].answers:
+        value = record.get(args.model_field)
+        if _model_key(value) is None:
+            tally.answered_by["unnamed"] += 1
+        else:
+            _tally_named(tally, value, _judge_scores(judgement))
+    if _MODES[mode].compare != "compare":
         return
     a, b = record.get("model_a"), record.get("model_b")
     if not isinstance(a, str) or not isinstance(b, str) or a == b:
         return
     scores = _judge_scores(judgement)
     _tally_named(tally, a, scores)
-    _tally_named(tally, b, {judge: _complement(score) for judge, score in scores.items()})
-
-
-def _complement(score):
-    """B's share of a pairwise verdict, A's score being ``score`` (None: that judge failed)."""
-    if not _is_number(score):
-        return None
-    return 1 - score
+    shares = dict.fromkeys(scores)  # B's (None: that judge failed)
+    for judge, score in scores.items():
+        if _is_number(score):
+            shares[judge] = 1 - score
+    _tally_named(tally, b, shares)
 
 
 def _tally_named(tally, value, scores):
-    """Add the scores of an answer by the model named ``value`` to ``answered_by``."""
+    """Add the scores of an answer by model ``value`` to ``answered_by``: its first five
+    spellings, each judge's count and sum."""
     answered, key = tally.answered_by, _model_key(value)
     if key is None:
         return
     if key not in answered["names"] and len(answered["names"]) >= _MODELS_MAX:
         key = ""  # no judge's name: among the others
-    entry = answered["names"].setdefault(key, ([], {}))
-    _add_spelling(entry[0], value)
-    _add_scores(entry[1], scores)
+    spellings, by_judge = answered["names"].setdefault(key, ([], {}))
+    _add_spelling(spellings, value)
+    for judge, score in scores.items():
+        if _is_number(score):
+            sums = by_judge.setdefault(judge, [0, 0.0])
+            sums[0] += 1
+            sums[1] += score
 
 
 def _judge_scores(judgement):
@@ -10003,15 +9285,6 @@ def _judge_scores(judgement):
     scores = {None: judgement.score}
     scores.update(judgement.details.get("panel") or {})
     return scores
-
-
-def _add_scores(by_judge, scores):
-    """Add each judge's score to its count and sum."""
-    for judge, score in scores.items():
-        if _is_number(score):  # a panel judge that failed gave None
-            sums = by_judge.setdefault(judge, [0, 0.0])
-            sums[0] += 1
-            sums[1] += score
 
 
 def _add_spelling(spellings, value):
@@ -10030,15 +9303,23 @@ _NO_FIELD = "(no field)"  # the group of the records without the field: no JSON,
 
 
 def _groups_of(tally, record, fields):
-    """The tallies of the record's groups, one a --group-by field; none of a field past
-    _GROUPS_MAX values, whose tallies are dropped (which values are kept must not depend on
-    the records' order: shards and report give the same groups)."""
+    """The tallies of the record's groups, one a --group-by field, named by the field's JSON
+    as -o writes it (NaN as null, 1.0 as 1), whole, or _NO_FIELD; none of a field past
+    _GROUPS_MAX values, whose groups are dropped (which are kept must not depend on the
+    records' order)."""
     groups = []
     for field in dict.fromkeys(fields):
         kept = tally.groups.setdefault(field, {})
         if kept is None:
             continue
-        label = _group_label(record, field)
+        label = _NO_FIELD
+        if field in record:
+            value = record[field]
+            if not isinstance(value, str):  # 1 and 1.0 are one JSON number: one group
+                value = json.loads(json.dumps(value), parse_constant=lambda _: None,
+                                   parse_float=_one_number)
+            text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+            label = _env_keys_hidden(text)  # a field holding the key: none of it shown
         if label not in kept and len(kept) == _GROUPS_MAX:
             tally.groups[field] = None
             continue
@@ -10046,22 +9327,9 @@ def _groups_of(tally, record, fields):
     return groups
 
 
-def _group_label(record, field):
-    """The record's value of ``field`` as its group is named: its JSON as -o writes it (NaN
-    and 1e999 as null, a whole number without its ".0"), whole; or _NO_FIELD."""
-    if field not in record:
-        return _NO_FIELD
-    value = record[field]
-    if not isinstance(value, str):  # 1 and 1.0 are one JSON number: one group
-        value = json.loads(json.dumps(value), parse_constant=lambda _: None,
-                           parse_float=_one_number)
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return _env_keys_hidden(text)  # a field holding the key: none of it shown
-
-
 def _one_number(text):
-    """A JSON number read as one value however it is written: 1.0 and 1e0 as 1; past 2**53
-    a float stays one (its digits are no longer the number's)."""
+    """A JSON number read as one value however written: 1.0 and 1e0 as 1; past 2**53, a
+    float."""
     number = float(text)
     if number.is_integer() and abs(number) < 2 ** 53:
         return int(number)
@@ -10069,35 +9337,26 @@ def _one_number(text):
 
 
 def _count_comparisons(tally, judgement, record, args, lengths):
-    """The comparisons of named systems a judged record gives the Bradley-Terry fit, each
-    (system a, system b, a's win, a's answer's length - b's, weight): a systems item's
-    pairs, or a pairwise verdict whose record names its two in model_a and model_b (as
-    MT-Bench's and Chatbot Arena's judgments do)."""
-    if judgement.status != "ok":
-        return
+    """The comparisons of named systems a judged record gives the Bradley-Terry fit, (a, b,
+    a's win, a's length - b's, weight): a systems item's pairs, or a pairwise verdict naming
+    its two in model_a and model_b (as MT-Bench's and Chatbot Arena's judgments do)."""
     details = judgement.details
     if "pairs" in details:
         responses = record.get(args.responses_field)
-        tally.compared.extend(_system_pairs(details["pairs"], responses, args.strong_weight))
+        if not isinstance(responses, Mapping):
+            responses = {}
+        for pair in details["pairs"]:
+            won = _VERDICT_SCORES.get(pair.get("verdict"))
+            a, b = pair.get("a"), pair.get("b")
+            if won is None or not isinstance(a, str) or not isinstance(b, str):
+                continue
+            gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
+            tally.compared.append((a, b, won, gap, _verdict_weight(pair, args.strong_weight)))
         return
     a, b = record.get("model_a"), record.get("model_b")
     if isinstance(a, str) and isinstance(b, str) and a != b and len(lengths) == 2:  # a pair's
         weight = _verdict_weight({"strong": _is_strong(judgement)}, args.strong_weight)
         tally.compared.append((a, b, judgement.score, lengths[0] - lengths[1], weight))
-
-
-def _system_pairs(pairs, responses, strong_weight):
-    """A systems item's judged pairs as comparisons."""
-    if not isinstance(responses, Mapping):
-        responses = {}
-    compared = []
-    for pair in pairs:
-        won = _VERDICT_SCORES.get(pair.get("verdict"))
-        if won is None or not isinstance(pair.get("a"), str) or not isinstance(pair.get("b"), str):
-            continue
-        gap = _text_length(responses.get(pair["a"])) - _text_length(responses.get(pair["b"]))
-        compared.append((pair["a"], pair["b"], won, gap, _verdict_weight(pair, strong_weight)))
-    return compared
 
 
 def _verdict_weight(details, strong_weight):
@@ -10178,7 +9437,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
         n = sum(tally.alike.values())
         summary["repeats"] = {"k": tally.k, "all_alike": _share_true(tally.alike), "n": n,
                               "mean_sd": _mean(tally.spread, n)}
-    if _asks_reasks(stamp):  # a run without --reask: its summary as before
+    if _asks(stamp, "reask"):  # a run without --reask: its summary as before
         summary["reasks"] = dict(tally.reasks)  # the replies re-asked, re-asks sent, read
     summary["length_bias"] = _length_figures(tally, stamp["mode"])
     summary.update(_win_rates(tally))
@@ -11480,300 +10739,29 @@ def _check(fields, checks, name):
             raise JudgeError(_must_be(name + field, expected, value))
 
 
-def _stamps_of(record, checked=None):
-    """{prefix: stamp} of the runs that wrote this record: a NAME_run object that says it is
-    NAME's (an input column that only looks like one is no stamp), each checked; but one
-    equal to the last ``checked`` (by prefix): a run's records share one stamp, and checking
-    it again on each was a tenth of a report's time."""
-    stamps = {k[:-4]: v for k, v in record.items() if k.endswith("_run") and _is_stamp(k, v)}
-    if checked is None:
-        checked = {}
-    for prefix, stamp in stamps.items():
-        if checked.get(prefix) != stamp:
-            _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
-            checked[prefix] = stamp
-    return stamps
-
-
-def _of_run(memo, prefix, stamp, work):
-    """``work(stamp)``, worked out once a run (its records share one stamp), kept in ``memo``
-    by prefix and work."""
-    last = memo.get((prefix, work))
-    if last is None or last[0] != stamp:
-        last = memo[(prefix, work)] = stamp, work(stamp)
-    return last[1]
-
-
-def _is_stamp(key, value):
-    return key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]
-
-
-def _failure_value(stamp):
-    """The score the run gave a failure: its (first) judge's on_failure."""
-    return _requests(stamp)[0].get("on_failure")
-
-
-def _requests(stamp):
-    request = stamp["request"]
-    return request if isinstance(request, list) else [request]
-
-
-def _asks_repeats(stamp):
-    return any(r.get("repeats", 1) != 1 for r in _requests(stamp))
-
-
-def _asks_reasks(stamp):
-    return any(r.get("reask") for r in _requests(stamp))
-
-
-def _has_members(stamp):
-    """A jury's judges, or repeats: each conversation's details written as a member's."""
-    return stamp.get("jury") is not None or _asks_repeats(stamp)
-
-
-# the details a run writes only when its stamp says it was asked for them
-_WRITTEN_BY = (
-    ("pass", lambda stamp: stamp.get("pass_threshold") is not None),
-    ("panel", lambda stamp: stamp.get("jury") is not None),
-    ("repeats", _asks_repeats),
-    ("members", _has_members),
-    *((name, _asks_reasks) for name in _REASKS_FIELDS),
-    ("positional_bias", lambda stamp: any(r.get("check_position") for r in _requests(stamp))),
-    ("consistent", lambda stamp: stamp["mode"] in ("pairwise", "systems")),
-    *((name, lambda stamp: stamp["mode"] == "systems") for name in ("pairs", "wins", "played")),
-)
-
-
-def _judgement_of(record, prefix, stamp, memo=None):
-    """A record's NAME_* fields as the Judgement they were written from (report), each value
-    it reads checked against what the run (``stamp``) can write: JudgeError if not.
-    ``memo``: what _of_run worked out of the run's stamp."""
-    head = prefix + "_"
-    start = len(head)
-    fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
-    named = {name: fields.pop(name, None) for name in ("score", "status", "error", "raw", "value",
-             "finish_reason", "usage", "model", "reasoning", "fingerprint")}
-    fields.pop("run")
-    if memo is None:
-        memo = {}
-    _own_details(fields, prefix, _of_run(memo, prefix, stamp, _unwritten))
-    _check_judgement(dict(fields, **named), prefix + "_", stamp)
-    return Judgement(source=fields.pop("score_source", None), expected=fields.pop(
-        "expected_rating", None), details=fields, **named)
-
-
-def _own_details(fields, prefix, unwritten):
-    """Drop from ``fields`` its line (checked) and what the run did not write."""
-    line = fields.pop("line", None)
-    if type(line) is not int or line < 1:
-        raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
-            prefix, line))
-    for name in unwritten:  # a field the run did not write is not its own
-        fields.pop(name, None)
-
-
-def _unwritten(stamp):
-    """The details a run with this stamp did not write (_WRITTEN_BY)."""
-    return [name for name, written in _WRITTEN_BY if not written(stamp)]
-
-
-def _check_judgement(fields, name, stamp):
-    if _is_plain_ok(fields, stamp):  # most records: the checks below would all pass
-        return
-    status = fields["status"]
-    if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
-        raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
-                         "{!r}".format(name, status))
-    if stamp["mode"] == "systems" and status == "ok":  # a score a system: judge_value
-        _check(fields, _SYSTEMS_SCORE, name)
-    else:
-        _check_score(status, fields["score"], name, _failure_value(stamp))
-    if status == "ok":
-        _check_rating(fields["value"], name, stamp.get("scale"))
-    _check(fields, _READ_CHECKS, name)
-    _check_details(fields, name, stamp, status)
-
-
-# a record's fields that, with no others, leave _check_details nothing to check
-_PLAIN_FIELDS = frozenset((
-    "score", "status", "error", "raw", "value", "finish_reason", "usage", "model", "reasoning",
-    "fingerprint", "score_source", "expected_rating"))
-
-
-def _is_plain_ok(fields, stamp):
-    """True if ``fields`` are a judged record's with no details, each value of its commonest
-    kind, so that every check of _check_judgement passes; False sends the record through
-    them all, which name what is wrong (or pass what is merely unusual)."""
-    if fields["status"] != "ok" or stamp["mode"] == "systems":
-        return False
-    if not _PLAIN_FIELDS.issuperset(fields):
-        return False
-    score = fields["score"]
-    if type(score) not in (int, float) or not 0 <= score <= 1:  # NaN fails too
-        return False
-    if not _is_plain_value(fields["value"], stamp.get("scale")):
-        return False
-    return _are_plain_texts(fields) and _is_plain_usage(fields["usage"])
-
-
-def _is_plain_value(value, scale):
-    if not scale or value is None:
-        return True
-    return type(value) in (int, float) and scale[0] <= value <= scale[1]
-
-
-def _are_plain_texts(fields):
-    texts = (fields["error"], fields["model"], fields["fingerprint"])
-    if not all(text is None or type(text) is str for text in texts):
-        return False
-    return fields.get("score_source") in (None, "text", "logprobs")
-
-
-def _is_plain_usage(usage):
-    if usage is None:
-        return True
-    if type(usage) is not dict:
-        return False
-    for name in _TOKEN_COUNTS:  # a loop, not all() of a generator: a third of the time
-        count = usage.get(name)
-        if count is not None and not _is_whole_count(count):
-            return False
-    return True
-
-
-def _check_details(fields, name, stamp, status):
-    """The details the summary reads: repeats, members, pairs, panel, wins."""
-    repeats = fields.get("repeats")
-    if status == "ok" and repeats and None in repeats:  # all answered, or it failed
-        raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
-                         "{!r}".format(name, repeats))
-    _check_nested(fields, name)
-    _check_reask_counts(fields, name, stamp)
-    _check_panel_judges(fields.get("panel"), name, stamp.get("judges"))
-    if stamp["mode"] == "systems":  # a failure has no wins to read
-        checks = _SYSTEMS_CHECKS if status == "ok" else _SYSTEMS_CHECKS[:1]
-        _check(fields, checks, name)
-        _check_wins(fields, name, status)
-
-
-def _check_panel_judges(panel, name, judges):
-    """A panel maps the jury's judges, in order: the summary reads it by position."""
-    if panel is None or list(panel) == judges:
-        return
-    raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
-        name, _names(judges or (), "none"), _names(panel)))
-
-
-def _labelled(parts):
-    """An object's (key, value) pairs, a list's (index, item); None for anything else."""
-    if isinstance(parts, dict):
-        return list(parts.items())
-    if isinstance(parts, list):
-        return list(enumerate(parts))
-    return None
-
-
-def _are_objects(labelled):
-    if labelled is None:
-        return False
-    return all(isinstance(part, dict) for _, part in labelled)
-
-
-def _check_nested(details, name, depth=0):
-    """The members' and pairs' details the summary reads, at any depth: each an object, with
-    its consistent and positional_bias flags and its repeats' scores checked."""
-    for key in ("members", "pairs"):
-        parts = details.get(key)
-        if parts is None:
-            continue
-        labelled = _labelled(parts)
-        if depth >= _NESTED_DEPTH or not _are_objects(labelled):
-            raise JudgeError("{}{} must be an object or a list of objects, {} deep at most; "
-                             "got {}".format(name, key, _NESTED_DEPTH, json.dumps(parts)[:200]))
-        for label, part in labelled:
-            where = "{}{}.{}.".format(name, key, label)
-            _check(part, _NESTED_CHECKS, where)
-            _check_nested(part, where, depth + 1)
-
-
-def _check_reask_counts(fields, name, stamp):
-    """No conversation holds more re-asked replies than its judge's --reask allowed (the
-    stamp's request.reask; a jury's members each their own judge's): counted blindly, a
-    --reask 1 run's record read '9 re-asks sent'."""
-    reasks = [request.get("reask") or 0 for request in _requests(stamp)]
-    own = dict(zip(stamp.get("judges") or (), reasks))  # a jury's members by judge name
-    _check_reasks_within(fields, name, max(reasks, default=0), own)
-
-
-def _check_reasks_within(details, name, most, own=None):
-    """``details``' re-asks, and each member's and pair's at any depth, ``most`` at most
-    (``own``: the limit of a member by its label, where it has one of its own)."""
-    for field in _REASKS_FIELDS:
-        asked = details.get(field)
-        if isinstance(asked, list) and len(asked) > most:
-            raise JudgeError("{}{} must be a list of at most {} replies re-asked (the run's "
-                             "--reask {}); got a list of {}".format(name, field, most, most,
-                                                                   len(asked)))
-    for key in ("members", "pairs"):
-        for label, part in _labelled(details.get(key)) or ():
-            where = "{}{}.{}.".format(name, key, label)
-            _check_reasks_within(part, where, (own or {}).get(label, most))
-
-
-def _check_wins(fields, name, status):
-    """Each system's wins are 0 to its comparisons: a win rate from 0 to 1."""
-    if status != "ok":
-        return
-    wins, played = fields.get("wins"), fields.get("played")
-    if set(wins) != set(played) or any(not 0 <= wins[k] <= played[k] for k in wins):
-        raise JudgeError("{}wins must give each system of {}played 0 to its comparisons; got "
-                         "{} and {}".format(name, name, json.dumps(wins), json.dumps(played)))
-
-
-def _check_score(status, score, name, failure):
-    """A judged record's score is in [0, 1]; a failure's is the run's failure value."""
-    if status in _NOT_FAILURES:
-        if not _is_score(score):
-            raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(
-                name, score))
-    elif not _is_failure_value(score, failure):
-        raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; got "
-                         "{!r}".format(name, status, json.dumps(failure), score))
-
-
-def _is_failure_value(score, failure):
-    """The run's failure value: null as null, a number as itself."""
-    if score is failure:
-        return True
-    return _is_finite(score) and _is_finite(failure) and score == failure
-
-
-def _check_rating(value, name, scale):
-    if scale and not _is_rating(value, scale):
-        raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
-                         "{!r}".format(name, scale[0], scale[1], value))
-
-
-def _is_rating(value, scale):
-    """A number on the scale; None, a list or an object are other modes' values (not counted
-    as ratings), but "4", true or NaN would be miscounted."""
-    if value is None or isinstance(value, (list, dict)):
-        return True
-    return _is_finite(value) and scale[0] <= value <= scale[1]
+_USAGE_CHECKS = tuple(check for check in _READ_CHECKS if check[0] == "usage")
 
 
 def _report(args):
     """``report``: the summary of scored records again, from a run's output or its shards'.
-    Records of different runs (another template, model, version) are refused but --mixed;
-    a file named twice (or linked), a record seen twice and a value no run writes, always."""
-    _distinct_files(args.input)
+    Records of different runs (another template, model, version) are refused but --mixed; a
+    file named twice (a link too: its records would count twice), a record seen twice and a
+    value no run writes, always."""
+    seen = {}
+    for index, path in enumerate(args.input):
+        info = os.stat(path)
+        first = seen.setdefault((info.st_dev, info.st_ino), index)
+        if first != index:
+            raise JudgeError("{} and {} are the same file; name each file once".format(
+                args.input[first], path))
     report = _Report(args)
     try:
-        _read_into(report, args.input)
-    except BaseException:  # a record seen twice before this error is what to say first
+        for index, path in enumerate(args.input):
+            with open(path, "rb", _READ_BUFFER) as f:
+                for number, record in _read_records(f, path, _Stamps().loads):
+                    report.add(index, path, number, record)
+    finally:  # a record seen twice before an error is what to say first
         report.seen["once"].settle()
-        raise
-    report.seen["once"].settle()
     if not report.tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     several = list(report.tallies) != ["judge"]
@@ -11798,23 +10786,26 @@ class _Report:
         self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
         self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
-        self.lean = None  # _Lean: the commonest records' facts (None: none seen, or ineligible)
-        self.leanable = not (args.price or args.group_by or args.model_field
-                             or args.pass_threshold is not None)
-        self.buckets = self.seen["once"].keys  # the duplicate check's, None: none kept
-        self.leanable = self.leanable and self.buckets is not None
-        self.alike = _Alike()
+        self.lean = None  # the _Lean of the last record the general path counted, if any
+        self.leanable = not (args.price or args.pass_threshold is not None or args.group_by
+                             or args.model_field)  # flags by which _Tally.add is not all
 
     def add(self, index, path, number, record):
-        """Tally one line of the ``index``th file."""
-        if self.leanable and self.add_lean(index, number, record):
+        """Tally one line of the ``index``th file: a torn line (a kill) is warned of and
+        skipped; a record's stamps and judgements are checked against what its run writes, a
+        record seen twice is refused, each judgement tallied with its run's options."""
+        if isinstance(record, _BadLine):
+            warning = "minijudge: warning: {}: {}; skipped".format(path, record.error)
+            self.seen["once"].warnings.append(((index, number), warning))
             return
-        self.alike.flush()  # the lean records before this one are counted first
-        if isinstance(record, _BadLine):  # a line torn by a kill, most likely
-            self.seen["once"].warn((index, number), "minijudge: warning: {}: {}; skipped".format(
-                path, record.error))
+        if self.lean is not None and self.add_lean(index, number, record):
             return
-        stamps, judgements = _judgements_of(path, number, record, self.seen["checked"])
+        try:
+            stamps = _stamps_of(record, self.seen["checked"])
+            judgements = {prefix: _judgement_of(record, prefix, stamp, self.seen["checked"])
+                          for prefix, stamp in stamps.items()}
+        except JudgeError as exc:
+            raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
         if not stamps:
             _no_stamp(path, number, record)
         self.seen["once"].add((index, number), record, stamps)
@@ -11822,44 +10813,41 @@ class _Report:
             options = self.check_run(prefix, run, path, number)
             if prefix not in self.tallies:  # not one _Tally() a record
                 self.tallies[prefix] = _Tally()
-            if self.args.price:
-                _repriced(judgements[prefix], self.args.price)
+            if self.args.price:  # the cost again from its usage, as the run priced it (a
+                price = _flag_value(_OPTIONS["price"], self.args.price)  # cached reply too)
+                if judgements[prefix].status != "cost_limit":  # never sent (_Run.costs)
+                    judgements[prefix].details["cost"] = _judgement_cost(judgements[prefix],
+                                                                         price)
             if self.args.pass_threshold is not None:  # the records' pass again, at this one
                 _with_pass(judgements[prefix], self.args.pass_threshold)
             _tally_add(self.tallies[prefix], judgements[prefix], record, options,
                        run.get("mode"))
+        self.lean = _Lean.of(self, record, stamps)
         if self.args.html:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
 
     def add_lean(self, index, number, record):
-        """Tally a record as add would, without a Judgement, if it is of the commonest
-        kind (_Lean.fits): an ok one of the run seen first, of the key set seen last; False
-        sends it to add's general path, which names what is wrong."""
+        """Count a record of the lean path's kind (_Lean) whose values are of a kind its
+        run's checks passed, as _tally_add would (by _Tally.add alone); False sends it to
+        the general path, which names what is wrong."""
         lean = self.lean
-        if lean is None or not lean.fits(record):
-            lean = self.lean = _Lean.of(self, record)
-            if lean is None or not lean.fits(record):
-                return False
-        fields = lean.fields(record)
-        if not lean.is_plain(fields):
+        plain = None
+        if lean.fits(record):
+            plain = lean.read(record)
+        if plain is None:
             return False
-        inputs = _judged_inputs(record, lean.names, lean.prefixes)
-        key = hash((lean.prefix, lean.text, fields.line, inputs))
-        self.buckets[key % _KEY_BUCKETS].append(key)
+        self.seen["once"].add((index, number), record, lean.stamps)
         length = _text_length(record.get(lean.response))
-        tally = self.tallies[lean.prefix]
-        self.alike.add(tally, fields)
-        tally.add_own(fields, record.get(self.args.human_field), length)
+        self.tallies[lean.prefix].add(plain, record.get(lean.human), [length])
         if self.args.html:
             _keep(self.rows, record, lean.prefix, next(self.rank), self.args.html_rows)
         return True
 
     def check_run(self, prefix, run, path, number):
-        """JudgeError if the record is of another run than the first (but --mixed); a
-        record of the run whose model was not known yet is of the run (see _one_model). The
-        options to tally the record with: its own run's (with --mixed, the response fields
-        its lengths are read from); JudgeError if its run's figure options are not the
-        first's, unless given to report (the files' order chose them)."""
+        """JudgeError if the record is of another run than the first (but --mixed; a model
+        not yet known is the run's: _one_model). The options to tally it with: its own run's
+        (--mixed: its response fields); JudgeError if its figure options are not the
+        first's, unless given to report."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
         if prefix not in self.options:
             self.options[prefix] = _run_options(self.args, run)
@@ -11886,7 +10874,6 @@ class _Report:
 
     def summaries(self):
         """Each prefix's summary; what differs between the runs is shown as unknown."""
-        self.alike.flush()
         summaries = {}
         for prefix, tally in self.tallies.items():
             mixed = self.mixed[prefix]
@@ -11900,11 +10887,82 @@ class _Report:
         return summaries
 
 
+class _Lean:
+    """What report's lean path knows of the records of one set of field names and one run:
+    their fields' names (read into a _Plain), the kinds of values the run's checks passed
+    (_judgement_of's memo), where their label and response are. Only records that _Tally.add
+    alone counts: of one run, the first seen, of one response, not naming model_a and
+    model_b, of no details; without --price, --pass-threshold, --group-by, --model-field."""
+
+    def __init__(self, report, record, prefix, stamp):
+        head = prefix + "_"
+        self.keys, self.prefix, self.stamp = frozenset(record), prefix, stamp
+        self.run, self.stamps = head + "run", {prefix: stamp}
+        self.names = [head + name for name in _PLAIN_FIELDS]
+        self.checked = _of_run(report.seen["checked"], prefix, stamp, _run_facts)["checked"]
+        options = report.options[prefix][0]
+        self.response, self.human = options.response_field, options.human_field
+
+    @classmethod
+    def of(cls, report, record, stamps):
+        """The lean facts of the records of this one's kind, or None."""
+        if not report.leanable:
+            return None
+        runs = [key for key in record if key.endswith("_run")]
+        if len(stamps) != 1 or len(runs) != 1 or "model_a" in record and "model_b" in record:
+            return None
+        (prefix, stamp), = stamps.items()
+        if report.runs[prefix][0] != stamp or _MODES[stamp["mode"]].responses != ("response",):
+            return None
+        own = {key[len(prefix) + 1:] for key in record if key.startswith(prefix + "_")}
+        if not own <= _WRITTEN_NAMES | {"line", "run"}:
+            return None
+        return cls(report, record, prefix, stamp)
+
+    def fits(self, record):
+        """Of this set of field names, and of this run (its stamp, shared by _Stamps)."""
+        if record.keys() != self.keys:
+            return False
+        stamp = record[self.run]
+        return stamp is self.stamp or stamp == self.stamp
+
+    def read(self, record):
+        """The record's _Plain if its line is one, its values of a kind the run's checks
+        passed and its usage sound; else None."""
+        plain = tuple.__new__(_Plain, map(record.get, self.names))
+        if type(plain.line) is not int or plain.line < 1:
+            return None
+        kind = plain[:len(_CHECKED_KIND)]
+        try:
+            if (kind, tuple(map(type, kind))) not in self.checked:
+                return None
+            _check({"usage": plain.usage}, _USAGE_CHECKS, "")
+        except (TypeError, JudgeError):  # a value no hash tells apart (a list); bad usage
+            return None
+        return plain
+
+
+_CHECKED_KIND = ("status", "score", "value", "error", "model", "fingerprint", "score_source")
+_PLAIN_FIELDS = _CHECKED_KIND + tuple(
+    name for name, _, _ in _WRITTEN if name not in _CHECKED_KIND) + ("line",)
+
+
+class _Plain(collections.namedtuple(
+        "_Plain", [_ATTRIBUTES.get(name, name) for name in _PLAIN_FIELDS])):
+    """A record's own fields (_RECORD), of no details, as report's lean path reads them: a
+    judgement for _Tally.add."""
+    __slots__ = ()
+    details, cached, attempts, latency = {}, False, 0, 0.0
+
+    @property
+    def rating(self):
+        return _rating_of(self.value)
+
+
 def _run_options(args, stamp):
-    """report's options for the records of the run of ``stamp``: the run's own (its figure
-    options, its response fields) where the flag was not given to report, so that a report
-    of a run's output gives the run's figures; and each flag given otherwise than the run
-    had it, {flag: {"run": its value, "given": report's}}."""
+    """report's options for the records of the run of ``stamp``: the run's own (figure
+    options, response fields) where the flag was not given, so that a report gives the run's
+    figures; and each flag given otherwise, {flag: {"run": ..., "given": ...}}."""
     import copy
     ran, overridden, defaults = copy.copy(args), {}, _default_args()
     figures = stamp.get("figures") or {}
@@ -11918,7 +10976,7 @@ def _run_options(args, stamp):
     if threshold is not None and threshold != stamp.get("pass_threshold"):
         overridden["--pass-threshold"] = {"run": stamp.get("pass_threshold"), "given": threshold}
     fields = stamp.get("fields") or {}
-    for name in _MODES[stamp["mode"]][2]:  # the responses' lengths: from the run's fields
+    for name in _MODES[stamp["mode"]].responses:  # the responses' lengths: the run's fields
         if isinstance(getattr(args, name + "_field"), _Default) and isinstance(
                 fields.get(name), str):
             setattr(ran, name + "_field", fields[name])
@@ -11927,159 +10985,193 @@ def _run_options(args, stamp):
 
 def _one_model(a, b):
     """Whether two stamps' models are one run's: alike but where one says None, a model not
-    known yet when the record was written (with no --judge-model and no preflight, records
-    that sent nothing, an empty response, are written before the server is asked)."""
+    yet known when the record was written (records that sent nothing are written before the
+    server is asked)."""
     a, b = str(a).split(", "), str(b).split(", ")
     return len(a) == len(b) and all(x == y or "None" in (x, y) for x, y in zip(a, b))
 
 
-class _Lean:
-    """What report's lean path (_Report.add_lean) knows of the records of one key set and
-    one run: the run's stamp as the general path checked it, and the record's own fields."""
-
-    def __init__(self, report, keys, prefix, stamp):
-        self.keys, self.prefix, self.stamp = keys, prefix, stamp
-        self.run, self.prefixes = prefix + "_run", (prefix + "_",)
-        self.plain = [prefix + "_" + name for name in _Plain._fields]
-        self.kind = None  # the last plain record's: see is_plain
-        seen = report.seen
-        self.names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
-        self.text = _stamp_text(seen, prefix, stamp)
-        args = report.options[prefix][0]  # the run's response field
-        self.response = getattr(args, _MODES[stamp["mode"]][2][0] + "_field")  # _LEAN_MODES
-
-    @classmethod
-    def of(cls, report, record):
-        """The lean facts of this record's kind, or None: a record of another kind, or of a
-        run the general path has not checked yet, or whose records it alone counts."""
-        run = _lone_run(record)
-        if run is None:
-            return None
-        prefix, stamp = run[:-4], record[run]
-        if not _is_lean_run(report, prefix, stamp):
-            return None
-        head = prefix + "_"
-        own = {k[len(head):] for k in record if k.startswith(head)}
-        if not _LEAN_FIELDS.issuperset(own):
-            return None
-        return cls(report, frozenset(record), prefix, stamp)
-
-    def fits(self, record):
-        """Of this key set and of this run (the stamp compared once a record)."""
-        if record.keys() != self.keys:
-            return False
-        stamp = record[self.run]
-        return stamp is self.stamp or stamp == self.stamp  # is: _Stamps gave the line's
-
-    def is_plain(self, fields):
-        """_is_plain_ok of the record's fields (a _Plain), its checks of the texts and the
-        value skipped when they are those of the last plain record (compared with the value's
-        type: 4 is not 4.0 or True; the texts are text or None, equal to nothing else)."""
-        kind = (type(fields.value), *fields[:_PLAIN_KIND])
-        if kind != self.kind:
-            if not _is_plain_ok(fields.as_dict(), self.stamp):
-                return False
-            self.kind = kind
-        score, line = fields.score, fields.line
-        if type(score) not in (int, float) or not 0 <= score <= 1:
-            return False
-        if type(line) is not int or line < 1:  # the general path says why
-            return False
-        return _is_plain_usage(fields.usage)
-
-    def fields(self, record):
-        """The record's own fields of _PLAIN_FIELDS (None if it lacks one), its line."""
-        return tuple.__new__(_Plain, map(record.get, self.plain))  # _make less its length check
+def _stamps_of(record, checked):
+    """{prefix: stamp} of the runs that wrote this record (a NAME_run object saying it is
+    NAME's; an input column may look like one), each checked but one equal to the prefix's
+    last ``checked``."""
+    stamps = {}
+    for key, value in record.items():
+        if key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]:
+            stamps[key[:-4]] = value
+    for prefix, stamp in stamps.items():
+        if checked.get(prefix) != stamp:
+            _check(stamp, _STAMP_CHECKS, prefix + "_run: ")
+            checked[prefix] = stamp
+    return stamps
 
 
-class _Alike:
-    """Report's lean records in a row that are alike in what _Tally.add_alike counts of them
-    (a tally, a score, a value of one type, a model, a source, a fingerprint: most records
-    of a run), counted at once when one of another kind comes, before the general path
-    counts a record (flush), and before the figures are read: the counts a record were a
-    tenth of a report."""
-
-    def __init__(self):
-        self.tally, self.kind, self.fields, self.count = None, None, None, 0
-
-    def add(self, tally, fields):
-        kind = (type(fields.value), fields.value, fields.score, fields.model, fields.source,
-                fields.fingerprint)
-        if tally is not self.tally or kind != self.kind:
-            self.flush()
-            self.tally, self.kind, self.fields = tally, kind, fields
-        self.count += 1
-
-    def flush(self):
-        if self.count:
-            self.tally.add_alike(self.fields, self.count)
-        self.count = 0
+def _of_run(memo, prefix, stamp, work):
+    """``work(stamp)``, worked out once a run (its records share one stamp), kept in ``memo``
+    by prefix and work."""
+    last = memo.get((prefix, work))
+    if last is None or last[0] is not stamp and last[0] != stamp:
+        last = memo[(prefix, work)] = stamp, work(stamp)
+    return last[1]
 
 
-class _Plain(collections.namedtuple("_Plain", (
-        "status", "value", "error", "model", "fingerprint", "score_source",  # _PLAIN_KIND
-        "score", "usage", "line", "raw", "finish_reason", "reasoning", "expected_rating"))):
-    """A record's own fields, as report's lean path reads them."""
-    __slots__ = ()
-
-    def as_dict(self):
-        """The fields _is_plain_ok reads: all but the line."""
-        fields = self._asdict()
-        del fields["line"]
-        return fields
-
-
-_Plain.source = _Plain.score_source  # as a Judgement names it: _Tally.add_plain reads either
-_PLAIN_KIND = 6  # the first fields of a _Plain: the same in most records, checked once
-
-
-def _lone_run(record):
-    """The record's one NAME_run field; None if it has none or several, or is no object, or
-    names two systems (model_a, model_b: counted as comparisons)."""
-    if type(record) is not dict:
-        return None
-    if "model_a" in record and "model_b" in record:
-        return None
-    runs = [k for k in record if k.endswith("_run")]
-    if len(runs) != 1:
-        return None
-    return runs[0]
-
-
-def _is_lean_run(report, prefix, stamp):
-    """A stamp the general path checked, of the run it saw first, of a mode of one response."""
-    if not _is_stamp(prefix + "_run", stamp) or report.seen["checked"].get(prefix) != stamp:
-        return False
-    first = report.runs.get(prefix, [None])[0]
-    return stamp["mode"] in _LEAN_MODES and first == stamp
+def _judgement_of(record, prefix, stamp, memo):
+    """A record's NAME_* fields as the Judgement they were written from (_RECORD), each
+    value checked against what the run (``stamp``) writes: JudgeError if not; a detail the
+    run did not write is not its own. The values the checks read of a record of no details
+    are kept as a kind checked (``memo``): report's lean path checks a record of a kind
+    kept by this memo alone (_Lean.read)."""
+    head = prefix + "_"
+    start = len(head)
+    fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
+    del fields["run"]
+    line = fields.pop("line", None)
+    if type(line) is not int or line < 1:
+        raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
+            prefix, line))
+    facts = _of_run(memo, prefix, stamp, _run_facts)
+    for name in fields.keys() & facts["unwritten"]:
+        del fields[name]
+    _check_judgement(fields, head, stamp)
+    checked = facts["checked"]
+    if not fields.keys() - _WRITTEN_NAMES and len(checked) < _KINDS_CHECKED:  # no details
+        values = tuple(map(fields.get, _CHECKED_KIND))
+        try:
+            checked.add((values, tuple(map(type, values))))
+        except TypeError:  # a value no hash tells apart (a list): not kept
+            pass
+    attributes = {attribute: fields.pop(name, None) for name, attribute, _ in _WRITTEN}
+    return Judgement(details=fields, **attributes)
 
 
-_LEAN_MODES = ("rating", "binary", "math", "rubric", "criterion",  # one response field
-               "trajectory")
+_KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' errors differ)
 
 
-_LEAN_FIELDS = _PLAIN_FIELDS | {"line", "run"}
+def _run_facts(stamp):
+    """What report works out once a run: the details its stamp says it did not write; the
+    kinds of its records checked (none yet); the fields its template reads (``prompt``),
+    sorted, None if unknown (a custom template)."""
+    unwritten = {name for name, _, written in _RECORD if callable(written) and not written(stamp)}
+    facts = {"unwritten": unwritten, "checked": set(), "prompt": None}
+    named = stamp.get("fields")
+    if "custom" in stamp["template"].split(", ") or not isinstance(named, dict):
+        return facts
+    names = {"question", "context"}
+    for flag, value in named.items():
+        values = value
+        if not isinstance(value, list):
+            values = [value]
+        texts = [text for text in values if isinstance(text, str)]
+        if flag == "context":
+            texts = [text.partition("=")[2] for text in texts]
+        names.update(texts)
+    facts["prompt"] = sorted(names)
+    return facts
 
 
-def _repriced(judgement, text):
-    """report --price: the record's cost again from its usage, at this price (a record
-    answered from the run's cache is priced too: the file does not say which were), as the
-    run priced it: one that got no reply costs nothing, a cost_limit one was never sent (both
-    were counted as replies without usage)."""
-    price = _flag_value(_OPTIONS["price"], text)  # JudgeError naming --price if it is not one
-    if judgement.status != "cost_limit":  # _Run.costs
-        judgement.details["cost"] = _judgement_cost(judgement, price)
+def _check_judgement(fields, name, stamp):
+    """JudgeError naming the first of a record's values its run (``stamp``) cannot have
+    written: status, score, rating, what _READ_CHECKS reads, details."""
+    status = fields.get("status")
+    if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
+        raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
+                         "{!r}".format(name, status))
+    _check_score(fields, name, stamp, status)
+    _check(fields, _READ_CHECKS, name)
+    _check_details(fields, name, stamp, status)
 
 
-def _judgements_of(path, number, record, checked=None):
-    """A scored record's stamps and judgements, by prefix; JudgeError naming the line."""
-    try:
-        stamps = _stamps_of(record, checked)
-        judgements = {prefix: _judgement_of(record, prefix, stamp, checked)
-                      for prefix, stamp in stamps.items()}
-    except JudgeError as exc:
-        raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
-    return stamps, judgements
+def _check_details(fields, name, stamp, status):
+    """The details the summary reads: repeats all answered (or the record failed), members
+    and pairs at any depth, re-asks within each judge's --reask, a panel of the jury's
+    judges in order (read by position), a systems item's wins."""
+    repeats = fields.get("repeats")
+    if status == "ok" and repeats and None in repeats:
+        raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
+                         "{!r}".format(name, repeats))
+    _check_nested(fields, name)
+    reasks = [request.get("reask") or 0 for request in _requests(stamp)]
+    own = dict(zip(stamp.get("judges") or (), reasks))  # a jury's members by judge name
+    _check_reasks_within(fields, name, max(reasks, default=0), own)
+    panel, judges = fields.get("panel"), stamp.get("judges")
+    if panel is not None and list(panel) != judges:
+        raise JudgeError("{}panel must map the jury's judges ({}) to scores; got {}".format(
+            name, _names(judges or (), "none"), _names(panel)))
+    if _MODES[stamp["mode"]].compare != "compare_systems":
+        return
+    if status != "ok":  # a failure has no wins to read
+        _check(fields, _SYSTEMS_CHECKS[:1], name)
+        return
+    _check(fields, _SYSTEMS_CHECKS, name)
+    wins, played = fields.get("wins"), fields.get("played")
+    if set(wins) != set(played) or any(not 0 <= wins[k] <= played[k] for k in wins):
+        raise JudgeError("{}wins must give each system of {}played 0 to its comparisons; got "
+                         "{} and {}".format(name, name, json.dumps(wins), json.dumps(played)))
+
+
+def _labelled(parts):
+    """An object's (key, value) pairs, a list's (index, item); None for anything else."""
+    if isinstance(parts, dict):
+        return list(parts.items())
+    if isinstance(parts, list):
+        return list(enumerate(parts))
+    return None
+
+
+def _check_nested(details, name, depth=0):
+    """The members' and pairs' details the summary reads, at any depth: each an object, with
+    its consistent and positional_bias flags and its repeats' scores checked."""
+    for key in ("members", "pairs"):
+        parts = details.get(key)
+        if parts is None:
+            continue
+        labelled = _labelled(parts)
+        objects = labelled is not None and all(isinstance(part, dict) for _, part in labelled)
+        if depth >= _NESTED_DEPTH or not objects:
+            raise JudgeError("{}{} must be an object or a list of objects, {} deep at most; "
+                             "got {}".format(name, key, _NESTED_DEPTH, json.dumps(parts)[:200]))
+        for label, part in labelled:
+            where = "{}{}.{}.".format(name, key, label)
+            _check(part, _NESTED_CHECKS, where)
+            _check_nested(part, where, depth + 1)
+
+
+def _check_reasks_within(details, name, most, own=None):
+    """``details``' re-asks, and each member's and pair's at any depth, ``most`` at most
+    (``own``: a member's own limit by its label)."""
+    for field in _REASKS_FIELDS:
+        asked = details.get(field)
+        if isinstance(asked, list) and len(asked) > most:
+            raise JudgeError("{}{} must be a list of at most {} replies re-asked (the run's "
+                             "--reask {}); got a list of {}".format(name, field, most, most,
+                                                                   len(asked)))
+    for key in ("members", "pairs"):
+        for label, part in _labelled(details.get(key)) or ():
+            where = "{}{}.{}.".format(name, key, label)
+            _check_reasks_within(part, where, (own or {}).get(label, most))
+
+
+def _check_score(fields, name, stamp, status):
+    """A judged record's score is from 0 to 1 (a systems item's: each system's, in its
+    value) and its value on the run's scale (None, a list or an object are other modes',
+    but "4", true or NaN would be miscounted); a failure's score is the run's failure
+    value (null as null, a number as itself)."""
+    score, value, scale = fields.get("score"), fields.get("value"), stamp.get("scale")
+    failure = _requests(stamp)[0].get("on_failure")
+    if status == "ok" and _MODES[stamp["mode"]].compare == "compare_systems":
+        _check(fields, _SYSTEMS_SCORE, name)
+    elif status not in _NOT_FAILURES:
+        if score is not failure and not (_is_finite(score) and _is_finite(failure) and
+                                         score == failure):
+            raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; "
+                             "got {!r}".format(name, status, json.dumps(failure), score))
+    elif not _is_score(score):
+        raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(name, score))
+    if status != "ok" or not scale or value is None or isinstance(value, (list, dict)):
+        return
+    if not _is_finite(value) or not scale[0] <= value <= scale[1]:
+        raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
+                         "{!r}".format(name, scale[0], scale[1], value))
 
 
 def _no_stamp(path, number, record):
@@ -12093,36 +11185,16 @@ def _no_stamp(path, number, record):
                      "scored".format(path, number, __version__))
 
 
-def _distinct_files(paths):
-    """Refuse a file named twice, by a symlink or a hard link too: its records would count
-    twice."""
-    seen = {}
-    for index, path in enumerate(paths):
-        info = os.stat(path)
-        first = seen.setdefault((info.st_dev, info.st_ino), index)
-        if first != index:
-            raise JudgeError("{} and {} are the same file; name each file once".format(
-                paths[first], path))
-
-
-def _read_into(report, paths):
-    for index, path in enumerate(paths):
-        with open(path, "rb", _READ_BUFFER) as f:
-            for number, record in _read_records(f, path, _Stamps().loads):
-                report.add(index, path, number, record)
-
-
 class _Once:
-    """Refuses a record seen twice (see _once) in 8 bytes a record: each record's identity
-    (a hash) in an array, checked for repeats when all is read or an error stops the read;
-    only then are the files read again to name both places. Not a regular file (a FIFO
-    cannot be read again): each record's place kept, as _once does. A torn line's warning
-    waits too: past a record seen twice, the read stops there and says only that."""
+    """Refuses a record seen twice (_once) in 8 bytes a record: its identity (a hash) kept,
+    checked for repeats when all is read or an error stops it, the files then read again to
+    name both places. A FIFO cannot be read again: each record's place is kept. A torn
+    line's warning waits too: past a record seen twice, only that is said."""
 
     def __init__(self, paths, seen):
         self.paths, self.seen, self.warnings = paths, seen, []
         self.keys = None
-        if all(_is_regular(path) for path in paths):
+        if all(stat.S_ISREG(os.stat(path).st_mode) for path in paths):
             from array import array
             self.keys = [array("q") for _ in range(_KEY_BUCKETS)]  # sorted a bucket at a time
 
@@ -12133,12 +11205,13 @@ class _Once:
         for key in _record_keys(self.seen, record, stamps):
             self.keys[key % _KEY_BUCKETS].append(key)
 
-    def warn(self, place, text):
-        self.warnings.append((place, text))
-
     def settle(self):
-        """Say the warnings up to the first record seen twice; JudgeError naming it."""
-        repeated = self.repeated()
+        """Say the warnings up to the first record seen twice (found by sorting each bucket,
+        then named by reading the files again); JudgeError naming it."""
+        repeated = set()
+        for bucket in self.keys or ():
+            ordered = sorted(bucket)
+            repeated.update(a for a, b in zip(ordered, ordered[1:]) if a == b)
         stop = None
         if repeated:
             stop = self.first_repeat(repeated)
@@ -12149,17 +11222,8 @@ class _Once:
         if stop is not None:
             raise stop[1]
 
-    def repeated(self):
-        """The keys seen more than once (a bucket's repeats found by sorting it)."""
-        repeated = set()
-        for bucket in self.keys or ():
-            ordered = sorted(bucket)
-            repeated.update(a for a, b in zip(ordered, ordered[1:]) if a == b)
-        return repeated
-
     def first_repeat(self, repeated):
-        """(place, JudgeError) of the first record seen twice: the files read again, as
-        _once would have read them, keeping the places of the repeated keys alone."""
+        """(place, JudgeError) of the first record seen twice."""
         seen = {"places": {}, "texts": {}, "checked": {}}
         for index, path in enumerate(self.paths):
             with open(path, "rb", _READ_BUFFER) as f:
@@ -12177,25 +11241,35 @@ class _Once:
 _KEY_BUCKETS = 256
 
 
-def _is_regular(path):
-    return stat.S_ISREG(os.stat(path).st_mode)
-
-
 def _record_keys(seen, record, stamps):
-    """A record's identity for each run that wrote it: its input line and fields, the run."""
+    """A record's identity for each run that wrote it: its input line, the run, and the
+    input fields the run's prompt read, as text (a column added after the run, or an id
+    re-typed, makes no new record; a custom template may read any field: all of them). Texts
+    and nulls alone are a tuple, equal as JSON exactly when equal as a tuple."""
     prefixes = tuple(prefix + "_" for prefix in stamps)
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
-        names = _of_run(seen["checked"], prefix, stamp, _sorted_prompt_fields)
-        inputs = _judged_inputs(record, names, prefixes)
-        yield hash((prefix, _stamp_text(seen, prefix, stamp), line, inputs))
+        names = _of_run(seen["checked"], prefix, stamp, _run_facts)["prompt"]
+        if names is None:
+            inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
+                                sort_keys=True)
+        else:
+            inputs = tuple(map(record.get, names))
+            if not _TEXT_OR_NONE.issuperset(map(type, inputs)):  # sorted: json.dumps' fast path
+                inputs = json.dumps(dict(zip(names, inputs)))
+        text = seen["texts"].get(prefix)  # the stamp as text, made once a run
+        if text is None or text[0] is not stamp and text[0] != stamp:
+            text = seen["texts"][prefix] = stamp, json.dumps(stamp, sort_keys=True)
+        yield hash((prefix, text[1], line, inputs))
+
+
+_TEXT_OR_NONE = frozenset((str, type(None)))
 
 
 def _once(seen, paths, place, record, stamps, only=None):
-    """Refuse a record seen before (a copied file, a file twice in one): one run's record of
-    one input line, with the same input fields, is one record however many files hold it.
-    ``seen``: each record's identity (a hash) and where it was first (file << 40 | line);
-    each prefix's last stamp, as text."""
+    """Refuse a record seen before (a copied file): one run's record of one input line, with
+    the same input fields, is one record however many files hold it. ``seen``: each record's
+    identity and where it was first (file << 40 | line)."""
     here = place[0] << 40 | place[1]  # an int, not a tuple
     for prefix, key in zip(stamps, _record_keys(seen, record, stamps)):
         if only is not None and key not in only:  # read again: the repeated keys alone
@@ -12210,61 +11284,6 @@ def _once(seen, paths, place, record, stamps, only=None):
 
 
 _LINE_MASK = (1 << 40) - 1
-
-
-def _judged_inputs(record, names, prefixes):
-    """The input fields the run put in the prompt (``names``: _prompt_fields), as text: a
-    column added to a copy after the run, or an id a tool re-typed, does not make its records
-    new ones. A custom template may read any field: then all the input fields. Text and
-    nulls alone are kept as a tuple (a tuple is never equal to a text: the two stay apart)."""
-    if names is None:
-        fields = {k: v for k, v in record.items() if not k.startswith(prefixes)}
-        return json.dumps(fields, sort_keys=True)
-    values = tuple(map(record.get, names))
-    if _TEXT_OR_NONE.issuperset(map(type, values)):  # each a text or null
-        return values  # equal as JSON text exactly when equal as a tuple: no dump needed
-    fields = dict(zip(names, values))  # sorted: json.dumps' fast path
-    return json.dumps(fields)
-
-
-_TEXT_OR_NONE = frozenset((str, type(None)))
-
-
-def _sorted_prompt_fields(stamp):
-    names = _prompt_fields(stamp)
-    if names is None:
-        return None
-    return sorted(names)
-
-
-def _prompt_fields(stamp):
-    """The names of the fields a built-in template reads, by the stamp; None if unknown."""
-    named = stamp.get("fields")
-    if "custom" in stamp["template"].split(", ") or not isinstance(named, dict):
-        return None
-    names = {"question", "context"}  # the question's default field, and its fallback
-    for flag, value in named.items():
-        names.update(_field_names(flag, value))
-    return names
-
-
-def _field_names(flag, value):
-    """The record fields one flag of a stamp's "fields" names (--context-field: NAME=FIELD)."""
-    values = value
-    if not isinstance(value, list):
-        values = [value]
-    texts = [text for text in values if isinstance(text, str)]
-    if flag == "context":
-        return [text.partition("=")[2] for text in texts]
-    return texts
-
-
-def _stamp_text(seen, prefix, stamp):
-    """The stamp as text, written once a run (shards' stamps are equal: compared, not dumped)."""
-    last = seen["texts"].get(prefix)
-    if last is None or last[0] != stamp:
-        last = seen["texts"][prefix] = stamp, json.dumps(stamp, sort_keys=True)
-    return last[1]
 
 
 def _flat(stamp, head=""):

@@ -1,5 +1,5 @@
-"""Issue 31, item 1: report's lean path counts a row of alike records at once (_Alike,
-_Tally.add_alike): their status, scores and kinds added as one record at a time adds them.
+"""Issue 31, item 1: report's lean path (_Report.add_lean) counts alike records by the one
+tally entry (_Tally.add): their status, scores and kinds added as the general path adds them.
 It must say exactly what the general path says (the same command with the lean path turned
 off), over rows that change kind in every way a count can tell apart (4 and 4.0, 1
 and 1.0, 0.0 and -0.0, a model of "" or none, a fingerprint, a score source), rows broken by
@@ -69,14 +69,14 @@ class ReportCountsARowOfAlikeRecordsAsOneAtATime(StubTestCase):
     def report(self, scored, lean):
         """(exit code, stderr, --summary) of report, its lean path on or off; the rows it
         counted at once."""
-        rows, add_alike = [], minijudge._Tally.add_alike
+        rows, add_lean = [], minijudge._Report.add_lean
 
-        def counted(tally, fields, count):
-            rows.append(count)
-            return add_alike(tally, fields, count)
+        def counted(report, *args):
+            rows.append(add_lean(report, *args))
+            return rows[-1]
         summary = self.path("summary.%s.json" % lean)
         argv = ["report", scored, "--summary", summary, "--human-field", "label"]
-        with mock.patch.object(minijudge._Tally, "add_alike", counted):
+        with mock.patch.object(minijudge._Report, "add_lean", counted):
             if lean:
                 code, _, err = run_main(argv)
             else:
@@ -91,8 +91,8 @@ class ReportCountsARowOfAlikeRecordsAsOneAtATime(StubTestCase):
         scored = self.scored()
         lean, rows = self.report(scored, True)
         general, ones = self.report(scored, False)
-        self.assertEqual(set(ones), {1})  # the general path counts each record alone
-        self.assertGreater(max(rows), 2000)  # the long row was counted at once
+        self.assertEqual(ones, [])  # the general path counts each record whole
+        self.assertGreater(sum(rows), 2000)  # the long row was counted by the lean path
         self.assertEqual(lean[0], general[0])
         self.assertEqual(lean[1], general[1])
         self.assertEqual(lean[2], general[2])
@@ -100,18 +100,22 @@ class ReportCountsARowOfAlikeRecordsAsOneAtATime(StubTestCase):
 
 
 class AddAlikeIsAddPlainKTimes(unittest.TestCase):
-    """_Tally.add_alike(fields, k) leaves the tally as k calls of add_plain's counts do, to
-    the bit: non-dyadic scores (1/3 and 1/10, which round on each addition), a row that
-    crosses the bootstrap's 2,000 scores, rows of kinds that follow each other."""
+    """_Tally.add of a report's lean records (_Plain) leaves the tally as the general path's
+    Judgements do, to the bit: non-dyadic scores (1/3 and 1/10, which round on each
+    addition), a row that crosses the bootstrap's 2,000 scores, rows of kinds that follow
+    each other."""
 
     def test_the_same_sums_counts_and_scores_as_one_at_a_time(self):
         rows = [(7, 1 / 3, 4), (1990, 0.1, 2), (25, 1 / 3, 4), (3000, 0.7, 3.5), (1, 0.0, 1)]
         alike, one_by_one = minijudge._Tally(), minijudge._Tally()
         for count, score, value in rows:
-            fields = minijudge._Reading(score, value, "Rating", "stop", None, "m", "fp", None)
-            alike.add_alike(fields, count)
+            fields = dict(status="ok", score=score, value=value, error=None, model="m",
+                          fingerprint="fp", source="text", raw="Rating", finish_reason="stop")
+            plain = minijudge._Plain(**{name: fields.get(name) for name in
+                                        minijudge._Plain._fields})
             for _ in range(count):
-                one_by_one.add_alike(fields, 1)
+                alike.add(plain)
+                one_by_one.add(minijudge.Judgement(**fields))
         for name in ("statuses", "tenths", "all", "judged", "ratings", "models", "sources",
                      "fingerprints"):
             self.assertEqual(repr(getattr(alike, name)), repr(getattr(one_by_one, name)), name)

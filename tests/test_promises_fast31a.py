@@ -1,14 +1,12 @@
-"""Issue 31, item 1: --batch-export and --batch-import write their records by a lean path.
+"""Issue 31, item 1: --batch-export and --batch-import judge their records by a lean path.
 
-A run of one judge without a price, --jury, --html or a progress line writes each record
-with _Run.write_lean (its run stamp encoded once a run, not once a line); any other run
-writes with write_record; its judging of an item that needs one request is _judge_plain's
-(the steps judge.judge takes, called directly), else _judge_item's. The two must write
-the same bytes: each test runs one varied
+An offline run judges an item a judge asks once by its kind's recipe (_ByRecipe, chosen by
+_Run.go_offline), else by _judge_item; every run writes with _Run.write_record. The two
+ways must write the same bytes: each test runs one varied
 corpus (records that are judged, bad lines, missing and empty fields, unicode, NaN,
 duplicates, an earlier run's fields, a resume from a --cache) through a real
-``python -m minijudge`` twice, once plain (the lean path) and once with --html (which
-only adds its own file, and takes the general path), and compares every file and stderr.
+``python -m minijudge`` twice, once plain and once with --html (which only adds its own
+file), or in-process with the lean path turned off, and compares every file and stderr.
 """
 import json
 import os
@@ -176,8 +174,8 @@ class LeanPathWritesWhatTheGeneralPathWrites(unittest.TestCase):
 
 
 class TheLeanJudgingGivesWhatTheGeneralGives(unittest.TestCase):
-    """_judge_plain (the judging of the lean path) beside _judge_item: the same corpus run
-    in-process by main() with go_lean as it is and with go_lean doing nothing (every record
+    """_ByRecipe (the judging of the lean path) beside _judge_item: the same corpus run
+    in-process by main() with go_offline as it is and doing nothing (every record
     judged and written the general way), in one folder so the paths in messages agree."""
 
     def run_twice(self, argv, outputs, replies=None):
@@ -198,8 +196,8 @@ class TheLeanJudgingGivesWhatTheGeneralGives(unittest.TestCase):
         for lean in (True, False):
             stderr = io.StringIO()
             with redirect_stderr(stderr), mock.patch.object(
-                    minijudge._Run, "go_lean", autospec=True,
-                    side_effect=minijudge._Run.go_lean if lean else None):
+                    minijudge._Run, "go_offline", autospec=True,
+                    side_effect=minijudge._Run.go_offline if lean else None):
                 status = minijudge.main(argv)
             seen.append((status, timeless(stderr.getvalue()), files(folder)))
             for name in outputs:
@@ -230,9 +228,11 @@ class TheLeanJudgingGivesWhatTheGeneralGives(unittest.TestCase):
 
 
 class TheLeanPathIsTaken(unittest.TestCase):
-    """Which runs write by write_lean: decided once a run (a test of the choice itself)."""
+    """Which runs judge by recipe (_ByRecipe): decided once a run (a test of the choice
+    itself). One writer and one tally serve every run, so a page or a price no longer turn
+    it off; a judge that asks an item more than once does."""
 
-    def written_by(self, *argv):
+    def judged_by_recipe(self, *argv):
         import io
         from contextlib import redirect_stderr
         from unittest import mock
@@ -242,17 +242,18 @@ class TheLeanPathIsTaken(unittest.TestCase):
         data = os.path.join(folder, "in.jsonl")
         with open(data, "w") as f:
             f.write(LINES[0] + "\n")
-        spy = mock.patch.object(minijudge._Run, "write_lean", autospec=True,
-                                side_effect=minijudge._Run.write_lean)
+        spy = mock.patch.object(minijudge._ByRecipe, "__call__", autospec=True,
+                                side_effect=minijudge._ByRecipe.__call__)
         with spy as lean, redirect_stderr(io.StringIO()):
             minijudge.main(JUDGE + ["--batch-export", os.path.join(folder, "req"), data,
                                     "-o", os.path.join(folder, "out.jsonl")] + list(argv))
         return lean.call_count
 
     def test_a_plain_export_takes_it_and_html_or_a_price_does_not(self):
-        self.assertEqual(self.written_by(), 1)
-        self.assertEqual(self.written_by("--html", os.devnull), 0)
-        self.assertEqual(self.written_by("--price", "1,2"), 0)
+        self.assertEqual(self.judged_by_recipe(), 1)
+        self.assertEqual(self.judged_by_recipe("--html", os.devnull), 1)
+        self.assertEqual(self.judged_by_recipe("--price", "1,2"), 1)
+        self.assertEqual(self.judged_by_recipe("--repeats", "2"), 0)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,5 @@
-"""Issue 31, item 1: an import reads each distinct reply once. Records whose replies are
-alike (a judge's short verdicts repeat) share one judgement, written from its text made
-once and tallied by the tally's plain path; every record, reply and flag that this does not
-cover takes the general path. These tests hold the shared path to the general one over
+"""Issue 31, item 1: an import makes each record's request by its kind's recipe
+(_ByRecipe); every record, reply and flag that this does not cover takes the general path. These tests hold the shared path to the general one over
 hostile records and replies, through the real command line.
 """
 import json
@@ -185,19 +183,23 @@ def reply_line(key, number):
 
 class AnImportReadsEachReplyAsTheGeneralPathDoes(StubTestCase):
     """An import of one plain judge judges a record of a recipe from its reply without the
-    general path's steps (minijudge._Readings): the same records, summary and exit code as
-    the general path (taken by the same command with --html, which writes a page too),
+    general path's steps (minijudge._ByRecipe): the same records, summary and exit code as
+    the general path (taken by the same command with _Run.go_offline doing nothing),
     over replies and records of every kind, in every mode that has recipes."""
 
-    def imported(self, name, argv, lean):
-        calls, write_reading = [], minijudge._Run.write_reading
+    def imported(self, name, argv, general):
+        calls, call = [], minijudge._ByRecipe.__call__
 
-        def counted(run, *args):
+        def counted(way, *args):
             calls.append(1)
-            return write_reading(run, *args)
+            return call(way, *args)
         out, summary = self.path(name + ".jsonl"), self.path(name + ".json")
-        with mock.patch.object(minijudge._Run, "write_reading", counted):
-            code, _, err = run_main(argv + ["-o", out, "--summary", summary] + lean)
+        offline = minijudge._Run.go_offline
+        if general:  # every record judged by the steps judge.judge takes
+            offline = lambda run: None  # noqa: E731
+        with mock.patch.object(minijudge._ByRecipe, "__call__", counted), \
+                mock.patch.object(minijudge._Run, "go_offline", offline):
+            code, _, err = run_main(argv + ["-o", out, "--summary", summary])
         with open(out) as f:
             written = f.read()
         err = re.sub(r"in [0-9.]+ s \(", "in T s (", re.sub(r"[0-9.]+ requests/s", "", err))
@@ -225,9 +227,8 @@ class AnImportReadsEachReplyAsTheGeneralPathDoes(StubTestCase):
             results = self.write(mode + ".results.jsonl", "".join(
                 reply_line(key, number) for number, key in enumerate(keys) if number % 41))
             argv = common + ["--batch-import", results, data]
-            lean, taken = self.imported(mode + ".lean", argv, [])
-            general, none = self.imported(mode + ".general", argv,
-                                          ["--html", self.path(mode + ".html")])
+            lean, taken = self.imported(mode + ".lean", argv, False)
+            general, none = self.imported(mode + ".general", argv, True)
             self.assertEqual(none, 0)
             self.assertGreater(taken, 10, mode)  # the lean path read many replies
             self.assertEqual(lean[0], general[0], mode)

@@ -51,8 +51,9 @@ def outcome(call):
 
 
 def steps(judge, args, number, record, mode):
-    """The messages _judge_plain makes of a record; None where it takes _judge_item's way."""
-    fields = minijudge._fields_of(args, number, record, mode)
+    """The messages judge.judge's steps make of a record; None where _ByRecipe takes
+    _judge_item's way."""
+    fields = minijudge._item_fields(args, number, record, mode)
     if isinstance(fields, minijudge._BadLine):
         return None
     try:
