@@ -18,8 +18,8 @@ file as it happens: each test as it starts, each outcome, and a last line once t
 module is done. A module whose process ended without that line (a test called os._exit,
 the interpreter crashed) is an error naming the test it was running; so is one still
 running after --timeout seconds (default 300), killed with every process it started.
-Ctrl-C (SIGINT) or SIGTERM stops every module, names the tests they were running, and
-exits 130 or 143.
+Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed) stops every module, names the
+tests they were running, and exits 130, 143 or 129.
 
 The standard library only, like the tests: it runs where nothing can be installed.
 Python 3.8+.
@@ -41,7 +41,8 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATTERN = "test*.py"  # discovery's
 TIMEOUT = 300  # seconds a module may run: the slowest of tests/ takes 6 s, 15 s under load
-STOPPING = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+STOPPING = {getattr(signal, name): name for name in ("SIGINT", "SIGTERM", "SIGHUP")
+            if hasattr(signal, name)}  # Windows has no SIGHUP
 
 
 def main(argv=None):
@@ -214,9 +215,9 @@ class _Run:
 
 @contextlib.contextmanager
 def _catching(caught):
-    """SIGINT and SIGTERM, while in it, kept in ``caught`` instead of ending run.py
-    (which then stops the modules); a SIGINT ignored (a shell's background job) stays
-    ignored."""
+    """The signals of STOPPING, while in it, kept in ``caught`` instead of ending run.py
+    (which then stops the modules); one ignored (a shell's background job's SIGINT,
+    nohup's SIGHUP) stays ignored."""
     def catch(signum, frame):
         caught.setdefault("signum", signum)
     before = {}

@@ -68,6 +68,13 @@ HANGS = """
     """
 
 
+def terminal_signals():
+    """A Popen preexec_fn: SIGINT and SIGHUP as a terminal's, whatever a shell that started
+    us did with them (a background job's SIGINT, nohup's SIGHUP: both ignored)."""
+    default_sigint()
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def ran(tests, skipped=1):
     """unittest's count of ``tests``, ``skipped`` of them skipped, as in "Ran 6 tests":
     Python 3.12.0 and 3.12.1 leave the skipped out."""
@@ -108,9 +115,8 @@ class RunnerTest(SideBySide):
         if discover:
             command = [sys.executable, "-m", "unittest", "discover", *argv]
         with tempfile.TemporaryFile("w+", encoding="utf-8") as out:
-            # SIGINT as a terminal's, whatever a shell that started us did with it
             proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                    cwd=self.tmp, preexec_fn=default_sigint)
+                                    cwd=self.tmp, preexec_fn=terminal_signals)
             try:
                 if then:
                     then(proc)
@@ -334,6 +340,27 @@ class RunnerTest(SideBySide):
         self.assertRegex(out, r"\nERROR: test_hangs \(test_hangs\.Hangs(\.test_hangs)?\)\n-+\n"
                               r"run\.py: test_hangs was still running when run\.py was "
                               r"interrupted \(SIGTERM\): killed, in this test\n")
+
+
+class RunnerHostileTest(SideBySide):
+    """Modules that misbehave, options and signals run.py must survive: it says what
+    discovery says, or fails where discovery cannot finish, and leaves nothing running."""
+
+    folder = RunnerTest.folder
+    run_py = RunnerTest.run_py
+    as_discovery = RunnerTest.as_discovery
+    interrupt = RunnerTest.interrupt
+    assertGone = RunnerTest.assertGone
+
+    def test_sighup_stops_the_tests_and_names_those_running(self):
+        # a closed terminal's SIGHUP ended run.py alone: the module and the process its
+        # test started, each in a session of their own, ran on
+        code, out = self.interrupt(signal.SIGHUP)
+        self.assertEqual(code, 129, out)
+        self.assertRegex(out, r"\nERROR: test_hangs \(test_hangs\.Hangs(\.test_hangs)?\)\n-+\n"
+                              r"run\.py: test_hangs was still running when run\.py was "
+                              r"interrupted \(SIGHUP\): killed, in this test\n")
+        self.assertIn("\nrun.py: interrupted (SIGHUP)", out)
 
 
 if __name__ == "__main__":
