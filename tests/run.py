@@ -41,6 +41,8 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATTERN = "test*.py"  # discovery's
 TIMEOUT = 300  # seconds a module may run: the slowest of tests/ takes 6 s, 15 s under load
+EVENTS = ("loaded", "start", "stop", "end",  # what a module's process writes, then its outcomes
+          "errors", "failures", "skipped", "expectedFailures", "unexpectedSuccesses")
 STOPPING = {getattr(signal, name): name for name in ("SIGINT", "SIGTERM", "SIGHUP")
             if hasattr(signal, name)}  # Windows has no SIGHUP
 
@@ -97,6 +99,7 @@ class _Module:
         self.process = None
         self.started = None
         self.killed = None  # why, if run.py killed it
+        self.garbled = None  # the first line of its file that is not an event
 
     def size(self):
         """The file's size: the longest modules start first, so none is left running
@@ -133,13 +136,26 @@ class _Module:
         self.process.join()
 
     def read(self):
-        """The events the module wrote, each a list: its last may be cut off by a kill."""
+        """The events the module wrote, each a list: its last may be cut off by a kill. A
+        line that is not one (a test wrote to the file's descriptor) is left out, the
+        first kept in ``garbled``: the module's report cannot be trusted."""
+        self.garbled = None
         try:
-            with open(self.events, encoding="utf-8") as f:
-                lines = f.read().split("\n")[:-1]
+            with open(self.events, "rb") as f:
+                lines = f.read().split(b"\n")[:-1]
         except FileNotFoundError:
             return []
-        return [json.loads(line) for line in lines]
+        events = []
+        for line in lines:
+            try:
+                event = json.loads(line)
+            except ValueError:  # not JSON, or not UTF-8
+                event = None
+            if isinstance(event, list) and event and event[0] in EVENTS:
+                events.append(event)
+            elif self.garbled is None:
+                self.garbled = line
+        return events
 
     def how_it_ended(self):
         """What run.py says of a module that did not end as it should."""
@@ -150,13 +166,18 @@ class _Module:
             status = "killed by " + signal.Signals(-code).name
         else:
             status = "exit status {}".format(code)
-        if self.read()[-1:] == [["end"]]:
+        events = self.read()
+        if self.garbled is not None:
+            return "ended its process ({}), its report holding a line that is not " \
+                   "run.py's: {!r}".format(status, self.garbled[:80])
+        if events[-1:] == [["end"]]:
             return "ended its process ({})".format(status)
         return "ended its process ({}) without its report".format(status)
 
     def reported(self):
-        """Whether the module's process wrote its last line and exited 0."""
-        return self.ended() == 0 and self.read()[-1:] == [["end"]]
+        """Whether the module's process wrote its last line and exited 0, and only its
+        events."""
+        return self.ended() == 0 and self.read()[-1:] == [["end"]] and self.garbled is None
 
 
 class _Run:

@@ -362,6 +362,29 @@ class RunnerHostileTest(SideBySide):
                               r"interrupted \(SIGHUP\): killed, in this test\n")
         self.assertIn("\nrun.py: interrupted (SIGHUP)", out)
 
+    def test_a_line_in_its_report_that_is_not_run_pys_is_the_modules_error(self):
+        # a test that writes to every file it finds open wrote to the module's report too:
+        # run.py ended in a JSONDecodeError's traceback, with no summary
+        folder = self.folder(dict(MODULES, test_scribbles="""
+            import os
+            import unittest
+            class Scribbles(unittest.TestCase):
+                def test_writes_to_every_open_file(self):
+                    for fd in os.listdir("/proc/self/fd"):
+                        if os.path.realpath("/proc/self/fd/" + fd).endswith(".jsonl"):
+                            os.write(int(fd), b"\\xff not a report's line\\n")
+                def test_after(self):
+                    pass
+            """))
+        if not os.path.isdir("/proc/self/fd"):
+            self.skipTest("the test finds the report's descriptor in /proc")
+        code, out = self.run_py("-s", folder)
+        self.assertEqual(code, 1, out)
+        self.assertIn("\nERROR: test_scribbles (run.py)\n" + "-" * 70 + "\nrun.py: test_scribbles "
+                      "ended its process (exit status 0), its report holding a line that is "
+                      "not run.py's: b\"\\xff not a report's line\", after its last test\n", out)
+        self.assertRegex(out, ran(9) + r"FAILED \(failures=1, errors=2, skipped=1\)\n$")
+
 
 if __name__ == "__main__":
     unittest.main()
