@@ -385,6 +385,29 @@ class RunnerHostileTest(SideBySide):
                       "not run.py's: b\"\\xff not a report's line\", after its last test\n", out)
         self.assertRegex(out, ran(9) + r"FAILED \(failures=1, errors=2, skipped=1\)\n$")
 
+    def test_atexit_handlers_that_raise_are_as_at_an_interpreters_exit(self):
+        # Python 3.8 and 3.9 raise a handler's error again once all have run: the module
+        # was an error where discovery said OK and exited 0 (discovery prints the error
+        # after its summary, run.py before it)
+        folder = self.folder({"test_good": MODULES["test_good"], "test_atexit": """
+            import atexit
+            import sys
+            import unittest
+            def clean_up():
+                raise OSError("could not clean up")
+            atexit.register(clean_up)
+            atexit.register(sys.exit, 3)
+            class Passes(unittest.TestCase):
+                def test_passes(self):
+                    pass
+            """})
+        code, out = self.run_py("-s", folder)
+        said_code, said = self.run_py("-s", folder, discover=True)
+        self.assertEqual((code, said_code), (0, 0), "\n" + out + "\n" + said)
+        self.assertRegex(out, ran(4) + r"OK \(skipped=1\)\n$")
+        self.assertRegex(said, ran(4) + r"OK \(skipped=1\)\n")
+        self.assertIn("OSError: could not clean up\n", out)
+
 
 if __name__ == "__main__":
     unittest.main()
