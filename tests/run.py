@@ -349,7 +349,10 @@ def _load(folder, name):
         return unittest.loader._make_failed_import_test(module_name, loader.suiteClass)[0]
     if name != module_name:
         return loader.loadTestsFromName(name)
-    return loader.loadTestsFromModule(sys.modules[name], pattern=PATTERN)
+    tests = loader.loadTestsFromModule(sys.modules[name], pattern=PATTERN)
+    if tests is None:  # its load_tests returned nothing: discovery leaves it out
+        return loader.suiteClass()
+    return tests
 
 
 class _Reporting(unittest.TextTestResult):

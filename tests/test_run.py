@@ -408,6 +408,20 @@ class RunnerHostileTest(SideBySide):
         self.assertRegex(said, ran(4) + r"OK \(skipped=1\)\n")
         self.assertIn("OSError: could not clean up\n", out)
 
+    def test_load_tests_that_returns_nothing_is_as_in_discovery(self):
+        # discovery leaves such a module out; run.py called None and made it an error
+        folder = self.folder({"test_good": MODULES["test_good"], "test_none": """
+            import unittest
+            class Never(unittest.TestCase):
+                def test_never(self):
+                    self.fail("load_tests left it out")
+            def load_tests(loader, tests, pattern):
+                return None
+            """})
+        code, out = self.as_discovery(folder)
+        self.assertEqual(code, 0, out)
+        self.assertRegex(out, ran(3) + r"OK \(skipped=1\)\n$")
+
 
 if __name__ == "__main__":
     unittest.main()
