@@ -49,6 +49,13 @@ STOPPING = {getattr(signal, name): name for name in ("SIGINT", "SIGTERM", "SIGHU
 
 def main(argv=None):
     import argparse
+
+    def seconds(text):  # argparse names it in its error: "invalid seconds value: 'nan'"
+        value = float(text)
+        if not value > 0:  # nan too: no module would ever be killed
+            raise ValueError(text)
+        return value
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="test modules (default: as discovery "
                                                    "finds them)")
@@ -56,7 +63,7 @@ def main(argv=None):
                         help="the folder of the modules, as unittest's (default: tests/)")
     parser.add_argument("--jobs", type=int, default=(os.cpu_count() or 1) + 1,
                         help="modules run at a time (default: the cores, plus one)")
-    parser.add_argument("--timeout", type=float, default=TIMEOUT,
+    parser.add_argument("--timeout", type=seconds, default=TIMEOUT,
                         help="seconds a module may run before it is killed, the test it "
                              "was running named (default: %(default)s)")
     args = parser.parse_args(argv)

@@ -422,6 +422,17 @@ class RunnerHostileTest(SideBySide):
         self.assertEqual(code, 0, out)
         self.assertRegex(out, ran(3) + r"OK \(skipped=1\)\n$")
 
+    def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(self):
+        # nan let a hanging module run forever; 0 and less killed every module at once
+        folder = self.folder(MODULES)
+        for timeout in ("nan", "0", "-5"):
+            code, out = self.run_py("-s", folder, "--timeout", timeout)
+            self.assertEqual(code, 2, out)
+            self.assertIn("run.py: error: argument --timeout: invalid seconds value: "
+                          "{!r}\n".format(timeout), out)
+        code, out = self.run_py("-s", folder, "--timeout", "inf", "test_good")
+        self.assertEqual(code, 0, out)
+
 
 if __name__ == "__main__":
     unittest.main()
