@@ -433,6 +433,45 @@ class RunnerHostileTest(SideBySide):
         code, out = self.run_py("-s", folder, "--timeout", "inf", "test_good")
         self.assertEqual(code, 0, out)
 
+    def test_modules_that_end_discovery_itself_fail_the_run(self):
+        # discovery stops at each of these, saying nothing or OK, and most exit 0
+        folder = self.folder({"test_good": MODULES["test_good"], "test_class_exits": """
+            import sys
+            import unittest
+            class Exits(unittest.TestCase):
+                @classmethod
+                def setUpClass(cls):
+                    sys.exit(0)
+                def test_never(self):
+                    pass
+            """, "test_module_exits": """
+            import unittest
+            def tearDownModule():
+                raise SystemExit
+            class Passes(unittest.TestCase):
+                def test_passes(self):
+                    pass
+            """, "test_alarm": """
+            import signal
+            import time
+            import unittest
+            class Alarm(unittest.TestCase):
+                def test_rings(self):
+                    signal.setitimer(signal.ITIMER_REAL, 0.05)
+                    time.sleep(5)
+            """, "test_interrupts": """
+            import unittest
+            class Interrupts(unittest.TestCase):
+                def test_interrupts(self):
+                    raise KeyboardInterrupt
+            """})
+        code, out = self.run_py("-s", folder)
+        self.assertEqual(code, 1, out)
+        for name in ("test_class_exits", "test_module_exits", "test_alarm", "test_interrupts"):
+            self.assertRegex(out, r"\nrun\.py: {} ended its process \((exit status \d+|killed "
+                                  r"by SIG\w+)\) without its report".format(name))
+        self.assertRegex(out, r"\nFAILED \(errors=4, skipped=1\)\n$")
+
 
 if __name__ == "__main__":
     unittest.main()
