@@ -345,8 +345,12 @@ def _load(folder, name):
     syntax error, an exception, sys.exit) is one failing test with its traceback, one
     that raises SkipTest a skipped test; a package, every test*.py in it."""
     loader = unittest.TestLoader()
-    if os.path.isdir(os.path.join(folder, name)):
-        return loader.discover(os.path.join(folder, name), PATTERN, top_level_dir=folder)
+    path = os.path.join(folder, name)
+    if os.path.isfile(os.path.join(path, "__init__.py")):  # a folder without is not one
+        if os.path.isfile(path + ".py"):  # import finds the package for both
+            raise ImportError("{0}.py and the package {0} are one module: discovery stops "
+                              "at them".format(name))
+        return loader.discover(path, PATTERN, top_level_dir=folder)
     module_name = name.split(".")[0]
     try:
         __import__(module_name)

@@ -433,6 +433,30 @@ class RunnerHostileTest(SideBySide):
         code, out = self.run_py("-s", folder, "--timeout", "inf", "test_good")
         self.assertEqual(code, 0, out)
 
+    def test_a_module_beside_a_folder_of_its_name_is_as_in_discovery(self):
+        # run.py took test_data for the folder test_data/ (its fixtures, no __init__.py):
+        # "Start directory is not importable", an error where discovery says OK
+        folder = self.folder({"test_good": MODULES["test_good"],
+                              "test_data": MODULES["test_more"]})
+        self.folder({"sample": "{}"}, under="test_data")
+        code, out = self.as_discovery(folder)
+        self.assertEqual(code, 0, out)
+        self.assertRegex(out, ran(4) + r"OK \(skipped=1\)\n$")
+
+    def test_a_module_and_a_package_of_one_name_fail_the_run(self):
+        # import finds the package for both: run.py ran the package's tests twice and
+        # never the module's, and said OK; discovery stops at the module, and exits 1
+        folder = self.folder({"test_good": MODULES["test_good"], "test_pkg": MODULES["test_bad"]})
+        self.folder({"__init__": "", "test_inside": MODULES["test_more"]}, under="test_pkg")
+        code, out = self.run_py("-s", folder)
+        said_code, said = self.run_py("-s", folder, discover=True)
+        self.assertEqual((code, said_code), (1, 1), "\n" + out + "\n" + said)
+        self.assertIn("module incorrectly imported", said)
+        self.assertIn("\nImportError: test_pkg.py and the package test_pkg are one module: "
+                      "discovery stops at them\n", out)
+        self.assertIn("\nrun.py: test_pkg ended its process (exit status 1) without its report, "
+                      "while importing the module\n", out)
+
     def test_modules_that_end_discovery_itself_fail_the_run(self):
         # discovery stops at each of these, saying nothing or OK, and most exit 0
         folder = self.folder({"test_good": MODULES["test_good"], "test_class_exits": """
