@@ -18,8 +18,8 @@ file as it happens: each test as it starts, each outcome, and a last line once t
 module is done. A module whose process ended without that line (a test called os._exit,
 the interpreter crashed) is an error naming the test it was running; so is one still
 running after --timeout seconds (default 300), killed with every process it started.
-Ctrl-C (SIGINT) or SIGTERM stops every module, names the tests they were running, and
-exits 130 or 143.
+Ctrl-C (SIGINT), SIGTERM or SIGHUP (the terminal closed) stops every module, names the
+tests they were running, and exits 130, 143 or 129.
 
 The standard library only, like the tests: it runs where nothing can be installed.
 Python 3.8+.
@@ -41,11 +41,21 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATTERN = "test*.py"  # discovery's
 TIMEOUT = 300  # seconds a module may run: the slowest of tests/ takes 6 s, 15 s under load
-STOPPING = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+EVENTS = ("loaded", "start", "stop", "end",  # what a module's process writes, then its outcomes
+          "errors", "failures", "skipped", "expectedFailures", "unexpectedSuccesses")
+STOPPING = {getattr(signal, name): name for name in ("SIGINT", "SIGTERM", "SIGHUP")
+            if hasattr(signal, name)}  # Windows has no SIGHUP
 
 
 def main(argv=None):
     import argparse
+
+    def seconds(text):  # argparse names it in its error: "invalid seconds value: 'nan'"
+        value = float(text)
+        if not value > 0:  # nan too: no module would ever be killed
+            raise ValueError(text)
+        return value
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="test modules (default: as discovery "
                                                    "finds them)")
@@ -53,7 +63,7 @@ def main(argv=None):
                         help="the folder of the modules, as unittest's (default: tests/)")
     parser.add_argument("--jobs", type=int, default=(os.cpu_count() or 1) + 1,
                         help="modules run at a time (default: the cores, plus one)")
-    parser.add_argument("--timeout", type=float, default=TIMEOUT,
+    parser.add_argument("--timeout", type=seconds, default=TIMEOUT,
                         help="seconds a module may run before it is killed, the test it "
                              "was running named (default: %(default)s)")
     args = parser.parse_args(argv)
@@ -96,6 +106,7 @@ class _Module:
         self.process = None
         self.started = None
         self.killed = None  # why, if run.py killed it
+        self.garbled = None  # the first line of its file that is not an event
 
     def size(self):
         """The file's size: the longest modules start first, so none is left running
@@ -132,13 +143,26 @@ class _Module:
         self.process.join()
 
     def read(self):
-        """The events the module wrote, each a list: its last may be cut off by a kill."""
+        """The events the module wrote, each a list: its last may be cut off by a kill. A
+        line that is not one (a test wrote to the file's descriptor) is left out, the
+        first kept in ``garbled``: the module's report cannot be trusted."""
+        self.garbled = None
         try:
-            with open(self.events, encoding="utf-8") as f:
-                lines = f.read().split("\n")[:-1]
+            with open(self.events, "rb") as f:
+                lines = f.read().split(b"\n")[:-1]
         except FileNotFoundError:
             return []
-        return [json.loads(line) for line in lines]
+        events = []
+        for line in lines:
+            try:
+                event = json.loads(line)
+            except ValueError:  # not JSON, or not UTF-8
+                event = None
+            if isinstance(event, list) and event and event[0] in EVENTS:
+                events.append(event)
+            elif self.garbled is None:
+                self.garbled = line
+        return events
 
     def how_it_ended(self):
         """What run.py says of a module that did not end as it should."""
@@ -149,13 +173,18 @@ class _Module:
             status = "killed by " + signal.Signals(-code).name
         else:
             status = "exit status {}".format(code)
-        if self.read()[-1:] == [["end"]]:
+        events = self.read()
+        if self.garbled is not None:
+            return "ended its process ({}), its report holding a line that is not " \
+                   "run.py's: {!r}".format(status, self.garbled[:80])
+        if events[-1:] == [["end"]]:
             return "ended its process ({})".format(status)
         return "ended its process ({}) without its report".format(status)
 
     def reported(self):
-        """Whether the module's process wrote its last line and exited 0."""
-        return self.ended() == 0 and self.read()[-1:] == [["end"]]
+        """Whether the module's process wrote its last line and exited 0, and only its
+        events."""
+        return self.ended() == 0 and self.read()[-1:] == [["end"]] and self.garbled is None
 
 
 class _Run:
@@ -214,9 +243,9 @@ class _Run:
 
 @contextlib.contextmanager
 def _catching(caught):
-    """SIGINT and SIGTERM, while in it, kept in ``caught`` instead of ending run.py
-    (which then stops the modules); a SIGINT ignored (a shell's background job) stays
-    ignored."""
+    """The signals of STOPPING, while in it, kept in ``caught`` instead of ending run.py
+    (which then stops the modules); one ignored (a shell's background job's SIGINT,
+    nohup's SIGHUP) stays ignored."""
     def catch(signum, frame):
         caught.setdefault("signum", signum)
     before = {}
@@ -305,7 +334,10 @@ def _child(folder, name, events):
             suite(result)
             result.stopTestRun()
         result.send(["end"])
-    atexit._run_exitfuncs()  # as an interpreter's exit would: this process ends in os._exit
+    try:
+        atexit._run_exitfuncs()  # as an interpreter's exit would: this process ends in os._exit
+    except (Exception, SystemExit):
+        pass  # 3.8 and 3.9 raise a handler's error again: an exit prints it, its status stays
 
 
 def _load(folder, name):
@@ -313,8 +345,12 @@ def _load(folder, name):
     syntax error, an exception, sys.exit) is one failing test with its traceback, one
     that raises SkipTest a skipped test; a package, every test*.py in it."""
     loader = unittest.TestLoader()
-    if os.path.isdir(os.path.join(folder, name)):
-        return loader.discover(os.path.join(folder, name), PATTERN, top_level_dir=folder)
+    path = os.path.join(folder, name)
+    if os.path.isfile(os.path.join(path, "__init__.py")):  # a folder without is not one
+        if os.path.isfile(path + ".py"):  # import finds the package for both
+            raise ImportError("{0}.py and the package {0} are one module: discovery stops "
+                              "at them".format(name))
+        return loader.discover(path, PATTERN, top_level_dir=folder)
     module_name = name.split(".")[0]
     try:
         __import__(module_name)
@@ -324,7 +360,10 @@ def _load(folder, name):
         return unittest.loader._make_failed_import_test(module_name, loader.suiteClass)[0]
     if name != module_name:
         return loader.loadTestsFromName(name)
-    return loader.loadTestsFromModule(sys.modules[name], pattern=PATTERN)
+    tests = loader.loadTestsFromModule(sys.modules[name], pattern=PATTERN)
+    if tests is None:  # its load_tests returned nothing: discovery leaves it out
+        return loader.suiteClass()
+    return tests
 
 
 class _Reporting(unittest.TextTestResult):

@@ -68,6 +68,13 @@ HANGS = """
     """
 
 
+def terminal_signals():
+    """A Popen preexec_fn: SIGINT and SIGHUP as a terminal's, whatever a shell that started
+    us did with them (a background job's SIGINT, nohup's SIGHUP: both ignored)."""
+    default_sigint()
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def ran(tests, skipped=1):
     """unittest's count of ``tests``, ``skipped`` of them skipped, as in "Ran 6 tests":
     Python 3.12.0 and 3.12.1 leave the skipped out."""
@@ -108,9 +115,8 @@ class RunnerTest(SideBySide):
         if discover:
             command = [sys.executable, "-m", "unittest", "discover", *argv]
         with tempfile.TemporaryFile("w+", encoding="utf-8") as out:
-            # SIGINT as a terminal's, whatever a shell that started us did with it
             proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                    cwd=self.tmp, preexec_fn=default_sigint)
+                                    cwd=self.tmp, preexec_fn=terminal_signals)
             try:
                 if then:
                     then(proc)
@@ -334,6 +340,161 @@ class RunnerTest(SideBySide):
         self.assertRegex(out, r"\nERROR: test_hangs \(test_hangs\.Hangs(\.test_hangs)?\)\n-+\n"
                               r"run\.py: test_hangs was still running when run\.py was "
                               r"interrupted \(SIGTERM\): killed, in this test\n")
+
+
+class RunnerHostileTest(SideBySide):
+    """Modules that misbehave, options and signals run.py must survive: it says what
+    discovery says, or fails where discovery cannot finish, and leaves nothing running."""
+
+    folder = RunnerTest.folder
+    run_py = RunnerTest.run_py
+    as_discovery = RunnerTest.as_discovery
+    interrupt = RunnerTest.interrupt
+    assertGone = RunnerTest.assertGone
+
+    def test_sighup_stops_the_tests_and_names_those_running(self):
+        # a closed terminal's SIGHUP ended run.py alone: the module and the process its
+        # test started, each in a session of their own, ran on
+        code, out = self.interrupt(signal.SIGHUP)
+        self.assertEqual(code, 129, out)
+        self.assertRegex(out, r"\nERROR: test_hangs \(test_hangs\.Hangs(\.test_hangs)?\)\n-+\n"
+                              r"run\.py: test_hangs was still running when run\.py was "
+                              r"interrupted \(SIGHUP\): killed, in this test\n")
+        self.assertIn("\nrun.py: interrupted (SIGHUP)", out)
+
+    def test_a_line_in_its_report_that_is_not_run_pys_is_the_modules_error(self):
+        # a test that writes to every file it finds open wrote to the module's report too:
+        # run.py ended in a JSONDecodeError's traceback, with no summary
+        folder = self.folder(dict(MODULES, test_scribbles="""
+            import os
+            import unittest
+            class Scribbles(unittest.TestCase):
+                def test_writes_to_every_open_file(self):
+                    for fd in os.listdir("/proc/self/fd"):
+                        if os.path.realpath("/proc/self/fd/" + fd).endswith(".jsonl"):
+                            os.write(int(fd), b"\\xff not a report's line\\n")
+                def test_after(self):
+                    pass
+            """))
+        if not os.path.isdir("/proc/self/fd"):
+            self.skipTest("the test finds the report's descriptor in /proc")
+        code, out = self.run_py("-s", folder)
+        self.assertEqual(code, 1, out)
+        self.assertIn("\nERROR: test_scribbles (run.py)\n" + "-" * 70 + "\nrun.py: test_scribbles "
+                      "ended its process (exit status 0), its report holding a line that is "
+                      "not run.py's: b\"\\xff not a report's line\", after its last test\n", out)
+        self.assertRegex(out, ran(9) + r"FAILED \(failures=1, errors=2, skipped=1\)\n$")
+
+    def test_atexit_handlers_that_raise_are_as_at_an_interpreters_exit(self):
+        # Python 3.8 and 3.9 raise a handler's error again once all have run: the module
+        # was an error where discovery said OK and exited 0 (discovery prints the error
+        # after its summary, run.py before it)
+        folder = self.folder({"test_good": MODULES["test_good"], "test_atexit": """
+            import atexit
+            import sys
+            import unittest
+            def clean_up():
+                raise OSError("could not clean up")
+            atexit.register(clean_up)
+            atexit.register(sys.exit, 3)
+            class Passes(unittest.TestCase):
+                def test_passes(self):
+                    pass
+            """})
+        code, out = self.run_py("-s", folder)
+        said_code, said = self.run_py("-s", folder, discover=True)
+        self.assertEqual((code, said_code), (0, 0), "\n" + out + "\n" + said)
+        self.assertRegex(out, ran(4) + r"OK \(skipped=1\)\n$")
+        self.assertRegex(said, ran(4) + r"OK \(skipped=1\)\n")
+        self.assertIn("OSError: could not clean up\n", out)
+
+    def test_load_tests_that_returns_nothing_is_as_in_discovery(self):
+        # discovery leaves such a module out; run.py called None and made it an error
+        folder = self.folder({"test_good": MODULES["test_good"], "test_none": """
+            import unittest
+            class Never(unittest.TestCase):
+                def test_never(self):
+                    self.fail("load_tests left it out")
+            def load_tests(loader, tests, pattern):
+                return None
+            """})
+        code, out = self.as_discovery(folder)
+        self.assertEqual(code, 0, out)
+        self.assertRegex(out, ran(3) + r"OK \(skipped=1\)\n$")
+
+    def test_a_timeout_that_is_not_a_positive_number_is_a_usage_error(self):
+        # nan let a hanging module run forever; 0 and less killed every module at once
+        folder = self.folder(MODULES)
+        for timeout in ("nan", "0", "-5"):
+            code, out = self.run_py("-s", folder, "--timeout", timeout)
+            self.assertEqual(code, 2, out)
+            self.assertIn("run.py: error: argument --timeout: invalid seconds value: "
+                          "{!r}\n".format(timeout), out)
+        code, out = self.run_py("-s", folder, "--timeout", "inf", "test_good")
+        self.assertEqual(code, 0, out)
+
+    def test_a_module_beside_a_folder_of_its_name_is_as_in_discovery(self):
+        # run.py took test_data for the folder test_data/ (its fixtures, no __init__.py):
+        # "Start directory is not importable", an error where discovery says OK
+        folder = self.folder({"test_good": MODULES["test_good"],
+                              "test_data": MODULES["test_more"]})
+        self.folder({"sample": "{}"}, under="test_data")
+        code, out = self.as_discovery(folder)
+        self.assertEqual(code, 0, out)
+        self.assertRegex(out, ran(4) + r"OK \(skipped=1\)\n$")
+
+    def test_a_module_and_a_package_of_one_name_fail_the_run(self):
+        # import finds the package for both: run.py ran the package's tests twice and
+        # never the module's, and said OK; discovery stops at the module, and exits 1
+        folder = self.folder({"test_good": MODULES["test_good"], "test_pkg": MODULES["test_bad"]})
+        self.folder({"__init__": "", "test_inside": MODULES["test_more"]}, under="test_pkg")
+        code, out = self.run_py("-s", folder)
+        said_code, said = self.run_py("-s", folder, discover=True)
+        self.assertEqual((code, said_code), (1, 1), "\n" + out + "\n" + said)
+        self.assertIn("module incorrectly imported", said)
+        self.assertIn("\nImportError: test_pkg.py and the package test_pkg are one module: "
+                      "discovery stops at them\n", out)
+        self.assertIn("\nrun.py: test_pkg ended its process (exit status 1) without its report, "
+                      "while importing the module\n", out)
+
+    def test_modules_that_end_discovery_itself_fail_the_run(self):
+        # discovery stops at each of these, saying nothing or OK, and most exit 0
+        folder = self.folder({"test_good": MODULES["test_good"], "test_class_exits": """
+            import sys
+            import unittest
+            class Exits(unittest.TestCase):
+                @classmethod
+                def setUpClass(cls):
+                    sys.exit(0)
+                def test_never(self):
+                    pass
+            """, "test_module_exits": """
+            import unittest
+            def tearDownModule():
+                raise SystemExit
+            class Passes(unittest.TestCase):
+                def test_passes(self):
+                    pass
+            """, "test_alarm": """
+            import signal
+            import time
+            import unittest
+            class Alarm(unittest.TestCase):
+                def test_rings(self):
+                    signal.setitimer(signal.ITIMER_REAL, 0.05)
+                    time.sleep(5)
+            """, "test_interrupts": """
+            import unittest
+            class Interrupts(unittest.TestCase):
+                def test_interrupts(self):
+                    raise KeyboardInterrupt
+            """})
+        code, out = self.run_py("-s", folder)
+        self.assertEqual(code, 1, out)
+        for name in ("test_class_exits", "test_module_exits", "test_alarm", "test_interrupts"):
+            self.assertRegex(out, r"\nrun\.py: {} ended its process \((exit status \d+|killed "
+                                  r"by SIG\w+)\) without its report".format(name))
+        self.assertRegex(out, r"\nFAILED \(errors=4, skipped=1\)\n$")
 
 
 if __name__ == "__main__":
