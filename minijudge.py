@@ -514,6 +514,17 @@ class _SafeFormatter(string.Formatter):
                     field_name, key)) from None
         return value, field_name
 
+    def fill(self, text, given, values):
+        """``text`` filled from ``values``; TemplateError naming the field that failed and
+        those ``given`` (not their aliases, nor a private one, which no template reads)."""
+        named = sorted(name for name in map(str, given) if not name.startswith("_"))
+        try:
+            return self.vformat(text, named, values)
+        except TemplateError:
+            raise
+        except (IndexError, TypeError, ValueError) as exc:
+            raise TemplateError("cannot fill the template: {}".format(exc)) from None
+
 
 _FORMATTER = _SafeFormatter()
 
@@ -579,15 +590,7 @@ def render(template, record=None, **fields):
         return text.format_map(values)
     except (KeyError, IndexError, TypeError, ValueError):
         pass
-    # the slow way names the field that failed, and those given, not their aliases (nor a
-    # private one, which no template reads)
-    try:
-        named = sorted(name for name in map(str, given) if not name.startswith("_"))
-        return _FORMATTER.vformat(text, named, values)
-    except TemplateError:
-        raise
-    except (IndexError, TypeError, ValueError) as exc:
-        raise TemplateError("cannot fill the template: {}".format(exc)) from None
+    return _FORMATTER.fill(text, given, values)  # the slow way: it names what failed
 
 
 def _add_aliases(values, given):
@@ -680,17 +683,7 @@ def _read_conversation(value, what):
         if not isinstance(message, Mapping):
             raise JudgeError("{} is a {}, expected an object with a role".format(
                 where, _kind_name(message)))
-        role = message.get("role")
-        if role == "function":  # the functions API's result, before tool messages
-            role = "tool"
-        if role not in _ROLES:
-            said = "no role"
-            if "role" in message:
-                said = "a null role"
-            if role is not None:
-                said = "role {!r}".format(_as_text(role)[:100])
-            raise JudgeError("{} has {}, expected one of {}".format(
-                where, said, ", ".join(_ROLES)))
+        role = _role_of(message, where)
         calls = _tool_calls(message, where)
         content = message.get("content")
         # OpenAI's refusal: null (or "") content beside a ``refusal``, read as a refusal part
@@ -700,6 +693,22 @@ def _read_conversation(value, what):
                          "calls": calls, "call_id": _as_text(message.get("tool_call_id")),
                          "name": _as_text(message.get("name"))})
     return messages
+
+
+def _role_of(message, where):
+    """A message's role, the functions API's "function" read as "tool"; JudgeError naming
+    ``where`` for any other than _ROLES."""
+    role = message.get("role")
+    if role == "function":  # the functions API's result, before tool messages
+        return "tool"
+    if role in _ROLES:
+        return role
+    said = "no role"
+    if "role" in message:
+        said = "a null role"
+    if role is not None:
+        said = "role {!r}".format(_as_text(role)[:100])
+    raise JudgeError("{} has {}, expected one of {}".format(where, said, ", ".join(_ROLES)))
 
 
 def _message_text(content, has_calls, where):
@@ -904,9 +913,7 @@ def _conversation_fields(messages, turn, *, limit, references=None, what="the co
               "turn": judged.number, "texts_shortened": _shortened_texts(steps, limit)}
     if not judged.reply:
         del fields["response"]
-    if isinstance(references, list):
-        fields["reference"] = _turn_reference(references, judged.number)
-    return fields
+    return _with_turn_reference(fields, references)
 
 
 def _conversation_section(before):
@@ -966,9 +973,7 @@ def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT, asked="
               "conversation": before, "turn": judged[0].number,
               "response_a": responses[0], "response_b": responses[1],
               "texts_shortened": sum(_shortened_texts(j.reply, limit) for j in judged)}
-    if isinstance(references, list):
-        fields["reference"] = _turn_reference(references, judged[0].number)
-    return fields
+    return _with_turn_reference(fields, references)
 
 
 def _shared_length(before_a, before_b):
@@ -981,10 +986,10 @@ def _shared_length(before_a, before_b):
         same += 1
     if same == len(before_a) == len(before_b):
         return same
-    starts = [n for n in range(same + 1) if n < len(before_a) and before_a[n]["role"] == "user"]
-    if not starts:
-        return 0
-    return starts[-1]
+    for n in reversed(range(min(same + 1, len(before_a)))):  # the differing turn's start
+        if before_a[n]["role"] == "user":
+            return n
+    return 0
 
 
 def _reply_text(reply, limit):
@@ -995,11 +1000,16 @@ def _reply_text(reply, limit):
     return _turns_text(reply, limit, keep=("assistant",))
 
 
-def _turn_reference(references, number):
-    """A list reference's entry for turn ``number`` (MT-Bench: one per turn), None if none."""
-    if number > len(references):
-        return None
-    return _reference_of({"reference": references[number - 1]}, "reference")
+def _with_turn_reference(fields, references):
+    """``fields`` with their turn's reference when ``references`` is a list (MT-Bench's, one
+    a turn; none past its end)."""
+    if isinstance(references, list):
+        number = fields["turn"]
+        fields["reference"] = None
+        if number <= len(references):
+            fields["reference"] = _reference_of({"reference": references[number - 1]},
+                                                "reference")
+    return fields
 
 
 def _replies_to(messages, replies, what):
@@ -1189,17 +1199,21 @@ def _read_rating_fully(text, scale):
             candidate = None
         elif out_of is not None and int(out_of) != scale[1]:
             candidate = "{}/{}".format(candidate, out_of)
-    if _NAMED_RANK <= tier < _HYPOTHETICAL:  # "Assistant C: 2, Assistant A: 7": whose?
-        names = {(m.group("name") or m.group("bare")).strip("()").upper()
-                 for m in _NAMES_RE.finditer(text)}
-        if len(names) > 1:
-            candidate = None
+    # "Assistant C: 2, Assistant A: 7": whose?
+    if _NAMED_RANK <= tier < _HYPOTHETICAL and len(_assistants_named(text)) > 1:
+        candidate = None
     if tier > 3:  # nothing stronger than a line that is only a number
         lines = _lines(text)
         bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
         if bare:
             candidate = _number(bare.group(1))
     return _in_scale(candidate, scale)
+
+
+def _assistants_named(text):
+    """The assistants a reply names by letter or number ("Assistant C", "while A")."""
+    return {(m.group("name") or m.group("bare")).strip("()").upper()
+            for m in _NAMES_RE.finditer(text)}
 
 
 def _in_scale(candidate, scale):
@@ -3289,7 +3303,8 @@ _ADAPTATIONS = (
 
 def _adaptation(message, params):
     """(``params`` without what the server refused, the first's value sent as another if it
-    has one; what changed) for an error naming a parameter, whatever its status; or None."""
+    has one; what changed) for an error naming a parameter, or None. Whatever its status:
+    o-series refuse max_tokens with a 400, LM Studio response_format with a 500."""
     lowered = message.lower()
     for names, says, dropped, instead, what in _ADAPTATIONS:
         if dropped[0] in params and re.search(names, lowered) and re.search(says, lowered):
@@ -3666,20 +3681,18 @@ class LLMJudge:
     def _fill_conversation(self, example, output, fields):
         """``fields`` with those the item's conversation fills, as the command line read it,
         else the example's; _BadRecord naming what is wrong. A pair's: _fill_pair."""
-        none_read = fields.get("_conversation") is _NO_CONVERSATION
-        if none_read:  # the command line looked: no conversation, as the judge would find
-            del fields["_conversation"]
+        # _NO_CONVERSATION: the command line looked and found none, as the judge would
+        messages = fields.pop("_conversation", None)
         if "response" not in self._reader.responses:
             return self._fill_pair(example, fields)
         turn = fields.pop("turn", None)
-        messages = fields.pop("_conversation", None)
         references = fields.pop("_references", None)
         what = _CONVERSATION_WHAT  # the command line's: checked there, its errors its own
-        if messages is None and not none_read:
+        if messages is None:
             if "response" in fields:  # the keyword is the item's response, as output is
                 output = {"response": fields["response"]}
             messages, references, what = _example_conversation(example, output)
-        if messages is None:
+        if messages is None or messages is _NO_CONVERSATION:
             _check_no_turn(turn)
             return fields
         return _fields_filled_by(_conversation_fields, messages, turn, fields,
@@ -3900,15 +3913,7 @@ class LLMJudge:
         if self.model is None:  # checked outside the lock: a hundred threads pass here
             self._choose_model()
         params = self.params
-        payload = {"model": self.model, "messages": messages, **params}
-        if seed is not None:
-            payload["seed"] = seed
-        if max_tokens is not None:
-            payload.pop("response_format", None)
-            limit = "max_tokens"
-            if "max_completion_tokens" in params:
-                limit = "max_completion_tokens"
-            payload[limit] = max_tokens
+        payload = self._payload(messages, params, max_tokens, seed)
         cache = self.cache if use_cache else None
         key = None
         if cache is not None or self.batch is not None:  # both find a request by its key
@@ -3923,6 +3928,21 @@ class LLMJudge:
         if cache is not None and reply.get("content"):  # failures are never cached
             cache.put(key, reply)
         return reply, False
+
+    def _payload(self, messages, params, max_tokens, seed):
+        """A request's body: the judge's ``params``, the item's seed; a turn with its own
+        ``max_tokens`` (an assessment) sends that budget by the name the server takes, and
+        no response_format."""
+        payload = {"model": self.model, "messages": messages, **params}
+        if seed is not None:
+            payload["seed"] = seed
+        if max_tokens is not None:
+            payload.pop("response_format", None)
+            limit = "max_tokens"
+            if "max_completion_tokens" in params:
+                limit = "max_completion_tokens"
+            payload[limit] = max_tokens
+        return payload
 
     def _fresh_reply(self, messages, payload, key, params):
         """The reply of the batch files, judge_fn or the server, with its latency and tries;
@@ -4010,15 +4030,18 @@ class LLMJudge:
             return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
         if free:
             return Judgement(value=value, **common)
+        scored = self._scored(value, reply, scale)
+        return Judgement(value=value, details=self._reader.details(value), **scored, **common)
+
+    def _scored(self, value, reply, scale):
+        """The score of a value read, on ``scale``: from the logprobs of a rating when they
+        were asked for (G-Eval's expected rating), else the parser's."""
         expected = None
         if self.params.get("logprobs") and self._reader.logprobs:
             expected = _expected_rating(reply.get("logprobs"), value, scale)
         if expected is None:
-            score, source = self._reader.score(value, scale), "text"
-        else:
-            score, source = _rescaled(expected, scale), "logprobs"
-        return Judgement(score=score, value=value, source=source, expected=expected,
-                         details=self._reader.details(value), **common)
+            return {"score": self._reader.score(value, scale), "source": "text", "expected": None}
+        return {"score": _rescaled(expected, scale), "source": "logprobs", "expected": expected}
 
     def _unread(self, reply, raw, free, candidate, scale):
         """(status, error) of a reply no value was read from: truncated, reasoning_only,
@@ -4393,31 +4416,43 @@ def _jury_details(kind, named, answered):
 
 def _jury_answered(every, answered, how, details, error):
     """The members that answered, combined; ``error`` names those that failed."""
-    score = _jury_score(answered, how)
-    value = _jury_value(answered, how, score)
+    score, value = _jury_combined(answered, how)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
     for name in ("verdict", "option"):  # the combined value, in the mode's own field
         if all(name in j.details for j in answered):
             details[name] = value
-    fields = dict.fromkeys(_SHARED_FIELDS)
-    fields["status"] = "ok"  # of members judged "ok" and "empty_response"
-    fields.update(_shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered]))
+    fields = _shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered])
     if not error:  # none failed: what all said (empty_response's reason), if they agree
         error = _shared([{"error": j.error} for j in answered])["error"]
     return _merged(every, score=score, value=value, error=error, details=details, **fields)
 
 
-def _jury_score(answered, how):
-    """The combined score. A majority of ratings is of the ratings, scored as the mean of its
-    voters' scores (--logprobs scores two judges' 4 as 0.85 and 0.75: no split)."""
-    scores = [j.score for j in answered]
-    if how != "majority" or any(j.rating is None for j in answered):
-        return _combined(scores, how, 0.5)
+def _jury_combined(answered, how):
+    """(score, value) of the members that answered: rated ones' as _ratings_combined says;
+    else the scores combined, with the one value the members so scoring gave, the verdict
+    the score names (0.5: a tie), or None."""
+    if all(j.rating is not None for j in answered):
+        return _ratings_combined(answered, how)
+    score = _combined([j.score for j in answered], how, 0.5)
+    values = [j.value for j in answered if j.score == score]
+    if values and all(v == values[0] for v in values):
+        return score, values[0]
+    if all("verdict" in j.details for j in answered):
+        return score, _VERDICTS_BY_SCORE.get(score)
+    return score, None
+
+
+def _ratings_combined(answered, how):
+    """(score, rating): the ratings combined as the scores are; but a majority is of the
+    ratings (a tie: 0.5, none), scored as the mean of its voters' scores (--logprobs scores
+    two judges' 4 as 0.85 and 0.75: no split)."""
     rating = _combined([j.rating for j in answered], how, None)
+    if how != "majority":
+        return _combined([j.score for j in answered], how, 0.5), rating
     if rating is None:  # the most common ratings are tied
-        return 0.5
+        return 0.5, None
     voters = [j.score for j in answered if j.rating == rating]
-    return math.fsum(voters) / len(voters)
+    return math.fsum(voters) / len(voters), rating
 
 
 def _with_pass(judgement, threshold):
@@ -4449,19 +4484,6 @@ def _combined(numbers, how, split):
     if len(top) == 2 and top[0][1] == top[1][1]:
         return split
     return top[0][0]
-
-
-def _jury_value(answered, how, score):
-    """The combined value: ratings combined as the scores are; else the one value the members
-    scoring ``score`` gave; a pairwise verdict the score names (0.5: a tie); else None."""
-    if all(j.rating is not None for j in answered):
-        return _combined([j.value for j in answered], how, None)
-    values = [j.value for j in answered if j.score == score]
-    if values and all(v == values[0] for v in values):
-        return values[0]
-    if all("verdict" in j.details for j in answered):
-        return _VERDICTS_BY_SCORE.get(score)
-    return None
 
 
 _VERDICTS_BY_SCORE = {score: verdict for verdict, score in _VERDICT_SCORES.items()}
@@ -4576,23 +4598,13 @@ def _judgement_cost(judgement, price):
 # -- Logprobs, response formats and images -------------------------------------------
 
 def _expected_rating(logprobs, rating, scale):
-    """G-Eval: the rating weighted by the probabilities of each scale value at the first
-    token after any reasoning that spells it; None if that cannot be read, or the scale is
-    not single digits ("10" spans two tokens). The weights are renormalised over the scale."""
-    entries = None
-    if isinstance(logprobs, dict):
-        entries = logprobs.get("content")
+    """G-Eval: the rating weighted by the probabilities of each scale value at its token
+    (_rating_token); None if that cannot be read, or the scale is not single digits ("10"
+    spans two tokens). The weights are renormalised over the scale."""
+    entries = _field_of(logprobs, "content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
-    at = None
-    for entry in entries:
-        token = ""
-        if isinstance(entry, dict):
-            token = str(entry.get("token", ""))
-        if "</think" in token:
-            at = None  # what came before was reasoning
-        elif at is None and token.strip() == str(rating):
-            at = entry
+    at = _rating_token(entries, rating)
     if at is None:  # no token spells the rating
         return None
     weights = _digit_weights(at.get("top_logprobs") or [at], scale)
@@ -4600,6 +4612,19 @@ def _expected_rating(logprobs, rating, scale):
     if not total:
         return None
     return round(sum(v * w for v, w in weights.items()) / total, 6)
+
+
+def _rating_token(entries, rating):
+    """The logprobs entry of the first token after any reasoning that spells ``rating``
+    ("4" or " 4"), or None."""
+    at = None
+    for entry in entries:
+        token = str(_field_of(entry, "token", ""))
+        if "</think" in token:
+            at = None  # what came before was reasoning
+        elif at is None and token.strip() == str(rating):
+            at = entry
+    return at
 
 
 def _digit_weights(alternatives, scale):
@@ -4619,14 +4644,10 @@ def _digit_weights(alternatives, scale):
 def _response_format(schema, scale, example=None, field=None):
     """A JSON schema for the reply (guided decoding, structured outputs): the parser's
     ``schema``, or one inferred from an ``example`` reply whose ``field`` scores."""
-    if example is not None:
-        score = None
-        if isinstance(example, dict):
-            score = example.get(field)
-        if type(score) not in (int, float):
-            raise JudgeError("an example reply must be a JSON object holding the number that "
-                             "scores as {!r} (score_field, --score-field); got {}".format(
-                                 field, json.dumps(example)[:100]))
+    if example is not None and type(_field_of(example, field)) not in (int, float):
+        raise JudgeError("an example reply must be a JSON object holding the number that "
+                         "scores as {!r} (score_field, --score-field); got {}".format(
+                             field, json.dumps(example)[:100]))
     number = {"type": "integer", "minimum": min(scale), "maximum": max(scale)}
     if example is None:
         properties = schema(number, scale)
