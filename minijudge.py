@@ -213,6 +213,14 @@ def _first(mapping, *names):
     return next((mapping[name] for name in names if _is_set(mapping.get(name))), None)
 
 
+def _field_of(value, key, default=None):
+    """``value.get(key, default)`` if ``value`` is a mapping, else ``default``: JSON from a
+    record or a reply may hold anything where an object is expected."""
+    if isinstance(value, Mapping):
+        return value.get(key, default)
+    return default
+
+
 def _is_missing(value):
     """None or NaN: a NaN is pandas' (and json's literal NaN's) missing value, never a
     question or reference "nan" to send."""
@@ -506,35 +514,50 @@ class _SafeFormatter(string.Formatter):
                     field_name, key)) from None
         return value, field_name
 
+    def fill(self, text, given, values):
+        """``text`` filled from ``values``; TemplateError naming the field that failed and
+        those ``given`` (not their aliases, nor a private one, which no template reads)."""
+        named = sorted(name for name in map(str, given) if not name.startswith("_"))
+        try:
+            return self.vformat(text, named, values)
+        except TemplateError:
+            raise
+        except (IndexError, TypeError, ValueError) as exc:
+            raise TemplateError("cannot fill the template: {}".format(exc)) from None
+
 
 _FORMATTER = _SafeFormatter()
+
+
+def _format_fields(text):
+    """(name, format spec) of each field of ``text``; TemplateError if it is no str.format text."""
+    try:
+        for _, name, spec, _ in _FORMATTER.parse(text):
+            if name is not None:
+                yield name, spec
+    except ValueError as exc:
+        raise TemplateError("template is not valid str.format text ({}); double literal "
+                            "braces as {{{{ and }}}}".format(exc)) from None
 
 
 @functools.lru_cache(maxsize=256)
 def _check_template(text):
     """Refuse any unsafe field (nested ones too), so that filling can use str.format_map."""
-    try:
-        fields = [(name, spec) for _, name, spec, _ in _FORMATTER.parse(text) if name is not None]
-        if not fields:  # {{ doc.question }} fills nothing: the judge would see no item
-            hint = ""
-            if "{{" in text:
-                hint = "; this looks like a Jinja template"
-            raise TemplateError("template has no field such as {response} or {doc[question]}"
-                                + hint)
-        for name, spec in fields:
-            _FORMATTER.check_field(name)
-            if any(nested is not None for _, nested, _, _ in _FORMATTER.parse(spec)):
-                raise TemplateError("template field {{{}}}: fields inside a format spec are "
-                                    "not allowed".format(name))
-            # {response:>99999999} would send 100 MB; chunks of 5 digits spot it
-            if any(int(n) > 1000 for n in re.findall(r"0*(\d{1,5})", spec)):
-                raise TemplateError("template field {{{}}}: format spec {!r} has a width or "
-                                    "precision over 1000".format(name, spec[:50]))
-    except TemplateError:
-        raise
-    except ValueError as exc:
-        raise TemplateError("template is not valid str.format text ({}); double literal "
-                            "braces as {{{{ and }}}}".format(exc)) from None
+    fields = list(_format_fields(text))
+    if not fields:  # {{ doc.question }} fills nothing: the judge would see no item
+        hint = ""
+        if "{{" in text:
+            hint = "; this looks like a Jinja template"
+        raise TemplateError("template has no field such as {response} or {doc[question]}" + hint)
+    for name, spec in fields:
+        _FORMATTER.check_field(name)
+        if next(_format_fields(spec), None):
+            raise TemplateError("template field {{{}}}: fields inside a format spec are not "
+                                "allowed".format(name))
+        # {response:>99999999} would send 100 MB; chunks of 5 digits spot it
+        if any(int(n) > 1000 for n in re.findall(r"0*(\d{1,5})", spec)):
+            raise TemplateError("template field {{{}}}: format spec {!r} has a width or "
+                                "precision over 1000".format(name, spec[:50]))
 
 
 def render(template, record=None, **fields):
@@ -550,10 +573,11 @@ def render(template, record=None, **fields):
     """
     text = TEMPLATES.get(template, template)
     _check_template(text)
+    record = record or {}
     own = {k: v for k, v in fields.items() if not _is_missing(v)}
     # a record's list or object under a name a keyword gives (or its alias's), even as None,
     # is no such field: a conversation's per-turn references are no turn's reference
-    given = {k: v for k, v in (record or {}).items() if not _is_missing(v) and not (
+    given = {k: v for k, v in record.items() if not _is_missing(v) and not (
         isinstance(v, (list, dict)) and (k in fields or _FIELD_ALIASES.get(k) in fields))}
     given.update(own)
     # what every template's defaults supply (the sections, the binary wording) a keyword
@@ -561,26 +585,17 @@ def render(template, record=None, **fields):
     values = {**_TEMPLATE_DEFAULTS.get(template, {}), **given, **_TEMPLATE_DEFAULTS[None],
               **own}
     _add_aliases(values, given)
-    values["doc"] = record or {}
+    values["doc"] = record
     try:
         return text.format_map(values)
     except (KeyError, IndexError, TypeError, ValueError):
         pass
-    # the slow way names the field that failed, and those given, not their aliases (nor a
-    # private one, which no template reads)
-    try:
-        named = sorted(name for name in map(str, given) if not name.startswith("_"))
-        return _FORMATTER.vformat(text, named, values)
-    except TemplateError:
-        raise
-    except (IndexError, TypeError, ValueError) as exc:
-        raise TemplateError("cannot fill the template: {}".format(exc)) from None
+    return _FORMATTER.fill(text, given, values)  # the slow way: it names what failed
 
 
 def _add_aliases(values, given):
-    """Each alias of a field, unless the record or the keywords (``given``) hold the alias
-    itself (a record's own "output" is not its response), and the reverse; an "answer" that
-    holds no reference ("", [], NaN) is none: a template needing {reference} says so."""
+    """Each alias of a field, unless ``given`` (the record, the keywords) holds the alias
+    itself, and the reverse; an "answer" holding no reference ("", [], NaN) is none."""
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in given:
             values[alias] = values[name]
@@ -594,16 +609,12 @@ def _add_aliases(values, given):
 class _Mode(collections.namedtuple("_Mode", "template parser responses reference answers "
                                              "nominal scores compare criteria",
                                    defaults=(None, False))):
-    """A mode, as data: the template it fills (None: rating's, rating_ref when the item has
-    a reference), the parser that reads the reply, the record fields its item holds;
-    ``reference``, whether it needs one; ``answers``, what its record holds when that is
-    more than one answer (None: one, or "two" compared, or several systems); ``nominal``,
-    whether its scores are categories, not points on a line (a panel's alpha); ``scores``,
-    what its figure is: the "mean" of the records, "A's win rate" over the pairs judged,
-    or the "systems" ranked; ``compare``, the LLMJudge method that compares its responses
-    ("compare": a pair, "compare_systems": each pair of systems; None: ``judge``);
-    ``criteria``, whether a record may hold its own criterion (--criteria-field). How a
-    mode asks an item again is in _VARIANTS."""
+    """A mode, as data: the template it fills (None: rating, or rating_ref given a
+    reference), the parser of the reply, the record fields of its item; ``reference``: it
+    needs one; ``answers``: what its record holds beyond one answer; ``nominal``: its scores
+    are categories (a panel's alpha); ``scores``: its figure ("mean", "A's win rate",
+    "systems" ranked); ``compare``: the LLMJudge method comparing its responses (None:
+    ``judge``); ``criteria``: a record may hold its own criterion. Asking again: _VARIANTS."""
 
 
 _MODES = {
@@ -639,9 +650,13 @@ _ROLES = ("system", "developer", "user", "assistant", "tool")
 _ROLE_LABELS = {"system": "[System]", "developer": "[Developer]", "user": "[User]",
                 "assistant": "[Assistant]"}
 
-# content parts that are not text: shown as a placeholder, so the judge knows one was there
-_PART_PLACEHOLDERS = {"image_url": "[image]", "image": "[image]", "input_image": "[image]",
-                      "input_audio": "[audio]"}
+# a content part by its type (input_text, output_text, input_image: the Responses API's):
+# the key holding its text (None: it has none) and the label before it; a part that is not
+# text is a placeholder, so the judge knows one was there
+_PARTS = {"text": ("text", ""), "input_text": ("text", ""), "output_text": ("text", ""),
+          "refusal": ("refusal", "[Refusal]\n"),  # the model's answer was one
+          "image_url": (None, "[image]"), "image": (None, "[image]"),
+          "input_image": (None, "[image]"), "input_audio": (None, "[audio]")}
 
 _CONVERSATION_START = "[The Start of the Conversation So Far]"
 _CONVERSATION_END = "[The End of the Conversation So Far]"
@@ -655,9 +670,8 @@ _Turn = collections.namedtuple("_Turn", "before user reply number")
 
 
 def _read_conversation(value, what):
-    """The messages of a conversation in OpenAI's chat format, each read into a dict of
-    role, text, calls (a list of (id, name, arguments)), call_id and name; JudgeError
-    naming ``what`` (e.g. "field 'messages'") and the message that is wrong."""
+    """OpenAI chat messages, each read into a dict of role, text, calls ((id, name,
+    arguments) each), call_id and name; JudgeError naming ``what`` and the message."""
     if not isinstance(value, list):
         raise JudgeError("{} is a {}, expected a list of messages".format(
             what, _kind_name(value)))
@@ -669,17 +683,7 @@ def _read_conversation(value, what):
         if not isinstance(message, Mapping):
             raise JudgeError("{} is a {}, expected an object with a role".format(
                 where, _kind_name(message)))
-        role = message.get("role")
-        if role == "function":  # the functions API's result, before tool messages
-            role = "tool"
-        if role not in _ROLES:
-            said = "no role"
-            if "role" in message:
-                said = "a null role"
-            if role is not None:
-                said = "role {!r}".format(_as_text(role)[:100])
-            raise JudgeError("{} has {}, expected one of {}".format(
-                where, said, ", ".join(_ROLES)))
+        role = _role_of(message, where)
         calls = _tool_calls(message, where)
         content = message.get("content")
         # OpenAI's refusal: null (or "") content beside a ``refusal``, read as a refusal part
@@ -691,10 +695,25 @@ def _read_conversation(value, what):
     return messages
 
 
+def _role_of(message, where):
+    """A message's role, the functions API's "function" read as "tool"; JudgeError naming
+    ``where`` for any other than _ROLES."""
+    role = message.get("role")
+    if role == "function":  # the functions API's result, before tool messages
+        return "tool"
+    if role in _ROLES:
+        return role
+    said = "no role"
+    if "role" in message:
+        said = "a null role"
+    if role is not None:
+        said = "role {!r}".format(_as_text(role)[:100])
+    raise JudgeError("{} has {}, expected one of {}".format(where, said, ", ".join(_ROLES)))
+
+
 def _message_text(content, has_calls, where):
-    """A message's content as text: a string; its parts' texts joined, a refusal under a
-    [Refusal] label (the model's answer was one), other parts as placeholders; or "" for
-    the null content of an assistant message that calls tools."""
+    """A message's content as text: a string, or its parts (_PARTS) one a line; "" for the
+    null content of an assistant message that calls tools."""
     if isinstance(content, str):
         return content
     if content is None and has_calls:
@@ -704,26 +723,24 @@ def _message_text(content, has_calls, where):
                          "parts".format(where, _kind_name(content)))
     texts = []
     for n, part in enumerate(content, 1):
-        kind = None
-        if isinstance(part, Mapping) and isinstance(part.get("type"), str):  # ["text"]: none
-            kind = part["type"]
-        if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
-            texts.append(part["text"])  # the Responses API's too, as its input_image
-        elif kind == "refusal" and isinstance(part.get("refusal"), str):
-            texts.append("[Refusal]\n" + part["refusal"])
-        elif kind in _PART_PLACEHOLDERS:
-            texts.append(_PART_PLACEHOLDERS[kind])
-        elif isinstance(part, str):  # some tools write the parts as bare strings
-            texts.append(part)
-        else:
+        if isinstance(part, str):  # some tools write the parts as bare strings
+            part = {"type": "text", "text": part}
+        kind = _field_of(part, "type")
+        key, label = None, None
+        if isinstance(kind, str):  # ["text"] is none
+            key, label = _PARTS.get(kind, (None, None))
+        text = ""
+        if key is not None:
+            text = part.get(key)
+        if label is None or not isinstance(text, str):
             raise JudgeError("{}, content part {} is not a text or image part".format(where, n))
+        texts.append(label + text)
     return "\n".join(texts)
 
 
 def _tool_calls(message, where):
     """An assistant message's tool calls as (id, name, arguments) texts, the functions API's
-    ``function_call`` last (with no id); JudgeError unless a list of {"id", "type":
-    "function", "function": {"name", "arguments"}}."""
+    ``function_call`` last (no id); JudgeError for any but {"id", "function": {"name", ...}}."""
     calls = message.get("tool_calls")
     if calls is None:
         calls = []
@@ -734,10 +751,8 @@ def _tool_calls(message, where):
         calls = calls + [{"function": message["function_call"]}]
     read = []
     for n, call in enumerate(calls, 1):
-        function = None
-        if isinstance(call, Mapping):
-            function = call.get("function")
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        function = _field_of(call, "function")
+        if not isinstance(_field_of(function, "name"), str):
             raise JudgeError("{}, tool call {} has no function name, expected {{\"function\": "
                              "{{\"name\", \"arguments\"}}}}".format(where, n))
         arguments = function.get("arguments")
@@ -748,15 +763,13 @@ def _tool_calls(message, where):
 
 
 def _mtbench_messages(record):
-    """MT-Bench's layout as messages: ``turns`` (the questions) and ``answers`` or FastChat's
-    ``choices`` ([{"index": 0, "turns": [...]}]), the replies, in order; None if the record
-    is not in that layout."""
+    """MT-Bench's ``turns`` (the questions) and ``answers`` (or FastChat's ``choices[0]
+    ["turns"]``) as messages, in order; None if the record is not in that layout."""
     questions = record.get("turns")
     answers = record.get("answers")
     choices = record.get("choices")
     if answers is None and isinstance(choices, list) and choices:
-        if isinstance(choices[0], Mapping):
-            answers = choices[0].get("turns")
+        answers = _field_of(choices[0], "turns")
     if not isinstance(questions, list) or not isinstance(answers, list):
         return None
     if len(answers) > len(questions):  # a reply to no question: the layout is broken
@@ -778,10 +791,8 @@ def _mtbench_messages(record):
 
 
 def _conversation_turns(messages):
-    """The turns of read messages, one a user message, numbered from 1; each turn's
-    ``before`` is its user message's place (_judged_turn copies the messages before the
-    judged turn alone). A reply that holds no assistant message is none ([]); system and
-    developer messages after it are said before the next question, not in the reply."""
+    """The turns of read messages, from 1, ``before`` each its user message's place; a reply
+    with no assistant message is none ([]); system messages after it belong to the next."""
     starts = [n for n, m in enumerate(messages) if m["role"] == "user"]
     turns = []
     for number, (start, end) in enumerate(zip(starts, starts[1:] + [len(messages)]), 1):
@@ -795,10 +806,8 @@ def _conversation_turns(messages):
 
 
 def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
-    """The turn judged: the ``turn``-th (1-based), else the last, which with ``unanswered``
-    may be a question with no reply ([]: its response is missing; an earlier turn would be
-    another item). JudgeError naming ``what`` when no turn has a reply, or ``turn`` (as
-    ``asked`` writes it: Python's keyword, --turn) is past the end or unanswered."""
+    """The ``turn``-th turn, else the last (with ``unanswered``, perhaps one with no reply);
+    JudgeError naming ``what``, and ``turn`` as ``asked`` writes it, if it cannot be judged."""
     turns = _conversation_turns(messages)
     if turn is None and turns and (unanswered or turns[-1].reply):
         return turns[-1]._replace(before=messages[:turns[-1].before])
@@ -819,10 +828,8 @@ def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
 
 
 def _turns_text(messages, limit, *, keep=()):
-    """Read messages as the judge sees them: each labelled ([User], [Tool call NAME (ID)]
-    and its arguments, [Tool result NAME (ID)], ...), blocks separated by a blank line. A
-    text longer than ``limit`` (0: none) is cut to its two ends with a visible marker,
-    except a message whose role is in ``keep`` (the judged reply's own words)."""
+    """Read messages labelled as the judge sees them ([User], [Tool call NAME (ID)], ...),
+    each text over ``limit`` (0: none) cut with a marker unless its role is in ``keep``."""
     blocks = []
     for message in messages:
         text_limit = limit
@@ -830,22 +837,21 @@ def _turns_text(messages, limit, *, keep=()):
             text_limit = 0
         label = _ROLE_LABELS.get(message["role"])
         if message["role"] == "tool":
-            name = ""
-            if message["name"]:
-                name = " " + message["name"]
-            label = "[Tool result{}{}]".format(name, _call_id_text(message["call_id"]))
+            label = "[Tool result{}{}]".format(_spaced(message["name"]),
+                                               _spaced(message["call_id"], "({})"))
         if message["text"] or not message["calls"]:
             blocks.append(label + "\n" + _shorten(message["text"], text_limit))
         for call_id, name, arguments in message["calls"]:
-            label = "[Tool call {}{}]".format(name, _call_id_text(call_id))
+            label = "[Tool call {}{}]".format(name, _spaced(call_id, "({})"))
             blocks.append(label + "\n" + _shorten(arguments, limit))
     return "\n\n".join(blocks)
 
 
-def _call_id_text(call_id):
-    if not call_id:
+def _spaced(text, form="{}"):
+    """A space and ``text`` in ``form`` (a tool's name, its call's "(id)"), or "" for none."""
+    if not text:
         return ""
-    return " ({})".format(call_id)
+    return " " + form.format(text)
 
 
 def _shorten(text, limit):
@@ -860,8 +866,7 @@ def _shorten(text, limit):
 
 
 def _shortened_texts(reply, limit):
-    """How many texts of the judged reply _turns_text cuts, the assistant's words kept
-    (the record says so)."""
+    """How many texts of the judged reply _turns_text cuts (the assistant's words kept)."""
     if not limit:
         return 0
     texts = [m["text"] for m in reply if m["role"] != "assistant"]
@@ -870,10 +875,8 @@ def _shortened_texts(reply, limit):
 
 
 def _with_response(messages, given, what):
-    """Read messages and the item's response (``given``: {} or {"response": value}): a
-    conversation that ends with the user's (or a tool's) message is the prompt, the
-    response its reply (null: an empty one); one that ends with an assistant message has
-    its reply already, so a response too is ambiguous (a null one is none)."""
+    """Read messages continued by the item's response (``given``: {} or {"response": value})
+    when they end with the user's (or a tool's) message; after an assistant's, ambiguous."""
     if "response" not in given:
         return messages
     response = given["response"]
@@ -893,12 +896,8 @@ def _with_response(messages, given, what):
 
 def _conversation_fields(messages, turn, *, limit, references=None, what="the conversation",
                          whole_run=False):
-    """The template fields a conversation fills for its judged turn: question, response
-    (none when the last question is unanswered), conversation_section and conversation
-    (what came before), turn, reference (a list's entry for the turn), texts_shortened;
-    JudgeError naming ``what`` if no turn can be judged. ``whole_run`` (trajectory): the
-    question is the user's goal (the first user message), the response every step after it
-    through the turn judged."""
+    """The template fields of a conversation's judged turn (its response none if unanswered);
+    ``whole_run`` (trajectory): the user's goal, and every step after it, through the turn."""
     judged = _judged_turn(messages, turn, what, unanswered=True)
     if whole_run:
         goal = next(n for n, m in enumerate(messages) if m["role"] == "user")
@@ -914,14 +913,11 @@ def _conversation_fields(messages, turn, *, limit, references=None, what="the co
               "turn": judged.number, "texts_shortened": _shortened_texts(steps, limit)}
     if not judged.reply:
         del fields["response"]
-    if isinstance(references, list):
-        fields["reference"] = _turn_reference(references, judged.number)
-    return fields
+    return _with_turn_reference(fields, references)
 
 
 def _conversation_section(before):
-    """The turns before the judged one (labelled text) as the templates' section: between
-    its start and end lines, then a blank line; "" if there are none."""
+    """The turns before the judged one as the templates' section, or "" if there are none."""
     if not before:
         return ""
     return "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
@@ -937,9 +933,8 @@ _DIFFERENT_HISTORIES = ("[Note]\nThe two conversations differ before the questio
 
 
 def _pair_messages(values, questions, what=_PAIR_WHAT):
-    """Two conversations read: each a list of messages, or MT-Bench's reply texts paired
-    with the record's ``questions`` (its "turns"); JudgeError naming ``what`` if only one
-    is a list, or either is malformed."""
+    """Two conversations read, each a list of messages or MT-Bench's replies to
+    ``questions``; JudgeError naming ``what`` if only one is a list, or either is malformed."""
     kinds = [isinstance(value, list) for value in values]
     if not all(kinds):
         lone = kinds.index(False)
@@ -954,11 +949,8 @@ def _pair_messages(values, questions, what=_PAIR_WHAT):
 
 
 def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT, asked="turn={}"):
-    """The fields of a pair of conversations judged at the same turn: conversation_section,
-    the whole turns both share; question, the judged turn's (the same in both); response_a
-    and response_b, each its reply, after its own turns and the question if its history is
-    not all shared. JudgeError naming ``what`` when a turn cannot be judged (``asked``: see
-    _judged_turn) or the two ask different questions."""
+    """The fields of a pair of conversations judged at one turn: the whole turns both share
+    as the section, then each reply, after its own turns and the question where they differ."""
     judged = [_judged_turn(messages, turn, name, asked) for messages, name in zip(pair, what)]
     if judged[0].user != judged[1].user:
         raise JudgeError("{} and {} ask different questions in the turn judged (turn {} and "
@@ -981,9 +973,7 @@ def _pair_fields(pair, turn, *, limit, references=None, what=_PAIR_WHAT, asked="
               "conversation": before, "turn": judged[0].number,
               "response_a": responses[0], "response_b": responses[1],
               "texts_shortened": sum(_shortened_texts(j.reply, limit) for j in judged)}
-    if isinstance(references, list):
-        fields["reference"] = _turn_reference(references, judged[0].number)
-    return fields
+    return _with_turn_reference(fields, references)
 
 
 def _shared_length(before_a, before_b):
@@ -996,10 +986,10 @@ def _shared_length(before_a, before_b):
         same += 1
     if same == len(before_a) == len(before_b):
         return same
-    starts = [n for n in range(same + 1) if n < len(before_a) and before_a[n]["role"] == "user"]
-    if not starts:
-        return 0
-    return starts[-1]
+    for n in reversed(range(min(same + 1, len(before_a)))):  # the differing turn's start
+        if before_a[n]["role"] == "user":
+            return n
+    return 0
 
 
 def _reply_text(reply, limit):
@@ -1010,11 +1000,16 @@ def _reply_text(reply, limit):
     return _turns_text(reply, limit, keep=("assistant",))
 
 
-def _turn_reference(references, number):
-    """A list reference's entry for turn ``number`` (MT-Bench: one per turn), None if none."""
-    if number > len(references):
-        return None
-    return _reference_of({"reference": references[number - 1]}, "reference")
+def _with_turn_reference(fields, references):
+    """``fields`` with their turn's reference when ``references`` is a list (MT-Bench's, one
+    a turn; none past its end)."""
+    if isinstance(references, list):
+        number = fields["turn"]
+        fields["reference"] = None
+        if number <= len(references):
+            fields["reference"] = _reference_of({"reference": references[number - 1]},
+                                                "reference")
+    return fields
 
 
 def _replies_to(messages, replies, what):
@@ -1152,9 +1147,8 @@ _NAMES_RE = re.compile(r"""
 
 
 def _visible(text):
-    """The judge's answer without zero-width characters or reasoning: all up to the last
-    ``</think>`` (chat templates often open the block in the prompt, so only the close
-    arrives), and an unclosed ``<think>`` (reasoning cut off before the answer)."""
+    """The answer without zero-width characters or reasoning: after the last ``</think>``
+    (a template may open it in the prompt), before a ``<think>`` never closed."""
     text = _THINK_CLOSE_RE.split(_ZERO_WIDTH_RE.sub("", text or ""))[-1]
     return _THINK_OPEN_RE.split(text, maxsplit=1)[0]
 
@@ -1181,17 +1175,8 @@ def _lines(text):
 
 
 def _read_rating(text, scale):
-    """(the rating if in scale, else None; the rating the judge wrote, in or out of it, or None).
-
-    The strongest kind of mention wins, and the last of that kind: ``[[4]]`` after a rating
-    word, then any ``[[4]]``, then a ``Rating:`` label starting a line, then a line that is
-    only a number, then a keyword in prose ("I rate it 4"), then a bare fraction or "[4] on a
-    scale". So "Rating: [[8]]. More would earn [[9]]" is 8, "Rating: 2. It gives 5" is 2.
-    Ratings offered together ("[[9]] or [[10]]") are none: "Rating: [[8]] ... a rating of
-    [[9]] or [[10]]" is 8, "Rating: 8 or 9. It gives 3 examples" is None. One the reply gives
-    something else is none ("Confidence: 8/10", "Rating of my improved answer: 9"); one given
-    "Assistant C" counts only when no other assistant is named (_read_rating_fully).
-    """
+    """(the rating if in scale, else None; the rating the judge wrote, or None): the
+    strongest kind of mention wins, the last of that kind (_rank); alternatives are none."""
     short = _SHORT_RATING_RE.fullmatch(text or "")
     if short:  # the usual reply, read as _read_rating_fully reads it, at C speed
         return _in_scale(int(short.group(1)), scale)
@@ -1199,11 +1184,8 @@ def _read_rating(text, scale):
 
 
 def _read_rating_fully(text, scale):
-    """_read_rating's reading of any reply, mention by mention: the strongest rank wins
-    (_rank), the last of that rank; "8/10" on another scale than ``scale`` is read as
-    written (out of the scale), one offered with another as none, and so is one given an
-    assistant named by letter when the reply names several (whose is it?). Unless a
-    mention outranks it, a line that is only a number (the first, else the last) wins."""
+    """_read_rating of any reply, mention by mention; "8/10" off ``scale`` is read as
+    written. Unless a mention outranks it, a line that is only a number wins."""
     text = _unmarked(text)
     tier, candidate = 9, None  # 9: no mention
     for match in _RATING_RE.finditer(text):
@@ -1217,17 +1199,21 @@ def _read_rating_fully(text, scale):
             candidate = None
         elif out_of is not None and int(out_of) != scale[1]:
             candidate = "{}/{}".format(candidate, out_of)
-    if _NAMED_RANK <= tier < _HYPOTHETICAL:  # "Assistant C: 2, Assistant A: 7": whose?
-        names = {(m.group("name") or m.group("bare")).strip("()").upper()
-                 for m in _NAMES_RE.finditer(text)}
-        if len(names) > 1:
-            candidate = None
+    # "Assistant C: 2, Assistant A: 7": whose?
+    if _NAMED_RANK <= tier < _HYPOTHETICAL and len(_assistants_named(text)) > 1:
+        candidate = None
     if tier > 3:  # nothing stronger than a line that is only a number
         lines = _lines(text)
         bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
         if bare:
             candidate = _number(bare.group(1))
     return _in_scale(candidate, scale)
+
+
+def _assistants_named(text):
+    """The assistants a reply names by letter or number ("Assistant C", "while A")."""
+    return {(m.group("name") or m.group("bare")).strip("()").upper()
+            for m in _NAMES_RE.finditer(text)}
 
 
 def _in_scale(candidate, scale):
@@ -1244,15 +1230,10 @@ _KIND_RANKS = {"bracket": 1, "keyword": 4}  # any other kind: 5
 
 
 def _rank(text, match, name, tier):
-    """How strongly a mention states the rating, 0 the strongest: "Rating: [[4]]", then any
-    [[4]], then a label starting a line (only marks such as "**" or "- ", and perhaps
-    "final", "overall", "my" or "total", before it), then a keyword, then the other kinds.
-    One offered with another ("[[9]] or [[10]]") ranks just below its own kind's: it is no
-    rating, but a reply whose strongest mentions are alternatives has none. One the reply
-    gives something other than the judged response is never read; one given an assistant
-    named by letter ranks below every mention not so named; a hypothetical, or one the
-    judge revised, below every stated one. (Weaker than ``tier``, the best so far: not
-    looked at further, it cannot win.)"""
+    """How strongly a mention states the rating, 0 the strongest: "Rating: [[4]]", [[4]], a
+    label starting a line, a keyword, the rest; below its kind if offered with another,
+    below all stated if named by letter, hypothetical or revised; never if another thing's.
+    A rank past ``tier``, the best so far, cannot win and is not looked at further."""
     start, number = match.start(), match.start(name)
     line_start = text.rfind("\n", 0, start) + 1
     rank = _KIND_RANKS.get(name, 5)
@@ -1287,10 +1268,8 @@ def _sentence_start(text, start):
 
 
 def _hypothetical(text, start, end):
-    """Whether a mention from ``start`` to ``end`` is a hypothetical: its sentence, up to
-    it, holds "if", "could", "might" or "it would" ("With sources it would get a rating of
-    [[9]]"), or "would", "could" or "might" follow it ("[[B]] would win if brevity
-    mattered", "[[5]] would need sources")."""
+    """Whether a mention is a hypothetical: "if", "could", "might" or "it would" before it
+    in its sentence, or "would", "could" or "might" right after it."""
     before = text[max(0, start - 200):start].lower()
     if any(word in before for word in _HYPOTHETICAL_WORDS):  # else, at C speed, none
         if _HYPOTHETICAL_RE.search(text, _sentence_start(text, start), start):
@@ -1417,7 +1396,7 @@ def parse_comparative(text):
     if structured:
         found = dict(zip("AB", structured))
     else:  # a first line holding two scores
-        line = next((line for line in text.splitlines() if line.strip()), "")
+        line = (_lines(text) or [""])[0]
         pair = _SCORE_PAIR_RE.match(_SCORE_LABEL_RE.sub(" ", line[:200]))
         if pair:
             found = dict(zip("AB", pair.group("a", "b")))
@@ -1503,14 +1482,13 @@ def parse_verdict(text):
     if structured:
         return _VERDICT_WORDS.get(str(structured[0]).lower())
     text = _unmarked(text)
-    last, seen = _stated_verdict(text)
-    if seen:  # the last [[verdict]] stated; none if all were offered together
-        verdict = None
-        if last is not None and last.group("arena"):  # Arena-Hard's: by letter and sign
-            verdict = _ARENA_VERDICTS[re.sub(r"\s+", "", last.group("arena").upper())[:2]]
-        elif last is not None:
-            verdict = _VERDICT_WORDS.get(last.group("mt").lower())
-        return verdict
+    last, seen = _last_stated(_VERDICT_RE, text, _verdict_together, hypotheticals_last=True)
+    if last is not None and last.group("arena"):  # Arena-Hard's: by letter and sign
+        return _ARENA_VERDICTS[re.sub(r"\s+", "", last.group("arena").upper())[:2]]
+    if last is not None:
+        return _VERDICT_WORDS.get(last.group("mt").lower())
+    if seen:  # every [[verdict]] offered with another: none
+        return None
     preferred = _preferred(text)
     if preferred:
         return _VERDICT_WHO[(preferred.group("who") or preferred.group("who2")).lower()]
@@ -1519,9 +1497,8 @@ def parse_verdict(text):
 
 
 def _preferred(text):
-    """The mention of the better answer, or None: "Output (b)" leading the reply (perhaps
-    with a reason), else the last "is better", else the last "is more X"; not one reported
-    as someone else's opinion."""
+    """The mention of the better answer: "Output (b)" leading the reply, else the last "is
+    better", else the last "is more X", none reported as someone else's opinion; or None."""
     leading = _LEADING_RE.match(text)
     if leading:
         return leading
@@ -1534,31 +1511,25 @@ def _preferred(text):
     return chosen[-1]
 
 
-def _stated_verdict(text):
-    """(the [[verdict]] stated: the last neither offered with another nor a hypothetical,
-    else the last hypothetical, else None; whether the reply holds any [[verdict]])."""
+def _verdict_together(text, match):
+    """Whether a [[verdict]] is offered with another: "[[A]] or [[C]]", "[[A]]/[[B]]"."""
+    before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
+    return bool(before or _VERDICT_AFTER_RE.match(text, match.end()))
+
+
+def _last_stated(pattern, text, together, *, hypotheticals_last=False):
+    """(the last match of ``pattern`` not offered with another (``together``), a hypothetical
+    only if no other, with ``hypotheticals_last``; whether there was any match at all)."""
     stated, hypothetical, seen = None, None, False
-    for match in _VERDICT_RE.finditer(text):
+    for match in pattern.finditer(text):
         seen = True
-        before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
-        if before or _VERDICT_AFTER_RE.match(text, match.end()):  # "[[A]] or [[C]]"
+        if together(text, match):
             continue
-        if _hypothetical(text, match.start(), match.end()):
+        if hypotheticals_last and _hypothetical(text, match.start(), match.end()):
             hypothetical = match
         else:
             stated = match
     return stated or hypothetical, seen
-
-
-def _last_stated(pattern, text, together):
-    """The last match of ``pattern`` not offered with another (``together(text, match)``),
-    or None; and whether there was any match at all."""
-    last, seen = None, False
-    for match in pattern.finditer(text):
-        seen = True
-        if not together(text, match):
-            last = match
-    return last, seen
 
 
 _OBJECT_START_RE = re.compile(r'\{\s*["}]')  # where a JSON object can begin
@@ -1594,14 +1565,17 @@ def _criterion(criterion):
     ``{name: {"score": s, "description": d}}``), checked, with its template fields."""
     try:
         options = {str(k): v for k, v in criterion["options"].items()}
-        scores = {}
-        for option, given in options.items():  # a number: true or "1" are none
-            score = given
+        scores, lines = {}, []  # lines as the prompt lists them: "- name[: description]"
+        for option, given in options.items():
+            score, line = given, "- {}".format(option)
             if isinstance(given, dict):
                 score = given["score"]
-            if not _is_number(score):
+                if given.get("description"):
+                    line = "- {}: {}".format(option, given["description"])
+            if not _is_number(score):  # true or "1" are none
                 raise TypeError("not a number: {!r}".format(score))
             scores[option] = float(score)
+            lines.append(line)
         name = str(criterion["name"])
     except (KeyError, TypeError, AttributeError, ValueError):
         raise JudgeError("a criterion needs a name and options mapping each option to a "
@@ -1612,12 +1586,6 @@ def _criterion(criterion):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
     _check_option_names(name, scores)
-    lines = []  # as the prompt lists them: "- name", with ": description" if it has one
-    for option, given in options.items():
-        line = "- {}".format(option)
-        if isinstance(given, dict) and given.get("description"):
-            line = "- {}: {}".format(option, given["description"])
-        lines.append(line)
     return {"name": name, "options": scores, "fields": {
         "criterion_name": name, "criterion_description": criterion.get("description", ""),
         "criterion_scores": scores, "criterion_options": "\n".join(lines),
@@ -1649,9 +1617,8 @@ def _check_option_names(criterion, options):
 
 
 def _read_option(text, options):
-    """The option the judge picked: its reply's last line (or first) names one, or
-    exactly one option is mentioned, or the last line is close to one. Options offered
-    together ("Good or Excellent", "Excellent/Good") pick none."""
+    """(the option picked, twice), or (None, None): named by the last (or first) line, the
+    only one mentioned, or the last line's typo; options offered together pick none."""
     by_name = {_loose(name): name for name in options}
     structured = _structured(text, "option")
     if structured:  # {"option": "good"} is Good: exactly, else as a reply's line is matched
@@ -1682,9 +1649,8 @@ def _picked_options(plain, by_name):
 
 
 def _verdict_lines(plain, by_name):
-    """The reply's lines that may state its verdict: in a paragraph whose lines name two or
-    more options, those lines are the option list echoed back, not a pick (its last item
-    would otherwise be read as the verdict)."""
+    """The lines that may state the verdict: lines naming two or more options in one
+    paragraph are the options echoed back, not a pick."""
     lines = []
     for paragraph in re.split(r"\n[^\S\n]*\n", plain):
         found = [_ANSWER_LABEL_RE.sub("", _loose(line))  # "Answer:" and the like off
@@ -1717,10 +1683,8 @@ def _mentioned(by_name, text):
 
 
 def _close_option(line, by_name):
-    """A last line close to one option's name (a typo), unless it is a negation; not when
-    one is inside the other ("correct" in "incorrect": another word, often the option's
-    opposite), nor when the two closest are as close as each other ("Faiz" to "Fair" and
-    "Fail": picking one would be the order of the options, not the judge's)."""
+    """The option a last line is a typo of: not a negation, nor one inside the other
+    ("correct", "incorrect"), nor a tie between the two closest (the order would pick)."""
     import difflib
     if re.match(r"(?:not|never|no)\b", line):
         return []
@@ -1785,21 +1749,15 @@ class _Parser(collections.namedtuple(
                   False, False, lambda example, scale: {}))):
     """A parser kind, as data: the judge reads, scores, asks and writes by its row.
 
-    ``read(text, scale)``: (the value, or None; what was read outside the scale, or None).
-    ``what`` a reply gives, as a re-ask says it lacks one. ``score(value, scale)``: the
-    value's score from 0 to 1. ``scale``: the default (none: a criterion brings its
-    options). ``lacks``: what a reply without a value lacks, as its parse_error says
-    (``{what}``, ``{options}``, ``{keys}``). ``max_tokens``: the default. ``reask``: the
-    form a re-ask asks for (``{low}``, ``{high}``, ``{options}``, ``{answer_yes}``,
-    ``{answer_no}``, ``{keys}``). ``schema(number, scale)``: the reply's properties for
-    --structured (``number``: one on the scale), None for none. ``combine``: how an item's
-    repeats combine, the mean, or the majority of categories. ``details(value)``: the
-    record's fields of a value (judge_verdict, judge_option, judge_score_a ...).
-    ``responses``: the fields it judges. ``logprobs``: whether the logprobs of a rating
-    score it. ``on_scale``: whether its values are numbers on the scale (the run's stamp
-    gives the scale). ``prompt_values(example, scale)``: what its prompt takes beyond the
-    fields: comparative asks on the judge's scale, and a record's "context" is its context
-    section (its template's origin writes it so)."""
+    ``read(text, scale)``: (value or None, what was read off the scale or None); ``what`` a
+    reply gives; ``score(value, scale)``: its score from 0 to 1; ``scale``: the default
+    (none: a criterion's options); ``lacks``: what a parse_error says is missing;
+    ``max_tokens``: the default; ``reask``: the form a re-ask asks for; ``schema(number,
+    scale)``: the reply's properties for --structured, or None; ``combine``: how repeats
+    combine; ``details(value)``: the record's fields of a value; ``responses``: the fields
+    it judges; ``logprobs``: the logprobs of a rating score it; ``on_scale``: its values are
+    numbers on the scale; ``prompt_values(example, scale)``: what its prompt takes beyond
+    the fields."""
 
 
 _PARSERS = {
@@ -3205,9 +3163,8 @@ def _trouble(exc):
 
 
 def _turn_references(record, fields=("answer", "reference")):
-    """A conversation's references, one a turn (MT-Bench's): the first of ``fields`` that
-    holds a list, None if none does; beside it, another field's text reference or an empty
-    one is not the turn's."""
+    """A conversation's references, one a turn (MT-Bench's): the first of ``fields`` holding
+    a list, or None (a text reference beside it is not the turn's)."""
     for field in fields:
         if isinstance(record.get(field), list):
             return record[field]
@@ -3226,10 +3183,8 @@ def _response_of(example, output):
 
 
 def _example_values(example, output, fields):
-    """The question, reference and response an example gives, each unless ``fields`` give it
-    (the command line reads them from the record: they are not read twice). The reference
-    is its "answer", else its "reference", each only if it holds one (not "", spaces, [],
-    {} or NaN: see _reference_of)."""
+    """The question, reference ("answer", else "reference", if it holds one) and response an
+    example gives, each unless ``fields`` give it."""
     values = {"question": None, "reference": None}
     if "question" not in fields:
         values["question"] = _as_text(_first(example, "question", "context"))
@@ -3246,12 +3201,8 @@ _CONVERSATION_WHAT = "field 'messages'"
 
 
 def _example_conversation(example, output):
-    """(read messages, the list reference or None, what names them) of a Python example that
-    is a conversation: its ``messages`` list, else MT-Bench's turns and answers; its
-    response (``output`` or its own) is the reply to a conversation that ends with the user.
-    (None, None, None) if it is not one. ``messages`` holding another thing is refused
-    unless the example gives a response (then it is a field of its own), as the command
-    line does for its default field. _BadRecord naming what is wrong."""
+    """(messages, the list reference, what names them) of an example that is a conversation
+    (``messages``, or MT-Bench's layout), else (None, None, None); _BadRecord if malformed."""
     given = _response_of(example, output)
     value, what = example.get("messages"), _CONVERSATION_WHAT
     try:
@@ -3269,9 +3220,8 @@ def _example_conversation(example, output):
 
 
 def _example_pair(example, values):
-    """The pair of conversations a Python example gives: its two responses as lists (see
-    _pair_messages), or two texts replying to its ``messages``; None if neither;
-    _BadRecord naming what is wrong."""
+    """The pair of conversations an example gives (two lists, or two texts replying to its
+    ``messages``), else None; _BadRecord naming what is wrong."""
     context = example.get("messages")
     try:
         if any(isinstance(value, list) for value in values):
@@ -3352,10 +3302,9 @@ _ADAPTATIONS = (
 
 
 def _adaptation(message, params):
-    """(params, what changed) for an error, whatever its status, that names a parameter the
-    server does not take (o-series, gpt-5: max_tokens, temperature; LM Studio and
-    llama-cpp-python, whose status is 500: response_format), or None. The parameters are
-    ``params`` without those dropped, the first one's value sent as another if it has one."""
+    """(``params`` without what the server refused, the first's value sent as another if it
+    has one; what changed) for an error naming a parameter, or None. Whatever its status:
+    o-series refuse max_tokens with a 400, LM Studio response_format with a 500."""
     lowered = message.lower()
     for names, says, dropped, instead, what in _ADAPTATIONS:
         if dropped[0] in params and re.search(names, lowered) and re.search(says, lowered):
@@ -3367,8 +3316,8 @@ def _adaptation(message, params):
 
 
 def _refused_parameter(exc, payload):
-    """Whether ``exc`` is a server's refusal of a parameter ``payload`` holds (a chat
-    request's: _fresh_reply adapts it and asks again, it is no failure to retry)."""
+    """Whether ``exc`` refuses a parameter ``payload`` holds: no failure to retry, for
+    _fresh_reply adapts it and asks again."""
     return bool(exc.status and payload and _adaptation(str(exc), payload))
 
 
@@ -3504,9 +3453,8 @@ class LLMJudge:
                                  "{{option: score}}}}".format(needs))
 
     def _set_answers(self, scale, binary_format, response_format, score_field):
-        """What the reply may say: the scale (a criterion's options, else the scale given,
-        else the parser's), the yes/no words, a JSON reply's form, and the keys whose numbers
-        score (the form's field, the rubric's criteria; None: any number)."""
+        """What the reply may say: the scale (a criterion's options, else given, else the
+        parser's), the yes/no words, a JSON reply's form and the keys whose numbers score."""
         self.scale = tuple(scale or self._reader.scale)
         if self.criterion:
             self.scale = self.criterion["options"]
@@ -3532,10 +3480,8 @@ class LLMJudge:
 
     def _request_defaults(self, *, temperature, max_tokens, seed, logprobs, top_logprobs,
                           structured, example, score_field, extra_body):
-        """The body every request starts from (a None is left to the server), extra_body
-        last. Its response_format is a JSON reply's form, else with ``structured`` the
-        parser's schema, which needs a scale (options read without a criterion have none:
-        each item brings its own) and, for a JSON reply, its keys."""
+        """The body every request starts from (a None left to the server), extra_body last; its
+        response_format the JSON reply's form, else (``structured``) the parser's schema."""
         max_tokens = max_tokens or self._reader.max_tokens
         params = {"temperature": temperature, "max_tokens": max_tokens, "stream": False,
                   "seed": seed}
@@ -3555,11 +3501,9 @@ class LLMJudge:
             self._redact(self.url), self.model, self.template or "rating")
 
     def __reduce__(self):
-        """Pickled as the keywords it was made with, the URL and key it read from the
-        environment, the model it listed and the parameters a server refused (adapted): the
-        judge is made again where it lands, with its own connections, locks and cache handle
-        (the same cache file). The pickle holds the API key: keep it as you keep the key. A
-        command line's progress hook and batch files stay behind."""
+        """Pickled as its keywords, the URL and key read from the environment, the model it
+        listed and what it adapted: made again where it lands, with its own connections,
+        locks and cache handle. The pickle holds the API key: keep it as you keep the key."""
         keywords = dict(self._keywords.value)
         if keywords["judge_fn"] is not None:
             _check_pickles(keywords["judge_fn"], self._redact)
@@ -3668,20 +3612,18 @@ class LLMJudge:
             j = self.compare(example, response_a, response_b, both_orders=both_orders, **fields)
             judged.append(j)
             pair = {"a": a, "b": b}
-            if not j.ok:
-                pair.update(status=j.status, error=j.error)
-            else:
+            if j.ok:
                 pair.update(verdict=j.value, consistent=j.details.get("consistent"))
                 if _is_strong(j):
                     pair["strong"] = True  # only when true: a weak verdict's pair has no such key
+                for name, won in ((a, j.score), (b, 1 - j.score)):
+                    wins[name] += won
+                    played[name] += 1
+            else:
+                pair.update(status=j.status, error=j.error)
             pair.update((name, j.details[name]) for name in ("members", *_REASKS_FIELDS)
                         if name in j.details)
             pairs.append(pair)
-            if not j.ok:
-                continue
-            for name, won in ((a, j.score), (b, 1 - j.score)):
-                wins[name] += won
-                played[name] += 1
         details = {"pairs": pairs, "wins": wins, "played": played}
         failed = next((j for j in judged if not j.ok), None)
         if failed is not None:
@@ -3702,16 +3644,14 @@ class LLMJudge:
 
     # -- an item: its values, its conversation with the judge, its repeats and orders
     def _values(self, example, output, fields):
-        """What an item's prompt is filled from: its conversation's fields (see
-        _fill_conversation), the example's, its criterion's (else the judge's), the yes/no
-        words, the keywords (``fields``), the parser's and the sections made of them.
-        TemplateError for an example that is no mapping, or an item with no response at
-        all (not an empty one), naming the fields given."""
-        if example is not None and not isinstance(example, Mapping):  # a question as text
-            raise TemplateError("example must be a mapping of fields (a dict); got a {}".format(
-                type(example).__name__))
+        """What an item's prompt is filled from: its conversation's fields, the example's,
+        its criterion's, the yes/no words, the keywords, the parser's, the sections.
+        TemplateError for an example that is no mapping, or an item with no response."""
         if example is None:
             example = {}
+        if not isinstance(example, Mapping):  # a question as text
+            raise TemplateError("example must be a mapping of fields (a dict); got a {}".format(
+                type(example).__name__))
         given = fields  # the item's own: _fill_conversation takes turn and our keys out of it
         fields = self._fill_conversation(example, output, fields)
         values = _example_values(example, output, fields)
@@ -3739,24 +3679,20 @@ class LLMJudge:
         return values
 
     def _fill_conversation(self, example, output, fields):
-        """``fields`` with those a conversation fills (question, response, conversation_section,
-        conversation, turn, reference) when the item is one: the command line's, read from
-        the record as its flags say, else the example's ``messages`` or MT-Bench layout;
-        _BadRecord naming what is wrong. A pair's judge fills a pair's (_fill_pair)."""
-        none_read = fields.get("_conversation") is _NO_CONVERSATION
-        if none_read:  # the command line looked: no conversation, as the judge would find
-            del fields["_conversation"]
+        """``fields`` with those the item's conversation fills, as the command line read it,
+        else the example's; _BadRecord naming what is wrong. A pair's: _fill_pair."""
+        # _NO_CONVERSATION: the command line looked and found none, as the judge would
+        messages = fields.pop("_conversation", None)
         if "response" not in self._reader.responses:
             return self._fill_pair(example, fields)
         turn = fields.pop("turn", None)
-        messages = fields.pop("_conversation", None)
         references = fields.pop("_references", None)
         what = _CONVERSATION_WHAT  # the command line's: checked there, its errors its own
-        if messages is None and not none_read:
+        if messages is None:
             if "response" in fields:  # the keyword is the item's response, as output is
                 output = {"response": fields["response"]}
             messages, references, what = _example_conversation(example, output)
-        if messages is None:
+        if messages is None or messages is _NO_CONVERSATION:
             _check_no_turn(turn)
             return fields
         return _fields_filled_by(_conversation_fields, messages, turn, fields,
@@ -3764,9 +3700,8 @@ class LLMJudge:
                                  whole_run=self.template == "trajectory")
 
     def _fill_pair(self, example, fields):
-        """``fields`` with those a pair of conversations fills (see _pair_fields) when its
-        two responses are lists of messages (or MT-Bench's replies to the example's turns),
-        or the command line read them (_pair); _BadRecord naming what is wrong."""
+        """``fields`` with those a pair of conversations fills (_pair_fields), as the command
+        line read it, else the example's; _BadRecord naming what is wrong."""
         pair = fields.pop("_pair", None)
         references = fields.pop("_references", None)
         turn = fields.pop("turn", None)
@@ -3782,9 +3717,8 @@ class LLMJudge:
                                  references=references)
 
     def _ask(self, example, values, again=None):
-        """The item's conversation (and ``again``), or ``repeats`` of them, each with its own
-        seed (so a request and a cache entry each), combined by a jury as the parser's
-        values combine; a bug is the item's internal_error, never the run's end."""
+        """The item asked (and ``again``), or ``repeats`` times, each with its own seed,
+        combined as the parser's values combine; a bug is the item's internal_error."""
         try:  # read once for every request of the item
             values["images"] = _image_urls(values.get("images"), self._images) or None
         except JudgeError as exc:
@@ -3806,10 +3740,9 @@ class LLMJudge:
         return _with_pass(judgement, self.pass_threshold)
 
     def _converse(self, example, values, again=None):
-        """One conversation: the last turn's reply read by the parser, earlier ones as text;
-        if it succeeded and ``again`` (a _VARIANTS key) is asked, the item asked again so,
-        the two combined as it says, each one's re-asked replies kept (a failure of the
-        second is the item's, its error saying which)."""
+        """One conversation, its last turn read by the parser; if it succeeded and ``again``
+        (a _VARIANTS key), asked again so and the two combined (a failure of the second is
+        the item's)."""
         unasked = self._unasked(values)
         if unasked is not None:
             return unasked
@@ -3862,13 +3795,12 @@ class LLMJudge:
         return _merged(turns, like=last, details=dict(last.details, assessment=turns[0].value))
 
     def _messages(self, example, values, replies=None):
-        """The conversation sent for an item: each turn's prompt, and before the next turn the
-        judge's reply to it (``replies``; without them, every turn, a placeholder for each).
-        The last turn asks for the JSON form if its template does not; the first has the
-        item's images after its text."""
+        """The conversation sent for an item: each turn's prompt, the judge's reply
+        (``replies``, else a placeholder) between them; the JSON form last, images first."""
         messages = []
         if self.system:
             messages.append({"role": "system", "content": self.system})
+        first = len(messages)
         if replies is None:
             replies = ["(the judge's reply to the turn above)"] * (len(self.turns) - 1)
         for n, (template, _) in enumerate(self.turns[:len(replies) + 1]):
@@ -3882,13 +3814,12 @@ class LLMJudge:
             last = n == len(self.turns) - 1
             if self.form and last and "{response_format}" not in TEMPLATES.get(template, template):
                 content += "\n\nReply with a JSON object only, in this form:\n" + self.form
-            images = ()
-            if n == 0:
-                images = _image_urls(values.get("images"), self._images)
-            if images:
-                content = [{"type": "text", "text": content}] + [
-                    {"type": "image_url", "image_url": {"url": url}} for url in images]
             messages.append({"role": "user", "content": content})
+        images = _image_urls(values.get("images"), self._images)
+        if images:  # after the first turn's text
+            text = messages[first]["content"]
+            messages[first]["content"] = [{"type": "text", "text": text}] + [
+                {"type": "image_url", "image_url": {"url": url}} for url in images]
         return messages
 
     # -- a request: sent, re-asked, retried, and its reply read
@@ -3899,42 +3830,25 @@ class LLMJudge:
         try:
             reply, cached = self._reply(messages, max_tokens=max_tokens, seed=seed)
         except APIError as exc:
-            return self._unreplied(exc, started)
-        return self._replied(reply, cached, max_tokens is not None, scale)
-
-    def _unreplied(self, exc, started):
-        """The Judgement of a request that got no reply (APIError ``exc``)."""
-        kind = exc.kind
-        if kind in ("connection_refused", "untrusted"):  # the item says no more than that
-            kind = "connection_error"
-        return self._failed(kind, str(exc), latency=time.monotonic() - started,
-                            attempts=getattr(exc, "attempts", 1), http_status=exc.status)
-
-    def _replied(self, reply, cached, free, scale):
-        """The Judgement of a reply (``free``: an assessment, see _send)."""
-        judgement = self._interpret(reply, free, scale or self.scale)
+            kind = exc.kind
+            if kind in ("connection_refused", "untrusted"):  # the item says no more than that
+                kind = "connection_error"
+            return self._failed(kind, str(exc), latency=time.monotonic() - started,
+                                attempts=getattr(exc, "attempts", 1), http_status=exc.status)
+        judgement = self._interpret(reply, max_tokens is not None, scale or self.scale)
         judgement.latency, judgement.attempts = reply["latency"], reply["attempts"]
         judgement.cached = cached
         return judgement
 
     def _send_read(self, messages, max_tokens=None, scale=None, seed=None):
-        """_send, and while its reply cannot be read (_REASKED), up to ``reask`` more in the
-        same conversation: the reply as the judge's turn, then a turn asking for the answer
-        in form (_REASK_TEXT). One Judgement of them all: the last's, the earlier raw replies
-        in ``details["reasks"]``, usage and tries added up; JudgeError if strict and still
-        unread. A free turn (an assessment) is never re-asked."""
+        """_send, and while its reply cannot be read, up to ``reask`` more in the same
+        conversation: one Judgement of them all, the earlier replies in ``details["reasks"]``,
+        usage and tries added up. A free turn (an assessment) is never re-asked."""
         if not self.reask or max_tokens is not None:
             return self._send(messages, max_tokens, scale, seed)
         tries = [self._send_unstrict(messages, scale, seed)]
         while len(tries) <= self.reask and tries[-1].status in _REASKED:
-            unread = tries[-1]
-            why = "no {} that could be read".format(self._reader.what)
-            if unread.status == "out_of_range":  # "the judge answered 9 but the scale ..."
-                answered = unread.error[len("the judge answered "):].split(" but the scale")[0]
-                why = "{}, which is not on the scale".format(answered)
-            ask = _REASK_TEXT.format(why=why, form=self._reask_form(scale or self.scale))
-            messages = messages + [{"role": "assistant", "content": unread.raw or ""},
-                                   {"role": "user", "content": ask}]
+            messages = messages + self._reask(tries[-1], scale or self.scale)
             tries.append(self._send_unstrict(messages, scale, seed))
         last = tries[-1]
         if len(tries) > 1:
@@ -3946,6 +3860,17 @@ class LLMJudge:
         if self.strict and last.status in _REASKED:
             raise JudgeError(last.error, judgement=last)
         return last
+
+    def _reask(self, unread, scale):
+        """The turns that ask again for a reply not read: it, as the judge's turn, then why it
+        could not be read and the form asked for (_REASK_TEXT)."""
+        why = "no {} that could be read".format(self._reader.what)
+        if unread.status == "out_of_range":  # "the judge answered 9 but the scale ..."
+            answered = unread.error[len("the judge answered "):].split(" but the scale")[0]
+            why = "{}, which is not on the scale".format(answered)
+        ask = _REASK_TEXT.format(why=why, form=self._reask_form(scale))
+        return [{"role": "assistant", "content": unread.raw or ""},
+                {"role": "user", "content": ask}]
 
     def _send_unstrict(self, messages, scale, seed):
         """_send, a reply not read returned even when strict (it may yet be re-asked)."""
@@ -3983,21 +3908,12 @@ class LLMJudge:
         return _CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
 
     def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
-        """(reply, from_cache): the cache's, else a fresh one (_fresh_reply). A cached reply
-        keeps its first latency and tries: a resumed run writes what an unbroken one would.
-        A ``max_tokens`` turn (an assessment) gets no response_format."""
+        """(reply, from_cache): the cache's (its first latency and tries: a resumed run
+        writes what an unbroken one would), else a fresh one (_fresh_reply)."""
         if self.model is None:  # checked outside the lock: a hundred threads pass here
             self._choose_model()
         params = self.params
-        payload = {"model": self.model, "messages": messages, **params}
-        if seed is not None:
-            payload["seed"] = seed
-        if max_tokens is not None:
-            payload.pop("response_format", None)
-            limit = "max_tokens"
-            if "max_completion_tokens" in params:
-                limit = "max_completion_tokens"
-            payload[limit] = max_tokens
+        payload = self._payload(messages, params, max_tokens, seed)
         cache = self.cache if use_cache else None
         key = None
         if cache is not None or self.batch is not None:  # both find a request by its key
@@ -4013,10 +3929,24 @@ class LLMJudge:
             cache.put(key, reply)
         return reply, False
 
+    def _payload(self, messages, params, max_tokens, seed):
+        """A request's body: the judge's ``params``, the item's seed; a turn with its own
+        ``max_tokens`` (an assessment) sends that budget by the name the server takes, and
+        no response_format."""
+        payload = {"model": self.model, "messages": messages, **params}
+        if seed is not None:
+            payload["seed"] = seed
+        if max_tokens is not None:
+            payload.pop("response_format", None)
+            limit = "max_tokens"
+            if "max_completion_tokens" in params:
+                limit = "max_completion_tokens"
+            payload[limit] = max_tokens
+        return payload
+
     def _fresh_reply(self, messages, payload, key, params):
         """The reply of the batch files, judge_fn or the server, with its latency and tries;
-        None when the server refused a parameter: the judge's parameters (``params``, what
-        the request was made of) then change for every later request."""
+        None when the server refused a parameter, now changed for every later request."""
         started, attempts = time.monotonic(), 0
         reply = None
         if self.batch:
@@ -4078,9 +4008,8 @@ class LLMJudge:
                 self.model = self._pick_model(listed)
 
     def _interpret(self, reply, free, scale):
-        """The Judgement of a reply: refused; a value read and scored on ``scale`` (from the
-        logprobs of a rating when they were asked for); a free turn's assessment (``free``:
-        the whole visible reply, no reasoning); or why no value was read (_unread)."""
+        """The Judgement of a reply: refused; a value read and scored on ``scale``; a free
+        turn's assessment (``free``: the visible reply); or why none was read (_unread)."""
         raw = reply.get("content")
         if not isinstance(raw, str):
             raw = None
@@ -4101,21 +4030,22 @@ class LLMJudge:
             return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
         if free:
             return Judgement(value=value, **common)
+        scored = self._scored(value, reply, scale)
+        return Judgement(value=value, details=self._reader.details(value), **scored, **common)
+
+    def _scored(self, value, reply, scale):
+        """The score of a value read, on ``scale``: from the logprobs of a rating when they
+        were asked for (G-Eval's expected rating), else the parser's."""
         expected = None
         if self.params.get("logprobs") and self._reader.logprobs:
             expected = _expected_rating(reply.get("logprobs"), value, scale)
         if expected is None:
-            score, source = self._reader.score(value, scale), "text"
-        else:
-            score, source = _rescaled(expected, scale), "logprobs"
-        return Judgement(score=score, value=value, source=source, expected=expected,
-                         details=self._reader.details(value), **common)
+            return {"score": self._reader.score(value, scale), "source": "text", "expected": None}
+        return {"score": _rescaled(expected, scale), "source": "logprobs", "expected": expected}
 
     def _unread(self, reply, raw, free, candidate, scale):
-        """(status, error) of a reply no value was read from: cut off by the token limit or
-        inside a <think> never closed (truncated), reasoning without an answer
-        (reasoning_only), empty, a value out of the scale (out_of_range, ``candidate``);
-        else a parse_error saying what the reply lacks."""
+        """(status, error) of a reply no value was read from: truncated, reasoning_only,
+        empty, out_of_range (``candidate``), else a parse_error saying what it lacks."""
         text, finish = raw or "", reply.get("finish_reason")
         opened, closed = bool(_THINK_OPEN_RE.search(text)), bool(_THINK_CLOSE_RE.search(text))
         reasoned = reply.get("reasoning") or opened or closed
@@ -4143,10 +4073,9 @@ class LLMJudge:
 
     # -- the request loop: servers, rate limits, retries
     def _call(self, url, payload, read):
-        """One request with retries: ``read(body)``, or APIError after the last try (see
-        _next_try). A request the rate limits can never let go fails before any try (no
-        attempt: the summary's requests do not count it; the run's other records go on).
-        A server that fails it, or asks for a wait, hands it to another (_fails_over)."""
+        """One request with retries (_next_try): ``read(body)``, or APIError after the last
+        try (with no attempt if the rate limits can never let it go). A server that fails it,
+        or asks for a wait, hands it to another (_fails_over)."""
         headers = self._request_headers(payload)
         tokens = _request_tokens(payload)
         why = self._limits.unfit(tokens)
@@ -4191,19 +4120,14 @@ class LLMJudge:
                 self._sleep(wait)
 
     def _next_try(self, exc, retries, since, free, payload):
-        """(the wait before the next try, the retries then spent), or (None, retries) when
-        ``exc`` ends the call. A server that answered this judge and now refuses connections
-        is restarting: it is polled each second, spending no retry, until it has refused for
-        ``restart_wait`` s (for this judge, not per request). A 429 while the server answers
-        the judge's other requests (one succeeded since ``since`` had) means "wait your
-        turn": no retry spent. A server answering 429 to everything answers none: each 429
-        then spends one, as max_retries bounds; so does one past _TURNS_LONGEST tries that
-        spent none (``free``): a request the server never takes while it takes others
-        (OpenAI's 429 "Request too large ... on tokens per min") is not waiting its turn.
-        The wait doubles from the shortest with each retry, jittered: half to all of it
-        (threads that failed together do not retry together), within the judge's shortest
-        and longest, and no less than the server's Retry-After."""
+        """(the wait before the next try, the retries spent), or (None, retries) when ``exc``
+        ends the call. A server refusing after it answered is restarting: polled each second,
+        no retry spent, for ``restart_wait`` s. A 429 while the server answers the judge's
+        other requests is "wait your turn": no retry spent, for up to _TURNS_LONGEST tries
+        (``free``). The wait doubles with each retry, jittered (threads that failed together
+        do not retry together), within the judge's bounds, no less than Retry-After."""
         shortest, longest = self.retry_waits
+        first = shortest or _BACKOFF_FIRST
         left = 0
         if exc.kind == "connection_refused" and self._alive:  # restarting
             self._refused_since = self._refused_since or time.monotonic()
@@ -4215,12 +4139,12 @@ class LLMJudge:
         elif free <= _TURNS_LONGEST and _is_turn_429(exc) and self._limits.answered_since(since):
             with self._lock:  # this judge's own, as its 429s are (_http_limited)
                 self._turns_waited += 1
-            turn, base = True, shortest or _BACKOFF_FIRST
+            turn, base = True, first
         elif self._gives_up(exc, retries, payload):
             return None, retries
         else:
             retries += 1
-            base = (shortest or _BACKOFF_FIRST) * 2 ** (retries - 1)
+            base = first * 2 ** (retries - 1)
         wait = min(longest, max(shortest, base * random.uniform(0.5, 1)))
         wait = max(wait, exc.retry_after or 0)
         if not turn:
@@ -4228,23 +4152,21 @@ class LLMJudge:
         return wait, retries
 
     def _gives_up(self, exc, retries, payload):
-        """Whether ``exc`` ends the call: not retryable, out of retries, or naming a
-        parameter the server does not take (_fresh_reply adapts those and asks again). A
-        refused connection is retried on several servers unless each refused its last request."""
+        """Whether ``exc`` ends the call: not retryable, out of retries, or refusing a
+        parameter; a refused connection is retried while a server has not refused."""
         servers = self._replicas.servers
         retryable = _is_retryable(exc) or exc.kind == "connection_refused" and len(
             servers) > 1 and not all(s.error is not None and s.refused for s in servers)
         return not retryable or retries >= self.max_retries or _refused_parameter(exc, payload)
 
-    def _server_failed(self, exc, payload):
-        """Whether the server, not the request, failed ``exc``'s request: it refused or
-        broke the connection, timed out, sent no reply that reads, or answered 429, 408,
-        409 or 5xx; not a refusal naming a parameter it does not take (_fresh_reply adapts)."""
-        if exc.kind == "connection_refused":
-            return True
-        if not _is_retryable(exc):  # a 4xx but 408/409/429: the request's own fault
+    def _hands_over(self, exc, payload):
+        """Whether another of the judge's servers takes ``exc``'s request: this one failed it
+        (not the request: _is_retryable, no parameter refused) or asked for a wait."""
+        if len(self.urls) < 2:
             return False
-        return not _refused_parameter(exc, payload)
+        if exc.retry_after or exc.kind == "connection_refused":
+            return True
+        return _is_retryable(exc) and not _refused_parameter(exc, payload)
 
     def _final_error(self, exc, attempt, timed_out, server, payload):
         """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
@@ -4253,18 +4175,15 @@ class LLMJudge:
                         "(--restart-wait)".format(exc, self.restart_wait),)
         if timed_out and exc.kind == "connection_refused":
             exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
-        if len(self.urls) > 1 and (self._server_failed(exc, payload) or exc.retry_after):
+        if self._hands_over(exc, payload):
             exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)  # each's words
         if attempt > 1:  # the call's, after every server's words: not one server's
             exc.args = ("{} (after {} tries)".format(exc, attempt),)
 
     def _fails_over(self, server, exc, payload):
-        """Whether ``exc``'s request goes to another server at once: ``server`` failed it
-        (``_server_failed``) or asked for a wait (Retry-After: it rests that long, while
-        another, awake, takes its requests); ``server`` then rests."""
-        if len(self.urls) < 2:
-            return False
-        if not (self._server_failed(exc, payload) or exc.retry_after):
+        """Whether ``exc``'s request goes to another server at once (_hands_over); ``server``
+        then rests (a Retry-After's length: another, awake, takes its requests)."""
+        if not self._hands_over(exc, payload):
             return False
         server.error, server.refused = str(exc), exc.kind == "connection_refused"
         seconds = self._replicas.rest(server, exc.retry_after)
@@ -4276,8 +4195,7 @@ class LLMJudge:
     _on_retry = None  # the command line's progress line: told of each retry and success
 
     def _tell(self, exc=None, retries=0, wait=0.0, left=0.0):
-        """Tell ``_on_retry`` why a request is retried and what comes next: retry ``retries``
-        in ``wait`` s, or polling a restarting server for ``left`` s more (no ``exc``: one
+        """Tell ``_on_retry`` why a request is retried and what comes next (no ``exc``: one
         succeeded, or the call gave up)."""
         if self._on_retry is None:
             return
@@ -4291,10 +4209,8 @@ class LLMJudge:
         self._on_retry(note)
 
     def _http_limited(self, server, url, payload, read, headers, tokens, obeyed=0.0):
-        """``_http_on``, once the judge's rate limits let a request of ``tokens`` go (a
-        models list is not held; ``obeyed``: see _Limiter.acquire); the limits then hear
-        its status and headers, and a 429 counts as this judge's own (a panel's judges on
-        one server share a limiter, whose count is all of theirs: _limit_figures)."""
+        """``_http_on`` once the rate limits let a request of ``tokens`` go (a models list is
+        not held); they then hear its status and headers; a 429 counts as this judge's."""
         if payload is None:
             return self._http_on(server, url, payload, read, headers)
         model = payload.get("model")
@@ -4320,9 +4236,8 @@ class LLMJudge:
             self._rate_limited, self._turns_waited = 0, 0
 
     def _http_on(self, server, url, payload, read, headers, heard=None):
-        """``read(body, url)`` of ``_http`` to one of the judge's servers: ``url`` (the first
-        server's chat or models URL) becomes that server's, and a body that does not read
-        is that server's failure; ``heard``, a dict, gets the reply's headers."""
+        """``read(body, url)`` of ``_http`` to one of the servers (``url``, the first's, made
+        its own); a body that does not read is its failure; ``heard`` gets the headers."""
         target = server.url
         if url != self.url:
             target = _models_url(server.url)
@@ -4357,11 +4272,8 @@ _REASK_TEXT = ("Your reply above gave {why}. Reply again with {form}, in the for
 
 
 def _as_given(keywords):
-    """LLMJudge's keywords as a pickle carries them: the URL and the key read from the
-    environment now, as the judge reads them, so that the judge unpickled elsewhere sends
-    the same requests whatever that environment holds; the cache file and the image folder
-    as absolute paths, so that a worker started in another folder (Ray's) reads the same
-    ones, not a folder's of that name."""
+    """LLMJudge's keywords as a pickle carries them: the URL and key from the environment
+    now, the cache and image folder as absolute paths (a worker elsewhere reads the same)."""
     given = {name: value for name, value in keywords.items() if name != "self"}
     given["base_url"] = given["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
     given["api_key"] = given["api_key"] or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
@@ -4372,9 +4284,8 @@ def _as_given(keywords):
 
 
 def _check_pickles(judge_fn, redact):
-    """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle (where it is
-    loaded, as in Ray or Dask, which pickle with it) can pickle it; ``redact`` hides the
-    key in its name (a functools.partial's repr shows the key it holds)."""
+    """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle (Ray's, Dask's)
+    can pickle it; ``redact`` hides the key in its name."""
     import pickle
     try:
         pickle.dumps(judge_fn)
@@ -4404,10 +4315,8 @@ def _rebuilt_judge(keywords, params, adapted):
 # -- Panels and repeats: one judgement from several ----------------------------------
 
 def _merged(judgements, *, like=None, **fields):
-    """``like`` (or the first's model) with ``fields``, for several requests (turns, orders,
-    pairs): tries, latency and tokens added up over the replies not from the cache (the
-    tokens of all if every one is: a record of 3 repeats, 2 from the cache, costs the one
-    request sent, not 3)."""
+    """``like`` (or the first's model) with ``fields``, for several requests: tries, latency
+    and tokens added up over those not from the cache (all of them if every one is)."""
     sent = [j for j in judgements if not j.cached]
     merged = {"model": judgements[0].model}
     if like:
@@ -4423,10 +4332,8 @@ def _merged(judgements, *, like=None, **fields):
 
 
 def _total_usage(judgements):
-    """The token counts added up (ints only: a bool is none); None without any. A count one
-    reply gave as null (_reply_usage: it could not be), or did not give at all, is null in
-    the total: a re-asked record whose first reply said none is not priced as its second
-    alone."""
+    """The token counts added up (ints only), None without any; a count one reply gave as
+    null or not at all is null in the total: not priced as the other replies alone."""
     usage = collections.Counter()
     unknown = set()
     for j in judgements:
@@ -4494,8 +4401,8 @@ _JURY_HOWS = ("mean", "median", "majority")
 
 
 def _jury_details(kind, named, answered):
-    """Each member's score (None: it failed) and its own fields as it answered, by name or
-    in order (its prompt left out: the first's is the combined one's)."""
+    """Each member's score (None: it failed) and own fields, by name or in order (its
+    prompt left out: the first's is the combined one's)."""
     scores = [j.score if j in answered else None for j in named.values()]
     members = {}
     for name, j in named.items():
@@ -4509,32 +4416,43 @@ def _jury_details(kind, named, answered):
 
 def _jury_answered(every, answered, how, details, error):
     """The members that answered, combined; ``error`` names those that failed."""
-    score = _jury_score(answered, how)
-    value = _jury_value(answered, how, score)
+    score, value = _jury_combined(answered, how)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
     for name in ("verdict", "option"):  # the combined value, in the mode's own field
         if all(name in j.details for j in answered):
             details[name] = value
-    fields = dict.fromkeys(_SHARED_FIELDS)
-    fields["status"] = "ok"  # of members judged "ok" and "empty_response"
-    fields.update(_shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered]))
+    fields = _shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered])
     if not error:  # none failed: what all said (empty_response's reason), if they agree
         error = _shared([{"error": j.error} for j in answered])["error"]
     return _merged(every, score=score, value=value, error=error, details=details, **fields)
 
 
-def _jury_score(answered, how):
-    """The combined score. A majority of ratings is of the ratings, scored as the mean of the
-    scores of those who gave it: --logprobs weighs each judge's 4 to its own score (0.85,
-    0.75), which as scores would be a split (0.5) beside a judge_value of 4."""
-    scores = [j.score for j in answered]
-    if how != "majority" or any(j.rating is None for j in answered):
-        return _combined(scores, how, 0.5)
+def _jury_combined(answered, how):
+    """(score, value) of the members that answered: rated ones' as _ratings_combined says;
+    else the scores combined, with the one value the members so scoring gave, the verdict
+    the score names (0.5: a tie), or None."""
+    if all(j.rating is not None for j in answered):
+        return _ratings_combined(answered, how)
+    score = _combined([j.score for j in answered], how, 0.5)
+    values = [j.value for j in answered if j.score == score]
+    if values and all(v == values[0] for v in values):
+        return score, values[0]
+    if all("verdict" in j.details for j in answered):
+        return score, _VERDICTS_BY_SCORE.get(score)
+    return score, None
+
+
+def _ratings_combined(answered, how):
+    """(score, rating): the ratings combined as the scores are; but a majority is of the
+    ratings (a tie: 0.5, none), scored as the mean of its voters' scores (--logprobs scores
+    two judges' 4 as 0.85 and 0.75: no split)."""
     rating = _combined([j.rating for j in answered], how, None)
+    if how != "majority":
+        return _combined([j.score for j in answered], how, 0.5), rating
     if rating is None:  # the most common ratings are tied
-        return 0.5
+        return 0.5, None
     voters = [j.score for j in answered if j.rating == rating]
-    return math.fsum(voters) / len(voters)
+    return math.fsum(voters) / len(voters), rating
 
 
 def _with_pass(judgement, threshold):
@@ -4568,19 +4486,6 @@ def _combined(numbers, how, split):
     return top[0][0]
 
 
-def _jury_value(answered, how, score):
-    """The combined value: ratings combined as the scores are; else the one value the members
-    scoring ``score`` gave; a pairwise verdict the score names (0.5: a tie); else None."""
-    if all(j.rating is not None for j in answered):
-        return _combined([j.value for j in answered], how, None)
-    values = [j.value for j in answered if j.score == score]
-    if values and all(v == values[0] for v in values):
-        return values[0]
-    if all("verdict" in j.details for j in answered):
-        return _VERDICTS_BY_SCORE.get(score)
-    return None
-
-
 _VERDICTS_BY_SCORE = {score: verdict for verdict, score in _VERDICT_SCORES.items()}
 
 
@@ -4611,7 +4516,8 @@ def _is_strong(judgement):
     else its reply's stated verdict is Arena-Hard's [[A>>B]] or [[B>>A]]."""
     if "verdicts" in judgement.details or "strong" in judgement.details:
         return judgement.details.get("strong") is True
-    stated, _ = _stated_verdict(_unmarked(judgement.raw or ""))
+    stated, _ = _last_stated(_VERDICT_RE, _unmarked(judgement.raw or ""), _verdict_together,
+                             hypotheticals_last=True)
     if stated is None or not stated.group("arena"):
         return False
     return re.search(r">>|<<", stated.group("arena")) is not None
@@ -4638,10 +4544,9 @@ _TOKENS_PER_IMAGE_MOST = 1445  # gpt-4o's most for an image (high detail, 8 tile
 
 
 def _estimate_tokens(messages, *, most=False):
-    """The prompt tokens chat ``messages`` will likely cost, before sending: a token per 4
-    characters of text, 4 a message, 85 an image (tokenizers differ: within a factor of
-    about 2; ``usage`` is the true count). ``most``: the most they can cost, a token per
-    UTF-8 byte (a byte-level tokenizer's most), an image its bytes as sent or 1,445."""
+    """The prompt tokens ``messages`` will likely cost: a token per 4 characters, 4 a
+    message, 85 an image (``usage`` is the true count). ``most``: the most they can cost,
+    a token per UTF-8 byte, an image its bytes as sent or 1,445."""
     tokens = 0
     for message in messages:
         tokens += _TOKENS_PER_MESSAGE
@@ -4672,8 +4577,7 @@ def _request_tokens(payload):
 
 def _cost(usage, price):
     """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
-    million); None unless both are whole numbers, 0 or more: a count that is text, negative
-    or missing would price the reply at less than it cost (or give --max-cost money back)."""
+    million); None unless both are whole numbers from 0: else it would be priced too low."""
     counts = [(usage or {}).get(name) for name in ("prompt_tokens", "completion_tokens")]
     if not all(_is_whole_count(count) for count in counts):
         return None
@@ -4694,24 +4598,13 @@ def _judgement_cost(judgement, price):
 # -- Logprobs, response formats and images -------------------------------------------
 
 def _expected_rating(logprobs, rating, scale):
-    """G-Eval: the rating weighted by the probabilities the judge gave each scale value at
-    the first token after any reasoning that spells the rating; None when that cannot be
-    read, or the scale is not single digits ("10" spans two tokens on many tokenizers).
-    ``"4"`` and ``" 4"`` both count as 4; the weights are renormalised over the scale."""
-    entries = None
-    if isinstance(logprobs, dict):
-        entries = logprobs.get("content")
+    """G-Eval: the rating weighted by the probabilities of each scale value at its token
+    (_rating_token); None if that cannot be read, or the scale is not single digits ("10"
+    spans two tokens). The weights are renormalised over the scale."""
+    entries = _field_of(logprobs, "content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
-    at = None
-    for entry in entries:
-        token = ""
-        if isinstance(entry, dict):
-            token = str(entry.get("token", ""))
-        if "</think" in token:
-            at = None  # what came before was reasoning
-        elif at is None and token.strip() == str(rating):
-            at = entry
+    at = _rating_token(entries, rating)
     if at is None:  # no token spells the rating
         return None
     weights = _digit_weights(at.get("top_logprobs") or [at], scale)
@@ -4719,6 +4612,19 @@ def _expected_rating(logprobs, rating, scale):
     if not total:
         return None
     return round(sum(v * w for v, w in weights.items()) / total, 6)
+
+
+def _rating_token(entries, rating):
+    """The logprobs entry of the first token after any reasoning that spells ``rating``
+    ("4" or " 4"), or None."""
+    at = None
+    for entry in entries:
+        token = str(_field_of(entry, "token", ""))
+        if "</think" in token:
+            at = None  # what came before was reasoning
+        elif at is None and token.strip() == str(rating):
+            at = entry
+    return at
 
 
 def _digit_weights(alternatives, scale):
@@ -4736,17 +4642,12 @@ def _digit_weights(alternatives, scale):
 
 
 def _response_format(schema, scale, example=None, field=None):
-    """A JSON schema for the reply (vLLM guided decoding, OpenAI structured outputs): the
-    parser's (``schema``, a _Parser's), or the one inferred from an ``example`` reply whose
-    ``field`` scores."""
-    if example is not None:
-        score = None
-        if isinstance(example, dict):
-            score = example.get(field)
-        if type(score) not in (int, float):
-            raise JudgeError("an example reply must be a JSON object holding the number that "
-                             "scores as {!r} (score_field, --score-field); got {}".format(
-                                 field, json.dumps(example)[:100]))
+    """A JSON schema for the reply (guided decoding, structured outputs): the parser's
+    ``schema``, or one inferred from an ``example`` reply whose ``field`` scores."""
+    if example is not None and type(_field_of(example, field)) not in (int, float):
+        raise JudgeError("an example reply must be a JSON object holding the number that "
+                         "scores as {!r} (score_field, --score-field); got {}".format(
+                             field, json.dumps(example)[:100]))
     number = {"type": "integer", "minimum": min(scale), "maximum": max(scale)}
     if example is None:
         properties = schema(number, scale)
@@ -4783,9 +4684,8 @@ _MAX_IMAGE_BYTES = 20 * 1024 * 1024
 
 
 def _image_urls(images, root=None):
-    """Image paths, http(s) and data: URLs (one or a list) as image_url parts' URLs: a file
-    as a base64 data: URL of the type its bytes say, at most 20 MiB, read from ``root``
-    (from _image_root) if given."""
+    """Image paths and URLs (one or a list) as image_url URLs: a file as a base64 data: URL
+    of the type its bytes say, at most 20 MiB, read from inside ``root`` if given."""
     if images is None:
         images = []
     elif not isinstance(images, list):
@@ -4818,9 +4718,8 @@ def _image_root(folder, what, flag="image_root="):
 
 
 def _image_bytes(image, root):
-    """An image file's first _MAX_IMAGE_BYTES + 1 bytes, from inside ``root``'s folder,
-    symlinks resolved (a dataset must not send the judge a file from elsewhere). A FIFO,
-    device or folder is refused before it is opened (opening a FIFO waits for a writer)."""
+    """An image file's first bytes, from inside ``root``'s folder, symlinks resolved (a
+    dataset may not send a file from elsewhere); a FIFO or device refused before opening."""
     path = image
     if root is not None and "\0" not in image:  # a NUL: open() says so
         folder, what, flag = root
