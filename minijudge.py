@@ -2593,7 +2593,7 @@ _LIMIT_HEADERS = (
 )
 
 
-_DURATION_RE = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
+_DURATION_RE = re.compile(r"(?=.)(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
                           r"(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
 
 
@@ -2603,10 +2603,9 @@ _TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see LLMJ
 
 
 def _limiter(urls, headers, rpm, tpm):
-    """The limiter of ``urls`` (a judge's servers) for the account its ``headers`` (the key's
-    among them) name, at ``rpm`` and ``tpm``: judges on the same servers with the same key
-    and limits share one, every thread too; another key is another account's limit. The
-    table keeps a digest of the headers, not the key."""
+    """The limiter of the judges on ``urls`` whose ``headers`` (the key's among them: one
+    account) and limits are the same, shared by every thread. The table keeps a digest of
+    the headers, not the key."""
     import hashlib
     servers = tuple(sorted(map(str, map(_server_key, urls))))
     fields = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
@@ -2620,16 +2619,14 @@ def _limiter(urls, headers, rpm, tpm):
 
 
 def _reset_seconds(text):
-    """Seconds in a reset header (_LIMIT_HEADERS); None if unreadable, negative, or beyond
-    _RESET_LONGEST."""
-    text = (text or "").strip()
+    """Seconds in a reset header; None if unreadable, negative, or beyond _RESET_LONGEST."""
     try:
         seconds = float(text)
     except ValueError:
-        match = _DURATION_RE.fullmatch(text)
-        if not text or match is None:
+        match = _DURATION_RE.fullmatch(text.strip())
+        if match is None:
             return None
-        hours, minutes, seconds, millis = (float(part or 0) for part in match.groups())
+        hours, minutes, seconds, millis = (float(part) for part in match.groups("0"))
         seconds = hours * 3600 + minutes * 60 + seconds + millis / 1000
     if not 0 <= seconds <= _RESET_LONGEST:
         return None
@@ -2639,15 +2636,15 @@ def _reset_seconds(text):
 class _Limiter:
     """Holds each request until it may go: under ``rpm`` and ``tpm`` (each request spaced
     from the last by its share of the minute), under what the server's headers say is left
-    until their reset (_LIMIT_HEADERS), under a 429's Retry-After (every request of the
-    judge waits it out, not only the one that got it), and under the requests in flight
-    allowed (halved on a 429, one more a round trip of successes: AIMD). Counts the time
-    held and the 429s (each judge counts its own, and those that only waited their turn)."""
+    until their reset, under a 429's Retry-After (every request of the judge waits it out,
+    not only the one that got it), and under the requests in flight allowed (halved on a
+    429, one more a round trip of successes: AIMD). Counts the time held and the 429s."""
 
     def __init__(self, rpm, tpm):
         self.rpm, self.tpm = rpm, tpm
         self._turn = threading.Condition()
-        self._next = {"requests": 0.0, "tokens": 0.0}  # time.monotonic() the next may go
+        # time.monotonic() the next request may go by --rpm, by --tpm
+        self._next = {"requests": -math.inf, "tokens": -math.inf}
         # (model, "requests"/"tokens"): (left, time.monotonic() of its reset); the server
         # counts each model apart (OpenAI's limits are per model), so judges of two models
         # on one server keep their own
@@ -2657,25 +2654,37 @@ class _Limiter:
         self.held_seconds, self.rate_limited = 0.0, 0
         self._holding, self._held_since = 0, 0.0
         self.holder = None  # why a request is held now: the progress line says it
-        self.answered = 0  # successes: a 429 after one is a turn waited (answered_since)
+        self.answered = 0  # successes: a 429 after one is a turn waited (LLMJudge._next_try)
         self._paused_until = 0.0  # time.monotonic() a 429's Retry-After holds requests until
 
     def unfit(self, tokens):
         """Why a request of ``tokens`` (estimated) can never go, or None: more than --tpm
-        allows in a whole minute, no wait makes room for it (held, it would wait for ever;
-        let go, it would break the limit and hold the requests after it for minutes)."""
+        allows in a whole minute (held, it would wait for ever; let go, it would break the
+        limit and hold the requests after it for minutes)."""
         if self.tpm and tokens > self.tpm:
             return "not sent: its estimated {} tokens exceed --tpm {}".format(tokens, self.tpm)
         return None
 
     def acquire(self, tokens, model=None, obeyed=0.0):
-        """Wait until a request of ``tokens`` (estimated) for ``model`` may go, then count it
-        sent; its ticket for release. ``obeyed``: the end of a pause this request's own 429
-        set and it slept through."""
+        """Wait, the lock released, until a request of ``tokens`` (estimated) for ``model``
+        may go, then count it sent; its ticket for release. ``obeyed``: the end of a pause
+        this request's own 429 set and it slept through."""
         with self._turn:
             wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
             if wait > 0:
-                self._hold(tokens, wait, why, model, obeyed)
+                self._holding += 1
+                if self._holding == 1:
+                    self._held_since = time.monotonic()
+                try:
+                    while wait > 0:
+                        self.holder = why
+                        self._turn.wait(min(wait, _HOLD_LONGEST))  # a tiny --rpm's overflows
+                        wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
+                finally:
+                    self._holding -= 1
+                    if not self._holding:  # the time any request was held, not each thread's
+                        self.held_seconds += time.monotonic() - self._held_since
+                        self.holder = None
             self._take(time.monotonic(), tokens, model)
             return self._epoch
 
@@ -2694,36 +2703,19 @@ class _Limiter:
                 left, reset = self._left[model, kind]
                 self._left[model, kind] = (left - spent, reset)
 
-    def _hold(self, tokens, wait, why, model=None, obeyed=0.0):
-        """Wait (the lock released meanwhile) while something holds the request."""
-        self._holding += 1
-        if self._holding == 1:
-            self._held_since = time.monotonic()
-        try:
-            while wait > 0:
-                self.holder = why
-                self._turn.wait(min(wait, _HOLD_LONGEST))  # a tiny --rpm's wait overflows
-                wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
-        finally:
-            self._holding -= 1
-            if not self._holding:  # the time any request was held, not the sum of threads'
-                self.held_seconds += time.monotonic() - self._held_since
-                self.holder = None
-
     def _wait(self, now, tokens, model=None, obeyed=0.0):
-        """(seconds to wait, what holds the request) for a request of ``tokens`` now. A 429's
-        Retry-After holds every request of the judge, but a pause ending by ``obeyed`` is the
-        request's own, slept through already (its sleep may be a test's, which does not
-        wait)."""
+        """(seconds to wait, what holds the request) for a request of ``tokens`` now. A
+        pause ending by ``obeyed`` is the request's own, slept through already (its sleep
+        may be a test's, which does not wait)."""
         until = self._paused_until
         if until > max(now, obeyed):
             return until - now, "the server's Retry-After after a 429, {} s left".format(
                 _short_seconds(until - now))
         if self.flying >= self.allowed:  # a release wakes it
             return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
-        if self.rpm and self._next["requests"] > now:
+        if self._next["requests"] > now:
             return self._next["requests"] - now, "--rpm {:g}".format(self.rpm)
-        if self.tpm and self._next["tokens"] > now:
+        if self._next["tokens"] > now:
             return self._next["tokens"] - now, "--tpm {}".format(self.tpm)
         for kind, need in (("requests", 1), ("tokens", tokens)):  # what the server says is left
             left, reset = self._left.get((model, kind), (need, 0.0))
@@ -2740,25 +2732,16 @@ class _Limiter:
             self._paused_until = max(self._paused_until, until)
         return until
 
-    def answered_since(self, count):
-        """Whether a request of the judge succeeded since ``count`` had: a 429 heard now
-        then means the server is busy with the others, "wait your turn", not a failure; a
-        server answering none (429 to everything) is not."""
-        with self._turn:
-            return self.answered > count
-
     def release(self, ticket, headers, status, model=None):
         """A request taken at ``ticket`` for ``model`` came back with ``status`` (None: no
-        reply) and ``headers`` (the server's rate-limit headers among them, maybe). A 429
-        halves the requests in flight allowed, once for those sent before the last halving;
-        a success allows 1/allowed more, so one more a round trip (TCP's congestion
-        avoidance: one more a success doubled them a round trip, right back into the
-        storm), up to the most there were before the 429s, then no limit but the threads'."""
+        reply) and ``headers``. A 429 halves the requests in flight allowed, once for those
+        sent before the last halving; a success allows 1/allowed more, so one more a round
+        trip (TCP's congestion avoidance: one more a success doubled them a round trip,
+        right back into the storm), up to the most there were before the 429s, then no
+        limit but the threads'."""
         with self._turn:
             self.flying -= 1
             self._flying_by[model] -= 1
-            if not self._flying_by[model]:
-                del self._flying_by[model]
             self._heard(headers, model)
             if status == 429:
                 self.rate_limited += 1
@@ -2773,15 +2756,15 @@ class _Limiter:
             self._turn.notify_all()
 
     def _heard(self, headers, model=None):
-        """What's left of ``model``'s until the reset, from the headers of _LIMIT_HEADERS:
-        less its requests still in flight, which the server may not have counted yet (the
-        tokens' size is unknown: the next reply's figure catches up). Replies come back out
-        of order: an older count than one counted until a reset still ahead is no news."""
+        """What's left of ``model``'s limits until their reset, by _LIMIT_HEADERS, less its
+        requests still in flight, which the server may not have counted yet (the tokens'
+        size is unknown: the next reply's figure catches up). Replies come back out of
+        order: a count older than one held until a reset still ahead is no news."""
         now = time.monotonic()
         for kind, remaining, reset in _LIMIT_HEADERS:
             left = headers.get(remaining, "").strip()
-            seconds = _reset_seconds(headers.get(reset))
-            if not (left.isdigit() and left.isascii()) or seconds is None:
+            seconds = _reset_seconds(headers.get(reset, ""))
+            if seconds is None or not re.fullmatch("[0-9]+", left):
                 continue
             left = int(left)
             if kind == "requests":
@@ -2793,8 +2776,7 @@ class _Limiter:
     def correct(self, estimate, reply):
         """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with,
         if it is a whole count no more than --tpm: more could not have fit in a minute (a
-        server whose usage lies, 10**9, would hold the run for hours); else the estimate
-        stands."""
+        server whose usage lies, 10**9, would hold the run for hours)."""
         used = None
         if isinstance(reply, dict) and isinstance(reply.get("usage"), dict):
             used = reply["usage"].get("total_tokens")
@@ -2804,8 +2786,7 @@ class _Limiter:
             self._next["tokens"] += 60.0 * (used - estimate) / self.tpm
 
     def figures(self):
-        """The summary's ``limits``: the limits given, the time held, the 429s, and those
-        of them that were a turn waited (no retry spent)."""
+        """The summary's ``limits``: the limits given, the time held, the 429s."""
         with self._turn:
             held = self.held_seconds
             if self._holding:
@@ -4212,7 +4193,7 @@ class LLMJudge:
         if left > 0:
             shortest, longest = 0, min(left, _RESTART_POLL)
             base = longest
-        elif free <= _TURNS_LONGEST and _is_turn_429(exc) and self._limits.answered_since(since):
+        elif free <= _TURNS_LONGEST and _is_turn_429(exc) and self._limits.answered > since:
             with self._lock:  # this judge's own, as its 429s are (_http_limited)
                 self._turns_waited += 1
             turn, base = True, shortest or _BACKOFF_FIRST
