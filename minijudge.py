@@ -2215,12 +2215,10 @@ class _HeadReading:
 def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=(),
           heard=None):
     """One request; the 2xx body as bytes, or APIError saying what happened (an error
-    status too: a redirect is not followed, as that would resend the key).
-
-    ``timeout`` bounds the whole reply, not each read of it: a server that drips its headers
-    or body times out too (each read checks it). A server that echoes the key
-    (``Incorrect API key: sk-...``) gets it blanked before anything quotes it. ``heard``,
-    a dict, gets the reply's headers (its rate limits), error or not."""
+    status too: a redirect is not followed, as that would resend the key). ``timeout``
+    bounds the whole reply, not each read of it. A key the server echoes (``Incorrect API
+    key: sk-...``) is blanked before anything quotes it. ``heard``, a dict, gets the
+    reply's headers (its rate limits), error or not."""
     import http.client
     method, data = "GET", None
     if payload is not None:
@@ -2231,8 +2229,14 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
         response = connections.send(method, url, data, headers, timeout, deadline)
         if heard is not None:
             heard.update(response.headers)
-        if not 200 <= response.status < 300:
-            raise _error_reply(response, where, max_bytes, secrets)
+        if not 200 <= response.status < 300:  # the server's message, if its body reads
+            body = b""
+            try:
+                body = _decoded(response.read(max_bytes), response.headers, where, max_bytes)
+            except (OSError, http.client.HTTPException, APIError):
+                pass  # the status still says what went wrong
+            raise _http_error(response.status, _blank(body, secrets), response.headers, where,
+                              secrets)
         body, chunk = bytearray(), None
         while chunk != b"" and len(body) <= max_bytes:  # up to one byte over max_bytes
             chunk = response.read1(max_bytes + 1 - len(body))
@@ -2243,17 +2247,6 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
         return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
     except (OSError, http.client.HTTPException) as exc:
         raise _network_error(exc, connections, url, where, timeout, response) from None
-
-
-def _error_reply(response, where, max_bytes, secrets):
-    """The APIError of an error status, with the server's message if its body is readable."""
-    import http.client
-    body = b""
-    try:
-        body = _decoded(response.read(max_bytes), response.headers, where, max_bytes)
-    except (OSError, http.client.HTTPException, APIError):
-        pass  # unreadable or undecodable: the status still says what went wrong
-    return _http_error(response.status, _blank(body, secrets), response.headers, where, secrets)
 
 
 def _decoded(body, headers, where, max_bytes):
@@ -2390,7 +2383,7 @@ def _read_models(body, url):
 
 
 def _read_reply(body, url):
-    """The useful parts of a chat.completion body (_reply_parts); APIError when it has none."""
+    """The useful parts of a chat.completion body (_chat_reply); APIError if it is no JSON."""
     try:
         reply = json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
     except (ValueError, RecursionError) as exc:
@@ -2399,14 +2392,20 @@ def _read_reply(body, url):
             why = " we can read (nested too deeply)"
         raise APIError("reply from POST {} is not JSON{}: {!r}".format(
             url, why, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
+    return _chat_reply(reply, url, lambda: body)
+
+
+def _chat_reply(reply, url, body):
+    """The useful parts of a decoded chat.completion (_reply_parts); APIError when it has
+    none, quoting ``body()``: the bytes it was read from (made only then)."""
     if isinstance(reply, dict) and reply.get("error"):
-        raise APIError("error from POST {}: {}".format(url, _server_message(body)),
+        raise APIError("error from POST {}: {}".format(url, _server_message(body())),
                        kind="http_error", status=200)
     choices = None
     if isinstance(reply, dict):
         choices = reply.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
+        raise APIError("reply from POST {} has no choices: {!r}".format(url, body()[:200]),
                        kind="invalid_response")
     return _reply_parts(reply, choices[0])
 
@@ -5217,22 +5216,15 @@ class _Batch:
             problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
             return APIError("not judged: the line of custom_id {} in {} is {}".format(
                 key, f.name, problem), kind="not_judged"), problem
-        body = response.get("body")
-        choices = None
-        if response.get("status_code") == 200 and isinstance(body, dict) and not body.get("error"):
-            choices = body.get("choices")
-        # a chat completion _read_reply reads without a word to say, read as it is: no dumps
-        # and loads again of each reply; any other the other way, for its exact message
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            return _reply_parts(body, choices[0]), None
         where = "{} (custom_id {})".format(f.name, key)
         # vLLM's error: a string, its body null
-        body = json.dumps(response.get("body") or {"error": entry.get("error")}).encode()
+        reply = response.get("body") or {"error": entry.get("error")}
         if response.get("status_code") == 200:
-            try:
-                return _read_reply(body, where), None
+            try:  # read as it is, no dumps and loads of each reply; a message quotes its JSON
+                return _chat_reply(reply, where, lambda: json.dumps(reply).encode()), None
             except APIError as exc:
                 return exc, "a 200 body that is not a chat completion"
+        body = json.dumps(reply).encode()
         if response:
             return _http_error(response.get("status_code") or 0, body, {}, where), None
         return APIError("not judged: the batch did not run it: " + _server_message(body),
@@ -5379,20 +5371,11 @@ def _fatal(judgement, repeats=None):
         _REPEATS, judgement.error)
 
 
-class _Raised:
-    """What a worker raised instead of returning a result (no result type is confused with it)."""
-
-    def __init__(self, exception):
-        self.exception = exception
-
-
 def _check_systems(responses):
     """compare_systems' responses must be a mapping of system names to responses."""
     if not isinstance(responses, Mapping):
         raise JudgeError("compare_systems needs a mapping of system names to responses; "
                          "got {!r}".format(responses)[:300])
-
-
 
 
 def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None,
@@ -5437,7 +5420,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
 
 class _Workers:
     """The threads of judge_records: each takes ``(index, record)`` from ``tasks`` and puts
-    ``(index, (record, result))`` in ``results`` (or ``(index, _Raised)``) until a None."""
+    ``(index, (record, result))`` in ``results``, or ``(index, exception)`` if it raised
+    one, until a None."""
 
     def __init__(self, judges, judge_one, stop_on, failed):
         import queue
@@ -5455,7 +5439,7 @@ class _Workers:
             try:
                 put((index, (record, self.attempt(record))))
             except BaseException as exc:  # a thread that died would leave the caller waiting
-                put((index, _Raised(exc)))
+                put((index, exc))
         for each in self.judges:  # this thread's connections; the cache is the caller's
             each._replicas.close_thread()
 
@@ -5489,8 +5473,8 @@ def _in_order(workers, records, window, progress):
         wait = (item is end or sent - done >= window) and done < sent
         while not workers.results.empty() or (wait and done not in finished):
             index, outcome = workers.results.get()
-            if isinstance(outcome, _Raised):
-                raise outcome.exception
+            if isinstance(outcome, BaseException):  # else a (record, result) pair
+                raise outcome
             finished[index] = outcome
             progress["waiting"] = len(finished)
         while done in finished:
