@@ -2475,17 +2475,13 @@ class _Replica:
 
     @property
     def connections(self):
-        """What sends its requests, made on the first if not at once: a judge that sends
-        none (an export, an import) loads no CAs (an https URL's TLS context: 0.15 s)."""
+        """What sends its requests, made at the first if not at once: a judge that sends
+        none (an export, an import) loads no CAs (0.15 s for an https URL)."""
         if self._connections is None:
             with self._lock:  # one per server: each thread keeps its connection there
                 if self._connections is None:
                     self._connections = _Connections(self.url)
         return self._connections
-
-    def close_thread(self):
-        if self._connections is not None:  # none made: none to close
-            self._connections.close_thread()
 
 
 class _Replicas:
@@ -2529,10 +2525,10 @@ class _Replicas:
                 server.error = None
 
     def rest(self, server, asked=None):
-        """Rest ``server`` (1 s, doubling each time it fails again; or the wait it ``asked``
+        """Rest ``server`` (1 s, doubling each time it fails again, or the wait it ``asked``
         for; up to 30 s); the rest in seconds, or 0 when no other server is awake to take
-        its requests (then it does not, unless it refused the connection: with every server
-        resting, the one whose rest ends first is tried, not one that nothing listens on)."""
+        its requests: then it rests only if it refused the connection (of servers all
+        resting, the one whose rest ends first is tried: not one nothing listens on)."""
         with self._lock:
             now = time.monotonic()
             others = [s for s in self.servers if s is not server and s.rested_until <= now]
@@ -2556,8 +2552,7 @@ class _Replicas:
         return "all {} servers failed: {}".format(len(errors), "; ".join(errors))
 
     def uncount(self):
-        """Forget the requests counted (a preflight's are not the run's: the summary's
-        requests, which the servers' add up to, count the records' only)."""
+        """Forget the requests counted: a preflight's are not the run's."""
         with self._lock:
             for server in self.servers:
                 server.requests, server.failures = 0, 0
@@ -2574,7 +2569,8 @@ class _Replicas:
 
     def close_thread(self):
         for server in self.servers:
-            server.close_thread()
+            if server._connections is not None:  # none made: none to close
+                server._connections.close_thread()
 
 
 # -- Rate limits: --rpm, --tpm, the server's x-ratelimit headers, requests in flight ---
@@ -4849,10 +4845,10 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",
 
 class _Keys:
     """A number (a file offset) by key, a hex digest: 64 bits of it in a private temporary
-    SQLite database, whose pages past 2 MiB go under TMPDIR: memory does not grow with the
-    keys (without sqlite3, a dict). A reader checks the whole key on the line it finds.
-    Keys set one at a time go to SQLite _KEYS_PENDING together, and a bit a key in a 1 MiB
-    filter answers most lookups of a key never set without a query."""
+    SQLite database, whose pages past 2 MiB go under TMPDIR, so memory does not grow with
+    the keys (without sqlite3, a dict); a reader checks the whole key on the line it finds.
+    Keys set one at a time are written _KEYS_PENDING together; a bit a key in a 1 MiB filter
+    answers most lookups of a key never set without a query."""
 
     def __init__(self, pairs=()):
         self._pending, self._bits = {}, bytearray(_KEYS_FILTER_BITS >> 3)
@@ -4871,10 +4867,11 @@ class _Keys:
             raise OSError(5, str(exc), "the index of keys (a temporary file under TMPDIR)")
 
     def update(self, pairs):  # a later number for the same key replaces the earlier
-        self._flush()
-        self._write((_prefix(key), number) for key, number in pairs)
+        self._flush((_prefix(key), number) for key, number in pairs)
 
-    def _write(self, rows):
+    def _flush(self, rows=()):
+        """The keys set one at a time, then ``rows`` of (prefix, number), to the index."""
+        rows, self._pending = itertools.chain(self._pending.items(), rows), {}
         if self._db is None:
             return self._dict.update(rows)
         for chunk in _sorted_chunks(rows):
@@ -4883,12 +4880,6 @@ class _Keys:
                     bit = prefix & (_KEYS_FILTER_BITS - 1)
                     self._bits[bit >> 3] |= 1 << (bit & 7)
             self._sql("executemany", "INSERT OR REPLACE INTO k VALUES (?, ?)", chunk)
-
-    def _flush(self):
-        """The keys waiting in the dict, to SQLite."""
-        pending, self._pending = self._pending, {}
-        if pending:
-            self._write(iter(pending.items()))
 
     def get(self, key):
         prefix = _prefix(key)
@@ -4937,8 +4928,7 @@ def _sorted_chunks(rows):
 
 
 def _keys_in(f, find, other=lambda line: None):
-    """(key, offset) of each line of file ``f`` where ``find(line)`` matches a key;
-    ``other(line)`` is called with the rest."""
+    """(key, offset) of each line of ``f`` that ``find(line)`` matches; ``other`` gets the rest."""
     offset = 0
     for line in f:
         match = find(line)
@@ -4951,8 +4941,8 @@ def _keys_in(f, find, other=lambda line: None):
 
 class _Cache:
     """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
-    (never the API key). One write per line on an O_APPEND descriptor: processes sharing
-    the file never interleave, and ``kill -9`` tears at most the last line, skipped later.
+    (never the API key). One write a line on an O_APPEND descriptor: processes sharing the
+    file never interleave, and ``kill -9`` tears at most the last line, skipped later.
     close() lets the file and its index go; a get or put after it opens them again."""
 
     def __init__(self, path):
@@ -5046,6 +5036,8 @@ class _Replies(_Keys):
     def later(self, key):
         """The numbers of ``key`` after its first, in the order they were added."""
         prefix = _prefix(key)
+        if not self.doubled:  # the usual case: no key twice, no query
+            return []
         if self._db is None:
             return list(self._later.get(prefix, ()))
         return [row[0] for row in self._sql("execute", "SELECT number FROM later WHERE "
@@ -5071,19 +5063,15 @@ class _Batch:
 
     def __init__(self, imports=(), export=None, max_lines=50000):
         self._lock = threading.Lock()
-        self.replies = _Replies()
-        self.exported = _Keys()
+        self.replies, self.exported = _Replies(), _Keys()
         self.malformed = collections.Counter()
-        self.asked = 0
+        self.asked, self.conflicting = 0, 0
         self.unread = 0  # of those asked for: lines that hold no reply (not imported)
-        self.parts = []
-        self._sinks = {}
-        self.export = export
+        self.parts, self._sinks = [], {}
+        self.export, self.max_lines = export, max_lines
         if export:  # the parts are EXPORT.000.jsonl, ...
             self.export = re.sub(r"\.jsonl\Z", "", export)
-        self.max_lines = max_lines
         self.files = [open(path, "rb") for path in imports]
-        self.conflicting = 0
         self._find = find = re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search
         for number, f in enumerate(self.files):  # a reply's number: its file and offset
             self.replies.add((key, offset * len(self.files) + number) for key, offset in
@@ -5183,8 +5171,6 @@ class _Batch:
         """Of the replies the files hold for ``key`` (``number`` the first), the number of the
         first success, else of the first error (else of the first line); requests whose
         replies differ (their text and logprobs, or their error) are counted."""
-        if not self.replies.doubled:  # the usual case: no key twice, nothing more to read
-            return number
         later = self.replies.later(key)
         if not later:
             return number
@@ -5192,10 +5178,8 @@ class _Batch:
         replies = [(n, result) for n, result, problem in outcomes if problem in _REPLIED]
         if not replies:
             replies = [outcomes[0][:2]]
+        replies.sort(key=lambda reply: not isinstance(reply[1], dict))  # successes first
         chosen = replies[0][0]
-        successes = [n for n, result in replies if isinstance(result, dict)]
-        if successes:
-            chosen = successes[0]
         gists = set()
         for _, result in replies:
             if isinstance(result, dict):
@@ -6357,10 +6341,12 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
     resamples (ci95); past _BOOTSTRAP_MAX, the normal ones: (ci, ci95, method)."""
     if n == 0:
         return None, None, "no scores"
-    if n > _BOOTSTRAP_MAX:
+    if n > _BOOTSTRAP_MAX:  # the mean -/+ z standard errors
         mean = total / n
         se = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
-        return _normal(mean, se, level), _normal(mean, se, 0.95), "normal approximation"
+        ci, ci95 = ([round(mean - z * se, 4), round(mean + z * se, 4)] for z in
+                    (_z(level), _z(0.95)))
+        return ci, ci95, "normal approximation"
     rng, scores = random.Random(seed), sorted(scores)  # in any order: shards give one interval
     if scores[0] == scores[-1]:  # every resample is these scores, summed alike: the same
         means = [sum(scores) / n] * resamples  # means, without 1,000 draws a group of one
@@ -6384,12 +6370,6 @@ def _quantiles(values, level, places=4):
     low = int(round(tail * len(values), 6))
     high = min(int(round((1 - tail) * len(values), 6)), len(values) - 1)
     return [round(values[low], places), round(values[high], places)]
-
-
-def _normal(mean, se, level):
-    """The normal interval at ``level`` of a mean with standard error ``se``."""
-    half = _z(level) * se
-    return [round(mean - half, 4), round(mean + half, 4)]
 
 
 def _z(level):
@@ -6506,9 +6486,8 @@ def _resample_scores(kinds, counts, baseline, start):
 
 
 def _plain_scores(comparisons, baseline, strengths, steps=25):
-    """The plain model's scores by Newton's method from ``strengths`` (_lc_scores' without
-    the length term), the comparisons summed by pair first (60 systems: 1,770 pairs, but
-    ~10,000 kinds); none if Newton's method did not settle."""
+    """The plain model's scores (_fitted), the comparisons summed by pair first (60
+    systems: 1,770 pairs, but ~10,000 kinds); none if Newton's method did not settle."""
     table = {}
     for a, b, won, _, weight in comparisons:
         if b < a:
@@ -6516,41 +6495,8 @@ def _plain_scores(comparisons, baseline, strengths, steps=25):
         entry = table.setdefault((a, b), [0.0, 0.0])
         entry[0] += won * weight
         entry[1] += weight
-    pairs = [(a, b, points, games) for (a, b), (points, games) in sorted(table.items())]
-    free = [name for name in sorted(strengths) if name != baseline]
-    index = {name: i for i, name in enumerate(free)}
-    theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
-    theta, settled = _newton(lambda at: _pair_derivatives(pairs, at, index), theta, steps)
-    if not settled:
-        return {}
-    scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
-    scores[baseline] = 1000.0
-    return scores
-
-
-def _pair_derivatives(pairs, theta, index):
-    """_lc_derivatives of the plain model, a pair at a time (the baseline, at 0, has no
-    index)."""
-    m = len(theta)
-    gradient = [0.0] * m
-    hessian = [[1e-9 * (i == j) for j in range(m)] for i in range(m)]
-    at = {name: theta[i] for name, i in index.items()}
-    for a, b, points, games in pairs:
-        z = at.get(a, 0.0) - at.get(b, 0.0)
-        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
-        _add_pair_terms(gradient, hessian, (index.get(a), index.get(b)), points - games * p,
-                        games * p * (1 - p))
-    return gradient, hessian
-
-
-def _add_pair_terms(gradient, hessian, ij, excess, information):
-    """Add a pair's terms: a's excess of points over the expected (b's is its negative)
-    and the information, on the diagonal and off it (signs +1 for a, -1 for b)."""
-    signed = [(k, sign) for k, sign in zip(ij, (1.0, -1.0)) if k is not None]
-    for k, c in signed:
-        gradient[k] += excess * c
-        for l, d in signed:
-            hessian[k][l] += information * c * d
+    rows = [(a, b, None, points, games) for (a, b), (points, games) in sorted(table.items())]
+    return _fitted(rows, baseline, strengths, steps, ridge=1e-9)[0]
 
 
 def _poisson(rng, mean):
@@ -6569,15 +6515,16 @@ def _with_ties(comparisons):
     other along 'scored against' edges: else one that never lost is infinitely strong) one
     tie more for each pair compared; whether ties were added."""
     points, games = _bt_tables(comparisons)
-    names = list(points)
-    beaten = {name: [other for other, won in points[name].items() if won > 0] for name in names}
-    beaten_by = collections.defaultdict(list)
-    for name, others in beaten.items():
-        for other in others:
-            beaten_by[other].append(name)
-    if not names:  # a resample that drew nothing: nothing infinite
+    if not points:  # a resample that drew nothing: nothing infinite
         return comparisons, False
-    if len(_reached(beaten, names[0])) == len(_reached(beaten_by, names[0])) == len(names):
+    beaten, beaten_by = collections.defaultdict(list), collections.defaultdict(list)
+    for name, against in points.items():
+        for other, won in against.items():
+            if won > 0:
+                beaten[name].append(other)
+                beaten_by[other].append(name)
+    first = next(iter(points))
+    if len(_reached(beaten, first)) == len(_reached(beaten_by, first)) == len(points):
         return comparisons, False
     ties = [(a, b, 0.5, 0, 1) for a in games for b in games[a] if a < b]
     return comparisons + ties, True
@@ -6599,16 +6546,49 @@ def _lc_scores(comparisons, baseline, strengths, steps=25):
     if _collinear(comparisons, baseline):
         raise _NoFit("the length gaps are those of each system's own length (collinear with "
                      "the systems): the length's effect cannot be told from their strengths")
-    free = [name for name in sorted(strengths) if name != baseline]
-    index = {name: i for i, name in enumerate(free)}
-    theta = [math.log(strengths[name] / strengths[baseline]) for name in free] + [0.0]
-    theta, settled = _newton(lambda at: _lc_derivatives(fitted, xs, at, index), theta, steps)
-    if not settled:
+    rows = [(a, b, x, won * weight, weight) for (a, b, won, _, weight), x in zip(fitted, xs)]
+    scores, theta = _fitted(rows, baseline, strengths, steps)
+    if not scores:
         raise _NoFit("no finite fit: the wins and the losses are split by the systems and the "
                      "length (separation), so the estimates grow without end")
+    return scores, theta[-1]
+
+
+def _fitted(rows, baseline, strengths, steps, ridge=0.0):
+    """The scores (the baseline's 1000) by Newton's method from ``strengths`` on ``rows``
+    (a, b, gap, points, games: a's points of games against b; gamma, the gap's effect, is
+    fitted last unless the gaps are None), and the parameters fitted; ({}, ...) if it did
+    not settle."""
+    free = [name for name in sorted(strengths) if name != baseline]
+    index = {name: i for i, name in enumerate(free)}
+    theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
+    if rows and rows[0][2] is not None:
+        theta.append(0.0)
+    theta, settled = _newton(lambda at: _derivatives(rows, at, index, ridge), theta, steps)
+    if not settled:
+        return {}, theta
     scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
     scores[baseline] = 1000.0
-    return scores, theta[-1]
+    return scores, theta
+
+
+def _derivatives(rows, theta, index, ridge):
+    """The log-likelihood's gradient and negative Hessian (``ridge`` added on its diagonal)
+    at ``theta`` (the strengths but the baseline's, which has no index, then gamma if the
+    rows have gaps), each row's terms at its few parameters."""
+    m = len(theta)
+    gradient = [0.0] * m
+    hessian = [[ridge * (i == j) for j in range(m)] for i in range(m)]
+    for a, b, gap, points, games in rows:
+        terms = [(index.get(a), 1.0), (index.get(b), -1.0), (m - 1, gap)]
+        terms = [(i, c) for i, c in terms if i is not None and c is not None]
+        z = sum(theta[i] * c for i, c in terms)
+        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+        for i, c in terms:
+            gradient[i] += (points - games * p) * c
+            for j, d in terms:
+                hessian[i][j] += games * p * (1 - p) * c * d
+    return gradient, hessian
 
 
 def _collinear(comparisons, baseline):
@@ -6619,8 +6599,13 @@ def _collinear(comparisons, baseline):
     index = {name: i for i, name in enumerate(free)}
     vector = [0.0] * len(free)
     matrix = [[0.0] * len(free) for _ in free]
-    for a, b, _, gap, _ in comparisons:
-        _add_pair_terms(vector, matrix, (index.get(a), index.get(b)), gap, 1.0)
+    for a, b, _, gap, _ in comparisons:  # the normal equations, a pair's terms at a time
+        signed = [(index.get(a), 1.0), (index.get(b), -1.0)]
+        signed = [(k, c) for k, c in signed if k is not None]
+        for k, c in signed:
+            vector[k] += gap * c
+            for l, d in signed:
+                matrix[k][l] += c * d
     # a group's comparisons connect it: never singular; the baseline's length is 0
     lengths = dict(zip(free, _solve(matrix, vector)))
     residual = sum((gap - lengths.get(a, 0.0) + lengths.get(b, 0.0)) ** 2
@@ -6643,24 +6628,6 @@ def _newton(derivatives, theta, steps):
         if largest < 1e-4:  # quadratic: the next step would be about 1e-8
             return theta, True
     return theta, False
-
-
-def _lc_derivatives(comparisons, xs, theta, index):
-    """The log-likelihood's gradient and its negative Hessian at ``theta`` (the strengths
-    but the baseline's, then gamma), each comparison's terms at its few parameters."""
-    m = len(theta)
-    gradient = [0.0] * m
-    hessian = [[0.0] * m for _ in range(m)]  # no ridge: a fit running off is not settled
-    for (a, b, won, _, weight), x in zip(comparisons, xs):
-        terms = [(index.get(a), 1.0), (index.get(b), -1.0), (m - 1, x)]
-        terms = [(i, c) for i, c in terms if i is not None]
-        z = sum(theta[i] * c for i, c in terms)
-        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
-        for i, c in terms:
-            gradient[i] += weight * (won - p) * c
-            for j, d in terms:
-                hessian[i][j] += weight * p * (1 - p) * c * d
-    return gradient, hessian
 
 
 def _solve(matrix, vector):
