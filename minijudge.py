@@ -6288,20 +6288,15 @@ def agreement(judge_values, human_values, *, kind=None):
     judge = [p[0] for p in pairs]
     human = [p[1] for p in pairs]
     labels = set(human)
-    if labels <= {0.0, 1.0} and kind != "ratings":
-        result.update(_binary_agreement(pairs, judge))
-    else:
-        result.update(_ratings_agreement(pairs, judge, human, labels))
+    if labels <= {0.0, 1.0} and kind != "ratings":  # at 0.5, and at the best threshold
+        accuracy, tp, fp, fn = _at_threshold(pairs, 0.5)
+        best = max(sorted(set(judge)), key=lambda t: (_at_threshold(pairs, t)[0], -abs(t - 0.5)))
+        result.update(kind="binary", accuracy=round(accuracy, 4), precision=_ratio(tp, tp + fp),
+                      recall=_ratio(tp, tp + fn), best_threshold=best,
+                      best_accuracy=round(_at_threshold(pairs, best)[0], 4))
+        return result
+    result.update(_ratings_agreement(pairs, judge, human, labels))
     return result
-
-
-def _binary_agreement(pairs, judge):
-    """Accuracy, precision and recall at 0.5, and the threshold of the best accuracy."""
-    accuracy, tp, fp, fn = _at_threshold(pairs, 0.5)
-    best = max(sorted(set(judge)), key=lambda t: (_at_threshold(pairs, t)[0], -abs(t - 0.5)))
-    return {"kind": "binary", "accuracy": round(accuracy, 4),
-            "precision": _ratio(tp, tp + fp), "recall": _ratio(tp, tp + fn),
-            "best_threshold": best, "best_accuracy": round(_at_threshold(pairs, best)[0], 4)}
 
 
 def _at_threshold(pairs, threshold):
@@ -6555,21 +6550,29 @@ def _lc_scores(comparisons, baseline, strengths, steps=25):
 
 
 def _fitted(rows, baseline, strengths, steps, ridge=0.0):
-    """The scores (the baseline's 1000) by Newton's method from ``strengths`` on ``rows``
-    (a, b, gap, points, games: a's points of games against b; gamma, the gap's effect, is
-    fitted last unless the gaps are None), and the parameters fitted; ({}, ...) if it did
-    not settle."""
+    """The scores (the baseline's 1000) by at most ``steps`` of Newton's method from
+    ``strengths`` on ``rows`` (a, b, gap, points, games: a's points of games against b;
+    gamma, the gap's effect, is fitted last unless the gaps are None), and the parameters
+    fitted; ({}, ...) if it did not settle (a step under 1e-4). A step is at most 1 in each
+    parameter (174 points): a full one overshoots far from the maximum, where the curvature
+    is small, and can run off."""
     free = [name for name in sorted(strengths) if name != baseline]
     index = {name: i for i, name in enumerate(free)}
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
     if rows and rows[0][2] is not None:
         theta.append(0.0)
-    theta, settled = _newton(lambda at: _derivatives(rows, at, index, ridge), theta, steps)
-    if not settled:
-        return {}, theta
-    scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
-    scores[baseline] = 1000.0
-    return scores, theta
+    for _ in range(steps):
+        gradient, hessian = _derivatives(rows, theta, index, ridge)
+        step = _solve(hessian, gradient)
+        if step is None:
+            break
+        largest = max(map(abs, step), default=0.0)
+        theta = [t + d / max(1.0, largest) for t, d in zip(theta, step)]
+        if largest < 1e-4:  # quadratic: the next step would be about 1e-8
+            scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
+            scores[baseline] = 1000.0
+            return scores, theta
+    return {}, theta
 
 
 def _derivatives(rows, theta, index, ridge):
@@ -6611,23 +6614,6 @@ def _collinear(comparisons, baseline):
     residual = sum((gap - lengths.get(a, 0.0) + lengths.get(b, 0.0)) ** 2
                    for a, b, _, gap, _ in comparisons)
     return residual <= 1e-9 * sum(c[3] ** 2 for c in comparisons)
-
-
-def _newton(derivatives, theta, steps):
-    """``theta`` after at most ``steps`` of Newton's method, ``derivatives(theta)`` giving
-    the log-likelihood's gradient and negative Hessian; and whether it settled (a step
-    under 1e-4). A step is at most 1 in each parameter (174 points): a full one overshoots
-    far from the maximum, where the curvature is small, and can run off."""
-    for _ in range(steps):
-        gradient, hessian = derivatives(theta)
-        step = _solve(hessian, gradient)
-        if step is None:
-            return theta, False
-        largest = max(map(abs, step), default=0.0)
-        theta = [t + d / max(1.0, largest) for t, d in zip(theta, step)]
-        if largest < 1e-4:  # quadratic: the next step would be about 1e-8
-            return theta, True
-    return theta, False
 
 
 def _solve(matrix, vector):
