@@ -2005,14 +2005,12 @@ def _blank(body, secrets):
 
 class _Connections:
     """A kept-alive connection per thread to a URL's server, or to the proxy urllib.request's
-    rules give for it (``proxy`` names it for messages, else ""): ``send`` returns a reply
-    with its head read, ``close_thread`` closes this thread's connection.
-
-    A connection per request costs more than the request at a few thousand a second; servers
-    close idle ones (llama-server after 5 s or 100 requests), so a request that fails on a
-    reused one is sent again on a new one if no byte of its reply came back. Each read checks
-    the deadline, and each wait, connecting too, is bounded by the timeout: a reply ends at
-    most one timeout after the deadline."""
+    rules give for it (``proxy`` names it for messages, else ""). A connection per request
+    costs more than the request at a few thousand a second; servers close idle ones
+    (llama-server after 5 s or 100 requests), so a request that fails on a reused one is
+    sent again on a new one if no byte of its reply came back. Each wait, connecting too,
+    is bounded by the timeout and each read checks the deadline: a reply ends at most one
+    timeout after it."""
 
     def __init__(self, url):
         import base64
@@ -2175,13 +2173,14 @@ class _HeadReading:
         while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
             version, status, reason = self._read_status()
             lines = self._header_lines()
-        if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
+        if version in ("HTTP/1.0", "HTTP/0.9"):
+            self.version = 10
+        elif version.startswith("HTTP/1."):
+            self.version = 11
+        else:
             import http.client
             raise http.client.UnknownProtocol(version)
         self.status, self.reason = status, reason.strip()
-        self.version = 11
-        if version in ("HTTP/1.0", "HTTP/0.9"):
-            self.version = 10
         # the first of repeated headers wins, as in http.client
         self.headers = {name.lower(): value for name, value in reversed(lines)}
         self.chunk_left = None
@@ -6231,8 +6230,8 @@ def _length_controlled(differences, wins, steps=25):
         ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
         residuals = array("d", (y - p for y, p in zip(wins, ps)))
         variances = array("d", (p * (1 - p) for p in ps))
-        g0, g1 = [sum(r * x ** k for r, x in zip(residuals, xs)) for k in (0, 1)]
-        h00, h01, h11 = [sum(v * x ** k for v, x in zip(variances, xs)) for k in (0, 1, 2)]
+        g0, g1 = _weighted_sums(residuals, xs, (0, 1))
+        h00, h01, h11 = _weighted_sums(variances, xs, (0, 1, 2))
         det = h00 * h11 - h01 * h01
         if det < 1e-12:  # a singular Hessian: no step
             break
@@ -6241,6 +6240,11 @@ def _length_controlled(differences, wins, steps=25):
         if abs(step[0]) + abs(step[1]) < 1e-9:
             return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
     raise _NoFit("no finite fit: Newton's method did not settle in {} steps".format(steps))
+
+
+def _weighted_sums(weights, xs, powers):
+    """The sum of w * x ** k over the pairs of ``weights`` and ``xs``, for each power k."""
+    return [sum(w * x ** k for w, x in zip(weights, xs)) for k in powers]
 
 
 def _check_unsplit(xs, wins):
