@@ -1963,14 +1963,12 @@ def _blank(body, secrets):
 
 class _Connections:
     """A kept-alive connection per thread to a URL's server, or to the proxy urllib.request's
-    rules give for it (``proxy`` names it for messages, else ""): ``send`` returns a reply
-    with its head read, ``close_thread`` closes this thread's connection.
-
-    A connection per request costs more than the request at a few thousand a second; servers
-    close idle ones (llama-server after 5 s or 100 requests), so a request that fails on a
-    reused one is sent again on a new one if no byte of its reply came back. Each read checks
-    the deadline, and each wait, connecting too, is bounded by the timeout: a reply ends at
-    most one timeout after the deadline."""
+    rules give for it (``proxy`` names it for messages, else ""). A connection per request
+    costs more than the request at a few thousand a second; servers close idle ones
+    (llama-server after 5 s or 100 requests), so a request that fails on a reused one is
+    sent again on a new one if no byte of its reply came back. Each wait, connecting too,
+    is bounded by the timeout and each read checks the deadline: a reply ends at most one
+    timeout after it."""
 
     def __init__(self, url):
         import base64
@@ -2133,13 +2131,14 @@ class _HeadReading:
         while 100 <= status < 200:  # 100 Continue, 102 Processing, 103 Early Hints
             version, status, reason = self._read_status()
             lines = self._header_lines()
-        if not version.startswith("HTTP/1.") and version != "HTTP/0.9":
+        if version in ("HTTP/1.0", "HTTP/0.9"):
+            self.version = 10
+        elif version.startswith("HTTP/1."):
+            self.version = 11
+        else:
             import http.client
             raise http.client.UnknownProtocol(version)
         self.status, self.reason = status, reason.strip()
-        self.version = 11
-        if version in ("HTTP/1.0", "HTTP/0.9"):
-            self.version = 10
         # the first of repeated headers wins, as in http.client
         self.headers = {name.lower(): value for name, value in reversed(lines)}
         self.chunk_left = None
@@ -2173,12 +2172,10 @@ class _HeadReading:
 def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=(),
           heard=None):
     """One request; the 2xx body as bytes, or APIError saying what happened (an error
-    status too: a redirect is not followed, as that would resend the key).
-
-    ``timeout`` bounds the whole reply, not each read of it: a server that drips its headers
-    or body times out too (each read checks it). A server that echoes the key
-    (``Incorrect API key: sk-...``) gets it blanked before anything quotes it. ``heard``,
-    a dict, gets the reply's headers (its rate limits), error or not."""
+    status too: a redirect is not followed, as that would resend the key). ``timeout``
+    bounds the whole reply, not each read of it. A key the server echoes (``Incorrect API
+    key: sk-...``) is blanked before anything quotes it. ``heard``, a dict, gets the
+    reply's headers (its rate limits), error or not."""
     import http.client
     method, data = "GET", None
     if payload is not None:
@@ -2189,8 +2186,14 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
         response = connections.send(method, url, data, headers, timeout, deadline)
         if heard is not None:
             heard.update(response.headers)
-        if not 200 <= response.status < 300:
-            raise _error_reply(response, where, max_bytes, secrets)
+        if not 200 <= response.status < 300:  # the server's message, if its body reads
+            body = b""
+            try:
+                body = _decoded(response.read(max_bytes), response.headers, where, max_bytes)
+            except (OSError, http.client.HTTPException, APIError):
+                pass  # the status still says what went wrong
+            raise _http_error(response.status, _blank(body, secrets), response.headers, where,
+                              secrets)
         body, chunk = bytearray(), None
         while chunk != b"" and len(body) <= max_bytes:  # up to one byte over max_bytes
             chunk = response.read1(max_bytes + 1 - len(body))
@@ -2201,17 +2204,6 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
         return _blank(_decoded(bytes(body), response.headers, where, max_bytes), secrets)
     except (OSError, http.client.HTTPException) as exc:
         raise _network_error(exc, connections, url, where, timeout, response) from None
-
-
-def _error_reply(response, where, max_bytes, secrets):
-    """The APIError of an error status, with the server's message if its body is readable."""
-    import http.client
-    body = b""
-    try:
-        body = _decoded(response.read(max_bytes), response.headers, where, max_bytes)
-    except (OSError, http.client.HTTPException, APIError):
-        pass  # unreadable or undecodable: the status still says what went wrong
-    return _http_error(response.status, _blank(body, secrets), response.headers, where, secrets)
 
 
 def _decoded(body, headers, where, max_bytes):
@@ -2348,7 +2340,7 @@ def _read_models(body, url):
 
 
 def _read_reply(body, url):
-    """The useful parts of a chat.completion body (_reply_parts); APIError when it has none."""
+    """The useful parts of a chat.completion body (_chat_reply); APIError if it is no JSON."""
     try:
         reply = json.loads(body.decode("utf-8", "replace").lstrip("\ufeff"))  # a BOM is tolerated
     except (ValueError, RecursionError) as exc:
@@ -2357,14 +2349,20 @@ def _read_reply(body, url):
             why = " we can read (nested too deeply)"
         raise APIError("reply from POST {} is not JSON{}: {!r}".format(
             url, why, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
+    return _chat_reply(reply, url, lambda: body)
+
+
+def _chat_reply(reply, url, body):
+    """The useful parts of a decoded chat.completion (_reply_parts); APIError when it has
+    none, quoting ``body()``: the bytes it was read from (made only then)."""
     if isinstance(reply, dict) and reply.get("error"):
-        raise APIError("error from POST {}: {}".format(url, _server_message(body)),
+        raise APIError("error from POST {}: {}".format(url, _server_message(body())),
                        kind="http_error", status=200)
     choices = None
     if isinstance(reply, dict):
         choices = reply.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
+        raise APIError("reply from POST {} has no choices: {!r}".format(url, body()[:200]),
                        kind="invalid_response")
     return _reply_parts(reply, choices[0])
 
@@ -2434,17 +2432,13 @@ class _Replica:
 
     @property
     def connections(self):
-        """What sends its requests, made on the first if not at once: a judge that sends
-        none (an export, an import) loads no CAs (an https URL's TLS context: 0.15 s)."""
+        """What sends its requests, made at the first if not at once: a judge that sends
+        none (an export, an import) loads no CAs (0.15 s for an https URL)."""
         if self._connections is None:
             with self._lock:  # one per server: each thread keeps its connection there
                 if self._connections is None:
                     self._connections = _Connections(self.url)
         return self._connections
-
-    def close_thread(self):
-        if self._connections is not None:  # none made: none to close
-            self._connections.close_thread()
 
 
 class _Replicas:
@@ -2488,10 +2482,10 @@ class _Replicas:
                 server.error = None
 
     def rest(self, server, asked=None):
-        """Rest ``server`` (1 s, doubling each time it fails again; or the wait it ``asked``
+        """Rest ``server`` (1 s, doubling each time it fails again, or the wait it ``asked``
         for; up to 30 s); the rest in seconds, or 0 when no other server is awake to take
-        its requests (then it does not, unless it refused the connection: with every server
-        resting, the one whose rest ends first is tried, not one that nothing listens on)."""
+        its requests: then it rests only if it refused the connection (of servers all
+        resting, the one whose rest ends first is tried: not one nothing listens on)."""
         with self._lock:
             now = time.monotonic()
             others = [s for s in self.servers if s is not server and s.rested_until <= now]
@@ -2515,8 +2509,7 @@ class _Replicas:
         return "all {} servers failed: {}".format(len(errors), "; ".join(errors))
 
     def uncount(self):
-        """Forget the requests counted (a preflight's are not the run's: the summary's
-        requests, which the servers' add up to, count the records' only)."""
+        """Forget the requests counted: a preflight's are not the run's."""
         with self._lock:
             for server in self.servers:
                 server.requests, server.failures = 0, 0
@@ -2533,7 +2526,8 @@ class _Replicas:
 
     def close_thread(self):
         for server in self.servers:
-            server.close_thread()
+            if server._connections is not None:  # none made: none to close
+                server._connections.close_thread()
 
 
 # -- Rate limits: --rpm, --tpm, the server's x-ratelimit headers, requests in flight ---
@@ -2551,7 +2545,7 @@ _LIMIT_HEADERS = (
 )
 
 
-_DURATION_RE = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
+_DURATION_RE = re.compile(r"(?=.)(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?"
                           r"(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
 
 
@@ -2561,10 +2555,9 @@ _TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see LLMJ
 
 
 def _limiter(urls, headers, rpm, tpm):
-    """The limiter of ``urls`` (a judge's servers) for the account its ``headers`` (the key's
-    among them) name, at ``rpm`` and ``tpm``: judges on the same servers with the same key
-    and limits share one, every thread too; another key is another account's limit. The
-    table keeps a digest of the headers, not the key."""
+    """The limiter of the judges on ``urls`` whose ``headers`` (the key's among them: one
+    account) and limits are the same, shared by every thread. The table keeps a digest of
+    the headers, not the key."""
     import hashlib
     servers = tuple(sorted(map(str, map(_server_key, urls))))
     fields = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
@@ -2578,16 +2571,14 @@ def _limiter(urls, headers, rpm, tpm):
 
 
 def _reset_seconds(text):
-    """Seconds in a reset header (_LIMIT_HEADERS); None if unreadable, negative, or beyond
-    _RESET_LONGEST."""
-    text = (text or "").strip()
+    """Seconds in a reset header; None if unreadable, negative, or beyond _RESET_LONGEST."""
     try:
         seconds = float(text)
     except ValueError:
-        match = _DURATION_RE.fullmatch(text)
-        if not text or match is None:
+        match = _DURATION_RE.fullmatch(text.strip())
+        if match is None:
             return None
-        hours, minutes, seconds, millis = (float(part or 0) for part in match.groups())
+        hours, minutes, seconds, millis = (float(part) for part in match.groups("0"))
         seconds = hours * 3600 + minutes * 60 + seconds + millis / 1000
     if not 0 <= seconds <= _RESET_LONGEST:
         return None
@@ -2597,15 +2588,15 @@ def _reset_seconds(text):
 class _Limiter:
     """Holds each request until it may go: under ``rpm`` and ``tpm`` (each request spaced
     from the last by its share of the minute), under what the server's headers say is left
-    until their reset (_LIMIT_HEADERS), under a 429's Retry-After (every request of the
-    judge waits it out, not only the one that got it), and under the requests in flight
-    allowed (halved on a 429, one more a round trip of successes: AIMD). Counts the time
-    held and the 429s (each judge counts its own, and those that only waited their turn)."""
+    until their reset, under a 429's Retry-After (every request of the judge waits it out,
+    not only the one that got it), and under the requests in flight allowed (halved on a
+    429, one more a round trip of successes: AIMD). Counts the time held and the 429s."""
 
     def __init__(self, rpm, tpm):
         self.rpm, self.tpm = rpm, tpm
         self._turn = threading.Condition()
-        self._next = {"requests": 0.0, "tokens": 0.0}  # time.monotonic() the next may go
+        # time.monotonic() the next request may go by --rpm, by --tpm
+        self._next = {"requests": -math.inf, "tokens": -math.inf}
         # (model, "requests"/"tokens"): (left, time.monotonic() of its reset); the server
         # counts each model apart (OpenAI's limits are per model), so judges of two models
         # on one server keep their own
@@ -2615,25 +2606,37 @@ class _Limiter:
         self.held_seconds, self.rate_limited = 0.0, 0
         self._holding, self._held_since = 0, 0.0
         self.holder = None  # why a request is held now: the progress line says it
-        self.answered = 0  # successes: a 429 after one is a turn waited (answered_since)
+        self.answered = 0  # successes: a 429 after one is a turn waited (LLMJudge._next_try)
         self._paused_until = 0.0  # time.monotonic() a 429's Retry-After holds requests until
 
     def unfit(self, tokens):
         """Why a request of ``tokens`` (estimated) can never go, or None: more than --tpm
-        allows in a whole minute, no wait makes room for it (held, it would wait for ever;
-        let go, it would break the limit and hold the requests after it for minutes)."""
+        allows in a whole minute (held, it would wait for ever; let go, it would break the
+        limit and hold the requests after it for minutes)."""
         if self.tpm and tokens > self.tpm:
             return "not sent: its estimated {} tokens exceed --tpm {}".format(tokens, self.tpm)
         return None
 
     def acquire(self, tokens, model=None, obeyed=0.0):
-        """Wait until a request of ``tokens`` (estimated) for ``model`` may go, then count it
-        sent; its ticket for release. ``obeyed``: the end of a pause this request's own 429
-        set and it slept through."""
+        """Wait, the lock released, until a request of ``tokens`` (estimated) for ``model``
+        may go, then count it sent; its ticket for release. ``obeyed``: the end of a pause
+        this request's own 429 set and it slept through."""
         with self._turn:
             wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
             if wait > 0:
-                self._hold(tokens, wait, why, model, obeyed)
+                self._holding += 1
+                if self._holding == 1:
+                    self._held_since = time.monotonic()
+                try:
+                    while wait > 0:
+                        self.holder = why
+                        self._turn.wait(min(wait, _HOLD_LONGEST))  # a tiny --rpm's overflows
+                        wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
+                finally:
+                    self._holding -= 1
+                    if not self._holding:  # the time any request was held, not each thread's
+                        self.held_seconds += time.monotonic() - self._held_since
+                        self.holder = None
             self._take(time.monotonic(), tokens, model)
             return self._epoch
 
@@ -2652,36 +2655,19 @@ class _Limiter:
                 left, reset = self._left[model, kind]
                 self._left[model, kind] = (left - spent, reset)
 
-    def _hold(self, tokens, wait, why, model=None, obeyed=0.0):
-        """Wait (the lock released meanwhile) while something holds the request."""
-        self._holding += 1
-        if self._holding == 1:
-            self._held_since = time.monotonic()
-        try:
-            while wait > 0:
-                self.holder = why
-                self._turn.wait(min(wait, _HOLD_LONGEST))  # a tiny --rpm's wait overflows
-                wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
-        finally:
-            self._holding -= 1
-            if not self._holding:  # the time any request was held, not the sum of threads'
-                self.held_seconds += time.monotonic() - self._held_since
-                self.holder = None
-
     def _wait(self, now, tokens, model=None, obeyed=0.0):
-        """(seconds to wait, what holds the request) for a request of ``tokens`` now. A 429's
-        Retry-After holds every request of the judge, but a pause ending by ``obeyed`` is the
-        request's own, slept through already (its sleep may be a test's, which does not
-        wait)."""
+        """(seconds to wait, what holds the request) for a request of ``tokens`` now. A
+        pause ending by ``obeyed`` is the request's own, slept through already (its sleep
+        may be a test's, which does not wait)."""
         until = self._paused_until
         if until > max(now, obeyed):
             return until - now, "the server's Retry-After after a 429, {} s left".format(
                 _short_seconds(until - now))
         if self.flying >= self.allowed:  # a release wakes it
             return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
-        if self.rpm and self._next["requests"] > now:
+        if self._next["requests"] > now:
             return self._next["requests"] - now, "--rpm {:g}".format(self.rpm)
-        if self.tpm and self._next["tokens"] > now:
+        if self._next["tokens"] > now:
             return self._next["tokens"] - now, "--tpm {}".format(self.tpm)
         for kind, need in (("requests", 1), ("tokens", tokens)):  # what the server says is left
             left, reset = self._left.get((model, kind), (need, 0.0))
@@ -2698,25 +2684,16 @@ class _Limiter:
             self._paused_until = max(self._paused_until, until)
         return until
 
-    def answered_since(self, count):
-        """Whether a request of the judge succeeded since ``count`` had: a 429 heard now
-        then means the server is busy with the others, "wait your turn", not a failure; a
-        server answering none (429 to everything) is not."""
-        with self._turn:
-            return self.answered > count
-
     def release(self, ticket, headers, status, model=None):
         """A request taken at ``ticket`` for ``model`` came back with ``status`` (None: no
-        reply) and ``headers`` (the server's rate-limit headers among them, maybe). A 429
-        halves the requests in flight allowed, once for those sent before the last halving;
-        a success allows 1/allowed more, so one more a round trip (TCP's congestion
-        avoidance: one more a success doubled them a round trip, right back into the
-        storm), up to the most there were before the 429s, then no limit but the threads'."""
+        reply) and ``headers``. A 429 halves the requests in flight allowed, once for those
+        sent before the last halving; a success allows 1/allowed more, so one more a round
+        trip (TCP's congestion avoidance: one more a success doubled them a round trip,
+        right back into the storm), up to the most there were before the 429s, then no
+        limit but the threads'."""
         with self._turn:
             self.flying -= 1
             self._flying_by[model] -= 1
-            if not self._flying_by[model]:
-                del self._flying_by[model]
             self._heard(headers, model)
             if status == 429:
                 self.rate_limited += 1
@@ -2731,15 +2708,15 @@ class _Limiter:
             self._turn.notify_all()
 
     def _heard(self, headers, model=None):
-        """What's left of ``model``'s until the reset, from the headers of _LIMIT_HEADERS:
-        less its requests still in flight, which the server may not have counted yet (the
-        tokens' size is unknown: the next reply's figure catches up). Replies come back out
-        of order: an older count than one counted until a reset still ahead is no news."""
+        """What's left of ``model``'s limits until their reset, by _LIMIT_HEADERS, less its
+        requests still in flight, which the server may not have counted yet (the tokens'
+        size is unknown: the next reply's figure catches up). Replies come back out of
+        order: a count older than one held until a reset still ahead is no news."""
         now = time.monotonic()
         for kind, remaining, reset in _LIMIT_HEADERS:
             left = headers.get(remaining, "").strip()
-            seconds = _reset_seconds(headers.get(reset))
-            if not (left.isdigit() and left.isascii()) or seconds is None:
+            seconds = _reset_seconds(headers.get(reset, ""))
+            if seconds is None or not re.fullmatch("[0-9]+", left):
                 continue
             left = int(left)
             if kind == "requests":
@@ -2751,8 +2728,7 @@ class _Limiter:
     def correct(self, estimate, reply):
         """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with,
         if it is a whole count no more than --tpm: more could not have fit in a minute (a
-        server whose usage lies, 10**9, would hold the run for hours); else the estimate
-        stands."""
+        server whose usage lies, 10**9, would hold the run for hours)."""
         used = None
         if isinstance(reply, dict) and isinstance(reply.get("usage"), dict):
             used = reply["usage"].get("total_tokens")
@@ -2762,8 +2738,7 @@ class _Limiter:
             self._next["tokens"] += 60.0 * (used - estimate) / self.tpm
 
     def figures(self):
-        """The summary's ``limits``: the limits given, the time held, the 429s, and those
-        of them that were a turn waited (no retry spent)."""
+        """The summary's ``limits``: the limits given, the time held, the 429s."""
         with self._turn:
             held = self.held_seconds
             if self._holding:
@@ -4136,7 +4111,7 @@ class LLMJudge:
         if left > 0:
             shortest, longest = 0, min(left, _RESTART_POLL)
             base = longest
-        elif free <= _TURNS_LONGEST and _is_turn_429(exc) and self._limits.answered_since(since):
+        elif free <= _TURNS_LONGEST and _is_turn_429(exc) and self._limits.answered > since:
             with self._lock:  # this judge's own, as its 429s are (_http_limited)
                 self._turns_waited += 1
             turn, base = True, first
@@ -4768,10 +4743,10 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",
 
 class _Keys:
     """A number (a file offset) by key, a hex digest: 64 bits of it in a private temporary
-    SQLite database, whose pages past 2 MiB go under TMPDIR: memory does not grow with the
-    keys (without sqlite3, a dict). A reader checks the whole key on the line it finds.
-    Keys set one at a time go to SQLite _KEYS_PENDING together, and a bit a key in a 1 MiB
-    filter answers most lookups of a key never set without a query."""
+    SQLite database, whose pages past 2 MiB go under TMPDIR, so memory does not grow with
+    the keys (without sqlite3, a dict); a reader checks the whole key on the line it finds.
+    Keys set one at a time are written _KEYS_PENDING together; a bit a key in a 1 MiB filter
+    answers most lookups of a key never set without a query."""
 
     def __init__(self, pairs=()):
         self._pending, self._bits = {}, bytearray(_KEYS_FILTER_BITS >> 3)
@@ -4790,10 +4765,11 @@ class _Keys:
             raise OSError(5, str(exc), "the index of keys (a temporary file under TMPDIR)")
 
     def update(self, pairs):  # a later number for the same key replaces the earlier
-        self._flush()
-        self._write((_prefix(key), number) for key, number in pairs)
+        self._flush((_prefix(key), number) for key, number in pairs)
 
-    def _write(self, rows):
+    def _flush(self, rows=()):
+        """The keys set one at a time, then ``rows`` of (prefix, number), to the index."""
+        rows, self._pending = itertools.chain(self._pending.items(), rows), {}
         if self._db is None:
             return self._dict.update(rows)
         for chunk in _sorted_chunks(rows):
@@ -4802,12 +4778,6 @@ class _Keys:
                     bit = prefix & (_KEYS_FILTER_BITS - 1)
                     self._bits[bit >> 3] |= 1 << (bit & 7)
             self._sql("executemany", "INSERT OR REPLACE INTO k VALUES (?, ?)", chunk)
-
-    def _flush(self):
-        """The keys waiting in the dict, to SQLite."""
-        pending, self._pending = self._pending, {}
-        if pending:
-            self._write(iter(pending.items()))
 
     def get(self, key):
         prefix = _prefix(key)
@@ -4856,8 +4826,7 @@ def _sorted_chunks(rows):
 
 
 def _keys_in(f, find, other=lambda line: None):
-    """(key, offset) of each line of file ``f`` where ``find(line)`` matches a key;
-    ``other(line)`` is called with the rest."""
+    """(key, offset) of each line of ``f`` that ``find(line)`` matches; ``other`` gets the rest."""
     offset = 0
     for line in f:
         match = find(line)
@@ -4870,8 +4839,8 @@ def _keys_in(f, find, other=lambda line: None):
 
 class _Cache:
     """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
-    (never the API key). One write per line on an O_APPEND descriptor: processes sharing
-    the file never interleave, and ``kill -9`` tears at most the last line, skipped later.
+    (never the API key). One write a line on an O_APPEND descriptor: processes sharing the
+    file never interleave, and ``kill -9`` tears at most the last line, skipped later.
     close() lets the file and its index go; a get or put after it opens them again."""
 
     def __init__(self, path):
@@ -4965,6 +4934,8 @@ class _Replies(_Keys):
     def later(self, key):
         """The numbers of ``key`` after its first, in the order they were added."""
         prefix = _prefix(key)
+        if not self.doubled:  # the usual case: no key twice, no query
+            return []
         if self._db is None:
             return list(self._later.get(prefix, ()))
         return [row[0] for row in self._sql("execute", "SELECT number FROM later WHERE "
@@ -4990,19 +4961,15 @@ class _Batch:
 
     def __init__(self, imports=(), export=None, max_lines=50000):
         self._lock = threading.Lock()
-        self.replies = _Replies()
-        self.exported = _Keys()
+        self.replies, self.exported = _Replies(), _Keys()
         self.malformed = collections.Counter()
-        self.asked = 0
+        self.asked, self.conflicting = 0, 0
         self.unread = 0  # of those asked for: lines that hold no reply (not imported)
-        self.parts = []
-        self._sinks = {}
-        self.export = export
+        self.parts, self._sinks = [], {}
+        self.export, self.max_lines = export, max_lines
         if export:  # the parts are EXPORT.000.jsonl, ...
             self.export = re.sub(r"\.jsonl\Z", "", export)
-        self.max_lines = max_lines
         self.files = [open(path, "rb") for path in imports]
-        self.conflicting = 0
         self._find = find = re.compile(rb'"custom_id": *"([0-9a-f]{64})"').search
         for number, f in enumerate(self.files):  # a reply's number: its file and offset
             self.replies.add((key, offset * len(self.files) + number) for key, offset in
@@ -5102,8 +5069,6 @@ class _Batch:
         """Of the replies the files hold for ``key`` (``number`` the first), the number of the
         first success, else of the first error (else of the first line); requests whose
         replies differ (their text and logprobs, or their error) are counted."""
-        if not self.replies.doubled:  # the usual case: no key twice, nothing more to read
-            return number
         later = self.replies.later(key)
         if not later:
             return number
@@ -5111,10 +5076,8 @@ class _Batch:
         replies = [(n, result) for n, result, problem in outcomes if problem in _REPLIED]
         if not replies:
             replies = [outcomes[0][:2]]
+        replies.sort(key=lambda reply: not isinstance(reply[1], dict))  # successes first
         chosen = replies[0][0]
-        successes = [n for n, result in replies if isinstance(result, dict)]
-        if successes:
-            chosen = successes[0]
         gists = set()
         for _, result in replies:
             if isinstance(result, dict):
@@ -5135,22 +5098,15 @@ class _Batch:
             problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
             return APIError("not judged: the line of custom_id {} in {} is {}".format(
                 key, f.name, problem), kind="not_judged"), problem
-        body = response.get("body")
-        choices = None
-        if response.get("status_code") == 200 and isinstance(body, dict) and not body.get("error"):
-            choices = body.get("choices")
-        # a chat completion _read_reply reads without a word to say, read as it is: no dumps
-        # and loads again of each reply; any other the other way, for its exact message
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            return _reply_parts(body, choices[0]), None
         where = "{} (custom_id {})".format(f.name, key)
         # vLLM's error: a string, its body null
-        body = json.dumps(response.get("body") or {"error": entry.get("error")}).encode()
+        reply = response.get("body") or {"error": entry.get("error")}
         if response.get("status_code") == 200:
-            try:
-                return _read_reply(body, where), None
+            try:  # read as it is, no dumps and loads of each reply; a message quotes its JSON
+                return _chat_reply(reply, where, lambda: json.dumps(reply).encode()), None
             except APIError as exc:
                 return exc, "a 200 body that is not a chat completion"
+        body = json.dumps(reply).encode()
         if response:
             return _http_error(response.get("status_code") or 0, body, {}, where), None
         return APIError("not judged: the batch did not run it: " + _server_message(body),
@@ -5297,20 +5253,11 @@ def _fatal(judgement, repeats=None):
         _REPEATS, judgement.error)
 
 
-class _Raised:
-    """What a worker raised instead of returning a result (no result type is confused with it)."""
-
-    def __init__(self, exception):
-        self.exception = exception
-
-
 def _check_systems(responses):
     """compare_systems' responses must be a mapping of system names to responses."""
     if not isinstance(responses, Mapping):
         raise JudgeError("compare_systems needs a mapping of system names to responses; "
                          "got {!r}".format(responses)[:300])
-
-
 
 
 def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None,
@@ -5355,7 +5302,8 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
 
 class _Workers:
     """The threads of judge_records: each takes ``(index, record)`` from ``tasks`` and puts
-    ``(index, (record, result))`` in ``results`` (or ``(index, _Raised)``) until a None."""
+    ``(index, (record, result))`` in ``results``, or ``(index, exception)`` if it raised
+    one, until a None."""
 
     def __init__(self, judges, judge_one, stop_on, failed):
         import queue
@@ -5373,7 +5321,7 @@ class _Workers:
             try:
                 put((index, (record, self.attempt(record))))
             except BaseException as exc:  # a thread that died would leave the caller waiting
-                put((index, _Raised(exc)))
+                put((index, exc))
         for each in self.judges:  # this thread's connections; the cache is the caller's
             each._replicas.close_thread()
 
@@ -5407,8 +5355,8 @@ def _in_order(workers, records, window, progress):
         wait = (item is end or sent - done >= window) and done < sent
         while not workers.results.empty() or (wait and done not in finished):
             index, outcome = workers.results.get()
-            if isinstance(outcome, _Raised):
-                raise outcome.exception
+            if isinstance(outcome, BaseException):  # else a (record, result) pair
+                raise outcome
             finished[index] = outcome
             progress["waiting"] = len(finished)
         while done in finished:
@@ -6181,8 +6129,8 @@ def _length_controlled(differences, wins, steps=25):
         ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
         residuals = array("d", (y - p for y, p in zip(wins, ps)))
         variances = array("d", (p * (1 - p) for p in ps))
-        g0, g1 = [sum(r * x ** k for r, x in zip(residuals, xs)) for k in (0, 1)]
-        h00, h01, h11 = [sum(v * x ** k for v, x in zip(variances, xs)) for k in (0, 1, 2)]
+        g0, g1 = _weighted_sums(residuals, xs, (0, 1))
+        h00, h01, h11 = _weighted_sums(variances, xs, (0, 1, 2))
         det = h00 * h11 - h01 * h01
         if det < 1e-12:  # a singular Hessian: no step
             break
@@ -6191,6 +6139,11 @@ def _length_controlled(differences, wins, steps=25):
         if abs(step[0]) + abs(step[1]) < 1e-9:
             return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
     raise _NoFit("no finite fit: Newton's method did not settle in {} steps".format(steps))
+
+
+def _weighted_sums(weights, xs, powers):
+    """The sum of w * x ** k over the pairs of ``weights`` and ``xs``, for each power k."""
+    return [sum(w * x ** k for w, x in zip(weights, xs)) for k in powers]
 
 
 def _check_unsplit(xs, wins):
@@ -6238,20 +6191,15 @@ def agreement(judge_values, human_values, *, kind=None):
     judge = [p[0] for p in pairs]
     human = [p[1] for p in pairs]
     labels = set(human)
-    if labels <= {0.0, 1.0} and kind != "ratings":
-        result.update(_binary_agreement(pairs, judge))
-    else:
-        result.update(_ratings_agreement(pairs, judge, human, labels))
+    if labels <= {0.0, 1.0} and kind != "ratings":  # at 0.5, and at the best threshold
+        accuracy, tp, fp, fn = _at_threshold(pairs, 0.5)
+        best = max(sorted(set(judge)), key=lambda t: (_at_threshold(pairs, t)[0], -abs(t - 0.5)))
+        result.update(kind="binary", accuracy=round(accuracy, 4), precision=_ratio(tp, tp + fp),
+                      recall=_ratio(tp, tp + fn), best_threshold=best,
+                      best_accuracy=round(_at_threshold(pairs, best)[0], 4))
+        return result
+    result.update(_ratings_agreement(pairs, judge, human, labels))
     return result
-
-
-def _binary_agreement(pairs, judge):
-    """Accuracy, precision and recall at 0.5, and the threshold of the best accuracy."""
-    accuracy, tp, fp, fn = _at_threshold(pairs, 0.5)
-    best = max(sorted(set(judge)), key=lambda t: (_at_threshold(pairs, t)[0], -abs(t - 0.5)))
-    return {"kind": "binary", "accuracy": round(accuracy, 4),
-            "precision": _ratio(tp, tp + fp), "recall": _ratio(tp, tp + fn),
-            "best_threshold": best, "best_accuracy": round(_at_threshold(pairs, best)[0], 4)}
 
 
 def _at_threshold(pairs, threshold):
@@ -6291,10 +6239,12 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
     resamples (ci95); past _BOOTSTRAP_MAX, the normal ones: (ci, ci95, method)."""
     if n == 0:
         return None, None, "no scores"
-    if n > _BOOTSTRAP_MAX:
+    if n > _BOOTSTRAP_MAX:  # the mean -/+ z standard errors
         mean = total / n
         se = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
-        return _normal(mean, se, level), _normal(mean, se, 0.95), "normal approximation"
+        ci, ci95 = ([round(mean - z * se, 4), round(mean + z * se, 4)] for z in
+                    (_z(level), _z(0.95)))
+        return ci, ci95, "normal approximation"
     rng, scores = random.Random(seed), sorted(scores)  # in any order: shards give one interval
     if scores[0] == scores[-1]:  # every resample is these scores, summed alike: the same
         means = [sum(scores) / n] * resamples  # means, without 1,000 draws a group of one
@@ -6318,12 +6268,6 @@ def _quantiles(values, level, places=4):
     low = int(round(tail * len(values), 6))
     high = min(int(round((1 - tail) * len(values), 6)), len(values) - 1)
     return [round(values[low], places), round(values[high], places)]
-
-
-def _normal(mean, se, level):
-    """The normal interval at ``level`` of a mean with standard error ``se``."""
-    half = _z(level) * se
-    return [round(mean - half, 4), round(mean + half, 4)]
 
 
 def _z(level):
@@ -6440,9 +6384,8 @@ def _resample_scores(kinds, counts, baseline, start):
 
 
 def _plain_scores(comparisons, baseline, strengths, steps=25):
-    """The plain model's scores by Newton's method from ``strengths`` (_lc_scores' without
-    the length term), the comparisons summed by pair first (60 systems: 1,770 pairs, but
-    ~10,000 kinds); none if Newton's method did not settle."""
+    """The plain model's scores (_fitted), the comparisons summed by pair first (60
+    systems: 1,770 pairs, but ~10,000 kinds); none if Newton's method did not settle."""
     table = {}
     for a, b, won, _, weight in comparisons:
         if b < a:
@@ -6450,41 +6393,8 @@ def _plain_scores(comparisons, baseline, strengths, steps=25):
         entry = table.setdefault((a, b), [0.0, 0.0])
         entry[0] += won * weight
         entry[1] += weight
-    pairs = [(a, b, points, games) for (a, b), (points, games) in sorted(table.items())]
-    free = [name for name in sorted(strengths) if name != baseline]
-    index = {name: i for i, name in enumerate(free)}
-    theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
-    theta, settled = _newton(lambda at: _pair_derivatives(pairs, at, index), theta, steps)
-    if not settled:
-        return {}
-    scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
-    scores[baseline] = 1000.0
-    return scores
-
-
-def _pair_derivatives(pairs, theta, index):
-    """_lc_derivatives of the plain model, a pair at a time (the baseline, at 0, has no
-    index)."""
-    m = len(theta)
-    gradient = [0.0] * m
-    hessian = [[1e-9 * (i == j) for j in range(m)] for i in range(m)]
-    at = {name: theta[i] for name, i in index.items()}
-    for a, b, points, games in pairs:
-        z = at.get(a, 0.0) - at.get(b, 0.0)
-        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
-        _add_pair_terms(gradient, hessian, (index.get(a), index.get(b)), points - games * p,
-                        games * p * (1 - p))
-    return gradient, hessian
-
-
-def _add_pair_terms(gradient, hessian, ij, excess, information):
-    """Add a pair's terms: a's excess of points over the expected (b's is its negative)
-    and the information, on the diagonal and off it (signs +1 for a, -1 for b)."""
-    signed = [(k, sign) for k, sign in zip(ij, (1.0, -1.0)) if k is not None]
-    for k, c in signed:
-        gradient[k] += excess * c
-        for l, d in signed:
-            hessian[k][l] += information * c * d
+    rows = [(a, b, None, points, games) for (a, b), (points, games) in sorted(table.items())]
+    return _fitted(rows, baseline, strengths, steps, ridge=1e-9)[0]
 
 
 def _poisson(rng, mean):
@@ -6503,15 +6413,16 @@ def _with_ties(comparisons):
     other along 'scored against' edges: else one that never lost is infinitely strong) one
     tie more for each pair compared; whether ties were added."""
     points, games = _bt_tables(comparisons)
-    names = list(points)
-    beaten = {name: [other for other, won in points[name].items() if won > 0] for name in names}
-    beaten_by = collections.defaultdict(list)
-    for name, others in beaten.items():
-        for other in others:
-            beaten_by[other].append(name)
-    if not names:  # a resample that drew nothing: nothing infinite
+    if not points:  # a resample that drew nothing: nothing infinite
         return comparisons, False
-    if len(_reached(beaten, names[0])) == len(_reached(beaten_by, names[0])) == len(names):
+    beaten, beaten_by = collections.defaultdict(list), collections.defaultdict(list)
+    for name, against in points.items():
+        for other, won in against.items():
+            if won > 0:
+                beaten[name].append(other)
+                beaten_by[other].append(name)
+    first = next(iter(points))
+    if len(_reached(beaten, first)) == len(_reached(beaten_by, first)) == len(points):
         return comparisons, False
     ties = [(a, b, 0.5, 0, 1) for a in games for b in games[a] if a < b]
     return comparisons + ties, True
@@ -6533,16 +6444,57 @@ def _lc_scores(comparisons, baseline, strengths, steps=25):
     if _collinear(comparisons, baseline):
         raise _NoFit("the length gaps are those of each system's own length (collinear with "
                      "the systems): the length's effect cannot be told from their strengths")
-    free = [name for name in sorted(strengths) if name != baseline]
-    index = {name: i for i, name in enumerate(free)}
-    theta = [math.log(strengths[name] / strengths[baseline]) for name in free] + [0.0]
-    theta, settled = _newton(lambda at: _lc_derivatives(fitted, xs, at, index), theta, steps)
-    if not settled:
+    rows = [(a, b, x, won * weight, weight) for (a, b, won, _, weight), x in zip(fitted, xs)]
+    scores, theta = _fitted(rows, baseline, strengths, steps)
+    if not scores:
         raise _NoFit("no finite fit: the wins and the losses are split by the systems and the "
                      "length (separation), so the estimates grow without end")
-    scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
-    scores[baseline] = 1000.0
     return scores, theta[-1]
+
+
+def _fitted(rows, baseline, strengths, steps, ridge=0.0):
+    """The scores (the baseline's 1000) by at most ``steps`` of Newton's method from
+    ``strengths`` on ``rows`` (a, b, gap, points, games: a's points of games against b;
+    gamma, the gap's effect, is fitted last unless the gaps are None), and the parameters
+    fitted; ({}, ...) if it did not settle (a step under 1e-4). A step is at most 1 in each
+    parameter (174 points): a full one overshoots far from the maximum, where the curvature
+    is small, and can run off."""
+    free = [name for name in sorted(strengths) if name != baseline]
+    index = {name: i for i, name in enumerate(free)}
+    theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
+    if rows and rows[0][2] is not None:
+        theta.append(0.0)
+    for _ in range(steps):
+        gradient, hessian = _derivatives(rows, theta, index, ridge)
+        step = _solve(hessian, gradient)
+        if step is None:
+            break
+        largest = max(map(abs, step), default=0.0)
+        theta = [t + d / max(1.0, largest) for t, d in zip(theta, step)]
+        if largest < 1e-4:  # quadratic: the next step would be about 1e-8
+            scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
+            scores[baseline] = 1000.0
+            return scores, theta
+    return {}, theta
+
+
+def _derivatives(rows, theta, index, ridge):
+    """The log-likelihood's gradient and negative Hessian (``ridge`` added on its diagonal)
+    at ``theta`` (the strengths but the baseline's, which has no index, then gamma if the
+    rows have gaps), each row's terms at its few parameters."""
+    m = len(theta)
+    gradient = [0.0] * m
+    hessian = [[ridge * (i == j) for j in range(m)] for i in range(m)]
+    for a, b, gap, points, games in rows:
+        terms = [(index.get(a), 1.0), (index.get(b), -1.0), (m - 1, gap)]
+        terms = [(i, c) for i, c in terms if i is not None and c is not None]
+        z = sum(theta[i] * c for i, c in terms)
+        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+        for i, c in terms:
+            gradient[i] += (points - games * p) * c
+            for j, d in terms:
+                hessian[i][j] += games * p * (1 - p) * c * d
+    return gradient, hessian
 
 
 def _collinear(comparisons, baseline):
@@ -6553,48 +6505,18 @@ def _collinear(comparisons, baseline):
     index = {name: i for i, name in enumerate(free)}
     vector = [0.0] * len(free)
     matrix = [[0.0] * len(free) for _ in free]
-    for a, b, _, gap, _ in comparisons:
-        _add_pair_terms(vector, matrix, (index.get(a), index.get(b)), gap, 1.0)
+    for a, b, _, gap, _ in comparisons:  # the normal equations, a pair's terms at a time
+        signed = [(index.get(a), 1.0), (index.get(b), -1.0)]
+        signed = [(k, c) for k, c in signed if k is not None]
+        for k, c in signed:
+            vector[k] += gap * c
+            for l, d in signed:
+                matrix[k][l] += c * d
     # a group's comparisons connect it: never singular; the baseline's length is 0
     lengths = dict(zip(free, _solve(matrix, vector)))
     residual = sum((gap - lengths.get(a, 0.0) + lengths.get(b, 0.0)) ** 2
                    for a, b, _, gap, _ in comparisons)
     return residual <= 1e-9 * sum(c[3] ** 2 for c in comparisons)
-
-
-def _newton(derivatives, theta, steps):
-    """``theta`` after at most ``steps`` of Newton's method, ``derivatives(theta)`` giving
-    the log-likelihood's gradient and negative Hessian; and whether it settled (a step
-    under 1e-4). A step is at most 1 in each parameter (174 points): a full one overshoots
-    far from the maximum, where the curvature is small, and can run off."""
-    for _ in range(steps):
-        gradient, hessian = derivatives(theta)
-        step = _solve(hessian, gradient)
-        if step is None:
-            return theta, False
-        largest = max(map(abs, step), default=0.0)
-        theta = [t + d / max(1.0, largest) for t, d in zip(theta, step)]
-        if largest < 1e-4:  # quadratic: the next step would be about 1e-8
-            return theta, True
-    return theta, False
-
-
-def _lc_derivatives(comparisons, xs, theta, index):
-    """The log-likelihood's gradient and its negative Hessian at ``theta`` (the strengths
-    but the baseline's, then gamma), each comparison's terms at its few parameters."""
-    m = len(theta)
-    gradient = [0.0] * m
-    hessian = [[0.0] * m for _ in range(m)]  # no ridge: a fit running off is not settled
-    for (a, b, won, _, weight), x in zip(comparisons, xs):
-        terms = [(index.get(a), 1.0), (index.get(b), -1.0), (m - 1, x)]
-        terms = [(i, c) for i, c in terms if i is not None]
-        z = sum(theta[i] * c for i, c in terms)
-        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
-        for i, c in terms:
-            gradient[i] += weight * (won - p) * c
-            for j, d in terms:
-                hessian[i][j] += weight * p * (1 - p) * c * d
-    return gradient, hessian
 
 
 def _solve(matrix, vector):
