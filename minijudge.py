@@ -5544,12 +5544,11 @@ class _Fields(collections.namedtuple("_Fields", (
         "rating", None, _Default("answer"), _Default("response"), _Default("response_a"),
         _Default("response_b"), _Default("responses"), (), None, None, "-", None, None,
         _Default(_DEFAULT_CONVERSATION_FIELD), None, None, None, False))):
-    """Where a record holds what a judge reads, as the field flags name it (the defaults: as
-    ``python -m minijudge`` reads a record), and the flags that change how it is read:
-    ``context_field``, (name, field) pairs; ``image_root`` and ``input``, where images are
-    read from; ``criteria``, a criteria file behind ``criteria_field``; ``template``, one
-    given; ``human_field``, a field no guess may name; ``single_order``, a pair asked
-    once."""
+    """Where a record holds what a judge reads, as the field flags name it (the defaults:
+    the command line's), and the flags that change how it is read: ``context_field``,
+    (name, field) pairs; ``image_root`` and ``input``, where images are read from;
+    ``criteria``, the file behind ``criteria_field``; ``human_field``, a field no guess may
+    name; ``single_order``, a pair asked once."""
     __slots__ = ()
 
 
@@ -5558,33 +5557,30 @@ _NO_CONVERSATION = "(no conversation)"
 
 
 def _item_fields(spec, number, record, mode=None):
-    """The judge's fields of record ``number`` (its mode's) as text, with the judge's
-    private fields of its conversation; else a _BadLine saying why (a bad line is its
-    own)."""
+    """The judge's fields of record ``number`` (``mode``'s, else the spec's) as text, with
+    its conversation's private fields; else a _BadLine saying why (a bad line is its own)."""
     if isinstance(record, _BadLine):
         return record
-    name = mode or spec.mode
-    mode = _MODES[name]
-    names = mode.responses
+    mode = mode or spec.mode
+    names = _MODES[mode].responses
     where = ""
     try:
         conversation = _record_conversation(spec, record, names)
         problem = _field_problem(spec, record, names, conversation)
         if problem:
             raise JudgeError(problem)
-        if mode.reference:  # a reference field there but holding none ("", [], NaN) would
-            _check_reference(spec, record, name)  # fill the template with an empty truth
-        fields = _text_fields(spec, record, names)  # one nested too deeply is this line's
+        fields = _text_fields(spec, record, mode)  # one nested too deeply is this line's
         if conversation:  # its question and response are the judged turn's (the judge's)
-            fields = {k: v for k, v in fields.items() if k not in ("question", "response")}
+            fields.pop("question")
+            fields.pop("response", None)
             if conversation["_references"] is not None:  # a list: the turn's, not the list
-                fields.pop("reference", None)
+                fields.pop("reference")
             fields.update(conversation)
         elif names == ("response",) and isinstance(spec.conversation_field, _Default) and (
                 spec.response_field == "response"):
             fields["_conversation"] = _NO_CONVERSATION  # the judge would find none either
         criterion = None
-        if mode.criteria:
+        if _MODES[mode].criteria:
             criterion = spec.criteria_field
         fields.update(_flag_fields(spec, record, criterion))
         if criterion in record:  # checked now: a bad one is this record's error
@@ -5597,10 +5593,9 @@ def _item_fields(spec, number, record, mode=None):
 
 
 def _record_conversation(spec, record, names):
-    """A record's conversation as the judge's private fields (_conversation: the messages,
-    whose response is the last reply; _references: a list reference; turn: --turn), None if
-    it has none (a pair's: _record_pair); JudgeError naming what is wrong, so that the error
-    names the line."""
+    """A record's conversation as the judge's private fields (_conversation, whose response
+    is the last reply; _references, a list reference; turn), None if it has none (a pair's:
+    _record_pair); JudgeError naming what is wrong."""
     if names == ("response_a", "response_b"):
         return _record_pair(spec, record)
     if names != ("response",):
@@ -5613,9 +5608,7 @@ def _record_conversation(spec, record, names):
         # response, or null (none, as Python reads it)
         default = isinstance(field, _Default) and (value is None or spec.response_field in record)
         if not default and field not in record:
-            raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
-                field, field, _names(sorted(record), "no fields"),
-                _field_hint(spec, record, "conversation")))
+            raise JudgeError(_no_field(spec, record, "conversation", field))
         if not default:
             raise JudgeError("field {!r} is a {}, expected a list of messages "
                              "(--conversation-field {})".format(field, _kind_name(value), field))
@@ -5625,8 +5618,9 @@ def _record_conversation(spec, record, names):
         _check_turn_flag(spec)
         return None
     given = {}
-    if spec.response_field in record and record[spec.response_field] is not value:
-        given = {"response": record[spec.response_field]}  # the list itself is none
+    response = record.get(spec.response_field, value)
+    if response is not value:  # the list itself is no response
+        given = {"response": response}
     messages = _with_response(_read_conversation(value, what), given, what)
     if not _judged_turn(messages, spec.turn, what, asked="--turn {}", unanswered=True).reply:
         # its last question unanswered, and no response field replies to it
@@ -5672,26 +5666,22 @@ def _record_references(spec, record):
     return _turn_references(record)
 
 
-def _check_reference(spec, record, mode):
-    """JudgeError for a reference field there but holding none ("", [], NaN) in a mode that
+def _text_fields(spec, record, mode):
+    """The question, the reference (None: none) and the mode's response fields, as text;
+    JudgeError for a reference field there that holds none ("", [], NaN) in a mode that
     needs one: the judge would check against an empty truth (absent or null: the template
     says so)."""
     field = spec.reference_field
-    if field not in record or record[field] is None or _reference_of(record, field) is not None:
-        return
-    raise JudgeError("field {!r} holds no reference, and --mode {} needs one".format(
-        str(field), mode))
-
-
-def _text_fields(spec, record, names):
-    """The question, the reference ("": none) and the mode's response fields, as text."""
+    needed = _MODES[mode].reference and record.get(field) is not None
+    if needed and _reference_of(record, field) is None:
+        raise JudgeError("field {!r} holds no reference, and --mode {} needs one".format(
+            str(field), mode))
     if spec.question_field:
         question = record.get(spec.question_field)
     else:
         question = _first(record, "question", "context")
-    fields = {"question": _as_text(question),
-              "reference": _reference_of(record, spec.reference_field)}
-    for name in names:
+    fields = {"question": _as_text(question), "reference": _reference_of(record, field)}
+    for name in _MODES[mode].responses:
         value = record.get(getattr(spec, name + "_field"))
         if name == "responses":
             fields[name] = {str(k): _as_text(v) for k, v in value.items()}
@@ -5727,31 +5717,29 @@ def _flag_fields(spec, record, criterion):
 
 
 def _responses_kind_problem(values, parser):
-    """Why the responses a parser reads (a pair's two, else one) are not answers, or None. A
-    NaN is pandas' missing value, never the text "nan" to grade."""
+    """Why the responses a parser reads (a pair's two, else one) are not answers, or None."""
     for field in _PARSERS[parser].responses:
         value = values.get(field)
         if value is not None and not isinstance(value, (str, int, float)):
             return "field {!r} is a {}, expected text".format(field, type(value).__name__)
-        if isinstance(value, float) and math.isnan(value):
+        if value != value:  # NaN: pandas' missing value, never the text "nan" to grade
             return "field {!r} is NaN (a missing value), expected text".format(field)
     return None
 
 
 def _field_problem(spec, record, names, conversation=None):
     """Why a record cannot be judged as the flags say (``names``: its mode's responses), or
-    None: a --question-field or --reference-field missing or empty (judged without it, it
-    would be another item than the one asked for), a --context-field or --image-field value
-    empty (it would be left out without a word), a response missing or not text (a
-    conversation's is its last reply)."""
+    None: a named --question-field or --reference-field missing or holding no text (judged
+    without it, it would be another item than the one asked for), a --context-field or
+    --image-field value empty (it would be left out without a word), a response missing or
+    not text (a conversation's is its last reply)."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
         field = getattr(spec, name + "_field")
         if field is None or isinstance(field, _Default):  # not named: a record may have none
             continue
         named = "--{}-field {}".format(name, field)
         if field not in record:
-            return "no {!r} field ({}; the record has {}){}".format(
-                field, named, _names(sorted(record), "no fields"), _field_hint(spec, record, name))
+            return _no_field(spec, record, name, field)
         if record[field] is None:
             return "field {!r} is null, expected text ({})".format(field, named)
         if _is_blank(record[field]):  # [] or {} too: sent as the text "[]", it is no answer
@@ -5788,18 +5776,26 @@ def _response_problem(spec, record, names):
         if name == "responses":
             problem = _systems_problem(value)
         elif field not in record:
-            problem = "no {{!r}} field (choose one with --{}-field; the record has {})".format(
-                name.replace("_", "-"), _names(sorted(record), "no fields"))
+            problem = "no {{!r}} field (choose one with {}; the record has {})".format(
+                _role_flag(name), _names(sorted(record), "no fields"))
             hint = _field_hint(spec, record, name, with_question=True)
         elif isinstance(value, (dict, list)):
             problem = "field {{!r}} is a {}, expected text".format(type(value).__name__)
         elif value is None and name != "response":
             problem = "field {!r} is null, expected text"
-        elif isinstance(value, float) and math.isnan(value):  # json's NaN: not the text "nan"
+        elif value != value:  # json's NaN: not the text "nan"
             problem = "field {!r} is NaN (a missing value), expected text"
         if problem:
             return problem.replace("{!r}", repr(field)) + hint
     return None
+
+
+def _no_field(spec, record, role, field):
+    """"no 'FIELD' field (--ROLE-field FIELD; the record has ...)" and the likeliest field
+    to pass instead."""
+    return "no {!r} field ({} {}; the record has {}){}".format(
+        field, _role_flag(role), field, _names(sorted(record), "no fields"),
+        _field_hint(spec, record, role))
 
 
 # Field names other tools and datasets use for what a flag sets, likeliest first: the guess
@@ -5858,16 +5854,16 @@ def _closest_field(spec, record, role, taken=()):
     for name, value in record.items():
         if name not in used and _could_be(role, name, value):
             fields.setdefault(name.lower(), name)
-    typed = getattr(spec, role + "_field", None) or ""
-    guesses = _spelt_near(str(typed).lower()[:100], tuple(fields))
-    if not guesses:
-        guesses = [name for name in _FIELD_GUESSES.get(role, ()) if name in fields]
-    if not guesses:
-        guesses = _spelt_near(role, tuple(fields))
-    if not guesses and len(fields) == 1:
-        guesses = list(fields)
-    if guesses:
-        return fields[guesses[0]]
+    names = tuple(fields)
+    typed = str(getattr(spec, role + "_field", None) or "")
+    known = [name for name in _FIELD_GUESSES.get(role, ()) if name in fields]
+    only = names[:1]
+    if len(names) > 1:
+        only = ()
+    for guesses in (_spelt_near(typed.lower()[:100], names), known, _spelt_near(role, names),
+                    only):
+        if guesses:
+            return fields[guesses[0]]
     return None
 
 
@@ -5881,8 +5877,7 @@ def _could_be(role, name, value):
         return isinstance(value, list) and bool(value)
     if isinstance(value, str):
         return bool(value.strip())
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return role == "reference" and number and value == value  # NaN: missing
+    return role == "reference" and _is_number(value) and value == value  # NaN: missing
 
 
 _NEAR_FIELDS = 50
@@ -6061,17 +6056,15 @@ def scored_record(judge, record, *, line):
     judgement = _judge_item(judge, spec, (line, record), "rating")
     written = _judge_fields("judge", judgement)
     written.update(judge_line=line, judge_run=_stamp([judge], "rating", spec))
-    return _strict(_replaced(record, written, []))
+    return _strict(_replaced(record, written, [], ("judge_",)))
 
 
-def _replaced(record, written, stale, ours=None):
-    """The record as written: the input's fields but those of the run's prefixes (``ours``,
-    else from ``written``'s NAME_run fields: an earlier run's judge_repeats would describe
-    another run), then ``written``; the first record that had some says so (``stale``)."""
+def _replaced(record, written, stale, ours):
+    """The record as written: the input's fields but those of the run's prefixes (``ours``:
+    an earlier run's judge_repeats would describe another run), then ``written``; the first
+    record that had some says so (``stale``)."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
-    if ours is None:
-        ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
@@ -6134,7 +6127,20 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
     requests = [_request_stamp(judge, mode, spec) for judge in judges]
     if len(requests) == 1:
         requests = requests[0]
-    templates, texts = [], ""  # as the stamp names them, and what template_sha256 hashes
+    stamp = {
+        "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
+        **_template_stamp(judges),
+        "scale": scale, "pass_threshold": first.pass_threshold, "jury": run.get("jury"),
+        "quorum": quorum, "judges": names, "request": requests,
+        "fields": _fields_stamp(mode, spec), "turn": spec.turn,
+        "figures": run.get("figures"), "version": __version__}
+    return _given(stamp)
+
+
+def _template_stamp(judges):
+    """The judges' templates as the stamp names them (a built-in's name, "custom", or
+    rating's pair), and the hash of their texts with their criteria."""
+    templates, texts = [], ""
     for judge in judges:
         texts += TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE +
                                RATING_REF_TEMPLATE)
@@ -6146,14 +6152,7 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
             templates.append("custom")
         else:
             templates.append("rating / rating_ref")
-    stamp = {
-        "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
-        "template": ", ".join(templates), "template_sha256": _sha(texts),
-        "scale": scale, "pass_threshold": first.pass_threshold, "jury": run.get("jury"),
-        "quorum": quorum, "judges": names, "request": requests,
-        "fields": _fields_stamp(mode, spec), "turn": spec.turn,
-        "figures": run.get("figures"), "version": __version__}
-    return {k: v for k, v in stamp.items() if v is not None}
+    return {"template": ", ".join(templates), "template_sha256": _sha(texts)}
 
 
 def _fields_stamp(mode, spec):
@@ -6167,7 +6166,12 @@ def _fields_stamp(mode, spec):
     fields.update(context=["{}={}".format(*pair) for pair in spec.context_field] or None,
                   image=spec.image_field, criteria=spec.criteria_field,
                   conversation=conversation)
-    return {k: v for k, v in fields.items() if v is not None}
+    return _given(fields)
+
+
+def _given(mapping):
+    """``mapping`` without its None values (a stamp writes no null)."""
+    return {k: v for k, v in mapping.items() if v is not None}
 
 
 # -- Statistics: agreement, intervals, rankings --------------------------------------
