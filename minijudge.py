@@ -6940,13 +6940,15 @@ def _add_flag(group, entry, report):
     """Add a flag of _FLAGS to its argparse group (report's: only _REPORT_FLAGS)."""
     if isinstance(entry, _Option):
         spec, text, settings = entry.flag, entry.help, dict(entry.argparse or {})
-        if not isinstance(entry.default, bool) and entry.default is not None:
-            settings.setdefault("default", entry.default)
+        settings.setdefault("default", entry.default)
     else:
         spec, text, *more = entry
         settings = dict(*more)
     flags, _, metavar = spec.partition(" ")
     if report and flags not in _REPORT_FLAGS:
+        return
+    if not metavar and "choices" not in settings:  # a switch
+        group.add_argument(*flags.split("/"), help=text, action="store_true")
         return
     options = dict(settings, help=text, metavar=metavar or None)
     default = options.get("default")
@@ -6954,8 +6956,6 @@ def _add_flag(group, entry, report):
         options["default"] = list(default)
     if isinstance(default, (int, float)):  # a number gives the type
         options.setdefault("type", type(default))
-    if not metavar and "choices" not in options:
-        options = dict(help=text, action="store_true")
     group.add_argument(*flags.split("/"), **options)
 
 
@@ -7013,10 +7013,10 @@ _KEY_HINT = ("minijudge takes no API key on the command line (other users can re
              "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 
 
-# Flags other judges and clients take, and how minijudge takes the same (lower case, "-" for
-# "_"); "--key" (and "--k", "--ke") would abbreviate --key-header, sending the key as a
+# Flags other judges and clients take (lower case, "-" for "_"), and how minijudge takes the
+# same; "--key" (and "--k", "--ke") would abbreviate --key-header, sending the key as a
 # header's name.
-_MISTAKEN_FLAGS = (
+_MISTAKEN_FLAGS = {flag: hint for flags, hint in (
     (("--api-key", "--apikey", "--openai-api-key", "--openai-key", "--token", "--api-token",
       "--access-token", "--auth-token"), _KEY_HINT),
     (("--k", "--ke", "--key"), _KEY_HINT + "; --key-header NAME names the header it is sent in"),
@@ -7024,7 +7024,7 @@ _MISTAKEN_FLAGS = (
      "the judge's model is --judge-model M (or LLM_JUDGE_MODEL in the environment)"),
     (("--base-url", "--api-base", "--openai-base-url", "--api-url", "--url", "--endpoint"),
      "the judge's URL is --judge-url URL (or LLM_JUDGE_API_BASE in the environment)"),
-)
+) for flag in flags}
 
 
 _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
@@ -7039,9 +7039,8 @@ def _mistaken_flag(parser, argv):
         if len(name.split()) > 1:  # a value: --system "--- the token budget ..."
             continue
         spelt = name.lower().replace("_", "-")
-        for names, hint in _MISTAKEN_FLAGS:
-            if spelt in names:
-                return "{}: {}".format(name, hint)
+        if spelt in _MISTAKEN_FLAGS:
+            return "{}: {}".format(name, _MISTAKEN_FLAGS[spelt])
         secret = spelt.startswith("--") and any(word in spelt for word in _SECRET_WORDS)
         if secret and not any(flag.startswith(spelt) for flag in parser._option_string_actions):
             return "an option named for a key or token: " + _KEY_HINT
@@ -7125,9 +7124,7 @@ def _setup(args):
     made from its entry (a --judges file's, else the flags'), the input opened (none for
     --check). A ValueError or JudgeError at the first thing wrong, before anything is sent."""
     common = _flag_options(args)  # the judge options the flags give, checked as LLMJudge does
-    shard = None
-    if args.shard:
-        shard = _flag_value(_RUN_OPTIONS["shard"], args.shard)
+    shard = _flag_value(_RUN_OPTIONS["shard"], args.shard)
     _check_files(args)
     common["cache"] = None
     if args.cache:
@@ -7164,11 +7161,11 @@ def _response_format_file(args, scale):
 
 
 def _judge_entries(args):
-    """The judges' entries: a --judges file's, or the one the flags make."""
+    """The judges' entries: a --judges file's, checked, or the one the flags make."""
+    if args.judges and (args.mode or args.template or args.criteria):
+        raise ValueError("--judges sets each judge's mode, template and criteria; drop "
+                         "--mode, --template and --criteria")
     if args.judges:
-        if args.mode or args.template or args.criteria:
-            raise ValueError("--judges sets each judge's mode, template and criteria; drop "
-                             "--mode, --template and --criteria")
         return _judges_config(args.judges)
     mode = args.mode
     if not mode and args.criteria_field:  # each record's own criterion
@@ -7210,7 +7207,7 @@ def _judge_spec(args, entry, *, common, batch):
             options[name] = value
     if options.get("parser") is None:  # a custom text is read as its mode says
         options["parser"] = _parser_of(options["template"], _MODES[mode].parser)
-    _check_mode_options(args, mode, options, options["template"])
+    _check_mode_options(args, mode, options)
     _set_offline(args, options, batch)
     try:
         judge = LLMJudge(**options)
@@ -7244,7 +7241,7 @@ def _entry_mode(entry, flag):
             mode = "criterion"
     if mode not in _MODES:
         raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
-    reads_criteria = _MODES[mode].parser == "option"  # the criterion mode
+    reads_criteria = _MODES[mode].criteria
     if reads_criteria and not (criteria or entry.get("criteria_field")):
         raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
             flag, flag))
@@ -7298,7 +7295,7 @@ def _entry_files(entry, template, flag, here):
                                            exc.strerror)) from None
 
 
-def _check_mode_options(args, mode, options, template):
+def _check_mode_options(args, mode, options):
     """Refuse options the judge's mode cannot use."""
     if (options["assess"] or options["check_position"]) and _MODES[mode].parser != "option":
         raise ValueError("--assess and --check-position need --mode criterion; got "
@@ -7309,7 +7306,8 @@ def _check_mode_options(args, mode, options, template):
     verdict = options["parser"] == "verdict" and not args.response_format
     if _MODES[mode].parser == "verdict" and not verdict:
         raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
-                         "--response-format); got template {!r}".format(mode, template)[:300])
+                         "--response-format); got template {!r}".format(
+                             mode, options["template"])[:300])
 
 
 def _check_reference_shown(args, specs):
@@ -7462,14 +7460,13 @@ def _check_files(args):
     --cache on -o mixes them; then an export part on any file there (_check_export)."""
     seen = {}  # (inode, device) or a new file's real path: (what it is, its path)
     for flag, path, what in _files_of(args):
-        info = _file_info(flag, path)
+        if flag == "input" and path == "-":  # a file given as stdin is a file too
+            info, shown = os.fstat(0), "(stdin)"
+        else:
+            info, shown = _stat(path), path
         if what is None:
             _check_written(seen, flag, path, info)
-        elif info and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-            # a missing one: its own error, later; a named pipe read is one not to write
-            shown = path
-            if flag == "input" and path == "-":
-                shown = "(stdin)"
+        elif _is_file_or_pipe(info):  # a missing one: its own error, later
             seen.setdefault(info[1:3], (what, shown))
     if not (args.output or isinstance(args.input, list)):  # records to stdout (report: none)
         _check_stdout(seen)
@@ -7487,12 +7484,12 @@ def _files_of(args):
         ("--response-format", args.response_format)]
     if args.template not in TEMPLATES:
         reads.append(("--template", args.template))
-    files = [(flag, path, "the {} file".format(flag)) for flag, path in reads if path]
+    files = [(flag, path, "the {} file".format(flag)) for flag, path in reads]
     if args.judges:
         files += _judges_files(args.judges)
-    writes = (("-o", args.output), ("--cache", args.cache), ("--summary", args.summary),
-              ("--html", args.html))
-    return files + [(flag, path, None) for flag, path in writes if path]
+    files += [("-o", args.output, None), ("--cache", args.cache, None),
+              ("--summary", args.summary, None), ("--html", args.html, None)]
+    return [(flag, path, what) for flag, path, what in files if path]
 
 
 def _judges_files(path):
@@ -7509,13 +7506,25 @@ def _judges_files(path):
             for name, kind, value in named if isinstance(value, str) and value not in TEMPLATES]
 
 
-def _file_info(flag, path):
-    """The file's os.stat (stdin's for the input ``-``), or None if there is none yet."""
-    if flag == "input" and path == "-":  # a file given as stdin is a file too
-        return os.fstat(0)
-    if os.path.exists(path):
+def _stat(path):
+    """The file's os.stat, or None if there is none (yet)."""
+    try:
         return os.stat(path)
-    return None
+    except (OSError, ValueError):  # a NUL in a --judges file's path: as os.path.exists
+        return None
+
+
+def _is_file_or_pipe(info):
+    """Whether a file (its os.stat) holds what a run reads or writes: a regular file or a
+    named pipe, not a terminal, a folder or /dev/null."""
+    return info is not None and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode))
+
+
+def _file_key(path, info):
+    """A file's identity: its (inode, device), or a new file's real path."""
+    if info:
+        return info[1:3]
+    return os.path.realpath(path)
 
 
 def _check_written(seen, flag, path, info):
@@ -7529,11 +7538,9 @@ def _check_written(seen, flag, path, info):
         where = os.path.dirname(os.path.abspath(path))
     if flag != "--cache" and not os.access(where, os.W_OK):
         raise ValueError("{} {}: cannot write there".format(flag, path))
-    if info and not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+    if info and not _is_file_or_pipe(info):
         return  # a terminal or /dev/null: nothing there to clobber nor to mix (a pipe's reader)
-    key = os.path.realpath(path)
-    if info:
-        key = info[1:3]  # (inode, device)
+    key = _file_key(path, info)
     if key in seen:
         raise ValueError("{} {} is {}; write elsewhere".format(flag, path, _named(
             seen[key], path)))
@@ -7567,10 +7574,11 @@ def _check_export(prefix, flag_value, seen):
     if not base:  # "out/": parts would be hidden files, out/.000.jsonl
         raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
             flag_value, os.path.join(prefix, "requests")))
-    if not os.access(folder or ".", os.W_OK):
+    here = folder or "."
+    if not os.access(here, os.W_OK):
         raise ValueError("--batch-export {}: cannot write there".format(flag_value))
     part = re.compile(re.escape(base) + r"\.\d{3,}\.jsonl\Z")
-    there = sorted(name for name in os.listdir(folder or ".") if part.match(name))
+    there = sorted(name for name in os.listdir(here) if part.match(name))
     for name, key in _part_keys(folder, part, there, seen):
         if key in seen:
             shown = os.path.join(folder, name)
@@ -7582,14 +7590,12 @@ def _check_export(prefix, flag_value, seen):
 
 
 def _part_keys(folder, part, there, seen):
-    """(name, key) of each part that is there, and of each new file of the run a part would
-    be (its real folder is the export's)."""
+    """(name, key) of each part that is there (a dangling symlink's: where a write would
+    create the file), and of each new file of the run a part would be (its real folder is
+    the export's)."""
     for name in there:
         path = os.path.join(folder, name)
-        try:
-            yield name, os.stat(path)[1:3]
-        except OSError:  # a dangling symlink: where a write would create the file
-            yield name, os.path.realpath(path)
+        yield name, _file_key(path, _stat(path))
     real = os.path.realpath(folder or ".")
     for key in seen:
         if isinstance(key, str) and os.path.dirname(key) == real:
