@@ -7821,17 +7821,7 @@ def _dry_run(specs, args, items):
             print("---", _hidden(judge, getattr(fields, "error", error)))
             continue
         sendable += 1
-        if prompt:
-            print("--- line {} ---".format(number))
-        else:  # an empty response: nothing sent
-            print("--- line {}: empty_response: {}".format(number, _EMPTY))
-            prompt = ()
-        for message in prompt:  # an image by its URL's start, not its whole base64
-            content = message["content"]
-            if not isinstance(content, str):
-                content = "\n".join(part.get("text") or "[image: {:.40}...]".format(
-                    part["image_url"]["url"]) for part in content)
-            print("[{}]\n{}".format(message["role"], content))
+        _print_prompt(number, prompt)
         for counted, (_, each, mode) in zip(totals, specs):
             counted.update(_estimate(each, args.fields, (number, record), mode))
     if not sendable:  # as when the first record cannot fill the template
@@ -7840,6 +7830,21 @@ def _dry_run(specs, args, items):
     for line in _estimate_lines(specs, totals):
         print(line, file=sys.stderr)
     return 0
+
+
+def _print_prompt(number, messages):
+    """A record's messages as --dry-run shows them, each under its role (None: an empty
+    response, nothing sent); an image by its URL's start, not its whole base64."""
+    if not messages:
+        print("--- line {}: empty_response: {}".format(number, _EMPTY))
+        return
+    print("--- line {} ---".format(number))
+    for message in messages:
+        content = message["content"]
+        if not isinstance(content, str):
+            content = "\n".join(part.get("text") or "[image: {:.40}...]".format(
+                part["image_url"]["url"]) for part in content)
+        print("[{}]\n{}".format(message["role"], content))
 
 
 def _estimate(judge, spec, item, mode):
@@ -7862,8 +7867,8 @@ def _estimate(judge, spec, item, mode):
     try:
         messages = _item_messages(judge, record, fields)
     except JudgeError:  # a record that cannot be a prompt sends nothing
-        return counted
-    if not messages:  # an empty response: nothing sent
+        messages = None
+    if not messages:  # nor does an empty response
         return counted
     orders = 1
     if compare and not spec.single_order or judge.again:  # --check-position: the options
@@ -7874,9 +7879,7 @@ def _estimate(judge, spec, item, mode):
     prompt = _estimate_tokens(messages)
     counted.update(requests=requests, reasks=judge.reask * conversations,
                    prompt_tokens=prompt * requests, completion_tokens=sum(replies) * conversations)
-    params = judge.params  # a reply's budget as _request_tokens reads it (null: none)
-    asked = params.get("max_tokens") or params.get("max_completion_tokens") or 0
-    if judge._limits.unfit(prompt + asked):
+    if judge._limits.unfit(_request_tokens(dict(judge.params, messages=messages))):
         counted["over_tpm"] = requests  # the run will not send them (_refuse_unfit)
     if judge.price:
         counted.update(_most_cost(judge, messages, replies, conversations))
@@ -7886,17 +7889,16 @@ def _estimate(judge, spec, item, mode):
 def _reply_budgets(judge):
     """The most tokens each turn's reply may take: its own budget (--assess), else the
     larger of max_tokens and max_completion_tokens (vLLM reads the second first), a limit
-    that is no count (null: the server's) as the longest reply counted."""
-    params = judge.params
-    limits = [16]
+    that is no count (null: the server's) as the longest reply counted; 16 if neither."""
+    limits = []
     for name in ("max_tokens", "max_completion_tokens"):
-        if name in params and _is_whole_count(params[name]):
-            limits.append(params[name])
-        elif name in params:
-            limits.append(_REPLY_TOKENS_MAX)
-    if len(limits) > 1:
-        del limits[0]
-    budget = max(limits)
+        if name not in judge.params:
+            continue
+        limit = judge.params[name]
+        if not _is_whole_count(limit):
+            limit = _REPLY_TOKENS_MAX
+        limits.append(limit)
+    budget = max(limits, default=16)
     return [turn_budget or budget for _, turn_budget in judge.turns]
 
 
@@ -7938,54 +7940,21 @@ def _estimate_lines(specs, totals):
         for name in ("most", "reasks_cost"):
             counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
     if len(specs) == 1:
-        return [_estimate_line(totals[0], specs[0][1])]
-    lines = [_estimate_line(counted, judge, name)
-             for (name, judge, _), counted in zip(specs, totals)]
+        return [_estimate_line(_ESTIMATE.format_map(totals[0]), totals[0], specs[0][1],
+                               _MOST_WHY)]
+    lines = []
+    for (name, judge, _), counted in zip(specs, totals):
+        line = ("minijudge: --dry-run: judge {}: {} requests, about {} prompt tokens and at "
+                "most {} completion tokens").format(name, counted["requests"],
+                                                     counted["prompt_tokens"],
+                                                     counted["completion_tokens"])
+        lines.append(_estimate_line(line, counted, judge))
     return lines + [_panel_estimate_line(specs, totals)]
 
 
-def _panel_estimate_line(specs, totals):
-    """A panel's estimate: its judges' requests and tokens summed, the priced judges' cost
-    (those without a price named), every judge's re-asks (without them the line read below
-    what --max-cost reserves)."""
-    line = _ESTIMATE.format_map(sum(totals, collections.Counter()))
-    cost = most = reasks_cost = 0.0
-    reasks, unpriced = 0, []
-    for (name, judge, _), counted in zip(specs, totals):
-        most += counted["most"]
-        reasks += counted["reasks"]
-        if not judge.price:
-            unpriced.append(name)
-            continue
-        cost += _estimated_cost(counted, judge.price)
-        reasks_cost += counted["reasks_cost"]
-    priced = len(unpriced) < len(specs)
-    if priced:
-        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
-            cost, most, _MOST_WHY)
-    if priced and unpriced:
-        word = "judges"
-        if len(unpriced) == 1:
-            word = "judge"
-        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
-    if reasks:
-        line += "; up to {} re-asks more".format(reasks)
-    if reasks and priced:
-        line += " (at most ${:.6f})".format(reasks_cost)
-    return line
-
-
-def _estimate_line(counted, judge, name=None):
-    """A judge's estimate (judge ``name``'s in a panel): its cost at its price, its re-asks,
-    the requests over its --tpm (never sent)."""
-    line = _ESTIMATE.format_map(counted)
-    why = _MOST_WHY
-    if name is not None:
-        line = "minijudge: --dry-run: judge {}: {} requests, about {} prompt tokens and at " \
-               "most {} completion tokens".format(name, counted["requests"],
-                                                  counted["prompt_tokens"],
-                                                  counted["completion_tokens"])
-        why = ""
+def _estimate_line(line, counted, judge, why=""):
+    """A judge's estimate ``line`` with its cost at its price, its re-asks, the requests
+    over its --tpm (never sent)."""
     if judge.price:
         line += "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
             _estimated_cost(counted, judge.price), *judge.price, counted["most"], why)
@@ -7993,13 +7962,37 @@ def _estimate_line(counted, judge, name=None):
         line += "; --reask {}: up to {} re-asks more".format(judge.reask, counted["reasks"])
     if judge.reask and judge.price:
         line += " (at most ${:.6f})".format(counted["reasks_cost"])
-    over = counted["over_tpm"]
-    if over:
-        noun = "requests"
-        if over == 1:
-            noun = "request"
-        line += "; {} {} over --tpm {} will not be sent (a request's estimated tokens and " \
-                "max_tokens must fit in a minute)".format(over, noun, judge.tpm)
+    if counted["over_tpm"]:
+        line += "; {} over --tpm {} will not be sent (a request's estimated tokens and " \
+                "max_tokens must fit in a minute)".format(_counted(counted["over_tpm"],
+                                                                   "request"), judge.tpm)
+    return line
+
+
+def _panel_estimate_line(specs, totals):
+    """A panel's estimate: its judges' requests, tokens and re-asks summed, the priced
+    judges' cost (those without a price named)."""
+    total = sum(totals, collections.Counter())
+    line = _ESTIMATE.format_map(total)
+    cost, unpriced = 0.0, []
+    for (name, judge, _), counted in zip(specs, totals):
+        if judge.price:
+            cost += _estimated_cost(counted, judge.price)
+        else:
+            unpriced.append(name)
+    priced = len(unpriced) < len(specs)
+    if priced:
+        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
+            cost, total["most"], _MOST_WHY)
+    if priced and unpriced:
+        word = "judges"
+        if len(unpriced) == 1:
+            word = "judge"
+        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
+    if total["reasks"]:
+        line += "; up to {} re-asks more".format(total["reasks"])
+    if total["reasks"] and priced:
+        line += " (at most ${:.6f})".format(total["reasks_cost"])
     return line
 
 
