@@ -5391,12 +5391,11 @@ class _Fields(collections.namedtuple("_Fields", (
         "rating", None, _Default("answer"), _Default("response"), _Default("response_a"),
         _Default("response_b"), _Default("responses"), (), None, None, "-", None, None,
         _Default(_DEFAULT_CONVERSATION_FIELD), None, None, None, False))):
-    """Where a record holds what a judge reads, as the field flags name it (the defaults: as
-    ``python -m minijudge`` reads a record), and the flags that change how it is read:
-    ``context_field``, (name, field) pairs; ``image_root`` and ``input``, where images are
-    read from; ``criteria``, a criteria file behind ``criteria_field``; ``template``, one
-    given; ``human_field``, a field no guess may name; ``single_order``, a pair asked
-    once."""
+    """Where a record holds what a judge reads, as the field flags name it (the defaults:
+    the command line's), and the flags that change how it is read: ``context_field``,
+    (name, field) pairs; ``image_root`` and ``input``, where images are read from;
+    ``criteria``, the file behind ``criteria_field``; ``human_field``, a field no guess may
+    name; ``single_order``, a pair asked once."""
     __slots__ = ()
 
 
@@ -5405,33 +5404,30 @@ _NO_CONVERSATION = "(no conversation)"
 
 
 def _item_fields(spec, number, record, mode=None):
-    """The judge's fields of record ``number`` (its mode's) as text, with the judge's
-    private fields of its conversation; else a _BadLine saying why (a bad line is its
-    own)."""
+    """The judge's fields of record ``number`` (``mode``'s, else the spec's) as text, with
+    its conversation's private fields; else a _BadLine saying why (a bad line is its own)."""
     if isinstance(record, _BadLine):
         return record
-    name = mode or spec.mode
-    mode = _MODES[name]
-    names = mode.responses
+    mode = mode or spec.mode
+    names = _MODES[mode].responses
     where = ""
     try:
         conversation = _record_conversation(spec, record, names)
         problem = _field_problem(spec, record, names, conversation)
         if problem:
             raise JudgeError(problem)
-        if mode.reference:  # a reference field there but holding none ("", [], NaN) would
-            _check_reference(spec, record, name)  # fill the template with an empty truth
-        fields = _text_fields(spec, record, names)  # one nested too deeply is this line's
+        fields = _text_fields(spec, record, mode)  # one nested too deeply is this line's
         if conversation:  # its question and response are the judged turn's (the judge's)
-            fields = {k: v for k, v in fields.items() if k not in ("question", "response")}
+            fields.pop("question")
+            fields.pop("response", None)
             if conversation["_references"] is not None:  # a list: the turn's, not the list
-                fields.pop("reference", None)
+                fields.pop("reference")
             fields.update(conversation)
         elif names == ("response",) and isinstance(spec.conversation_field, _Default) and (
                 spec.response_field == "response"):
             fields["_conversation"] = _NO_CONVERSATION  # the judge would find none either
         criterion = None
-        if mode.criteria:
+        if _MODES[mode].criteria:
             criterion = spec.criteria_field
         fields.update(_flag_fields(spec, record, criterion))
         if criterion in record:  # checked now: a bad one is this record's error
@@ -5444,10 +5440,9 @@ def _item_fields(spec, number, record, mode=None):
 
 
 def _record_conversation(spec, record, names):
-    """A record's conversation as the judge's private fields (_conversation: the messages,
-    whose response is the last reply; _references: a list reference; turn: --turn), None if
-    it has none (a pair's: _record_pair); JudgeError naming what is wrong, so that the error
-    names the line."""
+    """A record's conversation as the judge's private fields (_conversation, whose response
+    is the last reply; _references, a list reference; turn), None if it has none (a pair's:
+    _record_pair); JudgeError naming what is wrong."""
     if names == ("response_a", "response_b"):
         return _record_pair(spec, record)
     if names != ("response",):
@@ -5460,9 +5455,7 @@ def _record_conversation(spec, record, names):
         # response, or null (none, as Python reads it)
         default = isinstance(field, _Default) and (value is None or spec.response_field in record)
         if not default and field not in record:
-            raise JudgeError("no {!r} field (--conversation-field {}; the record has {}){}".format(
-                field, field, _names(sorted(record), "no fields"),
-                _field_hint(spec, record, "conversation")))
+            raise JudgeError(_no_field(spec, record, "conversation", field))
         if not default:
             raise JudgeError("field {!r} is a {}, expected a list of messages "
                              "(--conversation-field {})".format(field, _kind_name(value), field))
@@ -5472,8 +5465,9 @@ def _record_conversation(spec, record, names):
         _check_turn_flag(spec)
         return None
     given = {}
-    if spec.response_field in record and record[spec.response_field] is not value:
-        given = {"response": record[spec.response_field]}  # the list itself is none
+    response = record.get(spec.response_field, value)
+    if response is not value:  # the list itself is no response
+        given = {"response": response}
     messages = _with_response(_read_conversation(value, what), given, what)
     if not _judged_turn(messages, spec.turn, what, asked="--turn {}", unanswered=True).reply:
         # its last question unanswered, and no response field replies to it
@@ -5519,26 +5513,22 @@ def _record_references(spec, record):
     return _turn_references(record)
 
 
-def _check_reference(spec, record, mode):
-    """JudgeError for a reference field there but holding none ("", [], NaN) in a mode that
+def _text_fields(spec, record, mode):
+    """The question, the reference (None: none) and the mode's response fields, as text;
+    JudgeError for a reference field there that holds none ("", [], NaN) in a mode that
     needs one: the judge would check against an empty truth (absent or null: the template
     says so)."""
     field = spec.reference_field
-    if field not in record or record[field] is None or _reference_of(record, field) is not None:
-        return
-    raise JudgeError("field {!r} holds no reference, and --mode {} needs one".format(
-        str(field), mode))
-
-
-def _text_fields(spec, record, names):
-    """The question, the reference ("": none) and the mode's response fields, as text."""
+    needed = _MODES[mode].reference and record.get(field) is not None
+    if needed and _reference_of(record, field) is None:
+        raise JudgeError("field {!r} holds no reference, and --mode {} needs one".format(
+            str(field), mode))
     if spec.question_field:
         question = record.get(spec.question_field)
     else:
         question = _first(record, "question", "context")
-    fields = {"question": _as_text(question),
-              "reference": _reference_of(record, spec.reference_field)}
-    for name in names:
+    fields = {"question": _as_text(question), "reference": _reference_of(record, field)}
+    for name in _MODES[mode].responses:
         value = record.get(getattr(spec, name + "_field"))
         if name == "responses":
             fields[name] = {str(k): _as_text(v) for k, v in value.items()}
@@ -5574,31 +5564,29 @@ def _flag_fields(spec, record, criterion):
 
 
 def _responses_kind_problem(values, parser):
-    """Why the responses a parser reads (a pair's two, else one) are not answers, or None. A
-    NaN is pandas' missing value, never the text "nan" to grade."""
+    """Why the responses a parser reads (a pair's two, else one) are not answers, or None."""
     for field in _PARSERS[parser].responses:
         value = values.get(field)
         if value is not None and not isinstance(value, (str, int, float)):
             return "field {!r} is a {}, expected text".format(field, type(value).__name__)
-        if isinstance(value, float) and math.isnan(value):
+        if value != value:  # NaN: pandas' missing value, never the text "nan" to grade
             return "field {!r} is NaN (a missing value), expected text".format(field)
     return None
 
 
 def _field_problem(spec, record, names, conversation=None):
     """Why a record cannot be judged as the flags say (``names``: its mode's responses), or
-    None: a --question-field or --reference-field missing or empty (judged without it, it
-    would be another item than the one asked for), a --context-field or --image-field value
-    empty (it would be left out without a word), a response missing or not text (a
-    conversation's is its last reply)."""
+    None: a named --question-field or --reference-field missing or holding no text (judged
+    without it, it would be another item than the one asked for), a --context-field or
+    --image-field value empty (it would be left out without a word), a response missing or
+    not text (a conversation's is its last reply)."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
         field = getattr(spec, name + "_field")
         if field is None or isinstance(field, _Default):  # not named: a record may have none
             continue
         named = "--{}-field {}".format(name, field)
         if field not in record:
-            return "no {!r} field ({}; the record has {}){}".format(
-                field, named, _names(sorted(record), "no fields"), _field_hint(spec, record, name))
+            return _no_field(spec, record, name, field)
         if record[field] is None:
             return "field {!r} is null, expected text ({})".format(field, named)
         if _is_blank(record[field]):  # [] or {} too: sent as the text "[]", it is no answer
@@ -5635,18 +5623,26 @@ def _response_problem(spec, record, names):
         if name == "responses":
             problem = _systems_problem(value)
         elif field not in record:
-            problem = "no {{!r}} field (choose one with --{}-field; the record has {})".format(
-                name.replace("_", "-"), _names(sorted(record), "no fields"))
+            problem = "no {{!r}} field (choose one with {}; the record has {})".format(
+                _role_flag(name), _names(sorted(record), "no fields"))
             hint = _field_hint(spec, record, name, with_question=True)
         elif isinstance(value, (dict, list)):
             problem = "field {{!r}} is a {}, expected text".format(type(value).__name__)
         elif value is None and name != "response":
             problem = "field {!r} is null, expected text"
-        elif isinstance(value, float) and math.isnan(value):  # json's NaN: not the text "nan"
+        elif value != value:  # json's NaN: not the text "nan"
             problem = "field {!r} is NaN (a missing value), expected text"
         if problem:
             return problem.replace("{!r}", repr(field)) + hint
     return None
+
+
+def _no_field(spec, record, role, field):
+    """"no 'FIELD' field (--ROLE-field FIELD; the record has ...)" and the likeliest field
+    to pass instead."""
+    return "no {!r} field ({} {}; the record has {}){}".format(
+        field, _role_flag(role), field, _names(sorted(record), "no fields"),
+        _field_hint(spec, record, role))
 
 
 # Field names other tools and datasets use for what a flag sets, likeliest first: the guess
@@ -5705,16 +5701,16 @@ def _closest_field(spec, record, role, taken=()):
     for name, value in record.items():
         if name not in used and _could_be(role, name, value):
             fields.setdefault(name.lower(), name)
-    typed = getattr(spec, role + "_field", None) or ""
-    guesses = _spelt_near(str(typed).lower()[:100], tuple(fields))
-    if not guesses:
-        guesses = [name for name in _FIELD_GUESSES.get(role, ()) if name in fields]
-    if not guesses:
-        guesses = _spelt_near(role, tuple(fields))
-    if not guesses and len(fields) == 1:
-        guesses = list(fields)
-    if guesses:
-        return fields[guesses[0]]
+    names = tuple(fields)
+    typed = str(getattr(spec, role + "_field", None) or "")
+    known = [name for name in _FIELD_GUESSES.get(role, ()) if name in fields]
+    only = names[:1]
+    if len(names) > 1:
+        only = ()
+    for guesses in (_spelt_near(typed.lower()[:100], names), known, _spelt_near(role, names),
+                    only):
+        if guesses:
+            return fields[guesses[0]]
     return None
 
 
@@ -5728,8 +5724,7 @@ def _could_be(role, name, value):
         return isinstance(value, list) and bool(value)
     if isinstance(value, str):
         return bool(value.strip())
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return role == "reference" and number and value == value  # NaN: missing
+    return role == "reference" and _is_number(value) and value == value  # NaN: missing
 
 
 _NEAR_FIELDS = 50
@@ -5908,17 +5903,15 @@ def scored_record(judge, record, *, line):
     judgement = _judge_item(judge, spec, (line, record), "rating")
     written = _judge_fields("judge", judgement)
     written.update(judge_line=line, judge_run=_stamp([judge], "rating", spec))
-    return _strict(_replaced(record, written, []))
+    return _strict(_replaced(record, written, [], ("judge_",)))
 
 
-def _replaced(record, written, stale, ours=None):
-    """The record as written: the input's fields but those of the run's prefixes (``ours``,
-    else from ``written``'s NAME_run fields: an earlier run's judge_repeats would describe
-    another run), then ``written``; the first record that had some says so (``stale``)."""
+def _replaced(record, written, stale, ours):
+    """The record as written: the input's fields but those of the run's prefixes (``ours``:
+    an earlier run's judge_repeats would describe another run), then ``written``; the first
+    record that had some says so (``stale``)."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
-    if ours is None:
-        ours = tuple(k[:-3] for k in written if k.endswith("_run"))  # "judge_", ...
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
@@ -5981,7 +5974,20 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
     requests = [_request_stamp(judge, mode, spec) for judge in judges]
     if len(requests) == 1:
         requests = requests[0]
-    templates, texts = [], ""  # as the stamp names them, and what template_sha256 hashes
+    stamp = {
+        "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
+        **_template_stamp(judges),
+        "scale": scale, "pass_threshold": first.pass_threshold, "jury": run.get("jury"),
+        "quorum": quorum, "judges": names, "request": requests,
+        "fields": _fields_stamp(mode, spec), "turn": spec.turn,
+        "figures": run.get("figures"), "version": __version__}
+    return _given(stamp)
+
+
+def _template_stamp(judges):
+    """The judges' templates as the stamp names them (a built-in's name, "custom", or
+    rating's pair), and the hash of their texts with their criteria."""
+    templates, texts = [], ""
     for judge in judges:
         texts += TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE +
                                RATING_REF_TEMPLATE)
@@ -5993,14 +5999,7 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
             templates.append("custom")
         else:
             templates.append("rating / rating_ref")
-    stamp = {
-        "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
-        "template": ", ".join(templates), "template_sha256": _sha(texts),
-        "scale": scale, "pass_threshold": first.pass_threshold, "jury": run.get("jury"),
-        "quorum": quorum, "judges": names, "request": requests,
-        "fields": _fields_stamp(mode, spec), "turn": spec.turn,
-        "figures": run.get("figures"), "version": __version__}
-    return {k: v for k, v in stamp.items() if v is not None}
+    return {"template": ", ".join(templates), "template_sha256": _sha(texts)}
 
 
 def _fields_stamp(mode, spec):
@@ -6014,7 +6013,12 @@ def _fields_stamp(mode, spec):
     fields.update(context=["{}={}".format(*pair) for pair in spec.context_field] or None,
                   image=spec.image_field, criteria=spec.criteria_field,
                   conversation=conversation)
-    return {k: v for k, v in fields.items() if v is not None}
+    return _given(fields)
+
+
+def _given(mapping):
+    """``mapping`` without its None values (a stamp writes no null)."""
+    return {k: v for k, v in mapping.items() if v is not None}
 
 
 # -- Statistics: agreement, intervals, rankings --------------------------------------
@@ -6757,13 +6761,15 @@ def _add_flag(group, entry, report):
     """Add a flag of _FLAGS to its argparse group (report's: only _REPORT_FLAGS)."""
     if isinstance(entry, _Option):
         spec, text, settings = entry.flag, entry.help, dict(entry.argparse or {})
-        if not isinstance(entry.default, bool) and entry.default is not None:
-            settings.setdefault("default", entry.default)
+        settings.setdefault("default", entry.default)
     else:
         spec, text, *more = entry
         settings = dict(*more)
     flags, _, metavar = spec.partition(" ")
     if report and flags not in _REPORT_FLAGS:
+        return
+    if not metavar and "choices" not in settings:  # a switch
+        group.add_argument(*flags.split("/"), help=text, action="store_true")
         return
     options = dict(settings, help=text, metavar=metavar or None)
     default = options.get("default")
@@ -6771,8 +6777,6 @@ def _add_flag(group, entry, report):
         options["default"] = list(default)
     if isinstance(default, (int, float)):  # a number gives the type
         options.setdefault("type", type(default))
-    if not metavar and "choices" not in options:
-        options = dict(help=text, action="store_true")
     group.add_argument(*flags.split("/"), **options)
 
 
@@ -6830,10 +6834,10 @@ _KEY_HINT = ("minijudge takes no API key on the command line (other users can re
              "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 
 
-# Flags other judges and clients take, and how minijudge takes the same (lower case, "-" for
-# "_"); "--key" (and "--k", "--ke") would abbreviate --key-header, sending the key as a
+# Flags other judges and clients take (lower case, "-" for "_"), and how minijudge takes the
+# same; "--key" (and "--k", "--ke") would abbreviate --key-header, sending the key as a
 # header's name.
-_MISTAKEN_FLAGS = (
+_MISTAKEN_FLAGS = {flag: hint for flags, hint in (
     (("--api-key", "--apikey", "--openai-api-key", "--openai-key", "--token", "--api-token",
       "--access-token", "--auth-token"), _KEY_HINT),
     (("--k", "--ke", "--key"), _KEY_HINT + "; --key-header NAME names the header it is sent in"),
@@ -6841,7 +6845,7 @@ _MISTAKEN_FLAGS = (
      "the judge's model is --judge-model M (or LLM_JUDGE_MODEL in the environment)"),
     (("--base-url", "--api-base", "--openai-base-url", "--api-url", "--url", "--endpoint"),
      "the judge's URL is --judge-url URL (or LLM_JUDGE_API_BASE in the environment)"),
-)
+) for flag in flags}
 
 
 _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
@@ -6856,9 +6860,8 @@ def _mistaken_flag(parser, argv):
         if len(name.split()) > 1:  # a value: --system "--- the token budget ..."
             continue
         spelt = name.lower().replace("_", "-")
-        for names, hint in _MISTAKEN_FLAGS:
-            if spelt in names:
-                return "{}: {}".format(name, hint)
+        if spelt in _MISTAKEN_FLAGS:
+            return "{}: {}".format(name, _MISTAKEN_FLAGS[spelt])
         secret = spelt.startswith("--") and any(word in spelt for word in _SECRET_WORDS)
         if secret and not any(flag.startswith(spelt) for flag in parser._option_string_actions):
             return "an option named for a key or token: " + _KEY_HINT
@@ -6942,9 +6945,7 @@ def _setup(args):
     made from its entry (a --judges file's, else the flags'), the input opened (none for
     --check). A ValueError or JudgeError at the first thing wrong, before anything is sent."""
     common = _flag_options(args)  # the judge options the flags give, checked as LLMJudge does
-    shard = None
-    if args.shard:
-        shard = _flag_value(_RUN_OPTIONS["shard"], args.shard)
+    shard = _flag_value(_RUN_OPTIONS["shard"], args.shard)
     _check_files(args)
     common["cache"] = None
     if args.cache:
@@ -6981,11 +6982,11 @@ def _response_format_file(args, scale):
 
 
 def _judge_entries(args):
-    """The judges' entries: a --judges file's, or the one the flags make."""
+    """The judges' entries: a --judges file's, checked, or the one the flags make."""
+    if args.judges and (args.mode or args.template or args.criteria):
+        raise ValueError("--judges sets each judge's mode, template and criteria; drop "
+                         "--mode, --template and --criteria")
     if args.judges:
-        if args.mode or args.template or args.criteria:
-            raise ValueError("--judges sets each judge's mode, template and criteria; drop "
-                             "--mode, --template and --criteria")
         return _judges_config(args.judges)
     mode = args.mode
     if not mode and args.criteria_field:  # each record's own criterion
@@ -7027,7 +7028,7 @@ def _judge_spec(args, entry, *, common, batch):
             options[name] = value
     if options.get("parser") is None:  # a custom text is read as its mode says
         options["parser"] = _parser_of(options["template"], _MODES[mode].parser)
-    _check_mode_options(args, mode, options, options["template"])
+    _check_mode_options(args, mode, options)
     _set_offline(args, options, batch)
     try:
         judge = LLMJudge(**options)
@@ -7061,7 +7062,7 @@ def _entry_mode(entry, flag):
             mode = "criterion"
     if mode not in _MODES:
         raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
-    reads_criteria = _MODES[mode].parser == "option"  # the criterion mode
+    reads_criteria = _MODES[mode].criteria
     if reads_criteria and not (criteria or entry.get("criteria_field")):
         raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
             flag, flag))
@@ -7115,7 +7116,7 @@ def _entry_files(entry, template, flag, here):
                                            exc.strerror)) from None
 
 
-def _check_mode_options(args, mode, options, template):
+def _check_mode_options(args, mode, options):
     """Refuse options the judge's mode cannot use."""
     if (options["assess"] or options["check_position"]) and _MODES[mode].parser != "option":
         raise ValueError("--assess and --check-position need --mode criterion; got "
@@ -7126,7 +7127,8 @@ def _check_mode_options(args, mode, options, template):
     verdict = options["parser"] == "verdict" and not args.response_format
     if _MODES[mode].parser == "verdict" and not verdict:
         raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
-                         "--response-format); got template {!r}".format(mode, template)[:300])
+                         "--response-format); got template {!r}".format(
+                             mode, options["template"])[:300])
 
 
 def _check_reference_shown(args, specs):
@@ -7279,14 +7281,13 @@ def _check_files(args):
     --cache on -o mixes them; then an export part on any file there (_check_export)."""
     seen = {}  # (inode, device) or a new file's real path: (what it is, its path)
     for flag, path, what in _files_of(args):
-        info = _file_info(flag, path)
+        if flag == "input" and path == "-":  # a file given as stdin is a file too
+            info, shown = os.fstat(0), "(stdin)"
+        else:
+            info, shown = _stat(path), path
         if what is None:
             _check_written(seen, flag, path, info)
-        elif info and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-            # a missing one: its own error, later; a named pipe read is one not to write
-            shown = path
-            if flag == "input" and path == "-":
-                shown = "(stdin)"
+        elif _is_file_or_pipe(info):  # a missing one: its own error, later
             seen.setdefault(info[1:3], (what, shown))
     if not (args.output or isinstance(args.input, list)):  # records to stdout (report: none)
         _check_stdout(seen)
@@ -7304,12 +7305,12 @@ def _files_of(args):
         ("--response-format", args.response_format)]
     if args.template not in TEMPLATES:
         reads.append(("--template", args.template))
-    files = [(flag, path, "the {} file".format(flag)) for flag, path in reads if path]
+    files = [(flag, path, "the {} file".format(flag)) for flag, path in reads]
     if args.judges:
         files += _judges_files(args.judges)
-    writes = (("-o", args.output), ("--cache", args.cache), ("--summary", args.summary),
-              ("--html", args.html))
-    return files + [(flag, path, None) for flag, path in writes if path]
+    files += [("-o", args.output, None), ("--cache", args.cache, None),
+              ("--summary", args.summary, None), ("--html", args.html, None)]
+    return [(flag, path, what) for flag, path, what in files if path]
 
 
 def _judges_files(path):
@@ -7326,13 +7327,25 @@ def _judges_files(path):
             for name, kind, value in named if isinstance(value, str) and value not in TEMPLATES]
 
 
-def _file_info(flag, path):
-    """The file's os.stat (stdin's for the input ``-``), or None if there is none yet."""
-    if flag == "input" and path == "-":  # a file given as stdin is a file too
-        return os.fstat(0)
-    if os.path.exists(path):
+def _stat(path):
+    """The file's os.stat, or None if there is none (yet)."""
+    try:
         return os.stat(path)
-    return None
+    except (OSError, ValueError):  # a NUL in a --judges file's path: as os.path.exists
+        return None
+
+
+def _is_file_or_pipe(info):
+    """Whether a file (its os.stat) holds what a run reads or writes: a regular file or a
+    named pipe, not a terminal, a folder or /dev/null."""
+    return info is not None and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode))
+
+
+def _file_key(path, info):
+    """A file's identity: its (inode, device), or a new file's real path."""
+    if info:
+        return info[1:3]
+    return os.path.realpath(path)
 
 
 def _check_written(seen, flag, path, info):
@@ -7346,11 +7359,9 @@ def _check_written(seen, flag, path, info):
         where = os.path.dirname(os.path.abspath(path))
     if flag != "--cache" and not os.access(where, os.W_OK):
         raise ValueError("{} {}: cannot write there".format(flag, path))
-    if info and not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+    if info and not _is_file_or_pipe(info):
         return  # a terminal or /dev/null: nothing there to clobber nor to mix (a pipe's reader)
-    key = os.path.realpath(path)
-    if info:
-        key = info[1:3]  # (inode, device)
+    key = _file_key(path, info)
     if key in seen:
         raise ValueError("{} {} is {}; write elsewhere".format(flag, path, _named(
             seen[key], path)))
@@ -7384,10 +7395,11 @@ def _check_export(prefix, flag_value, seen):
     if not base:  # "out/": parts would be hidden files, out/.000.jsonl
         raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
             flag_value, os.path.join(prefix, "requests")))
-    if not os.access(folder or ".", os.W_OK):
+    here = folder or "."
+    if not os.access(here, os.W_OK):
         raise ValueError("--batch-export {}: cannot write there".format(flag_value))
     part = re.compile(re.escape(base) + r"\.\d{3,}\.jsonl\Z")
-    there = sorted(name for name in os.listdir(folder or ".") if part.match(name))
+    there = sorted(name for name in os.listdir(here) if part.match(name))
     for name, key in _part_keys(folder, part, there, seen):
         if key in seen:
             shown = os.path.join(folder, name)
@@ -7399,14 +7411,12 @@ def _check_export(prefix, flag_value, seen):
 
 
 def _part_keys(folder, part, there, seen):
-    """(name, key) of each part that is there, and of each new file of the run a part would
-    be (its real folder is the export's)."""
+    """(name, key) of each part that is there (a dangling symlink's: where a write would
+    create the file), and of each new file of the run a part would be (its real folder is
+    the export's)."""
     for name in there:
         path = os.path.join(folder, name)
-        try:
-            yield name, os.stat(path)[1:3]
-        except OSError:  # a dangling symlink: where a write would create the file
-            yield name, os.path.realpath(path)
+        yield name, _file_key(path, _stat(path))
     real = os.path.realpath(folder or ".")
     for key in seen:
         if isinstance(key, str) and os.path.dirname(key) == real:
@@ -7632,17 +7642,7 @@ def _dry_run(specs, args, items):
             print("---", _hidden(judge, getattr(fields, "error", error)))
             continue
         sendable += 1
-        if prompt:
-            print("--- line {} ---".format(number))
-        else:  # an empty response: nothing sent
-            print("--- line {}: empty_response: {}".format(number, _EMPTY))
-            prompt = ()
-        for message in prompt:  # an image by its URL's start, not its whole base64
-            content = message["content"]
-            if not isinstance(content, str):
-                content = "\n".join(part.get("text") or "[image: {:.40}...]".format(
-                    part["image_url"]["url"]) for part in content)
-            print("[{}]\n{}".format(message["role"], content))
+        _print_prompt(number, prompt)
         for counted, (_, each, mode) in zip(totals, specs):
             counted.update(_estimate(each, args.fields, (number, record), mode))
     if not sendable:  # as when the first record cannot fill the template
@@ -7651,6 +7651,21 @@ def _dry_run(specs, args, items):
     for line in _estimate_lines(specs, totals):
         print(line, file=sys.stderr)
     return 0
+
+
+def _print_prompt(number, messages):
+    """A record's messages as --dry-run shows them, each under its role (None: an empty
+    response, nothing sent); an image by its URL's start, not its whole base64."""
+    if not messages:
+        print("--- line {}: empty_response: {}".format(number, _EMPTY))
+        return
+    print("--- line {} ---".format(number))
+    for message in messages:
+        content = message["content"]
+        if not isinstance(content, str):
+            content = "\n".join(part.get("text") or "[image: {:.40}...]".format(
+                part["image_url"]["url"]) for part in content)
+        print("[{}]\n{}".format(message["role"], content))
 
 
 def _estimate(judge, spec, item, mode):
@@ -7673,8 +7688,8 @@ def _estimate(judge, spec, item, mode):
     try:
         messages = _item_messages(judge, record, fields)
     except JudgeError:  # a record that cannot be a prompt sends nothing
-        return counted
-    if not messages:  # an empty response: nothing sent
+        messages = None
+    if not messages:  # nor does an empty response
         return counted
     orders = 1
     if compare and not spec.single_order or judge.again:  # --check-position: the options
@@ -7685,9 +7700,7 @@ def _estimate(judge, spec, item, mode):
     prompt = _estimate_tokens(messages)
     counted.update(requests=requests, reasks=judge.reask * conversations,
                    prompt_tokens=prompt * requests, completion_tokens=sum(replies) * conversations)
-    params = judge.params  # a reply's budget as _request_tokens reads it (null: none)
-    asked = params.get("max_tokens") or params.get("max_completion_tokens") or 0
-    if judge._limits.unfit(prompt + asked):
+    if judge._limits.unfit(_request_tokens(dict(judge.params, messages=messages))):
         counted["over_tpm"] = requests  # the run will not send them (_refuse_unfit)
     if judge.price:
         counted.update(_most_cost(judge, messages, replies, conversations))
@@ -7697,17 +7710,16 @@ def _estimate(judge, spec, item, mode):
 def _reply_budgets(judge):
     """The most tokens each turn's reply may take: its own budget (--assess), else the
     larger of max_tokens and max_completion_tokens (vLLM reads the second first), a limit
-    that is no count (null: the server's) as the longest reply counted."""
-    params = judge.params
-    limits = [16]
+    that is no count (null: the server's) as the longest reply counted; 16 if neither."""
+    limits = []
     for name in ("max_tokens", "max_completion_tokens"):
-        if name in params and _is_whole_count(params[name]):
-            limits.append(params[name])
-        elif name in params:
-            limits.append(_REPLY_TOKENS_MAX)
-    if len(limits) > 1:
-        del limits[0]
-    budget = max(limits)
+        if name not in judge.params:
+            continue
+        limit = judge.params[name]
+        if not _is_whole_count(limit):
+            limit = _REPLY_TOKENS_MAX
+        limits.append(limit)
+    budget = max(limits, default=16)
     return [turn_budget or budget for _, turn_budget in judge.turns]
 
 
@@ -7749,54 +7761,21 @@ def _estimate_lines(specs, totals):
         for name in ("most", "reasks_cost"):
             counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
     if len(specs) == 1:
-        return [_estimate_line(totals[0], specs[0][1])]
-    lines = [_estimate_line(counted, judge, name)
-             for (name, judge, _), counted in zip(specs, totals)]
+        return [_estimate_line(_ESTIMATE.format_map(totals[0]), totals[0], specs[0][1],
+                               _MOST_WHY)]
+    lines = []
+    for (name, judge, _), counted in zip(specs, totals):
+        line = ("minijudge: --dry-run: judge {}: {} requests, about {} prompt tokens and at "
+                "most {} completion tokens").format(name, counted["requests"],
+                                                     counted["prompt_tokens"],
+                                                     counted["completion_tokens"])
+        lines.append(_estimate_line(line, counted, judge))
     return lines + [_panel_estimate_line(specs, totals)]
 
 
-def _panel_estimate_line(specs, totals):
-    """A panel's estimate: its judges' requests and tokens summed, the priced judges' cost
-    (those without a price named), every judge's re-asks (without them the line read below
-    what --max-cost reserves)."""
-    line = _ESTIMATE.format_map(sum(totals, collections.Counter()))
-    cost = most = reasks_cost = 0.0
-    reasks, unpriced = 0, []
-    for (name, judge, _), counted in zip(specs, totals):
-        most += counted["most"]
-        reasks += counted["reasks"]
-        if not judge.price:
-            unpriced.append(name)
-            continue
-        cost += _estimated_cost(counted, judge.price)
-        reasks_cost += counted["reasks_cost"]
-    priced = len(unpriced) < len(specs)
-    if priced:
-        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
-            cost, most, _MOST_WHY)
-    if priced and unpriced:
-        word = "judges"
-        if len(unpriced) == 1:
-            word = "judge"
-        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
-    if reasks:
-        line += "; up to {} re-asks more".format(reasks)
-    if reasks and priced:
-        line += " (at most ${:.6f})".format(reasks_cost)
-    return line
-
-
-def _estimate_line(counted, judge, name=None):
-    """A judge's estimate (judge ``name``'s in a panel): its cost at its price, its re-asks,
-    the requests over its --tpm (never sent)."""
-    line = _ESTIMATE.format_map(counted)
-    why = _MOST_WHY
-    if name is not None:
-        line = "minijudge: --dry-run: judge {}: {} requests, about {} prompt tokens and at " \
-               "most {} completion tokens".format(name, counted["requests"],
-                                                  counted["prompt_tokens"],
-                                                  counted["completion_tokens"])
-        why = ""
+def _estimate_line(line, counted, judge, why=""):
+    """A judge's estimate ``line`` with its cost at its price, its re-asks, the requests
+    over its --tpm (never sent)."""
     if judge.price:
         line += "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
             _estimated_cost(counted, judge.price), *judge.price, counted["most"], why)
@@ -7804,13 +7783,37 @@ def _estimate_line(counted, judge, name=None):
         line += "; --reask {}: up to {} re-asks more".format(judge.reask, counted["reasks"])
     if judge.reask and judge.price:
         line += " (at most ${:.6f})".format(counted["reasks_cost"])
-    over = counted["over_tpm"]
-    if over:
-        noun = "requests"
-        if over == 1:
-            noun = "request"
-        line += "; {} {} over --tpm {} will not be sent (a request's estimated tokens and " \
-                "max_tokens must fit in a minute)".format(over, noun, judge.tpm)
+    if counted["over_tpm"]:
+        line += "; {} over --tpm {} will not be sent (a request's estimated tokens and " \
+                "max_tokens must fit in a minute)".format(_counted(counted["over_tpm"],
+                                                                   "request"), judge.tpm)
+    return line
+
+
+def _panel_estimate_line(specs, totals):
+    """A panel's estimate: its judges' requests, tokens and re-asks summed, the priced
+    judges' cost (those without a price named)."""
+    total = sum(totals, collections.Counter())
+    line = _ESTIMATE.format_map(total)
+    cost, unpriced = 0.0, []
+    for (name, judge, _), counted in zip(specs, totals):
+        if judge.price:
+            cost += _estimated_cost(counted, judge.price)
+        else:
+            unpriced.append(name)
+    priced = len(unpriced) < len(specs)
+    if priced:
+        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
+            cost, total["most"], _MOST_WHY)
+    if priced and unpriced:
+        word = "judges"
+        if len(unpriced) == 1:
+            word = "judge"
+        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
+    if total["reasks"]:
+        line += "; up to {} re-asks more".format(total["reasks"])
+    if total["reasks"] and priced:
+        line += " (at most ${:.6f})".format(total["reasks_cost"])
     return line
 
 
