@@ -7841,9 +7841,7 @@ def _judge_input(specs, args, source, shard):
         return _usage_error(exc)
     except KeyboardInterrupt as exc:  # outside the judging loop, which handles its own
         print("minijudge: interrupted", file=sys.stderr)
-        if exc.args:
-            return exc.args[0]
-        return _EXIT_INTERRUPTED
+        return _exit_code(exc)
     except BrokenPipeError:  # `| head` closed the pipe: stop quietly, keep stdout open
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -7851,6 +7849,13 @@ def _judge_input(specs, args, source, shard):
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         _close_run(specs, source)
+
+
+def _exit_code(interrupt):
+    """The exit code of a KeyboardInterrupt: SIGTERM's 143 (its argument), or Ctrl-C's."""
+    if interrupt.args:
+        return interrupt.args[0]
+    return _EXIT_INTERRUPTED
 
 
 def _judge_stages(specs, args, source, shard):
@@ -7869,7 +7874,7 @@ def _judge_stages(specs, args, source, shard):
             return _EXIT_FAILED
     if args.check:
         return 0
-    return _run(specs, args, items)
+    return _Run(specs, args).run(items)
 
 
 def _close_run(specs, source):
@@ -7949,28 +7954,6 @@ def _item_messages(judge, record, fields):
     return judge._messages(record, values)
 
 
-def _run(specs, args, items):
-    """Judge, write and summarise the items with each (prefix, judge, mode); the exit
-    status. Judged on judge_records' threads, or in this one when no request is sent (an
-    export, an import alone: threads that send nothing only made the run wait on a
-    queue)."""
-    run = _Run(specs, args)
-    if args.strict:
-        items = run.until_bad(items)
-    judges = [judge for _, judge, _ in specs]
-    if args.batch_export or all(judge.url == _OFFLINE for judge in judges):
-        run.go_offline()
-        results = _judged_here(_Workers(judges, run.judge_one, run.stop_on, run.not_judged),
-                               items)
-    else:
-        results = judge_records(judges, items, progress=run.held, concurrency=args.concurrency,
-                                window=args.window, judge_one=run.judge_one,
-                                stop_on=run.stop_on, failed=run.not_judged)
-    run.write_records(results)
-    worst = run.summarise()
-    return run.exit_status(worst)
-
-
 def _judged_here(workers, items):
     """judge_records' results, each judged in this thread as a worker would (a stop, an
     internal_error), the judges closed at the end."""
@@ -7995,11 +7978,11 @@ class _Run:
             self.write = self.sink.write
         except ValueError:  # stdout is a StringIO (tests)
             self.sink, self.write = None, _write_text
-        self.members, self.repeats, self.prices, self.judge_items = {}, {}, {}, {}
+        self.members, self.repeats, self.judge_items = {}, {}, {}
+        self.prices = {prefix: judge.price for prefix, judge, _ in specs if judge.price}
         for prefix, judge, _ in specs:
             self.members[prefix] = [judge]  # the judges behind a prefix's fields
             self.repeats[prefix] = {}  # each judge's, for _fatal
-            self.prices[prefix] = judge.price
             self.judge_items[prefix] = _judge_item  # see go_offline
         # whose fields the records get: each judge's (prefix, judge, mode), or a jury's as one
         # judge's; a jury's names, its judge_panel's keys
@@ -8008,10 +7991,10 @@ class _Run:
             self.outputs = [("judge",) + specs[0][1:]]
             self.members = {"judge": [judge for _, judge, _ in specs]}
             self.jurors = [name for name, _, _ in specs]
-        self.tallies = {}
-        for prefix, judge, mode in self.outputs:
-            self.tallies[prefix] = _Tally()
-            self.tallies[prefix].lack_checks = _lack_checks(args, mode, judge)
+        self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
+        self.lacks = {prefix: _lack_checks(args, mode, judge) for prefix, judge, mode in
+                      self.outputs}  # what a judged record may lack: decided once a run
+        self.tally = self.tallies[self.outputs[0][0]]  # the progress line's and stop note's
         self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
         self.stopped, self.broken = [], []  # broken: (file, error)
@@ -8034,6 +8017,9 @@ class _Run:
         self.replied = self.started  # the last reply or record: a hung judge shows
         self.progress = not self.args.quiet and sys.stderr.isatty()
         self.total = None  # the records the progress line expects
+        self.named = {prefix: "" for prefix, _, _ in self.specs}  # " a" of several judges
+        if len(self.specs) > 1:
+            self.named = {prefix: " " + prefix.rstrip("_") for prefix, _, _ in self.specs}
         if not self.progress:
             return
         self.total = _record_total(self.args)
@@ -8047,6 +8033,26 @@ class _Run:
         if note is None:
             self.replied = time.monotonic()
 
+    def run(self, items):
+        """Judge, write and summarise the items; the exit status. Judged on judge_records'
+        threads, or in this one when no request is sent (an export, an import alone: threads
+        that send nothing only made the run wait on a queue)."""
+        if self.args.strict:
+            items = self.until_bad(items)
+        judges = [judge for _, judge, _ in self.specs]
+        if self.args.batch_export or all(judge.url == _OFFLINE for judge in judges):
+            self.go_offline()
+            workers = _Workers(judges, self.judge_one, self.stop_on, self.not_judged)
+            results = _judged_here(workers, items)
+        else:
+            results = judge_records(judges, items, progress=self.held,
+                                    concurrency=self.args.concurrency, window=self.args.window,
+                                    judge_one=self.judge_one, stop_on=self.stop_on,
+                                    failed=self.not_judged)
+        self.write_records(results)
+        worst = self.summarise()
+        return self.exit_status(worst)
+
     def go_offline(self):
         """A run that sends no request writes by the batch (records come at the CPU's pace)
         and judges the items of a judge that asks each once by their kind's recipe
@@ -8054,13 +8060,14 @@ class _Run:
         orders) or saved with its prompt, by _judge_item. Decided once a judge: a panel's
         may differ."""
         self.batching = _FLUSH_LINES
-        flagged = self.args.context_field or self.args.image_field  # their texts are read
+        if self.args.context_field or self.args.image_field:  # their texts are read
+            return
         for prefix, judge, mode in self.specs:
-            once = not _MODES[mode].compare and judge.again is None and not judge.reask
-            once = once and len(judge.turns) == 1 and judge.repeats == 1
-            built_in = all(template is None or template in TEMPLATES
-                           for template, _ in judge.turns)
-            if once and built_in and not flagged and not judge.save_prompts:
+            template = judge.turns[0][0]
+            asks_once = len(judge.turns) == 1 and judge.repeats == 1 and judge.again is None
+            if _MODES[mode].compare or judge.reask or judge.save_prompts or not asks_once:
+                continue
+            if template is None or template in TEMPLATES:  # a built-in template's
                 self.judge_items[prefix] = _ByRecipe(judge, self.args.fields, mode)
 
     def until_bad(self, items):
@@ -8132,9 +8139,9 @@ class _Run:
 
     def costs(self, judged):
         """{prefix: what its judgement cost} of the judges given a price."""
-        prices = self.prices
-        return {prefix: _judgement_cost(judgement, prices[prefix]) for prefix, judgement in judged
-                if prices[prefix] and judgement.status != "cost_limit"}  # those cost nothing
+        return {prefix: _judgement_cost(judgement, self.prices[prefix])
+                for prefix, judgement in judged if prefix in self.prices
+                and judgement.status != "cost_limit"}  # those cost nothing
 
     def write_records(self, results):
         """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
@@ -8175,12 +8182,12 @@ class _Run:
                 with held:  # written and counted, or neither: the stop note counts lines
                     self.write_record(number, record, judged)
         except KeyboardInterrupt as exc:
-            self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
+            self.interrupted = _exit_code(exc)
         try:
             with held:
                 self.flush()
         except KeyboardInterrupt as exc:  # it came during the last flush, which is done
-            self.interrupted = (exc.args or (_EXIT_INTERRUPTED,))[0]
+            self.interrupted = _exit_code(exc)
 
     def write_record(self, number, record, judged):
         """Write the record with each judge's fields (a jury's verdict as one judge's), its
@@ -8188,14 +8195,7 @@ class _Run:
         as report reads it, and what it lacks (a bad_record was not judged)."""
         costs = self.costs(judged)
         if self.args.jury:
-            verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
-                           pass_threshold=self.specs[0][1].pass_threshold)
-            judged = [("judge", verdict)]
-        if self.args.jury and costs:  # a panel's: its judges' summed, None if one had no usage
-            total = None
-            if None not in costs.values():
-                total = round(sum(costs.values()), 9)
-            costs = {"judge": total}
+            judged, costs = self.verdict(judged, costs)
         written = {}
         for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
             if prefix in costs:
@@ -8208,32 +8208,44 @@ class _Run:
         if self.args.html:
             _keep(self.rows, out, self.outputs[0][0], number, self.args.html_rows)
         for (prefix, judgement), (_, _, mode) in zip(judged, self.outputs):
-            tally = self.tallies[prefix]
-            _tally_add(tally, judgement, out, self.args, mode)  # as report reads it
+            _tally_add(self.tallies[prefix], judgement, out, self.args, mode)
             if judgement.status == "bad_record":
                 continue
-            tally.defaulted["records"] += 1  # a judged record, and what it lacks
-            for key, lacks in tally.lack_checks:
+            defaulted = self.tallies[prefix].defaulted
+            defaulted["records"] += 1
+            for key, lacks in self.lacks[prefix]:
                 if lacks(record):
-                    tally.defaulted[key] += 1
+                    defaulted[key] += 1
         self.replied = time.monotonic()
         if self.progress and self.replied - self.shown > 0.25:
             self.shown = self.replied
             self.show_progress(self.shown)
 
+    def verdict(self, judged, costs):
+        """A jury's verdict as one judge's judgement; its cost, its judges' summed (None if
+        one had no usage)."""
+        verdict = jury(dict(judged), self.args.jury, quorum=self.args.quorum,
+                       pass_threshold=self.specs[0][1].pass_threshold)
+        if costs:
+            total = None
+            if None not in costs.values():
+                total = round(sum(costs.values()), 9)
+            costs = {"judge": total}
+        return [("judge", verdict)], costs
+
     def stamp(self, prefix, mode):
         """The judge's stamp, made again if its model became known (a server's default)."""
-        key = prefix, tuple([each.model for each in self.members[prefix]])
-        stamp = self.stamps.get(key)
-        if not stamp:
+        models = [each.model for each in self.members[prefix]]
+        made = self.stamps.get(prefix)
+        if made is None or made[0] != models:
             stamp = _stamp(self.members[prefix], mode, self.args.fields, prefix, self.jurors,
                            _run_stamp(self.args))
-            stamp = self.stamps.setdefault(key, stamp)
+            made = self.stamps[prefix] = models, stamp
             try:
                 self.texts[id(stamp)] = stamp, self.encode(stamp)
             except ValueError:  # NaN in the stamp: the line is encoded whole
                 pass
-        return stamp
+        return made[1]
 
     def buffer(self, out):
         """Hold the record's line, its last field, a stamp, as the text made with the stamp
@@ -8261,9 +8273,8 @@ class _Run:
 
     def flush(self):
         """Write the held lines: a write a line online (a reader of -o sees each record), by
-        the batch offline (a write a line was a third of an export's time). An export's
-        batch lines go first, so that a record -o says exported is in a part; a part the
-        disk refuses stops the run as a full -o does."""
+        the batch offline. An export's batch lines go first, so that a record -o says
+        exported is in a part; a part the disk refuses stops the run as a full -o does."""
         batch = self.specs[0][1].batch  # one for every judge
         try:
             if batch is not None:
@@ -8288,8 +8299,7 @@ class _Run:
         the terminal's width (a wrapped line is not drawn over); while no reply comes, it
         counts the seconds."""
         note = self.note()
-        text = _progress_text(self.tallies[self.outputs[0][0]], self.total, now - self.started,
-                              self.held, note)
+        text = _progress_text(self.tally, self.total, now - self.started, self.held, note)
         if not note and now - self.replied >= _QUIET:  # a hung judge: the line counts on
             whole = int(now - self.replied)  # seconds passed: 3.6 s is "3 s", not "4 s"
             text = text.rstrip() + "; no reply for {} s   ".format(whole)
@@ -8308,22 +8318,17 @@ class _Run:
     def note(self):
         """Why the progress line shows no rate, or None: a judge's requests retried (why),
         held by a rate limit, or servers of a judge resting."""
-        several = len(self.specs) > 1
         for prefix, note in list(self.notes.items()):
-            if note and several:  # "judge a answers http 429 ..."
-                return "judge {} {}".format(prefix.rstrip("_"), note[len("judge "):])
-            if note:
-                return note
-        which = {prefix: "" for prefix, _, _ in self.specs}
-        if several:
-            which = {prefix: " " + prefix.rstrip("_") for prefix, _, _ in self.specs}
+            if note:  # "judge answers http 429 ...", of several "judge a answers ..."
+                return "judge" + self.named[prefix] + note[len("judge"):]
         for prefix, judge, _ in self.specs:
             if judge._limits.holder is not None:
-                return "judge{} held by {}".format(which[prefix], judge._limits.holder)
+                return "judge{} held by {}".format(self.named[prefix], judge._limits.holder)
         for prefix, judge, _ in self.specs:
             resting = [judge._redact(url) for url in judge._replicas.resting()]
             if resting:
-                return "judge{} servers resting: {}".format(which[prefix], ", ".join(resting))
+                return "judge{} servers resting: {}".format(self.named[prefix],
+                                                             ", ".join(resting))
         return None
 
     def stopped_note(self):
@@ -8331,12 +8336,11 @@ class _Run:
         export first needs its parts removed (it writes over none); with --cache, the judged
         come from it; without, all are judged again."""
         total = _record_total(self.args)
-        of_total = ""
-        if total is not None:
-            of_total = " of {}".format(total)
-        how = "stopped"
+        how, of_total, every = "stopped", "", "every record"
         if self.interrupted:
             how = "interrupted"
+        if total is not None:
+            of_total, every = " of {}".format(total), "all {}".format(total)
         output = _one_line(self.args.output)  # None: stdout
         done = "  {}: {}{} records written to {}; ".format(
             how, self.written, of_total, output or "stdout")
@@ -8345,14 +8349,12 @@ class _Run:
             return done + "the export is partial: remove {}.*.jsonl, then rerun the same " \
                           "command".format(_one_line(prefix))
         if self.args.cache:
-            judged = self.tallies[self.outputs[0][0]].judged["n"]
-            done += "rerun the same command: the {} judged come from the cache".format(judged)
+            done += "rerun the same command: the {} judged come from the cache".format(
+                self.tally.judged["n"])
             if output:
                 done += ", and {} is written again, whole".format(output)
             return done
-        every, anew = "every record", ""
-        if total is not None:
-            every = "all {}".format(total)
+        anew = ""
         if output:
             anew = " and writes {} anew".format(output)
         return done + "without --cache a rerun judges {} again{}: pass --cache FILE next " \
@@ -8366,16 +8368,14 @@ class _Run:
             self.show_progress(time.monotonic(), "\n")
         wall = time.monotonic() - self.started
         stopped_early = bool(self.interrupted or self.broken)
-        empty = not self.tallies[self.outputs[0][0]].all["n"] and not self.stopped
-        if empty and not stopped_early:
+        if not self.tally.all["n"] and not self.stopped and not stopped_early:
             print("minijudge: warning: no records in {}".format(self.args.input),
                   file=sys.stderr)
         summaries = {}
         for prefix, judge, mode in self.outputs:
-            stamp = _stamp(self.members[prefix], mode, self.args.fields, prefix, self.jurors,
-                           _run_stamp(self.args))
-            summaries[prefix] = _summary(stamp, self.args, self.tallies[prefix], wall,
-                                         stopped_early, judge, members=self.members[prefix])
+            summaries[prefix] = _summary(self.stamp(prefix, mode), self.args,
+                                         self.tallies[prefix], wall, stopped_early, judge,
+                                         members=self.members[prefix])
         several = bool(self.args.judges) and not self.args.jury
         worst, unwritten = _emit(summaries, self.args, several, self.tallies, self.rows,
                                  os.path.basename(self.args.input))
@@ -8388,8 +8388,8 @@ class _Run:
         """--max-cost's line, None if the run kept within it: what was spent (the summary's
         figure), what it held for replies without usage, what was left and how to go on; or
         that a server counting past a request's most passed it."""
-        tallies = [self.tallies[prefix] for prefix, _, _ in self.outputs]
-        left = tallies[0].statuses["cost_limit"]
+        tallies = list(self.tallies.values())
+        left = self.tally.statuses["cost_limit"]
         total = round(sum(tally.cost for tally in tallies), 9)
         if self.budget.reason is None and total <= self.budget.limit:
             return None
@@ -8414,9 +8414,9 @@ class _Run:
         return line
 
     def exit_status(self, worst):
+        for path, exc in self.broken:
+            print(_cannot_write(path, exc), file=sys.stderr)
         if self.broken:
-            for path, exc in self.broken:
-                print(_cannot_write(path, exc), file=sys.stderr)
             return _EXIT_FAILED
         if self.stopped:
             print("minijudge: error:", self.stopped[0] + " (--strict)", file=sys.stderr)
@@ -8449,7 +8449,7 @@ def _record_total(args):
 
 
 def _write_text(line):
-    """Write a line of bytes to a stdout that takes text; how many bytes were written."""
+    """Write a line of bytes to a stdout that takes text (tests); the bytes written."""
     sys.stdout.write(line.decode())
     return len(line)
 
@@ -8458,11 +8458,10 @@ class _Budget:
     """--max-cost, shared by the worker threads: what was spent (the replies' usage), what
     the replies without usage may have cost (``unknown``) and the records being judged may
     (``reserved``), never past the limit together; and why the run stopped. A record
-    reserves the most its requests can cost (_estimate's ``most``), not an estimate (scaled
-    by a long first record's cost, short ones were reserved a fraction of theirs). A server
-    counting past that most (a chat template of 2,000 tokens) is met by scaling the reserves
-    by the most a record cost against its own: until a reply tells that, or once a record
-    passed its reserve, records go one at a time."""
+    reserves the most its requests can cost (_estimate's ``most``). A server counting past
+    that most (a chat template of 2,000 tokens) is met by scaling the reserves by the most a
+    record cost against its own: until a reply tells that, or once a record passed its
+    reserve, records go one at a time."""
 
     def __init__(self, limit):
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
@@ -8475,8 +8474,7 @@ class _Budget:
 
     def reserve(self, estimate):
         """The dollars reserved for a record that may cost ``estimate`` at most, None if
-        they do not fit (then no record is judged from there). While no reply has told what
-        a record costs against its estimate, or one cost more, records go one at a time."""
+        they do not fit (then no record is judged from there)."""
         with self.settled:
             while self.reason is None and (self.over or (self.scale is None and
                                                          not self.unpriced)) and self.judging:
@@ -8503,8 +8501,7 @@ class _Budget:
 
     def settle(self, estimate, reserved, costs):
         """A record judged: its reserve given back, its replies' cost spent; a reply without
-        usage (or none told: cut short) keeps the reserve, less its other replies' cost,
-        held."""
+        usage (or none told: cut short) keeps the reserve, less its other replies' cost."""
         spent = sum(cost for cost in costs.values() if cost is not None)
         missing = not costs or None in costs.values()
         with self.settled:
@@ -8729,8 +8726,8 @@ def _is_filled(value):
 
 def _tally_add(tally, judgement, record, args, mode):
     """Count one record into the tally and its groups (--group-by): its judgement, its label
-    (--human-field), its responses' lengths (one's, or a pair's under a verdict), the models
-    that answered, the comparisons of named systems it gives."""
+    (--human-field), its responses' lengths (one's, or a pair's under a verdict); if judged,
+    the models that answered and the comparisons of named systems it gives."""
     spec = _MODES[mode]
     lengths = []
     if spec.answers is None or spec.compare == "compare":
@@ -8741,12 +8738,16 @@ def _tally_add(tally, judgement, record, args, mode):
     if args.group_by:
         for group in _groups_of(tally, record, args.group_by):
             group.add(judgement, label, lengths)
-    if judgement.status != "ok":  # what follows counts judged records alone
+    if judgement.status != "ok":
         return
-    if args.model_field or spec.compare == "compare":
-        _tally_model(tally, judgement, record, args, mode)
-    if "pairs" in judgement.details or "model_a" in record:
-        _count_comparisons(tally, judgement, record, args, lengths)
+    if args.model_field and not spec.answers:  # --model-field's, or unnamed
+        if not _tally_model(tally, record.get(args.model_field), _judge_scores(judgement)):
+            tally.answered_by["unnamed"] += 1
+    if spec.compare == "compare":
+        _count_verdict(tally, judgement, record, lengths, args.strong_weight)
+    if "pairs" in judgement.details:
+        _count_pairs(tally, judgement.details["pairs"], record.get(args.responses_field),
+                     args.strong_weight)
 
 
 # fields whose absence the summary reports: (key, the field, what was done instead)
@@ -8757,9 +8758,8 @@ _DEFAULTED = (("answer", "'answer'", "judged without a reference"),
 
 
 def _lack_checks(args, mode, judge):
-    """What a judged record of a run of these flags, mode and judge may lack (so that the
-    summary says what was done instead): [(_DEFAULTED's key, lacks(record))], decided once a
-    run (checks a record were a tenth of an export's tally)."""
+    """What a judged record of a run of these flags, mode and judge may lack, so that the
+    summary says what was done instead: [(_DEFAULTED's key, lacks(record))]."""
     mode = _MODES[mode]
     checks = []
 
@@ -8790,7 +8790,7 @@ def _lack_checks(args, mode, judge):
 
 def _default_lines(defaulted, args):
     """The summary's "fields": a line for each field of _DEFAULTED some records lack, and
-    for --human-field values that are no label (left out of the agreement); None if none."""
+    for --human-field values that are no label; None if none."""
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
         field, lacking = field.format(args), defaulted[key]
@@ -8808,7 +8808,7 @@ def _default_lines(defaulted, args):
 class _Numbers:
     """Numbers appended in order, read back in that order as often as asked: the last
     _NUMBERS_HELD in memory, the others in an unlinked temporary file, so that memory does
-    not grow with the records (two a record were 16 MB at a million)."""
+    not grow with the records."""
 
     def __init__(self):
         from array import array
@@ -8875,6 +8875,14 @@ def _new_sums():
     return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
 
 
+def _add_score(sums, score):
+    sums["n"] += 1
+    sums["total"] += score
+    sums["total_sq"] += score * score
+    if len(sums["scores"]) < _BOOTSTRAP_MAX:
+        sums["scores"].append(score)
+
+
 class _Tally:
     """What the summary reports, gathered record by record (add): sums, and a few numbers a
     record."""
@@ -8893,7 +8901,7 @@ class _Tally:
         self.wins = collections.Counter()
         self.played = collections.Counter()
         self.alike = collections.Counter()
-        self.compared = []  # of named systems: see _count_comparisons
+        self.compared = []  # of named systems: see _count_pairs, _count_verdict
         # two numbers a record (_Numbers: on disk past 1 MiB)
         self.panel, self.lengths, self.spread, self.first_errors = [], _Numbers(), 0.0, {}
         self.all = _new_sums()
@@ -8903,11 +8911,11 @@ class _Tally:
         self.groups = {}  # --group-by: {field: {label: _Tally}}, None past _GROUPS_MAX labels
         self.latency_total = self.latency_max = 0.0
         self.cost, self.priced, self.unpriced = 0.0, 0, 0  # unpriced: a reply with no usage
-        self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_reasks
+        self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_asked
         self.human = []  # (the judge's rating or None, its score, the label)
-        self.defaulted = collections.Counter()  # a run's: see _count_lacks
-        self.lack_checks = ()  # a run's (_Run: _lack_checks), one judge's
+        self.defaulted = collections.Counter()  # a run's: see _Run.write_record
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
+        self.by_value = self.ratings, self.models, self.sources, self.fingerprints
 
     def add(self, judgement, human=None, lengths=()):
         """Count a judgement: its status and score (a failure's first error; a score no
@@ -8917,25 +8925,30 @@ class _Tally:
         if not isinstance(score, (int, float)) or score != score:  # None, NaN
             score = 0.0
         score = float(score)
-        status, details = judgement.status, judgement.details
+        status = judgement.status
         self.statuses[status] += 1
-        self._add_score(self.all, score)
+        _add_score(self.all, score)
         if status in _NOT_FAILURES:
             self.tenths[min(max(int(score * 10), 0), 9)] += 1
-            self._add_score(self.judged, score)
+            _add_score(self.judged, score)
         else:
             self.first_errors.setdefault(status, judgement.error)
         rating = judgement.rating
-        for counter, value in ((self.ratings, rating), (self.models, judgement.model),
-                               (self.sources, judgement.source),
-                               (self.fingerprints, judgement.fingerprint)):
-            if value is not None and value != "":
+        values = rating, judgement.model, judgement.source, judgement.fingerprint
+        for counter, value in zip(self.by_value, values):
+            if value not in (None, ""):
                 counter[value] += 1
-        if details:  # most judgements have none: nothing of what it counts would count
+        if judgement.details:  # most judgements have none
             self._count_details(judgement, score)
-        if status == "ok":
-            self._add_judged(details, score, rating, human, lengths)
-        if judgement.cached:  # the requests it made and their latency: a cached one made none
+        if status == "ok" and lengths:
+            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
+        if status == "ok" and human is not None:
+            self.human.append((rating, score, human))
+        self._count_requests(judgement)
+
+    def _count_requests(self, judgement):
+        """The requests a judgement made (a cached one made none), their latency, tokens."""
+        if judgement.cached:
             self.cached += 1
         elif judgement.attempts:
             self.sent += 1
@@ -8948,66 +8961,50 @@ class _Tally:
             if isinstance(value, int):
                 self.tokens[name] += value
 
-    @staticmethod
-    def _add_score(sums, score):
-        """Into the sums _interval reads."""
-        sums["n"] += 1
-        sums["total"] += score
-        sums["total_sq"] += score * score
-        if len(sums["scores"]) < _BOOTSTRAP_MAX:
-            sums["scores"].append(score)
-
     def _count_details(self, judgement, score):
-        """What a judgement's details give: the orders' agreement, the panel's scores, the
-        cost (one without usage apart), the pass, the re-asks."""
-        details = judgement.details
+        """What a judgement's details give: the pass, each conversation's, the panel's
+        scores, the cost (one without usage apart); if judged, the repeats' agreement and
+        spread and the systems' wins."""
+        details, ok = judgement.details, judgement.status == "ok"
         if details.get("pass") not in (None, ""):
             self.passed[details["pass"]] += 1
         for asked in _conversations(details):
-            for counter, name in ((self.consistent, "consistent"),
-                                  (self.biased, "positional_bias")):
-                if asked.get(name) is not None:
-                    counter[asked[name]] += 1
+            self._count_asked(asked, asked.get("status", judgement.status) == "ok")
         panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
-        if panel and judgement.status == "ok":
+        if panel and ok:
             self.panel.append((panel, score))
         elif panel:
             self.panel.append((panel, None))
-        if "cost" in details and _is_number(details["cost"]):
-            self.cost += details["cost"]
-            self.priced += 1
-        elif "cost" in details:
-            self.unpriced += 1
-        self._count_reasks(judgement)
-
-    def _count_reasks(self, judgement):
-        """Each conversation re-asked (--reask): the re-asks sent, and whether it was read."""
-        for asked in _conversations(judgement.details):
-            saved = asked.get("status", judgement.status) == "ok"
-            for name in _REASKS_FIELDS:  # each order's
-                reasks = asked.get(name)
-                if not isinstance(reasks, list) or not reasks:
-                    continue
-                self.reasks["reasked"] += 1
-                self.reasks["sent"] += len(reasks)
-                if saved:
-                    self.reasks["saved"] += 1
-
-    def _add_judged(self, details, score, rating, human, lengths):
-        """What only a judged record gives: its repeats' scores and spread, its length (a
-        pair's difference) with its score, the systems' wins, its label."""
+        if "cost" in details:  # a reply without usage has no cost: counted apart
+            if _is_number(details["cost"]):
+                self.cost += details["cost"]
+                self.priced += 1
+            else:
+                self.unpriced += 1
+        if not ok:
+            return
         for scores in _repeat_scores(details):
             self.k = len(scores)
             self.alike[len(set(scores)) == 1] += 1
             mean = sum(scores) / len(scores)
             self.spread += math.sqrt(sum((r - mean) ** 2 for r in scores) / len(scores))
-        if lengths:
-            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
         if "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
-        if human is not None:
-            self.human.append((rating, score, human))
+
+    def _count_asked(self, asked, saved):
+        """A conversation's orders' agreement, and its re-asks (--reask): those sent, and
+        whether it was read (``saved``)."""
+        for counter, name in ((self.consistent, "consistent"), (self.biased, "positional_bias")):
+            if asked.get(name) is not None:
+                counter[asked[name]] += 1
+        for name in _REASKS_FIELDS:  # each order's
+            reasks = asked.get(name)
+            if isinstance(reasks, list) and reasks:
+                self.reasks["reasked"] += 1
+                self.reasks["sent"] += len(reasks)
+                if saved:
+                    self.reasks["saved"] += 1
 
 
 def _conversations(details):
@@ -9062,37 +9059,12 @@ def _model_key(value):
     return name.casefold() or None
 
 
-def _tally_model(tally, judgement, record, args, mode):
-    """A judged record's score, and each panel judge's, under the model that answered
-    (``answered_by``): --model-field's, and a pairwise verdict's two named systems (model_a,
-    model_b): A's score under A's and its complement under B's, so that self-judging sees a
-    judge that is one of them."""
-    if args.model_field and not _MODES[mode].answers:
-        value = record.get(args.model_field)
-        if _model_key(value) is None:
-            tally.answered_by["unnamed"] += 1
-        else:
-            _tally_named(tally, value, _judge_scores(judgement))
-    if _MODES[mode].compare != "compare":
-        return
-    a, b = record.get("model_a"), record.get("model_b")
-    if not isinstance(a, str) or not isinstance(b, str) or a == b:
-        return
-    scores = _judge_scores(judgement)
-    _tally_named(tally, a, scores)
-    shares = dict.fromkeys(scores)  # B's (None: that judge failed)
-    for judge, score in scores.items():
-        if _is_number(score):
-            shares[judge] = 1 - score
-    _tally_named(tally, b, shares)
-
-
-def _tally_named(tally, value, scores):
-    """Add the scores of an answer by model ``value`` to ``answered_by``: its first five
-    spellings, each judge's count and sum."""
+def _tally_model(tally, value, scores):
+    """Add ``scores`` (_judge_scores) under the model named ``value`` (``answered_by``: its
+    first five spellings, each judge's count and sum); False if ``value`` names none."""
     answered, key = tally.answered_by, _model_key(value)
     if key is None:
-        return
+        return False
     if key not in answered["names"] and len(answered["names"]) >= _MODELS_MAX:
         key = ""  # no judge's name: among the others
     spellings, by_judge = answered["names"].setdefault(key, ([], {}))
@@ -9102,6 +9074,7 @@ def _tally_named(tally, value, scores):
             sums = by_judge.setdefault(judge, [0, 0.0])
             sums[0] += 1
             sums[1] += score
+    return True
 
 
 def _judge_scores(judgement):
@@ -9160,33 +9133,41 @@ def _one_number(text):
     return number
 
 
-def _count_comparisons(tally, judgement, record, args, lengths):
-    """The comparisons of named systems a judged record gives the Bradley-Terry fit, (a, b,
-    a's win, a's length - b's, weight): a systems item's pairs, or a pairwise verdict naming
-    its two in model_a and model_b (as MT-Bench's and Chatbot Arena's judgments do)."""
-    details = judgement.details
-    if "pairs" in details:
-        responses = record.get(args.responses_field)
-        if not isinstance(responses, Mapping):
-            responses = {}
-        for pair in details["pairs"]:
-            won = _VERDICT_SCORES.get(pair.get("verdict"))
-            a, b = pair.get("a"), pair.get("b")
-            if won is None or not isinstance(a, str) or not isinstance(b, str):
-                continue
-            gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
-            tally.compared.append((a, b, won, gap, _verdict_weight(pair, args.strong_weight)))
-        return
+def _count_verdict(tally, judgement, record, lengths, strong_weight):
+    """A pairwise verdict naming its two systems in model_a and model_b (as MT-Bench's and
+    Chatbot Arena's judgments do): A's score under A's model and its complement under B's,
+    so that self-judging sees a judge that is one of them; and a comparison for the
+    Bradley-Terry fit, (a, b, a's win, a's length - b's, weight)."""
     a, b = record.get("model_a"), record.get("model_b")
-    if isinstance(a, str) and isinstance(b, str) and a != b and len(lengths) == 2:  # a pair's
-        weight = _verdict_weight({"strong": _is_strong(judgement)}, args.strong_weight)
-        tally.compared.append((a, b, judgement.score, lengths[0] - lengths[1], weight))
+    if not isinstance(a, str) or not isinstance(b, str) or a == b:
+        return
+    scores = _judge_scores(judgement)
+    _tally_model(tally, a, scores)
+    _tally_model(tally, b, {judge: 1 - score for judge, score in scores.items()
+                            if _is_number(score)})
+    weight = _verdict_weight(_is_strong(judgement), strong_weight)
+    tally.compared.append((a, b, judgement.score, lengths[0] - lengths[1], weight))
 
 
-def _verdict_weight(details, strong_weight):
+def _count_pairs(tally, pairs, responses, strong_weight):
+    """A systems item's pairs as comparisons for the Bradley-Terry fit, as _count_verdict
+    makes them."""
+    if not isinstance(responses, Mapping):
+        responses = {}
+    for pair in pairs:
+        won = _VERDICT_SCORES.get(pair.get("verdict"))
+        a, b = pair.get("a"), pair.get("b")
+        if won is None or not isinstance(a, str) or not isinstance(b, str):
+            continue
+        gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
+        weight = _verdict_weight(pair.get("strong"), strong_weight)
+        tally.compared.append((a, b, won, gap, weight))
+
+
+def _verdict_weight(strong, strong_weight):
     """How many comparisons a verdict counts as: --strong-weight if it was strong ([[A>>B]]
-    in every order asked), else 1."""
-    if details.get("strong") is True:  # a hand-edited "yes" is no verdict's strength
+    in every order asked; a hand-edited "yes" is not), else 1."""
+    if strong is True:
         return strong_weight
     return 1
 
