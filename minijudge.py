@@ -9538,7 +9538,7 @@ def _judge_figures(stamp, args, tally, wall, judge, members):
     # the models the replies name if they are not one model under its spellings (replicas
     # serving different models: judge_model names the most common)
     answering = None
-    if len({_model_key(name) for name in tally.models} - {None}) > 1:
+    if len(set(map(_model_key, tally.models)) - {None}) > 1:
         answering = dict(sorted(tally.models.items(), key=lambda pair: (-pair[1], pair[0])))
     figures = {"tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
                "wall_seconds": wall_seconds, "requests_per_second": per_second,
@@ -9576,11 +9576,11 @@ def _self_judging(stamp, args, tally):
     if _MODES[stamp["mode"]].scores == "systems":  # their wins as _tally_model keeps scores
         answered, field = {"unnamed": 0, "names": {}}, None
         for system, played in tally.played.items():
-            entry = answered["names"].setdefault(_model_key(system) or "", ([], {}))
-            _add_spelling(entry[0], system)
-            sums = entry[1].setdefault(None, [0, 0.0])
-            sums[0] += played
-            sums[1] += tally.wins[system]
+            spellings, by_judge = answered["names"].setdefault(
+                _model_key(system) or "", ([], {None: [0, 0.0]}))
+            _add_spelling(spellings, system)
+            by_judge[None][0] += played
+            by_judge[None][1] += tally.wins[system]
     # each judge (a jury's name, or None) with its models: the stamp's, and a lone judge's
     # the replies name (a server may echo another spelling)
     models = stamp.get("model")
@@ -9592,11 +9592,8 @@ def _self_judging(stamp, args, tally):
     else:
         reported = [model for model, _ in tally.models.most_common(1)]
         judges = [(None, list(filter(None, models + reported)))]
-    found = []
-    for judge, names in judges:
-        entry = _self_preference(judge, names, answered)
-        if entry:
-            found.append(entry)
+    found = list(filter(None, [_self_preference(judge, names, answered)
+                               for judge, names in judges]))
     if not found:
         return None
     if field is not None:
@@ -9607,11 +9604,15 @@ def _self_judging(stamp, args, tally):
 def _self_preference(judge, models, answered):
     """A judge's mean for the answers of its own model against the others' (named models
     only), and the gap; None if no answer is its model's."""
-    keys = {_model_key(model) for model in models} - {None}
-    own = [entry for key, entry in answered["names"].items() if key in keys]
+    keys = set(map(_model_key, models)) - {None}
+    own, others = [], []
+    for key, entry in answered["names"].items():
+        if key in keys:
+            own.append(entry)
+        else:
+            others.append(entry)
     if not own:
         return None
-    others = [entry for key, entry in answered["names"].items() if key not in keys]
     mine, theirs = _pooled(own, judge), _pooled(others, judge)
     gap = None
     if mine["n"] and theirs["n"]:
@@ -9647,10 +9648,9 @@ def _ranking_figures(tally, args):
             args.baseline, len(played))}
     components, systems = [], {}
     for number, part in enumerate(_components(compared), 1):
-        component, ranked = _ranked_component(part, args)
+        component, ranked = _ranked_component(part, args, number, played)
         components.append(component)
-        for name, figures in ranked.items():
-            systems[name] = dict(figures, component=number, comparisons=played[name])
+        systems.update(ranked)
     alone = {}  # one group: its baseline and coefficient are the ranking's; several: none
     if len(components) == 1:
         alone = components[0]
@@ -9683,10 +9683,11 @@ def _components(comparisons):
     return [parts[name] for name in sorted(parts, key=lambda name: (-sizes[name], name))]
 
 
-def _ranked_component(compared, args):
-    """A group's figures (its baseline, comparisons, whether ties were added, the length
-    coefficient, its systems best first) and its systems' by name; its baseline --baseline
-    if of the group, else its first name (shards in any order agree)."""
+def _ranked_component(compared, args, number, played):
+    """Group ``number``'s figures (its baseline, comparisons, whether ties were added, the
+    length coefficient, its systems best first) and its systems' by name (with how often
+    each was ``played``); its baseline --baseline if of the group, else its first name
+    (shards in any order agree)."""
     strengths, added = _bradley_terry(compared)
     baseline = args.baseline
     if baseline not in strengths:
@@ -9710,15 +9711,16 @@ def _ranked_component(compared, args):
         score, interval, lc_score = round(scores[name], 2), intervals.get(name), None
         # an interval without the system's own score is none: the draws' fits are not the
         # data's (a cycle of single verdicts, broken in every draw, put a system below it)
-        if interval and not interval[0] <= score <= interval[1]:
-            interval = None
         win_rate_ci = None
-        if interval:
+        if interval and interval[0] <= score <= interval[1]:
             win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
+        else:
+            interval = None
         if lc_scores.get(name) is not None:
             lc_score = round(lc_scores[name], 2)
         systems[name] = {"score": score, "ci": interval, "win_rate": _win_rate(scores[name]),
-                         "win_rate_ci": win_rate_ci, "lc_score": lc_score}
+                         "win_rate_ci": win_rate_ci, "lc_score": lc_score,
+                         "component": number, "comparisons": played[name]}
     return component, systems
 
 
@@ -9737,12 +9739,12 @@ def _panel_figures(tally, stamp):
         if len(both) > 1:
             kappa = _kappa(both)
         kappas["{}~{}".format(names[a], names[b])] = kappa
-    offsets = {}
+    offsets, answered = {}, {}
     for i, name in enumerate(names):
         both = _both_scored(units, i, k)
         offsets[name] = _mean(sum(x - y for x, y in both), len(both))
+        answered[name] = sum(u[i] is not None for u in units)
     rated_by_two = sum(sum(v is not None for v in u[:k]) > 1 for u in units)
-    answered = {name: sum(u[i] is not None for u in units) for i, name in enumerate(names)}
     return {"judges": names, "jury": stamp.get("jury"), "quorum": stamp.get("quorum", k),
             "alpha": _alpha([u[:k] for u in units], nominal),
             "alpha_metric": _ALPHA_METRICS[nominal],
@@ -9993,35 +9995,43 @@ def _first_errors_once(errors):
     return shown
 
 
+# the score's line by what the mode's scores are: (its line, its line when none was
+# judged, the figure that is none then), each of the summary's figures and _score_lines'
+_SCORE_LINES = {
+    "mean": ("  mean score {mean_score} with failures as 0.0; {mean_score_judged} over the "
+             "{judged} judged{on_scale}; {ci_note}",
+             "  mean score {mean_score} with failures as 0.0; none judged; {ci_note}",
+             "judged"),
+    "A's win rate": ("  A's win rate {mean_score_judged} (ties count half) over the {judged} "
+                     "judged; {ci_note}",
+                     "  A's win rate: none judged",  # not the mean with failures as B's wins
+                     "judged"),
+    "systems": ("  ranking over the {judged} judged (win rates, ties count half): {ranked}",
+                "  ranking: none judged", "systems")}
+
+
 def _score_lines(s):
     """The score's line, the page's too: the mean score, A's win rate or the systems' over
     the N judged; none if nothing was sent (all exported)."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
-    judged, scores = s["records"] - s["failed"], _MODES[s["mode"]].scores
-    if scores == "systems" and not s["systems"]:
-        return ["  ranking: none judged"]
-    if scores == "systems":
-        systems = ["{} {win_rate} ({comparisons} comparisons)".format(
-            _system_label(system), **s["systems"][system]) for system in s["ranking"] or ()]
-        return ["  ranking over the {} judged (win rates, ties count half): {}".format(
-            judged, ", ".join(systems))]
-    interval = "{} CI {} ({})".format(_level(s), s["ci"], s["ci_method"])
-    if scores == "A's win rate" and not judged:
-        return ["  A's win rate: none judged"]  # not the mean with failures as B's wins
-    if scores == "A's win rate":
-        return ["  A's win rate {} (ties count half) over the {} judged; {}".format(
-            s["mean_score_judged"], judged, interval)]
-    on_scale = ""
+    figures = dict(s, judged=s["records"] - s["failed"], on_scale="",
+                   ci_note="{} ({})".format(_ci_text(s, s["ci"]), s["ci_method"]))
+    figures["ranked"] = ", ".join("{} {win_rate} ({comparisons} comparisons)".format(
+        _system_label(system), **s["systems"][system]) for system in s["ranking"] or ())
     if s.get("mean_value") is not None:
         low, high = s["parameters"]["scale"][:2]
-        on_scale = " ({:g} on the {:g}-{:g} scale, {} CI {})".format(
-            s["mean_value"], low, high, _level(s), s["mean_value_ci"])
-    over_judged = "none judged"  # not "None over the 0 judged"
-    if s["mean_score_judged"] is not None:
-        over_judged = "{} over the {} judged{}".format(s["mean_score_judged"], judged, on_scale)
-    return ["  mean score {} with failures as 0.0; {}; {}".format(s["mean_score"], over_judged,
-                                                                  interval)]
+        figures["on_scale"] = " ({:g} on the {:g}-{:g} scale, {})".format(
+            s["mean_value"], low, high, _ci_text(s, s["mean_value_ci"]))
+    line, none_judged, judged = _SCORE_LINES[_MODES[s["mode"]].scores]
+    if not figures[judged]:
+        line = none_judged
+    return [line.format(**figures)]
+
+
+def _ci_text(s, interval):
+    """An interval as the summary's lines say it: 95% CI [0.41, 0.62]."""
+    return "{} CI {}".format(_level(s), interval)
 
 
 def _bt_lines(s):
@@ -10191,11 +10201,12 @@ def _group_tables(s):
     if s["records"] == s["statuses"].get("exported", 0):
         return []
     scores = _MODES[s["mode"]].scores
-    columns = [(heading, key) for key, heading, kinds in _GROUP_FIGURES if scores in kinds]
+    headings, keys = zip(*[(heading.format(_level(s)), key)
+                           for key, heading, kinds in _GROUP_FIGURES if scores in kinds])
     tables = []
     for field, groups in (s.get("groups") or {}).items():
         title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
-        rows = [["value"] + [heading.format(_level(s)) for heading, _ in columns]]
+        rows = [["value", *headings]]
         for row in groups["shown"][:_GROUPS_SHOWN] + [dict(s, label="all")]:  # all: s's
             # what a terminal acts on escaped before the columns are measured (JSON leaves
             # direction marks and C1 controls); past _GROUP_LABEL_MAX characters, the first
@@ -10203,8 +10214,8 @@ def _group_tables(s):
             label = _UNSHOWABLE_RE.sub(_escaped, row["label"])
             if len(label) > _GROUP_LABEL_MAX:
                 label = "{}... sha256 {}".format(label[:40], _sha(label))
-            rows.append([label] + [_group_cell(key, row[key]) for _, key in columns])
-        kept = [column for column in zip(*rows) if any(cell != "-" for cell in column[1:])]
+            rows.append([label] + [_group_cell(key, row[key]) for key in keys])
+        kept = [column for column in zip(*rows) if set(column[1:]) != {"-"}]
         tables.append((title, list(map(list, zip(*kept)))))
     return tables
 
@@ -10324,17 +10335,23 @@ def _emit(summaries, args, several, tallies, rows, title):
     pages = []
     if args.html:
         pages.append((args.html, lambda: _html(summaries, tallies, rows, args, title)))
-    if args.summary:
-        pages.append((args.summary, lambda: _summary_json(summaries, several)))
+    if args.summary:  # by prefix, under "judges", when several judges ran
+        document = {"judges": summaries}
+        if not several:
+            document = summaries["judge"]
+        pages.append((args.summary, lambda: json.dumps(document, indent=2)))
     unwritten = [(path, exc) for path, exc in map(_write_page, pages) if exc]
-    limit = args.max_error_rate
-    if args.batch_export:  # an export judges nothing
-        limit = math.inf
-    if not args.quiet:
-        _print_summaries(summaries, limit)
-    if limit < math.inf:
-        return max(s["failure_rate"] for s in summaries.values()), unwritten
-    return 0.0, unwritten
+    limit, worst = math.inf, 0.0  # an export judges nothing
+    if not args.batch_export:
+        limit = args.max_error_rate
+        worst = max(s["failure_rate"] for s in summaries.values())
+    if not args.quiet:  # each judge's summary on stderr, named when there are several
+        names = list(summaries)
+        if len(names) == 1:
+            names = [None]
+        for name, summary in zip(names, summaries.values()):
+            _print_summary(summary, limit, sys.stderr, name)
+    return worst, unwritten
 
 
 def _write_page(page):
@@ -10363,25 +10380,9 @@ def _write_page(page):
     return path, None
 
 
-def _summary_json(summaries, several):
-    """--summary: the summary as JSON; by prefix, under "judges", when several judges ran."""
-    if several:
-        return json.dumps({"judges": summaries}, indent=2)
-    return json.dumps(summaries["judge"], indent=2)
-
-
 def _cannot_write(path, exc):
     return "minijudge: error: cannot write {}: [Errno {}] {}".format(path, exc.errno,
                                                                      exc.strerror)
-
-
-def _print_summaries(summaries, limit):
-    """Each judge's summary on stderr, named when there are several."""
-    names = list(summaries)
-    if len(names) == 1:
-        names = [None]
-    for name, summary in zip(names, summaries.values()):
-        _print_summary(summary, limit, sys.stderr, name)
 
 
 # -- The HTML page -------------------------------------------------------------------
