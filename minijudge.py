@@ -9954,8 +9954,7 @@ def _head_lines(s, name):
         head = "minijudge{}: {} records in {:.1f} s ({} requests, {} from cache, {} " \
                "requests/s); ".format(label, s["records"], s["wall_seconds"], s["requests"],
                                       s["cached"], s["requests_per_second"])
-    # none given, and the server's list could not be read
-    model = _none_as(s["judge_model"], "(model not known)")
+    model = _none_as(s["judge_model"], "(model not known)")  # none given, none listed
     judged_by = "judge {}".format(model)
     if s.get("panel"):
         judged_by = "jury: the {} of {} (quorum {})".format(
@@ -10062,13 +10061,13 @@ def _bt_lines(s):
                  "compares with its group's alone)".format(len(components), "; ".join(groups))]
     shown = 0
     for number, component in enumerate(components, 1):
-        room = _BT_SHOWN - shown
-        if room <= 0:
+        names = component["systems"][:_BT_SHOWN - shown]
+        if not names:
             break
         if len(components) > 1:
             lines.append("    group {}, baseline {} at 1000:".format(
                 number, _system_label(component["baseline"])))
-        for name in component["systems"][:room]:
+        for name in names:
             figures = ranking["systems"][name]
             lines.append(indent + "{} {} (CI {}), win rate against the baseline {} (CI {}), "
                          "length-controlled {}, {}".format(
@@ -10077,7 +10076,7 @@ def _bt_lines(s):
                              _none_as(figures["lc_score"]),
                              _counted(figures["comparisons"], "comparison")))
         lines += [indent + note for note in _figure_lines(component, "group notes")]
-        shown += min(room, len(component["systems"]))
+        shown += len(names)
     if len(ranking["systems"]) > shown:
         lines.append("    and {} more systems (--summary lists all)".format(
             len(ranking["systems"]) - shown))
