@@ -9343,7 +9343,7 @@ def _judge_figures(stamp, args, tally, wall, judge, members):
     # the models the replies name if they are not one model under its spellings (replicas
     # serving different models: judge_model names the most common)
     answering = None
-    if len({_model_key(name) for name in tally.models} - {None}) > 1:
+    if len(set(map(_model_key, tally.models)) - {None}) > 1:
         answering = dict(sorted(tally.models.items(), key=lambda pair: (-pair[1], pair[0])))
     figures = {"tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
                "wall_seconds": wall_seconds, "requests_per_second": per_second,
@@ -9381,11 +9381,11 @@ def _self_judging(stamp, args, tally):
     if _MODES[stamp["mode"]].scores == "systems":  # their wins as _tally_model keeps scores
         answered, field = {"unnamed": 0, "names": {}}, None
         for system, played in tally.played.items():
-            entry = answered["names"].setdefault(_model_key(system) or "", ([], {}))
-            _add_spelling(entry[0], system)
-            sums = entry[1].setdefault(None, [0, 0.0])
-            sums[0] += played
-            sums[1] += tally.wins[system]
+            spellings, by_judge = answered["names"].setdefault(
+                _model_key(system) or "", ([], {None: [0, 0.0]}))
+            _add_spelling(spellings, system)
+            by_judge[None][0] += played
+            by_judge[None][1] += tally.wins[system]
     # each judge (a jury's name, or None) with its models: the stamp's, and a lone judge's
     # the replies name (a server may echo another spelling)
     models = stamp.get("model")
@@ -9397,11 +9397,8 @@ def _self_judging(stamp, args, tally):
     else:
         reported = [model for model, _ in tally.models.most_common(1)]
         judges = [(None, list(filter(None, models + reported)))]
-    found = []
-    for judge, names in judges:
-        entry = _self_preference(judge, names, answered)
-        if entry:
-            found.append(entry)
+    found = list(filter(None, [_self_preference(judge, names, answered)
+                               for judge, names in judges]))
     if not found:
         return None
     if field is not None:
@@ -9412,11 +9409,15 @@ def _self_judging(stamp, args, tally):
 def _self_preference(judge, models, answered):
     """A judge's mean for the answers of its own model against the others' (named models
     only), and the gap; None if no answer is its model's."""
-    keys = {_model_key(model) for model in models} - {None}
-    own = [entry for key, entry in answered["names"].items() if key in keys]
+    keys = set(map(_model_key, models)) - {None}
+    own, others = [], []
+    for key, entry in answered["names"].items():
+        if key in keys:
+            own.append(entry)
+        else:
+            others.append(entry)
     if not own:
         return None
-    others = [entry for key, entry in answered["names"].items() if key not in keys]
     mine, theirs = _pooled(own, judge), _pooled(others, judge)
     gap = None
     if mine["n"] and theirs["n"]:
@@ -9452,10 +9453,9 @@ def _ranking_figures(tally, args):
             args.baseline, len(played))}
     components, systems = [], {}
     for number, part in enumerate(_components(compared), 1):
-        component, ranked = _ranked_component(part, args)
+        component, ranked = _ranked_component(part, args, number, played)
         components.append(component)
-        for name, figures in ranked.items():
-            systems[name] = dict(figures, component=number, comparisons=played[name])
+        systems.update(ranked)
     alone = {}  # one group: its baseline and coefficient are the ranking's; several: none
     if len(components) == 1:
         alone = components[0]
@@ -9488,10 +9488,11 @@ def _components(comparisons):
     return [parts[name] for name in sorted(parts, key=lambda name: (-sizes[name], name))]
 
 
-def _ranked_component(compared, args):
-    """A group's figures (its baseline, comparisons, whether ties were added, the length
-    coefficient, its systems best first) and its systems' by name; its baseline --baseline
-    if of the group, else its first name (shards in any order agree)."""
+def _ranked_component(compared, args, number, played):
+    """Group ``number``'s figures (its baseline, comparisons, whether ties were added, the
+    length coefficient, its systems best first) and its systems' by name (with how often
+    each was ``played``); its baseline --baseline if of the group, else its first name
+    (shards in any order agree)."""
     strengths, added = _bradley_terry(compared)
     baseline = args.baseline
     if baseline not in strengths:
@@ -9515,15 +9516,16 @@ def _ranked_component(compared, args):
         score, interval, lc_score = round(scores[name], 2), intervals.get(name), None
         # an interval without the system's own score is none: the draws' fits are not the
         # data's (a cycle of single verdicts, broken in every draw, put a system below it)
-        if interval and not interval[0] <= score <= interval[1]:
-            interval = None
         win_rate_ci = None
-        if interval:
+        if interval and interval[0] <= score <= interval[1]:
             win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
+        else:
+            interval = None
         if lc_scores.get(name) is not None:
             lc_score = round(lc_scores[name], 2)
         systems[name] = {"score": score, "ci": interval, "win_rate": _win_rate(scores[name]),
-                         "win_rate_ci": win_rate_ci, "lc_score": lc_score}
+                         "win_rate_ci": win_rate_ci, "lc_score": lc_score,
+                         "component": number, "comparisons": played[name]}
     return component, systems
 
 
@@ -9534,9 +9536,6 @@ def _panel_figures(tally, stamp):
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
     nominal = _MODES[stamp["mode"]].nominal
-    metric = "interval"
-    if nominal:
-        metric = "nominal"
     units = [list(scores.values()) + [score] for scores, score in tally.panel]
     kappas = {}
     for a, b in itertools.combinations(range(k), 2):
@@ -9545,15 +9544,19 @@ def _panel_figures(tally, stamp):
         if len(both) > 1:
             kappa = _kappa(both)
         kappas["{}~{}".format(names[a], names[b])] = kappa
-    offsets = {}
+    offsets, answered = {}, {}
     for i, name in enumerate(names):
         both = _both_scored(units, i, k)
         offsets[name] = _mean(sum(x - y for x, y in both), len(both))
+        answered[name] = sum(u[i] is not None for u in units)
     rated_by_two = sum(sum(v is not None for v in u[:k]) > 1 for u in units)
-    answered = {name: sum(u[i] is not None for u in units) for i, name in enumerate(names)}
     return {"judges": names, "jury": stamp.get("jury"), "quorum": stamp.get("quorum", k),
-            "alpha": _alpha([u[:k] for u in units], nominal), "alpha_metric": metric,
+            "alpha": _alpha([u[:k] for u in units], nominal),
+            "alpha_metric": _ALPHA_METRICS[nominal],
             "n": rated_by_two, "kappa": kappas, "offsets": offsets, "answered": answered}
+
+
+_ALPHA_METRICS = {False: "interval", True: "nominal"}  # by whether the mode's scores are
 
 
 def _both_scored(units, a, b):
@@ -9591,16 +9594,14 @@ def _human_agreement(args, tally, stamp, kind=None):
     if tally.human:
         ratings, scores, labels = zip(*tally.human)
     if _MODES[stamp["mode"]].scores == "A's win rate":  # A/B/tie as A's win, as verdicts are
-        labels = [_verdict_label(label) for label in labels]
+        labels = list(map(_verdict_label, labels))
         return dict(agreement(scores, labels, kind="ratings"), field=args.human_field)
-    scale, judged = stamp.get("scale"), []
+    scale, judged = stamp.get("scale") or (0, 1), []  # no scale: the score is its rating
     for rating, score in zip(ratings, scores):
-        if rating is None and scale:
-            rating = scale[0] + score * (scale[1] - scale[0])
         if rating is None:
-            rating = score
+            rating = scale[0] + score * (scale[1] - scale[0])
         judged.append(rating)
-    if kind is None and {x for x in map(_label, labels) if x is not None} <= {0.0, 1.0}:
+    if kind is None and set(map(_label, labels)) <= {0.0, 1.0, None}:
         judged = scores  # yes/no labels
     return dict(agreement(judged, labels, kind=kind), field=args.human_field)
 
@@ -9617,7 +9618,9 @@ def _group_figures(stamp, args, tally, overall):
         return None
     # a group whose 1-5 labels were all 1 reads them as the overall labels are, not as
     # yes/no (accuracy 1.0 for ratings of 3, beside kappas)
-    kind = (overall or {}).get("kind")
+    kind = None
+    if (overall or {}).get("kind") == "ratings":
+        kind = "ratings"
     figures = {}
     for field, kept in tally.groups.items():
         groups = {"values": None, "limit": _GROUPS_MAX, "shown": [], "not_shown": None}
@@ -9632,9 +9635,7 @@ def _group_figures(stamp, args, tally, overall):
             group = kept[label]
             summary = _score_figures(stamp, args, group)
             summary.update(_win_rates(group), pass_rate=_share_true(group.passed),
-                           agreement=_human_agreement(args, group, stamp))
-            if kind == "ratings" and (summary["agreement"] or {}).get("kind") == "binary":
-                summary["agreement"] = _human_agreement(args, group, stamp, kind=kind)
+                           agreement=_human_agreement(args, group, stamp, kind))
             value = None
             if label != _NO_FIELD and "<hidden>" not in label:  # the label is its JSON
                 value = json.loads(label)
@@ -9666,12 +9667,7 @@ def _print_summary(s, max_error_rate, file, name=None):
         widths = [max(map(len, column)) for column in zip(*rows)]
         lines.append("  " + title)
         lines += ["    " + "  ".join(map(str.ljust, row, widths)).rstrip() for row in rows]
-    trust = []
-    for _, _, _, printed in _trust(s):
-        trust += printed
-    if trust:
-        lines += ["  trust:"] + trust
-    lines += _rating_lines(s) + _sent_lines(s) + _economy_lines(s)
+    lines += _trust(s)[1] + _rating_lines(s) + _sent_lines(s) + _economy_lines(s)
     if s["failure_rate"] > max_error_rate and not s["interrupted"]:  # see _Run.stopped_note
         lines.append("  failure rate {:.1%} is over --max-error-rate {:.1%}: exit 1".format(
             s["failure_rate"], max_error_rate))
@@ -9697,6 +9693,62 @@ def _pairs(items, hidden=()):
     return ", ".join("{} {}".format(k, v) for k, v in items if k not in hidden)
 
 
+def _figure_lines(figures, part):
+    """The lines of _LINES[part] whose figure ``figures`` has (by the row's when: _shown,
+    or bool where 0, False and "" are none too), each formatted with ``figures``."""
+    return [line.format(**figures) for key, when, line in _LINES[part] if when(figures.get(key))]
+
+
+def _shown(value):
+    """A figure a line or a cell shows: not None, not empty figures (0 is a figure)."""
+    return value not in (None, {})
+
+
+def _none_as(value, text="none"):
+    """``value``, or ``text`` in a line where it is None."""
+    if value is None:
+        return text
+    return value
+
+
+# the lines (or a line's parts) printed where their figure is there, by where they go:
+# (the figure's key, when it is there, the line, formatted with the figures it is of)
+_LINES = {
+    "mixed": [("mixed", bool, "  mixed: the records differ in {mixed}")],
+    "position": [
+        ("position_consistency", _shown,
+         "    position-consistent: {position_consistency:.1%} of the pairs asked in both "
+         "orders (the rest count as ties; n={position_pairs})"),
+        ("positional_bias_rate", _shown,
+         "    positional bias: {positional_bias_rate:.1%} of the records asked in both option "
+         "orders chose differently (the first choice is kept; n={positional_bias_n})")],
+    "repeats": [
+        ("repeats", _shown, "    repeats: all {repeats[k]} alike on {repeats[all_alike]:.1%} "
+                            "of the items, mean within-item SD {repeats[mean_sd]} "
+                            "(n={repeats[n]})")],
+    "spearman": [  # of a single response's length bias
+        ("spearman", _shown, "    length: Spearman {spearman} between a response's length "
+                             "and its score (n={n})")],
+    "group notes": [  # of a group of the Bradley-Terry ranking
+        ("lc_unfitted", bool, "no length-controlled scores: {lc_unfitted}"),
+        ("ties_added", bool, "a tie was added to each pair compared: some system never won or "
+                             "never lost")],
+    "pass rate": [
+        ("pass_rate", _shown, "  pass rate {pass_rate} at --pass-threshold "
+                              "{parameters[pass_threshold]}")],
+    "cost": [
+        ("total", _shown, "  cost: ${total:.6f} for {records} records"),
+        ("per_record", _shown, ", ${per_record:.6f} a record"),
+        ("without_usage", bool, "; {without_usage} replies without usage are not counted")],
+    "reasks": [
+        ("reasks", bool, "  re-asked: {reasks[reasked]} replies that could not be read "
+                         "({reasks[sent]} re-asks sent); {reasks[saved]} read on a re-ask")],
+    "turns waited": [  # of the rate limits
+        ("turns_waited", bool, ", {turns_waited} of them waiting their turn while others "
+                               "were answered")],
+}
+
+
 def _head_lines(s, name):
     """The first line (what ran, how fast, who judged), and what differs in a mixed report."""
     label = ""
@@ -9707,9 +9759,7 @@ def _head_lines(s, name):
         head = "minijudge{}: {} records in {:.1f} s ({} requests, {} from cache, {} " \
                "requests/s); ".format(label, s["records"], s["wall_seconds"], s["requests"],
                                       s["cached"], s["requests_per_second"])
-    model = s["judge_model"]
-    if model is None:  # none given, and the server's list could not be read
-        model = "(model not known)"
+    model = _none_as(s["judge_model"], "(model not known)")  # none given, none listed
     judged_by = "judge {}".format(model)
     if s.get("panel"):
         judged_by = "jury: the {} of {} (quorum {})".format(
@@ -9718,15 +9768,10 @@ def _head_lines(s, name):
         judged_by = "judge {} at {} servers".format(model, len(_servers(s)))
     elif s["judge_url"]:
         judged_by = "judge {} at {}".format(model, s["judge_url"])
-    lines = [head + judged_by]
-    if s.get("mixed"):
-        lines.append("  mixed: the records differ in {}".format(s["mixed"]))
-    given = []
-    for flag, values in (s.get("overridden") or {}).items():
-        run = values["run"]
-        if run is None:  # --pass-threshold given, the run had none
-            run = "none"
-        given.append("{} {} (the run's {})".format(flag, values["given"], run))
+    lines = [head + judged_by] + _figure_lines(s, "mixed")
+    # a flag given to report: the run's value beside it (none: the run had none)
+    given = ["{} {} (the run's {})".format(flag, values["given"], _none_as(values["run"]))
+             for flag, values in (s.get("overridden") or {}).items()]
     if given:
         lines.append("  given to report, not the run's: " + ", ".join(given))
     return lines
@@ -9754,35 +9799,43 @@ def _first_errors_once(errors):
     return shown
 
 
+# the score's line by what the mode's scores are: (its line, its line when none was
+# judged, the figure that is none then), each of the summary's figures and _score_lines'
+_SCORE_LINES = {
+    "mean": ("  mean score {mean_score} with failures as 0.0; {mean_score_judged} over the "
+             "{judged} judged{on_scale}; {ci_note}",
+             "  mean score {mean_score} with failures as 0.0; none judged; {ci_note}",
+             "judged"),
+    "A's win rate": ("  A's win rate {mean_score_judged} (ties count half) over the {judged} "
+                     "judged; {ci_note}",
+                     "  A's win rate: none judged",  # not the mean with failures as B's wins
+                     "judged"),
+    "systems": ("  ranking over the {judged} judged (win rates, ties count half): {ranked}",
+                "  ranking: none judged", "systems")}
+
+
 def _score_lines(s):
     """The score's line, the page's too: the mean score, A's win rate or the systems' over
     the N judged; none if nothing was sent (all exported)."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
-    judged, scores = s["records"] - s["failed"], _MODES[s["mode"]].scores
-    if scores == "systems" and not s["systems"]:
-        return ["  ranking: none judged"]
-    if scores == "systems":
-        systems = ["{} {win_rate} ({comparisons} comparisons)".format(
-            _system_label(system), **s["systems"][system]) for system in s["ranking"] or ()]
-        return ["  ranking over the {} judged (win rates, ties count half): {}".format(
-            judged, ", ".join(systems))]
-    interval = "{} CI {} ({})".format(_level(s), s["ci"], s["ci_method"])
-    if scores == "A's win rate" and not judged:
-        return ["  A's win rate: none judged"]  # not the mean with failures as B's wins
-    if scores == "A's win rate":
-        return ["  A's win rate {} (ties count half) over the {} judged; {}".format(
-            s["mean_score_judged"], judged, interval)]
-    on_scale = ""
+    figures = dict(s, judged=s["records"] - s["failed"], on_scale="",
+                   ci_note="{} ({})".format(_ci_text(s, s["ci"]), s["ci_method"]))
+    figures["ranked"] = ", ".join("{} {win_rate} ({comparisons} comparisons)".format(
+        _system_label(system), **s["systems"][system]) for system in s["ranking"] or ())
     if s.get("mean_value") is not None:
         low, high = s["parameters"]["scale"][:2]
-        on_scale = " ({:g} on the {:g}-{:g} scale, {} CI {})".format(
-            s["mean_value"], low, high, _level(s), s["mean_value_ci"])
-    over_judged = "none judged"  # not "None over the 0 judged"
-    if s["mean_score_judged"] is not None:
-        over_judged = "{} over the {} judged{}".format(s["mean_score_judged"], judged, on_scale)
-    return ["  mean score {} with failures as 0.0; {}; {}".format(s["mean_score"], over_judged,
-                                                                  interval)]
+        figures["on_scale"] = " ({:g} on the {:g}-{:g} scale, {})".format(
+            s["mean_value"], low, high, _ci_text(s, s["mean_value_ci"]))
+    line, none_judged, judged = _SCORE_LINES[_MODES[s["mode"]].scores]
+    if not figures[judged]:
+        line = none_judged
+    return [line.format(**figures)]
+
+
+def _ci_text(s, interval):
+    """An interval as the summary's lines say it: 95% CI [0.41, 0.62]."""
+    return "{} CI {}".format(_level(s), interval)
 
 
 def _bt_lines(s):
@@ -9813,27 +9866,22 @@ def _bt_lines(s):
                  "compares with its group's alone)".format(len(components), "; ".join(groups))]
     shown = 0
     for number, component in enumerate(components, 1):
-        room = _BT_SHOWN - shown
-        if room <= 0:
+        names = component["systems"][:_BT_SHOWN - shown]
+        if not names:
             break
         if len(components) > 1:
             lines.append("    group {}, baseline {} at 1000:".format(
                 number, _system_label(component["baseline"])))
-        for name in component["systems"][:room]:
-            figures = dict(ranking["systems"][name])
-            for key in ("ci", "win_rate_ci", "lc_score"):
-                if figures[key] is None:
-                    figures[key] = "none"
-            lines.append(indent + "{} {score} (CI {ci}), win rate against the baseline "
-                         "{win_rate} (CI {win_rate_ci}), length-controlled {lc_score}, {}".format(
-                             _system_label(name), _counted(figures["comparisons"], "comparison"),
-                             **figures))
-        if component.get("lc_unfitted"):
-            lines.append(indent + "no length-controlled scores: " + component["lc_unfitted"])
-        if component["ties_added"]:
-            lines.append(indent + "a tie was added to each pair compared: some system never "
-                                  "won or never lost")
-        shown += min(room, len(component["systems"]))
+        for name in names:
+            figures = ranking["systems"][name]
+            lines.append(indent + "{} {} (CI {}), win rate against the baseline {} (CI {}), "
+                         "length-controlled {}, {}".format(
+                             _system_label(name), figures["score"], _none_as(figures["ci"]),
+                             figures["win_rate"], _none_as(figures["win_rate_ci"]),
+                             _none_as(figures["lc_score"]),
+                             _counted(figures["comparisons"], "comparison")))
+        lines += [indent + note for note in _figure_lines(component, "group notes")]
+        shown += len(names)
     if len(ranking["systems"]) > shown:
         lines.append("    and {} more systems (--summary lists all)".format(
             len(ranking["systems"]) - shown))
@@ -9848,6 +9896,14 @@ def _system_label(name):
     return name
 
 
+# the trust figures, in the page's order, each with its heading there (of the summary's
+# figures); a figure of figures is listed but its confusion, field and offsets (shown apart)
+_TRUST = (("position_consistency", "position consistency"),
+          ("positional_bias_rate", "positional bias"), ("length_bias", "length bias"),
+          ("repeats", "repeats"), ("agreement", "agreement with {agreement[field]}"),
+          ("panel", "panel"))
+_SHOWN_APART = ("confusion", "field", "offsets")
+
 _AGREEMENT_FIGURES = {  # by the agreement's kind
     "ratings": " (n={n}): exact {exact}, within one {within_one}, quadratic kappa "
                "{kappa_quadratic}, Spearman {spearman}, Pearson {pearson}",
@@ -9856,59 +9912,54 @@ _AGREEMENT_FIGURES = {  # by the agreement's kind
 
 
 def _trust(s):
-    """The trust figures, the printed summary's and the page's, in the order printed: (the
-    place of the page's row for it, its heading and figure there, the lines printed); on
-    the page a figure of figures is listed, but the confusion and the offsets (shown apart).
-    The judges that judged their own model come first, last on the page."""
-    rows = []
-    for i, (warning, line) in enumerate(_self_lines(s)):
-        rows.append((6 + 2 * i, "self-judging", "warning: " + warning, [line]))
-        rows.append((7 + 2 * i, "self-preference", line.strip(), []))
-    if s["position_consistency"] is not None:
-        rows.append((0, "position consistency", s["position_consistency"], [
-            "    position-consistent: {position_consistency:.1%} of the pairs asked in both "
-            "orders (the rest count as ties; n={position_pairs})".format(**s)]))
-    if s["positional_bias_rate"] is not None:
-        rows.append((1, "positional bias", s["positional_bias_rate"], [
-            "    positional bias: {positional_bias_rate:.1%} of the records asked in both "
-            "option orders chose differently (the first choice is kept; "
-            "n={positional_bias_n})".format(**s)]))
+    """The trust figures: the page's rows, (heading, figure) in its order, and the lines
+    printed under "trust:". The judges that judged their own model are printed first, and
+    come last on the page."""
+    rows, printed = [], []
+    for key, heading in _TRUST:
+        figure = s.get(key)
+        if not _shown(figure):
+            continue
+        if isinstance(figure, Mapping):
+            figure = _pairs(figure.items(), _SHOWN_APART)
+        rows.append((heading.format(**s), figure))
+    for warning, line in _self_lines(s):
+        rows += [("self-judging", "warning: " + warning), ("self-preference", line.strip())]
+        printed.append(line)
+    printed += _figure_lines(s, "position")
     human = s["agreement"]
     if human:
         figures = _AGREEMENT_FIGURES.get(human.get("kind"), ": too few judged records with a "
                                                             "label (n={n})")
-        rows.append((4, "agreement with {}".format(human.get("field")),
-                     _pairs(human.items(), ("confusion", "field")),
-                     [("    agreement with {field}" + figures).format(**human)]))
+        printed.append(("    agreement with {field}" + figures).format(**human))
     panel = s.get("panel")
     if panel:
         pairs = [_pairs(panel.get(name, {}).items()) for name in ("kappa", "offsets", "answered")]
-        rows.append((5, "panel", _pairs(panel.items(), ("offsets",)), [
-            "    panel: Krippendorff's alpha {} ({}, n={}); Cohen's kappa {}; offset from the "
-            "panel {}; records answered {}".format(panel["alpha"], panel["alpha_metric"],
-                                                   panel["n"], *pairs)]))
-    if s.get("repeats"):
-        rows.append((3, "repeats", _pairs(s["repeats"].items()), [
-            "    repeats: all {k} alike on {all_alike:.1%} of the items, mean within-item SD "
-            "{mean_sd} (n={n})".format(**s["repeats"])]))
-    length = s.get("length_bias")
+        printed.append("    panel: Krippendorff's alpha {} ({}, n={}); Cohen's kappa {}; offset "
+                       "from the panel {}; records answered {}".format(
+                           panel["alpha"], panel["alpha_metric"], panel["n"], *pairs))
+    printed += _figure_lines(s, "repeats") + _length_lines(s.get("length_bias"))
+    if printed:
+        printed.insert(0, "  trust:")
+    return rows, printed
+
+
+def _length_lines(length):
+    """The length bias's line: a single response's Spearman; pairs: how often the longer
+    answer won a decisive verdict, and the win rate controlled for length."""
     if not length:
-        return rows
-    lines = []  # a single response's Spearman; pairs: did the longer win, and controlled
-    if length.get("spearman") is not None:
-        lines.append("    length: Spearman {spearman} between a response's length and its "
-                     "score (n={n})".format(**length))
-    if "lc_win_rate" in length:
-        longer = "no verdict was decisive (n=0)"  # every pair a tie: not "won None of" them
-        if length["decisive"]:
-            longer = "the longer answer won {longer_wins} of the decisive verdicts " \
-                     "(n={decisive})".format(**length)
-        controlled = length["lc_win_rate"]
-        if controlled is None:
-            controlled = "none ({})".format(length["lc_unfitted"])
-        lines.append("    length: {}; length-controlled win rate {}, raw {win_rate} "
-                     "(n={n})".format(longer, controlled, **length))
-    return rows + [(2, "length bias", _pairs(length.items()), lines)]
+        return []
+    if "lc_win_rate" not in length:
+        return _figure_lines(length, "spearman")
+    longer = "no verdict was decisive (n=0)"  # every pair a tie: not "won None of" them
+    if length["decisive"]:
+        longer = "the longer answer won {longer_wins} of the decisive verdicts " \
+                 "(n={decisive})".format(**length)
+    controlled = length["lc_win_rate"]
+    if controlled is None:
+        controlled = "none ({})".format(length["lc_unfitted"])
+    return ["    length: {}; length-controlled win rate {}, raw {win_rate} (n={n})".format(
+        longer, controlled, **length)]
 
 
 # how a self-judging warning and its gap read: records named by --model-field; systems
@@ -9954,11 +10005,12 @@ def _group_tables(s):
     if s["records"] == s["statuses"].get("exported", 0):
         return []
     scores = _MODES[s["mode"]].scores
-    columns = [(heading, key) for key, heading, kinds in _GROUP_FIGURES if scores in kinds]
+    headings, keys = zip(*[(heading.format(_level(s)), key)
+                           for key, heading, kinds in _GROUP_FIGURES if scores in kinds])
     tables = []
     for field, groups in (s.get("groups") or {}).items():
         title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
-        rows = [["value"] + [heading.format(_level(s)) for heading, _ in columns]]
+        rows = [["value", *headings]]
         for row in groups["shown"][:_GROUPS_SHOWN] + [dict(s, label="all")]:  # all: s's
             # what a terminal acts on escaped before the columns are measured (JSON leaves
             # direction marks and C1 controls); past _GROUP_LABEL_MAX characters, the first
@@ -9966,8 +10018,8 @@ def _group_tables(s):
             label = _UNSHOWABLE_RE.sub(_escaped, row["label"])
             if len(label) > _GROUP_LABEL_MAX:
                 label = "{}... sha256 {}".format(label[:40], _sha(label))
-            rows.append([label] + [_group_cell(key, row[key]) for _, key in columns])
-        kept = [column for column in zip(*rows) if any(cell != "-" for cell in column[1:])]
+            rows.append([label] + [_group_cell(key, row[key]) for key in keys])
+        kept = [column for column in zip(*rows) if set(column[1:]) != {"-"}]
         tables.append((title, list(map(list, zip(*kept)))))
     return tables
 
@@ -9988,7 +10040,7 @@ def _values_note(groups):
 
 def _group_cell(key, value):
     """A figure as a group's table shows it: "-" for none."""
-    if value in (None, {}):
+    if not _shown(value):
         return "-"
     if key == "systems":
         ranked = sorted(value.items(), key=lambda kv: (-kv[1]["win_rate"], kv[0]))
@@ -10001,25 +10053,25 @@ def _group_cell(key, value):
 _AGREEMENT_CELLS = {"ratings": "quadratic kappa {kappa_quadratic} (n={n})",
                     "binary": "accuracy {accuracy} (n={n})"}
 
+# why some scores came from the text under --logprobs, by whether the ratings were digits
+_TEXT_SCORES = {
+    True: " (the server sent no usable logprobs for those)",
+    False: " (the logprobs were not used: they are read only for one-digit ratings, 0-9)"}
+
 
 def _rating_lines(s):
     """The pass rate, the ratings given, where the scores came from, what was adapted."""
-    lines = []
-    if s["pass_rate"] is not None:
-        lines.append("  pass rate {} at --pass-threshold {}".format(
-            s["pass_rate"], s["parameters"]["pass_threshold"]))
+    lines = _figure_lines(s, "pass rate")
     if s["ratings"]:
         ratings = ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items())
         lines.append("  ratings: " + ratings)
     if "logprobs" in s["score_sources"] or s["parameters"].get("logprobs"):
         sources = collections.Counter(s["score_sources"])  # 0 if none
         fallback = ""
-        if "text" in sources and _MODES[s["mode"]].parser == "rating" and \
-                max(s["parameters"].get("scale") or [0]) <= 9:
-            fallback = " (the server sent no usable logprobs for those)"
-        elif "text" in sources:
-            fallback = " (the logprobs were not used: they are read only for one-digit " \
-                       "ratings, 0-9)"
+        if "text" in sources:
+            digits = _MODES[s["mode"]].parser == "rating" and \
+                max(s["parameters"].get("scale") or [0]) <= 9
+            fallback = _TEXT_SCORES[digits]
         lines.append("  scores from logprobs: {}, from the text: {}{}".format(
             sources["logprobs"], sources["text"], fallback))
     return lines + ["  adapted: " + " ".join(change.split()) for change in s["adapted"]]
@@ -10030,18 +10082,18 @@ def _sent_lines(s):
     servers of a judge on several, and the models they named if they were not one."""
     batch, lines = s["batch"] or {}, []
     imported = [batch.get(name) for name in ("imported", "unasked", "malformed")]
-    if batch.get("files") is not None and any(imported):
+    if any(imported):
         malformed, conflicting = "", ""
-        if batch.get("malformed"):
+        if batch["malformed"]:
             malformed = "; malformed lines: " + ", ".join(
                 "{} {}".format(n, why) for why, n in batch["malformed"].items())
-        if batch.get("conflicting"):
+        if batch["conflicting"]:
             conflicting = "; {} had conflicting replies: the first success was used, else " \
                           "the first error".format(_counted(batch["conflicting"], "request"))
         lines.append("  batch: {} replies imported, {} not asked for (ignored){}{}".format(
             batch["imported"], batch["unasked"], malformed, conflicting))
     if batch.get("exported"):
-        parts = batch.get("files") or [""]  # the one, or the first and the last of several
+        parts = batch["files"]  # the one, or the first and the last of several
         files = parts[0]
         if len(parts) > 1:
             files = "{} ... {} ({} files)".format(parts[0], parts[-1], len(parts))
@@ -10066,17 +10118,9 @@ def _economy_lines(s):
         tokens = collections.Counter(s["tokens"])  # 0 if none
         lines.append("  tokens: {} prompt, {} completion".format(
             tokens["prompt_tokens"], tokens["completion_tokens"]))
-    cost = s.get("cost")
-    if cost:
-        line = "  cost: ${:.6f} for {} records".format(cost["total"], cost["records"])
-        if cost["per_record"] is not None:
-            line += ", ${:.6f} a record".format(cost["per_record"])
-        if cost["without_usage"]:
-            line += "; {} replies without usage are not counted".format(cost["without_usage"])
-        lines.append(line)
-    if s.get("reasks"):
-        lines.append("  re-asked: {reasked} replies that could not be read ({sent} re-asks "
-                     "sent); {saved} read on a re-ask".format(**s["reasks"]))
+    if s.get("cost"):
+        lines.append("".join(_figure_lines(s["cost"], "cost")))
+    lines += _figure_lines(s, "reasks")
     limits = s.get("limits")
     if not (limits and (limits["held_seconds"] or limits["rate_limited"])):
         return lines
@@ -10084,12 +10128,9 @@ def _economy_lines(s):
     by = "the server's limit"
     if given:
         by = " and ".join(given) + " or the server's limit"
-    line = "  limits: held {:.1f} s by {}; {} replies were http 429 (rate limited)".format(
-        limits["held_seconds"], by, limits["rate_limited"])
-    if limits.get("turns_waited"):  # a report of an older summary has none
-        line += ", {} of them waiting their turn while others were answered".format(
-            limits["turns_waited"])
-    return lines + [line]
+    return lines + ["  limits: held {:.1f} s by {}; {} replies were http 429 (rate limited)"
+                    "{}".format(limits["held_seconds"], by, limits["rate_limited"],
+                                "".join(_figure_lines(limits, "turns waited")))]
 
 
 def _emit(summaries, args, several, tallies, rows, title):
@@ -10098,17 +10139,23 @@ def _emit(summaries, args, several, tallies, rows, title):
     pages = []
     if args.html:
         pages.append((args.html, lambda: _html(summaries, tallies, rows, args, title)))
-    if args.summary:
-        pages.append((args.summary, lambda: _summary_json(summaries, several)))
+    if args.summary:  # by prefix, under "judges", when several judges ran
+        document = {"judges": summaries}
+        if not several:
+            document = summaries["judge"]
+        pages.append((args.summary, lambda: json.dumps(document, indent=2)))
     unwritten = [(path, exc) for path, exc in map(_write_page, pages) if exc]
-    limit = args.max_error_rate
-    if args.batch_export:  # an export judges nothing
-        limit = math.inf
-    if not args.quiet:
-        _print_summaries(summaries, limit)
-    if limit < math.inf:
-        return max(s["failure_rate"] for s in summaries.values()), unwritten
-    return 0.0, unwritten
+    limit, worst = math.inf, 0.0  # an export judges nothing
+    if not args.batch_export:
+        limit = args.max_error_rate
+        worst = max(s["failure_rate"] for s in summaries.values())
+    if not args.quiet:  # each judge's summary on stderr, named when there are several
+        names = list(summaries)
+        if len(names) == 1:
+            names = [None]
+        for name, summary in zip(names, summaries.values()):
+            _print_summary(summary, limit, sys.stderr, name)
+    return worst, unwritten
 
 
 def _write_page(page):
@@ -10137,25 +10184,9 @@ def _write_page(page):
     return path, None
 
 
-def _summary_json(summaries, several):
-    """--summary: the summary as JSON; by prefix, under "judges", when several judges ran."""
-    if several:
-        return json.dumps({"judges": summaries}, indent=2)
-    return json.dumps(summaries["judge"], indent=2)
-
-
 def _cannot_write(path, exc):
     return "minijudge: error: cannot write {}: [Errno {}] {}".format(path, exc.errno,
                                                                      exc.strerror)
-
-
-def _print_summaries(summaries, limit):
-    """Each judge's summary on stderr, named when there are several."""
-    names = list(summaries)
-    if len(names) == 1:
-        names = [None]
-    for name, summary in zip(names, summaries.values()):
-        _print_summary(summary, limit, sys.stderr, name)
 
 
 # -- The HTML page -------------------------------------------------------------------
@@ -10244,20 +10275,18 @@ def _score_charts(s):
     errors = _first_errors_once(s["errors"])  # as the printed summary says them
     statuses = [(status, n, errors.get(status, "")) for status, n in s["statuses"].items()]
     yield "Statuses", _html_table(("status", "records", "first error"), statuses)
-    if s["mean_score_judged"] is not None and not s["ratings"]:  # ratings: no scores
+    if s["ratings"]:  # ratings: no scores
+        yield "Ratings", _svg_bars(s["ratings"].items(), max(s["ratings"].values()), 0)
+    elif s["mean_score_judged"] is not None:
         bars = [("{:.1f}-{:.1f}".format(i / 10, i / 10 + .1), n)
                 for i, n in enumerate(s["histogram"])]
         yield "Scores (ok and empty_response), in tenths", _svg_bars(
-            bars, max(s["histogram"]) or 1, 0)
-    if s["ratings"]:
-        yield "Ratings", _svg_bars(s["ratings"].items(), max(s["ratings"].values()), 0)
-    if s["systems"]:  # ranked, each with its normal (Wald) interval
+            bars, max(s["histogram"]), 0)
+    if s["systems"]:  # ranked, each with its normal (Wald) interval; each system compared
         z, bars = _z(s["interval"]["confidence"]), []
         for name, figures in sorted(s["systems"].items(), key=lambda kv: -kv[1]["win_rate"]):
-            p, n = figures["win_rate"], figures["comparisons"]
-            half = 0.0
-            if n:
-                half = z * math.sqrt(p * (1 - p) / n)
+            p = figures["win_rate"]
+            half = z * math.sqrt(p * (1 - p) / figures["comparisons"])
             bars.append((name, p, (p - half, p + half)))
         heading = "Win rates ({} interval: normal approximation), ranked".format(_level(s))
         yield heading, _svg_bars(bars)
@@ -10273,10 +10302,8 @@ def _score_charts(s):
 
 def _trust_charts(s, tally):
     """A judge's charts and tables of how far its scores hold, in page order: (heading, body)."""
-    rows = []
-    for _, heading, figure, _ in sorted(_trust(s)):  # in the page's order
-        if figure not in (None, ""):
-            rows.append("<tr><th>{}</th><td>{}</td></tr>".format(_esc(heading), _esc(figure)))
+    rows = ["<tr><th>{}</th><td>{}</td></tr>".format(_esc(heading), _esc(figure))
+            for heading, figure in _trust(s)[0]]
     yield "Trust", "<table>{}</table>".format("".join(rows))
     confusion = (s["agreement"] or {}).get("confusion")
     if confusion:  # people's label by the judge's: how often, shaded by its share of the most
@@ -10295,13 +10322,14 @@ def _trust_charts(s, tally):
         yield "Confusion: people (rows) by the judge (columns)", table
     offsets = (s["panel"] or {}).get("offsets")
     if offsets:  # None: a judge with none judged
-        widest = max((abs(v) for v in offsets.values() if v is not None), default=0) or 1
+        widest = max((abs(v) for v in offsets.values() if v is not None), default=0)
         yield "Each judge's offset from the panel", _svg_bars(list(offsets.items()), widest)
     if len(tally.lengths) > 2:
-        xlabel = "response length, characters:"
-        if _MODES[s["mode"]].scores == "A's win rate":
-            xlabel = "length difference (A - B)"
+        xlabel = _LENGTH_AXES.get(_MODES[s["mode"]].scores, "response length, characters:")
         yield "Length and score", _svg_scatter(tally.lengths, xlabel)
+
+
+_LENGTH_AXES = {"A's win rate": "length difference (A - B)"}  # by what the scores are
 
 
 def _html_table(heading, rows, after_heading="\n"):
@@ -10405,21 +10433,20 @@ def _page_value(value):
     """A field (or its name) as the page shows it: its first _HTML_FIELD_CHARS characters (of
     its JSON, if not text), saying how many more; chat messages as their turns labelled by
     role, cut to their two ends (the last turn is the one judged)."""
-    if value is None or isinstance(value, (bool, int, float)):
+    if value is None or isinstance(value, (int, float)):
         return value
-    if isinstance(value, list) and value and all(
-            isinstance(m, Mapping) and "role" in m for m in value):
+    if isinstance(value, list):
         try:
             text = _turns_text(_read_conversation(value, "the field"), 0)
-        except JudgeError:  # one that does not read is shown as it is
+        except JudgeError:  # not a conversation, or one that does not read: shown as it is
             text = None
-        if text is not None and len(text) > _HTML_FIELD_CHARS:
+        if text is not None and len(text) <= _HTML_FIELD_CHARS:
+            return text
+        if text is not None:
             head = _HTML_FIELD_CHARS // 2
             return "{}\n[\u2026 {} characters left out on the page \u2026]\n{}".format(
                 text[:head], len(text) - _HTML_FIELD_CHARS,
                 text[len(text) - (_HTML_FIELD_CHARS - head):])
-        if text is not None:
-            return text
     text = value
     if not isinstance(value, str):
         text = json.dumps(value, ensure_ascii=False)
