@@ -40,10 +40,16 @@ absolute URL a client sends a proxy ends in /chat/completions too); with
 `tunnel_to=port` it is an `https_proxy` too, answering every CONNECT (recorded as a
 request) with a tunnel to 127.0.0.1:port, whatever host was asked for.
 
-For test classes: `StubTestCase` (a stub, a folder, no judge variables, per test);
+For test classes: `StubTestCase` (a stub, a folder, no judge variables, per test; its
+`records()`, `summary()` and `report()` read what a run wrote and run `report`);
 `SideBySide`, a StubTestCase whose tests all start at once, each on its own instance,
 stub and folder, and each reported as its own (for tests that mostly wait on their
 subprocesses: retries, restarts, timeouts); `copy_minijudge(folder)` for a test's clone.
+
+The command line, run and read, written once for every test module: `run_main(argv)` in
+this process, `run_process(*argv)` in a ``python -m minijudge`` process of its own
+(its environment by default `without_judge()`'s), `read_records(path)` and
+`read_summary(path)` for what it wrote.
 
 Python 3.8+, standard library only.
 """
@@ -73,7 +79,8 @@ __all__ = [
     "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
     "no_choices", "oversized", "drip", "framed", "wire", "mixed_faults", "every_fault", "http_date",
     "StubTestCase", "SideBySide", "JUDGE_ENV", "self_signed_cert", "read_terminal",
-    "copy_minijudge", "PYTHON",
+    "copy_minijudge", "PYTHON", "REPO", "run_main", "run_process", "without_judge",
+    "read_records", "read_summary", "default_sigint",
 ]
 
 # How a test starts an interpreter for minijudge or a stdlib-only script: minijudge needs
@@ -834,6 +841,22 @@ class StubTestCase(unittest.TestCase):
     def write_jsonl(self, name, items):
         return self.write(name, "".join(json.dumps(r) + "\n" for r in items))
 
+    def records(self, name="out.jsonl"):
+        """The records a run wrote to ``name`` in the test's folder (-o's)."""
+        return read_records(self.path(name))
+
+    def summary(self, name="s.json"):
+        """The figures a run wrote to ``name`` in the test's folder (--summary's)."""
+        return read_summary(self.path(name))
+
+    def report(self, *argv, name="r.json"):
+        """(stderr, --summary figures) of ``minijudge report --summary NAME
+        --max-error-rate 1 ARGV`` in this process, which must exit 0."""
+        code, out, err = run_main(["report", "--summary", self.path(name),
+                                   "--max-error-rate", "1"] + list(argv))
+        self.assertEqual(code, 0, err)
+        return err, self.summary(name)
+
 
 class _Run(threading.Thread):
     """One test of a SideBySide class, run on its own instance: setUp, the test, tearDown
@@ -964,3 +987,43 @@ def run_main(argv, env=None):
         finally:
             gc.unfreeze()  # ~25 ms a run less than scanning the whole suite's heap each time
     return code, out.getvalue(), err.getvalue()
+
+
+# -- The command line in a process of its own, and the files it wrote ----------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # minijudge.py's
+
+
+def without_judge(env=None):
+    """This process's environment without the judge's variables (JUDGE_ENV), ``env``
+    added: a child's, so that no judge a developer set reaches it."""
+    environ = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+    environ.update(env or {})
+    return environ
+
+
+def run_process(*argv, cwd=REPO, env=None, timeout=60, **options):
+    """``python -S -m minijudge ARGV`` run to its end: its CompletedProcess, stdout and
+    stderr captured (bytes, or str with ``universal_newlines=True``). It runs in ``cwd``
+    (the repository, whose minijudge.py it imports; from another folder ``env`` sets
+    PYTHONPATH), with ``env`` its whole environment (by default without_judge()'s), and
+    is killed after ``timeout`` seconds (None: never). ``options`` go to subprocess.run
+    (stdin, stdout=None to let it print, preexec_fn, ...)."""
+    import subprocess
+    options.setdefault("stdout", subprocess.PIPE)
+    options.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([*PYTHON, "-m", "minijudge"] + [str(a) for a in argv], cwd=cwd,
+                          env=without_judge() if env is None else env, timeout=timeout,
+                          **options)
+
+
+def read_records(path):
+    """The records of a JSON-lines file (-o's), one a line."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def read_summary(path):
+    """The figures of a --summary file."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
