@@ -10,7 +10,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from stub import StubTestCase, chat, run_main  # noqa: E402
-from test_promises_cost33 import fixed_usage  # noqa: E402
+from test_cost import fixed_usage  # noqa: E402
 
 
 class PartlyUnknownTest(StubTestCase):

@@ -9,7 +9,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from stub import StubTestCase, run_main  # noqa: E402
 from stub import chat  # noqa: E402
-from test_promises_cost33 import MOST_WHY, USAGE, by_hand, most_by_hand  # noqa: E402
+from test_cost import MOST_WHY, USAGE, by_hand, most_by_hand  # noqa: E402
 
 
 def either(request):

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
 from stub import StubTestCase, run_main  # noqa: E402
-from test_promises_lean31 import HOSTILE_RECORDS, TIMING, reply_line  # noqa: E402
+from test_batch_recipes import HOSTILE_RECORDS, TIMING, reply_line  # noqa: E402
 
 
 def hostile_records():

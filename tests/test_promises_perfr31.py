@@ -11,7 +11,7 @@ import threading
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from test_promises_report28 import ReportTest  # noqa: E402
+from test_report import ReportTest  # noqa: E402
 
 
 class RepeatNamedTest(ReportTest):

@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from stub import PYTHON, JUDGE_ENV, StubTestCase, chat, error, run_main  # noqa: E402
-from test_batch import DATA, EXAMPLES, REPLIES, REPO  # noqa: E402
+from test_batch_files import DATA, EXAMPLES, REPLIES, REPO  # noqa: E402
 
 HOSTILE = ("<script>document.title='pwned'</script></details></td></tr></table>"
            "<a href=\"javascript:alert(1)\">click</a><svg onload=alert(1)><circle r=9 /></svg>"

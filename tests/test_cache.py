@@ -1,7 +1,7 @@
 """The --cache file under hostile conditions: processes appending to it side by side,
 lines of the wrong shape, lone surrogates, a full disk.
 
-    python -m unittest tests.test_hostile_cache -v
+    python -m unittest tests.test_cache -v
 """
 import json
 import os
@@ -14,7 +14,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
-sys.path.insert(0, HERE)  # so `python -m unittest tests.test_hostile_cache` finds stub too
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_cache` finds stub too
 import minijudge  # noqa: E402
 from stub import PYTHON, JUDGE_ENV, SideBySide, StubTestCase, chat  # noqa: E402
 

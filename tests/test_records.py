@@ -15,7 +15,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_fields28` finds stub
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_records` finds stub
 import minijudge  # noqa: E402
 from stub import StubTestCase, run_main  # noqa: E402
 

@@ -5,7 +5,7 @@ deeply, a lone surrogate, a locale that is not UTF-8, NaN, a gzip or UTF-16 file
 disk (a real RLIMIT_FSIZE) and SIGTERM. Each test drives ``python -m minijudge`` in a
 real process against the loopback stub.
 
-    python -m unittest tests.test_hostile_io -v
+    python -m unittest tests.test_cli_files -v
 """
 import contextlib
 import errno
