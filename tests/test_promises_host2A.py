@@ -39,40 +39,6 @@ class ImportOfAnExportPartTest(StubTestCase):
                       "lines: 3 not a batch output line\n", err)
 
 
-class CountedOnceTest(StubTestCase):
-    def setUp(self):
-        super().setUp()
-        self.srv.content = "Rating: 4"
-        data = self.write_jsonl("data.jsonl", RECORDS)
-        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m", "-q",
-                                 data, "-o", self.path("a.jsonl")])
-        self.assertEqual(code, 0, err)
-        with open(self.path("a.jsonl"), encoding="utf-8") as f:
-            self.records = [json.loads(line) for line in f]
-
-    def test_a_copy_with_a_column_added_or_an_id_retyped_is_the_same_record(self):
-        # a copy annotated after the run (a "note" column) or passed through a tool that
-        # made the ids floats was counted beside the original: 6 records of 3, exit 0
-        for name, edit in (("note", lambda r: dict(r, note="checked")),
-                           ("float", lambda r: dict(r, id=float(r["id"])))):
-            with self.subTest(copy=name):
-                copy = self.write_jsonl(name + ".jsonl", [edit(r) for r in self.records])
-                code, out, err = run_main(["report", self.path("a.jsonl"), copy])
-                self.assertEqual((code, out, err), (2, "", (
-                    "minijudge: error: {} line 1 and {} line 1 are the same record (input "
-                    "line 1 of one run); report each record once\n").format(
-                        self.path("a.jsonl"), copy)))
-
-    def test_records_the_judge_saw_differently_still_add_up(self):
-        # another response at the same line of a run with the same options is another record
-        other = self.write_jsonl("other.jsonl", [dict(r, response="x") for r in self.records])
-        code, _, err = run_main(["report", self.path("a.jsonl"), other, "--summary",
-                                 self.path("s.json")])
-        self.assertEqual(code, 0, err)
-        with open(self.path("s.json"), encoding="utf-8") as f:
-            self.assertEqual(json.load(f)["records"], 6)
-
-
 class NoneJudgedTest(StubTestCase):
     def test_a_run_with_none_judged_says_so_not_none(self):
         # "mean score 0.0 with failures as 0.0; None over the 0 judged": Python's None in
