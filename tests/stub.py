@@ -1018,7 +1018,7 @@ def run_process(*argv, cwd=REPO, env=None, timeout=60, **options):
 
 
 def read_records(path):
-    """The records of a JSON-lines file (-o's), one a line."""
+    """The values of a JSON-lines file, one a line: -o's records, a batch file's lines."""
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f]
 

@@ -17,36 +17,6 @@ from stub import PYTHON, SideBySide, StubTestCase, run_main  # noqa: E402
 RECORDS = [{"id": k, "question": "q%d" % k, "response": "r%d" % k} for k in range(3)]
 
 
-def completion(content):
-    return {"object": "chat.completion", "model": "m", "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": content},
-         "finish_reason": "stop"}]}
-
-
-class BatchStatusTest(StubTestCase):
-    def test_a_status_code_that_is_no_number_is_a_malformed_line(self):
-        # "200" was judge_status internal_error, "TypeError: '<=' not supported between ..."
-        data = self.write_jsonl("data.jsonl", RECORDS[:1])
-        code, out, err = run_main(["--judge-model", "m", "-q", data, "--batch-export",
-                                   self.path("req")])
-        self.assertEqual(code, 0, err)
-        key = json.loads(out)["judge_error"].split("custom_id ")[1][:64]
-        for status in ("200", True, None):
-            with self.subTest(status=status):
-                replies = self.write_jsonl("r.jsonl", [output_line(key, status, completion(
-                    "Rating: 4"))])
-                code, out, err = run_main(["--judge-model", "m", data, "--batch-import",
-                                           replies, "--summary", self.path("s.json")])
-                record = json.loads(out)
-                self.assertEqual((record["judge_status"], record["judge_error"]), (
-                    "not_judged", "not judged: the line of custom_id {} in {} is not a batch "
-                    "output line".format(key, replies)))
-                with open(self.path("s.json"), encoding="utf-8") as f:
-                    self.assertEqual(json.load(f)["batch"]["malformed"],
-                                     {"not a batch output line": 1})
-                self.assertEqual(code, 1, err)
-
-
 class StdoutTest(SideBySide):
     side_by_side = 2  # subprocesses only: its two tests at once, one a core
     def test_records_to_stdout_that_is_a_file_the_run_reads_are_refused(self):
