@@ -994,10 +994,15 @@ def run_main(argv, env=None):
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # minijudge.py's
 
 
-def without_judge(env=None):
-    """This process's environment without the judge's variables (JUDGE_ENV), ``env``
-    added: a child's, so that no judge a developer set reaches it."""
-    environ = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+def without_judge(env=None, *, every=False):
+    """This process's environment without the judge's variables (JUDGE_ENV; ``every``:
+    any LLM_JUDGE_* or OPENAI_* variable, a named judge's too), ``env`` added: a child's,
+    so that no judge a developer set reaches it."""
+    if every:
+        environ = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("LLM_JUDGE", "OPENAI"))}
+    else:
+        environ = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
     environ.update(env or {})
     return environ
 

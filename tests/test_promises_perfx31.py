@@ -57,44 +57,5 @@ class JudgementTest(unittest.TestCase):
         self.assertEqual(str(caught.exception), "Judgement has no field foo, bar")
 
 
-class ImportTest(unittest.TestCase):
-    def test_plain_and_other_replies_imported_as_before(self):
-        with tempfile.TemporaryDirectory() as folder:
-            data = os.path.join(folder, "in.jsonl")
-            with open(data, "w") as f:
-                for n in range(3):
-                    f.write(json.dumps({"question": "q%d" % n, "response": "r%d" % n}) + "\n")
-            prefix = os.path.join(folder, "req")
-            self.cli(folder, "--batch-export", prefix, data, "-o", os.path.join(folder, "x"))
-            with open(prefix + ".000.jsonl") as f:
-                ids = [json.loads(line)["custom_id"] for line in f]
-            bodies = [{"choices": [{"message": {"content": "Rating: [[4]]"}}], "model": "m",
-                       "usage": {"prompt_tokens": 3}},  # a plain completion
-                      {"choices": [], "model": "m"},  # no choice: the old path's message
-                      {"error": {"message": "overloaded"}}]  # an error in a 200 body
-            results = os.path.join(folder, "out.jsonl")
-            with open(results, "w") as f:
-                for custom_id, body in zip(ids, bodies):
-                    f.write(json.dumps({"custom_id": custom_id, "response": {
-                        "status_code": 200, "body": body}}) + "\n")
-            scored = os.path.join(folder, "scored.jsonl")
-            self.cli(folder, "--batch-import", results, data, "-o", scored)
-            with open(scored) as f:
-                got = [json.loads(line) for line in f]
-        self.assertEqual([(r["judge_status"], r["judge_score"], r["judge_model"])
-                          for r in got], [("ok", 0.75, "m"), ("invalid_response", 0.0, None),
-                                          ("http_error", 0.0, None)])
-        self.assertEqual(got[0]["judge_usage"], {"prompt_tokens": 3})
-        self.assertIn("has no choices: b'{\"choices\": [], \"model\": \"m\"}'",
-                      got[1]["judge_error"])
-        self.assertIn("overloaded", got[2]["judge_error"])
-
-    def cli(self, folder, *argv):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
-        return subprocess.run([*PYTHON, "-m", "minijudge", "--judge-model", "m", "-q"]
-                              + list(argv), cwd=REPO, env=env, check=False,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
 if __name__ == "__main__":
     unittest.main()
