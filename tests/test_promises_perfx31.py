@@ -22,31 +22,6 @@ from stub import PYTHON  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def key(n):
-    return hashlib.sha256(str(n).encode()).hexdigest()
-
-
-class KeysTest(unittest.TestCase):
-    def test_set_keys_read_back_before_and_after_they_are_written_together(self):
-        keys = minijudge._Keys()
-        count = minijudge._KEYS_PENDING + 5  # some flushed to SQLite, some still waiting
-        for n in range(count):
-            keys[key(n)] = n
-        self.assertEqual([keys.get(key(n)) for n in (0, count - 6, count - 1)],
-                         [0, count - 6, count - 1])
-        keys[key(0)] = 99  # a later number replaces the earlier, wherever that one is
-        keys[key(count - 1)] = 98
-        self.assertEqual((keys.get(key(0)), keys.get(key(count - 1))), (99, 98))
-        self.assertIsNone(keys.get(key(-1)))
-        self.assertEqual(len(keys), count)
-
-    def test_keys_given_at_start_and_updated_are_found(self):
-        keys = minijudge._Keys([(key(1), 10), (key(2), 20)])
-        keys[key(3)] = 30
-        keys.update([(key(3), 31), (key(4), 40)])  # after the waiting one: it wins
-        self.assertEqual([keys.get(key(n)) for n in range(1, 6)], [10, 20, 31, 40, None])
-
-
 class JudgementTest(unittest.TestCase):
     def test_defaults_and_unknown_fields(self):
         j = minijudge.Judgement(score=0.5)
