@@ -1007,19 +1007,20 @@ def without_judge(env=None, *, every=False):
     return environ
 
 
-def run_process(*argv, cwd=REPO, env=None, timeout=60, **options):
+def run_process(*argv, cwd=REPO, env=None, timeout=60, python=(), **options):
     """``python -S -m minijudge ARGV`` run to its end: its CompletedProcess, stdout and
     stderr captured (bytes, or str with ``universal_newlines=True``). It runs in ``cwd``
     (the repository, whose minijudge.py it imports; from another folder ``env`` sets
     PYTHONPATH), with ``env`` its whole environment (by default without_judge()'s), and
-    is killed after ``timeout`` seconds (None: never). ``options`` go to subprocess.run
-    (stdin, stdout=None to let it print, preexec_fn, ...)."""
+    is killed after ``timeout`` seconds (None: never). ``python`` holds the interpreter's
+    own flags (("-X", "importtime")); ``options`` go to subprocess.run (stdin, stdout=None
+    to let it print, preexec_fn, ...)."""
     import subprocess
     options.setdefault("stdout", subprocess.PIPE)
     options.setdefault("stderr", subprocess.PIPE)
-    return subprocess.run([*PYTHON, "-m", "minijudge"] + [str(a) for a in argv], cwd=cwd,
-                          env=without_judge() if env is None else env, timeout=timeout,
-                          **options)
+    return subprocess.run([*PYTHON, *python, "-m", "minijudge"] + [str(a) for a in argv],
+                          cwd=cwd, env=without_judge() if env is None else env,
+                          timeout=timeout, **options)
 
 
 def read_records(path):
