@@ -44,7 +44,9 @@ For test classes: `StubTestCase` (a stub, a folder, no judge variables, per test
 `records()`, `summary()` and `report()` read what a run wrote and run `report`);
 `SideBySide`, a StubTestCase whose tests all start at once, each on its own instance,
 stub and folder, and each reported as its own (for tests that mostly wait on their
-subprocesses: retries, restarts, timeouts); `copy_minijudge(folder)` for a test's clone.
+subprocesses: retries, restarts, timeouts); `CommandLineTestCase` and
+`CommandLineSideBySide`, for tests of the command line that several modules share;
+`copy_minijudge(folder)` for a test's clone.
 
 The command line, run and read, written once for every test module: `run_main(argv)` in
 this process, `run_process(*argv)` in a ``python -m minijudge`` process of its own
@@ -80,7 +82,8 @@ __all__ = [
     "no_choices", "oversized", "drip", "framed", "wire", "mixed_faults", "every_fault", "http_date",
     "StubTestCase", "SideBySide", "JUDGE_ENV", "self_signed_cert", "read_terminal",
     "copy_minijudge", "PYTHON", "REPO", "run_main", "run_process", "without_judge",
-    "read_records", "read_summary", "default_sigint",
+    "read_records", "read_summary", "default_sigint", "CommandLineTestCase",
+    "CommandLineSideBySide",
 ]
 
 # How a test starts an interpreter for minijudge or a stdlib-only script: minijudge needs
@@ -1033,3 +1036,53 @@ def read_summary(path):
     """The figures of a --summary file."""
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+class CommandLineTestCase(StubTestCase):
+    """A StubTestCase that runs the command line against its stub: main() in this process
+    (``run_cli``, ``main``) or a real ``python -m minijudge`` in the test's folder
+    (``subprocess``); ``sent()`` is a chat request's body, as the stub received it."""
+
+    def run_cli(self, *argv):
+        """(exit code, records, stderr) of main() against the stub."""
+        code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "judge-model",
+                                   "--no-preflight", "--max-retries", "0"] + list(argv))
+        return code, [json.loads(line) for line in out.splitlines()], err
+
+    def main(self, *argv, items, code=0):
+        """(records, stderr) of main() over ``items`` against the stub, which must exit
+        ``code``."""
+        source = self.write_jsonl("in.jsonl", items)
+        got, out, err = run_main(["--judge-url", self.srv.url, "--max-retries", "0",
+                                  "--no-preflight", source] + list(argv))
+        self.assertEqual(got, code, err)
+        return [json.loads(line) for line in out.splitlines()], err
+
+    def sent(self, n=-1):
+        return [r.json for r in self.srv.requests if r.method == "POST"][n]
+
+    def subprocess(self, *argv, env=None):
+        """A real ``python -m minijudge``: (exit code, stdout, stderr)."""
+        done = run_process(*argv, cwd=self.tmp, env=dict(os.environ, PYTHONPATH=REPO,
+                                                         **(env or {})),
+                           universal_newlines=True, encoding="utf-8")
+        return done.returncode, done.stdout, done.stderr
+
+
+class CommandLineSideBySide(SideBySide, CommandLineTestCase):
+    """SideBySide tests of a real ``python -m minijudge`` each (``cli``), the API key
+    ``KEY`` in its environment as the README tells a user to set it, so that a test can
+    check it shows nowhere."""
+
+    # every test here is real subprocesses against its own stub: each class's tests run
+    # side by side (three at a time, for the two cores)
+    side_by_side = 3
+    KEY = "sk-host30-SECRET-0123456789"  # ASCII: a key with an accent is refused up front
+
+    def cli(self, *argv, env=None):
+        """A real ``python -m minijudge``: (exit code, stdout, stderr); the key is in the
+        environment, as the README tells a user to set it."""
+        return self.subprocess(*argv, env=dict({"LLM_JUDGE_API_KEY": self.KEY}, **(env or {})))
+
+    def source(self, records=({"question": "q", "response": "r"},)):
+        return self.write_jsonl("in.jsonl", records)

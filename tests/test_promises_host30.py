@@ -226,40 +226,6 @@ class OwnTemplateField(Cli):
         self.assertEqual(self.srv.requests, [])
 
 
-class EveryPairATie(Cli):
-    def test_the_length_line_prints_no_none(self):
-        # "the longer answer won None of the decisive verdicts (n=0)": the printed None
-        # the issue asked to be gone from the summary
-        source = self.source([{"question": "q{}".format(i), "response_a": "a", "response_b": "bb"}
-                              for i in range(4)])
-        self.srv.content = "[[C]]"
-        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
-                                  "--no-preflight", "--mode", "pairwise", source)
-        self.assertEqual(code, 0, err)
-        # one length gap in every pair: no length-controlled figure, said (issue 44)
-        self.assertIn("\n    length: no verdict was decisive (n=0); length-controlled win rate "
-                      "none (the length gap is the same in every pair: the win rate at no gap "
-                      "cannot be told from the length's effect), raw 0.5 (n=4)\n", err)
-        self.assertNotIn("None", err)
-
-
-class HostileServerText(Cli):
-    def test_escapes_in_an_error_body_reach_no_terminal(self):
-        # the summary's "first http_error" line printed the server's own text: ESC [2J
-        # cleared the user's screen (the progress line with it), OSC set the window title,
-        # U+202E turned the rest of the line around
-        from stub import error
-        self.srv.push(error(400, "bad \x1b[2J\x1b]0;pwned\x07 \u202eevil"))
-        source = self.source()
-        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
-                                  "--no-preflight", "--max-retries", "0", source)
-        self.assertEqual(code, 1)
-        self.assertIn(": bad \\x1b[2J\\x1b]0;pwned\\x07 \\u202eevil", err)
-        for char in ("\x1b", "\x07", "\u202e"):
-            self.assertNotIn(char, err)
-        self.assertIn("\x1b[2J", json.loads(out)["judge_error"])  # the record keeps the text
-
-
 class ProgressLine(Cli):
     def four_records_on_a_terminal(self, concurrency):
         """What a run of four records showed on the terminal that is its stderr."""
