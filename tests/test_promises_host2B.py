@@ -28,44 +28,6 @@ import minijudge  # noqa: E402
 from stub import StubTestCase, chat, rating_logprobs, run_main  # noqa: E402
 
 
-class NaNIsMissing(StubTestCase):
-    def run_cli(self, line, *flags):
-        source = self.write("in.jsonl", line + "\n")
-        out = self.path("out.jsonl")
-        code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judge-url",
-                                 self.srv.url, "-o", out, *flags, source])
-        with open(out, encoding="utf-8") as f:
-            return code, json.loads(f.readline()), err
-
-    def test_a_nan_reference_is_no_reference(self):
-        code, record, err = self.run_cli('{"question": "q", "answer": NaN, "response": "r"}')
-        self.assertEqual((code, record["judge_status"]), (0, "ok"), err)
-        self.assertNotIn("[Reference Answer]", self.srv.requests[-1].prompt)
-        self.assertNotIn("nan", self.srv.requests[-1].prompt)
-
-    def test_a_named_field_that_is_nan_is_a_bad_record(self):
-        for flag in ("--reference-field", "--question-field"):
-            with self.subTest(flag=flag):
-                code, record, err = self.run_cli(
-                    '{"question": "q", "gold": NaN, "q2": NaN, "response": "r"}',
-                    flag, {"--reference-field": "gold", "--question-field": "q2"}[flag])
-                field = {"--reference-field": "gold", "--question-field": "q2"}[flag]
-                self.assertEqual((code, record["judge_status"], record["judge_error"]), (
-                    1, "bad_record", "line 1: field {!r} is NaN (a missing value), expected "
-                    "text ({} {})".format(field, flag, field)))
-        self.assertEqual(self.srv.chat_count, 0)
-
-    def test_a_nan_question_is_not_asked_as_nan(self):
-        for question in ("NaN", "null"):  # as a null question: the template needs one
-            with self.subTest(question=question):
-                source = self.write("q.jsonl", '{"question": %s, "response": "r"}\n' % question)
-                self.assertEqual(run_main(["--no-preflight", "--judge-model", "m",
-                                           "--judge-url", self.srv.url, source]), (
-                    2, "", "minijudge: error: line 1 (the first record): template needs field "
-                    "'question' (choose one with --question-field; the record has response)\n"))
-        self.assertEqual(self.srv.chat_count, 0)
-
-
 class SplitPanelAgreement(StubTestCase):
     def test_a_split_rating_panel_is_compared_on_the_scale(self):
         judges = []
@@ -244,20 +206,6 @@ class ParseRatingScale(unittest.TestCase):
                 self.assertEqual(str(caught.exception), "scale must be a pair [LO, HI] of "
                                  "numbers with LO < HI; got {!r}".format(scale))
         self.assertEqual(minijudge.parse_rating("Rating: 8", scale=[1, 10]), 8)
-
-
-class NaNInPython(unittest.TestCase):
-    def test_a_nan_reference_or_question_is_missing_as_none_is(self):
-        seen = []
-        judge = minijudge.LLMJudge("http://127.0.0.1:9", model="m", judge_fn=lambda messages: (
-            seen.append(messages[-1]["content"]), "Rating: 4")[1])
-        result = judge.judge({"question": "q", "answer": float("nan")}, "resp")
-        self.assertEqual(result.status, "ok")
-        self.assertNotIn("[Reference Answer]", seen[-1])
-        result = judge.judge({"question": float("nan")}, "resp")
-        self.assertEqual((result.status, result.error), (
-            "template_error", "template needs field 'question'; got response"))
-        self.assertEqual(len(seen), 1)
 
 
 if __name__ == "__main__":

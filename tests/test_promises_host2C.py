@@ -34,72 +34,6 @@ class NegatedVerdict(Cli):
                                  (0, "ok", verdict))
 
 
-class DefaultReferenceHoldingNothing(Cli):
-    """A default 'answer' that is blank, [] or {}, or NaN (pandas' missing value), was sent as
-    the ground truth ("[Reference Answer]" then "  ", "[]" or "nan"), the summary silent;
-    "" already was no reference, said in the summary. A named one that is NaN is bad_record."""
-
-    def test_judged_without_a_reference_and_said_so(self):
-        summary = self.path("summary.json")
-        for value in ("  ", [], {}, float("nan")):
-            with self.subTest(value=value):
-                source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "answer": value,
-                                                        "response": "four"}])
-                before = len(self.srv.requests)
-                code, (record,), err = self.run_cli("--summary", summary, source)
-                with open(summary, encoding="utf-8") as f:
-                    fields = json.load(f)["fields"]
-                prompt = self.srv.requests[before].prompt
-                self.assertEqual((code, record["judge_status"]), (0, "ok"))
-                self.assertNotIn("[Reference Answer]", prompt)
-                self.assertEqual(fields, ["no record has field 'answer': judged without a "
-                                          "reference"])
-
-    def test_a_mode_that_needs_one_refuses_the_record(self):
-        # binary: the record's own blank 'answer' filled {reference}, judged ok, score 1.0
-        for value in ("", "  ", [], float("nan")):
-            with self.subTest(value=value):
-                source = self.write_jsonl("in.jsonl", [
-                    {"question": "2+2?", "answer": "4", "response": "4"},
-                    {"question": "2+2?", "answer": value, "response": "5"}])
-                self.srv.content = "yes"
-                code, records, err = self.run_cli("--mode", "binary", "--max-error-rate", "1",
-                                                  source)
-                self.assertEqual([r["judge_status"] for r in records], ["ok", "bad_record"])
-                self.assertEqual(records[1]["judge_error"], "line 2: field 'answer' holds no "
-                                 "reference, and --mode binary needs one")
-
-    def test_a_named_reference_that_is_nan(self):
-        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "gold": float("nan"),
-                                                "response": "four"}])
-        code, (record,), err = self.run_cli("--reference-field", "gold", source)
-        self.assertEqual((code, record["judge_status"], record["judge_error"]),
-                         (1, "bad_record", "line 1: field 'gold' is NaN (a missing value), "
-                                           "expected text (--reference-field gold)"))
-
-
-class PythonReferenceHoldingNothing(StubTestCase):
-    """Python: an example's "answer" that holds nothing ("", spaces, [], NaN) filled the binary
-    template's {reference}: the judge checked the response against an empty truth, ok, 1.0."""
-
-    def test_binary_says_it_needs_a_reference(self):
-        judge = minijudge.LLMJudge(self.srv.url, "judge-model", template="binary",
-                                   max_retries=0)
-        self.addCleanup(judge.close)
-        self.srv.content = "yes"
-        for value in ("", "  ", [], float("nan")):
-            with self.subTest(value=value):
-                j = judge.judge({"question": "2+2?", "answer": value}, "5")
-                self.assertEqual((j.status, j.score), ("template_error", 0.0))
-                self.assertTrue(j.error.startswith("template needs field 'reference'; got "),
-                                j.error)
-        self.assertEqual(self.srv.requests, [])
-        # a reference in "reference" when "answer" holds none is still read
-        j = judge.judge({"question": "2+2?", "answer": "", "reference": "4"}, "4")
-        self.assertEqual(j.status, "ok")
-        self.assertIn("[Reference Answer]\n4\n", self.srv.requests[-1].prompt)
-
-
 class AlternativesAfterAComma(Cli):
     """Ratings offered as alternatives after a comma ("4, or perhaps 5", "3, maybe 4") are no
     rating: the first was read (status ok, exit 0), as "4 or 5" is not."""
@@ -221,27 +155,6 @@ class EquallyCloseOptions(Cli):
                 self.srv.content = reply
                 code, (record,), err = self.run_cli("--criteria", criteria, source)
                 self.assertEqual(record.get("judge_option"), option)
-
-
-class NamedReferenceEmptyContainer(Cli):
-    """A --reference-field holding an empty list or object was sent as the reference "[]"
-    or "{}" (status ok, exit 0), where an empty text is that record's bad_record."""
-
-    def test_an_empty_list_or_object_is_empty(self):
-        for value, shown in (([], "[]"), ({}, "{}")):
-            with self.subTest(value=value):
-                source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "gold": value,
-                                                        "response": "four"}])
-                code, (record,), err = self.run_cli("--reference-field", "gold", source)
-                self.assertEqual((code, record["judge_status"], record["judge_error"]),
-                                 (1, "bad_record", "line 1: field 'gold' is empty "
-                                                   "(--reference-field gold)"))
-        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "doc": {},
-                                                "response": "four"}])
-        code, (record,), err = self.run_cli("--context-field", "doc", source)
-        self.assertEqual((record["judge_status"], record["judge_error"]),
-                         ("bad_record", "line 1: field 'doc' is empty (--context-field doc=doc)"))
-        self.assertEqual([r for r in self.srv.requests if r.method == "POST"], [])
 
 
 if __name__ == "__main__":
