@@ -18,8 +18,6 @@ sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_host30` f
 from stub import PYTHON, SideBySide, default_sigint  # noqa: E402
 
 KEY = "sk-host30-SECRET-0123456789"  # ASCII: a key with an accent is refused up front
-KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
-            "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 
 
 class Cli(SideBySide):
@@ -39,72 +37,6 @@ class Cli(SideBySide):
 
     def source(self, records=({"question": "q", "response": "r"},)):
         return self.write_jsonl("in.jsonl", records)
-
-
-class KeyOnTheCommandLine(Cli):
-    """Spellings of a key on the command line that first30b's hints did not catch."""
-
-    def test_the_value_after_an_unknown_option_is_not_echoed(self):
-        # argparse said "unrecognized arguments: -k sk-..." on stderr
-        source = self.source()
-        for argv, shown in (([source, "-k", KEY], "-k"),
-                            ([source, "--foo=" + KEY], "--foo"),
-                            ([source, "--foo", KEY, "-x", KEY], "--foo -x")):
-            with self.subTest(argv=argv):
-                code, out, err = self.cli("--judge-url", self.srv.url, *argv)
-                self.assertEqual(code, 2)
-                self.assertEqual(err.splitlines()[-1], "minijudge: error: unrecognized "
-                                 "arguments: {} (the values given them not shown: one may be "
-                                 "a key)".format(shown))
-                self.assertNotIn(KEY, out + err)
-        self.assertEqual(self.srv.chat_count, 0)
-
-    def test_a_stray_file_name_is_still_named(self):
-        source = self.source()
-        code, out, err = self.cli("--judge-url", self.srv.url, source, "--dry-run",
-                                  "other.jsonl")
-        self.assertEqual(code, 2)
-        self.assertEqual(err.splitlines()[-1],
-                         "minijudge: error: unrecognized arguments: other.jsonl")
-
-    def test_k_and_ke_are_answered_like_key(self):
-        # argparse took --k and --ke for --key-header: the run went ahead and sent the key
-        # typed on the command line as a header's name
-        source = self.source()
-        for flag in ("--k", "--ke", "--KE"):
-            with self.subTest(flag=flag):
-                code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
-                                          "--no-preflight", flag, KEY, source)
-                self.assertEqual((code, out), (2, ""))
-                self.assertEqual(err, "minijudge: error: {}: {}; --key-header NAME names the "
-                                 "header it is sent in\n".format(flag, KEY_HINT))
-        self.assertEqual(self.srv.requests, [])
-
-    def test_the_key_given_as_a_file_name_is_not_echoed(self):
-        # the key pasted where the input (or --judges) goes came back in "No such file"
-        for argv in ([KEY], ["--judges", KEY, "in.jsonl"]):
-            with self.subTest(argv=argv[0]):
-                code, out, err = self.cli("--judge-url", self.srv.url, *argv)
-                self.assertEqual((code, out), (2, ""))
-                self.assertIn("No such file or directory: '<hidden>'", err)
-                self.assertNotIn(KEY, err)
-
-    def test_a_value_with_spaces_that_starts_like_a_flag_is_a_value(self):
-        # argparse reads "--- ... token ..." as --system's value, but the key check refused
-        # it as "an option named for a key or token"
-        source = self.source()
-        system = "--- Judge strictly; the token budget is not your concern."
-        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
-                                  "--dry-run", "--system", system, source)
-        self.assertEqual(code, 0, err)
-        self.assertTrue(out.startswith("--- line 1 ---\n[system]\n{}\n".format(system)), out)
-
-    def test_key_header_abbreviated_past_key_still_works(self):
-        source = self.source()
-        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
-                                  "--no-preflight", "--key-h", "x-api-key", source)
-        self.assertEqual(code, 0, err)
-        self.assertEqual(self.srv.requests[-1].headers["x-api-key"], KEY)
 
 
 if __name__ == "__main__":
