@@ -82,7 +82,7 @@ __all__ = [
     "no_choices", "oversized", "drip", "framed", "wire", "mixed_faults", "every_fault", "http_date",
     "StubTestCase", "SideBySide", "JUDGE_ENV", "self_signed_cert", "read_terminal",
     "copy_minijudge", "PYTHON", "REPO", "run_main", "run_process", "without_judge",
-    "read_records", "read_summary", "default_sigint", "CommandLineTestCase",
+    "read_records", "read_summary", "read_text", "default_sigint", "CommandLineTestCase",
     "CommandLineSideBySide",
 ]
 
@@ -1036,6 +1036,13 @@ def read_summary(path):
     """The figures of a --summary file."""
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def read_text(*path):
+    """The text of a file of the repository (README.md, "docs", "outputs.md"), or of any
+    file named by an absolute path."""
+    with open(os.path.join(REPO, *path), encoding="utf-8") as f:
+        return f.read()
 
 
 class CommandLineTestCase(StubTestCase):

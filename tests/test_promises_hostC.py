@@ -25,34 +25,6 @@ class Cli(StubTestCase):
         return code, [json.loads(line) for line in out.splitlines()], err
 
 
-class EchoedOptionList(Cli):
-    """A reply that echoes the criterion's option list names no option: its last line is
-    the list's last item, not a verdict (on main: 'Poor', score 0.0, status ok, exit 0)."""
-
-    def test_an_echoed_list_is_no_verdict(self):
-        criteria = self.write("c.json", json.dumps(CRITERION))
-        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
-        for reply in ("Options:\n- Excellent\n- Good\n- Poor", "Excellent\nGood\nPoor",
-                      "The options are:\n1. Excellent\n2. Good\n3. Poor"):
-            with self.subTest(reply=reply):
-                self.srv.content = reply
-                code, (record,), err = self.run_cli("--criteria", criteria, source)
-                self.assertEqual((record["judge_status"], record.get("judge_option")),
-                                 ("parse_error", None))
-                self.assertEqual(code, 1)
-
-    def test_a_verdict_after_the_echoed_list_is_read(self):
-        criteria = self.write("c.json", json.dumps(CRITERION))
-        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
-        for reply in ("Options:\n- Excellent\n- Good\n- Poor\n\nGood", "Good\n\n- Excellent\n"
-                      "- Good\n- Poor"):
-            with self.subTest(reply=reply):
-                self.srv.content = reply
-                code, (record,), err = self.run_cli("--criteria", criteria, source)
-                self.assertEqual((code, record["judge_status"], record["judge_option"],
-                                  record["judge_score"]), (0, "ok", "Good", 0.5))
-
-
 class PageKeepsEveryShownField(Cli):
     """The page cuts long field names and hides the middle of a long record; a name cut to
     the same text as another's, or a field named like the hidden-fields marker, was dropped
@@ -117,78 +89,6 @@ class UnreadableHumanLabels(Cli):
         self.srv.content = "4"
         code, summary, err = self.run_labels([4, "3", "yes", 2.5])
         self.assertIsNone(summary["fields"])
-
-
-class NearOptionIsNoTypo(Cli):
-    """The typo rule read a reply that is part of an option's name as that option: "Correct"
-    was "Incorrect" (score 0.0, status ok, exit 0). A reply inside an option's name, or
-    holding it, is another word, not a typo of it."""
-
-    def test_a_word_inside_an_option_is_not_that_option(self):
-        for options, reply in (({"Fully correct": 1.0, "Partially correct": 0.5,
-                                 "Incorrect": 0.0}, "Correct"),
-                               ({"Fully correct": 1.0, "Incorrect": 0.0}, "correct."),
-                               ({"Fine": 1.0, "Unacceptable": 0.0}, "Acceptable"),
-                               ({"On topic": 1.0, "Irrelevant": 0.0}, "relevant")):
-            with self.subTest(reply=reply):
-                criteria = self.write("c.json", json.dumps(dict(CRITERION, options=options)))
-                source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "4"}])
-                self.srv.content = reply
-                code, (record,), err = self.run_cli("--criteria", criteria, source)
-                self.assertEqual((code, record["judge_status"], record.get("judge_option")),
-                                 (1, "parse_error", None))
-
-    def test_a_typo_is_still_read(self):
-        options = {"Relevant": 1.0, "Irrelevant": 0.0}
-        criteria = self.write("c.json", json.dumps(dict(CRITERION, options=options)))
-        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "4"}])
-        for reply, option in (("Relevent", "Relevant"), ("Irrelevent", "Irrelevant")):
-            with self.subTest(reply=reply):
-                self.srv.content = reply
-                code, (record,), err = self.run_cli("--criteria", criteria, source)
-                self.assertEqual((code, record["judge_option"]), (0, option))
-
-
-class HypotheticalAfterTheRating(Cli):
-    """A hypothetical rating loses to any rating stated, not only to one of its own kind:
-    "Rating: 4" then "it could get [[5]]" was 5 (ok, exit 0); and a label's hypothetical is
-    judged where its number is ("Alternative rating if we ignore the typo: [[5]]" was 5)."""
-
-    def test_the_stated_rating_wins(self):
-        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
-        for reply, value in (
-                ("Rating: 4\nIf the response were improved it could get [[5]].", 4),
-                ("I rate it 3. If it cited its sources, it would get [[5]].", 3),
-                ("Rating: [[4]]\n\nAlternative rating if we ignore the typo: [[5]]", 4),
-                ("If it cited its sources, it could get [[5]].", 5)):  # nothing else stated
-            with self.subTest(reply=reply):
-                self.srv.content = reply
-                code, (record,), err = self.run_cli(source)
-                self.assertEqual((code, record["judge_status"], record["judge_value"]),
-                                 (0, "ok", value))
-
-
-class HypotheticalNamedFirst(Cli):
-    """A verdict followed by "would", "could" or "might" is a hypothetical too: "[[A]] (though
-    [[B]] would win if brevity mattered)" was B (ok, exit 0)."""
-
-    def test_pairwise(self):
-        source = self.write_jsonl("in.jsonl", [{"question": "q", "response_a": "x",
-                                                "response_b": "y"}])
-        for reply, verdict in (("[[A]] (though [[B]] would win if brevity mattered)", "A"),
-                               ("[[B]]. [[A]] could be argued for a shorter answer.", "B")):
-            with self.subTest(reply=reply):
-                self.srv.content = reply
-                code, (record,), err = self.run_cli("--mode", "pairwise", "--single-order",
-                                                    source)
-                self.assertEqual((code, record["judge_status"], record["judge_verdict"]),
-                                 (0, "ok", verdict))
-
-    def test_rating(self):
-        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four"}])
-        self.srv.content = "Rating: 4\n[[5]] would need sources."
-        code, (record,), err = self.run_cli(source)
-        self.assertEqual((code, record["judge_value"]), (0, 4))
 
 
 if __name__ == "__main__":
