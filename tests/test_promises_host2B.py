@@ -139,40 +139,6 @@ class JudgeFnReplies(unittest.TestCase):
                                                          "judge_fn raised KeyError: 'x'"))
 
 
-class PageAgreesWithTheSummary(StubTestCase):
-    """--html drew a judge that never answered at an offset of 0.0 from the panel (the summary:
-    null), as if it had agreed with the panel on every record; a harsh judge's negative offset
-was a bar of negative width (none drawn) and its value at x=-216, off the picture."""
-
-    def test_a_judge_with_none_judged_has_no_offset_on_the_page(self):
-        other = self.start_stub()
-        other.content = "Rating: 1"
-        self.srv.content = "Rating: 5"
-        down = self.start_stub()
-        down.stop()
-        config = self.write("judges.json", json.dumps([
-            {"name": "j0", "url": self.srv.url}, {"name": "j1", "url": other.url},
-            {"name": "j2", "url": down.url, "options": {"max_retries": 0}}]))
-        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        page, summary = self.path("p.html"), self.path("s.json")
-        code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judges", config,
-                                 "--jury", "mean", "--quorum", "2", "--html", page,
-                                 "--summary", summary, "--max-error-rate", "1", source])
-        self.assertEqual(code, 0, err)
-        with open(summary, encoding="utf-8") as f:
-            self.assertEqual(json.load(f)["panel"]["offsets"], {"j0": 0.5, "j1": -0.5,
-                                                                "j2": None})
-        with open(page, encoding="utf-8") as f:
-            text = f.read()
-        chart = text[text.index("offset from the panel"):]
-        chart = chart[:chart.index("</svg>")]
-        self.assertIn('<text x="0" y="57">j2</text><text x="184.0" y="57">none judged</text>',
-                      chart)
-        self.assertNotIn(">0.0<", chart)
-        self.assertIn('<text x="0" y="35">j1</text><rect x="180" y="23" width="400.0" '
-                      'height="16" fill="#4a7ab5"/><text x="584.0" y="35">-0.5</text>', chart)
-
-
 class AgreementKeywords(unittest.TestCase):
     """agreement() zipped 3 judge values with 2 labels into n=2 (a dropped row shifts every
     pair after it: wrong figures, no error), and took kind="binary" or "bogus" as None."""

@@ -25,35 +25,6 @@ class Cli(StubTestCase):
         return code, [json.loads(line) for line in out.splitlines()], err
 
 
-class PageKeepsEveryShownField(Cli):
-    """The page cuts long field names and hides the middle of a long record; a name cut to
-    the same text as another's, or a field named like the hidden-fields marker, was dropped
-    from the page without a word (on main: one of the two values was not on the page)."""
-
-    def test_two_long_names_alike_in_their_first_2000_characters(self):
-        page = self.path("page.html")
-        source = self.write_jsonl("in.jsonl", [{"question": "2+2?", "response": "four",
-                                                "A" * 2500 + "1": "value-one",
-                                                "A" * 2500 + "2": "value-two"}])
-        self.srv.content = "4"
-        code, records, err = self.run_cli("--html", page, source)
-        with open(page, encoding="utf-8") as f:
-            text = f.read()
-        self.assertEqual((code, "value-one" in text, "value-two" in text), (0, True, True))
-
-    def test_a_field_named_like_the_marker_of_hidden_fields(self):
-        page = self.path("page.html")
-        record = {"question": "2+2?", "response": "four", "\u2026": "value-mine"}
-        record.update(("f%d" % i, "v") for i in range(300))
-        source = self.write_jsonl("in.jsonl", [record])
-        self.srv.content = "4"
-        code, records, err = self.run_cli("--html", page, source)
-        with open(page, encoding="utf-8") as f:
-            text = f.read()
-        self.assertIn("value-mine", text)
-        self.assertIn("<b>\u2026 (2)</b></p><pre>214 more fields</pre>", text)
-
-
 class UnreadableHumanLabels(Cli):
     """A --human-field label that is there but is no label ("abc", a list, NaN) was left out
     of the agreement without a word, as an absent one is not (on main: no "fields" line)."""
