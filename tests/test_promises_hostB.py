@@ -20,57 +20,6 @@ sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
 from stub import StubTestCase, chat, run_main  # noqa: E402
 
-EXTRA = "must be a JSON object (a dict) without messages, model or stream (minijudge sends them)"
-
-
-class OptionsFromEveryPlace(StubTestCase):
-    def setUp(self):
-        super().setUp()
-        self.source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-
-    def judges(self, entry):
-        judge = dict({"name": "a", "url": self.srv.url}, **entry)
-        return self.write("judges.json", json.dumps([judge]))
-
-    def refused(self, argv, message):
-        code, out, err = run_main(["--no-preflight", "--judge-model", "m", *argv, self.source])
-        self.assertEqual((code, out, err.strip()), (2, "", "minijudge: error: " + message))
-        self.assertEqual(self.srv.chat_count, 0)
-
-    def test_extra_body_may_not_replace_what_minijudge_sends(self):
-        for key in ("messages", "model", "stream"):
-            body = {key: []}
-            with self.subTest(key=key):
-                self.refused(["--judge-url", self.srv.url, "--extra-body", json.dumps(body)],
-                             "--extra-body " + EXTRA + "; got " + repr(body))
-                self.refused(["--judges", self.judges({"options": {"extra_body": body}})],
-                             "judge a: extra_body " + EXTRA + "; got " + repr(body))
-                with self.assertRaises(minijudge.JudgeError) as caught:
-                    minijudge.LLMJudge(base_url=self.srv.url, model="m", extra_body=body)
-                self.assertEqual(str(caught.exception), "extra_body " + EXTRA + "; got " + repr(
-                    body))
-
-    def test_extra_body_still_merges_other_keys(self):
-        code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judge-url",
-                                 self.srv.url, "--extra-body", '{"top_k": 3}', self.source])
-        self.assertEqual(code, 0, err)
-        self.assertEqual(self.srv.requests[-1].json["top_k"], 3)
-
-    def test_a_judges_entry_with_an_unknown_field_is_refused(self):
-        self.refused(["--judges", self.judges({"templat": "binary"})],
-                     "judge a: 'templat' is not a field of a --judges entry (did you mean "
-                     "template?); the fields are name, mode, template, criteria, url, model, "
-                     "options")
-        self.refused(["--judges", self.judges({"prompt": "x"})],
-                     "judge a: 'prompt' is not a field of a --judges entry; the fields are "
-                     "name, mode, template, criteria, url, model, options")
-
-    def test_a_judges_entry_whose_options_are_not_an_object_is_refused(self):
-        for options in ([], [["timeout", 5]], "timeout=5", 0):
-            with self.subTest(options=options):
-                self.refused(["--judges", self.judges({"options": options})],
-                             "judge a: options must be a JSON object of LLMJudge keywords")
-
 
 class PythonPairs(StubTestCase):
     """compare() and compare_systems() took what the command line refuses: a dict, list or
@@ -175,51 +124,6 @@ class JuryInputs(unittest.TestCase):
         failed = minijudge.Judgement(score=float("nan"), status="http_error", error="x")
         result = minijudge.jury([minijudge.Judgement(score=1.0, status="ok"), failed], quorum=1)
         self.assertEqual((result.status, result.score), ("ok", 1.0))
-
-
-class RunFlags(StubTestCase):
-    def test_max_error_rate_must_be_a_share(self):
-        """On main --max-error-rate nan exited 0 however many records failed, -1 exited 1
-        saying "failure rate 0.0% is over --max-error-rate -100.0%"."""
-        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        for rate in ("nan", "-1", "1.5", "inf"):
-            with self.subTest(rate=rate):
-                for argv in (["--judge-url", self.srv.url, "--judge-model", "m",
-                              "--no-preflight", "--max-error-rate", rate, source],
-                             ["report", "--max-error-rate", rate, source]):
-                    code, out, err = run_main(argv)
-                    self.assertEqual((code, out, err.strip()), (
-                        2, "", "minijudge: error: --max-error-rate must be a share from 0 to 1; "
-                               "got " + repr(float(rate))))
-        self.assertEqual(self.srv.chat_count, 0)
-
-    def test_a_failed_run_with_the_highest_rate_still_exits_0_as_asked(self):
-        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        self.srv.content = "no rating here"
-        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
-                                 "--no-preflight", "--max-retries", "0", "--max-error-rate", "1",
-                                 source])
-        self.assertEqual(code, 0, err)
-
-    def test_a_context_field_with_an_empty_name_or_field_is_a_usage_error(self):
-        """On main "=x" and "a=" ran, every record a bad_record (no 'a=' field), exit 1."""
-        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r", "x": "c"}])
-        for spec in ("=x", "a=", "="):
-            with self.subTest(spec=spec):
-                code, out, err = run_main(["--judge-url", self.srv.url, "--context-field", spec,
-                                           source])
-                self.assertEqual((code, out, err.splitlines()[-1]), (
-                    2, "", "minijudge: error: argument --context-field: expected NAME=FIELD or "
-                           "FIELD, neither empty; got {!r}".format(spec)))
-        self.assertEqual(self.srv.chat_count, 0)
-
-    def test_html_rows_may_not_be_negative(self):
-        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        code, out, err = run_main(["--judge-url", self.srv.url, "--html", self.path("p.html"),
-                                   "--html-rows", "-1", source])
-        self.assertEqual((code, out, err.strip()), (
-            2, "", "minijudge: error: --html-rows must be 0 or more; got -1"))
-        self.assertFalse(os.path.exists(self.path("p.html")))
 
 
 if __name__ == "__main__":
