@@ -99,32 +99,5 @@ class Logprobs(StubTestCase):
                          ("ok", 0.875, "logprobs"))
 
 
-class JuryInputs(unittest.TestCase):
-    """jury() took what it could not combine: an LLMJudge was an AttributeError, a NaN score
-    an ok NaN, a score of 7 was averaged to 4.0, quorum=True was 1, pass_threshold NaN."""
-
-    def refused(self, message, judgements, **keywords):
-        with self.assertRaises(minijudge.JudgeError) as caught:
-            minijudge.jury(judgements, **keywords)
-        self.assertEqual(str(caught.exception), message)
-
-    def test_jury_checks_its_members_and_keywords(self):
-        good = minijudge.Judgement(score=1.0, status="ok")
-        self.refused("jury needs Judgements; repeat 2 is None", [good, None])
-        self.refused("jury: judge b's score must be from 0 to 1; got nan",
-                     {"a": good, "b": minijudge.Judgement(score=float("nan"), status="ok")})
-        self.refused("jury: repeat 1's score must be from 0 to 1; got 7.0",
-                     [minijudge.Judgement(score=7.0, status="ok"), good])
-        self.refused("how (--jury) is mean, median or majority, and quorum (--quorum) 1 to the 2 "
-                     "judgements; got 'mean' and True", [good, good], quorum=True)
-        self.refused("pass_threshold must be a number from 0 to 1 (scores are 0-1); got nan",
-                     [good, good], pass_threshold=float("nan"))
-
-    def test_a_failed_member_keeps_its_failure_value(self):
-        failed = minijudge.Judgement(score=float("nan"), status="http_error", error="x")
-        result = minijudge.jury([minijudge.Judgement(score=1.0, status="ok"), failed], quorum=1)
-        self.assertEqual((result.status, result.score), ("ok", 1.0))
-
-
 if __name__ == "__main__":
     unittest.main()
