@@ -1,7 +1,7 @@
 """The whole suite, each test module in a fresh process of its own, a few side by side:
 
     python tests/run.py                      # every test*.py in tests/
-    python tests/run.py test_cli test_batch  # these modules (or module.Class.test) alone
+    python tests/run.py test_cli test_cache  # these modules (or module.Class.test) alone
     python tests/run.py -s other/folder --jobs 2 --timeout 60
 
 The tests ``python -m unittest discover -s tests`` runs, reported as it reports them: a

@@ -6,7 +6,7 @@ It scores examples/qa.jsonl (24 answers, with human ratings added) against a loo
 stub judge that reasons a line and then rates, writes the page with
 ``python -m minijudge report OUT.jsonl --human-field label --html PAGE`` and photographs
 it in headless Chromium (Debian's ``chromium``; ``.ci/run`` installs it as a dev-only
-tool). The helpers here are shared with test_report_browser.py.
+tool). The helpers here are shared with test_html.py.
 
 Python 3.8+, standard library only.
 """

@@ -40,10 +40,18 @@ absolute URL a client sends a proxy ends in /chat/completions too); with
 `tunnel_to=port` it is an `https_proxy` too, answering every CONNECT (recorded as a
 request) with a tunnel to 127.0.0.1:port, whatever host was asked for.
 
-For test classes: `StubTestCase` (a stub, a folder, no judge variables, per test);
+For test classes: `StubTestCase` (a stub, a folder, no judge variables, per test; its
+`records()`, `summary()` and `report()` read what a run wrote and run `report`);
 `SideBySide`, a StubTestCase whose tests all start at once, each on its own instance,
 stub and folder, and each reported as its own (for tests that mostly wait on their
-subprocesses: retries, restarts, timeouts); `copy_minijudge(folder)` for a test's clone.
+subprocesses: retries, restarts, timeouts); `CommandLineTestCase` and
+`CommandLineSideBySide`, for tests of the command line that several modules share;
+`copy_minijudge(folder)` for a test's clone.
+
+The command line, run and read, written once for every test module: `run_main(argv)` in
+this process, `run_process(*argv)` in a ``python -m minijudge`` process of its own
+(its environment by default `without_judge()`'s), `read_records(path)` and
+`read_summary(path)` for what it wrote.
 
 Python 3.8+, standard library only.
 """
@@ -73,7 +81,9 @@ __all__ = [
     "drop", "drop_mid_body", "hang", "truncated_json", "invalid_json", "choices_null",
     "no_choices", "oversized", "drip", "framed", "wire", "mixed_faults", "every_fault", "http_date",
     "StubTestCase", "SideBySide", "JUDGE_ENV", "self_signed_cert", "read_terminal",
-    "copy_minijudge", "PYTHON",
+    "copy_minijudge", "PYTHON", "REPO", "run_main", "run_process", "without_judge",
+    "read_records", "read_summary", "read_text", "default_sigint", "CommandLineTestCase",
+    "CommandLineSideBySide",
 ]
 
 # How a test starts an interpreter for minijudge or a stdlib-only script: minijudge needs
@@ -834,6 +844,22 @@ class StubTestCase(unittest.TestCase):
     def write_jsonl(self, name, items):
         return self.write(name, "".join(json.dumps(r) + "\n" for r in items))
 
+    def records(self, name="out.jsonl"):
+        """The records a run wrote to ``name`` in the test's folder (-o's)."""
+        return read_records(self.path(name))
+
+    def summary(self, name="s.json"):
+        """The figures a run wrote to ``name`` in the test's folder (--summary's)."""
+        return read_summary(self.path(name))
+
+    def report(self, *argv, name="r.json"):
+        """(stderr, --summary figures) of ``minijudge report --summary NAME
+        --max-error-rate 1 ARGV`` in this process, which must exit 0."""
+        code, out, err = run_main(["report", "--summary", self.path(name),
+                                   "--max-error-rate", "1"] + list(argv))
+        self.assertEqual(code, 0, err)
+        return err, self.summary(name)
+
 
 class _Run(threading.Thread):
     """One test of a SideBySide class, run on its own instance: setUp, the test, tearDown
@@ -964,3 +990,106 @@ def run_main(argv, env=None):
         finally:
             gc.unfreeze()  # ~25 ms a run less than scanning the whole suite's heap each time
     return code, out.getvalue(), err.getvalue()
+
+
+# -- The command line in a process of its own, and the files it wrote ----------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # minijudge.py's
+
+
+def without_judge(env=None, *, every=False):
+    """This process's environment without the judge's variables (JUDGE_ENV; ``every``:
+    any LLM_JUDGE_* or OPENAI_* variable, a named judge's too), ``env`` added: a child's,
+    so that no judge a developer set reaches it."""
+    if every:
+        environ = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("LLM_JUDGE", "OPENAI"))}
+    else:
+        environ = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
+    environ.update(env or {})
+    return environ
+
+
+def run_process(*argv, cwd=REPO, env=None, timeout=60, python=(), **options):
+    """``python -S -m minijudge ARGV`` run to its end: its CompletedProcess, stdout and
+    stderr captured (bytes, or str with ``universal_newlines=True``). It runs in ``cwd``
+    (the repository, whose minijudge.py it imports; from another folder ``env`` sets
+    PYTHONPATH), with ``env`` its whole environment (by default without_judge()'s), and
+    is killed after ``timeout`` seconds (None: never). ``python`` holds the interpreter's
+    own flags (("-X", "importtime")); ``options`` go to subprocess.run (stdin, stdout=None
+    to let it print, preexec_fn, ...)."""
+    import subprocess
+    options.setdefault("stdout", subprocess.PIPE)
+    options.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([*PYTHON, *python, "-m", "minijudge"] + [str(a) for a in argv],
+                          cwd=cwd, env=without_judge() if env is None else env,
+                          timeout=timeout, **options)
+
+
+def read_records(path):
+    """The values of a JSON-lines file, one a line: -o's records, a batch file's lines."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def read_summary(path):
+    """The figures of a --summary file."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def read_text(*path):
+    """The text of a file of the repository (README.md, "docs", "outputs.md"), or of any
+    file named by an absolute path."""
+    with open(os.path.join(REPO, *path), encoding="utf-8") as f:
+        return f.read()
+
+
+class CommandLineTestCase(StubTestCase):
+    """A StubTestCase that runs the command line against its stub: main() in this process
+    (``run_cli``, ``main``) or a real ``python -m minijudge`` in the test's folder
+    (``subprocess``); ``sent()`` is a chat request's body, as the stub received it."""
+
+    def run_cli(self, *argv):
+        """(exit code, records, stderr) of main() against the stub."""
+        code, out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "judge-model",
+                                   "--no-preflight", "--max-retries", "0"] + list(argv))
+        return code, [json.loads(line) for line in out.splitlines()], err
+
+    def main(self, *argv, items, code=0):
+        """(records, stderr) of main() over ``items`` against the stub, which must exit
+        ``code``."""
+        source = self.write_jsonl("in.jsonl", items)
+        got, out, err = run_main(["--judge-url", self.srv.url, "--max-retries", "0",
+                                  "--no-preflight", source] + list(argv))
+        self.assertEqual(got, code, err)
+        return [json.loads(line) for line in out.splitlines()], err
+
+    def sent(self, n=-1):
+        return [r.json for r in self.srv.requests if r.method == "POST"][n]
+
+    def subprocess(self, *argv, env=None):
+        """A real ``python -m minijudge``: (exit code, stdout, stderr)."""
+        done = run_process(*argv, cwd=self.tmp, env=dict(os.environ, PYTHONPATH=REPO,
+                                                         **(env or {})),
+                           universal_newlines=True, encoding="utf-8")
+        return done.returncode, done.stdout, done.stderr
+
+
+class CommandLineSideBySide(SideBySide, CommandLineTestCase):
+    """SideBySide tests of a real ``python -m minijudge`` each (``cli``), the API key
+    ``KEY`` in its environment as the README tells a user to set it, so that a test can
+    check it shows nowhere."""
+
+    # every test here is real subprocesses against its own stub: each class's tests run
+    # side by side (three at a time, for the two cores)
+    side_by_side = 3
+    KEY = "sk-host30-SECRET-0123456789"  # ASCII: a key with an accent is refused up front
+
+    def cli(self, *argv, env=None):
+        """A real ``python -m minijudge``: (exit code, stdout, stderr); the key is in the
+        environment, as the README tells a user to set it."""
+        return self.subprocess(*argv, env=dict({"LLM_JUDGE_API_KEY": self.KEY}, **(env or {})))
+
+    def source(self, records=({"question": "q", "response": "r"},)):
+        return self.write_jsonl("in.jsonl", records)

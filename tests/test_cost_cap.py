@@ -9,7 +9,6 @@ Through the real command line, in a subprocess.
 import json
 import os
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -18,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
-from stub import JUDGE_ENV, PYTHON, StubTestCase, chat, error, run_main  # noqa: E402
+from stub import PYTHON, StubTestCase, chat, error, run_main, run_process  # noqa: E402
+from test_cost import CostTest  # noqa: E402
 
 PRICE = (3, 15)  # dollars per million prompt, completion tokens
 LONG = "Explain this. " * 430  # 6,020 characters
@@ -53,11 +53,8 @@ class AdversarialServer:
 
 class CostCapTest(StubTestCase):
     def run_cli(self, *argv):
-        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
-        return subprocess.run([*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
-                               "--judge-model", "judge-model", "--no-preflight", *argv],
-                              cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, timeout=120)
+        return run_process("--judge-url", self.srv.url, "--judge-model", "judge-model",
+                           "--no-preflight", *argv, cwd=ROOT, text=True, timeout=120)
 
     def test_the_cap_holds_against_adversarial_usage_and_every_place_says_one_figure(self):
         # A long first record set the scale; the short ones after it were reserved at a
@@ -159,10 +156,6 @@ class CostCapHostileTest(StubTestCase):
 
     def run_code(self, *argv):
         return run_main(["--judge-url", self.srv.url, "--no-preflight"] + list(argv))
-
-    def records(self, name="out.jsonl"):
-        with open(self.path(name), encoding="utf-8") as f:
-            return [json.loads(line) for line in f]
 
     @staticmethod
     def cost_line(err):
@@ -388,6 +381,158 @@ class CostCapHostileTest(StubTestCase):
                                      data)
         self.assertEqual(code, 0, err)
         self.assertGreater(most[0], 1)
+
+
+NOT_JUDGED = ("not judged: its requests would take the run past --max-cost $0.01 ($0.009900 "
+              "spent, $0.003300 estimated for this one)")
+
+
+class MaxCostTest(CostTest):
+    """Issue 33 item 3: --max-cost against the stub's fixed usage (test_cost.CostTest).
+
+    --max-cost stops the run before the request that would pass it: every record
+    written, the summary printed, exit 1 with one line; a rerun with --cache goes on."""
+
+    def setUp(self):
+        super().setUp()
+        self.data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                                  for k in range(5)])
+
+    def test_stops_cleanly_and_a_rerun_with_the_cache_goes_on(self):
+        # each record: $0.0033 spent, estimated below that; the 4th would pass $0.01
+        cache = self.path("cache.jsonl")
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.01", "--cache", cache,
+                                     "--concurrency", "1", "-o", self.path("out.jsonl"),
+                                     self.data)
+        self.assertEqual(code, 1, err)
+        records = self.records()
+        self.assertEqual([r["judge_status"] for r in records], ["ok"] * 3 + ["cost_limit"] * 2)
+        self.assertEqual([r["judge_error"] for r in records[3:]], [NOT_JUDGED] * 2)
+        self.assertEqual(self.srv.chat_count, 3)
+        self.assertIn("  statuses: ok 3, cost_limit 2\n", err)
+        self.assertIn("  cost: $0.009900 for 3 records, $0.003300 a record\n", err)
+        self.assertEqual(err.splitlines()[-1], "minijudge: error: --max-cost $0.01 reached: "
+                         "$0.009900 spent, 2 records not judged (cost_limit); rerun with --cache "
+                         + cache + " and a higher --max-cost: the replies in the cache cost "
+                         "nothing and do not count against it")
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.01", "--cache", cache,
+                                     "--concurrency", "1", "-o", self.path("out.jsonl"),
+                                     self.data)  # the 3 cached are free: 2 more fit in $0.01
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["judge_cost"] for r in self.records()], [0.0] * 3 + [0.0033] * 2)
+        self.assertEqual(self.srv.chat_count, 5)
+
+    def test_without_a_cache_the_line_says_to_use_one(self):
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.01", "--concurrency",
+                                     "1", self.data)
+        self.assertEqual(code, 1, err)
+        self.assertEqual(err.splitlines()[-1], "minijudge: error: --max-cost $0.01 reached: "
+                         "$0.009900 spent, 2 records not judged (cost_limit); rerun with a "
+                         "higher --max-cost (with --cache, a rerun sends only what it did not "
+                         "judge)")
+
+    def test_a_limit_the_first_request_would_pass_sends_nothing(self):
+        code, out, err = self.run_code("--price", "3,15", "--max-cost", "0.000001", self.data)
+        self.assertEqual(code, 1, err)
+        self.assertEqual([json.loads(line)["judge_status"] for line in out.splitlines()],
+                         ["cost_limit"] * 5)
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_threads_do_not_spend_past_the_limit_on_estimates_that_were_low(self):
+        # The stub counts 1000 prompt tokens where the estimate counts ~150: eight threads
+        # each reserved a low estimate at once and spent $0.0396 under --max-cost 0.02.
+        self.srv.delay = 0.05
+        data = self.write_jsonl("many.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                               for k in range(24)])
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.02", "--concurrency",
+                                     "8", "-o", self.path("out.jsonl"), "--summary",
+                                     self.path("s.json"), data)
+        self.assertEqual(code, 1, err)
+        cost = self.summary()["cost"]
+        self.assertLessEqual(cost["total"], 0.02)
+        self.assertEqual(cost["records"], 6)  # $0.0033 each: the seventh would pass it
+        self.assertEqual(self.srv.chat_count, 6)
+
+    def test_an_export_is_refused_not_cut_short(self):
+        # It wrote 0 requests and 3 cost_limit records, saying "$0.000000 spent ... rerun
+        # with --cache": an export spends nothing; the engine spends later.
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.0000001",
+                                     "--batch-export", self.path("req.jsonl"), "-o",
+                                     self.path("out.jsonl"), self.data)
+        self.assertEqual(code, 2)
+        self.assertIn("minijudge: error: --max-cost limits what a run sends; a batch run "
+                      "(--batch-export, --batch-import) sends nothing: --dry-run estimates "
+                      "what the exported requests will cost\n", err)
+        self.assertEqual(os.listdir(self.tmp), ["in.jsonl"])
+
+    def test_wrong_values(self):
+        for value, message in (
+                ("0", "--max-cost must be dollars, a number above 0; got '0'"),
+                ("nan", "--max-cost must be dollars, a number above 0; got 'nan'"),
+                ("$5", "--max-cost must be dollars, a number above 0; got '$5'")):
+            with self.subTest(value=value):
+                code, _, err = self.run_code("--price", "3,15", "--max-cost", value, self.data)
+                self.assertEqual(code, 2)
+                self.assertIn("minijudge: error: " + message, err)
+        code, _, err = self.run_code("--max-cost", "1", self.data)
+        self.assertEqual(code, 2)
+        self.assertIn("minijudge: error: --max-cost needs a price to count the cost with: "
+                      "--price IN,OUT (or \"price\" in a --judges entry's options); "
+                      "judge judge has none",
+                      err)
+        self.assertEqual(self.srv.chat_count, 0)
+
+
+class KillAndResumeTest(CostTest):
+    """kill -9 mid-run, then a rerun with --cache and a --max-cost the whole run would pass:
+    it goes on, the cached replies costing nothing and not counted against the limit."""
+
+    def test_sigkill_then_resume_under_the_limit(self):
+        import signal
+        import subprocess
+        import time
+        repo = os.path.dirname(HERE)
+        data = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
+                                             for k in range(12)])
+        cache = self.path("cache.jsonl")
+        self.srv.delay = 0.03
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
+        proc = subprocess.Popen(
+            [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url, "--no-preflight",
+             "--price", "3,15", "--max-cost", "1", "--cache", cache, "--concurrency", "2",
+             "-o", self.path("killed.jsonl"), data],
+            cwd=self.tmp, env=dict(env, PYTHONPATH=repo), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while self.cached_lines(cache) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        self.srv.delay = 0.0
+        sent = -1
+        while sent != self.srv.chat_count:  # a request the kill left in a socket may still land
+            sent = self.srv.chat_count
+            time.sleep(0.1)
+        cached = self.cached_lines(cache)
+        self.assertTrue(3 <= cached < 12, cached)
+        # 12 records cost $0.0396: more than $0.035, which holds the uncached ones alone
+        code, _, err = self.run_code("--price", "3,15", "--max-cost", "0.035", "--cache", cache,
+                                     "--concurrency", "1", "-o", self.path("out.jsonl"), data)
+        self.assertEqual(code, 0, err)
+        records = self.records()
+        self.assertEqual([r["judge_status"] for r in records], ["ok"] * 12)
+        costs = [r["judge_cost"] for r in records]
+        self.assertEqual(costs.count(0.0), cached)
+        self.assertEqual(costs.count(0.0033), 12 - cached)
+        self.assertEqual(self.srv.chat_count, sent + 12 - cached)
+
+    @staticmethod
+    def cached_lines(path):
+        try:
+            with open(path, "rb") as f:
+                return sum(1 for line in f if line.endswith(b"\n"))
+        except FileNotFoundError:
+            return 0
 
 
 if __name__ == "__main__":

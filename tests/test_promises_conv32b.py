@@ -330,7 +330,7 @@ class PageTest(_Run):
         self.assertEqual(code, 0, err)
         with open(self.path("page.html"), encoding="utf-8") as f:
             text = f.read()
-        from test_report_html import Page
+        from test_html import Page
         return text, Page(text)
 
     def test_a_conversation_is_shown_as_labelled_turns_not_json(self):

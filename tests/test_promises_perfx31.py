@@ -22,31 +22,6 @@ from stub import PYTHON  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def key(n):
-    return hashlib.sha256(str(n).encode()).hexdigest()
-
-
-class KeysTest(unittest.TestCase):
-    def test_set_keys_read_back_before_and_after_they_are_written_together(self):
-        keys = minijudge._Keys()
-        count = minijudge._KEYS_PENDING + 5  # some flushed to SQLite, some still waiting
-        for n in range(count):
-            keys[key(n)] = n
-        self.assertEqual([keys.get(key(n)) for n in (0, count - 6, count - 1)],
-                         [0, count - 6, count - 1])
-        keys[key(0)] = 99  # a later number replaces the earlier, wherever that one is
-        keys[key(count - 1)] = 98
-        self.assertEqual((keys.get(key(0)), keys.get(key(count - 1))), (99, 98))
-        self.assertIsNone(keys.get(key(-1)))
-        self.assertEqual(len(keys), count)
-
-    def test_keys_given_at_start_and_updated_are_found(self):
-        keys = minijudge._Keys([(key(1), 10), (key(2), 20)])
-        keys[key(3)] = 30
-        keys.update([(key(3), 31), (key(4), 40)])  # after the waiting one: it wins
-        self.assertEqual([keys.get(key(n)) for n in range(1, 6)], [10, 20, 31, 40, None])
-
-
 class JudgementTest(unittest.TestCase):
     def test_defaults_and_unknown_fields(self):
         j = minijudge.Judgement(score=0.5)
@@ -55,45 +30,6 @@ class JudgementTest(unittest.TestCase):
         with self.assertRaises(TypeError) as caught:
             minijudge.Judgement(foo=1, score=2, bar=3)
         self.assertEqual(str(caught.exception), "Judgement has no field foo, bar")
-
-
-class ImportTest(unittest.TestCase):
-    def test_plain_and_other_replies_imported_as_before(self):
-        with tempfile.TemporaryDirectory() as folder:
-            data = os.path.join(folder, "in.jsonl")
-            with open(data, "w") as f:
-                for n in range(3):
-                    f.write(json.dumps({"question": "q%d" % n, "response": "r%d" % n}) + "\n")
-            prefix = os.path.join(folder, "req")
-            self.cli(folder, "--batch-export", prefix, data, "-o", os.path.join(folder, "x"))
-            with open(prefix + ".000.jsonl") as f:
-                ids = [json.loads(line)["custom_id"] for line in f]
-            bodies = [{"choices": [{"message": {"content": "Rating: [[4]]"}}], "model": "m",
-                       "usage": {"prompt_tokens": 3}},  # a plain completion
-                      {"choices": [], "model": "m"},  # no choice: the old path's message
-                      {"error": {"message": "overloaded"}}]  # an error in a 200 body
-            results = os.path.join(folder, "out.jsonl")
-            with open(results, "w") as f:
-                for custom_id, body in zip(ids, bodies):
-                    f.write(json.dumps({"custom_id": custom_id, "response": {
-                        "status_code": 200, "body": body}}) + "\n")
-            scored = os.path.join(folder, "scored.jsonl")
-            self.cli(folder, "--batch-import", results, data, "-o", scored)
-            with open(scored) as f:
-                got = [json.loads(line) for line in f]
-        self.assertEqual([(r["judge_status"], r["judge_score"], r["judge_model"])
-                          for r in got], [("ok", 0.75, "m"), ("invalid_response", 0.0, None),
-                                          ("http_error", 0.0, None)])
-        self.assertEqual(got[0]["judge_usage"], {"prompt_tokens": 3})
-        self.assertIn("has no choices: b'{\"choices\": [], \"model\": \"m\"}'",
-                      got[1]["judge_error"])
-        self.assertIn("overloaded", got[2]["judge_error"])
-
-    def cli(self, folder, *argv):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
-        return subprocess.run([*PYTHON, "-m", "minijudge", "--judge-model", "m", "-q"]
-                              + list(argv), cwd=REPO, env=env, check=False,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 if __name__ == "__main__":

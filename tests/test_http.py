@@ -17,7 +17,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-sys.path.insert(0, HERE)  # so `python -m unittest tests.test_client` finds stub too
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_http` finds stub too
 import minijudge  # noqa: E402
 from stub import (SideBySide, StubServer, StubTestCase, chat, choices_null, drop,  # noqa: E402
                   drop_mid_body, error, framed, hang, html, http_date, invalid_json,

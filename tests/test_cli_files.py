@@ -1,4 +1,8 @@
-"""Issue 11, the input and output side: the command line keeps its word when its files
+"""The command line's files (the sections "Input" and "The run: judging, writing,
+stopping"): what it reads and writes kept to its word when the files are hostile, each a
+real ``python -m minijudge`` process against the loopback stub.
+
+Issue 11, the input and output side: the command line keeps its word when its files
 are hostile. A FIFO read with progress on a terminal, -o or --cache naming another of
 its files, /dev/null and /dev/stdout for a user who is not root, a JSON line nested too
 deeply, a lone surrogate, a locale that is not UTF-8, NaN, a gzip or UTF-16 file, a full
@@ -29,7 +33,8 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import JUDGE_ENV, SideBySide, StubTestCase, chat, read_terminal  # noqa: E402
+from stub import (PYTHON, SideBySide, StubTestCase, chat, read_terminal,  # noqa: E402
+                  without_judge)
 
 NOBODY = 65534
 FILE_TOO_LARGE = "[Errno {}] {}".format(errno.EFBIG, os.strerror(errno.EFBIG))
@@ -101,7 +106,7 @@ class HostileIOTest(StubTestCase):
 
     def spawn(self, *argv, env=None, python=sys.executable, **options):
         """``python -m minijudge`` against the stub, with no judge settings of ours."""
-        env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
+        env = without_judge(env)
         options.setdefault("stdout", subprocess.PIPE)
         options.setdefault("stderr", subprocess.PIPE)
         proc = subprocess.Popen(
@@ -131,7 +136,7 @@ class HostileIOTest(StubTestCase):
         return proc.returncode, out, (err or b"").decode("utf-8", "replace")
 
 
-class InputTest(SideBySide, HostileIOTest):
+class InputHostileTest(SideBySide, HostileIOTest):
     side_by_side = 2  # subprocesses only (see stub.SideBySide): one a core
 
     def test_a_fifo_with_stderr_on_a_terminal_loses_no_record(self):
@@ -208,8 +213,8 @@ class InputTest(SideBySide, HostileIOTest):
         self.assertEqual(out[3]["judge_input"], '{"a":' * 40)  # the first 200 characters
 
 
-class OutputTest(SideBySide, HostileIOTest):
-    side_by_side = 2  # as InputTest
+class OutputHostileTest(SideBySide, HostileIOTest):
+    side_by_side = 2  # as InputHostileTest
 
     def test_a_lone_surrogate_is_judged_and_written_back_escaped(self):
         source = self.write("in.jsonl", good(0) + b'{"id": 1, "question": "q", '
@@ -245,7 +250,7 @@ class OutputTest(SideBySide, HostileIOTest):
         self.assertEqual((out[0]["x"], out[1]["y"], out[1]["z"]), (None, None, [None, 1.5]))
 
 
-class OptimizedTest(HostileIOTest):
+class OptimizedHostileTest(HostileIOTest):
     def test_flags_are_checked_under_python_dash_o(self):
         # python -O drops assert statements: a check written as one would let these through
         source = self.write("in.jsonl", b'{"question": "q", "response": "r"}\n')
@@ -261,7 +266,7 @@ class OptimizedTest(HostileIOTest):
         self.assertEqual(self.srv.chat_count, 0)
 
 
-class SameFileTest(HostileIOTest):
+class SameFileHostileTest(HostileIOTest):
     def test_output_cache_or_summary_naming_another_file_of_the_run_is_refused(self):
         data = b"".join(good(i) for i in range(3))
         source = self.write("in.jsonl", data)
@@ -356,8 +361,8 @@ class SameFileTest(HostileIOTest):
                                            .format(self.path("new.jsonl"))))
 
 
-class FullDiskTest(SideBySide, HostileIOTest):
-    side_by_side = 2  # as InputTest
+class FullDiskHostileTest(SideBySide, HostileIOTest):
+    side_by_side = 2  # as InputHostileTest
 
     def cached_keys(self, name):
         with open(self.path(name), "rb") as f:
@@ -424,7 +429,7 @@ class FullDiskTest(SideBySide, HostileIOTest):
             errno.ENOSPC, os.strerror(errno.ENOSPC)), err)
 
 
-class SigtermTest(HostileIOTest):
+class SigtermHostileTest(HostileIOTest):
     def test_sigterm_writes_whole_lines_and_the_summary_and_a_rerun_resumes(self):
         n = 100
         source = self.write("in.jsonl", b"".join(good(i) for i in range(n)))
@@ -457,6 +462,77 @@ class SigtermTest(HostileIOTest):
         code, _, err = self.run_cli(*cache + argv)
         self.assertEqual(code, 0, err)
         self.assertEqual(self.read("out"), uninterrupted)
+
+
+THREE_RECORDS = [{"id": k, "question": "q%d" % k, "response": "r%d" % k} for k in range(3)]
+
+
+class StdoutHostileTest(SideBySide):
+    """Issue 28's independent hostile campaign (hostA): records to stdout, a file the run reads
+    or a pipe the summary shares, are refused."""
+
+    side_by_side = 2  # subprocesses only: its two tests at once, one a core
+    def test_records_to_stdout_that_is_a_file_the_run_reads_are_refused(self):
+        # `minijudge in.jsonl >> in.jsonl` read 29 of its own records back, judged them, exit 0
+        data = self.write_jsonl("in.jsonl", THREE_RECORDS)
+        with open(data, "rb") as f:
+            original = f.read()
+        cache = self.path("cache.jsonl")
+        self.write("cache.jsonl", "")
+        argv = [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
+                "--judge-model", "m", "-q"]
+        for args, stdin, stdout, named in (
+                ([data], None, data, "the input file " + data),
+                (["-"], data, data, "the input file (stdin)"),
+                ([data, "--cache", cache], None, cache, "the --cache file " + cache)):
+            with self.subTest(stdout=stdout, stdin=stdin), open(stdout, "ab") as out:
+                source = open(stdin, "rb") if stdin else subprocess.DEVNULL
+                done = subprocess.run(argv + args, stdin=source, stdout=out,
+                                      stderr=subprocess.PIPE, cwd=os.path.dirname(HERE),
+                                      timeout=60)
+                if stdin:
+                    source.close()
+            self.assertEqual((done.returncode, done.stderr.decode()), (
+                2, "minijudge: error: stdout is {}; write elsewhere\n".format(named)))
+            with open(data, "rb") as f:
+                self.assertEqual(f.read(), original)
+
+    def test_a_summary_into_the_records_pipe_is_refused(self):
+        # records | --summary /dev/stdout: the summary's JSON mixed into the records, exit 0
+        data = self.write_jsonl("in.jsonl", THREE_RECORDS)
+        argv = [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
+                "--judge-model", "m", "-q", data]
+        for more, message in (
+                (["--summary", "/dev/stdout"], "stdout is the --summary file /dev/stdout"),
+                (["-o", "/dev/stdout", "--html", "/dev/stdout"],
+                 "--html /dev/stdout is the -o file")):
+            with self.subTest(more=more):
+                done = subprocess.run(argv + more, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      cwd=os.path.dirname(HERE), timeout=60)
+                self.assertEqual((done.returncode, done.stdout, done.stderr.decode()), (
+                    2, b"", "minijudge: error: {}; write elsewhere\n".format(message)))
+
+
+class FifoOutputHostileTest(StubTestCase):
+    """Issue 28's second hostile campaign (host2A): an output named as the FIFO the run reads
+    is refused before it is opened."""
+
+    def test_an_output_on_the_fifo_the_run_reads_is_refused_before_it_is_opened(self):
+        # `minijudge ff -o ff` on a named pipe: not refused, the run waited on the pipe and
+        # would read its own records back; a pipe read was not among the files checked
+        fifo = self.path("ff")
+        os.mkfifo(fifo)
+        for flag in ("-o", "--summary", "--html"):
+            with self.subTest(flag=flag):
+                done = subprocess.run([*PYTHON, "-m", "minijudge", "--judge-url",
+                                       self.srv.url, "--judge-model", "m", fifo, flag, fifo],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, cwd=os.path.dirname(HERE),
+                                      timeout=20)
+                self.assertEqual((done.returncode, done.stdout, done.stderr.decode()), (
+                    2, b"", "minijudge: error: {} {} is the input file; write elsewhere\n"
+                    .format(flag, fifo)))
 
 
 if __name__ == "__main__":

@@ -48,17 +48,9 @@ class ReaskTest(StubTestCase):
         return run_main(head + list(argv) + ["-o", self.path("out.jsonl"), "--summary",
                                               self.path("s.json"), self.data])
 
-    def records(self, name="out.jsonl"):
-        with open(self.path(name), encoding="utf-8") as f:
-            return [json.loads(line) for line in f]
-
     def reasked(self, messages=3):
         """The requests of that many messages: the first re-asks (3), the second (5)."""
         return [r for r in self.srv.requests if len(r.json["messages"]) == messages]
-
-    def summary(self):
-        with open(self.path("s.json"), encoding="utf-8") as f:
-            return json.load(f)
 
 
 class OnlineTest(ReaskTest):

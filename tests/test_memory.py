@@ -1,4 +1,7 @@
-"""Issue 31, item 1 (mem31): the offline stages' memory does not grow with the records,
+"""Memory (the offline stages: --batch-export, --batch-import, report): a run's peak does
+not grow with its records, and a run that sends no request loads no CAs.
+
+Issue 31, item 1 (mem31): the offline stages' memory does not grow with the records,
 and a run that sends no request loads no CAs.
 
 Peak memory is the resident set's high-water mark (ru_maxrss) of a real ``python -m
@@ -24,7 +27,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from stub import PYTHON  # noqa: E402
+from stub import PYTHON, run_process, without_judge  # noqa: E402
 
 PARENT = ("import resource, subprocess, sys; "
           "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
@@ -36,16 +39,13 @@ MODEL = "judge-model"
 
 
 def clean_env(**extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_JUDGE", "OPENAI"))}
-    env.update(extra)
-    return env
+    return without_judge(extra, every=True)
 
 
-def minijudge(*argv, env=None, python=("-m", "minijudge")):
+def minijudge(*argv, env=None, python=()):
     """(exit code, stdout, stderr) of ``python -m minijudge ARGV`` run in the repository."""
-    done = subprocess.run(PYTHON + python + tuple(map(str, argv)), cwd=REPO,
-                          env=env or clean_env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True)
+    done = run_process(*argv, env=env or clean_env(), python=python, universal_newlines=True,
+                       timeout=None)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -137,7 +137,7 @@ def scored_copies(source, path, n):
         out.writelines(map(line, range(n)))
 
 
-class PeakMemoryIsFlat(unittest.TestCase):
+class PeakMemoryTest(unittest.TestCase):
     """From SMALL to LARGE records, report's peak grows by the hashes it keeps (8 bytes a
     record) and a spill buffer's 1 MiB at most; before, by 48 bytes a record more. An
     import keeps the same tally; its peak is measured by tests/bench_offline.py (an import
@@ -172,7 +172,7 @@ class PeakMemoryIsFlat(unittest.TestCase):
         self.assertLess(peaks[1] - peaks[0], allowed, peaks)
 
 
-class AnOfflineRunLoadsNoCAs(unittest.TestCase):
+class OfflineCertificatesTest(unittest.TestCase):
     """A judge without a URL sends nothing: the https connection (its TLS context, the CAs
     loaded) is made on the first request, and such a run makes none."""
 
@@ -198,7 +198,7 @@ class AnOfflineRunLoadsNoCAs(unittest.TestCase):
         data, results = exported(self.tmp, 2)
         code, _, err = minijudge("--judge-model", MODEL, "-q", "--batch-import", results[0],
                                  data, "-o", os.path.join(self.tmp, "scored.jsonl"),
-                                 python=("-X", "importtime", "-m", "minijudge"))
+                                 python=("-X", "importtime"))
         modules = [line.rsplit("|", 1)[-1].strip() for line in err.splitlines()
                    if line.startswith("import time:")]
         self.assertEqual(code, 0, err[-2000:])
@@ -220,7 +220,7 @@ if __name__ == "__main__":
     unittest.main()
 
 
-class TheFiguresAreThoseOfTheNumbersKept(unittest.TestCase):
+class FiguresOfTheNumbersKeptTest(unittest.TestCase):
     """A tally's (length, score) pairs, past 1 MiB on disk, read back as they were kept:
     the length figures and the scatter's dots are those of the numbers held in memory, to
     the bit (the same numbers summed in the same order)."""

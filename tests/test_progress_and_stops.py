@@ -1,4 +1,9 @@
-"""Issue 30, first part: a run whose judge fails says so while it happens, and a stopped run
+"""The progress line and the stop notes (the section "The run: judging, writing, stopping"):
+a run whose judge fails says so on the progress line while it happens; a run stopped by
+Ctrl-C or SIGTERM, before any record or while records come fast, says what was done and
+what a rerun will do. Every test is a real ``python -m minijudge`` process.
+
+Issue 30, first part: a run whose judge fails says so while it happens, and a stopped run
 says what was done and what a rerun will do.
 
 (1) While requests fail and are retried, the progress line (stderr on a terminal: a pty
@@ -9,6 +14,7 @@ total records were written, and what a rerun does, with --cache and without.
 Every test runs ``python -m minijudge`` as a real subprocess against the stub.
 """
 
+import concurrent.futures
 import errno
 import fcntl
 import itertools
@@ -28,8 +34,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from stub import (PYTHON, JUDGE_ENV, SideBySide, StubTestCase, default_sigint, hang,  # noqa: E402
-                  rate_limited)
+from stub import (PYTHON, CommandLineSideBySide, SideBySide, StubTestCase,  # noqa: E402
+                  default_sigint, hang, rate_limited, read_terminal, without_judge)
 
 KEY = "sk-first30a-secret-key-0123456789"
 
@@ -44,11 +50,10 @@ def last_progress(tty):
     return tty.split("\r\nminijudge: ")[0].split("\r")[-1]
 
 
-class Cli(StubTestCase):
+class TerminalTestCase(StubTestCase):
     def spawn(self, *argv, **options):
         """``python -m minijudge`` against the stub, with a key that must never show."""
-        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
-        env["OPENAI_API_KEY"] = KEY
+        env = without_judge({"OPENAI_API_KEY": KEY})
         options.setdefault("stdout", subprocess.PIPE)
         options.setdefault("stderr", subprocess.PIPE)
         proc = subprocess.Popen(
@@ -93,7 +98,7 @@ class Cli(StubTestCase):
             self.assertNotIn(KEY, text)
 
 
-class RetryingProgressTest(SideBySide, Cli):
+class RetryingProgressTest(SideBySide, TerminalTestCase):
     # each test waits on retries, a restart or the 3 s hang threshold, its subprocess idle:
     # all eight run at once, each with its own stub, pty and process
     side_by_side = 8
@@ -246,7 +251,7 @@ class RetryingProgressTest(SideBySide, Cli):
         self.assertNotIn(b"\r", err)
 
 
-class StoppedTest(SideBySide, Cli):
+class StoppedTest(SideBySide, TerminalTestCase):
     side_by_side = 2  # each run is busy till its signal: one a core
 
     def slow_after(self, n):
@@ -345,6 +350,130 @@ class StoppedTest(SideBySide, Cli):
         self.assertIn("  interrupted: {0} of 33 records written to stdout; rerun the same "
                       "command: the {0} judged come from the cache\n".format(len(written)),
                       err)
+
+
+class StoppedBeforeAnyRecordHostileTest(CommandLineSideBySide):
+    """Issue 30's hostile pass (host30).
+
+    Ctrl-C while the first request hangs: nothing done yet."""
+
+    def interrupt(self, *argv):
+        """(exit code, stderr) of a run of 3 records given SIGINT once its first request
+        is at the stub (which holds every request until the test ends)."""
+        import signal
+        import threading
+        release = threading.Event()
+        self.addCleanup(release.set)
+        self.srv.responder = lambda request: release.wait(10) and None
+        source = self.source([{"question": "q{}".format(i), "response": "r"} for i in range(3)])
+        environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE), LLM_JUDGE_API_KEY=self.KEY)
+        proc = subprocess.Popen([*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
+                                 "--judge-model", "m", "--no-preflight"] + list(argv) + [source],
+                                cwd=self.tmp, env=environ, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, universal_newlines=True,
+                                preexec_fn=default_sigint)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        deadline = time.monotonic() + 20
+        while not self.srv.requests and time.monotonic() < deadline:
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        self.assertEqual((proc.returncode, out), (130, ""), err)
+        return err
+
+    def test_no_warning_that_the_file_has_no_records(self):
+        # "warning: no records in in.jsonl", then "0 of 3 records written"
+        err = self.interrupt()
+        self.assertNotIn("no records", err)
+        self.assertIn("  interrupted: 0 of 3 records written to stdout; without --cache a "
+                      "rerun judges all 3 again: pass --cache FILE next time\n", err)
+
+    def test_an_output_name_with_a_newline_is_shown_on_one_line(self):
+        name = os.path.join(self.tmp, "out\n\u202e.jsonl")
+        err = self.interrupt("-o", name)
+        self.assertIn("  interrupted: 0 of 3 records written to {0}; without --cache a "
+                      "rerun judges all 3 again and writes {0} anew: pass --cache FILE next "
+                      "time\n".format(repr(name)), err)
+
+
+class ProgressLineHostileTest(CommandLineSideBySide):
+    """Issue 30's hostile pass (host30): the progress line's count of the records waiting
+    behind a slow one."""
+
+    def four_records_on_a_terminal(self, concurrency):
+        """What a run of four records showed on the terminal that is its stderr."""
+        import pty
+        source = self.source([{"question": "q{}".format(i), "response": "r"} for i in range(4)])
+        master, slave = pty.openpty()
+        environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+        proc = subprocess.Popen([*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url,
+                                 "--judge-model", "m", "--no-preflight", "--concurrency",
+                                 str(concurrency), source], cwd=self.tmp, env=environ,
+                                stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        tty = read_terminal(master, 20).decode()
+        self.assertEqual(proc.wait(timeout=20), 0, tty)
+        return tty
+
+    def test_no_record_said_to_wait_behind_a_slow_one_when_none_does(self):
+        # one request at a time, in order: every line said "1 more judged behind a slow
+        # one" (the record being written counted as waiting), even "4/4 done"
+        self.srv.delay = 0.3  # a redraw for each record (they are 0.25 s apart at least)
+        tty = self.four_records_on_a_terminal(concurrency=1)
+        self.assertIn("\r  1/4 done, ", tty)
+        self.assertNotIn("behind a slow one", tty)
+
+    def test_records_waiting_behind_a_slow_one_are_still_counted(self):
+        def responder(request):  # the first record's request is slow, the others quick
+            if "\nq0\n" in request.json["messages"][-1]["content"]:
+                time.sleep(1.2)
+        self.srv.responder = responder
+        tty = self.four_records_on_a_terminal(concurrency=2)
+        self.assertIn("\r  0/4 done, 3 more judged behind a slow one, ", tty)
+
+
+class StoppedWhileWritingHostileTest(CommandLineSideBySide):
+    """Issue 30's hostile pass (host30).
+
+    Ctrl-C while records come fast (an export; a rerun from the cache is as fast)."""
+
+    def export_interrupted(self, source, attempt):
+        """(stderr, lines in -o) of an export given SIGINT once -o holds 100 lines."""
+        import signal
+        out, prefix = self.path("o{}.jsonl".format(attempt)), self.path("req{}".format(attempt))
+        environ = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+        proc = subprocess.Popen([*PYTHON, "-m", "minijudge", "--judge-model", "m",
+                                 "--batch-export", prefix, "-o", out, source], cwd=self.tmp,
+                                env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True, preexec_fn=default_sigint)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and proc.poll() is None and (
+                not os.path.exists(out) or os.path.getsize(out) < 60000):
+            time.sleep(0.002)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+        self.assertEqual(proc.returncode, 130, err)
+        with open(out, encoding="utf-8") as f:
+            return err, len(f.read().splitlines())
+
+    def test_the_note_counts_the_lines_the_file_holds(self):
+        # a signal between a record's write and its count: the note said one fewer (2 of 6
+        # runs); and it told an export's user that a rerun judges everything again, when
+        # the same command refuses to write over the parts there
+        source = self.source([{"question": "q{}".format(i), "response": "r"}
+                              for i in range(50000)])  # under load, 5,000 ended first
+        # the five attempts run two at a time (each its own export, -o and signal)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(self.export_interrupted, source, attempt)
+                    for attempt in range(5)]
+        for attempt, run in enumerate(runs):
+            with self.subTest(attempt=attempt):
+                err, lines = run.result()
+                self.assertIn("  interrupted: {} of 50000 records written to {}; the export is "
+                              "partial: remove {}.*.jsonl, then rerun the same command\n".format(
+                                  lines, self.path("o{}.jsonl".format(attempt)),
+                                  self.path("req{}".format(attempt))), err)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
-"""Issue 11, secrets and sizes: what a hostile URL, header, environment, template or
+"""Secrets (and sizes): the API key and every other secret a run is given stay out of
+what it prints and writes, and off its command line; what a hostile URL, header,
+environment, template or record must not get out of a run.
+
+Issue 11, secrets and sizes: what a hostile URL, header, environment, template or
 record must not get out of ``python -m minijudge``.
 
 A signature in the URL, the token of an ``Authorization: Bearer`` header, a cookie, any
@@ -10,6 +14,7 @@ for a 100 MB width is refused, and no message lists 10,000 names.
 Every run is the real command line in a subprocess against the loopback StubServer;
 no traffic leaves the machine (the remote URLs are only ever --dry-run).
 """
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -21,7 +26,9 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import PYTHON, JUDGE_ENV, SideBySide, StubTestCase, error  # noqa: E402
+import stub  # noqa: E402
+from stub import (PYTHON, CommandLineSideBySide, CommandLineTestCase, SideBySide,  # noqa: E402
+                  StubTestCase, run_main, without_judge)
 
 SIG_DECODED = "Zm9vYmFy+c2VjcmV0/ZXhhbXBsZQ=="  # an Azure SAS signature, base64
 SIG_ENCODED = "Zm9vYmFy%2Bc2VjcmV0%2FZXhhbXBsZQ%3D%3D"
@@ -35,7 +42,7 @@ KEY = "sk-env-0123456789abcdef"
 
 def start(argv, *, env=None):
     """``python -m minijudge argv``, started; no judge settings of ours leak in."""
-    env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
+    env = without_judge(env)
     return subprocess.Popen([*PYTHON, "-m", "minijudge"] + [str(a) for a in argv],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -67,10 +74,10 @@ def echo(status, *parts):
     def body(request, server):
         message = " ".join(part(request) if callable(part) else part for part in parts)
         return {"error": {"message": message, "type": "invalid_request_error"}}
-    return error(status, "")._replace(body=body)
+    return stub.error(status, "")._replace(body=body)
 
 
-class HostileTest(StubTestCase):
+class SecretsHostileTest(StubTestCase):
     def records(self, n=3, **extra):
         return self.write_jsonl("in.jsonl", [dict({"id": i, "question": "q%d" % i,
                                                   "response": "r%d" % i}, **extra)
@@ -90,7 +97,7 @@ class HostileTest(StubTestCase):
             self.assertNotIn(secret, text, "{} leaked into {}".format(secret, where))
 
 
-class UrlSignatureTest(HostileTest):
+class UrlSignatureHostileTest(SecretsHostileTest):
     def test_sas_signature_hidden_in_summaries_records_check_and_repr(self):
         url = "{}/openai/deployments/judge/chat/completions?{}".format(self.srv.url,
                                                                        AZURE_QUERY)
@@ -134,7 +141,7 @@ class UrlSignatureTest(HostileTest):
                              self.srv.url))
 
 
-class HeaderSecretTest(HostileTest):
+class HeaderSecretHostileTest(SecretsHostileTest):
     def test_bearer_token_cookie_and_unknown_header_hidden_when_echoed(self):
         self.srv.require_key = BEARER  # the key comes only from --header
         self.srv.push(echo(401, "incorrect API key provided:", BEARER, "cookie", COOKIE,
@@ -158,7 +165,7 @@ class HeaderSecretTest(HostileTest):
             self.assertNowhere(secret, texts)
 
 
-class ClearTextKeyTest(SideBySide, HostileTest):
+class ClearTextKeyHostileTest(SideBySide, SecretsHostileTest):
     side_by_side = 2  # its tests are subprocesses only: two at a time, one a core
     WARNING = ("minijudge: warning: sending OPENAI_API_KEY in clear text to "
                "http://judge.invalid:8000 (not https, not loopback); set LLM_JUDGE_API_KEY "
@@ -191,8 +198,8 @@ class ClearTextKeyTest(SideBySide, HostileTest):
                 self.assertEqual((code, err), (0, ""))
 
 
-class TemplateBoundTest(SideBySide, HostileTest):
-    side_by_side = 2  # as ClearTextKeyTest
+class TemplateBoundHostileTest(SideBySide, SecretsHostileTest):
+    side_by_side = 2  # as ClearTextKeyHostileTest
     def test_huge_width_or_precision_is_refused_before_anything_is_sent(self):
         cases = {"{response!r:>99999999}": "template field {response}: format spec "
                  "'>99999999' has a width or precision over 1000",
@@ -223,8 +230,8 @@ class TemplateBoundTest(SideBySide, HostileTest):
         self.assertIn("[" + " " * 998 + "r0] 000", out)
 
 
-class NameListTest(SideBySide, HostileTest):
-    side_by_side = 2  # as ClearTextKeyTest
+class NameListHostileTest(SideBySide, SecretsHostileTest):
+    side_by_side = 2  # as ClearTextKeyHostileTest
     FIELDS = {"f%05d" % i: i for i in range(10000)}
 
     def test_record_with_ten_thousand_fields_and_no_response(self):
@@ -264,6 +271,167 @@ class NameListTest(SideBySide, HostileTest):
         self.assertEqual(code, 0, err)
         self.assertIn("\nmodels: {} and 980 more\n".format(", ".join(self.srv.models[:20])),
                       out)
+
+
+ACCENTED_KEY = "sk-first30b-\u00e9-SECRET-0123456789"
+
+
+class KeyFlagsTest(CommandLineTestCase):
+    """Issue 30, part first30b: `--api-key KEY`, `--model M` and their kin are answered with a
+    hint (exit 2), the key never echoed nor taken as the input file.
+
+    `--api-key KEY` was an unrecognised argument and the key the input file's name
+    (`--api-key=KEY` and a key after the input were echoed whole; `--key KEY` was taken as
+    --key-header KEY); `--model M` an unrecognised argument."""
+
+    def assert_no_key(self, *texts):
+        for text in texts:
+            self.assertNotIn(ACCENTED_KEY, text)
+            self.assertNotIn("SECRET", text)
+
+    def test_a_key_flag_is_refused_with_the_variables_to_set(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        hint = ("minijudge takes no API key on the command line (other users can read it in "
+                "the process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the "
+                "environment")
+        cases = ((["--api-key", ACCENTED_KEY, source], "--api-key"),
+                 (["--api-key=" + ACCENTED_KEY, source], "--api-key"),
+                 ([source, "--api-key", ACCENTED_KEY], "--api-key"),
+                 (["--api_key", ACCENTED_KEY, source], "--api_key"),
+                 (["--openai-api-key", ACCENTED_KEY, source], "--openai-api-key"),
+                 (["--OPENAI_API_KEY=" + ACCENTED_KEY, source], "--OPENAI_API_KEY"),
+                 (["report", "--token", ACCENTED_KEY, source], "--token"))
+        # the seven processes run two at a time (one a core); each is checked alone
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(self.subprocess, "--judge-url", self.srv.url, *argv)
+                    for argv, _ in cases]
+        for (argv, flag), run in zip(cases, runs):
+            with self.subTest(argv=argv):
+                code, out, err = run.result()
+                self.assertEqual((code, out, err), (2, "", "minijudge: error: {}: {}\n".format(
+                    flag, hint)))
+                self.assert_no_key(out, err)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["in.jsonl"])  # no file named the key
+        self.assertEqual(self.srv.requests, [])
+
+    def test_key_is_no_abbreviation_of_key_header(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        code, out, err = self.run_cli("--key", ACCENTED_KEY, source)
+        self.assertEqual((code, out, err), (2, [], "minijudge: error: --key: minijudge takes "
+                         "no API key on the command line (other users can read it in the "
+                         "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the "
+                         "environment; --key-header NAME names the header it is sent in\n"))
+        self.assertEqual(self.srv.requests, [])
+
+    def test_any_other_flag_named_for_a_secret_is_not_echoed(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for flag in ("--my-secret-" + ACCENTED_KEY, "--judge-api-key",
+                     "--hf_token=" + ACCENTED_KEY, "--passwd", "--bearer",
+                     "--auth=" + ACCENTED_KEY):
+            with self.subTest(flag=flag[:16]):
+                code, out, err = self.run_cli(flag, source)
+                self.assertEqual((code, out), (2, []))
+                self.assertTrue(err.startswith("minijudge: error: an option named for a key "
+                                               "or token: minijudge takes no API key"), err)
+                self.assert_no_key(err)
+
+    def test_real_flags_with_such_words_still_work(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        code, records, err = self.run_cli("--max-tokens", "20", "--key-header", "api-key",
+                                          source)
+        self.assertEqual((code, records[0]["judge_status"]), (0, "ok"))
+        self.assertEqual(self.srv.requests[0].json["max_tokens"], 20)
+
+    def test_a_model_or_url_flag_points_to_the_judges_own(self):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        for argv, error in (
+                (["--model", "gpt-4o"], "--model: the judge's model is --judge-model M (or "
+                 "LLM_JUDGE_MODEL in the environment)"),
+                (["--model_name=gpt-4o"], "--model_name: the judge's model is --judge-model M "
+                 "(or LLM_JUDGE_MODEL in the environment)"),
+                (["--base-url", "http://h/v1"], "--base-url: the judge's URL is --judge-url URL "
+                 "(or LLM_JUDGE_API_BASE in the environment)")):
+            with self.subTest(argv=argv):
+                code, out, err = run_main(argv + [source])
+                self.assertEqual((code, out, err), (2, "", "minijudge: error: " + error + "\n"))
+
+    def test_after_a_double_dash_it_is_a_file_name(self):
+        self.write_jsonl("--model", [{"question": "q", "response": "r"}])
+        code, out, err = self.subprocess("--judge-url", self.srv.url, "--no-preflight", "--",
+                                         "--model")
+        self.assertEqual(code, 0, err)
+
+
+KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
+            "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
+
+
+class KeyOnTheCommandLineHostileTest(CommandLineSideBySide):
+    """Issue 30's hostile pass (host30).
+
+    Spellings of a key on the command line that first30b's hints did not catch."""
+
+    def test_the_value_after_an_unknown_option_is_not_echoed(self):
+        # argparse said "unrecognized arguments: -k sk-..." on stderr
+        source = self.source()
+        for argv, shown in (([source, "-k", self.KEY], "-k"),
+                            ([source, "--foo=" + self.KEY], "--foo"),
+                            ([source, "--foo", self.KEY, "-x", self.KEY], "--foo -x")):
+            with self.subTest(argv=argv):
+                code, out, err = self.cli("--judge-url", self.srv.url, *argv)
+                self.assertEqual(code, 2)
+                self.assertEqual(err.splitlines()[-1], "minijudge: error: unrecognized "
+                                 "arguments: {} (the values given them not shown: one may be "
+                                 "a key)".format(shown))
+                self.assertNotIn(self.KEY, out + err)
+        self.assertEqual(self.srv.chat_count, 0)
+
+    def test_a_stray_file_name_is_still_named(self):
+        source = self.source()
+        code, out, err = self.cli("--judge-url", self.srv.url, source, "--dry-run",
+                                  "other.jsonl")
+        self.assertEqual(code, 2)
+        self.assertEqual(err.splitlines()[-1],
+                         "minijudge: error: unrecognized arguments: other.jsonl")
+
+    def test_k_and_ke_are_answered_like_key(self):
+        # argparse took --k and --ke for --key-header: the run went ahead and sent the key
+        # typed on the command line as a header's name
+        source = self.source()
+        for flag in ("--k", "--ke", "--KE"):
+            with self.subTest(flag=flag):
+                code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                          "--no-preflight", flag, self.KEY, source)
+                self.assertEqual((code, out), (2, ""))
+                self.assertEqual(err, "minijudge: error: {}: {}; --key-header NAME names the "
+                                 "header it is sent in\n".format(flag, KEY_HINT))
+        self.assertEqual(self.srv.requests, [])
+
+    def test_the_key_given_as_a_file_name_is_not_echoed(self):
+        # the key pasted where the input (or --judges) goes came back in "No such file"
+        for argv in ([self.KEY], ["--judges", self.KEY, "in.jsonl"]):
+            with self.subTest(argv=argv[0]):
+                code, out, err = self.cli("--judge-url", self.srv.url, *argv)
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn("No such file or directory: '<hidden>'", err)
+                self.assertNotIn(self.KEY, err)
+
+    def test_a_value_with_spaces_that_starts_like_a_flag_is_a_value(self):
+        # argparse reads "--- ... token ..." as --system's value, but the key check refused
+        # it as "an option named for a key or token"
+        source = self.source()
+        system = "--- Judge strictly; the token budget is not your concern."
+        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                  "--dry-run", "--system", system, source)
+        self.assertEqual(code, 0, err)
+        self.assertTrue(out.startswith("--- line 1 ---\n[system]\n{}\n".format(system)), out)
+
+    def test_key_header_abbreviated_past_key_still_works(self):
+        source = self.source()
+        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+                                  "--no-preflight", "--key-h", "x-api-key", source)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.srv.requests[-1].headers["x-api-key"], self.KEY)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,7 @@ sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
 from stub import PYTHON, JUDGE_ENV, StubTestCase, chat, error, run_main  # noqa: E402
-from test_assess import ASSESSMENT, judge_like  # noqa: E402
-from test_modes import HELPFULNESS  # noqa: E402
+from test_modes import ASSESSMENT, HELPFULNESS, judge_like  # noqa: E402
 
 KEY = "sk-parity-0123456789abcdef"
 URL_KEY = "uk-parity-9876543210fedcba"

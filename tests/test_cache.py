@@ -1,8 +1,10 @@
-"""The --cache file under hostile conditions: processes appending to it side by side,
-lines of the wrong shape, lone surrogates, a full disk.
+"""The cache (the section "Cache"): the --cache file under hostile conditions, processes
+appending to it side by side, lines of the wrong shape, lone surrogates, a full disk (a
+hostile pass of issue 11's); and its index of keys, set and read around SQLite.
 
-    python -m unittest tests.test_hostile_cache -v
+    python -m unittest tests.test_cache -v
 """
+import hashlib
 import json
 import os
 import re
@@ -14,9 +16,9 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
-sys.path.insert(0, HERE)  # so `python -m unittest tests.test_hostile_cache` finds stub too
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_cache` finds stub too
 import minijudge  # noqa: E402
-from stub import PYTHON, JUDGE_ENV, SideBySide, StubTestCase, chat  # noqa: E402
+from stub import PYTHON, SideBySide, StubTestCase, chat, without_judge  # noqa: E402
 
 _ID_RE = re.compile(r"\[The Start of the Response\]\nr(\d+)")
 
@@ -58,7 +60,7 @@ class CacheTestCase(StubTestCase):
         self.cache = self.path("cache.jsonl")
 
     def spawn(self, *argv, env=None, **options):
-        env = dict({k: v for k, v in os.environ.items() if k not in JUDGE_ENV}, **(env or {}))
+        env = without_judge(env)
         options.setdefault("stdout", subprocess.PIPE)
         return subprocess.Popen(
             [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url, "--judge-model",
@@ -81,7 +83,7 @@ class CacheTestCase(StubTestCase):
                 if (r["judge_status"], r["judge_raw"]) != ("ok", own_reply(r["id"]))]
 
 
-class SharedCacheTest(SideBySide, CacheTestCase):
+class SharedCacheHostileTest(SideBySide, CacheTestCase):
     """Two processes on one --cache never serve a record another prompt's reply."""
 
     side_by_side = 2  # subprocesses only (see stub.SideBySide), each test its own cache
@@ -144,7 +146,7 @@ class SharedCacheTest(SideBySide, CacheTestCase):
         self.assertEqual([json.loads(line)["reply"]["content"] for line in ours], [big] * 2)
 
 
-class ShapeTest(CacheTestCase):
+class ShapeHostileTest(CacheTestCase):
     def test_a_reply_of_the_wrong_shape_is_asked_again_and_replaced(self):
         source = self.write_jsonl("in.jsonl", [record(i) for i in range(7)])
         self.assertEqual(self.borrowed(self.run_once(source)), [])
@@ -165,7 +167,7 @@ class ShapeTest(CacheTestCase):
         self.assertEqual(self.srv.chat_count, 0)
 
 
-class SurrogateTest(CacheTestCase):
+class SurrogateHostileTest(CacheTestCase):
     def test_a_lone_surrogate_is_judged_then_served_from_the_cache(self):
         with open(self.path("in.jsonl"), "w", encoding="ascii") as f:
             f.write('{"id": 1, "question": "q \\ud83d", "response": "r0001 \\ud83d"}\n'
@@ -177,7 +179,7 @@ class SurrogateTest(CacheTestCase):
             self.assertEqual(self.srv.chat_count, asked)
 
 
-class OpenedByTheJudgeTest(StubTestCase):
+class OpenedByTheJudgeHostileTest(StubTestCase):
     def test_close_releases_a_cache_the_judge_opened_and_a_later_use_opens_it_again(self):
         # issue 44: a notebook running a cell again made a judge with cache="path" each time,
         # and neither close() nor with released its descriptor: at the limit, EMFILE. The
@@ -236,7 +238,7 @@ print(len(os.listdir("/proc/self/fd")) - before, replies)
         self.assertEqual(len(path.read_text().splitlines()), 1)
 
 
-class FullDiskTest(unittest.TestCase):
+class FullDiskHostileTest(unittest.TestCase):
     def test_put_raises_when_the_file_cannot_grow(self):
         # RLIMIT_FSIZE: the write that crosses it is cut short, the next one fails
         code = r"""
@@ -253,6 +255,35 @@ except OSError as exc:
             out = subprocess.run([*PYTHON, "-c", code, os.path.join(tmp, "c.jsonl")],
                                  cwd=REPO, stdout=subprocess.PIPE, check=True).stdout
         self.assertEqual(out, b"EFBIG\n")
+
+
+def key(n):
+    return hashlib.sha256(str(n).encode()).hexdigest()
+
+
+class CacheKeysTest(unittest.TestCase):
+    """Issue 31, second round (perfx31): the cache's index of keys (minijudge._Keys) finds a
+    key set one at a time before and after it reaches SQLite, and a later number replaces an
+    earlier one."""
+
+    def test_set_keys_read_back_before_and_after_they_are_written_together(self):
+        keys = minijudge._Keys()
+        count = minijudge._KEYS_PENDING + 5  # some flushed to SQLite, some still waiting
+        for n in range(count):
+            keys[key(n)] = n
+        self.assertEqual([keys.get(key(n)) for n in (0, count - 6, count - 1)],
+                         [0, count - 6, count - 1])
+        keys[key(0)] = 99  # a later number replaces the earlier, wherever that one is
+        keys[key(count - 1)] = 98
+        self.assertEqual((keys.get(key(0)), keys.get(key(count - 1))), (99, 98))
+        self.assertIsNone(keys.get(key(-1)))
+        self.assertEqual(len(keys), count)
+
+    def test_keys_given_at_start_and_updated_are_found(self):
+        keys = minijudge._Keys([(key(1), 10), (key(2), 20)])
+        keys[key(3)] = 30
+        keys.update([(key(3), 31), (key(4), 40)])  # after the waiting one: it wins
+        self.assertEqual([keys.get(key(n)) for n in range(1, 6)], [10, 20, 31, 40, None])
 
 
 if __name__ == "__main__":
