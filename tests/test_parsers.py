@@ -919,7 +919,7 @@ SCALES = [(1, 5), (1, 10), (0, 9), (0, 100), (4, 4)]
 
 
 PARSER_TESTS = ("test_parsers.py", "test_records.py", "test_html.py",
-                "test_promises_host2B.py", "test_servers.py", "test_real_data.py")
+                "test_missing_values.py", "test_servers.py", "test_real_data.py")
 
 
 def texts_in(path):

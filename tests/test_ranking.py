@@ -245,7 +245,7 @@ class LengthControlledFitTest(RankingTest):
                          "every verdict was A's (separation): the fit has no finite end")
 
     def test_a_fit_that_exists_is_still_given(self):
-        # x wins 3 of 5 against y; the longer answer won 3 of 5 (test_promises_stats34b)
+        # x wins 3 of 5 against y; the longer answer won 3 of 5 (test_bradley_terry)
         records = [pair(0, "x", "y", "y", 3, 15), pair(1, "x", "y", "y", 3, 15),
                    pair(2, "x", "y", "x", 3, 14), pair(3, "x", "y", "x", 17, 3),
                    pair(4, "x", "y", "y", 16, 3)]

@@ -1,4 +1,4 @@
-"""Issue 31, second round (perfx31): the offline paths made lean change nothing a user sees.
+"""A Judgement's fields and the cache's keys, as the offline paths keep them.
 
 The speed itself is measured by tests/bench_offline.py; these pin the behaviours the faster
 code must keep: keys set one at a time and read back before and after they reach SQLite,

@@ -1,4 +1,4 @@
-"""Issue 31, item 2: one judge on several servers (replicas). --judge-url given several
+"""One judge on several servers (replicas). --judge-url given several
 times, a list in a --judges entry, base_url as a list in Python: requests go to the least
 busy server, a server that refuses or times out rests and its requests go to the others
 at no retry's cost, the run fails only when every server fails, and the summary counts

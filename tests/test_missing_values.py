@@ -1,4 +1,4 @@
-"""Issue 28's second campaign (host2B): other inputs for "a missing value is not an answer".
+"""A missing value is not an answer: NaN as well as null.
 A NaN (json's literal NaN, pandas' missing value) in the question or the reference reached the
 prompt as the text "nan" with status ok and exit 0: "[Reference Answer] nan" graded every
 response against a gold answer of "nan", while the record written said ``"answer": null``.

@@ -1,4 +1,4 @@
-"""Issue 31, the hostile pass: replicas named twice in another spelling, a judge pickled in
+"""Replicas named twice in another spelling, a judge pickled in
 one folder and unpickled in another (a Ray worker's), and scored_record given the records
 the command line turns into strict JSON lines or bad_record lines.
 """

@@ -1,4 +1,4 @@
-"""Issue 28's independent campaign (hostB): other inputs for the classes "options from every
+"""--extra-body and logprobs given hostile values: the classes "options from every
 place are checked" and "a missing value is not an answer". Through the real command line
 (``main([...])``) against the loopback stub, and through LLMJudge's keywords.
 

@@ -1,4 +1,4 @@
-"""Issue 30, the first hour (first30c): the licence a vendored copy carries, the page's
+"""What a newcomer meets first: the licence a vendored copy carries, the page's
 score row in every mode (as the printed summary says it), ``.compare`` as docs/python-api.md shows
 it, and the parser-accuracy report run from a clone without its data."""
 import doctest

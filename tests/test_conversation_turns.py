@@ -1,4 +1,4 @@
-"""Issue 32 items 1, 2 and 4 for single answers: a conversation as input (OpenAI messages
+"""Conversations judged as single answers: a conversation as input (OpenAI messages
 with tool calls, or MT-Bench's turns and answers), one turn judged in the context of the
 turns before it, each turn labelled by its role, long turns shortened with a visible
 marker, and a malformed conversation as that record's bad_record naming what is wrong.

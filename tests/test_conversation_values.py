@@ -1,4 +1,4 @@
-"""Issue 32's hostile pass: conversations given wrong values from every place they come from
+"""Conversations given wrong values from every place they come from
 (a record's fields through the real command line, Python's judge()), each ending as that
 record's bad_record or the status a single answer gets for the same value, naming what is
 wrong in the words of the place it came from."""

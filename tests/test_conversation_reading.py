@@ -1,4 +1,4 @@
-"""Issue 31, item 1 (fast31c): the command line does not make the judge look for a
+"""Reading a record's conversation once: the command line does not make the judge look for a
 conversation in a record it found none in.
 
 Issue 32 had every record read for a conversation twice: by the command line

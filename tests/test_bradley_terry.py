@@ -1,4 +1,4 @@
-"""Issue 34, item 2: systems ranked by Bradley-Terry scores, with bootstrap intervals, win
+"""Systems ranked by Bradley-Terry scores, with bootstrap intervals, win
 rates against a baseline, a length-controlled variant, ties as half a win and strong
 verdicts counted as --strong-weight says.
 

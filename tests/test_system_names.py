@@ -1,4 +1,4 @@
-"""Issue 30's hostile pass (host30): what the first-hour fixes (field hints, key and model
+"""Hostile system names and first-hour hints: what the field hints (field hints, key and model
 flag hints, the progress line's retry reasons, stop notes, the page's score row) let
 through when the input, the flags or the server are hostile. Each test failed on main
 before its fix. CLI tests run a real ``python -m minijudge`` on real files against the
@@ -14,7 +14,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_host30` finds stub
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_system_names` finds stub
 from stub import PYTHON, SideBySide, default_sigint  # noqa: E402
 
 KEY = "sk-host30-SECRET-0123456789"  # ASCII: a key with an accent is refused up front

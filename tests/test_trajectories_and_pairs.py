@@ -1,4 +1,4 @@
-"""Issue 32 items 2-4 for whole runs and pairs: --mode trajectory (one verdict for an
+"""Conversations as whole runs and pairs: --mode trajectory (one verdict for an
 agent's run, every step shown), --mode pairwise of two conversations (the turns both
 share, then each one's own), and the page showing a record's conversation as labelled
 turns. Through the real command line against the loopback stub, whose recorded requests

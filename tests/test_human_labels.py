@@ -1,5 +1,4 @@
-"""An independent campaign on issue 28's classes with other inputs (hostC): each test
-here failed on main before its fix.
+"""Human labels a run cannot read: each test here failed on main before its fix.
 
 CLI tests run ``minijudge.main`` on real files against the loopback stub (tests/stub.py).
 """
@@ -10,7 +9,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)  # so `python -m unittest tests.test_promises_hostC` finds stub
+sys.path.insert(0, HERE)  # so `python -m unittest tests.test_human_labels` finds stub
 from stub import StubTestCase, run_main  # noqa: E402
 
 CRITERION = {"name": "quality", "description": "How good is it?",
