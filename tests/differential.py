@@ -9,7 +9,9 @@ exit code, stdout, stderr, every file the run wrote (records, --summary, --html,
 batch parts) and the requests on the wire (method, path, headers but Host, body), with
 the run's own noise blanked first (timings, ports, the temporary folder, reply ids).
 It prints one line a case and exits 1 if any differs; -v shows the first differences.
-Not a unittest: it takes two files and runs for a while (about a minute).
+Not a unittest: it takes two files and runs for a while (about half a minute). The cases
+cover every mode, conversations (OpenAI messages, MT-Bench turns), rankings and report of
+them, groups, two replicas ({url2}), the cost cap and the dry run.
 """
 import argparse
 import difflib
@@ -76,6 +78,9 @@ def _cases():
     """(name, argv, reruns: more argv lists run after it in the same folder)."""
     qa = "qa.jsonl"  # each case runs in its own folder
     base = ["--judge-url", "{url}", "--max-retries", "0", qa]
+    conv = ["--judge-url", "{url}", "--max-retries", "0", "conv.jsonl"]
+    mt = ["--judge-url", "{url}", "--max-retries", "0", "mtbench.jsonl"]
+    pairs = ["--judge-url", "{url}", "--max-retries", "0", "--mode", "pairwise", "pairs.jsonl"]
     cases = [
         ("rating", base, []),
         ("rating-ref-summary-html", base + ["--summary", "s.json", "--html", "p.html"], []),
@@ -120,11 +125,77 @@ def _cases():
         ("server-errors", ["--judge-url", "{url}", "--max-retries", "0",
                            "--question-field", "topic", "--system", "boom",
                            "--concurrency", "1", qa], []),
+        # conversations: OpenAI messages with tool calls and MT-Bench's turns, each turn
+        ("conv-messages", conv + ["--summary", "s.json", "--html", "p.html"], []),
+        ("conv-turn-1", conv + ["--turn", "1", "--max-turn-chars", "40"], []),
+        ("conv-mtbench", mt + ["--reference-field", "reference"], []),
+        ("conv-mtbench-turn-2", mt + ["--turn", "2", "--save-prompts"], []),
+        ("conv-trajectory", conv + ["--mode", "trajectory"], []),
+        ("conv-pairwise", mt + ["--mode", "pairwise", "--response-a-field", "answers_a",
+                                "--response-b-field", "answers_b"], []),
+        # rankings: systems and pairs, weights and baselines, and report of the run
+        ("rank-systems", base + ["--mode", "systems", "--baseline", "y", "--strong-weight",
+                                 "3", "--bootstrap-seed", "2", "--summary", "s.json",
+                                 "-o", "out.jsonl"],
+         [["report", "out.jsonl", "--summary", "r.json", "--html", "r.html"]]),
+        ("rank-pairs", pairs + ["--summary", "s.json", "-o", "out.jsonl"],
+         [["report", "out.jsonl", "--baseline", "m2", "--summary", "r.json"]]),
+        ("rank-components", pairs + ["--summary", "s.json", "--group-by", "topic",
+                                     "--html", "p.html"], []),
+        # groups, replicas, cost
+        ("groups", base + ["--group-by", "topic", "--human-field", "human",
+                           "--summary", "s.json", "--html", "p.html"], []),
+        ("replicas", ["--judge-url", "{url}", "--judge-url", "{url2}", "--max-retries", "0",
+                      "--concurrency", "1",
+                      "--summary", "s.json", qa], []),
+        ("cost-cap", base + ["--price", "10,30", "--max-cost", "0.03", "--concurrency",
+                             "1", "--summary", "s.json"], []),
+        ("cost-dry-run", base + ["--price", "3,15", "--dry-run", "--judges", "judges.json"],
+         []),
     ]
     return cases
 
 
-_INPUTS = ("qa.jsonl", "crit.json", "judges.json", "pairs.json", "t.txt")
+_INPUTS = ("qa.jsonl", "crit.json", "judges.json", "pairs.json", "t.txt", "conv.jsonl",
+           "mtbench.jsonl", "pairs.jsonl")
+
+
+def _conversations():
+    """OpenAI messages (a tool call, its result, a refusal, a bad one) and MT-Bench turns."""
+    tool = {"id": "c1", "type": "function",
+            "function": {"name": "lookup", "arguments": json.dumps({"q": "x" * 60})}}
+    conv = []
+    for i in range(6):
+        conv.append({"id": i, "topic": "t{}".format(i % 2), "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "first question {}".format(i)},
+            {"role": "assistant", "content": None, "tool_calls": [tool]},
+            {"role": "tool", "tool_call_id": "c1", "content": "found {}".format(i)},
+            {"role": "assistant", "content": "answer {} ".format(i) * (1 + i)},
+            {"role": "user", "content": "second question {}".format(i)},
+            {"role": "assistant", "content": None, "refusal": "I can't"}
+            if i == 3 else {"role": "assistant", "content": "again {}".format(i)}]})
+    conv.append({"id": 6, "messages": [{"role": "user", "content": "q"}]})
+    conv.append({"id": 7, "messages": [{"role": "wizard", "content": "q"}]})
+    mt = []
+    for i in range(6):
+        mt.append({"question_id": i, "turns": ["q1 {}".format(i), "q2 {}".format(i)],
+                   "answers": ["a1 {}".format(i), None if i == 2 else "a2 {}".format(i)],
+                   "answers_a": ["A1 {}".format(i), "A2 {}".format(i)],
+                   "answers_b": ["B1 {}".format(i), "B2 {}".format(i % 2)],
+                   "reference": ["r1 {}".format(i), "r2 {}".format(i)]})
+    return conv, mt
+
+
+def _pairs():
+    """Pairwise records in two components (m1-m2, m3-m4) and one never-met system."""
+    rows = []
+    for i in range(16):
+        a, b = (("m1", "m2"), ("m3", "m4"))[i % 2]
+        rows.append({"id": i, "question": "p{}?".format(i), "topic": "g{}".format(i % 3),
+                     "response_a": "{} says {}".format(a, "x" * (i % 5)),
+                     "response_b": "{} says {}".format(b, i), "model_a": a, "model_b": b})
+    return rows
 
 
 def _write_inputs(d):
@@ -137,6 +208,10 @@ def _write_inputs(d):
             json.dump(obj, f)
     with open(os.path.join(d, "t.txt"), "w") as f:
         f.write("Rate {response} for {question} from 1 to 10, as [[N]].")
+    conv, mt = _conversations()
+    for name, rows in (("conv.jsonl", conv), ("mtbench.jsonl", mt), ("pairs.jsonl", _pairs())):
+        with open(os.path.join(d, name), "w") as f:
+            f.writelines(json.dumps(row) + "\n" for row in rows)
 
 
 _NOISE = [
@@ -164,10 +239,11 @@ def _run_case(module_dir, case, d_root):
     os.makedirs(d)
     _write_inputs(d)
     srv = StubServer(responder=_responder).start()
+    srv2 = StubServer(responder=_responder).start()  # a second replica, for {url2}
     outputs = []
     try:
         for each in [argv] + reruns:
-            args = [a.replace("{url}", srv.url) for a in each]
+            args = [a.replace("{url}", srv.url).replace("{url2}", srv2.url) for a in each]
             env = {k: v for k, v in os.environ.items()
                    if not k.startswith(("LLM_JUDGE_", "OPENAI_"))}
             env["PYTHONPATH"] = module_dir
@@ -179,9 +255,10 @@ def _run_case(module_dir, case, d_root):
         requests = sorted("{} {} {}".format(r.method, r.path, json.dumps(
             r.json, sort_keys=True)) + " " + json.dumps(sorted(
                 (k, v) for k, v in r.headers.items() if k not in ("host", "content-length")))
-            for r in srv.requests)
+            for r in srv.requests + srv2.requests)
     finally:
         srv.stop()
+        srv2.stop()
     files = []
     for fname in sorted(set(os.listdir(d)) - set(_INPUTS)):
         with open(os.path.join(d, fname), "rb") as f:
