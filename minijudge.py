@@ -673,20 +673,22 @@ _DEFAULT_MAX_TURN_CHARS = 4000
 _Turn = collections.namedtuple("_Turn", "before user reply number")
 
 
+def _expect(value, kind, where, said, expected):
+    """``value`` if a ``kind``, else JudgeError: "WHERE SAID its kind, expected EXPECTED"."""
+    if not isinstance(value, kind):
+        raise JudgeError("{} {}{}, expected {}".format(where, said, _kind_name(value), expected))
+    return value
+
+
 def _read_conversation(value, what):
     """OpenAI chat messages, each read into a dict of role, text, calls ((id, name,
     arguments) each), call_id and name; JudgeError naming ``what`` and the message."""
-    if not isinstance(value, list):
-        raise JudgeError("{} is a {}, expected a list of messages".format(
-            what, _kind_name(value)))
-    if not value:
+    if not _expect(value, list, what, "is a ", "a list of messages"):
         raise JudgeError("{} is an empty list, expected messages".format(what))
     messages = []
     for n, message in enumerate(value, 1):
         where = "{}: message {}".format(what, n)
-        if not isinstance(message, Mapping):
-            raise JudgeError("{} is a {}, expected an object with a role".format(
-                where, _kind_name(message)))
+        _expect(message, Mapping, where, "is a ", "an object with a role")
         role = _role_of(message, where)
         calls = _tool_calls(message, where)
         content = message.get("content")
@@ -719,9 +721,7 @@ def _message_text(content, has_calls, where):
         return content
     if content is None and has_calls:
         return ""
-    if not isinstance(content, list):
-        raise JudgeError("{} has content of kind {}, expected text or a list of content "
-                         "parts".format(where, _kind_name(content)))
+    _expect(content, list, where, "has content of kind ", "text or a list of content parts")
     texts = []
     for n, part in enumerate(content, 1):
         if isinstance(part, str):  # some tools write the parts as bare strings
@@ -742,9 +742,7 @@ def _tool_calls(message, where):
     calls = message.get("tool_calls")
     if calls is None:
         calls = []
-    if not isinstance(calls, list):
-        raise JudgeError("{} has tool_calls of kind {}, expected a list".format(
-            where, _kind_name(calls)))
+    _expect(calls, list, where, "has tool_calls of kind ", "a list")
     if message.get("function_call") is not None:
         calls = calls + [{"function": message["function_call"]}]
     read = []
@@ -774,9 +772,8 @@ def _mtbench_messages(record):
                                        _counted(len(answers), "answer")))
     messages = []
     for n, (question, answer) in enumerate(itertools.zip_longest(questions, answers), 1):
-        if not isinstance(question, str):  # by its place: the messages are not the record's
-            raise JudgeError("field 'turns': question {} is of kind {}, expected text".format(
-                n, _kind_name(question)))
+        # by its place: the messages are not the record's
+        _expect(question, str, "field 'turns': question {}".format(n), "is of kind ", "text")
         messages.append({"role": "user", "content": question})
         if isinstance(answer, str):
             messages.append({"role": "assistant", "content": answer})
@@ -1808,18 +1805,21 @@ _CREDENTIAL_QUERY_RE = re.compile(r"""
 """, re.I | re.X)
 
 
+def _without_credentials(text):
+    return _CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
+
+
 def _chat_url(base_url):
     """``http://h:p``, ``.../v1`` (``/models`` too, and ``/chat``: the endpoint cut short), a
     prefix or the endpoint -> the endpoint."""
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
     if len(re.findall(r"https?://", base_url, re.I)) > 1:  # "http://a:1,http://b:1": one host
-        raise JudgeError(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", "judge URL {!r} holds several "
-                         "URLs: give each server its own --judge-url (a list in Python)"
-                         .format(base_url)))
+        raise JudgeError(_without_credentials("judge URL {!r} holds several URLs: give each "
+                         "server its own --judge-url (a list in Python)".format(base_url)))
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise JudgeError(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", "judge URL must start with "
-                         "http:// or https:// and name a host; got {!r}".format(base_url)))
+        raise JudgeError(_without_credentials("judge URL must start with http:// or https:// "
+                         "and name a host; got {!r}".format(base_url)))
     if "@" in parts.netloc:
         raise JudgeError("judge URL must not carry credentials (user:password@host); pass "
                          "the key as api_key or in LLM_JUDGE_API_KEY")
@@ -1845,8 +1845,7 @@ def _judge_urls(base_url):
         url = _chat_url(given)
         if _server_key(url) in named:  # a key in its query is not shown
             raise JudgeError("judge URL {!r} is given twice (as {}): name each server once"
-                             .format(*(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
-                                       for text in (given, url))))
+                             .format(*map(_without_credentials, (given, url))))
         named.add(_server_key(url))
         urls.append(url)
     return urls
