@@ -997,11 +997,7 @@ def _with_turn_reference(fields, references):
     """``fields`` with their turn's reference when ``references`` is a list (MT-Bench's, one
     a turn; none past its end)."""
     if isinstance(references, list):
-        number = fields["turn"]
-        fields["reference"] = None
-        if number <= len(references):
-            fields["reference"] = _reference_of({"reference": references[number - 1]},
-                                                "reference")
+        fields["reference"] = _reference_of(dict(enumerate(references, 1)), fields["turn"])
     return fields
 
 
