@@ -214,16 +214,15 @@ def _first(mapping, *names):
 
 
 def _field_of(value, key, default=None):
-    """``value.get(key, default)`` if ``value`` is a mapping, else ``default``: JSON from a
-    record or a reply may hold anything where an object is expected."""
+    """``value.get(key, default)`` if ``value`` is a mapping, else ``default``: JSON may hold
+    anything where an object is expected."""
     if isinstance(value, Mapping):
         return value.get(key, default)
     return default
 
 
 def _is_missing(value):
-    """None or NaN: a NaN is pandas' (and json's literal NaN's) missing value, never a
-    question or reference "nan" to send."""
+    """None or NaN (pandas' missing value): never a question or reference "nan" to send."""
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
@@ -244,7 +243,7 @@ def _is_blank(value):
 
 def _as_text(value):
     """Numbers become text, lists and objects JSON; None stays missing. _BadRecord for one
-    nested deeper than Python's stack: no text to send, and not minijudge's bug."""
+    nested deeper than Python's stack."""
     if isinstance(value, (dict, list)):
         try:
             return json.dumps(value, ensure_ascii=False)
@@ -257,12 +256,18 @@ def _as_text(value):
 
 
 def _reference_of(record, field):
-    """A record's reference as text, or None when its field holds none (missing or blank):
-    sent, the judge would be shown an empty or "nan" reference as the ground truth."""
+    """A record's reference as text, or None when its field is missing or blank: never an
+    empty or "nan" ground truth."""
     value = record.get(field)
     if _is_missing(value) or _is_blank(value):
         return None
     return _as_text(value)
+
+
+def _text_or_none(value):
+    if isinstance(value, str):
+        return value
+    return None
 
 
 def _text_length(value):
@@ -275,7 +280,7 @@ def _is_number(value):
 
 
 def _is_finite(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not _is_number(value):
         return False
     return abs(value) <= sys.float_info.max  # NaN fails too; 10**400 has no float (OverflowError)
 
@@ -287,8 +292,7 @@ _FLUSH_SECONDS = 0.5  # lines written wait at most this long: tail -f on -o sees
 
 
 def _strict(value):
-    """``value`` as a run writes it: each NaN and infinity in it made null, which strict
-    JSON can hold."""
+    """``value`` with each NaN and infinity made null, as strict JSON (and a run) writes it."""
     try:
         json.dumps(value, allow_nan=False)
         return value
@@ -496,8 +500,8 @@ class _SafeFormatter(string.Formatter):
         return name, keys
 
     def get_field(self, field_name, given, kwargs):
-        """The field's value, a list's [key] by its number; TemplateError naming the field
-        that is missing (``given``: the names of the fields given, vformat's positional)."""
+        """The field's value (a list's [key] by its number); TemplateError naming a missing
+        one and the fields ``given`` (vformat's positional)."""
         name, keys = self.check_field(field_name)
         if name not in kwargs:
             raise TemplateError("template needs field {!r}; got {}".format(
@@ -515,8 +519,8 @@ class _SafeFormatter(string.Formatter):
         return value, field_name
 
     def fill(self, text, given, values):
-        """``text`` filled from ``values``; TemplateError naming the field that failed and
-        those ``given`` (not their aliases, nor a private one, which no template reads)."""
+        """``text`` filled; TemplateError naming the field that failed and those ``given``
+        (not their aliases, nor private ones)."""
         named = sorted(name for name in map(str, given) if not name.startswith("_"))
         try:
             return self.vformat(text, named, values)
@@ -530,7 +534,7 @@ _FORMATTER = _SafeFormatter()
 
 
 def _format_fields(text):
-    """(name, format spec) of each field of ``text``; TemplateError if it is no str.format text."""
+    """(name, format spec) of each field; TemplateError if ``text`` is no str.format text."""
     try:
         for _, name, spec, _ in _FORMATTER.parse(text):
             if name is not None:
@@ -594,8 +598,8 @@ def render(template, record=None, **fields):
 
 
 def _add_aliases(values, given):
-    """Each alias of a field, unless ``given`` (the record, the keywords) holds the alias
-    itself, and the reverse; an "answer" holding no reference ("", [], NaN) is none."""
+    """Each alias of a field unless ``given`` holds the alias itself, and the reverse; an
+    "answer" holding no reference ("", [], NaN) is none."""
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in given:
             values[alias] = values[name]
@@ -646,13 +650,13 @@ def _parser_of(template, default="rating"):
 # -- Conversations: messages read, a turn chosen, turns shown labelled ---------------
 
 _ROLES = ("system", "developer", "user", "assistant", "tool")
+_ROLES_READ = dict(zip(_ROLES, _ROLES), function="tool")  # the functions API's result
 
 _ROLE_LABELS = {"system": "[System]", "developer": "[Developer]", "user": "[User]",
                 "assistant": "[Assistant]"}
 
-# a content part by its type (input_text, output_text, input_image: the Responses API's):
-# the key holding its text (None: it has none) and the label before it; a part that is not
-# text is a placeholder, so the judge knows one was there
+# a content part by its type (input_text...: the Responses API's): the key holding its text
+# (None: none) and its label; a part that is not text is a placeholder: one was there
 _PARTS = {"text": ("text", ""), "input_text": ("text", ""), "output_text": ("text", ""),
           "refusal": ("refusal", "[Refusal]\n"),  # the model's answer was one
           "image_url": (None, "[image]"), "image": (None, "[image]"),
@@ -669,20 +673,22 @@ _DEFAULT_MAX_TURN_CHARS = 4000
 _Turn = collections.namedtuple("_Turn", "before user reply number")
 
 
+def _expect(value, kind, where, said, expected):
+    """``value`` if a ``kind``, else JudgeError: "WHERE SAID its kind, expected EXPECTED"."""
+    if not isinstance(value, kind):
+        raise JudgeError("{} {}{}, expected {}".format(where, said, _kind_name(value), expected))
+    return value
+
+
 def _read_conversation(value, what):
     """OpenAI chat messages, each read into a dict of role, text, calls ((id, name,
     arguments) each), call_id and name; JudgeError naming ``what`` and the message."""
-    if not isinstance(value, list):
-        raise JudgeError("{} is a {}, expected a list of messages".format(
-            what, _kind_name(value)))
-    if not value:
+    if not _expect(value, list, what, "is a ", "a list of messages"):
         raise JudgeError("{} is an empty list, expected messages".format(what))
     messages = []
     for n, message in enumerate(value, 1):
         where = "{}: message {}".format(what, n)
-        if not isinstance(message, Mapping):
-            raise JudgeError("{} is a {}, expected an object with a role".format(
-                where, _kind_name(message)))
+        _expect(message, Mapping, where, "is a ", "an object with a role")
         role = _role_of(message, where)
         calls = _tool_calls(message, where)
         content = message.get("content")
@@ -696,13 +702,10 @@ def _read_conversation(value, what):
 
 
 def _role_of(message, where):
-    """A message's role, the functions API's "function" read as "tool"; JudgeError naming
-    ``where`` for any other than _ROLES."""
+    """A message's role by _ROLES_READ; JudgeError naming ``where`` for any other."""
     role = message.get("role")
-    if role == "function":  # the functions API's result, before tool messages
-        return "tool"
-    if role in _ROLES:
-        return role
+    if _text_or_none(role) in _ROLES_READ:
+        return _ROLES_READ[role]
     said = "no role"
     if "role" in message:
         said = "a null role"
@@ -718,17 +721,12 @@ def _message_text(content, has_calls, where):
         return content
     if content is None and has_calls:
         return ""
-    if not isinstance(content, list):
-        raise JudgeError("{} has content of kind {}, expected text or a list of content "
-                         "parts".format(where, _kind_name(content)))
+    _expect(content, list, where, "has content of kind ", "text or a list of content parts")
     texts = []
     for n, part in enumerate(content, 1):
         if isinstance(part, str):  # some tools write the parts as bare strings
             part = {"type": "text", "text": part}
-        kind = _field_of(part, "type")
-        key, label = None, None
-        if isinstance(kind, str):  # ["text"] is none
-            key, label = _PARTS.get(kind, (None, None))
+        key, label = _PARTS.get(_text_or_none(_field_of(part, "type")), (None, None))
         text = ""
         if key is not None:
             text = part.get(key)
@@ -744,9 +742,7 @@ def _tool_calls(message, where):
     calls = message.get("tool_calls")
     if calls is None:
         calls = []
-    if not isinstance(calls, list):
-        raise JudgeError("{} has tool_calls of kind {}, expected a list".format(
-            where, _kind_name(calls)))
+    _expect(calls, list, where, "has tool_calls of kind ", "a list")
     if message.get("function_call") is not None:
         calls = calls + [{"function": message["function_call"]}]
     read = []
@@ -755,9 +751,7 @@ def _tool_calls(message, where):
         if not isinstance(_field_of(function, "name"), str):
             raise JudgeError("{}, tool call {} has no function name, expected {{\"function\": "
                              "{{\"name\", \"arguments\"}}}}".format(where, n))
-        arguments = function.get("arguments")
-        if not isinstance(arguments, str):  # some tools give the arguments as an object
-            arguments = _as_text(arguments) or ""
+        arguments = _as_text(function.get("arguments")) or ""  # some give an object
         read.append((_as_text(call.get("id")), function["name"], arguments))
     return read
 
@@ -778,9 +772,8 @@ def _mtbench_messages(record):
                                        _counted(len(answers), "answer")))
     messages = []
     for n, (question, answer) in enumerate(itertools.zip_longest(questions, answers), 1):
-        if not isinstance(question, str):  # by its place: the messages are not the record's
-            raise JudgeError("field 'turns': question {} is of kind {}, expected text".format(
-                n, _kind_name(question)))
+        # by its place: the messages are not the record's
+        _expect(question, str, "field 'turns': question {}".format(n), "is of kind ", "text")
         messages.append({"role": "user", "content": question})
         if isinstance(answer, str):
             messages.append({"role": "assistant", "content": answer})
@@ -811,7 +804,7 @@ def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
     turns = _conversation_turns(messages)
     if turn is None and turns and (unanswered or turns[-1].reply):
         return turns[-1]._replace(before=messages[:turns[-1].before])
-    answered = sum(1 for t in turns if t.reply)
+    answered = sum(bool(t.reply) for t in turns)
     if not answered:
         raise JudgeError("{}: no turn has an assistant reply".format(what))
     if turn is None:  # a pair's side, its last question unanswered
@@ -871,7 +864,7 @@ def _shortened_texts(reply, limit):
         return 0
     texts = [m["text"] for m in reply if m["role"] != "assistant"]
     texts += [arguments for m in reply for _, _, arguments in m["calls"]]
-    return sum(1 for text in texts if len(text) > limit)
+    return sum(len(text) > limit for text in texts)
 
 
 def _with_response(messages, given, what):
@@ -1004,11 +997,7 @@ def _with_turn_reference(fields, references):
     """``fields`` with their turn's reference when ``references`` is a list (MT-Bench's, one
     a turn; none past its end)."""
     if isinstance(references, list):
-        number = fields["turn"]
-        fields["reference"] = None
-        if number <= len(references):
-            fields["reference"] = _reference_of({"reference": references[number - 1]},
-                                                "reference")
+        fields["reference"] = _reference_of(dict(enumerate(references, 1)), fields["turn"])
     return fields
 
 
@@ -1230,10 +1219,9 @@ _KIND_RANKS = {"bracket": 1, "keyword": 4}  # any other kind: 5
 
 
 def _rank(text, match, name, tier):
-    """How strongly a mention states the rating, 0 the strongest: "Rating: [[4]]", [[4]], a
-    label starting a line, a keyword, the rest; below its kind if offered with another,
-    below all stated if named by letter, hypothetical or revised; never if another thing's.
-    A rank past ``tier``, the best so far, cannot win and is not looked at further."""
+    """How strongly a mention states the rating, 0 the strongest ("Rating: [[4]]", [[4]], a
+    label starting a line, a keyword, the rest), lower if offered with another, named by
+    letter, hypothetical or revised; never if another thing's. One past ``tier`` is cut short."""
     start, number = match.start(), match.start(name)
     line_start = text.rfind("\n", 0, start) + 1
     rank = _KIND_RANKS.get(name, 5)
@@ -1654,8 +1642,8 @@ def _verdict_lines(plain, by_name):
     lines = []
     for paragraph in re.split(r"\n[^\S\n]*\n", plain):
         found = [_ANSWER_LABEL_RE.sub("", _loose(line))  # "Answer:" and the like off
-                 for line in paragraph.splitlines() if line.strip()]
-        if len({line for line in found if line in by_name}) > 1:
+                 for line in _lines(paragraph)]
+        if len(by_name.keys() & found) > 1:
             found = [line for line in found if line not in by_name]
         lines.extend(found)
     return lines
@@ -1813,18 +1801,21 @@ _CREDENTIAL_QUERY_RE = re.compile(r"""
 """, re.I | re.X)
 
 
+def _without_credentials(text):
+    return _CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
+
+
 def _chat_url(base_url):
     """``http://h:p``, ``.../v1`` (``/models`` too, and ``/chat``: the endpoint cut short), a
     prefix or the endpoint -> the endpoint."""
     from urllib.parse import urlsplit, urlunsplit
     parts = urlsplit(base_url.strip())
     if len(re.findall(r"https?://", base_url, re.I)) > 1:  # "http://a:1,http://b:1": one host
-        raise JudgeError(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", "judge URL {!r} holds several "
-                         "URLs: give each server its own --judge-url (a list in Python)"
-                         .format(base_url)))
+        raise JudgeError(_without_credentials("judge URL {!r} holds several URLs: give each "
+                         "server its own --judge-url (a list in Python)".format(base_url)))
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise JudgeError(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", "judge URL must start with "
-                         "http:// or https:// and name a host; got {!r}".format(base_url)))
+        raise JudgeError(_without_credentials("judge URL must start with http:// or https:// "
+                         "and name a host; got {!r}".format(base_url)))
     if "@" in parts.netloc:
         raise JudgeError("judge URL must not carry credentials (user:password@host); pass "
                          "the key as api_key or in LLM_JUDGE_API_KEY")
@@ -1850,8 +1841,7 @@ def _judge_urls(base_url):
         url = _chat_url(given)
         if _server_key(url) in named:  # a key in its query is not shown
             raise JudgeError("judge URL {!r} is given twice (as {}): name each server once"
-                             .format(*(_CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
-                                       for text in (given, url))))
+                             .format(*map(_without_credentials, (given, url))))
         named.add(_server_key(url))
         urls.append(url)
     return urls
@@ -1861,9 +1851,8 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _server_key(url):
-    """What tells two servers apart: a host named in another case, with its scheme's port,
-    or as another name of this machine (localhost, 127.0.0.1, [::1]: no other name is
-    looked up) is the same server, whose requests would be sent twice as often."""
+    """What tells two servers apart: a host in another case, with its scheme's port, or as
+    another loopback name is the same server (no name is looked up)."""
     from urllib.parse import urlsplit
     parts = urlsplit(url)
     try:
@@ -1876,9 +1865,11 @@ def _server_key(url):
     return parts.scheme, host, port, parts.path, parts.query
 
 
+_LOOPBACK_RE = re.compile(r"localhost|::1|0\.0\.0\.0|127\..*|.*\.localhost", re.S)
+
+
 def _is_loopback(host):
-    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or (
-        host.endswith(".localhost"))
+    return bool(_LOOPBACK_RE.fullmatch(host))
 
 
 class _Secret:
@@ -1939,9 +1930,8 @@ _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organizatio
 
 
 def _secret_forms(key, url, headers):
-    """What no message may show, longest first: the key, the URL's credential values and
-    the values of headers that are not harmless, with their parts (a token, a cookie),
-    each as sent, decoded and encoded."""
+    """What no message may show, longest first: the key, the URL's credentials and the
+    values (and parts) of headers not harmless, each as sent, decoded and encoded."""
     from urllib.parse import quote, unquote
     values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)]
     for name, value in headers.items():
@@ -1962,13 +1952,11 @@ def _blank(body, secrets):
 
 
 class _Connections:
-    """A kept-alive connection per thread to a URL's server, or to the proxy urllib.request's
-    rules give for it (``proxy`` names it for messages, else ""). A connection per request
-    costs more than the request at a few thousand a second; servers close idle ones
-    (llama-server after 5 s or 100 requests), so a request that fails on a reused one is
-    sent again on a new one if no byte of its reply came back. Each wait, connecting too,
-    is bounded by the timeout and each read checks the deadline: a reply ends at most one
-    timeout after it."""
+    """A kept-alive connection per thread to a URL's server, or to its proxy (``proxy`` names
+    it for messages, else ""): a new connection costs more than a request. Servers close
+    idle ones, so a request that failed on a reused one before any byte of its reply is
+    sent again on a new one. Each wait is bounded by the timeout, a whole reply by the
+    deadline."""
 
     def __init__(self, url):
         import base64
@@ -2097,9 +2085,8 @@ def _reply_classes():
 
 
 class _DeadlineReading:
-    """A connection's socket as a raw stream (with io.RawIOBase): each read is refused past
-    the deadline, so a server that drips its reply times out too; ``received`` counts the
-    bytes, which tell a connection closed while idle from one closed mid-reply."""
+    """A connection's socket as a raw stream (with io.RawIOBase), each read refused past the
+    deadline; ``received``: bytes read (none: the connection was closed while idle)."""
 
     def __init__(self, conn, deadline):  # conn.sock: the one connect() opens
         self.conn, self.deadline, self.received = conn, deadline, 0
@@ -2120,9 +2107,8 @@ class _DeadlineReading:
 
 
 class _HeadReading:
-    """http.client's HTTPResponse.begin (with HTTPResponse), the header lines parsed here:
-    http.client's email-based parser costs more than all the rest of a request.
-    ``drained``: its body was read to the end, so the connection may carry the next."""
+    """HTTPResponse.begin, the header lines parsed here (http.client's email parser costs
+    more than the rest of a request); ``drained``: the body was read to its end."""
 
     drained = False
 
@@ -2147,7 +2133,7 @@ class _HeadReading:
         self.length = None  # chunked, or none given: read to the end
         if status in (204, 304):  # no HEAD is sent; 1xx are skipped
             self.length = 0
-        elif length.isdigit() and length.isascii() and not self.chunked:
+        elif re.fullmatch("[0-9]+", length) and not self.chunked:
             self.length = int(length)
         unbounded = self.length is None and not self.chunked  # it ends when the server closes
         self.will_close = self._check_close() or unbounded
@@ -2171,11 +2157,9 @@ class _HeadReading:
 
 def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secrets=(),
           heard=None):
-    """One request; the 2xx body as bytes, or APIError saying what happened (an error
-    status too: a redirect is not followed, as that would resend the key). ``timeout``
-    bounds the whole reply, not each read of it. A key the server echoes (``Incorrect API
-    key: sk-...``) is blanked before anything quotes it. ``heard``, a dict, gets the
-    reply's headers (its rate limits), error or not."""
+    """One request: the 2xx body (any key echoed in it blanked), or APIError (a redirect is
+    not followed: it would resend the key). ``timeout`` bounds the whole reply; ``heard``,
+    a dict, gets the reply's headers, error or not."""
     import http.client
     method, data = "GET", None
     if payload is not None:
@@ -2223,7 +2207,7 @@ def _decoded(body, headers, where, max_bytes):
     elif encoding != "identity":
         raise APIError("reply from {} is {}-encoded; minijudge reads gzip and deflate "
                        "only".format(where, encoding), kind="invalid_response")
-    if len(body) > max_bytes or len(data) > max_bytes:
+    if max(len(body), len(data)) > max_bytes:
         decoded = ""
         if data is not body:
             decoded = " once decoded ({})".format(encoding)
@@ -2265,9 +2249,8 @@ _EXPLAINED_RE = re.compile(r"""key | auth | token | credential | permission  # t
 
 
 def _http_error(status, data, headers, where, keyed=False):
-    """The APIError of an error status: the server's message, and a hint where the judge
-    URL is likely wrong (no chat endpoint at that path); ``retry_after`` set where another
-    server may take the request."""
+    """The APIError of an error status: the server's message, a hint where the URL looks
+    wrong; ``retry_after`` set where another server may take the request."""
     if 300 <= status < 400:
         return APIError("http {} from {}: redirected to {}; not followed, so the key stays "
                         "here: use that URL".format(status, where, headers.get("location")),
@@ -2355,12 +2338,10 @@ def _read_reply(body, url):
 def _chat_reply(reply, url, body):
     """The useful parts of a decoded chat.completion (_reply_parts); APIError when it has
     none, quoting ``body()``: the bytes it was read from (made only then)."""
-    if isinstance(reply, dict) and reply.get("error"):
+    if _field_of(reply, "error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body())),
                        kind="http_error", status=200)
-    choices = None
-    if isinstance(reply, dict):
-        choices = reply.get("choices")
+    choices = _field_of(reply, "choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise APIError("reply from POST {} has no choices: {!r}".format(url, body()[:200]),
                        kind="invalid_response")
@@ -2373,15 +2354,14 @@ _REPLY_TOKENS_MAX = 10 ** 9
 
 
 def _reply_parts(reply, choice):
-    """The useful parts of a chat.completion ``reply`` (a dict) and its first ``choice``:
-    its content as text (content parts joined, a bare number written out), the model and
-    fingerprint if they are text (the summary counts them), its usage (_reply_usage)."""
+    """The useful parts of a chat.completion ``reply`` and its first ``choice``: the content
+    as text (parts joined), the model and fingerprint if text, the usage (_reply_usage)."""
     message = choice.get("message")
     if not isinstance(message, dict):
         message = {}
     content = message.get("content", choice.get("text"))  # text: a completion's
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
-        content = "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+        content = "".join(_field_of(p, "text") or "" for p in content)
     elif _is_number(content):
         content = str(content)
     return {"content": content, "refusal": message.get("refusal"),
@@ -2392,9 +2372,8 @@ def _reply_parts(reply, choice):
 
 
 def _reply_usage(usage):
-    """A reply's usage, its other fields as sent, each token count that cannot be one
-    (negative, true, a float, NaN, text, 10**30) made null: the summary adds them. None if
-    no count is left, as for a reply without usage."""
+    """A reply's usage, each token count that cannot be one (negative, true, NaN, text,
+    10**30) made null, as the summary adds them; None if no count is left."""
     if not isinstance(usage, dict):
         return None
     usage = dict(usage)
@@ -2404,12 +2383,6 @@ def _reply_usage(usage):
     if all(usage.get(name) is None for name in _TOKEN_COUNTS):
         return None
     return usage
-
-
-def _text_or_none(value):
-    if isinstance(value, str):
-        return value
-    return None
 
 
 # -- Replicas ------------------------------------------------------------------------
@@ -2442,9 +2415,8 @@ class _Replica:
 
 
 class _Replicas:
-    """A judge's servers (one or more): each request goes to the least busy server that is
-    not resting, ties in turn; a server that failed a request rests (``rest``).
-    ``eager``: each server's connections made now, not on its first request."""
+    """A judge's servers: each request goes to the least busy one not resting, ties in turn
+    (``eager``: their connections made now, not at the first request)."""
 
     def __init__(self, urls, eager=True):
         self.servers = [_Replica(url, eager) for url in urls]
@@ -2452,9 +2424,8 @@ class _Replicas:
         self._turn = 0  # where the search for the least busy starts: ties in turn
 
     def pick(self, avoid=None):
-        """The server for the next request, counted as sent; ``avoid``, the one that just
-        failed it, is picked only when no other is awake. With every server resting, the
-        one whose rest ends first (the judge's retries and --restart-wait apply)."""
+        """The server for the next request, counted as sent: not ``avoid`` (which just failed
+        it) if another is awake; all resting, the one whose rest ends first."""
         with self._lock:
             now = time.monotonic()
             awake = [s for s in self.servers if s.rested_until <= now]
@@ -2482,10 +2453,8 @@ class _Replicas:
                 server.error = None
 
     def rest(self, server, asked=None):
-        """Rest ``server`` (1 s, doubling each time it fails again, or the wait it ``asked``
-        for; up to 30 s); the rest in seconds, or 0 when no other server is awake to take
-        its requests: then it rests only if it refused the connection (of servers all
-        resting, the one whose rest ends first is tried: not one nothing listens on)."""
+        """Rest ``server`` (1 s doubled at each failure, or as ``asked``; up to 30 s): the rest,
+        or 0 with no other server awake (then only a refused connection rests)."""
         with self._lock:
             now = time.monotonic()
             others = [s for s in self.servers if s is not server and s.rested_until <= now]
@@ -2555,9 +2524,8 @@ _TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see LLMJ
 
 
 def _limiter(urls, headers, rpm, tpm):
-    """The limiter of the judges on ``urls`` whose ``headers`` (the key's among them: one
-    account) and limits are the same, shared by every thread. The table keeps a digest of
-    the headers, not the key."""
+    """The limiter shared by the judges on ``urls`` with these ``headers`` (one account) and
+    limits; the table keeps the headers' digest, not the key."""
     import hashlib
     servers = tuple(sorted(map(str, map(_server_key, urls))))
     fields = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
@@ -2586,11 +2554,9 @@ def _reset_seconds(text):
 
 
 class _Limiter:
-    """Holds each request until it may go: under ``rpm`` and ``tpm`` (each request spaced
-    from the last by its share of the minute), under what the server's headers say is left
-    until their reset, under a 429's Retry-After (every request of the judge waits it out,
-    not only the one that got it), and under the requests in flight allowed (halved on a
-    429, one more a round trip of successes: AIMD). Counts the time held and the 429s."""
+    """Holds each request until it may go: under ``rpm`` and ``tpm`` (spaced by its share of
+    the minute), what the server's headers say is left, a 429's Retry-After (for every
+    request), and the requests in flight allowed (AIMD on 429s). Counts time held, 429s."""
 
     def __init__(self, rpm, tpm):
         self.rpm, self.tpm = rpm, tpm
@@ -2611,16 +2577,14 @@ class _Limiter:
 
     def unfit(self, tokens):
         """Why a request of ``tokens`` (estimated) can never go, or None: more than --tpm
-        allows in a whole minute (held, it would wait for ever; let go, it would break the
-        limit and hold the requests after it for minutes)."""
+        allows in a minute would wait for ever."""
         if self.tpm and tokens > self.tpm:
             return "not sent: its estimated {} tokens exceed --tpm {}".format(tokens, self.tpm)
         return None
 
     def acquire(self, tokens, model=None, obeyed=0.0):
-        """Wait, the lock released, until a request of ``tokens`` (estimated) for ``model``
-        may go, then count it sent; its ticket for release. ``obeyed``: the end of a pause
-        this request's own 429 set and it slept through."""
+        """Wait until a request of ``tokens`` for ``model`` may go, count it sent: its ticket
+        for release. ``obeyed``: the end of a pause its own 429 set, slept through."""
         with self._turn:
             wait, why = self._wait(time.monotonic(), tokens, model, obeyed)
             if wait > 0:
@@ -2656,9 +2620,8 @@ class _Limiter:
                 self._left[model, kind] = (left - spent, reset)
 
     def _wait(self, now, tokens, model=None, obeyed=0.0):
-        """(seconds to wait, what holds the request) for a request of ``tokens`` now. A
-        pause ending by ``obeyed`` is the request's own, slept through already (its sleep
-        may be a test's, which does not wait)."""
+        """(seconds to wait, what holds the request) for a request of ``tokens`` now; a pause
+        ending by ``obeyed`` was slept through already."""
         until = self._paused_until
         if until > max(now, obeyed):
             return until - now, "the server's Retry-After after a 429, {} s left".format(
@@ -2685,12 +2648,10 @@ class _Limiter:
         return until
 
     def release(self, ticket, headers, status, model=None):
-        """A request taken at ``ticket`` for ``model`` came back with ``status`` (None: no
-        reply) and ``headers``. A 429 halves the requests in flight allowed, once for those
-        sent before the last halving; a success allows 1/allowed more, so one more a round
-        trip (TCP's congestion avoidance: one more a success doubled them a round trip,
-        right back into the storm), up to the most there were before the 429s, then no
-        limit but the threads'."""
+        """A request taken at ``ticket`` came back with ``status`` (None: no reply). A 429
+        halves the requests in flight allowed, once for those sent before the last halving;
+        a success allows 1/allowed more, one more a round trip (TCP's congestion avoidance),
+        up to the most there were before, then no limit."""
         with self._turn:
             self.flying -= 1
             self._flying_by[model] -= 1
@@ -2708,10 +2669,8 @@ class _Limiter:
             self._turn.notify_all()
 
     def _heard(self, headers, model=None):
-        """What's left of ``model``'s limits until their reset, by _LIMIT_HEADERS, less its
-        requests still in flight, which the server may not have counted yet (the tokens'
-        size is unknown: the next reply's figure catches up). Replies come back out of
-        order: a count older than one held until a reset still ahead is no news."""
+        """What's left of ``model``'s limits by _LIMIT_HEADERS, less its requests in flight
+        (not yet counted); replies come out of order: a count older than one held is none."""
         now = time.monotonic()
         for kind, remaining, reset in _LIMIT_HEADERS:
             left = headers.get(remaining, "").strip()
@@ -2726,12 +2685,9 @@ class _Limiter:
                 self._left[model, kind] = (left, now + seconds)
 
     def correct(self, estimate, reply):
-        """The ``reply``'s usage (its total tokens) in place of the ``estimate`` sent with,
-        if it is a whole count no more than --tpm: more could not have fit in a minute (a
-        server whose usage lies, 10**9, would hold the run for hours)."""
-        used = None
-        if isinstance(reply, dict) and isinstance(reply.get("usage"), dict):
-            used = reply["usage"].get("total_tokens")
+        """The ``reply``'s total tokens in place of the ``estimate``, if a whole count no more
+        than --tpm (a usage that lies, 10**9, would hold the run for hours)."""
+        used = _field_of(_field_of(reply, "usage"), "total_tokens")
         if not (self.tpm and _is_whole_count(used) and used <= self.tpm):
             return
         with self._turn:
