@@ -2762,6 +2762,10 @@ _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
 # The checks: each is true of a value as declared, wherever it comes from (a keyword, a
 # flag, a --judges entry, a record read back); _must_be words a refusal.
 
+def _is_two(value):
+    return isinstance(value, (list, tuple)) and len(value) == 2
+
+
 def _between(low, high, *, above=False):
     """A finite number (not a bool) from ``low`` to ``high`` (``above``: low excluded)."""
     def check(value):
@@ -2831,21 +2835,23 @@ def _is_extra_body(value):
 
 def _is_scale(value):
     """[LO, HI] (a tuple too): two finite numbers, LO below HI."""
-    if not (isinstance(value, (list, tuple)) and len(value) == 2):
-        return False
-    return _is_finite(value[0]) and _is_finite(value[1]) and value[0] < value[1]
+    return _is_two(value) and all(map(_is_finite, value)) and value[0] < value[1]
+
+
+# what a header may not hold: a line break would forge more headers
+_HEADER_FORBIDS = (("[\r\n]", "a line break"),
+                   ("[^\x00-\xff]", "a character outside Latin-1 (a pasted smart quote?)"))
 
 
 def _is_headers(headers):
-    """A dict of header names to text; a line break (it would forge more headers) or a
-    character outside Latin-1 is a JudgeError naming the header."""
+    """A dict of header names to text; JudgeError naming a header that holds what
+    _HEADER_FORBIDS lists."""
     if not isinstance(headers, Mapping):
         return False
     for name, value in headers.items():
-        if not (_is_text(name) and _is_text(value)):
+        if not all(map(_is_text, (name, value))):
             return False
-        for bad, why in (("[\r\n]", "a line break"),
-                         ("[^\x00-\xff]", "a character outside Latin-1 (a pasted smart quote?)")):
+        for bad, why in _HEADER_FORBIDS:
             if re.search(bad, name + value):
                 raise JudgeError("header {!r} has {} in it".format(name, why))
     return True
@@ -2859,9 +2865,7 @@ def _is_store(cache):
 
 
 def _is_failure_score(value):
-    """None, NaN, or a score."""
-    is_nan = _is_number(value) and value != value
-    return value is None or is_nan or _is_score(value)
+    return _is_missing(value) or _is_score(value)
 
 
 def _header_line(text):
@@ -2899,9 +2903,7 @@ def _is_price(value):
     """[IN, OUT] (or 'IN,OUT'): dollars per million tokens, each finite and 0 or more."""
     if isinstance(value, str):
         value = _price_pair(value)
-    if not (isinstance(value, (list, tuple)) and len(value) == 2):
-        return False
-    return all(_between(0, math.inf)(each) for each in value)
+    return _is_two(value) and all(map(_between(0, math.inf), value))
 
 
 def _json_object(text):
@@ -3075,7 +3077,8 @@ def _check_option(option, value, where, judge=""):
 def _check_retry_waits(low, high):
     """The two waits together (None: no floor); each alone is an option's check."""
     floor = 0 if low is None else low
-    if _is_number(floor) and _is_number(high) and not 0 <= floor <= high < math.inf:
+    if all(map(_is_number, (floor, high))) and not 0 <= floor <= high < math.inf:
+
         raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
                          "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
                              low, high))
