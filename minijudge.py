@@ -3217,7 +3217,7 @@ def _example_pair(example, values):
 
 def _fields_filled_by(fill, conversation, turn, fields, **options):
     """``fields`` after those ``fill`` makes of a conversation and its ``turn`` (how many
-    texts it shortened kept for _note_turn); _BadRecord naming what is wrong with it."""
+    texts it shortened kept for _ask); _BadRecord naming what is wrong with it."""
     try:
         filled = fill(conversation, turn, **options)
     except JudgeError as exc:
@@ -3231,16 +3231,6 @@ def _check_no_turn(turn):
     if turn is not None:
         raise _BadRecord("turn {!r} needs a conversation: a 'messages' list, or MT-Bench's "
                          "'turns' and 'answers'".format(turn))
-
-
-def _note_turn(judgement, values):
-    """The judged turn in the record (judge_turn), and how many texts of its reply were cut
-    (judge_texts_shortened): a judged turn is never shortened without saying so."""
-    if "_shortened" not in values:
-        return
-    judgement.details["turn"] = values["turn"]
-    if values["_shortened"]:
-        judgement.details["texts_shortened"] = values["_shortened"]
 
 
 def _context_section(context):
@@ -3346,9 +3336,7 @@ class LLMJudge:
                            check_position=check_position)
         self.turns = [(self.template, None)]  # each (template, max_tokens), None the judge's
         if assess:  # an assessment (a custom template asks it), then the choice
-            first = self.template
-            if first == "criterion":
-                first = _ASSESS_TEMPLATE
+            first = {"criterion": _ASSESS_TEMPLATE}.get(self.template, self.template)
             self.turns = [(first, assess_max_tokens), (_SELECT_TEMPLATE, None)]
         self.again = None  # how each item is asked again: a _VARIANTS key
         if check_position:
@@ -3714,7 +3702,10 @@ class LLMJudge:
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
             judgement = self._failed("internal_error", "{}: {}".format(
                 type(exc).__name__, self._redact(str(exc))))
-        _note_turn(judgement, values)
+        if "_shortened" in values:  # the judged turn, and its texts cut: never cut unsaid
+            judgement.details["turn"] = values["turn"]
+            if values["_shortened"]:
+                judgement.details["texts_shortened"] = values["_shortened"]
         return _with_pass(judgement, self.pass_threshold)
 
     def _converse(self, example, values, again=None):
@@ -4304,8 +4295,7 @@ def _merged(judgements, *, like=None, **fields):
     prompt = {}
     if "prompt" in judgements[0].details:  # the first's, as the combined one's
         prompt["prompt"] = judgements[0].details["prompt"]
-    own = merged.get("details") or {}
-    merged["details"] = dict(prompt, **own)
+    merged["details"] = dict(prompt, **merged.get("details", {}))
     return Judgement(**merged)
 
 
@@ -4362,17 +4352,17 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     _check_members(named, kind)
     _check_option(_OPTIONS["pass_threshold"], pass_threshold, "pass_threshold")
     answered = [j for j in every if j.status in _NOT_FAILURES]
+    failed = [(name, j) for name, j in named.items() if j not in answered]
     details = _jury_details(kind, named, answered)
-    error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
-                      for name, j in named.items() if j not in answered)
+    error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error) for name, j in failed)
     if len(answered) >= needed:
         return _with_pass(_jury_answered(every, answered, how, details, error), pass_threshold)
     # short of the quorum: as its first failed member (pass as a failure's)
-    first_failed = next(j for j in every if j not in answered)
     why = "{} of {} answered, {} needed: {}".format(len(answered), len(every), needed, error)
     details.update(_shared([j.details for j in every], _COMBINED_DETAILS))  # judge_turn: 2
-    return _with_pass(_merged(every, like=first_failed, details=details, error=why),
+    return _with_pass(_merged(every, like=failed[0][1], details=details, error=why),
                       pass_threshold)
+
 
 
 _JURY_HOWS = ("mean", "median", "majority")
