@@ -3236,9 +3236,8 @@ def _check_no_turn(turn):
 def _context_section(context):
     """Each text under its [name] (a lone text: [Context]) unless it has its own [header];
     None: not given."""
-    if context is None:  # most items: no section, decided before building one
-        return None
     named = [("Context", context)]
+
     if isinstance(context, Mapping):
         named = context.items()
     section = ""
@@ -4546,8 +4545,8 @@ def _request_tokens(payload):
 def _cost(usage, price):
     """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
     million); None unless both are whole numbers from 0: else it would be priced too low."""
-    counts = [(usage or {}).get(name) for name in ("prompt_tokens", "completion_tokens")]
-    if not all(_is_whole_count(count) for count in counts):
+    counts = [_field_of(usage, name) for name in ("prompt_tokens", "completion_tokens")]
+    if not all(map(_is_whole_count, counts)):
         return None
     spent = sum(count * rate for count, rate in zip(counts, price))
     return round(spent / 1e6, 9)
