@@ -2718,6 +2718,10 @@ _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
 # The checks: each is true of a value as declared, wherever it comes from (a keyword, a
 # flag, a --judges entry, a record read back); _must_be words a refusal.
 
+def _is_two(value):
+    return isinstance(value, (list, tuple)) and len(value) == 2
+
+
 def _between(low, high, *, above=False):
     """A finite number (not a bool) from ``low`` to ``high`` (``above``: low excluded)."""
     def check(value):
@@ -2787,21 +2791,23 @@ def _is_extra_body(value):
 
 def _is_scale(value):
     """[LO, HI] (a tuple too): two finite numbers, LO below HI."""
-    if not (isinstance(value, (list, tuple)) and len(value) == 2):
-        return False
-    return _is_finite(value[0]) and _is_finite(value[1]) and value[0] < value[1]
+    return _is_two(value) and all(map(_is_finite, value)) and value[0] < value[1]
+
+
+# what a header may not hold: a line break would forge more headers
+_HEADER_FORBIDS = (("[\r\n]", "a line break"),
+                   ("[^\x00-\xff]", "a character outside Latin-1 (a pasted smart quote?)"))
 
 
 def _is_headers(headers):
-    """A dict of header names to text; a line break (it would forge more headers) or a
-    character outside Latin-1 is a JudgeError naming the header."""
+    """A dict of header names to text; JudgeError naming a header that holds what
+    _HEADER_FORBIDS lists."""
     if not isinstance(headers, Mapping):
         return False
     for name, value in headers.items():
-        if not (_is_text(name) and _is_text(value)):
+        if not all(map(_is_text, (name, value))):
             return False
-        for bad, why in (("[\r\n]", "a line break"),
-                         ("[^\x00-\xff]", "a character outside Latin-1 (a pasted smart quote?)")):
+        for bad, why in _HEADER_FORBIDS:
             if re.search(bad, name + value):
                 raise JudgeError("header {!r} has {} in it".format(name, why))
     return True
@@ -2815,9 +2821,7 @@ def _is_store(cache):
 
 
 def _is_failure_score(value):
-    """None, NaN, or a score."""
-    is_nan = _is_number(value) and value != value
-    return value is None or is_nan or _is_score(value)
+    return _is_missing(value) or _is_score(value)
 
 
 def _header_line(text):
@@ -2855,9 +2859,7 @@ def _is_price(value):
     """[IN, OUT] (or 'IN,OUT'): dollars per million tokens, each finite and 0 or more."""
     if isinstance(value, str):
         value = _price_pair(value)
-    if not (isinstance(value, (list, tuple)) and len(value) == 2):
-        return False
-    return all(_between(0, math.inf)(each) for each in value)
+    return _is_two(value) and all(map(_between(0, math.inf), value))
 
 
 def _json_object(text):
@@ -3031,7 +3033,8 @@ def _check_option(option, value, where, judge=""):
 def _check_retry_waits(low, high):
     """The two waits together (None: no floor); each alone is an option's check."""
     floor = 0 if low is None else low
-    if _is_number(floor) and _is_number(high) and not 0 <= floor <= high < math.inf:
+    if all(map(_is_number, (floor, high))) and not 0 <= floor <= high < math.inf:
+
         raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
                          "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
                              low, high))
@@ -3170,7 +3173,7 @@ def _example_pair(example, values):
 
 def _fields_filled_by(fill, conversation, turn, fields, **options):
     """``fields`` after those ``fill`` makes of a conversation and its ``turn`` (how many
-    texts it shortened kept for _note_turn); _BadRecord naming what is wrong with it."""
+    texts it shortened kept for _ask); _BadRecord naming what is wrong with it."""
     try:
         filled = fill(conversation, turn, **options)
     except JudgeError as exc:
@@ -3186,22 +3189,11 @@ def _check_no_turn(turn):
                          "'turns' and 'answers'".format(turn))
 
 
-def _note_turn(judgement, values):
-    """The judged turn in the record (judge_turn), and how many texts of its reply were cut
-    (judge_texts_shortened): a judged turn is never shortened without saying so."""
-    if "_shortened" not in values:
-        return
-    judgement.details["turn"] = values["turn"]
-    if values["_shortened"]:
-        judgement.details["texts_shortened"] = values["_shortened"]
-
-
 def _context_section(context):
     """Each text under its [name] (a lone text: [Context]) unless it has its own [header];
     None: not given."""
-    if context is None:  # most items: no section, decided before building one
-        return None
     named = [("Context", context)]
+
     if isinstance(context, Mapping):
         named = context.items()
     section = ""
@@ -3299,9 +3291,7 @@ class LLMJudge:
                            check_position=check_position)
         self.turns = [(self.template, None)]  # each (template, max_tokens), None the judge's
         if assess:  # an assessment (a custom template asks it), then the choice
-            first = self.template
-            if first == "criterion":
-                first = _ASSESS_TEMPLATE
+            first = {"criterion": _ASSESS_TEMPLATE}.get(self.template, self.template)
             self.turns = [(first, assess_max_tokens), (_SELECT_TEMPLATE, None)]
         self.again = None  # how each item is asked again: a _VARIANTS key
         if check_position:
@@ -3667,7 +3657,10 @@ class LLMJudge:
         except Exception as exc:  # never let a bug stop the benchmark: say it on the item
             judgement = self._failed("internal_error", "{}: {}".format(
                 type(exc).__name__, self._redact(str(exc))))
-        _note_turn(judgement, values)
+        if "_shortened" in values:  # the judged turn, and its texts cut: never cut unsaid
+            judgement.details["turn"] = values["turn"]
+            if values["_shortened"]:
+                judgement.details["texts_shortened"] = values["_shortened"]
         return _with_pass(judgement, self.pass_threshold)
 
     def _converse(self, example, values, again=None):
@@ -4257,8 +4250,7 @@ def _merged(judgements, *, like=None, **fields):
     prompt = {}
     if "prompt" in judgements[0].details:  # the first's, as the combined one's
         prompt["prompt"] = judgements[0].details["prompt"]
-    own = merged.get("details") or {}
-    merged["details"] = dict(prompt, **own)
+    merged["details"] = dict(prompt, **merged.get("details", {}))
     return Judgement(**merged)
 
 
@@ -4315,17 +4307,17 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
     _check_members(named, kind)
     _check_option(_OPTIONS["pass_threshold"], pass_threshold, "pass_threshold")
     answered = [j for j in every if j.status in _NOT_FAILURES]
+    failed = [(name, j) for name, j in named.items() if j not in answered]
     details = _jury_details(kind, named, answered)
-    error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error)
-                      for name, j in named.items() if j not in answered)
+    error = "; ".join("{} {}: {}: {}".format(kind, name, j.status, j.error) for name, j in failed)
     if len(answered) >= needed:
         return _with_pass(_jury_answered(every, answered, how, details, error), pass_threshold)
     # short of the quorum: as its first failed member (pass as a failure's)
-    first_failed = next(j for j in every if j not in answered)
     why = "{} of {} answered, {} needed: {}".format(len(answered), len(every), needed, error)
     details.update(_shared([j.details for j in every], _COMBINED_DETAILS))  # judge_turn: 2
-    return _with_pass(_merged(every, like=first_failed, details=details, error=why),
+    return _with_pass(_merged(every, like=failed[0][1], details=details, error=why),
                       pass_threshold)
+
 
 
 _JURY_HOWS = ("mean", "median", "majority")
@@ -4509,8 +4501,8 @@ def _request_tokens(payload):
 def _cost(usage, price):
     """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
     million); None unless both are whole numbers from 0: else it would be priced too low."""
-    counts = [(usage or {}).get(name) for name in ("prompt_tokens", "completion_tokens")]
-    if not all(_is_whole_count(count) for count in counts):
+    counts = [_field_of(usage, name) for name in ("prompt_tokens", "completion_tokens")]
+    if not all(map(_is_whole_count, counts)):
         return None
     spent = sum(count * rate for count, rate in zip(counts, price))
     return round(spent / 1e6, 9)
