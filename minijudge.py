@@ -5236,7 +5236,7 @@ def _fatal(judgement, repeats=None):
     if judgement.status in _FATAL_STATUSES or judgement.http_status in _FATAL_HTTP:
         return judgement.error
     # on several servers, each one unreachable: "all 2 servers failed: ...; ..."
-    errors = (judgement.error or "").split("; ")
+    errors = str(judgement.error).split("; ")
     if judgement.status == "connection_error" and all(map(_UNREACHABLE.search, errors)):
         return judgement.error
     if repeats is None:
@@ -5333,7 +5333,7 @@ class _Workers:
                 return self.failed("not_judged", "not judged: the run stopped: " + stopped[0])
             result = self.judge_one(record)
             reason = self.stop_on and self.stop_on(result)
-            if reason and not stopped:
+            if reason:  # the first is the one said
                 stopped.append(reason)
             return result
         except (KeyboardInterrupt, SystemExit):  # a stop asked for: the caller's to raise
@@ -5454,9 +5454,9 @@ def _record_conversation(spec, record, names):
         # a named field must be a list; the default one may hold another thing beside a
         # response, or null (none, as Python reads it)
         default = isinstance(field, _Default) and (value is None or spec.response_field in record)
-        if not default and field not in record:
-            raise JudgeError(_no_field(spec, record, "conversation", field))
         if not default:
+            if field not in record:
+                raise JudgeError(_no_field(spec, record, "conversation", field))
             raise JudgeError("field {!r} is a {}, expected a list of messages "
                              "(--conversation-field {})".format(field, _kind_name(value), field))
         value = _mtbench_messages(record)
@@ -5541,8 +5541,7 @@ def _flag_fields(spec, record, criterion):
     """The fields --context-field and --image-field add to the prompt (images read from
     --image-root, else the input's folder, never outside it); JudgeError if one they name,
     or --criteria-field's without --criteria, is absent or null."""
-    wanted = [(field, "--context-field {}={}".format(name, field))
-              for name, field in spec.context_field]
+    wanted = _context_flags(spec)
     wanted.append((spec.image_field, "--image-field"))
     if not spec.criteria:
         wanted.append((criterion, "--criteria-field, and no --criteria"))
@@ -5561,6 +5560,12 @@ def _flag_fields(spec, record, criterion):
         root = _image_root(folder, what, "--image-root DIR")
         fields["images"] = _image_urls(record[spec.image_field], root)
     return fields
+
+
+def _context_flags(spec):
+    """(field, its flag) of each --context-field NAME=FIELD."""
+    return [(field, "--context-field {}={}".format(name, field))
+            for name, field in spec.context_field]
 
 
 def _responses_kind_problem(values, parser):
@@ -5593,8 +5598,7 @@ def _field_problem(spec, record, names, conversation=None):
             return "field {!r} is empty ({})".format(field, named)
         if _reference_of(record, field) is None:  # NaN: pandas' missing value, not "nan"
             return "field {!r} is NaN (a missing value), expected text ({})".format(field, named)
-    flagged = [(field, "--context-field {}={}".format(name, field))
-               for name, field in spec.context_field]
+    flagged = _context_flags(spec)
     flagged.append((spec.image_field, "--image-field {}".format(spec.image_field)))
     for field, flag in flagged:
         if field is not None and _is_blank(record.get(field)):
@@ -5915,7 +5919,7 @@ def _replaced(record, written, stale, ours):
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
-        dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
+        dropped = sorted(set(record).difference(out, written))
         drops = ""
         if dropped:
             drops = ", and drops " + _names(dropped)
@@ -5963,24 +5967,23 @@ def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
     ``spec``, the fields read (_Fields); ``prefix``, the run's fields' (report reads only a
     stamp's own); ``names``, a jury's judges (judge_panel's keys); ``run``, the command
     line's jury, quorum and figure options."""
-    run = run or {}
     first = judges[0]
     scale = None
     if _PARSERS[first.parser].on_scale:
         scale = list(first.scale)
     quorum = None
-    if run.get("jury"):
-        quorum = run.get("quorum") or len(judges)
+    if _field_of(run, "jury"):
+        quorum = _field_of(run, "quorum") or len(judges)
     requests = [_request_stamp(judge, mode, spec) for judge in judges]
     if len(requests) == 1:
         requests = requests[0]
     stamp = {
         "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
         **_template_stamp(judges),
-        "scale": scale, "pass_threshold": first.pass_threshold, "jury": run.get("jury"),
+        "scale": scale, "pass_threshold": first.pass_threshold, "jury": _field_of(run, "jury"),
         "quorum": quorum, "judges": names, "request": requests,
         "fields": _fields_stamp(mode, spec), "turn": spec.turn,
-        "figures": run.get("figures"), "version": __version__}
+        "figures": _field_of(run, "figures"), "version": __version__}
     return _given(stamp)
 
 
@@ -6129,8 +6132,8 @@ def _length_controlled(differences, wins, steps=25):
                      "cannot be told from the length's effect")
     _check_unsplit(xs, wins)
     b0, b1 = 0.0, 0.0
-    for _ in range(steps):  # the exponent is clamped: exp() overflows past about 709
-        ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
+    for _ in range(steps):
+        ps = array("d", (_sigmoid(b0 + b1 * x) for x in xs))
         residuals = array("d", (y - p for y, p in zip(wins, ps)))
         variances = array("d", (p * (1 - p) for p in ps))
         g0, g1 = _weighted_sums(residuals, xs, (0, 1))
@@ -6141,8 +6144,13 @@ def _length_controlled(differences, wins, steps=25):
         step = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
         b0, b1 = b0 + step[0], b1 + step[1]
         if abs(step[0]) + abs(step[1]) < 1e-9:
-            return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
+            return round(_sigmoid(b0), 4)
     raise _NoFit("no finite fit: Newton's method did not settle in {} steps".format(steps))
+
+
+def _sigmoid(z):
+    """1 / (1 + e^-z), z clamped to [-30, 30]: exp() overflows past about 709."""
+    return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
 
 
 def _weighted_sums(weights, xs, powers):
@@ -6192,8 +6200,7 @@ def agreement(judge_values, human_values, *, kind=None):
     result = {"n": len(pairs)}
     if len(pairs) < 2:
         return result
-    judge = [p[0] for p in pairs]
-    human = [p[1] for p in pairs]
+    judge, human = zip(*pairs)
     labels = set(human)
     if labels <= {0.0, 1.0} and kind != "ratings":  # at 0.5, and at the best threshold
         accuracy, tp, fp, fn = _at_threshold(pairs, 0.5)
@@ -6228,10 +6235,9 @@ def _ratings_agreement(pairs, judge, human, labels):
     categories = sorted(set(judge) | labels)
     observed = collections.Counter((h, j) for j, h in pairs)
     confusion = {}
-    for h in categories:
-        if h in labels:
-            confusion["{:g}".format(h)] = {"{:g}".format(j): observed[h, j] for j in categories
-                                           if observed[h, j]}
+    for h in sorted(labels):
+        confusion["{:g}".format(h)] = {"{:g}".format(j): observed[h, j] for j in categories
+                                       if observed[h, j]}
     return {"kind": "ratings", "exact": round(exact / len(pairs), 4),
             "within_one": round(within_one / len(pairs), 4),
             "kappa_quadratic": _kappa(pairs), "spearman": _spearman(judge, human),
@@ -6463,8 +6469,7 @@ def _fitted(rows, baseline, strengths, steps, ridge=0.0):
     fitted; ({}, ...) if it did not settle (a step under 1e-4). A step is at most 1 in each
     parameter (174 points): a full one overshoots far from the maximum, where the curvature
     is small, and can run off."""
-    free = [name for name in sorted(strengths) if name != baseline]
-    index = {name: i for i, name in enumerate(free)}
+    free, index = _free(strengths, baseline)
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
     if rows and rows[0][2] is not None:
         theta.append(0.0)
@@ -6490,32 +6495,43 @@ def _derivatives(rows, theta, index, ridge):
     gradient = [0.0] * m
     hessian = [[ridge * (i == j) for j in range(m)] for i in range(m)]
     for a, b, gap, points, games in rows:
-        terms = [(index.get(a), 1.0), (index.get(b), -1.0), (m - 1, gap)]
-        terms = [(i, c) for i, c in terms if i is not None and c is not None]
-        z = sum(theta[i] * c for i, c in terms)
-        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
-        for i, c in terms:
-            gradient[i] += (points - games * p) * c
-            for j, d in terms:
-                hessian[i][j] += games * p * (1 - p) * c * d
+        terms = _terms(index, a, b, (m - 1, gap))
+        p = _sigmoid(sum(theta[i] * c for i, c in terms))
+        _add_terms(gradient, hessian, terms, points - games * p, games * p * (1 - p))
     return gradient, hessian
+
+
+def _free(names, baseline):
+    """The parameters: ``names`` but the baseline's, sorted, and each one's index."""
+    free = sorted(set(names) - {baseline})
+    return free, {name: i for i, name in enumerate(free)}
+
+
+def _terms(index, a, b, *more):
+    """A row's (parameter index, coefficient) terms: a's +1, b's -1, then ``more``, but a
+    baseline's (no index) and a gap that is None."""
+    terms = [(index.get(a), 1.0), (index.get(b), -1.0), *more]
+    return [(i, c) for i, c in terms if i is not None and c is not None]
+
+
+def _add_terms(vector, matrix, terms, first, second):
+    """Add a row's ``terms`` to normal equations: first * c to ``vector``, second * c * d to
+    ``matrix``."""
+    for i, c in terms:
+        vector[i] += first * c
+        for j, d in terms:
+            matrix[i][j] += second * c * d
 
 
 def _collinear(comparisons, baseline):
     """Whether every length gap is a difference of the two systems' own lengths (each
     system's answers as long, give or take the same): the least-squares lengths leave no
     residual."""
-    free = sorted({name for c in comparisons for name in c[:2]} - {baseline})
-    index = {name: i for i, name in enumerate(free)}
+    free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
     vector = [0.0] * len(free)
     matrix = [[0.0] * len(free) for _ in free]
-    for a, b, _, gap, _ in comparisons:  # the normal equations, a pair's terms at a time
-        signed = [(index.get(a), 1.0), (index.get(b), -1.0)]
-        signed = [(k, c) for k, c in signed if k is not None]
-        for k, c in signed:
-            vector[k] += gap * c
-            for l, d in signed:
-                matrix[k][l] += c * d
+    for a, b, _, gap, _ in comparisons:
+        _add_terms(vector, matrix, _terms(index, a, b), gap, 1.0)
     # a group's comparisons connect it: never singular; the baseline's length is 0
     lengths = dict(zip(free, _solve(matrix, vector)))
     residual = sum((gap - lengths.get(a, 0.0) + lengths.get(b, 0.0)) ** 2
