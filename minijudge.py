@@ -5291,10 +5291,7 @@ class _Workers:
 
     def __init__(self, judges, judge_one, stop_on, failed):
         import queue
-        self.judges = judges
-        self.judge_one = judge_one
-        self.stop_on = stop_on
-        self.failed = failed
+        self.judges, self.judge_one, self.stop_on, self.failed = judges, judge_one, stop_on, failed
         self.stopped = []  # why the run stopped, once it has: the records after are not judged
         self.tasks = queue.SimpleQueue()
         self.results = queue.SimpleQueue()
@@ -5662,10 +5659,10 @@ def _closest_field(spec, record, role, taken=()):
     """The record's field most likely meant for ``role``, or None: of those no flag nor
     ``taken`` uses, the one spelt near the flag's value, else one other tools use, else one
     spelt near the role, else the only one."""
-    used = {getattr(spec, name + "_field") for name in _FLAGGED[1:]}
-    used.update((spec.responses_field, spec.image_field, spec.criteria_field, spec.human_field))
+    used = {spec.reference_field, spec.response_field, spec.response_a_field,
+            spec.response_b_field, spec.responses_field, spec.image_field, spec.criteria_field,
+            spec.human_field, *taken}
     used.update(field for _, field in spec.context_field)
-    used.update(taken)
     if spec.question_field:
         used.add(spec.question_field)
     else:
@@ -5801,6 +5798,7 @@ _WRITES = tuple(row for row in _RECORD if not callable(row[2]))  # what the writ
 _WRITTEN = tuple(row for row in _WRITES if row[0] != "*")  # a Judgement's attributes
 _WRITTEN_NAMES = frozenset(name for name, _, _ in _WRITTEN)
 _ATTRIBUTES = {name: attribute for name, attribute, _ in _WRITTEN}
+_WRITTEN_WHEN = {"if known": lambda value: value is not None, "if given": bool}
 
 
 def _judge_fields(prefix, judgement):
@@ -5813,11 +5811,8 @@ def _judge_fields(prefix, judgement):
                 fields[field + detail] = value
             continue
         value = getattr(judgement, attribute)
-        if when == "if given" and not value:
-            continue
-        if when == "if known" and value is None:
-            continue
-        fields[field] = value
+        if _WRITTEN_WHEN[when](value):
+            fields[field] = value
     return fields
 
 
