@@ -4690,11 +4690,10 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",
 
 
 class _Keys:
-    """A number (a file offset) by key, a hex digest: 64 bits of it in a private temporary
-    SQLite database, whose pages past 2 MiB go under TMPDIR, so memory does not grow with
-    the keys (without sqlite3, a dict); a reader checks the whole key on the line it finds.
-    Keys set one at a time are written _KEYS_PENDING together; a bit a key in a 1 MiB filter
-    answers most lookups of a key never set without a query."""
+    """A number (a file offset) by hex key, 64 bits of it in a temporary SQLite database
+    (pages past 2 MiB under TMPDIR: memory does not grow with the keys; without sqlite3, a
+    dict); a reader checks the whole key on the line it finds. Keys set one at a time are
+    written _KEYS_PENDING together; a 1 MiB filter answers most lookups of a new key."""
 
     def __init__(self, pairs=()):
         self._pending, self._bits = {}, bytearray(_KEYS_FILTER_BITS >> 3)
@@ -4715,8 +4714,7 @@ class _Keys:
     def update(self, pairs):  # a later number for the same key replaces the earlier
         self._flush((_prefix(key), number) for key, number in pairs)
 
-    def _flush(self, rows=()):
-        """The keys set one at a time, then ``rows`` of (prefix, number), to the index."""
+    def _flush(self, rows=()):  # the keys set one at a time, then rows of (prefix, number)
         rows, self._pending = itertools.chain(self._pending.items(), rows), {}
         if self._db is None:
             return self._dict.update(rows)
@@ -4758,14 +4756,12 @@ _KEYS_PENDING = 20000  # keys set one at a time that wait for one INSERT (about 
 _KEYS_FILTER_BITS = 1 << 23  # 1 MiB: at a million keys, 1 lookup in 9 of a new key queries
 
 
-def _prefix(key):
-    """A hex key's first 64 bits as SQLite's signed INTEGER."""
+def _prefix(key):  # a hex key's first 64 bits as SQLite's signed INTEGER
     return int(key[:16], 16) - (1 << 63)
 
 
 def _sorted_chunks(rows):
-    """``rows`` 20,000 at a time, each chunk in order of key: fewer pages to find, twice as
-    fast (the sort is stable: a key's rows keep their order)."""
+    """``rows`` 20,000 at a time, each sorted by key (stably): twice as fast to insert."""
     while True:
         chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])
         if not chunk:
@@ -4788,8 +4784,7 @@ def _keys_in(f, find, other=lambda line: None):
 class _Cache:
     """Judge replies in a JSONL file, keyed on a hash of model, messages and parameters
     (never the API key). One write a line on an O_APPEND descriptor: processes sharing the
-    file never interleave, and ``kill -9`` tears at most the last line, skipped later.
-    close() lets the file and its index go; a get or put after it opens them again."""
+    file never interleave, and ``kill -9`` tears at most the last line, skipped later."""
 
     def __init__(self, path):
         self.path, self._lock = path, threading.Lock()
@@ -4846,8 +4841,8 @@ class _Cache:
 # -- Batch files ---------------------------------------------------------------------
 
 class _Replies(_Keys):
-    """_Keys that keeps each key's first number and puts the numbers of the same key seen
-    again apart (``later``, on disk too): batch output files may answer a request twice."""
+    """_Keys that keeps each key's first number, and the later ones apart (``later``): batch
+    output files may answer a request twice."""
 
     def __init__(self):
         super().__init__()
@@ -4860,7 +4855,6 @@ class _Replies(_Keys):
                 self._sql("execute", sql)
 
     def add(self, pairs):
-        """Each (key, number): a new key's number kept, a known key's added to ``later``."""
         self._flush()
         rows = ((_prefix(key), number) for key, number in pairs)
         if self._db is None:
@@ -4879,8 +4873,7 @@ class _Replies(_Keys):
             self._sql("execute", "DELETE FROM new")
         self.doubled = self._sql("execute", "SELECT EXISTS (SELECT 1 FROM later)").fetchone()[0]
 
-    def later(self, key):
-        """The numbers of ``key`` after its first, in the order they were added."""
+    def later(self, key):  # the numbers of key after its first, in order
         prefix = _prefix(key)
         if not self.doubled:  # the usual case: no key twice, no query
             return []
@@ -4901,11 +4894,10 @@ _REPLIED = (None, "a 200 body that is not a chat completion")
 
 
 class _Batch:
-    """Batch files instead of a server: the replies in batch output files (--batch-import),
-    found by custom_id, the request's cache key; the requests not answered there written as
-    batch input lines (--batch-export), each once, ``max_lines`` a file, and not sent.
-    Several replies to one request: the first success is used, else the first error; those
-    that differ are counted in ``conflicting``."""
+    """Batch files instead of a server: replies read from batch output files by custom_id,
+    the request's cache key (--batch-import); requests not answered there written once as
+    batch input lines, ``max_lines`` a file (--batch-export). Of several replies to one
+    request the first success is used, else the first error."""
 
     def __init__(self, imports=(), export=None, max_lines=50000):
         self._lock = threading.Lock()
@@ -4926,8 +4918,7 @@ class _Batch:
         # no file, or a request answered twice (the first success is chosen): the index
         self.ahead = self.replies.doubled or not self.files
 
-    def _count_malformed(self, line):
-        """A line without a reply: not JSON, or JSON without a minijudge custom_id."""
+    def _count_malformed(self, line):  # a line without a reply
         if line.strip():
             try:
                 json.loads(line)
@@ -4963,10 +4954,9 @@ class _Batch:
         raise failure
 
     def _next(self, key):
-        """(file, line) of ``key``'s reply if it is the next line of the file the last reply
-        was on (a batch answers in the order it was asked: no query), counted asked; None:
-        ask the index. The lines before a file's ``cursor`` were asked this way; once one
-        was asked ahead of a cursor, none is (it would be counted twice)."""
+        """(file, line) of ``key``'s reply if it is the next line of the last reply's file (a
+        batch answers in the order asked: no query), else None. The lines before a file's
+        cursor were asked this way; once one was asked ahead of a cursor, none is."""
         if self.ahead:
             return None
         index = self.last
@@ -4984,8 +4974,8 @@ class _Batch:
         return None
 
     def _asked(self, key):
-        """(file, line) of ``key``'s reply by the index (None: none), counted asked the first
-        time it is asked: marked there, unless it is behind its file's cursor (_next)."""
+        """(file, line) of ``key``'s reply by the index, or None; marked there when asked
+        first, unless it is behind its file's cursor (_next)."""
         if not self.files:  # an export alone: no query
             return None
         number = self.replies.get(key)
@@ -5014,9 +5004,8 @@ class _Batch:
         return f, f.readline()
 
     def _choose(self, key, number):
-        """Of the replies the files hold for ``key`` (``number`` the first), the number of the
-        first success, else of the first error (else of the first line); requests whose
-        replies differ (their text and logprobs, or their error) are counted."""
+        """Of ``key``'s replies (``number`` the first), the number of the first success, else
+        of the first error, else the first line; replies that differ are counted."""
         later = self.replies.later(key)
         if not later:
             return number
@@ -5039,7 +5028,7 @@ class _Batch:
         return chosen
 
     def _outcome(self, key, f, line):
-        """(the reply on a line of file ``f``, or an APIError; why the line is malformed)."""
+        """(the reply on a line of ``f``, or an APIError; why the line is malformed)."""
         try:
             entry, response = _batch_entry(line, key)
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
@@ -5061,8 +5050,8 @@ class _Batch:
                         kind="not_judged"), None
 
     def _export(self, key, payload):
-        """Write request ``key`` once, to its model's part (a file per model: OpenAI's rule;
-        a new part when one is full); the APIError that says where."""
+        """Write request ``key`` once, to its model's part (OpenAI's rule: a file a model);
+        the APIError that says where."""
         with self._lock:
             number = self.exported.get(key)
             if number is None:
@@ -5081,8 +5070,7 @@ class _Batch:
                         "the output with --batch-import".format(part, key), kind="exported")
 
     def flush(self):
-        """Write the lines the parts hold (before -o's records, the run's end, Ctrl-C,
-        SIGTERM); OSError (a full disk) names the part."""
+        """Write the lines the parts hold; OSError (a full disk) names the part."""
         with self._lock:  # a judging thread may be adding a line
             for sink in self._sinks.values():
                 sink.flush()
@@ -5102,10 +5090,9 @@ class _Batch:
 
 
 class _Part:
-    """A batch input file of an export, written by whole lines: they wait in memory
-    (_PART_HELD bytes, or _FLUSH_SECONDS, and never past a write of -o's records) and go in
-    one write. A write the disk refuses (full) leaves the file cut after its last whole
-    line, the lines held dropped (``lost``), and an OSError naming the file (a buffered
+    """A batch input file of an export, written by whole lines held (_PART_HELD bytes or
+    _FLUSH_SECONDS) for one write. A full disk leaves the file cut after its last whole
+    line, the lines held counted ``lost``, and an OSError naming the file (a buffered
     file's names none, tears a line, and raises again on close)."""
 
     def __init__(self, path, number):
@@ -5115,8 +5102,7 @@ class _Part:
         self.flushed = time.monotonic()
         self.lost = 0
 
-    def write(self, line):
-        """Add ``line`` (bytes ending with a newline)."""
+    def write(self, line):  # bytes ending with a newline
         self.held.append(line)
         self.lines += 1
         self.size_held += len(line)
@@ -5153,8 +5139,8 @@ _BATCH_BODY = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _batch_entry(line, key):
-    """A batch output line's (entry, response); ValueError, KeyError, TypeError if it is no
-    such line, or another request's."""
+    """A batch output line's (entry, response); ValueError, KeyError or TypeError if it is
+    none, or another request's."""
     entry = json.loads(line)
     response = entry["response"] or {}
     if entry["custom_id"] != key or not isinstance(response, dict):
@@ -5176,15 +5162,15 @@ _UNREACHABLE = re.compile(r"""
 
 
 def _fatal(judgement, repeats=None):
-    """Why a failure means every other item would fail the same way, or None: the account's
-    or the model's, every server unreachable, or the same HTTP error on _REPEATS records,
-    none judged (``repeats``: a dict per judge and run that counts them)."""
+    """Why a failure means every other item would fail alike, or None: the account's or the
+    model's, every server unreachable, or the same HTTP error on _REPEATS records and none
+    judged (``repeats``: a dict per judge and run that counts them)."""
     if not (judgement.ok or judgement.attempts):  # a batch's reply or no request: no server
         return None
     if judgement.status in _FATAL_STATUSES or judgement.http_status in _FATAL_HTTP:
         return judgement.error
     # on several servers, each one unreachable: "all 2 servers failed: ...; ..."
-    errors = (judgement.error or "").split("; ")
+    errors = str(judgement.error).split("; ")
     if judgement.status == "connection_error" and all(map(_UNREACHABLE.search, errors)):
         return judgement.error
     if repeats is None:
@@ -5202,7 +5188,6 @@ def _fatal(judgement, repeats=None):
 
 
 def _check_systems(responses):
-    """compare_systems' responses must be a mapping of system names to responses."""
     if not isinstance(responses, Mapping):
         raise JudgeError("compare_systems needs a mapping of system names to responses; "
                          "got {!r}".format(responses)[:300])
@@ -5249,16 +5234,12 @@ def judge_records(judge, records, *, concurrency=8, window=10000, judge_one=None
 
 
 class _Workers:
-    """The threads of judge_records: each takes ``(index, record)`` from ``tasks`` and puts
-    ``(index, (record, result))`` in ``results``, or ``(index, exception)`` if it raised
-    one, until a None."""
+    """judge_records' threads: each takes ``(index, record)`` from ``tasks`` and puts
+    ``(index, (record, result))`` or ``(index, exception)`` in ``results``, until a None."""
 
     def __init__(self, judges, judge_one, stop_on, failed):
         import queue
-        self.judges = judges
-        self.judge_one = judge_one
-        self.stop_on = stop_on
-        self.failed = failed
+        self.judges, self.judge_one, self.stop_on, self.failed = judges, judge_one, stop_on, failed
         self.stopped = []  # why the run stopped, once it has: the records after are not judged
         self.tasks = queue.SimpleQueue()
         self.results = queue.SimpleQueue()
@@ -5281,7 +5262,7 @@ class _Workers:
                 return self.failed("not_judged", "not judged: the run stopped: " + stopped[0])
             result = self.judge_one(record)
             reason = self.stop_on and self.stop_on(result)
-            if reason and not stopped:
+            if reason:  # the first is the one said
                 stopped.append(reason)
             return result
         except (KeyboardInterrupt, SystemExit):  # a stop asked for: the caller's to raise
@@ -5323,7 +5304,7 @@ class _Default(str):
     """A flag's default (--reference-field's "answer"), told apart from the same text given."""
 
 
-class _BadLine(dict):
+class _BadLine(dict):  # a line that is no record: its fields, judge_input, and why
     def __init__(self, error, line):
         super().__init__(judge_input=line[:200].decode("utf-8", "replace").rstrip("\r\n"))
         self.error = error
@@ -5340,10 +5321,8 @@ class _Fields(collections.namedtuple("_Fields", (
         _Default("response_b"), _Default("responses"), (), None, None, "-", None, None,
         _Default(_DEFAULT_CONVERSATION_FIELD), None, None, None, False))):
     """Where a record holds what a judge reads, as the field flags name it (the defaults:
-    the command line's), and the flags that change how it is read: ``context_field``,
-    (name, field) pairs; ``image_root`` and ``input``, where images are read from;
-    ``criteria``, the file behind ``criteria_field``; ``human_field``, a field no guess may
-    name; ``single_order``, a pair asked once."""
+    the command line's), and the flags that change how it is read (``context_field``:
+    (name, field) pairs; ``image_root``, ``input``: where images are read from)."""
     __slots__ = ()
 
 
@@ -5353,7 +5332,7 @@ _NO_CONVERSATION = "(no conversation)"
 
 def _item_fields(spec, number, record, mode=None):
     """The judge's fields of record ``number`` (``mode``'s, else the spec's) as text, with
-    its conversation's private fields; else a _BadLine saying why (a bad line is its own)."""
+    its conversation's private fields; else a _BadLine saying why."""
     if isinstance(record, _BadLine):
         return record
     mode = mode or spec.mode
@@ -5388,9 +5367,8 @@ def _item_fields(spec, number, record, mode=None):
 
 
 def _record_conversation(spec, record, names):
-    """A record's conversation as the judge's private fields (_conversation, whose response
-    is the last reply; _references, a list reference; turn), None if it has none (a pair's:
-    _record_pair); JudgeError naming what is wrong."""
+    """A record's conversation as the judge's private fields (_conversation, _references,
+    turn), or None; JudgeError naming what is wrong."""
     if names == ("response_a", "response_b"):
         return _record_pair(spec, record)
     if names != ("response",):
@@ -5402,9 +5380,9 @@ def _record_conversation(spec, record, names):
         # a named field must be a list; the default one may hold another thing beside a
         # response, or null (none, as Python reads it)
         default = isinstance(field, _Default) and (value is None or spec.response_field in record)
-        if not default and field not in record:
-            raise JudgeError(_no_field(spec, record, "conversation", field))
         if not default:
+            if field not in record:
+                raise JudgeError(_no_field(spec, record, "conversation", field))
             raise JudgeError("field {!r} is a {}, expected a list of messages "
                              "(--conversation-field {})".format(field, _kind_name(value), field))
         value = _mtbench_messages(record)
@@ -5425,9 +5403,8 @@ def _record_conversation(spec, record, names):
 
 
 def _record_pair(spec, record):
-    """A pair's conversations as the judge's private fields (_pair, _references, turn): two
-    lists of messages, or two text replies to the --conversation-field list; None if
-    neither; JudgeError naming what is wrong."""
+    """A pair's conversations (two lists of messages, or two replies to the
+    --conversation-field list) as the judge's private fields, or None; JudgeError."""
     names = (spec.response_a_field, spec.response_b_field)
     values = [record.get(name) for name in names]
     field = spec.conversation_field
@@ -5454,18 +5431,15 @@ def _check_turn_flag(spec):
 
 
 def _record_references(spec, record):
-    """A conversation's list reference (one a turn, as MT-Bench's): --reference-field's if
-    named, else "answer", else "reference"; None if none is a list."""
+    """A conversation's list reference (one a turn, as MT-Bench's), or None."""
     if not isinstance(spec.reference_field, _Default):
         return _turn_references(record, (spec.reference_field,))
     return _turn_references(record)
 
 
 def _text_fields(spec, record, mode):
-    """The question, the reference (None: none) and the mode's response fields, as text;
-    JudgeError for a reference field there that holds none ("", [], NaN) in a mode that
-    needs one: the judge would check against an empty truth (absent or null: the template
-    says so)."""
+    """The question, the reference and the mode's response fields, as text; JudgeError for
+    a reference field that holds none ("", [], NaN) where the mode needs one."""
     field = spec.reference_field
     needed = _MODES[mode].reference and record.get(field) is not None
     if needed and _reference_of(record, field) is None:
@@ -5486,11 +5460,9 @@ def _text_fields(spec, record, mode):
 
 
 def _flag_fields(spec, record, criterion):
-    """The fields --context-field and --image-field add to the prompt (images read from
-    --image-root, else the input's folder, never outside it); JudgeError if one they name,
-    or --criteria-field's without --criteria, is absent or null."""
-    wanted = [(field, "--context-field {}={}".format(name, field))
-              for name, field in spec.context_field]
+    """The fields --context-field and --image-field add to the prompt; JudgeError if one
+    they name, or --criteria-field's without --criteria, is absent or null."""
+    wanted = _context_flags(spec)
     wanted.append((spec.image_field, "--image-field"))
     if not spec.criteria:
         wanted.append((criterion, "--criteria-field, and no --criteria"))
@@ -5511,8 +5483,14 @@ def _flag_fields(spec, record, criterion):
     return fields
 
 
+def _context_flags(spec):
+    """(field, its flag) of each --context-field NAME=FIELD."""
+    return [(field, "--context-field {}={}".format(name, field))
+            for name, field in spec.context_field]
+
+
 def _responses_kind_problem(values, parser):
-    """Why the responses a parser reads (a pair's two, else one) are not answers, or None."""
+    """Why the responses a parser reads are not answers, or None."""
     for field in _PARSERS[parser].responses:
         value = values.get(field)
         if value is not None and not isinstance(value, (str, int, float)):
@@ -5524,10 +5502,8 @@ def _responses_kind_problem(values, parser):
 
 def _field_problem(spec, record, names, conversation=None):
     """Why a record cannot be judged as the flags say (``names``: its mode's responses), or
-    None: a named --question-field or --reference-field missing or holding no text (judged
-    without it, it would be another item than the one asked for), a --context-field or
-    --image-field value empty (it would be left out without a word), a response missing or
-    not text (a conversation's is its last reply)."""
+    None: a field a flag named missing or holding no text (judged without it, it would be
+    another item than the one asked for), a response missing or not text."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
         field = getattr(spec, name + "_field")
         if field is None or isinstance(field, _Default):  # not named: a record may have none
@@ -5541,8 +5517,7 @@ def _field_problem(spec, record, names, conversation=None):
             return "field {!r} is empty ({})".format(field, named)
         if _reference_of(record, field) is None:  # NaN: pandas' missing value, not "nan"
             return "field {!r} is NaN (a missing value), expected text ({})".format(field, named)
-    flagged = [(field, "--context-field {}={}".format(name, field))
-               for name, field in spec.context_field]
+    flagged = _context_flags(spec)
     flagged.append((spec.image_field, "--image-field {}".format(spec.image_field)))
     for field, flag in flagged:
         if field is not None and _is_blank(record.get(field)):
@@ -5561,9 +5536,8 @@ def _systems_problem(value):
 
 
 def _response_problem(spec, record, names):
-    """Why a record's response fields (``names``) cannot be judged, or None: missing (with
-    the likeliest field to pass), not text, NaN, a pair's null (a null response is an empty
-    one), systems that are not two or more texts."""
+    """Why a record's response fields (``names``) cannot be judged, or None (a single null
+    response is an empty one)."""
     for name in names:
         field = getattr(spec, name + "_field")
         value = record.get(field)
@@ -5586,8 +5560,6 @@ def _response_problem(spec, record, names):
 
 
 def _no_field(spec, record, role, field):
-    """"no 'FIELD' field (--ROLE-field FIELD; the record has ...)" and the likeliest field
-    to pass instead."""
     return "no {!r} field ({} {}; the record has {}){}".format(
         field, _role_flag(role), field, _names(sorted(record), "no fields"),
         _field_hint(spec, record, role))
@@ -5612,9 +5584,8 @@ _FLAGGED = ("question", "reference", "response", "response_a", "response_b")
 
 
 def _field_hint(spec, record, role, with_question=False):
-    """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or "".
-    ``with_question``: with the question's field too when a built-in template needs one the
-    record lacks, so that one retry scores the file."""
+    """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or "";
+    ``with_question``: with the question's too where a template needs one the record lacks."""
     import shlex
     guess = _closest_field(spec, record, role)
     if guess is None:
@@ -5633,14 +5604,13 @@ def _role_flag(role):
 
 
 def _closest_field(spec, record, role, taken=()):
-    """The record's field most likely meant for ``role``, or None: of those that could be
-    sent, that no flag nor ``taken`` uses and whose name can be copied, the one spelt near
-    the flag's value (a typo), else one other tools use for ``role``, else one spelt near
-    the role, else the only one."""
-    used = {getattr(spec, name + "_field") for name in _FLAGGED[1:]}
-    used.update((spec.responses_field, spec.image_field, spec.criteria_field, spec.human_field))
+    """The record's field most likely meant for ``role``, or None: of those no flag nor
+    ``taken`` uses, the one spelt near the flag's value, else one other tools use, else one
+    spelt near the role, else the only one."""
+    used = {spec.reference_field, spec.response_field, spec.response_a_field,
+            spec.response_b_field, spec.responses_field, spec.image_field, spec.criteria_field,
+            spec.human_field, *taken}
     used.update(field for _, field in spec.context_field)
-    used.update(taken)
     if spec.question_field:
         used.add(spec.question_field)
     else:
@@ -5664,8 +5634,7 @@ def _closest_field(spec, record, role, taken=()):
 
 def _could_be(role, name, value):
     """Whether field ``name`` holding ``value`` could be suggested for ``role``: text (a
-    number for a reference, a list for a conversation), its name not ours, no option, short
-    and printable (the summary's one line shows no newline)."""
+    number for a reference, a list for a conversation), a short printable name not ours."""
     if len(name) > 100 or name.startswith(("-", "judge_")) or not name.isprintable():
         return False
     if role == "conversation":
@@ -5681,7 +5650,7 @@ _NEAR_FIELDS = 50
 @functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
 def _spelt_near(name, fields):
     """The one of ``fields`` spelt nearest ``name``, in a tuple; none among more than
-    _NEAR_FIELDS (noise, and difflib's time grows)."""
+    _NEAR_FIELDS (noise, and slow)."""
     import difflib
     if not name or len(fields) > _NEAR_FIELDS:
         return ()
@@ -5698,8 +5667,7 @@ _OTHER_FLAGGED = ("context", "criterion", "criteria", "image", "images")  # --co
 
 def _with_flag(spec, record, error):
     """A template's "needs field" error naming the flag that sets the field (or that none
-    does), the record's fields that hold a value (the library's list has ours too) and the
-    likeliest one; any other error as it is."""
+    does), the record's fields and the likeliest one; any other error as it is."""
     match = _NEEDS_FIELD_RE.match(error)
     if not match:
         return error
@@ -5721,8 +5689,8 @@ _FIELD_HINT_RE = re.compile(r"""
 
 
 def _hidden(judge, error):
-    """A record's error without the key (a field named as it), and then without the field
-    guess, which would say ``pass --question-field <hidden>?``, a redirection in a shell."""
+    """A record's error without the key, nor then the field guess: ``pass
+    --question-field <hidden>?`` is a redirection in a shell."""
     redacted = judge._redact(error)
     if redacted != error:
         return _FIELD_HINT_RE.sub("", redacted)
@@ -5731,8 +5699,7 @@ def _hidden(judge, error):
 
 def _judge_item(judge, spec, item, mode):
     """One judge's Judgement of an item (line number, record) of ``mode``, read as ``spec``
-    says: a bad line or field is its bad_record; a template's error names the line and the
-    flag."""
+    says: a bad line or field is its bad_record."""
     number, record = item
     fields = _item_fields(spec, number, record, mode)
     if isinstance(fields, _BadLine):
@@ -5750,12 +5717,10 @@ def _judge_item(judge, spec, item, mode):
     return judgement
 
 
-# The written record, one row a field a run writes of each judgement after its prefix
-# (judge_score, ...), in order: (field, the Judgement's attribute it holds, when it is
-# written: always, if known (not None), if given (not empty)). Its details are written
-# each under its own name where "details" stands (one named as a field above replaces
-# it); the details listed after it are written only when the run's stamp says it asked
-# for them (report drops one the stamp does not ask for: an input column, not the run's).
+# The fields a run writes of each judgement after its prefix (judge_score, ...), in order:
+# (field, the Judgement's attribute, when: always, if known (not None), if given (not
+# empty)). "*": each detail under its own name; the details after it are the run's only
+# when its stamp asked for them (report drops others: an input column, not the run's).
 _RECORD = (
     ("score", "score", "always"), ("status", "status", "always"),
     ("error", "error", "always"), ("raw", "raw", "always"), ("value", "value", "always"),
@@ -5781,11 +5746,11 @@ _WRITES = tuple(row for row in _RECORD if not callable(row[2]))  # what the writ
 _WRITTEN = tuple(row for row in _WRITES if row[0] != "*")  # a Judgement's attributes
 _WRITTEN_NAMES = frozenset(name for name, _, _ in _WRITTEN)
 _ATTRIBUTES = {name: attribute for name, attribute, _ in _WRITTEN}
+_WRITTEN_WHEN = {"if known": lambda value: value is not None, "if given": bool}
 
 
 def _judge_fields(prefix, judgement):
-    """A judgement as output fields (_RECORD): judge_score, ... (NAME_score, ... with
-    --judges)."""
+    """A judgement as output fields (_RECORD): judge_score, ... (NAME_score with --judges)."""
     always, rest = _written_names(prefix)
     fields = {field: getattr(judgement, attribute) for field, attribute in always}
     for field, attribute, when in rest:
@@ -5794,18 +5759,15 @@ def _judge_fields(prefix, judgement):
                 fields[field + detail] = value
             continue
         value = getattr(judgement, attribute)
-        if when == "if given" and not value:
-            continue
-        if when == "if known" and value is None:
-            continue
-        fields[field] = value
+        if _WRITTEN_WHEN[when](value):
+            fields[field] = value
     return fields
 
 
 @functools.lru_cache(maxsize=64)
 def _written_names(prefix):
-    """_WRITES' rows as PREFIX_field names: [(field, attribute)] of those always written,
-    [(field, attribute, when)] of the rest (the details' row gives the prefix alone)."""
+    """_WRITES' rows as PREFIX_field names: [(field, attribute)] always written, [(field,
+    attribute, when)] the rest."""
     head = prefix + "_"
     always = [(head + name, attribute) for name, attribute, when in _WRITES if when == "always"]
     rest = [(head + name.strip("*"), attribute, when) for name, attribute, when in _WRITES
@@ -5813,8 +5775,7 @@ def _written_names(prefix):
     return always, rest
 
 
-def _requests(stamp):
-    """A stamp's request (each judge's, a jury's)."""
+def _requests(stamp):  # a stamp's requests: one, or each juror's
     request = stamp["request"]
     if isinstance(request, list):
         return request
@@ -5822,8 +5783,7 @@ def _requests(stamp):
 
 
 def _asks(stamp, option):
-    """Whether a judge of the stamp's run was given ``option`` (repeats other than 1, a
-    --reask, --check-position)."""
+    """Whether a judge of the stamp's run was given ``option`` (repeats: other than 1)."""
     if option == "repeats":
         return any(request.get("repeats", 1) != 1 for request in _requests(stamp))
     return any(request.get(option) for request in _requests(stamp))
@@ -5855,15 +5815,14 @@ def scored_record(judge, record, *, line):
 
 
 def _replaced(record, written, stale, ours):
-    """The record as written: the input's fields but those of the run's prefixes (``ours``:
-    an earlier run's judge_repeats would describe another run), then ``written``; the first
-    record that had some says so (``stale``)."""
+    """The input's fields but those of the run's prefixes (``ours``: an earlier run's would
+    describe another run), then ``written``; the first record that had some warns."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
     if len(out) < len(record) and not stale:
         stale.append(record)
-        dropped = sorted(k for k in record if k.startswith(ours) and k not in written)
+        dropped = sorted(set(record).difference(out, written))
         drops = ""
         if dropped:
             drops = ", and drops " + _names(dropped)
@@ -5875,10 +5834,8 @@ def _replaced(record, written, stale, ours):
 
 
 def _request_stamp(judge, mode, spec):
-    """What of a judge shapes its requests or reads its replies, beyond the template: short
-    values as they are, long texts as a hash; what only some judges are given (--reask,
-    --max-turn-chars) only when given, so that the stamp of a run without them is as
-    before."""
+    """What of a judge shapes its requests or reads its replies, beyond the template (long
+    texts as a hash); --reask and --max-turn-chars only when given: a stamp as before."""
     params = dict(judge.params)
     if "response_format" in params:
         params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
@@ -5907,34 +5864,30 @@ def _request_stamp(judge, mode, spec):
 
 
 def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
-    """What makes records of one run comparable, on each (judge_run), for report to check:
-    ``spec``, the fields read (_Fields); ``prefix``, the run's fields' (report reads only a
-    stamp's own); ``names``, a jury's judges (judge_panel's keys); ``run``, the command
-    line's jury, quorum and figure options."""
-    run = run or {}
+    """What makes records of one run comparable (judge_run), for report to check: ``names``,
+    a jury's judges; ``run``, the command line's jury, quorum and figure options."""
     first = judges[0]
     scale = None
     if _PARSERS[first.parser].on_scale:
         scale = list(first.scale)
     quorum = None
-    if run.get("jury"):
-        quorum = run.get("quorum") or len(judges)
+    if _field_of(run, "jury"):
+        quorum = _field_of(run, "quorum") or len(judges)
     requests = [_request_stamp(judge, mode, spec) for judge in judges]
     if len(requests) == 1:
         requests = requests[0]
     stamp = {
         "prefix": prefix, "mode": mode, "model": ", ".join(str(j.model) for j in judges),
         **_template_stamp(judges),
-        "scale": scale, "pass_threshold": first.pass_threshold, "jury": run.get("jury"),
+        "scale": scale, "pass_threshold": first.pass_threshold, "jury": _field_of(run, "jury"),
         "quorum": quorum, "judges": names, "request": requests,
         "fields": _fields_stamp(mode, spec), "turn": spec.turn,
-        "figures": run.get("figures"), "version": __version__}
+        "figures": _field_of(run, "figures"), "version": __version__}
     return _given(stamp)
 
 
 def _template_stamp(judges):
-    """The judges' templates as the stamp names them (a built-in's name, "custom", or
-    rating's pair), and the hash of their texts with their criteria."""
+    """The judges' templates' names and the hash of their texts with their criteria."""
     templates, texts = [], ""
     for judge in judges:
         texts += TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE +
@@ -5951,8 +5904,7 @@ def _template_stamp(judges):
 
 
 def _fields_stamp(mode, spec):
-    """The record fields the run put in the prompt, by the flags that name them (the
-    conversation's only if not the default: the stamp of before)."""
+    """The record fields the run put in the prompt (the conversation's if not the default)."""
     names = ("question", "reference") + _MODES[mode].responses
     fields = {name: getattr(spec, name + "_field", None) for name in names}
     conversation = spec.conversation_field
@@ -5964,8 +5916,7 @@ def _fields_stamp(mode, spec):
     return _given(fields)
 
 
-def _given(mapping):
-    """``mapping`` without its None values (a stamp writes no null)."""
+def _given(mapping):  # a stamp writes no null
     return {k: v for k, v in mapping.items() if v is not None}
 
 
@@ -5975,8 +5926,7 @@ _HUMAN_WORDS = {"yes": 1.0, "true": 1.0, "correct": 1.0, "pass": 1.0, "no": 0.0,
                 "false": 0.0, "incorrect": 0.0, "fail": 0.0}
 
 
-def _label(value):
-    """A human label or judge value as a number, or None."""
+def _label(value):  # a human label or judge value as a number, or None
     if isinstance(value, str):
         value = _HUMAN_WORDS.get(value.strip().lower(), value)
     try:
@@ -6000,8 +5950,8 @@ def _pearson(xs, ys):
 
 
 def _spearman(xs, ys):
-    """Pearson's r of the ranks, ties sharing their mean rank, read from a dict of the
-    distinct values on each pass, not kept (a million lengths: no 8 MB of ranks)."""
+    """Pearson's r of the ranks, ties sharing their mean rank, looked up on each pass (a
+    million lengths: no 8 MB of ranks)."""
     ranked = []
     for values in (xs, ys):
         counts = collections.Counter(values)
@@ -6015,8 +5965,7 @@ def _spearman(xs, ys):
 
 
 class _Mapped:
-    """``function`` of each of ``values``, computed on each pass: a sequence _pearson reads
-    twice or more, without a number kept a value."""
+    """``function`` of each of ``values``, computed on each pass: no number kept a value."""
 
     def __init__(self, function, values):
         self.function, self.values = function, values
@@ -6029,8 +5978,8 @@ class _Mapped:
 
 
 def _kappa(pairs):
-    """Quadratic-weighted Cohen's kappa of two raters' paired values (on 0/1, unweighted):
-    1 - the sum of (x - y)^2 over the pairs / its mean over every pairing of x and y."""
+    """Quadratic-weighted Cohen's kappa of paired values: 1 - the sum of (x - y)^2 over the
+    pairs / its mean over every pairing of x and y."""
     xs, ys = zip(*pairs)
     expected = sum(x * x for x in xs) + sum(y * y for y in ys) - 2 * sum(xs) * sum(ys) / len(xs)
     if not expected > 1e-12:  # both raters constant (or NaN, from overflow): undefined
@@ -6053,18 +6002,16 @@ def _alpha(units, nominal=False):
 
 
 def _disagreement(values, nominal):
-    """Over the ordered pairs of ``values``: the sum of (a - b)^2, or of a != b if nominal."""
+    """The sum over ordered pairs of ``values`` of (a - b)^2, or of a != b if nominal."""
     if nominal:
         return len(values) ** 2 - sum(c * c for c in collections.Counter(values).values())
     return 2 * len(values) * sum(v * v for v in values) - 2 * sum(values) ** 2
 
 
 def _length_controlled(differences, wins, steps=25):
-    """AlpacaEval 2's length control for one judge: P(A wins) = sigmoid(b0 + b1 * x),
-    x = tanh(length difference / its standard deviation), fit by Newton's method to the
-    wins (1, a tie 0.5, 0); the win rate at no length difference, sigmoid(b0). _NoFit
-    where the fit has no finite end: two pairs or fewer, one length gap in every pair,
-    wins and losses split by the gap (separation), or ``steps`` steps without settling."""
+    """AlpacaEval 2's length control: P(A wins) = sigmoid(b0 + b1 * x), x = tanh(length
+    difference / its standard deviation), fit by Newton's method to the wins (1, a tie 0.5,
+    0); the win rate at no length difference, sigmoid(b0). _NoFit: no finite fit."""
     from array import array
     xs = _standardised(differences)
     if not any(xs):  # no length gap: b1 is free, b0 the raw rate's (the fit said 0.5)
@@ -6077,8 +6024,8 @@ def _length_controlled(differences, wins, steps=25):
                      "cannot be told from the length's effect")
     _check_unsplit(xs, wins)
     b0, b1 = 0.0, 0.0
-    for _ in range(steps):  # the exponent is clamped: exp() overflows past about 709
-        ps = array("d", (1 / (1 + math.exp(-max(-30.0, min(30.0, b0 + b1 * x)))) for x in xs))
+    for _ in range(steps):
+        ps = array("d", (_sigmoid(b0 + b1 * x) for x in xs))
         residuals = array("d", (y - p for y, p in zip(wins, ps)))
         variances = array("d", (p * (1 - p) for p in ps))
         g0, g1 = _weighted_sums(residuals, xs, (0, 1))
@@ -6089,18 +6036,21 @@ def _length_controlled(differences, wins, steps=25):
         step = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
         b0, b1 = b0 + step[0], b1 + step[1]
         if abs(step[0]) + abs(step[1]) < 1e-9:
-            return round(1 / (1 + math.exp(-max(-30.0, min(30.0, b0)))), 4)
+            return round(_sigmoid(b0), 4)
     raise _NoFit("no finite fit: Newton's method did not settle in {} steps".format(steps))
 
 
-def _weighted_sums(weights, xs, powers):
-    """The sum of w * x ** k over the pairs of ``weights`` and ``xs``, for each power k."""
+def _sigmoid(z):
+    """1 / (1 + e^-z), z clamped to [-30, 30]: exp() overflows past about 709."""
+    return 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def _weighted_sums(weights, xs, powers):  # the sum of w * x ** k for each power k
     return [sum(w * x ** k for w, x in zip(weights, xs)) for k in powers]
 
 
 def _check_unsplit(xs, wins):
-    """_NoFit if one line through the length gaps splits the wins from the losses (a tie
-    is both): A won, or lost, every time, or always on one side of some gap."""
+    """_NoFit if one gap splits the wins from the losses (a tie is both)."""
     won = [x for x, y in zip(xs, wins) if y > 0]
     lost = [x for x, y in zip(xs, wins) if y < 1]
     if not lost:
@@ -6113,7 +6063,7 @@ def _check_unsplit(xs, wins):
 
 
 def _standardised(differences):
-    """tanh(each difference / their standard deviation), 8 bytes each (a float object: 32)."""
+    """tanh(each difference / their standard deviation), 8 bytes each (a float: 32)."""
     from array import array
     n = len(differences)
     sd = math.sqrt(max(0.0, sum(d * d for d in differences) / n - (sum(differences) / n) ** 2))
@@ -6140,8 +6090,7 @@ def agreement(judge_values, human_values, *, kind=None):
     result = {"n": len(pairs)}
     if len(pairs) < 2:
         return result
-    judge = [p[0] for p in pairs]
-    human = [p[1] for p in pairs]
+    judge, human = zip(*pairs)
     labels = set(human)
     if labels <= {0.0, 1.0} and kind != "ratings":  # at 0.5, and at the best threshold
         accuracy, tp, fp, fn = _at_threshold(pairs, 0.5)
@@ -6155,14 +6104,12 @@ def agreement(judge_values, human_values, *, kind=None):
 
 
 def _at_threshold(pairs, threshold):
-    """(accuracy, true positives, false positives, false negatives) of the judge's scores
-    read as passing at ``threshold``."""
+    """(accuracy, true positives, false positives, false negatives) at ``threshold``."""
     n = collections.Counter((j >= threshold, h) for j, h in pairs)
     return (n[True, 1] + n[False, 0]) / len(pairs), n[True, 1], n[True, 0], n[False, 1]
 
 
 def _ratio(part, whole):
-    """part / whole to 4 places; None when whole is 0."""
     if not whole:
         return None
     return round(part / whole, 4)
@@ -6170,16 +6117,15 @@ def _ratio(part, whole):
 
 def _ratings_agreement(pairs, judge, human, labels):
     """Exact and within-one agreement, kappa, correlations and the confusion matrix
-    {human label: {judge value: count}}, the values as "{:g}", counts of 0 left out."""
+    {human label: {judge value: count}} (counts of 0 left out)."""
     exact = sum(j == h for j, h in pairs)
     within_one = sum(abs(j - h) <= 1 for j, h in pairs)
     categories = sorted(set(judge) | labels)
     observed = collections.Counter((h, j) for j, h in pairs)
     confusion = {}
-    for h in categories:
-        if h in labels:
-            confusion["{:g}".format(h)] = {"{:g}".format(j): observed[h, j] for j in categories
-                                           if observed[h, j]}
+    for h in sorted(labels):
+        confusion["{:g}".format(h)] = {"{:g}".format(j): observed[h, j] for j in categories
+                                       if observed[h, j]}
     return {"kind": "ratings", "exact": round(exact / len(pairs), 4),
             "within_one": round(within_one / len(pairs), 4),
             "kappa_quadratic": _kappa(pairs), "spearman": _spearman(judge, human),
@@ -6187,8 +6133,8 @@ def _ratings_agreement(pairs, judge, human, labels):
 
 
 def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
-    """A seeded bootstrap interval of the mean at ``level``, and the 95% one of the same
-    resamples (ci95); past _BOOTSTRAP_MAX, the normal ones: (ci, ci95, method)."""
+    """(ci, ci95, method): a seeded bootstrap interval of the mean at ``level`` and at 95%;
+    past _BOOTSTRAP_MAX, the normal ones."""
     if n == 0:
         return None, None, "no scores"
     if n > _BOOTSTRAP_MAX:  # the mean -/+ z standard errors
@@ -6207,37 +6153,33 @@ def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
 
 
 def _printable_level(level):
-    """Whether a confidence level is one _level prints as itself (not '0% CI' for 1e-300,
-    nor '100% CI' for 0.999999999); NaN and infinities are not either."""
+    """Whether a level prints as itself (not '0% CI' for 1e-300, nor NaN)."""
     percent = round(level * 100, 6)
     return 0 < percent < 100
 
 
 def _quantiles(values, level, places=4):
-    """The [low, high] of sorted ``values`` holding ``level`` of them in the middle: the
-    26th and 976th of 1,000 at 95% (rounded first: (1 - 0.9) / 2 * 200 is 9.999...)."""
+    """The [low, high] of sorted ``values`` holding ``level`` of them in the middle
+    (rounded first: (1 - 0.9) / 2 * 200 is 9.999...)."""
     tail = (1 - level) / 2
     low = int(round(tail * len(values), 6))
     high = min(int(round((1 - tail) * len(values), 6)), len(values) - 1)
     return [round(values[low], places), round(values[high], places)]
 
 
-def _z(level):
-    """How many standard errors a two-sided interval at ``level`` spans: 1.96 at 0.95."""
+def _z(level):  # standard errors a two-sided interval at level spans: 1.96 at 0.95
     from statistics import NormalDist
     return NormalDist().inv_cdf((1 + level) / 2)
 
 
-def _win_rate(score):
-    """The win rate against the baseline a score predicts: 1 / (1 + 10^((1000 - s) / 400))."""
+def _win_rate(score):  # the win rate against the baseline a score predicts
     return round(1 / (1 + 10 ** ((1000 - score) / 400)), 4)
 
 
 _BOOTSTRAP_MAX = 2000  # scores kept for the bootstrap; 2M draws take about half a second
 
 
-def _bt_tables(comparisons):
-    """Each system's points against each other (ties half, weighted) and its games."""
+def _bt_tables(comparisons):  # each system's points against each other, and its games
     points = collections.defaultdict(collections.Counter)
     games = collections.defaultdict(collections.Counter)
     for a, b, won, _, weight in comparisons:
@@ -6260,9 +6202,7 @@ def _reached(edges, start):
 
 def _bradley_terry(comparisons):
     """Bradley-Terry strengths (their geometric mean 1) by the minorise-maximise updates
-    p_i = W_i / sum_j n_ij / (p_i + p_j), W_i the points of i (ties half), n_ij its games
-    with j, until no strength's log changes by 1e-8, then Newton's method from there; and
-    whether _with_ties added ties."""
+    p_i = W_i / sum_j n_ij / (p_i + p_j), then Newton's method; whether ties were added."""
     comparisons, added = _with_ties(comparisons)
     points, games = _bt_tables(comparisons)
     wins = {name: sum(against.values()) for name, against in points.items()}
@@ -6288,18 +6228,15 @@ def _bradley_terry(comparisons):
     return strengths, added
 
 
-def _elo(strengths, baseline):
-    """Strengths on the Elo-like scale: 1000 + 400 * log10(p / the baseline's p)."""
+def _elo(strengths, baseline):  # 1000 + 400 * log10(p / the baseline's p)
     anchor = strengths[baseline]
     return {name: 1000 + 400 * math.log10(p / anchor) for name, p in strengths.items()}
 
 
 def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start=None):
-    """Each system's score interval, the ``level`` percentiles of the fit redone on
-    ``resamples`` Poisson resamples of the comparisons from the strengths ``start``: each
-    kind (a, b, a's win, weight), in sorted order (shards agree), drawn Poisson(its count)
-    times. A draw without the baseline is skipped; a system scored in fewer than half the
-    draws has none."""
+    """Each system's score interval: the ``level`` percentiles of the fit redone on Poisson
+    resamples of the comparisons, each kind in sorted order (shards agree); a system
+    scored in fewer than half the draws has none."""
     if start is None:
         start = _bradley_terry(comparisons)[0]
     kinds = collections.Counter((a, b, won, weight) for a, b, won, _, weight in comparisons)
@@ -6316,10 +6253,8 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
 
 
 def _resample_scores(kinds, counts, baseline, start):
-    """The scores of one resample (each kind drawn so many times) by Newton's method from
-    the full fit's strengths ``start`` (MM would take hundreds of steps), of the systems it
-    joins to the baseline alone (another's would stay where the fit started); none without
-    the baseline, or if the fit did not settle."""
+    """One resample's scores by Newton's method from the full fit's ``start`` (MM would take
+    hundreds of steps), of the systems it joins to the baseline; none if it did not settle."""
     met = collections.defaultdict(set)
     for ((a, b, _, _), _), n in zip(kinds, counts):
         if n:
@@ -6337,7 +6272,7 @@ def _resample_scores(kinds, counts, baseline, start):
 
 def _plain_scores(comparisons, baseline, strengths, steps=25):
     """The plain model's scores (_fitted), the comparisons summed by pair first (60
-    systems: 1,770 pairs, but ~10,000 kinds); none if Newton's method did not settle."""
+    systems: 1,770 pairs, but ~10,000 kinds)."""
     table = {}
     for a, b, won, _, weight in comparisons:
         if b < a:
@@ -6350,7 +6285,7 @@ def _plain_scores(comparisons, baseline, strengths, steps=25):
 
 
 def _poisson(rng, mean):
-    """A Poisson draw: Knuth's product of uniforms, or past 30 the normal approximation."""
+    """Knuth's product of uniforms, or past 30 the normal approximation."""
     if mean > 30:
         return max(0, round(rng.gauss(mean, math.sqrt(mean))))
     limit, k, product = math.exp(-mean), 0, rng.random()
@@ -6361,9 +6296,8 @@ def _poisson(rng, mean):
 
 
 def _with_ties(comparisons):
-    """The comparisons, and where Ford's condition fails (every system reached from any
-    other along 'scored against' edges: else one that never lost is infinitely strong) one
-    tie more for each pair compared; whether ties were added."""
+    """The comparisons, with a tie more for each pair compared where Ford's condition fails
+    (else one that never lost is infinitely strong); whether ties were added."""
     points, games = _bt_tables(comparisons)
     if not points:  # a resample that drew nothing: nothing infinite
         return comparisons, False
@@ -6381,11 +6315,8 @@ def _with_ties(comparisons):
 
 
 def _lc_scores(comparisons, baseline, strengths, steps=25):
-    """The length-controlled fit of a group's comparisons: P(a beats b) = sigmoid(beta_a -
-    beta_b + gamma * x), x the length gap standardised, by Newton's method from the plain
-    fit, with _with_ties' ties; (each score at no length gap, gamma). _NoFit where the fit
-    has no finite end: no more comparisons than parameters, gaps that are those of each
-    system's own length, or ``steps`` steps without settling (separation)."""
+    """The length-controlled fit: P(a beats b) = sigmoid(beta_a - beta_b + gamma * x), x the
+    length gap standardised, from the plain fit; (each score at no gap, gamma). _NoFit."""
     fitted = _with_ties(comparisons)[0]
     xs = _standardised([c[3] for c in fitted])
     if not any(xs):  # gamma is free, the scores at no gap the plain ones
@@ -6405,14 +6336,10 @@ def _lc_scores(comparisons, baseline, strengths, steps=25):
 
 
 def _fitted(rows, baseline, strengths, steps, ridge=0.0):
-    """The scores (the baseline's 1000) by at most ``steps`` of Newton's method from
-    ``strengths`` on ``rows`` (a, b, gap, points, games: a's points of games against b;
-    gamma, the gap's effect, is fitted last unless the gaps are None), and the parameters
-    fitted; ({}, ...) if it did not settle (a step under 1e-4). A step is at most 1 in each
-    parameter (174 points): a full one overshoots far from the maximum, where the curvature
-    is small, and can run off."""
-    free = [name for name in sorted(strengths) if name != baseline]
-    index = {name: i for i, name in enumerate(free)}
+    """(scores, parameters) by Newton's method from ``strengths`` on rows (a, b, gap, points,
+    games; gamma last unless the gaps are None); ({}, ...) if it did not settle. A step is
+    at most 1 a parameter: a full one far from the maximum can run off."""
+    free, index = _free(strengths, baseline)
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
     if rows and rows[0][2] is not None:
         theta.append(0.0)
@@ -6431,39 +6358,47 @@ def _fitted(rows, baseline, strengths, steps, ridge=0.0):
 
 
 def _derivatives(rows, theta, index, ridge):
-    """The log-likelihood's gradient and negative Hessian (``ridge`` added on its diagonal)
-    at ``theta`` (the strengths but the baseline's, which has no index, then gamma if the
-    rows have gaps), each row's terms at its few parameters."""
+    """The log-likelihood's gradient and negative Hessian (plus ``ridge``) at ``theta``."""
     m = len(theta)
     gradient = [0.0] * m
     hessian = [[ridge * (i == j) for j in range(m)] for i in range(m)]
     for a, b, gap, points, games in rows:
-        terms = [(index.get(a), 1.0), (index.get(b), -1.0), (m - 1, gap)]
-        terms = [(i, c) for i, c in terms if i is not None and c is not None]
-        z = sum(theta[i] * c for i, c in terms)
-        p = 1 / (1 + math.exp(-max(-30.0, min(30.0, z))))
-        for i, c in terms:
-            gradient[i] += (points - games * p) * c
-            for j, d in terms:
-                hessian[i][j] += games * p * (1 - p) * c * d
+        terms = _terms(index, a, b, (m - 1, gap))
+        p = _sigmoid(sum(theta[i] * c for i, c in terms))
+        _add_terms(gradient, hessian, terms, points - games * p, games * p * (1 - p))
     return gradient, hessian
 
 
+def _free(names, baseline):
+    """The parameters: ``names`` but the baseline's, sorted, and each one's index."""
+    free = sorted(set(names) - {baseline})
+    return free, {name: i for i, name in enumerate(free)}
+
+
+def _terms(index, a, b, *more):
+    """A row's (parameter index, coefficient) terms: a's +1, b's -1, then ``more``, but a
+    baseline's (no index) and a gap that is None."""
+    terms = [(index.get(a), 1.0), (index.get(b), -1.0), *more]
+    return [(i, c) for i, c in terms if i is not None and c is not None]
+
+
+def _add_terms(vector, matrix, terms, first, second):
+    """Add a row's ``terms`` to normal equations: first * c to ``vector``, second * c * d to
+    ``matrix``."""
+    for i, c in terms:
+        vector[i] += first * c
+        for j, d in terms:
+            matrix[i][j] += second * c * d
+
+
 def _collinear(comparisons, baseline):
-    """Whether every length gap is a difference of the two systems' own lengths (each
-    system's answers as long, give or take the same): the least-squares lengths leave no
-    residual."""
-    free = sorted({name for c in comparisons for name in c[:2]} - {baseline})
-    index = {name: i for i, name in enumerate(free)}
+    """Whether every length gap is a difference of the two systems' own lengths: the
+    least-squares lengths leave no residual."""
+    free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
     vector = [0.0] * len(free)
     matrix = [[0.0] * len(free) for _ in free]
-    for a, b, _, gap, _ in comparisons:  # the normal equations, a pair's terms at a time
-        signed = [(index.get(a), 1.0), (index.get(b), -1.0)]
-        signed = [(k, c) for k, c in signed if k is not None]
-        for k, c in signed:
-            vector[k] += gap * c
-            for l, d in signed:
-                matrix[k][l] += c * d
+    for a, b, _, gap, _ in comparisons:
+        _add_terms(vector, matrix, _terms(index, a, b), gap, 1.0)
     # a group's comparisons connect it: never singular; the baseline's length is 0
     lengths = dict(zip(free, _solve(matrix, vector)))
     residual = sum((gap - lengths.get(a, 0.0) + lengths.get(b, 0.0)) ** 2
@@ -6472,8 +6407,7 @@ def _collinear(comparisons, baseline):
 
 
 def _solve(matrix, vector):
-    """x with matrix x = vector, by Gaussian elimination with partial pivoting; None if
-    singular."""
+    """x with matrix x = vector (Gaussian elimination); None if singular."""
     m = len(vector)
     rows = [list(row) + [v] for row, v in zip(matrix, vector)]
     for col in range(m):
