@@ -6572,13 +6572,13 @@ def _context_spec(spec):
     return name, field or spec
 
 
-def _whole_number(text, least, most=None):
-    """A flag's whole number, ``least`` or more (and ``most`` or less), read by argparse."""
+def _whole_number(text, least, most=math.inf):
+    """A flag's whole number from ``least`` to ``most``, read by argparse."""
     import argparse
     if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
         expected = "a whole number, {} or more".format(least)
         raise argparse.ArgumentTypeError(_must_be("", expected, text))
-    if most is not None and int(text) > most:
+    if int(text) > most:
         shown = text
         if len(text) > 20:
             shown = text[:20] + "..."
@@ -6983,15 +6983,12 @@ def _response_format_file(args, scale):
 
 def _judge_entries(args):
     """The judges' entries: a --judges file's, checked, or the one the flags make."""
-    if args.judges and (args.mode or args.template or args.criteria):
+    if args.judges and any((args.mode, args.template, args.criteria)):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")
     if args.judges:
         return _judges_config(args.judges)
-    mode = args.mode
-    if not mode and args.criteria_field:  # each record's own criterion
-        mode = "criterion"
-    return [dict(name="judge", mode=mode, template=args.template, criteria=args.criteria,
+    return [dict(name="judge", mode=args.mode, template=args.template, criteria=args.criteria,
                  criteria_field=args.criteria_field)]
 
 
@@ -7051,19 +7048,21 @@ def _set_offline(args, options, batch):
 
 
 def _entry_mode(entry, flag):
-    """(mode, template name) of a judge entry: its mode, else its criteria's or its built-in
-    template's, else rating; criteria only in the criterion mode, which needs them."""
+    """(mode, template name) of a judge entry: its mode, else criterion given criteria (or
+    each record's own), else its built-in template's, else rating; criteria only in the
+    criterion mode, which needs them."""
     mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
+    criterion = criteria or entry.get("criteria_field")
     if mode is None:
         mode = "rating"
         if template in _MODES:
             mode = template
-        if criteria:
+        if criterion:
             mode = "criterion"
     if mode not in _MODES:
         raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
     reads_criteria = _MODES[mode].criteria
-    if reads_criteria and not (criteria or entry.get("criteria_field")):
+    if reads_criteria and not criterion:
         raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
             flag, flag))
     if criteria and not reads_criteria:
