@@ -6554,12 +6554,12 @@ _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 
 
 class _DefaultInt(int):
-    """A number flag's default (--strong-weight's 1), told apart from the same number given:
-    report takes the run's own value where the flag was not given to it."""
+    """A number flag's default, told apart from the same number given: report takes the
+    run's own value where the flag was not given to it."""
 
 
 class _DefaultFloat(float):
-    """--confidence's default, told apart from the same number given (as _DefaultInt)."""
+    """A number flag's default (as _DefaultInt)."""
 
 
 def _context_spec(spec):
@@ -6732,8 +6732,8 @@ _PARSER_TEXTS = {
 
 
 def _arg_parser(*, report=False):
-    """The command line's parser; with ``report``, report's: its usage, and only the flags
-    it reads (the others have a run's defaults: report shares the summary's code)."""
+    """The command line's parser; report's has only the flags it reads, the others at a
+    run's defaults (report shares the summary's code)."""
     import argparse
     usage, description, epilog, input_help = _PARSER_TEXTS[report]
     parser = argparse.ArgumentParser(prog="minijudge", usage=usage, description=description,
@@ -6758,7 +6758,7 @@ def _arg_parser(*, report=False):
 
 
 def _add_flag(group, entry, report):
-    """Add a flag of _FLAGS to its argparse group (report's: only _REPORT_FLAGS)."""
+    """Add a flag of _FLAGS to its group (report's: only _REPORT_FLAGS)."""
     if isinstance(entry, _Option):
         spec, text, settings = entry.flag, entry.help, dict(entry.argparse or {})
         settings.setdefault("default", entry.default)
@@ -6787,7 +6787,7 @@ def _default_args():
 
 
 def _parse_args(parser, argv, report):
-    """The parsed arguments, or argparse's SystemExit (2, with the usage on stderr)."""
+    """The parsed arguments, or argparse's SystemExit (2, the usage on stderr)."""
     hint = _mistaken_flag(parser, argv)
     if hint:  # before argparse, which would echo a key and take it for the input file
         parser.exit(_EXIT_USAGE, "minijudge: error: {}\n".format(hint))
@@ -6852,9 +6852,8 @@ _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
 
 
 def _mistaken_flag(parser, argv):
-    """What to say of a flag other tools take (``--api-key KEY``, ``--model M``), or None. A
-    long option named for a secret that none of ours starts with (argparse takes a start) is
-    not echoed either: its value may be in it."""
+    """What to say of a flag other tools take (``--api-key KEY``), or None; an unknown option
+    named for a secret is not echoed either: its value may be in it."""
     for token in itertools.takewhile(lambda token: token != "--", argv):
         name = token.partition("=")[0]
         if len(name.split()) > 1:  # a value: --system "--- the token budget ..."
@@ -6873,7 +6872,7 @@ _MAY_BE_EMPTY = ("system",)  # an empty system message is no system message, as 
 
 def _refuse_empty(parser, args):
     """Refuse a flag given an empty string: the run would take it as not given at all
-    (``-o ""`` would write to stdout, ``--judges ""`` judge with the flags' one judge)."""
+    (``-o ""`` would write to stdout)."""
     for action in parser._actions:
         if not action.option_strings or action.dest in _MAY_BE_EMPTY:
             continue
@@ -6901,16 +6900,14 @@ def _env_keys_hidden(text):
 
 
 def _check_flags(args):
-    """Each run flag's value as argparse made it (a report's too), checked as its _Option
-    declares (no NaN rate is over --max-error-rate: a run of failures would exit 0)."""
+    """Each run flag's value checked as its _Option declares (a report's too)."""
     for option in _RUN_OPTIONS.values():
         if option.check is not None:
             _flag_value(option, getattr(args, option.dest))
 
 
 def _flag_options(args):
-    """{keyword: value} of every judge option that has a flag, each checked as LLMJudge
-    checks it (JudgeError naming the flag)."""
+    """{keyword: value} of every judge option that has a flag, checked (JudgeError)."""
     options = {option.name: _flag_value(option, getattr(args, option.dest))
                for option in _JUDGE_OPTIONS if option.flag}
     urls = options["base_url"]
@@ -6920,8 +6917,8 @@ def _flag_options(args):
 
 
 def _flag_value(option, given):
-    """A flag's value for its _Option: as argparse made it, or ``option.read`` from its text
-    (each text of a repeatable flag: the pairs a dict), checked; JudgeError naming the flag."""
+    """A flag's value, as argparse made it or ``option.read`` from its text (a repeatable
+    flag's texts: the pairs a dict), checked; JudgeError naming the flag."""
     flag = option.flag.split(" ")[0]
     value = given
     if option.read is not None and given is not None:
@@ -6941,10 +6938,9 @@ def _flag_value(option, given):
 
 
 def _setup(args):
-    """(judge specs, input stream, shard) of a run: its flags and files checked, each judge
-    made from its entry (a --judges file's, else the flags'), the input opened (none for
-    --check). A ValueError or JudgeError at the first thing wrong, before anything is sent."""
-    common = _flag_options(args)  # the judge options the flags give, checked as LLMJudge does
+    """(judge specs, input stream or None for --check, shard) of a run: flags and files
+    checked, a judge made of each entry; ValueError or JudgeError before anything is sent."""
+    common = _flag_options(args)
     shard = _flag_value(_RUN_OPTIONS["shard"], args.shard)
     _check_files(args)
     common["cache"] = None
@@ -6968,8 +6964,7 @@ def _setup(args):
 
 
 def _response_format_file(args, scale):
-    """The example reply of --response-format (None if not given), checked as the schema it
-    makes; a ValueError naming the file."""
+    """The example reply of --response-format, or None; ValueError naming the file."""
     if not args.response_format:
         return None
     try:
@@ -6993,8 +6988,8 @@ def _judge_entries(args):
 
 
 def _batch_of(args):
-    """The batch files every judge shares (--batch-import, --batch-export), if any; an
-    import that is a pipe is refused before it is opened (its replies are read again)."""
+    """The batch files every judge shares, if any; an import that is a pipe is refused
+    before it is opened (its replies are read again)."""
     if not (args.batch_import or args.batch_export):
         return args.batch_export  # None (an empty --batch-export "" stays "")
     for path in args.batch_import:
@@ -7010,8 +7005,8 @@ def _batch_of(args):
 
 
 def _judge_spec(args, entry, *, common, batch):
-    """(name, LLMJudge, mode) of one judge entry. Its keywords are the entry's own, then its
-    named variables, then the flags'; a --judges file's paths are relative to its folder."""
+    """(name, LLMJudge, mode) of a judge entry: its keywords are its own, then its named
+    variables', then the flags'; a --judges file's paths are relative to its folder."""
     flag, here, options = "--", "", dict(common)
     if args.judges:
         flag, here = "", os.path.dirname(os.path.abspath(args.judges))
@@ -7086,8 +7081,7 @@ def _env_options(name):
 
 
 def _json_file(path):
-    """The JSON value in a file the user named; ValueError if it is none (nested too deeply
-    too: json raises RecursionError)."""
+    """The JSON value in a file; ValueError if it holds none (nested too deeply too)."""
     with open(path, encoding="utf-8") as f:
         try:
             return json.load(f)
@@ -7097,7 +7091,7 @@ def _json_file(path):
 
 def _entry_files(entry, template, flag, here):
     """(criterion, template text) of a judge entry, each read from its file in ``here`` if
-    named by path (a template unless a built-in's name)."""
+    named by path."""
     criteria = entry.get("criteria")
     if isinstance(criteria, str):
         try:
@@ -7131,8 +7125,7 @@ def _check_mode_options(args, mode, options):
 
 
 def _check_reference_shown(args, specs):
-    """Refuse a --reference-field that a judge's own template would never show: the user
-    named a reference, so it must reach the judge (built-in templates all show one)."""
+    """Refuse a --reference-field that a judge's own template would never show."""
     field = args.reference_field
     if isinstance(field, _Default):
         return
@@ -7156,8 +7149,8 @@ def _template_fields(judge):
 
 
 def _check_jury(args, specs):
-    """Refuse a --jury of other than one mode's judges (systems are ranked, not scored), and
-    a --quorum beyond them or without --jury."""
+    """Refuse a --jury of other than one mode's judges (systems are ranked, not scored), a
+    --quorum beyond them or without --jury."""
     if args.jury:
         needs = "--jury needs --judges FILE of one mode, not systems; got "
         if not args.judges:
@@ -7200,8 +7193,7 @@ def _check_max_cost(args, specs):
 
 
 def _judges_config(path):
-    """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
-    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), checked."""
+    """The judges of a --judges file (a list, or {"judges": [...]}), checked."""
     entries, names = _read_judges(path)
     if not names:
         raise ValueError("--judges {}: the list of judges is empty".format(path))
@@ -7215,7 +7207,7 @@ def _judges_config(path):
 
 
 def _read_judges(path):
-    """(entries, their names) of a --judges file, or a ValueError: not a list of judges."""
+    """(entries, their names) of a --judges file; ValueError if not a list of judges."""
     try:
         config = _json_file(path)
         entries = config
@@ -7235,8 +7227,8 @@ _ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "option
 
 
 def _check_judge_entry(entry):
-    """A --judges entry's fields (a misspelt "modle" would run the default model), url,
-    model, template and options, checked as LLMJudge checks them; the error names the judge."""
+    """A --judges entry's fields (a misspelt "modle" would run the default model) and
+    values checked as LLMJudge checks them; the error names the judge."""
     where = "judge {}: ".format(entry["name"])
     for field in entry:
         if field not in _ENTRY_FIELDS:
@@ -7255,7 +7247,7 @@ def _check_judge_entry(entry):
 
 
 def _file_option(where, name):
-    """The declaration of an option a --judges entry names, or ValueError saying why not."""
+    """The _Option a --judges entry names, or ValueError saying why not."""
     option = _OPTIONS.get(name)
     if option is None:
         raise ValueError("{}{!r} is not a judge option{}".format(
@@ -7296,7 +7288,7 @@ def _check_files(args):
 
 def _files_of(args):
     """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
-    (flag, path, None) of each it writes; the export's parts are _check_export's."""
+    (flag, path, None) of each it writes."""
     inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
     reads = [("input", path) for path in inputs] + [
         ("--batch-import", path) for path in args.batch_import] + [
@@ -7314,7 +7306,7 @@ def _files_of(args):
 
 def _judges_files(path):
     """(flag, path, what) of the files a --judges file names (none if it cannot be read:
-    _judges_config says why, later)."""
+    _judges_config says why)."""
     try:
         entries, _ = _read_judges(path)
         named = [(entry["name"], kind, entry.get(kind)) for entry in entries
@@ -7335,8 +7327,8 @@ def _stat(path):
 
 
 def _is_file_or_pipe(info):
-    """Whether a file (its os.stat) holds what a run reads or writes: a regular file or a
-    named pipe, not a terminal, a folder or /dev/null."""
+    """Whether a file's os.stat is a regular file's or a named pipe's (not a terminal's, a
+    folder's, /dev/null's)."""
     return info is not None and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode))
 
 
@@ -7348,8 +7340,8 @@ def _file_key(path, info):
 
 
 def _check_written(seen, flag, path, info):
-    """Refuse a file the run writes that is a folder, cannot be written, or is one of
-    ``seen``; else add it there."""
+    """Refuse a file to write that is a folder, not writable, or one of ``seen``; else add
+    it there."""
     if info and stat.S_ISDIR(info.st_mode):
         raise ValueError("{} {} is a folder; name a file".format(flag, path))
     # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
@@ -7368,8 +7360,7 @@ def _check_written(seen, flag, path, info):
 
 
 def _check_stdout(seen):
-    """Refuse records to stdout when it is a file of the run (``minijudge in.jsonl >>
-    in.jsonl``): the run would read its own records back as input."""
+    """Refuse records to stdout when it is a file of the run (``>> in.jsonl``)."""
     try:
         info = os.fstat(sys.stdout.fileno())
     except (AttributeError, ValueError, OSError):  # a StringIO (main() in tests), a closed one
@@ -7387,9 +7378,8 @@ def _named(seen, path):
 
 
 def _check_export(prefix, flag_value, seen):
-    """Refuse an export whose parts (PREFIX.000.jsonl, PREFIX.001.jsonl, ...: as many as the
-    records and models make) would land on a file the run reads or writes, or on any file
-    there: an earlier export's parts are never overwritten, whatever their number."""
+    """Refuse an export whose parts (PREFIX.000.jsonl, ...) would land on a file of the run,
+    or on any file: an earlier export's parts are never overwritten."""
     folder, base = os.path.split(prefix)
     if not base:  # "out/": parts would be hidden files, out/.000.jsonl
         raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
@@ -7410,9 +7400,8 @@ def _check_export(prefix, flag_value, seen):
 
 
 def _part_keys(folder, part, there, seen):
-    """(name, key) of each part that is there (a dangling symlink's: where a write would
-    create the file), and of each new file of the run a part would be (its real folder is
-    the export's)."""
+    """(name, key) of each part that is there, and of each new file of the run a part would
+    be (its real folder is the export's)."""
     for name in there:
         path = os.path.join(folder, name)
         yield name, _file_key(path, _stat(path))
@@ -7970,6 +7959,7 @@ class _Run:
 
     def __init__(self, specs, args):
         self.specs, self.args = specs, args
+        self.judges = [judge for _, judge, _ in specs]
         self.started = time.monotonic()
         try:  # -o or stdout as bytes: UTF-8 whatever the locale, one write a line,
             self.sink = open(args.output or sys.stdout.fileno(), "wb", 0,  # unbuffered, so a
@@ -7988,7 +7978,7 @@ class _Run:
         self.outputs, self.jurors = specs, None
         if args.jury:
             self.outputs = [("judge",) + specs[0][1:]]
-            self.members = {"judge": [judge for _, judge, _ in specs]}
+            self.members = {"judge": self.judges}
             self.jurors = [name for name, _, _ in specs]
         self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
         self.lacks = {prefix: _lack_checks(args, mode, judge) for prefix, judge, mode in
@@ -8038,7 +8028,7 @@ class _Run:
         that send nothing only made the run wait on a queue)."""
         if self.args.strict:
             items = self.until_bad(items)
-        judges = [judge for _, judge, _ in self.specs]
+        judges = self.judges
         if self.args.batch_export or all(judge.url == _OFFLINE for judge in judges):
             self.go_offline()
             workers = _Workers(judges, self.judge_one, self.stop_on, self.not_judged)
@@ -8082,10 +8072,9 @@ class _Run:
         """Each judge's judgement of the item; none once --max-cost would be passed."""
         if not self.budget:
             return self.judge_each(item)
-        estimates = [_estimate(judge, self.args.fields, item, mode)
-                     for _, judge, mode in self.specs]
-        estimate = sum(each["most"] for each in estimates)
-        reasks = sum(each["reasks_cost"] for each in estimates)
+        estimates = sum((_estimate(judge, self.args.fields, item, mode)
+                         for _, judge, mode in self.specs), collections.Counter())
+        estimate, reasks = estimates["most"], estimates["reasks_cost"]
         reserved = self.budget.reserve(estimate + reasks)  # calibrated on the first asks
         if reserved is None:
             return self.not_judged("cost_limit", self.budget.reason)
@@ -8466,19 +8455,18 @@ class _Budget:
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
         self.judging = 0  # the records ``reserved`` holds for
         self.unknown = 0.0  # held for good for the replies without usage
-        self.scale = None  # the most a record's replies cost against its most, once told
+        self.scale = 0.0  # the most a record's replies cost against its most, once told
+        self.calibrating = True  # until a reply tells the scale, or comes without usage
         self.over = False  # a record cost more than its reserve: one at a time since
-        self.unpriced = False  # a reply came without usage: nothing will calibrate
         self.settled = threading.Condition()
 
     def reserve(self, estimate):
         """The dollars reserved for a record that may cost ``estimate`` at most, None if
         they do not fit (then no record is judged from there)."""
         with self.settled:
-            while self.reason is None and (self.over or (self.scale is None and
-                                                         not self.unpriced)) and self.judging:
+            while self.reason is None and (self.over or self.calibrating) and self.judging:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
-            estimate *= max(self.scale or 1.0, 1.0)
+            estimate *= max(self.scale, 1.0)
             held = self.spent + self.unknown + self.reserved
             # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
             # 0.0038580000000000003, past a cap of the dry run's 0.003858)
@@ -8507,12 +8495,14 @@ class _Budget:
             self.judging -= 1  # none left: 0.0, not what adding and taking away left over
             self.reserved = self.reserved - reserved if self.judging else 0.0
             self.spent += spent
-            if missing:
+            if missing:  # nothing will calibrate
                 self.unknown += max(reserved - spent, 0.0)
-            if spent and not missing and estimate:
-                self.scale = max(self.scale or 0.0, spent / estimate)
-            self.over = self.over or spent > reserved * (1 + 1e-6)  # not _cost's rounding
-            self.unpriced = self.unpriced or missing
+                self.calibrating = False
+            elif spent and estimate:
+                self.scale = max(self.scale, spent / estimate)
+                self.calibrating = False
+            if spent > reserved * (1 + 1e-6):  # not _cost's rounding
+                self.over = True
             self.settled.notify_all()
 
 
@@ -8710,9 +8700,8 @@ class _Recipe:
     def fill(self, record):
         """The messages of a record of this kind; None unless each text is filled."""
         texts = [record[name] for name in self.names]
-        for text in texts:
-            if not _is_filled(text):
-                return None
+        if not all(map(_is_filled, texts)):
+            return None
         return [{"role": role, "content": form.format(*texts)} for role, form in self.messages]
 
 
