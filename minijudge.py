@@ -7415,6 +7415,13 @@ def _part_keys(folder, part, there, seen):
 
 # -- Preflight -----------------------------------------------------------------------
 
+def _judge_named(specs, prefix, words):
+    """``words`` then the judge's name where there are several judges, else ""."""
+    if len(specs) > 1:
+        return words + prefix
+    return ""
+
+
 def _preflight_judges(specs, args):
     """Preflight each judge that sends requests (--check: print what its server says);
     False, said on stderr, when a server is unusable."""
@@ -7424,9 +7431,7 @@ def _preflight_judges(specs, args):
         try:
             info = _preflight(judge, ping=args.check)
         except APIError as exc:
-            which = ""
-            if len(specs) > 1:
-                which = " of judge " + prefix
+            which = _judge_named(specs, prefix, " of judge ")
             print("minijudge: error: preflight{} failed: {}".format(which, exc), file=sys.stderr)
             return False
         judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
@@ -7442,9 +7447,8 @@ _UNUSABLE = ("connection_refused", "timeout", "untrusted")  # no list of models 
 
 def _preflight(judge, *, ping=False):
     """Check the server before the run, so a wrong URL, key or model stops it at once:
-    ``GET .../models``, and a one-line chat request when that list cannot settle it (no
-    list, or the model not on it: some servers accept any name) or ``ping`` asks for it.
-    {"url", "models", "model", "reply"}: what the server said."""
+    ``GET .../models``, and a one-line chat request when that list cannot settle it (some
+    servers accept any name) or ``ping`` asks. {"url", "models", "model", "reply"}."""
     info = {"url": judge._redact(judge.url)}
     try:
         listed = judge.list_models()
@@ -7465,10 +7469,9 @@ def _preflight(judge, *, ping=False):
 
 
 def _check_replicas(judge, listed):
-    """APIError for a server of the judge's several whose list lacks the model the first
-    list had (its replies would be another model's, under this judge's name), or that
-    refuses the key (401, 403), as the first's list would be. A server that cannot list
-    now is not refused: it rests, as in the run."""
+    """APIError for a server of the judge's several whose list lacks the first list's model
+    (its replies would be another model's), or that refuses the key; one that cannot list
+    now rests, as in the run."""
     if len(judge.urls) < 2 or not listed or judge.model not in listed:
         return
     for server in judge._replicas.servers:
@@ -7490,8 +7493,8 @@ def _check_replicas(judge, listed):
 
 
 def _ask_once(judge, info, listed):
-    """One short chat request, its reply noted in ``info``; a model the list lacks but the
-    server answers for (llama-server takes any name) is warned about."""
+    """One short chat request, its reply noted in ``info``; a model the list lacks that the
+    server answers for anyway is warned about."""
     try:
         reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],
                            use_cache=False)
@@ -7519,6 +7522,9 @@ _READ_BUFFER = 1 << 20  # bytes a read of records asks for: 8 KB made a system c
 _UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
 
 
+_SHOWN_INPUT = {"-": ("stdin", "FILE")}  # an input's name in a refusal, and in its example
+
+
 _REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
     b"\x1f\x8b": "{} is gzip-compressed; decompress it (zcat {} | minijudge ... -)",
     b"\xff\xfe": _UTF16,
@@ -7526,20 +7532,19 @@ _REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
 }
 
 
-def _read_records(source, name, loads=None):
-    """(line number, record) for each non-blank line; a record that is not one says why
-    in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once
-    (JudgeError), a UTF-8 byte order mark skipped. ``loads(line)``: a line's value (a
-    _Stamps' for scored lines), else json.loads'."""
-    loads = loads or _loads_line
+def _loads_line(line):
+    return json.loads(line.decode("utf-8"))
+
+
+def _read_records(source, name, loads=_loads_line):
+    """(line number, record) for each non-blank line, one that is no record a _BadLine
+    saying why; a gzip or UTF-16 file refused (JudgeError), a UTF-8 byte order mark
+    skipped. ``loads(line)``: a line's value."""
     for number, line in enumerate(source, 1):
         if number == 1:
             refusal = _REFUSED_STARTS.get(line[:2])
-            if refusal is not None:
-                shown, example = name, name
-                if name == "-":
-                    shown, example = "stdin", "FILE"
-                raise JudgeError(refusal.format(shown, example))
+            if refusal is not None:  # stdin's example command reads a file
+                raise JudgeError(refusal.format(*_SHOWN_INPUT.get(name, (name, name))))
             if line.startswith(b"\xef\xbb\xbf"):
                 line = line[3:]
         if not line or line.isspace():  # blank: strip() would copy each line to say so
@@ -7564,26 +7569,19 @@ def _not_json(exc):
     return "not JSON ({})".format(exc)
 
 
-def _loads_line(line):
-    return json.loads(line.decode("utf-8"))
-
-
 class _Stamps:
     """The loads of report's lines (_read_records): a scored line ends with its run's stamp,
-    most often the very text of the line before's (a third of the line, most of its
-    objects); such a line is parsed without it and given the stamp parsed once (one shared
-    object: nothing changes a record); another is parsed whole, and its stamp's text
-    learnt."""
+    most often the very text of the line before's (a third of the line); such a line is
+    parsed without it and given the stamp parsed once (one shared object: nothing changes
+    a record)."""
 
     def __init__(self):
         self.tail, self.name, self.stamp = None, None, None  # the text, the field, its value
         self.misses = 0  # lines whose stamp's text is not as minijudge writes it
 
     def loads(self, line):
-        """A line's record: of a line ending with the last stamp's text, what comes before
-        it (an object with a field, else the line is read whole), given the stamp; of
-        another, the whole line, whose stamp's text is learnt if it ends as minijudge
-        writes it."""
+        """A line's record: what comes before the last stamp's text given the stamp, else
+        the whole line, whose stamp's text is learnt if written as minijudge writes it."""
         if self.tail is not None and line.endswith(self.tail):
             try:
                 record = json.loads((line[:-len(self.tail)] + b"}").decode("utf-8"))
@@ -7642,8 +7640,8 @@ def _dry_run(specs, args, items):
 
 
 def _print_prompt(number, messages):
-    """A record's messages as --dry-run shows them, each under its role (None: an empty
-    response, nothing sent); an image by its URL's start, not its whole base64."""
+    """A record's messages under their roles (None: an empty response); an image by its
+    URL's start, not its whole base64."""
     if not messages:
         print("--- line {}: empty_response: {}".format(number, _EMPTY))
         return
@@ -7657,12 +7655,10 @@ def _print_prompt(number, messages):
 
 
 def _estimate(judge, spec, item, mode):
-    """One judge's requests for an item (line number, record) of ``mode`` before any is
-    sent, as --dry-run adds them up and --max-cost reserves them (empty: none sent):
-    ``requests`` (each repeat, turn, order and pair of systems, each pair as long as the
-    longest two), ``prompt_tokens`` estimated, ``completion_tokens`` at max_tokens,
-    ``over_tpm`` (never sent), ``reasks``; at a price, ``most`` and ``reasks_cost``
-    (_most_cost)."""
+    """One judge's requests for an item before any is sent, as --dry-run adds them up and
+    --max-cost reserves them: ``requests`` (each pair of systems as long as the longest
+    two), ``prompt_tokens``, ``completion_tokens`` at max_tokens, ``over_tpm``, ``reasks``;
+    at a price, ``most`` and ``reasks_cost`` (_most_cost). Empty: none sent."""
     counted = collections.Counter()
     number, record = item
     fields = _item_fields(spec, number, record, mode)
@@ -7697,8 +7693,7 @@ def _estimate(judge, spec, item, mode):
 
 def _reply_budgets(judge):
     """The most tokens each turn's reply may take: its own budget (--assess), else the
-    larger of max_tokens and max_completion_tokens (vLLM reads the second first), a limit
-    that is no count (null: the server's) as the longest reply counted; 16 if neither."""
+    larger of max_tokens and max_completion_tokens (null: the longest reply counted), 16."""
     limits = []
     for name in ("max_tokens", "max_completion_tokens"):
         if name not in judge.params:
@@ -7712,9 +7707,8 @@ def _reply_budgets(judge):
 
 
 def _most_cost(judge, messages, replies, conversations):
-    """The most an item's ``conversations`` can cost at the judge's price (a token per
-    prompt byte, a schema or tools included, each turn after the replies before it, each
-    reply at its budget): ``most``; and ``reasks_cost``, their re-asks' (the k-th sends the
+    """``most``: what an item's ``conversations`` can cost at most (a token per prompt
+    byte, each reply at its budget); ``reasks_cost``: their re-asks' (the k-th sends the
     last prompt, k replies and k re-ask turns)."""
     most = _estimate_tokens(messages, most=True)
     for value in judge.params.values():  # a schema, tools (--extra-body): sent, and counted
@@ -7762,15 +7756,14 @@ def _estimate_lines(specs, totals):
 
 
 def _estimate_line(line, counted, judge, why=""):
-    """A judge's estimate ``line`` with its cost at its price, its re-asks, the requests
-    over its --tpm (never sent)."""
+    """A judge's estimate ``line``, its cost, re-asks and requests over --tpm added."""
     if judge.price:
         line += "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
             _estimated_cost(counted, judge.price), *judge.price, counted["most"], why)
     if judge.reask:
         line += "; --reask {}: up to {} re-asks more".format(judge.reask, counted["reasks"])
-    if judge.reask and judge.price:
-        line += " (at most ${:.6f})".format(counted["reasks_cost"])
+        if judge.price:
+            line += " (at most ${:.6f})".format(counted["reasks_cost"])
     if counted["over_tpm"]:
         line += "; {} over --tpm {} will not be sent (a request's estimated tokens and " \
                 "max_tokens must fit in a minute)".format(_counted(counted["over_tpm"],
@@ -7779,8 +7772,7 @@ def _estimate_line(line, counted, judge, why=""):
 
 
 def _panel_estimate_line(specs, totals):
-    """A panel's estimate: its judges' requests, tokens and re-asks summed, the priced
-    judges' cost (those without a price named)."""
+    """A panel's estimate: its judges' summed, the priced judges' cost."""
     total = sum(totals, collections.Counter())
     line = _ESTIMATE.format_map(total)
     cost, unpriced = 0.0, []
@@ -7793,20 +7785,19 @@ def _panel_estimate_line(specs, totals):
     if priced:
         line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
             cost, total["most"], _MOST_WHY)
-    if priced and unpriced:
-        word = "judges"
-        if len(unpriced) == 1:
-            word = "judge"
-        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
+        if unpriced:
+            word = "judges"
+            if len(unpriced) == 1:
+                word = "judge"
+            line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
     if total["reasks"]:
         line += "; up to {} re-asks more".format(total["reasks"])
-    if total["reasks"] and priced:
-        line += " (at most ${:.6f})".format(total["reasks_cost"])
+        if priced:
+            line += " (at most ${:.6f})".format(total["reasks_cost"])
     return line
 
 
 def _estimated_cost(counted, price):
-    """Dollars for an estimate's tokens at ``price``."""
     usage = {name: counted[name] for name in ("prompt_tokens", "completion_tokens")}
     return _cost(usage, price)
 
@@ -7920,9 +7911,7 @@ def _check_first(specs, args, items):
         try:
             _item_messages(judge, record, fields)
         except TemplateError as exc:
-            which = ""
-            if len(specs) > 1:
-                which = ", judge " + prefix
+            which = _judge_named(specs, prefix, ", judge ")
             error = _with_flag(args.fields, record, str(exc))
             raise TemplateError(_hidden(judge, "line {} (the first record){}: {}".format(
                 number, which, error))) from None
@@ -8006,9 +7995,8 @@ class _Run:
         self.replied = self.started  # the last reply or record: a hung judge shows
         self.progress = not self.args.quiet and sys.stderr.isatty()
         self.total = None  # the records the progress line expects
-        self.named = {prefix: "" for prefix, _, _ in self.specs}  # " a" of several judges
-        if len(self.specs) > 1:
-            self.named = {prefix: " " + prefix.rstrip("_") for prefix, _, _ in self.specs}
+        self.named = {prefix: _judge_named(self.specs, prefix.rstrip("_"), " ")  # " a"
+                      for prefix, _, _ in self.specs}
         if not self.progress:
             return
         self.total = _record_total(self.args)
