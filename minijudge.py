@@ -7838,9 +7838,8 @@ def _exit_code(interrupt):
 
 
 def _judge_stages(specs, args, source, shard):
-    """The input's records (a shard's: K, K+N, ...), the first good one tried in every
-    template; then their prompts (--dry-run), or the servers checked (--check; before a run
-    but with --no-preflight) and the records judged."""
+    """The input's records (a shard's), the first good one tried in every template; then
+    their prompts (--dry-run), or the servers checked and the records judged."""
     items = None  # no input: --check
     if source is not None:
         k, n = shard or (0, 1)
@@ -7857,9 +7856,8 @@ def _judge_stages(specs, args, source, shard):
 
 
 def _close_run(specs, source):
-    """Close the input (not stdin), the judges' shared cache and batch files, the judges.
-    Batch lines still held are those of a run a failure stopped: a part that cannot be
-    written is said, not raised over the run's own error."""
+    """Close the input (not stdin), the shared cache and batch files, the judges; a batch
+    part that cannot be written is said, not raised over the run's own error."""
     if source not in (None, sys.stdin.buffer):
         source.close()
     cache, batch = specs[0][1].cache, specs[0][1].batch  # one for every judge
@@ -7897,8 +7895,8 @@ def _progress_text(tally, total, elapsed, held, note=None):
 
 
 def _check_first(specs, args, items):
-    """Fill each judge's template from the first good record before any request, so that a
-    template the data cannot fill stops the run up front. The items, none lost."""
+    """The items, none lost, once each judge's template was filled from the first good
+    record: a template the data cannot fill stops the run up front."""
     items, ahead = itertools.tee(items)
     first = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), None)
     if first is None:
@@ -8031,11 +8029,8 @@ class _Run:
         return self.exit_status(worst)
 
     def go_offline(self):
-        """A run that sends no request writes by the batch (records come at the CPU's pace)
-        and judges the items of a judge that asks each once by their kind's recipe
-        (_ByRecipe); an item asked more than once (--assess, --repeats, --reask, both
-        orders) or saved with its prompt, by _judge_item. Decided once a judge: a panel's
-        may differ."""
+        """A run that sends no request writes by the batch, and judges the items of a judge
+        that asks each once by their kind's recipe (_ByRecipe), others by _judge_item."""
         self.batching = _FLUSH_LINES
         if self.args.context_field or self.args.image_field:  # their texts are read
             return
@@ -8121,8 +8116,7 @@ class _Run:
 
     def write_records(self, results):
         """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
-        or a full disk (of -o, the tally's numbers or an export's parts): the records
-        written stay whole."""
+        or a full disk: the records written stay whole."""
         held = _HeldStop()
         try:
             held.install()
@@ -8166,9 +8160,8 @@ class _Run:
             self.interrupted = _exit_code(exc)
 
     def write_record(self, number, record, judged):
-        """Write the record with each judge's fields (a jury's verdict as one judge's), its
-        priced judgements' cost (PREFIX_cost), line and stamp; keep it for --html; tally it
-        as report reads it, and what it lacks (a bad_record was not judged)."""
+        """Write the record with each judge's fields (a jury's as one judge's), cost, line
+        and stamp; keep it for --html; tally it, and what it lacks, as report would."""
         costs = self.costs(judged)
         if self.args.jury:
             judged, costs = self.verdict(judged, costs)
@@ -8224,9 +8217,8 @@ class _Run:
         return made[1]
 
     def buffer(self, out):
-        """Hold the record's line, its last field, a stamp, as the text made with the stamp
-        (a third of the line: encoded once a run); NaN or 1e999 as null (strict JSON); a
-        lone surrogate escaped. Written once ``batching`` lines are held, or after
+        """Hold the record's line, its stamp encoded once a run (a third of the line), NaN
+        as null, a lone surrogate escaped; write once ``batching`` lines are held, or after
         _FLUSH_SECONDS."""
         last = next(reversed(out))
         stamp, text = out[last], None
@@ -8248,9 +8240,8 @@ class _Run:
             self.flush()
 
     def flush(self):
-        """Write the held lines: a write a line online (a reader of -o sees each record), by
-        the batch offline. An export's batch lines go first, so that a record -o says
-        exported is in a part; a part the disk refuses stops the run as a full -o does."""
+        """Write the held lines, an export's batch lines first (a record -o says exported is
+        in a part); a part the disk refuses stops the run as a full -o does."""
         batch = self.specs[0][1].batch  # one for every judge
         try:
             if batch is not None:
@@ -8271,9 +8262,8 @@ class _Run:
             self.show_progress(time.monotonic())
 
     def show_progress(self, now, end=""):
-        """Draw the progress line on stderr over the last one, padded to cover it, cut to
-        the terminal's width (a wrapped line is not drawn over); while no reply comes, it
-        counts the seconds."""
+        """Draw the progress line over the last one, cut to the terminal's width (a wrapped
+        line is not drawn over); while no reply comes, it counts the seconds."""
         note = self.note()
         text = _progress_text(self.tally, self.total, now - self.started, self.held, note)
         if not note and now - self.replied >= _QUIET:  # a hung judge: the line counts on
@@ -8308,9 +8298,7 @@ class _Run:
         return None
 
     def stopped_note(self):
-        """What an interrupted (or full) run wrote, and what a rerun of the command does: an
-        export first needs its parts removed (it writes over none); with --cache, the judged
-        come from it; without, all are judged again."""
+        """What an interrupted (or full) run wrote, and what a rerun of the command does."""
         total = _record_total(self.args)
         how, of_total, every = "stopped", "", "every record"
         if self.interrupted:
@@ -8337,9 +8325,7 @@ class _Run:
                       "time".format(every, anew)
 
     def summarise(self):
-        """Print, and write, the summaries and the page; the worst failure rate. An input
-        without records is warned of, a run stopped before its first is not (its note says 0
-        written)."""
+        """Print, and write, the summaries and the page; the worst failure rate."""
         if self.progress:
             self.show_progress(time.monotonic(), "\n")
         wall = time.monotonic() - self.started
@@ -8361,9 +8347,8 @@ class _Run:
         return worst
 
     def over_budget(self):
-        """--max-cost's line, None if the run kept within it: what was spent (the summary's
-        figure), what it held for replies without usage, what was left and how to go on; or
-        that a server counting past a request's most passed it."""
+        """--max-cost's line (what was spent, held, left, and how to go on), None if the run
+        kept within it."""
         tallies = list(self.tallies.values())
         left = self.tally.statuses["cost_limit"]
         total = round(sum(tally.cost for tally in tallies), 9)
@@ -8431,12 +8416,10 @@ def _write_text(line):
 
 
 class _Budget:
-    """--max-cost, shared by the worker threads: what was spent (the replies' usage), what
-    the replies without usage may have cost (``unknown``) and the records being judged may
-    (``reserved``), never past the limit together; and why the run stopped. A record
-    reserves the most its requests can cost (_estimate's ``most``). A server counting past
-    that most (a chat template of 2,000 tokens) is met by scaling the reserves by the most a
-    record cost against its own: until a reply tells that, or once a record passed its
+    """--max-cost, shared by the worker threads: spent, ``unknown`` (replies without usage)
+    and ``reserved`` (records being judged, each its _estimate's ``most``) never pass the
+    limit together. A server counting past that most (a chat template of 2,000 tokens) is
+    met by scaling the reserves: until a reply tells the scale, or once a record passed its
     reserve, records go one at a time."""
 
     def __init__(self, limit):
@@ -8475,8 +8458,8 @@ class _Budget:
             return estimate
 
     def settle(self, estimate, reserved, costs):
-        """A record judged: its reserve given back, its replies' cost spent; a reply without
-        usage (or none told: cut short) keeps the reserve, less its other replies' cost."""
+        """A record judged: its reserve given back, its cost spent; a reply without usage
+        keeps the reserve, less its other replies' cost."""
         spent = sum(cost for cost in costs.values() if cost is not None)
         missing = not costs or None in costs.values()
         with self.settled:
@@ -8542,8 +8525,7 @@ _QUIET = 3.0  # seconds without a reply or a record before the progress line cou
 
 
 class _Ticker:
-    """A thread that calls ``tick`` every _TICK s until stopped: the progress line moves
-    while no record comes."""
+    """A thread that calls ``tick`` every _TICK s until stopped."""
 
     def __init__(self, tick):
         self.tick, self.stopped = tick, threading.Event()
