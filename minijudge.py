@@ -6436,12 +6436,12 @@ _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 
 
 class _DefaultInt(int):
-    """A number flag's default (--strong-weight's 1), told apart from the same number given:
-    report takes the run's own value where the flag was not given to it."""
+    """A number flag's default, told apart from the same number given: report takes the
+    run's own value where the flag was not given to it."""
 
 
 class _DefaultFloat(float):
-    """--confidence's default, told apart from the same number given (as _DefaultInt)."""
+    """A number flag's default (as _DefaultInt)."""
 
 
 def _context_spec(spec):
@@ -6454,13 +6454,13 @@ def _context_spec(spec):
     return name, field or spec
 
 
-def _whole_number(text, least, most=None):
-    """A flag's whole number, ``least`` or more (and ``most`` or less), read by argparse."""
+def _whole_number(text, least, most=math.inf):
+    """A flag's whole number from ``least`` to ``most``, read by argparse."""
     import argparse
     if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
         expected = "a whole number, {} or more".format(least)
         raise argparse.ArgumentTypeError(_must_be("", expected, text))
-    if most is not None and int(text) > most:
+    if int(text) > most:
         shown = text
         if len(text) > 20:
             shown = text[:20] + "..."
@@ -6614,8 +6614,8 @@ _PARSER_TEXTS = {
 
 
 def _arg_parser(*, report=False):
-    """The command line's parser; with ``report``, report's: its usage, and only the flags
-    it reads (the others have a run's defaults: report shares the summary's code)."""
+    """The command line's parser; report's has only the flags it reads, the others at a
+    run's defaults (report shares the summary's code)."""
     import argparse
     usage, description, epilog, input_help = _PARSER_TEXTS[report]
     parser = argparse.ArgumentParser(prog="minijudge", usage=usage, description=description,
@@ -6640,7 +6640,7 @@ def _arg_parser(*, report=False):
 
 
 def _add_flag(group, entry, report):
-    """Add a flag of _FLAGS to its argparse group (report's: only _REPORT_FLAGS)."""
+    """Add a flag of _FLAGS to its group (report's: only _REPORT_FLAGS)."""
     if isinstance(entry, _Option):
         spec, text, settings = entry.flag, entry.help, dict(entry.argparse or {})
         settings.setdefault("default", entry.default)
@@ -6669,7 +6669,7 @@ def _default_args():
 
 
 def _parse_args(parser, argv, report):
-    """The parsed arguments, or argparse's SystemExit (2, with the usage on stderr)."""
+    """The parsed arguments, or argparse's SystemExit (2, the usage on stderr)."""
     hint = _mistaken_flag(parser, argv)
     if hint:  # before argparse, which would echo a key and take it for the input file
         parser.exit(_EXIT_USAGE, "minijudge: error: {}\n".format(hint))
@@ -6734,9 +6734,8 @@ _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
 
 
 def _mistaken_flag(parser, argv):
-    """What to say of a flag other tools take (``--api-key KEY``, ``--model M``), or None. A
-    long option named for a secret that none of ours starts with (argparse takes a start) is
-    not echoed either: its value may be in it."""
+    """What to say of a flag other tools take (``--api-key KEY``), or None; an unknown option
+    named for a secret is not echoed either: its value may be in it."""
     for token in itertools.takewhile(lambda token: token != "--", argv):
         name = token.partition("=")[0]
         if len(name.split()) > 1:  # a value: --system "--- the token budget ..."
@@ -6755,7 +6754,7 @@ _MAY_BE_EMPTY = ("system",)  # an empty system message is no system message, as 
 
 def _refuse_empty(parser, args):
     """Refuse a flag given an empty string: the run would take it as not given at all
-    (``-o ""`` would write to stdout, ``--judges ""`` judge with the flags' one judge)."""
+    (``-o ""`` would write to stdout)."""
     for action in parser._actions:
         if not action.option_strings or action.dest in _MAY_BE_EMPTY:
             continue
@@ -6783,16 +6782,14 @@ def _env_keys_hidden(text):
 
 
 def _check_flags(args):
-    """Each run flag's value as argparse made it (a report's too), checked as its _Option
-    declares (no NaN rate is over --max-error-rate: a run of failures would exit 0)."""
+    """Each run flag's value checked as its _Option declares (a report's too)."""
     for option in _RUN_OPTIONS.values():
         if option.check is not None:
             _flag_value(option, getattr(args, option.dest))
 
 
 def _flag_options(args):
-    """{keyword: value} of every judge option that has a flag, each checked as LLMJudge
-    checks it (JudgeError naming the flag)."""
+    """{keyword: value} of every judge option that has a flag, checked (JudgeError)."""
     options = {option.name: _flag_value(option, getattr(args, option.dest))
                for option in _JUDGE_OPTIONS if option.flag}
     urls = options["base_url"]
@@ -6802,8 +6799,8 @@ def _flag_options(args):
 
 
 def _flag_value(option, given):
-    """A flag's value for its _Option: as argparse made it, or ``option.read`` from its text
-    (each text of a repeatable flag: the pairs a dict), checked; JudgeError naming the flag."""
+    """A flag's value, as argparse made it or ``option.read`` from its text (a repeatable
+    flag's texts: the pairs a dict), checked; JudgeError naming the flag."""
     flag = option.flag.split(" ")[0]
     value = given
     if option.read is not None and given is not None:
@@ -6823,10 +6820,9 @@ def _flag_value(option, given):
 
 
 def _setup(args):
-    """(judge specs, input stream, shard) of a run: its flags and files checked, each judge
-    made from its entry (a --judges file's, else the flags'), the input opened (none for
-    --check). A ValueError or JudgeError at the first thing wrong, before anything is sent."""
-    common = _flag_options(args)  # the judge options the flags give, checked as LLMJudge does
+    """(judge specs, input stream or None for --check, shard) of a run: flags and files
+    checked, a judge made of each entry; ValueError or JudgeError before anything is sent."""
+    common = _flag_options(args)
     shard = _flag_value(_RUN_OPTIONS["shard"], args.shard)
     _check_files(args)
     common["cache"] = None
@@ -6850,8 +6846,7 @@ def _setup(args):
 
 
 def _response_format_file(args, scale):
-    """The example reply of --response-format (None if not given), checked as the schema it
-    makes; a ValueError naming the file."""
+    """The example reply of --response-format, or None; ValueError naming the file."""
     if not args.response_format:
         return None
     try:
@@ -6865,21 +6860,18 @@ def _response_format_file(args, scale):
 
 def _judge_entries(args):
     """The judges' entries: a --judges file's, checked, or the one the flags make."""
-    if args.judges and (args.mode or args.template or args.criteria):
+    if args.judges and any((args.mode, args.template, args.criteria)):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")
     if args.judges:
         return _judges_config(args.judges)
-    mode = args.mode
-    if not mode and args.criteria_field:  # each record's own criterion
-        mode = "criterion"
-    return [dict(name="judge", mode=mode, template=args.template, criteria=args.criteria,
+    return [dict(name="judge", mode=args.mode, template=args.template, criteria=args.criteria,
                  criteria_field=args.criteria_field)]
 
 
 def _batch_of(args):
-    """The batch files every judge shares (--batch-import, --batch-export), if any; an
-    import that is a pipe is refused before it is opened (its replies are read again)."""
+    """The batch files every judge shares, if any; an import that is a pipe is refused
+    before it is opened (its replies are read again)."""
     if not (args.batch_import or args.batch_export):
         return args.batch_export  # None (an empty --batch-export "" stays "")
     for path in args.batch_import:
@@ -6895,8 +6887,8 @@ def _batch_of(args):
 
 
 def _judge_spec(args, entry, *, common, batch):
-    """(name, LLMJudge, mode) of one judge entry. Its keywords are the entry's own, then its
-    named variables, then the flags'; a --judges file's paths are relative to its folder."""
+    """(name, LLMJudge, mode) of a judge entry: its keywords are its own, then its named
+    variables', then the flags'; a --judges file's paths are relative to its folder."""
     flag, here, options = "--", "", dict(common)
     if args.judges:
         flag, here = "", os.path.dirname(os.path.abspath(args.judges))
@@ -6933,19 +6925,21 @@ def _set_offline(args, options, batch):
 
 
 def _entry_mode(entry, flag):
-    """(mode, template name) of a judge entry: its mode, else its criteria's or its built-in
-    template's, else rating; criteria only in the criterion mode, which needs them."""
+    """(mode, template name) of a judge entry: its mode, else criterion given criteria (or
+    each record's own), else its built-in template's, else rating; criteria only in the
+    criterion mode, which needs them."""
     mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
+    criterion = criteria or entry.get("criteria_field")
     if mode is None:
         mode = "rating"
         if template in _MODES:
             mode = template
-        if criteria:
+        if criterion:
             mode = "criterion"
     if mode not in _MODES:
         raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
     reads_criteria = _MODES[mode].criteria
-    if reads_criteria and not (criteria or entry.get("criteria_field")):
+    if reads_criteria and not criterion:
         raise ValueError("{}mode criterion needs {}criteria FILE (a JSON criterion)".format(
             flag, flag))
     if criteria and not reads_criteria:
@@ -6969,8 +6963,7 @@ def _env_options(name):
 
 
 def _json_file(path):
-    """The JSON value in a file the user named; ValueError if it is none (nested too deeply
-    too: json raises RecursionError)."""
+    """The JSON value in a file; ValueError if it holds none (nested too deeply too)."""
     with open(path, encoding="utf-8") as f:
         try:
             return json.load(f)
@@ -6980,7 +6973,7 @@ def _json_file(path):
 
 def _entry_files(entry, template, flag, here):
     """(criterion, template text) of a judge entry, each read from its file in ``here`` if
-    named by path (a template unless a built-in's name)."""
+    named by path."""
     criteria = entry.get("criteria")
     if isinstance(criteria, str):
         try:
@@ -7014,8 +7007,7 @@ def _check_mode_options(args, mode, options):
 
 
 def _check_reference_shown(args, specs):
-    """Refuse a --reference-field that a judge's own template would never show: the user
-    named a reference, so it must reach the judge (built-in templates all show one)."""
+    """Refuse a --reference-field that a judge's own template would never show."""
     field = args.reference_field
     if isinstance(field, _Default):
         return
@@ -7039,8 +7031,8 @@ def _template_fields(judge):
 
 
 def _check_jury(args, specs):
-    """Refuse a --jury of other than one mode's judges (systems are ranked, not scored), and
-    a --quorum beyond them or without --jury."""
+    """Refuse a --jury of other than one mode's judges (systems are ranked, not scored), a
+    --quorum beyond them or without --jury."""
     if args.jury:
         needs = "--jury needs --judges FILE of one mode, not systems; got "
         if not args.judges:
@@ -7083,8 +7075,7 @@ def _check_max_cost(args, specs):
 
 
 def _judges_config(path):
-    """The judges of a --judges file: [{"name", "mode", "template", "criteria", "url",
-    "model", "options": {LLMJudge keyword: value}}, ...] (or {"judges": [...]}), checked."""
+    """The judges of a --judges file (a list, or {"judges": [...]}), checked."""
     entries, names = _read_judges(path)
     if not names:
         raise ValueError("--judges {}: the list of judges is empty".format(path))
@@ -7098,7 +7089,7 @@ def _judges_config(path):
 
 
 def _read_judges(path):
-    """(entries, their names) of a --judges file, or a ValueError: not a list of judges."""
+    """(entries, their names) of a --judges file; ValueError if not a list of judges."""
     try:
         config = _json_file(path)
         entries = config
@@ -7118,8 +7109,8 @@ _ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "option
 
 
 def _check_judge_entry(entry):
-    """A --judges entry's fields (a misspelt "modle" would run the default model), url,
-    model, template and options, checked as LLMJudge checks them; the error names the judge."""
+    """A --judges entry's fields (a misspelt "modle" would run the default model) and
+    values checked as LLMJudge checks them; the error names the judge."""
     where = "judge {}: ".format(entry["name"])
     for field in entry:
         if field not in _ENTRY_FIELDS:
@@ -7138,7 +7129,7 @@ def _check_judge_entry(entry):
 
 
 def _file_option(where, name):
-    """The declaration of an option a --judges entry names, or ValueError saying why not."""
+    """The _Option a --judges entry names, or ValueError saying why not."""
     option = _OPTIONS.get(name)
     if option is None:
         raise ValueError("{}{!r} is not a judge option{}".format(
@@ -7179,7 +7170,7 @@ def _check_files(args):
 
 def _files_of(args):
     """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
-    (flag, path, None) of each it writes; the export's parts are _check_export's."""
+    (flag, path, None) of each it writes."""
     inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
     reads = [("input", path) for path in inputs] + [
         ("--batch-import", path) for path in args.batch_import] + [
@@ -7197,7 +7188,7 @@ def _files_of(args):
 
 def _judges_files(path):
     """(flag, path, what) of the files a --judges file names (none if it cannot be read:
-    _judges_config says why, later)."""
+    _judges_config says why)."""
     try:
         entries, _ = _read_judges(path)
         named = [(entry["name"], kind, entry.get(kind)) for entry in entries
@@ -7218,8 +7209,8 @@ def _stat(path):
 
 
 def _is_file_or_pipe(info):
-    """Whether a file (its os.stat) holds what a run reads or writes: a regular file or a
-    named pipe, not a terminal, a folder or /dev/null."""
+    """Whether a file's os.stat is a regular file's or a named pipe's (not a terminal's, a
+    folder's, /dev/null's)."""
     return info is not None and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode))
 
 
@@ -7231,8 +7222,8 @@ def _file_key(path, info):
 
 
 def _check_written(seen, flag, path, info):
-    """Refuse a file the run writes that is a folder, cannot be written, or is one of
-    ``seen``; else add it there."""
+    """Refuse a file to write that is a folder, not writable, or one of ``seen``; else add
+    it there."""
     if info and stat.S_ISDIR(info.st_mode):
         raise ValueError("{} {} is a folder; name a file".format(flag, path))
     # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
@@ -7251,8 +7242,7 @@ def _check_written(seen, flag, path, info):
 
 
 def _check_stdout(seen):
-    """Refuse records to stdout when it is a file of the run (``minijudge in.jsonl >>
-    in.jsonl``): the run would read its own records back as input."""
+    """Refuse records to stdout when it is a file of the run (``>> in.jsonl``)."""
     try:
         info = os.fstat(sys.stdout.fileno())
     except (AttributeError, ValueError, OSError):  # a StringIO (main() in tests), a closed one
@@ -7270,9 +7260,8 @@ def _named(seen, path):
 
 
 def _check_export(prefix, flag_value, seen):
-    """Refuse an export whose parts (PREFIX.000.jsonl, PREFIX.001.jsonl, ...: as many as the
-    records and models make) would land on a file the run reads or writes, or on any file
-    there: an earlier export's parts are never overwritten, whatever their number."""
+    """Refuse an export whose parts (PREFIX.000.jsonl, ...) would land on a file of the run,
+    or on any file: an earlier export's parts are never overwritten."""
     folder, base = os.path.split(prefix)
     if not base:  # "out/": parts would be hidden files, out/.000.jsonl
         raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
@@ -7293,9 +7282,8 @@ def _check_export(prefix, flag_value, seen):
 
 
 def _part_keys(folder, part, there, seen):
-    """(name, key) of each part that is there (a dangling symlink's: where a write would
-    create the file), and of each new file of the run a part would be (its real folder is
-    the export's)."""
+    """(name, key) of each part that is there, and of each new file of the run a part would
+    be (its real folder is the export's)."""
     for name in there:
         path = os.path.join(folder, name)
         yield name, _file_key(path, _stat(path))
@@ -7309,6 +7297,13 @@ def _part_keys(folder, part, there, seen):
 
 # -- Preflight -----------------------------------------------------------------------
 
+def _judge_named(specs, prefix, words):
+    """``words`` then the judge's name where there are several judges, else ""."""
+    if len(specs) > 1:
+        return words + prefix
+    return ""
+
+
 def _preflight_judges(specs, args):
     """Preflight each judge that sends requests (--check: print what its server says);
     False, said on stderr, when a server is unusable."""
@@ -7318,9 +7313,7 @@ def _preflight_judges(specs, args):
         try:
             info = _preflight(judge, ping=args.check)
         except APIError as exc:
-            which = ""
-            if len(specs) > 1:
-                which = " of judge " + prefix
+            which = _judge_named(specs, prefix, " of judge ")
             print("minijudge: error: preflight{} failed: {}".format(which, exc), file=sys.stderr)
             return False
         judge.close()  # idle, it would hold one of llama-server's few HTTP threads for 5 s
@@ -7336,9 +7329,8 @@ _UNUSABLE = ("connection_refused", "timeout", "untrusted")  # no list of models 
 
 def _preflight(judge, *, ping=False):
     """Check the server before the run, so a wrong URL, key or model stops it at once:
-    ``GET .../models``, and a one-line chat request when that list cannot settle it (no
-    list, or the model not on it: some servers accept any name) or ``ping`` asks for it.
-    {"url", "models", "model", "reply"}: what the server said."""
+    ``GET .../models``, and a one-line chat request when that list cannot settle it (some
+    servers accept any name) or ``ping`` asks. {"url", "models", "model", "reply"}."""
     info = {"url": judge._redact(judge.url)}
     try:
         listed = judge.list_models()
@@ -7359,10 +7351,9 @@ def _preflight(judge, *, ping=False):
 
 
 def _check_replicas(judge, listed):
-    """APIError for a server of the judge's several whose list lacks the model the first
-    list had (its replies would be another model's, under this judge's name), or that
-    refuses the key (401, 403), as the first's list would be. A server that cannot list
-    now is not refused: it rests, as in the run."""
+    """APIError for a server of the judge's several whose list lacks the first list's model
+    (its replies would be another model's), or that refuses the key; one that cannot list
+    now rests, as in the run."""
     if len(judge.urls) < 2 or not listed or judge.model not in listed:
         return
     for server in judge._replicas.servers:
@@ -7384,8 +7375,8 @@ def _check_replicas(judge, listed):
 
 
 def _ask_once(judge, info, listed):
-    """One short chat request, its reply noted in ``info``; a model the list lacks but the
-    server answers for (llama-server takes any name) is warned about."""
+    """One short chat request, its reply noted in ``info``; a model the list lacks that the
+    server answers for anyway is warned about."""
     try:
         reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],
                            use_cache=False)
@@ -7413,6 +7404,9 @@ _READ_BUFFER = 1 << 20  # bytes a read of records asks for: 8 KB made a system c
 _UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
 
 
+_SHOWN_INPUT = {"-": ("stdin", "FILE")}  # an input's name in a refusal, and in its example
+
+
 _REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
     b"\x1f\x8b": "{} is gzip-compressed; decompress it (zcat {} | minijudge ... -)",
     b"\xff\xfe": _UTF16,
@@ -7420,20 +7414,19 @@ _REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
 }
 
 
-def _read_records(source, name, loads=None):
-    """(line number, record) for each non-blank line; a record that is not one says why
-    in a _BadLine, and nothing is dropped. A gzip or UTF-16 file is refused at once
-    (JudgeError), a UTF-8 byte order mark skipped. ``loads(line)``: a line's value (a
-    _Stamps' for scored lines), else json.loads'."""
-    loads = loads or _loads_line
+def _loads_line(line):
+    return json.loads(line.decode("utf-8"))
+
+
+def _read_records(source, name, loads=_loads_line):
+    """(line number, record) for each non-blank line, one that is no record a _BadLine
+    saying why; a gzip or UTF-16 file refused (JudgeError), a UTF-8 byte order mark
+    skipped. ``loads(line)``: a line's value."""
     for number, line in enumerate(source, 1):
         if number == 1:
             refusal = _REFUSED_STARTS.get(line[:2])
-            if refusal is not None:
-                shown, example = name, name
-                if name == "-":
-                    shown, example = "stdin", "FILE"
-                raise JudgeError(refusal.format(shown, example))
+            if refusal is not None:  # stdin's example command reads a file
+                raise JudgeError(refusal.format(*_SHOWN_INPUT.get(name, (name, name))))
             if line.startswith(b"\xef\xbb\xbf"):
                 line = line[3:]
         if not line or line.isspace():  # blank: strip() would copy each line to say so
@@ -7458,26 +7451,19 @@ def _not_json(exc):
     return "not JSON ({})".format(exc)
 
 
-def _loads_line(line):
-    return json.loads(line.decode("utf-8"))
-
-
 class _Stamps:
     """The loads of report's lines (_read_records): a scored line ends with its run's stamp,
-    most often the very text of the line before's (a third of the line, most of its
-    objects); such a line is parsed without it and given the stamp parsed once (one shared
-    object: nothing changes a record); another is parsed whole, and its stamp's text
-    learnt."""
+    most often the very text of the line before's (a third of the line); such a line is
+    parsed without it and given the stamp parsed once (one shared object: nothing changes
+    a record)."""
 
     def __init__(self):
         self.tail, self.name, self.stamp = None, None, None  # the text, the field, its value
         self.misses = 0  # lines whose stamp's text is not as minijudge writes it
 
     def loads(self, line):
-        """A line's record: of a line ending with the last stamp's text, what comes before
-        it (an object with a field, else the line is read whole), given the stamp; of
-        another, the whole line, whose stamp's text is learnt if it ends as minijudge
-        writes it."""
+        """A line's record: what comes before the last stamp's text given the stamp, else
+        the whole line, whose stamp's text is learnt if written as minijudge writes it."""
         if self.tail is not None and line.endswith(self.tail):
             try:
                 record = json.loads((line[:-len(self.tail)] + b"}").decode("utf-8"))
@@ -7536,8 +7522,8 @@ def _dry_run(specs, args, items):
 
 
 def _print_prompt(number, messages):
-    """A record's messages as --dry-run shows them, each under its role (None: an empty
-    response, nothing sent); an image by its URL's start, not its whole base64."""
+    """A record's messages under their roles (None: an empty response); an image by its
+    URL's start, not its whole base64."""
     if not messages:
         print("--- line {}: empty_response: {}".format(number, _EMPTY))
         return
@@ -7551,12 +7537,10 @@ def _print_prompt(number, messages):
 
 
 def _estimate(judge, spec, item, mode):
-    """One judge's requests for an item (line number, record) of ``mode`` before any is
-    sent, as --dry-run adds them up and --max-cost reserves them (empty: none sent):
-    ``requests`` (each repeat, turn, order and pair of systems, each pair as long as the
-    longest two), ``prompt_tokens`` estimated, ``completion_tokens`` at max_tokens,
-    ``over_tpm`` (never sent), ``reasks``; at a price, ``most`` and ``reasks_cost``
-    (_most_cost)."""
+    """One judge's requests for an item before any is sent, as --dry-run adds them up and
+    --max-cost reserves them: ``requests`` (each pair of systems as long as the longest
+    two), ``prompt_tokens``, ``completion_tokens`` at max_tokens, ``over_tpm``, ``reasks``;
+    at a price, ``most`` and ``reasks_cost`` (_most_cost). Empty: none sent."""
     counted = collections.Counter()
     number, record = item
     fields = _item_fields(spec, number, record, mode)
@@ -7591,8 +7575,7 @@ def _estimate(judge, spec, item, mode):
 
 def _reply_budgets(judge):
     """The most tokens each turn's reply may take: its own budget (--assess), else the
-    larger of max_tokens and max_completion_tokens (vLLM reads the second first), a limit
-    that is no count (null: the server's) as the longest reply counted; 16 if neither."""
+    larger of max_tokens and max_completion_tokens (null: the longest reply counted), 16."""
     limits = []
     for name in ("max_tokens", "max_completion_tokens"):
         if name not in judge.params:
@@ -7606,9 +7589,8 @@ def _reply_budgets(judge):
 
 
 def _most_cost(judge, messages, replies, conversations):
-    """The most an item's ``conversations`` can cost at the judge's price (a token per
-    prompt byte, a schema or tools included, each turn after the replies before it, each
-    reply at its budget): ``most``; and ``reasks_cost``, their re-asks' (the k-th sends the
+    """``most``: what an item's ``conversations`` can cost at most (a token per prompt
+    byte, each reply at its budget); ``reasks_cost``: their re-asks' (the k-th sends the
     last prompt, k replies and k re-ask turns)."""
     most = _estimate_tokens(messages, most=True)
     for value in judge.params.values():  # a schema, tools (--extra-body): sent, and counted
@@ -7656,15 +7638,14 @@ def _estimate_lines(specs, totals):
 
 
 def _estimate_line(line, counted, judge, why=""):
-    """A judge's estimate ``line`` with its cost at its price, its re-asks, the requests
-    over its --tpm (never sent)."""
+    """A judge's estimate ``line``, its cost, re-asks and requests over --tpm added."""
     if judge.price:
         line += "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
             _estimated_cost(counted, judge.price), *judge.price, counted["most"], why)
     if judge.reask:
         line += "; --reask {}: up to {} re-asks more".format(judge.reask, counted["reasks"])
-    if judge.reask and judge.price:
-        line += " (at most ${:.6f})".format(counted["reasks_cost"])
+        if judge.price:
+            line += " (at most ${:.6f})".format(counted["reasks_cost"])
     if counted["over_tpm"]:
         line += "; {} over --tpm {} will not be sent (a request's estimated tokens and " \
                 "max_tokens must fit in a minute)".format(_counted(counted["over_tpm"],
@@ -7673,8 +7654,7 @@ def _estimate_line(line, counted, judge, why=""):
 
 
 def _panel_estimate_line(specs, totals):
-    """A panel's estimate: its judges' requests, tokens and re-asks summed, the priced
-    judges' cost (those without a price named)."""
+    """A panel's estimate: its judges' summed, the priced judges' cost."""
     total = sum(totals, collections.Counter())
     line = _ESTIMATE.format_map(total)
     cost, unpriced = 0.0, []
@@ -7687,20 +7667,19 @@ def _panel_estimate_line(specs, totals):
     if priced:
         line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
             cost, total["most"], _MOST_WHY)
-    if priced and unpriced:
-        word = "judges"
-        if len(unpriced) == 1:
-            word = "judge"
-        line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
+        if unpriced:
+            word = "judges"
+            if len(unpriced) == 1:
+                word = "judge"
+            line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
     if total["reasks"]:
         line += "; up to {} re-asks more".format(total["reasks"])
-    if total["reasks"] and priced:
-        line += " (at most ${:.6f})".format(total["reasks_cost"])
+        if priced:
+            line += " (at most ${:.6f})".format(total["reasks_cost"])
     return line
 
 
 def _estimated_cost(counted, price):
-    """Dollars for an estimate's tokens at ``price``."""
     usage = {name: counted[name] for name in ("prompt_tokens", "completion_tokens")}
     return _cost(usage, price)
 
@@ -7741,9 +7720,8 @@ def _exit_code(interrupt):
 
 
 def _judge_stages(specs, args, source, shard):
-    """The input's records (a shard's: K, K+N, ...), the first good one tried in every
-    template; then their prompts (--dry-run), or the servers checked (--check; before a run
-    but with --no-preflight) and the records judged."""
+    """The input's records (a shard's), the first good one tried in every template; then
+    their prompts (--dry-run), or the servers checked and the records judged."""
     items = None  # no input: --check
     if source is not None:
         k, n = shard or (0, 1)
@@ -7760,9 +7738,8 @@ def _judge_stages(specs, args, source, shard):
 
 
 def _close_run(specs, source):
-    """Close the input (not stdin), the judges' shared cache and batch files, the judges.
-    Batch lines still held are those of a run a failure stopped: a part that cannot be
-    written is said, not raised over the run's own error."""
+    """Close the input (not stdin), the shared cache and batch files, the judges; a batch
+    part that cannot be written is said, not raised over the run's own error."""
     if source not in (None, sys.stdin.buffer):
         source.close()
     cache, batch = specs[0][1].cache, specs[0][1].batch  # one for every judge
@@ -7800,8 +7777,8 @@ def _progress_text(tally, total, elapsed, held, note=None):
 
 
 def _check_first(specs, args, items):
-    """Fill each judge's template from the first good record before any request, so that a
-    template the data cannot fill stops the run up front. The items, none lost."""
+    """The items, none lost, once each judge's template was filled from the first good
+    record: a template the data cannot fill stops the run up front."""
     items, ahead = itertools.tee(items)
     first = next(((n, r) for n, r in ahead if not isinstance(r, _BadLine)), None)
     if first is None:
@@ -7814,9 +7791,7 @@ def _check_first(specs, args, items):
         try:
             _item_messages(judge, record, fields)
         except TemplateError as exc:
-            which = ""
-            if len(specs) > 1:
-                which = ", judge " + prefix
+            which = _judge_named(specs, prefix, ", judge ")
             error = _with_flag(args.fields, record, str(exc))
             raise TemplateError(_hidden(judge, "line {} (the first record){}: {}".format(
                 number, which, error))) from None
@@ -7853,6 +7828,7 @@ class _Run:
 
     def __init__(self, specs, args):
         self.specs, self.args = specs, args
+        self.judges = [judge for _, judge, _ in specs]
         self.started = time.monotonic()
         try:  # -o or stdout as bytes: UTF-8 whatever the locale, one write a line,
             self.sink = open(args.output or sys.stdout.fileno(), "wb", 0,  # unbuffered, so a
@@ -7871,7 +7847,7 @@ class _Run:
         self.outputs, self.jurors = specs, None
         if args.jury:
             self.outputs = [("judge",) + specs[0][1:]]
-            self.members = {"judge": [judge for _, judge, _ in specs]}
+            self.members = {"judge": self.judges}
             self.jurors = [name for name, _, _ in specs]
         self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
         self.lacks = {prefix: _lack_checks(args, mode, judge) for prefix, judge, mode in
@@ -7899,9 +7875,8 @@ class _Run:
         self.replied = self.started  # the last reply or record: a hung judge shows
         self.progress = not self.args.quiet and sys.stderr.isatty()
         self.total = None  # the records the progress line expects
-        self.named = {prefix: "" for prefix, _, _ in self.specs}  # " a" of several judges
-        if len(self.specs) > 1:
-            self.named = {prefix: " " + prefix.rstrip("_") for prefix, _, _ in self.specs}
+        self.named = {prefix: _judge_named(self.specs, prefix.rstrip("_"), " ")  # " a"
+                      for prefix, _, _ in self.specs}
         if not self.progress:
             return
         self.total = _record_total(self.args)
@@ -7921,7 +7896,7 @@ class _Run:
         that send nothing only made the run wait on a queue)."""
         if self.args.strict:
             items = self.until_bad(items)
-        judges = [judge for _, judge, _ in self.specs]
+        judges = self.judges
         if self.args.batch_export or all(judge.url == _OFFLINE for judge in judges):
             self.go_offline()
             workers = _Workers(judges, self.judge_one, self.stop_on, self.not_judged)
@@ -7936,11 +7911,8 @@ class _Run:
         return self.exit_status(worst)
 
     def go_offline(self):
-        """A run that sends no request writes by the batch (records come at the CPU's pace)
-        and judges the items of a judge that asks each once by their kind's recipe
-        (_ByRecipe); an item asked more than once (--assess, --repeats, --reask, both
-        orders) or saved with its prompt, by _judge_item. Decided once a judge: a panel's
-        may differ."""
+        """A run that sends no request writes by the batch, and judges the items of a judge
+        that asks each once by their kind's recipe (_ByRecipe), others by _judge_item."""
         self.batching = _FLUSH_LINES
         if self.args.context_field or self.args.image_field:  # their texts are read
             return
@@ -7965,10 +7937,9 @@ class _Run:
         """Each judge's judgement of the item; none once --max-cost would be passed."""
         if not self.budget:
             return self.judge_each(item)
-        estimates = [_estimate(judge, self.args.fields, item, mode)
-                     for _, judge, mode in self.specs]
-        estimate = sum(each["most"] for each in estimates)
-        reasks = sum(each["reasks_cost"] for each in estimates)
+        estimates = sum((_estimate(judge, self.args.fields, item, mode)
+                         for _, judge, mode in self.specs), collections.Counter())
+        estimate, reasks = estimates["most"], estimates["reasks_cost"]
         reserved = self.budget.reserve(estimate + reasks)  # calibrated on the first asks
         if reserved is None:
             return self.not_judged("cost_limit", self.budget.reason)
@@ -8027,8 +7998,7 @@ class _Run:
 
     def write_records(self, results):
         """Write and tally each record as it is judged, until the end, Ctrl-C (or SIGTERM)
-        or a full disk (of -o, the tally's numbers or an export's parts): the records
-        written stay whole."""
+        or a full disk: the records written stay whole."""
         held = _HeldStop()
         try:
             held.install()
@@ -8072,9 +8042,8 @@ class _Run:
             self.interrupted = _exit_code(exc)
 
     def write_record(self, number, record, judged):
-        """Write the record with each judge's fields (a jury's verdict as one judge's), its
-        priced judgements' cost (PREFIX_cost), line and stamp; keep it for --html; tally it
-        as report reads it, and what it lacks (a bad_record was not judged)."""
+        """Write the record with each judge's fields (a jury's as one judge's), cost, line
+        and stamp; keep it for --html; tally it, and what it lacks, as report would."""
         costs = self.costs(judged)
         if self.args.jury:
             judged, costs = self.verdict(judged, costs)
@@ -8130,9 +8099,8 @@ class _Run:
         return made[1]
 
     def buffer(self, out):
-        """Hold the record's line, its last field, a stamp, as the text made with the stamp
-        (a third of the line: encoded once a run); NaN or 1e999 as null (strict JSON); a
-        lone surrogate escaped. Written once ``batching`` lines are held, or after
+        """Hold the record's line, its stamp encoded once a run (a third of the line), NaN
+        as null, a lone surrogate escaped; write once ``batching`` lines are held, or after
         _FLUSH_SECONDS."""
         last = next(reversed(out))
         stamp, text = out[last], None
@@ -8154,9 +8122,8 @@ class _Run:
             self.flush()
 
     def flush(self):
-        """Write the held lines: a write a line online (a reader of -o sees each record), by
-        the batch offline. An export's batch lines go first, so that a record -o says
-        exported is in a part; a part the disk refuses stops the run as a full -o does."""
+        """Write the held lines, an export's batch lines first (a record -o says exported is
+        in a part); a part the disk refuses stops the run as a full -o does."""
         batch = self.specs[0][1].batch  # one for every judge
         try:
             if batch is not None:
@@ -8177,9 +8144,8 @@ class _Run:
             self.show_progress(time.monotonic())
 
     def show_progress(self, now, end=""):
-        """Draw the progress line on stderr over the last one, padded to cover it, cut to
-        the terminal's width (a wrapped line is not drawn over); while no reply comes, it
-        counts the seconds."""
+        """Draw the progress line over the last one, cut to the terminal's width (a wrapped
+        line is not drawn over); while no reply comes, it counts the seconds."""
         note = self.note()
         text = _progress_text(self.tally, self.total, now - self.started, self.held, note)
         if not note and now - self.replied >= _QUIET:  # a hung judge: the line counts on
@@ -8214,9 +8180,7 @@ class _Run:
         return None
 
     def stopped_note(self):
-        """What an interrupted (or full) run wrote, and what a rerun of the command does: an
-        export first needs its parts removed (it writes over none); with --cache, the judged
-        come from it; without, all are judged again."""
+        """What an interrupted (or full) run wrote, and what a rerun of the command does."""
         total = _record_total(self.args)
         how, of_total, every = "stopped", "", "every record"
         if self.interrupted:
@@ -8243,9 +8207,7 @@ class _Run:
                       "time".format(every, anew)
 
     def summarise(self):
-        """Print, and write, the summaries and the page; the worst failure rate. An input
-        without records is warned of, a run stopped before its first is not (its note says 0
-        written)."""
+        """Print, and write, the summaries and the page; the worst failure rate."""
         if self.progress:
             self.show_progress(time.monotonic(), "\n")
         wall = time.monotonic() - self.started
@@ -8267,9 +8229,8 @@ class _Run:
         return worst
 
     def over_budget(self):
-        """--max-cost's line, None if the run kept within it: what was spent (the summary's
-        figure), what it held for replies without usage, what was left and how to go on; or
-        that a server counting past a request's most passed it."""
+        """--max-cost's line (what was spent, held, left, and how to go on), None if the run
+        kept within it."""
         tallies = list(self.tallies.values())
         left = self.tally.statuses["cost_limit"]
         total = round(sum(tally.cost for tally in tallies), 9)
@@ -8337,31 +8298,28 @@ def _write_text(line):
 
 
 class _Budget:
-    """--max-cost, shared by the worker threads: what was spent (the replies' usage), what
-    the replies without usage may have cost (``unknown``) and the records being judged may
-    (``reserved``), never past the limit together; and why the run stopped. A record
-    reserves the most its requests can cost (_estimate's ``most``). A server counting past
-    that most (a chat template of 2,000 tokens) is met by scaling the reserves by the most a
-    record cost against its own: until a reply tells that, or once a record passed its
+    """--max-cost, shared by the worker threads: spent, ``unknown`` (replies without usage)
+    and ``reserved`` (records being judged, each its _estimate's ``most``) never pass the
+    limit together. A server counting past that most (a chat template of 2,000 tokens) is
+    met by scaling the reserves: until a reply tells the scale, or once a record passed its
     reserve, records go one at a time."""
 
     def __init__(self, limit):
         self.limit, self.spent, self.reserved, self.reason = limit, 0.0, 0.0, None
         self.judging = 0  # the records ``reserved`` holds for
         self.unknown = 0.0  # held for good for the replies without usage
-        self.scale = None  # the most a record's replies cost against its most, once told
+        self.scale = 0.0  # the most a record's replies cost against its most, once told
+        self.calibrating = True  # until a reply tells the scale, or comes without usage
         self.over = False  # a record cost more than its reserve: one at a time since
-        self.unpriced = False  # a reply came without usage: nothing will calibrate
         self.settled = threading.Condition()
 
     def reserve(self, estimate):
         """The dollars reserved for a record that may cost ``estimate`` at most, None if
         they do not fit (then no record is judged from there)."""
         with self.settled:
-            while self.reason is None and (self.over or (self.scale is None and
-                                                         not self.unpriced)) and self.judging:
+            while self.reason is None and (self.over or self.calibrating) and self.judging:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
-            estimate *= max(self.scale or 1.0, 1.0)
+            estimate *= max(self.scale, 1.0)
             held = self.spent + self.unknown + self.reserved
             # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
             # 0.0038580000000000003, past a cap of the dry run's 0.003858)
@@ -8382,20 +8340,22 @@ class _Budget:
             return estimate
 
     def settle(self, estimate, reserved, costs):
-        """A record judged: its reserve given back, its replies' cost spent; a reply without
-        usage (or none told: cut short) keeps the reserve, less its other replies' cost."""
+        """A record judged: its reserve given back, its cost spent; a reply without usage
+        keeps the reserve, less its other replies' cost."""
         spent = sum(cost for cost in costs.values() if cost is not None)
         missing = not costs or None in costs.values()
         with self.settled:
             self.judging -= 1  # none left: 0.0, not what adding and taking away left over
             self.reserved = self.reserved - reserved if self.judging else 0.0
             self.spent += spent
-            if missing:
+            if missing:  # nothing will calibrate
                 self.unknown += max(reserved - spent, 0.0)
-            if spent and not missing and estimate:
-                self.scale = max(self.scale or 0.0, spent / estimate)
-            self.over = self.over or spent > reserved * (1 + 1e-6)  # not _cost's rounding
-            self.unpriced = self.unpriced or missing
+                self.calibrating = False
+            elif spent and estimate:
+                self.scale = max(self.scale, spent / estimate)
+                self.calibrating = False
+            if spent > reserved * (1 + 1e-6):  # not _cost's rounding
+                self.over = True
             self.settled.notify_all()
 
 
@@ -8447,8 +8407,7 @@ _QUIET = 3.0  # seconds without a reply or a record before the progress line cou
 
 
 class _Ticker:
-    """A thread that calls ``tick`` every _TICK s until stopped: the progress line moves
-    while no record comes."""
+    """A thread that calls ``tick`` every _TICK s until stopped."""
 
     def __init__(self, tick):
         self.tick, self.stopped = tick, threading.Event()
@@ -8593,9 +8552,8 @@ class _Recipe:
     def fill(self, record):
         """The messages of a record of this kind; None unless each text is filled."""
         texts = [record[name] for name in self.names]
-        for text in texts:
-            if not _is_filled(text):
-                return None
+        if not all(map(_is_filled, texts)):
+            return None
         return [{"role": role, "content": form.format(*texts)} for role, form in self.messages]
 
 
