@@ -8725,9 +8725,8 @@ def _is_filled(value):
 # -- Tallies -------------------------------------------------------------------------
 
 def _tally_add(tally, judgement, record, args, mode):
-    """Count one record into the tally and its groups (--group-by): its judgement, its label
-    (--human-field), its responses' lengths (one's, or a pair's under a verdict); if judged,
-    the models that answered and the comparisons of named systems it gives."""
+    """Count one record into the tally and its groups (--group-by); if judged, the models
+    that answered and the comparisons of named systems it gives too."""
     spec = _MODES[mode]
     lengths = []
     if spec.answers is None or spec.compare == "compare":
@@ -8758,8 +8757,7 @@ _DEFAULTED = (("answer", "'answer'", "judged without a reference"),
 
 
 def _lack_checks(args, mode, judge):
-    """What a judged record of a run of these flags, mode and judge may lack, so that the
-    summary says what was done instead: [(_DEFAULTED's key, lacks(record))]."""
+    """[(_DEFAULTED's key, lacks(record))] for a run of these flags, mode and judge."""
     mode = _MODES[mode]
     checks = []
 
@@ -8789,8 +8787,7 @@ def _lack_checks(args, mode, judge):
 
 
 def _default_lines(defaulted, args):
-    """The summary's "fields": a line for each field of _DEFAULTED some records lack, and
-    for --human-field values that are no label; None if none."""
+    """The summary's "fields": what some records lack (_DEFAULTED), labels unread; or None."""
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
         field, lacking = field.format(args), defaulted[key]
@@ -8815,8 +8812,7 @@ class _Numbers:
         self._held, self._file, self._spilled = array("d"), None, 0
 
     def extend(self, numbers):
-        """Append ``numbers``; past _NUMBERS_HELD, those held go to the end of the file (made
-        on the first: most never fill)."""
+        """Append ``numbers``; past _NUMBERS_HELD, those held go to the file (made then)."""
         self._held.extend(numbers)
         if len(self._held) < _NUMBERS_HELD:
             return
@@ -8836,8 +8832,8 @@ class _Numbers:
         return self._spilled + len(self._held)
 
     def chunks(self):
-        """The numbers in order, an array of at most _NUMBERS_READ at a time, each read at
-        its own offset (two passes may go side by side)."""
+        """The numbers in order, _NUMBERS_READ at a time, each read at its own offset (two
+        passes may go side by side)."""
         from array import array
         for offset in range(0, self._spilled, _NUMBERS_READ):
             chunk = array("d")
@@ -8870,6 +8866,13 @@ class _Column:
             offset += len(chunk)
 
 
+def _score_or_zero(score):
+    """A score as the summary counts it: one that is no number (None, NaN) as 0.0."""
+    if not isinstance(score, (int, float)) or score != score:
+        return 0.0
+    return score
+
+
 def _new_sums():
     """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
     return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
@@ -8884,8 +8887,7 @@ def _add_score(sums, score):
 
 
 class _Tally:
-    """What the summary reports, gathered record by record (add): sums, and a few numbers a
-    record."""
+    """What the summary reports, gathered record by record: sums, and a few numbers a record."""
 
     def __init__(self):
         self.statuses = collections.Counter()
@@ -8918,13 +8920,9 @@ class _Tally:
         self.by_value = self.ratings, self.models, self.sources, self.fingerprints
 
     def add(self, judgement, human=None, lengths=()):
-        """Count a judgement: its status and score (a failure's first error; a score no
-        number, 0.0), its values by kind, its details, requests and tokens; if judged, its
-        ``human`` label and ``lengths`` (a response's, or a pair's two)."""
-        score = judgement.score
-        if not isinstance(score, (int, float)) or score != score:  # None, NaN
-            score = 0.0
-        score = float(score)
+        """Count a judgement; if judged, its ``human`` label and ``lengths`` (a response's,
+        or a pair's two) too."""
+        score = float(_score_or_zero(judgement.score))
         status = judgement.status
         self.statuses[status] += 1
         _add_score(self.all, score)
@@ -8940,10 +8938,11 @@ class _Tally:
                 counter[value] += 1
         if judgement.details:  # most judgements have none
             self._count_details(judgement, score)
-        if status == "ok" and lengths:
-            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
-        if status == "ok" and human is not None:
-            self.human.append((rating, score, human))
+        if status == "ok":
+            if lengths:
+                self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
+            if human is not None:
+                self.human.append((rating, score, human))
         self._count_requests(judgement)
 
     def _count_requests(self, judgement):
@@ -8962,19 +8961,16 @@ class _Tally:
                 self.tokens[name] += value
 
     def _count_details(self, judgement, score):
-        """What a judgement's details give: the pass, each conversation's, the panel's
-        scores, the cost (one without usage apart); if judged, the repeats' agreement and
-        spread and the systems' wins."""
+        """What a judgement's details give: the pass, the conversations', the panel's, the
+        cost; if judged, the repeats' agreement and spread and the systems' wins."""
         details, ok = judgement.details, judgement.status == "ok"
         if details.get("pass") not in (None, ""):
             self.passed[details["pass"]] += 1
         for asked in _conversations(details):
             self._count_asked(asked, asked.get("status", judgement.status) == "ok")
         panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
-        if panel and ok:
-            self.panel.append((panel, score))
-        elif panel:
-            self.panel.append((panel, None))
+        if panel:
+            self.panel.append((panel, score if ok else None))
         if "cost" in details:  # a reply without usage has no cost: counted apart
             if _is_number(details["cost"]):
                 self.cost += details["cost"]
@@ -8993,8 +8989,7 @@ class _Tally:
             self.played.update(details["played"])
 
     def _count_asked(self, asked, saved):
-        """A conversation's orders' agreement, and its re-asks (--reask): those sent, and
-        whether it was read (``saved``)."""
+        """A conversation's orders' agreement, and its re-asks (``saved``: it was read)."""
         for counter, name in ((self.consistent, "consistent"), (self.biased, "positional_bias")):
             if asked.get(name) is not None:
                 counter[asked[name]] += 1
@@ -9008,8 +9003,7 @@ class _Tally:
 
 
 def _conversations(details):
-    """The details of each conversation a judgement stands for: its members' (a panel's, or
-    repeats'), a systems item's pairs, or its own."""
+    """The details of each conversation a judgement stands for: its members', pairs', own."""
     if not isinstance(details, Mapping):  # a member as hand-edited into a record (report)
         return []
     parts = details.get("members") or details.get("pairs")
@@ -9048,8 +9042,8 @@ _MODEL_NAME_RE = re.compile(r"""
 
 
 def _model_key(value):
-    """A model's name as self-judging compares it (case folded, without organisation, date,
-    tag or revision; a size tag is part of it), or None: no text, or over 300 characters."""
+    """A model's name as self-judging compares it (_MODEL_NAME_RE, case folded), or None: no
+    text, or over 300 characters."""
     if not isinstance(value, str) or len(value) > 300:
         return None
     match = _MODEL_NAME_RE.match(value.strip())
@@ -9060,8 +9054,8 @@ def _model_key(value):
 
 
 def _tally_model(tally, value, scores):
-    """Add ``scores`` (_judge_scores) under the model named ``value`` (``answered_by``: its
-    first five spellings, each judge's count and sum); False if ``value`` names none."""
+    """Add ``scores`` (_judge_scores) under the model named ``value`` in ``answered_by``
+    (its first five spellings, each judge's count and sum); False if it names none."""
     answered, key = tally.answered_by, _model_key(value)
     if key is None:
         return False
@@ -9085,8 +9079,7 @@ def _judge_scores(judgement):
 
 
 def _add_spelling(spellings, value):
-    """Keep the first five spellings of a model's name in sorted order, whatever order the
-    records (or shards) come in."""
+    """Keep the first five spellings in sorted order, whatever order the records come in."""
     if value not in spellings:
         spellings.append(value)
         spellings.sort()
@@ -9100,10 +9093,9 @@ _NO_FIELD = "(no field)"  # the group of the records without the field: no JSON,
 
 
 def _groups_of(tally, record, fields):
-    """The tallies of the record's groups, one a --group-by field, named by the field's JSON
-    as -o writes it (NaN as null, 1.0 as 1), whole, or _NO_FIELD; none of a field past
-    _GROUPS_MAX values, whose groups are dropped (which are kept must not depend on the
-    records' order)."""
+    """The tallies of the record's groups, one a --group-by field, named by the value's JSON
+    as -o writes it (NaN as null, 1.0 as 1) or _NO_FIELD; none of a field past _GROUPS_MAX
+    values, whose groups are all dropped (what is kept must not depend on the order)."""
     groups = []
     for field in dict.fromkeys(fields):
         kept = tally.groups.setdefault(field, {})
@@ -9125,8 +9117,7 @@ def _groups_of(tally, record, fields):
 
 
 def _one_number(text):
-    """A JSON number read as one value however written: 1.0 and 1e0 as 1; past 2**53, a
-    float."""
+    """A JSON number read as one value however written: 1.0 and 1e0 as 1; past 2**53, a float."""
     number = float(text)
     if number.is_integer() and abs(number) < 2 ** 53:
         return int(number)
@@ -9134,10 +9125,9 @@ def _one_number(text):
 
 
 def _count_verdict(tally, judgement, record, lengths, strong_weight):
-    """A pairwise verdict naming its two systems in model_a and model_b (as MT-Bench's and
-    Chatbot Arena's judgments do): A's score under A's model and its complement under B's,
-    so that self-judging sees a judge that is one of them; and a comparison for the
-    Bradley-Terry fit, (a, b, a's win, a's length - b's, weight)."""
+    """A pairwise verdict naming its systems in model_a and model_b (as MT-Bench's data
+    does): A's score under A's model, its complement under B's (for self-judging), and a
+    comparison for the Bradley-Terry fit, (a, b, a's win, a's length - b's, weight)."""
     a, b = record.get("model_a"), record.get("model_b")
     if not isinstance(a, str) or not isinstance(b, str) or a == b:
         return
@@ -9150,8 +9140,7 @@ def _count_verdict(tally, judgement, record, lengths, strong_weight):
 
 
 def _count_pairs(tally, pairs, responses, strong_weight):
-    """A systems item's pairs as comparisons for the Bradley-Terry fit, as _count_verdict
-    makes them."""
+    """A systems item's pairs as comparisons, as _count_verdict makes them."""
     if not isinstance(responses, Mapping):
         responses = {}
     for pair in pairs:
@@ -9165,8 +9154,8 @@ def _count_pairs(tally, pairs, responses, strong_weight):
 
 
 def _verdict_weight(strong, strong_weight):
-    """How many comparisons a verdict counts as: --strong-weight if it was strong ([[A>>B]]
-    in every order asked; a hand-edited "yes" is not), else 1."""
+    """--strong-weight if the verdict was strong (True: a hand-edited "yes" is not), else 1."""
+
     if strong is True:
         return strong_weight
     return 1
@@ -9216,8 +9205,7 @@ _GROUP_FIGURES = (
 
 
 def _run_stamp(args):
-    """What a run's stamp holds of the command line beyond the records' fields: its jury,
-    quorum, and the figure options not at their default (None if none is)."""
+    """The stamp's jury, quorum and figure options not at their default (None if none is)."""
     defaults = _default_args()
     figures = {name: getattr(args, name) for name, _, _ in _FIGURE_OPTIONS
                if getattr(args, name) != getattr(defaults, name)}
@@ -9225,8 +9213,8 @@ def _run_stamp(args):
 
 
 def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, members=None):
-    """The figures of a run (``judge``, the one that ran; ``members``, a jury's judges) or
-    of scored records (report), in the order --summary writes them."""
+    """The figures of a run (``judge``: the one that ran; ``members``: a jury's judges) or of
+    scored records (report), in --summary's order."""
     summary = _score_figures(stamp, args, tally)
     summary.update(_judge_figures(stamp, args, tally, wall, judge, members))
     summary["mode"] = stamp["mode"]
@@ -9262,7 +9250,6 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
 
 
 def _share_true(counter):
-    """Of the records (or pairs) counted, the share that were True."""
     return _mean(counter[True], sum(counter.values()))
 
 
@@ -9274,8 +9261,7 @@ def _mean(total, n, places=4):
 
 
 def _score_figures(stamp, args, tally):
-    """The records, their statuses and first errors; the mean score (of all records, of the
-    judged), on the judge's scale, its interval; the ratings given: a run's, and a group's."""
+    """The records, statuses, errors, mean scores and intervals, ratings: a run's or a group's."""
     done, judged = tally.all["n"], tally.judged["n"]
     failure_rate = 0.0
     if done:
@@ -9312,12 +9298,11 @@ def _score_figures(stamp, args, tally):
 
 
 def _on_scale(score, scale):
-    """A score from 0 to 1 on the judge's scale [LO, HI], as the summary rounds it."""
     return round(scale[0] + score * (scale[1] - scale[0]), 4)
 
 
 def _win_rates(tally):
-    """Each system's win rate, and the systems ranked by it: a run's, and a group's."""
+    """Each system's win rate, and the systems ranked by it: a run's, or a group's."""
     systems = {name: {"win_rate": _mean(tally.wins[name], n), "comparisons": n}
                for name, n in tally.played.items()}
     ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
@@ -9325,9 +9310,8 @@ def _win_rates(tally):
 
 
 def _judge_figures(stamp, args, tally, wall, judge, members):
-    """What was sent (tokens, requests: none of those cached), the time and the dollars it
-    took (None: no price given), who judged with what template and parameters (report:
-    what the stamp says)."""
+    """What was sent, the time and dollars it took, who judged with what template and
+    parameters (report: what the stamp says)."""
     wall_seconds, per_second, cost = wall, None, None
     if wall:
         wall_seconds = round(wall, 3)
@@ -9374,9 +9358,8 @@ def _judge_figures(stamp, args, tally, wall, judge, members):
 
 
 def _self_judging(stamp, args, tally):
-    """The judges whose model is also judged (a system's name; a record's --model-field),
-    each with its mean for its own model's answers against the others' (named models only)
-    and the gap; None if none is."""
+    """The judges whose model is also judged (a system; a record's --model-field), each with
+    _self_preference's figures; None if none is."""
     answered, field = tally.answered_by, args.model_field
     if _MODES[stamp["mode"]].scores == "systems":  # their wins as _tally_model keeps scores
         answered, field = {"unnamed": 0, "names": {}}, None
@@ -9431,7 +9414,7 @@ def _self_preference(judge, models, answered):
 
 
 def _pooled(entries, judge):
-    """The mean and count of a judge's scores over _tally_model's entries."""
+    """A judge's mean and count over _tally_model's entries."""
     n, total = 0, 0.0
     for _, sums in entries:
         count, added = sums.get(judge, (0, 0.0))
@@ -9441,9 +9424,8 @@ def _pooled(entries, judge):
 
 
 def _ranking_figures(tally, args):
-    """The named systems compared, ranked by Bradley-Terry score (Elo-like) each group of
-    _components apart: each with its group, its interval, its predicted win rate against its
-    group's baseline (at 1000), its length-controlled score; None without comparisons."""
+    """The named systems ranked by Bradley-Terry score (Elo-like), each group of _components
+    apart (_ranked_component); None without comparisons."""
     if not tally.compared:
         return None
     compared = list(tally.compared)
@@ -9470,9 +9452,9 @@ def _ranking_figures(tally, args):
 
 
 def _components(comparisons):
-    """The comparisons in parts, each of a group of systems compared with one another
-    (directly or through others), never with one of another part: no score compares with
-    another group's. The part of the most systems first, then by its first name."""
+    """The comparisons in parts, each of systems compared with one another (directly or
+    through others), never across: no score compares with another part's. The largest
+    first, then by first name."""
     met = collections.defaultdict(set)
     for a, b, *_ in comparisons:
         met[a].add(b)
@@ -9489,10 +9471,8 @@ def _components(comparisons):
 
 
 def _ranked_component(compared, args, number, played):
-    """Group ``number``'s figures (its baseline, comparisons, whether ties were added, the
-    length coefficient, its systems best first) and its systems' by name (with how often
-    each was ``played``); its baseline --baseline if of the group, else its first name
-    (shards in any order agree)."""
+    """Group ``number``'s figures and its systems' by name; its baseline --baseline if of the
+    group, else its first name (shards in any order agree)."""
     strengths, added = _bradley_terry(compared)
     baseline = args.baseline
     if baseline not in strengths:
@@ -9530,8 +9510,8 @@ def _ranked_component(compared, args, number, played):
 
 
 def _panel_figures(tally, stamp):
-    """A jury's Krippendorff's alpha, each two judges' Cohen's kappa (over the items both
-    scored), each judge's mean offset from the panel's score: who is lenient, who harsh."""
+    """A jury's Krippendorff's alpha, each two judges' Cohen's kappa, each judge's mean
+    offset from the panel's score: who is lenient, who harsh."""
     if not tally.panel:
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
@@ -9565,8 +9545,8 @@ def _both_scored(units, a, b):
 
 
 def _length_figures(tally, mode):
-    """Does the judge prefer longer answers? Single responses: Spearman's rho of length and
-    score; pairs: how often the longer won a decisive verdict, and _length_controlled."""
+    """Does the judge prefer longer answers? Spearman's rho of length and score; of pairs,
+    how often the longer won a decisive verdict, and _length_controlled."""
     lengths, scores = _Column(tally.lengths, 0), _Column(tally.lengths, 1)  # read, not kept
     if len(scores) < 2:
         return None
@@ -9585,9 +9565,9 @@ def _length_figures(tally, mode):
 
 
 def _human_agreement(args, tally, stamp, kind=None):
-    """How the judge agrees with the --human-field labels (None without); ``kind`` as
-    agreement() takes it. A label is compared with the judge's rating, or with none (a panel
-    split, 0.5) its score on the scale; with yes/no labels, or no scale, its score."""
+    """How the judge agrees with the --human-field labels (None without): a label against
+    the judge's rating, or (none: a panel split) its score on the scale; yes/no labels or
+    no scale, against its score."""
     if not args.human_field:
         return None
     ratings, scores, labels = (), (), ()
@@ -9612,14 +9592,15 @@ def _verdict_label(label):
 
 
 def _group_figures(stamp, args, tally, overall):
-    """By --group-by field: how many values, the _GROUP_FIGURES of each (with --summary;
-    else of those a printed table shows), how many a printed table leaves out."""
+    """By --group-by field: how many values, the _GROUP_FIGURES of each (without --summary,
+    of those a printed table shows), how many a printed table leaves out."""
+
     if not tally.groups:
         return None
     # a group whose 1-5 labels were all 1 reads them as the overall labels are, not as
     # yes/no (accuracy 1.0 for ratings of 3, beside kappas)
     kind = None
-    if (overall or {}).get("kind") == "ratings":
+    if _field_of(overall, "kind") == "ratings":
         kind = "ratings"
     figures = {}
     for field, kept in tally.groups.items():
@@ -10305,7 +10286,7 @@ def _trust_charts(s, tally):
     rows = ["<tr><th>{}</th><td>{}</td></tr>".format(_esc(heading), _esc(figure))
             for heading, figure in _trust(s)[0]]
     yield "Trust", "<table>{}</table>".format("".join(rows))
-    confusion = (s["agreement"] or {}).get("confusion")
+    confusion = _field_of(s["agreement"], "confusion")
     if confusion:  # people's label by the judge's: how often, shaded by its share of the most
         labels, top = set(), 0
         for row in confusion.values():
@@ -10320,7 +10301,8 @@ def _trust_charts(s, tally):
         table = "<table><tr><th></th>{}</tr>{}</table>".format(_cells("th", labels),
                                                                "".join(lines))
         yield "Confusion: people (rows) by the judge (columns)", table
-    offsets = (s["panel"] or {}).get("offsets")
+    offsets = _field_of(s["panel"], "offsets")
+
     if offsets:  # None: a judge with none judged
         widest = max((abs(v) for v in offsets.values() if v is not None), default=0)
         yield "Each judge's offset from the panel", _svg_bars(list(offsets.items()), widest)
@@ -10403,10 +10385,9 @@ def _keep(rows, record, prefix, seq, limit):
     it), so that its memory is bounded whatever the records hold."""
     import heapq
     ok = record.get(prefix + "_status") in _NOT_FAILURES
-    score = record.get(prefix + "_score")
-    if not isinstance(score, (int, float)) or score != score:  # none, or NaN: as 0.0
-        score = 0.0
-    key = (-ok, -score, -seq)  # heapq keeps the largest: failures, the lowest, the earliest
+    score = _score_or_zero(record.get(prefix + "_score"))
+    key = (-ok, -score, -seq)
+  # heapq keeps the largest: failures, the lowest, the earliest
     if len(rows) >= limit and not (rows and key > rows[0][:3]):
         return  # it would leave at once: nothing to copy
     items, half = list(record.items()), _HTML_FIELDS // 2
@@ -10433,16 +10414,16 @@ def _page_value(value):
     """A field (or its name) as the page shows it: its first _HTML_FIELD_CHARS characters (of
     its JSON, if not text), saying how many more; chat messages as their turns labelled by
     role, cut to their two ends (the last turn is the one judged)."""
-    if value is None or isinstance(value, (int, float)):
+    if isinstance(value, (int, float)):
         return value
     if isinstance(value, list):
         try:
             text = _turns_text(_read_conversation(value, "the field"), 0)
         except JudgeError:  # not a conversation, or one that does not read: shown as it is
             text = None
-        if text is not None and len(text) <= _HTML_FIELD_CHARS:
-            return text
         if text is not None:
+            if len(text) <= _HTML_FIELD_CHARS:
+                return text
             head = _HTML_FIELD_CHARS // 2
             return "{}\n[\u2026 {} characters left out on the page \u2026]\n{}".format(
                 text[:head], len(text) - _HTML_FIELD_CHARS,
@@ -10499,15 +10480,13 @@ def _are_figure_options(value):
 
 
 def _is_request(value):
-    """An object, its on_failure a number or null, its reask a count or none (0)."""
-    if not isinstance(value, dict):
-        return False
-    if value.get("reask") is not None and not _is_whole_count(value["reask"]):
-        return False
-    return value.get("on_failure") is None or _is_finite(value["on_failure"])
+    """An object, its reask a count or null (0), its on_failure a number or null."""
+    return isinstance(value, dict) and _COUNT_OR_NULL(value.get("reask")) and _NUMBER_OR_NULL(
+        value.get("on_failure"))
 
 
-_TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL = map(_optional, (_is_text, _is_flag, _is_score))
+_TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL, _COUNT_OR_NULL, _NUMBER_OR_NULL = map(
+    _optional, (_is_text, _is_flag, _is_score, _is_whole_count, _is_finite))
 
 
 _READ_CHECKS = (
@@ -10615,7 +10594,7 @@ class _Report:
         self.tallies, self.runs, self.rows = {}, {}, []
         self.options = {}  # by prefix: _run_options of the run seen first
         self.mixed = collections.defaultdict(set)
-        self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
+        self.seen = {"places": {}, "checked": {}}  # for _once, _stamps_of, _of_run
         self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
         self.lean = None  # the _Lean of the last record the general path counted, if any
@@ -10663,9 +10642,7 @@ class _Report:
         run's checks passed, as _tally_add would (by _Tally.add alone); False sends it to
         the general path, which names what is wrong."""
         lean = self.lean
-        plain = None
-        if lean.fits(record):
-            plain = lean.read(record)
+        plain = lean.read(record)
         if plain is None:
             return False
         self.seen["once"].add((index, number), record, lean.stamps)
@@ -10751,16 +10728,14 @@ class _Lean:
             return None
         return cls(report, record, prefix, stamp)
 
-    def fits(self, record):
-        """Of this set of field names, and of this run (its stamp, shared by _Stamps)."""
-        if record.keys() != self.keys:
-            return False
-        stamp = record[self.run]
-        return stamp is self.stamp or stamp == self.stamp
-
     def read(self, record):
-        """The record's _Plain if its line is one, its values of a kind the run's checks
-        passed and its usage sound; else None."""
+        """The record's _Plain if it has this set of field names, this run's stamp (shared by
+        _Stamps), a line, values of a kind the run's checks passed and sound usage; else None."""
+        if record.keys() != self.keys:
+            return None
+        stamp = record[self.run]
+        if stamp is not self.stamp and stamp != self.stamp:
+            return None
         plain = tuple.__new__(_Plain, map(record.get, self.names))
         if type(plain.line) is not int or plain.line < 1:
             return None
@@ -10989,12 +10964,11 @@ def _check_score(fields, name, stamp, status):
     but "4", true or NaN would be miscounted); a failure's score is the run's failure
     value (null as null, a number as itself)."""
     score, value, scale = fields.get("score"), fields.get("value"), stamp.get("scale")
-    failure = _requests(stamp)[0].get("on_failure")
+    failure = _requests(stamp)[0].get("on_failure")  # null or a number (_is_request)
     if status == "ok" and _MODES[stamp["mode"]].compare == "compare_systems":
         _check(fields, _SYSTEMS_SCORE, name)
     elif status not in _NOT_FAILURES:
-        if score is not failure and not (_is_finite(score) and _is_finite(failure) and
-                                         score == failure):
+        if score is not failure and not (_is_finite(score) and score == failure):
             raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; "
                              "got {!r}".format(name, status, json.dumps(failure), score))
     elif not _is_score(score):
@@ -11056,7 +11030,7 @@ class _Once:
 
     def first_repeat(self, repeated):
         """(place, JudgeError) of the first record seen twice."""
-        seen = {"places": {}, "texts": {}, "checked": {}}
+        seen = {"places": {}, "checked": {}}
         for index, path in enumerate(self.paths):
             with open(path, "rb", _READ_BUFFER) as f:
                 for number, record in _read_records(f, path):
@@ -11089,13 +11063,12 @@ def _record_keys(seen, record, stamps):
             inputs = tuple(map(record.get, names))
             if not _TEXT_OR_NONE.issuperset(map(type, inputs)):  # sorted: json.dumps' fast path
                 inputs = json.dumps(dict(zip(names, inputs)))
-        text = seen["texts"].get(prefix)  # the stamp as text, made once a run
-        if text is None or text[0] is not stamp and text[0] != stamp:
-            text = seen["texts"][prefix] = stamp, json.dumps(stamp, sort_keys=True)
-        yield hash((prefix, text[1], line, inputs))
+        text = _of_run(seen["checked"], prefix, stamp, _STAMP_TEXT)
+        yield hash((prefix, text, line, inputs))
 
 
 _TEXT_OR_NONE = frozenset((str, type(None)))
+_STAMP_TEXT = functools.partial(json.dumps, sort_keys=True)  # a record's identity's, once a run
 
 
 def _once(seen, paths, place, record, stamps, only=None):
