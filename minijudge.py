@@ -9634,7 +9634,6 @@ def _level(s):
 # -- The printed summary -------------------------------------------------------------
 
 def _print_summary(s, max_error_rate, file, name=None):
-    """Print a summary as people read it, one section after another."""
     lines = _head_lines(s, name)
     # the statuses, ok first; each failure's first error; the fields filled by default
     statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
@@ -9665,8 +9664,7 @@ _UNSHOWABLE_RE = re.compile(r"""
 
 
 def _escaped(match):
-    """A character _UNSHOWABLE_RE found, as Python writes it: \\x1b, \\u202e."""
-    return ascii(match.group())[1:-1]
+    return ascii(match.group())[1:-1]  # as Python writes it: \x1b, \u202e
 
 
 def _pairs(items, hidden=()):
@@ -9675,8 +9673,7 @@ def _pairs(items, hidden=()):
 
 
 def _figure_lines(figures, part):
-    """The lines of _LINES[part] whose figure ``figures`` has (by the row's when: _shown,
-    or bool where 0, False and "" are none too), each formatted with ``figures``."""
+    """The lines of _LINES[part] whose figure ``figures`` has, formatted with ``figures``."""
     return [line.format(**figures) for key, when, line in _LINES[part] if when(figures.get(key))]
 
 
@@ -9686,7 +9683,6 @@ def _shown(value):
 
 
 def _none_as(value, text="none"):
-    """``value``, or ``text`` in a line where it is None."""
     if value is None:
         return text
     return value
@@ -9731,7 +9727,7 @@ _LINES = {
 
 
 def _head_lines(s, name):
-    """The first line (what ran, how fast, who judged), and what differs in a mixed report."""
+    """What ran, how fast, who judged; what differs in a mixed report, what report was given."""
     label = ""
     if name:
         label = " [{}]".format(name)
@@ -9759,7 +9755,7 @@ def _head_lines(s, name):
 
 
 def _servers(s):
-    """The servers of a judge on several, with their requests and failures; none of one."""
+    """The servers of a judge on several; none of one."""
     servers = s.get("servers") or []
     if len(servers) < 2:
         return []
@@ -9767,9 +9763,8 @@ def _servers(s):
 
 
 def _first_errors_once(errors):
-    """Each status's first error; one ending with another status's first error names that
-    status instead of saying it again (records not judged because a 401 stopped the run
-    end with that 401)."""
+    """Each status's first error; one ending with another's names that status instead (the
+    records not judged because a 401 stopped the run end with that 401)."""
     shown = {}
     for status, error in errors.items():
         for other, cause in errors.items():
@@ -9796,8 +9791,7 @@ _SCORE_LINES = {
 
 
 def _score_lines(s):
-    """The score's line, the page's too: the mean score, A's win rate or the systems' over
-    the N judged; none if nothing was sent (all exported)."""
+    """The score's line (the page's too); none if nothing was sent (all exported)."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
     figures = dict(s, judged=s["records"] - s["failed"], on_scale="",
@@ -9815,14 +9809,12 @@ def _score_lines(s):
 
 
 def _ci_text(s, interval):
-    """An interval as the summary's lines say it: 95% CI [0.41, 0.62]."""
-    return "{} CI {}".format(_level(s), interval)
+    return "{} CI {}".format(_level(s), interval)  # 95% CI [0.41, 0.62]
 
 
 def _bt_lines(s):
-    """The Bradley-Terry ranking, the page's too: its method, then a line a system (the
-    first _BT_SHOWN); with several groups of systems never compared with each other, each
-    group's under its own baseline."""
+    """The Bradley-Terry ranking (the page's too): its method, then a line a system (the
+    first _BT_SHOWN), several groups each under its own baseline."""
     ranking = s.get("bradley_terry")
     if not ranking:
         return []
@@ -9893,9 +9885,8 @@ _AGREEMENT_FIGURES = {  # by the agreement's kind
 
 
 def _trust(s):
-    """The trust figures: the page's rows, (heading, figure) in its order, and the lines
-    printed under "trust:". The judges that judged their own model are printed first, and
-    come last on the page."""
+    """The trust figures: the page's rows, (heading, figure), and the lines printed under
+    "trust:" (self-judging first there, last on the page)."""
     rows, printed = [], []
     for key, heading in _TRUST:
         figure = s.get(key)
@@ -9926,8 +9917,7 @@ def _trust(s):
 
 
 def _length_lines(length):
-    """The length bias's line: a single response's Spearman; pairs: how often the longer
-    answer won a decisive verdict, and the win rate controlled for length."""
+    """The length bias's line (_length_figures)."""
     if not length:
         return []
     if "lc_win_rate" not in length:
@@ -9980,9 +9970,8 @@ def _self_lines(s):
 
 
 def _group_tables(s):
-    """(title, rows of cells) of each --group-by field, the printed summary's and the page's:
-    a row a value shown, then all (every record); a column with no figure ("-") in any row
-    left out. None if nothing was sent (all exported): no score is shown."""
+    """(title, rows of cells) of each --group-by field (the page's too): a row a value, then
+    all; a column with no figure ("-") left out. None if nothing was sent (all exported)."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
     scores = _MODES[s["mode"]].scores
@@ -10006,7 +9995,6 @@ def _group_tables(s):
 
 
 def _values_note(groups):
-    """How many values a --group-by table has, and how many it leaves out."""
     if groups["values"] is None:
         return "over {0:,} values: none shown (figures are kept for at most {0:,} " \
                "values)".format(groups["limit"])
@@ -10020,8 +10008,7 @@ def _values_note(groups):
 
 
 def _group_cell(key, value):
-    """A figure as a group's table shows it: "-" for none."""
-    if not _shown(value):
+    if not _shown(value):  # "-" for none
         return "-"
     if key == "systems":
         ranked = sorted(value.items(), key=lambda kv: (-kv[1]["win_rate"], kv[0]))
@@ -10041,7 +10028,7 @@ _TEXT_SCORES = {
 
 
 def _rating_lines(s):
-    """The pass rate, the ratings given, where the scores came from, what was adapted."""
+    """The pass rate, ratings given, where the scores came from, what was adapted."""
     lines = _figure_lines(s, "pass rate")
     if s["ratings"]:
         ratings = ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items())
@@ -10059,8 +10046,7 @@ def _rating_lines(s):
 
 
 def _sent_lines(s):
-    """Where the requests went: what a batch import brought, or what an export wrote; the
-    servers of a judge on several, and the models they named if they were not one."""
+    """Where the requests went: a batch import's or export's, the servers, their models."""
     batch, lines = s["batch"] or {}, []
     imported = [batch.get(name) for name in ("imported", "unasked", "malformed")]
     if any(imported):
@@ -10091,9 +10077,7 @@ def _sent_lines(s):
 
 
 def _economy_lines(s):
-    """What the run spent, the printed summary's and the page's, each line if there is one:
-    its tokens, their cost (the replies without usage not counted), the re-asks, the rate
-    limits' holds and 429s (a cache rerun or a batch export sends nothing to hold)."""
+    """What the run spent (the page's too): tokens, cost, re-asks, the rate limits' holds."""
     lines = []
     if s["tokens"]:
         tokens = collections.Counter(s["tokens"])  # 0 if none
@@ -10116,7 +10100,7 @@ def _economy_lines(s):
 
 def _emit(summaries, args, several, tallies, rows, title):
     """Write and print each judge's summary, and the page: the worst failure rate (none for
-    an export), and [(file, OSError)] of those that could not be written (a full disk)."""
+    an export), and [(file, OSError)] of those not written."""
     pages = []
     if args.html:
         pages.append((args.html, lambda: _html(summaries, tallies, rows, args, title)))
@@ -10140,10 +10124,9 @@ def _emit(summaries, args, several, tallies, rows, title):
 
 
 def _write_page(page):
-    """(path, None) once ``page``, (path, a function giving its text), is written there;
-    (path, the OSError) if it cannot be (a full disk). Written whole beside the earlier
-    file, then renamed over it: a kill or a full disk midway leaves the earlier page as it
-    was (a link stays a link, its mode stays); a device or a FIFO is written to directly."""
+    """(path, None) once ``page``, (path, its text's function), is written; (path, the
+    OSError) if not. Written beside the earlier file, then renamed over it: a kill or a full
+    disk midway leaves that as it was; a device or a FIFO is written to directly."""
     path, text = page
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
@@ -10202,8 +10185,8 @@ _SECTION = """<h2>{name}</h2><table>
 
 
 def _html(summaries, tallies, rows, args, title):
-    """The page --html writes: each judge's figures, charts as inline SVG, and the records
-    kept (failures, then the lowest scores), every judged text escaped."""
+    """The page --html writes: each judge's figures and charts (inline SVG), the records
+    kept, every judged text escaped."""
     sections = [_judge_section(name, s, tallies[name]) for name, s in summaries.items()]
     # the records kept, the first judge's status and score heading each, folded under its error
     prefix, question = next(iter(summaries)), args.question_field or "question"
@@ -10229,7 +10212,6 @@ def _html(summaries, tallies, rows, args, title):
 
 
 def _judge_section(name, s, tally):
-    """A judge's section of the page: its figures, then its charts and tables."""
     fields = {}
     for key, value in s.items():
         fields[key] = ""
@@ -10252,7 +10234,7 @@ def _judge_section(name, s, tally):
 
 
 def _score_charts(s):
-    """A judge's charts and tables of its statuses and scores, in page order: (heading, body)."""
+    """(heading, body) of a judge's statuses and scores, in page order."""
     errors = _first_errors_once(s["errors"])  # as the printed summary says them
     statuses = [(status, n, errors.get(status, "")) for status, n in s["statuses"].items()]
     yield "Statuses", _html_table(("status", "records", "first error"), statuses)
@@ -10282,7 +10264,7 @@ def _score_charts(s):
 
 
 def _trust_charts(s, tally):
-    """A judge's charts and tables of how far its scores hold, in page order: (heading, body)."""
+    """(heading, body) of how far a judge's scores hold, in page order."""
     rows = ["<tr><th>{}</th><td>{}</td></tr>".format(_esc(heading), _esc(figure))
             for heading, figure in _trust(s)[0]]
     yield "Trust", "<table>{}</table>".format("".join(rows))
@@ -10315,7 +10297,6 @@ _LENGTH_AXES = {"A's win rate": "length difference (A - B)"}  # by what the scor
 
 
 def _html_table(heading, rows, after_heading="\n"):
-    """A table of the page: its heading's cells, then a row each."""
     lines = "".join("<tr>{}</tr>".format(_cells("td", row)) for row in rows)
     return "<table><tr>{}</tr>{}{}</table>".format(_cells("th", heading), after_heading, lines)
 
@@ -10332,8 +10313,8 @@ def _esc(value):
 
 
 def _svg_bars(items, top=1.0, digits=4):
-    """Horizontal bars, inline SVG: (label, value) or (label, value, (low, high)) on 0..top;
-    a negative value's bar as long as its size, a value None "none judged", never a bar."""
+    """Bars of (label, value) or (label, value, (low, high)) on 0..top; a negative value's as
+    long as its size, None's "none judged"."""
     parts = []
     for i, (label, value, *ci) in enumerate(items):
         y = 22 * i
@@ -10380,9 +10361,8 @@ _HTML_FIELD_CHARS = 2000   # characters a field (or a field's name) shows on the
 
 
 def _keep(rows, record, prefix, seq, limit):
-    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page: what it
-    shows of them (their first and last fields, the judge's last, each as _page_value shows
-    it), so that its memory is bounded whatever the records hold."""
+    """Keep the ``limit`` failed or lowest-scored records for the page, as it shows them
+    (first and last fields, each as _page_value shows it): memory bounded whatever they hold."""
     import heapq
     ok = record.get(prefix + "_status") in _NOT_FAILURES
     score = _score_or_zero(record.get(prefix + "_score"))
@@ -10411,9 +10391,9 @@ def _keep(rows, record, prefix, seq, limit):
 
 
 def _page_value(value):
-    """A field (or its name) as the page shows it: its first _HTML_FIELD_CHARS characters (of
-    its JSON, if not text), saying how many more; chat messages as their turns labelled by
-    role, cut to their two ends (the last turn is the one judged)."""
+    """A field (or its name) as the page shows it: cut at _HTML_FIELD_CHARS, saying how many
+    more; chat messages as turns labelled by role, cut to both ends (the last one is judged)."""
+
     if isinstance(value, (int, float)):
         return value
     if isinstance(value, list):
@@ -10448,31 +10428,28 @@ _STATUSES = frozenset((
 
 
 def _is_token_count(value):
-    """A count the summary may add: what is no int is skipped there, as the run skips it."""
+    """A count the summary may add: what is no int is skipped there, as in the run."""
     if not isinstance(value, int):
         return True
     return _is_whole_count(value)
 
 
 def _are_token_counts(usage):
-    """Usage (an object, checked first) whose token counts the summary may add."""
     return all(_is_token_count(usage.get(name)) for name in _TOKEN_COUNTS)
 
 
 def _is_pair(value):
-    """A systems item's pair: an object, its consistent flag checked."""
     return isinstance(value, dict) and _FLAG_OR_NULL(value.get("consistent"))
 
 
 def _are_requests(value):
-    """A request stamp, or a list of them (a jury's)."""
     if isinstance(value, list):
         return all(map(_is_request, value))
     return _is_request(value)
 
 
 def _are_figure_options(value):
-    """A stamp's figure options: an object of _FIGURE_OPTIONS' names, each as a run takes it."""
+    """An object of _FIGURE_OPTIONS' names, each as a run takes it."""
     if not isinstance(value, dict):
         return False
     checks = {name: check for name, _, check in _FIGURE_OPTIONS}
@@ -10554,10 +10531,9 @@ _USAGE_CHECKS = tuple(check for check in _READ_CHECKS if check[0] == "usage")
 
 
 def _report(args):
-    """``report``: the summary of scored records again, from a run's output or its shards'.
-    Records of different runs (another template, model, version) are refused but --mixed; a
-    file named twice (a link too: its records would count twice), a record seen twice and a
-    value no run writes, always."""
+    """``report``: the summary of scored records again. Records of different runs are
+    refused but --mixed; a file named twice, a record seen twice and a value no run writes,
+    always."""
     seen = {}
     for index, path in enumerate(args.input):
         info = os.stat(path)
@@ -10586,8 +10562,8 @@ def _report(args):
 
 
 class _Report:
-    """What ``report`` gathers from the records: each prefix's tally, the run it saw first
-    and what differs in the others (--mixed), the page's rows."""
+    """What ``report`` gathers: each prefix's tally, its first run and what differs in the
+    others (--mixed), the page's rows."""
 
     def __init__(self, args):
         self.args = args
@@ -10602,9 +10578,8 @@ class _Report:
                              or args.model_field)  # flags by which _Tally.add is not all
 
     def add(self, index, path, number, record):
-        """Tally one line of the ``index``th file: a torn line (a kill) is warned of and
-        skipped; a record's stamps and judgements are checked against what its run writes, a
-        record seen twice is refused, each judgement tallied with its run's options."""
+        """Tally one line of the ``index``th file: a torn line (a kill) warned of, a record
+        checked against what its run writes, each judgement with its run's options."""
         if isinstance(record, _BadLine):
             warning = "minijudge: warning: {}: {}; skipped".format(path, record.error)
             self.seen["once"].warnings.append(((index, number), warning))
@@ -10638,9 +10613,8 @@ class _Report:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
 
     def add_lean(self, index, number, record):
-        """Count a record of the lean path's kind (_Lean) whose values are of a kind its
-        run's checks passed, as _tally_add would (by _Tally.add alone); False sends it to
-        the general path, which names what is wrong."""
+        """Count a record _Lean.read reads, as _tally_add would; False sends it to the
+        general path, which names what is wrong."""
         lean = self.lean
         plain = lean.read(record)
         if plain is None:
@@ -10653,10 +10627,9 @@ class _Report:
         return True
 
     def check_run(self, prefix, run, path, number):
-        """JudgeError if the record is of another run than the first (but --mixed; a model
-        not yet known is the run's: _one_model). The options to tally it with: its own run's
-        (--mixed: its response fields); JudgeError if its figure options are not the
-        first's, unless given to report."""
+        """The options to tally a record with (--mixed: its own run's); JudgeError if it is of
+        another run than the first (but --mixed, _one_model) or, --mixed, of other figure
+        options (unless given to report)."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
         if prefix not in self.options:
             self.options[prefix] = _run_options(self.args, run)
@@ -10682,7 +10655,7 @@ class _Report:
         return own
 
     def summaries(self):
-        """Each prefix's summary; what differs between the runs is shown as unknown."""
+        """Each prefix's summary; what differs between the runs as unknown."""
         summaries = {}
         for prefix, tally in self.tallies.items():
             mixed = self.mixed[prefix]
@@ -10697,11 +10670,10 @@ class _Report:
 
 
 class _Lean:
-    """What report's lean path knows of the records of one set of field names and one run:
-    their fields' names (read into a _Plain), the kinds of values the run's checks passed
-    (_judgement_of's memo), where their label and response are. Only records that _Tally.add
-    alone counts: of one run, the first seen, of one response, not naming model_a and
-    model_b, of no details; without --price, --pass-threshold, --group-by, --model-field."""
+    """What report's lean path knows of the records of one set of field names and one run
+    (the kinds of values its checks passed, where the label and response are), for those
+    _Tally.add alone counts: of one run, the first seen, one response, no model_a and
+    model_b, no details; without --price, --pass-threshold, --group-by, --model-field."""
 
     def __init__(self, report, record, prefix, stamp):
         head = prefix + "_"
@@ -10714,7 +10686,6 @@ class _Lean:
 
     @classmethod
     def of(cls, report, record, stamps):
-        """The lean facts of the records of this one's kind, or None."""
         if not report.leanable:
             return None
         runs = [key for key in record if key.endswith("_run")]
@@ -10756,8 +10727,7 @@ _PLAIN_FIELDS = _CHECKED_KIND + tuple(
 
 class _Plain(collections.namedtuple(
         "_Plain", [_ATTRIBUTES.get(name, name) for name in _PLAIN_FIELDS])):
-    """A record's own fields (_RECORD), of no details, as report's lean path reads them: a
-    judgement for _Tally.add."""
+    """A record of no details as report's lean path reads it: a judgement for _Tally.add."""
     __slots__ = ()
     details, cached, attempts, latency = {}, False, 0, 0.0
 
@@ -10767,9 +10737,8 @@ class _Plain(collections.namedtuple(
 
 
 def _run_options(args, stamp):
-    """report's options for the records of the run of ``stamp``: the run's own (figure
-    options, response fields) where the flag was not given, so that a report gives the run's
-    figures; and each flag given otherwise, {flag: {"run": ..., "given": ...}}."""
+    """report's options for the run of ``stamp``: its own (figure options, response fields)
+    where the flag was not given; and each flag given otherwise, {flag: {"run", "given"}}."""
     import copy
     ran, overridden, defaults = copy.copy(args), {}, _default_args()
     figures = stamp.get("figures") or {}
@@ -10791,17 +10760,15 @@ def _run_options(args, stamp):
 
 
 def _one_model(a, b):
-    """Whether two stamps' models are one run's: alike but where one says None, a model not
-    yet known when the record was written (records that sent nothing are written before the
-    server is asked)."""
+    """Whether two stamps' models are one run's: alike but where one says None, not yet known
+    (records that sent nothing are written before the server is asked)."""
     a, b = str(a).split(", "), str(b).split(", ")
     return len(a) == len(b) and all(x == y or "None" in (x, y) for x, y in zip(a, b))
 
 
 def _stamps_of(record, checked):
     """{prefix: stamp} of the runs that wrote this record (a NAME_run object saying it is
-    NAME's; an input column may look like one), each checked but one equal to the prefix's
-    last ``checked``."""
+    NAME's), each checked unless equal to the prefix's last ``checked``."""
     stamps = {}
     for key, value in record.items():
         if key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]:
@@ -10814,8 +10781,7 @@ def _stamps_of(record, checked):
 
 
 def _of_run(memo, prefix, stamp, work):
-    """``work(stamp)``, worked out once a run (its records share one stamp), kept in ``memo``
-    by prefix and work."""
+    """``work(stamp)``, once a run (its records share one stamp), kept in ``memo``."""
     last = memo.get((prefix, work))
     if last is None or last[0] is not stamp and last[0] != stamp:
         last = memo[(prefix, work)] = stamp, work(stamp)
@@ -10823,11 +10789,9 @@ def _of_run(memo, prefix, stamp, work):
 
 
 def _judgement_of(record, prefix, stamp, memo):
-    """A record's NAME_* fields as the Judgement they were written from (_RECORD), each
-    value checked against what the run (``stamp``) writes: JudgeError if not; a detail the
-    run did not write is not its own. The values the checks read of a record of no details
-    are kept as a kind checked (``memo``): report's lean path checks a record of a kind
-    kept by this memo alone (_Lean.read)."""
+    """A record's NAME_* fields as the Judgement written, each checked against what the run
+    writes (JudgeError); a detail it did not write is not its own. A record of no details
+    is kept as a kind checked (for _Lean.read)."""
     head = prefix + "_"
     start = len(head)
     fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
@@ -10855,9 +10819,8 @@ _KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' err
 
 
 def _run_facts(stamp):
-    """What report works out once a run: the details its stamp says it did not write; the
-    kinds of its records checked (none yet); the fields its template reads (``prompt``),
-    sorted, None if unknown (a custom template)."""
+    """Once a run: the details it did not write, the kinds of records checked, the fields
+    its template reads (``prompt``, sorted; None for a custom template)."""
     unwritten = {name for name, _, written in _RECORD if callable(written) and not written(stamp)}
     facts = {"unwritten": unwritten, "checked": set(), "prompt": None}
     named = stamp.get("fields")
@@ -10877,8 +10840,7 @@ def _run_facts(stamp):
 
 
 def _check_judgement(fields, name, stamp):
-    """JudgeError naming the first of a record's values its run (``stamp``) cannot have
-    written: status, score, rating, what _READ_CHECKS reads, details."""
+    """JudgeError naming the first of a record's values its run cannot have written."""
     status = fields.get("status")
     if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
         raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
@@ -10889,9 +10851,8 @@ def _check_judgement(fields, name, stamp):
 
 
 def _check_details(fields, name, stamp, status):
-    """The details the summary reads: repeats all answered (or the record failed), members
-    and pairs at any depth, re-asks within each judge's --reask, a panel of the jury's
-    judges in order (read by position), a systems item's wins."""
+    """The details the summary reads: repeats, members and pairs, re-asks within --reask, a
+    panel of the jury's judges in order (read by position), a systems item's wins."""
     repeats = fields.get("repeats")
     if status == "ok" and repeats and None in repeats:
         raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
@@ -10917,7 +10878,7 @@ def _check_details(fields, name, stamp, status):
 
 
 def _labelled(parts):
-    """An object's (key, value) pairs, a list's (index, item); None for anything else."""
+    """An object's (key, value) pairs, a list's (index, item); None else."""
     if isinstance(parts, dict):
         return list(parts.items())
     if isinstance(parts, list):
@@ -10926,8 +10887,7 @@ def _labelled(parts):
 
 
 def _check_nested(details, name, depth=0):
-    """The members' and pairs' details the summary reads, at any depth: each an object, with
-    its consistent and positional_bias flags and its repeats' scores checked."""
+    """The members' and pairs' details the summary reads, at any depth (_NESTED_CHECKS)."""
     for key in ("members", "pairs"):
         parts = details.get(key)
         if parts is None:
@@ -10959,10 +10919,9 @@ def _check_reasks_within(details, name, most, own=None):
 
 
 def _check_score(fields, name, stamp, status):
-    """A judged record's score is from 0 to 1 (a systems item's: each system's, in its
-    value) and its value on the run's scale (None, a list or an object are other modes',
-    but "4", true or NaN would be miscounted); a failure's score is the run's failure
-    value (null as null, a number as itself)."""
+    """A judged record's score from 0 to 1 (a systems item's, each in its value), its value
+    on the run's scale ("4", true or NaN would be miscounted); a failure's, the run's
+    failure value."""
     score, value, scale = fields.get("score"), fields.get("value"), stamp.get("scale")
     failure = _requests(stamp)[0].get("on_failure")  # null or a number (_is_request)
     if status == "ok" and _MODES[stamp["mode"]].compare == "compare_systems":
@@ -10981,7 +10940,7 @@ def _check_score(fields, name, stamp, status):
 
 
 def _no_stamp(path, number, record):
-    """JudgeError: the record has no stamp of this minijudge's, or one of an older one's."""
+    """JudgeError: no stamp of this minijudge's, or an older one's."""
     for old, value in record.items():
         if old.endswith("_run") and isinstance(value, dict) and "template_sha256" in value:
             raise JudgeError("{} line {}: {} is not a stamp this minijudge ({}) writes "
@@ -10992,10 +10951,9 @@ def _no_stamp(path, number, record):
 
 
 class _Once:
-    """Refuses a record seen twice (_once) in 8 bytes a record: its identity (a hash) kept,
-    checked for repeats when all is read or an error stops it, the files then read again to
-    name both places. A FIFO cannot be read again: each record's place is kept. A torn
-    line's warning waits too: past a record seen twice, only that is said."""
+    """Refuses a record seen twice (_once) in 8 bytes a record: its hash kept, checked when
+    all is read or an error stops it, the files then read again to name both places (a
+    FIFO's records' places are kept). Torn lines' warnings wait: past a repeat, unsaid."""
 
     def __init__(self, paths, seen):
         self.paths, self.seen, self.warnings = paths, seen, []
@@ -11012,8 +10970,7 @@ class _Once:
             self.keys[key % _KEY_BUCKETS].append(key)
 
     def settle(self):
-        """Say the warnings up to the first record seen twice (found by sorting each bucket,
-        then named by reading the files again); JudgeError naming it."""
+        """Say the warnings up to the first record seen twice; JudgeError naming it."""
         repeated = set()
         for bucket in self.keys or ():
             ordered = sorted(bucket)
@@ -11048,10 +11005,9 @@ _KEY_BUCKETS = 256
 
 
 def _record_keys(seen, record, stamps):
-    """A record's identity for each run that wrote it: its input line, the run, and the
-    input fields the run's prompt read, as text (a column added after the run, or an id
-    re-typed, makes no new record; a custom template may read any field: all of them). Texts
-    and nulls alone are a tuple, equal as JSON exactly when equal as a tuple."""
+    """A record's identity for each run that wrote it: its input line, the run, the input
+    fields its prompt read (a column added after the run makes no new record; a custom
+    template's: all). Texts and nulls alone are a tuple, equal exactly when equal as JSON."""
     prefixes = tuple(prefix + "_" for prefix in stamps)
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
@@ -11072,9 +11028,8 @@ _STAMP_TEXT = functools.partial(json.dumps, sort_keys=True)  # a record's identi
 
 
 def _once(seen, paths, place, record, stamps, only=None):
-    """Refuse a record seen before (a copied file): one run's record of one input line, with
-    the same input fields, is one record however many files hold it. ``seen``: each record's
-    identity and where it was first (file << 40 | line)."""
+    """Refuse a record seen before (a copied file): one run's record of one input line is
+    one record however many files hold it. ``seen``: where each was first (file << 40 | line)."""
     here = place[0] << 40 | place[1]  # an int, not a tuple
     for prefix, key in zip(stamps, _record_keys(seen, record, stamps)):
         if only is not None and key not in only:  # read again: the repeated keys alone
@@ -11092,7 +11047,8 @@ _LINE_MASK = (1 << 40) - 1
 
 
 def _flat(stamp, head=""):
-    """A stamp's values by dotted name (request.params.temperature), to name a difference."""
+    """A stamp's values by dotted name (request.params.temperature)."""
+
     flat = {}
     for name, value in stamp.items():
         if isinstance(value, dict):
