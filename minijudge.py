@@ -9020,8 +9020,8 @@ def _repeat_scores(details):
     members = details.get("members")
     if not isinstance(members, Mapping):
         return []
-    return [member["repeats"] for member in members.values() if isinstance(member, Mapping)
-            and member.get("repeats") and None not in member["repeats"]]
+    return [member["repeats"] for member in members.values()
+            if _field_of(member, "repeats") and None not in member["repeats"]]
 
 
 _MODELS_MAX = 1000  # answering models told apart; a new one past them counts among the others
@@ -10048,8 +10048,7 @@ def _rating_lines(s):
 def _sent_lines(s):
     """Where the requests went: a batch import's or export's, the servers, their models."""
     batch, lines = s["batch"] or {}, []
-    imported = [batch.get(name) for name in ("imported", "unasked", "malformed")]
-    if any(imported):
+    if any(map(batch.get, ("imported", "unasked", "malformed"))):
         malformed, conflicting = "", ""
         if batch["malformed"]:
             malformed = "; malformed lines: " + ", ".join(
@@ -10450,10 +10449,13 @@ def _are_requests(value):
 
 def _are_figure_options(value):
     """An object of _FIGURE_OPTIONS' names, each as a run takes it."""
-    if not isinstance(value, dict):
-        return False
-    checks = {name: check for name, _, check in _FIGURE_OPTIONS}
-    return all(name in checks and checks[name](v) for name, v in value.items())
+    checks = _FIGURE_CHECKS
+    return isinstance(value, dict) and all(name in checks and checks[name](v)
+                                           for name, v in value.items())
+
+
+_FIGURE_CHECKS = {name: check for name, _, check in _FIGURE_OPTIONS}
+
 
 
 def _is_request(value):
@@ -10688,8 +10690,8 @@ class _Lean:
     def of(cls, report, record, stamps):
         if not report.leanable:
             return None
-        runs = [key for key in record if key.endswith("_run")]
-        if len(stamps) != 1 or len(runs) != 1 or "model_a" in record and "model_b" in record:
+        runs = sum(key.endswith("_run") for key in record)
+        if len(stamps) != 1 or runs != 1 or "model_a" in record and "model_b" in record:
             return None
         (prefix, stamp), = stamps.items()
         if report.runs[prefix][0] != stamp or _MODES[stamp["mode"]].responses != ("response",):
@@ -10915,7 +10917,7 @@ def _check_reasks_within(details, name, most, own=None):
     for key in ("members", "pairs"):
         for label, part in _labelled(details.get(key)) or ():
             where = "{}{}.{}.".format(name, key, label)
-            _check_reasks_within(part, where, (own or {}).get(label, most))
+            _check_reasks_within(part, where, _field_of(own, label, most))
 
 
 def _check_score(fields, name, stamp, status):
