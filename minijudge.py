@@ -8565,9 +8565,8 @@ def _is_filled(value):
 # -- Tallies -------------------------------------------------------------------------
 
 def _tally_add(tally, judgement, record, args, mode):
-    """Count one record into the tally and its groups (--group-by): its judgement, its label
-    (--human-field), its responses' lengths (one's, or a pair's under a verdict); if judged,
-    the models that answered and the comparisons of named systems it gives."""
+    """Count one record into the tally and its groups (--group-by); if judged, the models
+    that answered and the comparisons of named systems it gives too."""
     spec = _MODES[mode]
     lengths = []
     if spec.answers is None or spec.compare == "compare":
@@ -8598,8 +8597,7 @@ _DEFAULTED = (("answer", "'answer'", "judged without a reference"),
 
 
 def _lack_checks(args, mode, judge):
-    """What a judged record of a run of these flags, mode and judge may lack, so that the
-    summary says what was done instead: [(_DEFAULTED's key, lacks(record))]."""
+    """[(_DEFAULTED's key, lacks(record))] for a run of these flags, mode and judge."""
     mode = _MODES[mode]
     checks = []
 
@@ -8629,8 +8627,7 @@ def _lack_checks(args, mode, judge):
 
 
 def _default_lines(defaulted, args):
-    """The summary's "fields": a line for each field of _DEFAULTED some records lack, and
-    for --human-field values that are no label; None if none."""
+    """The summary's "fields": what some records lack (_DEFAULTED), labels unread; or None."""
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
         field, lacking = field.format(args), defaulted[key]
@@ -8655,8 +8652,7 @@ class _Numbers:
         self._held, self._file, self._spilled = array("d"), None, 0
 
     def extend(self, numbers):
-        """Append ``numbers``; past _NUMBERS_HELD, those held go to the end of the file (made
-        on the first: most never fill)."""
+        """Append ``numbers``; past _NUMBERS_HELD, those held go to the file (made then)."""
         self._held.extend(numbers)
         if len(self._held) < _NUMBERS_HELD:
             return
@@ -8676,8 +8672,8 @@ class _Numbers:
         return self._spilled + len(self._held)
 
     def chunks(self):
-        """The numbers in order, an array of at most _NUMBERS_READ at a time, each read at
-        its own offset (two passes may go side by side)."""
+        """The numbers in order, _NUMBERS_READ at a time, each read at its own offset (two
+        passes may go side by side)."""
         from array import array
         for offset in range(0, self._spilled, _NUMBERS_READ):
             chunk = array("d")
@@ -8710,6 +8706,13 @@ class _Column:
             offset += len(chunk)
 
 
+def _score_or_zero(score):
+    """A score as the summary counts it: one that is no number (None, NaN) as 0.0."""
+    if not isinstance(score, (int, float)) or score != score:
+        return 0.0
+    return score
+
+
 def _new_sums():
     """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
     return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
@@ -8724,8 +8727,7 @@ def _add_score(sums, score):
 
 
 class _Tally:
-    """What the summary reports, gathered record by record (add): sums, and a few numbers a
-    record."""
+    """What the summary reports, gathered record by record: sums, and a few numbers a record."""
 
     def __init__(self):
         self.statuses = collections.Counter()
@@ -8758,13 +8760,9 @@ class _Tally:
         self.by_value = self.ratings, self.models, self.sources, self.fingerprints
 
     def add(self, judgement, human=None, lengths=()):
-        """Count a judgement: its status and score (a failure's first error; a score no
-        number, 0.0), its values by kind, its details, requests and tokens; if judged, its
-        ``human`` label and ``lengths`` (a response's, or a pair's two)."""
-        score = judgement.score
-        if not isinstance(score, (int, float)) or score != score:  # None, NaN
-            score = 0.0
-        score = float(score)
+        """Count a judgement; if judged, its ``human`` label and ``lengths`` (a response's,
+        or a pair's two) too."""
+        score = float(_score_or_zero(judgement.score))
         status = judgement.status
         self.statuses[status] += 1
         _add_score(self.all, score)
@@ -8780,10 +8778,11 @@ class _Tally:
                 counter[value] += 1
         if judgement.details:  # most judgements have none
             self._count_details(judgement, score)
-        if status == "ok" and lengths:
-            self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
-        if status == "ok" and human is not None:
-            self.human.append((rating, score, human))
+        if status == "ok":
+            if lengths:
+                self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
+            if human is not None:
+                self.human.append((rating, score, human))
         self._count_requests(judgement)
 
     def _count_requests(self, judgement):
@@ -8802,19 +8801,16 @@ class _Tally:
                 self.tokens[name] += value
 
     def _count_details(self, judgement, score):
-        """What a judgement's details give: the pass, each conversation's, the panel's
-        scores, the cost (one without usage apart); if judged, the repeats' agreement and
-        spread and the systems' wins."""
+        """What a judgement's details give: the pass, the conversations', the panel's, the
+        cost; if judged, the repeats' agreement and spread and the systems' wins."""
         details, ok = judgement.details, judgement.status == "ok"
         if details.get("pass") not in (None, ""):
             self.passed[details["pass"]] += 1
         for asked in _conversations(details):
             self._count_asked(asked, asked.get("status", judgement.status) == "ok")
         panel = details.get("panel")  # {name: score}; with the panel's score, None if it failed
-        if panel and ok:
-            self.panel.append((panel, score))
-        elif panel:
-            self.panel.append((panel, None))
+        if panel:
+            self.panel.append((panel, score if ok else None))
         if "cost" in details:  # a reply without usage has no cost: counted apart
             if _is_number(details["cost"]):
                 self.cost += details["cost"]
@@ -8833,8 +8829,7 @@ class _Tally:
             self.played.update(details["played"])
 
     def _count_asked(self, asked, saved):
-        """A conversation's orders' agreement, and its re-asks (--reask): those sent, and
-        whether it was read (``saved``)."""
+        """A conversation's orders' agreement, and its re-asks (``saved``: it was read)."""
         for counter, name in ((self.consistent, "consistent"), (self.biased, "positional_bias")):
             if asked.get(name) is not None:
                 counter[asked[name]] += 1
@@ -8848,8 +8843,7 @@ class _Tally:
 
 
 def _conversations(details):
-    """The details of each conversation a judgement stands for: its members' (a panel's, or
-    repeats'), a systems item's pairs, or its own."""
+    """The details of each conversation a judgement stands for: its members', pairs', own."""
     if not isinstance(details, Mapping):  # a member as hand-edited into a record (report)
         return []
     parts = details.get("members") or details.get("pairs")
@@ -8866,8 +8860,8 @@ def _repeat_scores(details):
     members = details.get("members")
     if not isinstance(members, Mapping):
         return []
-    return [member["repeats"] for member in members.values() if isinstance(member, Mapping)
-            and member.get("repeats") and None not in member["repeats"]]
+    return [member["repeats"] for member in members.values()
+            if _field_of(member, "repeats") and None not in member["repeats"]]
 
 
 _MODELS_MAX = 1000  # answering models told apart; a new one past them counts among the others
@@ -8888,8 +8882,8 @@ _MODEL_NAME_RE = re.compile(r"""
 
 
 def _model_key(value):
-    """A model's name as self-judging compares it (case folded, without organisation, date,
-    tag or revision; a size tag is part of it), or None: no text, or over 300 characters."""
+    """A model's name as self-judging compares it (_MODEL_NAME_RE, case folded), or None: no
+    text, or over 300 characters."""
     if not isinstance(value, str) or len(value) > 300:
         return None
     match = _MODEL_NAME_RE.match(value.strip())
@@ -8900,8 +8894,8 @@ def _model_key(value):
 
 
 def _tally_model(tally, value, scores):
-    """Add ``scores`` (_judge_scores) under the model named ``value`` (``answered_by``: its
-    first five spellings, each judge's count and sum); False if ``value`` names none."""
+    """Add ``scores`` (_judge_scores) under the model named ``value`` in ``answered_by``
+    (its first five spellings, each judge's count and sum); False if it names none."""
     answered, key = tally.answered_by, _model_key(value)
     if key is None:
         return False
@@ -8925,8 +8919,7 @@ def _judge_scores(judgement):
 
 
 def _add_spelling(spellings, value):
-    """Keep the first five spellings of a model's name in sorted order, whatever order the
-    records (or shards) come in."""
+    """Keep the first five spellings in sorted order, whatever order the records come in."""
     if value not in spellings:
         spellings.append(value)
         spellings.sort()
@@ -8940,10 +8933,9 @@ _NO_FIELD = "(no field)"  # the group of the records without the field: no JSON,
 
 
 def _groups_of(tally, record, fields):
-    """The tallies of the record's groups, one a --group-by field, named by the field's JSON
-    as -o writes it (NaN as null, 1.0 as 1), whole, or _NO_FIELD; none of a field past
-    _GROUPS_MAX values, whose groups are dropped (which are kept must not depend on the
-    records' order)."""
+    """The tallies of the record's groups, one a --group-by field, named by the value's JSON
+    as -o writes it (NaN as null, 1.0 as 1) or _NO_FIELD; none of a field past _GROUPS_MAX
+    values, whose groups are all dropped (what is kept must not depend on the order)."""
     groups = []
     for field in dict.fromkeys(fields):
         kept = tally.groups.setdefault(field, {})
@@ -8965,8 +8957,7 @@ def _groups_of(tally, record, fields):
 
 
 def _one_number(text):
-    """A JSON number read as one value however written: 1.0 and 1e0 as 1; past 2**53, a
-    float."""
+    """A JSON number read as one value however written: 1.0 and 1e0 as 1; past 2**53, a float."""
     number = float(text)
     if number.is_integer() and abs(number) < 2 ** 53:
         return int(number)
@@ -8974,10 +8965,9 @@ def _one_number(text):
 
 
 def _count_verdict(tally, judgement, record, lengths, strong_weight):
-    """A pairwise verdict naming its two systems in model_a and model_b (as MT-Bench's and
-    Chatbot Arena's judgments do): A's score under A's model and its complement under B's,
-    so that self-judging sees a judge that is one of them; and a comparison for the
-    Bradley-Terry fit, (a, b, a's win, a's length - b's, weight)."""
+    """A pairwise verdict naming its systems in model_a and model_b (as MT-Bench's data
+    does): A's score under A's model, its complement under B's (for self-judging), and a
+    comparison for the Bradley-Terry fit, (a, b, a's win, a's length - b's, weight)."""
     a, b = record.get("model_a"), record.get("model_b")
     if not isinstance(a, str) or not isinstance(b, str) or a == b:
         return
@@ -8990,8 +8980,7 @@ def _count_verdict(tally, judgement, record, lengths, strong_weight):
 
 
 def _count_pairs(tally, pairs, responses, strong_weight):
-    """A systems item's pairs as comparisons for the Bradley-Terry fit, as _count_verdict
-    makes them."""
+    """A systems item's pairs as comparisons, as _count_verdict makes them."""
     if not isinstance(responses, Mapping):
         responses = {}
     for pair in pairs:
@@ -9005,8 +8994,8 @@ def _count_pairs(tally, pairs, responses, strong_weight):
 
 
 def _verdict_weight(strong, strong_weight):
-    """How many comparisons a verdict counts as: --strong-weight if it was strong ([[A>>B]]
-    in every order asked; a hand-edited "yes" is not), else 1."""
+    """--strong-weight if the verdict was strong (True: a hand-edited "yes" is not), else 1."""
+
     if strong is True:
         return strong_weight
     return 1
@@ -9056,8 +9045,7 @@ _GROUP_FIGURES = (
 
 
 def _run_stamp(args):
-    """What a run's stamp holds of the command line beyond the records' fields: its jury,
-    quorum, and the figure options not at their default (None if none is)."""
+    """The stamp's jury, quorum and figure options not at their default (None if none is)."""
     defaults = _default_args()
     figures = {name: getattr(args, name) for name, _, _ in _FIGURE_OPTIONS
                if getattr(args, name) != getattr(defaults, name)}
@@ -9065,8 +9053,8 @@ def _run_stamp(args):
 
 
 def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, members=None):
-    """The figures of a run (``judge``, the one that ran; ``members``, a jury's judges) or
-    of scored records (report), in the order --summary writes them."""
+    """The figures of a run (``judge``: the one that ran; ``members``: a jury's judges) or of
+    scored records (report), in --summary's order."""
     summary = _score_figures(stamp, args, tally)
     summary.update(_judge_figures(stamp, args, tally, wall, judge, members))
     summary["mode"] = stamp["mode"]
@@ -9102,7 +9090,6 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
 
 
 def _share_true(counter):
-    """Of the records (or pairs) counted, the share that were True."""
     return _mean(counter[True], sum(counter.values()))
 
 
@@ -9114,8 +9101,7 @@ def _mean(total, n, places=4):
 
 
 def _score_figures(stamp, args, tally):
-    """The records, their statuses and first errors; the mean score (of all records, of the
-    judged), on the judge's scale, its interval; the ratings given: a run's, and a group's."""
+    """The records, statuses, errors, mean scores and intervals, ratings: a run's or a group's."""
     done, judged = tally.all["n"], tally.judged["n"]
     failure_rate = 0.0
     if done:
@@ -9152,12 +9138,11 @@ def _score_figures(stamp, args, tally):
 
 
 def _on_scale(score, scale):
-    """A score from 0 to 1 on the judge's scale [LO, HI], as the summary rounds it."""
     return round(scale[0] + score * (scale[1] - scale[0]), 4)
 
 
 def _win_rates(tally):
-    """Each system's win rate, and the systems ranked by it: a run's, and a group's."""
+    """Each system's win rate, and the systems ranked by it: a run's, or a group's."""
     systems = {name: {"win_rate": _mean(tally.wins[name], n), "comparisons": n}
                for name, n in tally.played.items()}
     ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
@@ -9165,9 +9150,8 @@ def _win_rates(tally):
 
 
 def _judge_figures(stamp, args, tally, wall, judge, members):
-    """What was sent (tokens, requests: none of those cached), the time and the dollars it
-    took (None: no price given), who judged with what template and parameters (report:
-    what the stamp says)."""
+    """What was sent, the time and dollars it took, who judged with what template and
+    parameters (report: what the stamp says)."""
     wall_seconds, per_second, cost = wall, None, None
     if wall:
         wall_seconds = round(wall, 3)
@@ -9214,9 +9198,8 @@ def _judge_figures(stamp, args, tally, wall, judge, members):
 
 
 def _self_judging(stamp, args, tally):
-    """The judges whose model is also judged (a system's name; a record's --model-field),
-    each with its mean for its own model's answers against the others' (named models only)
-    and the gap; None if none is."""
+    """The judges whose model is also judged (a system; a record's --model-field), each with
+    _self_preference's figures; None if none is."""
     answered, field = tally.answered_by, args.model_field
     if _MODES[stamp["mode"]].scores == "systems":  # their wins as _tally_model keeps scores
         answered, field = {"unnamed": 0, "names": {}}, None
@@ -9271,7 +9254,7 @@ def _self_preference(judge, models, answered):
 
 
 def _pooled(entries, judge):
-    """The mean and count of a judge's scores over _tally_model's entries."""
+    """A judge's mean and count over _tally_model's entries."""
     n, total = 0, 0.0
     for _, sums in entries:
         count, added = sums.get(judge, (0, 0.0))
@@ -9281,9 +9264,8 @@ def _pooled(entries, judge):
 
 
 def _ranking_figures(tally, args):
-    """The named systems compared, ranked by Bradley-Terry score (Elo-like) each group of
-    _components apart: each with its group, its interval, its predicted win rate against its
-    group's baseline (at 1000), its length-controlled score; None without comparisons."""
+    """The named systems ranked by Bradley-Terry score (Elo-like), each group of _components
+    apart (_ranked_component); None without comparisons."""
     if not tally.compared:
         return None
     compared = list(tally.compared)
@@ -9310,9 +9292,9 @@ def _ranking_figures(tally, args):
 
 
 def _components(comparisons):
-    """The comparisons in parts, each of a group of systems compared with one another
-    (directly or through others), never with one of another part: no score compares with
-    another group's. The part of the most systems first, then by its first name."""
+    """The comparisons in parts, each of systems compared with one another (directly or
+    through others), never across: no score compares with another part's. The largest
+    first, then by first name."""
     met = collections.defaultdict(set)
     for a, b, *_ in comparisons:
         met[a].add(b)
@@ -9329,10 +9311,8 @@ def _components(comparisons):
 
 
 def _ranked_component(compared, args, number, played):
-    """Group ``number``'s figures (its baseline, comparisons, whether ties were added, the
-    length coefficient, its systems best first) and its systems' by name (with how often
-    each was ``played``); its baseline --baseline if of the group, else its first name
-    (shards in any order agree)."""
+    """Group ``number``'s figures and its systems' by name; its baseline --baseline if of the
+    group, else its first name (shards in any order agree)."""
     strengths, added = _bradley_terry(compared)
     baseline = args.baseline
     if baseline not in strengths:
@@ -9370,8 +9350,8 @@ def _ranked_component(compared, args, number, played):
 
 
 def _panel_figures(tally, stamp):
-    """A jury's Krippendorff's alpha, each two judges' Cohen's kappa (over the items both
-    scored), each judge's mean offset from the panel's score: who is lenient, who harsh."""
+    """A jury's Krippendorff's alpha, each two judges' Cohen's kappa, each judge's mean
+    offset from the panel's score: who is lenient, who harsh."""
     if not tally.panel:
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
@@ -9405,8 +9385,8 @@ def _both_scored(units, a, b):
 
 
 def _length_figures(tally, mode):
-    """Does the judge prefer longer answers? Single responses: Spearman's rho of length and
-    score; pairs: how often the longer won a decisive verdict, and _length_controlled."""
+    """Does the judge prefer longer answers? Spearman's rho of length and score; of pairs,
+    how often the longer won a decisive verdict, and _length_controlled."""
     lengths, scores = _Column(tally.lengths, 0), _Column(tally.lengths, 1)  # read, not kept
     if len(scores) < 2:
         return None
@@ -9425,9 +9405,9 @@ def _length_figures(tally, mode):
 
 
 def _human_agreement(args, tally, stamp, kind=None):
-    """How the judge agrees with the --human-field labels (None without); ``kind`` as
-    agreement() takes it. A label is compared with the judge's rating, or with none (a panel
-    split, 0.5) its score on the scale; with yes/no labels, or no scale, its score."""
+    """How the judge agrees with the --human-field labels (None without): a label against
+    the judge's rating, or (none: a panel split) its score on the scale; yes/no labels or
+    no scale, against its score."""
     if not args.human_field:
         return None
     ratings, scores, labels = (), (), ()
@@ -9452,14 +9432,15 @@ def _verdict_label(label):
 
 
 def _group_figures(stamp, args, tally, overall):
-    """By --group-by field: how many values, the _GROUP_FIGURES of each (with --summary;
-    else of those a printed table shows), how many a printed table leaves out."""
+    """By --group-by field: how many values, the _GROUP_FIGURES of each (without --summary,
+    of those a printed table shows), how many a printed table leaves out."""
+
     if not tally.groups:
         return None
     # a group whose 1-5 labels were all 1 reads them as the overall labels are, not as
     # yes/no (accuracy 1.0 for ratings of 3, beside kappas)
     kind = None
-    if (overall or {}).get("kind") == "ratings":
+    if _field_of(overall, "kind") == "ratings":
         kind = "ratings"
     figures = {}
     for field, kept in tally.groups.items():
@@ -9493,7 +9474,6 @@ def _level(s):
 # -- The printed summary -------------------------------------------------------------
 
 def _print_summary(s, max_error_rate, file, name=None):
-    """Print a summary as people read it, one section after another."""
     lines = _head_lines(s, name)
     # the statuses, ok first; each failure's first error; the fields filled by default
     statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
@@ -9524,8 +9504,7 @@ _UNSHOWABLE_RE = re.compile(r"""
 
 
 def _escaped(match):
-    """A character _UNSHOWABLE_RE found, as Python writes it: \\x1b, \\u202e."""
-    return ascii(match.group())[1:-1]
+    return ascii(match.group())[1:-1]  # as Python writes it: \x1b, \u202e
 
 
 def _pairs(items, hidden=()):
@@ -9534,8 +9513,7 @@ def _pairs(items, hidden=()):
 
 
 def _figure_lines(figures, part):
-    """The lines of _LINES[part] whose figure ``figures`` has (by the row's when: _shown,
-    or bool where 0, False and "" are none too), each formatted with ``figures``."""
+    """The lines of _LINES[part] whose figure ``figures`` has, formatted with ``figures``."""
     return [line.format(**figures) for key, when, line in _LINES[part] if when(figures.get(key))]
 
 
@@ -9545,7 +9523,6 @@ def _shown(value):
 
 
 def _none_as(value, text="none"):
-    """``value``, or ``text`` in a line where it is None."""
     if value is None:
         return text
     return value
@@ -9590,7 +9567,7 @@ _LINES = {
 
 
 def _head_lines(s, name):
-    """The first line (what ran, how fast, who judged), and what differs in a mixed report."""
+    """What ran, how fast, who judged; what differs in a mixed report, what report was given."""
     label = ""
     if name:
         label = " [{}]".format(name)
@@ -9618,7 +9595,7 @@ def _head_lines(s, name):
 
 
 def _servers(s):
-    """The servers of a judge on several, with their requests and failures; none of one."""
+    """The servers of a judge on several; none of one."""
     servers = s.get("servers") or []
     if len(servers) < 2:
         return []
@@ -9626,9 +9603,8 @@ def _servers(s):
 
 
 def _first_errors_once(errors):
-    """Each status's first error; one ending with another status's first error names that
-    status instead of saying it again (records not judged because a 401 stopped the run
-    end with that 401)."""
+    """Each status's first error; one ending with another's names that status instead (the
+    records not judged because a 401 stopped the run end with that 401)."""
     shown = {}
     for status, error in errors.items():
         for other, cause in errors.items():
@@ -9655,8 +9631,7 @@ _SCORE_LINES = {
 
 
 def _score_lines(s):
-    """The score's line, the page's too: the mean score, A's win rate or the systems' over
-    the N judged; none if nothing was sent (all exported)."""
+    """The score's line (the page's too); none if nothing was sent (all exported)."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
     figures = dict(s, judged=s["records"] - s["failed"], on_scale="",
@@ -9674,14 +9649,12 @@ def _score_lines(s):
 
 
 def _ci_text(s, interval):
-    """An interval as the summary's lines say it: 95% CI [0.41, 0.62]."""
-    return "{} CI {}".format(_level(s), interval)
+    return "{} CI {}".format(_level(s), interval)  # 95% CI [0.41, 0.62]
 
 
 def _bt_lines(s):
-    """The Bradley-Terry ranking, the page's too: its method, then a line a system (the
-    first _BT_SHOWN); with several groups of systems never compared with each other, each
-    group's under its own baseline."""
+    """The Bradley-Terry ranking (the page's too): its method, then a line a system (the
+    first _BT_SHOWN), several groups each under its own baseline."""
     ranking = s.get("bradley_terry")
     if not ranking:
         return []
@@ -9752,9 +9725,8 @@ _AGREEMENT_FIGURES = {  # by the agreement's kind
 
 
 def _trust(s):
-    """The trust figures: the page's rows, (heading, figure) in its order, and the lines
-    printed under "trust:". The judges that judged their own model are printed first, and
-    come last on the page."""
+    """The trust figures: the page's rows, (heading, figure), and the lines printed under
+    "trust:" (self-judging first there, last on the page)."""
     rows, printed = [], []
     for key, heading in _TRUST:
         figure = s.get(key)
@@ -9785,8 +9757,7 @@ def _trust(s):
 
 
 def _length_lines(length):
-    """The length bias's line: a single response's Spearman; pairs: how often the longer
-    answer won a decisive verdict, and the win rate controlled for length."""
+    """The length bias's line (_length_figures)."""
     if not length:
         return []
     if "lc_win_rate" not in length:
@@ -9839,9 +9810,8 @@ def _self_lines(s):
 
 
 def _group_tables(s):
-    """(title, rows of cells) of each --group-by field, the printed summary's and the page's:
-    a row a value shown, then all (every record); a column with no figure ("-") in any row
-    left out. None if nothing was sent (all exported): no score is shown."""
+    """(title, rows of cells) of each --group-by field (the page's too): a row a value, then
+    all; a column with no figure ("-") left out. None if nothing was sent (all exported)."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
     scores = _MODES[s["mode"]].scores
@@ -9865,7 +9835,6 @@ def _group_tables(s):
 
 
 def _values_note(groups):
-    """How many values a --group-by table has, and how many it leaves out."""
     if groups["values"] is None:
         return "over {0:,} values: none shown (figures are kept for at most {0:,} " \
                "values)".format(groups["limit"])
@@ -9879,8 +9848,7 @@ def _values_note(groups):
 
 
 def _group_cell(key, value):
-    """A figure as a group's table shows it: "-" for none."""
-    if not _shown(value):
+    if not _shown(value):  # "-" for none
         return "-"
     if key == "systems":
         ranked = sorted(value.items(), key=lambda kv: (-kv[1]["win_rate"], kv[0]))
@@ -9900,7 +9868,7 @@ _TEXT_SCORES = {
 
 
 def _rating_lines(s):
-    """The pass rate, the ratings given, where the scores came from, what was adapted."""
+    """The pass rate, ratings given, where the scores came from, what was adapted."""
     lines = _figure_lines(s, "pass rate")
     if s["ratings"]:
         ratings = ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items())
@@ -9918,11 +9886,9 @@ def _rating_lines(s):
 
 
 def _sent_lines(s):
-    """Where the requests went: what a batch import brought, or what an export wrote; the
-    servers of a judge on several, and the models they named if they were not one."""
+    """Where the requests went: a batch import's or export's, the servers, their models."""
     batch, lines = s["batch"] or {}, []
-    imported = [batch.get(name) for name in ("imported", "unasked", "malformed")]
-    if any(imported):
+    if any(map(batch.get, ("imported", "unasked", "malformed"))):
         malformed, conflicting = "", ""
         if batch["malformed"]:
             malformed = "; malformed lines: " + ", ".join(
@@ -9950,9 +9916,7 @@ def _sent_lines(s):
 
 
 def _economy_lines(s):
-    """What the run spent, the printed summary's and the page's, each line if there is one:
-    its tokens, their cost (the replies without usage not counted), the re-asks, the rate
-    limits' holds and 429s (a cache rerun or a batch export sends nothing to hold)."""
+    """What the run spent (the page's too): tokens, cost, re-asks, the rate limits' holds."""
     lines = []
     if s["tokens"]:
         tokens = collections.Counter(s["tokens"])  # 0 if none
@@ -9975,7 +9939,7 @@ def _economy_lines(s):
 
 def _emit(summaries, args, several, tallies, rows, title):
     """Write and print each judge's summary, and the page: the worst failure rate (none for
-    an export), and [(file, OSError)] of those that could not be written (a full disk)."""
+    an export), and [(file, OSError)] of those not written."""
     pages = []
     if args.html:
         pages.append((args.html, lambda: _html(summaries, tallies, rows, args, title)))
@@ -9999,10 +9963,9 @@ def _emit(summaries, args, several, tallies, rows, title):
 
 
 def _write_page(page):
-    """(path, None) once ``page``, (path, a function giving its text), is written there;
-    (path, the OSError) if it cannot be (a full disk). Written whole beside the earlier
-    file, then renamed over it: a kill or a full disk midway leaves the earlier page as it
-    was (a link stays a link, its mode stays); a device or a FIFO is written to directly."""
+    """(path, None) once ``page``, (path, its text's function), is written; (path, the
+    OSError) if not. Written beside the earlier file, then renamed over it: a kill or a full
+    disk midway leaves that as it was; a device or a FIFO is written to directly."""
     path, text = page
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
@@ -10061,8 +10024,8 @@ _SECTION = """<h2>{name}</h2><table>
 
 
 def _html(summaries, tallies, rows, args, title):
-    """The page --html writes: each judge's figures, charts as inline SVG, and the records
-    kept (failures, then the lowest scores), every judged text escaped."""
+    """The page --html writes: each judge's figures and charts (inline SVG), the records
+    kept, every judged text escaped."""
     sections = [_judge_section(name, s, tallies[name]) for name, s in summaries.items()]
     # the records kept, the first judge's status and score heading each, folded under its error
     prefix, question = next(iter(summaries)), args.question_field or "question"
@@ -10088,7 +10051,6 @@ def _html(summaries, tallies, rows, args, title):
 
 
 def _judge_section(name, s, tally):
-    """A judge's section of the page: its figures, then its charts and tables."""
     fields = {}
     for key, value in s.items():
         fields[key] = ""
@@ -10111,7 +10073,7 @@ def _judge_section(name, s, tally):
 
 
 def _score_charts(s):
-    """A judge's charts and tables of its statuses and scores, in page order: (heading, body)."""
+    """(heading, body) of a judge's statuses and scores, in page order."""
     errors = _first_errors_once(s["errors"])  # as the printed summary says them
     statuses = [(status, n, errors.get(status, "")) for status, n in s["statuses"].items()]
     yield "Statuses", _html_table(("status", "records", "first error"), statuses)
@@ -10141,11 +10103,11 @@ def _score_charts(s):
 
 
 def _trust_charts(s, tally):
-    """A judge's charts and tables of how far its scores hold, in page order: (heading, body)."""
+    """(heading, body) of how far a judge's scores hold, in page order."""
     rows = ["<tr><th>{}</th><td>{}</td></tr>".format(_esc(heading), _esc(figure))
             for heading, figure in _trust(s)[0]]
     yield "Trust", "<table>{}</table>".format("".join(rows))
-    confusion = (s["agreement"] or {}).get("confusion")
+    confusion = _field_of(s["agreement"], "confusion")
     if confusion:  # people's label by the judge's: how often, shaded by its share of the most
         labels, top = set(), 0
         for row in confusion.values():
@@ -10160,7 +10122,8 @@ def _trust_charts(s, tally):
         table = "<table><tr><th></th>{}</tr>{}</table>".format(_cells("th", labels),
                                                                "".join(lines))
         yield "Confusion: people (rows) by the judge (columns)", table
-    offsets = (s["panel"] or {}).get("offsets")
+    offsets = _field_of(s["panel"], "offsets")
+
     if offsets:  # None: a judge with none judged
         widest = max((abs(v) for v in offsets.values() if v is not None), default=0)
         yield "Each judge's offset from the panel", _svg_bars(list(offsets.items()), widest)
@@ -10173,7 +10136,6 @@ _LENGTH_AXES = {"A's win rate": "length difference (A - B)"}  # by what the scor
 
 
 def _html_table(heading, rows, after_heading="\n"):
-    """A table of the page: its heading's cells, then a row each."""
     lines = "".join("<tr>{}</tr>".format(_cells("td", row)) for row in rows)
     return "<table><tr>{}</tr>{}{}</table>".format(_cells("th", heading), after_heading, lines)
 
@@ -10190,8 +10152,8 @@ def _esc(value):
 
 
 def _svg_bars(items, top=1.0, digits=4):
-    """Horizontal bars, inline SVG: (label, value) or (label, value, (low, high)) on 0..top;
-    a negative value's bar as long as its size, a value None "none judged", never a bar."""
+    """Bars of (label, value) or (label, value, (low, high)) on 0..top; a negative value's as
+    long as its size, None's "none judged"."""
     parts = []
     for i, (label, value, *ci) in enumerate(items):
         y = 22 * i
@@ -10238,15 +10200,13 @@ _HTML_FIELD_CHARS = 2000   # characters a field (or a field's name) shows on the
 
 
 def _keep(rows, record, prefix, seq, limit):
-    """Keep, of the records seen, the ``limit`` failed or lowest-scored for the page: what it
-    shows of them (their first and last fields, the judge's last, each as _page_value shows
-    it), so that its memory is bounded whatever the records hold."""
+    """Keep the ``limit`` failed or lowest-scored records for the page, as it shows them
+    (first and last fields, each as _page_value shows it): memory bounded whatever they hold."""
     import heapq
     ok = record.get(prefix + "_status") in _NOT_FAILURES
-    score = record.get(prefix + "_score")
-    if not isinstance(score, (int, float)) or score != score:  # none, or NaN: as 0.0
-        score = 0.0
-    key = (-ok, -score, -seq)  # heapq keeps the largest: failures, the lowest, the earliest
+    score = _score_or_zero(record.get(prefix + "_score"))
+    key = (-ok, -score, -seq)
+  # heapq keeps the largest: failures, the lowest, the earliest
     if len(rows) >= limit and not (rows and key > rows[0][:3]):
         return  # it would leave at once: nothing to copy
     items, half = list(record.items()), _HTML_FIELDS // 2
@@ -10270,19 +10230,19 @@ def _keep(rows, record, prefix, seq, limit):
 
 
 def _page_value(value):
-    """A field (or its name) as the page shows it: its first _HTML_FIELD_CHARS characters (of
-    its JSON, if not text), saying how many more; chat messages as their turns labelled by
-    role, cut to their two ends (the last turn is the one judged)."""
-    if value is None or isinstance(value, (int, float)):
+    """A field (or its name) as the page shows it: cut at _HTML_FIELD_CHARS, saying how many
+    more; chat messages as turns labelled by role, cut to both ends (the last one is judged)."""
+
+    if isinstance(value, (int, float)):
         return value
     if isinstance(value, list):
         try:
             text = _turns_text(_read_conversation(value, "the field"), 0)
         except JudgeError:  # not a conversation, or one that does not read: shown as it is
             text = None
-        if text is not None and len(text) <= _HTML_FIELD_CHARS:
-            return text
         if text is not None:
+            if len(text) <= _HTML_FIELD_CHARS:
+                return text
             head = _HTML_FIELD_CHARS // 2
             return "{}\n[\u2026 {} characters left out on the page \u2026]\n{}".format(
                 text[:head], len(text) - _HTML_FIELD_CHARS,
@@ -10307,47 +10267,45 @@ _STATUSES = frozenset((
 
 
 def _is_token_count(value):
-    """A count the summary may add: what is no int is skipped there, as the run skips it."""
+    """A count the summary may add: what is no int is skipped there, as in the run."""
     if not isinstance(value, int):
         return True
     return _is_whole_count(value)
 
 
 def _are_token_counts(usage):
-    """Usage (an object, checked first) whose token counts the summary may add."""
     return all(_is_token_count(usage.get(name)) for name in _TOKEN_COUNTS)
 
 
 def _is_pair(value):
-    """A systems item's pair: an object, its consistent flag checked."""
     return isinstance(value, dict) and _FLAG_OR_NULL(value.get("consistent"))
 
 
 def _are_requests(value):
-    """A request stamp, or a list of them (a jury's)."""
     if isinstance(value, list):
         return all(map(_is_request, value))
     return _is_request(value)
 
 
 def _are_figure_options(value):
-    """A stamp's figure options: an object of _FIGURE_OPTIONS' names, each as a run takes it."""
-    if not isinstance(value, dict):
-        return False
-    checks = {name: check for name, _, check in _FIGURE_OPTIONS}
-    return all(name in checks and checks[name](v) for name, v in value.items())
+    """An object of _FIGURE_OPTIONS' names, each as a run takes it."""
+    checks = _FIGURE_CHECKS
+    return isinstance(value, dict) and all(name in checks and checks[name](v)
+                                           for name, v in value.items())
+
+
+_FIGURE_CHECKS = {name: check for name, _, check in _FIGURE_OPTIONS}
+
 
 
 def _is_request(value):
-    """An object, its on_failure a number or null, its reask a count or none (0)."""
-    if not isinstance(value, dict):
-        return False
-    if value.get("reask") is not None and not _is_whole_count(value["reask"]):
-        return False
-    return value.get("on_failure") is None or _is_finite(value["on_failure"])
+    """An object, its reask a count or null (0), its on_failure a number or null."""
+    return isinstance(value, dict) and _COUNT_OR_NULL(value.get("reask")) and _NUMBER_OR_NULL(
+        value.get("on_failure"))
 
 
-_TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL = map(_optional, (_is_text, _is_flag, _is_score))
+_TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL, _COUNT_OR_NULL, _NUMBER_OR_NULL = map(
+    _optional, (_is_text, _is_flag, _is_score, _is_whole_count, _is_finite))
 
 
 _READ_CHECKS = (
@@ -10415,10 +10373,9 @@ _USAGE_CHECKS = tuple(check for check in _READ_CHECKS if check[0] == "usage")
 
 
 def _report(args):
-    """``report``: the summary of scored records again, from a run's output or its shards'.
-    Records of different runs (another template, model, version) are refused but --mixed; a
-    file named twice (a link too: its records would count twice), a record seen twice and a
-    value no run writes, always."""
+    """``report``: the summary of scored records again. Records of different runs are
+    refused but --mixed; a file named twice, a record seen twice and a value no run writes,
+    always."""
     seen = {}
     for index, path in enumerate(args.input):
         info = os.stat(path)
@@ -10447,15 +10404,15 @@ def _report(args):
 
 
 class _Report:
-    """What ``report`` gathers from the records: each prefix's tally, the run it saw first
-    and what differs in the others (--mixed), the page's rows."""
+    """What ``report`` gathers: each prefix's tally, its first run and what differs in the
+    others (--mixed), the page's rows."""
 
     def __init__(self, args):
         self.args = args
         self.tallies, self.runs, self.rows = {}, {}, []
         self.options = {}  # by prefix: _run_options of the run seen first
         self.mixed = collections.defaultdict(set)
-        self.seen = {"places": {}, "texts": {}, "checked": {}}  # for _once, _stamps_of
+        self.seen = {"places": {}, "checked": {}}  # for _once, _stamps_of, _of_run
         self.seen["once"] = _Once(args.input, self.seen)
         self.rank = itertools.count(1)  # of a row on the page
         self.lean = None  # the _Lean of the last record the general path counted, if any
@@ -10463,9 +10420,8 @@ class _Report:
                              or args.model_field)  # flags by which _Tally.add is not all
 
     def add(self, index, path, number, record):
-        """Tally one line of the ``index``th file: a torn line (a kill) is warned of and
-        skipped; a record's stamps and judgements are checked against what its run writes, a
-        record seen twice is refused, each judgement tallied with its run's options."""
+        """Tally one line of the ``index``th file: a torn line (a kill) warned of, a record
+        checked against what its run writes, each judgement with its run's options."""
         if isinstance(record, _BadLine):
             warning = "minijudge: warning: {}: {}; skipped".format(path, record.error)
             self.seen["once"].warnings.append(((index, number), warning))
@@ -10499,13 +10455,10 @@ class _Report:
             _keep(self.rows, record, next(iter(stamps)), next(self.rank), self.args.html_rows)
 
     def add_lean(self, index, number, record):
-        """Count a record of the lean path's kind (_Lean) whose values are of a kind its
-        run's checks passed, as _tally_add would (by _Tally.add alone); False sends it to
-        the general path, which names what is wrong."""
+        """Count a record _Lean.read reads, as _tally_add would; False sends it to the
+        general path, which names what is wrong."""
         lean = self.lean
-        plain = None
-        if lean.fits(record):
-            plain = lean.read(record)
+        plain = lean.read(record)
         if plain is None:
             return False
         self.seen["once"].add((index, number), record, lean.stamps)
@@ -10516,10 +10469,9 @@ class _Report:
         return True
 
     def check_run(self, prefix, run, path, number):
-        """JudgeError if the record is of another run than the first (but --mixed; a model
-        not yet known is the run's: _one_model). The options to tally it with: its own run's
-        (--mixed: its response fields); JudgeError if its figure options are not the
-        first's, unless given to report."""
+        """The options to tally a record with (--mixed: its own run's); JudgeError if it is of
+        another run than the first (but --mixed, _one_model) or, --mixed, of other figure
+        options (unless given to report)."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
         if prefix not in self.options:
             self.options[prefix] = _run_options(self.args, run)
@@ -10545,7 +10497,7 @@ class _Report:
         return own
 
     def summaries(self):
-        """Each prefix's summary; what differs between the runs is shown as unknown."""
+        """Each prefix's summary; what differs between the runs as unknown."""
         summaries = {}
         for prefix, tally in self.tallies.items():
             mixed = self.mixed[prefix]
@@ -10560,11 +10512,10 @@ class _Report:
 
 
 class _Lean:
-    """What report's lean path knows of the records of one set of field names and one run:
-    their fields' names (read into a _Plain), the kinds of values the run's checks passed
-    (_judgement_of's memo), where their label and response are. Only records that _Tally.add
-    alone counts: of one run, the first seen, of one response, not naming model_a and
-    model_b, of no details; without --price, --pass-threshold, --group-by, --model-field."""
+    """What report's lean path knows of the records of one set of field names and one run
+    (the kinds of values its checks passed, where the label and response are), for those
+    _Tally.add alone counts: of one run, the first seen, one response, no model_a and
+    model_b, no details; without --price, --pass-threshold, --group-by, --model-field."""
 
     def __init__(self, report, record, prefix, stamp):
         head = prefix + "_"
@@ -10577,11 +10528,10 @@ class _Lean:
 
     @classmethod
     def of(cls, report, record, stamps):
-        """The lean facts of the records of this one's kind, or None."""
         if not report.leanable:
             return None
-        runs = [key for key in record if key.endswith("_run")]
-        if len(stamps) != 1 or len(runs) != 1 or "model_a" in record and "model_b" in record:
+        runs = sum(key.endswith("_run") for key in record)
+        if len(stamps) != 1 or runs != 1 or "model_a" in record and "model_b" in record:
             return None
         (prefix, stamp), = stamps.items()
         if report.runs[prefix][0] != stamp or _MODES[stamp["mode"]].responses != ("response",):
@@ -10591,16 +10541,14 @@ class _Lean:
             return None
         return cls(report, record, prefix, stamp)
 
-    def fits(self, record):
-        """Of this set of field names, and of this run (its stamp, shared by _Stamps)."""
-        if record.keys() != self.keys:
-            return False
-        stamp = record[self.run]
-        return stamp is self.stamp or stamp == self.stamp
-
     def read(self, record):
-        """The record's _Plain if its line is one, its values of a kind the run's checks
-        passed and its usage sound; else None."""
+        """The record's _Plain if it has this set of field names, this run's stamp (shared by
+        _Stamps), a line, values of a kind the run's checks passed and sound usage; else None."""
+        if record.keys() != self.keys:
+            return None
+        stamp = record[self.run]
+        if stamp is not self.stamp and stamp != self.stamp:
+            return None
         plain = tuple.__new__(_Plain, map(record.get, self.names))
         if type(plain.line) is not int or plain.line < 1:
             return None
@@ -10621,8 +10569,7 @@ _PLAIN_FIELDS = _CHECKED_KIND + tuple(
 
 class _Plain(collections.namedtuple(
         "_Plain", [_ATTRIBUTES.get(name, name) for name in _PLAIN_FIELDS])):
-    """A record's own fields (_RECORD), of no details, as report's lean path reads them: a
-    judgement for _Tally.add."""
+    """A record of no details as report's lean path reads it: a judgement for _Tally.add."""
     __slots__ = ()
     details, cached, attempts, latency = {}, False, 0, 0.0
 
@@ -10632,9 +10579,8 @@ class _Plain(collections.namedtuple(
 
 
 def _run_options(args, stamp):
-    """report's options for the records of the run of ``stamp``: the run's own (figure
-    options, response fields) where the flag was not given, so that a report gives the run's
-    figures; and each flag given otherwise, {flag: {"run": ..., "given": ...}}."""
+    """report's options for the run of ``stamp``: its own (figure options, response fields)
+    where the flag was not given; and each flag given otherwise, {flag: {"run", "given"}}."""
     import copy
     ran, overridden, defaults = copy.copy(args), {}, _default_args()
     figures = stamp.get("figures") or {}
@@ -10656,17 +10602,15 @@ def _run_options(args, stamp):
 
 
 def _one_model(a, b):
-    """Whether two stamps' models are one run's: alike but where one says None, a model not
-    yet known when the record was written (records that sent nothing are written before the
-    server is asked)."""
+    """Whether two stamps' models are one run's: alike but where one says None, not yet known
+    (records that sent nothing are written before the server is asked)."""
     a, b = str(a).split(", "), str(b).split(", ")
     return len(a) == len(b) and all(x == y or "None" in (x, y) for x, y in zip(a, b))
 
 
 def _stamps_of(record, checked):
     """{prefix: stamp} of the runs that wrote this record (a NAME_run object saying it is
-    NAME's; an input column may look like one), each checked but one equal to the prefix's
-    last ``checked``."""
+    NAME's), each checked unless equal to the prefix's last ``checked``."""
     stamps = {}
     for key, value in record.items():
         if key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]:
@@ -10679,8 +10623,7 @@ def _stamps_of(record, checked):
 
 
 def _of_run(memo, prefix, stamp, work):
-    """``work(stamp)``, worked out once a run (its records share one stamp), kept in ``memo``
-    by prefix and work."""
+    """``work(stamp)``, once a run (its records share one stamp), kept in ``memo``."""
     last = memo.get((prefix, work))
     if last is None or last[0] is not stamp and last[0] != stamp:
         last = memo[(prefix, work)] = stamp, work(stamp)
@@ -10688,11 +10631,9 @@ def _of_run(memo, prefix, stamp, work):
 
 
 def _judgement_of(record, prefix, stamp, memo):
-    """A record's NAME_* fields as the Judgement they were written from (_RECORD), each
-    value checked against what the run (``stamp``) writes: JudgeError if not; a detail the
-    run did not write is not its own. The values the checks read of a record of no details
-    are kept as a kind checked (``memo``): report's lean path checks a record of a kind
-    kept by this memo alone (_Lean.read)."""
+    """A record's NAME_* fields as the Judgement written, each checked against what the run
+    writes (JudgeError); a detail it did not write is not its own. A record of no details
+    is kept as a kind checked (for _Lean.read)."""
     head = prefix + "_"
     start = len(head)
     fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
@@ -10720,9 +10661,8 @@ _KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' err
 
 
 def _run_facts(stamp):
-    """What report works out once a run: the details its stamp says it did not write; the
-    kinds of its records checked (none yet); the fields its template reads (``prompt``),
-    sorted, None if unknown (a custom template)."""
+    """Once a run: the details it did not write, the kinds of records checked, the fields
+    its template reads (``prompt``, sorted; None for a custom template)."""
     unwritten = {name for name, _, written in _RECORD if callable(written) and not written(stamp)}
     facts = {"unwritten": unwritten, "checked": set(), "prompt": None}
     named = stamp.get("fields")
@@ -10742,8 +10682,7 @@ def _run_facts(stamp):
 
 
 def _check_judgement(fields, name, stamp):
-    """JudgeError naming the first of a record's values its run (``stamp``) cannot have
-    written: status, score, rating, what _READ_CHECKS reads, details."""
+    """JudgeError naming the first of a record's values its run cannot have written."""
     status = fields.get("status")
     if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
         raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
@@ -10754,9 +10693,8 @@ def _check_judgement(fields, name, stamp):
 
 
 def _check_details(fields, name, stamp, status):
-    """The details the summary reads: repeats all answered (or the record failed), members
-    and pairs at any depth, re-asks within each judge's --reask, a panel of the jury's
-    judges in order (read by position), a systems item's wins."""
+    """The details the summary reads: repeats, members and pairs, re-asks within --reask, a
+    panel of the jury's judges in order (read by position), a systems item's wins."""
     repeats = fields.get("repeats")
     if status == "ok" and repeats and None in repeats:
         raise JudgeError("{}repeats of a judged record must be a list of scores (0 to 1); got "
@@ -10782,7 +10720,7 @@ def _check_details(fields, name, stamp, status):
 
 
 def _labelled(parts):
-    """An object's (key, value) pairs, a list's (index, item); None for anything else."""
+    """An object's (key, value) pairs, a list's (index, item); None else."""
     if isinstance(parts, dict):
         return list(parts.items())
     if isinstance(parts, list):
@@ -10791,8 +10729,7 @@ def _labelled(parts):
 
 
 def _check_nested(details, name, depth=0):
-    """The members' and pairs' details the summary reads, at any depth: each an object, with
-    its consistent and positional_bias flags and its repeats' scores checked."""
+    """The members' and pairs' details the summary reads, at any depth (_NESTED_CHECKS)."""
     for key in ("members", "pairs"):
         parts = details.get(key)
         if parts is None:
@@ -10820,21 +10757,19 @@ def _check_reasks_within(details, name, most, own=None):
     for key in ("members", "pairs"):
         for label, part in _labelled(details.get(key)) or ():
             where = "{}{}.{}.".format(name, key, label)
-            _check_reasks_within(part, where, (own or {}).get(label, most))
+            _check_reasks_within(part, where, _field_of(own, label, most))
 
 
 def _check_score(fields, name, stamp, status):
-    """A judged record's score is from 0 to 1 (a systems item's: each system's, in its
-    value) and its value on the run's scale (None, a list or an object are other modes',
-    but "4", true or NaN would be miscounted); a failure's score is the run's failure
-    value (null as null, a number as itself)."""
+    """A judged record's score from 0 to 1 (a systems item's, each in its value), its value
+    on the run's scale ("4", true or NaN would be miscounted); a failure's, the run's
+    failure value."""
     score, value, scale = fields.get("score"), fields.get("value"), stamp.get("scale")
-    failure = _requests(stamp)[0].get("on_failure")
+    failure = _requests(stamp)[0].get("on_failure")  # null or a number (_is_request)
     if status == "ok" and _MODES[stamp["mode"]].compare == "compare_systems":
         _check(fields, _SYSTEMS_SCORE, name)
     elif status not in _NOT_FAILURES:
-        if score is not failure and not (_is_finite(score) and _is_finite(failure) and
-                                         score == failure):
+        if score is not failure and not (_is_finite(score) and score == failure):
             raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; "
                              "got {!r}".format(name, status, json.dumps(failure), score))
     elif not _is_score(score):
@@ -10847,7 +10782,7 @@ def _check_score(fields, name, stamp, status):
 
 
 def _no_stamp(path, number, record):
-    """JudgeError: the record has no stamp of this minijudge's, or one of an older one's."""
+    """JudgeError: no stamp of this minijudge's, or an older one's."""
     for old, value in record.items():
         if old.endswith("_run") and isinstance(value, dict) and "template_sha256" in value:
             raise JudgeError("{} line {}: {} is not a stamp this minijudge ({}) writes "
@@ -10858,10 +10793,9 @@ def _no_stamp(path, number, record):
 
 
 class _Once:
-    """Refuses a record seen twice (_once) in 8 bytes a record: its identity (a hash) kept,
-    checked for repeats when all is read or an error stops it, the files then read again to
-    name both places. A FIFO cannot be read again: each record's place is kept. A torn
-    line's warning waits too: past a record seen twice, only that is said."""
+    """Refuses a record seen twice (_once) in 8 bytes a record: its hash kept, checked when
+    all is read or an error stops it, the files then read again to name both places (a
+    FIFO's records' places are kept). Torn lines' warnings wait: past a repeat, unsaid."""
 
     def __init__(self, paths, seen):
         self.paths, self.seen, self.warnings = paths, seen, []
@@ -10878,8 +10812,7 @@ class _Once:
             self.keys[key % _KEY_BUCKETS].append(key)
 
     def settle(self):
-        """Say the warnings up to the first record seen twice (found by sorting each bucket,
-        then named by reading the files again); JudgeError naming it."""
+        """Say the warnings up to the first record seen twice; JudgeError naming it."""
         repeated = set()
         for bucket in self.keys or ():
             ordered = sorted(bucket)
@@ -10896,7 +10829,7 @@ class _Once:
 
     def first_repeat(self, repeated):
         """(place, JudgeError) of the first record seen twice."""
-        seen = {"places": {}, "texts": {}, "checked": {}}
+        seen = {"places": {}, "checked": {}}
         for index, path in enumerate(self.paths):
             with open(path, "rb", _READ_BUFFER) as f:
                 for number, record in _read_records(f, path):
@@ -10914,10 +10847,9 @@ _KEY_BUCKETS = 256
 
 
 def _record_keys(seen, record, stamps):
-    """A record's identity for each run that wrote it: its input line, the run, and the
-    input fields the run's prompt read, as text (a column added after the run, or an id
-    re-typed, makes no new record; a custom template may read any field: all of them). Texts
-    and nulls alone are a tuple, equal as JSON exactly when equal as a tuple."""
+    """A record's identity for each run that wrote it: its input line, the run, the input
+    fields its prompt read (a column added after the run makes no new record; a custom
+    template's: all). Texts and nulls alone are a tuple, equal exactly when equal as JSON."""
     prefixes = tuple(prefix + "_" for prefix in stamps)
     for prefix, stamp in stamps.items():
         line = record[prefix + "_line"]
@@ -10929,19 +10861,17 @@ def _record_keys(seen, record, stamps):
             inputs = tuple(map(record.get, names))
             if not _TEXT_OR_NONE.issuperset(map(type, inputs)):  # sorted: json.dumps' fast path
                 inputs = json.dumps(dict(zip(names, inputs)))
-        text = seen["texts"].get(prefix)  # the stamp as text, made once a run
-        if text is None or text[0] is not stamp and text[0] != stamp:
-            text = seen["texts"][prefix] = stamp, json.dumps(stamp, sort_keys=True)
-        yield hash((prefix, text[1], line, inputs))
+        text = _of_run(seen["checked"], prefix, stamp, _STAMP_TEXT)
+        yield hash((prefix, text, line, inputs))
 
 
 _TEXT_OR_NONE = frozenset((str, type(None)))
+_STAMP_TEXT = functools.partial(json.dumps, sort_keys=True)  # a record's identity's, once a run
 
 
 def _once(seen, paths, place, record, stamps, only=None):
-    """Refuse a record seen before (a copied file): one run's record of one input line, with
-    the same input fields, is one record however many files hold it. ``seen``: each record's
-    identity and where it was first (file << 40 | line)."""
+    """Refuse a record seen before (a copied file): one run's record of one input line is
+    one record however many files hold it. ``seen``: where each was first (file << 40 | line)."""
     here = place[0] << 40 | place[1]  # an int, not a tuple
     for prefix, key in zip(stamps, _record_keys(seen, record, stamps)):
         if only is not None and key not in only:  # read again: the repeated keys alone
@@ -10959,7 +10889,8 @@ _LINE_MASK = (1 << 40) - 1
 
 
 def _flat(stamp, head=""):
-    """A stamp's values by dotted name (request.params.temperature), to name a difference."""
+    """A stamp's values by dotted name (request.params.temperature)."""
+
     flat = {}
     for name, value in stamp.items():
         if isinstance(value, dict):
