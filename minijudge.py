@@ -802,22 +802,23 @@ def _judged_turn(messages, turn, what, asked="turn={}", *, unanswered=False):
     """The ``turn``-th turn, else the last (with ``unanswered``, perhaps one with no reply);
     JudgeError naming ``what``, and ``turn`` as ``asked`` writes it, if it cannot be judged."""
     turns = _conversation_turns(messages)
-    if turn is None and turns and (unanswered or turns[-1].reply):
-        return turns[-1]._replace(before=messages[:turns[-1].before])
     answered = sum(bool(t.reply) for t in turns)
-    if not answered:
+    if turn is None and turns and (unanswered or turns[-1].reply):
+        turn = len(turns)
+    elif not answered:
         raise JudgeError("{}: no turn has an assistant reply".format(what))
-    if turn is None:  # a pair's side, its last question unanswered
+    elif turn is None:  # a pair's side, its last question unanswered
         raise JudgeError("{}: turn {} has no assistant reply".format(what, len(turns)))
-    if type(turn) is not int or turn < 1:  # True is no turn number
+    elif type(turn) is not int or turn < 1:  # True is no turn number
         raise JudgeError("turn must be a whole number from 1; got {!r}".format(turn))
-    if turn > len(turns):
+    elif turn > len(turns):
         raise JudgeError("{}: {} with a reply; {} asks for the {}".format(
             what, _counted(answered, "turn"), asked.format(turn), _ordinal(turn)))
-    if not turns[turn - 1].reply:
+    elif not turns[turn - 1].reply:
         raise JudgeError("{}: turn {} has no assistant reply; {} asks for it".format(
             what, turn, asked.format(turn)))
-    return turns[turn - 1]._replace(before=messages[:turns[turn - 1].before])
+    judged = turns[turn - 1]
+    return judged._replace(before=messages[:judged.before])
 
 
 def _turns_text(messages, limit, *, keep=()):
@@ -2256,22 +2257,24 @@ def _http_error(status, data, headers, where, keyed=False):
                         "here: use that URL".format(status, where, headers.get("location")),
                         status=status)
     wait = _retry_after(headers)
-    message, kind = _error_kind(status, data, _server_message(data), wait, keyed)
+    over = wait is not None and wait > _RETRY_AFTER_LIMIT
+    message, kind = _error_kind(status, data, _server_message(data), wait, over, keyed)
     if status == 404 and where.startswith("POST ") and not _EXPLAINED_RE.search(message):
         message += (" (no chat endpoint there: give the judge URL as the server's base, "
                     "http://HOST:PORT or .../v1, or the full .../v1/chat/completions)")
     retry_after = None
-    if kind == "http_error" or wait is not None and wait > _RETRY_AFTER_LIMIT:
+    if kind == "http_error" or over:
         retry_after = wait  # not retried past the limit, but another server takes it
     return APIError("http {} from {}: {}".format(status, where, message), status=status,
                     kind=kind, retry_after=retry_after)
 
 
-def _error_kind(status, data, message, wait, keyed):
-    """(the message, saying why when the error is not retried, and the error's kind)."""
+def _error_kind(status, data, message, wait, over, keyed):
+    """(the message, saying why when the error is not retried, and the error's kind);
+    ``over``: ``wait`` is past _RETRY_AFTER_LIMIT."""
     if status == 429 and b"insufficient_quota" in data:
         return "quota exhausted, not retrying: " + message, "quota_exceeded"
-    if wait is not None and wait > _RETRY_AFTER_LIMIT:
+    if over:
         return ("the server asks to wait {:.0f} s, over the {:.0f} s limit; not retrying: "
                 "{}".format(wait, _RETRY_AFTER_LIMIT, message), "quota_exceeded")
     if status == 400 and b"content_filter" in data:
@@ -3238,10 +3241,10 @@ def _adaptation(message, params):
     return None
 
 
-def _refused_parameter(exc, payload):
-    """Whether ``exc`` refuses a parameter ``payload`` holds: no failure to retry, for
-    _fresh_reply adapts it and asks again."""
-    return bool(exc.status and payload and _adaptation(str(exc), payload))
+def _worth_retrying(exc, payload):
+    """_is_retryable, unless ``exc`` refuses a parameter ``payload`` holds: no failure to
+    retry, for _fresh_reply adapts it and asks again."""
+    return _is_retryable(exc) and not (exc.status and payload and _adaptation(str(exc), payload))
 
 
 def _criterion_or(criterion, default, template):
@@ -3829,7 +3832,7 @@ class LLMJudge:
     def _redact(self, text):
         for secret in self._secrets.value:
             text = text.replace(secret, "<hidden>")
-        return _CREDENTIAL_QUERY_RE.sub(r"\1<hidden>", text)
+        return _without_credentials(text)
 
     def _reply(self, messages, *, use_cache=True, max_tokens=None, seed=None):
         """(reply, from_cache): the cache's (its first latency and tries: a resumed run
@@ -4079,9 +4082,9 @@ class LLMJudge:
         """Whether ``exc`` ends the call: not retryable, out of retries, or refusing a
         parameter; a refused connection is retried while a server has not refused."""
         servers = self._replicas.servers
-        retryable = _is_retryable(exc) or exc.kind == "connection_refused" and len(
+        retryable = _worth_retrying(exc, payload) or exc.kind == "connection_refused" and len(
             servers) > 1 and not all(s.error is not None and s.refused for s in servers)
-        return not retryable or retries >= self.max_retries or _refused_parameter(exc, payload)
+        return not retryable or retries >= self.max_retries
 
     def _hands_over(self, exc, payload):
         """Whether another of the judge's servers takes ``exc``'s request: this one failed it
@@ -4090,15 +4093,16 @@ class LLMJudge:
             return False
         if exc.retry_after or exc.kind == "connection_refused":
             return True
-        return _is_retryable(exc) and not _refused_parameter(exc, payload)
+        return _worth_retrying(exc, payload)
 
     def _final_error(self, exc, attempt, timed_out, server, payload):
         """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
-        if exc.kind == "connection_refused" and self._alive:
-            exc.args = ("{} it answered before, then refused connections for {:g} s "
-                        "(--restart-wait)".format(exc, self.restart_wait),)
-        if timed_out and exc.kind == "connection_refused":
-            exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
+        if exc.kind == "connection_refused":
+            if self._alive:
+                exc.args = ("{} it answered before, then refused connections for {:g} s "
+                            "(--restart-wait)".format(exc, self.restart_wait),)
+            if timed_out:
+                exc.args, exc.kind = ("{}; then {}".format(timed_out, exc),), "timeout"
         if self._hands_over(exc, payload):
             exc.args = (self._replicas.all_failed(server, str(exc)) or str(exc),)  # each's words
         if attempt > 1:  # the call's, after every server's words: not one server's
