@@ -3937,9 +3937,7 @@ class LLMJudge:
     def _interpret(self, reply, free, scale):
         """The Judgement of a reply: refused; a value read and scored on ``scale``; a free
         turn's assessment (``free``: the visible reply); or why none was read (_unread)."""
-        raw = reply.get("content")
-        if not isinstance(raw, str):
-            raw = None
+        raw = _text_or_none(reply.get("content"))
         common = dict({k: reply.get(k) for k in ("reasoning", "model", "finish_reason", "usage")},
                       raw=raw, fingerprint=reply.get("system_fingerprint"))
         if reply.get("refusal"):
