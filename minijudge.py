@@ -1885,15 +1885,21 @@ class _Secret:
         return "<hidden>"
 
 
+def _given_or_env(given, *names):
+    """A keyword's value, or when it is None or empty the first of the environment
+    variables ``names`` that is set."""
+    return given or _env(*names)
+
+
 def _api_key(api_key, url):
     """The key given, or LLM_JUDGE_API_KEY's, or OPENAI_API_KEY's ("": none); the last is
     warned about when it would go in clear text to a host that is not this one."""
     from urllib.parse import urlsplit
-    key = (api_key or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
+    key = (_given_or_env(api_key, "LLM_JUDGE_API_KEY", "OPENAI_API_KEY") or "").strip()
     if re.search(r"[^\x21-\x7e]", key):
         raise JudgeError("the API key contains spaces, line breaks or non-ASCII "
                          "characters; check where it was read from")
-    from_openai = key and not (api_key or _env("LLM_JUDGE_API_KEY"))
+    from_openai = key and not _given_or_env(api_key, "LLM_JUDGE_API_KEY")
     if from_openai and url.startswith("http:") and not _is_loopback(urlsplit(url).hostname):
         _log.warning("minijudge: warning: sending OPENAI_API_KEY in clear text to http://%s "
                      "(not https, not loopback); set LLM_JUDGE_API_KEY for this judge, or "
@@ -1904,7 +1910,7 @@ def _api_key(api_key, url):
 def _model_name(model, url, judge_fn):
     """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name;
     None: the one the server lists (a judge_fn never asks /models)."""
-    named = model or _env("LLM_JUDGE_MODEL")
+    named = _given_or_env(model, "LLM_JUDGE_MODEL")
     if named:
         return named
     deployment = re.search(r"/openai/deployments/([^/]+)/", url)
@@ -3328,7 +3334,7 @@ class LLMJudge:
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header, rpm, tpm):
         """Where requests go, for which model, with which headers (the key's among them),
         within which rate limits."""
-        base_url = base_url or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
+        base_url = _given_or_env(base_url, "LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
         self.urls = ["judge_fn"]
@@ -4201,8 +4207,8 @@ def _as_given(keywords):
     """LLMJudge's keywords as a pickle carries them: the URL and key from the environment
     now, the cache and image folder as absolute paths (a worker elsewhere reads the same)."""
     given = {name: value for name, value in keywords.items() if name != "self"}
-    given["base_url"] = given["base_url"] or _env("LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
-    given["api_key"] = given["api_key"] or _env("LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
+    given["base_url"] = _given_or_env(given["base_url"], "LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
+    given["api_key"] = _given_or_env(given["api_key"], "LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
     for name in ("cache", "image_root"):
         if isinstance(given[name], (str, os.PathLike)):
             given[name] = os.path.abspath(given[name])
