@@ -5775,11 +5775,14 @@ def _written_names(prefix):
     return always, rest
 
 
+def _listed(value):  # one value or a list of them, as a list
+    if isinstance(value, list):
+        return value
+    return [value]
+
+
 def _requests(stamp):  # a stamp's requests: one, or each juror's
-    request = stamp["request"]
-    if isinstance(request, list):
-        return request
-    return [request]
+    return _listed(stamp["request"])
 
 
 def _asks(stamp, option):
@@ -6758,10 +6761,7 @@ def _refuse_empty(parser, args):
     for action in parser._actions:
         if not action.option_strings or action.dest in _MAY_BE_EMPTY:
             continue
-        values = getattr(args, action.dest, None)
-        if not isinstance(values, list):
-            values = [values]
-        if "" in values:
+        if "" in _listed(getattr(args, action.dest, None)):
             parser.error("argument {}: expected a value, got an empty string".format(
                 "/".join(action.option_strings)))
 
@@ -6805,7 +6805,7 @@ def _flag_value(option, given):
     value = given
     if option.read is not None and given is not None:
         values = []
-        for text in given if isinstance(given, list) else [given]:
+        for text in _listed(given):
             try:
                 values.append(option.read(text))
             except (ValueError, RecursionError):  # not JSON is a ValueError too
@@ -7171,8 +7171,7 @@ def _check_files(args):
 def _files_of(args):
     """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
     (flag, path, None) of each it writes."""
-    inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
-    reads = [("input", path) for path in inputs] + [
+    reads = [("input", path) for path in _listed(args.input)] + [  # report: several inputs
         ("--batch-import", path) for path in args.batch_import] + [
         ("--judges", args.judges), ("--criteria", args.criteria),
         ("--response-format", args.response_format)]
