@@ -5783,11 +5783,14 @@ def _written_names(prefix):
     return always, rest
 
 
+def _listed(value):  # one value or a list of them, as a list
+    if isinstance(value, list):
+        return value
+    return [value]
+
+
 def _requests(stamp):  # a stamp's requests: one, or each juror's
-    request = stamp["request"]
-    if isinstance(request, list):
-        return request
-    return [request]
+    return _listed(stamp["request"])
 
 
 def _asks(stamp, option):
@@ -6766,10 +6769,7 @@ def _refuse_empty(parser, args):
     for action in parser._actions:
         if not action.option_strings or action.dest in _MAY_BE_EMPTY:
             continue
-        values = getattr(args, action.dest, None)
-        if not isinstance(values, list):
-            values = [values]
-        if "" in values:
+        if "" in _listed(getattr(args, action.dest, None)):
             parser.error("argument {}: expected a value, got an empty string".format(
                 "/".join(action.option_strings)))
 
@@ -6813,7 +6813,7 @@ def _flag_value(option, given):
     value = given
     if option.read is not None and given is not None:
         values = []
-        for text in given if isinstance(given, list) else [given]:
+        for text in _listed(given):
             try:
                 values.append(option.read(text))
             except (ValueError, RecursionError):  # not JSON is a ValueError too
@@ -6868,13 +6868,13 @@ def _response_format_file(args, scale):
 
 def _judge_entries(args):
     """The judges' entries: a --judges file's, checked, or the one the flags make."""
-    if args.judges and any((args.mode, args.template, args.criteria)):
+    if not args.judges:
+        return [dict(name="judge", mode=args.mode, template=args.template,
+                     criteria=args.criteria, criteria_field=args.criteria_field)]
+    if any((args.mode, args.template, args.criteria)):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")
-    if args.judges:
-        return _judges_config(args.judges)
-    return [dict(name="judge", mode=args.mode, template=args.template, criteria=args.criteria,
-                 criteria_field=args.criteria_field)]
+    return _judges_config(args.judges)
 
 
 def _batch_of(args):
@@ -6887,7 +6887,7 @@ def _batch_of(args):
             mode = os.stat(path).st_mode
         except OSError:  # missing or unreadable: opening it says so
             continue
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a folder: opening it says so
+        if stat.S_IFMT(mode) not in (stat.S_IFREG, stat.S_IFDIR):  # a folder: opening says so
             raise ValueError("--batch-import {} is not a regular file (a pipe?): its replies "
                              "are read again where they are needed; save it to a file "
                              "first".format(path))
@@ -7179,8 +7179,7 @@ def _check_files(args):
 def _files_of(args):
     """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
     (flag, path, None) of each it writes."""
-    inputs = args.input if isinstance(args.input, list) else [args.input]  # report: several
-    reads = [("input", path) for path in inputs] + [
+    reads = [("input", path) for path in _listed(args.input)] + [  # report: several inputs
         ("--batch-import", path) for path in args.batch_import] + [
         ("--judges", args.judges), ("--criteria", args.criteria),
         ("--response-format", args.response_format)]
@@ -7219,7 +7218,7 @@ def _stat(path):
 def _is_file_or_pipe(info):
     """Whether a file's os.stat is a regular file's or a named pipe's (not a terminal's, a
     folder's, /dev/null's)."""
-    return info is not None and (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode))
+    return info is not None and stat.S_IFMT(info.st_mode) in (stat.S_IFREG, stat.S_IFIFO)
 
 
 def _file_key(path, info):
@@ -7232,15 +7231,15 @@ def _file_key(path, info):
 def _check_written(seen, flag, path, info):
     """Refuse a file to write that is a folder, not writable, or one of ``seen``; else add
     it there."""
-    if info and stat.S_ISDIR(info.st_mode):
-        raise ValueError("{} {} is a folder; name a file".format(flag, path))
     # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
     where = path
-    if not info:
+    if info is None:
         where = os.path.dirname(os.path.abspath(path))
+    elif stat.S_ISDIR(info.st_mode):
+        raise ValueError("{} {} is a folder; name a file".format(flag, path))
     if flag != "--cache" and not os.access(where, os.W_OK):
         raise ValueError("{} {}: cannot write there".format(flag, path))
-    if info and not _is_file_or_pipe(info):
+    if info is not None and not _is_file_or_pipe(info):
         return  # a terminal or /dev/null: nothing there to clobber nor to mix (a pipe's reader)
     key = _file_key(path, info)
     if key in seen:
