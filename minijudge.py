@@ -8969,7 +8969,7 @@ def _count_verdict(tally, judgement, record, lengths, strong_weight):
     does): A's score under A's model, its complement under B's (for self-judging), and a
     comparison for the Bradley-Terry fit, (a, b, a's win, a's length - b's, weight)."""
     a, b = record.get("model_a"), record.get("model_b")
-    if not isinstance(a, str) or not isinstance(b, str) or a == b:
+    if a == b or not all(map(_is_text, (a, b))):
         return
     scores = _judge_scores(judgement)
     _tally_model(tally, a, scores)
@@ -8986,7 +8986,7 @@ def _count_pairs(tally, pairs, responses, strong_weight):
     for pair in pairs:
         won = _VERDICT_SCORES.get(pair.get("verdict"))
         a, b = pair.get("a"), pair.get("b")
-        if won is None or not isinstance(a, str) or not isinstance(b, str):
+        if won is None or not all(map(_is_text, (a, b))):
             continue
         gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
         weight = _verdict_weight(pair.get("strong"), strong_weight)
@@ -10439,8 +10439,6 @@ class _Report:
         self.seen["once"].add((index, number), record, stamps)
         for prefix, run in stamps.items():
             options = self.check_run(prefix, run, path, number)
-            if prefix not in self.tallies:  # not one _Tally() a record
-                self.tallies[prefix] = _Tally()
             if self.args.price:  # the cost again from its usage, as the run priced it (a
                 price = _flag_value(_OPTIONS["price"], self.args.price)  # cached reply too)
                 if judgements[prefix].status != "cost_limit":  # never sent (_Run.costs)
@@ -10473,20 +10471,21 @@ class _Report:
         another run than the first (but --mixed, _one_model) or, --mixed, of other figure
         options (unless given to report)."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
-        if prefix not in self.options:
+        if prefix not in self.options:  # not one _Tally() a record
             self.options[prefix] = _run_options(self.args, run)
+            self.tallies[prefix] = _Tally()
         differ = [d for d in _differ(first, run) if d[0] != "model" or not _one_model(*d[1:])]
-        unknown = str(first["model"]).split(", ").count("None")
-        if not differ and str(run["model"]).split(", ").count("None") < unknown:
-            self.runs[prefix] = run, where, line  # the run's model, named at last
-        if differ and not self.args.mixed:
+        ran = self.options[prefix][0]
+        if not differ:
+            unknown = str(first["model"]).split(", ").count("None")
+            if str(run["model"]).split(", ").count("None") < unknown:
+                self.runs[prefix] = run, where, line  # the run's model, named at last
+            return ran
+        if not self.args.mixed:
             raise JudgeError("{} line {} and {} line {} are records of different runs: {} {!r} "
                              "and {!r}; --mixed reports them together".format(
                                  where, line, path, number, *differ[0]))
         self.mixed[prefix].update(name for name, _, _ in differ)
-        ran = self.options[prefix][0]
-        if not differ:
-            return ran
         own = _run_options(self.args, run)[0]
         for name, flag, _ in _FIGURE_OPTIONS:
             if getattr(own, name) != getattr(ran, name):
@@ -10583,9 +10582,9 @@ def _run_options(args, stamp):
     where the flag was not given; and each flag given otherwise, {flag: {"run", "given"}}."""
     import copy
     ran, overridden, defaults = copy.copy(args), {}, _default_args()
-    figures = stamp.get("figures") or {}
     for name, flag, _ in _FIGURE_OPTIONS:
-        own, given = figures.get(name, getattr(defaults, name)), getattr(args, name)
+        own = _field_of(stamp.get("figures"), name, getattr(defaults, name))
+        given = getattr(args, name)
         if given is None or isinstance(given, (_DefaultInt, _DefaultFloat)):  # not given
             setattr(ran, name, own)
         elif given != own:
@@ -10673,7 +10672,7 @@ def _run_facts(stamp):
         values = value
         if not isinstance(value, list):
             values = [value]
-        texts = [text for text in values if isinstance(text, str)]
+        texts = list(filter(_is_text, values))
         if flag == "context":
             texts = [text.partition("=")[2] for text in texts]
         names.update(texts)
@@ -10769,7 +10768,7 @@ def _check_score(fields, name, stamp, status):
     if status == "ok" and _MODES[stamp["mode"]].compare == "compare_systems":
         _check(fields, _SYSTEMS_SCORE, name)
     elif status not in _NOT_FAILURES:
-        if score is not failure and not (_is_finite(score) and score == failure):
+        if not (_NUMBER_OR_NULL(score) and score == failure):
             raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; "
                              "got {!r}".format(name, status, json.dumps(failure), score))
     elif not _is_score(score):
