@@ -7827,8 +7827,7 @@ class _Run:
     run stopped. ``judge_one`` and ``stop_on`` run on judge_records' worker threads."""
 
     def __init__(self, specs, args):
-        self.specs, self.args = specs, args
-        self.judges = [judge for _, judge, _ in specs]
+        self.specs, self.args, self.judges = specs, args, []
         self.started = time.monotonic()
         try:  # -o or stdout as bytes: UTF-8 whatever the locale, one write a line,
             self.sink = open(args.output or sys.stdout.fileno(), "wb", 0,  # unbuffered, so a
@@ -7836,9 +7835,11 @@ class _Run:
             self.write = self.sink.write
         except ValueError:  # stdout is a StringIO (tests)
             self.sink, self.write = None, _write_text
-        self.members, self.repeats, self.judge_items = {}, {}, {}
-        self.prices = {prefix: judge.price for prefix, judge, _ in specs if judge.price}
+        self.members, self.repeats, self.judge_items, self.prices = {}, {}, {}, {}
         for prefix, judge, _ in specs:
+            self.judges.append(judge)
+            if judge.price:
+                self.prices[prefix] = judge.price
             self.members[prefix] = [judge]  # the judges behind a prefix's fields
             self.repeats[prefix] = {}  # each judge's, for _fatal
             self.judge_items[prefix] = _judge_item  # see go_offline
@@ -7849,9 +7850,10 @@ class _Run:
             self.outputs = [("judge",) + specs[0][1:]]
             self.members = {"judge": self.judges}
             self.jurors = [name for name, _, _ in specs]
-        self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
-        self.lacks = {prefix: _lack_checks(args, mode, judge) for prefix, judge, mode in
-                      self.outputs}  # what a judged record may lack: decided once a run
+        self.tallies, self.lacks = {}, {}  # lacks: what a judged record may lack, decided
+        for prefix, judge, mode in self.outputs:  # once a run
+            self.tallies[prefix] = _Tally()
+            self.lacks[prefix] = _lack_checks(args, mode, judge)
         self.tally = self.tallies[self.outputs[0][0]]  # the progress line's and stop note's
         self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
