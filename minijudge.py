@@ -8576,9 +8576,8 @@ def _tally_add(tally, judgement, record, args, mode):
                    for name in spec.responses]
     label = record.get(args.human_field)
     tally.add(judgement, label, lengths)
-    if args.group_by:
-        for group in _groups_of(tally, record, args.group_by):
-            group.add(judgement, label, lengths)
+    for group in _groups_of(tally, record, args.group_by):  # none without --group-by
+        group.add(judgement, label, lengths)
     if judgement.status != "ok":
         return
     if args.model_field and not spec.answers:  # --model-field's, or unnamed
@@ -10775,7 +10774,7 @@ def _check_score(fields, name, stamp, status):
                              "got {!r}".format(name, status, json.dumps(failure), score))
     elif not _is_score(score):
         raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(name, score))
-    if status != "ok" or not scale or value is None or isinstance(value, (list, dict)):
+    if status != "ok" or not scale or isinstance(value, (type(None), list, dict)):
         return
     if not _is_finite(value) or not scale[0] <= value <= scale[1]:
         raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
