@@ -8321,11 +8321,13 @@ class _Budget:
         with self.settled:
             while self.reason is None and (self.over or self.calibrating) and self.judging:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
+            if self.reason is not None:
+                return None
             estimate *= max(self.scale, 1.0)
             held = self.spent + self.unknown + self.reserved
             # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
             # 0.0038580000000000003, past a cap of the dry run's 0.003858)
-            if self.reason is None and round(held + estimate, 9) > self.limit:
+            if round(held + estimate, 9) > self.limit:
                 # what was spent, held for replies without usage and for the records in
                 # flight (spent by the run's end too), and this one's estimate
                 reason = "not judged: its requests would take the run past --max-cost ${:g} " \
@@ -8335,7 +8337,6 @@ class _Budget:
                 if self.reserved:
                     reason += ", ${:.6f} held for the records being judged".format(self.reserved)
                 self.reason = reason + ", ${:.6f} estimated for this one)".format(estimate)
-            if self.reason is not None:
                 return None
             self.reserved += estimate
             self.judging += 1
