@@ -10551,7 +10551,7 @@ class _Lean:
         if stamp is not self.stamp and stamp != self.stamp:
             return None
         plain = tuple.__new__(_Plain, map(record.get, self.names))
-        if type(plain.line) is not int or plain.line < 1:
+        if not _is_line_number(plain.line):
             return None
         kind = plain[:len(_CHECKED_KIND)]
         try:
@@ -10640,7 +10640,7 @@ def _judgement_of(record, prefix, stamp, memo):
     fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
     del fields["run"]
     line = fields.pop("line", None)
-    if type(line) is not int or line < 1:
+    if not _is_line_number(line):
         raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
             prefix, line))
     facts = _of_run(memo, prefix, stamp, _run_facts)
@@ -10658,6 +10658,7 @@ def _judgement_of(record, prefix, stamp, memo):
     return Judgement(details=fields, **attributes)
 
 
+_is_line_number = _whole(1)
 _KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' errors differ)
 
 
