@@ -7850,10 +7850,11 @@ class _Run:
             self.outputs = [("judge",) + specs[0][1:]]
             self.members = {"judge": self.judges}
             self.jurors = [name for name, _, _ in specs]
-        self.tallies, self.lacks = {}, {}  # lacks: what a judged record may lack, decided
-        for prefix, judge, mode in self.outputs:  # once a run
+        self.tallies, self.lacks, ours = {}, {}, []  # lacks: what a judged record may lack,
+        for prefix, judge, mode in self.outputs:  # decided once a run
             self.tallies[prefix] = _Tally()
             self.lacks[prefix] = _lack_checks(args, mode, judge)
+            ours.append(prefix + "_")
         self.tally = self.tallies[self.outputs[0][0]]  # the progress line's and stop note's
         self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
@@ -7867,7 +7868,7 @@ class _Run:
         self.written = 0  # lines in the output: the stop note's count
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
         self.texts = {}  # {id(stamp): (stamp, its text)}: a stamp is encoded once (buffer)
-        self.ours = tuple(prefix + "_" for prefix, _, _ in self.outputs)  # see _replaced
+        self.ours = tuple(ours)  # see _replaced
         self.listen()
 
     def listen(self):
@@ -10532,7 +10533,7 @@ class _Lean:
         if not report.leanable:
             return None
         runs = sum(key.endswith("_run") for key in record)
-        if len(stamps) != 1 or runs != 1 or "model_a" in record and "model_b" in record:
+        if len(stamps) != 1 or runs != 1 or {"model_a", "model_b"} <= record.keys():
             return None
         (prefix, stamp), = stamps.items()
         if report.runs[prefix][0] != stamp or _MODES[stamp["mode"]].responses != ("response",):
@@ -10614,7 +10615,7 @@ def _stamps_of(record, checked):
     NAME's), each checked unless equal to the prefix's last ``checked``."""
     stamps = {}
     for key, value in record.items():
-        if key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]:
+        if key.endswith("_run") and _field_of(value, "prefix") == key[:-4]:
             stamps[key[:-4]] = value
     for prefix, stamp in stamps.items():
         if checked.get(prefix) != stamp:
