@@ -8634,9 +8634,11 @@ def _default_lines(defaulted, args):
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
         field, lacking = field.format(args), defaulted[key]
-        if lacking and lacking == n:
+        if not lacking:
+            continue
+        if lacking == n:
             lines.append("no record has field {}: {}".format(field, instead))
-        elif lacking:
+        else:
             lines.append("records without field {}: {} of {}, {}".format(
                 field, lacking, n, instead))
     if defaulted["human_unread"]:
