@@ -7834,8 +7834,7 @@ class _Run:
     run stopped. ``judge_one`` and ``stop_on`` run on judge_records' worker threads."""
 
     def __init__(self, specs, args):
-        self.specs, self.args = specs, args
-        self.judges = [judge for _, judge, _ in specs]
+        self.specs, self.args, self.judges = specs, args, []
         self.started = time.monotonic()
         try:  # -o or stdout as bytes: UTF-8 whatever the locale, one write a line,
             self.sink = open(args.output or sys.stdout.fileno(), "wb", 0,  # unbuffered, so a
@@ -7843,9 +7842,11 @@ class _Run:
             self.write = self.sink.write
         except ValueError:  # stdout is a StringIO (tests)
             self.sink, self.write = None, _write_text
-        self.members, self.repeats, self.judge_items = {}, {}, {}
-        self.prices = {prefix: judge.price for prefix, judge, _ in specs if judge.price}
+        self.members, self.repeats, self.judge_items, self.prices = {}, {}, {}, {}
         for prefix, judge, _ in specs:
+            self.judges.append(judge)
+            if judge.price:
+                self.prices[prefix] = judge.price
             self.members[prefix] = [judge]  # the judges behind a prefix's fields
             self.repeats[prefix] = {}  # each judge's, for _fatal
             self.judge_items[prefix] = _judge_item  # see go_offline
@@ -7856,9 +7857,11 @@ class _Run:
             self.outputs = [("judge",) + specs[0][1:]]
             self.members = {"judge": self.judges}
             self.jurors = [name for name, _, _ in specs]
-        self.tallies = {prefix: _Tally() for prefix, _, _ in self.outputs}
-        self.lacks = {prefix: _lack_checks(args, mode, judge) for prefix, judge, mode in
-                      self.outputs}  # what a judged record may lack: decided once a run
+        self.tallies, self.lacks, ours = {}, {}, []  # lacks: what a judged record may lack,
+        for prefix, judge, mode in self.outputs:  # decided once a run
+            self.tallies[prefix] = _Tally()
+            self.lacks[prefix] = _lack_checks(args, mode, judge)
+            ours.append(prefix + "_")
         self.tally = self.tallies[self.outputs[0][0]]  # the progress line's and stop note's
         self.held, self.stamps, self.rows = {"waiting": 0}, {}, []  # rows: for --html
         self.interrupted, self.shown, self.stale = 0, 0.0, []  # stale: see _replaced
@@ -7872,7 +7875,7 @@ class _Run:
         self.written = 0  # lines in the output: the stop note's count
         self.encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
         self.texts = {}  # {id(stamp): (stamp, its text)}: a stamp is encoded once (buffer)
-        self.ours = tuple(prefix + "_" for prefix, _, _ in self.outputs)  # see _replaced
+        self.ours = tuple(ours)  # see _replaced
         self.listen()
 
     def listen(self):
@@ -8326,11 +8329,13 @@ class _Budget:
         with self.settled:
             while self.reason is None and (self.over or self.calibrating) and self.judging:
                 self.settled.wait(0.5)  # the first reply with usage calibrates the rest
+            if self.reason is not None:
+                return None
             estimate *= max(self.scale, 1.0)
             held = self.spent + self.unknown + self.reserved
             # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
             # 0.0038580000000000003, past a cap of the dry run's 0.003858)
-            if self.reason is None and round(held + estimate, 9) > self.limit:
+            if round(held + estimate, 9) > self.limit:
                 # what was spent, held for replies without usage and for the records in
                 # flight (spent by the run's end too), and this one's estimate
                 reason = "not judged: its requests would take the run past --max-cost ${:g} " \
@@ -8340,7 +8345,6 @@ class _Budget:
                 if self.reserved:
                     reason += ", ${:.6f} held for the records being judged".format(self.reserved)
                 self.reason = reason + ", ${:.6f} estimated for this one)".format(estimate)
-            if self.reason is not None:
                 return None
             self.reserved += estimate
             self.judging += 1
@@ -8581,9 +8585,8 @@ def _tally_add(tally, judgement, record, args, mode):
                    for name in spec.responses]
     label = record.get(args.human_field)
     tally.add(judgement, label, lengths)
-    if args.group_by:
-        for group in _groups_of(tally, record, args.group_by):
-            group.add(judgement, label, lengths)
+    for group in _groups_of(tally, record, args.group_by):  # none without --group-by
+        group.add(judgement, label, lengths)
     if judgement.status != "ok":
         return
     if args.model_field and not spec.answers:  # --model-field's, or unnamed
@@ -8638,9 +8641,11 @@ def _default_lines(defaulted, args):
     lines, n = [], defaulted["records"]
     for key, field, instead in _DEFAULTED:
         field, lacking = field.format(args), defaulted[key]
-        if lacking and lacking == n:
+        if not lacking:
+            continue
+        if lacking == n:
             lines.append("no record has field {}: {}".format(field, instead))
-        elif lacking:
+        else:
             lines.append("records without field {}: {} of {}, {}".format(
                 field, lacking, n, instead))
     if defaulted["human_unread"]:
@@ -8976,7 +8981,7 @@ def _count_verdict(tally, judgement, record, lengths, strong_weight):
     does): A's score under A's model, its complement under B's (for self-judging), and a
     comparison for the Bradley-Terry fit, (a, b, a's win, a's length - b's, weight)."""
     a, b = record.get("model_a"), record.get("model_b")
-    if not isinstance(a, str) or not isinstance(b, str) or a == b:
+    if a == b or not all(map(_is_text, (a, b))):
         return
     scores = _judge_scores(judgement)
     _tally_model(tally, a, scores)
@@ -8993,7 +8998,7 @@ def _count_pairs(tally, pairs, responses, strong_weight):
     for pair in pairs:
         won = _VERDICT_SCORES.get(pair.get("verdict"))
         a, b = pair.get("a"), pair.get("b")
-        if won is None or not isinstance(a, str) or not isinstance(b, str):
+        if won is None or not all(map(_is_text, (a, b))):
             continue
         gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
         weight = _verdict_weight(pair.get("strong"), strong_weight)
@@ -10446,8 +10451,6 @@ class _Report:
         self.seen["once"].add((index, number), record, stamps)
         for prefix, run in stamps.items():
             options = self.check_run(prefix, run, path, number)
-            if prefix not in self.tallies:  # not one _Tally() a record
-                self.tallies[prefix] = _Tally()
             if self.args.price:  # the cost again from its usage, as the run priced it (a
                 price = _flag_value(_OPTIONS["price"], self.args.price)  # cached reply too)
                 if judgements[prefix].status != "cost_limit":  # never sent (_Run.costs)
@@ -10480,20 +10483,21 @@ class _Report:
         another run than the first (but --mixed, _one_model) or, --mixed, of other figure
         options (unless given to report)."""
         first, where, line = self.runs.setdefault(prefix, (run, path, number))
-        if prefix not in self.options:
+        if prefix not in self.options:  # not one _Tally() a record
             self.options[prefix] = _run_options(self.args, run)
+            self.tallies[prefix] = _Tally()
         differ = [d for d in _differ(first, run) if d[0] != "model" or not _one_model(*d[1:])]
-        unknown = str(first["model"]).split(", ").count("None")
-        if not differ and str(run["model"]).split(", ").count("None") < unknown:
-            self.runs[prefix] = run, where, line  # the run's model, named at last
-        if differ and not self.args.mixed:
+        ran = self.options[prefix][0]
+        if not differ:
+            unknown = str(first["model"]).split(", ").count("None")
+            if str(run["model"]).split(", ").count("None") < unknown:
+                self.runs[prefix] = run, where, line  # the run's model, named at last
+            return ran
+        if not self.args.mixed:
             raise JudgeError("{} line {} and {} line {} are records of different runs: {} {!r} "
                              "and {!r}; --mixed reports them together".format(
                                  where, line, path, number, *differ[0]))
         self.mixed[prefix].update(name for name, _, _ in differ)
-        ran = self.options[prefix][0]
-        if not differ:
-            return ran
         own = _run_options(self.args, run)[0]
         for name, flag, _ in _FIGURE_OPTIONS:
             if getattr(own, name) != getattr(ran, name):
@@ -10538,7 +10542,7 @@ class _Lean:
         if not report.leanable:
             return None
         runs = sum(key.endswith("_run") for key in record)
-        if len(stamps) != 1 or runs != 1 or "model_a" in record and "model_b" in record:
+        if len(stamps) != 1 or runs != 1 or {"model_a", "model_b"} <= record.keys():
             return None
         (prefix, stamp), = stamps.items()
         if report.runs[prefix][0] != stamp or _MODES[stamp["mode"]].responses != ("response",):
@@ -10557,7 +10561,7 @@ class _Lean:
         if stamp is not self.stamp and stamp != self.stamp:
             return None
         plain = tuple.__new__(_Plain, map(record.get, self.names))
-        if type(plain.line) is not int or plain.line < 1:
+        if not _is_line_number(plain.line):
             return None
         kind = plain[:len(_CHECKED_KIND)]
         try:
@@ -10590,9 +10594,9 @@ def _run_options(args, stamp):
     where the flag was not given; and each flag given otherwise, {flag: {"run", "given"}}."""
     import copy
     ran, overridden, defaults = copy.copy(args), {}, _default_args()
-    figures = stamp.get("figures") or {}
     for name, flag, _ in _FIGURE_OPTIONS:
-        own, given = figures.get(name, getattr(defaults, name)), getattr(args, name)
+        own = _field_of(stamp.get("figures"), name, getattr(defaults, name))
+        given = getattr(args, name)
         if given is None or isinstance(given, (_DefaultInt, _DefaultFloat)):  # not given
             setattr(ran, name, own)
         elif given != own:
@@ -10620,7 +10624,7 @@ def _stamps_of(record, checked):
     NAME's), each checked unless equal to the prefix's last ``checked``."""
     stamps = {}
     for key, value in record.items():
-        if key.endswith("_run") and isinstance(value, dict) and value.get("prefix") == key[:-4]:
+        if key.endswith("_run") and _field_of(value, "prefix") == key[:-4]:
             stamps[key[:-4]] = value
     for prefix, stamp in stamps.items():
         if checked.get(prefix) != stamp:
@@ -10646,7 +10650,7 @@ def _judgement_of(record, prefix, stamp, memo):
     fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
     del fields["run"]
     line = fields.pop("line", None)
-    if type(line) is not int or line < 1:
+    if not _is_line_number(line):
         raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
             prefix, line))
     facts = _of_run(memo, prefix, stamp, _run_facts)
@@ -10664,6 +10668,7 @@ def _judgement_of(record, prefix, stamp, memo):
     return Judgement(details=fields, **attributes)
 
 
+_is_line_number = _whole(1)
 _KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' errors differ)
 
 
@@ -10680,7 +10685,7 @@ def _run_facts(stamp):
         values = value
         if not isinstance(value, list):
             values = [value]
-        texts = [text for text in values if isinstance(text, str)]
+        texts = list(filter(_is_text, values))
         if flag == "context":
             texts = [text.partition("=")[2] for text in texts]
         names.update(texts)
@@ -10776,12 +10781,12 @@ def _check_score(fields, name, stamp, status):
     if status == "ok" and _MODES[stamp["mode"]].compare == "compare_systems":
         _check(fields, _SYSTEMS_SCORE, name)
     elif status not in _NOT_FAILURES:
-        if score is not failure and not (_is_finite(score) and score == failure):
+        if not (_NUMBER_OR_NULL(score) and score == failure):
             raise JudgeError("{}score of a failure ({}) must be the run's failure value, {}; "
                              "got {!r}".format(name, status, json.dumps(failure), score))
     elif not _is_score(score):
         raise JudgeError("{}score must be a number from 0 to 1; got {!r}".format(name, score))
-    if status != "ok" or not scale or value is None or isinstance(value, (list, dict)):
+    if status != "ok" or not scale or isinstance(value, (type(None), list, dict)):
         return
     if not _is_finite(value) or not scale[0] <= value <= scale[1]:
         raise JudgeError("{}value must be a rating on the run's scale, {:g} to {:g}; got "
