@@ -129,8 +129,8 @@ class _NoFit(JudgeError, ValueError):
 class Judgement:
     """The outcome of judging one item: ``status`` is ``"ok"``, ``"empty_response"`` (nothing
     to judge: 0.0, no request made) or names the failure (``http_error``, ``parse_error``, ...:
-    the README's Statuses). ``value`` is what the parser read: a rating, True/False, a pair of
-    scores, a verdict or a dict. ``score`` is in [0, 1], or the judge's failure value;
+    docs/python-api.md, Statuses). ``value`` is what the parser read: a rating, True/False, a
+    pair of scores, a verdict or a dict. ``score`` is in [0, 1], or the judge's failure value;
     ``source`` is ``"text"``, or ``"logprobs"`` for the probability-weighted ``expected`` rating.
     """
 
@@ -211,6 +211,12 @@ def _kind_name(value):
 def _first(mapping, *names):
     """The first of these fields (or environment variables) that is set and not empty."""
     return next((mapping[name] for name in names if _is_set(mapping.get(name))), None)
+
+
+def _listed(value):  # one value or a list of them, as a list
+    if isinstance(value, list):
+        return value
+    return [value]
 
 
 def _field_of(value, key, default=None):
@@ -1013,7 +1019,8 @@ _ZERO_WIDTH_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
 _THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
 _THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
 _NUMBER = r"(?<![\w.-])\d{1,9}(?:\.\d{1,9})?(?!\.?\d|[eE]\d)"
-_SCORE = _NUMBER + r"(?!\s*(?:to|-|–|—|\+|\*|×)\s*\d|\s*=|\s*%)"  # not "1 to 5", "1=poor", "2+2"
+# not "1 to 5", "1=poor", "2+2"
+_SCORE = _NUMBER + r"(?!\s*(?:to|-|–|—|\+|\*|×)\s*\d|\s*=|\s*%)"
 
 _RATING_RE = re.compile(r"""
     (?=[\[\drsgmvea])  # what every branch starts with: the search skips any other place at
@@ -2636,7 +2643,8 @@ class _Limiter:
             return until - now, "the server's Retry-After after a 429, {} s left".format(
                 _short_seconds(until - now))
         if self.flying >= self.allowed:  # a release wakes it
-            return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(self.flying)
+            return _HOLD_LONGEST, "{} requests in flight, backing off after a 429".format(
+                self.flying)
         if self._next["requests"] > now:
             return self._next["requests"] - now, "--rpm {:g}".format(self.rpm)
         if self._next["tokens"] > now:
@@ -2950,7 +2958,8 @@ _JUDGE_OPTIONS = (
             "--top-logprobs N", "alternatives per token (5)"),
     _Option("structured", False, _BOOLEAN, _is_flag,
             "--structured", "send a JSON schema as response_format (dropped if refused)"),
-    _Option("seed", None, "a whole number that fits in 64 bits", _optional(_whole(-2 ** 63, 2 ** 63 - 1)),
+    _Option("seed", None, "a whole number that fits in 64 bits",
+            _optional(_whole(-2 ** 63, 2 ** 63 - 1)),
             "--seed N", "sampling seed sent to the server", {"type": int}),
     _Option("criterion", None, "a dict: name, description, options",
             _optional(lambda v: isinstance(v, Mapping)),
@@ -4617,11 +4626,8 @@ _MAX_IMAGE_BYTES = 20 * 1024 * 1024
 def _image_urls(images, root=None):
     """Image paths and URLs (one or a list) as image_url URLs: a file as a base64 data: URL
     of the type its bytes say, at most 20 MiB, read from inside ``root`` if given."""
-    if images is None:
-        images = []
-    elif not isinstance(images, list):
-        images = [images]
     urls = []
+    images = [] if images is None else _listed(images)
     for image in images:
         if not isinstance(image, str):
             raise TemplateError("images must be paths or URLs; got a " + type(image).__name__)
@@ -5781,12 +5787,6 @@ def _written_names(prefix):
     rest = [(head + name.strip("*"), attribute, when) for name, attribute, when in _WRITES
             if when != "always"]
     return always, rest
-
-
-def _listed(value):  # one value or a list of them, as a list
-    if isinstance(value, list):
-        return value
-    return [value]
 
 
 def _requests(stamp):  # a stamp's requests: one, or each juror's
@@ -10682,10 +10682,7 @@ def _run_facts(stamp):
         return facts
     names = {"question", "context"}
     for flag, value in named.items():
-        values = value
-        if not isinstance(value, list):
-            values = [value]
-        texts = list(filter(_is_text, values))
+        texts = list(filter(_is_text, _listed(value)))
         if flag == "context":
             texts = [text.partition("=")[2] for text in texts]
         names.update(texts)
@@ -10697,8 +10694,8 @@ def _check_judgement(fields, name, stamp):
     """JudgeError naming the first of a record's values its run cannot have written."""
     status = fields.get("status")
     if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
-        raise JudgeError("{}status must be a status minijudge writes (README, Statuses); got "
-                         "{!r}".format(name, status))
+        raise JudgeError("{}status must be a status minijudge writes (docs/python-api.md, "
+                         "Statuses); got {!r}".format(name, status))
     _check_score(fields, name, stamp, status)
     _check(fields, _READ_CHECKS, name)
     _check_details(fields, name, stamp, status)

@@ -106,7 +106,7 @@ class CheckedTest(ReportTest):
             ({"judge_score": True}, "judge_score must be a number from 0 to 1; got True"),
             ({"judge_score": None}, "judge_score must be a number from 0 to 1; got None"),
             ({"judge_status": "great"}, "judge_status must be a status minijudge writes "
-             "(README, Statuses); got 'great'"),
+             "(docs/python-api.md, Statuses); got 'great'"),
             ({"judge_status": "parse_error", "judge_score": 0.5}, "judge_score of a failure "
              "(parse_error) must be the run's failure value, 0.0; got 0.5"),
             ({"judge_usage": "many"}, "judge_usage must be an object or null; got 'many'"),
@@ -426,8 +426,8 @@ class RepeatNamedTest(ReportTest):
         self.refused("{0} line 1 and {0} line 5 are the same record (input line 1 of one run); "
                      "report each record once".format(after), after)
         before = self.file("before.jsonl", self.lines + [bad] + self.lines[:1])
-        self.refused("{} line 5: judge_status must be a status minijudge writes (README, "
-                     "Statuses); got 'okk'".format(before), before)
+        self.refused("{} line 5: judge_status must be a status minijudge writes "
+                     "(docs/python-api.md, Statuses); got 'okk'".format(before), before)
 
     def test_a_repeat_read_from_a_fifo_is_named(self):
         fifo = self.path("fifo")
@@ -494,7 +494,8 @@ class ReportValuesHostileTest(StubTestCase):
     def test_a_list_for_the_status_or_the_mode_names_file_and_line(self):
         # was "minijudge: error: unhashable type: 'list'", no file, no line
         self.assert_refused(lambda r: r.update(judge_status=["ok"]),
-                            "judge_status must be a status minijudge writes (README, Statuses); "
+                            "judge_status must be a status minijudge writes "
+                            "(docs/python-api.md, Statuses); "
                             "got ['ok']")
         self.assert_refused(lambda r: r.update(judge_run=dict(r["judge_run"], mode=["rating"])),
                             "judge_run: mode must be one of rating, binary, math, rubric, "
