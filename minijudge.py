@@ -10870,12 +10870,12 @@ def _record_keys(seen, record, stamps):
             inputs = tuple(map(record.get, names))
             if not _TEXT_OR_NONE.issuperset(map(type, inputs)):  # sorted: json.dumps' fast path
                 inputs = json.dumps(dict(zip(names, inputs)))
-        text = _of_run(seen["checked"], prefix, stamp, _STAMP_TEXT)
+        text = _of_run(seen["checked"], prefix, stamp, _IDENTITY_TEXT)
         yield hash((prefix, text, line, inputs))
 
 
 _TEXT_OR_NONE = frozenset((str, type(None)))
-_STAMP_TEXT = functools.partial(json.dumps, sort_keys=True)  # a record's identity's, once a run
+_IDENTITY_TEXT = functools.partial(json.dumps, sort_keys=True)  # a record's identity's, once a run
 
 
 def _once(seen, paths, place, record, stamps, only=None):
