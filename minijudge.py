@@ -10286,7 +10286,8 @@ def _is_token_count(value):
 
 
 def _are_token_counts(usage):
-    return all(_is_token_count(usage.get(name)) for name in _TOKEN_COUNTS)
+    """An object of token counts (map, not a generator: read on every record)."""
+    return isinstance(usage, dict) and all(map(_is_token_count, map(usage.get, _TOKEN_COUNTS)))
 
 
 def _is_pair(value):
@@ -10318,6 +10319,7 @@ def _is_request(value):
 
 _TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL, _COUNT_OR_NULL, _NUMBER_OR_NULL = map(
     _optional, (_is_text, _is_flag, _is_score, _is_whole_count, _is_finite))
+_USAGE_OR_NULL = _optional(_are_token_counts)
 
 
 _READ_CHECKS = (
@@ -10325,7 +10327,7 @@ _READ_CHECKS = (
     ("fingerprint", "text or null", _TEXT_OR_NULL),
     ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
     ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
-    ("usage", "an object of token counts (0 or more) or null", _optional(_are_token_counts)),
+    ("usage", "an object of token counts (0 or more) or null", _USAGE_OR_NULL),
     ("pass", "true, false or null", _FLAG_OR_NULL),
     ("positional_bias", "true, false or null", _FLAG_OR_NULL),
     ("consistent", "true, false or null", _FLAG_OR_NULL),
@@ -10379,9 +10381,6 @@ def _check(fields, checks, name):
         value = fields.get(field)
         if not check(value):
             raise JudgeError(_must_be(name + field, expected, value))
-
-
-_USAGE_CHECKS = tuple(check for check in _READ_CHECKS if check[0] == "usage")
 
 
 def _report(args):
@@ -10567,8 +10566,9 @@ class _Lean:
         try:
             if (kind, tuple(map(type, kind))) not in self.checked:
                 return None
-            _check({"usage": plain.usage}, _USAGE_CHECKS, "")
-        except (TypeError, JudgeError):  # a value no hash tells apart (a list); bad usage
+        except TypeError:  # a value no hash tells apart (a list)
+            return None
+        if not _USAGE_OR_NULL(plain.usage):
             return None
         return plain
 
@@ -10673,10 +10673,12 @@ _KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' err
 
 
 def _run_facts(stamp):
-    """Once a run: the details it did not write, the kinds of records checked, the fields
-    its template reads (``prompt``, sorted; None for a custom template)."""
+    """Once a run: the details it did not write, the kinds of records checked, the stamp's
+    text in a record's identity, the fields its template reads (``prompt``, sorted; None for
+    a custom template)."""
     unwritten = {name for name, _, written in _RECORD if callable(written) and not written(stamp)}
-    facts = {"unwritten": unwritten, "checked": set(), "prompt": None}
+    facts = {"unwritten": unwritten, "checked": set(), "prompt": None,
+             "text": json.dumps(stamp, sort_keys=True)}
     named = stamp.get("fields")
     if "custom" in stamp["template"].split(", ") or not isinstance(named, dict):
         return facts
@@ -10859,23 +10861,21 @@ def _record_keys(seen, record, stamps):
     """A record's identity for each run that wrote it: its input line, the run, the input
     fields its prompt read (a column added after the run makes no new record; a custom
     template's: all). Texts and nulls alone are a tuple, equal exactly when equal as JSON."""
-    prefixes = tuple(prefix + "_" for prefix in stamps)
     for prefix, stamp in stamps.items():
-        line = record[prefix + "_line"]
-        names = _of_run(seen["checked"], prefix, stamp, _run_facts)["prompt"]
+        facts = _of_run(seen["checked"], prefix, stamp, _run_facts)
+        names = facts["prompt"]
         if names is None:
+            prefixes = tuple(prefix + "_" for prefix in stamps)
             inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
                                 sort_keys=True)
         else:
             inputs = tuple(map(record.get, names))
             if not _TEXT_OR_NONE.issuperset(map(type, inputs)):  # sorted: json.dumps' fast path
                 inputs = json.dumps(dict(zip(names, inputs)))
-        text = _of_run(seen["checked"], prefix, stamp, _IDENTITY_TEXT)
-        yield hash((prefix, text, line, inputs))
+        yield hash((prefix, facts["text"], record[prefix + "_line"], inputs))
 
 
 _TEXT_OR_NONE = frozenset((str, type(None)))
-_IDENTITY_TEXT = functools.partial(json.dumps, sort_keys=True)  # a record's identity's, once a run
 
 
 def _once(seen, paths, place, record, stamps, only=None):
