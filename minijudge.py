@@ -5765,28 +5765,30 @@ _WRITTEN_WHEN = {"if known": lambda value: value is not None, "if given": bool}
 
 def _judge_fields(prefix, judgement):
     """A judgement as output fields (_RECORD): judge_score, ... (NAME_score with --judges)."""
-    always, rest = _written_names(prefix)
-    fields = {field: getattr(judgement, attribute) for field, attribute in always}
-    for field, attribute, when in rest:
-        if when == "each":  # one named as a field above replaces its value
+    always, values, rest = _written_names(prefix)
+    fields = dict(zip(always, values(judgement)))
+    for field, attribute, written in rest:
+        if written is None:  # "each": one named as a field above replaces its value
             for detail, value in judgement.details.items():
                 fields[field + detail] = value
             continue
         value = getattr(judgement, attribute)
-        if _WRITTEN_WHEN[when](value):
+        if written(value):
             fields[field] = value
     return fields
 
 
 @functools.lru_cache(maxsize=64)
 def _written_names(prefix):
-    """_WRITES' rows as PREFIX_field names: [(field, attribute)] always written, [(field,
-    attribute, when)] the rest."""
+    """_WRITES' rows as PREFIX_field names, made once a prefix: the fields always written,
+    a getter of their attributes' values, then [(field, attribute, whether written)] the
+    rest (None: each detail)."""
+    import operator
     head = prefix + "_"
     always = [(head + name, attribute) for name, attribute, when in _WRITES if when == "always"]
-    rest = [(head + name.strip("*"), attribute, when) for name, attribute, when in _WRITES
-            if when != "always"]
-    return always, rest
+    rest = [(head + name.strip("*"), attribute, _WRITTEN_WHEN.get(when))
+            for name, attribute, when in _WRITES if when != "always"]
+    return [name for name, _ in always], operator.attrgetter(*dict(always).values()), rest
 
 
 def _requests(stamp):  # a stamp's requests: one, or each juror's
