@@ -194,7 +194,6 @@ def _counted(n, noun):
 
 
 def _ordinal(n):
-    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, ..."""
     suffix = "th"
     if n % 100 not in (11, 12, 13):
         suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
@@ -220,8 +219,7 @@ def _listed(value):  # one value or a list of them, as a list
 
 
 def _field_of(value, key, default=None):
-    """``value.get(key, default)`` if ``value`` is a mapping, else ``default``: JSON may hold
-    anything where an object is expected."""
+    """``value.get(key, default)``, or ``default`` where JSON holds no object."""
     if isinstance(value, Mapping):
         return value.get(key, default)
     return default
@@ -248,8 +246,7 @@ def _is_blank(value):
 
 
 def _as_text(value):
-    """Numbers become text, lists and objects JSON; None stays missing. _BadRecord for one
-    nested deeper than Python's stack."""
+    """Numbers as text, lists and objects as JSON, None kept; _BadRecord if nested too deep."""
     if isinstance(value, (dict, list)):
         try:
             return json.dumps(value, ensure_ascii=False)
@@ -262,8 +259,7 @@ def _as_text(value):
 
 
 def _reference_of(record, field):
-    """A record's reference as text, or None when its field is missing or blank: never an
-    empty or "nan" ground truth."""
+    """A record's reference as text; None if missing or blank (no "" or "nan" ground truth)."""
     value = record.get(field)
     if _is_missing(value) or _is_blank(value):
         return None
@@ -312,8 +308,7 @@ def _sha(text):
 
 
 def _one_line(name):
-    """A name (a system's, a file's; None too) as a one-line message shows it: escaped if it
-    holds a newline, an escape or a direction mark (U+202E turns the rest of the line)."""
+    """A name (or None) for a one-line message: repr'd if not printable (U+202E turns a line)."""
     if not name or name.isprintable():
         return name
     return repr(name)
@@ -506,8 +501,7 @@ class _SafeFormatter(string.Formatter):
         return name, keys
 
     def get_field(self, field_name, given, kwargs):
-        """The field's value (a list's [key] by its number); TemplateError naming a missing
-        one and the fields ``given`` (vformat's positional)."""
+        """The field's value; TemplateError naming a missing one and those ``given``."""
         name, keys = self.check_field(field_name)
         if name not in kwargs:
             raise TemplateError("template needs field {!r}; got {}".format(
@@ -525,8 +519,7 @@ class _SafeFormatter(string.Formatter):
         return value, field_name
 
     def fill(self, text, given, values):
-        """``text`` filled; TemplateError naming the field that failed and those ``given``
-        (not their aliases, nor private ones)."""
+        """``text`` filled; TemplateError naming the field that failed and those ``given``."""
         named = sorted(name for name in map(str, given) if not name.startswith("_"))
         try:
             return self.vformat(text, named, values)
@@ -604,8 +597,8 @@ def render(template, record=None, **fields):
 
 
 def _add_aliases(values, given):
-    """Each alias of a field unless ``given`` holds the alias itself, and the reverse; an
-    "answer" holding no reference ("", [], NaN) is none."""
+    """Each alias of a field, and the reverse, unless ``given`` holds it; a blank "answer" is
+    no reference."""
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in given:
             values[alias] = values[name]
@@ -687,8 +680,7 @@ def _expect(value, kind, where, said, expected):
 
 
 def _read_conversation(value, what):
-    """OpenAI chat messages, each read into a dict of role, text, calls ((id, name,
-    arguments) each), call_id and name; JudgeError naming ``what`` and the message."""
+    """OpenAI chat messages as dicts of role, text, calls, call_id and name; else JudgeError."""
     if not _expect(value, list, what, "is a ", "a list of messages"):
         raise JudgeError("{} is an empty list, expected messages".format(what))
     messages = []
@@ -721,8 +713,7 @@ def _role_of(message, where):
 
 
 def _message_text(content, has_calls, where):
-    """A message's content as text: a string, or its parts (_PARTS) one a line; "" for the
-    null content of an assistant message that calls tools."""
+    """A message's content as text: a string, or its parts (_PARTS) one a line."""
     if isinstance(content, str):
         return content
     if content is None and has_calls:
@@ -743,8 +734,7 @@ def _message_text(content, has_calls, where):
 
 
 def _tool_calls(message, where):
-    """An assistant message's tool calls as (id, name, arguments) texts, the functions API's
-    ``function_call`` last (no id); JudgeError for any but {"id", "function": {"name", ...}}."""
+    """An assistant message's tool calls (``function_call`` last) as (id, name, arguments)."""
     calls = message.get("tool_calls")
     if calls is None:
         calls = []
@@ -763,8 +753,7 @@ def _tool_calls(message, where):
 
 
 def _mtbench_messages(record):
-    """MT-Bench's ``turns`` (the questions) and ``answers`` (or FastChat's ``choices[0]
-    ["turns"]``) as messages, in order; None if the record is not in that layout."""
+    """MT-Bench's ``turns`` and ``answers`` (or FastChat's ``choices``) as messages, or None."""
     questions = record.get("turns")
     answers = record.get("answers")
     choices = record.get("choices")
@@ -848,15 +837,14 @@ def _turns_text(messages, limit, *, keep=()):
 
 
 def _spaced(text, form="{}"):
-    """A space and ``text`` in ``form`` (a tool's name, its call's "(id)"), or "" for none."""
     if not text:
+
         return ""
     return " " + form.format(text)
 
 
 def _shorten(text, limit):
-    """``text``, or if longer than ``limit`` (0: never) its first and last halves with a
-    marker saying how much was left out and by which flag: never silently."""
+    """``text``, or past ``limit`` (0: none) its two ends around a marker: never silently."""
     if not limit or len(text) <= limit:
         return text
     head = limit // 2
@@ -875,8 +863,7 @@ def _shortened_texts(reply, limit):
 
 
 def _with_response(messages, given, what):
-    """Read messages continued by the item's response (``given``: {} or {"response": value})
-    when they end with the user's (or a tool's) message; after an assistant's, ambiguous."""
+    """Read messages continued by ``given``'s response, if any: after an assistant's, an error."""
     if "response" not in given:
         return messages
     response = given["response"]
@@ -917,7 +904,6 @@ def _conversation_fields(messages, turn, *, limit, references=None, what="the co
 
 
 def _conversation_section(before):
-    """The turns before the judged one as the templates' section, or "" if there are none."""
     if not before:
         return ""
     return "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
@@ -933,8 +919,7 @@ _DIFFERENT_HISTORIES = ("[Note]\nThe two conversations differ before the questio
 
 
 def _pair_messages(values, questions, what=_PAIR_WHAT):
-    """Two conversations read, each a list of messages or MT-Bench's replies to
-    ``questions``; JudgeError naming ``what`` if only one is a list, or either is malformed."""
+    """Two conversations read, each messages or MT-Bench's replies to ``questions``."""
     kinds = [isinstance(value, list) for value in values]
     if not all(kinds):
         lone = kinds.index(False)
@@ -1001,8 +986,7 @@ def _reply_text(reply, limit):
 
 
 def _with_turn_reference(fields, references):
-    """``fields`` with their turn's reference when ``references`` is a list (MT-Bench's, one
-    a turn; none past its end)."""
+    """``fields`` with their turn's reference from MT-Bench's list of one a turn, if given."""
     if isinstance(references, list):
         fields["reference"] = _reference_of(dict(enumerate(references, 1)), fields["turn"])
     return fields
@@ -1166,8 +1150,7 @@ def _number(token):
     return float(token) if "." in token else int(token)
 
 
-def _lines(text):
-    """The lines of ``text`` that hold more than spaces."""
+def _lines(text):  # those holding more than spaces
     return [line for line in text.splitlines() if line.strip()]
 
 
@@ -1214,7 +1197,6 @@ def _assistants_named(text):
 
 
 def _in_scale(candidate, scale):
-    """(the rating if in scale, else None; the rating the judge wrote)."""
     in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
     if not in_scale:
         return None, candidate
@@ -1412,8 +1394,7 @@ def parse_comparative(text):
 
 
 def _structured(text, *keys):
-    """The values of ``keys`` when the whole reply is a JSON object holding them all (a
-    reply shaped by response_format), else None."""
+    """The values of ``keys`` if the whole reply is a JSON object holding them all, else None."""
     stripped = _visible(text).strip()
     if not (stripped.startswith("{") and stripped.endswith("}")):
         return None
@@ -1494,7 +1475,7 @@ def parse_verdict(text):
 
 def _preferred(text):
     """The mention of the better answer: "Output (b)" leading the reply, else the last "is
-    better", else the last "is more X", none reported as someone else's opinion; or None."""
+    better" (else "is more X") not reported as someone else's opinion; or None."""
     leading = _LEADING_RE.match(text)
     if leading:
         return leading
@@ -1514,8 +1495,8 @@ def _verdict_together(text, match):
 
 
 def _last_stated(pattern, text, together, *, hypotheticals_last=False):
-    """(the last match of ``pattern`` not offered with another (``together``), a hypothetical
-    only if no other, with ``hypotheticals_last``; whether there was any match at all)."""
+    """(the last match of ``pattern`` not offered with another, with ``hypotheticals_last`` a
+    hypothetical only if no other; whether anything matched)."""
     stated, hypothetical, seen = None, None, False
     for match in pattern.finditer(text):
         seen = True
@@ -1557,8 +1538,8 @@ def _read_comparative(text, scale):
 
 
 def _criterion(criterion):
-    """A criterion ``{"name", "description", "options": {name: score}}`` (or options
-    ``{name: {"score": s, "description": d}}``), checked, with its template fields."""
+    """A criterion ``{"name", "description", "options": {name: score or {"score",
+    "description"}}}``, checked, with its template fields."""
     try:
         options = {str(k): v for k, v in criterion["options"].items()}
         scores, lines = {}, []  # lines as the prompt lists them: "- name[: description]"
@@ -1597,8 +1578,7 @@ def _loose(name):
 
 
 def _check_option_names(criterion, options):
-    """Refuse options a reply could not tell apart ("Good" and "good"), or could not name:
-    either would make the score of a reply depend on which came first."""
+    """Refuse options a reply could not name or tell apart ("Good" and "good")."""
     seen = {}
     for option in options:
         loose = _loose(option)
@@ -1613,8 +1593,7 @@ def _check_option_names(criterion, options):
 
 
 def _read_option(text, options):
-    """(the option picked, twice), or (None, None): named by the last (or first) line, the
-    only one mentioned, or the last line's typo; options offered together pick none."""
+    """(the option picked, twice), or (None, None): by {"option"}, else _picked_options."""
     by_name = {_loose(name): name for name in options}
     structured = _structured(text, "option")
     if structured:  # {"option": "good"} is Good: exactly, else as a reply's line is matched
@@ -1645,8 +1624,7 @@ def _picked_options(plain, by_name):
 
 
 def _verdict_lines(plain, by_name):
-    """The lines that may state the verdict: lines naming two or more options in one
-    paragraph are the options echoed back, not a pick."""
+    """The lines that may state the verdict, not a paragraph's options echoed back."""
     lines = []
     for paragraph in re.split(r"\n[^\S\n]*\n", plain):
         found = [_ANSWER_LABEL_RE.sub("", _loose(line))  # "Answer:" and the like off
@@ -1679,8 +1657,8 @@ def _mentioned(by_name, text):
 
 
 def _close_option(line, by_name):
-    """The option a last line is a typo of: not a negation, nor one inside the other
-    ("correct", "incorrect"), nor a tie between the two closest (the order would pick)."""
+    """The option a last line is a typo of, unless a negation, one inside the other
+    ("incorrect"), or a tie between the two closest."""
     import difflib
     if re.match(r"(?:not|never|no)\b", line):
         return []
@@ -1893,8 +1871,6 @@ class _Secret:
 
 
 def _given_or_env(given, *names):
-    """A keyword's value, or when it is None or empty the first of the environment
-    variables ``names`` that is set."""
     return given or _env(*names)
 
 
@@ -1915,8 +1891,7 @@ def _api_key(api_key, url):
 
 
 def _model_name(model, url, judge_fn):
-    """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name;
-    None: the one the server lists (a judge_fn never asks /models)."""
+    """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name."""
     named = _given_or_env(model, "LLM_JUDGE_MODEL")
     if named:
         return named
@@ -1929,7 +1904,6 @@ def _model_name(model, url, judge_fn):
 
 
 def _with_key(headers, key, key_header):
-    """The headers sent: the key's under key_header, unless the user gave that header."""
     headers = dict(headers or {})
     if not key:
         return headers
@@ -1944,8 +1918,8 @@ _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organizatio
 
 
 def _secret_forms(key, url, headers):
-    """What no message may show, longest first: the key, the URL's credentials and the
-    values (and parts) of headers not harmless, each as sent, decoded and encoded."""
+    """What no message may show, longest first: the key, the URL's credentials, headers not
+    harmless (and their parts), each as sent, decoded and encoded."""
     from urllib.parse import quote, unquote
     values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)]
     for name, value in headers.items():
@@ -2010,8 +1984,7 @@ class _Connections:
         self.local = threading.local()
 
     def send(self, method, url, body, headers, timeout, deadline):
-        """The reply to a request, its head read, on this thread's connection if it can carry
-        it, else on a new one (the socket keeps the timeout: it bounds each wait)."""
+        """The reply to a request, its head read, on this thread's connection or a new one."""
         target = url
         if not self.absolute:
             target = "/" + url.split("/", 3)[3]  # scheme://host/
@@ -2059,7 +2032,6 @@ class _Connections:
 
 
 def _proxy_for(parts):
-    """The split URL of the proxy for ``parts`` from the environment, or None."""
     import urllib.request
     from urllib.parse import urlsplit
     proxy = urllib.request.getproxies().get(parts.scheme)
@@ -2080,7 +2052,6 @@ def _tls_context(cafile):
 
 
 def _request_head(method, target, fields, body):
-    """The request line and header fields, encoded; header names in Title-Case."""
     head = {name.title(): value for name, value in fields.items()}
     if body is not None:
         head["Content-Length"] = len(body)
@@ -2090,8 +2061,7 @@ def _request_head(method, target, fields, body):
 
 @functools.lru_cache()
 def _reply_classes():
-    """(reader, response): the classes _Connections reads a reply with, made at the first
-    connection, as http.client is imported then, not by ``import minijudge`` (25 ms)."""
+    """(reader, response) classes of _Connections, made when http.client is first needed."""
     import http.client
     import io
     return (type("_DeadlineReader", (_DeadlineReading, io.RawIOBase), {}),
@@ -2205,8 +2175,7 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
 
 
 def _decoded(body, headers, where, max_bytes):
-    """The body, unpacked if a server or proxy compressed it though identity was asked
-    for; at most max_bytes, before and after: a small body can unpack into gigabytes."""
+    """The body, unpacked if compressed anyway; at most max_bytes both ways (a zip bomb)."""
     encoding, data = (headers.get("content-encoding") or "identity").strip().lower(), body
     if encoding in ("gzip", "x-gzip", "deflate"):
         import zlib
@@ -2232,7 +2201,7 @@ def _decoded(body, headers, where, max_bytes):
 
 def _network_error(exc, connections, url, where, timeout, response):
     """The APIError of a request that failed before (``response`` None) or after the reply
-    began: a timeout, a refused connection, an untrusted certificate, a broken connection."""
+    began."""
     import socket
     import ssl
     from urllib.parse import urlsplit
@@ -2283,8 +2252,7 @@ def _http_error(status, data, headers, where, keyed=False):
 
 
 def _error_kind(status, data, message, wait, over, keyed):
-    """(the message, saying why when the error is not retried, and the error's kind);
-    ``over``: ``wait`` is past _RETRY_AFTER_LIMIT."""
+    """(the message, saying why if not retried; the error's kind)."""
     if status == 429 and b"insufficient_quota" in data:
         return "quota exhausted, not retrying: " + message, "quota_exceeded"
     if over:
@@ -2352,8 +2320,7 @@ def _read_reply(body, url):
 
 
 def _chat_reply(reply, url, body):
-    """The useful parts of a decoded chat.completion (_reply_parts); APIError when it has
-    none, quoting ``body()``: the bytes it was read from (made only then)."""
+    """The useful parts of a decoded chat.completion; APIError quoting ``body()`` if none."""
     if _field_of(reply, "error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body())),
                        kind="http_error", status=200)
@@ -2370,8 +2337,7 @@ _REPLY_TOKENS_MAX = 10 ** 9
 
 
 def _reply_parts(reply, choice):
-    """The useful parts of a chat.completion ``reply`` and its first ``choice``: the content
-    as text (parts joined), the model and fingerprint if text, the usage (_reply_usage)."""
+    """The useful parts of a chat.completion ``reply`` and its first ``choice``."""
     message = choice.get("message")
     if not isinstance(message, dict):
         message = {}
@@ -2388,8 +2354,8 @@ def _reply_parts(reply, choice):
 
 
 def _reply_usage(usage):
-    """A reply's usage, each token count that cannot be one (negative, true, NaN, text,
-    10**30) made null, as the summary adds them; None if no count is left."""
+    """A reply's usage, each impossible token count made null; None if none is left."""
+
     if not isinstance(usage, dict):
         return None
     usage = dict(usage)
