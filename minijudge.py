@@ -838,7 +838,6 @@ def _turns_text(messages, limit, *, keep=()):
 
 def _spaced(text, form="{}"):
     if not text:
-
         return ""
     return " " + form.format(text)
 
@@ -2355,7 +2354,6 @@ def _reply_parts(reply, choice):
 
 def _reply_usage(usage):
     """A reply's usage, each impossible token count made null; None if none is left."""
-
     if not isinstance(usage, dict):
         return None
     usage = dict(usage)
@@ -2387,8 +2385,7 @@ class _Replica:
 
     @property
     def connections(self):
-        """What sends its requests, made at the first if not at once: a judge that sends
-        none (an export, an import) loads no CAs (0.15 s for an https URL)."""
+        """What sends its requests, made at the first: an export loads no CAs (0.15 s)."""
         if self._connections is None:
             with self._lock:  # one per server: each thread keeps its connection there
                 if self._connections is None:
@@ -2451,8 +2448,7 @@ class _Replicas:
             return server.rested_until - now
 
     def all_failed(self, server, error):
-        """What each server's last request met, when every server's failed (``server``'s
-        with ``error``); else None."""
+        """What each server's last request met, once every one's failed; else None."""
         server.error = error
         errors = [s.error for s in self.servers]
         if None in errors:
@@ -2506,8 +2502,7 @@ _TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see LLMJ
 
 
 def _limiter(urls, headers, rpm, tpm):
-    """The limiter shared by the judges on ``urls`` with these ``headers`` (one account) and
-    limits; the table keeps the headers' digest, not the key."""
+    """The limiter of the judges on ``urls`` with these ``headers`` (one account) and limits."""
     import hashlib
     servers = tuple(sorted(map(str, map(_server_key, urls))))
     fields = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
@@ -2558,8 +2553,7 @@ class _Limiter:
         self._paused_until = 0.0  # time.monotonic() a 429's Retry-After holds requests until
 
     def unfit(self, tokens):
-        """Why a request of ``tokens`` (estimated) can never go, or None: more than --tpm
-        allows in a minute would wait for ever."""
+        """Why a request of ``tokens`` (estimated) would wait for ever, or None."""
         if self.tpm and tokens > self.tpm:
             return "not sent: its estimated {} tokens exceed --tpm {}".format(tokens, self.tpm)
         return None
@@ -2602,8 +2596,7 @@ class _Limiter:
                 self._left[model, kind] = (left - spent, reset)
 
     def _wait(self, now, tokens, model=None, obeyed=0.0):
-        """(seconds to wait, what holds the request) for a request of ``tokens`` now; a pause
-        ending by ``obeyed`` was slept through already."""
+        """(seconds to wait, what holds it) for a request of ``tokens`` now; see acquire."""
         until = self._paused_until
         if until > max(now, obeyed):
             return until - now, "the server's Retry-After after a 429, {} s left".format(
@@ -2623,8 +2616,7 @@ class _Limiter:
         return 0, None
 
     def pause(self, seconds):
-        """A 429's Retry-After of ``seconds``: the judge's requests wait it out (a pause
-        is made longer, never shorter); the time it ends, for the request that got it."""
+        """Hold every request ``seconds`` (a 429's Retry-After; never shortened): its end."""
         until = time.monotonic() + seconds
         with self._turn:
             self._paused_until = max(self._paused_until, until)
@@ -2732,7 +2724,6 @@ def _list_of(check):
 
 
 def _object_of(check):
-    """A dict whose every value ``check`` takes."""
     return lambda value: isinstance(value, dict) and all(map(check, value.values()))
 
 
@@ -2783,8 +2774,7 @@ _HEADER_FORBIDS = (("[\r\n]", "a line break"),
 
 
 def _is_headers(headers):
-    """A dict of header names to text; JudgeError naming a header that holds what
-    _HEADER_FORBIDS lists."""
+    """A dict of header names to text; JudgeError for one _HEADER_FORBIDS refuses."""
     if not isinstance(headers, Mapping):
         return False
     for name, value in headers.items():
@@ -2997,7 +2987,6 @@ _PARSE_SCALE = _Option("scale", (1, 5), _OPTIONS["scale"].expected, _is_scale)
 
 
 def _declared(*names):
-    """The declarations of these judge options, in this order."""
     return [_OPTIONS[name] for name in names]
 
 
@@ -3018,7 +3007,6 @@ def _check_retry_waits(low, high):
     """The two waits together (None: no floor); each alone is an option's check."""
     floor = 0 if low is None else low
     if all(map(_is_number, (floor, high))) and not 0 <= floor <= high < math.inf:
-
         raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
                          "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
                              low, high))
@@ -3081,8 +3069,7 @@ def _trouble(exc):
 
 
 def _turn_references(record, fields=("answer", "reference")):
-    """A conversation's references, one a turn (MT-Bench's): the first of ``fields`` holding
-    a list, or None (a text reference beside it is not the turn's)."""
+    """MT-Bench's references, one a turn: the first of ``fields`` holding a list, or None."""
     for field in fields:
         if isinstance(record.get(field), list):
             return record[field]
@@ -3090,8 +3077,7 @@ def _turn_references(record, fields=("answer", "reference")):
 
 
 def _response_of(example, output):
-    """``{"response": ...}`` from ``output`` (its "response", or itself as text), else from
-    the example; ``{}`` when neither has one, for a missing response is no empty one."""
+    """``{"response": ...}`` from ``output`` (or itself, as text), else the example; else {}."""
     if output is not None and not isinstance(output, Mapping):
         return {"response": output}
     for source in (output or {}, example):
@@ -3101,8 +3087,7 @@ def _response_of(example, output):
 
 
 def _example_values(example, output, fields):
-    """The question, reference ("answer", else "reference", if it holds one) and response an
-    example gives, each unless ``fields`` give it."""
+    """The question, reference and response an example gives, each unless ``fields`` do."""
     values = {"question": None, "reference": None}
     if "question" not in fields:
         values["question"] = _as_text(_first(example, "question", "context"))
@@ -3138,8 +3123,7 @@ def _example_conversation(example, output):
 
 
 def _example_pair(example, values):
-    """The pair of conversations an example gives (two lists, or two texts replying to its
-    ``messages``), else None; _BadRecord naming what is wrong."""
+    """The pair of conversations an example gives (two lists, or two replies), else None."""
     context = example.get("messages")
     try:
         if any(isinstance(value, list) for value in values):
@@ -3156,8 +3140,7 @@ def _example_pair(example, values):
 
 
 def _fields_filled_by(fill, conversation, turn, fields, **options):
-    """``fields`` after those ``fill`` makes of a conversation and its ``turn`` (how many
-    texts it shortened kept for _ask); _BadRecord naming what is wrong with it."""
+    """``fields`` after those ``fill`` makes of a conversation at its ``turn``, or _BadRecord."""
     try:
         filled = fill(conversation, turn, **options)
     except JudgeError as exc:
@@ -3177,7 +3160,6 @@ def _context_section(context):
     """Each text under its [name] (a lone text: [Context]) unless it has its own [header];
     None: not given."""
     named = [("Context", context)]
-
     if isinstance(context, Mapping):
         named = context.items()
     section = ""
@@ -3229,8 +3211,7 @@ def _worth_retrying(exc, payload):
 
 
 def _criterion_or(criterion, default, template):
-    """A criterion given, checked and prepared, else ``default``. Not for the pairwise
-    template, whose prompt names none (--criteria outside --mode criterion is refused alike)."""
+    """A criterion given, checked and prepared, else ``default``; never for pairwise."""
     if criterion is None:
         return default
     if template == "pairwise":  # judging pairs under a criterion: not yet
@@ -3307,8 +3288,7 @@ class LLMJudge:
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header, rpm, tpm):
-        """Where requests go, for which model, with which headers (the key's among them),
-        within which rate limits."""
+        """Where requests go, for which model, with which headers, within which limits."""
         base_url = _given_or_env(base_url, "LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
@@ -3549,9 +3529,8 @@ class LLMJudge:
 
     # -- an item: its values, its conversation with the judge, its repeats and orders
     def _values(self, example, output, fields):
-        """What an item's prompt is filled from: its conversation's fields, the example's,
-        its criterion's, the yes/no words, the keywords, the parser's, the sections.
-        TemplateError for an example that is no mapping, or an item with no response."""
+        """What an item's prompt is filled from; TemplateError for an example that is no
+        mapping, or an item with no response."""
         if example is None:
             example = {}
         if not isinstance(example, Mapping):  # a question as text
@@ -3584,8 +3563,7 @@ class LLMJudge:
         return values
 
     def _fill_conversation(self, example, output, fields):
-        """``fields`` with those the item's conversation fills, as the command line read it,
-        else the example's; _BadRecord naming what is wrong. A pair's: _fill_pair."""
+        """``fields`` with those the item's conversation (or pair: _fill_pair) fills."""
         # _NO_CONVERSATION: the command line looked and found none, as the judge would
         messages = fields.pop("_conversation", None)
         if "response" not in self._reader.responses:
@@ -3605,8 +3583,7 @@ class LLMJudge:
                                  whole_run=self.template == "trajectory")
 
     def _fill_pair(self, example, fields):
-        """``fields`` with those a pair of conversations fills (_pair_fields), as the command
-        line read it, else the example's; _BadRecord naming what is wrong."""
+        """``fields`` with those a pair of conversations fills (_pair_fields)."""
         pair = fields.pop("_pair", None)
         references = fields.pop("_references", None)
         turn = fields.pop("turn", None)
@@ -3648,9 +3625,8 @@ class LLMJudge:
         return _with_pass(judgement, self.pass_threshold)
 
     def _converse(self, example, values, again=None):
-        """One conversation, its last turn read by the parser; if it succeeded and ``again``
-        (a _VARIANTS key), asked again so and the two combined (a failure of the second is
-        the item's)."""
+        """One conversation, its last turn read; if it succeeded and ``again`` (a _VARIANTS
+        key), asked again so and the two combined."""
         unasked = self._unasked(values)
         if unasked is not None:
             return unasked
@@ -3671,8 +3647,7 @@ class LLMJudge:
         return both
 
     def _unasked(self, values):
-        """The Judgement of an item not worth a request (responses of the wrong kind, an empty
-        response), else None."""
+        """The Judgement of an item not worth a request, else None."""
         problem = _responses_kind_problem(values, self.parser)
         if problem:
             return self._failed("template_error", problem)
@@ -3750,8 +3725,7 @@ class LLMJudge:
 
     def _send_read(self, messages, max_tokens=None, scale=None, seed=None):
         """_send, and while its reply cannot be read, up to ``reask`` more in the same
-        conversation: one Judgement of them all, the earlier replies in ``details["reasks"]``,
-        usage and tries added up. A free turn (an assessment) is never re-asked."""
+        conversation: one Judgement of them all (an assessment is never re-asked)."""
         if not self.reask or max_tokens is not None:
             return self._send(messages, max_tokens, scale, seed)
         tries = [self._send_unstrict(messages, scale, seed)]
@@ -3770,8 +3744,7 @@ class LLMJudge:
         return last
 
     def _reask(self, unread, scale):
-        """The turns that ask again for a reply not read: it, as the judge's turn, then why it
-        could not be read and the form asked for (_REASK_TEXT)."""
+        """The turns that ask again for a reply not read: it, then why, and the form asked."""
         why = "no {} that could be read".format(self._reader.what)
         if unread.status == "out_of_range":  # "the judge answered 9 but the scale ..."
             answered = unread.error[len("the judge answered "):].split(" but the scale")[0]
@@ -3790,12 +3763,10 @@ class LLMJudge:
             return exc.judgement
 
     def _reask_form(self, scale):
-        """What a re-ask asks for, in the parser's terms."""
         return self._reader.reask.format(**self._words(scale))
 
     def _words(self, scale):
-        """What a re-ask or a parse_error may name: the scale's ends or its options, the
-        yes/no words, a JSON reply's keys."""
+        """What a re-ask or a parse_error may name: the scale, yes/no words, a reply's keys."""
         words = dict(_BINARY_FORMATS["yesno"], **self.answers)
         words["keys"] = " and ".join(self.keys or ())
         if isinstance(scale, Mapping):
@@ -3838,9 +3809,8 @@ class LLMJudge:
         return reply, False
 
     def _payload(self, messages, params, max_tokens, seed):
-        """A request's body: the judge's ``params``, the item's seed; a turn with its own
-        ``max_tokens`` (an assessment) sends that budget by the name the server takes, and
-        no response_format."""
+        """A request's body: the judge's ``params``, the item's seed; a turn's own
+        ``max_tokens`` (an assessment) by the name the server takes, no response_format."""
         payload = {"model": self.model, "messages": messages, **params}
         if seed is not None:
             payload["seed"] = seed
@@ -3940,8 +3910,7 @@ class LLMJudge:
         return Judgement(value=value, details=self._reader.details(value), **scored, **common)
 
     def _scored(self, value, reply, scale):
-        """The score of a value read, on ``scale``: from the logprobs of a rating when they
-        were asked for (G-Eval's expected rating), else the parser's."""
+        """The score of a value read: a rating's logprobs' (G-Eval), if asked, else the parser's."""
         expected = None
         if self.params.get("logprobs") and self._reader.logprobs:
             expected = _expected_rating(reply.get("logprobs"), value, scale)
@@ -3979,9 +3948,8 @@ class LLMJudge:
 
     # -- the request loop: servers, rate limits, retries
     def _call(self, url, payload, read):
-        """One request with retries (_next_try): ``read(body)``, or APIError after the last
-        try (with no attempt if the rate limits can never let it go). A server that fails it,
-        or asks for a wait, hands it to another (_fails_over)."""
+        """One request with retries (_next_try) and failovers (_fails_over): ``read(body)``, or
+        APIError after the last try (no attempt if the rate limits can never let it go)."""
         headers = self._request_headers(payload)
         tokens = _request_tokens(payload)
         why = self._limits.unfit(tokens)
@@ -4027,11 +3995,9 @@ class LLMJudge:
 
     def _next_try(self, exc, retries, since, free, payload):
         """(the wait before the next try, the retries spent), or (None, retries) when ``exc``
-        ends the call. A server refusing after it answered is restarting: polled each second,
-        no retry spent, for ``restart_wait`` s. A 429 while the server answers the judge's
-        other requests is "wait your turn": no retry spent, for up to _TURNS_LONGEST tries
-        (``free``). The wait doubles with each retry, jittered (threads that failed together
-        do not retry together), within the judge's bounds, no less than Retry-After."""
+        ends the call. No retry is spent on a restarting server (polled each second) nor on a
+        429 while the server answers others (up to _TURNS_LONGEST, ``free``). The wait
+        doubles, jittered (threads that failed together retry apart), no less than Retry-After."""
         shortest, longest = self.retry_waits
         first = shortest or _BACKOFF_FIRST
         left = 0
@@ -4102,8 +4068,7 @@ class LLMJudge:
     _on_retry = None  # the command line's progress line: told of each retry and success
 
     def _tell(self, exc=None, retries=0, wait=0.0, left=0.0):
-        """Tell ``_on_retry`` why a request is retried and what comes next (no ``exc``: one
-        succeeded, or the call gave up)."""
+        """Tell ``_on_retry`` why a request is retried and what next (no ``exc``: it's over)."""
         if self._on_retry is None:
             return
         note = None
@@ -4191,8 +4156,7 @@ def _as_given(keywords):
 
 
 def _check_pickles(judge_fn, redact):
-    """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle (Ray's, Dask's)
-    can pickle it; ``redact`` hides the key in its name."""
+    """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle can pickle it."""
     import pickle
     try:
         pickle.dumps(judge_fn)
