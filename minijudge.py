@@ -4266,13 +4266,11 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
                       pass_threshold)
 
 
-
 _JURY_HOWS = ("mean", "median", "majority")
 
 
 def _jury_details(kind, named, answered):
-    """Each member's score (None: it failed) and own fields, by name or in order (its
-    prompt left out: the first's is the combined one's)."""
+    """Each member's score (None: it failed) and own fields but its prompt, by name or order."""
     scores = [j.score if j in answered else None for j in named.values()]
     members = {}
     for name, j in named.items():
@@ -4298,9 +4296,8 @@ def _jury_answered(every, answered, how, details, error):
 
 
 def _jury_combined(answered, how):
-    """(score, value) of the members that answered: rated ones' as _ratings_combined says;
-    else the scores combined, with the one value the members so scoring gave, the verdict
-    the score names (0.5: a tie), or None."""
+    """(score, value) of the members that answered: the scores combined, with the one value
+    the members so scoring gave, else the verdict the score names, else None."""
     if all(j.rating is not None for j in answered):
         return _ratings_combined(answered, how)
     score = _combined([j.score for j in answered], how, 0.5)
@@ -4326,8 +4323,7 @@ def _ratings_combined(answered, how):
 
 
 def _with_pass(judgement, threshold):
-    """``judgement`` with ``details["pass"]``: its score at least ``threshold`` (if both are
-    numbers: a failure scored 0.0 does not pass)."""
+    """``judgement`` with ``details["pass"]``, if it has a score and there is a threshold."""
     if threshold is not None and isinstance(judgement.score, (int, float)):
         judgement.details["pass"] = judgement.score >= threshold
     return judgement
@@ -4360,8 +4356,7 @@ _VERDICTS_BY_SCORE = {score: verdict for verdict, score in _VERDICT_SCORES.items
 
 
 def _shared(dicts, besides=()):
-    """Each key of ``dicts`` but those ``besides``: its value if every one has it alike, else
-    None (a field some members have is still a field of the combined one)."""
+    """Each key of any of ``dicts`` but ``besides``: its value if all have it alike, else None."""
     shared = {}
     for key in dict.fromkeys(k for d in dicts for k in d if k not in besides):
         alike = all(key in d and d[key] == dicts[0].get(key) for d in dicts)
@@ -4437,8 +4432,7 @@ def _estimate_tokens(messages, *, most=False):
 
 
 def _request_tokens(payload):
-    """The tokens a request counts against --tpm before it is sent (0: a models list):
-    its prompt's estimate and its reply's budget; the reply's usage corrects it."""
+    """The tokens a request counts against --tpm before it is sent: prompt and budget."""
     if payload is None:
         return 0
     budget = payload.get("max_tokens") or payload.get("max_completion_tokens") or 0
@@ -4468,9 +4462,8 @@ def _judgement_cost(judgement, price):
 # -- Logprobs, response formats and images -------------------------------------------
 
 def _expected_rating(logprobs, rating, scale):
-    """G-Eval: the rating weighted by the probabilities of each scale value at its token
-    (_rating_token); None if that cannot be read, or the scale is not single digits ("10"
-    spans two tokens). The weights are renormalised over the scale."""
+    """G-Eval: the rating weighted by each scale value's renormalised probability at its
+    token; None if unreadable, or the scale is not single digits ("10" is two tokens)."""
     entries = _field_of(logprobs, "content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
@@ -4485,8 +4478,7 @@ def _expected_rating(logprobs, rating, scale):
 
 
 def _rating_token(entries, rating):
-    """The logprobs entry of the first token after any reasoning that spells ``rating``
-    ("4" or " 4"), or None."""
+    """The logprobs entry of the first token after any reasoning that spells ``rating``."""
     at = None
     for entry in entries:
         token = str(_field_of(entry, "token", ""))
@@ -4575,8 +4567,7 @@ def _image_urls(images, root=None):
 
 
 def _image_root(folder, what, flag="image_root="):
-    """(real path, what it is, how to allow another) of the folder image paths are read
-    from, for _image_urls; None for none (paths as given)."""
+    """(real path, what it is, how to allow another) of the folder images are read from."""
     if folder is None:
         return None
     if not (isinstance(folder, (str, os.PathLike)) and os.path.isdir(folder)):
@@ -5891,8 +5882,7 @@ def _pearson(xs, ys):
 
 
 def _spearman(xs, ys):
-    """Pearson's r of the ranks, ties sharing their mean rank, looked up on each pass (a
-    million lengths: no 8 MB of ranks)."""
+    """Pearson's r of the ranks (ties share their mean), looked up on each pass: no list."""
     ranked = []
     for values in (xs, ys):
         counts = collections.Counter(values)
@@ -6212,8 +6202,7 @@ def _resample_scores(kinds, counts, baseline, start):
 
 
 def _plain_scores(comparisons, baseline, strengths, steps=25):
-    """The plain model's scores (_fitted), the comparisons summed by pair first (60
-    systems: 1,770 pairs, but ~10,000 kinds)."""
+    """The plain model's scores (_fitted), the comparisons summed by pair first (fewer rows)."""
     table = {}
     for a, b, won, _, weight in comparisons:
         if b < a:
@@ -6278,8 +6267,7 @@ def _lc_scores(comparisons, baseline, strengths, steps=25):
 
 def _fitted(rows, baseline, strengths, steps, ridge=0.0):
     """(scores, parameters) by Newton's method from ``strengths`` on rows (a, b, gap, points,
-    games; gamma last unless the gaps are None); ({}, ...) if it did not settle. A step is
-    at most 1 a parameter: a full one far from the maximum can run off."""
+    games; gamma last unless the gaps are None); ({}, ...) if it did not settle."""
     free, index = _free(strengths, baseline)
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
     if rows and rows[0][2] is not None:
@@ -6289,7 +6277,7 @@ def _fitted(rows, baseline, strengths, steps, ridge=0.0):
         step = _solve(hessian, gradient)
         if step is None:
             break
-        largest = max(map(abs, step), default=0.0)
+        largest = max(map(abs, step), default=0.0)  # a step of 1 at most: a full one runs off
         theta = [t + d / max(1.0, largest) for t, d in zip(theta, step)]
         if largest < 1e-4:  # quadratic: the next step would be about 1e-8
             scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
@@ -6324,8 +6312,7 @@ def _terms(index, a, b, *more):
 
 
 def _add_terms(vector, matrix, terms, first, second):
-    """Add a row's ``terms`` to normal equations: first * c to ``vector``, second * c * d to
-    ``matrix``."""
+    """Add a row's ``terms``: first * c to ``vector``, second * c * d to ``matrix``."""
     for i, c in terms:
         vector[i] += first * c
         for j, d in terms:
@@ -6333,8 +6320,7 @@ def _add_terms(vector, matrix, terms, first, second):
 
 
 def _collinear(comparisons, baseline):
-    """Whether every length gap is a difference of the two systems' own lengths: the
-    least-squares lengths leave no residual."""
+    """Whether every length gap is the difference of the two systems' least-squares lengths."""
     free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
     vector = [0.0] * len(free)
     matrix = [[0.0] * len(free) for _ in free]
