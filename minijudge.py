@@ -2338,15 +2338,13 @@ _REPLY_TOKENS_MAX = 10 ** 9
 def _reply_parts(reply, choice):
     """The useful parts of a chat.completion ``reply`` and its first ``choice``."""
     message = choice.get("message")
-    if not isinstance(message, dict):
-        message = {}
-    content = message.get("content", choice.get("text"))  # text: a completion's
+    content = _field_of(message, "content", choice.get("text"))  # text: a completion's
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
         content = "".join(_field_of(p, "text") or "" for p in content)
     elif _is_number(content):
         content = str(content)
-    return {"content": content, "refusal": message.get("refusal"),
-            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
+    return {"content": content, "refusal": _field_of(message, "refusal"),
+            "reasoning": _field_of(message, "reasoning_content") or _field_of(message, "reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
             "usage": _reply_usage(reply.get("usage")), "model": _text_or_none(reply.get("model")),
             "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
@@ -2425,8 +2423,7 @@ class _Replicas:
             server.outstanding -= 1
             if counted:
                 server.requests += 1
-            if counted and failed:
-                server.failures += 1
+                server.failures += int(failed)
             if not failed:
                 server.rests, server.rested_until = 0, 0.0  # it answers: rested no more
                 server.error = None
