@@ -1245,8 +1245,7 @@ def _sentence_start(text, start):
 
 
 def _hypothetical(text, start, end):
-    """Whether a mention is a hypothetical: "if", "could", "might" or "it would" before it
-    in its sentence, or "would", "could" or "might" right after it."""
+    """Whether a mention is a hypothetical: "if", "it would"... before it, "would" after it."""
     before = text[max(0, start - 200):start].lower()
     if any(word in before for word in _HYPOTHETICAL_WORDS):  # else, at C speed, none
         if _HYPOTHETICAL_RE.search(text, _sentence_start(text, start), start):
@@ -1255,8 +1254,7 @@ def _hypothetical(text, start, end):
 
 
 def _alternative(text, start, end):
-    """Whether the number at ``start`` (its mention ending at ``end``) is offered with
-    another: "[[9]] or [[10]]", "7 or 8", "[[7]]/[[8]]", "6/10 or 7/10"."""
+    """Whether the number at ``start`` (its mention ending at ``end``) is offered with another."""
     before = _ALT_BEFORE_RE.search(text, max(0, start - 40), start)
     return bool(before or _ALT_AFTER_RE.match(text, end))
 
@@ -1300,8 +1298,7 @@ _BINARY_BEFORE_RE = re.compile(r"\b" + _YES_NO + _BOTH + r"\Z", re.I)
 
 
 def _binary_together(text, match):
-    """Whether the yes or no a match read (its last named group, else its first) is offered
-    with the other: "yes or no", "true/false"."""
+    """Whether the yes or no a match read is offered with the other: "yes or no", "true/false"."""
     start, end = match.span(match.lastgroup or 1)
     before = _BINARY_BEFORE_RE.search(text, max(0, start - 20), start)
     return bool(before or _BINARY_AFTER_RE.match(text, end))
@@ -2279,8 +2276,7 @@ def _retry_after(headers):
 
 
 def _server_message(data):
-    """The server's own words from an error body: a JSON error's message (else its type), a
-    FastAPI detail, an HTML page's title, or the text."""
+    """The server's own words in an error body: JSON's message, an HTML page's title, the text."""
     text = data.decode("utf-8", "replace").strip()
     try:
         body = json.loads(text)
@@ -3154,8 +3150,7 @@ def _check_no_turn(turn):
 
 
 def _context_section(context):
-    """Each text under its [name] (a lone text: [Context]) unless it has its own [header];
-    None: not given."""
+    """Each text under its [name] ([Context] if alone) unless it has its own [header], or None."""
     named = [("Context", context)]
     if isinstance(context, Mapping):
         named = context.items()
