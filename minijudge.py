@@ -194,7 +194,6 @@ def _counted(n, noun):
 
 
 def _ordinal(n):
-    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, ..."""
     suffix = "th"
     if n % 100 not in (11, 12, 13):
         suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
@@ -220,8 +219,7 @@ def _listed(value):  # one value or a list of them, as a list
 
 
 def _field_of(value, key, default=None):
-    """``value.get(key, default)`` if ``value`` is a mapping, else ``default``: JSON may hold
-    anything where an object is expected."""
+    """``value.get(key, default)``, or ``default`` where JSON holds no object."""
     if isinstance(value, Mapping):
         return value.get(key, default)
     return default
@@ -248,8 +246,7 @@ def _is_blank(value):
 
 
 def _as_text(value):
-    """Numbers become text, lists and objects JSON; None stays missing. _BadRecord for one
-    nested deeper than Python's stack."""
+    """Numbers as text, lists and objects as JSON, None kept; _BadRecord if nested too deep."""
     if isinstance(value, (dict, list)):
         try:
             return json.dumps(value, ensure_ascii=False)
@@ -262,8 +259,7 @@ def _as_text(value):
 
 
 def _reference_of(record, field):
-    """A record's reference as text, or None when its field is missing or blank: never an
-    empty or "nan" ground truth."""
+    """A record's reference as text; None if missing or blank (no "" or "nan" ground truth)."""
     value = record.get(field)
     if _is_missing(value) or _is_blank(value):
         return None
@@ -312,8 +308,7 @@ def _sha(text):
 
 
 def _one_line(name):
-    """A name (a system's, a file's; None too) as a one-line message shows it: escaped if it
-    holds a newline, an escape or a direction mark (U+202E turns the rest of the line)."""
+    """A name (or None) for a one-line message: repr'd if not printable (U+202E turns a line)."""
     if not name or name.isprintable():
         return name
     return repr(name)
@@ -506,8 +501,7 @@ class _SafeFormatter(string.Formatter):
         return name, keys
 
     def get_field(self, field_name, given, kwargs):
-        """The field's value (a list's [key] by its number); TemplateError naming a missing
-        one and the fields ``given`` (vformat's positional)."""
+        """The field's value; TemplateError naming a missing one and those ``given``."""
         name, keys = self.check_field(field_name)
         if name not in kwargs:
             raise TemplateError("template needs field {!r}; got {}".format(
@@ -525,8 +519,7 @@ class _SafeFormatter(string.Formatter):
         return value, field_name
 
     def fill(self, text, given, values):
-        """``text`` filled; TemplateError naming the field that failed and those ``given``
-        (not their aliases, nor private ones)."""
+        """``text`` filled; TemplateError naming the field that failed and those ``given``."""
         named = sorted(name for name in map(str, given) if not name.startswith("_"))
         try:
             return self.vformat(text, named, values)
@@ -604,8 +597,8 @@ def render(template, record=None, **fields):
 
 
 def _add_aliases(values, given):
-    """Each alias of a field unless ``given`` holds the alias itself, and the reverse; an
-    "answer" holding no reference ("", [], NaN) is none."""
+    """Each alias of a field, and the reverse, unless ``given`` holds it; a blank "answer" is
+    no reference."""
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in given:
             values[alias] = values[name]
@@ -687,8 +680,7 @@ def _expect(value, kind, where, said, expected):
 
 
 def _read_conversation(value, what):
-    """OpenAI chat messages, each read into a dict of role, text, calls ((id, name,
-    arguments) each), call_id and name; JudgeError naming ``what`` and the message."""
+    """OpenAI chat messages as dicts of role, text, calls, call_id and name; else JudgeError."""
     if not _expect(value, list, what, "is a ", "a list of messages"):
         raise JudgeError("{} is an empty list, expected messages".format(what))
     messages = []
@@ -721,8 +713,7 @@ def _role_of(message, where):
 
 
 def _message_text(content, has_calls, where):
-    """A message's content as text: a string, or its parts (_PARTS) one a line; "" for the
-    null content of an assistant message that calls tools."""
+    """A message's content as text: a string, or its parts (_PARTS) one a line."""
     if isinstance(content, str):
         return content
     if content is None and has_calls:
@@ -743,8 +734,7 @@ def _message_text(content, has_calls, where):
 
 
 def _tool_calls(message, where):
-    """An assistant message's tool calls as (id, name, arguments) texts, the functions API's
-    ``function_call`` last (no id); JudgeError for any but {"id", "function": {"name", ...}}."""
+    """An assistant message's tool calls (``function_call`` last) as (id, name, arguments)."""
     calls = message.get("tool_calls")
     if calls is None:
         calls = []
@@ -763,8 +753,7 @@ def _tool_calls(message, where):
 
 
 def _mtbench_messages(record):
-    """MT-Bench's ``turns`` (the questions) and ``answers`` (or FastChat's ``choices[0]
-    ["turns"]``) as messages, in order; None if the record is not in that layout."""
+    """MT-Bench's ``turns`` and ``answers`` (or FastChat's ``choices``) as messages, or None."""
     questions = record.get("turns")
     answers = record.get("answers")
     choices = record.get("choices")
@@ -848,15 +837,13 @@ def _turns_text(messages, limit, *, keep=()):
 
 
 def _spaced(text, form="{}"):
-    """A space and ``text`` in ``form`` (a tool's name, its call's "(id)"), or "" for none."""
     if not text:
         return ""
     return " " + form.format(text)
 
 
 def _shorten(text, limit):
-    """``text``, or if longer than ``limit`` (0: never) its first and last halves with a
-    marker saying how much was left out and by which flag: never silently."""
+    """``text``, or past ``limit`` (0: none) its two ends around a marker: never silently."""
     if not limit or len(text) <= limit:
         return text
     head = limit // 2
@@ -875,8 +862,7 @@ def _shortened_texts(reply, limit):
 
 
 def _with_response(messages, given, what):
-    """Read messages continued by the item's response (``given``: {} or {"response": value})
-    when they end with the user's (or a tool's) message; after an assistant's, ambiguous."""
+    """Read messages continued by ``given``'s response, if any: after an assistant's, an error."""
     if "response" not in given:
         return messages
     response = given["response"]
@@ -917,7 +903,6 @@ def _conversation_fields(messages, turn, *, limit, references=None, what="the co
 
 
 def _conversation_section(before):
-    """The turns before the judged one as the templates' section, or "" if there are none."""
     if not before:
         return ""
     return "\n".join((_CONVERSATION_START, before, _CONVERSATION_END)) + "\n\n"
@@ -933,8 +918,7 @@ _DIFFERENT_HISTORIES = ("[Note]\nThe two conversations differ before the questio
 
 
 def _pair_messages(values, questions, what=_PAIR_WHAT):
-    """Two conversations read, each a list of messages or MT-Bench's replies to
-    ``questions``; JudgeError naming ``what`` if only one is a list, or either is malformed."""
+    """Two conversations read, each messages or MT-Bench's replies to ``questions``."""
     kinds = [isinstance(value, list) for value in values]
     if not all(kinds):
         lone = kinds.index(False)
@@ -1001,8 +985,7 @@ def _reply_text(reply, limit):
 
 
 def _with_turn_reference(fields, references):
-    """``fields`` with their turn's reference when ``references`` is a list (MT-Bench's, one
-    a turn; none past its end)."""
+    """``fields`` with their turn's reference from MT-Bench's list of one a turn, if given."""
     if isinstance(references, list):
         fields["reference"] = _reference_of(dict(enumerate(references, 1)), fields["turn"])
     return fields
@@ -1166,8 +1149,7 @@ def _number(token):
     return float(token) if "." in token else int(token)
 
 
-def _lines(text):
-    """The lines of ``text`` that hold more than spaces."""
+def _lines(text):  # those holding more than spaces
     return [line for line in text.splitlines() if line.strip()]
 
 
@@ -1214,7 +1196,6 @@ def _assistants_named(text):
 
 
 def _in_scale(candidate, scale):
-    """(the rating if in scale, else None; the rating the judge wrote)."""
     in_scale = isinstance(candidate, (int, float)) and scale[0] <= candidate <= scale[1]
     if not in_scale:
         return None, candidate
@@ -1264,8 +1245,7 @@ def _sentence_start(text, start):
 
 
 def _hypothetical(text, start, end):
-    """Whether a mention is a hypothetical: "if", "could", "might" or "it would" before it
-    in its sentence, or "would", "could" or "might" right after it."""
+    """Whether a mention is a hypothetical: "if", "it would"... before it, "would" after it."""
     before = text[max(0, start - 200):start].lower()
     if any(word in before for word in _HYPOTHETICAL_WORDS):  # else, at C speed, none
         if _HYPOTHETICAL_RE.search(text, _sentence_start(text, start), start):
@@ -1274,8 +1254,7 @@ def _hypothetical(text, start, end):
 
 
 def _alternative(text, start, end):
-    """Whether the number at ``start`` (its mention ending at ``end``) is offered with
-    another: "[[9]] or [[10]]", "7 or 8", "[[7]]/[[8]]", "6/10 or 7/10"."""
+    """Whether the number at ``start`` (its mention ending at ``end``) is offered with another."""
     before = _ALT_BEFORE_RE.search(text, max(0, start - 40), start)
     return bool(before or _ALT_AFTER_RE.match(text, end))
 
@@ -1319,8 +1298,7 @@ _BINARY_BEFORE_RE = re.compile(r"\b" + _YES_NO + _BOTH + r"\Z", re.I)
 
 
 def _binary_together(text, match):
-    """Whether the yes or no a match read (its last named group, else its first) is offered
-    with the other: "yes or no", "true/false"."""
+    """Whether the yes or no a match read is offered with the other: "yes or no", "true/false"."""
     start, end = match.span(match.lastgroup or 1)
     before = _BINARY_BEFORE_RE.search(text, max(0, start - 20), start)
     return bool(before or _BINARY_AFTER_RE.match(text, end))
@@ -1412,8 +1390,7 @@ def parse_comparative(text):
 
 
 def _structured(text, *keys):
-    """The values of ``keys`` when the whole reply is a JSON object holding them all (a
-    reply shaped by response_format), else None."""
+    """The values of ``keys`` if the whole reply is a JSON object holding them all, else None."""
     stripped = _visible(text).strip()
     if not (stripped.startswith("{") and stripped.endswith("}")):
         return None
@@ -1494,7 +1471,7 @@ def parse_verdict(text):
 
 def _preferred(text):
     """The mention of the better answer: "Output (b)" leading the reply, else the last "is
-    better", else the last "is more X", none reported as someone else's opinion; or None."""
+    better" (else "is more X") not reported as someone else's opinion; or None."""
     leading = _LEADING_RE.match(text)
     if leading:
         return leading
@@ -1514,8 +1491,8 @@ def _verdict_together(text, match):
 
 
 def _last_stated(pattern, text, together, *, hypotheticals_last=False):
-    """(the last match of ``pattern`` not offered with another (``together``), a hypothetical
-    only if no other, with ``hypotheticals_last``; whether there was any match at all)."""
+    """(the last match of ``pattern`` not offered with another, with ``hypotheticals_last`` a
+    hypothetical only if no other; whether anything matched)."""
     stated, hypothetical, seen = None, None, False
     for match in pattern.finditer(text):
         seen = True
@@ -1557,8 +1534,8 @@ def _read_comparative(text, scale):
 
 
 def _criterion(criterion):
-    """A criterion ``{"name", "description", "options": {name: score}}`` (or options
-    ``{name: {"score": s, "description": d}}``), checked, with its template fields."""
+    """A criterion ``{"name", "description", "options": {name: score or {"score",
+    "description"}}}``, checked, with its template fields."""
     try:
         options = {str(k): v for k, v in criterion["options"].items()}
         scores, lines = {}, []  # lines as the prompt lists them: "- name[: description]"
@@ -1597,8 +1574,7 @@ def _loose(name):
 
 
 def _check_option_names(criterion, options):
-    """Refuse options a reply could not tell apart ("Good" and "good"), or could not name:
-    either would make the score of a reply depend on which came first."""
+    """Refuse options a reply could not name or tell apart ("Good" and "good")."""
     seen = {}
     for option in options:
         loose = _loose(option)
@@ -1613,8 +1589,7 @@ def _check_option_names(criterion, options):
 
 
 def _read_option(text, options):
-    """(the option picked, twice), or (None, None): named by the last (or first) line, the
-    only one mentioned, or the last line's typo; options offered together pick none."""
+    """(the option picked, twice), or (None, None): by {"option"}, else _picked_options."""
     by_name = {_loose(name): name for name in options}
     structured = _structured(text, "option")
     if structured:  # {"option": "good"} is Good: exactly, else as a reply's line is matched
@@ -1645,8 +1620,7 @@ def _picked_options(plain, by_name):
 
 
 def _verdict_lines(plain, by_name):
-    """The lines that may state the verdict: lines naming two or more options in one
-    paragraph are the options echoed back, not a pick."""
+    """The lines that may state the verdict, not a paragraph's options echoed back."""
     lines = []
     for paragraph in re.split(r"\n[^\S\n]*\n", plain):
         found = [_ANSWER_LABEL_RE.sub("", _loose(line))  # "Answer:" and the like off
@@ -1679,8 +1653,8 @@ def _mentioned(by_name, text):
 
 
 def _close_option(line, by_name):
-    """The option a last line is a typo of: not a negation, nor one inside the other
-    ("correct", "incorrect"), nor a tie between the two closest (the order would pick)."""
+    """The option a last line is a typo of, unless a negation, one inside the other
+    ("incorrect"), or a tie between the two closest."""
     import difflib
     if re.match(r"(?:not|never|no)\b", line):
         return []
@@ -1893,8 +1867,6 @@ class _Secret:
 
 
 def _given_or_env(given, *names):
-    """A keyword's value, or when it is None or empty the first of the environment
-    variables ``names`` that is set."""
     return given or _env(*names)
 
 
@@ -1915,8 +1887,7 @@ def _api_key(api_key, url):
 
 
 def _model_name(model, url, judge_fn):
-    """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name;
-    None: the one the server lists (a judge_fn never asks /models)."""
+    """The model given, else LLM_JUDGE_MODEL's, an Azure deployment's, a judge_fn's name."""
     named = _given_or_env(model, "LLM_JUDGE_MODEL")
     if named:
         return named
@@ -1929,7 +1900,6 @@ def _model_name(model, url, judge_fn):
 
 
 def _with_key(headers, key, key_header):
-    """The headers sent: the key's under key_header, unless the user gave that header."""
     headers = dict(headers or {})
     if not key:
         return headers
@@ -1944,8 +1914,8 @@ _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organizatio
 
 
 def _secret_forms(key, url, headers):
-    """What no message may show, longest first: the key, the URL's credentials and the
-    values (and parts) of headers not harmless, each as sent, decoded and encoded."""
+    """What no message may show, longest first: the key, the URL's credentials, headers not
+    harmless (and their parts), each as sent, decoded and encoded."""
     from urllib.parse import quote, unquote
     values = [key] + [m.group(2) for m in _CREDENTIAL_QUERY_RE.finditer(url)]
     for name, value in headers.items():
@@ -2010,8 +1980,7 @@ class _Connections:
         self.local = threading.local()
 
     def send(self, method, url, body, headers, timeout, deadline):
-        """The reply to a request, its head read, on this thread's connection if it can carry
-        it, else on a new one (the socket keeps the timeout: it bounds each wait)."""
+        """The reply to a request, its head read, on this thread's connection or a new one."""
         target = url
         if not self.absolute:
             target = "/" + url.split("/", 3)[3]  # scheme://host/
@@ -2059,7 +2028,6 @@ class _Connections:
 
 
 def _proxy_for(parts):
-    """The split URL of the proxy for ``parts`` from the environment, or None."""
     import urllib.request
     from urllib.parse import urlsplit
     proxy = urllib.request.getproxies().get(parts.scheme)
@@ -2080,7 +2048,6 @@ def _tls_context(cafile):
 
 
 def _request_head(method, target, fields, body):
-    """The request line and header fields, encoded; header names in Title-Case."""
     head = {name.title(): value for name, value in fields.items()}
     if body is not None:
         head["Content-Length"] = len(body)
@@ -2090,8 +2057,7 @@ def _request_head(method, target, fields, body):
 
 @functools.lru_cache()
 def _reply_classes():
-    """(reader, response): the classes _Connections reads a reply with, made at the first
-    connection, as http.client is imported then, not by ``import minijudge`` (25 ms)."""
+    """(reader, response) classes of _Connections, made when http.client is first needed."""
     import http.client
     import io
     return (type("_DeadlineReader", (_DeadlineReading, io.RawIOBase), {}),
@@ -2205,8 +2171,7 @@ def _http(connections, url, *, payload=None, headers, timeout, max_bytes, secret
 
 
 def _decoded(body, headers, where, max_bytes):
-    """The body, unpacked if a server or proxy compressed it though identity was asked
-    for; at most max_bytes, before and after: a small body can unpack into gigabytes."""
+    """The body, unpacked if compressed anyway; at most max_bytes both ways (a zip bomb)."""
     encoding, data = (headers.get("content-encoding") or "identity").strip().lower(), body
     if encoding in ("gzip", "x-gzip", "deflate"):
         import zlib
@@ -2232,7 +2197,7 @@ def _decoded(body, headers, where, max_bytes):
 
 def _network_error(exc, connections, url, where, timeout, response):
     """The APIError of a request that failed before (``response`` None) or after the reply
-    began: a timeout, a refused connection, an untrusted certificate, a broken connection."""
+    began."""
     import socket
     import ssl
     from urllib.parse import urlsplit
@@ -2283,8 +2248,7 @@ def _http_error(status, data, headers, where, keyed=False):
 
 
 def _error_kind(status, data, message, wait, over, keyed):
-    """(the message, saying why when the error is not retried, and the error's kind);
-    ``over``: ``wait`` is past _RETRY_AFTER_LIMIT."""
+    """(the message, saying why if not retried; the error's kind)."""
     if status == 429 and b"insufficient_quota" in data:
         return "quota exhausted, not retrying: " + message, "quota_exceeded"
     if over:
@@ -2312,8 +2276,7 @@ def _retry_after(headers):
 
 
 def _server_message(data):
-    """The server's own words from an error body: a JSON error's message (else its type), a
-    FastAPI detail, an HTML page's title, or the text."""
+    """The server's own words in an error body: JSON's message, an HTML page's title, the text."""
     text = data.decode("utf-8", "replace").strip()
     try:
         body = json.loads(text)
@@ -2352,8 +2315,7 @@ def _read_reply(body, url):
 
 
 def _chat_reply(reply, url, body):
-    """The useful parts of a decoded chat.completion (_reply_parts); APIError when it has
-    none, quoting ``body()``: the bytes it was read from (made only then)."""
+    """The useful parts of a decoded chat.completion; APIError quoting ``body()`` if none."""
     if _field_of(reply, "error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body())),
                        kind="http_error", status=200)
@@ -2370,26 +2332,22 @@ _REPLY_TOKENS_MAX = 10 ** 9
 
 
 def _reply_parts(reply, choice):
-    """The useful parts of a chat.completion ``reply`` and its first ``choice``: the content
-    as text (parts joined), the model and fingerprint if text, the usage (_reply_usage)."""
+    """The useful parts of a chat.completion ``reply`` and its first ``choice``."""
     message = choice.get("message")
-    if not isinstance(message, dict):
-        message = {}
-    content = message.get("content", choice.get("text"))  # text: a completion's
+    content = _field_of(message, "content", choice.get("text"))  # text: a completion's
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
         content = "".join(_field_of(p, "text") or "" for p in content)
     elif _is_number(content):
         content = str(content)
-    return {"content": content, "refusal": message.get("refusal"),
-            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
+    return {"content": content, "refusal": _field_of(message, "refusal"),
+            "reasoning": _field_of(message, "reasoning_content") or _field_of(message, "reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
             "usage": _reply_usage(reply.get("usage")), "model": _text_or_none(reply.get("model")),
             "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
 
 
 def _reply_usage(usage):
-    """A reply's usage, each token count that cannot be one (negative, true, NaN, text,
-    10**30) made null, as the summary adds them; None if no count is left."""
+    """A reply's usage, each impossible token count made null; None if none is left."""
     if not isinstance(usage, dict):
         return None
     usage = dict(usage)
@@ -2421,8 +2379,7 @@ class _Replica:
 
     @property
     def connections(self):
-        """What sends its requests, made at the first if not at once: a judge that sends
-        none (an export, an import) loads no CAs (0.15 s for an https URL)."""
+        """What sends its requests, made at the first: an export loads no CAs (0.15 s)."""
         if self._connections is None:
             with self._lock:  # one per server: each thread keeps its connection there
                 if self._connections is None:
@@ -2462,8 +2419,7 @@ class _Replicas:
             server.outstanding -= 1
             if counted:
                 server.requests += 1
-            if counted and failed:
-                server.failures += 1
+                server.failures += int(failed)
             if not failed:
                 server.rests, server.rested_until = 0, 0.0  # it answers: rested no more
                 server.error = None
@@ -2485,8 +2441,7 @@ class _Replicas:
             return server.rested_until - now
 
     def all_failed(self, server, error):
-        """What each server's last request met, when every server's failed (``server``'s
-        with ``error``); else None."""
+        """What each server's last request met, once every one's failed; else None."""
         server.error = error
         errors = [s.error for s in self.servers]
         if None in errors:
@@ -2540,8 +2495,7 @@ _TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see LLMJ
 
 
 def _limiter(urls, headers, rpm, tpm):
-    """The limiter shared by the judges on ``urls`` with these ``headers`` (one account) and
-    limits; the table keeps the headers' digest, not the key."""
+    """The limiter of the judges on ``urls`` with these ``headers`` (one account) and limits."""
     import hashlib
     servers = tuple(sorted(map(str, map(_server_key, urls))))
     fields = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
@@ -2592,8 +2546,7 @@ class _Limiter:
         self._paused_until = 0.0  # time.monotonic() a 429's Retry-After holds requests until
 
     def unfit(self, tokens):
-        """Why a request of ``tokens`` (estimated) can never go, or None: more than --tpm
-        allows in a minute would wait for ever."""
+        """Why a request of ``tokens`` (estimated) would wait for ever, or None."""
         if self.tpm and tokens > self.tpm:
             return "not sent: its estimated {} tokens exceed --tpm {}".format(tokens, self.tpm)
         return None
@@ -2636,8 +2589,7 @@ class _Limiter:
                 self._left[model, kind] = (left - spent, reset)
 
     def _wait(self, now, tokens, model=None, obeyed=0.0):
-        """(seconds to wait, what holds the request) for a request of ``tokens`` now; a pause
-        ending by ``obeyed`` was slept through already."""
+        """(seconds to wait, what holds it) for a request of ``tokens`` now; see acquire."""
         until = self._paused_until
         if until > max(now, obeyed):
             return until - now, "the server's Retry-After after a 429, {} s left".format(
@@ -2657,8 +2609,7 @@ class _Limiter:
         return 0, None
 
     def pause(self, seconds):
-        """A 429's Retry-After of ``seconds``: the judge's requests wait it out (a pause
-        is made longer, never shorter); the time it ends, for the request that got it."""
+        """Hold every request ``seconds`` (a 429's Retry-After; never shortened): its end."""
         until = time.monotonic() + seconds
         with self._turn:
             self._paused_until = max(self._paused_until, until)
@@ -2766,7 +2717,6 @@ def _list_of(check):
 
 
 def _object_of(check):
-    """A dict whose every value ``check`` takes."""
     return lambda value: isinstance(value, dict) and all(map(check, value.values()))
 
 
@@ -2817,8 +2767,7 @@ _HEADER_FORBIDS = (("[\r\n]", "a line break"),
 
 
 def _is_headers(headers):
-    """A dict of header names to text; JudgeError naming a header that holds what
-    _HEADER_FORBIDS lists."""
+    """A dict of header names to text; JudgeError for one _HEADER_FORBIDS refuses."""
     if not isinstance(headers, Mapping):
         return False
     for name, value in headers.items():
@@ -3031,7 +2980,6 @@ _PARSE_SCALE = _Option("scale", (1, 5), _OPTIONS["scale"].expected, _is_scale)
 
 
 def _declared(*names):
-    """The declarations of these judge options, in this order."""
     return [_OPTIONS[name] for name in names]
 
 
@@ -3052,7 +3000,6 @@ def _check_retry_waits(low, high):
     """The two waits together (None: no floor); each alone is an option's check."""
     floor = 0 if low is None else low
     if all(map(_is_number, (floor, high))) and not 0 <= floor <= high < math.inf:
-
         raise JudgeError("retry_min_wait and retry_max_wait (--retry-min-wait, --retry-max-"
                          "wait) must be seconds, 0 <= min <= max; got {!r} and {!r}".format(
                              low, high))
@@ -3115,8 +3062,7 @@ def _trouble(exc):
 
 
 def _turn_references(record, fields=("answer", "reference")):
-    """A conversation's references, one a turn (MT-Bench's): the first of ``fields`` holding
-    a list, or None (a text reference beside it is not the turn's)."""
+    """MT-Bench's references, one a turn: the first of ``fields`` holding a list, or None."""
     for field in fields:
         if isinstance(record.get(field), list):
             return record[field]
@@ -3124,8 +3070,7 @@ def _turn_references(record, fields=("answer", "reference")):
 
 
 def _response_of(example, output):
-    """``{"response": ...}`` from ``output`` (its "response", or itself as text), else from
-    the example; ``{}`` when neither has one, for a missing response is no empty one."""
+    """``{"response": ...}`` from ``output`` (or itself, as text), else the example; else {}."""
     if output is not None and not isinstance(output, Mapping):
         return {"response": output}
     for source in (output or {}, example):
@@ -3135,8 +3080,7 @@ def _response_of(example, output):
 
 
 def _example_values(example, output, fields):
-    """The question, reference ("answer", else "reference", if it holds one) and response an
-    example gives, each unless ``fields`` give it."""
+    """The question, reference and response an example gives, each unless ``fields`` do."""
     values = {"question": None, "reference": None}
     if "question" not in fields:
         values["question"] = _as_text(_first(example, "question", "context"))
@@ -3172,8 +3116,7 @@ def _example_conversation(example, output):
 
 
 def _example_pair(example, values):
-    """The pair of conversations an example gives (two lists, or two texts replying to its
-    ``messages``), else None; _BadRecord naming what is wrong."""
+    """The pair of conversations an example gives (two lists, or two replies), else None."""
     context = example.get("messages")
     try:
         if any(isinstance(value, list) for value in values):
@@ -3190,8 +3133,7 @@ def _example_pair(example, values):
 
 
 def _fields_filled_by(fill, conversation, turn, fields, **options):
-    """``fields`` after those ``fill`` makes of a conversation and its ``turn`` (how many
-    texts it shortened kept for _ask); _BadRecord naming what is wrong with it."""
+    """``fields`` after those ``fill`` makes of a conversation at its ``turn``, or _BadRecord."""
     try:
         filled = fill(conversation, turn, **options)
     except JudgeError as exc:
@@ -3208,10 +3150,8 @@ def _check_no_turn(turn):
 
 
 def _context_section(context):
-    """Each text under its [name] (a lone text: [Context]) unless it has its own [header];
-    None: not given."""
+    """Each text under its [name] ([Context] if alone) unless it has its own [header], or None."""
     named = [("Context", context)]
-
     if isinstance(context, Mapping):
         named = context.items()
     section = ""
@@ -3263,8 +3203,7 @@ def _worth_retrying(exc, payload):
 
 
 def _criterion_or(criterion, default, template):
-    """A criterion given, checked and prepared, else ``default``. Not for the pairwise
-    template, whose prompt names none (--criteria outside --mode criterion is refused alike)."""
+    """A criterion given, checked and prepared, else ``default``; never for pairwise."""
     if criterion is None:
         return default
     if template == "pairwise":  # judging pairs under a criterion: not yet
@@ -3341,8 +3280,7 @@ class LLMJudge:
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header, rpm, tpm):
-        """Where requests go, for which model, with which headers (the key's among them),
-        within which rate limits."""
+        """Where requests go, for which model, with which headers, within which limits."""
         base_url = _given_or_env(base_url, "LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
@@ -3583,9 +3521,8 @@ class LLMJudge:
 
     # -- an item: its values, its conversation with the judge, its repeats and orders
     def _values(self, example, output, fields):
-        """What an item's prompt is filled from: its conversation's fields, the example's,
-        its criterion's, the yes/no words, the keywords, the parser's, the sections.
-        TemplateError for an example that is no mapping, or an item with no response."""
+        """What an item's prompt is filled from; TemplateError for an example that is no
+        mapping, or an item with no response."""
         if example is None:
             example = {}
         if not isinstance(example, Mapping):  # a question as text
@@ -3618,8 +3555,7 @@ class LLMJudge:
         return values
 
     def _fill_conversation(self, example, output, fields):
-        """``fields`` with those the item's conversation fills, as the command line read it,
-        else the example's; _BadRecord naming what is wrong. A pair's: _fill_pair."""
+        """``fields`` with those the item's conversation (or pair: _fill_pair) fills."""
         # _NO_CONVERSATION: the command line looked and found none, as the judge would
         messages = fields.pop("_conversation", None)
         if "response" not in self._reader.responses:
@@ -3639,8 +3575,7 @@ class LLMJudge:
                                  whole_run=self.template == "trajectory")
 
     def _fill_pair(self, example, fields):
-        """``fields`` with those a pair of conversations fills (_pair_fields), as the command
-        line read it, else the example's; _BadRecord naming what is wrong."""
+        """``fields`` with those a pair of conversations fills (_pair_fields)."""
         pair = fields.pop("_pair", None)
         references = fields.pop("_references", None)
         turn = fields.pop("turn", None)
@@ -3682,9 +3617,8 @@ class LLMJudge:
         return _with_pass(judgement, self.pass_threshold)
 
     def _converse(self, example, values, again=None):
-        """One conversation, its last turn read by the parser; if it succeeded and ``again``
-        (a _VARIANTS key), asked again so and the two combined (a failure of the second is
-        the item's)."""
+        """One conversation, its last turn read; if it succeeded and ``again`` (a _VARIANTS
+        key), asked again so and the two combined."""
         unasked = self._unasked(values)
         if unasked is not None:
             return unasked
@@ -3705,8 +3639,7 @@ class LLMJudge:
         return both
 
     def _unasked(self, values):
-        """The Judgement of an item not worth a request (responses of the wrong kind, an empty
-        response), else None."""
+        """The Judgement of an item not worth a request, else None."""
         problem = _responses_kind_problem(values, self.parser)
         if problem:
             return self._failed("template_error", problem)
@@ -3784,8 +3717,7 @@ class LLMJudge:
 
     def _send_read(self, messages, max_tokens=None, scale=None, seed=None):
         """_send, and while its reply cannot be read, up to ``reask`` more in the same
-        conversation: one Judgement of them all, the earlier replies in ``details["reasks"]``,
-        usage and tries added up. A free turn (an assessment) is never re-asked."""
+        conversation: one Judgement of them all (an assessment is never re-asked)."""
         if not self.reask or max_tokens is not None:
             return self._send(messages, max_tokens, scale, seed)
         tries = [self._send_unstrict(messages, scale, seed)]
@@ -3804,8 +3736,7 @@ class LLMJudge:
         return last
 
     def _reask(self, unread, scale):
-        """The turns that ask again for a reply not read: it, as the judge's turn, then why it
-        could not be read and the form asked for (_REASK_TEXT)."""
+        """The turns that ask again for a reply not read: it, then why, and the form asked."""
         why = "no {} that could be read".format(self._reader.what)
         if unread.status == "out_of_range":  # "the judge answered 9 but the scale ..."
             answered = unread.error[len("the judge answered "):].split(" but the scale")[0]
@@ -3824,12 +3755,10 @@ class LLMJudge:
             return exc.judgement
 
     def _reask_form(self, scale):
-        """What a re-ask asks for, in the parser's terms."""
         return self._reader.reask.format(**self._words(scale))
 
     def _words(self, scale):
-        """What a re-ask or a parse_error may name: the scale's ends or its options, the
-        yes/no words, a JSON reply's keys."""
+        """What a re-ask or a parse_error may name: the scale, yes/no words, a reply's keys."""
         words = dict(_BINARY_FORMATS["yesno"], **self.answers)
         words["keys"] = " and ".join(self.keys or ())
         if isinstance(scale, Mapping):
@@ -3872,9 +3801,8 @@ class LLMJudge:
         return reply, False
 
     def _payload(self, messages, params, max_tokens, seed):
-        """A request's body: the judge's ``params``, the item's seed; a turn with its own
-        ``max_tokens`` (an assessment) sends that budget by the name the server takes, and
-        no response_format."""
+        """A request's body: the judge's ``params``, the item's seed; a turn's own
+        ``max_tokens`` (an assessment) by the name the server takes, no response_format."""
         payload = {"model": self.model, "messages": messages, **params}
         if seed is not None:
             payload["seed"] = seed
@@ -3974,8 +3902,7 @@ class LLMJudge:
         return Judgement(value=value, details=self._reader.details(value), **scored, **common)
 
     def _scored(self, value, reply, scale):
-        """The score of a value read, on ``scale``: from the logprobs of a rating when they
-        were asked for (G-Eval's expected rating), else the parser's."""
+        """The score of a value read: a rating's logprobs' (G-Eval), if asked, else the parser's."""
         expected = None
         if self.params.get("logprobs") and self._reader.logprobs:
             expected = _expected_rating(reply.get("logprobs"), value, scale)
@@ -4013,9 +3940,8 @@ class LLMJudge:
 
     # -- the request loop: servers, rate limits, retries
     def _call(self, url, payload, read):
-        """One request with retries (_next_try): ``read(body)``, or APIError after the last
-        try (with no attempt if the rate limits can never let it go). A server that fails it,
-        or asks for a wait, hands it to another (_fails_over)."""
+        """One request with retries (_next_try) and failovers (_fails_over): ``read(body)``, or
+        APIError after the last try (no attempt if the rate limits can never let it go)."""
         headers = self._request_headers(payload)
         tokens = _request_tokens(payload)
         why = self._limits.unfit(tokens)
@@ -4061,11 +3987,9 @@ class LLMJudge:
 
     def _next_try(self, exc, retries, since, free, payload):
         """(the wait before the next try, the retries spent), or (None, retries) when ``exc``
-        ends the call. A server refusing after it answered is restarting: polled each second,
-        no retry spent, for ``restart_wait`` s. A 429 while the server answers the judge's
-        other requests is "wait your turn": no retry spent, for up to _TURNS_LONGEST tries
-        (``free``). The wait doubles with each retry, jittered (threads that failed together
-        do not retry together), within the judge's bounds, no less than Retry-After."""
+        ends the call. No retry is spent on a restarting server (polled each second) nor on a
+        429 while the server answers others (up to _TURNS_LONGEST, ``free``). The wait
+        doubles, jittered (threads that failed together retry apart), no less than Retry-After."""
         shortest, longest = self.retry_waits
         first = shortest or _BACKOFF_FIRST
         left = 0
@@ -4136,8 +4060,7 @@ class LLMJudge:
     _on_retry = None  # the command line's progress line: told of each retry and success
 
     def _tell(self, exc=None, retries=0, wait=0.0, left=0.0):
-        """Tell ``_on_retry`` why a request is retried and what comes next (no ``exc``: one
-        succeeded, or the call gave up)."""
+        """Tell ``_on_retry`` why a request is retried and what next (no ``exc``: it's over)."""
         if self._on_retry is None:
             return
         note = None
@@ -4225,8 +4148,7 @@ def _as_given(keywords):
 
 
 def _check_pickles(judge_fn, redact):
-    """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle (Ray's, Dask's)
-    can pickle it; ``redact`` hides the key in its name."""
+    """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle can pickle it."""
     import pickle
     try:
         pickle.dumps(judge_fn)
@@ -4336,13 +4258,11 @@ def jury(judgements, how="mean", *, quorum=None, pass_threshold=None):
                       pass_threshold)
 
 
-
 _JURY_HOWS = ("mean", "median", "majority")
 
 
 def _jury_details(kind, named, answered):
-    """Each member's score (None: it failed) and own fields, by name or in order (its
-    prompt left out: the first's is the combined one's)."""
+    """Each member's score (None: it failed) and own fields but its prompt, by name or order."""
     scores = [j.score if j in answered else None for j in named.values()]
     members = {}
     for name, j in named.items():
@@ -4368,9 +4288,8 @@ def _jury_answered(every, answered, how, details, error):
 
 
 def _jury_combined(answered, how):
-    """(score, value) of the members that answered: rated ones' as _ratings_combined says;
-    else the scores combined, with the one value the members so scoring gave, the verdict
-    the score names (0.5: a tie), or None."""
+    """(score, value) of the members that answered: the scores combined, with the one value
+    the members so scoring gave, else the verdict the score names, else None."""
     if all(j.rating is not None for j in answered):
         return _ratings_combined(answered, how)
     score = _combined([j.score for j in answered], how, 0.5)
@@ -4396,8 +4315,7 @@ def _ratings_combined(answered, how):
 
 
 def _with_pass(judgement, threshold):
-    """``judgement`` with ``details["pass"]``: its score at least ``threshold`` (if both are
-    numbers: a failure scored 0.0 does not pass)."""
+    """``judgement`` with ``details["pass"]``, if it has a score and there is a threshold."""
     if threshold is not None and isinstance(judgement.score, (int, float)):
         judgement.details["pass"] = judgement.score >= threshold
     return judgement
@@ -4430,8 +4348,7 @@ _VERDICTS_BY_SCORE = {score: verdict for verdict, score in _VERDICT_SCORES.items
 
 
 def _shared(dicts, besides=()):
-    """Each key of ``dicts`` but those ``besides``: its value if every one has it alike, else
-    None (a field some members have is still a field of the combined one)."""
+    """Each key of any of ``dicts`` but ``besides``: its value if all have it alike, else None."""
     shared = {}
     for key in dict.fromkeys(k for d in dicts for k in d if k not in besides):
         alike = all(key in d and d[key] == dicts[0].get(key) for d in dicts)
@@ -4507,8 +4424,7 @@ def _estimate_tokens(messages, *, most=False):
 
 
 def _request_tokens(payload):
-    """The tokens a request counts against --tpm before it is sent (0: a models list):
-    its prompt's estimate and its reply's budget; the reply's usage corrects it."""
+    """The tokens a request counts against --tpm before it is sent: prompt and budget."""
     if payload is None:
         return 0
     budget = payload.get("max_tokens") or payload.get("max_completion_tokens") or 0
@@ -4538,9 +4454,8 @@ def _judgement_cost(judgement, price):
 # -- Logprobs, response formats and images -------------------------------------------
 
 def _expected_rating(logprobs, rating, scale):
-    """G-Eval: the rating weighted by the probabilities of each scale value at its token
-    (_rating_token); None if that cannot be read, or the scale is not single digits ("10"
-    spans two tokens). The weights are renormalised over the scale."""
+    """G-Eval: the rating weighted by each scale value's renormalised probability at its
+    token; None if unreadable, or the scale is not single digits ("10" is two tokens)."""
     entries = _field_of(logprobs, "content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
@@ -4555,8 +4470,7 @@ def _expected_rating(logprobs, rating, scale):
 
 
 def _rating_token(entries, rating):
-    """The logprobs entry of the first token after any reasoning that spells ``rating``
-    ("4" or " 4"), or None."""
+    """The logprobs entry of the first token after any reasoning that spells ``rating``."""
     at = None
     for entry in entries:
         token = str(_field_of(entry, "token", ""))
@@ -4645,8 +4559,7 @@ def _image_urls(images, root=None):
 
 
 def _image_root(folder, what, flag="image_root="):
-    """(real path, what it is, how to allow another) of the folder image paths are read
-    from, for _image_urls; None for none (paths as given)."""
+    """(real path, what it is, how to allow another) of the folder images are read from."""
     if folder is None:
         return None
     if not (isinstance(folder, (str, os.PathLike)) and os.path.isdir(folder)):
@@ -5963,8 +5876,7 @@ def _pearson(xs, ys):
 
 
 def _spearman(xs, ys):
-    """Pearson's r of the ranks, ties sharing their mean rank, looked up on each pass (a
-    million lengths: no 8 MB of ranks)."""
+    """Pearson's r of the ranks (ties share their mean), looked up on each pass: no list."""
     ranked = []
     for values in (xs, ys):
         counts = collections.Counter(values)
@@ -6284,8 +6196,7 @@ def _resample_scores(kinds, counts, baseline, start):
 
 
 def _plain_scores(comparisons, baseline, strengths, steps=25):
-    """The plain model's scores (_fitted), the comparisons summed by pair first (60
-    systems: 1,770 pairs, but ~10,000 kinds)."""
+    """The plain model's scores (_fitted), the comparisons summed by pair first (fewer rows)."""
     table = {}
     for a, b, won, _, weight in comparisons:
         if b < a:
@@ -6350,8 +6261,7 @@ def _lc_scores(comparisons, baseline, strengths, steps=25):
 
 def _fitted(rows, baseline, strengths, steps, ridge=0.0):
     """(scores, parameters) by Newton's method from ``strengths`` on rows (a, b, gap, points,
-    games; gamma last unless the gaps are None); ({}, ...) if it did not settle. A step is
-    at most 1 a parameter: a full one far from the maximum can run off."""
+    games; gamma last unless the gaps are None); ({}, ...) if it did not settle."""
     free, index = _free(strengths, baseline)
     theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
     if rows and rows[0][2] is not None:
@@ -6361,7 +6271,7 @@ def _fitted(rows, baseline, strengths, steps, ridge=0.0):
         step = _solve(hessian, gradient)
         if step is None:
             break
-        largest = max(map(abs, step), default=0.0)
+        largest = max(map(abs, step), default=0.0)  # a step of 1 at most: a full one runs off
         theta = [t + d / max(1.0, largest) for t, d in zip(theta, step)]
         if largest < 1e-4:  # quadratic: the next step would be about 1e-8
             scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
@@ -6396,8 +6306,7 @@ def _terms(index, a, b, *more):
 
 
 def _add_terms(vector, matrix, terms, first, second):
-    """Add a row's ``terms`` to normal equations: first * c to ``vector``, second * c * d to
-    ``matrix``."""
+    """Add a row's ``terms``: first * c to ``vector``, second * c * d to ``matrix``."""
     for i, c in terms:
         vector[i] += first * c
         for j, d in terms:
@@ -6405,8 +6314,7 @@ def _add_terms(vector, matrix, terms, first, second):
 
 
 def _collinear(comparisons, baseline):
-    """Whether every length gap is a difference of the two systems' own lengths: the
-    least-squares lengths leave no residual."""
+    """Whether every length gap is the difference of the two systems' least-squares lengths."""
     free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
     vector = [0.0] * len(free)
     matrix = [[0.0] * len(free) for _ in free]
