@@ -6493,10 +6493,9 @@ def _dollars(text):
     return float(text)
 
 
-# The flags in --help order: "title: about" starts a group. A flag whose value is checked
-# is an _Option, a judge option's from _JUDGE_OPTIONS; any other is ("-f/--flag METAVAR",
-# help, argparse settings): no METAVAR and no choices, a switch; a number default gives
-# the type.
+# The flags in --help order: "title: about" starts a group. A checked flag is an _Option;
+# any other is ("-f/--flag METAVAR", help, argparse settings): no METAVAR and no choices,
+# a switch; a number default gives the type.
 _FLAGS = [
     "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
     *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
@@ -6591,11 +6590,9 @@ _FLAGS = [
     ("--mixed", "report: records of different runs (template, model, version) too"),
 ]
 
-
 # the run's own _Options of _FLAGS (not the judge options), by name
 _RUN_OPTIONS = {entry.name: entry for entry in _FLAGS
                 if isinstance(entry, _Option) and entry.name not in _OPTIONS}
-
 
 # The flags of _FLAGS that report reads (a record's texts, the figures, its files); a run's
 # others given to report are a usage error, not ignored
@@ -6604,7 +6601,6 @@ _REPORT_FLAGS = ("--question-field", "--response-field", "--response-a-field",
                  "--summary", "--html", "--html-rows", "-q/--quiet", "--group-by",
                  "--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
                  "--model-field", "--baseline", "--strong-weight", "--pass-threshold", "--mixed")
-
 
 # (usage, description, epilog, input's help) of a run's parser, and of report's
 _PARSER_TEXTS = {
@@ -6722,7 +6718,6 @@ def _parse_known(parser, argv):
 _KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
              "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 
-
 # Flags other judges and clients take (lower case, "-" for "_"), and how minijudge takes the
 # same; "--key" (and "--k", "--ke") would abbreviate --key-header, sending the key as a
 # header's name.
@@ -6735,7 +6730,6 @@ _MISTAKEN_FLAGS = {flag: hint for flags, hint in (
     (("--base-url", "--api-base", "--openai-base-url", "--api-url", "--url", "--endpoint"),
      "the judge's URL is --judge-url URL (or LLM_JUDGE_API_BASE in the environment)"),
 ) for flag in flags}
-
 
 _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
 
@@ -7092,7 +7086,6 @@ def _read_judges(path):
 
 _JUDGE_NAME = re.compile(r"[A-Za-z][\w-]*")  # a word: names prefix the output fields
 
-
 _ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options")
 
 
@@ -7371,12 +7364,9 @@ def _ask_once(judge, info, listed):
 
 _READ_BUFFER = 1 << 20  # bytes a read of records asks for: 8 KB made a system call every 4 lines
 
-
 _UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
 
-
 _SHOWN_INPUT = {"-": ("stdin", "FILE")}  # an input's name in a refusal, and in its example
-
 
 _REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
     b"\x1f\x8b": "{} is gzip-compressed; decompress it (zcat {} | minijudge ... -)",
@@ -8966,9 +8956,8 @@ def _verdict_weight(strong, strong_weight):
 
 # -- Summary figures -----------------------------------------------------------------
 
-# the options the summary's figures are computed with, beside the judges' own: (name,
-# flag, what a stamp may hold); a run's stamp holds those not at their default, and report
-# takes them from it where the flag is not given to report
+# the options of the summary's figures, beside the judges': (name, flag, what a stamp may
+# hold); a run's stamp holds those not at their default, for report where not given it
 _FIGURE_OPTIONS = (
     ("strong_weight", "--strong-weight", lambda v: type(v) is int and 1 <= v <= _STRONG_MAX),
     ("baseline", "--baseline", lambda v: isinstance(v, str)),
@@ -9125,9 +9114,7 @@ def _judge_figures(stamp, args, tally, wall, judge, members):
         model = None  # none given, none listed: the stamp's text "None" is no model's name
     if tally.models:
         model = tally.models.most_common(1)[0][0]
-    # the models the replies name if they are not one model under its spellings (replicas
-    # serving different models: judge_model names the most common)
-    answering = None
+    answering = None  # the models the replies name, if not one model (judge_model: the most)
     if len(set(map(_model_key, tally.models)) - {None}) > 1:
         answering = dict(sorted(tally.models.items(), key=lambda pair: (-pair[1], pair[0])))
     figures = {"tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
@@ -9169,8 +9156,7 @@ def _self_judging(stamp, args, tally):
             _add_spelling(spellings, system)
             by_judge[None][0] += played
             by_judge[None][1] += tally.wins[system]
-    # each judge (a jury's name, or None) with its models: the stamp's, and a lone judge's
-    # the replies name (a server may echo another spelling)
+    # each judge (a jury's name, or None) with its models: the stamp's, a lone judge's replies'
     models = stamp.get("model")
     if not isinstance(models, str):  # report --mixed: runs of different models
         models = ""
@@ -9427,7 +9413,6 @@ def _level(s):
 
 def _print_summary(s, max_error_rate, file, name=None):
     lines = _head_lines(s, name)
-    # the statuses, ok first; each failure's first error; the fields filled by default
     statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
     counts = _pairs(statuses) or "none"
     lines.append("  statuses: " + counts)
@@ -9480,8 +9465,7 @@ def _none_as(value, text="none"):
     return value
 
 
-# the lines (or a line's parts) printed where their figure is there, by where they go:
-# (the figure's key, when it is there, the line, formatted with the figures it is of)
+# lines (or a line's parts) by where they go: (the figure's key, when to print, the line)
 _LINES = {
     "mixed": [("mixed", bool, "  mixed: the records differ in {mixed}")],
     "position": [
@@ -9768,9 +9752,8 @@ def _group_tables(s):
         title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
         rows = [["value", *headings]]
         for row in groups["shown"][:_GROUPS_SHOWN] + [dict(s, label="all")]:  # all: s's
-            # what a terminal acts on escaped before the columns are measured (JSON leaves
-            # direction marks and C1 controls); past _GROUP_LABEL_MAX characters, the first
-            # 40 and the hash (values alike in their first 40 told apart)
+            # escaped before the columns are measured; past _GROUP_LABEL_MAX characters,
+            # the first 40 and the hash (values alike in their first 40 told apart)
             label = _UNSHOWABLE_RE.sub(_escaped, row["label"])
             if len(label) > _GROUP_LABEL_MAX:
                 label = "{}... sha256 {}".format(label[:40], _sha(label))
@@ -9955,7 +9938,6 @@ svg text {{font-size: 12px}}
 {rows}</table></body></html>
 """
 
-
 _SECTION = """<h2>{name}</h2><table>
 <tr><th>records</th><td>{records}</td></tr><tr><th>mode</th><td>{mode}</td></tr>
 <tr><th>judge</th><td>{judge_model} {judge_url}</td></tr>
@@ -9994,11 +9976,7 @@ def _html(summaries, tallies, rows, args, title):
 
 
 def _judge_section(name, s, tally):
-    fields = {}
-    for key, value in s.items():
-        fields[key] = ""
-        if value is not None:
-            fields[key] = _esc(value)
+    fields = {key: _esc(_none_as(value, "")) for key, value in s.items()}
     score = _score_lines(s) or ["none judged"]  # the summary's line: all exported, none
     spent = [_esc(line.strip()) for line in _economy_lines(s)]
     charts = list(_score_charts(s)) + list(_trust_charts(s, tally))
@@ -10123,8 +10101,7 @@ def _svg_scatter(lengths, xlabel):
     step = 2 * max(1, len(lengths) // 2 // 2000)  # not a tuple a record: a million is 100 MB
     points = list(zip(_Column(lengths, 0, step), _Column(lengths, 1, step)))
     xs = [x for x, _ in points]
-    low = min(xs)
-    high = max(xs)
+    low, high = min(xs), max(xs)
     spread = high - low
     if not spread:
         spread = 1  # one length: every dot at the left
