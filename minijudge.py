@@ -6357,8 +6357,7 @@ _EXIT_USAGE, _EXIT_FAILED, _EXIT_INTERRUPTED = 2, 1, 130
 
 
 class _DefaultInt(int):
-    """A number flag's default, told apart from the same number given: report takes the
-    run's own value where the flag was not given to it."""
+    """A number flag's default, told apart from the number given: report takes the run's."""
 
 
 class _DefaultFloat(float):
@@ -6376,7 +6375,6 @@ def _context_spec(spec):
 
 
 def _whole_number(text, least, most=math.inf):
-    """A flag's whole number from ``least`` to ``most``, read by argparse."""
     import argparse
     if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < least:
         expected = "a whole number, {} or more".format(least)
@@ -6405,10 +6403,9 @@ def _dollars(text):
     return float(text)
 
 
-# The flags in --help order: "title: about" starts a group. A flag whose value is checked
-# is an _Option, a judge option's from _JUDGE_OPTIONS; any other is ("-f/--flag METAVAR",
-# help, argparse settings): no METAVAR and no choices, a switch; a number default gives
-# the type.
+# The flags in --help order: "title: about" starts a group. A checked flag is an _Option;
+# any other is ("-f/--flag METAVAR", help, argparse settings): no METAVAR and no choices,
+# a switch; a number default gives the type.
 _FLAGS = [
     "server: env LLM_JUDGE_API_BASE, LLM_JUDGE_MODEL, LLM_JUDGE_API_KEY, SSL_CERT_FILE",
     *_declared("base_url", "model", "key_header", "headers", "timeout", "max_retries",
@@ -6503,11 +6500,9 @@ _FLAGS = [
     ("--mixed", "report: records of different runs (template, model, version) too"),
 ]
 
-
 # the run's own _Options of _FLAGS (not the judge options), by name
 _RUN_OPTIONS = {entry.name: entry for entry in _FLAGS
                 if isinstance(entry, _Option) and entry.name not in _OPTIONS}
-
 
 # The flags of _FLAGS that report reads (a record's texts, the figures, its files); a run's
 # others given to report are a usage error, not ignored
@@ -6516,7 +6511,6 @@ _REPORT_FLAGS = ("--question-field", "--response-field", "--response-a-field",
                  "--summary", "--html", "--html-rows", "-q/--quiet", "--group-by",
                  "--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
                  "--model-field", "--baseline", "--strong-weight", "--pass-threshold", "--mixed")
-
 
 # (usage, description, epilog, input's help) of a run's parser, and of report's
 _PARSER_TEXTS = {
@@ -6535,8 +6529,7 @@ _PARSER_TEXTS = {
 
 
 def _arg_parser(*, report=False):
-    """The command line's parser; report's has only the flags it reads, the others at a
-    run's defaults (report shares the summary's code)."""
+    """The command line's parser; report's has only its flags, the others at a run's defaults."""
     import argparse
     usage, description, epilog, input_help = _PARSER_TEXTS[report]
     parser = argparse.ArgumentParser(prog="minijudge", usage=usage, description=description,
@@ -6610,8 +6603,7 @@ def _parse_args(parser, argv, report):
 
 
 def _parse_known(parser, argv):
-    """argparse's parse_args, but its error for unknown arguments does not show the values
-    given to unknown options (``-k KEY``, ``--foo=KEY``): one may be a key."""
+    """parse_args, whose error hides the values of unknown options (``-k KEY``): a key's."""
     args, unknown = parser.parse_known_args(argv)
     if not unknown:
         return args
@@ -6636,7 +6628,6 @@ def _parse_known(parser, argv):
 _KEY_HINT = ("minijudge takes no API key on the command line (other users can read it in the "
              "process list): set LLM_JUDGE_API_KEY (or OPENAI_API_KEY) in the environment")
 
-
 # Flags other judges and clients take (lower case, "-" for "_"), and how minijudge takes the
 # same; "--key" (and "--k", "--ke") would abbreviate --key-header, sending the key as a
 # header's name.
@@ -6650,13 +6641,11 @@ _MISTAKEN_FLAGS = {flag: hint for flags, hint in (
      "the judge's URL is --judge-url URL (or LLM_JUDGE_API_BASE in the environment)"),
 ) for flag in flags}
 
-
 _SECRET_WORDS = ("key", "token", "secret", "passw", "bearer", "auth")
 
 
 def _mistaken_flag(parser, argv):
-    """What to say of a flag other tools take (``--api-key KEY``), or None; an unknown option
-    named for a secret is not echoed either: its value may be in it."""
+    """What to say of a flag other tools take (``--api-key``) or one named for a secret; None."""
     for token in itertools.takewhile(lambda token: token != "--", argv):
         name = token.partition("=")[0]
         if len(name.split()) > 1:  # a value: --system "--- the token budget ..."
@@ -6674,8 +6663,7 @@ _MAY_BE_EMPTY = ("system",)  # an empty system message is no system message, as 
 
 
 def _refuse_empty(parser, args):
-    """Refuse a flag given an empty string: the run would take it as not given at all
-    (``-o ""`` would write to stdout)."""
+    """Refuse a flag given "": the run would take it as not given (``-o ""``: stdout)."""
     for action in parser._actions:
         if not action.option_strings or action.dest in _MAY_BE_EMPTY:
             continue
@@ -6690,8 +6678,7 @@ def _usage_error(exc):
 
 
 def _env_keys_hidden(text):
-    """``text`` without the environment's keys: one pasted where a file name goes
-    (``minijudge sk-...``) comes back in "No such file or directory: 'sk-...'"."""
+    """``text`` without the environment's keys: one pasted as a file name is echoed back."""
     for name in ("LLM_JUDGE_API_KEY", "OPENAI_API_KEY"):
         key = os.environ.get(name, "").strip()
         if len(key) >= 8:  # as _secret_forms: hiding "EMPTY" would maul the message
@@ -6700,7 +6687,7 @@ def _env_keys_hidden(text):
 
 
 def _check_flags(args):
-    """Each run flag's value checked as its _Option declares (a report's too)."""
+    """Each run flag's value checked as its _Option declares."""
     for option in _RUN_OPTIONS.values():
         if option.check is not None:
             _flag_value(option, getattr(args, option.dest))
@@ -6717,8 +6704,7 @@ def _flag_options(args):
 
 
 def _flag_value(option, given):
-    """A flag's value, as argparse made it or ``option.read`` from its text (a repeatable
-    flag's texts: the pairs a dict), checked; JudgeError naming the flag."""
+    """A flag's value read by ``option.read`` (repeated: a dict of pairs), checked; JudgeError."""
     flag = option.flag.split(" ")[0]
     value = given
     if option.read is not None and given is not None:
@@ -6738,8 +6724,7 @@ def _flag_value(option, given):
 
 
 def _setup(args):
-    """(judge specs, input stream or None for --check, shard) of a run: flags and files
-    checked, a judge made of each entry; ValueError or JudgeError before anything is sent."""
+    """(judge specs, input or None for --check, shard): ValueError or JudgeError before a send."""
     common = _flag_options(args)
     shard = _flag_value(_RUN_OPTIONS["shard"], args.shard)
     _check_files(args)
@@ -6764,7 +6749,6 @@ def _setup(args):
 
 
 def _response_format_file(args, scale):
-    """The example reply of --response-format, or None; ValueError naming the file."""
     if not args.response_format:
         return None
     try:
@@ -6788,8 +6772,7 @@ def _judge_entries(args):
 
 
 def _batch_of(args):
-    """The batch files every judge shares, if any; an import that is a pipe is refused
-    before it is opened (its replies are read again)."""
+    """The judges' batch files; an import that is a pipe is refused (its replies are read again)."""
     if not (args.batch_import or args.batch_export):
         return args.batch_export  # None (an empty --batch-export "" stays "")
     for path in args.batch_import:
@@ -6805,8 +6788,7 @@ def _batch_of(args):
 
 
 def _judge_spec(args, entry, *, common, batch):
-    """(name, LLMJudge, mode) of a judge entry: its keywords are its own, then its named
-    variables', then the flags'; a --judges file's paths are relative to its folder."""
+    """(name, LLMJudge, mode) of an entry: its keywords, then its variables', then the flags'."""
     flag, here, options = "--", "", dict(common)
     if args.judges:
         flag, here = "", os.path.dirname(os.path.abspath(args.judges))
@@ -6843,9 +6825,8 @@ def _set_offline(args, options, batch):
 
 
 def _entry_mode(entry, flag):
-    """(mode, template name) of a judge entry: its mode, else criterion given criteria (or
-    each record's own), else its built-in template's, else rating; criteria only in the
-    criterion mode, which needs them."""
+    """(mode, template name) of an entry: its mode, else criterion given criteria, else its
+    built-in template's, else rating."""
     mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
     criterion = criteria or entry.get("criteria_field")
     if mode is None:
@@ -6881,7 +6862,6 @@ def _env_options(name):
 
 
 def _json_file(path):
-    """The JSON value in a file; ValueError if it holds none (nested too deeply too)."""
     with open(path, encoding="utf-8") as f:
         try:
             return json.load(f)
@@ -6890,8 +6870,7 @@ def _json_file(path):
 
 
 def _entry_files(entry, template, flag, here):
-    """(criterion, template text) of a judge entry, each read from its file in ``here`` if
-    named by path."""
+    """(criterion, template text) of an entry, each read from its file in ``here`` if a path."""
     criteria = entry.get("criteria")
     if isinstance(criteria, str):
         try:
@@ -6910,7 +6889,6 @@ def _entry_files(entry, template, flag, here):
 
 
 def _check_mode_options(args, mode, options):
-    """Refuse options the judge's mode cannot use."""
     if (options["assess"] or options["check_position"]) and _MODES[mode].parser != "option":
         raise ValueError("--assess and --check-position need --mode criterion; got "
                          "mode {}".format(mode))
@@ -6943,14 +6921,12 @@ def _check_reference_shown(args, specs):
 
 
 def _template_fields(judge):
-    """The fields the judge's template shows (the default shows {reference} if there is one)."""
     text = TEMPLATES.get(judge.template, judge.template) or "{reference}"
     return {name for _, name, _, _ in _FORMATTER.parse(text)}
 
 
 def _check_jury(args, specs):
-    """Refuse a --jury of other than one mode's judges (systems are ranked, not scored), a
-    --quorum beyond them or without --jury."""
+    """Refuse a --jury of several modes' or of systems' judges, a --quorum beyond them or alone."""
     if args.jury:
         needs = "--jury needs --judges FILE of one mode, not systems; got "
         if not args.judges:
@@ -6966,8 +6942,7 @@ def _check_jury(args, specs):
 
 
 def _check_panel(specs):
-    """A panel's record is one judge's: one scale (criteria may differ), one pass threshold,
-    one failure value."""
+    """A panel's record is one judge's: one scale (but criteria's), pass threshold, failure."""
     for option in ("scale", "pass_threshold", "on_failure"):
         values = {prefix: getattr(judge, option) for prefix, judge, _ in specs
                   if option != "scale" or judge.criterion is None}
@@ -6993,7 +6968,6 @@ def _check_max_cost(args, specs):
 
 
 def _judges_config(path):
-    """The judges of a --judges file (a list, or {"judges": [...]}), checked."""
     entries, names = _read_judges(path)
     if not names:
         raise ValueError("--judges {}: the list of judges is empty".format(path))
@@ -7007,7 +6981,7 @@ def _judges_config(path):
 
 
 def _read_judges(path):
-    """(entries, their names) of a --judges file; ValueError if not a list of judges."""
+    """(entries, their names) of a --judges file: a list, or {"judges": [...]}."""
     try:
         config = _json_file(path)
         entries = config
@@ -7022,13 +6996,11 @@ def _read_judges(path):
 
 _JUDGE_NAME = re.compile(r"[A-Za-z][\w-]*")  # a word: names prefix the output fields
 
-
 _ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options")
 
 
 def _check_judge_entry(entry):
-    """A --judges entry's fields (a misspelt "modle" would run the default model) and
-    values checked as LLMJudge checks them; the error names the judge."""
+    """A --judges entry's fields (a misspelt "modle" would run the default) and values checked."""
     where = "judge {}: ".format(entry["name"])
     for field in entry:
         if field not in _ENTRY_FIELDS:
@@ -7047,7 +7019,6 @@ def _check_judge_entry(entry):
 
 
 def _file_option(where, name):
-    """The _Option a --judges entry names, or ValueError saying why not."""
     option = _OPTIONS.get(name)
     if option is None:
         raise ValueError("{}{!r} is not a judge option{}".format(
@@ -7058,7 +7029,6 @@ def _file_option(where, name):
 
 
 def _did_you_mean(name, names):
-    """" (did you mean NAME?)" of the nearest of ``names``, or ""."""
     import difflib
     near = difflib.get_close_matches(name, list(names), 1)
     if not near:
@@ -7067,10 +7037,9 @@ def _did_you_mean(name, names):
 
 
 def _check_files(args):
-    """Refuse a file the run cannot write, and a file it writes that is one it reads or
-    another it writes (same inode; a new file by real path): -o on the input truncates it,
-    --cache on -o mixes them; then an export part on any file there (_check_export)."""
-    seen = {}  # (inode, device) or a new file's real path: (what it is, its path)
+    """Refuse a file the run cannot write, or writes that it also reads or writes (-o on the
+    input truncates it), or an export part on any file there."""
+    seen = {}  # _file_key: (what it is, its path)
     for flag, path, what in _files_of(args):
         if flag == "input" and path == "-":  # a file given as stdin is a file too
             info, shown = os.fstat(0), "(stdin)"
@@ -7087,8 +7056,7 @@ def _check_files(args):
 
 
 def _files_of(args):
-    """(flag, path, what) of each file the run reads, ``what`` naming it in a message, then
-    (flag, path, None) of each it writes."""
+    """(flag, path, what it is) of each file the run reads, then (flag, path, None) it writes."""
     reads = [("input", path) for path in _listed(args.input)] + [  # report: several inputs
         ("--batch-import", path) for path in args.batch_import] + [
         ("--judges", args.judges), ("--criteria", args.criteria),
@@ -7104,8 +7072,7 @@ def _files_of(args):
 
 
 def _judges_files(path):
-    """(flag, path, what) of the files a --judges file names (none if it cannot be read:
-    _judges_config says why)."""
+    """(flag, path, what) of the files a --judges file names (none if it is unreadable)."""
     try:
         entries, _ = _read_judges(path)
         named = [(entry["name"], kind, entry.get(kind)) for entry in entries
@@ -7118,7 +7085,6 @@ def _judges_files(path):
 
 
 def _stat(path):
-    """The file's os.stat, or None if there is none (yet)."""
     try:
         return os.stat(path)
     except (OSError, ValueError):  # a NUL in a --judges file's path: as os.path.exists
@@ -7126,8 +7092,7 @@ def _stat(path):
 
 
 def _is_file_or_pipe(info):
-    """Whether a file's os.stat is a regular file's or a named pipe's (not a terminal's, a
-    folder's, /dev/null's)."""
+    """Whether an os.stat is a regular file's or a named pipe's (not a terminal's, /dev/null's)."""
     return info is not None and stat.S_IFMT(info.st_mode) in (stat.S_IFREG, stat.S_IFIFO)
 
 
@@ -7139,10 +7104,8 @@ def _file_key(path, info):
 
 
 def _check_written(seen, flag, path, info):
-    """Refuse a file to write that is a folder, not writable, or one of ``seen``; else add
-    it there."""
-    # an existing file (/dev/null, /dev/stdout) is checked itself, a new one its folder
-    where = path
+    """Refuse a file to write that is a folder, not writable, or one of ``seen``; else add it."""
+    where = path  # an existing file (/dev/null) is checked itself, a new one its folder
     if info is None:
         where = os.path.dirname(os.path.abspath(path))
     elif stat.S_ISDIR(info.st_mode):
@@ -7169,7 +7132,7 @@ def _check_stdout(seen):
 
 
 def _named(seen, path):
-    """What a file of the run is, and its path unless it is ``path``."""
+    """What a file of the run is, and its path unless ``path``."""
     what, known = seen
     if known == path:
         return what
@@ -7177,8 +7140,7 @@ def _named(seen, path):
 
 
 def _check_export(prefix, flag_value, seen):
-    """Refuse an export whose parts (PREFIX.000.jsonl, ...) would land on a file of the run,
-    or on any file: an earlier export's parts are never overwritten."""
+    """Refuse export parts (PREFIX.000.jsonl, ...) on any file: an earlier export's, the run's."""
     folder, base = os.path.split(prefix)
     if not base:  # "out/": parts would be hidden files, out/.000.jsonl
         raise ValueError("--batch-export {} names a folder; name a prefix in it ({})".format(
@@ -7199,8 +7161,7 @@ def _check_export(prefix, flag_value, seen):
 
 
 def _part_keys(folder, part, there, seen):
-    """(name, key) of each part that is there, and of each new file of the run a part would
-    be (its real folder is the export's)."""
+    """(name, key) of each part there, and of each new file of the run a part would be."""
     for name in there:
         path = os.path.join(folder, name)
         yield name, _file_key(path, _stat(path))
@@ -7215,15 +7176,14 @@ def _part_keys(folder, part, there, seen):
 # -- Preflight -----------------------------------------------------------------------
 
 def _judge_named(specs, prefix, words):
-    """``words`` then the judge's name where there are several judges, else ""."""
+    """``words`` and the judge's name where there are several judges."""
     if len(specs) > 1:
         return words + prefix
     return ""
 
 
 def _preflight_judges(specs, args):
-    """Preflight each judge that sends requests (--check: print what its server says);
-    False, said on stderr, when a server is unusable."""
+    """Preflight each judge that sends (--check: print its server's answers); False if unusable."""
     for prefix, judge, _ in specs:
         if judge.url == _OFFLINE or args.batch_export:  # sends nothing
             continue
@@ -7245,9 +7205,8 @@ _UNUSABLE = ("connection_refused", "timeout", "untrusted")  # no list of models 
 
 
 def _preflight(judge, *, ping=False):
-    """Check the server before the run, so a wrong URL, key or model stops it at once:
-    ``GET .../models``, and a one-line chat request when that list cannot settle it (some
-    servers accept any name) or ``ping`` asks. {"url", "models", "model", "reply"}."""
+    """{"url", "models", "model", "reply"} of ``GET .../models``, and of a chat request if
+    ``ping`` or the list cannot settle the model (some servers take any name)."""
     info = {"url": judge._redact(judge.url)}
     try:
         listed = judge.list_models()
@@ -7268,9 +7227,8 @@ def _preflight(judge, *, ping=False):
 
 
 def _check_replicas(judge, listed):
-    """APIError for a server of the judge's several whose list lacks the first list's model
-    (its replies would be another model's), or that refuses the key; one that cannot list
-    now rests, as in the run."""
+    """APIError for a server of the judge's several that refuses the key or lists not the
+    model (its replies would be another's); one that cannot list rests, as in the run."""
     if len(judge.urls) < 2 or not listed or judge.model not in listed:
         return
     for server in judge._replicas.servers:
@@ -7292,8 +7250,7 @@ def _check_replicas(judge, listed):
 
 
 def _ask_once(judge, info, listed):
-    """One short chat request, its reply noted in ``info``; a model the list lacks that the
-    server answers for anyway is warned about."""
+    """One short chat request noted in ``info``; warns of a model answered for but not listed."""
     try:
         reply = judge.chat([{"role": "user", "content": "Reply with the digit 3."}],
                            use_cache=False)
@@ -7317,12 +7274,9 @@ def _ask_once(judge, info, listed):
 
 _READ_BUFFER = 1 << 20  # bytes a read of records asks for: 8 KB made a system call every 4 lines
 
-
 _UTF16 = "{} is UTF-16; re-encode it as UTF-8 (iconv -f UTF-16 -t UTF-8)"
 
-
 _SHOWN_INPUT = {"-": ("stdin", "FILE")}  # an input's name in a refusal, and in its example
-
 
 _REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
     b"\x1f\x8b": "{} is gzip-compressed; decompress it (zcat {} | minijudge ... -)",
@@ -7336,9 +7290,8 @@ def _loads_line(line):
 
 
 def _read_records(source, name, loads=_loads_line):
-    """(line number, record) for each non-blank line, one that is no record a _BadLine
-    saying why; a gzip or UTF-16 file refused (JudgeError), a UTF-8 byte order mark
-    skipped. ``loads(line)``: a line's value."""
+    """(line number, record or _BadLine) of each non-blank line; JudgeError for a gzip or
+    UTF-16 file, a UTF-8 byte order mark skipped."""
     for number, line in enumerate(source, 1):
         if number == 1:
             refusal = _REFUSED_STARTS.get(line[:2])
@@ -7360,7 +7313,6 @@ def _read_records(source, name, loads=_loads_line):
 
 
 def _not_json(exc):
-    """Why a line is not a JSON value."""
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8 ({})".format(exc)
     if isinstance(exc, RecursionError):
@@ -7369,18 +7321,15 @@ def _not_json(exc):
 
 
 class _Stamps:
-    """The loads of report's lines (_read_records): a scored line ends with its run's stamp,
-    most often the very text of the line before's (a third of the line); such a line is
-    parsed without it and given the stamp parsed once (one shared object: nothing changes
-    a record)."""
+    """report's loads: a scored line most often ends with the very stamp of the line before
+    (a third of it), so it is parsed without it and given that stamp (one shared object)."""
 
     def __init__(self):
         self.tail, self.name, self.stamp = None, None, None  # the text, the field, its value
         self.misses = 0  # lines whose stamp's text is not as minijudge writes it
 
     def loads(self, line):
-        """A line's record: what comes before the last stamp's text given the stamp, else
-        the whole line, whose stamp's text is learnt if written as minijudge writes it."""
+        """A line's record; its stamp's text learnt if written as minijudge writes it."""
         if self.tail is not None and line.endswith(self.tail):
             try:
                 record = json.loads((line[:-len(self.tail)] + b"}").decode("utf-8"))
@@ -7411,8 +7360,7 @@ _STAMP_TEXT = json.JSONEncoder(ensure_ascii=False).encode  # as _Run.encode writ
 # -- Dry run and cost estimates ------------------------------------------------------
 
 def _dry_run(specs, args, items):
-    """--dry-run: the first judge's prompts on stdout, then the run's estimate (every
-    judge's requests at its price) on stderr."""
+    """--dry-run: the first judge's prompts on stdout, then every judge's estimate on stderr."""
     judge = specs[0][1]
     sendable = 0
     totals = [collections.Counter() for _ in specs]  # each judge's _estimate, added up
@@ -7439,8 +7387,7 @@ def _dry_run(specs, args, items):
 
 
 def _print_prompt(number, messages):
-    """A record's messages under their roles (None: an empty response); an image by its
-    URL's start, not its whole base64."""
+    """A record's messages under their roles; an image by its URL's start, not its base64."""
     if not messages:
         print("--- line {}: empty_response: {}".format(number, _EMPTY))
         return
@@ -7454,10 +7401,8 @@ def _print_prompt(number, messages):
 
 
 def _estimate(judge, spec, item, mode):
-    """One judge's requests for an item before any is sent, as --dry-run adds them up and
-    --max-cost reserves them: ``requests`` (each pair of systems as long as the longest
-    two), ``prompt_tokens``, ``completion_tokens`` at max_tokens, ``over_tpm``, ``reasks``;
-    at a price, ``most`` and ``reasks_cost`` (_most_cost). Empty: none sent."""
+    """One judge's requests for an item, for --dry-run and --max-cost: a Counter of
+    ``requests``, tokens, ``over_tpm``, ``reasks``; priced, _most_cost's. Empty: none sent."""
     counted = collections.Counter()
     number, record = item
     fields = _item_fields(spec, number, record, mode)
@@ -7491,8 +7436,7 @@ def _estimate(judge, spec, item, mode):
 
 
 def _reply_budgets(judge):
-    """The most tokens each turn's reply may take: its own budget (--assess), else the
-    larger of max_tokens and max_completion_tokens (null: the longest reply counted), 16."""
+    """Each turn's most reply tokens: its own (--assess), else max_tokens' (null: the most)."""
     limits = []
     for name in ("max_tokens", "max_completion_tokens"):
         if name not in judge.params:
@@ -7506,9 +7450,8 @@ def _reply_budgets(judge):
 
 
 def _most_cost(judge, messages, replies, conversations):
-    """``most``: what an item's ``conversations`` can cost at most (a token per prompt
-    byte, each reply at its budget); ``reasks_cost``: their re-asks' (the k-th sends the
-    last prompt, k replies and k re-ask turns)."""
+    """``most`` an item's ``conversations`` can cost (a token per prompt byte, each reply at
+    its budget), and ``reasks_cost``: the k-th re-ask sends k replies and k re-ask turns."""
     most = _estimate_tokens(messages, most=True)
     for value in judge.params.values():  # a schema, tools (--extra-body): sent, and counted
         if isinstance(value, (dict, list)):
@@ -7535,9 +7478,8 @@ _MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
 
 
 def _estimate_lines(specs, totals):
-    """--dry-run's estimate of the run (_ESTIMATE), every completion at max_tokens (an upper
-    bound), its cost at a price; with several judges, each judge's line first. "At most" is
-    rounded up to the millionth printed (to the nearest, a cap of it left a record out)."""
+    """--dry-run's estimate lines, each judge's first if several; "at most" is rounded up to
+    the millionth printed (to the nearest, a cap of it left a record out)."""
     for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
         for name in ("most", "reasks_cost"):
             counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
@@ -7555,7 +7497,7 @@ def _estimate_lines(specs, totals):
 
 
 def _estimate_line(line, counted, judge, why=""):
-    """A judge's estimate ``line``, its cost, re-asks and requests over --tpm added."""
+    """A judge's estimate ``line`` with its cost, re-asks and requests over --tpm."""
     if judge.price:
         line += "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
             _estimated_cost(counted, judge.price), *judge.price, counted["most"], why)
@@ -7571,7 +7513,6 @@ def _estimate_line(line, counted, judge, why=""):
 
 
 def _panel_estimate_line(specs, totals):
-    """A panel's estimate: its judges' summed, the priced judges' cost."""
     total = sum(totals, collections.Counter())
     line = _ESTIMATE.format_map(total)
     cost, unpriced = 0.0, []
@@ -8925,9 +8866,8 @@ def _verdict_weight(strong, strong_weight):
 
 # -- Summary figures -----------------------------------------------------------------
 
-# the options the summary's figures are computed with, beside the judges' own: (name,
-# flag, what a stamp may hold); a run's stamp holds those not at their default, and report
-# takes them from it where the flag is not given to report
+# the options of the summary's figures, beside the judges': (name, flag, what a stamp may
+# hold); a run's stamp holds those not at their default, for report where not given it
 _FIGURE_OPTIONS = (
     ("strong_weight", "--strong-weight", lambda v: type(v) is int and 1 <= v <= _STRONG_MAX),
     ("baseline", "--baseline", lambda v: isinstance(v, str)),
@@ -8967,7 +8907,7 @@ _GROUP_FIGURES = (
 
 
 def _run_stamp(args):
-    """The stamp's jury, quorum and figure options not at their default (None if none is)."""
+    """The stamp's jury, quorum and figure options not at their default."""
     defaults = _default_args()
     figures = {name: getattr(args, name) for name, _, _ in _FIGURE_OPTIONS
                if getattr(args, name) != getattr(defaults, name)}
@@ -8975,8 +8915,7 @@ def _run_stamp(args):
 
 
 def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, members=None):
-    """The figures of a run (``judge``: the one that ran; ``members``: a jury's judges) or of
-    scored records (report), in --summary's order."""
+    """A run's figures (``members``: a jury's judges) or report's, in --summary's order."""
     summary = _score_figures(stamp, args, tally)
     summary.update(_judge_figures(stamp, args, tally, wall, judge, members))
     summary["mode"] = stamp["mode"]
@@ -9016,14 +8955,14 @@ def _share_true(counter):
 
 
 def _mean(total, n, places=4):
-    """``total`` over ``n``, as the summary rounds it; None over none."""
+    """``total`` over ``n``, rounded; None over none."""
     if not n:
         return None
     return round(total / n, places)
 
 
 def _score_figures(stamp, args, tally):
-    """The records, statuses, errors, mean scores and intervals, ratings: a run's or a group's."""
+    """The records, statuses, mean scores and intervals, ratings: a run's or a group's."""
     done, judged = tally.all["n"], tally.judged["n"]
     failure_rate = 0.0
     if done:
@@ -9064,7 +9003,7 @@ def _on_scale(score, scale):
 
 
 def _win_rates(tally):
-    """Each system's win rate, and the systems ranked by it: a run's, or a group's."""
+    """Each system's win rate, and the systems ranked by it."""
     systems = {name: {"win_rate": _mean(tally.wins[name], n), "comparisons": n}
                for name, n in tally.played.items()}
     ranking = sorted(tally.played, key=lambda k: -tally.wins[k] / tally.played[k])
@@ -9072,8 +9011,7 @@ def _win_rates(tally):
 
 
 def _judge_figures(stamp, args, tally, wall, judge, members):
-    """What was sent, the time and dollars it took, who judged with what template and
-    parameters (report: what the stamp says)."""
+    """What was sent, its time and cost, who judged how (report: what the stamp says)."""
     wall_seconds, per_second, cost = wall, None, None
     if wall:
         wall_seconds = round(wall, 3)
@@ -9086,9 +9024,7 @@ def _judge_figures(stamp, args, tally, wall, judge, members):
         model = None  # none given, none listed: the stamp's text "None" is no model's name
     if tally.models:
         model = tally.models.most_common(1)[0][0]
-    # the models the replies name if they are not one model under its spellings (replicas
-    # serving different models: judge_model names the most common)
-    answering = None
+    answering = None  # the models the replies name, if not one model (judge_model: the most)
     if len(set(map(_model_key, tally.models)) - {None}) > 1:
         answering = dict(sorted(tally.models.items(), key=lambda pair: (-pair[1], pair[0])))
     figures = {"tokens": dict(tally.tokens), "requests": tally.requests, "cached": tally.cached,
@@ -9120,8 +9056,7 @@ def _judge_figures(stamp, args, tally, wall, judge, members):
 
 
 def _self_judging(stamp, args, tally):
-    """The judges whose model is also judged (a system; a record's --model-field), each with
-    _self_preference's figures; None if none is."""
+    """_self_preference of each judge whose model is also judged (a system, --model-field)."""
     answered, field = tally.answered_by, args.model_field
     if _MODES[stamp["mode"]].scores == "systems":  # their wins as _tally_model keeps scores
         answered, field = {"unnamed": 0, "names": {}}, None
@@ -9131,8 +9066,7 @@ def _self_judging(stamp, args, tally):
             _add_spelling(spellings, system)
             by_judge[None][0] += played
             by_judge[None][1] += tally.wins[system]
-    # each judge (a jury's name, or None) with its models: the stamp's, and a lone judge's
-    # the replies name (a server may echo another spelling)
+    # each judge (a jury's name, or None) with its models: the stamp's, a lone judge's replies'
     models = stamp.get("model")
     if not isinstance(models, str):  # report --mixed: runs of different models
         models = ""
@@ -9152,8 +9086,7 @@ def _self_judging(stamp, args, tally):
 
 
 def _self_preference(judge, models, answered):
-    """A judge's mean for the answers of its own model against the others' (named models
-    only), and the gap; None if no answer is its model's."""
+    """A judge's mean for its own model's answers, the others', the gap; None if none is."""
     keys = set(map(_model_key, models)) - {None}
     own, others = [], []
     for key, entry in answered["names"].items():
@@ -9186,8 +9119,7 @@ def _pooled(entries, judge):
 
 
 def _ranking_figures(tally, args):
-    """The named systems ranked by Bradley-Terry score (Elo-like), each group of _components
-    apart (_ranked_component); None without comparisons."""
+    """The systems ranked by Bradley-Terry score, each of _components apart; None if none."""
     if not tally.compared:
         return None
     compared = list(tally.compared)
@@ -9214,9 +9146,8 @@ def _ranking_figures(tally, args):
 
 
 def _components(comparisons):
-    """The comparisons in parts, each of systems compared with one another (directly or
-    through others), never across: no score compares with another part's. The largest
-    first, then by first name."""
+    """The comparisons in parts of systems compared (directly or through others), never
+    across: no score compares with another part's. The largest first, then by name."""
     met = collections.defaultdict(set)
     for a, b, *_ in comparisons:
         met[a].add(b)
@@ -9233,8 +9164,7 @@ def _components(comparisons):
 
 
 def _ranked_component(compared, args, number, played):
-    """Group ``number``'s figures and its systems' by name; its baseline --baseline if of the
-    group, else its first name (shards in any order agree)."""
+    """Group ``number``'s figures and its systems'; baseline --baseline, else the first name."""
     strengths, added = _bradley_terry(compared)
     baseline = args.baseline
     if baseline not in strengths:
@@ -9272,8 +9202,7 @@ def _ranked_component(compared, args, number, played):
 
 
 def _panel_figures(tally, stamp):
-    """A jury's Krippendorff's alpha, each two judges' Cohen's kappa, each judge's mean
-    offset from the panel's score: who is lenient, who harsh."""
+    """A jury's alpha, each two judges' kappa, each judge's offset from the panel's score."""
     if not tally.panel:
         return None
     names, k = list(tally.panel[0][0]), len(tally.panel[0][0])
@@ -9307,8 +9236,8 @@ def _both_scored(units, a, b):
 
 
 def _length_figures(tally, mode):
-    """Does the judge prefer longer answers? Spearman's rho of length and score; of pairs,
-    how often the longer won a decisive verdict, and _length_controlled."""
+    """Spearman's rho of length and score; of pairs, how often the longer won, and
+    _length_controlled."""
     lengths, scores = _Column(tally.lengths, 0), _Column(tally.lengths, 1)  # read, not kept
     if len(scores) < 2:
         return None
@@ -9327,9 +9256,8 @@ def _length_figures(tally, mode):
 
 
 def _human_agreement(args, tally, stamp, kind=None):
-    """How the judge agrees with the --human-field labels (None without): a label against
-    the judge's rating, or (none: a panel split) its score on the scale; yes/no labels or
-    no scale, against its score."""
+    """agreement() of the --human-field labels with the judge's ratings (a panel's split:
+    its score on the scale), or with its scores (yes/no labels)."""
     if not args.human_field:
         return None
     ratings, scores, labels = (), (), ()
@@ -9349,14 +9277,12 @@ def _human_agreement(args, tally, stamp, kind=None):
 
 
 def _verdict_label(label):
-    """A pairwise label (A, B, tie; [[C]]) as A's win, the way a verdict is scored; or None."""
+    """A pairwise label (A, B, tie; [[C]]) as A's win, as a verdict is scored; or None."""
     return _VERDICT_SCORES.get(_VERDICT_WORDS.get(str(label).strip().lower()))
 
 
 def _group_figures(stamp, args, tally, overall):
-    """By --group-by field: how many values, the _GROUP_FIGURES of each (without --summary,
-    of those a printed table shows), how many a printed table leaves out."""
-
+    """By --group-by field: its values' _GROUP_FIGURES (without --summary, the shown ones')."""
     if not tally.groups:
         return None
     # a group whose 1-5 labels were all 1 reads them as the overall labels are, not as
@@ -9397,7 +9323,6 @@ def _level(s):
 
 def _print_summary(s, max_error_rate, file, name=None):
     lines = _head_lines(s, name)
-    # the statuses, ok first; each failure's first error; the fields filled by default
     statuses = sorted(s["statuses"].items(), key=lambda kv: (kv[0] != "ok", kv[0]))
     counts = _pairs(statuses) or "none"
     lines.append("  statuses: " + counts)
@@ -9430,7 +9355,7 @@ def _escaped(match):
 
 
 def _pairs(items, hidden=()):
-    """(name, figure) pairs as a line lists them, "ok 5, parse_error 2"; none ``hidden``."""
+    """(name, figure) pairs as a line lists them, "ok 5, parse_error 2"."""
     return ", ".join("{} {}".format(k, v) for k, v in items if k not in hidden)
 
 
@@ -9450,8 +9375,7 @@ def _none_as(value, text="none"):
     return value
 
 
-# the lines (or a line's parts) printed where their figure is there, by where they go:
-# (the figure's key, when it is there, the line, formatted with the figures it is of)
+# lines (or a line's parts) by where they go: (the figure's key, when to print, the line)
 _LINES = {
     "mixed": [("mixed", bool, "  mixed: the records differ in {mixed}")],
     "position": [
@@ -9489,7 +9413,7 @@ _LINES = {
 
 
 def _head_lines(s, name):
-    """What ran, how fast, who judged; what differs in a mixed report, what report was given."""
+    """What ran, how fast, who judged; a mixed report's differences, the flags given it."""
     label = ""
     if name:
         label = " [{}]".format(name)
@@ -9517,7 +9441,6 @@ def _head_lines(s, name):
 
 
 def _servers(s):
-    """The servers of a judge on several; none of one."""
     servers = s.get("servers") or []
     if len(servers) < 2:
         return []
@@ -9525,8 +9448,7 @@ def _servers(s):
 
 
 def _first_errors_once(errors):
-    """Each status's first error; one ending with another's names that status instead (the
-    records not judged because a 401 stopped the run end with that 401)."""
+    """Each status's first error; one ending with another's names that status instead."""
     shown = {}
     for status, error in errors.items():
         for other, cause in errors.items():
@@ -9575,8 +9497,7 @@ def _ci_text(s, interval):
 
 
 def _bt_lines(s):
-    """The Bradley-Terry ranking (the page's too): its method, then a line a system (the
-    first _BT_SHOWN), several groups each under its own baseline."""
+    """The Bradley-Terry ranking (the page's too): its method, a line a system, by group."""
     ranking = s.get("bradley_terry")
     if not ranking:
         return []
@@ -9624,7 +9545,6 @@ def _bt_lines(s):
 
 
 def _system_label(name):
-    """A system's name in the ranking line: on one line, cut at 100 characters."""
     name = _one_line(name)
     if len(name) > 100:
         name = name[:100] + "..."
@@ -9647,8 +9567,7 @@ _AGREEMENT_FIGURES = {  # by the agreement's kind
 
 
 def _trust(s):
-    """The trust figures: the page's rows, (heading, figure), and the lines printed under
-    "trust:" (self-judging first there, last on the page)."""
+    """The trust figures: the page's (heading, figure) rows, and the lines printed."""
     rows, printed = [], []
     for key, heading in _TRUST:
         figure = s.get(key)
@@ -9679,7 +9598,6 @@ def _trust(s):
 
 
 def _length_lines(length):
-    """The length bias's line (_length_figures)."""
     if not length:
         return []
     if "lc_win_rate" not in length:
@@ -9733,7 +9651,7 @@ def _self_lines(s):
 
 def _group_tables(s):
     """(title, rows of cells) of each --group-by field (the page's too): a row a value, then
-    all; a column with no figure ("-") left out. None if nothing was sent (all exported)."""
+    all; a column with no figure ("-") left out."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
     scores = _MODES[s["mode"]].scores
@@ -9744,9 +9662,8 @@ def _group_tables(s):
         title = "by {} (--group-by): {}".format(_one_line(field), _values_note(groups))
         rows = [["value", *headings]]
         for row in groups["shown"][:_GROUPS_SHOWN] + [dict(s, label="all")]:  # all: s's
-            # what a terminal acts on escaped before the columns are measured (JSON leaves
-            # direction marks and C1 controls); past _GROUP_LABEL_MAX characters, the first
-            # 40 and the hash (values alike in their first 40 told apart)
+            # escaped before the columns are measured; past _GROUP_LABEL_MAX characters,
+            # the first 40 and the hash (values alike in their first 40 told apart)
             label = _UNSHOWABLE_RE.sub(_escaped, row["label"])
             if len(label) > _GROUP_LABEL_MAX:
                 label = "{}... sha256 {}".format(label[:40], _sha(label))
@@ -9790,7 +9707,7 @@ _TEXT_SCORES = {
 
 
 def _rating_lines(s):
-    """The pass rate, ratings given, where the scores came from, what was adapted."""
+    """The pass rate, ratings, where the scores came from, what was adapted."""
     lines = _figure_lines(s, "pass rate")
     if s["ratings"]:
         ratings = ", ".join("{}: {}".format(*kv) for kv in s["ratings"].items())
@@ -9860,8 +9777,7 @@ def _economy_lines(s):
 
 
 def _emit(summaries, args, several, tallies, rows, title):
-    """Write and print each judge's summary, and the page: the worst failure rate (none for
-    an export), and [(file, OSError)] of those not written."""
+    """Write and print the summaries and the page: the worst failure rate, [(file, OSError)]."""
     pages = []
     if args.html:
         pages.append((args.html, lambda: _html(summaries, tallies, rows, args, title)))
@@ -9885,9 +9801,8 @@ def _emit(summaries, args, several, tallies, rows, title):
 
 
 def _write_page(page):
-    """(path, None) once ``page``, (path, its text's function), is written; (path, the
-    OSError) if not. Written beside the earlier file, then renamed over it: a kill or a full
-    disk midway leaves that as it was; a device or a FIFO is written to directly."""
+    """(path, the OSError or None) of ``page``, (path, its text's function), written beside
+    the file and renamed over it (a kill midway leaves it); a device or FIFO directly."""
     path, text = page
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
@@ -9933,7 +9848,6 @@ svg text {{font-size: 12px}}
 {rows}</table></body></html>
 """
 
-
 _SECTION = """<h2>{name}</h2><table>
 <tr><th>records</th><td>{records}</td></tr><tr><th>mode</th><td>{mode}</td></tr>
 <tr><th>judge</th><td>{judge_model} {judge_url}</td></tr>
@@ -9946,10 +9860,9 @@ _SECTION = """<h2>{name}</h2><table>
 
 
 def _html(summaries, tallies, rows, args, title):
-    """The page --html writes: each judge's figures and charts (inline SVG), the records
-    kept, every judged text escaped."""
+    """The page --html writes: each judge's figures and charts, the records kept, escaped."""
     sections = [_judge_section(name, s, tallies[name]) for name, s in summaries.items()]
-    # the records kept, the first judge's status and score heading each, folded under its error
+    # the records kept, under the first judge's status, score and error
     prefix, question = next(iter(summaries)), args.question_field or "question"
     shown, lines = sorted(rows, reverse=True), []
     for minus_ok, _, minus_seq, record in shown:  # as _keep keys them
@@ -9973,11 +9886,7 @@ def _html(summaries, tallies, rows, args, title):
 
 
 def _judge_section(name, s, tally):
-    fields = {}
-    for key, value in s.items():
-        fields[key] = ""
-        if value is not None:
-            fields[key] = _esc(value)
+    fields = {key: _esc(_none_as(value, "")) for key, value in s.items()}
     score = _score_lines(s) or ["none judged"]  # the summary's line: all exported, none
     spent = [_esc(line.strip()) for line in _economy_lines(s)]
     charts = list(_score_charts(s)) + list(_trust_charts(s, tally))
@@ -9995,7 +9904,7 @@ def _judge_section(name, s, tally):
 
 
 def _score_charts(s):
-    """(heading, body) of a judge's statuses and scores, in page order."""
+    """(heading, body) of a judge's statuses and scores."""
     errors = _first_errors_once(s["errors"])  # as the printed summary says them
     statuses = [(status, n, errors.get(status, "")) for status, n in s["statuses"].items()]
     yield "Statuses", _html_table(("status", "records", "first error"), statuses)
@@ -10025,7 +9934,7 @@ def _score_charts(s):
 
 
 def _trust_charts(s, tally):
-    """(heading, body) of how far a judge's scores hold, in page order."""
+    """(heading, body) of how far a judge's scores hold."""
     rows = ["<tr><th>{}</th><td>{}</td></tr>".format(_esc(heading), _esc(figure))
             for heading, figure in _trust(s)[0]]
     yield "Trust", "<table>{}</table>".format("".join(rows))
@@ -10045,7 +9954,6 @@ def _trust_charts(s, tally):
                                                                "".join(lines))
         yield "Confusion: people (rows) by the judge (columns)", table
     offsets = _field_of(s["panel"], "offsets")
-
     if offsets:  # None: a judge with none judged
         widest = max((abs(v) for v in offsets.values() if v is not None), default=0)
         yield "Each judge's offset from the panel", _svg_bars(list(offsets.items()), widest)
@@ -10074,8 +9982,7 @@ def _esc(value):
 
 
 def _svg_bars(items, top=1.0, digits=4):
-    """Bars of (label, value) or (label, value, (low, high)) on 0..top; a negative value's as
-    long as its size, None's "none judged"."""
+    """Bars of (label, value[, (low, high)]) on 0..top; a negative value's as long as its size."""
     parts = []
     for i, (label, value, *ci) in enumerate(items):
         y = 22 * i
@@ -10100,12 +10007,11 @@ def _svg_bars(items, top=1.0, digits=4):
 
 
 def _svg_scatter(lengths, xlabel):
-    """Length (x) against score (y), the tally's pairs: at most 2,000, evenly spread."""
+    """Length (x) against score (y): at most 2,000 of the tally's pairs, evenly spread."""
     step = 2 * max(1, len(lengths) // 2 // 2000)  # not a tuple a record: a million is 100 MB
     points = list(zip(_Column(lengths, 0, step), _Column(lengths, 1, step)))
     xs = [x for x, _ in points]
-    low = min(xs)
-    high = max(xs)
+    low, high = min(xs), max(xs)
     spread = high - low
     if not spread:
         spread = 1  # one length: every dot at the left
@@ -10122,13 +10028,12 @@ _HTML_FIELD_CHARS = 2000   # characters a field (or a field's name) shows on the
 
 
 def _keep(rows, record, prefix, seq, limit):
-    """Keep the ``limit`` failed or lowest-scored records for the page, as it shows them
-    (first and last fields, each as _page_value shows it): memory bounded whatever they hold."""
+    """Keep the ``limit`` failed or lowest-scored records as the page shows them (memory
+    bounded whatever they hold)."""
     import heapq
     ok = record.get(prefix + "_status") in _NOT_FAILURES
     score = _score_or_zero(record.get(prefix + "_score"))
-    key = (-ok, -score, -seq)
-  # heapq keeps the largest: failures, the lowest, the earliest
+    key = (-ok, -score, -seq)  # heapq keeps the largest: failures, the lowest, the earliest
     if len(rows) >= limit and not (rows and key > rows[0][:3]):
         return  # it would leave at once: nothing to copy
     items, half = list(record.items()), _HTML_FIELDS // 2
@@ -10152,9 +10057,8 @@ def _keep(rows, record, prefix, seq, limit):
 
 
 def _page_value(value):
-    """A field (or its name) as the page shows it: cut at _HTML_FIELD_CHARS, saying how many
-    more; chat messages as turns labelled by role, cut to both ends (the last one is judged)."""
-
+    """A field (or its name) as the page shows it, cut; chat messages as turns by role, cut to
+    both ends (the last one is judged)."""
     if isinstance(value, (int, float)):
         return value
     if isinstance(value, list):
@@ -10830,8 +10734,8 @@ def _differ(first, stamp):
 # -- main ----------------------------------------------------------------------------
 
 def main(argv=None):
-    """``python -m minijudge``: exit 0 done, 1 too many failures or the server is
-    unusable (or a full disk), 2 usage error, 130 interrupted (143 on SIGTERM)."""
+    """``python -m minijudge``: exit 0 done, 1 too many failures or the server is unusable
+    (or a full disk), 2 usage error, 130 interrupted (143 on SIGTERM)."""
     if argv is None:
         argv = sys.argv[1:]
     argv = list(argv)
