@@ -27,6 +27,7 @@ Public names:
     judge_records            judge an iterable of records concurrently, in order
     scored_record            a record judged and written as the command line writes it
     agreement                the judge against human labels: kappa, correlations
+    mean_interval, group_table, rank_systems   the summary's figures from plain values
     JudgeError, TemplateError, APIError     errors (TemplateError is also a ValueError)
     main                     the command line
 
@@ -63,7 +64,8 @@ import weakref
 
 __all__ = ["LLMJudge", "Judgement", "JudgeError", "TemplateError", "APIError", "TEMPLATES",
            "render", "parse_rating", "parse_binary", "parse_comparative", "parse_verdict",
-           "parse_json", "jury", "judge_records", "scored_record", "agreement", "main"]
+           "parse_json", "jury", "judge_records", "scored_record", "agreement", "mean_interval",
+           "group_table", "rank_systems", "main"]
 __version__ = "0.1.0"
 
 _log = logging.getLogger(__name__)
@@ -6348,6 +6350,322 @@ def _solve(matrix, vector):
     return solution
 
 
+# -- Statistics from plain values: the summary's figures, called from Python ----------
+
+# the most comparisons a strong verdict counts as (Arena-Hard's is 3): more overflows a
+# float (10**400) or leaves no resample's fit settled (10**15)
+_STRONG_MAX = 1000
+
+# the figures' options as Python takes them: (keyword, what it must be, check); the
+# command line's flags (_FIGURE_OPTIONS) check their values with these
+_STAT_OPTIONS = (
+    ("level", "a share between 0 and 1, at least 0.00000001 from either (0.95 for a 95% "
+     "interval)", lambda v: type(v) in (int, float) and _printable_level(v)),
+    ("resamples", "a whole number from 100 to 100000", _whole(100, 100000)),
+    ("seed", "a whole number", _whole(-math.inf)),
+    ("strong_weight", "a whole number from 1 to {}".format(_STRONG_MAX), _whole(1, _STRONG_MAX)),
+)
+_STAT_CHECKS = {name: check for name, _, check in _STAT_OPTIONS}
+
+
+def _stat_settings(**given):
+    """The figures' options given by keyword, each checked (JudgeError naming it)."""
+    for name, expected, check in _STAT_OPTIONS:
+        if name in given and not check(given[name]):
+            raise JudgeError(_must_be(name, expected, given[name]))
+    return given
+
+
+def _score_or_zero(score):
+    """A score as the summary counts it: one that is no number (None, NaN) as 0.0."""
+    if not isinstance(score, (int, float)) or score != score:
+        return 0.0
+    return score
+
+
+def _new_sums():
+    """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
+    return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
+
+
+def _add_score(sums, score):
+    sums["n"] += 1
+    sums["total"] += score
+    sums["total_sq"] += score * score
+    if len(sums["scores"]) < _BOOTSTRAP_MAX:
+        sums["scores"].append(score)
+
+
+def _mean(total, n, places=4):
+    """``total`` over ``n``, rounded; None over none."""
+    if not n:
+        return None
+    return round(total / n, places)
+
+
+def _percent(level):
+    """A confidence level as the figures say it: 95%, 97.5% (99.99999%, not 100%)."""
+    return "{:.10g}%".format(round(level * 100, 6))
+
+
+def _scored(item, where):
+    """(score, judged) of a number, or of a Judgement as the summary counts it: a failure's
+    score (None as 0.0) not judged; JudgeError for anything else."""
+    if isinstance(item, Judgement):
+        return float(_score_or_zero(item.score)), item.status in _NOT_FAILURES
+    if not _is_finite(item):
+        raise JudgeError(_must_be(where, "a number or a Judgement", item))
+    return float(item), True
+
+
+def _mean_figures(sums, judged, settings):
+    """The figures of a mean_interval (or a group_table row) from its sums."""
+    if not math.isfinite(sums["total_sq"]):  # 1e200 squared: no interval, no standard error
+        raise JudgeError("scores must be numbers whose squares a float holds (below about "
+                         "1e154); got one of {:g}".format(max(map(abs, sums["scores"]))))
+    ci, _, method = _interval(**settings, **sums)
+    return {"n": sums["n"], "mean": _mean(sums["total"], sums["n"]), "ci": ci,
+            "level": settings["level"], "method": method, "failed": sums["n"] - judged["n"],
+            "mean_judged": _mean(judged["total"], judged["n"])}
+
+
+def mean_interval(scores, *, level=0.95, resamples=1000, seed=0):
+    """The mean of ``scores`` with its interval, as the summary prints them.
+
+    ``scores``: numbers, or Judgements (their score; a failure's as the summary counts it,
+    its failure value or 0.0; ``failed`` counts them and ``mean_judged`` leaves them out).
+    The interval holds the middle ``level`` of the means of ``resamples`` resamples drawn
+    with ``random.Random(seed)``; past 2,000 scores, the mean -/+ z standard errors.
+    Returns ``{"n", "mean", "ci", "level", "method", "failed", "mean_judged"}``::
+
+        mean_interval([1, 0.5, 0.5, 0])["ci"]   # [0.0, 1.0]: four scores say little
+    """
+    settings = _stat_settings(level=level, resamples=resamples, seed=seed)
+    sums, judged = _new_sums(), _new_sums()
+    for index, item in enumerate(_items(scores, "scores")):
+        score, ok = _scored(item, "scores[{}]".format(index))
+        _add_score(sums, score)
+        if ok:
+            _add_score(judged, score)
+    return _mean_figures(sums, judged, settings)
+
+
+def group_table(scores, groups, *, level=0.95, resamples=1000, seed=0):
+    """mean_interval's figures for each group: ``groups[i]`` is the group of ``scores[i]``
+    (any value a dict can key: a category, a turn, a model's name). Returns ``{group:
+    figures}``, the groups with the most scores first, then in the order first seen: the
+    rows of the summary's ``--group-by`` table, with the same means and intervals."""
+    settings = _stat_settings(level=level, resamples=resamples, seed=seed)
+    scores, groups = _items(scores, "scores"), _items(groups, "groups")
+    if len(scores) != len(groups):
+        raise JudgeError("group_table needs one group for each score; got {} scores and {} "
+                         "groups".format(len(scores), len(groups)))
+    sums = {}
+    for index, (item, group) in enumerate(zip(scores, groups)):
+        score, ok = _scored(item, "scores[{}]".format(index))
+        try:
+            entry = sums.setdefault(group, (_new_sums(), _new_sums()))
+        except TypeError:  # a list: no dict key
+            raise JudgeError(_must_be("groups[{}]".format(index), "a value a dict can key "
+                                      "(text, a number, a tuple)", group)) from None
+        _add_score(entry[0], score)
+        if ok:
+            _add_score(entry[1], score)
+    order = sorted(sums, key=lambda group: -sums[group][0]["n"])  # stable: first seen next
+    return {group: _mean_figures(*sums[group], settings) for group in order}
+
+
+def _items(values, name):
+    """``values`` as a list (read once: a generator too); JudgeError for a text or a map."""
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__"):
+        raise JudgeError(_must_be(name, "a list", values))
+    return list(values)
+
+
+def rank_systems(comparisons, *, baseline=None, strong_weight=1, level=0.95, resamples=1000,
+                 seed=0):
+    """Systems ranked by Bradley-Terry score from pairwise comparisons, as the summary ranks
+    them: scores (the baseline at 1000), intervals, win rates against the baseline, the
+    length-controlled scores, and the groups of systems never compared with each other.
+
+    Each comparison is ``(a, b, outcome)`` or ``(a, b, outcome, gap)``: ``a`` and ``b`` the
+    systems' names, ``outcome`` ``"A"``, ``"B"``, ``"tie"``, an Arena-Hard label
+    (``"A>>B"`` ... ``"B>>A"``: ``>>`` is strong, counted ``strong_weight`` times), A's
+    share of the win (1, 0.5, 0), or the Judgement ``compare`` returned; ``gap`` is a's
+    answer's length minus b's (for the length control). A Judgement of ``compare_systems``
+    is its own pairs. A failed Judgement is left out and counted in ``failed``::
+
+        rank_systems([("x", "y", "A"), ("x", "y", "tie"), ("y", "z", "A>B")])["systems"]
+    """
+    settings = _stat_settings(strong_weight=strong_weight, level=level, resamples=resamples,
+                              seed=seed)
+    compared, failed = [], 0
+    for index, item in enumerate(_items(comparisons, "comparisons")):
+        rows = _comparisons_of(item, "comparisons[{}]".format(index), strong_weight)
+        if rows is None:
+            failed += 1
+        compared.extend(rows or ())
+    if not compared:
+        raise JudgeError("rank_systems needs a comparison of two systems; got none ({} "
+                         "failed)".format(failed))
+    names = {name for c in compared for name in c[:2]}
+    if baseline is not None and baseline not in names:
+        raise JudgeError("baseline {!r} is none of the {} systems compared".format(
+            baseline, len(names)))
+    del settings["strong_weight"]
+    return dict(_ranked(compared, baseline, strong_weight, **settings), failed=failed)
+
+
+def _comparisons_of(item, where, strong_weight):
+    """An item of rank_systems' as comparisons (a, b, a's win, a's length - b's, weight);
+    None for a failed Judgement; JudgeError naming what is wrong."""
+    if isinstance(item, Judgement):  # compare_systems': its pairs
+        if item.status != "ok":
+            return None
+        if "pairs" not in item.details:
+            raise JudgeError("{} is a Judgement of compare, which names no systems: give "
+                             "(a, b, judgement)".format(where))
+        return _pairs_compared(item.details["pairs"], {}, strong_weight)
+    if not isinstance(item, (tuple, list)) or len(item) not in (3, 4):
+        raise JudgeError(_must_be(where, "(a, b, outcome), (a, b, outcome, gap) or a Judgement "
+                                  "of compare_systems", item))
+    a, b, outcome, gap = (list(item) + [0])[:4]
+    if not (_is_text(a) and _is_text(b)) or a == b:
+        raise JudgeError(_must_be(where, "two systems' names, two different texts, first",
+                                  item))
+    if not _is_finite(gap):
+        raise JudgeError(_must_be(where + "[3]", "a number, a's length minus b's", gap))
+    read = _outcome(outcome, where + "[2]")
+    if read is None:
+        return None
+    won, strong = read
+    return [(a, b, won, gap, _verdict_weight(strong, strong_weight))]
+
+
+# Arena-Hard's labels: A>>B (A, strong) to B>>A, A=B a tie; also A<B, B<<A, B=A
+_LABEL_RE = re.compile(r"\s*(?P<first>[AB])\s*(?P<sign>>>|>|=|<<|<)\s*(?P<second>[AB])\s*\Z")
+
+
+def _outcome(value, where):
+    """(A's share of the win, strong) of an outcome; None for a failed Judgement."""
+    if isinstance(value, Judgement):
+        if value.status != "ok":
+            return None
+        return value.score, _is_strong(value)
+    if _is_number(value) and 0 <= value <= 1:
+        return float(value), False
+    label = None
+    if isinstance(value, str):
+        label = _LABEL_RE.match(value.upper())
+        verdict = _VERDICT_WORDS.get(value.strip().lower())
+        if verdict:
+            return _VERDICT_SCORES[verdict], False
+    if label is None or label["first"] == label["second"]:
+        raise JudgeError(_must_be(where, "A, B, tie, an Arena-Hard label (A>>B, A>B, A=B, "
+                                  "B>A, B>>A), a share from 0 to 1 or a Judgement", value))
+    verdict = _ARENA_VERDICTS[label["first"] + label["sign"][0]]
+    return _VERDICT_SCORES[verdict], len(label["sign"]) == 2 and verdict != "tie"
+
+
+def _verdict_weight(strong, strong_weight):
+    """``strong_weight`` if the verdict was strong (True: a hand-edited "yes" is not), else 1."""
+    if strong is True:
+        return strong_weight
+    return 1
+
+
+def _pairs_compared(pairs, responses, strong_weight):
+    """A systems item's pairs as comparisons; a pair without a verdict or names, none."""
+    compared = []
+    for pair in pairs:
+        won = _VERDICT_SCORES.get(pair.get("verdict"))
+        a, b = pair.get("a"), pair.get("b")
+        if won is None or not all(map(_is_text, (a, b))):
+            continue
+        gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
+        weight = _verdict_weight(pair.get("strong"), strong_weight)
+        compared.append((a, b, won, gap, weight))
+    return compared
+
+
+def _ranked(compared, baseline, strong_weight, level, resamples, seed):
+    """The systems ranked by Bradley-Terry score, each of _components apart."""
+    played = collections.Counter(n for c in compared for n in c[:2])
+    settings = {"baseline": baseline, "level": level, "resamples": resamples, "seed": seed}
+    components, systems = [], {}
+    for number, part in enumerate(_components(compared), 1):
+        component, ranked = _ranked_component(part, settings, number, played)
+        components.append(component)
+        systems.update(ranked)
+    alone = {}  # one group: its baseline and coefficient are the ranking's; several: none
+    if len(components) == 1:
+        alone = components[0]
+    method = "Bradley-Terry (minorise-maximise), ties half, strong verdicts x{}; {} " \
+             "bootstrap intervals, {} resamples of the comparisons, seed {}".format(
+                 strong_weight, _percent(level), resamples, seed)
+    return {"baseline": alone.get("baseline"), "comparisons": len(compared),
+            "ties_added": any(c["ties_added"] for c in components), "method": method,
+            "length_coefficient": alone.get("length_coefficient"),
+            "strong_weight": strong_weight, "components": components, "systems": systems}
+
+
+def _components(comparisons):
+    """The comparisons in parts of systems compared (directly or through others), never
+    across: no score compares with another part's. The largest first, then by name."""
+    met = collections.defaultdict(set)
+    for a, b, *_ in comparisons:
+        met[a].add(b)
+        met[b].add(a)
+    first = {}  # each system's part, named by its first system
+    for name in sorted(met):
+        if name not in first:
+            first.update(dict.fromkeys(_reached(met, name), name))
+    parts = collections.defaultdict(list)
+    for comparison in comparisons:
+        parts[first[comparison[0]]].append(comparison)
+    sizes = collections.Counter(first.values())
+    return [parts[name] for name in sorted(parts, key=lambda name: (-sizes[name], name))]
+
+
+def _ranked_component(compared, settings, number, played):
+    """Group ``number``'s figures and its systems'; its baseline the one given, else its
+    first name."""
+    strengths, added = _bradley_terry(compared)
+    baseline = settings["baseline"]
+    if baseline not in strengths:
+        baseline = min(strengths)
+    scores = _elo(strengths, baseline)
+    intervals = _bt_intervals(compared, baseline, settings["seed"], settings["resamples"],
+                              settings["level"], strengths)
+    # by the score shown: systems the fit puts level (B and C each one win of two) are in
+    # name order, not in the order of the last digits of where the fit stopped
+    ranked = sorted(scores, key=lambda name: (-round(scores[name], 2), name))
+    component = {"baseline": baseline, "comparisons": len(compared), "ties_added": added,
+                 "length_coefficient": None, "systems": ranked}
+    lc_scores = {}
+    try:
+        lc_scores, gamma = _lc_scores(compared, baseline, strengths)
+        component["length_coefficient"] = round(gamma, 4)
+    except _NoFit as exc:
+        component["lc_unfitted"] = str(exc)
+    systems = {}
+    for name in ranked:
+        score, interval, lc_score = round(scores[name], 2), intervals.get(name), None
+        # an interval without the system's own score is none: the draws' fits are not the
+        # data's (a cycle of single verdicts, broken in every draw, put a system below it)
+        win_rate_ci = None
+        if interval and interval[0] <= score <= interval[1]:
+            win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
+        else:
+            interval = None
+        if lc_scores.get(name) is not None:
+            lc_score = round(lc_scores[name], 2)
+        systems[name] = {"score": score, "ci": interval, "win_rate": _win_rate(scores[name]),
+                         "win_rate_ci": win_rate_ci, "lc_score": lc_score,
+                         "component": number, "comparisons": played[name]}
+    return component, systems
+
+
 # == Part II: the command line (what `python -m minijudge` adds) =====================
 
 
@@ -8569,26 +8887,6 @@ class _Column:
             offset += len(chunk)
 
 
-def _score_or_zero(score):
-    """A score as the summary counts it: one that is no number (None, NaN) as 0.0."""
-    if not isinstance(score, (int, float)) or score != score:
-        return 0.0
-    return score
-
-
-def _new_sums():
-    """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
-    return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
-
-
-def _add_score(sums, score):
-    sums["n"] += 1
-    sums["total"] += score
-    sums["total_sq"] += score * score
-    if len(sums["scores"]) < _BOOTSTRAP_MAX:
-        sums["scores"].append(score)
-
-
 class _Tally:
     """What the summary reports, gathered record by record: sums, and a few numbers a record."""
 
@@ -8846,22 +9144,9 @@ def _count_pairs(tally, pairs, responses, strong_weight):
     """A systems item's pairs as comparisons, as _count_verdict makes them."""
     if not isinstance(responses, Mapping):
         responses = {}
-    for pair in pairs:
-        won = _VERDICT_SCORES.get(pair.get("verdict"))
-        a, b = pair.get("a"), pair.get("b")
-        if won is None or not all(map(_is_text, (a, b))):
-            continue
-        gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
-        weight = _verdict_weight(pair.get("strong"), strong_weight)
-        tally.compared.append((a, b, won, gap, weight))
+    tally.compared.extend(_pairs_compared(pairs, responses, strong_weight))
 
 
-def _verdict_weight(strong, strong_weight):
-    """--strong-weight if the verdict was strong (True: a hand-edited "yes" is not), else 1."""
-
-    if strong is True:
-        return strong_weight
-    return 1
 
 
 # -- Summary figures -----------------------------------------------------------------
@@ -8869,17 +9154,13 @@ def _verdict_weight(strong, strong_weight):
 # the options of the summary's figures, beside the judges': (name, flag, what a stamp may
 # hold); a run's stamp holds those not at their default, for report where not given it
 _FIGURE_OPTIONS = (
-    ("strong_weight", "--strong-weight", lambda v: type(v) is int and 1 <= v <= _STRONG_MAX),
+    ("strong_weight", "--strong-weight", _STAT_CHECKS["strong_weight"]),
     ("baseline", "--baseline", lambda v: isinstance(v, str)),
-    ("confidence", "--confidence", lambda v: type(v) in (int, float) and _printable_level(v)),
-    ("bootstrap_samples", "--bootstrap-samples", lambda v: type(v) is int and
-     100 <= v <= 100000),
-    ("bootstrap_seed", "--bootstrap-seed", lambda v: type(v) is int),
+    ("confidence", "--confidence", _STAT_CHECKS["level"]),
+    ("bootstrap_samples", "--bootstrap-samples", _STAT_CHECKS["resamples"]),
+    ("bootstrap_seed", "--bootstrap-seed", _STAT_CHECKS["seed"]),
 )
 
-# the most comparisons --strong-weight counts a strong verdict as (Arena-Hard's is 3): more
-# overflows a float (10**400) or leaves no resample's fit settled (10**15)
-_STRONG_MAX = 1000
 _BT_SHOWN = 20  # systems the printed summary and the page list; --summary has them all
 
 # a group's figures (the summary's, of its records alone) in --summary's order: (the
@@ -8952,13 +9233,6 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
 
 def _share_true(counter):
     return _mean(counter[True], sum(counter.values()))
-
-
-def _mean(total, n, places=4):
-    """``total`` over ``n``, rounded; None over none."""
-    if not n:
-        return None
-    return round(total / n, places)
 
 
 def _score_figures(stamp, args, tally):
@@ -9119,86 +9393,16 @@ def _pooled(entries, judge):
 
 
 def _ranking_figures(tally, args):
-    """The systems ranked by Bradley-Terry score, each of _components apart; None if none."""
+    """The systems ranked (rank_systems' figures, _ranked), by the run's figure options."""
     if not tally.compared:
         return None
     compared = list(tally.compared)
-    played = collections.Counter(n for c in compared for n in c[:2])
-    if args.baseline is not None and args.baseline not in played:
+    names = {name for c in compared for name in c[:2]}
+    if args.baseline is not None and args.baseline not in names:
         return {"error": "--baseline {!r} is none of the {} systems compared".format(
-            args.baseline, len(played))}
-    components, systems = [], {}
-    for number, part in enumerate(_components(compared), 1):
-        component, ranked = _ranked_component(part, args, number, played)
-        components.append(component)
-        systems.update(ranked)
-    alone = {}  # one group: its baseline and coefficient are the ranking's; several: none
-    if len(components) == 1:
-        alone = components[0]
-    method = "Bradley-Terry (minorise-maximise), ties half, strong verdicts x{}; {} " \
-             "bootstrap intervals, {} resamples of the comparisons, seed {}".format(
-                 args.strong_weight, _level({"interval": {"confidence": args.confidence}}),
-                 args.bootstrap_samples, args.bootstrap_seed)
-    return {"baseline": alone.get("baseline"), "comparisons": len(compared),
-            "ties_added": any(c["ties_added"] for c in components), "method": method,
-            "length_coefficient": alone.get("length_coefficient"),
-            "strong_weight": args.strong_weight, "components": components, "systems": systems}
-
-
-def _components(comparisons):
-    """The comparisons in parts of systems compared (directly or through others), never
-    across: no score compares with another part's. The largest first, then by name."""
-    met = collections.defaultdict(set)
-    for a, b, *_ in comparisons:
-        met[a].add(b)
-        met[b].add(a)
-    first = {}  # each system's part, named by its first system
-    for name in sorted(met):
-        if name not in first:
-            first.update(dict.fromkeys(_reached(met, name), name))
-    parts = collections.defaultdict(list)
-    for comparison in comparisons:
-        parts[first[comparison[0]]].append(comparison)
-    sizes = collections.Counter(first.values())
-    return [parts[name] for name in sorted(parts, key=lambda name: (-sizes[name], name))]
-
-
-def _ranked_component(compared, args, number, played):
-    """Group ``number``'s figures and its systems'; baseline --baseline, else the first name."""
-    strengths, added = _bradley_terry(compared)
-    baseline = args.baseline
-    if baseline not in strengths:
-        baseline = min(strengths)
-    scores = _elo(strengths, baseline)
-    intervals = _bt_intervals(compared, baseline, args.bootstrap_seed, args.bootstrap_samples,
-                              args.confidence, strengths)
-    # by the score shown: systems the fit puts level (B and C each one win of two) are in
-    # name order, not in the order of the last digits of where the fit stopped
-    ranked = sorted(scores, key=lambda name: (-round(scores[name], 2), name))
-    component = {"baseline": baseline, "comparisons": len(compared), "ties_added": added,
-                 "length_coefficient": None, "systems": ranked}
-    lc_scores = {}
-    try:
-        lc_scores, gamma = _lc_scores(compared, baseline, strengths)
-        component["length_coefficient"] = round(gamma, 4)
-    except _NoFit as exc:
-        component["lc_unfitted"] = str(exc)
-    systems = {}
-    for name in ranked:
-        score, interval, lc_score = round(scores[name], 2), intervals.get(name), None
-        # an interval without the system's own score is none: the draws' fits are not the
-        # data's (a cycle of single verdicts, broken in every draw, put a system below it)
-        win_rate_ci = None
-        if interval and interval[0] <= score <= interval[1]:
-            win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
-        else:
-            interval = None
-        if lc_scores.get(name) is not None:
-            lc_score = round(lc_scores[name], 2)
-        systems[name] = {"score": score, "ci": interval, "win_rate": _win_rate(scores[name]),
-                         "win_rate_ci": win_rate_ci, "lc_score": lc_score,
-                         "component": number, "comparisons": played[name]}
-    return component, systems
+            args.baseline, len(names))}
+    return _ranked(compared, args.baseline, args.strong_weight, args.confidence,
+                   args.bootstrap_samples, args.bootstrap_seed)
 
 
 def _panel_figures(tally, stamp):
@@ -9316,7 +9520,7 @@ def _group_figures(stamp, args, tally, overall):
 
 def _level(s):
     """A summary's confidence level as its lines say it: 95%, 97.5%."""
-    return "{:.10g}%".format(round(s["interval"]["confidence"] * 100, 6))  # 99.99999%, not 100%
+    return _percent(s["interval"]["confidence"])
 
 
 # -- The printed summary -------------------------------------------------------------
