@@ -6816,7 +6816,16 @@ _FLAGS = [
     ("--batch-import FILE", "a batch output file of the judge's replies, repeatable",
      {"action": "append", "default": []}),
     ("--mixed", "report: records of different runs (template, model, version) too"),
+    ("--layout NAME|JSON", "report: other tools' judgment files, read as fastchat-single, "
+     "fastchat-pair, arena-hard or a JSON object naming their fields (docs/recipes.md)"),
+    ("--questions FILE", "report --layout: the questions, their fields (category) joined to "
+     "each judgment by question id, for --group-by"),
+    ("--answers FILE", "report --layout: an answer file (one a system), repeatable: each "
+     "answer's length, for the length control", {"action": "append", "default": []}),
 ]
+
+# the flags of report alone: a run would take them and do nothing
+_REPORT_ONLY = ("mixed", "layout", "questions", "answers")
 
 # the run's own _Options of _FLAGS (not the judge options), by name
 _RUN_OPTIONS = {entry.name: entry for entry in _FLAGS
@@ -6828,7 +6837,8 @@ _REPORT_FLAGS = ("--question-field", "--response-field", "--response-a-field",
                  "--response-b-field", "--responses-field", "--price", "--max-error-rate",
                  "--summary", "--html", "--html-rows", "-q/--quiet", "--group-by",
                  "--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
-                 "--model-field", "--baseline", "--strong-weight", "--pass-threshold", "--mixed")
+                 "--model-field", "--baseline", "--strong-weight", "--pass-threshold", "--mixed",
+                 "--layout", "--questions", "--answers")
 
 # (usage, description, epilog, input's help) of a run's parser, and of report's
 _PARSER_TEXTS = {
@@ -6911,8 +6921,11 @@ def _parse_args(parser, argv, report):
         parser.error("the following arguments are required: input")
     if args.check and args.dry_run:
         parser.error("--check asks the server and --dry-run sends nothing: pick one")
-    if args.mixed and not report:  # a run would take it and do nothing
-        parser.error("--mixed is report's: python -m minijudge report OUT.jsonl ... --mixed")
+    for name in _REPORT_ONLY:
+        if getattr(args, name) and not report:  # a run would take it and do nothing
+            flag = "--" + name
+            parser.error("{} is report's: python -m minijudge report OUT.jsonl ... {}".format(
+                flag, flag))
     if len(args.input) > 1 and not report:
         parser.error("one input file, got {}; to summarise several scored files (shards): "
                      "python -m minijudge report OUT.jsonl ...".format(len(args.input)))
@@ -7378,7 +7391,8 @@ def _files_of(args):
     reads = [("input", path) for path in _listed(args.input)] + [  # report: several inputs
         ("--batch-import", path) for path in args.batch_import] + [
         ("--judges", args.judges), ("--criteria", args.criteria),
-        ("--response-format", args.response_format)]
+        ("--response-format", args.response_format), ("--questions", args.questions)] + [
+        ("--answers", path) for path in args.answers]
     if args.template not in TEMPLATES:
         reads.append(("--template", args.template))
     files = [(flag, path, "the {} file".format(flag)) for flag, path in reads]
@@ -10405,6 +10419,12 @@ def _report(args):
     """``report``: the summary of scored records again. Records of different runs are
     refused but --mixed; a file named twice, a record seen twice and a value no run writes,
     always."""
+    if args.layout:  # another tool's files: none of this minijudge's checks
+        return _report_layout(args)
+    for flag, given in (("--questions", args.questions), ("--answers", args.answers)):
+        if given:
+            raise JudgeError("{} is read with --layout: the judgments of another tool".format(
+                flag))
     seen = {}
     for index, path in enumerate(args.input):
         info = os.stat(path)
@@ -10933,6 +10953,331 @@ def _differ(first, stamp):
         return []
     a, b = _flat(first), _flat(stamp)
     return [(k, a.get(k), b.get(k)) for k in sorted({**a, **b}) if a.get(k) != b.get(k)]
+
+
+# -- report --layout: other tools' judgment files ------------------------------------
+
+# what a layout names (--layout: a name of _LAYOUTS, or a JSON object of these keys), each
+# (key, what it must be, check). Its kind is that of the first of games (each system's games
+# against --baseline), model_a (pairs) and score (ratings) it names
+_LAYOUT_KEYS = (
+    ("score", "a field name (text)", _is_text),
+    ("scale", "[LO, HI], two numbers", _is_scale),
+    ("system", "a field name (text)", _is_text),
+    ("model_a", "a field name (text)", _is_text),
+    ("model_b", "a field name (text)", _is_text),
+    ("verdict", "a field name, or a list of two (the verdicts of both orders)",
+     lambda v: _is_text(v) or (isinstance(v, list) and len(v) in (1, 2) and
+                               all(map(_is_text, v)))),
+    ("verdicts", "an object mapping each value to A, B or tie",
+     _object_of(lambda v: v in _VERDICT_SCORES)),
+    ("games", "a field name (text)", _is_text),
+    ("question", "a field name (text)", _is_text),
+    ("answer_system", "a field name (text)", _is_text),
+    ("judge", "a field name (text)", _is_text),
+    ("group_by", "a list of field names", _list_of(_is_text)),
+    ("strong_weight", "a whole number from 1 to {}".format(_STRONG_MAX),
+     _STAT_CHECKS["strong_weight"]),
+)
+
+# the layouts benchmarks publish: FastChat's llm_judge (MT-Bench: model_judgment/
+# gpt-4_single.jsonl, gpt-4_pair.jsonl) and arena-hard-auto's (model_judgment/JUDGE/
+# MODEL.jsonl: two games a question, the second with the answers swapped, its verdict
+# A>>B ... B>>A, a strong one counted 3 times); their answers are model_answer/MODEL.jsonl
+_LAYOUTS = {
+    "fastchat-single": {"score": "score", "scale": [1, 10], "system": "model",
+                        "group_by": ["model"], "question": "question_id",
+                        "answer_system": "model_id", "judge": "judge"},
+    "fastchat-pair": {"model_a": "model_1", "model_b": "model_2",
+                      "verdict": ["g1_winner", "g2_winner"],
+                      "verdicts": {"model_1": "A", "model_2": "B", "tie": "tie"},
+                      "question": "question_id", "answer_system": "model_id",
+                      "judge": "judge"},
+    "arena-hard": {"games": "games", "verdict": "score", "system": "model",
+                   "strong_weight": 3, "question": "question_id",
+                   "answer_system": "model_id", "judge": "judge"},
+}
+
+
+def _layout_of(text):
+    """--layout's layout: a name of _LAYOUTS, or a JSON object (JudgeError naming the key)."""
+    if text in _LAYOUTS:
+        return dict(_LAYOUTS[text], name=text)
+    try:
+        layout = json.loads(text)
+    except ValueError:
+        layout = None
+    if not isinstance(layout, dict):
+        raise JudgeError(_must_be("--layout", "one of {} or a JSON object of {}".format(
+            ", ".join(_LAYOUTS), ", ".join(key for key, _, _ in _LAYOUT_KEYS)), text[:200]))
+    known = {key: (expected, check) for key, expected, check in _LAYOUT_KEYS}
+    for key, value in layout.items():
+        if key not in known:
+            raise JudgeError("--layout has no key {!r}; it takes {}".format(
+                key, ", ".join(known)))
+        if not known[key][1](value):
+            raise JudgeError(_must_be("--layout's " + key, known[key][0], value))
+    kind = next((kind for kind, _ in _LAYOUT_KINDS if kind in layout), None)
+    needs = dict(_LAYOUT_KINDS).get(kind, ("score", "model_a", "games"))
+    missing = [key for key in needs if key not in layout]
+    if kind is None or missing:
+        raise JudgeError("--layout {} needs {}".format(text[:200], " and ".join(missing)))
+    return dict(layout, name="custom")
+
+
+# a layout's kind: (the key that makes it, the keys it needs too)
+_LAYOUT_KINDS = (("games", ("verdict", "system")), ("model_a", ("model_b", "verdict")),
+                 ("score", ("score",)))
+
+
+def _report_layout(args):
+    """report --layout: other tools' judgments counted as judgements of a run, summarised."""
+    layout = _layout_of(args.layout)
+    kind = next(kind for kind, _ in _LAYOUT_KINDS if kind in layout)
+    options = _layout_options(args, layout, kind)
+    questions = _questions(args.questions, layout)
+    answers = _answers(args.answers, layout)
+    tally, rows, seq = _Tally(), [], itertools.count(1)
+    mode, judges = _LAYOUT_MODES[kind], collections.Counter()
+    read = {"games": _games_read, "model_a": _pairs_read, "score": _rating_read}[kind]
+    for path in args.input:
+        with open(path, "rb", _READ_BUFFER) as f:
+            for number, record in _read_records(f, path):
+                record = _joined(record, layout, questions)
+                judges[_judge_named(record, layout)] += 1
+                for judgement, row in _layout_rows(read, record, layout, options, answers):
+                    _tally_add(tally, judgement, row, options, mode)
+                    if args.html:
+                        _keep(rows, _page_row(row, judgement), "judge", next(seq),
+                              args.html_rows)
+    if not tally.all["n"]:
+        raise JudgeError("no records in {}".format(", ".join(args.input)))
+    stamp = {"prefix": "judge", "mode": mode, "model": _most_named(judges),
+             "template": "--layout " + layout["name"], "template_sha256": None,
+             "scale": layout.get("scale"), "request": {}, "version": __version__}
+    summary = _summary(stamp, options, tally)
+    worst, unwritten = _emit({"judge": summary}, options, False, {"judge": tally}, rows,
+                             ", ".join(map(os.path.basename, args.input)))
+    for path, exc in unwritten:
+        print(_cannot_write(path, exc), file=sys.stderr)
+    if unwritten or worst > args.max_error_rate:
+        return _EXIT_FAILED
+    return 0
+
+
+_LAYOUT_MODES = {"games": "pairwise", "model_a": "pairwise", "score": "rating"}
+
+
+def _layout_options(args, layout, kind):
+    """The run's options a layout's records are counted with: its own strong weight, groups
+    and system field (a rating's model, for self-judging) unless given."""
+    import copy
+    options = copy.copy(args)
+    if isinstance(args.strong_weight, _DefaultInt):
+        options.strong_weight = layout.get("strong_weight", 1)
+    options.group_by = list(dict.fromkeys(layout.get("group_by", []) + args.group_by))
+    if kind == "score" and args.model_field is None:
+        options.model_field = layout.get("system")
+    if kind == "games" and args.baseline is None:
+        raise JudgeError("--layout {} needs --baseline NAME: the system every answer was "
+                         "compared with (arena-hard-auto's default: gpt-4-0314)".format(
+                             layout["name"]))
+    options.response_a_field, options.response_b_field = "response_a", "response_b"
+    options.response_field = "response"
+    return options
+
+
+def _layout_rows(read, record, layout, options, answers):
+    """(Judgement, record) of each judgement a line holds; a line that is no record, one
+    failure (every line is counted, with a score or an error)."""
+    if isinstance(record, _BadLine):
+        return [(Judgement(status="bad_record", error=record.error), {})]
+    return read(record, layout, options, answers)
+
+
+def _rating_read(record, layout, options, answers):
+    """A rating on the layout's scale (0 to 1 by default), as a score from 0 to 1."""
+    field = layout["score"]
+    low, high = layout.get("scale", (0, 1))
+    value = record.get(field)
+    row = dict(record, response=_answer(answers, record, layout, layout.get("system")))
+    if not _is_finite(value):
+        return [(_unread(field, value), row)]
+    if not low <= value <= high:  # FastChat's -1: no rating read
+        error = "field {!r} is {!r}, not on the scale {:g} to {:g}".format(field, value, low,
+                                                                          high)
+        return [(Judgement(status="out_of_range", error=error), row)]
+    return [(Judgement(score=(value - low) / (high - low), value=value), row)]
+
+
+def _pairs_read(record, layout, options, answers):
+    """A pair of named systems and its verdict (of both orders: the one they agree on, else
+    a tie, as the run's pairwise mode)."""
+    a, b = record.get(layout["model_a"]), record.get(layout["model_b"])
+    row = dict(record, model_a=a, model_b=b, response_a=_answer(answers, record, layout, a),
+               response_b=_answer(answers, record, layout, b))
+    verdicts = []
+    for field in _listed(layout["verdict"]):
+        read = _layout_verdict(record.get(field), layout.get("verdicts"))
+        if read is None:
+            return [(_unread(field, record.get(field)), row)]
+        verdicts.append(read)
+    (first, strong), *others = verdicts
+    details = {}
+    if others:
+        details["consistent"] = others[0][0] == first
+        strong = strong and others[0][1]
+        if not details["consistent"]:
+            first = "tie"
+    if strong and first != "tie":
+        details["strong"] = True
+    return [(Judgement(score=_VERDICT_SCORES[first], value=first, details=details), row)]
+
+
+def _games_read(record, layout, options, answers):
+    """Each game of a system against --baseline: the second, and each even one, with the
+    answers swapped (A the system), as arena-hard-auto plays them; each its comparison,
+    counted with the system as A."""
+    system, games = record.get(layout["system"]), record.get(layout["games"])
+    row = dict(record, model_a=system, model_b=options.baseline,
+               response_a=_answer(answers, record, layout, system),
+               response_b=_answer(answers, record, layout, options.baseline))
+    if not isinstance(games, list) or not games:
+        return [(_unread(layout["games"], games, "a list of games"), row)]
+    judged = []
+    for number, game in enumerate(games):
+        label = _field_of(game, layout["verdict"])
+        read = _layout_verdict(label)
+        if read is None:
+            where = "{}[{}].{}".format(layout["games"], number, layout["verdict"])
+            judged.append((_unread(where, label), row))
+            continue
+        verdict, strong = read
+        if number % 2 == 0:  # the baseline shown first: its A is the baseline
+            verdict = {"A": "B", "B": "A", "tie": "tie"}[verdict]
+        details = {}
+        if strong and verdict != "tie":
+            details["strong"] = True
+        judged.append((Judgement(score=_VERDICT_SCORES[verdict], value=verdict,
+                                 details=details), row))
+    return judged
+
+
+def _layout_verdict(value, verdicts=None):
+    """(A, B or tie; strong) of a verdict as the layout maps it, else as rank_systems reads
+    it (A, B, tie, A>>B ... B>>A); None if it is none of them (FastChat's "error")."""
+    if verdicts is not None:
+        if not isinstance(value, str) or value not in verdicts:
+            return None
+        return verdicts[value], False
+    try:
+        won, strong = _outcome(value, "")
+    except JudgeError:
+        return None
+    if isinstance(value, (int, float)) and won not in _VERDICTS_BY_SCORE:
+        return None
+    return _VERDICTS_BY_SCORE[won], strong
+
+
+def _unread(field, value, expected="a verdict or rating the layout reads"):
+    text = "field {} must be {}; got {}".format(field, expected, json.dumps(value)[:200])
+    return Judgement(status="parse_error", error=text)
+
+
+def _page_row(row, judgement):
+    """A judgement's record as the page shows a scored one."""
+    return dict(row, judge_status=judgement.status, judge_score=judgement.score,
+                judge_error=judgement.error)
+
+
+def _judge_named(record, layout):
+    """The judge a record names (FastChat's ["gpt-4", "pair-v2"]: its first), or None."""
+    named = record.get(layout.get("judge"))
+    if isinstance(named, list) and named:
+        named = named[0]
+    if not _is_text(named):
+        return None
+    return named[:300]
+
+
+def _most_named(judges):
+    """The judge most records name; None if none does."""
+    del judges[None]
+    if not judges:
+        return None
+    return judges.most_common(1)[0][0]
+
+
+def _question_key(record, layout):
+    """A record's question id, as JSON (1 and "1" are two), or None."""
+    value = record.get(layout.get("question", "question_id"))
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return json.dumps(value)
+
+
+def _questions(path, layout):
+    """--questions: each question's record by its id (its fields joined to a judgment's)."""
+    questions = {}
+    for number, record in _layout_file(path):
+        key = _question_key(record, layout)
+        if key is not None:
+            questions.setdefault(key, record)
+    return questions
+
+
+def _answers(paths, layout):
+    """--answers: each answer's text by (the system, the question id)."""
+    answers, system = {}, layout.get("answer_system", "model_id")
+    for path in paths:
+        for number, record in _layout_file(path):
+            name, key = record.get(system), _question_key(record, layout)
+            if _is_text(name) and key is not None:
+                answers.setdefault((name, key), _answer_text(record))
+    return answers
+
+
+def _layout_file(path):
+    """(line number, record) of a file --questions or --answers names; JudgeError for a
+    line that is no record."""
+    if path is None:
+        return
+    with open(path, "rb", _READ_BUFFER) as f:
+        for number, record in _read_records(f, path):
+            if isinstance(record, _BadLine):
+                raise JudgeError("{} {}".format(path, record.error))
+            yield number, record
+
+
+def _answer_text(record):
+    """An answer's text: its first choice's turns (FastChat's texts, arena-hard-auto's
+    {"content": ...}), one after another."""
+    choices = record.get("choices")
+    turns = _field_of(choices[0] if isinstance(choices, list) and choices else None, "turns")
+    texts = []
+    for turn in turns if isinstance(turns, list) else []:
+        if isinstance(turn, dict):
+            turn = turn.get("content")
+        if _is_text(turn):
+            texts.append(turn)
+    return "\n".join(texts)
+
+
+def _answer(answers, record, layout, system):
+    """The text of ``system``'s answer to the record's question, or None."""
+    if not _is_text(system):
+        return None
+    return answers.get((system, _question_key(record, layout)))
+
+
+def _joined(record, layout, questions):
+    """A judgment with its question's fields it lacks (category), for --group-by."""
+    if isinstance(record, _BadLine) or not questions:
+        return record
+    question = questions.get(_question_key(record, layout))
+    if question is None:
+        return record
+    return dict(question, **record)
 
 
 # -- main ----------------------------------------------------------------------------
