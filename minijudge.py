@@ -6493,7 +6493,8 @@ def rank_systems(comparisons, *, baseline=None, strong_weight=1, level=0.95, res
     (``"A>>B"`` ... ``"B>>A"``: ``>>`` is strong, counted ``strong_weight`` times), A's
     share of the win (1, 0.5, 0), or the Judgement ``compare`` returned; ``gap`` is a's
     answer's length minus b's (for the length control). A Judgement of ``compare_systems``
-    is its own pairs. A failed Judgement is left out and counted in ``failed``::
+    is its own pairs; ``(judgement, responses)`` gives their lengths too. A failed
+    Judgement is left out and counted in ``failed``::
 
         rank_systems([("x", "y", "A"), ("x", "y", "tie"), ("y", "z", "A>B")])["systems"]
     """
@@ -6519,16 +6520,24 @@ def rank_systems(comparisons, *, baseline=None, strong_weight=1, level=0.95, res
 def _comparisons_of(item, where, strong_weight):
     """An item of rank_systems' as comparisons (a, b, a's win, a's length - b's, weight);
     None for a failed Judgement; JudgeError naming what is wrong."""
+    responses = {}
+    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], Mapping):
+        item, responses = item  # compare_systems' judgement and the responses it judged
     if isinstance(item, Judgement):  # compare_systems': its pairs
         if item.status != "ok":
             return None
         if "pairs" not in item.details:
             raise JudgeError("{} is a Judgement of compare, which names no systems: give "
                              "(a, b, judgement)".format(where))
-        return _pairs_compared(item.details["pairs"], {}, strong_weight)
+        return _pairs_compared(item.details["pairs"], responses, strong_weight)
     if not isinstance(item, (tuple, list)) or len(item) not in (3, 4):
         raise JudgeError(_must_be(where, "(a, b, outcome), (a, b, outcome, gap) or a Judgement "
-                                  "of compare_systems", item))
+                                  "of compare_systems (with its responses)", item))
+    return _compared(item, where, strong_weight)
+
+
+def _compared(item, where, strong_weight):
+    """(a, b, outcome[, gap]) as a comparison; None for a failed Judgement."""
     a, b, outcome, gap = (list(item) + [0])[:4]
     if not (_is_text(a) and _is_text(b)) or a == b:
         raise JudgeError(_must_be(where, "two systems' names, two different texts, first",
@@ -6820,8 +6829,9 @@ _FLAGS = [
      "fastchat-pair, arena-hard or a JSON object naming their fields (docs/recipes.md)"),
     ("--questions FILE", "report --layout: the questions, their fields (category) joined to "
      "each judgment by question id, for --group-by"),
-    ("--answers FILE", "report --layout: an answer file (one a system), repeatable: each "
-     "answer's length, for the length control", {"action": "append", "default": []}),
+    ("--answers PATH", "report --layout: an answer file, or a folder of them (one a "
+     "system), repeatable: each answer's length, for the length control",
+     {"action": "append", "default": []}),
 ]
 
 # the flags of report alone: a run would take them and do nothing
@@ -10443,7 +10453,12 @@ def _report(args):
     if not report.tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     several = list(report.tallies) != ["judge"]
-    worst, unwritten = _emit(report.summaries(), args, several, report.tallies, report.rows,
+    return _reported(report.summaries(), args, several, report.tallies, report.rows)
+
+
+def _reported(summaries, args, several, tallies, rows):
+    """report's summaries printed and written (_emit): its exit status."""
+    worst, unwritten = _emit(summaries, args, several, tallies, rows,
                              ", ".join(map(os.path.basename, args.input)))
     for path, exc in unwritten:
         print(_cannot_write(path, exc), file=sys.stderr)
@@ -11010,13 +11025,11 @@ def _layout_of(text):
     if not isinstance(layout, dict):
         raise JudgeError(_must_be("--layout", "one of {} or a JSON object of {}".format(
             ", ".join(_LAYOUTS), ", ".join(key for key, _, _ in _LAYOUT_KEYS)), text[:200]))
-    known = {key: (expected, check) for key, expected, check in _LAYOUT_KEYS}
-    for key, value in layout.items():
-        if key not in known:
-            raise JudgeError("--layout has no key {!r}; it takes {}".format(
-                key, ", ".join(known)))
-        if not known[key][1](value):
-            raise JudgeError(_must_be("--layout's " + key, known[key][0], value))
+    unknown = set(layout) - {key for key, _, _ in _LAYOUT_KEYS}
+    if unknown:
+        raise JudgeError("--layout has no key {}; it takes {}".format(
+            _names(sorted(map(repr, unknown))), ", ".join(key for key, _, _ in _LAYOUT_KEYS)))
+    _check(layout, _LAYOUT_CHECKS, "--layout's ")
     kind = next((kind for kind, _ in _LAYOUT_KINDS if kind in layout), None)
     needs = dict(_LAYOUT_KINDS).get(kind, ("score", "model_a", "games"))
     missing = [key for key in needs if key not in layout]
@@ -11024,6 +11037,8 @@ def _layout_of(text):
         raise JudgeError("--layout {} needs {}".format(text[:200], " and ".join(missing)))
     return dict(layout, name="custom")
 
+
+_LAYOUT_CHECKS = tuple((key, expected, _optional(check)) for key, expected, check in _LAYOUT_KEYS)
 
 # a layout's kind: (the key that makes it, the keys it needs too)
 _LAYOUT_KINDS = (("games", ("verdict", "system")), ("model_a", ("model_b", "verdict")),
@@ -11044,7 +11059,7 @@ def _report_layout(args):
         with open(path, "rb", _READ_BUFFER) as f:
             for number, record in _read_records(f, path):
                 record = _joined(record, layout, questions)
-                judges[_judge_named(record, layout)] += 1
+                judges[_layout_judge(record, layout)] += 1
                 for judgement, row in _layout_rows(read, record, layout, options, answers):
                     _tally_add(tally, judgement, row, options, mode)
                     if args.html:
@@ -11056,13 +11071,7 @@ def _report_layout(args):
              "template": "--layout " + layout["name"], "template_sha256": None,
              "scale": layout.get("scale"), "request": {}, "version": __version__}
     summary = _summary(stamp, options, tally)
-    worst, unwritten = _emit({"judge": summary}, options, False, {"judge": tally}, rows,
-                             ", ".join(map(os.path.basename, args.input)))
-    for path, exc in unwritten:
-        print(_cannot_write(path, exc), file=sys.stderr)
-    if unwritten or worst > args.max_error_rate:
-        return _EXIT_FAILED
-    return 0
+    return _reported({"judge": summary}, options, False, {"judge": tally}, rows)
 
 
 _LAYOUT_MODES = {"games": "pairwise", "model_a": "pairwise", "score": "rating"}
@@ -11102,7 +11111,8 @@ def _rating_read(record, layout, options, answers):
     value = record.get(field)
     row = dict(record, response=_answer(answers, record, layout, layout.get("system")))
     if not _is_finite(value):
-        return [(_unread(field, value), row)]
+        return [(_unread(field, value, "a number, a rating from {:g} to {:g}".format(
+            low, high)), row)]
     if not low <= value <= high:  # FastChat's -1: no rating read
         error = "field {!r} is {!r}, not on the scale {:g} to {:g}".format(field, value, low,
                                                                           high)
@@ -11120,7 +11130,7 @@ def _pairs_read(record, layout, options, answers):
     for field in _listed(layout["verdict"]):
         read = _layout_verdict(record.get(field), layout.get("verdicts"))
         if read is None:
-            return [(_unread(field, record.get(field)), row)]
+            return [(_unread(field, record.get(field), _verdicts_read(layout)), row)]
         verdicts.append(read)
     (first, strong), *others = verdicts
     details = {}
@@ -11150,7 +11160,7 @@ def _games_read(record, layout, options, answers):
         read = _layout_verdict(label)
         if read is None:
             where = "{}[{}].{}".format(layout["games"], number, layout["verdict"])
-            judged.append((_unread(where, label), row))
+            judged.append((_unread(where, label, _verdicts_read(layout)), row))
             continue
         verdict, strong = read
         if number % 2 == 0:  # the baseline shown first: its A is the baseline
@@ -11179,9 +11189,17 @@ def _layout_verdict(value, verdicts=None):
     return _VERDICTS_BY_SCORE[won], strong
 
 
-def _unread(field, value, expected="a verdict or rating the layout reads"):
-    text = "field {} must be {}; got {}".format(field, expected, json.dumps(value)[:200])
+def _unread(field, value, expected):
+    """The failure of a line whose ``field`` holds no verdict or rating."""
+    text = "field {!r} must be {}; got {}".format(field, expected, json.dumps(value)[:200])
     return Judgement(status="parse_error", error=text)
+
+
+def _verdicts_read(layout):
+    """The verdicts a layout reads, as its failures name them."""
+    if "verdicts" in layout:
+        return "a verdict, " + _names(layout["verdicts"], "none")
+    return "a verdict, A, B, tie or A>>B, A>B, A=B, B>A, B>>A"
 
 
 def _page_row(row, judgement):
@@ -11190,7 +11208,7 @@ def _page_row(row, judgement):
                 judge_error=judgement.error)
 
 
-def _judge_named(record, layout):
+def _layout_judge(record, layout):
     """The judge a record names (FastChat's ["gpt-4", "pair-v2"]: its first), or None."""
     named = record.get(layout.get("judge"))
     if isinstance(named, list) and named:
@@ -11227,9 +11245,17 @@ def _questions(path, layout):
 
 
 def _answers(paths, layout):
-    """--answers: each answer's text by (the system, the question id)."""
+    """--answers: each answer's text by (the system, the question id); a folder given, each
+    of its .jsonl files (model_answer/: one a system)."""
     answers, system = {}, layout.get("answer_system", "model_id")
+    files = []
     for path in paths:
+        if os.path.isdir(path):
+            files += sorted(os.path.join(path, name) for name in os.listdir(path)
+                            if name.endswith(".jsonl"))
+        else:
+            files.append(path)
+    for path in files:
         for number, record in _layout_file(path):
             name, key = record.get(system), _question_key(record, layout)
             if _is_text(name) and key is not None:
