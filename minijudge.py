@@ -6825,6 +6825,7 @@ _FLAGS = [
     ("--batch-import FILE", "a batch output file of the judge's replies, repeatable",
      {"action": "append", "default": []}),
     ("--mixed", "report: records of different runs (template, model, version) too"),
+    "report: other tools' judgment files",
     ("--layout NAME|JSON", "report: other tools' judgment files, read as fastchat-single, "
      "fastchat-pair, arena-hard or a JSON object naming their fields (docs/recipes.md)"),
     ("--questions FILE", "report --layout: the questions, their fields (category) joined to "
