@@ -6463,6 +6463,8 @@ def group_table(scores, groups, *, level=0.95, resamples=1000, seed=0):
     sums = {}
     for index, (item, group) in enumerate(zip(scores, groups)):
         score, ok = _scored(item, "scores[{}]".format(index))
+        if group != group:  # NaN: each is unequal to itself, so each its own group
+            group = None
         try:
             entry = sums.setdefault(group, (_new_sums(), _new_sums()))
         except TypeError:  # a list: no dict key
@@ -6560,6 +6562,9 @@ def _outcome(value, where):
     if isinstance(value, Judgement):
         if value.status != "ok":
             return None
+        if not (_is_number(value.score) and 0 <= value.score <= 1):  # a hand-made one
+            raise JudgeError(_must_be(where + ".score", "A's share of the win, 0 to 1, in a "
+                                      "judged Judgement", value.score))
         return value.score, _is_strong(value)
     if _is_number(value) and 0 <= value <= 1:
         return float(value), False
@@ -6587,8 +6592,8 @@ def _pairs_compared(pairs, responses, strong_weight):
     """A systems item's pairs as comparisons; a pair without a verdict or names, none."""
     compared = []
     for pair in pairs:
-        won = _VERDICT_SCORES.get(pair.get("verdict"))
-        a, b = pair.get("a"), pair.get("b")
+        won = _VERDICT_SCORES.get(_field_of(pair, "verdict"))
+        a, b = _field_of(pair, "a"), _field_of(pair, "b")
         if won is None or not all(map(_is_text, (a, b))):
             continue
         gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
@@ -10978,7 +10983,8 @@ def _differ(first, stamp):
 # against --baseline), model_a (pairs) and score (ratings) it names
 _LAYOUT_KEYS = (
     ("score", "a field name (text)", _is_text),
-    ("scale", "[LO, HI], two numbers", _is_scale),
+    ("scale", "[LO, HI], two numbers, LO below HI, HI - LO a float",
+     lambda v: _is_scale(v) and math.isfinite(v[1] - v[0])),
     ("system", "a field name (text)", _is_text),
     ("model_a", "a field name (text)", _is_text),
     ("model_b", "a field name (text)", _is_text),
@@ -11070,7 +11076,8 @@ def _report_layout(args):
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     stamp = {"prefix": "judge", "mode": mode, "model": _most_named(judges),
              "template": "--layout " + layout["name"], "template_sha256": None,
-             "scale": layout.get("scale"), "request": {}, "version": __version__}
+             "scale": layout.get("scale"), "pass_threshold": args.pass_threshold,
+             "request": {}, "version": __version__}
     summary = _summary(stamp, options, tally)
     return _reported({"judge": summary}, options, False, {"judge": tally}, rows)
 
@@ -11082,6 +11089,10 @@ def _layout_options(args, layout, kind):
     """The run's options a layout's records are counted with: its own strong weight, groups
     and system field (a rating's model, for self-judging) unless given."""
     import copy
+    for flag, given in (("--price", args.price), ("--mixed", args.mixed)):
+        if given:  # of minijudge's records alone: their usage, their runs
+            raise JudgeError("{} reads minijudge's records; --layout's are another tool's "
+                             "judgments".format(flag))
     options = copy.copy(args)
     if isinstance(args.strong_weight, _DefaultInt):
         options.strong_weight = layout.get("strong_weight", 1)
@@ -11102,7 +11113,8 @@ def _layout_rows(read, record, layout, options, answers):
     failure (every line is counted, with a score or an error)."""
     if isinstance(record, _BadLine):
         return [(Judgement(status="bad_record", error=record.error), {})]
-    return read(record, layout, options, answers)
+    return [(_with_pass(judgement, options.pass_threshold), row)
+            for judgement, row in read(record, layout, options, answers)]
 
 
 def _rating_read(record, layout, options, answers):
@@ -11127,6 +11139,9 @@ def _pairs_read(record, layout, options, answers):
     a, b = record.get(layout["model_a"]), record.get(layout["model_b"])
     row = dict(record, model_a=a, model_b=b, response_a=_answer(answers, record, layout, a),
                response_b=_answer(answers, record, layout, b))
+    unnamed = _unnamed((repr(layout["model_a"]), repr(layout["model_b"])), (a, b))
+    if unnamed:
+        return [(unnamed, row)]
     verdicts = []
     for field in _listed(layout["verdict"]):
         read = _layout_verdict(record.get(field), layout.get("verdicts"))
@@ -11153,6 +11168,9 @@ def _games_read(record, layout, options, answers):
     row = dict(record, model_a=system, model_b=options.baseline,
                response_a=_answer(answers, record, layout, system),
                response_b=_answer(answers, record, layout, options.baseline))
+    unnamed = _unnamed((repr(layout["system"]), "--baseline"), (system, options.baseline))
+    if unnamed:
+        return [(unnamed, row)]
     if not isinstance(games, list) or not games:
         return [(_unread(layout["games"], games, "a list of games"), row)]
     judged = []
@@ -11192,8 +11210,25 @@ def _layout_verdict(value, verdicts=None):
 
 def _unread(field, value, expected):
     """The failure of a line whose ``field`` holds no verdict or rating."""
-    text = "field {!r} must be {}; got {}".format(field, expected, json.dumps(value)[:200])
+    text = "field {!r} must be {}; got {}".format(field, expected, _line_value(value))
     return Judgement(status="parse_error", error=text)
+
+
+def _line_value(value):
+    """A value of another tool's line as a message shows it: JSON, cut, no key in it."""
+    return _env_keys_hidden(json.dumps(value)[:200])
+
+
+def _unnamed(fields, names):
+    """The failure of a line whose two systems are not two names (a text each); None."""
+    for field, name in zip(fields, names):
+        if not _is_text(name):
+            return Judgement(status="bad_record", error="field {} must be a system's name "
+                             "(text); got {}".format(field, _line_value(name)))
+    if names[0] == names[1]:
+        return Judgement(status="bad_record", error="{} and {} both name {}: a system is not "
+                         "compared with itself".format(*fields, _line_value(names[0])))
+    return None
 
 
 def _verdicts_read(layout):
@@ -11216,7 +11251,7 @@ def _layout_judge(record, layout):
         named = named[0]
     if not _is_text(named):
         return None
-    return named[:300]
+    return _env_keys_hidden(named[:300])
 
 
 def _most_named(judges):

@@ -218,12 +218,20 @@ class FromPlainValues(CommandLineTestCase):
              "('a', 'b')"),
             (lambda: rank_systems([Judgement(score=1.0, value="A")]), "comparisons[0] is a "
              "Judgement of compare, which names no systems: give (a, b, judgement)"),
+            (lambda: rank_systems([("a", "b", Judgement(score=None))]), "comparisons[0][2]."
+             "score must be A's share of the win, 0 to 1, in a judged Judgement; got None"),
+            (lambda: rank_systems([Judgement(details={"pairs": [None, 3]})]), "rank_systems "
+             "needs a comparison of two systems; got none (0 failed)"),
         ]
         for call, message in cases:
             with self.subTest(message):
                 with self.assertRaises(JudgeError) as caught:
                     call()
                 self.assertEqual(str(caught.exception), message)
+
+    def test_nan_groups_are_one_group(self):  # NaN != NaN: each would be its own group
+        table = group_table([1, 0, 1], [float("nan"), float("nan"), None])
+        self.assertEqual({k: v["n"] for k, v in table.items()}, {None: 3})
 
     def test_a_generator_is_read_once(self):
         self.assertEqual(mean_interval(x / 4 for x in range(5))["mean"], 0.5)
@@ -351,6 +359,52 @@ class ReportReadsOtherToolsFiles(CommandLineTestCase):
         err, s = self.layout_report("--layout", "fastchat-pair", source)
         self.assertEqual(s["statuses"], {"ok": 1, "bad_record": 2})
 
+    def test_hostile_lines_are_failures_with_their_reason(self):
+        key = "sk-host46-SECRET-0123456789"
+        lines = [{"model_1": "a", "model_2": "a", "g1_winner": "tie", "g2_winner": "tie"},
+                 {"model_1": 3, "model_2": "b", "g1_winner": "tie", "g2_winner": "tie"},
+                 {"model_1": "a", "model_2": "b", "g1_winner": key, "g2_winner": "tie"},
+                 {"model_1": "a", "model_2": "b", "g1_winner": ["model_1"],
+                  "g2_winner": "tie", "judge": key},
+                 {"model_1": "a", "model_2": "b", "g1_winner": "model_1",
+                  "g2_winner": "model_2", "judge": ["gpt-4", "pair-v2"]}]
+        source = self.write_jsonl("hostile.jsonl", lines)
+        code, out, err = self.subprocess("report", "--layout", "fastchat-pair", source,
+                                         "--max-error-rate", "1", "--summary",
+                                         self.path("r.json"), env={"LLM_JUDGE_API_KEY": key})
+        self.assertEqual(code, 0, err)
+        s = self.summary("r.json")
+        self.assertEqual(s["statuses"], {"ok": 1, "bad_record": 2, "parse_error": 2})
+        self.assertEqual(s["position_consistency"], 0.0)  # the one judged disagreed: a tie
+        self.assertEqual(s["mean_score_judged"], 0.5)
+        self.assertNotIn(key, err + json.dumps(s))
+        games = self.write_jsonl("games.jsonl", [
+            {"model": "base", "games": [{"score": "A>B"}, {"score": "B>A"}]},
+            {"model": "m", "games": "A>B"}, {"model": "m", "games": [None, {"score": 0.5}]},
+            {"model": "m", "games": [{"score": "A>>B"}, {"score": "a<<b"}, {"score": "A>B"}]}])
+        err, s = self.layout_report("--layout", "arena-hard", "--baseline", "base", games)
+        self.assertEqual(s["statuses"], {"bad_record": 1, "parse_error": 2, "ok": 4})
+        self.assertIn("first bad_record: 'model' and --baseline both name \"base\": a system "
+                      "is not compared with itself", err)
+        # game 1 the baseline as A: A>>B is base's, strong; game 2 swapped: a<<b is base's
+        # too; a third game is read as the first is (the baseline as A)
+        self.assertEqual(s["bradley_terry"]["comparisons"], 4)
+        big = self.write("big.jsonl", '{"s": 1e308}\n{"s": NaN}\n{"s": true}\n')
+        err, s = self.layout_report("--layout", '{"score": "s", "scale": [0, 1e308]}', big)
+        self.assertEqual(s["statuses"], {"ok": 1, "parse_error": 2})
+
+    def test_flags_that_read_minijudges_records_only_are_refused(self):
+        judgments = os.path.join(ARENA_JUDGMENTS, "small-model.jsonl")
+        for flag in (["--price", "1,2"], ["--mixed"]):
+            code, out, err = run_main(["report", "--layout", "fastchat-single", judgments]
+                                      + flag)
+            self.assertEqual((code, err), (2, "minijudge: error: {} reads minijudge's records; "
+                                           "--layout's are another tool's judgments\n".format(
+                                               flag[0])))
+        err, s = self.layout_report("--layout", "fastchat-single", os.path.join(
+            MT, "model_judgment", "gpt-4_single.jsonl"), "--pass-threshold", "0.7")
+        self.assertEqual(s["pass_rate"], 0.6957)
+
     def test_layout_errors(self):
         judgments = os.path.join(ARENA_JUDGMENTS, "small-model.jsonl")
         cases = [
@@ -364,7 +418,17 @@ class ReportReadsOtherToolsFiles(CommandLineTestCase):
              "takes score, scale, system, model_a, model_b, verdict, verdicts, games, "
              "question, answer_system, judge, group_by, strong_weight"),
             (("--layout", '{"score": "x", "scale": [5, 1]}', judgments), "--layout's scale "
-             "must be [LO, HI], two numbers; got [5, 1]"),
+             "must be [LO, HI], two numbers, LO below HI, HI - LO a float; got [5, 1]"),
+            (("--layout", '{"score": "x", "scale": [-1e308, 1e308]}', judgments), "--layout's "
+             "scale must be [LO, HI], two numbers, LO below HI, HI - LO a float; got [-1e+308, "
+             "1e+308]"),
+            (("--layout", '{"model_a": "a", "model_b": "b", "verdict": ["x", "y", "z"]}',
+              judgments), "--layout's verdict must be a field name, or a list of two (the "
+             "verdicts of both orders); got ['x', 'y', 'z']"),
+            (("--layout", '[1]', judgments), "--layout must be one of fastchat-single, "
+             "fastchat-pair, arena-hard or a JSON object of score, scale, system, model_a, "
+             "model_b, verdict, verdicts, games, question, answer_system, judge, group_by, "
+             "strong_weight; got '[1]'"),
             (("--layout", '{"score": "x", "strong_weight": true}', judgments), "--layout's "
              "strong_weight must be a whole number from 1 to 1000; got True"),
             (("--layout", "arena-hard", judgments), "--layout arena-hard needs --baseline "
