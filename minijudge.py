@@ -35,6 +35,7 @@ Command line (``--help`` lists every flag)::
 
     python -m minijudge --judge-url URL [--mode MODE] [-o OUT.jsonl] [options] INPUT.jsonl
     python -m minijudge report OUT.jsonl [MORE.jsonl ...] [--html PAGE.html]
+    python -m minijudge report --layout fastchat-single|fastchat-pair|arena-hard JUDGMENTS.jsonl ...
 
 The file is two halves: Part I, the library (what ``import minijudge`` gives), then
 Part II, the command line (what ``python -m minijudge`` adds), which Part I never names.
