@@ -27,6 +27,7 @@ Public names:
     judge_records            judge an iterable of records concurrently, in order
     scored_record            a record judged and written as the command line writes it
     agreement                the judge against human labels: kappa, correlations
+    mean_interval, group_table, rank_systems   the summary's figures from plain values
     JudgeError, TemplateError, APIError     errors (TemplateError is also a ValueError)
     main                     the command line
 
@@ -34,6 +35,7 @@ Command line (``--help`` lists every flag)::
 
     python -m minijudge --judge-url URL [--mode MODE] [-o OUT.jsonl] [options] INPUT.jsonl
     python -m minijudge report OUT.jsonl [MORE.jsonl ...] [--html PAGE.html]
+    python -m minijudge report --layout fastchat-single|fastchat-pair|arena-hard JUDGMENTS.jsonl ...
 
 The file is two halves: Part I, the library (what ``import minijudge`` gives), then
 Part II, the command line (what ``python -m minijudge`` adds), which Part I never names.
@@ -63,7 +65,8 @@ import weakref
 
 __all__ = ["LLMJudge", "Judgement", "JudgeError", "TemplateError", "APIError", "TEMPLATES",
            "render", "parse_rating", "parse_binary", "parse_comparative", "parse_verdict",
-           "parse_json", "jury", "judge_records", "scored_record", "agreement", "main"]
+           "parse_json", "jury", "judge_records", "scored_record", "agreement", "mean_interval",
+           "group_table", "rank_systems", "main"]
 __version__ = "0.1.0"
 
 _log = logging.getLogger(__name__)
@@ -6355,6 +6358,336 @@ def _solve(matrix, vector):
     return solution
 
 
+# -- Statistics from plain values: the summary's figures, called from Python ----------
+
+# the most comparisons a strong verdict counts as (Arena-Hard's is 3): more overflows a
+# float (10**400) or leaves no resample's fit settled (10**15)
+_STRONG_MAX = 1000
+
+# the figures' options as Python takes them: (keyword, what it must be, check); the
+# command line's flags (_FIGURE_OPTIONS) check their values with these
+_STAT_OPTIONS = (
+    ("level", "a share between 0 and 1, at least 0.00000001 from either (0.95 for a 95% "
+     "interval)", lambda v: type(v) in (int, float) and _printable_level(v)),
+    ("resamples", "a whole number from 100 to 100000", _whole(100, 100000)),
+    ("seed", "a whole number", _whole(-math.inf)),
+    ("strong_weight", "a whole number from 1 to {}".format(_STRONG_MAX), _whole(1, _STRONG_MAX)),
+)
+_STAT_CHECKS = {name: check for name, _, check in _STAT_OPTIONS}
+
+
+def _stat_settings(**given):
+    """The figures' options given by keyword, each checked (JudgeError naming it)."""
+    for name, expected, check in _STAT_OPTIONS:
+        if name in given and not check(given[name]):
+            raise JudgeError(_must_be(name, expected, given[name]))
+    return given
+
+
+def _score_or_zero(score):
+    """A score as the summary counts it: one that is no number (None, NaN) as 0.0."""
+    if not isinstance(score, (int, float)) or score != score:
+        return 0.0
+    return score
+
+
+def _new_sums():
+    """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
+    return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
+
+
+def _add_score(sums, score):
+    sums["n"] += 1
+    sums["total"] += score
+    sums["total_sq"] += score * score
+    if len(sums["scores"]) < _BOOTSTRAP_MAX:
+        sums["scores"].append(score)
+
+
+def _mean(total, n, places=4):
+    """``total`` over ``n``, rounded; None over none."""
+    if not n:
+        return None
+    return round(total / n, places)
+
+
+def _percent(level):
+    """A confidence level as the figures say it: 95%, 97.5% (99.99999%, not 100%)."""
+    return "{:.10g}%".format(round(level * 100, 6))
+
+
+def _scored(item, where):
+    """(score, judged) of a number, or of a Judgement as the summary counts it: a failure's
+    score (None as 0.0) not judged; JudgeError for anything else."""
+    if isinstance(item, Judgement):
+        return float(_score_or_zero(item.score)), item.status in _NOT_FAILURES
+    if not _is_finite(item):
+        raise JudgeError(_must_be(where, "a number or a Judgement", item))
+    return float(item), True
+
+
+def _mean_figures(sums, judged, settings):
+    """The figures of a mean_interval (or a group_table row) from its sums."""
+    if not math.isfinite(sums["total_sq"]):  # 1e200 squared: no interval, no standard error
+        raise JudgeError("scores must be numbers whose squares a float holds (below about "
+                         "1e154); got one of {:g}".format(max(map(abs, sums["scores"]))))
+    ci, _, method = _interval(**settings, **sums)
+    return {"n": sums["n"], "mean": _mean(sums["total"], sums["n"]), "ci": ci,
+            "level": settings["level"], "method": method, "failed": sums["n"] - judged["n"],
+            "mean_judged": _mean(judged["total"], judged["n"])}
+
+
+def mean_interval(scores, *, level=0.95, resamples=1000, seed=0):
+    """The mean of ``scores`` with its interval, as the summary prints them.
+
+    ``scores``: numbers, or Judgements (their score; a failure's as the summary counts it,
+    its failure value or 0.0; ``failed`` counts them and ``mean_judged`` leaves them out).
+    The interval holds the middle ``level`` of the means of ``resamples`` resamples drawn
+    with ``random.Random(seed)``; past 2,000 scores, the mean -/+ z standard errors.
+    Returns ``{"n", "mean", "ci", "level", "method", "failed", "mean_judged"}``::
+
+        mean_interval([1, 0.5, 0.5, 0])["ci"]   # [0.0, 1.0]: four scores say little
+    """
+    settings = _stat_settings(level=level, resamples=resamples, seed=seed)
+    sums, judged = _new_sums(), _new_sums()
+    for index, item in enumerate(_items(scores, "scores")):
+        score, ok = _scored(item, "scores[{}]".format(index))
+        _add_score(sums, score)
+        if ok:
+            _add_score(judged, score)
+    return _mean_figures(sums, judged, settings)
+
+
+def group_table(scores, groups, *, level=0.95, resamples=1000, seed=0):
+    """mean_interval's figures for each group: ``groups[i]`` is the group of ``scores[i]``
+    (any value a dict can key: a category, a turn, a model's name). Returns ``{group:
+    figures}``, the groups with the most scores first, then in the order first seen: the
+    rows of the summary's ``--group-by`` table, with the same means and intervals."""
+    settings = _stat_settings(level=level, resamples=resamples, seed=seed)
+    scores, groups = _items(scores, "scores"), _items(groups, "groups")
+    if len(scores) != len(groups):
+        raise JudgeError("group_table needs one group for each score; got {} scores and {} "
+                         "groups".format(len(scores), len(groups)))
+    sums = {}
+    for index, (item, group) in enumerate(zip(scores, groups)):
+        score, ok = _scored(item, "scores[{}]".format(index))
+        if group != group:  # NaN: each is unequal to itself, so each its own group
+            group = None
+        try:
+            entry = sums.setdefault(group, (_new_sums(), _new_sums()))
+        except TypeError:  # a list: no dict key
+            raise JudgeError(_must_be("groups[{}]".format(index), "a value a dict can key "
+                                      "(text, a number, a tuple)", group)) from None
+        _add_score(entry[0], score)
+        if ok:
+            _add_score(entry[1], score)
+    order = sorted(sums, key=lambda group: -sums[group][0]["n"])  # stable: first seen next
+    return {group: _mean_figures(*sums[group], settings) for group in order}
+
+
+def _items(values, name):
+    """``values`` as a list (read once: a generator too); JudgeError for a text or a map."""
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__"):
+        raise JudgeError(_must_be(name, "a list", values))
+    return list(values)
+
+
+def rank_systems(comparisons, *, baseline=None, strong_weight=1, level=0.95, resamples=1000,
+                 seed=0):
+    """Systems ranked by Bradley-Terry score from pairwise comparisons, as the summary ranks
+    them: scores (the baseline at 1000), intervals, win rates against the baseline, the
+    length-controlled scores, and the groups of systems never compared with each other.
+
+    Each comparison is ``(a, b, outcome)`` or ``(a, b, outcome, gap)``: ``a`` and ``b`` the
+    systems' names, ``outcome`` ``"A"``, ``"B"``, ``"tie"``, an Arena-Hard label
+    (``"A>>B"`` ... ``"B>>A"``: ``>>`` is strong, counted ``strong_weight`` times), A's
+    share of the win (1, 0.5, 0), or the Judgement ``compare`` returned; ``gap`` is a's
+    answer's length minus b's (for the length control). A Judgement of ``compare_systems``
+    is its own pairs; ``(judgement, responses)`` gives their lengths too. A failed
+    Judgement is left out and counted in ``failed``::
+
+        rank_systems([("x", "y", "A"), ("x", "y", "tie"), ("y", "z", "A>B")])["systems"]
+    """
+    settings = _stat_settings(strong_weight=strong_weight, level=level, resamples=resamples,
+                              seed=seed)
+    compared, failed = [], 0
+    for index, item in enumerate(_items(comparisons, "comparisons")):
+        rows = _comparisons_of(item, "comparisons[{}]".format(index), strong_weight)
+        if rows is None:
+            failed += 1
+        compared.extend(rows or ())
+    if not compared:
+        raise JudgeError("rank_systems needs a comparison of two systems; got none ({} "
+                         "failed)".format(failed))
+    names = {name for c in compared for name in c[:2]}
+    if baseline is not None and baseline not in names:
+        raise JudgeError("baseline {!r} is none of the {} systems compared".format(
+            baseline, len(names)))
+    del settings["strong_weight"]
+    return dict(_ranked(compared, baseline, strong_weight, **settings), failed=failed)
+
+
+def _comparisons_of(item, where, strong_weight):
+    """An item of rank_systems' as comparisons (a, b, a's win, a's length - b's, weight);
+    None for a failed Judgement; JudgeError naming what is wrong."""
+    responses = {}
+    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], Mapping):
+        item, responses = item  # compare_systems' judgement and the responses it judged
+    if isinstance(item, Judgement):  # compare_systems': its pairs
+        if item.status != "ok":
+            return None
+        if "pairs" not in item.details:
+            raise JudgeError("{} is a Judgement of compare, which names no systems: give "
+                             "(a, b, judgement)".format(where))
+        return _pairs_compared(item.details["pairs"], responses, strong_weight)
+    if not isinstance(item, (tuple, list)) or len(item) not in (3, 4):
+        raise JudgeError(_must_be(where, "(a, b, outcome), (a, b, outcome, gap) or a Judgement "
+                                  "of compare_systems (with its responses)", item))
+    return _compared(item, where, strong_weight)
+
+
+def _compared(item, where, strong_weight):
+    """(a, b, outcome[, gap]) as a comparison; None for a failed Judgement."""
+    a, b, outcome, gap = (list(item) + [0])[:4]
+    if not (_is_text(a) and _is_text(b)) or a == b:
+        raise JudgeError(_must_be(where, "two systems' names, two different texts, first",
+                                  item))
+    if not _is_finite(gap):
+        raise JudgeError(_must_be(where + "[3]", "a number, a's length minus b's", gap))
+    read = _outcome(outcome, where + "[2]")
+    if read is None:
+        return None
+    won, strong = read
+    return [(a, b, won, gap, _verdict_weight(strong, strong_weight))]
+
+
+# Arena-Hard's labels: A>>B (A, strong) to B>>A, A=B a tie; also A<B, B<<A, B=A
+_LABEL_RE = re.compile(r"\s*(?P<first>[AB])\s*(?P<sign>>>|>|=|<<|<)\s*(?P<second>[AB])\s*\Z")
+
+
+def _outcome(value, where):
+    """(A's share of the win, strong) of an outcome; None for a failed Judgement."""
+    if isinstance(value, Judgement):
+        if value.status != "ok":
+            return None
+        if not (_is_number(value.score) and 0 <= value.score <= 1):  # a hand-made one
+            raise JudgeError(_must_be(where + ".score", "A's share of the win, 0 to 1, in a "
+                                      "judged Judgement", value.score))
+        return value.score, _is_strong(value)
+    if _is_number(value) and 0 <= value <= 1:
+        return float(value), False
+    label = None
+    if isinstance(value, str):
+        label = _LABEL_RE.match(value.upper())
+        verdict = _VERDICT_WORDS.get(value.strip().lower())
+        if verdict:
+            return _VERDICT_SCORES[verdict], False
+    if label is None or label["first"] == label["second"]:
+        raise JudgeError(_must_be(where, "A, B, tie, an Arena-Hard label (A>>B, A>B, A=B, "
+                                  "B>A, B>>A), a share from 0 to 1 or a Judgement", value))
+    verdict = _ARENA_VERDICTS[label["first"] + label["sign"][0]]
+    return _VERDICT_SCORES[verdict], len(label["sign"]) == 2 and verdict != "tie"
+
+
+def _verdict_weight(strong, strong_weight):
+    """``strong_weight`` if the verdict was strong (True: a hand-edited "yes" is not), else 1."""
+    if strong is True:
+        return strong_weight
+    return 1
+
+
+def _pairs_compared(pairs, responses, strong_weight):
+    """A systems item's pairs as comparisons; a pair without a verdict or names, none."""
+    compared = []
+    for pair in pairs:
+        won = _VERDICT_SCORES.get(_field_of(pair, "verdict"))
+        a, b = _field_of(pair, "a"), _field_of(pair, "b")
+        if won is None or not all(map(_is_text, (a, b))):
+            continue
+        gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
+        weight = _verdict_weight(pair.get("strong"), strong_weight)
+        compared.append((a, b, won, gap, weight))
+    return compared
+
+
+def _ranked(compared, baseline, strong_weight, level, resamples, seed):
+    """The systems ranked by Bradley-Terry score, each of _components apart."""
+    played = collections.Counter(n for c in compared for n in c[:2])
+    settings = {"baseline": baseline, "level": level, "resamples": resamples, "seed": seed}
+    components, systems = [], {}
+    for number, part in enumerate(_components(compared), 1):
+        component, ranked = _ranked_component(part, settings, number, played)
+        components.append(component)
+        systems.update(ranked)
+    alone = {}  # one group: its baseline and coefficient are the ranking's; several: none
+    if len(components) == 1:
+        alone = components[0]
+    method = "Bradley-Terry (minorise-maximise), ties half, strong verdicts x{}; {} " \
+             "bootstrap intervals, {} resamples of the comparisons, seed {}".format(
+                 strong_weight, _percent(level), resamples, seed)
+    return {"baseline": alone.get("baseline"), "comparisons": len(compared),
+            "ties_added": any(c["ties_added"] for c in components), "method": method,
+            "length_coefficient": alone.get("length_coefficient"),
+            "strong_weight": strong_weight, "components": components, "systems": systems}
+
+
+def _components(comparisons):
+    """The comparisons in parts of systems compared (directly or through others), never
+    across: no score compares with another part's. The largest first, then by name."""
+    met = collections.defaultdict(set)
+    for a, b, *_ in comparisons:
+        met[a].add(b)
+        met[b].add(a)
+    first = {}  # each system's part, named by its first system
+    for name in sorted(met):
+        if name not in first:
+            first.update(dict.fromkeys(_reached(met, name), name))
+    parts = collections.defaultdict(list)
+    for comparison in comparisons:
+        parts[first[comparison[0]]].append(comparison)
+    sizes = collections.Counter(first.values())
+    return [parts[name] for name in sorted(parts, key=lambda name: (-sizes[name], name))]
+
+
+def _ranked_component(compared, settings, number, played):
+    """Group ``number``'s figures and its systems'; its baseline the one given, else its
+    first name."""
+    strengths, added = _bradley_terry(compared)
+    baseline = settings["baseline"]
+    if baseline not in strengths:
+        baseline = min(strengths)
+    scores = _elo(strengths, baseline)
+    intervals = _bt_intervals(compared, baseline, settings["seed"], settings["resamples"],
+                              settings["level"], strengths)
+    # by the score shown: systems the fit puts level (B and C each one win of two) are in
+    # name order, not in the order of the last digits of where the fit stopped
+    ranked = sorted(scores, key=lambda name: (-round(scores[name], 2), name))
+    component = {"baseline": baseline, "comparisons": len(compared), "ties_added": added,
+                 "length_coefficient": None, "systems": ranked}
+    lc_scores = {}
+    try:
+        lc_scores, gamma = _lc_scores(compared, baseline, strengths)
+        component["length_coefficient"] = round(gamma, 4)
+    except _NoFit as exc:
+        component["lc_unfitted"] = str(exc)
+    systems = {}
+    for name in ranked:
+        score, interval, lc_score = round(scores[name], 2), intervals.get(name), None
+        # an interval without the system's own score is none: the draws' fits are not the
+        # data's (a cycle of single verdicts, broken in every draw, put a system below it)
+        win_rate_ci = None
+        if interval and interval[0] <= score <= interval[1]:
+            win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
+        else:
+            interval = None
+        if lc_scores.get(name) is not None:
+            lc_score = round(lc_scores[name], 2)
+        systems[name] = {"score": score, "ci": interval, "win_rate": _win_rate(scores[name]),
+                         "win_rate_ci": win_rate_ci, "lc_score": lc_score,
+                         "component": number, "comparisons": played[name]}
+    return component, systems
+
+
 # == Part II: the command line (what `python -m minijudge` adds) =====================
 
 
@@ -6505,7 +6838,18 @@ _FLAGS = [
     ("--batch-import FILE", "a batch output file of the judge's replies, repeatable",
      {"action": "append", "default": []}),
     ("--mixed", "report: records of different runs (template, model, version) too"),
+    "report: other tools' judgment files",
+    ("--layout NAME|JSON", "report: other tools' judgment files, read as fastchat-single, "
+     "fastchat-pair, arena-hard or a JSON object naming their fields (docs/recipes.md)"),
+    ("--questions FILE", "report --layout: the questions, their fields (category) joined to "
+     "each judgment by question id, for --group-by"),
+    ("--answers PATH", "report --layout: an answer file, or a folder of them (one a "
+     "system), repeatable: each answer's length, for the length control",
+     {"action": "append", "default": []}),
 ]
+
+# the flags of report alone: a run would take them and do nothing
+_REPORT_ONLY = ("mixed", "layout", "questions", "answers")
 
 # the run's own _Options of _FLAGS (not the judge options), by name
 _RUN_OPTIONS = {entry.name: entry for entry in _FLAGS
@@ -6517,7 +6861,8 @@ _REPORT_FLAGS = ("--question-field", "--response-field", "--response-a-field",
                  "--response-b-field", "--responses-field", "--price", "--max-error-rate",
                  "--summary", "--html", "--html-rows", "-q/--quiet", "--group-by",
                  "--human-field", "--bootstrap-seed", "--bootstrap-samples", "--confidence",
-                 "--model-field", "--baseline", "--strong-weight", "--pass-threshold", "--mixed")
+                 "--model-field", "--baseline", "--strong-weight", "--pass-threshold", "--mixed",
+                 "--layout", "--questions", "--answers")
 
 # (usage, description, epilog, input's help) of a run's parser, and of report's
 _PARSER_TEXTS = {
@@ -6600,8 +6945,11 @@ def _parse_args(parser, argv, report):
         parser.error("the following arguments are required: input")
     if args.check and args.dry_run:
         parser.error("--check asks the server and --dry-run sends nothing: pick one")
-    if args.mixed and not report:  # a run would take it and do nothing
-        parser.error("--mixed is report's: python -m minijudge report OUT.jsonl ... --mixed")
+    for name in _REPORT_ONLY:
+        if getattr(args, name) and not report:  # a run would take it and do nothing
+            flag = "--" + name
+            parser.error("{} is report's: python -m minijudge report OUT.jsonl ... {}".format(
+                flag, flag))
     if len(args.input) > 1 and not report:
         parser.error("one input file, got {}; to summarise several scored files (shards): "
                      "python -m minijudge report OUT.jsonl ...".format(len(args.input)))
@@ -7067,7 +7415,8 @@ def _files_of(args):
     reads = [("input", path) for path in _listed(args.input)] + [  # report: several inputs
         ("--batch-import", path) for path in args.batch_import] + [
         ("--judges", args.judges), ("--criteria", args.criteria),
-        ("--response-format", args.response_format)]
+        ("--response-format", args.response_format), ("--questions", args.questions)] + [
+        ("--answers", path) for path in args.answers]
     if args.template not in TEMPLATES:
         reads.append(("--template", args.template))
     files = [(flag, path, "the {} file".format(flag)) for flag, path in reads]
@@ -8581,26 +8930,6 @@ class _Column:
             offset += len(chunk)
 
 
-def _score_or_zero(score):
-    """A score as the summary counts it: one that is no number (None, NaN) as 0.0."""
-    if not isinstance(score, (int, float)) or score != score:
-        return 0.0
-    return score
-
-
-def _new_sums():
-    """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
-    return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
-
-
-def _add_score(sums, score):
-    sums["n"] += 1
-    sums["total"] += score
-    sums["total_sq"] += score * score
-    if len(sums["scores"]) < _BOOTSTRAP_MAX:
-        sums["scores"].append(score)
-
-
 class _Tally:
     """What the summary reports, gathered record by record: sums, and a few numbers a record."""
 
@@ -8858,22 +9187,9 @@ def _count_pairs(tally, pairs, responses, strong_weight):
     """A systems item's pairs as comparisons, as _count_verdict makes them."""
     if not isinstance(responses, Mapping):
         responses = {}
-    for pair in pairs:
-        won = _VERDICT_SCORES.get(pair.get("verdict"))
-        a, b = pair.get("a"), pair.get("b")
-        if won is None or not all(map(_is_text, (a, b))):
-            continue
-        gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
-        weight = _verdict_weight(pair.get("strong"), strong_weight)
-        tally.compared.append((a, b, won, gap, weight))
+    tally.compared.extend(_pairs_compared(pairs, responses, strong_weight))
 
 
-def _verdict_weight(strong, strong_weight):
-    """--strong-weight if the verdict was strong (True: a hand-edited "yes" is not), else 1."""
-
-    if strong is True:
-        return strong_weight
-    return 1
 
 
 # -- Summary figures -----------------------------------------------------------------
@@ -8881,17 +9197,13 @@ def _verdict_weight(strong, strong_weight):
 # the options of the summary's figures, beside the judges': (name, flag, what a stamp may
 # hold); a run's stamp holds those not at their default, for report where not given it
 _FIGURE_OPTIONS = (
-    ("strong_weight", "--strong-weight", lambda v: type(v) is int and 1 <= v <= _STRONG_MAX),
+    ("strong_weight", "--strong-weight", _STAT_CHECKS["strong_weight"]),
     ("baseline", "--baseline", lambda v: isinstance(v, str)),
-    ("confidence", "--confidence", lambda v: type(v) in (int, float) and _printable_level(v)),
-    ("bootstrap_samples", "--bootstrap-samples", lambda v: type(v) is int and
-     100 <= v <= 100000),
-    ("bootstrap_seed", "--bootstrap-seed", lambda v: type(v) is int),
+    ("confidence", "--confidence", _STAT_CHECKS["level"]),
+    ("bootstrap_samples", "--bootstrap-samples", _STAT_CHECKS["resamples"]),
+    ("bootstrap_seed", "--bootstrap-seed", _STAT_CHECKS["seed"]),
 )
 
-# the most comparisons --strong-weight counts a strong verdict as (Arena-Hard's is 3): more
-# overflows a float (10**400) or leaves no resample's fit settled (10**15)
-_STRONG_MAX = 1000
 _BT_SHOWN = 20  # systems the printed summary and the page list; --summary has them all
 
 # a group's figures (the summary's, of its records alone) in --summary's order: (the
@@ -8964,13 +9276,6 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
 
 def _share_true(counter):
     return _mean(counter[True], sum(counter.values()))
-
-
-def _mean(total, n, places=4):
-    """``total`` over ``n``, rounded; None over none."""
-    if not n:
-        return None
-    return round(total / n, places)
 
 
 def _score_figures(stamp, args, tally):
@@ -9131,86 +9436,16 @@ def _pooled(entries, judge):
 
 
 def _ranking_figures(tally, args):
-    """The systems ranked by Bradley-Terry score, each of _components apart; None if none."""
+    """The systems ranked (rank_systems' figures, _ranked), by the run's figure options."""
     if not tally.compared:
         return None
     compared = list(tally.compared)
-    played = collections.Counter(n for c in compared for n in c[:2])
-    if args.baseline is not None and args.baseline not in played:
+    names = {name for c in compared for name in c[:2]}
+    if args.baseline is not None and args.baseline not in names:
         return {"error": "--baseline {!r} is none of the {} systems compared".format(
-            args.baseline, len(played))}
-    components, systems = [], {}
-    for number, part in enumerate(_components(compared), 1):
-        component, ranked = _ranked_component(part, args, number, played)
-        components.append(component)
-        systems.update(ranked)
-    alone = {}  # one group: its baseline and coefficient are the ranking's; several: none
-    if len(components) == 1:
-        alone = components[0]
-    method = "Bradley-Terry (minorise-maximise), ties half, strong verdicts x{}; {} " \
-             "bootstrap intervals, {} resamples of the comparisons, seed {}".format(
-                 args.strong_weight, _level({"interval": {"confidence": args.confidence}}),
-                 args.bootstrap_samples, args.bootstrap_seed)
-    return {"baseline": alone.get("baseline"), "comparisons": len(compared),
-            "ties_added": any(c["ties_added"] for c in components), "method": method,
-            "length_coefficient": alone.get("length_coefficient"),
-            "strong_weight": args.strong_weight, "components": components, "systems": systems}
-
-
-def _components(comparisons):
-    """The comparisons in parts of systems compared (directly or through others), never
-    across: no score compares with another part's. The largest first, then by name."""
-    met = collections.defaultdict(set)
-    for a, b, *_ in comparisons:
-        met[a].add(b)
-        met[b].add(a)
-    first = {}  # each system's part, named by its first system
-    for name in sorted(met):
-        if name not in first:
-            first.update(dict.fromkeys(_reached(met, name), name))
-    parts = collections.defaultdict(list)
-    for comparison in comparisons:
-        parts[first[comparison[0]]].append(comparison)
-    sizes = collections.Counter(first.values())
-    return [parts[name] for name in sorted(parts, key=lambda name: (-sizes[name], name))]
-
-
-def _ranked_component(compared, args, number, played):
-    """Group ``number``'s figures and its systems'; baseline --baseline, else the first name."""
-    strengths, added = _bradley_terry(compared)
-    baseline = args.baseline
-    if baseline not in strengths:
-        baseline = min(strengths)
-    scores = _elo(strengths, baseline)
-    intervals = _bt_intervals(compared, baseline, args.bootstrap_seed, args.bootstrap_samples,
-                              args.confidence, strengths)
-    # by the score shown: systems the fit puts level (B and C each one win of two) are in
-    # name order, not in the order of the last digits of where the fit stopped
-    ranked = sorted(scores, key=lambda name: (-round(scores[name], 2), name))
-    component = {"baseline": baseline, "comparisons": len(compared), "ties_added": added,
-                 "length_coefficient": None, "systems": ranked}
-    lc_scores = {}
-    try:
-        lc_scores, gamma = _lc_scores(compared, baseline, strengths)
-        component["length_coefficient"] = round(gamma, 4)
-    except _NoFit as exc:
-        component["lc_unfitted"] = str(exc)
-    systems = {}
-    for name in ranked:
-        score, interval, lc_score = round(scores[name], 2), intervals.get(name), None
-        # an interval without the system's own score is none: the draws' fits are not the
-        # data's (a cycle of single verdicts, broken in every draw, put a system below it)
-        win_rate_ci = None
-        if interval and interval[0] <= score <= interval[1]:
-            win_rate_ci = [_win_rate(interval[0]), _win_rate(interval[1])]
-        else:
-            interval = None
-        if lc_scores.get(name) is not None:
-            lc_score = round(lc_scores[name], 2)
-        systems[name] = {"score": score, "ci": interval, "win_rate": _win_rate(scores[name]),
-                         "win_rate_ci": win_rate_ci, "lc_score": lc_score,
-                         "component": number, "comparisons": played[name]}
-    return component, systems
+            args.baseline, len(names))}
+    return _ranked(compared, args.baseline, args.strong_weight, args.confidence,
+                   args.bootstrap_samples, args.bootstrap_seed)
 
 
 def _panel_figures(tally, stamp):
@@ -9328,7 +9563,7 @@ def _group_figures(stamp, args, tally, overall):
 
 def _level(s):
     """A summary's confidence level as its lines say it: 95%, 97.5%."""
-    return "{:.10g}%".format(round(s["interval"]["confidence"] * 100, 6))  # 99.99999%, not 100%
+    return _percent(s["interval"]["confidence"])
 
 
 # -- The printed summary -------------------------------------------------------------
@@ -10213,6 +10448,12 @@ def _report(args):
     """``report``: the summary of scored records again. Records of different runs are
     refused but --mixed; a file named twice, a record seen twice and a value no run writes,
     always."""
+    if args.layout:  # another tool's files: none of this minijudge's checks
+        return _report_layout(args)
+    for flag, given in (("--questions", args.questions), ("--answers", args.answers)):
+        if given:
+            raise JudgeError("{} is read with --layout: the judgments of another tool".format(
+                flag))
     seen = {}
     for index, path in enumerate(args.input):
         info = os.stat(path)
@@ -10231,7 +10472,12 @@ def _report(args):
     if not report.tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     several = list(report.tallies) != ["judge"]
-    worst, unwritten = _emit(report.summaries(), args, several, report.tallies, report.rows,
+    return _reported(report.summaries(), args, several, report.tallies, report.rows)
+
+
+def _reported(summaries, args, several, tallies, rows):
+    """report's summaries printed and written (_emit): its exit status."""
+    worst, unwritten = _emit(summaries, args, several, tallies, rows,
                              ", ".join(map(os.path.basename, args.input)))
     for path, exc in unwritten:
         print(_cannot_write(path, exc), file=sys.stderr)
@@ -10741,6 +10987,372 @@ def _differ(first, stamp):
         return []
     a, b = _flat(first), _flat(stamp)
     return [(k, a.get(k), b.get(k)) for k in sorted({**a, **b}) if a.get(k) != b.get(k)]
+
+
+# -- report --layout: other tools' judgment files ------------------------------------
+
+# what a layout names (--layout: a name of _LAYOUTS, or a JSON object of these keys), each
+# (key, what it must be, check). Its kind is that of the first of games (each system's games
+# against --baseline), model_a (pairs) and score (ratings) it names
+_LAYOUT_KEYS = (
+    ("score", "a field name (text)", _is_text),
+    ("scale", "[LO, HI], two numbers, LO below HI, HI - LO a float",
+     lambda v: _is_scale(v) and math.isfinite(v[1] - v[0])),
+    ("system", "a field name (text)", _is_text),
+    ("model_a", "a field name (text)", _is_text),
+    ("model_b", "a field name (text)", _is_text),
+    ("verdict", "a field name, or a list of two (the verdicts of both orders)",
+     lambda v: _is_text(v) or (isinstance(v, list) and len(v) in (1, 2) and
+                               all(map(_is_text, v)))),
+    ("verdicts", "an object mapping each value to A, B or tie",
+     _object_of(lambda v: v in _VERDICT_SCORES)),
+    ("games", "a field name (text)", _is_text),
+    ("question", "a field name (text)", _is_text),
+    ("answer_system", "a field name (text)", _is_text),
+    ("judge", "a field name (text)", _is_text),
+    ("group_by", "a list of field names", _list_of(_is_text)),
+    ("strong_weight", "a whole number from 1 to {}".format(_STRONG_MAX),
+     _STAT_CHECKS["strong_weight"]),
+)
+
+# the layouts benchmarks publish: FastChat's llm_judge (MT-Bench: model_judgment/
+# gpt-4_single.jsonl, gpt-4_pair.jsonl) and arena-hard-auto's (model_judgment/JUDGE/
+# MODEL.jsonl: two games a question, the second with the answers swapped, its verdict
+# A>>B ... B>>A, a strong one counted 3 times); their answers are model_answer/MODEL.jsonl
+_LAYOUTS = {
+    "fastchat-single": {"score": "score", "scale": [1, 10], "system": "model",
+                        "group_by": ["model"], "question": "question_id",
+                        "answer_system": "model_id", "judge": "judge"},
+    "fastchat-pair": {"model_a": "model_1", "model_b": "model_2",
+                      "verdict": ["g1_winner", "g2_winner"],
+                      "verdicts": {"model_1": "A", "model_2": "B", "tie": "tie"},
+                      "question": "question_id", "answer_system": "model_id",
+                      "judge": "judge"},
+    "arena-hard": {"games": "games", "verdict": "score", "system": "model",
+                   "strong_weight": 3, "question": "question_id",
+                   "answer_system": "model_id", "judge": "judge"},
+}
+
+
+def _layout_of(text):
+    """--layout's layout: a name of _LAYOUTS, or a JSON object (JudgeError naming the key)."""
+    if text in _LAYOUTS:
+        return dict(_LAYOUTS[text], name=text)
+    try:
+        layout = json.loads(text)
+    except ValueError:
+        layout = None
+    if not isinstance(layout, dict):
+        raise JudgeError(_must_be("--layout", "one of {} or a JSON object of {}".format(
+            ", ".join(_LAYOUTS), ", ".join(key for key, _, _ in _LAYOUT_KEYS)), text[:200]))
+    unknown = set(layout) - {key for key, _, _ in _LAYOUT_KEYS}
+    if unknown:
+        raise JudgeError("--layout has no key {}; it takes {}".format(
+            _names(sorted(map(repr, unknown))), ", ".join(key for key, _, _ in _LAYOUT_KEYS)))
+    _check(layout, _LAYOUT_CHECKS, "--layout's ")
+    kind = next((kind for kind, _ in _LAYOUT_KINDS if kind in layout), None)
+    needs = dict(_LAYOUT_KINDS).get(kind, ("score", "model_a", "games"))
+    missing = [key for key in needs if key not in layout]
+    if kind is None or missing:
+        raise JudgeError("--layout {} needs {}".format(text[:200], " and ".join(missing)))
+    return dict(layout, name="custom")
+
+
+_LAYOUT_CHECKS = tuple((key, expected, _optional(check)) for key, expected, check in _LAYOUT_KEYS)
+
+# a layout's kind: (the key that makes it, the keys it needs too)
+_LAYOUT_KINDS = (("games", ("verdict", "system")), ("model_a", ("model_b", "verdict")),
+                 ("score", ("score",)))
+
+
+def _report_layout(args):
+    """report --layout: other tools' judgments counted as judgements of a run, summarised."""
+    layout = _layout_of(args.layout)
+    kind = next(kind for kind, _ in _LAYOUT_KINDS if kind in layout)
+    options = _layout_options(args, layout, kind)
+    questions = _questions(args.questions, layout)
+    answers = _answers(args.answers, layout)
+    tally, rows, seq = _Tally(), [], itertools.count(1)
+    mode, judges = _LAYOUT_MODES[kind], collections.Counter()
+    read = {"games": _games_read, "model_a": _pairs_read, "score": _rating_read}[kind]
+    for path in args.input:
+        with open(path, "rb", _READ_BUFFER) as f:
+            for number, record in _read_records(f, path):
+                record = _joined(record, layout, questions)
+                judges[_layout_judge(record, layout)] += 1
+                for judgement, row in _layout_rows(read, record, layout, options, answers):
+                    _tally_add(tally, judgement, row, options, mode)
+                    if args.html:
+                        _keep(rows, _page_row(row, judgement), "judge", next(seq),
+                              args.html_rows)
+    if not tally.all["n"]:
+        raise JudgeError("no records in {}".format(", ".join(args.input)))
+    stamp = {"prefix": "judge", "mode": mode, "model": _most_named(judges),
+             "template": "--layout " + layout["name"], "template_sha256": None,
+             "scale": layout.get("scale"), "pass_threshold": args.pass_threshold,
+             "request": {}, "version": __version__}
+    summary = _summary(stamp, options, tally)
+    return _reported({"judge": summary}, options, False, {"judge": tally}, rows)
+
+
+_LAYOUT_MODES = {"games": "pairwise", "model_a": "pairwise", "score": "rating"}
+
+
+def _layout_options(args, layout, kind):
+    """The run's options a layout's records are counted with: its own strong weight, groups
+    and system field (a rating's model, for self-judging) unless given."""
+    import copy
+    for flag, given in (("--price", args.price), ("--mixed", args.mixed)):
+        if given:  # of minijudge's records alone: their usage, their runs
+            raise JudgeError("{} reads minijudge's records; --layout's are another tool's "
+                             "judgments".format(flag))
+    options = copy.copy(args)
+    if isinstance(args.strong_weight, _DefaultInt):
+        options.strong_weight = layout.get("strong_weight", 1)
+    options.group_by = list(dict.fromkeys(layout.get("group_by", []) + args.group_by))
+    if kind == "score" and args.model_field is None:
+        options.model_field = layout.get("system")
+    if kind == "games" and args.baseline is None:
+        raise JudgeError("--layout {} needs --baseline NAME: the system every answer was "
+                         "compared with (arena-hard-auto's default: gpt-4-0314)".format(
+                             layout["name"]))
+    options.response_a_field, options.response_b_field = "response_a", "response_b"
+    options.response_field = "response"
+    return options
+
+
+def _layout_rows(read, record, layout, options, answers):
+    """(Judgement, record) of each judgement a line holds; a line that is no record, one
+    failure (every line is counted, with a score or an error)."""
+    if isinstance(record, _BadLine):
+        return [(Judgement(status="bad_record", error=record.error), {})]
+    return [(_with_pass(judgement, options.pass_threshold), row)
+            for judgement, row in read(record, layout, options, answers)]
+
+
+def _rating_read(record, layout, options, answers):
+    """A rating on the layout's scale (0 to 1 by default), as a score from 0 to 1."""
+    field = layout["score"]
+    low, high = layout.get("scale", (0, 1))
+    value = record.get(field)
+    row = dict(record, response=_answer(answers, record, layout, layout.get("system")))
+    if not _is_finite(value):
+        return [(_unread(field, value, "a number, a rating from {:g} to {:g}".format(
+            low, high)), row)]
+    if not low <= value <= high:  # FastChat's -1: no rating read
+        error = "field {!r} is {!r}, not on the scale {:g} to {:g}".format(field, value, low,
+                                                                          high)
+        return [(Judgement(status="out_of_range", error=error), row)]
+    return [(Judgement(score=(value - low) / (high - low), value=value), row)]
+
+
+def _pairs_read(record, layout, options, answers):
+    """A pair of named systems and its verdict (of both orders: the one they agree on, else
+    a tie, as the run's pairwise mode)."""
+    a, b = record.get(layout["model_a"]), record.get(layout["model_b"])
+    row = dict(record, model_a=a, model_b=b, response_a=_answer(answers, record, layout, a),
+               response_b=_answer(answers, record, layout, b))
+    unnamed = _unnamed((repr(layout["model_a"]), repr(layout["model_b"])), (a, b))
+    if unnamed:
+        return [(unnamed, row)]
+    verdicts = []
+    for field in _listed(layout["verdict"]):
+        read = _layout_verdict(record.get(field), layout.get("verdicts"))
+        if read is None:
+            return [(_unread(field, record.get(field), _verdicts_read(layout)), row)]
+        verdicts.append(read)
+    (first, strong), *others = verdicts
+    details = {}
+    if others:
+        details["consistent"] = others[0][0] == first
+        strong = strong and others[0][1]
+        if not details["consistent"]:
+            first = "tie"
+    if strong and first != "tie":
+        details["strong"] = True
+    return [(Judgement(score=_VERDICT_SCORES[first], value=first, details=details), row)]
+
+
+def _games_read(record, layout, options, answers):
+    """Each game of a system against --baseline: the second, and each even one, with the
+    answers swapped (A the system), as arena-hard-auto plays them; each its comparison,
+    counted with the system as A."""
+    system, games = record.get(layout["system"]), record.get(layout["games"])
+    row = dict(record, model_a=system, model_b=options.baseline,
+               response_a=_answer(answers, record, layout, system),
+               response_b=_answer(answers, record, layout, options.baseline))
+    unnamed = _unnamed((repr(layout["system"]), "--baseline"), (system, options.baseline))
+    if unnamed:
+        return [(unnamed, row)]
+    if not isinstance(games, list) or not games:
+        return [(_unread(layout["games"], games, "a list of games"), row)]
+    judged = []
+    for number, game in enumerate(games):
+        label = _field_of(game, layout["verdict"])
+        read = _layout_verdict(label)
+        if read is None:
+            where = "{}[{}].{}".format(layout["games"], number, layout["verdict"])
+            judged.append((_unread(where, label, _verdicts_read(layout)), row))
+            continue
+        verdict, strong = read
+        if number % 2 == 0:  # the baseline shown first: its A is the baseline
+            verdict = {"A": "B", "B": "A", "tie": "tie"}[verdict]
+        details = {}
+        if strong and verdict != "tie":
+            details["strong"] = True
+        judged.append((Judgement(score=_VERDICT_SCORES[verdict], value=verdict,
+                                 details=details), row))
+    return judged
+
+
+def _layout_verdict(value, verdicts=None):
+    """(A, B or tie; strong) of a verdict as the layout maps it, else as rank_systems reads
+    it (A, B, tie, A>>B ... B>>A); None if it is none of them (FastChat's "error")."""
+    if verdicts is not None:
+        if not isinstance(value, str) or value not in verdicts:
+            return None
+        return verdicts[value], False
+    try:
+        won, strong = _outcome(value, "")
+    except JudgeError:
+        return None
+    if isinstance(value, (int, float)) and won not in _VERDICTS_BY_SCORE:
+        return None
+    return _VERDICTS_BY_SCORE[won], strong
+
+
+def _unread(field, value, expected):
+    """The failure of a line whose ``field`` holds no verdict or rating."""
+    text = "field {!r} must be {}; got {}".format(field, expected, _line_value(value))
+    return Judgement(status="parse_error", error=text)
+
+
+def _line_value(value):
+    """A value of another tool's line as a message shows it: JSON, cut, no key in it."""
+    return _env_keys_hidden(json.dumps(value)[:200])
+
+
+def _unnamed(fields, names):
+    """The failure of a line whose two systems are not two names (a text each); None."""
+    for field, name in zip(fields, names):
+        if not _is_text(name):
+            return Judgement(status="bad_record", error="field {} must be a system's name "
+                             "(text); got {}".format(field, _line_value(name)))
+    if names[0] == names[1]:
+        return Judgement(status="bad_record", error="{} and {} both name {}: a system is not "
+                         "compared with itself".format(*fields, _line_value(names[0])))
+    return None
+
+
+def _verdicts_read(layout):
+    """The verdicts a layout reads, as its failures name them."""
+    if "verdicts" in layout:
+        return "a verdict, " + _names(layout["verdicts"], "none")
+    return "a verdict, A, B, tie or A>>B, A>B, A=B, B>A, B>>A"
+
+
+def _page_row(row, judgement):
+    """A judgement's record as the page shows a scored one."""
+    return dict(row, judge_status=judgement.status, judge_score=judgement.score,
+                judge_error=judgement.error)
+
+
+def _layout_judge(record, layout):
+    """The judge a record names (FastChat's ["gpt-4", "pair-v2"]: its first), or None."""
+    named = record.get(layout.get("judge"))
+    if isinstance(named, list) and named:
+        named = named[0]
+    if not _is_text(named):
+        return None
+    return _env_keys_hidden(named[:300])
+
+
+def _most_named(judges):
+    """The judge most records name; None if none does."""
+    del judges[None]
+    if not judges:
+        return None
+    return judges.most_common(1)[0][0]
+
+
+def _question_key(record, layout):
+    """A record's question id, as JSON (1 and "1" are two), or None."""
+    value = record.get(layout.get("question", "question_id"))
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return json.dumps(value)
+
+
+def _questions(path, layout):
+    """--questions: each question's record by its id (its fields joined to a judgment's)."""
+    questions = {}
+    for number, record in _layout_file(path):
+        key = _question_key(record, layout)
+        if key is not None:
+            questions.setdefault(key, record)
+    return questions
+
+
+def _answers(paths, layout):
+    """--answers: each answer's text by (the system, the question id); a folder given, each
+    of its .jsonl files (model_answer/: one a system)."""
+    answers, system = {}, layout.get("answer_system", "model_id")
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            files += sorted(os.path.join(path, name) for name in os.listdir(path)
+                            if name.endswith(".jsonl"))
+        else:
+            files.append(path)
+    for path in files:
+        for number, record in _layout_file(path):
+            name, key = record.get(system), _question_key(record, layout)
+            if _is_text(name) and key is not None:
+                answers.setdefault((name, key), _answer_text(record))
+    return answers
+
+
+def _layout_file(path):
+    """(line number, record) of a file --questions or --answers names; JudgeError for a
+    line that is no record."""
+    if path is None:
+        return
+    with open(path, "rb", _READ_BUFFER) as f:
+        for number, record in _read_records(f, path):
+            if isinstance(record, _BadLine):
+                raise JudgeError("{} {}".format(path, record.error))
+            yield number, record
+
+
+def _answer_text(record):
+    """An answer's text: its first choice's turns (FastChat's texts, arena-hard-auto's
+    {"content": ...}), one after another."""
+    choices = record.get("choices")
+    turns = _field_of(choices[0] if isinstance(choices, list) and choices else None, "turns")
+    texts = []
+    for turn in turns if isinstance(turns, list) else []:
+        if isinstance(turn, dict):
+            turn = turn.get("content")
+        if _is_text(turn):
+            texts.append(turn)
+    return "\n".join(texts)
+
+
+def _answer(answers, record, layout, system):
+    """The text of ``system``'s answer to the record's question, or None."""
+    if not _is_text(system):
+        return None
+    return answers.get((system, _question_key(record, layout)))
+
+
+def _joined(record, layout, questions):
+    """A judgment with its question's fields it lacks (category), for --group-by."""
+    if isinstance(record, _BadLine) or not questions:
+        return record
+    question = questions.get(_question_key(record, layout))
+    if question is None:
+        return record
+    return dict(question, **record)
 
 
 # -- main ----------------------------------------------------------------------------

@@ -408,7 +408,7 @@ class ReportUsageTest(CLITest):
             "--response-b-field", "--responses-field", "--price", "--max-error-rate",
             "--summary", "--html", "--html-rows", "-q", "--group-by", "--human-field",
             "--bootstrap-seed", "--bootstrap-samples", "--confidence", "--model-field",
-            "--baseline", "--strong-weight", "--mixed"])
+            "--baseline", "--strong-weight", "--mixed", "--layout", "--questions", "--answers"])
         self.assertIn("summary of scored records", out)
 
     def test_a_flag_report_does_not_take_is_refused_with_reports_usage(self):

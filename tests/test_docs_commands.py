@@ -330,6 +330,7 @@ class DocCommands(SideBySide):
             "test_conversations": "docs/conversations.md",
             "test_guarantees": "docs/guarantees.md", "test_layout": "docs/layout.md",
             "test_migrating": "docs/migrating.md", "test_modes": "docs/modes.md",
+            "test_recipes": "docs/recipes.md",
             "test_templates_and_parsers": "docs/templates-and-parsers.md"}
 
     def test_readme(self):
@@ -354,6 +355,11 @@ class DocCommands(SideBySide):
 
     def test_modes(self):
         self.run_doc()
+
+    def test_recipes(self):
+        self.run_doc()
+        self.assertIn('    "model-z"  4        1       0.6875  0.9167       3.6667  ',
+                      self.last.stderr)  # of your own tool's grades
 
     def test_templates_and_parsers(self):
         self.run_doc()

@@ -404,6 +404,7 @@ GROUPS = {
               "--model-field", "--baseline", "--strong-weight", "--logprobs", "--top-logprobs",
               "--structured", "--seed"],
     "batch": ["--batch-export", "--batch-max-lines", "--batch-import", "--mixed"],
+    "report": ["--layout", "--questions", "--answers"],
 }
 
 

@@ -282,7 +282,7 @@ class CommonTasks(SideBySide):
                                   "Two responses (pairwise)", "A criterion",
                                   "Ranking systems", "Conversations and agents",
                                   "A panel of judges", "Figures by category",
-                                  "A batch engine"])
+                                  "Another tool's judgments", "A batch engine"])
 
     def test_your_own_field_names(self):
         dry, run = self.commands("Your own field names", 2)
@@ -425,6 +425,21 @@ class CommonTasks(SideBySide):
         self.assertIn("\n  by category (--group-by): 3 values\n", err)
         for record in turns:
             self.assertIn('\n    "{}"  '.format(record["category"]), err)
+
+    def test_another_tools_judgments(self):
+        (command,) = self.commands("Another tool's judgments", 1)
+        code, out, err, chats = self.shell(command)
+        self.assertEqual((code, out, chats), (0, "", []), err)  # nothing sent
+        self.assertIn("\n    large-model 1559.18 (CI [1296.15, 1668.84]), win rate against "
+                      "the baseline 0.9615 (", err)
+        self.assertIn("\n    small-model 661.96 (CI [372.72, 911.26]), win rate against the "
+                      "baseline 0.125 (", err)
+        # the README's words say the same figures
+        common = section(readme(), "Common tasks")
+        start = common.index("**Another tool's judgments.**")
+        text = " ".join(common[start:common.index("```sh", start)].split())
+        self.assertIn("large-model wins 0.9615 of its games against base-model by its "
+                      "Bradley–Terry score (1559.18), small-model 0.125 (661.96)", text)
 
     def test_a_panel_of_judges(self):
         self.srv.models = tuple(PANEL)
