@@ -10248,8 +10248,6 @@ _USAGE_OR_NULL = _optional(_are_token_counts)
 
 _READ_CHECKS = (
     ("error", "text or null", _TEXT_OR_NULL), ("model", "text or null", _TEXT_OR_NULL),
-    ("explanation", "text or null", _TEXT_OR_NULL),
-    ("explanation_swapped", "text or null", _TEXT_OR_NULL),
     ("fingerprint", "text or null", _TEXT_OR_NULL),
     ("score_source", "text, logprobs or null", lambda v: v in (None, "text", "logprobs")),
     ("usage", "an object or null", lambda v: v is None or isinstance(v, dict)),
