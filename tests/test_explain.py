@@ -126,6 +126,20 @@ class RatingTest(ExplainTest):
                 self.assertNotIn("judge_explanation", record)
                 self.assertEqual(record["judge_raw"], reply)
 
+    def test_a_reply_without_its_verdict_line_is_reasked_for_the_verdict_alone(self):
+        def replies(request):
+            if len(request.json["messages"]) == 1:
+                return chat("Right and complete.\nI hope this helps!")
+            return chat("Rating: [[5]]")
+        self.srv.responder = replies
+        self.run_code([{"question": "q", "response": "r"}], "--explain", "--reask", "1")
+        record = self.records()[0]
+        self.assertEqual((record["judge_status"], record["judge_value"]), ("ok", 5))
+        self.assertEqual(record["judge_reasks"], ["Right and complete.\nI hope this helps!"])
+        self.assertNotIn("judge_explanation", record)  # the reply read gave none
+        self.assertIn("Reply again with the rating alone",
+                      self.srv.requests[-1].json["messages"][-1]["content"])
+
     def test_a_judge_that_gives_the_verdict_alone_has_no_explanation(self):
         self.srv.responder = lambda request: chat("4")
         self.run_code([{"question": "q", "response": "r"}], "--explain")
