@@ -481,8 +481,9 @@ _TEMPLATE_DEFAULTS = {
 _EXPLAIN_FIRST = ("First explain your judgement in a few sentences. Then end your reply with "
                   "one line that\nholds only ")
 
-_RATING_LAST = _EXPLAIN_FIRST + """your rating, written "Rating: [[N]]" with N a number from 1 to 5.
-Write nothing after that line."""
+_RATING_LAST = _EXPLAIN_FIRST + (
+    'your rating, written "Rating: [[N]]" with N a number from 1 to 5.\n'
+    "Write nothing after that line.")
 
 _YES_NO_LAST = _EXPLAIN_FIRST + """your verdict: "Verdict: {answer_yes}" if %s,
 "Verdict: {answer_no}" if %s. Write nothing after that line."""
@@ -3284,7 +3285,8 @@ class LLMJudge:
     def __init__(self, base_url=None, model=None, api_key=None, timeout=60.0, *,
                  template=None, parser=None, scale=None, system=None, temperature=0.0,
                  max_tokens=None, explain=False, extra_body=None, headers=None,
-                 key_header="Authorization", max_retries=5, on_failure=0.0, strict=False, cache=None, sleep=time.sleep,
+                 key_header="Authorization", max_retries=5, on_failure=0.0, strict=False,
+                 cache=None, sleep=time.sleep,
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
                  structured=False, seed=None, criterion=None, restart_wait=60.0, assess=False,
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
@@ -3985,7 +3987,8 @@ class LLMJudge:
             return self._reader.read(text, scale) + (None,)
         if self.parser == "json":
             value, candidate = self._reader.read(text, scale)
-            return value, candidate, _text_or_none(_first(value or {}, "reasoning", "explanation"))
+            reasons = _first(value or {}, "reasoning", "explanation")
+            return value, candidate, _text_or_none(reasons)
         explanation, line = _explained(text)
         return self._reader.read(line, scale) + (explanation,)
 
@@ -4425,8 +4428,8 @@ _COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members",
                      "reasks", "reasks_other_order")
 
 # A Judgement's fields of one reply: a combined one keeps each only where its members agree
-_SHARED_FIELDS = ("status", "raw", "explanation", "reasoning", "finish_reason", "model", "http_status",
-                  "source", "expected", "fingerprint")
+_SHARED_FIELDS = ("status", "raw", "explanation", "reasoning", "finish_reason", "model",
+                  "http_status", "source", "expected", "fingerprint")
 
 
 def _combined(numbers, how, split):
@@ -9980,12 +9983,11 @@ def _html(summaries, tallies, rows, args, title):
         headline = record.get(prefix + "_error") or record.get(question) or ""
         details = "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v))
                          for k, v in record.items() if v not in (None, "", {}, []))
-        explanation = _none_as(record.get(prefix + "_explanation"), "")  # --explain: in sight
         lines.append('<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}'
-                     '</summary>{}</details><pre>{}</pre></td></tr>'.format(
+                     '</summary>{}</details>{}</td></tr>'.format(
                          marked, -minus_seq, _esc(record.get(prefix + "_status")),
                          _esc(record.get(prefix + "_score")), _esc(str(headline)[:120]), details,
-                         _esc(explanation)))
+                         _page_explanation(record, prefix)))
     records = sum(s["records"] for s in summaries.values()) // len(summaries)
     note = "the {} of {} records with a failure or the lowest scores, those first".format(
         len(shown), records)
@@ -10164,6 +10166,14 @@ def _keep(rows, record, prefix, seq, limit):
         heapq.heappush(rows, key + (shown,))
     else:
         heapq.heapreplace(rows, key + (shown,))
+
+
+def _page_explanation(record, prefix):
+    """A row's judge_explanation (--explain) in sight under it; without one, nothing."""
+    explanation = record.get(prefix + "_explanation")
+    if explanation is None:
+        return ""
+    return "<pre>{}</pre>".format(_esc(explanation))
 
 
 def _page_value(value):
