@@ -135,11 +135,12 @@ class Judgement:
     docs/python-api.md, Statuses). ``value`` is what the parser read: a rating, True/False, a
     pair of scores, a verdict or a dict. ``score`` is in [0, 1], or the judge's failure value;
     ``source`` is ``"text"``, or ``"logprobs"`` for the probability-weighted ``expected`` rating.
+    ``explanation``: with ``explain``, the judge's reasons before its verdict (never read as it).
     """
 
-    __slots__ = ("score", "value", "status", "error", "raw", "reasoning", "finish_reason",
-                 "usage", "latency", "attempts", "model", "http_status", "cached", "source",
-                 "expected", "fingerprint", "details")
+    __slots__ = ("score", "value", "status", "error", "raw", "explanation", "reasoning",
+                 "finish_reason", "usage", "latency", "attempts", "model", "http_status",
+                 "cached", "source", "expected", "fingerprint", "details")
 
     def __init__(self, *, score=None, value=None, status="ok", error=None, raw=None,
                  reasoning=None, finish_reason=None, usage=None, latency=0.0, attempts=0,
@@ -477,6 +478,40 @@ _TEMPLATE_DEFAULTS = {
                     "their responses."},
     "rubric": {"reference": "(none given)"},
 }
+
+# explain: the reasons first, then the verdict alone on the reply's last line, the only line
+# read. Each built-in template's ending, from the words where it asks for the verdict alone,
+# is replaced by one asking for both; rubric's JSON gives its "reasoning" first already.
+_EXPLAIN_FIRST = ("First explain your judgement in a few sentences. Then end your reply with "
+                  "one line that\nholds only ")
+
+_RATING_LAST = _EXPLAIN_FIRST + (
+    'your rating, written "Rating: [[N]]" with N a number from 1 to 5.\n'
+    "Write nothing after that line.")
+
+_YES_NO_LAST = _EXPLAIN_FIRST + """your verdict: "Verdict: {answer_yes}" if %s,
+"Verdict: {answer_no}" if %s. Write nothing after that line."""
+
+_EXPLAINED_ENDINGS = {  # template: (where its ending starts, the ending that replaces it)
+    "rating": ("Reply with", _RATING_LAST),
+    "rating_ref": ("Reply with", _RATING_LAST),
+    "binary": ("Reply with", _YES_NO_LAST % ("the response is correct", "it is not")),
+    "math": ("Reply with", _YES_NO_LAST % ("the final answers are equivalent", "they are not")),
+    "trajectory": ("Reply with", _YES_NO_LAST % ("the agent reached the goal", "it did not")),
+    "pairwise": ("Reply with", _EXPLAIN_FIRST + """your verdict: "[[A]]" if assistant A is better,
+"[[B]]" if assistant B is better, "[[C]]" for a tie. Write nothing after that line."""),
+    "comparative": ("Please first output", """\
+Do not let the order in which the answers were presented sway you.
+""" + _EXPLAIN_FIRST + """the two scores, Assistant 1's then Assistant 2's, separated by a space.
+Write nothing after that line."""),
+    "criterion": ("Reply with", _EXPLAIN_FIRST + """the name of one option, as listed above.
+Write nothing after that line."""),
+}
+
+_EXPLAINED = {name: TEMPLATES[name][:TEMPLATES[name].rindex(start)] + ending
+              for name, (start, ending) in _EXPLAINED_ENDINGS.items()}
+_TEMPLATE_DEFAULTS.update({_EXPLAINED[name]: _TEMPLATE_DEFAULTS[name]  # fills as its template
+                           for name in _EXPLAINED if name in _TEMPLATE_DEFAULTS})
 
 _RUBRIC_CRITERIA = ("correctness", "relevance")  # the keys of the rubric's reply that score
 _FIELD_RE = re.compile(r"(\w+)((?:\[[^\[\]]*\])*)\Z")
@@ -1155,6 +1190,22 @@ def _number(token):
 
 def _lines(text):  # those holding more than spaces
     return [line for line in text.splitlines() if line.strip()]
+
+
+# a line no verdict is on: a closing code fence, a rule, emphasis marks or spaces alone
+_MARKS_ONLY_RE = re.compile(r"[\W_]*\Z")
+
+
+def _explained(text):
+    """(the explanation or None, the verdict's line) of a reply that explains first: the
+    last line of its visible text (_visible) holding a letter or digit (a closing fence or
+    rule after it is markdown), and the lines before it, the explanation."""
+    lines = _visible(text).splitlines()
+    while lines and _MARKS_ONLY_RE.match(lines[-1]):
+        lines.pop()
+    if not lines:
+        return None, ""
+    return "\n".join(lines[:-1]).strip() or None, lines[-1]
 
 
 def _read_rating(text, scale):
@@ -2687,6 +2738,7 @@ class _Limiter:
 _INT32 = 2 ** 31 - 1    # servers read token counts as 32-bit integers
 _REASK_MAX = 5          # a judge that has not answered in form after 5 re-asks will not
 _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
+_EXPLAIN_TOKENS = 512   # max_tokens with explain: a few sentences, then the verdict
 
 
 # The checks: each is true of a value as declared, wherever it comes from (a keyword, a
@@ -2886,7 +2938,9 @@ _JUDGE_OPTIONS = (
     _Option("temperature", 0.0, "a number, 0 or more", _optional(_between(0, math.inf)),
             "--temperature T", "default 0"),
     _Option("max_tokens", None, _TOKENS, _optional(_whole(1, _INT32)),
-            "--max-tokens N", "default 16 (512 for JSON rubrics)", {"type": int}),
+            "--max-tokens N", "default 16 (512 for JSON rubrics and --explain)", {"type": int}),
+    _Option("explain", False, _BOOLEAN, _is_flag, "--explain", "the judge explains, then "
+            "gives its verdict on a last line, the only one read (judge_explanation)"),
     _Option("extra_body", None, "a JSON object (a dict) without messages, model or stream "
             "(minijudge sends them)", _optional(_is_extra_body),
             "--extra-body JSON", "merged into each request, e.g. '{\"chat_template_kwargs\": "
@@ -3239,8 +3293,9 @@ class LLMJudge:
 
     def __init__(self, base_url=None, model=None, api_key=None, timeout=60.0, *,
                  template=None, parser=None, scale=None, system=None, temperature=0.0,
-                 max_tokens=None, extra_body=None, headers=None, key_header="Authorization",
-                 max_retries=5, on_failure=0.0, strict=False, cache=None, sleep=time.sleep,
+                 max_tokens=None, explain=False, extra_body=None, headers=None,
+                 key_header="Authorization", max_retries=5, on_failure=0.0, strict=False,
+                 cache=None, sleep=time.sleep,
                  max_response_bytes=_MAX_RESPONSE_BYTES, logprobs=False, top_logprobs=5,
                  structured=False, seed=None, criterion=None, restart_wait=60.0, assess=False,
                  assess_max_tokens=512, check_position=False, pass_threshold=None,
@@ -3263,6 +3318,7 @@ class LLMJudge:
         if check_position:
             self.again = "the options reversed"
         self._set_answers(scale, binary_format, response_format, score_field)
+        self._set_explain(explain, assess=assess, structured=structured)
         self.params = self._request_defaults(
             temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=logprobs,
             top_logprobs=top_logprobs, structured=structured, example=response_format,
@@ -3363,6 +3419,24 @@ class LLMJudge:
                 reask="a JSON object alone, with {keys}",
                 schema=lambda number, scale: dict({"reasoning": {"type": "string"}},
                                                   **dict.fromkeys(keys, number)))
+
+    def _set_explain(self, explain, *, assess, structured):
+        """Reasons first (explain): each built-in template's explained text, the verdict read
+        from the reply's last line, max_tokens room for both. JudgeError with assess (reasons
+        in a turn of their own) and, but for a JSON reply, structured (one JSON object)."""
+        self.explain, self._texts = explain, {}  # _texts: the text sent for a template's name
+        if not explain:
+            return
+        if assess:
+            raise JudgeError("explain (--explain) and assess (--assess) both ask for the "
+                             "judge's reasons, assess in a turn of its own: choose one")
+        if structured and self.parser != "json":
+            raise JudgeError("explain (--explain) asks for the verdict on the reply's last "
+                             "line, structured (--structured) for a reply of one JSON object: "
+                             "choose one")
+        self._texts = _EXPLAINED
+        self._reader = self._reader._replace(
+            max_tokens=max(self._reader.max_tokens, _EXPLAIN_TOKENS))
 
     def _request_defaults(self, *, temperature, max_tokens, seed, logprobs, top_logprobs,
                           structured, example, score_field, extra_body):
@@ -3507,8 +3581,10 @@ class LLMJudge:
                     played[name] += 1
             else:
                 pair.update(status=j.status, error=j.error)
-            pair.update((name, j.details[name]) for name in ("members", *_REASKS_FIELDS)
-                        if name in j.details)
+            if j.explanation is not None:
+                pair["explanation"] = j.explanation
+            pair.update((name, j.details[name]) for name in (
+                "explanation_swapped", "members", *_REASKS_FIELDS) if name in j.details)
             pairs.append(pair)
         details = {"pairs": pairs, "wins": wins, "played": played}
         failed = next((j for j in judged if not j.ok), None)
@@ -3694,6 +3770,7 @@ class LLMJudge:
                 template = "rating"
                 if values.get("reference") is not None:
                     template = "rating_ref"
+            template = self._texts.get(template, template)  # explain's, for a built-in one
             content = render(template, example, **values)
             last = n == len(self.turns) - 1
             if self.form and last and "{response_format}" not in TEMPLATES.get(template, template):
@@ -3899,9 +3976,9 @@ class LLMJudge:
         if reply.get("finish_reason") == "content_filter":
             return self._failed("refused", "the judge refused: finish_reason content_filter",
                                 **common)
-        value, candidate = None, None
+        value, candidate, explanation = None, None, None
         if not free:
-            value, candidate = self._reader.read(raw or "", scale)
+            value, candidate, explanation = self._read(raw or "", scale)
         elif reply.get("finish_reason") != "length":
             value = _visible(raw).strip() or None
         if value is None:
@@ -3909,13 +3986,27 @@ class LLMJudge:
         if free:
             return Judgement(value=value, **common)
         scored = self._scored(value, reply, scale)
-        return Judgement(value=value, details=self._reader.details(value), **scored, **common)
+        return Judgement(value=value, details=self._reader.details(value),
+                         explanation=explanation, **scored, **common)
+
+    def _read(self, text, scale):
+        """(value or None, what was read off the scale, the explanation) of a reply; with
+        explain, the verdict is read from its last line only, the lines before it are the
+        explanation; a JSON reply is read whole, its "reasoning" the explanation."""
+        if not self.explain:
+            return self._reader.read(text, scale) + (None,)
+        if self.parser == "json":
+            value, candidate = self._reader.read(text, scale)
+            reasons = _first(value or {}, "reasoning", "explanation")
+            return value, candidate, _text_or_none(reasons)
+        explanation, line = _explained(text)
+        return self._reader.read(line, scale) + (explanation,)
 
     def _scored(self, value, reply, scale):
         """The score of a value read: a rating's logprobs' (G-Eval), if asked, else the parser's."""
         expected = None
         if self.params.get("logprobs") and self._reader.logprobs:
-            expected = _expected_rating(reply.get("logprobs"), value, scale)
+            expected = _expected_rating(reply.get("logprobs"), value, scale, last=self.explain)
         if expected is None:
             return {"score": self._reader.score(value, scale), "source": "text", "expected": None}
         return {"score": _rescaled(expected, scale), "source": "logprobs", "expected": expected}
@@ -3945,8 +4036,16 @@ class LLMJudge:
         if candidate is not None:
             return "out_of_range", "the judge answered {} but the scale is {}-{}: {!r}".format(
                 candidate, scale[0], scale[1], raw[:200])
+        return "parse_error", self._not_found(raw, scale)
+
+    def _not_found(self, raw, scale):
+        """A parse_error's words: what the reply lacks, where it was looked for (explain: the
+        last line), and the text read there."""
         lacks = self._reader.lacks.format(what=self._reader.what, **self._words(scale))
-        return "parse_error", "no {} found in the judge's reply: {!r}".format(lacks, raw[:200])
+        if self.explain and self.parser != "json":
+            return "no final verdict line: the judge's last line holds no {}: {!r}".format(
+                lacks, _explained(raw)[1][:200])
+        return "no {} found in the judge's reply: {!r}".format(lacks, raw[:200])
 
     # -- the request loop: servers, rate limits, retries
     def _call(self, url, payload, read):
@@ -4278,6 +4377,8 @@ def _jury_details(kind, named, answered):
     for name, j in named.items():
         members[name] = {field: getattr(j, field) for field in (
             "status", "score", "value", "error", "raw")}
+        if j.explanation is not None:  # explain: each one's reasons
+            members[name]["explanation"] = j.explanation
         members[name].update((k, v) for k, v in j.details.items() if k != "prompt")
     if kind == "judge":
         return {"panel": dict(zip(named, scores)), "members": members}
@@ -4337,8 +4438,8 @@ _COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members",
                      "reasks", "reasks_other_order")
 
 # A Judgement's fields of one reply: a combined one keeps each only where its members agree
-_SHARED_FIELDS = ("status", "raw", "reasoning", "finish_reason", "model", "http_status",
-                  "source", "expected", "fingerprint")
+_SHARED_FIELDS = ("status", "raw", "explanation", "reasoning", "finish_reason", "model",
+                  "http_status", "source", "expected", "fingerprint")
 
 
 def _combined(numbers, how, split):
@@ -4372,6 +4473,8 @@ def _agree_or_tie(first, second):
     verdict = first.value if first.value == swapped else "tie"
     details = {"verdict": verdict, "raw_swapped": second.raw,
                "verdicts": [first.value, swapped], "consistent": first.value == swapped}
+    if second.explanation is not None:  # explain: the first order's is the judgement's own
+        details["explanation_swapped"] = second.explanation
     if verdict != "tie" and _is_strong(first) and _is_strong(second):
         details["strong"] = True  # only when true: a weak verdict's record has no such field
     return {"score": _VERDICT_SCORES[verdict], "value": verdict, "source": "text",
@@ -4463,13 +4566,14 @@ def _judgement_cost(judgement, price):
 
 # -- Logprobs, response formats and images -------------------------------------------
 
-def _expected_rating(logprobs, rating, scale):
+def _expected_rating(logprobs, rating, scale, *, last=False):
     """G-Eval: the rating weighted by each scale value's renormalised probability at its
-    token; None if unreadable, or the scale is not single digits ("10" is two tokens)."""
+    token (``last``: the last spelling it, after an explanation); None if unreadable, or the
+    scale is not single digits ("10" is two tokens)."""
     entries = _field_of(logprobs, "content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
-    at = _rating_token(entries, rating)
+    at = _rating_token(entries, rating, last)
     if at is None:  # no token spells the rating
         return None
     weights = _digit_weights(at.get("top_logprobs") or [at], scale)
@@ -4479,14 +4583,15 @@ def _expected_rating(logprobs, rating, scale):
     return round(sum(v * w for v, w in weights.items()) / total, 6)
 
 
-def _rating_token(entries, rating):
-    """The logprobs entry of the first token after any reasoning that spells ``rating``."""
+def _rating_token(entries, rating, last=False):
+    """The logprobs entry of the first token after any reasoning that spells ``rating``
+    (``last``: of the last one)."""
     at = None
     for entry in entries:
         token = str(_field_of(entry, "token", ""))
         if "</think" in token:
             at = None  # what came before was reasoning
-        elif at is None and token.strip() == str(rating):
+        elif token.strip() == str(rating) and (at is None or last):
             at = entry
     return at
 
@@ -5663,7 +5768,7 @@ _RECORD = (
     ("error", "error", "always"), ("raw", "raw", "always"), ("value", "value", "always"),
     ("finish_reason", "finish_reason", "always"), ("usage", "usage", "always"),
     ("model", "model", "always"), ("score_source", "source", "always"),
-    ("expected_rating", "expected", "if known"),
+    ("expected_rating", "expected", "if known"), ("explanation", "explanation", "if given"),
     ("*", "details", "each"),
     ("reasoning", "reasoning", "if given"), ("fingerprint", "fingerprint", "if given"),
     ("pass", "details", lambda stamp: stamp.get("pass_threshold") is not None),
@@ -5771,7 +5876,8 @@ def _replaced(record, written, stale, ours):
 
 def _request_stamp(judge, mode, spec):
     """What of a judge shapes its requests or reads its replies, beyond the template (long
-    texts as a hash); --reask and --max-turn-chars only when given: a stamp as before."""
+    texts as a hash); --reask, --explain and --max-turn-chars only when given: a stamp as
+    before."""
     params = dict(judge.params)
     if "response_format" in params:
         params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
@@ -5794,6 +5900,8 @@ def _request_stamp(judge, mode, spec):
                "on_failure": on_failure}
     if judge.reask:
         request["reask"] = judge.reask
+    if judge.explain:
+        request["explain"] = True
     if judge.max_turn_chars != _DEFAULT_MAX_TURN_CHARS:
         request["max_turn_chars"] = judge.max_turn_chars
     return request
@@ -6756,7 +6864,7 @@ _FLAGS = [
     ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}'),
     ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
      "given a reference)".format(", ".join(TEMPLATES))),
-    *_declared("parser", "scale", "system", "pass_threshold"),
+    *_declared("parser", "scale", "system", "pass_threshold", "explain"),
     ("--single-order", "pairwise: ask once, not in both orders"),
     *_declared("assess", "assess_max_tokens", "check_position", "binary_format"),
     ("--response-format FILE", "an example JSON reply: its schema is sent to the server"),
@@ -7857,6 +7965,9 @@ def _estimate_line(line, counted, judge, why=""):
     if judge.price:
         line += "; about ${:.6f} at --price {:g},{:g}, at most ${:.6f}{}".format(
             _estimated_cost(counted, judge.price), *judge.price, counted["most"], why)
+    if judge.explain:
+        line += "; --explain: max_tokens {} a reply, for the explanation then the " \
+            "verdict".format(_reply_budgets(judge)[-1])
     if judge.reask:
         line += "; --reask {}: up to {} re-asks more".format(judge.reask, counted["reasks"])
         if judge.price:
@@ -10120,9 +10231,10 @@ def _html(summaries, tallies, rows, args, title):
         details = "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v))
                          for k, v in record.items() if v not in (None, "", {}, []))
         lines.append('<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}'
-                     '</summary>{}</details></td></tr>'.format(
+                     '</summary>{}</details>{}</td></tr>'.format(
                          marked, -minus_seq, _esc(record.get(prefix + "_status")),
-                         _esc(record.get(prefix + "_score")), _esc(str(headline)[:120]), details))
+                         _esc(record.get(prefix + "_score")), _esc(str(headline)[:120]), details,
+                         _page_explanation(record, prefix)))
     records = sum(s["records"] for s in summaries.values()) // len(summaries)
     note = "the {} of {} records with a failure or the lowest scores, those first".format(
         len(shown), records)
@@ -10301,6 +10413,14 @@ def _keep(rows, record, prefix, seq, limit):
         heapq.heappush(rows, key + (shown,))
     else:
         heapq.heapreplace(rows, key + (shown,))
+
+
+def _page_explanation(record, prefix):
+    """A row's judge_explanation (--explain) in sight under it; without one, nothing."""
+    explanation = record.get(prefix + "_explanation")
+    if explanation is None:
+        return ""
+    return "<pre>{}</pre>".format(_esc(explanation))
 
 
 def _page_value(value):

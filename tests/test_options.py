@@ -388,7 +388,7 @@ GROUPS = {
                "--max-retries", "--retry-min-wait", "--retry-max-wait", "--restart-wait",
                "--extra-body", "--rpm", "--tpm"],
     "what to judge": ["--mode", "--criteria", "--template", "--parser", "--scale", "--system",
-                      "--pass-threshold", "--single-order", "--assess", "--assess-max-tokens",
+                      "--pass-threshold", "--explain", "--single-order", "--assess", "--assess-max-tokens",
                       "--check-position", "--binary-format", "--response-format",
                       "--score-field"],
     "fields": ["--question-field", "--reference-field", "--response-field",

@@ -151,7 +151,14 @@ def judge(request):
         return chat({True: "Excellent", False: "Bad"}[verdict])
     good, bad = PANEL.get(request.json["model"], (5, 2))
     rating = {True: good, False: bad, None: 3}[verdict]
-    return chat("Rating: [[{}]]".format(rating))
+    reply = "Rating: [[{}]]".format(rating)
+    if "First explain your judgement" in prompt:  # --explain: the reasons, then the verdict
+        reply = EXPLANATION + "\n\n" + reply
+    return chat(reply)
+
+
+# what the judge explains first with --explain: it quotes a rating that is not its verdict
+EXPLANATION = 'A careless judge might say "Rating: [[1]]" here; this one reads the reference.'
 
 
 FAKE_VLLM = """#!{python}
@@ -279,7 +286,7 @@ class CommonTasks(SideBySide):
     def test_every_task_the_issue_asks_for_is_there_and_checked(self):
         titles = [t for t in self.tasks if t]
         self.assertEqual(titles, ["Your own field names", "A reference answer",
-                                  "Two responses (pairwise)", "A criterion",
+                                  "Two responses (pairwise)", "Reasons first", "A criterion",
                                   "Ranking systems", "Conversations and agents",
                                   "A panel of judges", "Figures by category",
                                   "Another tool's judgments", "A batch engine"])
@@ -374,6 +381,19 @@ class CommonTasks(SideBySide):
         scored, err, chats = self.run_scored(command, pairs)
         self.assertEqual({(r["judge_verdict"], r["judge_consistent"]) for r in scored},
                          {("tie", False)})
+
+    def test_reasons_first(self):
+        (command,) = self.commands("Reasons first", 1)
+        qa = self.example("qa.jsonl")
+        scored, err, chats = self.run_scored(command, qa)
+        self.assertTrue(all("First explain your judgement" in c.prompt for c in chats))
+        self.assertEqual({c.json["max_tokens"] for c in chats}, {512})
+        for record, source in zip(scored, qa):
+            if not source["response"]:
+                continue
+            right = source["answer"].lower() in source["response"].lower()
+            self.assertEqual((record["judge_value"], record["judge_explanation"]),
+                             ({True: 5, False: 2}[right], EXPLANATION))  # not the [[1]] quoted
 
     def test_a_criterion(self):
         (command,) = self.commands("A criterion", 1)
