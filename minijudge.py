@@ -143,14 +143,15 @@ class Judgement:
                  "cached", "source", "expected", "fingerprint", "details")
 
     def __init__(self, *, score=None, value=None, status="ok", error=None, raw=None,
-                 reasoning=None, finish_reason=None, usage=None, latency=0.0, attempts=0,
+                 explanation=None, reasoning=None, finish_reason=None, usage=None, latency=0.0, attempts=0,
                  model=None, http_status=None, cached=False, source=None, expected=None,
                  fingerprint=None, details=None, **unknown):
         # one made per record: each slot set by name, three times as fast as a setattr loop
         if unknown:
             raise TypeError("Judgement has no field {}".format(_names(unknown)))
         self.score, self.value, self.status, self.error = score, value, status, error
-        self.raw, self.reasoning, self.finish_reason = raw, reasoning, finish_reason
+        self.raw, self.explanation, self.reasoning = raw, explanation, reasoning
+        self.finish_reason = finish_reason
         self.usage, self.latency, self.attempts, self.model = usage, latency, attempts, model
         self.http_status, self.cached, self.source = http_status, cached, source
         self.expected, self.fingerprint, self.details = expected, fingerprint, details
