@@ -478,7 +478,7 @@ _RUBRIC_CRITERIA = ("correctness", "relevance")  # the keys of the rubric's repl
 _FIELD_RE = re.compile(r"(\w+)((?:\[[^\[\]]*\])*)\Z")
 
 _FIELD_ALIASES = {"answer": "reference", "prediction": "response", "pred": "response",
-                  "output": "response"}
+                  "output": "response", "response1": "response_a", "response2": "response_b"}
 
 
 class _SafeFormatter(string.Formatter):
@@ -1001,12 +1001,16 @@ def _replies_to(messages, replies, what):
 _ZERO_WIDTH_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
 _THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
 _THINK_OPEN_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
-_NUMBER = r"(?<![\w.-])\d{1,9}(?:\.\d{1,9})?(?!\.?\d|[eE]\d)"
+_NUMBER = r"(?<![\w.\-\u2212])\d{1,9}(?:\.\d{1,9})?(?!\.?\d|[eE]\d)"
+# on a scale below 0: a minus sign joined to the digits and after no word, digit or dash
+# ("-1", "\u22121"); "- 1" (a bullet, a dash between words) and "2-1" are not negative
+_SIGNED_NUMBER = r"(?<![\w.\-\u2212])[-\u2212]?\d{1,9}(?:\.\d{1,9})?(?!\.?\d|[eE]\d)"
 # not "1 to 5", "1=poor", "2+2"
-_SCORE = _NUMBER + r"(?!\s*(?:to|-|–|—|\+|\*|×)\s*\d|\s*=|\s*%)"
+_NOT_A_SCORE = r"(?!\s*(?:to|-|–|—|\+|\*|×)\s*[-\u2212]?\d|\s*=|\s*%)"
+_SCORE = _NUMBER + _NOT_A_SCORE
 
-_RATING_RE = re.compile(r"""
-    (?=[\[\drsgmvea])  # what every branch starts with: the search skips any other place at
+_RATING_PATTERN = r"""
+    (?=[\[\drsgmvea{sign}])  # what every branch starts with: the search skips any other place at
     (?:                # once (2.3 times as fast on long replies); a new branch adds its own
     \[\[\s*(?P<bracket>{num})\s*(?:/\s*(?P<bracket_of>\d+)\s*)?\]\]   # MT-Bench: [[4]], [[8/10]]
   | (?:(?P<label>\b(?:ratings?|scores?|grade|marks?|verdict|evaluation))  # a label, or
@@ -1017,10 +1021,16 @@ _RATING_RE = re.compile(r"""
     (?P<keyword>{score})                                  # name: "Score for Assistant 1: 8"
     (?:\s*(?:/|out\s+of)\s*(?P<keyword_of>\d+)(?!\.?\d))?            # "4/5", "4 out of 5"
     (?P<closed>\s*\]\])?                          # "Rating: [[4]]" beats a bare [[9]] after it
-  | (?P<fraction>{num})\]?\s*(?:/|out\s+of)\s*(?P<fraction_of>\d+)(?!\.?\d)  # "4/5", "[4]/5"
+  | (?P<fraction>{unsigned})\]?\s*(?:/|out\s+of)\s*(?P<fraction_of>\d+)(?!\.?\d)  # "4/5", "[4]/5"
   | (?<!\w)\[(?P<single>{num})\]["'\s]*on\s+(?:a|the)\s+scale   # '"[7]" on the scale of 1 to 10'
     )
-""".format(num=_NUMBER, score=_SCORE), re.I | re.X)
+"""
+_RATING_RE = re.compile(_RATING_PATTERN.format(num=_NUMBER, unsigned=_NUMBER, score=_SCORE,
+                                               sign=""), re.I | re.X)
+# a scale below 0 (-2 to 2): its ratings may be signed; a fraction ("4/5") never is
+_SIGNED_RATING_RE = re.compile(_RATING_PATTERN.format(
+    num=_SIGNED_NUMBER, unsigned=_NUMBER, score=_SIGNED_NUMBER + _NOT_A_SCORE,
+    sign="\\-\u2212"), re.I | re.X)
 
 # before a label that starts a line; matched apart: in _RATING_RE it costs 70% more time
 _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.I)
@@ -1029,7 +1039,9 @@ _LABEL_PREFIX_RE = re.compile(r"[\W_]*(?:(?:final|overall|my|total)\s+)?\Z", re.
 # its full reading (a test checks both agree on every real reply and parser case)
 _SHORT_RATING_RE = re.compile(r"(?:Rating:[ ])?\[\[([0-9]{1,2})\]\]", re.X)
 
-_BARE_NUMBER_RE = re.compile(r"[\s\[\](){}\"'.:#>]*(\d{1,9}(?:\.\d{1,9})?)[\s\[\](){}\"'.:#]*\Z")
+_BARE_NUMBER = r"[\s\[\](){{}}\"'.:#>]*({}\d{{1,9}}(?:\.\d{{1,9}})?)[\s\[\](){{}}\"'.:#]*\Z"
+_BARE_NUMBER_RE = re.compile(_BARE_NUMBER.format(""))
+_SIGNED_BARE_NUMBER_RE = re.compile(_BARE_NUMBER.format("[-\u2212]?"))  # "-1", not "- 1"
 _HEDGE = r"(?:(?:maybe|perhaps|possibly|probably|even)\b[^\S\n]*)?"  # "or maybe [[9]]"
 
 # a number offered with another ("[[9]] or [[10]]", "7 to 8", "6/10 or 7/10") is no verdict:
@@ -1041,7 +1053,7 @@ _ALT_AFTER_RE = re.compile(r"""
     (?: (?:or|to)\b[^\S\n]*{hedge}(?:\[\[?[^\S\n]*)?          # " or 8", " or maybe [[8"
       | (?:maybe|perhaps|possibly)\b[^\S\n]*(?:\[\[?[^\S\n]*)?   # "4, maybe 5"
       | (?:/|[-\u2013\u2014])[^\S\n]*\[\[[^\S\n]* )              # "/[[8", " - [[8": brackets only
-    \d
+    [-\u2212]?\d                                           # "or -1" on a scale below 0
 """.format(hedge=_HEDGE), re.I | re.X)
 
 _ALT_BEFORE_RE = re.compile(r"""
@@ -1146,6 +1158,7 @@ def _unmarked(text):
 
 
 def _number(token):
+    token = token.replace("\u2212", "-")  # a minus sign as typeset
     return float(token) if "." in token else int(token)
 
 
@@ -1166,8 +1179,11 @@ def _read_rating_fully(text, scale):
     """_read_rating of any reply, mention by mention; "8/10" off ``scale`` is read as
     written. Unless a mention outranks it, a line that is only a number wins."""
     text = _unmarked(text)
+    mentions, bare_number = _RATING_RE, _BARE_NUMBER_RE
+    if scale[0] < 0:  # -2 to 2: "Rating: -1" is -1 (on 1 to 5 it is no rating)
+        mentions, bare_number = _SIGNED_RATING_RE, _SIGNED_BARE_NUMBER_RE
     tier, candidate = 9, None  # 9: no mention
-    for match in _RATING_RE.finditer(text):
+    for match in mentions.finditer(text):
         name = next(n for n in _MENTION_KINDS if match.group(n))
         rank = _rank(text, match, name, tier)
         if rank > tier:
@@ -1183,7 +1199,7 @@ def _read_rating_fully(text, scale):
         candidate = None
     if tier > 3:  # nothing stronger than a line that is only a number
         lines = _lines(text)
-        bare = next(filter(None, map(_BARE_NUMBER_RE.match, lines[:1] + lines[-1:])), None)
+        bare = next(filter(None, map(bare_number.match, lines[:1] + lines[-1:])), None)
         if bare:
             candidate = _number(bare.group(1))
     return _in_scale(candidate, scale)
@@ -1280,9 +1296,11 @@ _BINARY_WORDS = dict(dict.fromkeys(["yes", "true", "correct", "right", "pass", "
 _BINARY_LABEL_RE = re.compile(r"""
     ^[\W_]*(?:final\s+)?                               # at the start of a line
     (?:verdict|answer|judge?ment|correct(?:ness)?|is_correct|decision|label|result|grade
-       |equivalent|output)                             # a label, then ": ", '": ', " is "
+       |equivalent|output|score)                       # a label, then ": ", '": ', " is "
     [\s"':=\-\[?]{0,6}(?:is\s+)?                     # "?": a label asked, then answered
-    (?P<word>yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b
+    (?P<word>yes|no|true|false|correct|incorrect|right|wrong|pass|fail
+       |(?<![-\u2212])[01](?![.,/]?\d|\s*(?:/|out\s+of)))  # not -1, 10, 1.5, 1/5, 0 out of 5
+    \b
 """, re.I | re.X | re.M)
 
 _BINARY_PROSE_RE = re.compile(r"""
@@ -5500,8 +5518,10 @@ _FIELD_GUESSES = {
                   "reference_answer", "gold_answer", "solution", "ideal", "correct_answer"),
     "response": ("completion", "output", "generation", "prediction", "pred", "model_output",
                  "model_answer", "answer", "response_text", "generated_text", "candidate"),
-    "response_a": ("output_a", "completion_a", "answer_a", "output_1", "response_1"),
-    "response_b": ("output_b", "completion_b", "answer_b", "output_2", "response_2"),
+    "response_a": ("output_a", "completion_a", "answer_a", "output_1", "response_1",
+                   "response1"),
+    "response_b": ("output_b", "completion_b", "answer_b", "output_2", "response_2",
+                   "response2"),
     "conversation": ("messages", "conversation", "conversations", "chat", "dialog", "dialogue",
                      "history"),
 }
@@ -6534,6 +6554,9 @@ def _arg_parser(*, report=False):
     usage, description, epilog, input_help = _PARSER_TEXTS[report]
     parser = argparse.ArgumentParser(prog="minijudge", usage=usage, description=description,
                                      epilog=epilog)
+    # "--scale -2,2": a word that starts as a negative number is a value, as Python 3.13's
+    # argparse reads it (before, only "-2" or "-2.5" was); no flag starts with a digit
+    parser._negative_number_matcher = re.compile(r"-\.?\d")
     parser.add_argument("input", nargs="*", help=input_help)
     if not report:
         parser.add_argument("--version", action="version", version="minijudge " + __version__)
