@@ -607,6 +607,22 @@ def _add_aliases(values, given):
                 values[name] = values[alias]
 
 
+# what an item fills beside the built-in templates' fields: no template variable may be
+# named so (it would be replaced, or replace the item's own)
+_ITEM_FIELDS = ("doc", "context", "criterion", "criterion_scores", "criterion_options_reversed",
+                "images", "seed", "turn", "conversation", "responses", "texts_shortened",
+                "response_format")
+
+
+@functools.lru_cache(maxsize=1)
+def _our_fields():
+    """The fields minijudge fills: every built-in template's, their aliases, an item's own."""
+    names = set(_FIELD_ALIASES).union(_ITEM_FIELDS)
+    for text in (*TEMPLATES.values(), _ASSESS_TEMPLATE, _SELECT_TEMPLATE):
+        names.update(_FIELD_RE.match(name).group(1) for name, _ in _format_fields(text))
+    return frozenset(names)
+
+
 # -- Modes ---------------------------------------------------------------------------
 
 class _Mode(collections.namedtuple("_Mode", "template parser responses reference answers "
@@ -1694,14 +1710,14 @@ def _json_numbers(obj, criteria=None):
             continue
         if type(value) in (int, float):
             numbers[key] = value
-        elif isinstance(value, str) and re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", value):
+        elif isinstance(value, str) and re.fullmatch(r"\s*-?\d+(?:\.\d+)?\s*", value):
             numbers[key] = float(value)
     return numbers
 
 
 # what a judge meant as JSON: "'key': 8," (single quotes, a trailing comma), "Key: 8/10" lines
 _KEY_NUMBER_RE = re.compile(r"""(?:^|[{,])[\W_]*?["']?([a-z][\w ]{0,40}?)["']?[^\S\n]*[:=]
-    [^\S\n]*(\d{1,9}(?:\.\d{1,9})?)(?:\s*/\s*\d+)?[^\S\n]*(?=[,}]|$)""", re.I | re.M | re.X)
+    [^\S\n]*(-?\d{1,9}(?:\.\d{1,9})?)(?:\s*/\s*\d+)?[^\S\n]*(?=[,}]|$)""", re.I | re.M | re.X)
 
 
 def _read_json(text, scale, criteria=None):
@@ -2816,6 +2832,34 @@ def _header_line(text):
     return name.strip(), value.strip()
 
 
+def _var_pair(text):
+    """'NAME=VALUE' (--var) as (NAME, VALUE); the value is text, "=" and all after the first."""
+    name, equals, value = text.partition("=")
+    if not equals:
+        raise ValueError(text)
+    return name.strip(), value
+
+
+_VAR_NAME_RE = re.compile(r"[A-Za-z]\w{0,99}\Z")  # a field a template may name: no _private
+
+
+def _is_vars(value):
+    """Template variables: {name: text or a number}, each name a word no field of ours has
+    (JudgeError naming the one that has)."""
+    if not isinstance(value, Mapping):
+        return False
+    for name, given in value.items():
+        if not (_is_text(name) and _VAR_NAME_RE.match(name)):
+            return False
+        if not (_is_text(given) or _is_finite(given)):
+            return False
+        if name in _our_fields():
+            raise JudgeError("template variable {!r} (--var, vars) is a field minijudge fills "
+                             "itself, from the record or the item; give yours another "
+                             "name".format(name))
+    return True
+
+
 def _low_high(text):
     """'LO,HI' (--scale) as (LO, HI)."""
     pair = tuple(_number(part) for part in text.split(","))
@@ -2942,6 +2986,11 @@ _JUDGE_OPTIONS = (
     _Option("pass_threshold", None, "a number from 0 to 1 (scores are 0-1)",
             _optional(_is_score), "--pass-threshold T",
             "a score of at least T passes (judge_pass)", {"type": float}),
+    _Option("vars", None, "an object of template variables: each name a word (a letter, "
+            "then letters, digits or _), each value text or a number", _optional(_is_vars),
+            "--var NAME=VALUE", "fills {NAME} in a custom template; repeatable",
+            {"action": "append", "default": []}, _var_pair, "NAME=VALUE",
+            in_file='goes in the judge\'s "vars", not its options'),
     _Option("retry_min_wait", None, _SECONDS, _optional(_between(0, math.inf)),
             "--retry-min-wait S", "the shortest wait (none: from 0.5 s, doubling)",
             {"type": float}),
@@ -3220,6 +3269,21 @@ def _worth_retrying(exc, payload):
     return _is_retryable(exc) and not (exc.status and payload and _adaptation(str(exc), payload))
 
 
+def _warn_unused_vars(variables, templates):
+    """Warn of a template variable no field of the judge's templates (None: rating) names."""
+    named = set()
+    for text in templates:
+        if text is None:
+            text = RATING_REF_TEMPLATE
+        named.update(_FIELD_RE.match(name).group(1)
+                     for name, _ in _format_fields(TEMPLATES.get(text, text)))
+    unused = sorted(set(variables) - named)
+    if unused:
+        _log.warning("minijudge: warning: template variable %s is in no field of the "
+                     "template (its fields: %s): it fills nothing", _names(unused),
+                     _names(sorted(named)))
+
+
 def _criterion_or(criterion, default, template):
     """A criterion given, checked and prepared, else ``default``; never for pairwise."""
     if criterion is None:
@@ -3256,7 +3320,7 @@ class LLMJudge:
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
                  reask=0, repeats=1, image_root=None, price=None, rpm=None, tpm=None,
-                 max_turn_chars=_DEFAULT_MAX_TURN_CHARS):
+                 max_turn_chars=_DEFAULT_MAX_TURN_CHARS, vars=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
         # what a pickle rebuilds it from (__reduce__), the key among them: hidden from vars()
@@ -3268,6 +3332,8 @@ class LLMJudge:
         if assess:  # an assessment (a custom template asks it), then the choice
             first = {"criterion": _ASSESS_TEMPLATE}.get(self.template, self.template)
             self.turns = [(first, assess_max_tokens), (_SELECT_TEMPLATE, None)]
+        self.vars = dict(vars or {})  # fill {name} in every prompt; an item's keyword wins
+        _warn_unused_vars(self.vars, [text for text, _ in self.turns])
         self.again = None  # how each item is asked again: a _VARIANTS key
         if check_position:
             self.again = "the options reversed"
@@ -3557,6 +3623,8 @@ class LLMJudge:
                     named.update(str(k) for k, v in part.items() if v is not None)
             raise TemplateError("template needs field 'response'; got {}".format(
                 _names(sorted(named), "no fields")))
+        if self.vars:
+            values.update(self._vars_over(example))
         criterion = _criterion_or(fields.pop("criterion", None), self.criterion, self.template)
         if criterion:
             values.update(criterion["fields"])
@@ -3571,6 +3639,16 @@ class LLMJudge:
             values["reference_section"] = "{}\n{}\n\n".format(heading, values["reference"])
         values.update(own)
         return values
+
+    def _vars_over(self, example):
+        """The judge's template variables; the first record of a field so named is warned of:
+        the variable fills {name}, {doc[name]} still reads the record's."""
+        shadowed = sorted(name for name in self.vars if name in example)
+        if shadowed and self._logged.setdefault("vars", shadowed) is shadowed:
+            _log.warning("minijudge: warning: template variable %s replaces the record's own "
+                         "field of that name in the prompt ({doc[%s]} reads the record's)",
+                         _names(shadowed), shadowed[0])
+        return self.vars
 
     def _fill_conversation(self, example, output, fields):
         """``fields`` with those the item's conversation (or pair: _fill_pair) fills."""
@@ -5626,8 +5704,8 @@ def _with_flag(spec, record, error):
             _field_hint(spec, record, role))
     if role in _OTHER_FLAGGED:
         return error
-    return ("template needs field {!r} (no flag sets it: the template reads the record's "
-            "field of that name; the record has {})").format(role, _names(held, "no fields"))
+    return ("template needs field {!r} (the template reads the record's field of that name, "
+            "or --var {}=VALUE's; the record has {})").format(role, role, _names(held, "no fields"))
 
 
 _FIELD_HINT_RE = re.compile(r"""
@@ -5840,6 +5918,8 @@ def _template_stamp(judges):
                                RATING_REF_TEMPLATE)
         if judge.criterion:
             texts += json.dumps(judge.criterion, sort_keys=True)
+        if judge.vars:  # a run with other --var values asked other prompts
+            texts += json.dumps(judge.vars, sort_keys=True)
         if judge.template in TEMPLATES:
             templates.append(judge.template)
         elif judge.template:
@@ -6436,7 +6516,7 @@ _FLAGS = [
     ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}'),
     ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
      "given a reference)".format(", ".join(TEMPLATES))),
-    *_declared("parser", "scale", "system", "pass_threshold"),
+    *_declared("parser", "scale", "system", "pass_threshold", "vars"),
     ("--single-order", "pairwise: ask once, not in both orders"),
     *_declared("assess", "assess_max_tokens", "check_position", "binary_format"),
     ("--response-format FILE", "an example JSON reply: its schema is sent to the server"),
@@ -6818,6 +6898,7 @@ def _judge_spec(args, entry, *, common, batch):
         options.update(_env_options(entry["name"]))
     mode, template = _entry_mode(entry, flag)
     options.update(entry.get("options") or {})
+    options["vars"] = dict(options["vars"], **entry.get("vars") or {})  # its own over --var's
     criteria, options["template"] = _entry_files(entry, template, flag, here)
     for name, value in (("criterion", criteria), ("base_url", entry.get("url")),
                         ("model", entry.get("model"))):
@@ -7019,7 +7100,7 @@ def _read_judges(path):
 
 _JUDGE_NAME = re.compile(r"[A-Za-z][\w-]*")  # a word: names prefix the output fields
 
-_ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options")
+_ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options", "vars")
 
 
 def _check_judge_entry(entry):
@@ -7035,7 +7116,8 @@ def _check_judge_entry(entry):
         options = {}
     if not isinstance(options, dict):  # [] or 0 would be read as no options at all
         raise ValueError(where + "options must be a JSON object of LLMJudge keywords")
-    for key, name in (("url", "base_url"), ("model", "model"), ("template", "template")):
+    for key, name in (("url", "base_url"), ("model", "model"), ("template", "template"),
+                      ("vars", "vars")):
         _check_option(_OPTIONS[name], entry.get(key), key, where)
     for name, value in options.items():
         _check_option(_file_option(where, name), value, name, where)

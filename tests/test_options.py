@@ -249,7 +249,7 @@ class OneDeclarationTest(unittest.TestCase):
         self.assertEqual(set(given), {option.name for option in flagged})
         for option in flagged:
             with self.subTest(option=option.name):
-                expected = {} if option.name == "headers" else option.default
+                expected = {} if option.name in ("headers", "vars") else option.default
                 self.assertEqual(given[option.name], expected)
 
     def test_a_judges_file_takes_exactly_the_options_declared_for_it(self):
@@ -388,7 +388,7 @@ GROUPS = {
                "--max-retries", "--retry-min-wait", "--retry-max-wait", "--restart-wait",
                "--extra-body", "--rpm", "--tpm"],
     "what to judge": ["--mode", "--criteria", "--template", "--parser", "--scale", "--system",
-                      "--pass-threshold", "--single-order", "--assess", "--assess-max-tokens",
+                      "--pass-threshold", "--var", "--single-order", "--assess", "--assess-max-tokens",
                       "--check-position", "--binary-format", "--response-format",
                       "--score-field"],
     "fields": ["--question-field", "--reference-field", "--response-field",
@@ -634,10 +634,10 @@ class OptionsFromEveryPlaceHostileTest(StubTestCase):
         self.refused(["--judges", self.judges({"templat": "binary"})],
                      "judge a: 'templat' is not a field of a --judges entry (did you mean "
                      "template?); the fields are name, mode, template, criteria, url, model, "
-                     "options")
+                     "options, vars")
         self.refused(["--judges", self.judges({"prompt": "x"})],
                      "judge a: 'prompt' is not a field of a --judges entry; the fields are "
-                     "name, mode, template, criteria, url, model, options")
+                     "name, mode, template, criteria, url, model, options, vars")
 
     def test_a_judges_entry_whose_options_are_not_an_object_is_refused(self):
         for options in ([], [["timeout", 5]], "timeout=5", 0):
