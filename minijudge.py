@@ -1778,6 +1778,14 @@ def _rescaled(value, scale):
     return (value - scale[0]) / (scale[1] - scale[0])
 
 
+_SPAN_JOINTS = {False: "-", True: " to "}  # by whether the scale goes below 0
+
+
+def _span(low, high, form="{}"):
+    """A scale as a message says it: 1-5, but -2 to 2 (not -2-2)."""
+    return form.format(low) + _SPAN_JOINTS[low < 0] + form.format(high)
+
+
 class _Parser(collections.namedtuple(
         "_Parser", "read what score scale lacks max_tokens reask schema combine details "
                    "responses logprobs on_scale prompt_values",
@@ -4066,8 +4074,8 @@ class LLMJudge:
         if not text.strip():
             return "empty", "the judge's {} is empty (finish_reason {})".format(empty, finish)
         if candidate is not None:
-            return "out_of_range", "the judge answered {} but the scale is {}-{}: {!r}".format(
-                candidate, scale[0], scale[1], raw[:200])
+            return "out_of_range", "the judge answered {} but the scale is {}: {!r}".format(
+                candidate, _span(scale[0], scale[1]), raw[:200])
         lacks = self._reader.lacks.format(what=self._reader.what, **self._words(scale))
         return "parse_error", "no {} found in the judge's reply: {!r}".format(lacks, raw[:200])
 
@@ -5712,11 +5720,15 @@ _NEAR_FIELDS = 50
 @functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
 def _spelt_near(name, fields):
     """The one of ``fields`` spelt nearest ``name``, in a tuple; none among more than
-    _NEAR_FIELDS (noise, and slow)."""
+    _NEAR_FIELDS (noise, and slow), nor of two as near (response_a: response1 or response2?)."""
     import difflib
     if not name or len(fields) > _NEAR_FIELDS:
         return ()
-    return tuple(difflib.get_close_matches(name, fields, 1))
+    near = difflib.get_close_matches(name, fields, 2)
+    ratios = {difflib.SequenceMatcher(None, field, name).ratio() for field in near}
+    if len(ratios) < len(near):
+        return ()
+    return tuple(near[:1])
 
 
 _NEEDS_FIELD_RE = re.compile(r"""
@@ -9631,8 +9643,8 @@ def _score_lines(s):
         _system_label(system), **s["systems"][system]) for system in s["ranking"] or ())
     if s.get("mean_value") is not None:
         low, high = s["parameters"]["scale"][:2]
-        figures["on_scale"] = " ({:g} on the {:g}-{:g} scale, {})".format(
-            s["mean_value"], low, high, _ci_text(s, s["mean_value_ci"]))
+        figures["on_scale"] = " ({:g} on the {} scale, {})".format(
+            s["mean_value"], _span(low, high, "{:g}"), _ci_text(s, s["mean_value_ci"]))
     line, none_judged, judged = _SCORE_LINES[_MODES[s["mode"]].scores]
     if not figures[judged]:
         line = none_judged
