@@ -185,7 +185,10 @@ class SeedRowsTest(StubTestCase):
         template = self.write("t.txt", "{question} {response}")
         for scale in ("-2,-3", "-2", "2,-2", "-2,2,3", "-inf,2", "-nan,2"):
             with self.subTest(scale=scale):
-                code, err = self.cli("--template", template, "--scale=" + scale, source)
+                given = ["--scale", scale]  # a value, though it starts with "-"
+                if scale.startswith(("-i", "-n")):  # a word, to argparse: a flag unknown
+                    given = ["--scale=" + scale]
+                code, err = self.cli("--template", template, *given, source)
                 self.assertEqual((code, err), (2, "minijudge: error: --scale must be LO,HI "
                                                   "with LO < HI; got {!r}\n".format(scale)))
         with self.assertRaises(minijudge.JudgeError):
