@@ -3311,14 +3311,22 @@ def _worth_retrying(exc, payload):
     return _is_retryable(exc) and not (exc.status and payload and _adaptation(str(exc), payload))
 
 
-def _warn_unused_vars(variables, templates):
-    """Warn of a template variable no field of the judge's templates (None: rating) names."""
+@functools.lru_cache(maxsize=64)
+def _template_names(templates):
+    """The names of the fields of ``templates`` (a tuple; names in TEMPLATES, texts, or None:
+    rating), as a frozenset: {doc[x]} is "doc"."""
     named = set()
     for text in templates:
         if text is None:
             text = RATING_REF_TEMPLATE
         named.update(_FIELD_RE.match(name).group(1)
                      for name, _ in _format_fields(TEMPLATES.get(text, text)))
+    return frozenset(named)
+
+
+def _warn_unused_vars(variables, templates):
+    """Warn of a template variable no field of the judge's templates names."""
+    named = _template_names(tuple(templates))
     unused = sorted(set(variables) - named)
     if unused:
         _log.warning("minijudge: warning: template variable %s is in no field of the "
@@ -3326,13 +3334,27 @@ def _warn_unused_vars(variables, templates):
                      _names(sorted(named)))
 
 
-def _criterion_or(criterion, default, parser):
-    """A criterion given, checked and prepared (a pair's, for a verdict), else ``default``."""
+_CRITERION_SHOWN = ("criterion_name", "criterion_description", "criterion_section")
+
+
+def _criterion_or(criterion, default, parser, template):
+    """A criterion given, checked and prepared (a pair's, for a verdict: JudgeError if the
+    template shows none of it), else ``default``."""
     if criterion is None:
         return default
     if parser == "verdict":
+        _check_criterion_shown(template)
         return _pair_criterion(criterion)
     return _criterion(criterion)
+
+
+def _check_criterion_shown(template):
+    """JudgeError unless a pair's template shows its criterion: else judge_criterion would
+    name one the judge was never told."""
+    if not _template_names((template,)).intersection(_CRITERION_SHOWN):
+        raise JudgeError("a criterion for pairs needs a template that shows it, with "
+                         "{criterion_name}, {criterion_description} or {criterion_section}; "
+                         "this one has none")
 
 
 class LLMJudge:
@@ -3445,7 +3467,7 @@ class LLMJudge:
         if response_format is None:
             self.parser = parser or _parser_of(template)
         self._reader = _PARSERS[self.parser]  # how a reply is read: see _set_answers
-        self.criterion = _criterion_or(criterion, None, self.parser)
+        self.criterion = _criterion_or(criterion, None, self.parser, template)
         if self.criterion is not None or template == "criterion":
             return
         for needs, asked in (("the {} parser".format(self.parser), not self._reader.scale),
@@ -3670,7 +3692,8 @@ class LLMJudge:
             raise TemplateError("template needs field 'response'; got {}".format(
                 _names(sorted(named), "no fields")))
         values.update(self._vars_over(example))
-        criterion = _criterion_or(fields.pop("criterion", None), self.criterion, self.parser)
+        criterion = _criterion_or(fields.pop("criterion", None), self.criterion, self.parser,
+                                  self.template)
         if criterion:
             values.update(criterion["fields"])
         values.update(self.answers)
@@ -5427,7 +5450,7 @@ def _item_fields(spec, number, record, mode=None):
         fields.update(_flag_fields(spec, record, criterion))
         if criterion in record:  # checked now: a bad one is this record's error
             where = "field {!r}: ".format(criterion)
-            _criterion_or(record[criterion], None, _MODES[mode].parser)
+            _criterion_or(record[criterion], None, _MODES[mode].parser, _MODES[mode].template)
             fields["criterion"] = record[criterion]
     except JudgeError as exc:
         return _BadLine("line {}: {}{}".format(number, where, exc), b"")
@@ -7054,6 +7077,8 @@ def _check_mode_options(args, mode, options):
         raise ValueError("{} mode needs a pairwise template, read as a verdict (no "
                          "--response-format); got template {!r}".format(
                              mode, options["template"])[:300])
+    if verdict and args.criteria_field:  # each record's criterion: shown, or refused now
+        _check_criterion_shown(options["template"])
 
 
 def _check_reference_shown(args, specs):

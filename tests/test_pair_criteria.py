@@ -304,6 +304,46 @@ class PairCriteriaRefusedTest(StubTestCase):
                 self.assertEqual(str(caught.exception), message + repr(bad))
         self.assertEqual(self.srv.requests, [])
 
+    def test_a_template_of_your_own_shows_the_criterion_or_is_refused(self):
+        shows = self.write("shows.txt", "Compare on {criterion_name} ({criterion_description})."
+                                        "\n{question}\n[The Start of Assistant A's Answer]\n"
+                                        "{response_a}\n[The End of Assistant A's Answer]\n"
+                                        "[The Start of Assistant B's Answer]\n{response_b}\n"
+                                        "[The End of Assistant B's Answer]\nEnd with [[A]] or "
+                                        "[[B]].")
+        blind = self.write("blind.txt", "{question}\nA: {response_a}\nB: {response_b}")
+        criteria = self.write("c.json", json.dumps(CONCISENESS))
+        source = self.write_jsonl("in.jsonl", [pair("Capital?", SHORT, LONG)])
+        self.srv.responder = judge_like
+        proc = run_process("--judge-url", self.srv.url, "--judge-model", "m", "--no-preflight",
+                           "--mode", "pairwise", "--template", shows, "--criteria", criteria,
+                           source, universal_newlines=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["judge_criterion"], "Conciseness")
+        self.assertTrue(self.srv.requests[-1].prompt.startswith(
+            "Compare on Conciseness (Is the answer brief and to the point?).\n"))
+        refusal = ("a criterion for pairs needs a template that shows it, with "
+                   "{criterion_name}, {criterion_description} or {criterion_section}; this "
+                   "one has none")
+        sent = len(self.srv.requests)
+        for given in (["--criteria", criteria], ["--criteria-field", "crit"]):
+            with self.subTest(given=given):
+                code, out, err = self.run_cli("--mode", "pairwise", "--template", blind,
+                                              *given, source)
+                self.assertEqual((code, out, err), (2, "", "minijudge: error: " + refusal +
+                                                    "\n"))
+        self.assertEqual(len(self.srv.requests), sent)
+        with open(blind, encoding="utf-8") as f:
+            text = f.read()
+        with self.assertRaises(minijudge.JudgeError) as caught:
+            minijudge.LLMJudge(judge_fn=lambda m: "[[A]]", template=text, parser="verdict",
+                               criterion=CONCISENESS)
+        self.assertEqual(str(caught.exception), refusal)
+        judge = minijudge.LLMJudge(judge_fn=lambda m: "[[A]]", template=text, parser="verdict")
+        with self.assertRaises(minijudge.JudgeError) as caught:
+            judge.compare({"question": "q"}, "a", "b", criterion=CONCISENESS)
+        self.assertEqual(str(caught.exception), refusal)
+
     def test_criteria_still_refused_where_no_prompt_shows_one(self):
         criteria = self.write("c.json", json.dumps(CONCISENESS))
         source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
