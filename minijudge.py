@@ -9678,9 +9678,10 @@ def _score_lines(s):
 
 def _criteria_lines(s):
     """The criteria the pairs were judged under, with their records: none if none named."""
-    if not s["criteria"]:
+    criteria = s.get("criteria")  # a summary made elsewhere may have none
+    if not criteria:
         return []
-    counts = ["{} ({} records)".format(name, n) for name, n in s["criteria"].items()]
+    counts = ["{} ({} records)".format(name, n) for name, n in criteria.items()]
     return ["  judged under criterion " + _names(counts)]
 
 
