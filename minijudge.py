@@ -9681,7 +9681,7 @@ def _criteria_lines(s):
     criteria = s.get("criteria")  # a summary made elsewhere may have none
     if not criteria:
         return []
-    counts = ["{} ({} records)".format(name, n) for name, n in criteria.items()]
+    counts = ["{} (n={})".format(name, n) for name, n in criteria.items()]
     return ["  judged under criterion " + _names(counts)]
 
 

@@ -106,7 +106,7 @@ class PairCriteriaTest(StubTestCase):
             self.assertNotIn("Consider correctness, helpfulness", prompt)
             self.assertTrue(prompt.endswith('"[[C]]" for a tie.'))  # the verdict as usual
         self.assertEqual(self.summary()["criteria"], {"Conciseness": 2})
-        self.assertIn("\n  judged under criterion Conciseness (2 records)\n", err)
+        self.assertIn("\n  judged under criterion Conciseness (n=2)\n", err)
         self.assertEqual(self.summary()["mean_score_judged"], 0.5)
 
         # Python: the same prompts, verdicts and field
@@ -158,7 +158,7 @@ class PairCriteriaTest(StubTestCase):
                          "line 5: field 'crit': a criterion for pairs needs a name (text, not "
                          "blank) and may have a description (text); got 'Conciseness'")
         self.assertEqual(self.summary()["criteria"], {"Conciseness": 1, "Sourcing": 1})
-        self.assertIn("judged under criterion Conciseness (1 records), Sourcing (1 records)",
+        self.assertIn("judged under criterion Conciseness (n=1), Sourcing (n=1)",
                       err)
 
         # with --criteria, a record without its own is judged under that one
@@ -191,7 +191,7 @@ class PairCriteriaTest(StubTestCase):
         prompts = self.prompts(self.srv)
         self.assertEqual(len(prompts), 6)  # three pairs, both orders
         self.assertTrue(all("Criterion: Conciseness\n" in p for p in prompts))
-        self.assertIn("judged under criterion Conciseness (1 records)", err)
+        self.assertIn("judged under criterion Conciseness (n=1)", err)
 
         j = self.python_judge(criterion=CONCISENESS).compare_systems(
             {"question": "Capital?"}, {"terse": SHORT, "wordy": LONG, "cited": CITED})
@@ -243,7 +243,7 @@ class PairCriteriaTest(StubTestCase):
         self.assertEqual(code, 0, err)
         err, summary = self.report(self.path("out.jsonl"))
         self.assertEqual(summary["criteria"], {"Conciseness": 1})
-        self.assertIn("judged under criterion Conciseness (1 records)", err)
+        self.assertIn("judged under criterion Conciseness (n=1)", err)
         record = self.records()[0]
         for bad in (["Conciseness"], {"name": "x"}, 3):
             with self.subTest(bad=bad):
