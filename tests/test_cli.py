@@ -230,8 +230,8 @@ class FieldTest(CLITest):
         code, out, err = self.judge_main("--template", template, source)
         self.assertEqual((code, out), (2, ""))
         self.assertEqual(err, "minijudge: error: line 2 (the first record): template needs "
-                         "field 'nosuch' (no flag sets it: the template reads the record's "
-                         "field of that name; the record has question, response)\n")
+                         "field 'nosuch' (the template reads the record's field of that name, "
+                         "or --var nosuch=VALUE's; the record has question, response)\n")
         self.assertEqual(len(self.srv.requests), 0)
 
     def test_template_a_later_record_cannot_fill_is_a_per_record_error(self):

@@ -169,8 +169,9 @@ class MessagesTest(StubTestCase):
         source = self.write_jsonl("first.jsonl", [{"question": "q", "response": "r"}])
         code, out, err = self.cli("--judge-url", self.srv.url, "--template", template, source)
         self.assertEqual((code, err), (2, "minijudge: error: line 1 (the first record): "
-                         "template needs field 'extra' (no flag sets it: the template reads "
-                         "the record's field of that name; the record has question, response)\n"))
+                         "template needs field 'extra' (the template reads the record's field "
+                         "of that name, or --var extra=VALUE's; the record has question, "
+                         "response)\n"))
 
     def test_library_template_error_names_the_callers_fields(self):
         with self.assertRaises(minijudge.TemplateError) as caught:

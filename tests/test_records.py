@@ -779,8 +779,9 @@ class OwnTemplateFieldHostileTest(CommandLineSideBySide):
                                   "completion", source)
         self.assertEqual((code, out), (2, ""))
         self.assertEqual(err, "minijudge: error: line 1 (the first record): template needs "
-                         "field 'gold_answer' (no flag sets it: the template reads the record's "
-                         "field of that name; the record has completion, gold, prompt)\n")
+                         "field 'gold_answer' (the template reads the record's field of that "
+                         "name, or --var gold_answer=VALUE's; the record has completion, gold, "
+                         "prompt)\n")
         self.assertEqual(self.srv.requests, [])
 
 

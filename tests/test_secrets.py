@@ -252,8 +252,8 @@ class NameListHostileTest(SideBySide, SecretsHostileTest):
                               "--template", self.write("t.txt", "{nosuch}"), source])
         self.assertEqual((code, out), (2, ""))
         self.assertEqual(err, "minijudge: error: line 1 (the first record): template needs "
-                         "field 'nosuch' (no flag sets it: the template reads the record's "
-                         "field of that name; the record has {} and 9981 more)\n".format(
+                         "field 'nosuch' (the template reads the record's field of that name, "
+                         "or --var nosuch=VALUE's; the record has {} and 9981 more)\n".format(
                              ", ".join(sorted(self.FIELDS)[:20])))
 
     def test_server_listing_a_thousand_models(self):
