@@ -22,7 +22,7 @@ MAX_AVERAGE_CCN = 5.02
 GOAL_AVERAGE_CCN = 5.0
 MAX_CCN = 15
 MAX_NLOC = 60
-MAX_LINES = 11600  # issue 46: statistics API and report --layout (+612), --explain (+120)
+MAX_LINES = 11800  # issue 46: statistics API and report --layout (+612), --explain (+120), pairs under a criterion and the seeds rows (+193)
 GOAL_LINES = 10000
 
 
