@@ -74,6 +74,12 @@ class MarkdownTest(HostileTest):
                 self.assertEqual((record["judge_value"], record["judge_explanation"]),
                                  (4, "Why."), record)
 
+    def test_the_explanation_keeps_its_own_paragraphs_rules_and_fences(self):
+        why = "First.\n\n---\n\n```\nx = 1\n```\n\nSecond."
+        self.replies(why + "\n\nRating: [[4]]\n```")
+        record, = self.run_code([ITEM], "--explain")
+        self.assertEqual(record["judge_explanation"], why)
+
     def test_every_kind_of_line_break_ends_the_explanation(self):
         for brk in ("\n", "\r\n", "\r", "\u2028", "\u2029", "\x85"):
             with self.subTest(brk=brk):
