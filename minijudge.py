@@ -1246,7 +1246,12 @@ def _explained(text):
         lines.pop()
     if not lines:
         return None, ""
-    return "\n".join(lines[:-1]).strip() or None, lines[-1]
+    before = lines[:-1]  # less the fences and rules opening the reply or its verdict line
+    while before and _MARKS_ONLY_RE.match(before[-1]):
+        before.pop()
+    while before and _MARKS_ONLY_RE.match(before[0]):
+        before.pop(0)
+    return "\n".join(before).strip() or None, lines[-1]
 
 
 def _read_rating(text, scale):
@@ -4142,9 +4147,10 @@ class LLMJudge:
             return self._failed("refused", "the judge refused: finish_reason content_filter",
                                 **common)
         value, candidate, explanation = None, None, None
-        if not free:
+        cut = reply.get("finish_reason") == "length"  # explain: a cut reply's last line is
+        if not free and not (cut and self.explain):  # its explanation's, not its verdict's
             value, candidate, explanation = self._read(raw or "", scale)
-        elif reply.get("finish_reason") != "length":
+        elif free and not cut:
             value = _visible(raw).strip() or None
         if value is None:
             return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
