@@ -8903,10 +8903,11 @@ def _tally_add(tally, judgement, record, args, mode):
     """Count one record into the tally and its groups (--group-by); if judged, the models
     that answered and the comparisons of named systems it gives too."""
     spec = _MODES[mode]
-    lengths = []  # a failure's are never counted: not measured
+    lengths = []  # a failure's are never counted, nor an answer not given: not measured
     if judgement.status == "ok" and (spec.answers is None or spec.compare == "compare"):
-        lengths = [_text_length(record.get(getattr(args, name + "_field")))
-                   for name in spec.responses]
+        answers = [record.get(getattr(args, name + "_field")) for name in spec.responses]
+        if None not in answers:  # --layout's without --answers: unknown, not 0 characters
+            lengths = list(map(_text_length, answers))
     label = record.get(args.human_field)
     tally.add(judgement, label, lengths)
     for group in _groups_of(tally, record, args.group_by):  # none without --group-by
@@ -9292,7 +9293,8 @@ def _count_verdict(tally, judgement, record, lengths, strong_weight):
     _tally_model(tally, b, {judge: 1 - score for judge, score in scores.items()
                             if _is_number(score)})
     weight = _verdict_weight(_is_strong(judgement), strong_weight)
-    tally.compared.append((a, b, judgement.score, lengths[0] - lengths[1], weight))
+    gap = lengths[0] - lengths[1] if lengths else 0  # no answers: the plain fit's
+    tally.compared.append((a, b, judgement.score, gap, weight))
 
 
 def _count_pairs(tally, pairs, responses, strong_weight):
@@ -10569,19 +10571,19 @@ def _report(args):
     """``report``: the summary of scored records again. Records of different runs are
     refused but --mixed; a file named twice, a record seen twice and a value no run writes,
     always."""
-    if args.layout:  # another tool's files: none of this minijudge's checks
-        return _report_layout(args)
-    for flag, given in (("--questions", args.questions), ("--answers", args.answers)):
-        if given:
-            raise JudgeError("{} is read with --layout: the judgments of another tool".format(
-                flag))
-    seen = {}
+    seen = {}  # --layout's too: a file named twice (a glob and a link) would count twice
     for index, path in enumerate(args.input):
         info = os.stat(path)
         first = seen.setdefault((info.st_dev, info.st_ino), index)
         if first != index:
             raise JudgeError("{} and {} are the same file; name each file once".format(
                 args.input[first], path))
+    if args.layout:  # another tool's files: none of minijudge's other checks
+        return _report_layout(args)
+    for flag, given in (("--questions", args.questions), ("--answers", args.answers)):
+        if given:
+            raise JudgeError("{} is read with --layout: the judgments of another tool".format(
+                flag))
     report = _Report(args)
     try:
         for index, path in enumerate(args.input):
