@@ -2786,6 +2786,11 @@ def _is_text(value):
     return isinstance(value, str)
 
 
+def _is_name(value):
+    """A system's name: text with something in it ("" or "  " names nothing on the page)."""
+    return isinstance(value, str) and bool(value.strip())
+
+
 def _is_flag(value):
     return type(value) is bool
 
@@ -6580,18 +6585,29 @@ def group_table(scores, groups, *, level=0.95, resamples=1000, seed=0):
     sums = {}
     for index, (item, group) in enumerate(zip(scores, groups)):
         score, ok = _scored(item, "scores[{}]".format(index))
-        if group != group:  # NaN: each is unequal to itself, so each its own group
-            group = None
-        try:
-            entry = sums.setdefault(group, (_new_sums(), _new_sums()))
-        except TypeError:  # a list: no dict key
-            raise JudgeError(_must_be("groups[{}]".format(index), "a value a dict can key "
-                                      "(text, a number, a tuple)", group)) from None
+        entry = _group_sums(sums, group, "groups[{}]".format(index))
         _add_score(entry[0], score)
         if ok:
             _add_score(entry[1], score)
     order = sorted(sums, key=lambda group: -sums[group][0]["n"])  # stable: first seen next
-    return {group: _mean_figures(*sums[group], settings) for group in order}
+    return {group: _mean_figures(*sums[group][:2], settings) for group in order}
+
+
+def _group_sums(sums, group, where):
+    """The sums of ``group`` (NaN: None); JudgeError for no dict key, or for True beside 1
+    (False beside 0): one key to a dict, two groups to --group-by (JSON's true and 1)."""
+    if group != group:  # NaN: each is unequal to itself, so each its own group
+        group = None
+    try:
+        entry = sums.setdefault(group, (_new_sums(), _new_sums(), isinstance(group, bool)))
+    except TypeError:  # a list: no dict key
+        raise JudgeError(_must_be(where, "a value a dict can key (text, a number, a tuple)",
+                                  group)) from None
+    if entry[2] != isinstance(group, bool):
+        raise JudgeError("{} is {!r}, which a dict takes for {!r}: give yes/no groups as text"
+                         " (\"true\") or numbers as numbers, not both".format(
+                             where, group, next(key for key in sums if key == group)))
+    return entry
 
 
 def _items(values, name):
@@ -6658,7 +6674,7 @@ def _comparisons_of(item, where, strong_weight):
 def _compared(item, where, strong_weight):
     """(a, b, outcome[, gap]) as a comparison; None for a failed Judgement."""
     a, b, outcome, gap = (list(item) + [0])[:4]
-    if not (_is_text(a) and _is_text(b)) or a == b:
+    if not (_is_name(a) and _is_name(b)) or a == b:
         raise JudgeError(_must_be(where, "two systems' names, two different texts, first",
                                   item))
     if not _is_finite(gap):
@@ -11358,9 +11374,9 @@ def _line_value(value):
 def _unnamed(fields, names):
     """The failure of a line whose two systems are not two names (a text each); None."""
     for field, name in zip(fields, names):
-        if not _is_text(name):
+        if not _is_name(name):
             return Judgement(status="bad_record", error="field {} must be a system's name "
-                             "(text); got {}".format(field, _line_value(name)))
+                             "(text, not blank); got {}".format(field, _line_value(name)))
     if names[0] == names[1]:
         return Judgement(status="bad_record", error="{} and {} both name {}: a system is not "
                          "compared with itself".format(*fields, _line_value(names[0])))
