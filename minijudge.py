@@ -2865,6 +2865,11 @@ def _is_text(value):
     return isinstance(value, str)
 
 
+def _is_name(value):
+    """A system's name: text with something in it ("" or "  " names nothing on the page)."""
+    return isinstance(value, str) and bool(value.strip())
+
+
 def _is_flag(value):
     return type(value) is bool
 
@@ -6758,18 +6763,29 @@ def group_table(scores, groups, *, level=0.95, resamples=1000, seed=0):
     sums = {}
     for index, (item, group) in enumerate(zip(scores, groups)):
         score, ok = _scored(item, "scores[{}]".format(index))
-        if group != group:  # NaN: each is unequal to itself, so each its own group
-            group = None
-        try:
-            entry = sums.setdefault(group, (_new_sums(), _new_sums()))
-        except TypeError:  # a list: no dict key
-            raise JudgeError(_must_be("groups[{}]".format(index), "a value a dict can key "
-                                      "(text, a number, a tuple)", group)) from None
+        entry = _group_sums(sums, group, "groups[{}]".format(index))
         _add_score(entry[0], score)
         if ok:
             _add_score(entry[1], score)
     order = sorted(sums, key=lambda group: -sums[group][0]["n"])  # stable: first seen next
-    return {group: _mean_figures(*sums[group], settings) for group in order}
+    return {group: _mean_figures(*sums[group][:2], settings) for group in order}
+
+
+def _group_sums(sums, group, where):
+    """The sums of ``group`` (NaN: None); JudgeError for no dict key, or for True beside 1
+    (False beside 0): one key to a dict, two groups to --group-by (JSON's true and 1)."""
+    if group != group:  # NaN: each is unequal to itself, so each its own group
+        group = None
+    try:
+        entry = sums.setdefault(group, (_new_sums(), _new_sums(), isinstance(group, bool)))
+    except TypeError:  # a list: no dict key
+        raise JudgeError(_must_be(where, "a value a dict can key (text, a number, a tuple)",
+                                  group)) from None
+    if entry[2] != isinstance(group, bool):
+        raise JudgeError("{} is {!r}, which a dict takes for {!r}: give yes/no groups as text"
+                         " (\"true\") or numbers as numbers, not both".format(
+                             where, group, next(key for key in sums if key == group)))
+    return entry
 
 
 def _items(values, name):
@@ -6836,7 +6852,7 @@ def _comparisons_of(item, where, strong_weight):
 def _compared(item, where, strong_weight):
     """(a, b, outcome[, gap]) as a comparison; None for a failed Judgement."""
     a, b, outcome, gap = (list(item) + [0])[:4]
-    if not (_is_text(a) and _is_text(b)) or a == b:
+    if not (_is_name(a) and _is_name(b)) or a == b:
         raise JudgeError(_must_be(where, "two systems' names, two different texts, first",
                                   item))
     if not _is_finite(gap):
@@ -9089,10 +9105,11 @@ def _tally_add(tally, judgement, record, args, mode):
     """Count one record into the tally and its groups (--group-by); if judged, the models
     that answered and the comparisons of named systems it gives too."""
     spec = _MODES[mode]
-    lengths = []  # a failure's are never counted: not measured
+    lengths = []  # a failure's are never counted, nor an answer not given: not measured
     if judgement.status == "ok" and (spec.answers is None or spec.compare == "compare"):
-        lengths = [_text_length(record.get(getattr(args, name + "_field")))
-                   for name in spec.responses]
+        answers = [record.get(getattr(args, name + "_field")) for name in spec.responses]
+        if None not in answers:  # --layout's without --answers: unknown, not 0 characters
+            lengths = list(map(_text_length, answers))
     label = record.get(args.human_field)
     tally.add(judgement, label, lengths)
     for group in _groups_of(tally, record, args.group_by):  # none without --group-by
@@ -9481,7 +9498,8 @@ def _count_verdict(tally, judgement, record, lengths, strong_weight):
     _tally_model(tally, b, {judge: 1 - score for judge, score in scores.items()
                             if _is_number(score)})
     weight = _verdict_weight(_is_strong(judgement), strong_weight)
-    tally.compared.append((a, b, judgement.score, lengths[0] - lengths[1], weight))
+    gap = lengths[0] - lengths[1] if lengths else 0  # no answers: the plain fit's
+    tally.compared.append((a, b, judgement.score, gap, weight))
 
 
 def _count_pairs(tally, pairs, responses, strong_weight):
@@ -10768,19 +10786,19 @@ def _report(args):
     """``report``: the summary of scored records again. Records of different runs are
     refused but --mixed; a file named twice, a record seen twice and a value no run writes,
     always."""
-    if args.layout:  # another tool's files: none of this minijudge's checks
-        return _report_layout(args)
-    for flag, given in (("--questions", args.questions), ("--answers", args.answers)):
-        if given:
-            raise JudgeError("{} is read with --layout: the judgments of another tool".format(
-                flag))
-    seen = {}
+    seen = {}  # --layout's too: a file named twice (a glob and a link) would count twice
     for index, path in enumerate(args.input):
         info = os.stat(path)
         first = seen.setdefault((info.st_dev, info.st_ino), index)
         if first != index:
             raise JudgeError("{} and {} are the same file; name each file once".format(
                 args.input[first], path))
+    if args.layout:  # another tool's files: none of minijudge's other checks
+        return _report_layout(args)
+    for flag, given in (("--questions", args.questions), ("--answers", args.answers)):
+        if given:
+            raise JudgeError("{} is read with --layout: the judgments of another tool".format(
+                flag))
     report = _Report(args)
     try:
         for index, path in enumerate(args.input):
@@ -11555,9 +11573,9 @@ def _line_value(value):
 def _unnamed(fields, names):
     """The failure of a line whose two systems are not two names (a text each); None."""
     for field, name in zip(fields, names):
-        if not _is_text(name):
+        if not _is_name(name):
             return Judgement(status="bad_record", error="field {} must be a system's name "
-                             "(text); got {}".format(field, _line_value(name)))
+                             "(text, not blank); got {}".format(field, _line_value(name)))
     if names[0] == names[1]:
         return Judgement(status="bad_record", error="{} and {} both name {}: a system is not "
                          "compared with itself".format(*fields, _line_value(names[0])))
