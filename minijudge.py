@@ -3022,7 +3022,7 @@ def _rubric_file(path, where):
     except OSError as exc:
         raise JudgeError("{}: {}".format(where, exc.strerror or exc)) from None
     except ValueError as exc:  # not JSON, or not UTF-8
-        raise JudgeError("{}: not JSON ({})".format(where, exc)) from None
+        raise JudgeError("{}: {}".format(where, exc)) from None
 
 
 def _rubric_criterion(given, number, where):
