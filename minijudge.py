@@ -1768,7 +1768,7 @@ def _criterion_key(obj, name):
     is the name but for case and spaces ("Accuracy"), else None."""
     if name in obj:
         return name
-    loose = [key for key in obj if str(key).strip().casefold() == name.casefold()]
+    loose = [key for key in obj if str(key).strip().casefold() == name.strip().casefold()]
     if len(loose) == 1:
         return loose[0]
     return None
@@ -1833,7 +1833,6 @@ def _rubric_schema(number, scale, rubric=()):
         low, high = criterion.scale
         properties[criterion.name] = {"type": kind, "minimum": low, "maximum": high}
     return properties
-
 
 
 class _Parser(collections.namedtuple(
@@ -2973,12 +2972,12 @@ class _Criterion(collections.namedtuple("_Criterion", "name description scale we
 # A rubric (rubric=, --rubric FILE, a --judges entry's "rubric"): a list of criteria, or the
 # path of a JSON file of one. Each criterion's fields but its name, with their defaults:
 # (field, default, what it must be, check); past 1e9 a scale's span or the weights' sum
-# would lose the score to rounding, or overflow
+# would lose the score to rounding, or overflow, and a weight of 1e-320 times a score is 0
 _CRITERION_FIELDS = (
     ("description", "", "text", _is_text),
     ("scale", (1, 5), "a pair [LO, HI] of numbers from -1e9 to 1e9 with LO < HI",
      lambda v: _is_scale(v) and all(abs(end) <= 1e9 for end in v)),
-    ("weight", 1, "a number above 0, at most 1e9", _between(0, 1e9, above=True)),
+    ("weight", 1, "a number from 1e-9 to 1e9", _between(1e-9, 1e9)),
 )
 _CRITERION_KEYS = ("name",) + tuple(field for field, _, _, _ in _CRITERION_FIELDS)
 _RUBRIC_RESERVED = ("reasoning",)  # the reply's own keys, beside the criteria's
@@ -7390,6 +7389,8 @@ def _judges_files(path):
         entries, _ = _read_judges(path)
         named = [(entry["name"], kind, entry.get(kind)) for entry in entries
                  for kind in ("criteria", "template")]
+        named += [(entry["name"], "rubric", _field_of(entry.get("options"), "rubric"))
+                  for entry in entries]
     except (ValueError, AttributeError, RecursionError):
         return []
     here = os.path.dirname(os.path.abspath(path))

@@ -186,13 +186,15 @@ BAD_RUBRICS = [
     ([{"name": "accuracy"}, {"name": "Accuracy "}],
      "criteria 1 and 2 are both named 'Accuracy ' (names are told apart by more than case "
      "and spaces)"),
-    ([{"name": "a", "weight": 0}], "criterion 'a': weight must be a number above 0, at most "
+    ([{"name": "a", "weight": 0}], "criterion 'a': weight must be a number from 1e-9 to "
                                    "1e9; got 0"),
-    ([{"name": "a", "weight": -1}], "criterion 'a': weight must be a number above 0, at most "
+    ([{"name": "a", "weight": 1e-320}], "criterion 'a': weight must be a number from 1e-9 to "
+                                        "1e9; got 1e-320"),
+    ([{"name": "a", "weight": -1}], "criterion 'a': weight must be a number from 1e-9 to "
                                     "1e9; got -1"),
-    ([{"name": "a", "weight": True}], "criterion 'a': weight must be a number above 0, at most "
+    ([{"name": "a", "weight": True}], "criterion 'a': weight must be a number from 1e-9 to "
                                       "1e9; got True"),
-    ([{"name": "a", "weight": "2"}], "criterion 'a': weight must be a number above 0, at most "
+    ([{"name": "a", "weight": "2"}], "criterion 'a': weight must be a number from 1e-9 to "
                                      "1e9; got '2'"),
     ([{"name": "a", "scale": [5, 1]}], "criterion 'a': scale must be a pair [LO, HI] of numbers "
                                        "from -1e9 to 1e9 with LO < HI; got [5, 1]"),
@@ -200,8 +202,9 @@ BAD_RUBRICS = [
                                       "from -1e9 to 1e9 with LO < HI; got '1-5'"),
     ([{"name": "a", "scale": [1, 5, 10]}], "criterion 'a': scale must be a pair [LO, HI] of "
                                            "numbers from -1e9 to 1e9 with LO < HI; got [1, 5, 10]"),
-    ([{"name": "a", "scale": [0, 1e300]}], "criterion 'a': scale must be a pair [LO, HI] of "
-                                           "numbers from -1e9 to 1e9 with LO < HI; got [0, 1e+300]"),
+    ([{"name": "a", "scale": [0, 1e300]}],
+     "criterion 'a': scale must be a pair [LO, HI] of numbers from -1e9 to 1e9 with LO < HI; "
+     "got [0, 1e+300]"),
     ([{"name": "a", "description": 5}], "criterion 'a': description must be text; got 5"),
     ([{"name": "a", "wieght": 2}], "criterion 'a' has 'wieght', not a field of a criterion (did "
                                    "you mean weight?); the fields are name, description, scale, "
@@ -220,8 +223,8 @@ BAD_RUBRICS = [
 
 # NaN and infinity reach Python as floats (json reads NaN), the flag as a file's NaN
 NAN_RUBRICS = [
-    ('[{"name": "a", "weight": NaN}]', "criterion 'a': weight must be a number above 0, at "
-                                       "most 1e9; got nan"),
+    ('[{"name": "a", "weight": NaN}]', "criterion 'a': weight must be a number from 1e-9 to "
+                                       "1e9; got nan"),
     ('[{"name": "a", "scale": [1, Infinity]}]', "criterion 'a': scale must be a pair [LO, HI] "
                                                 "of numbers from -1e9 to 1e9 with LO < HI; got "
                                                 "[1, inf]"),
@@ -256,7 +259,7 @@ class RubricChecked(CommandLineTestCase):
         os.mkdir(self.path("sub"))
         with open(self.path("sub/bad.json"), "w") as f:
             json.dump([{"name": "a", "weight": 0}], f)
-        why = "criterion 'a': weight must be a number above 0, at most 1e9; got 0"
+        why = "criterion 'a': weight must be a number from 1e-9 to 1e9; got 0"
         for rubric, where in (([{"name": "a", "weight": 0}], "rubric"),
                               ("bad.json", "rubric " + self.path("sub/bad.json"))):
             with self.subTest(rubric=rubric):
@@ -309,6 +312,17 @@ class RubricChecked(CommandLineTestCase):
         self.assertEqual((code, err), (2, "minijudge: error: the rubric parser (template "
                                           "'criteria') needs rubric=[{'name', 'description', "
                                           "'scale', 'weight'}, ...] (--rubric FILE)\n"))
+
+    def test_output_on_a_judges_entry_s_rubric_file_is_refused(self):
+        rubric = self.write("rubric.json", json.dumps(RUBRIC))
+        judges = self.write("judges.json", json.dumps(
+            [{"name": "quality", "options": {"rubric": "rubric.json"}}]))
+        code, out, err = run_main(["--judge-url", self.srv.url, "--judges", judges, "-o", rubric,
+                                   self.write_jsonl("in.jsonl", [{"response": "r"}])])
+        self.assertEqual((code, err), (2, "minijudge: error: -o {} is judge quality's rubric "
+                                          "file; write elsewhere\n".format(rubric)))
+        with open(rubric, encoding="utf-8") as f:
+            self.assertEqual(json.load(f), RUBRIC)  # not truncated
 
     def test_rubric_output_on_the_rubric_file_is_refused(self):
         rubric = self.write("rubric.json", json.dumps(RUBRIC))
