@@ -3025,7 +3025,9 @@ def _rubric_file(path, where):
 
 
 def _rubric_criterion(given, number, where):
-    """The ``number``th criterion of a rubric, checked, as a _Criterion."""
+    """The ``number``th criterion of a rubric, checked, as a _Criterion (one already is)."""
+    if isinstance(given, _Criterion):
+        return given
     name = _field_of(given, "name")
     if not (_is_text(name) and name.strip() and len(name) <= 100 and name.isprintable()):
         raise JudgeError("{}: criterion {} must be an object with a name (text of 1 to 100 "
@@ -3050,8 +3052,9 @@ def _rubric_criterion(given, number, where):
 
 
 def _is_rubric(value):
-    """A rubric (or its file's path) as _rubric takes it; its JudgeError says what is wrong."""
-    return bool(_rubric(value, "rubric"))
+    """A rubric as _rubric takes it (its JudgeError says what is wrong), or a file's path:
+    read once, where the judge is made (a pipe, <(...), gives its text once)."""
+    return isinstance(value, (str, os.PathLike)) or bool(_rubric(value, "rubric"))
 
 
 class _Option(collections.namedtuple("_Option", "name default expected check flag help argparse "
@@ -3184,7 +3187,7 @@ _JUDGE_OPTIONS = (
     _Option("rubric", None, _RUBRIC_SHAPE + ", or the path of a JSON file of one",
             _optional(_is_rubric), "--rubric FILE", "several criteria in one call: a JSON list "
             "of {name, description, scale (1-5), weight (1)}; the score is their weighted mean "
-            "(--mode rubric)", read=lambda path: _rubric(path, "--rubric") and path,
+            "(--mode rubric)", read=lambda path: _rubric(path, "--rubric"),
             read_expected="a JSON file of criteria"),
     _Option("max_turn_chars", _DEFAULT_MAX_TURN_CHARS, "a whole number, 0 or more",
             _whole(0, 2 ** 63), "--max-turn-chars N", "a conversation's earlier turns, "
@@ -7147,7 +7150,7 @@ def _entry_mode(entry, flag, rubric):
         if criterion:
             mode = "criterion"
     if rubric is not None:
-        return _rubric_mode(mode, template, flag)
+        return _rubric_mode(mode, template, flag, entry["name"])
     if mode not in _MODES:
         raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
     reads_criteria = _MODES[mode].criteria
@@ -7160,12 +7163,15 @@ def _entry_mode(entry, flag, rubric):
     return mode, template or _MODES[mode].template
 
 
-def _rubric_mode(mode, template, flag):
+def _rubric_mode(mode, template, flag, name):
     """(mode, template) of a judge given a rubric: mode rubric, its template 'criteria'
-    unless another is given; ValueError for another mode."""
+    unless another is given; ValueError for another mode (a --judges entry's names it)."""
     if mode != "rubric":
-        raise ValueError("{}rubric is for {}mode rubric (the default given a rubric); got mode "
-                         "{}".format(flag, flag, str(mode)[:100]))
+        where = "{}rubric is for {}mode rubric".format(flag, flag)
+        if not flag:
+            where = "judge {}: rubric is for mode rubric".format(name)
+        raise ValueError("{} (the default given a rubric); got mode {}".format(
+            where, str(mode)[:100]))
     if template is None:  # not the mode's own, which asks for its own two criteria
         template = "criteria"
     return mode, template
@@ -7332,10 +7338,18 @@ def _check_judge_entry(entry, here):
         raise ValueError(where + "options must be a JSON object of LLMJudge keywords")
     for key, name in (("url", "base_url"), ("model", "model"), ("template", "template")):
         _check_option(_OPTIONS[name], entry.get(key), key, where)
-    if isinstance(options.get("rubric"), str):  # as "criteria" and "template" are read
-        options["rubric"] = os.path.join(here, options["rubric"])
+    if isinstance(options.get("rubric"), str):  # read from the file's folder, and once
+        options["rubric"] = _entry_rubric(os.path.join(here, options["rubric"]), where)
     for name, value in options.items():
         _check_option(_file_option(where, name), value, name, where)
+
+
+def _entry_rubric(path, where):
+    """The rubric of a --judges entry's file, checked; JudgeError naming the judge."""
+    try:
+        return _rubric(path, "rubric")
+    except JudgeError as exc:
+        raise JudgeError(where + str(exc)) from None
 
 
 def _file_option(where, name):

@@ -15,13 +15,15 @@ import json
 import os
 import re
 import sys
+import threading
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import CommandLineTestCase, chat, read_records, read_summary, run_main  # noqa: E402
+from stub import (CommandLineTestCase, chat, read_records, read_summary, run_main,  # noqa: E402
+                  run_process)
 from test_cli import response_of  # noqa: E402
 
 RUBRIC = [
@@ -167,6 +169,22 @@ class RubricRun(CommandLineTestCase):
                            "accuracy": {"type": "integer", "minimum": 1, "maximum": 5},
                            "clarity": {"type": "integer", "minimum": 0, "maximum": 10},
                            "completeness": {"type": "integer", "minimum": 1, "maximum": 5}}})
+
+    def test_a_rubric_from_a_pipe_is_read_once(self):
+        # --rubric <(...) or a named pipe: a second read would wait for ever
+        pipe = self.path("rubric.pipe")
+        os.mkfifo(pipe)
+
+        def write():
+            with open(pipe, "w") as f:
+                json.dump(RUBRIC, f)
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        done = run_process("--judge-url", self.srv.url, "--judge-model", "judge-model",
+                           "--no-preflight", "--rubric", pipe, "-o", self.path("out.jsonl"),
+                           "--max-error-rate", "1", self.source, timeout=30)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual([r["judge_score"] for r in self.records()[:3]], SCORES)
 
     def test_dry_run_shows_the_rubric_prompt_and_sends_nothing(self):
         code, out, err = self.subprocess("--rubric", self.rubric, "--dry-run", self.source)
