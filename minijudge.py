@@ -193,6 +193,14 @@ def _names(names, empty="", *, limit=20):
     return text or empty
 
 
+def _did_you_mean(name, names):
+    import difflib
+    near = difflib.get_close_matches(name, list(names), 1)
+    if not near:
+        return ""
+    return " (did you mean {}?)".format(near[0])
+
+
 def _counted(n, noun):
     if n == 1:
         return "1 " + noun
@@ -414,6 +422,21 @@ criteria, each scored from 0 (worst) to 10 (best):
 Think first, then reply with a JSON object only, reasoning first, in this form:
 {{"reasoning": "<two or three sentences>", "correctness": <0-10>, "relevance": <0-10>}}"""
 
+# several criteria of a rubric (rubric=, --rubric), each on its own scale, in one reply
+CRITERIA_TEMPLATE = """\
+Please act as an impartial judge and evaluate the response to the question below on each
+of the criteria listed, scoring each one on its own scale, where a higher number is
+better. """ + _DATA + """
+
+Criteria:
+{rubric_criteria}
+
+""" + _ITEM.replace(_RESPONSE, "{reference_section}" + _RESPONSE) + """
+
+Think first, then reply with one JSON object only, reasoning first, giving every
+criterion a number on its scale, in this form:
+{rubric_form}"""
+
 _CRITERION_ITEM = """\
 Please act as an impartial judge and evaluate the response to the question below against
 one criterion. """ + _DATA + """
@@ -469,6 +492,7 @@ TEMPLATES = {
     "pairwise": PAIRWISE_TEMPLATE,
     "rubric": RUBRIC_TEMPLATE,
     "criterion": CRITERION_TEMPLATE,
+    "criteria": CRITERIA_TEMPLATE,
     "trajectory": TRAJECTORY_TEMPLATE,
 }
 
@@ -702,10 +726,14 @@ _MODES = {
 }
 
 
+# the built-in templates no mode's row names, by their parser
+_TEMPLATE_PARSERS = {None: "rating", "rating_ref": "rating", "criteria": "rubric"}
+
+
 def _parser_of(template, default="rating"):
     """The parser of a built-in template (None is rating); ``default`` for other text."""
-    if template in ("rating_ref", None):
-        return "rating"
+    if template in _TEMPLATE_PARSERS:
+        return _TEMPLATE_PARSERS[template]
     return next((mode.parser for mode in _MODES.values() if mode.template == template),
                 default)
 
@@ -1813,11 +1841,17 @@ _KEY_NUMBER_RE = re.compile(r"""(?:^|[{,])[\W_]*?["']?([a-z][\w ]{0,40}?)["']?[^
     [^\S\n]*(-?\d{1,9}(?:\.\d{1,9})?)(?:\s*/\s*\d+)?[^\S\n]*(?=[,}]|$)""", re.I | re.M | re.X)
 
 
-def _read_json(text, scale, criteria=None):
+def _reply_object(text):
+    """A reply's JSON object, else its "key: number" lines as one (keys in lower case)."""
     obj = parse_json(text)
-    if not obj:  # no JSON object: "key: number" lines
+    if not obj:
         pairs = _KEY_NUMBER_RE.findall(_unmarked(text)[-_JSON_WINDOW:])
         obj = {key.strip().lower(): _number(value) for key, value in pairs}
+    return obj
+
+
+def _read_json(text, scale, criteria=None):
+    obj = _reply_object(text)
     numbers = _json_numbers(obj, criteria)
     # a criterion without its number, or, without criteria, more than one number: averaging
     # several numbers would invent a score
@@ -1845,6 +1879,95 @@ _SPAN_JOINTS = {False: "-", True: " to "}  # by whether the scale goes below 0
 def _span(low, high, form="{}"):
     """A scale as a message says it: 1-5, but -2 to 2 (not -2-2)."""
     return form.format(low) + _SPAN_JOINTS[low < 0] + form.format(high)
+
+
+# -- a rubric's reply: one JSON object, a number for each criterion (the rubric: _rubric)
+
+_NUMBER_TEXT_RE = re.compile(r"\s*[-+]?\d{1,15}(?:\.\d{1,15})?\s*\Z")  # "4", " -1.5 "
+
+
+def _criterion_number(value):
+    """A reply's score for a criterion as a number, or None: a JSON number (not true, not
+    NaN), a number as text ("4"), or an object's "score" ({"score": 4, "why": ...})."""
+    if isinstance(value, Mapping):
+        value = _first(value, "score", "rating", "value")
+    if isinstance(value, str) and _NUMBER_TEXT_RE.match(value):
+        return _number(value.strip().lstrip("+"))
+    if _is_finite(value):
+        return value
+    return None
+
+
+def _criterion_key(obj, name):
+    """The key of ``obj`` that scores criterion ``name``: the name, else the one key that
+    is the name but for case and spaces ("Accuracy"), else None."""
+    if name in obj:
+        return name
+    loose = [key for key in obj if str(key).strip().casefold() == name.strip().casefold()]
+    if len(loose) == 1:
+        return loose[0]
+    return None
+
+
+class _Unread(collections.namedtuple("_Unread", "status error")):
+    """Why a reply read no value, in the parser's own words (the reply is added to them)."""
+    __slots__ = ()
+
+
+def _read_rubric(text, scale, rubric=()):
+    """({criterion: number} in the rubric's order, None), or (None, _Unread naming the first
+    criterion missing, not a number or off its scale); (None, None) without any object."""
+    obj = _reply_object(text)
+    if not obj:
+        return None, None
+    numbers = {}
+    for criterion in rubric:
+        key = _criterion_key(obj, criterion.name)
+        if key is None:
+            return None, _Unread("parse_error", "the judge's reply gives no criterion {!r} "
+                                 "(its keys: {})".format(criterion.name, _names(obj, "none")))
+        number = _criterion_number(obj[key])
+        if number is None:
+            return None, _Unread("parse_error", "the judge gave criterion {!r} {}, not a "
+                                 "number".format(criterion.name, _json_text(obj[key])))
+        low, high = criterion.scale
+        if not low <= number <= high:
+            return None, _Unread("out_of_range", "the judge answered {:g} for criterion {!r} "
+                                 "but the scale is {}".format(number, criterion.name,
+                                                              _span(low, high, "{:g}")))
+        numbers[criterion.name] = number
+    return numbers, None
+
+
+def _json_text(value, limit=100):
+    """A value as JSON for a message, cut at ``limit`` characters."""
+    return json.dumps(value, ensure_ascii=False, default=repr)[:limit]
+
+
+def _rubric_score(numbers, scale, rubric=()):
+    """The weighted mean of the criteria's scores, each rescaled to 0-1 by its own scale."""
+    weights = [criterion.weight for criterion in rubric]
+    scores = [_rescaled(numbers[c.name], c.scale) * c.weight for c in rubric]
+    return math.fsum(scores) / math.fsum(weights)
+
+
+def _rubric_details(numbers, rubric=()):
+    """The record's judge_criteria: each criterion's number and its score (0-1)."""
+    return {"criteria": {c.name: {"value": numbers[c.name],
+                                  "score": _rescaled(numbers[c.name], c.scale)}
+                         for c in rubric}}
+
+
+def _rubric_schema(number, scale, rubric=()):
+    """--structured's properties: the reasoning, then a number on each criterion's scale."""
+    properties = {"reasoning": {"type": "string"}}
+    for criterion in rubric:
+        kind = "number"
+        if all(isinstance(end, int) for end in criterion.scale):
+            kind = "integer"
+        low, high = criterion.scale
+        properties[criterion.name] = {"type": kind, "minimum": low, "maximum": high}
+    return properties
 
 
 class _Parser(collections.namedtuple(
@@ -1897,6 +2020,11 @@ _PARSERS = {
         _read_json, "JSON object", _json_score, (0, 10), max_tokens=512, on_scale=True,
         lacks="JSON object with one number (several: which scores?)",
         reask="a JSON object alone, with the score from {low:g} to {high:g}"),
+    # a rubric's (rubric=): each function also takes the rubric (bound by _bind_rubric)
+    "rubric": _Parser(
+        _read_rubric, "JSON object", _rubric_score, (0, 1), max_tokens=512,
+        lacks="JSON object with {keys}", reask="a JSON object alone, with {keys}",
+        schema=_rubric_schema, details=_rubric_details),
     "option": _Parser(
         _read_option, "option", lambda option, options: options[option], (),
         lacks="option ({options})", combine="majority",
@@ -3011,6 +3139,100 @@ def _json_object(text):
     return body
 
 
+class _Criterion(collections.namedtuple("_Criterion", "name description scale weight")):
+    """A rubric's criterion, checked: its name (its key in the reply), what it asks, its
+    scale (LO, HI) and its weight in the record's score."""
+    __slots__ = ()
+
+
+# A rubric (rubric=, --rubric FILE, a --judges entry's "rubric"): a list of criteria, or the
+# path of a JSON file of one. Each criterion's fields but its name, with their defaults:
+# (field, default, what it must be, check); past 1e9 a scale's span or the weights' sum
+# would lose the score to rounding, or overflow, and a weight of 1e-320 times a score is 0
+_CRITERION_FIELDS = (
+    ("description", "", "text", _is_text),
+    ("scale", (1, 5), "a pair [LO, HI] of numbers from -1e9 to 1e9 with LO < HI",
+     lambda v: _is_scale(v) and all(abs(end) <= 1e9 for end in v)),
+    ("weight", 1, "a number from 1e-9 to 1e9", _between(1e-9, 1e9)),
+)
+_CRITERION_KEYS = ("name",) + tuple(field for field, _, _, _ in _CRITERION_FIELDS)
+_RUBRIC_RESERVED = ("reasoning",)  # the reply's own keys, beside the criteria's
+_RUBRIC_SHAPE = 'a list of criteria, each {"name", "description", "scale", "weight"}'
+
+
+def _rubric(value, where):
+    """A rubric as _Criterion tuples, read from its file if ``value`` is a path; JudgeError
+    naming ``where`` (rubric, --rubric), the file and the criterion."""
+    if isinstance(value, (str, os.PathLike)):
+        where = "{} {}".format(where, os.fspath(value))
+        value = _rubric_file(value, where)
+    if not isinstance(value, (list, tuple)) or not value:
+        raise JudgeError("{}: expected {}, not empty; got {}".format(
+            where, _RUBRIC_SHAPE, _json_text(value)))
+    rubric, seen = [], {}
+    for number, given in enumerate(value, 1):
+        criterion = _rubric_criterion(given, number, where)
+        folded = criterion.name.strip().casefold()
+        if folded in seen:
+            raise JudgeError("{}: criteria {} and {} are both named {!r} (names are told "
+                             "apart by more than case and spaces)".format(
+                                 where, seen[folded], number, criterion.name))
+        seen[folded] = number
+        rubric.append(criterion)
+    return tuple(rubric)
+
+
+def _json_file(path):
+    with open(path, encoding="utf-8") as f:
+        try:
+            return json.load(f)
+        except RecursionError:
+            raise ValueError("not JSON (nested too deeply)") from None
+
+
+def _rubric_file(path, where):
+    """The JSON of a rubric file; JudgeError naming it (``where``)."""
+    try:
+        return _json_file(path)
+    except OSError as exc:
+        raise JudgeError("{}: {}".format(where, exc.strerror or exc)) from None
+    except ValueError as exc:  # not JSON, or not UTF-8
+        raise JudgeError("{}: {}".format(where, exc)) from None
+
+
+def _rubric_criterion(given, number, where):
+    """The ``number``th criterion of a rubric, checked, as a _Criterion (one already is)."""
+    if isinstance(given, _Criterion):
+        return given
+    name = _field_of(given, "name")
+    if not (_is_text(name) and name.strip() and len(name) <= 100 and name.isprintable()):
+        raise JudgeError("{}: criterion {} must be an object with a name (text of 1 to 100 "
+                         "printable characters); got {}".format(where, number, _json_text(given)))
+    label = "{}: criterion {!r}".format(where, name)
+    for key in given:
+        if key not in _CRITERION_KEYS:
+            raise JudgeError("{} has {!r}, not a field of a criterion{}; the fields are "
+                             "{}".format(label, key, _did_you_mean(str(key), _CRITERION_KEYS),
+                                         _names(_CRITERION_KEYS)))
+    if name.strip().casefold() in _RUBRIC_RESERVED:
+        raise JudgeError("{}: {!r} is the reply's own key (the judge's reasoning); name the "
+                         "criterion otherwise".format(label, name))
+    values = [name]
+    for field, default, expected, check in _CRITERION_FIELDS:
+        value = given.get(field, default)
+        if not check(value):
+            raise JudgeError(_must_be(label + ": " + field, expected, value)[:300])
+        values.append(value)
+    values[2] = tuple(values[2])
+    return _Criterion(*values)
+
+
+def _is_rubric(value):
+    """A rubric as _rubric takes it (its JudgeError says what is wrong), or a file's path:
+    read once, where the judge is made (a pipe, <(...), gives its text once)."""
+    return isinstance(value, (str, os.PathLike)) or bool(_rubric(value, "rubric"))
+
+
 class _Option(collections.namedtuple("_Option", "name default expected check flag help argparse "
                                      "read read_expected in_file", defaults=(None,) * 5 + (True,))):
     """An option (LLMJudge's, a function's or a run flag's): its keyword and default; what
@@ -3145,6 +3367,11 @@ _JUDGE_OPTIONS = (
             _optional(_whole(1, 2 ** 63)), "--tpm N", "at most N tokens a minute (each "
             "request's estimated before, corrected from its usage after)", read=int,
             read_expected="a whole number of tokens a minute, 1 or more"),
+    _Option("rubric", None, _RUBRIC_SHAPE + ", or the path of a JSON file of one",
+            _optional(_is_rubric), "--rubric FILE", "several criteria in one call: a JSON list "
+            "of {name, description, scale (1-5), weight (1)}; the score is their weighted mean "
+            "(--mode rubric)", read=lambda path: _rubric(path, "--rubric"),
+            read_expected="a JSON file of criteria"),
     _Option("max_turn_chars", _DEFAULT_MAX_TURN_CHARS, "a whole number, 0 or more",
             _whole(0, 2 ** 63), "--max-turn-chars N", "a conversation's earlier turns, "
             "tool results and call arguments longer than N characters are cut to their two "
@@ -3431,6 +3658,35 @@ def _check_criterion_shown(template):
                          "this one has none")
 
 
+# what a rubric cannot go with: (keyword, flag, why)
+_NOT_WITH_RUBRIC = (
+    ("scale", "--scale", "each criterion of a rubric has its own scale"),
+    ("criterion", "--criteria", "a criterion is judged by one option; a rubric scores "
+     "several criteria: give one of them"),
+    ("response_format", "--response-format", "a rubric's reply is its own JSON object "
+     "(--structured sends its schema)"),
+)
+
+
+def _rubric_asked(rubric, template, parser, **others):
+    """(the rubric checked, the template, the parser): without a rubric, those given; with
+    one, template 'criteria' unless another is given, and the rubric parser. JudgeError
+    for what a rubric cannot go with (_NOT_WITH_RUBRIC, the built-in rubric's template)."""
+    if rubric is None:
+        return None, template, parser
+    rubric = _rubric(rubric, "rubric")
+    for name, flag, why in _NOT_WITH_RUBRIC:
+        if others[name] is not None:
+            raise JudgeError("rubric (--rubric) and {} ({}) do not go together: {}".format(
+                name, flag, why))
+    if template == "rubric" or parser not in (None, "rubric"):
+        raise JudgeError("a rubric is asked by template 'criteria' (the default given one) or "
+                         "your own, never the built-in 'rubric' (its own two criteria), and read "
+                         "by the rubric parser; got template {!r} and parser {!r}".format(
+                             template, parser)[:300])
+    return rubric, template or "criteria", "rubric"
+
+
 class LLMJudge:
     """A judge on an OpenAI-compatible server (or a ``judge_fn``: messages -> reply); on
     several serving one model when ``base_url`` is a list (least busy first; one that
@@ -3458,12 +3714,15 @@ class LLMJudge:
                  retry_min_wait=None, retry_max_wait=_BACKOFF_CAP, save_prompts=False,
                  judge_fn=None, binary_format=None, response_format=None, score_field="score",
                  reask=0, repeats=1, image_root=None, price=None, rpm=None, tpm=None,
-                 max_turn_chars=_DEFAULT_MAX_TURN_CHARS, vars=None):
+                 max_turn_chars=_DEFAULT_MAX_TURN_CHARS, vars=None, rubric=None):
         _check_retry_waits(retry_min_wait, retry_max_wait)  # first: its message names both
         _check_options(locals())  # each keyword as _JUDGE_OPTIONS declares it
         # what a pickle rebuilds it from (__reduce__), the key among them: hidden from vars()
         self._keywords = _Secret(_as_given(locals()))
         self._set_server(base_url, model, api_key, judge_fn, headers, key_header, rpm, tpm)
+        self.rubric, template, parser = _rubric_asked(rubric, template, parser, scale=scale,
+                                                      criterion=criterion,
+                                                      response_format=response_format)
         self._set_template(template, parser, criterion, response_format, assess=assess,
                            check_position=check_position)
         self.turns = [(self.template, None)]  # each (template, max_tokens), None the judge's
@@ -3544,6 +3803,9 @@ class LLMJudge:
             self.parser = parser or _parser_of(template)
         self._reader = _PARSERS[self.parser]  # how a reply is read: see _set_answers
         self.criterion = _criterion_or(criterion, None, self.parser, template)
+        if self.parser == "rubric" and self.rubric is None:
+            raise JudgeError("the rubric parser (template 'criteria') needs rubric=[{'name', "
+                             "'description', 'scale', 'weight'}, ...] (--rubric FILE)")
         if self.criterion is not None or template == "criterion":
             return
         for needs, asked in (("the {} parser".format(self.parser), not self._reader.scale),
@@ -3577,6 +3839,26 @@ class LLMJudge:
                 reask="a JSON object alone, with {keys}",
                 schema=lambda number, scale: dict({"reasoning": {"type": "string"}},
                                                   **dict.fromkeys(keys, number)))
+        self._rubric_fields = {}  # what a rubric's prompt is filled with: _bind_rubric
+        if self.rubric:
+            self._bind_rubric()
+
+    def _bind_rubric(self):
+        """Read, score, detail and give a schema to a reply by the rubric; its prompt's fields."""
+        self.keys = tuple(criterion.name for criterion in self.rubric)
+        self._reader = self._reader._replace(**{
+            part: functools.partial(getattr(self._reader, part), rubric=self.rubric)
+            for part in ("read", "score", "details", "schema")})
+        lines, form = [], ['"reasoning": "<two or three sentences>"']
+        for criterion in self.rubric:
+            span = "{:g} to {:g}".format(*criterion.scale)
+            line = "- {} ({})".format(criterion.name, span)
+            if criterion.description:
+                line += ": " + criterion.description
+            lines.append(line)
+            form.append("{}: <{}>".format(json.dumps(criterion.name, ensure_ascii=False), span))
+        self._rubric_fields = {"rubric_criteria": "\n".join(lines),
+                               "rubric_form": "{" + ", ".join(form) + "}"}
 
     def _set_explain(self, explain, *, assess, structured):
         """Reasons first (explain): each built-in template's explained text, the verdict read
@@ -3793,6 +4075,7 @@ class LLMJudge:
         if criterion:
             values.update(criterion["fields"])
         values.update(self.answers)
+        values.update(self._rubric_fields)
         values.update(fields, response_format=self.form)
         own = self._reader.prompt_values(example, self.scale)
         values["context_section"] = _context_section(values.get("context", own.pop("context",
@@ -4210,8 +4493,7 @@ class LLMJudge:
         if not text.strip():
             return "empty", "the judge's {} is empty (finish_reason {})".format(empty, finish)
         if candidate is not None:
-            return "out_of_range", "the judge answered {} but the scale is {}: {!r}".format(
-                candidate, _span(scale[0], scale[1]), raw[:200])
+            return _off_scale(candidate, scale, raw)
         return "parse_error", self._not_found(raw, scale)
 
     def _not_found(self, raw, scale):
@@ -4413,6 +4695,15 @@ class LLMJudge:
         return headers
 
 
+def _off_scale(candidate, scale, raw):
+    """(status, error) of a reply whose value is not on the scale (``candidate``: what the
+    judge answered), or that the parser says why it did not read (an _Unread)."""
+    if isinstance(candidate, _Unread):
+        return candidate.status, "{}: {!r}".format(candidate.error, raw[:200])
+    return "out_of_range", "the judge answered {} but the scale is {}: {!r}".format(
+        candidate, _span(scale[0], scale[1]), raw[:200])
+
+
 # the failures a re-ask may mend: the judge answered, but not in a form that can be read
 _REASKED = ("parse_error", "out_of_range")
 
@@ -4426,7 +4717,7 @@ def _as_given(keywords):
     given = {name: value for name, value in keywords.items() if name != "self"}
     given["base_url"] = _given_or_env(given["base_url"], "LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
     given["api_key"] = _given_or_env(given["api_key"], "LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
-    for name in ("cache", "image_root"):
+    for name in ("cache", "image_root", "rubric"):
         if isinstance(given[name], (str, os.PathLike)):
             given[name] = os.path.abspath(given[name])
     return given
@@ -4565,6 +4856,7 @@ def _jury_answered(every, answered, how, details, error):
     """The members that answered, combined; ``error`` names those that failed."""
     score, value = _jury_combined(answered, how)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
+    details.update(_criteria_combined(answered, how))
     for name in ("verdict", "option"):  # the combined value, in the mode's own field
         if all(name in j.details for j in answered):
             details[name] = value
@@ -4586,6 +4878,19 @@ def _jury_combined(answered, how):
     if all("verdict" in j.details for j in answered):
         return score, _VERDICTS_BY_SCORE.get(score)
     return score, None
+
+
+def _criteria_combined(answered, how):
+    """{"criteria": each criterion all the members scored, its values and scores combined
+    as theirs are}, or {} if they share none."""
+    scored = [j.details.get("criteria") or {} for j in answered]
+    shared = [name for name in scored[0] if all(name in each for each in scored)]
+    if not shared:
+        return {}
+    return {"criteria": {name: {
+        "value": _combined([each[name]["value"] for each in scored], how, None),
+        "score": _combined([each[name]["score"] for each in scored], how, 0.5)}
+        for name in shared}}
 
 
 def _ratings_combined(answered, how):
@@ -4611,7 +4916,7 @@ def _with_pass(judgement, threshold):
 # A combined judgement's own fields, never taken from its members: what it says of the
 # combined score (pass is recomputed) and of its members
 _COMBINED_DETAILS = ("verdict", "option", "pass", "panel", "repeats", "members", "prompt",
-                     "reasks", "reasks_other_order")
+                     "reasks", "reasks_other_order", "criteria")
 
 # A Judgement's fields of one reply: a combined one keeps each only where its members agree
 _SHARED_FIELDS = ("status", "raw", "explanation", "reasoning", "finish_reason", "model",
@@ -5960,6 +6265,7 @@ _RECORD = (
         stamp, "repeats")),  # a jury's judges, or repeats: each one's details
     *((name, "details", lambda stamp: _asks(stamp, "reask")) for name in _REASKS_FIELDS),
     ("positional_bias", "details", lambda stamp: _asks(stamp, "check_position")),
+    ("criteria", "details", lambda stamp: _asks(stamp, "rubric")),
     ("consistent", "details", lambda stamp: _MODES[stamp["mode"]].compare is not None),
     *((name, "details", lambda stamp: _MODES[stamp["mode"]].compare == "compare_systems")
       for name in ("pairs", "wins", "played")),
@@ -6084,6 +6390,9 @@ def _request_stamp(judge, mode, spec):
         request["reask"] = judge.reask
     if judge.explain:
         request["explain"] = True
+    if judge.rubric:  # the descriptions are in the template's hash
+        request["rubric"] = [{"name": c.name, "scale": list(c.scale), "weight": c.weight}
+                             for c in judge.rubric]
     if judge.max_turn_chars != _DEFAULT_MAX_TURN_CHARS:
         request["max_turn_chars"] = judge.max_turn_chars
     return request
@@ -6122,6 +6431,8 @@ def _template_stamp(judges):
             texts += json.dumps(judge.criterion, sort_keys=True)
         if judge.vars:  # a run with other --var values asked other prompts
             texts += json.dumps(judge.vars, sort_keys=True)
+        if judge.rubric:
+            texts += json.dumps(judge.rubric)
         if judge.template in TEMPLATES:
             templates.append(judge.template)
         elif judge.template:
@@ -7058,6 +7369,7 @@ _FLAGS = [
      "option, two scores, the better of two, systems ranked", {"choices": list(_MODES)}),
     ("--criteria FILE", '{"name": ..., "description": ..., "options": {"Good": 1, ...}}; '
      "pairwise, systems: the criterion the two answers are compared under (no options)"),
+    _OPTIONS["rubric"],
     ("--template NAME|FILE", "{} or a str.format file (default: rating, or rating_ref "
      "given a reference)".format(", ".join(TEMPLATES))),
     *_declared("parser", "scale", "system", "pass_threshold", "explain", "vars"),
@@ -7456,16 +7768,16 @@ def _judge_spec(args, entry, *, common, batch):
     if args.judges:
         flag, here = "", os.path.dirname(os.path.abspath(args.judges))
         options.update(_env_options(entry["name"]))
-    mode, template = _entry_mode(entry, flag)
     options.update(entry.get("options") or {})
     options["vars"] = dict(options["vars"], **entry.get("vars") or {})  # its own over --var's
+    mode, template = _entry_mode(entry, flag, options["rubric"])
     criteria, options["template"] = _entry_files(entry, template, flag, here)
     for name, value in (("criterion", criteria), ("base_url", entry.get("url")),
                         ("model", entry.get("model"))):
         if value:
             options[name] = value
-    if options.get("parser") is None:  # a custom text is read as its mode says
-        options["parser"] = _parser_of(options["template"], _MODES[mode].parser)
+    if options.get("parser") is None and options["rubric"] is None:  # a custom text is read as
+        options["parser"] = _parser_of(options["template"], _MODES[mode].parser)  # its mode says
     _check_mode_options(args, mode, options)
     _set_offline(args, options, batch)
     try:
@@ -7488,17 +7800,22 @@ def _set_offline(args, options, batch):
     options["base_url"] = _OFFLINE
 
 
-def _entry_mode(entry, flag):
+def _entry_mode(entry, flag, rubric):
     """(mode, template name) of an entry: its mode, else its built-in template's (criterion
-    given criteria, but for a template judging under one: pairwise), else rating."""
+    given criteria, but for a template judging under one: pairwise; rubric given a rubric),
+    else rating."""
     mode, template, criteria = entry.get("mode"), entry.get("template"), entry.get("criteria")
     criterion = criteria or entry.get("criteria_field")
     if mode is None:
         mode = "rating"
         if template in _MODES:
             mode = template
+        if rubric is not None:
+            mode = "rubric"
         if criterion and not _MODES[mode].criteria:
             mode = "criterion"
+    if rubric is not None:
+        return _rubric_mode(mode, template, flag, entry["name"])
     if mode not in _MODES:
         raise ValueError("mode must be one of {}; got {!r}".format(", ".join(_MODES), mode))
     if _MODES[mode].parser == "option" and not criterion:  # its options are the criterion's
@@ -7508,6 +7825,20 @@ def _entry_mode(entry, flag):
         raise ValueError("{}criteria is for {}mode criterion, pairwise or systems; got mode "
                          "{}".format(flag, flag, mode))
     return mode, template or _MODES[mode].template
+
+
+def _rubric_mode(mode, template, flag, name):
+    """(mode, template) of a judge given a rubric: mode rubric, its template 'criteria'
+    unless another is given; ValueError for another mode (a --judges entry's names it)."""
+    if mode != "rubric":
+        where = "{}rubric is for {}mode rubric".format(flag, flag)
+        if not flag:
+            where = "judge {}: rubric is for mode rubric".format(name)
+        raise ValueError("{} (the default given a rubric); got mode {}".format(
+            where, str(mode)[:100]))
+    if template is None:  # not the mode's own, which asks for its own two criteria
+        template = "criteria"
+    return mode, template
 
 
 # (keyword, the end of a judge's own variable: LLM_JUDGE_<NAME>_API_BASE, as lm-eval)
@@ -7522,14 +7853,6 @@ def _env_options(name):
         if value:
             options[option] = value
     return options
-
-
-def _json_file(path):
-    with open(path, encoding="utf-8") as f:
-        try:
-            return json.load(f)
-        except RecursionError:
-            raise ValueError("not JSON (nested too deeply)") from None
 
 
 def _entry_files(entry, template, flag, here):
@@ -7640,8 +7963,9 @@ def _judges_config(path):
     if not words or len(set(names)) != len(names):
         raise ValueError("--judges {}: names must be distinct words (they prefix the "
                          "output fields); got {}".format(path, _names(names)))
+    here = os.path.dirname(os.path.abspath(path))
     for entry in entries:
-        _check_judge_entry(entry)
+        _check_judge_entry(entry, here)
     return entries
 
 
@@ -7664,8 +7988,9 @@ _JUDGE_NAME = re.compile(r"[A-Za-z][\w-]*")  # a word: names prefix the output f
 _ENTRY_FIELDS = ("name", "mode", "template", "criteria", "url", "model", "options", "vars")
 
 
-def _check_judge_entry(entry):
-    """A --judges entry's fields (a misspelt "modle" would run the default) and values checked."""
+def _check_judge_entry(entry, here):
+    """A --judges entry's fields (a misspelt "modle" would run the default) and values checked;
+    a rubric's path made the file's in ``here``, the --judges file's folder."""
     where = "judge {}: ".format(entry["name"])
     for field in entry:
         if field not in _ENTRY_FIELDS:
@@ -7680,8 +8005,18 @@ def _check_judge_entry(entry):
     for key, name in (("url", "base_url"), ("model", "model"), ("template", "template"),
                       ("vars", "vars")):
         _check_option(_OPTIONS[name], entry.get(key), key, where)
+    if isinstance(options.get("rubric"), str):  # read from the file's folder, and once
+        options["rubric"] = _entry_rubric(os.path.join(here, options["rubric"]), where)
     for name, value in options.items():
         _check_option(_file_option(where, name), value, name, where)
+
+
+def _entry_rubric(path, where):
+    """The rubric of a --judges entry's file, checked; JudgeError naming the judge."""
+    try:
+        return _rubric(path, "rubric")
+    except JudgeError as exc:
+        raise JudgeError(where + str(exc)) from None
 
 
 def _file_option(where, name):
@@ -7692,14 +8027,6 @@ def _file_option(where, name):
     if option.in_file is not True:
         raise ValueError("{}{} {}".format(where, name, option.in_file))
     return option
-
-
-def _did_you_mean(name, names):
-    import difflib
-    near = difflib.get_close_matches(name, list(names), 1)
-    if not near:
-        return ""
-    return " (did you mean {}?)".format(near[0])
 
 
 def _check_files(args):
@@ -7726,8 +8053,8 @@ def _files_of(args):
     reads = [("input", path) for path in _listed(args.input)] + [  # report: several inputs
         ("--batch-import", path) for path in args.batch_import] + [
         ("--judges", args.judges), ("--criteria", args.criteria),
-        ("--response-format", args.response_format), ("--questions", args.questions)] + [
-        ("--answers", path) for path in args.answers]
+        ("--response-format", args.response_format), ("--rubric", args.rubric),
+        ("--questions", args.questions)] + [("--answers", path) for path in args.answers]
     if args.template not in TEMPLATES:
         reads.append(("--template", args.template))
     files = [(flag, path, "the {} file".format(flag)) for flag, path in reads]
@@ -7744,6 +8071,8 @@ def _judges_files(path):
         entries, _ = _read_judges(path)
         named = [(entry["name"], kind, entry.get(kind)) for entry in entries
                  for kind in ("criteria", "template")]
+        named += [(entry["name"], "rubric", _field_of(entry.get("options"), "rubric"))
+                  for entry in entries]
     except (ValueError, AttributeError, RecursionError):
         return []
     here = os.path.dirname(os.path.abspath(path))
@@ -9255,7 +9584,7 @@ class _Tally:
         self.models = collections.Counter()
         self.sources = collections.Counter()
         self.fingerprints = collections.Counter()
-        self.criteria = collections.Counter()  # pairs judged under a criterion: its name
+        self.pair_criteria = collections.Counter()  # pairs judged under a criterion: its name
         self.tokens = collections.Counter()
         # of the items asked in both orders: did both agree, did the order change the verdict
         self.consistent = collections.Counter()
@@ -9275,10 +9604,11 @@ class _Tally:
         self.cost, self.priced, self.unpriced = 0.0, 0, 0  # unpriced: a reply with no usage
         self.reasks = dict.fromkeys(("sent", "reasked", "saved"), 0)  # see _count_asked
         self.human = []  # (the judge's rating or None, its score, the label)
+        self.criteria = {}  # a rubric's: each criterion's scores' sums, as _interval reads them
         self.defaulted = collections.Counter()  # a run's: see _Run.write_record
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
         self.by_value = (self.ratings, self.models, self.sources, self.fingerprints,
-                         self.criteria)
+                         self.pair_criteria)
 
     def add(self, judgement, human=None, lengths=()):
         """Count a judgement; if judged, its ``human`` label and ``lengths`` (a response's,
@@ -9341,6 +9671,7 @@ class _Tally:
                 self.unpriced += 1
         if not ok:
             return
+        self._count_criteria(details.get("criteria"))
         for scores in _repeat_scores(details):
             self.k = len(scores)
             self.alike[len(set(scores)) == 1] += 1
@@ -9349,6 +9680,11 @@ class _Tally:
         if "wins" in details:
             self.wins.update(details["wins"])
             self.played.update(details["played"])
+
+    def _count_criteria(self, criteria):
+        """A judged record's criteria's scores (a rubric's), each into its criterion's sums."""
+        for name, scored in (criteria or {}).items():
+            _add_score(self.criteria.setdefault(name, _new_sums()), scored["score"])
 
     def _count_asked(self, asked, saved):
         """A conversation's orders' agreement, and its re-asks (``saved``: it was read)."""
@@ -9543,6 +9879,7 @@ _GROUP_FIGURES = (
     ("ci_method", None, ()),
     ("ratings", None, ()),
     ("pass_rate", "pass rate", ("mean",)),
+    ("criteria", "criteria ({} CI)", ("mean",)),
     ("systems", "win rates", ("systems",)),
     ("ranking", None, ()),
     ("agreement", "agreement", _ANY_SCORES),
@@ -9560,6 +9897,7 @@ def _run_stamp(args):
 def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, members=None):
     """A run's figures (``members``: a jury's judges) or report's, in --summary's order."""
     summary = _score_figures(stamp, args, tally)
+    summary["criteria"] = _criteria_figures(stamp, args, tally)
     summary.update(_judge_figures(stamp, args, tally, wall, judge, members))
     summary["mode"] = stamp["mode"]
     # trust: of the items asked in both orders, how often both agreed, how often the order won
@@ -9582,7 +9920,7 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
     summary["bradley_terry"] = _ranking_figures(tally, args)
     summary["pass_rate"] = _share_true(tally.passed)
     summary["system_fingerprints"] = dict(tally.fingerprints)
-    summary["criteria"] = dict(tally.criteria)  # {name: records judged under it}
+    summary["pair_criteria"] = dict(tally.pair_criteria)  # {name: records judged under it}
     summary["template_sha256"] = stamp["template_sha256"]
     summary["agreement"] = _human_agreement(args, tally, stamp)
     summary["fields"] = _default_lines(tally.defaulted, args)
@@ -9637,6 +9975,30 @@ def _score_figures(stamp, args, tally):
 
 def _on_scale(score, scale):
     return round(scale[0] + score * (scale[1] - scale[0]), 4)
+
+
+def _criteria_figures(stamp, args, tally):
+    """Each criterion of a rubric, over the records judged: its mean score (0-1) and its
+    interval, the same on its own scale, its weight (the run's rubric's); None without."""
+    if not tally.criteria:
+        return None
+    rubric = {}  # the stamp's criteria by name: a jury's judges' first naming each
+    for request in _requests(stamp):
+        for criterion in _field_of(request, "rubric") or ():
+            rubric.setdefault(criterion["name"], criterion)
+    figures = {}
+    for name, sums in tally.criteria.items():
+        interval = _interval(seed=args.bootstrap_seed, level=args.confidence,
+                             resamples=args.bootstrap_samples, **sums)[0]
+        own, mean = rubric.get(name, {}), sums["total"] / sums["n"]
+        scale = own.get("scale")
+        figures[name] = {"n": sums["n"], "mean_score": round(mean, 4), "ci": interval,
+                         "mean_value": None, "mean_value_ci": None, "scale": scale,
+                         "weight": own.get("weight")}
+        if scale:
+            figures[name].update(mean_value=_on_scale(mean, scale),
+                                 mean_value_ci=[_on_scale(end, scale) for end in interval])
+    return figures
 
 
 def _win_rates(tally):
@@ -9871,7 +10233,8 @@ def _group_figures(stamp, args, tally, overall):
             group = kept[label]
             summary = _score_figures(stamp, args, group)
             summary.update(_win_rates(group), pass_rate=_share_true(group.passed),
-                           agreement=_human_agreement(args, group, stamp, kind))
+                           agreement=_human_agreement(args, group, stamp, kind),
+                           criteria=_criteria_figures(stamp, args, group))
             value = None
             if label != _NO_FIELD and "<hidden>" not in label:  # the label is its JSON
                 value = json.loads(label)
@@ -9896,7 +10259,7 @@ def _print_summary(s, max_error_rate, file, name=None):
     lines += ["  first {}: {}".format(*kv) for kv in _first_errors_once(s["errors"]).items()]
     lines += ["  fields: " + line for line in s.get("fields") or ()]
     lines += ["  warning: " + warning for warning, _ in _self_lines(s)]
-    lines += _score_lines(s) + _criteria_lines(s) + _bt_lines(s)
+    lines += _score_lines(s) + _criteria_lines(s) + _rubric_lines(s) + _bt_lines(s)
     for title, rows in _group_tables(s):  # each column as wide as its widest cell
         widths = [max(map(len, column)) for column in zip(*rows)]
         lines.append("  " + title)
@@ -10059,13 +10422,41 @@ def _score_lines(s):
     return [line.format(**figures)]
 
 
-def _criteria_lines(s):
+def _criteria_lines(s):  # of pairs; a rubric's: _rubric_lines
     """The criteria the pairs were judged under, with their records: none if none named."""
-    criteria = s.get("criteria")  # a summary made elsewhere may have none
+    criteria = s.get("pair_criteria")  # a summary made elsewhere may have none
     if not criteria:
         return []
     counts = ["{} (n={})".format(name, n) for name, n in criteria.items()]
     return ["  judged under criterion " + _names(counts)]
+
+
+def _rubric_lines(s):
+    """A rubric's criteria: each one's mean on its scale and its score, with their intervals."""
+    criteria = s.get("criteria")
+    if not criteria:
+        return []
+    lines = ["  criteria, over the records judged ({} CIs):".format(_level(s))]
+    for name, figures in criteria.items():
+        shown = "score {mean_score} (CI {ci})".format(**figures)
+        if figures["mean_value"] is not None:
+            shown = "{} on the {:g}-{:g} scale (CI {}), {}".format(
+                figures["mean_value"], *figures["scale"], figures["mean_value_ci"], shown)
+        lines.append("    {}: {}; weight {} (n={})".format(
+            _system_label(name), shown, _none_as(figures["weight"], "not known"), figures["n"]))
+    return lines
+
+
+def _criteria_cell(criteria):
+    """A group's criteria in a table's cell: each one's mean on its scale (else its score)
+    and interval."""
+    cells = []
+    for name, figures in criteria.items():
+        mean, interval = figures["mean_value"], figures["mean_value_ci"]
+        if mean is None:
+            mean, interval = figures["mean_score"], figures["ci"]
+        cells.append("{} {} {}".format(_system_label(name), mean, interval))
+    return ", ".join(cells)
 
 
 def _ci_text(s, interval):
@@ -10268,6 +10659,8 @@ def _group_cell(key, value):
     if key == "systems":
         ranked = sorted(value.items(), key=lambda kv: (-kv[1]["win_rate"], kv[0]))
         return ", ".join("{} {}".format(_system_label(k), v["win_rate"]) for k, v in ranked)
+    if key == "criteria":
+        return _criteria_cell(value)
     if key == "agreement":
         return _AGREEMENT_CELLS.get(value.get("kind"), "too few labels (n={n})").format(**value)
     return str(value)
@@ -10466,7 +10859,7 @@ def _judge_section(name, s, tally):
     fields = {key: _esc(_none_as(value, "")) for key, value in s.items()}
     score = _score_lines(s) or ["none judged"]  # the summary's line: all exported, none
     spent = [_esc(line.strip()) for line in _economy_lines(s)]
-    charts = list(_score_charts(s)) + list(_trust_charts(s, tally))
+    charts = list(_score_charts(s)) + _criteria_charts(s) + list(_trust_charts(s, tally))
     groups = ["<p>{}</p>{}".format(_esc(title), _html_table(table[0], table[1:], ""))
               for title, table in _group_tables(s)]  # cell for cell the printed summary's
     if groups:
@@ -10508,6 +10901,23 @@ def _score_charts(s):
         items = "".join("<li>{}</li>".format(_esc(line.strip())) for line in ranking[1:])
         yield "Bradley-Terry scores", "<p>{}</p><ul>{}</ul>".format(
             _esc(ranking[0].strip()), items)
+
+
+def _criteria_charts(s):
+    """[(heading, body)] of a rubric's criteria: the printed lines' figures as a table, and
+    each criterion's mean score with its interval as a bar."""
+    criteria = s.get("criteria")
+    if not criteria:
+        return []
+    rows = [(name, figures["weight"], figures["n"], figures["mean_value"],
+             figures["mean_value_ci"], figures["mean_score"], figures["ci"])
+            for name, figures in criteria.items()]
+    table = _html_table(("criterion", "weight", "records", "mean on its scale",
+                         "{} CI".format(_level(s)), "mean score", "{} CI".format(_level(s))),
+                        rows)
+    bars = _svg_bars([(name, figures["mean_score"], figures["ci"])
+                      for name, figures in criteria.items()])
+    return [("Criteria (scores 0-1, over the records judged)", table + bars)]
 
 
 def _trust_charts(s, tally):
@@ -10711,9 +11121,23 @@ _FIGURE_CHECKS = {name: check for name, _, check in _FIGURE_OPTIONS}
 
 
 def _is_request(value):
-    """An object, its reask a count or null (0), its on_failure a number or null."""
+    """An object, its reask a count or null (0), its on_failure a number or null, its rubric
+    (if any) a list of criteria."""
     return isinstance(value, dict) and _COUNT_OR_NULL(value.get("reask")) and _NUMBER_OR_NULL(
-        value.get("on_failure"))
+        value.get("on_failure")) and _optional(_list_of(_is_stamped_criterion))(
+            value.get("rubric"))
+
+
+def _is_stamped_criterion(value):
+    """A rubric's criterion as a stamp holds it: {name, scale, weight}."""
+    return isinstance(value, dict) and _is_text(value.get("name")) and _is_scale(
+        value.get("scale")) and _is_finite(value.get("weight"))
+
+
+def _is_scored_criterion(value):
+    """A record's criterion: its number and its score (0 to 1)."""
+    return isinstance(value, dict) and _is_finite(value.get("value")) and _is_score(
+        value.get("score"))
 
 
 _TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL, _COUNT_OR_NULL, _NUMBER_OR_NULL = map(
@@ -10735,6 +11159,8 @@ _READ_CHECKS = (
     ("repeats", "a list of scores (0 to 1, or null)", _optional(_list_of(_SCORE_OR_NULL))),
     *((name, "a list of the replies re-asked (text or null)",
        _optional(_list_of(_TEXT_OR_NULL))) for name in _REASKS_FIELDS),
+    ("criteria", "an object of criteria, each {value: a number, score: 0 to 1}",
+     _optional(_object_of(_is_scored_criterion))),
 )
 
 
@@ -10767,8 +11193,8 @@ _STAMP_CHECKS = (
     ("jury", "text", _TEXT_OR_NULL),
     ("quorum", "1 or more", _optional(_whole(1))),
     ("judges", "a list of names", _optional(_list_of(_is_text))),
-    ("request", "an object (its on_failure a number or null, its reask 0 or more), or a list "
-     "of them", _are_requests),
+    ("request", "an object (its on_failure a number or null, its reask 0 or more, its rubric "
+     "a list of {name, scale, weight}), or a list of them", _are_requests),
     ("figures", "an object of --strong-weight, --baseline, --confidence, --bootstrap-samples "
      "and --bootstrap-seed as a run takes them", _optional(_are_figure_options)),
 )
@@ -11110,7 +11536,19 @@ def _check_judgement(fields, name, stamp):
                          "Statuses); got {!r}".format(name, status))
     _check_score(fields, name, stamp, status)
     _check(fields, _READ_CHECKS, name)
+    _check_criteria(fields, name, stamp)
     _check_details(fields, name, stamp, status)
+
+
+def _check_criteria(fields, name, stamp):
+    """A record's criteria must be its run's rubric's: one added by hand was never asked."""
+    criteria = fields.get("criteria")
+    if criteria is None:
+        return
+    names = [c["name"] for request in _requests(stamp) for c in request.get("rubric") or ()]
+    if not set(criteria) <= set(names):
+        raise JudgeError("{}criteria must be the run's rubric's ({}); got {}".format(
+            name, _names(names, "none"), _names(criteria)))
 
 
 def _check_details(fields, name, stamp, status):

@@ -250,7 +250,8 @@ class FieldTest(CLITest):
         self.assertEqual((code, out), (2, ""))
         self.assertEqual(err, "minijudge: error: --template 'nosuch' is neither a template "
                          "name (rating, rating_ref, binary, math, comparative, pairwise, "
-                         "rubric, criterion, trajectory) nor a readable file: No such file or "
+                         "rubric, criterion, criteria, trajectory) nor a readable file: No such "
+                         "file or "
                          "directory\n")
         self.assertEqual(self.srv.requests, [])
 

@@ -411,7 +411,8 @@ class PythonTest(StubTestCase):
     def test_templates_without_a_conversation_render_as_before(self):
         fields = dict(question="q", response="r", reference="a", response_a="x",
                       response_b="y", criterion_name="c", criterion_description="d",
-                      criterion_options="o", instruction="i", low=1, high=10)
+                      criterion_options="o", instruction="i", low=1, high=10,
+                      rubric_criteria="- a (1 to 5)", rubric_form='{"a": <1 to 5>}')
         for name, text in minijudge.TEMPLATES.items():
             with self.subTest(template=name):
                 self.assertIn("{conversation_section}", text)

@@ -648,7 +648,8 @@ class ReasksPastTheRunHostileTest(CostHostileTest):
         for record in records:  # a run's records share one stamp
             record["judge_run"]["request"]["reask"] = "9"
         self.assert_refused(records, "judge_run: request must be an object (its on_failure a "
-                            "number or null, its reask 0 or more), or a list of them; got "
+                            "number or null, its reask 0 or more, its rubric a list of {{name, "
+                            "scale, weight}}), or a list of them; got "
                             "{!r}".format(records[0]["judge_run"]["request"]))
 
 

@@ -63,7 +63,7 @@ BAD_OPTIONS = [
     ({"headers": {"X-Note": "a\nb"}}, "header 'X-Note' has a line break in it"),
     ({"key_header": "api key"}, "key_header must be a header name; got 'api key'"),
     ({"parser": "xml"}, "parser must be one of rating, binary, comparative, verdict, json, "
-                        "option; got 'xml'"),
+                        "rubric, option; got 'xml'"),
     ({"binary_format": "10"}, "binary_format must be yesno or 01; got '10'"),
     ({"max_token": 4}, "'max_token' is not a judge option (did you mean max_tokens?)"),
     # what belongs to the run, or to Python, or to the entry itself
@@ -385,9 +385,9 @@ GROUPS = {
     "server": ["--judge-url", "--judge-model", "--key-header", "--header", "--timeout",
                "--max-retries", "--retry-min-wait", "--retry-max-wait", "--restart-wait",
                "--extra-body", "--rpm", "--tpm"],
-    "what to judge": ["--mode", "--criteria", "--template", "--parser", "--scale", "--system",
-                      "--pass-threshold", "--explain", "--var", "--single-order", "--assess",
-                      "--assess-max-tokens",
+    "what to judge": ["--mode", "--criteria", "--rubric", "--template", "--parser", "--scale",
+                      "--system", "--pass-threshold", "--explain", "--var", "--single-order",
+                      "--assess", "--assess-max-tokens",
                       "--check-position", "--binary-format", "--response-format",
                       "--score-field"],
     "fields": ["--question-field", "--reference-field", "--response-field",

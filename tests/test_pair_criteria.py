@@ -105,7 +105,7 @@ class PairCriteriaTest(StubTestCase):
                           "\n\n[Question]\n", prompt)
             self.assertNotIn("Consider correctness, helpfulness", prompt)
             self.assertTrue(prompt.endswith('"[[C]]" for a tie.'))  # the verdict as usual
-        self.assertEqual(self.summary()["criteria"], {"Conciseness": 2})
+        self.assertEqual(self.summary()["pair_criteria"], {"Conciseness": 2})
         self.assertIn("\n  judged under criterion Conciseness (n=2)\n", err)
         self.assertEqual(self.summary()["mean_score_judged"], 0.5)
 
@@ -125,7 +125,7 @@ class PairCriteriaTest(StubTestCase):
         record = self.records()[0]
         self.assertEqual(record["judge_verdict"], "B")  # the longer answer, no criterion said
         self.assertNotIn("judge_criterion", record)
-        self.assertEqual(self.summary()["criteria"], {})
+        self.assertEqual(self.summary()["pair_criteria"], {})
         self.assertNotIn("judged under", err)
         expected = minijudge.render("pairwise", pair("Capital of France?", SHORT, LONG))
         self.assertIn(expected, self.prompts(self.srv))  # of the two orders
@@ -157,7 +157,7 @@ class PairCriteriaTest(StubTestCase):
         self.assertEqual(records[4]["judge_error"],
                          "line 5: field 'crit': a criterion for pairs needs a name (text, not "
                          "blank) and may have a description (text); got 'Conciseness'")
-        self.assertEqual(self.summary()["criteria"], {"Conciseness": 1, "Sourcing": 1})
+        self.assertEqual(self.summary()["pair_criteria"], {"Conciseness": 1, "Sourcing": 1})
         self.assertIn("judged under criterion Conciseness (n=1), Sourcing (n=1)",
                       err)
 
@@ -216,7 +216,7 @@ class PairCriteriaTest(StubTestCase):
         self.assertNotIn("plain_criterion", record)
         self.assertEqual(record["sourced_run"]["mode"], "pairwise")
         judges = self.summary()["judges"]
-        self.assertEqual([judges[name]["criteria"] for name in ("brief", "sourced", "plain")],
+        self.assertEqual([judges[name]["pair_criteria"] for name in ("brief", "sourced", "plain")],
                          [{"Conciseness": 1}, {"Sourcing": 1}, {}])
 
     def test_a_reply_that_follows_no_format_fails_under_its_criterion(self):
@@ -242,7 +242,7 @@ class PairCriteriaTest(StubTestCase):
         code, err = self.cli("--mode", "pairwise", "--criteria", criteria, source)
         self.assertEqual(code, 0, err)
         err, summary = self.report(self.path("out.jsonl"))
-        self.assertEqual(summary["criteria"], {"Conciseness": 1})
+        self.assertEqual(summary["pair_criteria"], {"Conciseness": 1})
         self.assertIn("judged under criterion Conciseness (n=1)", err)
         record = self.records()[0]
         for bad in (["Conciseness"], {"name": "x"}, 3):

@@ -149,6 +149,10 @@ def judge(request):
         return chat({True: "yes", False: "no"}[verdict])
     if "Criterion: helpfulness" in prompt:
         return chat({True: "Excellent", False: "Bad"}[verdict])
+    if "\nCriteria:\n- accuracy" in prompt:  # a rubric: reasoning, then one JSON object
+        numbers = {True: (5, 9, 5), False: (1, 7, 2), None: (3, 5, 3)}[verdict]
+        return chat("Checked against the reference.\n```json\n" + json.dumps(dict(
+            zip(("accuracy", "clarity", "completeness"), numbers))) + "\n```")
     good, bad = PANEL.get(request.json["model"], (5, 2))
     rating = {True: good, False: bad, None: 3}[verdict]
     reply = "Rating: [[{}]]".format(rating)
@@ -287,7 +291,7 @@ class CommonTasks(SideBySide):
         titles = [t for t in self.tasks if t]
         self.assertEqual(titles, ["Your own field names", "A reference answer",
                                   "Two responses (pairwise)", "Reasons first", "A criterion",
-                                  "Ranking systems", "Conversations and agents",
+                                  "Several criteria", "Ranking systems", "Conversations and agents",
                                   "A panel of judges", "Figures by category",
                                   "Another tool's judgments", "A batch engine"])
 
@@ -406,6 +410,20 @@ class CommonTasks(SideBySide):
             if source["answer"].lower() in source["response"].lower():
                 expected = ("Excellent", 1.0)
             self.assertEqual((record["judge_option"], record["judge_score"]), expected)
+
+    def test_several_criteria(self):
+        (command,) = self.commands("Several criteria", 1)
+        qa = self.example("qa.jsonl")
+        scored, err, chats = self.run_scored(command, qa)
+        # right: (2 * 1 + 0.9 + 1) / 4 = 0.975; wrong: (2 * 0 + 0.7 + 0.25) / 4 = 0.2375
+        for record, source in zip(scored, qa):
+            if not source["response"]:
+                self.assertEqual(record["judge_status"], "empty_response")
+                continue
+            right = source["answer"].lower() in source["response"].lower()
+            self.assertEqual(record["judge_score"], {True: 0.975, False: 0.2375}[right])
+            self.assertEqual(record["judge_criteria"]["accuracy"]["value"], 5 if right else 1)
+        self.assertIn("\n  criteria, over the records judged (95% CIs):\n    accuracy: ", err)
 
     def test_ranking_systems(self):
         (command,) = self.commands("Ranking systems", 1)

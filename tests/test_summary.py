@@ -105,8 +105,8 @@ class FiguresTest(GroupTest):
             "statuses": {"ok": 2, "parse_error": 1}, "failed": 1, "failure_rate": 0.3333,
             "mean_score": 0.3333, "mean_score_judged": 0.5, "mean_value": 3.0,
             "ci": [0.0, 1.0], "ci95": [0.0, 1.0], "ci_method": "bootstrap, 1000 resamples, seed 0",
-            "ratings": {"1": 1, "5": 1}, "pass_rate": None, "systems": None, "ranking": None,
-            "agreement": None})
+            "ratings": {"1": 1, "5": 1}, "pass_rate": None, "criteria": None, "systems": None,
+            "ranking": None, "agreement": None})
         self.assertEqual((writing["label"], writing["records"], writing["mean_score"],
                           writing["mean_value"], writing["ci95"], writing["ratings"]),
                          ('"writing"', 2, 0.75, 4.0, [0.5, 1.0], {"3": 1, "5": 1}))

@@ -15,7 +15,8 @@ from stub import JUDGE_ENV, PYTHON, StubTestCase  # noqa: E402
 RECORD = {"question": "What is 2+2?", "answer": "4", "response": "four",
           "response_a": "4", "response_b": "5", "category": "math",
           "criterion_name": "accuracy", "criterion_description": "Is it right?",
-          "criterion_options": "- Right\n- Wrong"}
+          "criterion_options": "- Right\n- Wrong", "rubric_criteria": "- accuracy (1 to 5)",
+          "rubric_form": '{"accuracy": <1 to 5>}'}
 
 
 class RenderTest(unittest.TestCase):
