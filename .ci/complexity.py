@@ -22,7 +22,9 @@ MAX_AVERAGE_CCN = 5.02
 GOAL_AVERAGE_CCN = 5.0
 MAX_CCN = 15
 MAX_NLOC = 60
-MAX_LINES = 11800  # issue 46: statistics API and report --layout (+612), --explain (+120), pairs under a criterion and the seeds rows (+193)
+# issue 46 bought +1,400: its statistics API and report --layout (+612), --explain (+120),
+# pairs under a criterion and the seeds' rows (+193), --rubric (+437), hostile passes (+40)
+MAX_LINES = 12200
 GOAL_LINES = 10000
 
 
