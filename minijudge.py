@@ -2893,8 +2893,10 @@ def _is_extra_body(value):
 
 
 def _is_scale(value):
-    """[LO, HI] (a tuple too): two finite numbers, LO below HI."""
-    return _is_two(value) and all(map(_is_finite, value)) and value[0] < value[1]
+    """[LO, HI] (a tuple too): two finite numbers, LO below HI, HI - LO finite (a span
+    of inf would score every rating 0.0)."""
+    return (_is_two(value) and all(map(_is_finite, value)) and value[0] < value[1]
+            and math.isfinite(value[1] - value[0]))
 
 
 # what a header may not hold: a line break would forge more headers
