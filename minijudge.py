@@ -6107,8 +6107,13 @@ def _template_stamp(judges):
     """The judges' templates' names and the hash of their texts with their criteria."""
     templates, texts = [], ""
     for judge in judges:
-        texts += TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE +
-                               RATING_REF_TEMPLATE)
+        text = TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE +
+                             RATING_REF_TEMPLATE)
+        if judge.template == "pairwise" and not judge.criterion:  # the prompt of before a
+            # criterion could be given, byte for byte: its hash too, one run to report
+            text = text.replace("{pairwise_focus}", _PAIRWISE_FOCUS).replace(
+                "{criterion_section}", "")
+        texts += text
         if judge.criterion:
             texts += json.dumps(judge.criterion, sort_keys=True)
         if judge.vars:  # a run with other --var values asked other prompts

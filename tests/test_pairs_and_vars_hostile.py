@@ -105,8 +105,10 @@ class PairsAndVarsHostileTest(StubTestCase):
         self.assertEqual(self.cli("--mode", "pairwise", self.pairs)[0], 0)
         stamp = self.records()[0]["judge_run"]
         self.assertEqual(stamp["template_sha256"], PAIRWISE_SHA_BEFORE_46)
-        # an older run's file (its stamp as minijudge then wrote it) and a new one: one run
-        older = self.write_jsonl("older.jsonl", self.records())
+        # an older run's file over lines 3 and 4 (its stamp as minijudge then wrote it)
+        # and a new one over lines 1 and 2: one run
+        older = self.write_jsonl("older.jsonl", [dict(r, judge_line=r["judge_line"] + 2)
+                                                 for r in self.records()])
         self.assertEqual(self.cli("--mode", "pairwise", self.pairs, out="new.jsonl")[0], 0)
         err, figures = self.report(older, self.path("new.jsonl"))
         self.assertNotIn("mixed", err)
