@@ -1678,10 +1678,11 @@ def _pair_criterion(criterion):
         name, description = criterion.get("name"), criterion.get("description")
     if description is None:
         description = ""
-    if not (_is_text(name) and name.strip() and _is_text(description)):
-        raise JudgeError("a criterion for pairs needs a name (text, not blank) and may have a "
-                         "description (text); got {!r}".format(criterion)[:300])
-    section = "Criterion: {}\n{}".format(name.strip(), description.strip()).strip()
+    if not (_is_text(name) and len(name.strip().splitlines()) == 1 and _is_text(description)):
+        raise JudgeError("a criterion for pairs needs a name (one line of text, not blank) and "
+                         "may have a description (text); got {!r}".format(criterion)[:300])
+    name = name.strip()  # as the prompt shows it, so judge_criterion names what it was told
+    section = "Criterion: {}\n{}".format(name, description.strip()).strip()
     return {"name": name, "fields": {
         "criterion_name": name, "criterion_description": description,
         "criterion_section": section + "\n\n", "pairwise_focus": _PAIR_CRITERION_FOCUS}}

@@ -89,8 +89,9 @@ class PairsAndVarsHostileTest(StubTestCase):
                          (2, "minijudge: error: judge a: " + expected + "[-1e+308, 1e+308]"))
         code, err = self.cli("--template", self.template, "--parser", "rating",
                              "--scale", "-1e308,1e308", self.qa)
-        self.assertEqual((code, err.splitlines()[-1]), (2, "minijudge: error: --scale must be "
-                                                           "LO,HI with LO < HI; got '-1e308,1e308'"))
+        self.assertEqual((code, err.splitlines()[-1]),
+                         (2, "minijudge: error: --scale must be LO,HI with LO < HI; got "
+                             "'-1e308,1e308'"))
         self.assertEqual(self.srv.chat_count, 0)
 
     def test_a_wide_finite_scale_still_scores_its_middle_one_half(self):
