@@ -11,7 +11,7 @@ file, a Python keyword) that look right but are not, and results that must agree
 - A criterion's name is what the prompt shows (its spaces trimmed): ``judge_criterion``
   and the summary's ``criteria`` name it so, and a name holding a line break (which would
   write a second ``Criterion:`` line into the prompt) is refused.
-- ``--var lang=a --var lang=b`` is refused (exit 2), not the last one silently kept.
+- ``--var lang=a --var lang=b``: the last value is the prompt's, the stamp's and the cache's.
 
 Each case runs ``python -m minijudge`` in a subprocess against the loopback stub, which
 answers as a real judge would (its reasons, then the verdict on the last line).
@@ -150,20 +150,20 @@ class PairsAndVarsHostileTest(StubTestCase):
         self.assertIn("one line of text", record["judge_error"])
         self.assertEqual(self.srv.chat_count, 0)
 
-    # --var given twice
+    # --var given twice: the last value wins (test_template_vars pins it), everywhere
 
-    def test_a_var_given_twice_is_refused(self):
+    def test_a_var_given_twice_is_the_last_one_in_the_prompt_the_stamp_and_the_cache(self):
         template = self.write("lang.txt", "Lang {lang}.\n{question}\n{response}\nRating: N\n")
-        code, err = self.cli("--template", template, "--var", "lang=French",
-                             "--var", "lang=German", self.qa)
-        self.assertEqual((code, err.splitlines()[-1]),
-                         (2, "minijudge: error: --var lang is given twice ('French', then "
-                             "'German'): give each once"))
-        self.assertEqual(self.srv.chat_count, 0)
-        code, _ = self.cli("--template", template, "--var", "lang=a=b", "--var", "other=",
-                           self.qa)
-        self.assertNotEqual(code, 2)  # judged ("Rating: 0" is off 1 to 5: out_of_range)
-        self.assertIn("Lang a=b.", self.srv.requests[-1].prompt)
+        cache = self.path("cache.jsonl")
+        self.cli("--template", template, "--var", "lang=French", "--var", "lang=German",
+                 "--cache", cache, self.qa, out="twice.jsonl")
+        self.assertIn("Lang German.", self.srv.requests[-1].prompt)
+        sent = self.srv.chat_count
+        self.cli("--template", template, "--var", "lang=German", "--cache", cache, self.qa,
+                 out="once.jsonl")
+        self.assertEqual(self.srv.chat_count, sent)  # the same request: answered by the cache
+        twice, once = self.records("twice.jsonl")[0], self.records("once.jsonl")[0]
+        self.assertEqual(twice["judge_run"], once["judge_run"])
 
 
 if __name__ == "__main__":
