@@ -1711,10 +1711,11 @@ def _pair_criterion(criterion):
         name, description = criterion.get("name"), criterion.get("description")
     if description is None:
         description = ""
-    if not (_is_text(name) and name.strip() and _is_text(description)):
-        raise JudgeError("a criterion for pairs needs a name (text, not blank) and may have a "
-                         "description (text); got {!r}".format(criterion)[:300])
-    section = "Criterion: {}\n{}".format(name.strip(), description.strip()).strip()
+    if not (_is_text(name) and len(name.strip().splitlines()) == 1 and _is_text(description)):
+        raise JudgeError("a criterion for pairs needs a name (one line of text, not blank) and "
+                         "may have a description (text); got {!r}".format(criterion)[:300])
+    name = name.strip()  # as the prompt shows it, so judge_criterion names what it was told
+    section = "Criterion: {}\n{}".format(name, description.strip()).strip()
     return {"name": name, "fields": {
         "criterion_name": name, "criterion_description": description,
         "criterion_section": section + "\n\n", "pairwise_focus": _PAIR_CRITERION_FOCUS}}
@@ -3031,8 +3032,10 @@ def _is_extra_body(value):
 
 
 def _is_scale(value):
-    """[LO, HI] (a tuple too): two finite numbers, LO below HI."""
-    return _is_two(value) and all(map(_is_finite, value)) and value[0] < value[1]
+    """[LO, HI] (a tuple too): two finite numbers, LO below HI, HI - LO finite (a span
+    of inf would score every rating 0.0)."""
+    return (_is_two(value) and all(map(_is_finite, value)) and value[0] < value[1]
+            and math.isfinite(value[1] - value[0]))
 
 
 # what a header may not hold: a line break would forge more headers
@@ -6425,8 +6428,13 @@ def _template_stamp(judges):
     """The judges' templates' names and the hash of their texts with their criteria."""
     templates, texts = [], ""
     for judge in judges:
-        texts += TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE +
-                               RATING_REF_TEMPLATE)
+        text = TEMPLATES.get(judge.template, judge.template or RATING_TEMPLATE +
+                             RATING_REF_TEMPLATE)
+        if judge.template == "pairwise" and not judge.criterion:  # the prompt of before a
+            # criterion could be given, byte for byte: its hash too, one run to report
+            text = text.replace("{pairwise_focus}", _PAIRWISE_FOCUS).replace(
+                "{criterion_section}", "")
+        texts += text
         if judge.criterion:
             texts += json.dumps(judge.criterion, sort_keys=True)
         if judge.vars:  # a run with other --var values asked other prompts

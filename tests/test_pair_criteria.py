@@ -152,11 +152,13 @@ class PairCriteriaTest(StubTestCase):
         self.assertEqual(records[2]["judge_error"],
                          "line 3: no 'crit' field (--criteria-field, and no --criteria)")
         self.assertEqual(records[3]["judge_error"],
-                         "line 4: field 'crit': a criterion for pairs needs a name (text, not "
-                         "blank) and may have a description (text); got {'name': '  '}")
+                         "line 4: field 'crit': a criterion for pairs needs a name (one line "
+                         "of text, not blank) and may have a description (text); got "
+                         "{'name': '  '}")
         self.assertEqual(records[4]["judge_error"],
-                         "line 5: field 'crit': a criterion for pairs needs a name (text, not "
-                         "blank) and may have a description (text); got 'Conciseness'")
+                         "line 5: field 'crit': a criterion for pairs needs a name (one line "
+                         "of text, not blank) and may have a description (text); got "
+                         "'Conciseness'")
         self.assertEqual(self.summary()["pair_criteria"], {"Conciseness": 1, "Sourcing": 1})
         self.assertIn("judged under criterion Conciseness (n=1), Sourcing (n=1)",
                       err)
@@ -279,8 +281,8 @@ class PairCriteriaRefusedTest(StubTestCase):
 
     def test_a_criterion_that_is_no_pair_criterion(self):
         source = self.write_jsonl("in.jsonl", [pair("Capital?", SHORT, LONG)])
-        message = ("a criterion for pairs needs a name (text, not blank) and may have a "
-                   "description (text); got ")
+        message = ("a criterion for pairs needs a name (one line of text, not blank) and may "
+                   "have a description (text); got ")
         for bad in ({"name": ""}, {"description": "no name"}, ["Conciseness"],
                     {"name": "x", "description": 3}, {"name": ["x"]}):
             with self.subTest(bad=bad):
