@@ -1892,9 +1892,9 @@ def _criterion_number(value):
     if isinstance(value, Mapping):
         value = _first(value, "score", "rating", "value")
     if isinstance(value, str) and _NUMBER_TEXT_RE.match(value):
-        return _number(value.strip().lstrip("+"))
+        value = _number(value.strip().lstrip("+"))
     if _is_finite(value):
-        return value
+        return value + 0  # -0.0 is 0.0: a record, a page, never says -0.0
     return None
 
 
@@ -4435,8 +4435,8 @@ class LLMJudge:
             return self._failed("refused", "the judge refused: finish_reason content_filter",
                                 **common)
         value, candidate, explanation = None, None, None
-        cut = reply.get("finish_reason") == "length"  # explain: a cut reply's last line is
-        if not free and not (cut and self.explain):  # its explanation's, not its verdict's
+        cut = reply.get("finish_reason") == "length"
+        if not free and not self._cut_short(cut, raw):
             value, candidate, explanation = self._read(raw or "", scale)
         elif free and not cut:
             value = _visible(raw).strip() or None
@@ -4448,15 +4448,23 @@ class LLMJudge:
         return Judgement(value=value, details=self._reader.details(value),
                          explanation=explanation, **scored, **common)
 
+    def _cut_short(self, cut, raw):
+        """A reply cut off (finish_reason length, ``cut``) with no verdict to read: explain's
+        last line is a piece of its explanation; a rubric's object that never closed would be
+        read by its "key: number" lines, the last number cut ("c": 0.5 read as 0)."""
+        if not cut:
+            return False
+        return self.explain or self.parser == "rubric" and parse_json(raw or "") is None
+
     def _read(self, text, scale):
         """(value or None, what was read off the scale, the explanation) of a reply; with
         explain, the verdict is read from its last line only, the lines before it are the
         explanation; a JSON reply is read whole, its "reasoning" the explanation."""
         if not self.explain:
             return self._reader.read(text, scale) + (None,)
-        if self.parser == "json":
+        if self.parser in ("json", "rubric"):  # one object, read whole: no last line
             value, candidate = self._reader.read(text, scale)
-            reasons = _first(value or {}, "reasoning", "explanation")
+            reasons = value and _first(parse_json(text) or {}, "reasoning", "explanation")
             return value, candidate, _text_or_none(reasons)
         explanation, line = _explained(text)
         return self._reader.read(line, scale) + (explanation,)
@@ -7937,6 +7945,22 @@ def _check_panel(specs):
         if len(set(map(repr, values.values()))) > 1:
             raise ValueError("--jury needs one {} for every judge; got {}".format(option, ", ".join(
                 "{} {!r}".format(prefix, value) for prefix, value in values.items())))
+    _check_panel_criteria(specs)
+
+
+def _check_panel_criteria(specs):
+    """A panel's judges' rubrics give a criterion they share one scale: its combined value
+    is on it (a 5 on 1-5 and a 10 on 0-10 make a 7.5 on neither)."""
+    scales = {}  # criterion: {judge: its scale}
+    for prefix, judge, _ in specs:
+        for criterion in judge.rubric or ():
+            scales.setdefault(criterion.name, {})[prefix] = criterion.scale
+    for name, given in scales.items():
+        if len(set(given.values())) > 1:
+            raise ValueError("--jury needs one scale for each criterion of every judge's "
+                             "rubric; got criterion {!r}: {}".format(name, ", ".join(
+                                 "{} {}".format(prefix, _span(*scale, "{:g}"))
+                                 for prefix, scale in given.items())))
 
 
 def _check_max_cost(args, specs):
@@ -10440,8 +10464,9 @@ def _rubric_lines(s):
     for name, figures in criteria.items():
         shown = "score {mean_score} (CI {ci})".format(**figures)
         if figures["mean_value"] is not None:
-            shown = "{} on the {:g}-{:g} scale (CI {}), {}".format(
-                figures["mean_value"], *figures["scale"], figures["mean_value_ci"], shown)
+            shown = "{} on the {} scale (CI {}), {}".format(
+                figures["mean_value"], _span(*figures["scale"], "{:g}"), figures["mean_value_ci"],
+                shown)
         lines.append("    {}: {}; weight {} (n={})".format(
             _system_label(name), shown, _none_as(figures["weight"], "not known"), figures["n"]))
     return lines
