@@ -3183,7 +3183,7 @@ def _rubric(value, where):
 
 
 def _json_file(path):
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8-sig") as f:  # a BOM is read, as the input's is
         try:
             return json.load(f)
         except RecursionError:

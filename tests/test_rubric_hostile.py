@@ -114,6 +114,43 @@ class Hostile(CommandLineTestCase):
         self.assertNotIn("-0.0", json.dumps(out["r"]["judge_criteria"]))
 
 
+class Files(CommandLineTestCase):
+    def cli(self, rubric, *argv):
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
+        return self.subprocess("--judge-url", self.srv.url, "--judge-model", "judge-model",
+                               "--no-preflight", "--max-retries", "0", "--rubric", rubric,
+                               *argv, source)
+
+    def test_a_rubric_file_saved_with_a_bom_or_crlf_reads_as_the_input_does(self):
+        # Windows' Notepad writes a BOM; the input's BOM is read (docs/guarantees.md)
+        self.srv.content = json.dumps(REPLY)
+        text = json.dumps(RUBRIC, indent=1).replace("\n", "\r\n")
+        with open(self.path("bom.json"), "w", encoding="utf-8-sig", newline="") as f:
+            f.write(text)
+        code, out, err = self.cli("bom.json")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["judge_value"], VALUE)
+        judges = self.write("judges.json", "")
+        with open(judges, "w", encoding="utf-8-sig") as f:
+            json.dump([{"name": "j", "options": {"rubric": "bom.json"}}], f)
+        code, out, err = run_main(["--judge-url", self.srv.url, "--no-preflight", "--judges",
+                                   judges, self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["j_value"], VALUE)
+
+    def test_a_rubric_not_utf_8_or_a_directory_is_exit_2_naming_it(self):
+        with open(self.path("latin.json"), "wb") as f:
+            f.write('[{"name": "pr\u00e9cision"}]'.encode("latin-1"))
+        os.mkdir(self.path("dir"))
+        for path, why in (("latin.json", "'utf-8' codec can't decode byte 0xe9"),
+                          ("dir", "Is a directory")):
+            with self.subTest(path=path):
+                code, out, err = self.cli(path)
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn("minijudge: error: --rubric {}: {}".format(path, why), err)
+        self.assertEqual(self.srv.chat_count, 0)
+
+
 class Panels(CommandLineTestCase):
     def test_a_jury_whose_judges_scale_one_criterion_differently_is_refused(self):
         # j1 scores a 5 on 1-5, j2 10 on 0-10: the record's mean value 7.5 is on no scale,
