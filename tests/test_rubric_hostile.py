@@ -133,8 +133,9 @@ class Files(CommandLineTestCase):
         judges = self.write("judges.json", "")
         with open(judges, "w", encoding="utf-8-sig") as f:
             json.dump([{"name": "j", "options": {"rubric": "bom.json"}}], f)
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
         code, out, err = run_main(["--judge-url", self.srv.url, "--no-preflight", "--judges",
-                                   judges, self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])])
+                                   judges, source])
         self.assertEqual(code, 0, err)
         self.assertEqual(json.loads(out)["j_value"], VALUE)
 
