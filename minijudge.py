@@ -2947,6 +2947,7 @@ _INT32 = 2 ** 31 - 1    # servers read token counts as 32-bit integers
 _REASK_MAX = 5          # a judge that has not answered in form after 5 re-asks will not
 _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
 _EXPLAIN_TOKENS = 512   # max_tokens with explain: a few sentences, then the verdict
+_RUBRIC_TOKENS = (256, 12)  # a rubric's max_tokens past 512: the reasoning's, each criterion's
 
 
 # The checks: each is true of a value as declared, wherever it comes from (a keyword, a
@@ -3848,7 +3849,8 @@ class LLMJudge:
         self.keys = tuple(criterion.name for criterion in self.rubric)
         self._reader = self._reader._replace(**{
             part: functools.partial(getattr(self._reader, part), rubric=self.rubric)
-            for part in ("read", "score", "details", "schema")})
+            for part in ("read", "score", "details", "schema")}, max_tokens=max(
+                self._reader.max_tokens, _RUBRIC_TOKENS[0] + _RUBRIC_TOKENS[1] * len(self.rubric)))
         lines, form = [], ['"reasoning": "<two or three sentences>"']
         for criterion in self.rubric:
             span = "{:g} to {:g}".format(*criterion.scale)

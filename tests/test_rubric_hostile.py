@@ -114,6 +114,17 @@ class Hostile(CommandLineTestCase):
         self.assertNotIn("-0.0", json.dumps(out["r"]["judge_criteria"]))
 
 
+class Tokens(CommandLineTestCase):
+    def test_max_tokens_has_room_for_every_criterion_of_a_long_rubric(self):
+        # 1,000 criteria cannot be answered in 512 tokens: every reply was cut, truncated
+        for count, expected in ((3, 512), (21, 512), (1000, 256 + 1000 * 12)):
+            with self.subTest(criteria=count):
+                judge = minijudge.LLMJudge(self.srv.url, model="judge-model", rubric=[
+                    {"name": "c%d" % i} for i in range(count)])
+                self.addCleanup(judge.close)
+                self.assertEqual(judge.params["max_tokens"], expected)
+
+
 class Files(CommandLineTestCase):
     def cli(self, rubric, *argv):
         source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
