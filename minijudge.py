@@ -1893,9 +1893,9 @@ def _criterion_number(value):
     if isinstance(value, Mapping):
         value = _first(value, "score", "rating", "value")
     if isinstance(value, str) and _NUMBER_TEXT_RE.match(value):
-        return _number(value.strip().lstrip("+"))
+        value = _number(value.strip().lstrip("+"))
     if _is_finite(value):
-        return value
+        return value + 0  # -0.0 is 0.0: a record, a page, never says -0.0
     return None
 
 
@@ -2948,6 +2948,7 @@ _INT32 = 2 ** 31 - 1    # servers read token counts as 32-bit integers
 _REASK_MAX = 5          # a judge that has not answered in form after 5 re-asks will not
 _A_DAY = 86400.0        # the longest timeout: a socket takes no much larger one
 _EXPLAIN_TOKENS = 512   # max_tokens with explain: a few sentences, then the verdict
+_RUBRIC_TOKENS = (256, 12)  # a rubric's max_tokens past 512: the reasoning's, each criterion's
 
 
 # The checks: each is true of a value as declared, wherever it comes from (a keyword, a
@@ -3186,7 +3187,7 @@ def _rubric(value, where):
 
 
 def _json_file(path):
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8-sig") as f:  # a BOM is read, as the input's is
         try:
             return json.load(f)
         except RecursionError:
@@ -3851,7 +3852,8 @@ class LLMJudge:
         self.keys = tuple(criterion.name for criterion in self.rubric)
         self._reader = self._reader._replace(**{
             part: functools.partial(getattr(self._reader, part), rubric=self.rubric)
-            for part in ("read", "score", "details", "schema")})
+            for part in ("read", "score", "details", "schema")}, max_tokens=max(
+                self._reader.max_tokens, _RUBRIC_TOKENS[0] + _RUBRIC_TOKENS[1] * len(self.rubric)))
         lines, form = [], ['"reasoning": "<two or three sentences>"']
         for criterion in self.rubric:
             span = "{:g} to {:g}".format(*criterion.scale)
@@ -4438,8 +4440,8 @@ class LLMJudge:
             return self._failed("refused", "the judge refused: finish_reason content_filter",
                                 **common)
         value, candidate, explanation = None, None, None
-        cut = reply.get("finish_reason") == "length"  # explain: a cut reply's last line is
-        if not free and not (cut and self.explain):  # its explanation's, not its verdict's
+        cut = reply.get("finish_reason") == "length"
+        if not free and not self._cut_short(cut, raw):
             value, candidate, explanation = self._read(raw or "", scale)
         elif free and not cut:
             value = _visible(raw).strip() or None
@@ -4451,15 +4453,23 @@ class LLMJudge:
         return Judgement(value=value, details=self._reader.details(value),
                          explanation=explanation, **scored, **common)
 
+    def _cut_short(self, cut, raw):
+        """A reply cut off (finish_reason length, ``cut``) with no verdict to read: explain's
+        last line is a piece of its explanation; a rubric's object that never closed would be
+        read by its "key: number" lines, the last number cut ("c": 0.5 read as 0)."""
+        if not cut:
+            return False
+        return self.explain or self.parser == "rubric" and parse_json(raw or "") is None
+
     def _read(self, text, scale):
         """(value or None, what was read off the scale, the explanation) of a reply; with
         explain, the verdict is read from its last line only, the lines before it are the
         explanation; a JSON reply is read whole, its "reasoning" the explanation."""
         if not self.explain:
             return self._reader.read(text, scale) + (None,)
-        if self.parser == "json":
+        if self.parser in ("json", "rubric"):  # one object, read whole: no last line
             value, candidate = self._reader.read(text, scale)
-            reasons = _first(value or {}, "reasoning", "explanation")
+            reasons = value and _first(parse_json(text) or {}, "reasoning", "explanation")
             return value, candidate, _text_or_none(reasons)
         explanation, line = _explained(text)
         return self._reader.read(line, scale) + (explanation,)
@@ -7945,6 +7955,22 @@ def _check_panel(specs):
         if len(set(map(repr, values.values()))) > 1:
             raise ValueError("--jury needs one {} for every judge; got {}".format(option, ", ".join(
                 "{} {!r}".format(prefix, value) for prefix, value in values.items())))
+    _check_panel_criteria(specs)
+
+
+def _check_panel_criteria(specs):
+    """A panel's judges' rubrics give a criterion they share one scale: its combined value
+    is on it (a 5 on 1-5 and a 10 on 0-10 make a 7.5 on neither)."""
+    scales = {}  # criterion: {judge: its scale}
+    for prefix, judge, _ in specs:
+        for criterion in judge.rubric or ():
+            scales.setdefault(criterion.name, {})[prefix] = criterion.scale
+    for name, given in scales.items():
+        if len(set(given.values())) > 1:
+            raise ValueError("--jury needs one scale for each criterion of every judge's "
+                             "rubric; got criterion {!r}: {}".format(name, ", ".join(
+                                 "{} {}".format(prefix, _span(*scale, "{:g}"))
+                                 for prefix, scale in given.items())))
 
 
 def _check_max_cost(args, specs):
@@ -10448,8 +10474,9 @@ def _rubric_lines(s):
     for name, figures in criteria.items():
         shown = "score {mean_score} (CI {ci})".format(**figures)
         if figures["mean_value"] is not None:
-            shown = "{} on the {:g}-{:g} scale (CI {}), {}".format(
-                figures["mean_value"], *figures["scale"], figures["mean_value_ci"], shown)
+            shown = "{} on the {} scale (CI {}), {}".format(
+                figures["mean_value"], _span(*figures["scale"], "{:g}"), figures["mean_value_ci"],
+                shown)
         lines.append("    {}: {}; weight {} (n={})".format(
             _system_label(name), shown, _none_as(figures["weight"], "not known"), figures["n"]))
     return lines
