@@ -1422,7 +1422,9 @@ _BINARY_PROSE_RE = re.compile(r"""
   | \bis\s+(?P<word>correct|incorrect|right|wrong)\b      # "the response is correct"
 """, re.I | re.X)
 
-_FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b", re.I)
+# "No doubt it is correct", "No errors found": an idiom, not the verdict no
+_FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b(?!(?<=no)\s+(?:doubt|question|"
+                            r"wonder|problem|issue|error|mistake|flaw)s?\b)", re.I)
 _YES_NO = r"(?:yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b"
 _BOTH = r"[^\S\n]*(?:\bor\b|\band\b|/)[^\S\n]*"  # "yes or no", "yes and no", "true/false"
 _BINARY_AFTER_RE = re.compile(_BOTH + _YES_NO, re.I)

@@ -165,6 +165,9 @@ class BinaryTest(unittest.TestCase):
             ("No. The correct answer is 1, not 2.", False),
             ("No.\n\nThe reference answer is 1, but the response gives 2.", False),
             ("Yes. Both give the answer 0.", True), ("yes\n\nThe response's answer is 0.", True),
+            # an idiom opening with "no" is no verdict no (a judge explaining first writes them)
+            ("No doubt it is correct.", True), ("No errors: the answer is right.", True),
+            ("No issues found.", None), ("No, no doubt: it is wrong.", False),
         ]:
             with self.subTest(text=text):
                 self.assertIs(parse_binary(text), expected)
