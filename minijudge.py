@@ -53,6 +53,7 @@ import json
 from collections.abc import Mapping
 import logging
 import math
+import operator
 import os
 import random
 import re
@@ -6798,34 +6799,109 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
     if start is None:
         start = _bradley_terry(comparisons)[0]
     kinds = collections.Counter((a, b, won, weight) for a, b, won, _, weight in comparisons)
-    rng, kinds = random.Random(seed), sorted(kinds.items())
-    drawn, fits = collections.defaultdict(list), {}
+    rng, refits = random.Random(seed), _Refits(sorted(kinds.items()), baseline, start)
+    drawn = collections.defaultdict(list)
     for _ in range(resamples):
-        counts = tuple(_poisson(rng, n) for _, n in kinds)
-        if counts not in fits:  # few comparisons draw the same counts again and again
-            fits[counts] = _resample_scores(kinds, counts, baseline, start)
-        for name, score in fits[counts].items():
+        for name, score in refits.scores(refits.draw(rng)).items():
             drawn[name].append(score)
     return {name: _quantiles(sorted(scores), level, 2) for name, scores in drawn.items()
             if 2 * len(scores) >= resamples}
 
 
-def _resample_scores(kinds, counts, baseline, start):
-    """One resample's scores by Newton's method from the full fit's ``start`` (MM would take
-    hundreds of steps), of the systems it joins to the baseline; none if it did not settle."""
-    met = collections.defaultdict(set)
-    for ((a, b, _, _), _), n in zip(kinds, counts):
-        if n:
-            met[a].add(b)
-            met[b].add(a)
-    joined = _reached(met, baseline)
-    resample = [(a, b, won, 0, weight * n) for ((a, b, won, weight), _), n in zip(kinds, counts)
-                if n and a in joined]
-    resample, _ = _with_ties(resample)
-    drawn = {name: start[name] for c in resample for name in c[:2]}
-    if baseline not in drawn:
-        return {}
-    return _plain_scores(resample, baseline, drawn)
+class _Refits:
+    """The bootstrap's refits from counts of the comparisons' kinds (a, b, won, weight),
+    sorted: summed by pair (the pairs, and each system's, listed once), the systems a
+    resample joins to the baseline, a tie more for each pair where Ford's condition fails
+    (as _with_ties), and Newton's method from the full fit's ``start`` (MM would take
+    hundreds of steps). A refit's work grows with the pairs compared, not the systems'
+    cube."""
+
+    def __init__(self, kinds, baseline, start):
+        self.free, index = _free({name for kind, _ in kinds for name in kind[:2]}, baseline)
+        self.baseline, self.theta = baseline, _start(start, self.free, baseline)
+        pairs, self.kinds = {}, []
+        for (a, b, won, weight), _ in kinds:
+            first, second = (a, won), (b, 1 - won)
+            if b < a:  # each pair in name order, as _plain_scores sums them
+                first, second = second, first
+            pair = pairs.setdefault((first[0], second[0]), len(pairs))
+            self.kinds.append((pair, first[1] * weight, second[1] * weight, weight))
+        self.means = [n for _, n in kinds]
+        self.limits = [math.exp(-n) for n in self.means]
+        self.firsts = [index[a] for a, _ in pairs]
+        self.seconds = [index[b] for _, b in pairs]
+        # each system's pairs (k where it is first, len(pairs) + k where second) and the
+        # other system in each: _reached reads both directions from one list
+        self.edges = [([], []) for _ in index]
+        for pair, (i, j) in enumerate(zip(self.firsts, self.seconds)):
+            self.edges[i][0].append(pair)
+            self.edges[i][1].append(j)
+            self.edges[j][0].append(len(pairs) + pair)
+            self.edges[j][1].append(i)
+
+    def draw(self, rng):
+        """A Poisson count of each kind: Knuth's product of uniforms, or past 30 the normal
+        approximation (one loop, no call a draw: the draws a call each made before)."""
+        counts, uniform = [], rng.random
+        for mean, limit in zip(self.means, self.limits):
+            if mean > 30:
+                counts.append(max(0, round(rng.gauss(mean, math.sqrt(mean)))))
+                continue
+            k, product = 0, uniform()
+            while product > limit:
+                k += 1
+                product *= uniform()
+            counts.append(k)
+        return counts
+
+    def scores(self, counts):
+        """The scores of one resample's systems joined to the baseline; {} if none or if
+        Newton's method did not settle."""
+        size = len(self.firsts)
+        points, lost, games = [0.0] * size, [0.0] * size, [0.0] * size
+        drawn = zip(itertools.compress(self.kinds, counts), itertools.compress(counts, counts))
+        for (pair, won, other, weight), n in drawn:
+            points[pair] += won * n
+            lost[pair] += other * n
+            games[pair] += weight * n  # weights are at least 1: a pair drawn has games
+        kept, joined, tied = self._kept(points, lost, games)
+        rows = [list(itertools.compress(column, kept))
+                for column in (self.firsts, self.seconds, points, games)]
+        if not rows[0]:  # nothing drawn met the baseline
+            return {}
+        if tied:  # a tie more in each pair: half a point, one game
+            ones = [1.0] * len(rows[0])
+            rows[2], rows[3] = _plus(rows[2], 0.5, ones), _plus(rows[3], 1.0, ones)
+        theta = _newton((rows[0], rows[1], None), rows[2], rows[3], self.theta, 25, 1e-9)
+        if theta is None:
+            return {}
+        scores = {name: 1000 + 400 * theta[i] / math.log(10)
+                  for i, name in enumerate(self.free, 1) if i in joined}
+        scores[self.baseline] = 1000.0
+        return scores
+
+    def _kept(self, points, lost, games):
+        """(the pairs a refit keeps, the systems it joins to the baseline, whether a tie
+        more is needed in each pair): every system, and none, when each beat the baseline
+        and was beaten by it through a chain of wins (Ford's condition: all finite)."""
+        beat, beaten = self._reached(points, lost), self._reached(lost, points)
+        if len(beat) == len(beaten) == len(self.theta):
+            return games, range(len(self.theta)), False
+        joined = self._reached(games, games)
+        kept = [n and first in joined for n, first in zip(games, self.firsts)]
+        return kept, joined, not len(beat) == len(beaten) == len(joined)
+
+    def _reached(self, forward, backward):
+        """The systems reached from the baseline's (0) across each pair from its first
+        system where ``forward`` holds a number above 0 for it, from its second where
+        ``backward`` does (beaten: the first's points; met: the games)."""
+        crossed, seen, frontier = (forward + backward).__getitem__, {0}, [0]
+        while frontier:  # a round a step of the search, the round's edges at once
+            edges = itertools.chain.from_iterable(self.edges[k][0] for k in frontier)
+            others = itertools.chain.from_iterable(self.edges[k][1] for k in frontier)
+            frontier = set(itertools.compress(others, map(crossed, edges))) - seen
+            seen |= frontier
+        return seen
 
 
 def _plain_scores(comparisons, baseline, strengths, steps=25):
@@ -6839,17 +6915,6 @@ def _plain_scores(comparisons, baseline, strengths, steps=25):
         entry[1] += weight
     rows = [(a, b, None, points, games) for (a, b), (points, games) in sorted(table.items())]
     return _fitted(rows, baseline, strengths, steps, ridge=1e-9)[0]
-
-
-def _poisson(rng, mean):
-    """Knuth's product of uniforms, or past 30 the normal approximation."""
-    if mean > 30:
-        return max(0, round(rng.gauss(mean, math.sqrt(mean))))
-    limit, k, product = math.exp(-mean), 0, rng.random()
-    while product > limit:
-        k += 1
-        product *= rng.random()
-    return k
 
 
 def _with_ties(comparisons):
@@ -6893,92 +6958,182 @@ def _lc_scores(comparisons, baseline, strengths, steps=25):
 
 
 def _fitted(rows, baseline, strengths, steps, ridge=0.0):
-    """(scores, parameters) by Newton's method from ``strengths`` on rows (a, b, gap, points,
-    games; gamma last unless the gaps are None); ({}, ...) if it did not settle."""
+    """(scores, parameters) by Newton's method (_newton) from ``strengths`` on rows (a, b,
+    gap, points, games; gamma last unless the gaps are None); ({}, ...) if it did not
+    settle."""
     free, index = _free(strengths, baseline)
-    theta = [math.log(strengths[name] / strengths[baseline]) for name in free]
+    theta = _start(strengths, free, baseline)
+    gaps = None
     if rows and rows[0][2] is not None:
+        gaps = [row[2] for row in rows]
         theta.append(0.0)
+    slot = collections.defaultdict(int, index)  # a name without a strength: held, as 0 is
+    design = ([slot[row[0]] for row in rows], [slot[row[1]] for row in rows], gaps)
+    settled = _newton(design, [row[3] for row in rows], [row[4] for row in rows], theta,
+                      steps, ridge)
+    if settled is None:
+        return {}, theta[1:]
+    scores = {name: 1000 + 400 * settled[index[name]] / math.log(10) for name in free}
+    scores[baseline] = 1000.0
+    return scores, settled[1:]
+
+
+def _start(strengths, free, baseline):
+    """The parameters at ``strengths``: 0 for the baseline's, then each of ``free``'s log
+    strength over the baseline's."""
+    anchor = strengths[baseline]
+    return [0.0] + [math.log(strengths[name] / anchor) for name in free]
+
+
+def _newton(design, points, games, theta, steps, ridge):
+    """Newton's method on the rows of ``design`` (_derivatives) from ``theta``, the
+    baseline's first (held at 0): each step solved by conjugate gradients over the rows
+    (_solved) and at most 1 in any parameter (a full one runs off); the parameters once the
+    largest step is under 1e-4, or None if they did not settle in ``steps``."""
+    exact = False  # each step solved to 3e-2 of the gradient; once one is under 1e-2, 1e-8
     for _ in range(steps):
-        gradient, hessian = _derivatives(rows, theta, index, ridge)
-        step = _solve(hessian, gradient)
+        gradient, weights, diagonal = _derivatives(design, points, games, theta)
+        step = _solved(design, weights, diagonal, gradient, ridge, 1e-8 if exact else 3e-2)
         if step is None:
             break
-        largest = max(map(abs, step), default=0.0)  # a step of 1 at most: a full one runs off
-        theta = [t + d / max(1.0, largest) for t, d in zip(theta, step)]
-        if largest < 1e-4:  # quadratic: the next step would be about 1e-8
-            scores = {name: 1000 + 400 * theta[index[name]] / math.log(10) for name in free}
-            scores[baseline] = 1000.0
-            return scores, theta
-    return {}, theta
+        largest = max(map(abs, step))
+        theta = _plus(theta, 1 / max(1.0, largest), step)
+        if largest < 1e-4 and exact:  # quadratic: the next step would be about 1e-8
+            return theta
+        # the next step about this one's square: likely the last, and its error would stand
+        exact = exact or largest < 1e-2
+    return None
 
 
-def _derivatives(rows, theta, index, ridge):
-    """The log-likelihood's gradient and negative Hessian (plus ``ridge``) at ``theta``."""
-    m = len(theta)
-    gradient = [0.0] * m
-    hessian = [[ridge * (i == j) for j in range(m)] for i in range(m)]
-    for a, b, gap, points, games in rows:
-        terms = _terms(index, a, b, (m - 1, gap))
-        p = _sigmoid(sum(theta[i] * c for i, c in terms))
-        _add_terms(gradient, hessian, terms, points - games * p, games * p * (1 - p))
-    return gradient, hessian
+def _derivatives(design, points, games, theta):
+    """The log-likelihood's gradient at ``theta``, each row's weight games * p * (1 - p) in
+    the negative Hessian, and that Hessian's diagonal, in one pass over the rows: row k
+    (design's firsts, seconds and gaps, or None) puts a's parameter +1, b's -1 and the gap
+    on gamma (the last parameter)."""
+    firsts, seconds, gaps = design
+    exp = math.exp
+    if gaps is None and max(theta) - min(theta) <= 30.0:  # no row past _sigmoid's clamp
+        ps = [1 / (1 + exp(theta[j] - theta[i])) for i, j in zip(firsts, seconds)]
+    else:  # no gaps: each a 0 (times the last parameter, a system's)
+        ps = list(map(_sigmoid, [theta[i] - theta[j] + theta[-1] * x for i, j, x in
+                                 zip(firsts, seconds, gaps or itertools.repeat(0.0))]))
+    gradient, diagonal, weights = [0.0] * len(theta), [0.0] * len(theta), []
+    for i, j, p, won, n in zip(firsts, seconds, ps, points, games):
+        expected = n * p
+        r, w = won - expected, expected - expected * p
+        gradient[i] += r
+        gradient[j] -= r
+        diagonal[i] += w
+        diagonal[j] += w
+        weights.append(w)
+    if gaps is not None:  # gamma's: the sums of (won - n p) x and of w x x over the rows
+        gradient[-1] = _dot(gaps, map(operator.sub, points, map(operator.mul, games, ps)))
+        diagonal[-1] = _dot(gaps, map(operator.mul, weights, gaps))
+    return gradient, weights, diagonal
+
+
+def _solved(design, weights, diagonal, vector, ridge, tolerance=1e-10):
+    """x with H x = ``vector``, H = ridge + the sum over the rows of weight * t t' (t the
+    row's terms, as _derivatives), by conjugate gradients preconditioned by H's diagonal
+    until the residual is ``tolerance`` of the vector's (in the diagonal's norm): passes
+    over the rows, never a matrix of every system (whose solve grew with their cube).
+    H does not see the common level of the systems rows move: the residual is kept clear
+    of it (a gradient's systems sum to 0 but for rounding, which would pull the solution's
+    level without end), and the solution's is put where the first parameter's is 0. None
+    if H is singular beside that."""
+    if min(diagonal) + ridge < 1e-12:  # a parameter no row moves
+        return None
+    scale = [1 / (d + ridge) for d in diagonal]
+    systems = len(vector) - (design[2] is not None)  # gamma, last, is no system
+    moved = [k for k in range(systems) if diagonal[k] > 0]
+    solution, residual = [0.0] * len(vector), _levelled(list(vector), moved)
+    direction = scaled = list(map(operator.mul, scale, residual))
+    product = _dot(residual, scaled)
+    goal = product * tolerance ** 2
+    for iteration in range(2 * len(vector) + 10):
+        if product <= goal:
+            break
+        image = _times(design, weights, direction, ridge)
+        curvature = _dot(direction, image)
+        if not curvature > 0:  # a direction H does not see: singular, or (past the first)
+            if iteration:  # what is left is rounding's, as close as it gets
+                break
+            return None
+        solution = _plus(solution, product / curvature, direction)
+        residual = _levelled(_plus(residual, -product / curvature, image), moved)
+        scaled = list(map(operator.mul, scale, residual))
+        product, previous = _dot(residual, scaled), product
+        direction = _plus(scaled, product / previous, direction)
+    return _levelled(solution, moved, solution[0])
+
+
+def _levelled(vector, slots, level=None):
+    """``vector`` less ``level`` (their mean if None) at ``slots``, in place."""
+    if level is None and slots:
+        level = math.fsum(map(vector.__getitem__, slots)) / len(slots)
+    for k in slots:
+        vector[k] -= level
+    return vector
+
+
+def _plus(xs, times, ys):  # xs + times * ys, a new list
+    return [x + times * y for x, y in zip(xs, ys)]
+
+
+def _dot(xs, ys):
+    return math.fsum(map(operator.mul, xs, ys))
+
+
+def _times(design, weights, vector, ridge):
+    """H ``vector`` (_solved's H): one pass over the rows."""
+    firsts, seconds, gaps = design
+    image = [ridge * v for v in vector]
+    if gaps is None:
+        for i, j, w in zip(firsts, seconds, weights):
+            s = w * (vector[i] - vector[j])
+            image[i] += s
+            image[j] -= s
+    else:
+        effect = vector[-1]
+        for i, j, x, w in zip(firsts, seconds, gaps, weights):
+            s = w * (vector[i] - vector[j] + effect * x)
+            image[i] += s
+            image[j] -= s
+            image[-1] += s * x
+    return image
 
 
 def _free(names, baseline):
-    """The parameters: ``names`` but the baseline's, sorted, and each one's index."""
+    """The parameters: the baseline's first (held at 0), then ``names`` but the baseline's,
+    sorted; those names and each one's index."""
     free = sorted(set(names) - {baseline})
-    return free, {name: i for i, name in enumerate(free)}
-
-
-def _terms(index, a, b, *more):
-    """A row's (parameter index, coefficient) terms: a's +1, b's -1, then ``more``, but a
-    baseline's (no index) and a gap that is None."""
-    terms = [(index.get(a), 1.0), (index.get(b), -1.0), *more]
-    return [(i, c) for i, c in terms if i is not None and c is not None]
-
-
-def _add_terms(vector, matrix, terms, first, second):
-    """Add a row's ``terms``: first * c to ``vector``, second * c * d to ``matrix``."""
-    for i, c in terms:
-        vector[i] += first * c
-        for j, d in terms:
-            matrix[i][j] += second * c * d
+    index = {name: i for i, name in enumerate(free, 1)}
+    index[baseline] = 0
+    return free, index
 
 
 def _collinear(comparisons, baseline):
-    """Whether every length gap is the difference of the two systems' least-squares lengths."""
+    """Whether every length gap is the difference of the two systems' least-squares lengths
+    (the normal equations summed by pair and solved by _solved, over the pairs)."""
     free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
-    vector = [0.0] * len(free)
-    matrix = [[0.0] * len(free) for _ in free]
+    table = collections.defaultdict(lambda: [0.0, 0])
     for a, b, _, gap, _ in comparisons:
-        _add_terms(vector, matrix, _terms(index, a, b), gap, 1.0)
-    # a group's comparisons connect it: never singular; the baseline's length is 0
-    lengths = dict(zip(free, _solve(matrix, vector)))
-    residual = sum((gap - lengths.get(a, 0.0) + lengths.get(b, 0.0)) ** 2
+        entry = table[index[a], index[b]]
+        entry[0] += gap
+        entry[1] += 1
+    vector, diagonal = [0.0] * (len(free) + 1), [0.0] * (len(free) + 1)
+    for (i, j), (total, n) in table.items():
+        vector[i] += total
+        vector[j] -= total
+        diagonal[i] += n
+        diagonal[j] += n
+    pairs, sums = zip(*table.items())
+    firsts, seconds = zip(*pairs)
+    # a group's comparisons connect it: nothing singular but the common level
+    lengths = _solved((firsts, seconds, None), [n for _, n in sums], diagonal, vector, 0.0)
+    residual = sum((gap - lengths[index[a]] + lengths[index[b]]) ** 2
                    for a, b, _, gap, _ in comparisons)
     return residual <= 1e-9 * sum(c[3] ** 2 for c in comparisons)
-
-
-def _solve(matrix, vector):
-    """x with matrix x = vector (Gaussian elimination); None if singular."""
-    m = len(vector)
-    rows = [list(row) + [v] for row, v in zip(matrix, vector)]
-    for col in range(m):
-        pivot = max(range(col, m), key=lambda r: abs(rows[r][col]))
-        if abs(rows[pivot][col]) < 1e-12:
-            return None
-        rows[col], rows[pivot] = rows[pivot], rows[col]
-        for r in range(col + 1, m):
-            if rows[r][col]:  # systems that never met: a sparse matrix, rows left alone
-                factor = rows[r][col] / rows[col][col]
-                # the columns left of col are zero and never read again: half the work
-                rows[r][col:] = [x - factor * y for x, y in zip(rows[r][col:], rows[col][col:])]
-    solution = [0.0] * m
-    for r in reversed(range(m)):
-        known = sum(rows[r][c] * solution[c] for c in range(r + 1, m))
-        solution[r] = (rows[r][m] - known) / rows[r][r]
-    return solution
 
 
 # -- Statistics from plain values: the summary's figures, called from Python ----------
