@@ -42,9 +42,9 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 from batch_engine import run_batch  # noqa: E402
-from stub import JUDGE_ENV, SideBySide, StubTestCase, copy_minijudge  # noqa: E402
-from test_readme_tasks import (FAKE_VLLM, commands, github_anchor, headings,  # noqa: E402
-                               judge, readme, tasks)
+from stub import JUDGE_ENV, SideBySide, StubTestCase, chat, copy_minijudge  # noqa: E402
+from test_readme_tasks import (FAKE_VLLM, between, commands, github_anchor,  # noqa: E402
+                               headings, judge, readme, tasks)
 
 DOCS = ["README.md"] + sorted(os.path.relpath(path, REPO)
                               for path in glob.glob(os.path.join(REPO, "docs", "*.md")))
@@ -229,6 +229,41 @@ STAND_INS = {
     "http://127.0.0.1:8000": ray_shards,
 }
 
+
+
+# -- The judge recipes.md's new judgments meet -------------------------------------------
+
+GRADE_1_TO_10 = "N a whole number from 1 (useless) to 10 (excellent)"  # examples/grade_1_to_10.txt
+
+
+def benchmark_judge(request):
+    """A judge that gives its reasons, then its verdict on a last line, as MT-Bench's and
+    Arena-Hard's judges are asked to (--explain): it grades a reply by its words (one grade
+    a 2 words, 1 to 10) and prefers the pair's answer of more words, a tie within 2. A
+    stand-in with a length bias, not a model; other prompts go to the README's judge."""
+    prompt = request.prompt
+    if GRADE_1_TO_10 in prompt:
+        words = len(between(prompt, "[The Start of the Response]",
+                            "[The End of the Response]").split())
+        grade = max(1, min(10, words // 2))
+        return chat("The reply has {} words; a longer reply says more here.\n\n"
+                    "Rating: [[{}]]".format(words, grade))
+    if "[The Start of Assistant A's Answer]" in prompt and "First explain" in prompt:
+        a, b = (len(between(prompt, "[The Start of Assistant {0}'s Answer]".format(side),
+                            "[The End of Assistant {0}'s".format(side)).split())
+                for side in "AB")
+        verdict = "[[C]]" if abs(a - b) <= 2 else "[[A]]" if a > b else "[[B]]"
+        return chat("Assistant A's answer has {} words, Assistant B's {}; the longer one "
+                    "covers more.\n{}".format(a, b, verdict))
+    return judge(request)
+
+
+RESPONDERS = {"docs/recipes.md": benchmark_judge}  # a doc's judge, where not the README's
+
+# a page whose blocks are steps of one session (a block judges the records an earlier one
+# made): they run in one clone, in order, as a reader following the page runs them
+SESSIONS = {"docs/recipes.md"}
+
 # -- The tests ---------------------------------------------------------------------------
 
 
@@ -366,9 +401,12 @@ class DocCommands(SideBySide):
 
     def run_doc(self):
         name = self.DOCS[self._testMethodName]
-        self.srv.responder = judge
+        self.srv.responder = RESPONDERS.get(name, judge)
+        cloned = False
         for number, block in sorted(ran_here(name).items()):
-            self.new_clone()
+            if name not in SESSIONS or not cloned:
+                self.new_clone()
+                cloned = True
             for command, shown in block:
                 with self.subTest(doc=name, command=command):
                     self.run_command(command, shown)
