@@ -16,7 +16,7 @@ Nothing is dropped without a word: a question a model did not answer is still wr
 its answers null (minijudge judges it `bad_record`, counted in the summary), and said on
 stderr; so is an answer to a question the question file does not hold (skipped: there is
 nothing to ask), an answer given twice (the last line is kept) and an answer with more
-turns than its question. A missing question file, answer folder or baseline's answer file,
+turns than its question (the extra ones left out) or fewer (those it lacks null). A missing question file, answer folder or baseline's answer file,
 or a line that is not a JSON object, stops the script (exit 1) naming the file and line.
 
 Python 3.8+, standard library only.
@@ -131,9 +131,11 @@ def answered(model, key, answers, turns, path):
         warn("{}: {} has no answer to question {!r}: its record is written with no answer "
              "(minijudge: bad_record)".format(path, model, key))
         return [None] * len(turns)
-    if len(given) > len(turns):
-        warn("{}: {}'s answer to question {!r} has {} turns, the question {}: the extra "
-             "turns are left out".format(path, model, key, len(given), len(turns)))
+    if len(given) != len(turns):
+        warn("{}: {}'s answer to question {!r} has {} turns, the question {}: {}".format(
+            path, model, key, len(given), len(turns),
+            "the extra turns are left out" if len(given) > len(turns) else
+            "the turns it lacks are written with no answer (minijudge: bad_record)"))
     return (given + [None] * len(turns))[:len(turns)]
 
 

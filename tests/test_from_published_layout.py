@@ -119,6 +119,18 @@ class MTBench(Layouts):
         again = [r for r in records if (r["model"], r["question_id"]) == ("mid-13b", 81)]
         self.assertEqual(again[0]["answers"], ["new", "newer"])
 
+    def test_an_answer_of_fewer_turns_than_its_question_is_said(self):
+        folder = self.copy(MT_BENCH)
+        self.edit(os.path.join(folder, "model_answer", "big-70b.jsonl"),
+                  lambda line: dict(line, choices=[{"index": 0, "turns": ["only one"]}])
+                  if line["question_id"] == 111 else line)
+        code, records, err = convert("mt-bench", folder)
+        self.assertEqual(code, 0, err)
+        short = [r for r in records if (r["model"], r["question_id"]) == ("big-70b", 111)]
+        self.assertEqual(short[0]["answers"], ["only one", None])
+        self.assertIn("big-70b's answer to question 111 has 1 turns, the question 2: the "
+                      "turns it lacks are written with no answer", err)
+
     def test_what_cannot_be_read_stops_it_naming_the_file(self):
         folder = self.copy(MT_BENCH)
         os.remove(os.path.join(folder, "question.jsonl"))
