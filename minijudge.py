@@ -3109,15 +3109,21 @@ def _is_var(item):
         _is_text(value) or _is_finite(value))
 
 
+_PRICE_RE = re.compile(r"\s*(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*\Z")
+_SIGNED_RE = re.compile(r"\s*[-+]?" + _PRICE_RE.pattern[3:])  # a plain number, signed
+
+
 def _low_high(text):
-    """'LO,HI' (--scale) as (LO, HI)."""
-    pair = tuple(_number(part) for part in text.split(","))
+    """'LO,HI' (--scale) as (LO, HI): two plain decimal numbers, each whole one an int (as
+    Python's scale= and a judges file take them; float() also reads 1_0 as 10, -inf)."""
+    parts = text.split(",")
+    if not all(map(_SIGNED_RE.match, parts)):
+        raise ValueError(text)
+    pair = tuple(int(part) if part.strip().lstrip("+-").isdigit() else float(part)
+                 for part in parts)
     if not _is_scale(pair):
         raise ValueError(text)
     return pair
-
-
-_PRICE_RE = re.compile(r"\s*(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*\Z")
 
 
 def _price_pair(text):
@@ -7679,8 +7685,9 @@ def _arg_parser(*, report=False):
     parser = argparse.ArgumentParser(prog="minijudge", usage=usage, description=description,
                                      epilog=epilog)
     # "--scale -2,2": a word that starts as a negative number is a value, as Python 3.13's
-    # argparse reads it (before, only "-2" or "-2.5" was); no flag starts with a digit
-    parser._negative_number_matcher = re.compile(r"-\.?\d")
+    # argparse reads it (before, only "-2" or "-2.5" was); no flag starts with a digit.
+    # "-inf", "-nan" too: the flag refuses them itself, not as "expected one argument"
+    parser._negative_number_matcher = re.compile(r"-(?:\.?\d|inf|nan)", re.IGNORECASE)
     parser.add_argument("input", nargs="*", help=input_help)
     if not report:
         parser.add_argument("--version", action="version", version="minijudge " + __version__)
