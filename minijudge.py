@@ -12047,6 +12047,8 @@ def _report_layout(args):
     options = _layout_options(args, layout, kind)
     questions = _questions(args.questions, layout)
     answers = _answers(args.answers, layout)
+    if kind == "games" and args.answers:
+        _check_baseline(args.baseline, answers)
     tally, rows, seq = _Tally(), [], itertools.count(1)
     mode, judges = _LAYOUT_MODES[kind], collections.Counter()
     read = {"games": _games_read, "model_a": _pairs_read, "score": _rating_read}[kind]
@@ -12094,6 +12096,15 @@ def _layout_options(args, layout, kind):
     options.response_a_field, options.response_b_field = "response_a", "response_b"
     options.response_field = "response"
     return options
+
+
+def _check_baseline(baseline, answers):
+    """JudgeError unless --answers holds the baseline's answers: its games name no system
+    but one, and a baseline misspelt would be ranked at 1000, every answer of it empty."""
+    systems = sorted({system for system, _ in answers})
+    if baseline not in systems:
+        raise JudgeError("--baseline {!r} has no answers in --answers; they are of {}".format(
+            baseline, _env_keys_hidden(_names(systems, "no system"))))
 
 
 def _layout_rows(read, record, layout, options, answers):
