@@ -10442,6 +10442,15 @@ def _group_figures(stamp, args, tally, overall):
     return figures
 
 
+def _warnings(s):
+    """The printed summary's warnings: self-judging; judgments --questions has no question of."""
+    warnings = [warning for warning, _ in _self_lines(s)]
+    if s.get("questions_unmatched"):
+        warnings.append("{} judgments name a question_id that --questions lacks (or none): "
+                        "they group as {}".format(s["questions_unmatched"], _NO_FIELD))
+    return warnings
+
+
 def _level(s):
     """A summary's confidence level as its lines say it: 95%, 97.5%."""
     return _percent(s["interval"]["confidence"])
@@ -10456,7 +10465,7 @@ def _print_summary(s, max_error_rate, file, name=None):
     lines.append("  statuses: " + counts)
     lines += ["  first {}: {}".format(*kv) for kv in _first_errors_once(s["errors"]).items()]
     lines += ["  fields: " + line for line in s.get("fields") or ()]
-    lines += ["  warning: " + warning for warning, _ in _self_lines(s)]
+    lines += ["  warning: " + warning for warning in _warnings(s)]
     lines += _score_lines(s) + _criteria_lines(s) + _rubric_lines(s) + _bt_lines(s)
     for title, rows in _group_tables(s):  # each column as wide as its widest cell
         widths = [max(map(len, column)) for column in zip(*rows)]
@@ -12050,12 +12059,12 @@ def _report_layout(args):
     if kind == "games" and args.answers:
         _check_baseline(args.baseline, answers)
     tally, rows, seq = _Tally(), [], itertools.count(1)
-    mode, judges = _LAYOUT_MODES[kind], collections.Counter()
+    mode, judges, unmatched = _LAYOUT_MODES[kind], collections.Counter(), [0]
     read = {"games": _games_read, "model_a": _pairs_read, "score": _rating_read}[kind]
     for path in args.input:
         with open(path, "rb", _READ_BUFFER) as f:
             for number, record in _read_records(f, path):
-                record = _joined(record, layout, questions)
+                record = _joined(record, layout, questions, unmatched)
                 judges[_layout_judge(record, layout)] += 1
                 for judgement, row in _layout_rows(read, record, layout, options, answers):
                     _tally_add(tally, judgement, row, options, mode)
@@ -12069,6 +12078,8 @@ def _report_layout(args):
              "scale": layout.get("scale"), "pass_threshold": args.pass_threshold,
              "request": {}, "version": __version__}
     summary = _summary(stamp, options, tally)
+    if questions is not None:  # the judgments grouped as (no field) by the questions' fields
+        summary["questions_unmatched"] = unmatched[0]
     return _reported({"judge": summary}, options, False, {"judge": tally}, rows)
 
 
@@ -12270,7 +12281,10 @@ def _question_key(record, layout):
 
 
 def _questions(path, layout):
-    """--questions: each question's record by its id (its fields joined to a judgment's)."""
+    """--questions: each question's record by its id (its fields joined to a judgment's);
+    None without --questions."""
+    if path is None:
+        return None
     questions = {}
     for number, record in _layout_file(path):
         key = _question_key(record, layout)
@@ -12331,12 +12345,14 @@ def _answer(answers, record, layout, system):
     return answers.get((system, _question_key(record, layout)))
 
 
-def _joined(record, layout, questions):
-    """A judgment with its question's fields it lacks (category), for --group-by."""
-    if isinstance(record, _BadLine) or not questions:
+def _joined(record, layout, questions, unmatched):
+    """A judgment with its question's fields it lacks (category), for --group-by; one whose
+    question --questions lacks counted in ``unmatched[0]``."""
+    if isinstance(record, _BadLine) or questions is None:
         return record
     question = questions.get(_question_key(record, layout))
     if question is None:
+        unmatched[0] += 1
         return record
     return dict(question, **record)
 
