@@ -6794,11 +6794,14 @@ def _elo(strengths, baseline):  # 1000 + 400 * log10(p / the baseline's p)
 
 def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start=None):
     """Each system's score interval: the ``level`` percentiles of the fit redone on Poisson
-    resamples of the comparisons, each kind in sorted order (shards agree); a system
-    scored in fewer than half the draws has none."""
+    resamples of the comparisons, each kind in sorted order (shards agree) and its names
+    in order (b's win over a is a's loss to b: one kind, however written; a share rounded,
+    as 1 - 0.7 is not 0.3); a system scored in fewer than half the draws has none."""
     if start is None:
         start = _bradley_terry(comparisons)[0]
-    kinds = collections.Counter((a, b, won, weight) for a, b, won, _, weight in comparisons)
+    kinds = collections.Counter((a, b, round(won, 12), weight) if a < b else
+                                (b, a, round(1 - won, 12), weight)
+                                for a, b, won, _, weight in comparisons)
     rng, refits = random.Random(seed), _Refits(sorted(kinds.items()), baseline, start)
     drawn = collections.defaultdict(list)
     for _ in range(resamples):
