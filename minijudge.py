@@ -6624,9 +6624,10 @@ def _check_unsplit(xs, wins):
 def _standardised(differences):
     """tanh(each difference / their standard deviation), 8 bytes each (a float: 32)."""
     from array import array
-    n = len(differences)
-    sd = math.sqrt(max(0.0, sum(d * d for d in differences) / n - (sum(differences) / n) ** 2))
-    scale = sd or 1.0
+    n, top = len(differences), max(map(abs, differences), default=0.0) or 1.0
+    mean = sum(d / top for d in differences) / n  # over the largest: 1e300 squared overflows
+    scale = top * math.sqrt(max(0.0, sum((d / top) ** 2 for d in differences) / n - mean ** 2))
+    scale = scale or top  # one gap in all: over itself, as 1e-300 is no gap to tanh
     return array("d", (math.tanh(d / scale) for d in differences))
 
 
@@ -7119,10 +7120,10 @@ def _collinear(comparisons, baseline):
     """Whether every length gap is the difference of the two systems' least-squares lengths
     (the normal equations summed by pair and solved by _solved, over the pairs)."""
     free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
-    table = collections.defaultdict(lambda: [0.0, 0])
-    for a, b, _, gap, _ in comparisons:
+    table, top = collections.defaultdict(lambda: [0.0, 0]), max(abs(c[3]) for c in comparisons)
+    for a, b, _, gap, _ in comparisons:  # each gap over the largest: 1e300 squared overflows
         entry = table[index[a], index[b]]
-        entry[0] += gap
+        entry[0] += gap / top
         entry[1] += 1
     vector, diagonal = [0.0] * (len(free) + 1), [0.0] * (len(free) + 1)
     for (i, j), (total, n) in table.items():
@@ -7134,9 +7135,9 @@ def _collinear(comparisons, baseline):
     firsts, seconds = zip(*pairs)
     # a group's comparisons connect it: nothing singular but the common level
     lengths = _solved((firsts, seconds, None), [n for _, n in sums], diagonal, vector, 0.0)
-    residual = sum((gap - lengths[index[a]] + lengths[index[b]]) ** 2
+    residual = sum((gap / top - lengths[index[a]] + lengths[index[b]]) ** 2
                    for a, b, _, gap, _ in comparisons)
-    return residual <= 1e-9 * sum(c[3] ** 2 for c in comparisons)
+    return residual <= 1e-9 * sum((c[3] / top) ** 2 for c in comparisons)
 
 
 # -- Statistics from plain values: the summary's figures, called from Python ----------
