@@ -5,6 +5,7 @@ groups, chains, stars, all ties, duplicates, fractions, strong weights, odd leng
 names like our keys, sparse and dense arenas) end at the likelihood's maximum, with
 intervals holding the score, through `report` over written records and `rank_systems`.
 """
+import html
 import json
 import math
 import os
@@ -317,6 +318,35 @@ class AtTheMaximum(unittest.TestCase):
                     lambda: -rng.randrange(1, 5), lambda: 0, lambda: 1e-300):
             self.check([g + (gap(),) for g in base], resamples=100)
 
+    def test_length_separates_the_wins(self):  # the longer always wins: gamma runs off
+        rng = random.Random(12)
+        games = []
+        for _ in range(30):
+            a, b = rng.sample(["a", "b", "c", "d"], 2)
+            gap = rng.choice([-1, 1]) * rng.randrange(1, 400)
+            games.append((a, b, "A" if gap > 0 else "B", gap))
+        ranking = self.check(games, resamples=100)
+        self.assertIn("separation", ranking["components"][0]["lc_unfitted"])
+
+    def test_length_nearly_separates_the_wins(self):  # one upset: a finite fit
+        rng = random.Random(13)
+        games = []
+        for k in range(40):
+            a, b = rng.sample(["a", "b", "c", "d"], 2)
+            gap = rng.choice([-1, 1]) * rng.randrange(1, 400)
+            games.append((a, b, "A" if (gap > 0) != (k % 9 == 0) else "B", gap))
+        ranking = self.check(games, resamples=100)
+        self.assertIsNotNone(ranking["length_coefficient"])
+
+    def test_gaps_of_each_systems_own_length(self):  # collinear: no fit, said so
+        lengths = {"a": 100, "b": 250, "c": 40, "d": 1e6}
+        rng = random.Random(14)
+        games = [(a, b, rng.choice("AB"), lengths[a] - lengths[b])
+                 for a, b in (rng.sample(sorted(lengths), 2) for _ in range(30))]
+        ranking = rank_systems(games, resamples=100)
+        self.assertIn("collinear", ranking["components"][0]["lc_unfitted"])
+        self.assertIsNone(ranking["systems"]["a"]["lc_score"])
+
     def test_names_like_our_keys(self):
         names = ["baseline", "systems", "ci", "__proto__", "score", "component", ""]
         rng = random.Random(6)
@@ -336,6 +366,41 @@ class AtTheMaximum(unittest.TestCase):
         games = [(a, b, "A" if rng.random() < 1 / (1 + math.exp((i - j) / 20)) else "B")
                  for i, a in enumerate(names) for j, b in enumerate(names) if i < j]
         self.check(games, dense=False, resamples=100)
+
+
+
+class EveryViewAgrees(CommandLineTestCase):
+    """`report` over written records (a custom --layout) with a hostile ranking: the
+    summary's figures are rank_systems', and the printed block and the page show them."""
+
+    def test_separation_groups_and_names_like_our_keys(self):
+        rng = random.Random(11)
+        games = ([("baseline", "systems", "A")] * 4 + [("systems", "ci", "tie")] * 2
+                 + [("ci", "baseline", rng.choice("AB")) for _ in range(9)]
+                 + [("<b>all</b>", "group 1", "B"), ("group 1", "<b>all</b>", "A")]
+                 + [("never lost", "ci", "A")] * 3)
+        source = self.write_jsonl("games.jsonl", [{"a": a, "b": b, "v": v}
+                                                  for a, b, v in games])
+        code, out, err = self.subprocess(
+            "report", "--summary", self.path("r.json"), "--max-error-rate", "1",
+            "--layout", PAIR_LAYOUT, source, "--baseline", "systems",
+            "--html", self.path("page.html"))
+        self.assertEqual(code, 0, err)
+        ranking = self.summary("r.json")["bradley_terry"]
+        api = rank_systems(games, baseline="systems")
+        self.assertEqual(ranking["systems"], api["systems"])
+        self.assertEqual(ranking["components"], api["components"])
+        self.assertEqual([c["ties_added"] for c in ranking["components"]], [True, True])
+        with open(self.path("page.html"), encoding="utf-8") as f:
+            page = f.read()
+        for name, figures in ranking["systems"].items():
+            ci = "CI [{}, {}]".format(*figures["ci"]) if figures["ci"] else "CI none"
+            line = "{} {} ({}), win rate against the baseline {}".format(
+                name, figures["score"], ci, figures["win_rate"])
+            self.assertIn(line, err)
+            self.assertIn(html.escape(line, quote=False), page.replace("&#x27;", "'"))
+            if figures["ci"]:
+                self.assertTrue(figures["ci"][0] <= figures["score"] <= figures["ci"][1])
 
 
 if __name__ == "__main__":
