@@ -6630,9 +6630,10 @@ def _check_unsplit(xs, wins):
 def _standardised(differences):
     """tanh(each difference / their standard deviation), 8 bytes each (a float: 32)."""
     from array import array
-    n = len(differences)
-    sd = math.sqrt(max(0.0, sum(d * d for d in differences) / n - (sum(differences) / n) ** 2))
-    scale = sd or 1.0
+    n, top = len(differences), max(map(abs, differences), default=0.0) or 1.0
+    mean = sum(d / top for d in differences) / n  # over the largest: 1e300 squared overflows
+    scale = top * math.sqrt(max(0.0, sum((d / top) ** 2 for d in differences) / n - mean ** 2))
+    scale = scale or top  # one gap in all: over itself, as 1e-300 is no gap to tanh
     return array("d", (math.tanh(d / scale) for d in differences))
 
 
@@ -6800,11 +6801,14 @@ def _elo(strengths, baseline):  # 1000 + 400 * log10(p / the baseline's p)
 
 def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start=None):
     """Each system's score interval: the ``level`` percentiles of the fit redone on Poisson
-    resamples of the comparisons, each kind in sorted order (shards agree); a system
-    scored in fewer than half the draws has none."""
+    resamples of the comparisons, each kind in sorted order (shards agree) and its names
+    in order (b's win over a is a's loss to b: one kind, however written; a share rounded,
+    as 1 - 0.7 is not 0.3); a system scored in fewer than half the draws has none."""
     if start is None:
         start = _bradley_terry(comparisons)[0]
-    kinds = collections.Counter((a, b, won, weight) for a, b, won, _, weight in comparisons)
+    kinds = collections.Counter((a, b, round(won, 12), weight) if a < b else
+                                (b, a, round(1 - won, 12), weight)
+                                for a, b, won, _, weight in comparisons)
     rng, refits = random.Random(seed), _Refits(sorted(kinds.items()), baseline, start)
     drawn = collections.defaultdict(list)
     for _ in range(resamples):
@@ -7122,10 +7126,10 @@ def _collinear(comparisons, baseline):
     """Whether every length gap is the difference of the two systems' least-squares lengths
     (the normal equations summed by pair and solved by _solved, over the pairs)."""
     free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
-    table = collections.defaultdict(lambda: [0.0, 0])
-    for a, b, _, gap, _ in comparisons:
+    table, top = collections.defaultdict(lambda: [0.0, 0]), max(abs(c[3]) for c in comparisons)
+    for a, b, _, gap, _ in comparisons:  # each gap over the largest: 1e300 squared overflows
         entry = table[index[a], index[b]]
-        entry[0] += gap
+        entry[0] += gap / top
         entry[1] += 1
     vector, diagonal = [0.0] * (len(free) + 1), [0.0] * (len(free) + 1)
     for (i, j), (total, n) in table.items():
@@ -7137,9 +7141,9 @@ def _collinear(comparisons, baseline):
     firsts, seconds = zip(*pairs)
     # a group's comparisons connect it: nothing singular but the common level
     lengths = _solved((firsts, seconds, None), [n for _, n in sums], diagonal, vector, 0.0)
-    residual = sum((gap - lengths[index[a]] + lengths[index[b]]) ** 2
+    residual = sum((gap / top - lengths[index[a]] + lengths[index[b]]) ** 2
                    for a, b, _, gap, _ in comparisons)
-    return residual <= 1e-9 * sum(c[3] ** 2 for c in comparisons)
+    return residual <= 1e-9 * sum((c[3] / top) ** 2 for c in comparisons)
 
 
 # -- Statistics from plain values: the summary's figures, called from Python ----------
