@@ -3109,15 +3109,21 @@ def _is_var(item):
         _is_text(value) or _is_finite(value))
 
 
+_PRICE_RE = re.compile(r"\s*(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*\Z")
+_SIGNED_RE = re.compile(r"\s*[-+]?" + _PRICE_RE.pattern[3:])  # a plain number, signed
+
+
 def _low_high(text):
-    """'LO,HI' (--scale) as (LO, HI)."""
-    pair = tuple(_number(part) for part in text.split(","))
+    """'LO,HI' (--scale) as (LO, HI): two plain decimal numbers, each whole one an int (as
+    Python's scale= and a judges file take them; float() also reads 1_0 as 10, -inf)."""
+    parts = text.split(",")
+    if not all(map(_SIGNED_RE.match, parts)):
+        raise ValueError(text)
+    pair = tuple(int(part) if part.strip().lstrip("+-").isdigit() else float(part)
+                 for part in parts)
     if not _is_scale(pair):
         raise ValueError(text)
     return pair
-
-
-_PRICE_RE = re.compile(r"\s*(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*\Z")
 
 
 def _price_pair(text):
@@ -6624,9 +6630,10 @@ def _check_unsplit(xs, wins):
 def _standardised(differences):
     """tanh(each difference / their standard deviation), 8 bytes each (a float: 32)."""
     from array import array
-    n = len(differences)
-    sd = math.sqrt(max(0.0, sum(d * d for d in differences) / n - (sum(differences) / n) ** 2))
-    scale = sd or 1.0
+    n, top = len(differences), max(map(abs, differences), default=0.0) or 1.0
+    mean = sum(d / top for d in differences) / n  # over the largest: 1e300 squared overflows
+    scale = top * math.sqrt(max(0.0, sum((d / top) ** 2 for d in differences) / n - mean ** 2))
+    scale = scale or top  # one gap in all: over itself, as 1e-300 is no gap to tanh
     return array("d", (math.tanh(d / scale) for d in differences))
 
 
@@ -6794,11 +6801,14 @@ def _elo(strengths, baseline):  # 1000 + 400 * log10(p / the baseline's p)
 
 def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start=None):
     """Each system's score interval: the ``level`` percentiles of the fit redone on Poisson
-    resamples of the comparisons, each kind in sorted order (shards agree); a system
-    scored in fewer than half the draws has none."""
+    resamples of the comparisons, each kind in sorted order (shards agree) and its names
+    in order (b's win over a is a's loss to b: one kind, however written; a share rounded,
+    as 1 - 0.7 is not 0.3); a system scored in fewer than half the draws has none."""
     if start is None:
         start = _bradley_terry(comparisons)[0]
-    kinds = collections.Counter((a, b, won, weight) for a, b, won, _, weight in comparisons)
+    kinds = collections.Counter((a, b, round(won, 12), weight) if a < b else
+                                (b, a, round(1 - won, 12), weight)
+                                for a, b, won, _, weight in comparisons)
     rng, refits = random.Random(seed), _Refits(sorted(kinds.items()), baseline, start)
     drawn = collections.defaultdict(list)
     for _ in range(resamples):
@@ -7116,10 +7126,10 @@ def _collinear(comparisons, baseline):
     """Whether every length gap is the difference of the two systems' least-squares lengths
     (the normal equations summed by pair and solved by _solved, over the pairs)."""
     free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
-    table = collections.defaultdict(lambda: [0.0, 0])
-    for a, b, _, gap, _ in comparisons:
+    table, top = collections.defaultdict(lambda: [0.0, 0]), max(abs(c[3]) for c in comparisons)
+    for a, b, _, gap, _ in comparisons:  # each gap over the largest: 1e300 squared overflows
         entry = table[index[a], index[b]]
-        entry[0] += gap
+        entry[0] += gap / top
         entry[1] += 1
     vector, diagonal = [0.0] * (len(free) + 1), [0.0] * (len(free) + 1)
     for (i, j), (total, n) in table.items():
@@ -7131,9 +7141,9 @@ def _collinear(comparisons, baseline):
     firsts, seconds = zip(*pairs)
     # a group's comparisons connect it: nothing singular but the common level
     lengths = _solved((firsts, seconds, None), [n for _, n in sums], diagonal, vector, 0.0)
-    residual = sum((gap - lengths[index[a]] + lengths[index[b]]) ** 2
+    residual = sum((gap / top - lengths[index[a]] + lengths[index[b]]) ** 2
                    for a, b, _, gap, _ in comparisons)
-    return residual <= 1e-9 * sum(c[3] ** 2 for c in comparisons)
+    return residual <= 1e-9 * sum((c[3] / top) ** 2 for c in comparisons)
 
 
 # -- Statistics from plain values: the summary's figures, called from Python ----------
@@ -7679,8 +7689,9 @@ def _arg_parser(*, report=False):
     parser = argparse.ArgumentParser(prog="minijudge", usage=usage, description=description,
                                      epilog=epilog)
     # "--scale -2,2": a word that starts as a negative number is a value, as Python 3.13's
-    # argparse reads it (before, only "-2" or "-2.5" was); no flag starts with a digit
-    parser._negative_number_matcher = re.compile(r"-\.?\d")
+    # argparse reads it (before, only "-2" or "-2.5" was); no flag starts with a digit.
+    # "-inf", "-nan" too: the flag refuses them itself, not as "expected one argument"
+    parser._negative_number_matcher = re.compile(r"-(?:\.?\d|inf|nan)", re.IGNORECASE)
     parser.add_argument("input", nargs="*", help=input_help)
     if not report:
         parser.add_argument("--version", action="version", version="minijudge " + __version__)
@@ -10435,6 +10446,15 @@ def _group_figures(stamp, args, tally, overall):
     return figures
 
 
+def _warnings(s):
+    """The printed summary's warnings: self-judging; judgments --questions has no question of."""
+    warnings = [warning for warning, _ in _self_lines(s)]
+    if s.get("questions_unmatched"):
+        warnings.append("{} judgments name a question_id that --questions lacks (or none): "
+                        "they group as {}".format(s["questions_unmatched"], _NO_FIELD))
+    return warnings
+
+
 def _level(s):
     """A summary's confidence level as its lines say it: 95%, 97.5%."""
     return _percent(s["interval"]["confidence"])
@@ -10449,7 +10469,7 @@ def _print_summary(s, max_error_rate, file, name=None):
     lines.append("  statuses: " + counts)
     lines += ["  first {}: {}".format(*kv) for kv in _first_errors_once(s["errors"]).items()]
     lines += ["  fields: " + line for line in s.get("fields") or ()]
-    lines += ["  warning: " + warning for warning, _ in _self_lines(s)]
+    lines += ["  warning: " + warning for warning in _warnings(s)]
     lines += _score_lines(s) + _criteria_lines(s) + _rubric_lines(s) + _bt_lines(s)
     for title, rows in _group_tables(s):  # each column as wide as its widest cell
         widths = [max(map(len, column)) for column in zip(*rows)]
@@ -12040,13 +12060,15 @@ def _report_layout(args):
     options = _layout_options(args, layout, kind)
     questions = _questions(args.questions, layout)
     answers = _answers(args.answers, layout)
+    if kind == "games" and args.answers:
+        _check_baseline(args.baseline, answers)
     tally, rows, seq = _Tally(), [], itertools.count(1)
-    mode, judges = _LAYOUT_MODES[kind], collections.Counter()
+    mode, judges, unmatched = _LAYOUT_MODES[kind], collections.Counter(), [0]
     read = {"games": _games_read, "model_a": _pairs_read, "score": _rating_read}[kind]
     for path in args.input:
         with open(path, "rb", _READ_BUFFER) as f:
             for number, record in _read_records(f, path):
-                record = _joined(record, layout, questions)
+                record = _joined(record, layout, questions, unmatched)
                 judges[_layout_judge(record, layout)] += 1
                 for judgement, row in _layout_rows(read, record, layout, options, answers):
                     _tally_add(tally, judgement, row, options, mode)
@@ -12060,6 +12082,8 @@ def _report_layout(args):
              "scale": layout.get("scale"), "pass_threshold": args.pass_threshold,
              "request": {}, "version": __version__}
     summary = _summary(stamp, options, tally)
+    if questions is not None:  # the judgments grouped as (no field) by the questions' fields
+        summary["questions_unmatched"] = unmatched[0]
     return _reported({"judge": summary}, options, False, {"judge": tally}, rows)
 
 
@@ -12087,6 +12111,15 @@ def _layout_options(args, layout, kind):
     options.response_a_field, options.response_b_field = "response_a", "response_b"
     options.response_field = "response"
     return options
+
+
+def _check_baseline(baseline, answers):
+    """JudgeError unless --answers holds the baseline's answers: its games name no system
+    but one, and a baseline misspelt would be ranked at 1000, every answer of it empty."""
+    systems = sorted({system for system, _ in answers})
+    if baseline not in systems:
+        raise JudgeError("--baseline {!r} has no answers in --answers; they are of {}".format(
+            baseline, _env_keys_hidden(_names(systems, "no system"))))
 
 
 def _layout_rows(read, record, layout, options, answers):
@@ -12252,7 +12285,10 @@ def _question_key(record, layout):
 
 
 def _questions(path, layout):
-    """--questions: each question's record by its id (its fields joined to a judgment's)."""
+    """--questions: each question's record by its id (its fields joined to a judgment's);
+    None without --questions."""
+    if path is None:
+        return None
     questions = {}
     for number, record in _layout_file(path):
         key = _question_key(record, layout)
@@ -12313,12 +12349,14 @@ def _answer(answers, record, layout, system):
     return answers.get((system, _question_key(record, layout)))
 
 
-def _joined(record, layout, questions):
-    """A judgment with its question's fields it lacks (category), for --group-by."""
-    if isinstance(record, _BadLine) or not questions:
+def _joined(record, layout, questions, unmatched):
+    """A judgment with its question's fields it lacks (category), for --group-by; one whose
+    question --questions lacks counted in ``unmatched[0]``."""
+    if isinstance(record, _BadLine) or questions is None:
         return record
     question = questions.get(_question_key(record, layout))
     if question is None:
+        unmatched[0] += 1
         return record
     return dict(question, **record)
 

@@ -22,10 +22,10 @@ MAX_AVERAGE_CCN = 5.02
 GOAL_AVERAGE_CCN = 5.0
 MAX_CCN = 15
 MAX_NLOC = 60
-# issue 46 bought +1,580: its statistics API and report --layout (+612), --explain (+120),
+# issue 46 bought +1,620: its statistics API and report --layout (+612), --explain (+120),
 # pairs under a criterion and the seeds' rows (+193), --rubric (+437), rankings at arena
-# scale (+155), hostile passes (+42)
-MAX_LINES = 12360
+# scale (+155), hostile passes and their leftovers (+80)
+MAX_LINES = 12400
 GOAL_LINES = 10000
 
 

@@ -468,9 +468,9 @@ class CommonTasks(SideBySide):
         (command,) = self.commands("Another tool's judgments", 1)
         code, out, err, chats = self.shell(command)
         self.assertEqual((code, out, chats), (0, "", []), err)  # nothing sent
-        self.assertIn("\n    large-model 1559.18 (CI [1296.15, 1668.84]), win rate against "
+        self.assertIn("\n    large-model 1559.18 (CI [1279.59, 1636.43]), win rate against "
                       "the baseline 0.9615 (", err)
-        self.assertIn("\n    small-model 661.96 (CI [372.72, 911.26]), win rate against the "
+        self.assertIn("\n    small-model 661.96 (CI [382.37, 897.89]), win rate against the "
                       "baseline 0.125 (", err)
         # the README's words say the same figures
         common = section(readme(), "Common tasks")

@@ -44,12 +44,13 @@ class LayoutFilesHostile(CommandLineTestCase):
             self.assertIn("are the same file; name each file once", err)
 
     def test_a_missing_answer_is_no_length_not_an_empty_answer(self):
-        # the baseline's answers not given: its answers are unknown, not 0 characters long,
-        # so no figure says "the longer answer won" from them
+        # the baseline's answers to these questions not given: its answers are unknown, not
+        # 0 characters long, so no figure says "the longer answer won" from them (an answers
+        # file naming no answer of the baseline at all is refused: test_layout_checks)
         lines = [game("m", "B>A", "A>B", q) for q in range(4)] + [
             game("n", "A>B", "B>A", q) for q in range(4)]
         answers = [answer("m", q, "x" * (10 + q)) for q in range(4)] + [
-            answer("n", q, "y" * (50 + q)) for q in range(4)]
+            answer("n", q, "y" * (50 + q)) for q in range(4)] + [answer("base", 99, "z")]
         judged = self.write_jsonl("j.jsonl", lines)
         given = self.write_jsonl("answers.jsonl", answers)
         code, err = self.layout(*ARENA, judged, "--answers", given)
