@@ -3831,6 +3831,11 @@ class LLMJudge:
         """What the reply may say: the scale (a criterion's options, else given, else the
         parser's), the yes/no words, a JSON reply's form and the keys whose numbers score."""
         self.scale = tuple(scale or self._reader.scale)
+        if self.template in (None, "rating", "rating_ref") and self.parser == "rating" \
+                and self.scale != (1, 5):  # the built-in template's words say 1 to 5
+            raise JudgeError("the built-in rating template asks for a rating from 1 to 5; "
+                             "scale {} needs a template of your own that asks for it "
+                             "(--template FILE, template=)".format(_span(*self.scale)))
         if self.criterion:  # a pair's has no options: A, B or a tie
             self.scale = self.criterion.get("options", self.scale)
         if binary_format and self.parser != "binary":

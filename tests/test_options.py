@@ -203,7 +203,8 @@ class KeywordTest(StubTestCase):
 
     def test_valid_values_of_every_kind_still_work(self):
         for options in ({"on_failure": None}, {"on_failure": NAN}, {"temperature": None},
-                        {"scale": [1, 10]}, {"timeout": 5}, {"max_retries": 0}, {"seed": -1},
+                        {"scale": [1, 10], "template": "{question} {response} from 1 to 10"},
+                        {"timeout": 5}, {"max_retries": 0}, {"seed": -1},
                         {"pass_threshold": 1}, {"retry_min_wait": 0, "retry_max_wait": 0}):
             with self.subTest(options=options):
                 minijudge.LLMJudge(self.srv.url, model="m", **options).close()

@@ -597,9 +597,11 @@ class CombinedPanelTest(Combined):
                  "line a failure scores 0.0 (the summary's \"failures as 0.0\") and "
                  "judge_status says why")):
             with self.subTest(options=options):
+                template = self.write("t.txt", "{question} {response}: a rating")  # any scale
                 config = self.write("judges.json", json.dumps([
-                    {"name": "j0", "url": self.srv.url, "options": {"pass_threshold": 0.5}},
-                    {"name": "j1", "url": self.srv.url, "options": dict(
+                    {"name": "j0", "url": self.srv.url, "template": template,
+                     "options": {"pass_threshold": 0.5}},
+                    {"name": "j1", "url": self.srv.url, "template": template, "options": dict(
                         {"pass_threshold": 0.5}, **options)}]))
                 code, out, err = run_main(["--judge-model", "m", "--no-preflight", "--judges",
                                            config, "--jury", "mean", self.source])

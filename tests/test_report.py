@@ -578,7 +578,8 @@ class ReportLeanPathAsTheGeneralPathTest(StubTestCase):
                   "response": "r\u00e9ponse \u2603 {}".format(i)} for i in range(12)]
         items.append({"id": 99, "question": "no response"})
         first = self.scored("a.jsonl", items)
-        second = self.scored("b.jsonl", items, "--scale", "1,10")
+        ten = self.write("ten.txt", "Rate from 1 to 10. {question}\n{response}")
+        second = self.scored("b.jsonl", items, "--scale", "1,10", "--template", ten)
         with open(first, "a", encoding="utf-8") as f:
             f.write("{torn line\n")
         return first, second

@@ -54,7 +54,8 @@ class ScaleFromEveryPlaceTest(CommandLineTestCase):
         self.assertEqual(self.records()[0]["judge_score"], 0.5)
         code, err = self.judges_file([0, 1e3])
         self.assertEqual((code, self.records()[0]["a_score"]), (0, 0.5), err)
-        judge = minijudge.LLMJudge(judge_fn=lambda messages: "Rating: 500", scale=(0, 1e3))
+        judge = minijudge.LLMJudge(judge_fn=lambda messages: "Rating: 500", scale=(0, 1e3),
+                                   template="{question} {response}")
         self.assertEqual(judge.judge({"question": "q"}, "r").score, 0.5)
 
     def test_plain_numbers_still_read_as_before(self):
@@ -85,6 +86,28 @@ class ScaleFromEveryPlaceTest(CommandLineTestCase):
                 self.assertEqual((code, err), (2, "minijudge: error: judge a: " + words
                                                + repr(list(scale)) + "\n"))
 
+
+    def test_the_built_in_rating_template_takes_no_other_scale(self):
+        # its words ask for 1 to 5: a reply of 3 was scored on 1-10 as 0.22 ("3 on the
+        # 1-10 scale"), a judge answering 1-5 read on another scale with exit 0
+        said = ("the built-in rating template asks for a rating from 1 to 5; scale 1-10 "
+                "needs a template of your own that asks for it (--template FILE, template=)")
+        code, _, err = self.subprocess("--judge-url", self.srv.url, "--no-preflight",
+                                       "--scale", "1,10", "-o", self.path("out.jsonl"),
+                                       self.source)
+        self.assertEqual((code, err), (2, "minijudge: error: " + said + "\n"))
+        judges = self.write("judges.json", json.dumps([{"name": "a", "options": {
+            "scale": [1, 10]}}]))
+        code, _, err = self.subprocess("--judge-url", self.srv.url, "--no-preflight",
+                                       "--judges", judges, "-o", self.path("out.jsonl"),
+                                       self.source)
+        self.assertEqual(code, 2, err)
+        self.assertIn(said, err)
+        with self.assertRaises(minijudge.JudgeError) as cm:
+            minijudge.LLMJudge(judge_fn=lambda messages: "3", scale=(1, 10))
+        self.assertEqual(str(cm.exception), said)
+        self.assertEqual(self.srv.chat_count, 0)
+        minijudge.LLMJudge(judge_fn=lambda messages: "3", scale=(1, 5)).close()  # its own
 
 if __name__ == "__main__":
     unittest.main()
