@@ -10177,13 +10177,11 @@ def _on_scale(score, scale):
 
 def _criteria_figures(stamp, args, tally):
     """Each criterion of a rubric, over the records judged: its mean score (0-1) and its
-    interval, the same on its own scale, its weight (the run's rubric's); None without."""
+    interval, the same on its own scale, its weight (the runs' rubrics': report --mixed's
+    ``runs``; a scale or weight they differ in null, named in differs); None without."""
     if not tally.criteria:
         return None
-    rubric = {}  # the stamp's criteria by name: a jury's judges' first naming each
-    for request in _requests(stamp):
-        for criterion in _field_of(request, "rubric") or ():
-            rubric.setdefault(criterion["name"], criterion)
+    rubric = _runs_rubric(stamp.get("runs") or [stamp])
     figures = {}
     for name, sums in tally.criteria.items():
         interval = _interval(seed=args.bootstrap_seed, level=args.confidence,
@@ -10192,11 +10190,31 @@ def _criteria_figures(stamp, args, tally):
         scale = own.get("scale")
         figures[name] = {"n": sums["n"], "mean_score": round(mean, 4), "ci": interval,
                          "mean_value": None, "mean_value_ci": None, "scale": scale,
-                         "weight": own.get("weight")}
+                         "weight": own.get("weight"), "differs": own.get("differs")}
         if scale:
             figures[name].update(mean_value=_on_scale(mean, scale),
                                  mean_value_ci=[_on_scale(end, scale) for end in interval])
     return figures
+
+
+def _runs_rubric(stamps):
+    """The criteria of the runs of ``stamps`` by name, {scale, weight, differs}: each run's
+    its jury's judges' first naming; a scale or weight the runs differ in None, and named in
+    differs (a criterion's mean on 1-5 and on 0-10 is on no one scale)."""
+    rubric = {}
+    for stamp in stamps:
+        own = {}
+        for request in _requests(stamp):
+            for criterion in _field_of(request, "rubric") or ():
+                own.setdefault(criterion["name"], criterion)
+        for name, criterion in own.items():
+            merged = rubric.setdefault(name, {"scale": criterion["scale"],
+                                              "weight": criterion["weight"], "differs": None})
+            for key in ("scale", "weight"):
+                differs = merged["differs"] or []
+                if key not in differs and criterion[key] != merged[key]:
+                    merged.update({key: None, "differs": differs + [key]})
+    return rubric
 
 
 def _win_rates(tally):
@@ -10650,9 +10668,16 @@ def _rubric_lines(s):
             shown = "{} on the {} scale (CI {}), {}".format(
                 figures["mean_value"], _span(*figures["scale"], "{:g}"), figures["mean_value_ci"],
                 shown)
-        lines.append("    {}: {}; weight {} (n={})".format(
-            _system_label(name), shown, _none_as(figures["weight"], "not known"), figures["n"]))
+        weight = _WEIGHT_SAID[tuple(figures.get("differs") or ())].format(
+            _none_as(figures["weight"], "not known"))
+        lines.append("    {}: {}; {} (n={})".format(_system_label(name), shown, weight,
+                                                   figures["n"]))
     return lines
+
+
+_WEIGHT_SAID = {(): "weight {}", ("weight",): "weight differs between the runs",  # by what
+                ("scale",): "scale differs between the runs; weight {}",  # report --mixed's
+                ("scale", "weight"): "scale and weight differ between the runs"}  # runs differ in
 
 
 def _criteria_cell(criteria):
@@ -10661,8 +10686,8 @@ def _criteria_cell(criteria):
     cells = []
     for name, figures in criteria.items():
         mean, interval = figures["mean_value"], figures["mean_value_ci"]
-        if mean is None:
-            mean, interval = figures["mean_score"], figures["ci"]
+        if mean is None:  # on no one scale (report --mixed): its score, said so
+            mean, interval = "score {}".format(figures["mean_score"]), figures["ci"]
         cells.append("{} {} {}".format(_system_label(name), mean, interval))
     return ", ".join(cells)
 
@@ -11117,9 +11142,16 @@ def _criteria_charts(s):
     criteria = s.get("criteria")
     if not criteria:
         return []
-    rows = [(name, figures["weight"], figures["n"], figures["mean_value"],
-             figures["mean_value_ci"], figures["mean_score"], figures["ci"])
-            for name, figures in criteria.items()]
+    rows = []
+    for name, figures in criteria.items():
+        differs = figures.get("differs") or ()  # report --mixed: what the runs' rubrics differ in
+        row = [name, figures["weight"], figures["n"], figures["mean_value"],
+               figures["mean_value_ci"], figures["mean_score"], figures["ci"]]
+        if "weight" in differs:
+            row[1] = "differs between the runs"
+        if "scale" in differs:
+            row[3:5] = "scale differs between the runs", "-"
+        rows.append(row)
     table = _html_table(("criterion", "weight", "records", "mean on its scale",
                          "{} CI".format(_level(s)), "mean score", "{} CI".format(_level(s))),
                         rows)
@@ -11466,6 +11498,7 @@ class _Report:
         self.args = args
         self.tallies, self.runs, self.rows = {}, {}, []
         self.options = {}  # by prefix: _run_options of the run seen first
+        self.others = collections.defaultdict(list)  # by prefix: its other runs' stamps
         self.mixed = collections.defaultdict(set)
         self.seen = {"places": {}, "checked": {}}  # for _once, _stamps_of, _of_run
         self.seen["once"] = _Once(args.input, self.seen)
@@ -11541,6 +11574,8 @@ class _Report:
                              "and {!r}; --mixed reports them together".format(
                                  where, line, path, number, *differ[0]))
         self.mixed[prefix].update(name for name, _, _ in differ)
+        if run not in self.others[prefix]:
+            self.others[prefix].append(run)
         own = _run_options(self.args, run)[0]
         for name, flag, _ in _FIGURE_OPTIONS:
             if getattr(own, name) != getattr(ran, name):
@@ -11556,6 +11591,7 @@ class _Report:
         for prefix, tally in self.tallies.items():
             mixed = self.mixed[prefix]
             stamp = dict(self.runs[prefix][0], **{name: None for name in mixed - {"mode"}})
+            stamp["runs"] = [self.runs[prefix][0]] + self.others[prefix]  # their rubrics
             if self.args.pass_threshold is not None:
                 stamp["pass_threshold"] = self.args.pass_threshold
             args, overridden = self.options[prefix]
