@@ -25,7 +25,7 @@ MAX_NLOC = 60
 # issue 46 bought +1,580: its statistics API and report --layout (+612), --explain (+120),
 # pairs under a criterion and the seeds' rows (+193), --rubric (+437), rankings at arena
 # scale (+155), hostile passes (+42)
-MAX_LINES = 12390
+MAX_LINES = 12426
 GOAL_LINES = 10000
 
 
