@@ -130,6 +130,10 @@ class _NoFit(JudgeError, ValueError):
 
 # -- Results -------------------------------------------------------------------------
 
+# the built-in rating templates' scale: their words ask for 1 to 5
+_OWN_SCALES = dict.fromkeys((None, "rating", "rating_ref"), (1, 5))
+
+
 class Judgement:
     """The outcome of judging one item: ``status`` is ``"ok"``, ``"empty_response"`` (nothing
     to judge: 0.0, no request made) or names the failure (``http_error``, ``parse_error``, ...:
@@ -3831,8 +3835,7 @@ class LLMJudge:
         """What the reply may say: the scale (a criterion's options, else given, else the
         parser's), the yes/no words, a JSON reply's form and the keys whose numbers score."""
         self.scale = tuple(scale or self._reader.scale)
-        if self.template in (None, "rating", "rating_ref") and self.parser == "rating" \
-                and self.scale != (1, 5):  # the built-in template's words say 1 to 5
+        if self.parser == "rating" and _OWN_SCALES.get(self.template, self.scale) != self.scale:
             raise JudgeError("the built-in rating template asks for a rating from 1 to 5; "
                              "scale {} needs a template of your own that asks for it "
                              "(--template FILE, template=)".format(_span(*self.scale)))
@@ -10186,13 +10189,11 @@ def _on_scale(score, scale):
 
 def _criteria_figures(stamp, args, tally):
     """Each criterion of a rubric, over the records judged: its mean score (0-1) and its
-    interval, the same on its own scale, its weight (the run's rubric's); None without."""
+    interval, the same on its own scale, its weight (the runs' rubrics': report --mixed's
+    ``runs``; a scale or weight they differ in null, named in differs); None without."""
     if not tally.criteria:
         return None
-    rubric = {}  # the stamp's criteria by name: a jury's judges' first naming each
-    for request in _requests(stamp):
-        for criterion in _field_of(request, "rubric") or ():
-            rubric.setdefault(criterion["name"], criterion)
+    rubric = _runs_rubric(stamp.get("runs") or [stamp])
     figures = {}
     for name, sums in tally.criteria.items():
         interval = _interval(seed=args.bootstrap_seed, level=args.confidence,
@@ -10201,11 +10202,31 @@ def _criteria_figures(stamp, args, tally):
         scale = own.get("scale")
         figures[name] = {"n": sums["n"], "mean_score": round(mean, 4), "ci": interval,
                          "mean_value": None, "mean_value_ci": None, "scale": scale,
-                         "weight": own.get("weight")}
+                         "weight": own.get("weight"), "differs": own.get("differs")}
         if scale:
             figures[name].update(mean_value=_on_scale(mean, scale),
                                  mean_value_ci=[_on_scale(end, scale) for end in interval])
     return figures
+
+
+def _runs_rubric(stamps):
+    """The criteria of the runs of ``stamps`` by name, {scale, weight, differs}: each run's
+    its jury's judges' first naming; a scale or weight the runs differ in None, and named in
+    differs (a criterion's mean on 1-5 and on 0-10 is on no one scale)."""
+    rubric = {}
+    for stamp in stamps:
+        own = {}
+        for request in _requests(stamp):
+            for criterion in _field_of(request, "rubric") or ():
+                own.setdefault(criterion["name"], criterion)
+        for name, criterion in own.items():
+            merged = rubric.setdefault(name, {"scale": criterion["scale"],
+                                              "weight": criterion["weight"], "differs": None})
+            for key in ("scale", "weight"):
+                differs = merged["differs"] or []
+                if key not in differs and criterion[key] != merged[key]:
+                    merged.update({key: None, "differs": differs + [key]})
+    return rubric
 
 
 def _win_rates(tally):
@@ -10659,9 +10680,16 @@ def _rubric_lines(s):
             shown = "{} on the {} scale (CI {}), {}".format(
                 figures["mean_value"], _span(*figures["scale"], "{:g}"), figures["mean_value_ci"],
                 shown)
-        lines.append("    {}: {}; weight {} (n={})".format(
-            _system_label(name), shown, _none_as(figures["weight"], "not known"), figures["n"]))
+        weight = _WEIGHT_SAID[tuple(figures.get("differs") or ())].format(
+            _none_as(figures["weight"], "not known"))
+        lines.append("    {}: {}; {} (n={})".format(_system_label(name), shown, weight,
+                                                   figures["n"]))
     return lines
+
+
+_WEIGHT_SAID = {(): "weight {}", ("weight",): "weight differs between the runs",  # by what
+                ("scale",): "scale differs between the runs; weight {}",  # report --mixed's
+                ("scale", "weight"): "scale and weight differ between the runs"}  # runs differ in
 
 
 def _criteria_cell(criteria):
@@ -10670,8 +10698,8 @@ def _criteria_cell(criteria):
     cells = []
     for name, figures in criteria.items():
         mean, interval = figures["mean_value"], figures["mean_value_ci"]
-        if mean is None:
-            mean, interval = figures["mean_score"], figures["ci"]
+        if mean is None:  # on no one scale (report --mixed): its score, said so
+            mean, interval = "score {}".format(figures["mean_score"]), figures["ci"]
         cells.append("{} {} {}".format(_system_label(name), mean, interval))
     return ", ".join(cells)
 
@@ -11126,9 +11154,16 @@ def _criteria_charts(s):
     criteria = s.get("criteria")
     if not criteria:
         return []
-    rows = [(name, figures["weight"], figures["n"], figures["mean_value"],
-             figures["mean_value_ci"], figures["mean_score"], figures["ci"])
-            for name, figures in criteria.items()]
+    rows = []
+    for name, figures in criteria.items():
+        differs = figures.get("differs") or ()  # report --mixed: what the runs' rubrics differ in
+        row = [name, figures["weight"], figures["n"], figures["mean_value"],
+               figures["mean_value_ci"], figures["mean_score"], figures["ci"]]
+        if "weight" in differs:
+            row[1] = "differs between the runs"
+        if "scale" in differs:
+            row[3:5] = "scale differs between the runs", "-"
+        rows.append(row)
     table = _html_table(("criterion", "weight", "records", "mean on its scale",
                          "{} CI".format(_level(s)), "mean score", "{} CI".format(_level(s))),
                         rows)
@@ -11475,6 +11510,7 @@ class _Report:
         self.args = args
         self.tallies, self.runs, self.rows = {}, {}, []
         self.options = {}  # by prefix: _run_options of the run seen first
+        self.others = collections.defaultdict(list)  # by prefix: its other runs' stamps
         self.mixed = collections.defaultdict(set)
         self.seen = {"places": {}, "checked": {}}  # for _once, _stamps_of, _of_run
         self.seen["once"] = _Once(args.input, self.seen)
@@ -11550,6 +11586,8 @@ class _Report:
                              "and {!r}; --mixed reports them together".format(
                                  where, line, path, number, *differ[0]))
         self.mixed[prefix].update(name for name, _, _ in differ)
+        if run not in self.others[prefix]:
+            self.others[prefix].append(run)
         own = _run_options(self.args, run)[0]
         for name, flag, _ in _FIGURE_OPTIONS:
             if getattr(own, name) != getattr(ran, name):
@@ -11565,6 +11603,7 @@ class _Report:
         for prefix, tally in self.tallies.items():
             mixed = self.mixed[prefix]
             stamp = dict(self.runs[prefix][0], **{name: None for name in mixed - {"mode"}})
+            stamp["runs"] = [self.runs[prefix][0]] + self.others[prefix]  # their rubrics
             if self.args.pass_threshold is not None:
                 stamp["pass_threshold"] = self.args.pass_threshold
             args, overridden = self.options[prefix]

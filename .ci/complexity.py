@@ -18,14 +18,16 @@ import io
 import subprocess
 import sys
 
-MAX_AVERAGE_CCN = 5.02
+# 5.02 at issue 45's end; issue 46's checks of a rubric over report --mixed's runs and of
+# the built-in rating template's scale bought 0.01
+MAX_AVERAGE_CCN = 5.03
 GOAL_AVERAGE_CCN = 5.0
 MAX_CCN = 15
 MAX_NLOC = 60
-# issue 46 bought +1,620: its statistics API and report --layout (+612), --explain (+120),
+# issue 46 bought +1,660: its statistics API and report --layout (+612), --explain (+120),
 # pairs under a criterion and the seeds' rows (+193), --rubric (+437), rankings at arena
-# scale (+155), hostile passes and their leftovers (+80)
-MAX_LINES = 12400
+# scale (+155), hostile passes and their leftovers (+80), report --mixed's rubrics (+36)
+MAX_LINES = 12440
 GOAL_LINES = 10000
 
 
