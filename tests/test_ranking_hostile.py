@@ -246,8 +246,9 @@ class AtTheMaximum(unittest.TestCase):
                                    msg=name)
 
     def check_length(self, part, component, systems):
-        gaps = [float(g[3]) for g in part]  # the sd exact (1e300 too); one gap: itself
-        sd = statistics.pstdev(gaps) or max(map(abs, gaps)) or 1.0
+        gaps = [float(g[3]) for g in part]  # over the largest (1e300 too); one gap: itself
+        top = max(map(abs, gaps)) or 1.0  # Python 3.8's pstdev overflows on 1e300
+        sd = statistics.pstdev([gap / top for gap in gaps]) * top or top
         xs = [(a, b, s, math.tanh(gap / sd), w) for a, b, s, gap, w in part]
         if not any(x[3] for x in xs):
             for name in component["systems"]:
