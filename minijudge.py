@@ -10159,8 +10159,7 @@ def _score_figures(stamp, args, tally):
     # a failed pair is no B win; an item of systems has no one score, so no mean
     sums = {"mean": tally.all, "A's win rate": tally.judged, "systems": None}[
         _MODES[stamp["mode"]].scores]
-    settings = {"seed": args.bootstrap_seed, "level": args.confidence,
-                "resamples": args.bootstrap_samples}
+    settings = _interval_settings(args)
     interval, ci95, method = None, None, "per system: see systems and ranking"
     if sums is not None:
         figures.update(mean_score=_mean(tally.all["total"], done),
@@ -10183,6 +10182,11 @@ def _score_figures(stamp, args, tally):
     return figures
 
 
+def _interval_settings(args):
+    return {"seed": args.bootstrap_seed, "level": args.confidence,
+            "resamples": args.bootstrap_samples}
+
+
 def _on_scale(score, scale):
     return round(scale[0] + score * (scale[1] - scale[0]), 4)
 
@@ -10196,8 +10200,7 @@ def _criteria_figures(stamp, args, tally):
     rubric = _runs_rubric(stamp.get("runs") or [stamp])
     figures = {}
     for name, sums in tally.criteria.items():
-        interval = _interval(seed=args.bootstrap_seed, level=args.confidence,
-                             resamples=args.bootstrap_samples, **sums)[0]
+        interval = _interval(**_interval_settings(args), **sums)[0]
         own, mean = rubric.get(name, {}), sums["total"] / sums["n"]
         scale = own.get("scale")
         figures[name] = {"n": sums["n"], "mean_score": round(mean, 4), "ci": interval,
@@ -12085,7 +12088,7 @@ def _layout_of(text):
     kind = next((kind for kind, _ in _LAYOUT_KINDS if kind in layout), None)
     needs = dict(_LAYOUT_KINDS).get(kind, ("score", "model_a", "games"))
     missing = [key for key in needs if key not in layout]
-    if kind is None or missing:
+    if missing:
         raise JudgeError("--layout {} needs {}".format(text[:200], " and ".join(missing)))
     return dict(layout, name="custom")
 
@@ -12117,8 +12120,9 @@ def _report_layout(args):
                 for judgement, row in _layout_rows(read, record, layout, options, answers):
                     _tally_add(tally, judgement, row, options, mode)
                     if args.html:
-                        _keep(rows, _page_row(row, judgement), "judge", next(seq),
-                              args.html_rows)
+                        scored = dict(row, judge_status=judgement.status,
+                                      judge_score=judgement.score, judge_error=judgement.error)
+                        _keep(rows, scored, "judge", next(seq), args.html_rows)
     if not tally.all["n"]:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     stamp = {"prefix": "judge", "mode": mode, "model": _most_named(judges),
@@ -12195,8 +12199,7 @@ def _pairs_read(record, layout, options, answers):
     """A pair of named systems and its verdict (of both orders: the one they agree on, else
     a tie, as the run's pairwise mode)."""
     a, b = record.get(layout["model_a"]), record.get(layout["model_b"])
-    row = dict(record, model_a=a, model_b=b, response_a=_answer(answers, record, layout, a),
-               response_b=_answer(answers, record, layout, b))
+    row = _pair_row(record, layout, answers, a, b)
     unnamed = _unnamed((repr(layout["model_a"]), repr(layout["model_b"])), (a, b))
     if unnamed:
         return [(unnamed, row)]
@@ -12213,9 +12216,7 @@ def _pairs_read(record, layout, options, answers):
         strong = strong and others[0][1]
         if not details["consistent"]:
             first = "tie"
-    if strong and first != "tie":
-        details["strong"] = True
-    return [(Judgement(score=_VERDICT_SCORES[first], value=first, details=details), row)]
+    return [(_verdict_judgement(first, strong, details), row)]
 
 
 def _games_read(record, layout, options, answers):
@@ -12223,9 +12224,7 @@ def _games_read(record, layout, options, answers):
     answers swapped (A the system), as arena-hard-auto plays them; each its comparison,
     counted with the system as A."""
     system, games = record.get(layout["system"]), record.get(layout["games"])
-    row = dict(record, model_a=system, model_b=options.baseline,
-               response_a=_answer(answers, record, layout, system),
-               response_b=_answer(answers, record, layout, options.baseline))
+    row = _pair_row(record, layout, answers, system, options.baseline)
     unnamed = _unnamed((repr(layout["system"]), "--baseline"), (system, options.baseline))
     if unnamed:
         return [(unnamed, row)]
@@ -12242,12 +12241,20 @@ def _games_read(record, layout, options, answers):
         verdict, strong = read
         if number % 2 == 0:  # the baseline shown first: its A is the baseline
             verdict = {"A": "B", "B": "A", "tie": "tie"}[verdict]
-        details = {}
-        if strong and verdict != "tie":
-            details["strong"] = True
-        judged.append((Judgement(score=_VERDICT_SCORES[verdict], value=verdict,
-                                 details=details), row))
+        judged.append((_verdict_judgement(verdict, strong, {}), row))
     return judged
+
+
+def _pair_row(record, layout, answers, a, b):
+    """A line's record with its two systems and their answers, as a pair's record."""
+    return dict(record, model_a=a, model_b=b, response_a=_answer(answers, record, layout, a),
+                response_b=_answer(answers, record, layout, b))
+
+
+def _verdict_judgement(verdict, strong, details):
+    if strong and verdict != "tie":
+        details["strong"] = True
+    return Judgement(score=_VERDICT_SCORES[verdict], value=verdict, details=details)
 
 
 def _layout_verdict(value, verdicts=None):
@@ -12294,12 +12301,6 @@ def _verdicts_read(layout):
     if "verdicts" in layout:
         return "a verdict, " + _names(layout["verdicts"], "none")
     return "a verdict, A, B, tie or A>>B, A>B, A=B, B>A, B>>A"
-
-
-def _page_row(row, judgement):
-    """A judgement's record as the page shows a scored one."""
-    return dict(row, judge_status=judgement.status, judge_score=judgement.score,
-                judge_error=judgement.error)
 
 
 def _layout_judge(record, layout):
@@ -12363,8 +12364,6 @@ def _answers(paths, layout):
 def _layout_file(path):
     """(line number, record) of a file --questions or --answers names; JudgeError for a
     line that is no record."""
-    if path is None:
-        return
     with open(path, "rb", _READ_BUFFER) as f:
         for number, record in _read_records(f, path):
             if isinstance(record, _BadLine):
