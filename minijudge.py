@@ -8216,17 +8216,12 @@ def _check_judge_entry(entry, here):
                       ("vars", "vars")):
         _check_option(_OPTIONS[name], entry.get(key), key, where)
     if isinstance(options.get("rubric"), str):  # read from the file's folder, and once
-        options["rubric"] = _entry_rubric(os.path.join(here, options["rubric"]), where)
+        try:
+            options["rubric"] = _rubric(os.path.join(here, options["rubric"]), "rubric")
+        except JudgeError as exc:
+            raise JudgeError(where + str(exc)) from None
     for name, value in options.items():
         _check_option(_file_option(where, name), value, name, where)
-
-
-def _entry_rubric(path, where):
-    """The rubric of a --judges entry's file, checked; JudgeError naming the judge."""
-    try:
-        return _rubric(path, "rubric")
-    except JudgeError as exc:
-        raise JudgeError(where + str(exc)) from None
 
 
 def _file_option(where, name):
@@ -11089,11 +11084,14 @@ def _html(summaries, tallies, rows, args, title):
         headline = record.get(prefix + "_error") or record.get(question) or ""
         details = "".join("<p><b>{}</b></p><pre>{}</pre>".format(_esc(k), _esc(v))
                          for k, v in record.items() if v not in (None, "", {}, []))
+        explanation = ""  # --explain's, in sight under the record
+        if record.get(prefix + "_explanation") is not None:
+            explanation = "<pre>{}</pre>".format(_esc(record[prefix + "_explanation"]))
         lines.append('<tr{}><td>{}</td><td>{}</td><td>{}</td><td><details><summary>{}'
                      '</summary>{}</details>{}</td></tr>'.format(
                          marked, -minus_seq, _esc(record.get(prefix + "_status")),
                          _esc(record.get(prefix + "_score")), _esc(str(headline)[:120]), details,
-                         _page_explanation(record, prefix)))
+                         explanation))
     records = sum(s["records"] for s in summaries.values()) // len(summaries)
     note = "the {} of {} records with a failure or the lowest scores, those first".format(
         len(shown), records)
@@ -11296,14 +11294,6 @@ def _keep(rows, record, prefix, seq, limit):
         heapq.heappush(rows, key + (shown,))
     else:
         heapq.heapreplace(rows, key + (shown,))
-
-
-def _page_explanation(record, prefix):
-    """A row's judge_explanation (--explain) in sight under it; without one, nothing."""
-    explanation = record.get(prefix + "_explanation")
-    if explanation is None:
-        return ""
-    return "<pre>{}</pre>".format(_esc(explanation))
 
 
 def _page_value(value):
@@ -12125,7 +12115,9 @@ def _report_layout(args):
                         _keep(rows, scored, "judge", next(seq), args.html_rows)
     if not tally.all["n"]:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
-    stamp = {"prefix": "judge", "mode": mode, "model": _most_named(judges),
+    del judges[None]  # the lines that name no judge
+    named = max(judges, key=judges.get, default=None)  # the judge most lines name
+    stamp = {"prefix": "judge", "mode": mode, "model": named,
              "template": "--layout " + layout["name"], "template_sha256": None,
              "scale": layout.get("scale"), "pass_threshold": args.pass_threshold,
              "request": {}, "version": __version__}
@@ -12311,14 +12303,6 @@ def _layout_judge(record, layout):
     if not _is_text(named):
         return None
     return _env_keys_hidden(named[:300])
-
-
-def _most_named(judges):
-    """The judge most records name; None if none does."""
-    del judges[None]
-    if not judges:
-        return None
-    return judges.most_common(1)[0][0]
 
 
 def _question_key(record, layout):
