@@ -10391,8 +10391,7 @@ def _both_scored(units, a, b):
 
 
 def _length_figures(tally, mode):
-    """Spearman's rho of length and score; of pairs, how often the longer won, and
-    _length_controlled."""
+    """Spearman's rho of length and score; of pairs, how often the longer won, and its LC."""
     lengths, scores = _Column(tally.lengths, 0), _Column(tally.lengths, 1)  # read, not kept
     if len(scores) < 2:
         return None
@@ -10691,8 +10690,7 @@ _WEIGHT_SAID = {(): "weight {}", ("weight",): "weight differs between the runs",
 
 
 def _criteria_cell(criteria):
-    """A group's criteria in a table's cell: each one's mean on its scale (else its score)
-    and interval."""
+    """A group's criteria in a cell: each one's mean on its scale (else its score), interval."""
     cells = []
     for name, figures in criteria.items():
         mean, interval = figures["mean_value"], figures["mean_value_ci"]
@@ -11268,8 +11266,7 @@ _HTML_FIELD_CHARS = 2000   # characters a field (or a field's name) shows on the
 
 
 def _keep(rows, record, prefix, seq, limit):
-    """Keep the ``limit`` failed or lowest-scored records as the page shows them (memory
-    bounded whatever they hold)."""
+    """Keep the ``limit`` failed or lowest-scored records as the page shows them, bounded."""
     import heapq
     ok = record.get(prefix + "_status") in _NOT_FAILURES
     score = _score_or_zero(record.get(prefix + "_score"))
@@ -12075,8 +12072,8 @@ def _layout_of(text):
         raise JudgeError("--layout has no key {}; it takes {}".format(
             _names(sorted(map(repr, unknown))), ", ".join(key for key, _, _ in _LAYOUT_KEYS)))
     _check(layout, _LAYOUT_CHECKS, "--layout's ")
-    kind = next((kind for kind, _ in _LAYOUT_KINDS if kind in layout), None)
-    needs = dict(_LAYOUT_KINDS).get(kind, ("score", "model_a", "games"))
+    needs = next((needs for kind, needs in _LAYOUT_KINDS if kind in layout),
+                 ("score", "model_a", "games"))  # no kind: any one of them
     missing = [key for key in needs if key not in layout]
     if missing:
         raise JudgeError("--layout {} needs {}".format(text[:200], " and ".join(missing)))
@@ -12314,8 +12311,7 @@ def _question_key(record, layout):
 
 
 def _questions(path, layout):
-    """--questions: each question's record by its id (its fields joined to a judgment's);
-    None without --questions."""
+    """--questions: each question's record by its id; None without --questions."""
     if path is None:
         return None
     questions = {}
@@ -12346,8 +12342,7 @@ def _answers(paths, layout):
 
 
 def _layout_file(path):
-    """(line number, record) of a file --questions or --answers names; JudgeError for a
-    line that is no record."""
+    """(line number, record) of a --questions or --answers file; JudgeError for a bad line."""
     with open(path, "rb", _READ_BUFFER) as f:
         for number, record in _read_records(f, path):
             if isinstance(record, _BadLine):
@@ -12362,8 +12357,7 @@ def _answer_text(record):
     turns = _field_of(choices[0] if isinstance(choices, list) and choices else None, "turns")
     texts = []
     for turn in turns if isinstance(turns, list) else []:
-        if isinstance(turn, dict):
-            turn = turn.get("content")
+        turn = _field_of(turn, "content", turn)
         if _is_text(turn):
             texts.append(turn)
     return "\n".join(texts)
