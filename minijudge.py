@@ -4886,7 +4886,7 @@ def _jury_answered(every, answered, how, details, error):
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
     details.update(_criteria_combined(answered, how))
     for name in ("verdict", "option"):  # the combined value, in the mode's own field
-        if all(name in j.details for j in answered):
+        if _all_say(answered, name):
             details[name] = value
     fields = _shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered])
     if not error:  # none failed: what all said (empty_response's reason), if they agree
@@ -4897,15 +4897,20 @@ def _jury_answered(every, answered, how, details, error):
 def _jury_combined(answered, how):
     """(score, value): the scores combined, with the one value its members gave, else the
     verdict the score names, else None."""
-    if all(j.rating is not None for j in answered):
-        return _ratings_combined(answered, how)
     score = _combined([j.score for j in answered], how, 0.5)
+    if all(j.rating is not None for j in answered):
+        return _ratings_combined(answered, how, score)
     values = [j.value for j in answered if j.score == score]
     if values and all(v == values[0] for v in values):
         return score, values[0]
-    if all("verdict" in j.details for j in answered):
+    if _all_say(answered, "verdict"):
         return score, _VERDICTS_BY_SCORE.get(score)
     return score, None
+
+
+def _all_say(judgements, detail):  # whether each one's details hold ``detail``
+    return all(detail in j.details for j in judgements)
+
 
 
 def _criteria_combined(answered, how):
@@ -4920,12 +4925,12 @@ def _criteria_combined(answered, how):
         for name in shared}}
 
 
-def _ratings_combined(answered, how):
+def _ratings_combined(answered, how, score):
     """(score, rating); a majority is of the ratings (a tie: 0.5, None), scored as its
     voters' mean score (--logprobs scores two judges' 4 as 0.85 and 0.75: no split)."""
     rating = _combined([j.rating for j in answered], how, None)
     if how != "majority":
-        return _combined([j.score for j in answered], how, 0.5), rating
+        return score, rating
     if rating is None:  # the most common ratings are tied
         return 0.5, None
     voters = [j.score for j in answered if j.rating == rating]
@@ -6821,8 +6826,7 @@ class _Refits:
         self.limits = [math.exp(-n) for n in self.means]
         self.firsts = [index[a] for a, _ in pairs]
         self.seconds = [index[b] for _, b in pairs]
-        # each system's pairs (k where it is first, len(pairs) + k where second) and the
-        # other system in each: _reached reads both directions from one list
+        # each system's pairs (k: it is first; len(pairs) + k: second) and the other in each
         self.edges = [([], []) for _ in index]
         for pair, (i, j) in enumerate(zip(self.firsts, self.seconds)):
             self.edges[i][0].append(pair)
@@ -7119,8 +7123,8 @@ def _collinear(comparisons, baseline):
 # float (10**400) or leaves no resample's fit settled (10**15)
 _STRONG_MAX = 1000
 
-# the figures' options as Python takes them: (keyword, what it must be, check); the
-# command line's flags (_FIGURE_OPTIONS) check their values with these
+# the figures' options as Python takes them (keyword, what it must be, check): the flags' too
+
 _STAT_OPTIONS = (
     ("level", "a share between 0 and 1, at least 0.00000001 from either (0.95 for a 95% "
      "interval)", lambda v: type(v) in (int, float) and _printable_level(v)),
