@@ -7338,12 +7338,13 @@ def _outcome(value, where):
     if isinstance(value, Judgement):
         if value.status != "ok":
             return None
-        if not (_is_number(value.score) and 0 <= value.score <= 1):  # a hand-made one
+        if not _is_score(value.score):  # a hand-made one
             raise JudgeError(_must_be(where + ".score", "A's share of the win, 0 to 1, in a "
                                       "judged Judgement", value.score))
         return value.score, _is_strong(value)
-    if _is_number(value) and 0 <= value <= 1:
+    if _is_score(value):
         return float(value), False
+
     label = None
     if isinstance(value, str):
         label = _LABEL_RE.match(value.upper())
