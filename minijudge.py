@@ -4784,8 +4784,8 @@ def _rebuilt_judge(keywords, params, adapted):
 # -- Panels and repeats: one judgement from several ----------------------------------
 
 def _merged(judgements, *, like=None, **fields):
-    """``like`` (or the first's model) with ``fields``, for several requests: tries, latency
-    and tokens added up over those not from the cache (all of them if every one is)."""
+    """``like`` (or the first's model) with ``fields``: tries, latency and tokens summed
+    over the replies not from the cache (over all if all are)."""
     sent = [j for j in judgements if not j.cached]
     merged = {"model": judgements[0].model}
     if like:
@@ -4800,8 +4800,8 @@ def _merged(judgements, *, like=None, **fields):
 
 
 def _total_usage(judgements):
-    """The token counts added up (ints only), None without any; a count one reply gave as
-    null or not at all is null in the total: not priced as the other replies alone."""
+    """The int token counts summed, None without any; one a reply left null or out is null
+    in the total (not priced as the other replies' alone)."""
     usage = collections.Counter()
     unknown = set()
     for j in judgements:
@@ -4816,7 +4816,6 @@ def _total_usage(judgements):
 
 
 def _check_members(named, kind):
-    """jury's members must be Judgements whose answered scores are in [0, 1]."""
     for name, judgement in named.items():
         if not isinstance(judgement, Judgement):
             raise JudgeError("jury needs Judgements; {} {} is {!r}".format(
@@ -4868,7 +4867,7 @@ _JURY_HOWS = ("mean", "median", "majority")
 
 
 def _jury_details(kind, named, answered):
-    """Each member's score (None: it failed) and own fields but its prompt, by name or order."""
+    """Each member's score (None: failed) and fields but its prompt, by name or order."""
     scores = [j.score if j in answered else None for j in named.values()]
     members = {}
     for name, j in named.items():
@@ -4883,12 +4882,11 @@ def _jury_details(kind, named, answered):
 
 
 def _jury_answered(every, answered, how, details, error):
-    """The members that answered, combined; ``error`` names those that failed."""
     score, value = _jury_combined(answered, how)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
     details.update(_criteria_combined(answered, how))
     for name in ("verdict", "option"):  # the combined value, in the mode's own field
-        if all(name in j.details for j in answered):
+        if _all_say(answered, name):
             details[name] = value
     fields = _shared([{k: getattr(j, k) for k in _SHARED_FIELDS} for j in answered])
     if not error:  # none failed: what all said (empty_response's reason), if they agree
@@ -4897,22 +4895,26 @@ def _jury_answered(every, answered, how, details, error):
 
 
 def _jury_combined(answered, how):
-    """(score, value) of the members that answered: the scores combined, with the one value
-    the members so scoring gave, else the verdict the score names, else None."""
-    if all(j.rating is not None for j in answered):
-        return _ratings_combined(answered, how)
+    """(score, value): the scores combined, with the one value its members gave, else the
+    verdict the score names, else None."""
     score = _combined([j.score for j in answered], how, 0.5)
+    if all(j.rating is not None for j in answered):
+        return _ratings_combined(answered, how, score)
     values = [j.value for j in answered if j.score == score]
     if values and all(v == values[0] for v in values):
         return score, values[0]
-    if all("verdict" in j.details for j in answered):
+    if _all_say(answered, "verdict"):
         return score, _VERDICTS_BY_SCORE.get(score)
     return score, None
 
 
+def _all_say(judgements, detail):  # whether each one's details hold ``detail``
+    return all(detail in j.details for j in judgements)
+
+
+
 def _criteria_combined(answered, how):
-    """{"criteria": each criterion all the members scored, its values and scores combined
-    as theirs are}, or {} if they share none."""
+    """{"criteria": each criterion every member scored, combined}, or {} if none is shared."""
     scored = [j.details.get("criteria") or {} for j in answered]
     shared = [name for name in scored[0] if all(name in each for each in scored)]
     if not shared:
@@ -4923,13 +4925,12 @@ def _criteria_combined(answered, how):
         for name in shared}}
 
 
-def _ratings_combined(answered, how):
-    """(score, rating): the ratings combined as the scores are; but a majority is of the
-    ratings (a tie: 0.5, none), scored as the mean of its voters' scores (--logprobs scores
-    two judges' 4 as 0.85 and 0.75: no split)."""
+def _ratings_combined(answered, how, score):
+    """(score, rating); a majority is of the ratings (a tie: 0.5, None), scored as its
+    voters' mean score (--logprobs scores two judges' 4 as 0.85 and 0.75: no split)."""
     rating = _combined([j.rating for j in answered], how, None)
     if how != "majority":
-        return _combined([j.score for j in answered], how, 0.5), rating
+        return score, rating
     if rating is None:  # the most common ratings are tied
         return 0.5, None
     voters = [j.score for j in answered if j.rating == rating]
@@ -4937,7 +4938,6 @@ def _ratings_combined(answered, how):
 
 
 def _with_pass(judgement, threshold):
-    """``judgement`` with ``details["pass"]``, if it has a score and there is a threshold."""
     if threshold is not None and isinstance(judgement.score, (int, float)):
         judgement.details["pass"] = judgement.score >= threshold
     return judgement
@@ -4954,7 +4954,7 @@ _SHARED_FIELDS = ("status", "raw", "explanation", "reasoning", "finish_reason", 
 
 
 def _combined(numbers, how, split):
-    """The mean, median or majority of ``numbers`` (``split`` when the most common are tied)."""
+    """The mean, median or majority (``split`` when the most common are tied)."""
     ordered, n = sorted(numbers), len(numbers)
     if how == "mean":
         return math.fsum(ordered) / n
@@ -4979,7 +4979,7 @@ def _shared(dicts, besides=()):
 
 
 def _agree_or_tie(first, second):
-    """Both orders of a pair: their verdict (in the caller's A/B terms) if they agree, else tie."""
+    """Both orders' verdict (in the first's A/B terms) if they agree, else tie."""
     swapped = {"A": "B", "B": "A", "tie": "tie"}[second.value]
     verdict = first.value if first.value == swapped else "tie"
     details = {"verdict": verdict, "raw_swapped": second.raw,
@@ -4993,8 +4993,8 @@ def _agree_or_tie(first, second):
 
 
 def _is_strong(judgement):
-    """Whether a pairwise judgement is strong: as written where both orders were asked,
-    else its reply's stated verdict is Arena-Hard's [[A>>B]] or [[B>>A]]."""
+    """As written where both orders were asked, else whether the reply states [[A>>B]] or
+    [[B>>A]] (Arena-Hard's)."""
     if "verdicts" in judgement.details or "strong" in judgement.details:
         return judgement.details.get("strong") is True
     stated, _ = _last_stated(_VERDICT_RE, _unmarked(judgement.raw or ""), _verdict_together,
@@ -5025,9 +5025,8 @@ _TOKENS_PER_IMAGE_MOST = 1445  # gpt-4o's most for an image (high detail, 8 tile
 
 
 def _estimate_tokens(messages, *, most=False):
-    """The prompt tokens ``messages`` will likely cost: a token per 4 characters, 4 a
-    message, 85 an image (``usage`` is the true count). ``most``: the most they can cost,
-    a token per UTF-8 byte, an image its bytes as sent or 1,445."""
+    """The prompt tokens ``messages`` likely cost (``most``: at most: a token per UTF-8
+    byte, an image its bytes as sent or 1,445)."""
     tokens = 0
     for message in messages:
         tokens += _TOKENS_PER_MESSAGE
@@ -5048,7 +5047,7 @@ def _estimate_tokens(messages, *, most=False):
 
 
 def _request_tokens(payload):
-    """The tokens a request counts against --tpm before it is sent: prompt and budget."""
+    """The tokens a request counts against --tpm before it is sent."""
     if payload is None:
         return 0
     budget = payload.get("max_tokens") or payload.get("max_completion_tokens") or 0
@@ -5056,8 +5055,8 @@ def _request_tokens(payload):
 
 
 def _cost(usage, price):
-    """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
-    million); None unless both are whole numbers from 0: else it would be priced too low."""
+    """Dollars at ``price`` (IN, OUT per million tokens); None unless both counts are
+    whole numbers from 0 (else priced too low)."""
     counts = [_field_of(usage, name) for name in ("prompt_tokens", "completion_tokens")]
     if not all(map(_is_whole_count, counts)):
         return None
@@ -5066,8 +5065,7 @@ def _cost(usage, price):
 
 
 def _judgement_cost(judgement, price):
-    """What a judgement cost: nothing if it came from the cache or no reply came, None if
-    its reply had no usage (a reply imported from a batch's output is priced by its usage)."""
+    """Nothing from the cache or without a reply, None for a reply without usage."""
     if judgement.cached:
         return 0.0
     if judgement.usage is None and judgement.raw is None:
@@ -5078,9 +5076,8 @@ def _judgement_cost(judgement, price):
 # -- Logprobs, response formats and images -------------------------------------------
 
 def _expected_rating(logprobs, rating, scale, *, last=False):
-    """G-Eval: the rating weighted by each scale value's renormalised probability at its
-    token (``last``: the last spelling it, after an explanation); None if unreadable, or the
-    scale is not single digits ("10" is two tokens)."""
+    """G-Eval: the mean scale value by its renormalised probability at the rating's token;
+    None if unreadable or the scale is not single digits ("10" is two tokens)."""
     entries = _field_of(logprobs, "content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
@@ -5095,8 +5092,7 @@ def _expected_rating(logprobs, rating, scale, *, last=False):
 
 
 def _rating_token(entries, rating, last=False):
-    """The logprobs entry of the first token after any reasoning that spells ``rating``
-    (``last``: of the last one)."""
+    """The first (``last``: last) token after any reasoning that spells ``rating``."""
     at = None
     for entry in entries:
         token = str(_field_of(entry, "token", ""))
@@ -5108,8 +5104,8 @@ def _rating_token(entries, rating, last=False):
 
 
 def _digit_weights(alternatives, scale):
-    """The probability of each scale value among a token's alternatives whose logprob is
-    one: not NaN, nor positive (1e-6 of rounding allowed); -inf is a probability of 0."""
+    """Each scale value's probability among a token's alternatives; a logprob that is NaN
+    or positive (past 1e-6 of rounding) is none; -inf is 0."""
     weights = {}
     for alternative in alternatives:
         token = str(alternative.get("token", "")).strip()
@@ -5122,8 +5118,7 @@ def _digit_weights(alternatives, scale):
 
 
 def _response_format(schema, scale, example=None, field=None):
-    """A JSON schema for the reply (guided decoding, structured outputs): the parser's
-    ``schema``, or one inferred from an ``example`` reply whose ``field`` scores."""
+    """The reply's JSON schema (structured outputs): the parser's, or an ``example``'s."""
     if example is not None and type(_field_of(example, field)) not in (int, float):
         raise JudgeError("an example reply must be a JSON object holding the number that "
                          "scores as {!r} (score_field, --score-field); got {}".format(
@@ -5141,7 +5136,7 @@ def _response_format(schema, scale, example=None, field=None):
 
 
 def _json_schema(example, where="the example reply"):
-    """The JSON schema of values like ``example``: its types, every key required, nested."""
+    """The JSON schema of values like ``example``, every key required."""
     if isinstance(example, dict):
         properties = {key: _json_schema(value, repr(key)) for key, value in example.items()}
         return {"type": "object", "properties": properties, "required": list(example),
@@ -5164,8 +5159,7 @@ _MAX_IMAGE_BYTES = 20 * 1024 * 1024
 
 
 def _image_urls(images, root=None):
-    """Image paths and URLs (one or a list) as image_url URLs: a file as a base64 data: URL
-    of the type its bytes say, at most 20 MiB, read from inside ``root`` if given."""
+    """Image paths and URLs (one or a list) as URLs: a file as a base64 data: URL."""
     urls = []
     images = [] if images is None else _listed(images)
     for image in images:
@@ -5194,8 +5188,9 @@ def _image_root(folder, what, flag="image_root="):
 
 
 def _image_bytes(image, root):
-    """An image file's first bytes, from inside ``root``'s folder, symlinks resolved (a
-    dataset may not send a file from elsewhere); a FIFO or device refused before opening."""
+    """An image file's first bytes, from inside ``root``'s folder with symlinks resolved (a
+    dataset may not send a file from elsewhere); a FIFO or device refused unopened."""
+
     path = image
     if root is not None and "\0" not in image:  # a NUL: open() says so
         folder, what, flag = root
@@ -5243,10 +5238,9 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",
 
 
 class _Keys:
-    """A number (a file offset) by hex key, 64 bits of it in a temporary SQLite database
-    (pages past 2 MiB under TMPDIR: memory does not grow with the keys; without sqlite3, a
-    dict); a reader checks the whole key on the line it finds. Keys set one at a time are
-    written _KEYS_PENDING together; a 1 MiB filter answers most lookups of a new key."""
+    """A number (a file offset) by a hex key's first 64 bits, in a temporary SQLite database
+    (memory does not grow with the keys; without sqlite3, a dict): a reader checks the
+    whole key on the line it finds. A 1 MiB filter answers most lookups of a new key."""
 
     def __init__(self, pairs=()):
         self._pending, self._bits = {}, bytearray(_KEYS_FILTER_BITS >> 3)
@@ -5314,7 +5308,7 @@ def _prefix(key):  # a hex key's first 64 bits as SQLite's signed INTEGER
 
 
 def _sorted_chunks(rows):
-    """``rows`` 20,000 at a time, each sorted by key (stably): twice as fast to insert."""
+    """``rows`` 20,000 at a time, sorted by key: twice as fast to insert."""
     while True:
         chunk = sorted(itertools.islice(rows, 20000), key=lambda row: row[0])
         if not chunk:
@@ -5345,7 +5339,7 @@ class _Cache:
         self._open()
 
     def _open(self):
-        """Open the file and index its keys: at first, and at a use after close()."""
+        """Open the file and index its keys (again at a use after close())."""
         self._fd = os.open(self._where, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         self._file = open(self._where, "rb")
         self._index = _Keys(_keys_in(self._file, lambda line: line.endswith(b"\n") and re.match(
@@ -5874,8 +5868,7 @@ class _Fields(collections.namedtuple("_Fields", (
         _Default("response_b"), _Default("responses"), (), None, None, "-", None, None,
         _Default(_DEFAULT_CONVERSATION_FIELD), None, None, None, False))):
     """Where a record holds what a judge reads, as the field flags name it (the defaults:
-    the command line's), and the flags that change how it is read (``context_field``:
-    (name, field) pairs; ``image_root``, ``input``: where images are read from)."""
+    the command line's), and the flags that change how it is read."""
     __slots__ = ()
 
 
@@ -5884,8 +5877,7 @@ _NO_CONVERSATION = "(no conversation)"
 
 
 def _item_fields(spec, number, record, mode=None):
-    """The judge's fields of record ``number`` (``mode``'s, else the spec's) as text, with
-    its conversation's private fields; else a _BadLine saying why."""
+    """Record ``number``'s fields for the judge, as text; else a _BadLine saying why."""
     if isinstance(record, _BadLine):
         return record
     mode = mode or spec.mode
@@ -5920,8 +5912,7 @@ def _item_fields(spec, number, record, mode=None):
 
 
 def _record_conversation(spec, record, names):
-    """A record's conversation as the judge's private fields (_conversation, _references,
-    turn), or None; JudgeError naming what is wrong."""
+    """A record's conversation as the judge's private fields, or None; JudgeError."""
     if names == ("response_a", "response_b"):
         return _record_pair(spec, record)
     if names != ("response",):
@@ -5956,8 +5947,8 @@ def _record_conversation(spec, record, names):
 
 
 def _record_pair(spec, record):
-    """A pair's conversations (two lists of messages, or two replies to the
-    --conversation-field list) as the judge's private fields, or None; JudgeError."""
+    """A pair's conversations (two lists, or two replies to one) as the judge's private
+    fields, or None; JudgeError."""
     names = (spec.response_a_field, spec.response_b_field)
     values = [record.get(name) for name in names]
     field = spec.conversation_field
@@ -5991,8 +5982,8 @@ def _record_references(spec, record):
 
 
 def _text_fields(spec, record, mode):
-    """The question, the reference and the mode's response fields, as text; JudgeError for
-    a reference field that holds none ("", [], NaN) where the mode needs one."""
+    """The question, the reference and the mode's responses, as text; JudgeError for a
+    reference field that holds none ("", [], NaN) where the mode needs one."""
     field = spec.reference_field
     needed = _MODES[mode].reference and record.get(field) is not None
     if needed and _reference_of(record, field) is None:
@@ -6013,8 +6004,8 @@ def _text_fields(spec, record, mode):
 
 
 def _flag_fields(spec, record, criterion):
-    """The fields --context-field and --image-field add to the prompt; JudgeError if one
-    they name, or --criteria-field's without --criteria, is absent or null."""
+    """The fields --context-field and --image-field add; JudgeError if one they name, or
+    --criteria-field's without --criteria, is absent or null."""
     wanted = _context_flags(spec)
     wanted.append((spec.image_field, "--image-field"))
     if not spec.criteria:
@@ -6037,13 +6028,11 @@ def _flag_fields(spec, record, criterion):
 
 
 def _context_flags(spec):
-    """(field, its flag) of each --context-field NAME=FIELD."""
     return [(field, "--context-field {}={}".format(name, field))
             for name, field in spec.context_field]
 
 
 def _responses_kind_problem(values, parser):
-    """Why the responses a parser reads are not answers, or None."""
     for field in _PARSERS[parser].responses:
         value = values.get(field)
         if value is not None and not isinstance(value, (str, int, float)):
@@ -6054,9 +6043,8 @@ def _responses_kind_problem(values, parser):
 
 
 def _field_problem(spec, record, names, conversation=None):
-    """Why a record cannot be judged as the flags say (``names``: its mode's responses), or
-    None: a field a flag named missing or holding no text (judged without it, it would be
-    another item than the one asked for), a response missing or not text."""
+    """Why a record cannot be judged as the flags say, or None: a field a flag named holds
+    no text (judged without it, it is another item than asked), or a response none."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
         field = getattr(spec, name + "_field")
         if field is None or isinstance(field, _Default):  # not named: a record may have none
@@ -6089,8 +6077,7 @@ def _systems_problem(value):
 
 
 def _response_problem(spec, record, names):
-    """Why a record's response fields (``names``) cannot be judged, or None (a single null
-    response is an empty one)."""
+    """Why a record's response fields cannot be judged, or None (a lone null is empty)."""
     for name in names:
         field = getattr(spec, name + "_field")
         value = record.get(field)
@@ -6139,8 +6126,8 @@ _FLAGGED = ("question", "reference", "response", "response_a", "response_b")
 
 
 def _field_hint(spec, record, role, with_question=False):
-    """"; pass --ROLE-field NAME?" for the record's likeliest field for ``role``, or "";
-    ``with_question``: with the question's too where a template needs one the record lacks."""
+    """"; pass --ROLE-field NAME?" for the record's likeliest field, or "" (``with_question``:
+    the question's too where the template needs one the record lacks)."""
     import shlex
     guess = _closest_field(spec, record, role)
     if guess is None:
@@ -6159,9 +6146,8 @@ def _role_flag(role):
 
 
 def _closest_field(spec, record, role, taken=()):
-    """The record's field most likely meant for ``role``, or None: of those no flag nor
-    ``taken`` uses, the one spelt near the flag's value, else one other tools use, else one
-    spelt near the role, else the only one."""
+    """The record's field most likely meant for ``role``, or None: of those unused, the one
+    spelt near the flag's value, else one other tools use, else near the role, else the only."""
     used = {spec.reference_field, spec.response_field, spec.response_a_field,
             spec.response_b_field, spec.responses_field, spec.image_field, spec.criteria_field,
             spec.human_field, *taken}
@@ -6188,8 +6174,8 @@ def _closest_field(spec, record, role, taken=()):
 
 
 def _could_be(role, name, value):
-    """Whether field ``name`` holding ``value`` could be suggested for ``role``: text (a
-    number for a reference, a list for a conversation), a short printable name not ours."""
+    """Whether to suggest field ``name`` for ``role``: a short printable name not ours,
+    holding text (a number for a reference, a list for a conversation)."""
     if len(name) > 100 or name.startswith(("-", "judge_")) or not name.isprintable():
         return False
     if role == "conversation":
@@ -6204,8 +6190,8 @@ _NEAR_FIELDS = 50
 
 @functools.lru_cache(maxsize=256)  # the records of a file mostly share their fields
 def _spelt_near(name, fields):
-    """The one of ``fields`` spelt nearest ``name``, in a tuple; none among more than
-    _NEAR_FIELDS (noise, and slow), nor of two as near (response_a: response1 or response2?)."""
+    """(the field spelt nearest ``name``,) or (): none of two as near (response_a: response1
+    or response2?), nor among more than _NEAR_FIELDS (noise, and slow)."""
     import difflib
     if not name or len(fields) > _NEAR_FIELDS:
         return ()
@@ -6225,8 +6211,8 @@ _OTHER_FLAGGED = ("context", "criterion", "criteria", "image", "images")  # --co
 
 
 def _with_flag(spec, record, error):
-    """A template's "needs field" error naming the flag that sets the field (or that none
-    does), the record's fields and the likeliest one; any other error as it is."""
+    """A template's "needs field" error with the flag that sets the field, the record's
+    fields and the likeliest one; any other error as it is."""
     match = _NEEDS_FIELD_RE.match(error)
     if not match:
         return error
@@ -6257,8 +6243,7 @@ def _hidden(judge, error):
 
 
 def _judge_item(judge, spec, item, mode):
-    """One judge's Judgement of an item (line number, record) of ``mode``, read as ``spec``
-    says: a bad line or field is its bad_record."""
+    """One judge's Judgement of an item (line number, record): a bad one is bad_record."""
     number, record = item
     fields = _item_fields(spec, number, record, mode)
     if isinstance(fields, _BadLine):
@@ -6310,7 +6295,7 @@ _WRITTEN_WHEN = {"if known": lambda value: value is not None, "if given": bool}
 
 
 def _judge_fields(prefix, judgement):
-    """A judgement as output fields (_RECORD): judge_score, ... (NAME_score with --judges)."""
+    """A judgement as output fields (_RECORD): PREFIX_score, ..."""
     always, values, rest = _written_names(prefix)
     fields = dict(zip(always, values(judgement)))
     for field, attribute, written in rest:
@@ -6326,9 +6311,8 @@ def _judge_fields(prefix, judgement):
 
 @functools.lru_cache(maxsize=64)
 def _written_names(prefix):
-    """_WRITES' rows as PREFIX_field names, made once a prefix: the fields always written,
-    a getter of their attributes' values, then [(field, attribute, whether written)] the
-    rest (None: each detail)."""
+    """_WRITES as PREFIX_ names: those always written, a getter of their values, then
+    [(field, attribute, whether written)] of the rest (None: each detail)."""
     import operator
     head = prefix + "_"
     always = [(head + name, attribute) for name, attribute, when in _WRITES if when == "always"]
@@ -6374,8 +6358,8 @@ def scored_record(judge, record, *, line):
 
 
 def _replaced(record, written, stale, ours):
-    """The input's fields but those of the run's prefixes (``ours``: an earlier run's would
-    describe another run), then ``written``; the first record that had some warns."""
+    """The input's fields but those of ``ours`` prefixes (an earlier run's), then
+    ``written``; the first record that had some warns."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
     out = {k: v for k, v in record.items() if not k.startswith(ours)}
@@ -6394,8 +6378,7 @@ def _replaced(record, written, stale, ours):
 
 def _request_stamp(judge, mode, spec):
     """What of a judge shapes its requests or reads its replies, beyond the template (long
-    texts as a hash); --reask, --explain and --max-turn-chars only when given: a stamp as
-    before."""
+    texts as a hash); --reask, --explain and --max-turn-chars only when given."""
     params = dict(judge.params)
     if "response_format" in params:
         params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
@@ -6429,8 +6412,9 @@ def _request_stamp(judge, mode, spec):
 
 
 def _stamp(judges, mode, spec, prefix="judge", names=None, run=None):
-    """What makes records of one run comparable (judge_run), for report to check: ``names``,
-    a jury's judges; ``run``, the command line's jury, quorum and figure options."""
+    """What makes records of one run comparable (judge_run), for report to check (``run``:
+    the command line's jury, quorum and figure options)."""
+
     first = judges[0]
     scale = None
     if _PARSERS[first.parser].on_scale:
@@ -6582,9 +6566,8 @@ def _disagreement(values, nominal):
 
 
 def _length_controlled(differences, wins, steps=25):
-    """AlpacaEval 2's length control: P(A wins) = sigmoid(b0 + b1 * x), x = tanh(length
-    difference / its standard deviation), fit by Newton's method to the wins (1, a tie 0.5,
-    0); the win rate at no length difference, sigmoid(b0). _NoFit: no finite fit."""
+    """AlpacaEval 2's length control: the win rate at no length gap, sigmoid(b0), of
+    P(A wins) = sigmoid(b0 + b1 * x), x the standardised gap, fit by Newton's method."""
     from array import array
     xs = _standardised(differences)
     if not any(xs):  # no length gap: b1 is free, b0 the raw rate's (the fit said 0.5)
@@ -6623,7 +6606,7 @@ def _weighted_sums(weights, xs, powers):  # the sum of w * x ** k for each power
 
 
 def _check_unsplit(xs, wins):
-    """_NoFit if one gap splits the wins from the losses (a tie is both)."""
+    """_NoFit if a gap splits the wins from the losses (a tie is both)."""
     won = [x for x, y in zip(xs, wins) if y > 0]
     lost = [x for x, y in zip(xs, wins) if y < 1]
     if not lost:
@@ -6792,9 +6775,8 @@ def _bradley_terry(comparisons):
         strengths = updated
         if change < 1e-8:  # a hundredth of an Elo point is 2.3e-5
             break
-    # MM's steps shrink far from the maximum where systems stand in a row (20, each 9
-    # times the next: the last 257 points short when they stopped); Newton's method, from
-    # where MM got, reaches it in a few steps (if it does not settle, MM's end stands)
+    # MM's steps shrink far from the maximum (20 systems in a row, each 9 times the next:
+    # 257 points short); Newton's method from there reaches it (unsettled, MM's end stands)
     scores = _plain_scores(comparisons, min(strengths), strengths, steps=100)
     if scores:
         middle = sum(scores.values()) / len(scores)
@@ -6808,10 +6790,9 @@ def _elo(strengths, baseline):  # 1000 + 400 * log10(p / the baseline's p)
 
 
 def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start=None):
-    """Each system's score interval: the ``level`` percentiles of the fit redone on Poisson
-    resamples of the comparisons, each kind in sorted order (shards agree) and its names
-    in order (b's win over a is a's loss to b: one kind, however written; a share rounded,
-    as 1 - 0.7 is not 0.3); a system scored in fewer than half the draws has none."""
+    """Each system's score interval, of the fit redone on Poisson resamples of the
+    comparisons' kinds, sorted (shards agree; b's win over a is a's loss to b, the share
+    rounded: 1 - 0.7 is not 0.3); none for a system scored in under half the draws."""
     if start is None:
         start = _bradley_terry(comparisons)[0]
     kinds = collections.Counter((a, b, round(won, 12), weight) if a < b else
@@ -6827,12 +6808,9 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
 
 
 class _Refits:
-    """The bootstrap's refits from counts of the comparisons' kinds (a, b, won, weight),
-    sorted: summed by pair (the pairs, and each system's, listed once), the systems a
-    resample joins to the baseline, a tie more for each pair where Ford's condition fails
-    (as _with_ties), and Newton's method from the full fit's ``start`` (MM would take
-    hundreds of steps). A refit's work grows with the pairs compared, not the systems'
-    cube."""
+    """The bootstrap's refits from counts of the comparisons' kinds, summed by pair, by
+    Newton's method from the full fit's ``start`` (MM would take hundreds of steps): a
+    refit's work grows with the pairs compared, not the systems' cube."""
 
     def __init__(self, kinds, baseline, start):
         self.free, index = _free({name for kind, _ in kinds for name in kind[:2]}, baseline)
@@ -6848,8 +6826,7 @@ class _Refits:
         self.limits = [math.exp(-n) for n in self.means]
         self.firsts = [index[a] for a, _ in pairs]
         self.seconds = [index[b] for _, b in pairs]
-        # each system's pairs (k where it is first, len(pairs) + k where second) and the
-        # other system in each: _reached reads both directions from one list
+        # each system's pairs (k: it is first; len(pairs) + k: second) and the other in each
         self.edges = [([], []) for _ in index]
         for pair, (i, j) in enumerate(zip(self.firsts, self.seconds)):
             self.edges[i][0].append(pair)
@@ -6858,8 +6835,7 @@ class _Refits:
             self.edges[j][1].append(i)
 
     def draw(self, rng):
-        """A Poisson count of each kind: Knuth's product of uniforms, or past 30 the normal
-        approximation (one loop, no call a draw: the draws a call each made before)."""
+        """A Poisson count of each kind: Knuth's product of uniforms, past 30 the normal."""
         counts, uniform = [], rng.random
         for mean, limit in zip(self.means, self.limits):
             if mean > 30:
@@ -6873,8 +6849,7 @@ class _Refits:
         return counts
 
     def scores(self, counts):
-        """The scores of one resample's systems joined to the baseline; {} if none or if
-        Newton's method did not settle."""
+        """A resample's scores of the systems joined to the baseline; {} if none settle."""
         size = len(self.firsts)
         points, lost, games = [0.0] * size, [0.0] * size, [0.0] * size
         drawn = zip(itertools.compress(self.kinds, counts), itertools.compress(counts, counts))
@@ -6910,9 +6885,8 @@ class _Refits:
         return kept, joined, not len(beat) == len(beaten) == len(joined)
 
     def _reached(self, forward, backward):
-        """The systems reached from the baseline's (0) across each pair from its first
-        system where ``forward`` holds a number above 0 for it, from its second where
-        ``backward`` does (beaten: the first's points; met: the games)."""
+        """The systems reached from the baseline (0) across each pair: from its first where
+        ``forward`` is above 0 for it, from its second where ``backward`` is."""
         crossed, seen, frontier = (forward + backward).__getitem__, {0}, [0]
         while frontier:  # a round a step of the search, the round's edges at once
             edges = itertools.chain.from_iterable(self.edges[k][0] for k in frontier)
@@ -6923,7 +6897,7 @@ class _Refits:
 
 
 def _plain_scores(comparisons, baseline, strengths, steps=25):
-    """The plain model's scores (_fitted), the comparisons summed by pair first (fewer rows)."""
+    """The plain model's scores (_fitted), the comparisons summed by pair first."""
     table = {}
     for a, b, won, _, weight in comparisons:
         if b < a:
@@ -6955,8 +6929,8 @@ def _with_ties(comparisons):
 
 
 def _lc_scores(comparisons, baseline, strengths, steps=25):
-    """The length-controlled fit: P(a beats b) = sigmoid(beta_a - beta_b + gamma * x), x the
-    length gap standardised, from the plain fit; (each score at no gap, gamma). _NoFit."""
+    """(each score at no gap, gamma) of P(a beats b) = sigmoid(beta_a - beta_b + gamma * x),
+    x the standardised length gap, from the plain fit; _NoFit."""
     fitted = _with_ties(comparisons)[0]
     xs = _standardised([c[3] for c in fitted])
     if not any(xs):  # gamma is free, the scores at no gap the plain ones
@@ -6976,9 +6950,8 @@ def _lc_scores(comparisons, baseline, strengths, steps=25):
 
 
 def _fitted(rows, baseline, strengths, steps, ridge=0.0):
-    """(scores, parameters) by Newton's method (_newton) from ``strengths`` on rows (a, b,
-    gap, points, games; gamma last unless the gaps are None); ({}, ...) if it did not
-    settle."""
+    """(scores, parameters) by Newton's method from ``strengths`` on rows (a, b, gap,
+    points, games; gamma last unless the gaps are None); ({}, ...) if it did not settle."""
     free, index = _free(strengths, baseline)
     theta = _start(strengths, free, baseline)
     gaps = None
@@ -6997,17 +6970,14 @@ def _fitted(rows, baseline, strengths, steps, ridge=0.0):
 
 
 def _start(strengths, free, baseline):
-    """The parameters at ``strengths``: 0 for the baseline's, then each of ``free``'s log
-    strength over the baseline's."""
+    """The parameters at ``strengths``: the baseline's 0, then ``free``'s log ratios to it."""
     anchor = strengths[baseline]
     return [0.0] + [math.log(strengths[name] / anchor) for name in free]
 
 
 def _newton(design, points, games, theta, steps, ridge):
-    """Newton's method on the rows of ``design`` (_derivatives) from ``theta``, the
-    baseline's first (held at 0): each step solved by conjugate gradients over the rows
-    (_solved) and at most 1 in any parameter (a full one runs off); the parameters once the
-    largest step is under 1e-4, or None if they did not settle in ``steps``."""
+    """Newton's method from ``theta`` (the baseline's first, held at 0), each step at most 1
+    in any parameter (a full one runs off); None if it did not settle in ``steps``."""
     exact = False  # each step solved to 3e-2 of the gradient; once one is under 1e-2, 1e-8
     for _ in range(steps):
         gradient, weights, diagonal = _derivatives(design, points, games, theta)
@@ -7024,10 +6994,8 @@ def _newton(design, points, games, theta, steps, ridge):
 
 
 def _derivatives(design, points, games, theta):
-    """The log-likelihood's gradient at ``theta``, each row's weight games * p * (1 - p) in
-    the negative Hessian, and that Hessian's diagonal, in one pass over the rows: row k
-    (design's firsts, seconds and gaps, or None) puts a's parameter +1, b's -1 and the gap
-    on gamma (the last parameter)."""
+    """The log-likelihood's gradient, each row's weight n p (1 - p) in the negative Hessian,
+    and its diagonal, in one pass: a row puts a +1, b -1 and its gap on gamma (last)."""
     firsts, seconds, gaps = design
     exp = math.exp
     if gaps is None and max(theta) - min(theta) <= 30.0:  # no row past _sigmoid's clamp
@@ -7051,14 +7019,11 @@ def _derivatives(design, points, games, theta):
 
 
 def _solved(design, weights, diagonal, vector, ridge, tolerance=1e-10):
-    """x with H x = ``vector``, H = ridge + the sum over the rows of weight * t t' (t the
-    row's terms, as _derivatives), by conjugate gradients preconditioned by H's diagonal
-    until the residual is ``tolerance`` of the vector's (in the diagonal's norm): passes
-    over the rows, never a matrix of every system (whose solve grew with their cube).
-    H does not see the common level of the systems rows move: the residual is kept clear
-    of it (a gradient's systems sum to 0 but for rounding, which would pull the solution's
-    level without end), and the solution's is put where the first parameter's is 0. None
-    if H is singular beside that."""
+    """x with H x = ``vector``, H = ridge + the rows' weight * t t', by conjugate gradients
+    preconditioned by H's diagonal, to ``tolerance`` of the vector: no matrix of every
+    system (its solve grows with their cube). H does not see the systems' common level:
+    the residual is kept clear of it (rounding would pull the solution's level without
+    end), the solution's put at the first parameter's 0. None if H is otherwise singular."""
     if min(diagonal) + ridge < 1e-12:  # a parameter no row moves
         return None
     scale = [1 / (d + ridge) for d in diagonal]
@@ -7103,7 +7068,7 @@ def _dot(xs, ys):
 
 
 def _times(design, weights, vector, ridge):
-    """H ``vector`` (_solved's H): one pass over the rows."""
+    """_solved's H times ``vector``."""
     firsts, seconds, gaps = design
     image = [ridge * v for v in vector]
     if gaps is None:
@@ -7122,8 +7087,7 @@ def _times(design, weights, vector, ridge):
 
 
 def _free(names, baseline):
-    """The parameters: the baseline's first (held at 0), then ``names`` but the baseline's,
-    sorted; those names and each one's index."""
+    """The names but the baseline, sorted, and each one's index (the baseline's 0)."""
     free = sorted(set(names) - {baseline})
     index = {name: i for i, name in enumerate(free, 1)}
     index[baseline] = 0
@@ -7131,8 +7095,7 @@ def _free(names, baseline):
 
 
 def _collinear(comparisons, baseline):
-    """Whether every length gap is the difference of the two systems' least-squares lengths
-    (the normal equations summed by pair and solved by _solved, over the pairs)."""
+    """Whether every length gap is the difference of the two systems' least-squares lengths."""
     free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
     table, top = collections.defaultdict(lambda: [0.0, 0]), max(abs(c[3]) for c in comparisons)
     for a, b, _, gap, _ in comparisons:  # each gap over the largest: 1e300 squared overflows
@@ -7160,8 +7123,8 @@ def _collinear(comparisons, baseline):
 # float (10**400) or leaves no resample's fit settled (10**15)
 _STRONG_MAX = 1000
 
-# the figures' options as Python takes them: (keyword, what it must be, check); the
-# command line's flags (_FIGURE_OPTIONS) check their values with these
+# the figures' options as Python takes them (keyword, what it must be, check): the flags' too
+
 _STAT_OPTIONS = (
     ("level", "a share between 0 and 1, at least 0.00000001 from either (0.95 for a 95% "
      "interval)", lambda v: type(v) in (int, float) and _printable_level(v)),
@@ -7188,7 +7151,7 @@ def _score_or_zero(score):
 
 
 def _new_sums():
-    """The sums _interval reads; scores: the first _BOOTSTRAP_MAX."""
+    """The sums _interval reads (scores: the first _BOOTSTRAP_MAX)."""
     return {"scores": [], "n": 0, "total": 0.0, "total_sq": 0.0}
 
 
@@ -7213,8 +7176,7 @@ def _percent(level):
 
 
 def _scored(item, where):
-    """(score, judged) of a number, or of a Judgement as the summary counts it: a failure's
-    score (None as 0.0) not judged; JudgeError for anything else."""
+    """(score, judged) of a number or a Judgement (a failure's score, None as 0.0, not judged)."""
     if isinstance(item, Judgement):
         return float(_score_or_zero(item.score)), item.status in _NOT_FAILURES
     if not _is_finite(item):
@@ -7276,8 +7238,8 @@ def group_table(scores, groups, *, level=0.95, resamples=1000, seed=0):
 
 
 def _group_sums(sums, group, where):
-    """The sums of ``group`` (NaN: None); JudgeError for no dict key, or for True beside 1
-    (False beside 0): one key to a dict, two groups to --group-by (JSON's true and 1)."""
+    """The sums of ``group`` (NaN: None); JudgeError for no dict key, or for True beside 1:
+    one key to a dict, two groups to --group-by."""
     if group != group:  # NaN: each is unequal to itself, so each its own group
         group = None
     try:
@@ -7335,8 +7297,7 @@ def rank_systems(comparisons, *, baseline=None, strong_weight=1, level=0.95, res
 
 
 def _comparisons_of(item, where, strong_weight):
-    """An item of rank_systems' as comparisons (a, b, a's win, a's length - b's, weight);
-    None for a failed Judgement; JudgeError naming what is wrong."""
+    """An item as comparisons (a, b, a's win, a's length - b's, weight); None if failed."""
     responses = {}
     if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], Mapping):
         item, responses = item  # compare_systems' judgement and the responses it judged
@@ -7377,12 +7338,13 @@ def _outcome(value, where):
     if isinstance(value, Judgement):
         if value.status != "ok":
             return None
-        if not (_is_number(value.score) and 0 <= value.score <= 1):  # a hand-made one
+        if not _is_score(value.score):  # a hand-made one
             raise JudgeError(_must_be(where + ".score", "A's share of the win, 0 to 1, in a "
                                       "judged Judgement", value.score))
         return value.score, _is_strong(value)
-    if _is_number(value) and 0 <= value <= 1:
+    if _is_score(value):
         return float(value), False
+
     label = None
     if isinstance(value, str):
         label = _LABEL_RE.match(value.upper())
@@ -7397,14 +7359,15 @@ def _outcome(value, where):
 
 
 def _verdict_weight(strong, strong_weight):
-    """``strong_weight`` if the verdict was strong (True: a hand-edited "yes" is not), else 1."""
+    """``strong_weight`` if strong is True (a hand-edited "yes" is not), else 1."""
     if strong is True:
         return strong_weight
     return 1
 
 
 def _pairs_compared(pairs, responses, strong_weight):
-    """A systems item's pairs as comparisons; a pair without a verdict or names, none."""
+    """A systems item's pairs as comparisons, but those without a verdict or names."""
+
     compared = []
     for pair in pairs:
         won = _VERDICT_SCORES.get(_field_of(pair, "verdict"))
@@ -7439,8 +7402,8 @@ def _ranked(compared, baseline, strong_weight, level, resamples, seed):
 
 
 def _components(comparisons):
-    """The comparisons in parts of systems compared (directly or through others), never
-    across: no score compares with another part's. The largest first, then by name."""
+    """The comparisons in parts of systems compared directly or through others (no score
+    compares with another part's), the largest first, then by name."""
     met = collections.defaultdict(set)
     for a, b, *_ in comparisons:
         met[a].add(b)
@@ -7457,8 +7420,7 @@ def _components(comparisons):
 
 
 def _ranked_component(compared, settings, number, played):
-    """Group ``number``'s figures and its systems'; its baseline the one given, else its
-    first name."""
+    """Group ``number``'s figures and its systems' (its baseline the given, else the first)."""
     strengths, added = _bradley_terry(compared)
     baseline = settings["baseline"]
     if baseline not in strengths:
