@@ -1906,12 +1906,16 @@ def _criterion_number(value):
     return None
 
 
+def _folded(name):  # a criterion's name as criteria are told apart: case and spaces aside
+    return str(name).strip().casefold()
+
+
 def _criterion_key(obj, name):
-    """The key of ``obj`` that scores criterion ``name``: the name, else the one key that
-    is the name but for case and spaces ("Accuracy"), else None."""
+    """The key of ``obj`` that scores criterion ``name``: the name, else the one key _folded
+    alike ("Accuracy"), else None."""
     if name in obj:
         return name
-    loose = [key for key in obj if str(key).strip().casefold() == name.strip().casefold()]
+    loose = [key for key in obj if _folded(key) == _folded(name)]
     if len(loose) == 1:
         return loose[0]
     return None
@@ -2672,7 +2676,7 @@ class _Replicas:
         it) if another is awake; all resting, the one whose rest ends first."""
         with self._lock:
             now = time.monotonic()
-            awake = [s for s in self.servers if s.rested_until <= now]
+            awake = self._awake(now)
             others = [s for s in awake if s is not avoid]
             if others:
                 awake = others
@@ -2700,7 +2704,7 @@ class _Replicas:
         or 0 with no other server awake (then only a refused connection rests)."""
         with self._lock:
             now = time.monotonic()
-            others = [s for s in self.servers if s is not server and s.rested_until <= now]
+            others = [s for s in self._awake(now) if s is not server]
             if not (others or server.refused):
                 return 0
             if server.rested_until <= now:  # else its other requests in flight failed too
@@ -2710,6 +2714,9 @@ class _Replicas:
             if not others:
                 return 0
             return server.rested_until - now
+
+    def _awake(self, now):
+        return [s for s in self.servers if s.rested_until <= now]
 
     def all_failed(self, server, error):
         """What each server's last request met, once every one's failed; else None."""
@@ -3181,7 +3188,7 @@ def _rubric(value, where):
     rubric, seen = [], {}
     for number, given in enumerate(value, 1):
         criterion = _rubric_criterion(given, number, where)
-        folded = criterion.name.strip().casefold()
+        folded = _folded(criterion.name)
         if folded in seen:
             raise JudgeError("{}: criteria {} and {} are both named {!r} (names are told "
                              "apart by more than case and spaces)".format(
@@ -3222,7 +3229,7 @@ def _rubric_criterion(given, number, where):
             raise JudgeError("{} has {!r}, not a field of a criterion{}; the fields are "
                              "{}".format(label, key, _did_you_mean(str(key), _CRITERION_KEYS),
                                          _names(_CRITERION_KEYS)))
-    if name.strip().casefold() in _RUBRIC_RESERVED:
+    if _folded(name) in _RUBRIC_RESERVED:
         raise JudgeError("{}: {!r} is the reply's own key (the judge's reasoning); name the "
                          "criterion otherwise".format(label, name))
     values = [name]
