@@ -673,8 +673,7 @@ def render(template, record=None, **fields):
 
 
 def _add_aliases(values, given):
-    """Each alias of a field, and the reverse, unless ``given`` holds it; a blank "answer" is
-    no reference."""
+    """Each alias of a field and the reverse, unless ``given`` holds it; a blank answer: none."""
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in given:
             values[alias] = values[name]
@@ -1390,8 +1389,7 @@ def _hypothetical(text, start, end):
 
 
 def _together(text, start, end, joins, reach=20):
-    """Whether what ``text`` says from ``start`` to ``end`` is offered with another: ``joins``
-    (before, after) match what joins the two, before up to ``reach`` characters back."""
+    """Whether ``text[start:end]`` is offered with another, as ``joins`` (before, after) say."""
     before = joins[0].search(text, max(0, start - reach), start)
     return bool(before or joins[1].match(text, end))
 
@@ -1911,8 +1909,7 @@ def _folded(name):  # a criterion's name as criteria are told apart: case and sp
 
 
 def _criterion_key(obj, name):
-    """The key of ``obj`` that scores criterion ``name``: the name, else the one key _folded
-    alike ("Accuracy"), else None."""
+    """The key of ``obj`` scoring ``name``: the name, else the one key _folded alike, or None."""
     if name in obj:
         return name
     loose = [key for key in obj if _folded(key) == _folded(name)]
@@ -2469,8 +2466,7 @@ def _decoded(body, headers, where, max_bytes):
 
 
 def _network_error(exc, connections, url, where, timeout, response):
-    """The APIError of a request that failed before (``response`` None) or after the reply
-    began."""
+    """The APIError of a request that failed before (``response`` None) or after its reply."""
     import socket
     import ssl
     from urllib.parse import urlsplit
@@ -3156,8 +3152,7 @@ def _json_object(text):
 
 
 class _Criterion(collections.namedtuple("_Criterion", "name description scale weight")):
-    """A rubric's criterion, checked: its name (its key in the reply), what it asks, its
-    scale (LO, HI) and its weight in the record's score."""
+    """A rubric's criterion, checked; its name is its key in the judge's reply."""
     __slots__ = ()
 
 
