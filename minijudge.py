@@ -673,8 +673,7 @@ def render(template, record=None, **fields):
 
 
 def _add_aliases(values, given):
-    """Each alias of a field, and the reverse, unless ``given`` holds it; a blank "answer" is
-    no reference."""
+    """Each alias of a field and the reverse, unless ``given`` holds it; a blank answer: none."""
     for alias, name in _FIELD_ALIASES.items():
         if name in values and alias not in given:
             values[alias] = values[name]
@@ -1166,6 +1165,8 @@ _ALT_BEFORE_RE = re.compile(r"""
     \Z
 """.format(hedge=_HEDGE), re.I | re.X)
 
+_ALT_JOINS = (_ALT_BEFORE_RE, _ALT_AFTER_RE)
+
 _ALTERNATIVE_RANKS = (3.5, 5.5)  # an alternative outranks what its kind outranks, no more
 
 # a rating given an assistant named by letter or number ranks below every mention not so
@@ -1324,8 +1325,7 @@ def _read_rating_fully(text, scale):
     return _in_scale(candidate, scale)
 
 
-def _assistants_named(text):
-    """The assistants a reply names by letter or number ("Assistant C", "while A")."""
+def _assistants_named(text):  # by letter or number: "Assistant C", "while A"
     return {(m.group("name") or m.group("bare")).strip("()").upper()
             for m in _NAMES_RE.finditer(text)}
 
@@ -1360,7 +1360,7 @@ def _rank(text, match, name, tier):
         owner = words.lastgroup
     if owner == "other":  # "Confidence: 8/10", "the phone has a rating of 4.5"
         return _NOT_THE_JUDGED
-    if _alternative(text, number, match.end()):
+    if _together(text, number, match.end(), _ALT_JOINS, 40):
         return _ALTERNATIVE_RANKS[rank > 3]
     if _hypothetical(text, number, match.end()):
         return _HYPOTHETICAL + rank / 10  # "rating if we ignore the typo: [[5]]"
@@ -1388,10 +1388,10 @@ def _hypothetical(text, start, end):
     return bool(_HYPOTHETICAL_AFTER_RE.match(text, end))
 
 
-def _alternative(text, start, end):
-    """Whether the number at ``start`` (its mention ending at ``end``) is offered with another."""
-    before = _ALT_BEFORE_RE.search(text, max(0, start - 40), start)
-    return bool(before or _ALT_AFTER_RE.match(text, end))
+def _together(text, start, end, joins, reach=20):
+    """Whether ``text[start:end]`` is offered with another, as ``joins`` (before, after) say."""
+    before = joins[0].search(text, max(0, start - reach), start)
+    return bool(before or joins[1].match(text, end))
 
 
 def parse_rating(text, *, scale=(1, 5)):
@@ -1432,15 +1432,14 @@ _FIRST_WORD_RE = re.compile(r"[\s\[\]\"'(.:>#-]*([a-z01]+)\b(?!(?<=no)\s+(?:doub
                             r"wonder|problem|issue|error|mistake|flaw)s?\b)", re.I)
 _YES_NO = r"(?:yes|no|true|false|correct|incorrect|right|wrong|pass|fail|[01])\b"
 _BOTH = r"[^\S\n]*(?:\bor\b|\band\b|/)[^\S\n]*"  # "yes or no", "yes and no", "true/false"
-_BINARY_AFTER_RE = re.compile(_BOTH + _YES_NO, re.I)
-_BINARY_BEFORE_RE = re.compile(r"\b" + _YES_NO + _BOTH + r"\Z", re.I)
+_BINARY_JOINS = (re.compile(r"\b" + _YES_NO + _BOTH + r"\Z", re.I),  # before, after
+                 re.compile(_BOTH + _YES_NO, re.I))
 
 
 def _binary_together(text, match):
     """Whether the yes or no a match read is offered with the other: "yes or no", "true/false"."""
     start, end = match.span(match.lastgroup or 1)
-    before = _BINARY_BEFORE_RE.search(text, max(0, start - 20), start)
-    return bool(before or _BINARY_AFTER_RE.match(text, end))
+    return _together(text, start, end, _BINARY_JOINS)
 
 
 def parse_binary(text):
@@ -1516,7 +1515,7 @@ def parse_comparative(text):
     if not found:  # each label's last score, those offered with another ("7 or 8") left
         for match in _SCORE_FOR_RE.finditer(text):  # out: a label of only such offers has none
             who = _VERDICT_WHO.get(match["who"].lower())
-            if not _alternative(text, match.start("score"), match.end()):
+            if not _together(text, match.start("score"), match.end(), _ALT_JOINS, 40):
                 found[who] = match["score"]
             else:
                 found.setdefault(who, None)
@@ -1569,10 +1568,10 @@ _LEADING_RE = re.compile(r"\s*" + _WHO.format("who") + r"(?=\s*(?:\Z|[.!:(\[\n-]
 _JOINED = (r"(?:,|/|[-\u2013\u2014]|\bor\b|\band\b|\bvs\b\.?)[^\S\n]*(?:(?:or|and)\b[^\S\n]*)?"
            + _HEDGE)
 
-_VERDICT_AFTER_RE = re.compile(r"[^\S\n]*" + _JOINED + r"\[\[", re.I)
-
-# before: also "[[A]] (or [[C]]": the verdict in parentheses is the offer, the first stands
-_VERDICT_BEFORE_RE = re.compile(r"\]\][^\S\n]*(?:\([^\S\n]*)?" + _JOINED + r"\Z", re.I)
+# (before, after); before also "[[A]] (or [[C]]": the verdict in parentheses is the offer,
+# the first stands
+_VERDICT_JOINS = (re.compile(r"\]\][^\S\n]*(?:\([^\S\n]*)?" + _JOINED + r"\Z", re.I),
+                  re.compile(r"[^\S\n]*" + _JOINED + r"\[\[", re.I))
 
 _VERDICT_WHO = {"a": "A", "1": "A", "b": "B", "2": "B"}
 _VERDICT_WORDS = {"a": "A", "b": "B", "tie": "tie", "c": "tie"}  # MT-Bench's [[C]] is a tie
@@ -1625,8 +1624,7 @@ def _preferred(text):
 
 def _verdict_together(text, match):
     """Whether a [[verdict]] is offered with another: "[[A]] or [[C]]", "[[A]]/[[B]]"."""
-    before = _VERDICT_BEFORE_RE.search(text, max(0, match.start() - 20), match.start())
-    return bool(before or _VERDICT_AFTER_RE.match(text, match.end()))
+    return _together(text, match.start(), match.end(), _VERDICT_JOINS)
 
 
 def _last_stated(pattern, text, together, *, hypotheticals_last=False):
@@ -1906,12 +1904,15 @@ def _criterion_number(value):
     return None
 
 
+def _folded(name):  # a criterion's name as criteria are told apart: case and spaces aside
+    return str(name).strip().casefold()
+
+
 def _criterion_key(obj, name):
-    """The key of ``obj`` that scores criterion ``name``: the name, else the one key that
-    is the name but for case and spaces ("Accuracy"), else None."""
+    """The key of ``obj`` scoring ``name``: the name, else the one key _folded alike, or None."""
     if name in obj:
         return name
-    loose = [key for key in obj if str(key).strip().casefold() == name.strip().casefold()]
+    loose = [key for key in obj if _folded(key) == _folded(name)]
     if len(loose) == 1:
         return loose[0]
     return None
@@ -1947,8 +1948,7 @@ def _read_rubric(text, scale, rubric=()):
     return numbers, None
 
 
-def _json_text(value, limit=100):
-    """A value as JSON for a message, cut at ``limit`` characters."""
+def _json_text(value, limit=100):  # for a message
     return json.dumps(value, ensure_ascii=False, default=repr)[:limit]
 
 
@@ -2085,8 +2085,7 @@ def _models_url(chat_url):
     return path[:-len("/chat/completions")] + "/models" + mark + query
 
 
-def _judge_urls(base_url):
-    """The chat URLs of ``base_url``: a URL, or a list of a judge's servers, each once."""
+def _judge_urls(base_url):  # a URL, or a list of a judge's servers, each once
     if isinstance(base_url, str):
         return [_chat_url(base_url)]
     urls, named = [], set()
@@ -2467,8 +2466,7 @@ def _decoded(body, headers, where, max_bytes):
 
 
 def _network_error(exc, connections, url, where, timeout, response):
-    """The APIError of a request that failed before (``response`` None) or after the reply
-    began."""
+    """The APIError of a request that failed before (``response`` None) or after its reply."""
     import socket
     import ssl
     from urllib.parse import urlsplit
@@ -2674,7 +2672,7 @@ class _Replicas:
         it) if another is awake; all resting, the one whose rest ends first."""
         with self._lock:
             now = time.monotonic()
-            awake = [s for s in self.servers if s.rested_until <= now]
+            awake = self._awake(now)
             others = [s for s in awake if s is not avoid]
             if others:
                 awake = others
@@ -2702,7 +2700,7 @@ class _Replicas:
         or 0 with no other server awake (then only a refused connection rests)."""
         with self._lock:
             now = time.monotonic()
-            others = [s for s in self.servers if s is not server and s.rested_until <= now]
+            others = [s for s in self._awake(now) if s is not server]
             if not (others or server.refused):
                 return 0
             if server.rested_until <= now:  # else its other requests in flight failed too
@@ -2713,6 +2711,9 @@ class _Replicas:
                 return 0
             return server.rested_until - now
 
+    def _awake(self, now):
+        return [s for s in self.servers if s.rested_until <= now]
+
     def all_failed(self, server, error):
         """What each server's last request met, once every one's failed; else None."""
         server.error = error
@@ -2721,19 +2722,16 @@ class _Replicas:
             return None
         return "all {} servers failed: {}".format(len(errors), "; ".join(errors))
 
-    def uncount(self):
-        """Forget the requests counted: a preflight's are not the run's."""
+    def uncount(self):  # a preflight's requests are not the run's
         with self._lock:
             for server in self.servers:
                 server.requests, server.failures = 0, 0
 
-    def resting(self):
-        """The URLs of the servers resting now, in the order given."""
+    def resting(self):  # the URLs, in the order given
         now = time.monotonic()
         return [s.url for s in self.servers if s.rested_until > now]
 
-    def figures(self, redact):
-        """Requests and failures per server, in the order given."""
+    def figures(self, redact):  # in the order given
         return [{"url": redact(s.url), "requests": s.requests, "failures": s.failures}
                 for s in self.servers]
 
@@ -2943,8 +2941,7 @@ class _Limiter:
             return {"rpm": self.rpm, "tpm": self.tpm, "held_seconds": round(held, 3),
                     "rate_limited": self.rate_limited}
 
-    def uncount(self):
-        """Forget what a preflight's requests counted."""
+    def uncount(self):  # a preflight's requests are not the run's
         with self._turn:
             self.held_seconds, self.rate_limited = 0.0, 0
 
@@ -3028,8 +3025,7 @@ def _must_be(where, expected, value):
 _SENT_KEYS = ("messages", "model", "stream")
 
 
-def _is_urls(value):
-    """A URL, or a non-empty list of them (a judge's replicas)."""
+def _is_urls(value):  # a URL, or a non-empty list of a judge's replicas
     if isinstance(value, (list, tuple)):
         return bool(value) and all(map(_is_text, value))
     return _is_text(value)
@@ -3075,8 +3071,7 @@ def _is_failure_score(value):
     return _is_missing(value) or _is_score(value)
 
 
-def _header_line(text):
-    """'NAME: VALUE' (a --header) as (name, value)."""
+def _header_line(text):  # --header 'NAME: VALUE'
     name, colon, value = text.partition(":")
     if not (colon and name.strip()):
         raise ValueError(text)
@@ -3157,8 +3152,7 @@ def _json_object(text):
 
 
 class _Criterion(collections.namedtuple("_Criterion", "name description scale weight")):
-    """A rubric's criterion, checked: its name (its key in the reply), what it asks, its
-    scale (LO, HI) and its weight in the record's score."""
+    """A rubric's criterion, checked; its name is its key in the judge's reply."""
     __slots__ = ()
 
 
@@ -3189,7 +3183,7 @@ def _rubric(value, where):
     rubric, seen = [], {}
     for number, given in enumerate(value, 1):
         criterion = _rubric_criterion(given, number, where)
-        folded = criterion.name.strip().casefold()
+        folded = _folded(criterion.name)
         if folded in seen:
             raise JudgeError("{}: criteria {} and {} are both named {!r} (names are told "
                              "apart by more than case and spaces)".format(
@@ -3208,7 +3202,6 @@ def _json_file(path):
 
 
 def _rubric_file(path, where):
-    """The JSON of a rubric file; JudgeError naming it (``where``)."""
     try:
         return _json_file(path)
     except OSError as exc:
@@ -3231,7 +3224,7 @@ def _rubric_criterion(given, number, where):
             raise JudgeError("{} has {!r}, not a field of a criterion{}; the fields are "
                              "{}".format(label, key, _did_you_mean(str(key), _CRITERION_KEYS),
                                          _names(_CRITERION_KEYS)))
-    if name.strip().casefold() in _RUBRIC_RESERVED:
+    if _folded(name) in _RUBRIC_RESERVED:
         raise JudgeError("{}: {!r} is the reply's own key (the judge's reasoning); name the "
                          "criterion otherwise".format(label, name))
     values = [name]
@@ -3432,8 +3425,7 @@ def _check_retry_waits(low, high):
                              low, high))
 
 
-def _check_options(keywords, options=_JUDGE_OPTIONS):
-    """Each of a function's keywords (its locals) against its declaration."""
+def _check_options(keywords, options=_JUDGE_OPTIONS):  # keywords: a function's locals()
     for option in options:
         _check_option(option, keywords[option.name], option.name)
 
