@@ -9738,12 +9738,8 @@ class _Tally:
 
     def __init__(self):
         self.statuses = collections.Counter()
-        self.ratings = collections.Counter()
+        self.by_value = collections.Counter()  # of (rating, model, source, ...): see _values
         self.passed = collections.Counter()
-        self.models = collections.Counter()
-        self.sources = collections.Counter()
-        self.fingerprints = collections.Counter()
-        self.pair_criteria = collections.Counter()  # pairs judged under a criterion: its name
         self.tokens = collections.Counter()
         # of the items asked in both orders: did both agree, did the order change the verdict
         self.consistent = collections.Counter()
@@ -9766,8 +9762,6 @@ class _Tally:
         self.criteria = {}  # a rubric's: each criterion's scores' sums, as _interval reads them
         self.defaulted = collections.Counter()  # a run's: see _Run.write_record
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
-        self.by_value = (self.ratings, self.models, self.sources, self.fingerprints,
-                         self.pair_criteria)
 
     def add(self, judgement, human=None, lengths=()):
         """Count a judgement; if judged, its ``human`` label and ``lengths`` (a response's,
@@ -9781,12 +9775,9 @@ class _Tally:
             _add_score(self.judged, score)
         else:
             self.first_errors.setdefault(status, judgement.error)
-        rating = judgement.rating
-        values = (rating, judgement.model, judgement.source, judgement.fingerprint,
-                  judgement.details.get("criterion"))
-        for counter, value in zip(self.by_value, values):
-            if value not in (None, ""):
-                counter[value] += 1
+        rating = _rating_of(judgement.value)
+        self.by_value[rating, judgement.model, judgement.source, judgement.fingerprint,
+                      judgement.details.get("criterion")] += 1
         if judgement.details:  # most judgements have none
             self._count_details(judgement, score)
         if status == "ok":
@@ -9795,6 +9786,21 @@ class _Tally:
             if human is not None:
                 self.human.append((rating, score, human))
         self._count_requests(judgement)
+
+    def _values(self, position):
+        """A counter of each record's ``position``th value of by_value but None and "", in the
+        order first seen: one count a record, not five (most records are of a few kinds)."""
+        counter = collections.Counter()
+        for values, n in self.by_value.items():
+            if values[position] not in (None, ""):
+                counter[values[position]] += n
+        return counter
+
+    ratings = property(lambda self: self._values(0))
+    models = property(lambda self: self._values(1))
+    sources = property(lambda self: self._values(2))
+    fingerprints = property(lambda self: self._values(3))
+    pair_criteria = property(lambda self: self._values(4))  # pairs judged under a criterion
 
     def _count_requests(self, judgement):
         """The requests a judgement made (a cached one made none), their latency, tokens."""
@@ -10002,8 +10008,6 @@ def _count_pairs(tally, pairs, responses, strong_weight):
     if not isinstance(responses, Mapping):
         responses = {}
     tally.compared.extend(_pairs_compared(pairs, responses, strong_weight))
-
-
 
 
 # -- Summary figures -----------------------------------------------------------------
@@ -11315,7 +11319,6 @@ def _are_figure_options(value):
 _FIGURE_CHECKS = {name: check for name, _, check in _FIGURE_OPTIONS}
 
 
-
 def _is_request(value):
     """An object, its reask a count or null (0), its on_failure a number or null, its rubric
     (if any) a list of criteria."""
@@ -11619,10 +11622,6 @@ class _Plain(collections.namedtuple(
     """A record of no details as report's lean path reads it: a judgement for _Tally.add."""
     __slots__ = ()
     details, cached, attempts, latency = {}, False, 0, 0.0
-
-    @property
-    def rating(self):
-        return _rating_of(self.value)
 
 
 def _run_options(args, stamp):
@@ -11947,7 +11946,6 @@ _LINE_MASK = (1 << 40) - 1
 
 def _flat(stamp, head=""):
     """A stamp's values by dotted name (request.params.temperature)."""
-
     flat = {}
     for name, value in stamp.items():
         if isinstance(value, dict):
