@@ -3,6 +3,7 @@
     python tests/run.py                      # every test*.py in tests/
     python tests/run.py test_cli test_cache  # these modules (or module.Class.test) alone
     python tests/run.py -s other/folder --jobs 2 --timeout 60
+    python tests/run.py --times              # then each module's seconds, wall and CPU
 
 The tests ``python -m unittest discover -s tests`` runs, reported as it reports them: a
 dot (F, E, s...) as each test ends, then each failure and error whole, "Ran N tests", OK
@@ -10,7 +11,10 @@ or FAILED (failures=N, errors=M, skipped=K), and its exit status: 0 only when ev
 module ran to its end and no test failed, erred or unexpectedly succeeded; 1 otherwise
 (5 when no test ran, on the Pythons whose unittest says so). Most of the suite's time is
 spent waiting (on retries, rate limits, hang thresholds, subprocesses), so modules run
-side by side: on 2 cores, 3 at a time take about half discovery's time.
+side by side: on 2 cores, 3 at a time take about half discovery's time. The slowest start
+first (by the seconds each took in the last run here, kept in __pycache__/run-times.json
+of the modules' folder; a module not timed yet by its file's size), so none is left
+running alone at the end while the other cores idle.
 
 Each module runs in a process of its own (forked from a server run.py starts, which
 holds none of its state) that loads it as discovery does and writes what happens to a
@@ -38,10 +42,16 @@ import unittest
 import unittest.loader
 import warnings
 
+try:
+    import resource
+except ImportError:  # Windows: no module's CPU time
+    resource = None
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATTERN = "test*.py"  # discovery's
 TIMEOUT = 300  # seconds a module may run: the slowest of tests/ takes 6 s, 15 s under load
-EVENTS = ("loaded", "start", "stop", "end",  # what a module's process writes, then its outcomes
+EVENTS = ("loaded", "start", "stop", "cpu", "end",  # what a module's process writes, then
+          # its outcomes
           "errors", "failures", "skipped", "expectedFailures", "unexpectedSuccesses")
 STOPPING = {getattr(signal, name): name for name in ("SIGINT", "SIGTERM", "SIGHUP")
             if hasattr(signal, name)}  # Windows has no SIGHUP
@@ -66,11 +76,17 @@ def main(argv=None):
     parser.add_argument("--timeout", type=seconds, default=TIMEOUT,
                         help="seconds a module may run before it is killed, the test it "
                              "was running named (default: %(default)s)")
+    parser.add_argument("--times", action="store_true",
+                        help="print each module's seconds, wall and CPU (its process's and "
+                             "those it waited for), the slowest first")
     args = parser.parse_args(argv)
     folder = os.path.abspath(args.start_directory)
     modules = [_Module(name, folder) for name in args.modules or _discovered(folder)]
     run = _Run(modules, jobs=max(1, args.jobs), timeout=args.timeout)
     result = unittest.TextTestRunner(verbosity=1).run(run)
+    _keep_times(folder, modules)
+    if args.times:
+        _print_times(modules)
     if run.stopped_by:
         left = [module.name for module in modules if module.process is None]
         print("\nrun.py: interrupted ({}); modules not started: {}".format(
@@ -95,6 +111,48 @@ def _discovered(folder):
     return names
 
 
+def _times_file(folder):
+    return os.path.join(folder, "__pycache__", "run-times.json")
+
+
+def _kept_times(folder):
+    """{module: the wall seconds it took in the last run here}; {} if none was kept."""
+    try:
+        with open(_times_file(folder), encoding="utf-8") as f:
+            times = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(times, dict):
+        return {}
+    return times
+
+
+def _keep_times(folder, modules):
+    """Add the wall seconds of each module that ran to its end to the times kept."""
+    times = _kept_times(folder)
+    for module in modules:
+        if module.timed:
+            times[module.name] = round(module.wall, 2)
+    try:
+        os.makedirs(os.path.dirname(_times_file(folder)), exist_ok=True)
+        with open(_times_file(folder), "w", encoding="utf-8") as f:
+            json.dump(times, f, indent=0, sort_keys=True)
+    except OSError:
+        pass  # a read-only checkout: the next run orders by size
+
+
+def _print_times(modules):
+    ran = [module for module in modules if module.wall is not None]
+    ran.sort(key=lambda module: module.wall, reverse=True)
+    print("\nrun.py: seconds of each module (wall, CPU):", file=sys.stderr)
+    for module in ran:
+        print("{:>8.2f} {:>8.2f}  {}".format(module.wall, module.cpu, module.name),
+              file=sys.stderr)
+    print("{:>8.2f} {:>8.2f}  in all (the wall seconds summed, as if one at a "
+          "time)".format(sum(module.wall for module in ran),
+                         sum(module.cpu for module in ran)), file=sys.stderr)
+
+
 # -- The parent: modules started, watched and stopped ---------------------------------
 
 class _Module:
@@ -105,12 +163,14 @@ class _Module:
         self.folder = folder
         self.process = None
         self.started = None
+        self.wall = None  # seconds from its start to its end
+        self.cpu = 0.0  # the CPU seconds its process said it used (none on Windows)
+        self.timed = False  # it ran to its end: its seconds are kept for the next run
         self.killed = None  # why, if run.py killed it
         self.garbled = None  # the first line of its file that is not an event
 
     def size(self):
-        """The file's size: the longest modules start first, so none is left running
-        alone at the end while the other cores idle."""
+        """The file's size: of modules not timed yet, the longest start first."""
         path = os.path.join(self.folder, self.name.split(".")[0])
         if os.path.isdir(path):
             return sum(entry.stat().st_size for entry in os.scandir(path))
@@ -214,7 +274,12 @@ class _Run:
     def _run_all(self, folder, caught):
         """Start the modules, the largest first, ``jobs`` at a time, until each has ended:
         one that outlives the timeout is killed, and all of them once a signal is caught."""
-        waiting = sorted(self.modules, key=_Module.size, reverse=True)
+        kept = _kept_times(self.modules[0].folder) if self.modules else {}
+
+        def slowest_first(module):  # those not timed yet first, the largest first
+            return (module.name not in kept, kept.get(module.name, 0), module.size())
+
+        waiting = sorted(self.modules, key=slowest_first, reverse=True)
         running = []
         try:
             while running or (waiting and not caught):
@@ -233,6 +298,7 @@ class _Run:
                     elif module.ended() is None:
                         continue
                     running.remove(module)
+                    module.wall = time.monotonic() - module.started
                     if not module.reported():
                         sys.stderr.write("E")
                         sys.stderr.flush()
@@ -282,6 +348,8 @@ def _replay(module, result):
         if kind == "start":
             result.testsRun += 1
             running, where = event[1], "in this test"
+        elif kind == "cpu":
+            module.cpu = event[1]
         elif kind in ("loaded", "stop"):
             running, where = None, "between its tests (in a class or module fixture)"
         elif kind == "unexpectedSuccesses":
@@ -291,6 +359,7 @@ def _replay(module, result):
         else:  # errors, failures, skipped, expectedFailures: (test, text)
             getattr(result, kind).append((_Test(event[1]), event[2]))
     if module.reported():
+        module.timed = True
         return
     if running is None:
         running = "{} (run.py)".format(module.name)
@@ -333,6 +402,10 @@ def _child(folder, name, events):
             result.startTestRun()
             suite(result)
             result.stopTestRun()
+        if resource is not None:
+            used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                        resource.RUSAGE_CHILDREN)]
+            result.send(["cpu", sum(use.ru_utime + use.ru_stime for use in used)])
         result.send(["end"])
     try:
         atexit._run_exitfuncs()  # as an interpreter's exit would: this process ends in os._exit

@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubServer, StubTestCase, chat, run_process  # noqa: E402
+from stub import StubServer, StubTestCase, chat, run_main, run_process  # noqa: E402
 
 _ANSWER_RE = re.compile(r"\[The Start of Assistant (A|B)'s Answer\]\n(.*?)\n"
                         r"\[The End of Assistant \1's Answer\]", re.S)
@@ -68,12 +68,13 @@ class PairCriteriaTest(StubTestCase):
         self.twin.responder = judge_like
 
     def cli(self, *argv):
-        """(exit code, stderr) of python -m minijudge on the test's stub, -o out.jsonl and
-        --summary s.json in the test's folder."""
-        proc = run_process("--judge-url", self.srv.url, "--judge-model", "m", "--no-preflight",
-                           "-o", self.path("out.jsonl"), "--summary", self.path("s.json"),
-                           *argv, universal_newlines=True)
-        return proc.returncode, proc.stderr
+        """(exit code, stderr) of main() in this process (the parser and checks of python
+        -m minijudge, without a process's 0.1 s of CPU each) on the test's stub, -o
+        out.jsonl and --summary s.json in the test's folder."""
+        code, _, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                 "--no-preflight", "-o", self.path("out.jsonl"), "--summary",
+                                 self.path("s.json"), *argv])
+        return code, err
 
     def python_judge(self, **options):
         judge = minijudge.LLMJudge(self.twin.url, model="m", template="pairwise", **options)

@@ -4,6 +4,7 @@ nothing failed; its totals, its closing line, its exit status and its FAIL/ERROR
 are those of ``python -m unittest discover -s FOLDER`` on the same folder; a module that
 ends its process, hangs past --timeout or is interrupted is an error naming the test it
 was running."""
+import json
 import os
 import re
 import signal
@@ -153,6 +154,31 @@ class RunnerTest(SideBySide):
         code, out = self.run_py("-s", folder, "test_bad.Bad.test_fails")
         self.assertEqual(code, 1, out)
         self.assertRegex(out, ran(1, skipped=0) + r"FAILED \(failures=1\)\n$")
+
+    def test_the_slowest_modules_of_the_last_run_start_first_and_times_prints_them(self):
+        # each module says, as it is imported, that it started: one at a time, in order
+        says = "import os\n" \
+               "open(os.path.join(os.path.dirname(__file__), 'order'), 'a')" \
+               ".write(__name__ + ' ')\n"
+        folder = self.folder({name: says + textwrap.dedent(text)
+                              for name, text in MODULES.items()})
+        kept = os.path.join(folder, "__pycache__", "run-times.json")
+        os.makedirs(os.path.dirname(kept))
+        with open(kept, "w", encoding="utf-8") as f:
+            f.write('{"test_bad": 0.5, "test_more": 9, "test_gone": 20}')
+        code, out = self.run_py("-s", folder, "--jobs", "1", "--times")
+        self.assertEqual(code, 1, out)
+        with open(os.path.join(folder, "order"), encoding="utf-8") as f:
+            # test_good not timed yet: first; then the slowest of the last run
+            self.assertEqual(f.read(), "test_good test_more test_bad ")
+        self.assertRegex(out, r"FAILED \(failures=1, errors=1, skipped=1\)\n\n"
+                              r"run\.py: seconds of each module \(wall, CPU\):\n"
+                              r"(?: +[0-9.]+ +[0-9.]+  test_(good|bad|more)\n){3}"
+                              r" +[0-9.]+ +[0-9.]+  in all \(the wall seconds summed")
+        with open(kept, encoding="utf-8") as f:
+            times = json.load(f)
+        self.assertEqual(sorted(times), ["test_bad", "test_gone", "test_good", "test_more"])
+        self.assertLess(times["test_more"], 9)  # this run's seconds, not the last's
 
     def test_a_module_that_exits_at_import_is_an_error_as_in_discovery(self):
         # the runner this replaced took the SystemExit for its own: exit 0, dots only

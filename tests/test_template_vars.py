@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, chat, run_process  # noqa: E402
+from stub import StubTestCase, chat, run_main  # noqa: E402
 
 TEMPLATE = ("The reader speaks {lang}. Rate how well the response serves that reader, "
             "from 1 to 5.\nQuestion: {question}\nResponse: {response}\nGive your reasons, "
@@ -50,11 +50,13 @@ class TemplateVarsTest(StubTestCase):
                                                     {"question": "Greet me", "response": "Hi"}])
 
     def cli(self, *argv, source=None):
-        proc = run_process("--judge-url", self.srv.url, "--judge-model", "m", "--no-preflight",
-                           "-o", self.path("out.jsonl"), "--summary", self.path("s.json"),
-                           *argv, source or self.source, universal_newlines=True)
-        self.out = proc.stdout  # --dry-run's prompts
-        return proc.returncode, proc.stderr
+        """(exit code, stderr) of main() in this process: the parser and checks of
+        ``python -m minijudge``, without a process's 0.1 s of CPU each (13 runs)."""
+        code, self.out, err = run_main(["--judge-url", self.srv.url, "--judge-model", "m",
+                                        "--no-preflight", "-o", self.path("out.jsonl"),
+                                        "--summary", self.path("s.json"), *argv,
+                                        source or self.source])  # out: --dry-run's prompts
+        return code, err
 
     def python_judge(self, **options):
         judge = minijudge.LLMJudge(self.twin.url, model="m", template=TEMPLATE, **options)
