@@ -6739,7 +6739,7 @@ def _bt_tables(comparisons):  # each system's points against each other, and its
     return points, games
 
 
-def _reached(edges, start):
+def _reachable(edges, start):
     seen, todo = {start}, [start]
     while todo:
         for other in edges.get(todo.pop(), ()):
@@ -6914,7 +6914,7 @@ def _with_ties(comparisons):
                 beaten[name].append(other)
                 beaten_by[other].append(name)
     first = next(iter(points))
-    if len(_reached(beaten, first)) == len(_reached(beaten_by, first)) == len(points):
+    if len(_reachable(beaten, first)) == len(_reachable(beaten_by, first)) == len(points):
         return comparisons, False
     ties = [(a, b, 0.5, 0, 1) for a in games for b in games[a] if a < b]
     return comparisons + ties, True
@@ -7167,7 +7167,7 @@ def _percent(level):
     return "{:.10g}%".format(round(level * 100, 6))
 
 
-def _scored(item, where):
+def _score_judged(item, where):
     """(score, judged) of a number or a Judgement (a failure's score, None as 0.0, not judged)."""
     if isinstance(item, Judgement):
         return float(_score_or_zero(item.score)), item.status in _NOT_FAILURES
@@ -7201,7 +7201,7 @@ def mean_interval(scores, *, level=0.95, resamples=1000, seed=0):
     settings = _stat_settings(level=level, resamples=resamples, seed=seed)
     sums, judged = _new_sums(), _new_sums()
     for index, item in enumerate(_items(scores, "scores")):
-        score, ok = _scored(item, "scores[{}]".format(index))
+        score, ok = _score_judged(item, "scores[{}]".format(index))
         _add_score(sums, score)
         if ok:
             _add_score(judged, score)
@@ -7220,7 +7220,7 @@ def group_table(scores, groups, *, level=0.95, resamples=1000, seed=0):
                          "groups".format(len(scores), len(groups)))
     sums = {}
     for index, (item, group) in enumerate(zip(scores, groups)):
-        score, ok = _scored(item, "scores[{}]".format(index))
+        score, ok = _score_judged(item, "scores[{}]".format(index))
         entry = _group_sums(sums, group, "groups[{}]".format(index))
         _add_score(entry[0], score)
         if ok:
@@ -7314,7 +7314,7 @@ def _compared(item, where, strong_weight):
                                   item))
     if not _is_finite(gap):
         raise JudgeError(_must_be(where + "[3]", "a number, a's length minus b's", gap))
-    read = _outcome(outcome, where + "[2]")
+    read = _win_share(outcome, where + "[2]")
     if read is None:
         return None
     won, strong = read
@@ -7325,7 +7325,7 @@ def _compared(item, where, strong_weight):
 _LABEL_RE = re.compile(r"\s*(?P<first>[AB])\s*(?P<sign>>>|>|=|<<|<)\s*(?P<second>[AB])\s*\Z")
 
 
-def _outcome(value, where):
+def _win_share(value, where):
     """(A's share of the win, strong) of an outcome; None for a failed Judgement."""
     if isinstance(value, Judgement):
         if value.status != "ok":
@@ -7403,7 +7403,7 @@ def _components(comparisons):
     first = {}  # each system's part, named by its first system
     for name in sorted(met):
         if name not in first:
-            first.update(dict.fromkeys(_reached(met, name), name))
+            first.update(dict.fromkeys(_reachable(met, name), name))
     parts = collections.defaultdict(list)
     for comparison in comparisons:
         parts[first[comparison[0]]].append(comparison)
@@ -9738,7 +9738,7 @@ class _Tally:
 
     def __init__(self):
         self.statuses = collections.Counter()
-        self.by_value = collections.Counter()  # of (rating, model, source, ...): see _values
+        self.by_value = collections.Counter()  # of (rating, model, source, ...): see _values_at
         self.passed = collections.Counter()
         self.tokens = collections.Counter()
         # of the items asked in both orders: did both agree, did the order change the verdict
@@ -9787,7 +9787,7 @@ class _Tally:
                 self.human.append((rating, score, human))
         self._count_requests(judgement)
 
-    def _values(self, position):
+    def _values_at(self, position):
         """A counter of each record's ``position``th value of by_value but None and "", in the
         order first seen: one count a record, not five (most records are of a few kinds)."""
         counter = collections.Counter()
@@ -9796,11 +9796,11 @@ class _Tally:
                 counter[values[position]] += n
         return counter
 
-    ratings = property(lambda self: self._values(0))
-    models = property(lambda self: self._values(1))
-    sources = property(lambda self: self._values(2))
-    fingerprints = property(lambda self: self._values(3))
-    pair_criteria = property(lambda self: self._values(4))  # pairs judged under a criterion
+    ratings = property(lambda self: self._values_at(0))
+    models = property(lambda self: self._values_at(1))
+    sources = property(lambda self: self._values_at(2))
+    fingerprints = property(lambda self: self._values_at(3))
+    pair_criteria = property(lambda self: self._values_at(4))  # pairs judged under a criterion
 
     def _count_requests(self, judgement):
         """The requests a judgement made (a cached one made none), their latency, tokens."""
@@ -12127,7 +12127,7 @@ def _rating_read(record, layout, options, answers):
     value = record.get(field)
     row = dict(record, response=_answer(answers, record, layout, layout.get("system")))
     if not _is_finite(value):
-        return [(_unread(field, value, "a number, a rating from {:g} to {:g}".format(
+        return [(_unread_line(field, value, "a number, a rating from {:g} to {:g}".format(
             low, high)), row)]
     if not low <= value <= high:  # FastChat's -1: no rating read
         error = "field {!r} is {!r}, not on the scale {:g} to {:g}".format(field, value, low,
@@ -12148,7 +12148,7 @@ def _pairs_read(record, layout, options, answers):
     for field in _listed(layout["verdict"]):
         read = _layout_verdict(record.get(field), layout.get("verdicts"))
         if read is None:
-            return [(_unread(field, record.get(field), _verdicts_read(layout)), row)]
+            return [(_unread_line(field, record.get(field), _verdicts_read(layout)), row)]
         verdicts.append(read)
     (first, strong), *others = verdicts
     details = {}
@@ -12170,14 +12170,14 @@ def _games_read(record, layout, options, answers):
     if unnamed:
         return [(unnamed, row)]
     if not isinstance(games, list) or not games:
-        return [(_unread(layout["games"], games, "a list of games"), row)]
+        return [(_unread_line(layout["games"], games, "a list of games"), row)]
     judged = []
     for number, game in enumerate(games):
         label = _field_of(game, layout["verdict"])
         read = _layout_verdict(label)
         if read is None:
             where = "{}[{}].{}".format(layout["games"], number, layout["verdict"])
-            judged.append((_unread(where, label, _verdicts_read(layout)), row))
+            judged.append((_unread_line(where, label, _verdicts_read(layout)), row))
             continue
         verdict, strong = read
         if number % 2 == 0:  # the baseline shown first: its A is the baseline
@@ -12206,7 +12206,7 @@ def _layout_verdict(value, verdicts=None):
             return None
         return verdicts[value], False
     try:
-        won, strong = _outcome(value, "")
+        won, strong = _win_share(value, "")
     except JudgeError:
         return None
     if isinstance(value, (int, float)) and won not in _VERDICTS_BY_SCORE:
@@ -12214,7 +12214,7 @@ def _layout_verdict(value, verdicts=None):
     return _VERDICTS_BY_SCORE[won], strong
 
 
-def _unread(field, value, expected):
+def _unread_line(field, value, expected):
     """The failure of a line whose ``field`` holds no verdict or rating."""
     text = "field {!r} must be {}; got {}".format(field, expected, _line_value(value))
     return Judgement(status="parse_error", error=text)
