@@ -11344,6 +11344,16 @@ _TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL, _COUNT_OR_NULL, _NUMBER_OR_NULL = 
 _USAGE_OR_NULL = _optional(_are_token_counts)
 
 
+_is_line_number = _whole(1)
+
+
+_LINE_AND_STATUS = (  # checked first
+    ("line", "a line number (1 or more)", _is_line_number),
+    ("status", "a status minijudge writes (docs/python-api.md, Statuses)",
+     lambda v: isinstance(v, str) and v in _STATUSES),  # a list is unhashable
+)
+
+
 _READ_CHECKS = (
     ("error", "text or null", _TEXT_OR_NULL), ("model", "text or null", _TEXT_OR_NULL),
     ("fingerprint", "text or null", _TEXT_OR_NULL), ("criterion", "text or null", _TEXT_OR_NULL),
@@ -11579,8 +11589,8 @@ class _Lean:
     def of(cls, report, record, stamps):
         if not report.leanable:
             return None
-        runs = sum(key.endswith("_run") for key in record)
-        if len(stamps) != 1 or runs != 1 or {"model_a", "model_b"} <= record.keys():
+        runs = sum(key.endswith("_run") for key in record)  # one, so one stamp (_no_stamp)
+        if runs != 1 or {"model_a", "model_b"} <= record.keys():
             return None
         (prefix, stamp), = stamps.items()
         if report.runs[prefix][0] != stamp or _MODES[stamp["mode"]].responses != ("response",):
@@ -11677,21 +11687,21 @@ def _of_run(memo, prefix, stamp, work):
 
 
 def _judgement_of(record, prefix, stamp, memo):
-    """A record's NAME_* fields as the Judgement written, each checked against what the run
-    writes (JudgeError); a detail it did not write is not its own. A record of no details
-    is kept as a kind checked (for _Lean.read)."""
+    """A record's NAME_* fields as the Judgement written; JudgeError naming the first value
+    its run cannot have written. A detail it did not write is not its own. A record of no
+    details is kept as a kind checked (for _Lean.read)."""
     head = prefix + "_"
     start = len(head)
     fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
-    del fields["run"]
-    line = fields.pop("line", None)
-    if not _is_line_number(line):
-        raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
-            prefix, line))
+    _check(fields, _LINE_AND_STATUS, head)
+    del fields["run"], fields["line"]
     facts = _of_run(memo, prefix, stamp, _run_facts)
     for name in fields.keys() & facts["unwritten"]:
         del fields[name]
-    _check_judgement(fields, head, stamp)
+    _check_score(fields, head, stamp, fields["status"])
+    _check(fields, _READ_CHECKS, head)
+    _check_criteria(fields, head, stamp)
+    _check_details(fields, head, stamp, fields["status"])
     checked = facts["checked"]
     if not fields.keys() - _WRITTEN_NAMES and len(checked) < _KINDS_CHECKED:  # no details
         values = tuple(map(fields.get, _CHECKED_KIND))
@@ -11703,7 +11713,6 @@ def _judgement_of(record, prefix, stamp, memo):
     return Judgement(details=fields, **attributes)
 
 
-_is_line_number = _whole(1)
 _KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' errors differ)
 
 
@@ -11725,18 +11734,6 @@ def _run_facts(stamp):
         names.update(texts)
     facts["prompt"] = sorted(names)
     return facts
-
-
-def _check_judgement(fields, name, stamp):
-    """JudgeError naming the first of a record's values its run cannot have written."""
-    status = fields.get("status")
-    if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
-        raise JudgeError("{}status must be a status minijudge writes (docs/python-api.md, "
-                         "Statuses); got {!r}".format(name, status))
-    _check_score(fields, name, stamp, status)
-    _check(fields, _READ_CHECKS, name)
-    _check_criteria(fields, name, stamp)
-    _check_details(fields, name, stamp, status)
 
 
 def _check_criteria(fields, name, stamp):
