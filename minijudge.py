@@ -11898,8 +11898,7 @@ class _Once:
 
     def refuse(self, place, record, stamps, only=None):
         """JudgeError for a record seen before (a copied file): one run's record of one input
-        line is one record however many files hold it. ``only``: the keys seen twice, when
-        the files are read again (the places are kept of those alone, or of a FIFO's all)."""
+        line is one record however many files hold it (``only``: the keys seen twice)."""
         here = place[0] << 40 | place[1]  # an int, not a tuple
         for prefix, key in zip(stamps, _record_keys(self.checked, record, stamps)):
             if only is not None and key not in only:
