@@ -11289,6 +11289,16 @@ _TEXT_OR_NULL, _FLAG_OR_NULL, _SCORE_OR_NULL, _COUNT_OR_NULL, _NUMBER_OR_NULL = 
 _USAGE_OR_NULL = _optional(_are_token_counts)
 
 
+_is_line_number = _whole(1)
+
+
+_LINE_AND_STATUS = (  # checked first
+    ("line", "a line number (1 or more)", _is_line_number),
+    ("status", "a status minijudge writes (docs/python-api.md, Statuses)",
+     lambda v: isinstance(v, str) and v in _STATUSES),  # a list is unhashable
+)
+
+
 _READ_CHECKS = (
     ("error", "text or null", _TEXT_OR_NULL), ("model", "text or null", _TEXT_OR_NULL),
     ("fingerprint", "text or null", _TEXT_OR_NULL), ("criterion", "text or null", _TEXT_OR_NULL),
@@ -11376,7 +11386,7 @@ def _report(args):
                 for number, record in _read_records(f, path, _Stamps().loads):
                     report.add(index, path, number, record)
     finally:  # a record seen twice before an error is what to say first
-        report.seen["once"].settle()
+        report.once.settle()
     if not report.tallies:
         raise JudgeError("no records in {}".format(", ".join(args.input)))
     several = list(report.tallies) != ["judge"]
@@ -11404,8 +11414,8 @@ class _Report:
         self.options = {}  # by prefix: _run_options of the run seen first
         self.others = collections.defaultdict(list)  # by prefix: its other runs' stamps
         self.mixed = collections.defaultdict(set)
-        self.seen = {"places": {}, "checked": {}}  # for _once, _stamps_of, _of_run
-        self.seen["once"] = _Once(args.input, self.seen)
+        self.checked = {}  # _stamps_of's and _of_run's memo
+        self.once = _Once(args.input, self.checked)
         self.rank = itertools.count(1)  # of a row on the page
         self.lean = None  # the _Lean of the last record the general path counted, if any
         self.leanable = not (args.price or args.pass_threshold is not None or args.group_by
@@ -11416,19 +11426,19 @@ class _Report:
         checked against what its run writes, each judgement with its run's options."""
         if isinstance(record, _BadLine):
             warning = "minijudge: warning: {}: {}; skipped".format(path, record.error)
-            self.seen["once"].warnings.append(((index, number), warning))
+            self.once.warnings.append(((index, number), warning))
             return
         if self.lean is not None and self.add_lean(index, number, record):
             return
         try:
-            stamps = _stamps_of(record, self.seen["checked"])
-            judgements = {prefix: _judgement_of(record, prefix, stamp, self.seen["checked"])
+            stamps = _stamps_of(record, self.checked)
+            judgements = {prefix: _judgement_of(record, prefix, stamp, self.checked)
                           for prefix, stamp in stamps.items()}
         except JudgeError as exc:
             raise JudgeError("{} line {}: {}".format(path, number, exc)) from None
         if not stamps:
             _no_stamp(path, number, record)
-        self.seen["once"].add((index, number), record, stamps)
+        self.once.add((index, number), record, stamps)
         for prefix, run in stamps.items():
             options = self.check_run(prefix, run, path, number)
             if self.args.price:  # the cost again from its usage, as the run priced it (a
@@ -11451,7 +11461,7 @@ class _Report:
         plain = lean.read(record)
         if plain is None:
             return False
-        self.seen["once"].add((index, number), record, lean.stamps)
+        self.once.add((index, number), record, lean.stamps)
         length = _text_length(record.get(lean.response))
         self.tallies[lean.prefix].add(plain, record.get(lean.human), [length])
         if self.args.html:
@@ -11516,7 +11526,7 @@ class _Lean:
         self.keys, self.prefix, self.stamp = frozenset(record), prefix, stamp
         self.run, self.stamps = head + "run", {prefix: stamp}
         self.names = [head + name for name in _PLAIN_FIELDS]
-        self.checked = _of_run(report.seen["checked"], prefix, stamp, _run_facts)["checked"]
+        self.checked = _of_run(report.checked, prefix, stamp, _run_facts)["checked"]
         options = report.options[prefix][0]
         self.response, self.human = options.response_field, options.human_field
 
@@ -11524,8 +11534,8 @@ class _Lean:
     def of(cls, report, record, stamps):
         if not report.leanable:
             return None
-        runs = sum(key.endswith("_run") for key in record)
-        if len(stamps) != 1 or runs != 1 or {"model_a", "model_b"} <= record.keys():
+        runs = sum(key.endswith("_run") for key in record)  # one, so one stamp (_no_stamp)
+        if runs != 1 or {"model_a", "model_b"} <= record.keys():
             return None
         (prefix, stamp), = stamps.items()
         if report.runs[prefix][0] != stamp or _MODES[stamp["mode"]].responses != ("response",):
@@ -11622,21 +11632,21 @@ def _of_run(memo, prefix, stamp, work):
 
 
 def _judgement_of(record, prefix, stamp, memo):
-    """A record's NAME_* fields as the Judgement written, each checked against what the run
-    writes (JudgeError); a detail it did not write is not its own. A record of no details
-    is kept as a kind checked (for _Lean.read)."""
+    """A record's NAME_* fields as the Judgement written; JudgeError naming the first value
+    its run cannot have written. A detail it did not write is not its own. A record of no
+    details is kept as a kind checked (for _Lean.read)."""
     head = prefix + "_"
     start = len(head)
     fields = {k[start:]: v for k, v in record.items() if k.startswith(head)}
-    del fields["run"]
-    line = fields.pop("line", None)
-    if not _is_line_number(line):
-        raise JudgeError("{}_line must be a line number (1 or more); got {!r}".format(
-            prefix, line))
+    _check(fields, _LINE_AND_STATUS, head)
+    del fields["run"], fields["line"]
     facts = _of_run(memo, prefix, stamp, _run_facts)
     for name in fields.keys() & facts["unwritten"]:
         del fields[name]
-    _check_judgement(fields, head, stamp)
+    _check_score(fields, head, stamp, fields["status"])
+    _check(fields, _READ_CHECKS, head)
+    _check_criteria(fields, head, stamp)
+    _check_details(fields, head, stamp, fields["status"])
     checked = facts["checked"]
     if not fields.keys() - _WRITTEN_NAMES and len(checked) < _KINDS_CHECKED:  # no details
         values = tuple(map(fields.get, _CHECKED_KIND))
@@ -11648,7 +11658,6 @@ def _judgement_of(record, prefix, stamp, memo):
     return Judgement(details=fields, **attributes)
 
 
-_is_line_number = _whole(1)
 _KINDS_CHECKED = 4096  # kinds of records a run's checks remember (failures' errors differ)
 
 
@@ -11670,18 +11679,6 @@ def _run_facts(stamp):
         names.update(texts)
     facts["prompt"] = sorted(names)
     return facts
-
-
-def _check_judgement(fields, name, stamp):
-    """JudgeError naming the first of a record's values its run cannot have written."""
-    status = fields.get("status")
-    if not isinstance(status, str) or status not in _STATUSES:  # a list is unhashable
-        raise JudgeError("{}status must be a status minijudge writes (docs/python-api.md, "
-                         "Statuses); got {!r}".format(name, status))
-    _check_score(fields, name, stamp, status)
-    _check(fields, _READ_CHECKS, name)
-    _check_criteria(fields, name, stamp)
-    _check_details(fields, name, stamp, status)
 
 
 def _check_criteria(fields, name, stamp):
@@ -11796,22 +11793,22 @@ def _no_stamp(path, number, record):
 
 
 class _Once:
-    """Refuses a record seen twice (_once) in 8 bytes a record: its hash kept, checked when
-    all is read or an error stops it, the files then read again to name both places (a
-    FIFO's records' places are kept). Torn lines' warnings wait: past a repeat, unsaid."""
+    """Refuses a record seen twice in 8 bytes a record: its hash kept, checked when all is
+    read or an error stops it, the files then read again to name both places (a FIFO's
+    records' places are kept). Torn lines' warnings wait: past a repeat, unsaid."""
 
-    def __init__(self, paths, seen):
-        self.paths, self.seen, self.warnings = paths, seen, []
-        self.keys = None
+    def __init__(self, paths, checked):
+        self.paths, self.checked, self.warnings = paths, checked, []  # checked: _of_run's memo
+        self.places, self.keys = {}, None  # where each was first: file << 40 | line
         if all(stat.S_ISREG(os.stat(path).st_mode) for path in paths):
             from array import array
             self.keys = [array("q") for _ in range(_KEY_BUCKETS)]  # sorted a bucket at a time
 
     def add(self, place, record, stamps):
         if self.keys is None:
-            _once(self.seen, self.paths, place, record, stamps)
+            self.refuse(place, record, stamps)
             return
-        for key in _record_keys(self.seen, record, stamps):
+        for key in _record_keys(self.checked, record, stamps):
             self.keys[key % _KEY_BUCKETS].append(key)
 
     def settle(self):
@@ -11832,29 +11829,42 @@ class _Once:
 
     def first_repeat(self, repeated):
         """(place, JudgeError) of the first record seen twice."""
-        seen = {"places": {}, "checked": {}}
         for index, path in enumerate(self.paths):
             with open(path, "rb", _READ_BUFFER) as f:
                 for number, record in _read_records(f, path):
                     if isinstance(record, _BadLine):
                         continue
-                    stamps = _stamps_of(record, seen["checked"])  # checked in the first read
+                    stamps = _stamps_of(record, self.checked)
                     try:
-                        _once(seen, self.paths, (index, number), record, stamps, repeated)
+                        self.refuse((index, number), record, stamps, repeated)
                     except JudgeError as exc:
                         return (index, number), exc
         return None
+
+    def refuse(self, place, record, stamps, only=None):
+        """JudgeError for a record seen before (a copied file): one run's record of one input
+        line is one record however many files hold it (``only``: the keys seen twice)."""
+        here = place[0] << 40 | place[1]  # an int, not a tuple
+        for prefix, key in zip(stamps, _record_keys(self.checked, record, stamps)):
+            if only is not None and key not in only:
+                continue
+            first = self.places.setdefault(key, here)
+            if first != here:
+                raise JudgeError("{} line {} and {} line {} are the same record (input line {} "
+                                 "of one run); report each record once".format(
+                                     self.paths[first >> 40], first & _LINE_MASK,
+                                     self.paths[place[0]], place[1], record[prefix + "_line"]))
 
 
 _KEY_BUCKETS = 256
 
 
-def _record_keys(seen, record, stamps):
+def _record_keys(checked, record, stamps):
     """A record's identity for each run that wrote it: its input line, the run, the input
     fields its prompt read (a column added after the run makes no new record; a custom
     template's: all). Texts and nulls alone are a tuple, equal exactly when equal as JSON."""
     for prefix, stamp in stamps.items():
-        facts = _of_run(seen["checked"], prefix, stamp, _run_facts)
+        facts = _of_run(checked, prefix, stamp, _run_facts)
         names = facts["prompt"]
         if names is None:
             prefixes = tuple(prefix + "_" for prefix in stamps)
@@ -11868,22 +11878,6 @@ def _record_keys(seen, record, stamps):
 
 
 _TEXT_OR_NONE = frozenset((str, type(None)))
-
-
-def _once(seen, paths, place, record, stamps, only=None):
-    """Refuse a record seen before (a copied file): one run's record of one input line is
-    one record however many files hold it. ``seen``: where each was first (file << 40 | line)."""
-    here = place[0] << 40 | place[1]  # an int, not a tuple
-    for prefix, key in zip(stamps, _record_keys(seen, record, stamps)):
-        if only is not None and key not in only:  # read again: the repeated keys alone
-            continue
-        line = record[prefix + "_line"]
-        first = seen["places"].setdefault(key, here)
-        if first != here:
-            raise JudgeError("{} line {} and {} line {} are the same record (input line {} of "
-                             "one run); report each record once".format(
-                                 paths[first >> 40], first & _LINE_MASK, paths[place[0]],
-                                 place[1], line))
 
 
 _LINE_MASK = (1 << 40) - 1
