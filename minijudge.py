@@ -8931,7 +8931,7 @@ class _Run:
 
     def go_offline(self):
         """A run that sends no request writes by the batch, and judges the items of a judge
-        that asks each once by their kind's recipe (_ByRecipe), others by _judge_item."""
+        that asks each once by their kind's recipe (_Recipes), others by _judge_item."""
         self.batching = _FLUSH_LINES
         if self.args.context_field or self.args.image_field:  # their texts are read
             return
@@ -8941,7 +8941,7 @@ class _Run:
             if _MODES[mode].compare or judge.reask or judge.save_prompts or not asks_once:
                 continue
             if template is None or template in TEMPLATES:  # a built-in template's
-                self.judge_items[prefix] = _ByRecipe(judge, self.args.fields, mode)
+                self.judge_items[prefix] = _Recipes(judge, self.args.fields, mode)
 
     def until_bad(self, items):
         """--strict: the items up to the first bad one, whose error stops the run."""
@@ -9448,53 +9448,38 @@ class _Ticker:
         self.thread.join()
 
 
-class _ByRecipe:
-    """How an offline run judges the items of a judge that asks each one request
-    (_Run.go_offline): the messages of the record's kind's recipe (_Recipes), sent and read
-    as judge.judge sends and reads them; a record of no recipe by _judge_item."""
-
-    def __init__(self, judge, spec, mode):
-        self.recipes = _Recipes(judge, spec, mode)
-
-    def __call__(self, judge, spec, item, mode):
-        messages = self.recipes.messages(item[1])
-        if messages is None:  # a record of no recipe: the steps judge.judge takes
-            return _judge_item(judge, spec, item, mode)
-        try:
-            judgement = judge._send(messages)
-        except (JudgeError, OSError):  # as judge.judge lets them go: strict, a full disk
-            raise
-        except Exception as exc:  # as judge.judge says a bug: on the item
-            judgement = judge._failed("internal_error", "{}: {}".format(
-                type(exc).__name__, judge._redact(str(exc))))
-        return _with_pass(judgement, judge.pass_threshold)
-
-
 _RECIPE_KINDS = 256  # recipes kept at most: a kind a record (a field of its own each) grows none
 
 
 class _Recipes:
-    """The messages of records of one kind, made once (the dozen steps judge.judge takes a
-    record were most of an export's time). A kind is a set of field names; its recipe is
-    made by those steps from a probe, the record with each field they may read replaced by a
-    marker: where the markers are in the messages, the record's texts go. Sound because the
-    steps treat a text by whether it is blank alone and copy it whole; anything else (a
-    blank or non-text field, a custom template, a marker changed) has no recipe."""
+    """How an offline run judges the items of a judge that asks each one request
+    (_Run.go_offline): by the messages of records of one kind, made once (the dozen steps
+    judge.judge takes a record were most of an export's time). A kind is a set of field
+    names; its recipe is made by those steps from a probe, the record with each field they
+    may read replaced by a marker: where the markers are in the messages, the record's texts
+    go. Sound because the steps treat a text by whether it is blank alone and copy it whole;
+    anything else (a blank or non-text field, a custom template, a marker changed) has no
+    recipe, and is judged by _judge_item."""
 
     def __init__(self, judge, spec, mode):
         self.judge, self.spec, self.mode = judge, spec, mode
         self.kinds, self.last = {}, (None, None)  # {frozenset of names: _Recipe or None}
         self.marker = " \x00mj" + os.urandom(8).hex().upper() + "{}\x00 "
         # the fields the steps may read: the question's, the context's, the reference's and
-        # their aliases, the responses', the conversation's, and those the flags name
+        # their aliases, the responses', the conversation's, and those the flags name (not
+        # --context-field's nor --image-field's: go_offline made no recipes for them)
         self.read = {"question", "context", "reference", "response", "messages", "turns",
                      "answers", "choices", *_FIELD_ALIASES}
         for flag in ("question", "reference", "response", "response_a", "response_b",
-                     "conversation", "criteria", "image"):
-            field = getattr(spec, flag + "_field", None)
-            if isinstance(field, str):
-                self.read.add(str(field))
-        self.read.update(str(field) for _, field in spec.context_field or ())
+                     "conversation", "criteria"):
+            self.read.add(getattr(spec, flag + "_field"))
+        self.read.discard(None)
+
+    def __call__(self, judge, spec, item, mode):
+        messages = self.messages(item[1])
+        if messages is None:  # a record of no recipe: the steps judge.judge takes
+            return _judge_item(judge, spec, item, mode)
+        return _with_pass(judge._send(messages), judge.pass_threshold)
 
     def messages(self, record):
         """The record's messages from its kind's recipe; None: it has none."""
