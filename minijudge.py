@@ -9087,10 +9087,11 @@ class _Run:
             for key, lacks in self.lacks[prefix]:
                 if lacks(record):
                     defaulted[key] += 1
-        self.replied = time.monotonic()
-        if self.progress and self.replied - self.shown > 0.25:
-            self.shown = self.replied
-            self.show_progress(self.shown)
+        if self.progress:  # no clock read a record otherwise
+            self.replied = time.monotonic()
+            if self.replied - self.shown > 0.25:
+                self.shown = self.replied
+                self.show_progress(self.shown)
 
     def verdict(self, judged, costs):
         """A jury's verdict as one judge's judgement; its cost, its judges' summed (None if
