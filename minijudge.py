@@ -9601,15 +9601,13 @@ _DEFAULTED = (("answer", "'answer'", "judged without a reference"),
 def _lack_checks(args, mode, judge):
     """[(_DEFAULTED's key, lacks(record))] for a run of these flags, mode and judge."""
     mode = _MODES[mode]
-    checks = []
+    checks, read_label = [], _label
+    if mode.compare == "compare":  # read as _human_agreement reads it
+        read_label = _verdict_label
 
     def unread_label(record):  # there (null is unlabelled), but no label: a line of its own
         label = record.get(args.human_field)
-        if label is None:
-            return False
-        if mode.compare == "compare":  # read as _human_agreement reads it
-            return _verdict_label(label) is None
-        return _label(label) is None
+        return label is not None and read_label(label) is None
     # 'answer' is a reference only if the judge's template shows one (a custom one may show
     # it under another name, {gold}, or none), in a mode that needs none (binary and math
     # need one: without it, a template_error)
@@ -9944,10 +9942,12 @@ def _groups_of(tally, record, fields):
                                    parse_float=_one_number)
             text = json.dumps(value, ensure_ascii=False, sort_keys=True)
             label = _env_keys_hidden(text)  # a field holding the key: none of it shown
-        if label not in kept and len(kept) == _GROUPS_MAX:
-            tally.groups[field] = None
-            continue
-        groups.append(kept.get(label) or kept.setdefault(label, _Tally()))
+        if label not in kept:
+            if len(kept) == _GROUPS_MAX:
+                tally.groups[field] = None
+                continue
+            kept[label] = _Tally()
+        groups.append(kept[label])
     return groups
 
 
