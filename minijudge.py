@@ -8681,8 +8681,8 @@ def _exit_code(interrupt):
 
 
 def _judge_stages(specs, args, source, shard):
-    """The input's records (a shard's), the first good one tried in every template; then
-    their prompts (--dry-run), or the servers checked and the records judged."""
+    """The shard's records, then their prompts (--dry-run), or the servers checked and the
+    records judged."""
     items = None  # no input: --check
     if source is not None:
         k, n = shard or (0, 1)
@@ -8719,12 +8719,12 @@ def _progress_text(tally, total, elapsed, held, note=None):
     """The progress line: how many done, how fast, how many failed; while requests are
     retried, why instead of the rate."""
     done, waiting = tally.all["n"], held["waiting"]
+    failed = done - tally.judged["n"]
     of_total = ""
     if total:
         of_total = "/{}".format(total)
     if note:
-        return "  {}{} done, {} failed; {}   ".format(done, of_total, done - tally.judged["n"],
-                                                    note)
+        return "  {}{} done, {} failed; {}   ".format(done, of_total, failed, note)
     rate = 0.0
     if elapsed:
         rate = done / elapsed
@@ -8733,8 +8733,8 @@ def _progress_text(tally, total, elapsed, held, note=None):
         behind = ", {} more judged behind a slow one".format(waiting)
     if total and rate:
         eta = " ETA {:.0f} s".format((total - done) / rate)
-    return "  {}{} done{}, {:.1f}/s{}, {} failed   ".format(
-        done, of_total, behind, rate, eta, done - tally.judged["n"])
+    return "  {}{} done{}, {:.1f}/s{}, {} failed   ".format(done, of_total, behind, rate, eta,
+                                                             failed)
 
 
 def _check_first(specs, args, items):
@@ -8855,9 +8855,8 @@ class _Run:
             self.replied = time.monotonic()
 
     def run(self, items):
-        """Judge, write and summarise the items; the exit status. Judged on judge_records'
-        threads, or in this one when no request is sent (an export, an import alone: threads
-        that send nothing only made the run wait on a queue)."""
+        """Judge, write and summarise the items: the exit status. A run that sends no request
+        judges in this thread (threads that send nothing only wait on a queue)."""
         if self.args.strict:
             items = self.until_bad(items)
         judges = self.judges
@@ -8876,7 +8875,7 @@ class _Run:
 
     def go_offline(self):
         """A run that sends no request writes by the batch, and judges the items of a judge
-        that asks each once by their kind's recipe (_ByRecipe), others by _judge_item."""
+        that asks each once by their kind's recipe (_Recipes), others by _judge_item."""
         self.batching = _FLUSH_LINES
         if self.args.context_field or self.args.image_field:  # their texts are read
             return
@@ -8886,7 +8885,7 @@ class _Run:
             if _MODES[mode].compare or judge.reask or judge.save_prompts or not asks_once:
                 continue
             if template is None or template in TEMPLATES:  # a built-in template's
-                self.judge_items[prefix] = _ByRecipe(judge, self.args.fields, mode)
+                self.judge_items[prefix] = _Recipes(judge, self.args.fields, mode)
 
     def until_bad(self, items):
         """--strict: the items up to the first bad one, whose error stops the run."""
@@ -9033,10 +9032,11 @@ class _Run:
             for key, lacks in self.lacks[prefix]:
                 if lacks(record):
                     defaulted[key] += 1
-        self.replied = time.monotonic()
-        if self.progress and self.replied - self.shown > 0.25:
-            self.shown = self.replied
-            self.show_progress(self.shown)
+        if self.progress:  # no clock read a record otherwise
+            self.replied = time.monotonic()
+            if self.replied - self.shown > 0.25:
+                self.shown = self.replied
+                self.show_progress(self.shown)
 
     def verdict(self, judged, costs):
         """A jury's verdict as one judge's judgement; its cost, its judges' summed (None if
@@ -9068,9 +9068,8 @@ class _Run:
         return made[1]
 
     def buffer(self, out):
-        """Hold the record's line, its stamp encoded once a run (a third of the line), NaN
-        as null, a lone surrogate escaped; write once ``batching`` lines are held, or after
-        _FLUSH_SECONDS."""
+        """Hold the record's line (its stamp, a third of it, encoded once a run); write once
+        ``batching`` lines are held, or after _FLUSH_SECONDS."""
         last = next(reversed(out))
         stamp, text = out[last], None
         made = self.texts.get(id(stamp))
@@ -9295,8 +9294,6 @@ class _Budget:
             # to _cost's billionths: what adding floats adds (0.00192 + 0.001938 made
             # 0.0038580000000000003, past a cap of the dry run's 0.003858)
             if round(held + estimate, 9) > self.limit:
-                # what was spent, held for replies without usage and for the records in
-                # flight (spent by the run's end too), and this one's estimate
                 reason = "not judged: its requests would take the run past --max-cost ${:g} " \
                          "(${:.6f} spent".format(self.limit, self.spent)
                 if self.unknown:
@@ -9393,53 +9390,34 @@ class _Ticker:
         self.thread.join()
 
 
-class _ByRecipe:
-    """How an offline run judges the items of a judge that asks each one request
-    (_Run.go_offline): the messages of the record's kind's recipe (_Recipes), sent and read
-    as judge.judge sends and reads them; a record of no recipe by _judge_item."""
-
-    def __init__(self, judge, spec, mode):
-        self.recipes = _Recipes(judge, spec, mode)
-
-    def __call__(self, judge, spec, item, mode):
-        messages = self.recipes.messages(item[1])
-        if messages is None:  # a record of no recipe: the steps judge.judge takes
-            return _judge_item(judge, spec, item, mode)
-        try:
-            judgement = judge._send(messages)
-        except (JudgeError, OSError):  # as judge.judge lets them go: strict, a full disk
-            raise
-        except Exception as exc:  # as judge.judge says a bug: on the item
-            judgement = judge._failed("internal_error", "{}: {}".format(
-                type(exc).__name__, judge._redact(str(exc))))
-        return _with_pass(judgement, judge.pass_threshold)
-
-
 _RECIPE_KINDS = 256  # recipes kept at most: a kind a record (a field of its own each) grows none
 
 
 class _Recipes:
-    """The messages of records of one kind, made once (the dozen steps judge.judge takes a
-    record were most of an export's time). A kind is a set of field names; its recipe is
-    made by those steps from a probe, the record with each field they may read replaced by a
-    marker: where the markers are in the messages, the record's texts go. Sound because the
-    steps treat a text by whether it is blank alone and copy it whole; anything else (a
-    blank or non-text field, a custom template, a marker changed) has no recipe."""
+    """An offline run's judging of a judge that asks once (_Run.go_offline): the messages of
+    records of one kind (a set of field names) made once, by judge.judge's steps, from a
+    probe: the record with each field they may read replaced by a marker; where the markers
+    are in the messages, the record's texts go. Sound because the steps treat a text by
+    whether it is blank alone and copy it whole; anything else (a blank or non-text field, a
+    custom template, a marker changed) has no recipe, and is judged by _judge_item."""
 
     def __init__(self, judge, spec, mode):
         self.judge, self.spec, self.mode = judge, spec, mode
         self.kinds, self.last = {}, (None, None)  # {frozenset of names: _Recipe or None}
         self.marker = " \x00mj" + os.urandom(8).hex().upper() + "{}\x00 "
-        # the fields the steps may read: the question's, the context's, the reference's and
-        # their aliases, the responses', the conversation's, and those the flags name
+        # the fields the steps may read (go_offline made none with --context-field or
+        # --image-field)
         self.read = {"question", "context", "reference", "response", "messages", "turns",
-                     "answers", "choices", *_FIELD_ALIASES}
-        for flag in ("question", "reference", "response", "response_a", "response_b",
-                     "conversation", "criteria", "image"):
-            field = getattr(spec, flag + "_field", None)
-            if isinstance(field, str):
-                self.read.add(str(field))
-        self.read.update(str(field) for _, field in spec.context_field or ())
+                     "answers", "choices", *_FIELD_ALIASES, spec.question_field,
+                     spec.reference_field, spec.response_field, spec.response_a_field,
+                     spec.response_b_field, spec.conversation_field, spec.criteria_field}
+        self.read.discard(None)
+
+    def __call__(self, judge, spec, item, mode):
+        messages = self.messages(item[1])
+        if messages is None:  # a record of no recipe: the steps judge.judge takes
+            return _judge_item(judge, spec, item, mode)
+        return _with_pass(judge._send(messages), judge.pass_threshold)
 
     def messages(self, record):
         """The record's messages from its kind's recipe; None: it has none."""
@@ -9467,8 +9445,7 @@ class _Recipes:
 
     def recipe(self, record, names):
         """The _Recipe of the record's kind, from the messages judge.judge's steps make of a
-        probe; None if they take another path (a conversation, images, a seed, a criterion's
-        scale, a text shortened, nothing to ask)."""
+        probe; None if they take another path (a conversation, a seed, nothing to ask...)."""
         probe = dict(record)
         for number, name in enumerate(names):
             probe[name] = self.marker.format(number)
@@ -9569,15 +9546,13 @@ _DEFAULTED = (("answer", "'answer'", "judged without a reference"),
 def _lack_checks(args, mode, judge):
     """[(_DEFAULTED's key, lacks(record))] for a run of these flags, mode and judge."""
     mode = _MODES[mode]
-    checks = []
+    checks, read_label = [], _label
+    if mode.compare == "compare":  # read as _human_agreement reads it
+        read_label = _verdict_label
 
     def unread_label(record):  # there (null is unlabelled), but no label: a line of its own
         label = record.get(args.human_field)
-        if label is None:
-            return False
-        if mode.compare == "compare":  # read as _human_agreement reads it
-            return _verdict_label(label) is None
-        return _label(label) is None
+        return label is not None and read_label(label) is None
     # 'answer' is a reference only if the judge's template shows one (a custom one may show
     # it under another name, {gold}, or none), in a mode that needs none (binary and math
     # need one: without it, a template_error)
@@ -9615,9 +9590,8 @@ def _default_lines(defaulted, args):
 
 
 class _Numbers:
-    """Numbers appended in order, read back in that order as often as asked: the last
-    _NUMBERS_HELD in memory, the others in an unlinked temporary file, so that memory does
-    not grow with the records."""
+    """Numbers appended, read back in order as often as asked: the last _NUMBERS_HELD in
+    memory, the others in an unlinked temporary file (memory does not grow with records)."""
 
     def __init__(self):
         from array import array
@@ -9693,7 +9667,6 @@ class _Tally:
         self.played = collections.Counter()
         self.alike = collections.Counter()
         self.compared = []  # of named systems: see _count_pairs, _count_verdict
-        # two numbers a record (_Numbers: on disk past 1 MiB)
         self.panel, self.lengths, self.spread, self.first_errors = [], _Numbers(), 0.0, {}
         self.all = _new_sums()
         self.judged = _new_sums()
@@ -9730,7 +9703,19 @@ class _Tally:
                 self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
             if human is not None:
                 self.human.append((rating, score, human))
-        self._count_requests(judgement)
+        # the requests it made (a cached one made none), their latency, tokens
+        if judgement.cached:
+            self.cached += 1
+        elif judgement.attempts:
+            self.sent += 1
+            self.requests += judgement.attempts
+            self.latency_total += judgement.latency
+            self.latency_max = max(self.latency_max, judgement.latency)
+        usage = judgement.usage or {}
+        for name in _TOKEN_COUNTS:  # what is no int is skipped
+            value = usage.get(name)
+            if isinstance(value, int):
+                self.tokens[name] += value
 
     def _values_at(self, position):
         """A counter of each record's ``position``th value of by_value but None and "", in the
@@ -9746,21 +9731,6 @@ class _Tally:
     sources = property(lambda self: self._values_at(2))
     fingerprints = property(lambda self: self._values_at(3))
     pair_criteria = property(lambda self: self._values_at(4))  # pairs judged under a criterion
-
-    def _count_requests(self, judgement):
-        """The requests a judgement made (a cached one made none), their latency, tokens."""
-        if judgement.cached:
-            self.cached += 1
-        elif judgement.attempts:
-            self.sent += 1
-            self.requests += judgement.attempts
-            self.latency_total += judgement.latency
-            self.latency_max = max(self.latency_max, judgement.latency)
-        usage = judgement.usage or {}
-        for name in _TOKEN_COUNTS:  # what is no int is skipped
-            value = usage.get(name)
-            if isinstance(value, int):
-                self.tokens[name] += value
 
     def _count_details(self, judgement, score):
         """What a judgement's details give: the pass, the conversations', the panel's, the
@@ -9917,10 +9887,12 @@ def _groups_of(tally, record, fields):
                                    parse_float=_one_number)
             text = json.dumps(value, ensure_ascii=False, sort_keys=True)
             label = _env_keys_hidden(text)  # a field holding the key: none of it shown
-        if label not in kept and len(kept) == _GROUPS_MAX:
-            tally.groups[field] = None
-            continue
-        groups.append(kept.get(label) or kept.setdefault(label, _Tally()))
+        if label not in kept:
+            if len(kept) == _GROUPS_MAX:
+                tally.groups[field] = None
+                continue
+            kept[label] = _Tally()
+        groups.append(kept[label])
     return groups
 
 

@@ -1,11 +1,11 @@
 """An offline run by its kind's recipe (the sections "Batch files" and "The run"): an
 export or an import makes a record's request by its kind's recipe (minijudge._Recipes,
-_ByRecipe) instead of the judge's steps, and writes and tallies what it judged; these tests
+_Recipes) instead of the judge's steps, and writes and tallies what it judged; these tests
 hold each to the general path (<Feature>AsTheGeneralPathTest) over hostile records,
 replies and flags, through the real command line.
 
 Issue 31, item 1: an import makes each record's request by its kind's recipe
-(_ByRecipe); every record, reply and flag that this does not cover takes the general path.
+(_Recipes); every record, reply and flag that this does not cover takes the general path.
 These tests hold the shared path to the general one over hostile records and replies,
 through the real command line.
 """
@@ -188,12 +188,12 @@ def reply_line(key, number):
 
 class ImportAsTheGeneralPathTest(StubTestCase):
     """An import of one plain judge judges a record of a recipe from its reply without the
-    general path's steps (minijudge._ByRecipe): the same records, summary and exit code as
+    general path's steps (minijudge._Recipes): the same records, summary and exit code as
     the general path (taken by the same command with _Run.go_offline doing nothing),
     over replies and records of every kind, in every mode that has recipes."""
 
     def imported(self, name, argv, general):
-        calls, call = [], minijudge._ByRecipe.__call__
+        calls, call = [], minijudge._Recipes.__call__
 
         def counted(way, *args):
             calls.append(1)
@@ -202,7 +202,7 @@ class ImportAsTheGeneralPathTest(StubTestCase):
         offline = minijudge._Run.go_offline
         if general:  # every record judged by the steps judge.judge takes
             offline = lambda run: None  # noqa: E731
-        with mock.patch.object(minijudge._ByRecipe, "__call__", counted), \
+        with mock.patch.object(minijudge._Recipes, "__call__", counted), \
                 mock.patch.object(minijudge._Run, "go_offline", offline):
             code, _, err = run_main(argv + ["-o", out, "--summary", summary])
         with open(out) as f:
@@ -277,7 +277,7 @@ def hostile_records():
 
 class ExportAsTheGeneralPathTest(StubTestCase):
     """Issue 31, item 1: an export makes each record's request by its kind's recipe
-    (minijudge._ByRecipe), without the steps judge.judge takes. Every record, flag and
+    (minijudge._Recipes), without the steps judge.judge takes. Every record, flag and
     outcome this does not cover takes the general path. These tests hold the lean path to
     the general one (the same command with _Run.go_offline doing nothing) through the real
     command line: the records, the batch files byte for byte, the summary, stderr and the
@@ -290,11 +290,11 @@ class ExportAsTheGeneralPathTest(StubTestCase):
         batch files' bytes), its own folder's paths read as DIR; and how many records the
         lean run exported by a recipe."""
         runs, taken = [], []
-        call = minijudge._ByRecipe.__call__
+        call = minijudge._Recipes.__call__
 
         def counted(way, judge, spec, item, mode):
             judgement = call(way, judge, spec, item, mode)
-            made = way.recipes.messages(item[1]) is not None  # by its kind's recipe
+            made = way.messages(item[1]) is not None  # by its kind's recipe
             taken.append(made and judgement.status == "exported")
             return judgement
         for way, offline in (("lean", minijudge._Run.go_offline), ("general", lambda run: None)):
@@ -302,7 +302,7 @@ class ExportAsTheGeneralPathTest(StubTestCase):
             os.mkdir(folder)
             here = [a.replace("DIR", folder) for a in argv]
             out, summary = os.path.join(folder, "out.jsonl"), os.path.join(folder, "s.json")
-            with mock.patch.object(minijudge._ByRecipe, "__call__", counted), \
+            with mock.patch.object(minijudge._Recipes, "__call__", counted), \
                     mock.patch.object(minijudge._Run, "go_offline", offline):
                 code, _, err = run_main(here + ["-o", out, "--summary", summary])
             runs.append(self.read_run(folder, code, err))
@@ -421,7 +421,7 @@ def outcome(call):
 
 
 def steps(judge, args, number, record, mode):
-    """The messages judge.judge's steps make of a record; None where _ByRecipe takes
+    """The messages judge.judge's steps make of a record; None where _Recipes takes
     _judge_item's way."""
     fields = minijudge._item_fields(args, number, record, mode)
     if isinstance(fields, minijudge._BadLine):
@@ -646,7 +646,7 @@ def replies_for(parts):
 class OfflineWritesAsTheGeneralPathTest(unittest.TestCase):
     """Issue 31, item 1: --batch-export and --batch-import judge their records by a lean path.
 
-    An offline run judges an item a judge asks once by its kind's recipe (_ByRecipe, chosen
+    An offline run judges an item a judge asks once by its kind's recipe (_Recipes, chosen
     by _Run.go_offline), else by _judge_item; every run writes with _Run.write_record. The
     two ways must write the same bytes: each test runs one varied corpus (records that are
     judged, bad lines, missing and empty fields, unicode, NaN, duplicates, an earlier run's
@@ -729,7 +729,7 @@ class OfflineWritesAsTheGeneralPathTest(unittest.TestCase):
 
 
 class OfflineJudgingAsTheGeneralPathTest(unittest.TestCase):
-    """_ByRecipe (the judging of the lean path) beside _judge_item: the same corpus run
+    """_Recipes (the judging of the lean path) beside _judge_item: the same corpus run
     in-process by main() with go_offline as it is and doing nothing (every record
     judged and written the general way), in one folder so the paths in messages agree."""
 
@@ -783,7 +783,7 @@ class OfflineJudgingAsTheGeneralPathTest(unittest.TestCase):
 
 
 class RecipePathTakenTest(unittest.TestCase):
-    """Which runs judge by recipe (_ByRecipe): decided once a run (a test of the choice
+    """Which runs judge by recipe (_Recipes): decided once a run (a test of the choice
     itself). One writer and one tally serve every run, so a page or a price no longer turn
     it off; a judge that asks an item more than once does."""
 
@@ -797,8 +797,8 @@ class RecipePathTakenTest(unittest.TestCase):
         data = os.path.join(folder, "in.jsonl")
         with open(data, "w") as f:
             f.write(LINES[0] + "\n")
-        spy = mock.patch.object(minijudge._ByRecipe, "__call__", autospec=True,
-                                side_effect=minijudge._ByRecipe.__call__)
+        spy = mock.patch.object(minijudge._Recipes, "__call__", autospec=True,
+                                side_effect=minijudge._Recipes.__call__)
         with spy as lean, redirect_stderr(io.StringIO()):
             minijudge.main(JUDGE + ["--batch-export", os.path.join(folder, "req"), data,
                                     "-o", os.path.join(folder, "out.jsonl")] + list(argv))
