@@ -18,16 +18,17 @@ import io
 import subprocess
 import sys
 
-# 5.02 at issue 45's end; issue 46's checks of a rubric over report --mixed's runs and of
-# the built-in rating template's scale bought 0.01
-MAX_AVERAGE_CCN = 5.03
+# 5.02 at issue 45's end, 5.03 with issue 46's two checks; 4.999 after issue 45's sixth round
+# (shared checks, a branch chosen once a run instead of a record): the goal is the ceiling now
+MAX_AVERAGE_CCN = 5.0
 GOAL_AVERAGE_CCN = 5.0
 MAX_CCN = 15
 MAX_NLOC = 60
 # issue 46 bought +1,660: its statistics API and report --layout (+612), --explain (+120),
 # pairs under a criterion and the seeds' rows (+193), --rubric (+437), rankings at arena
-# scale (+155), hostile passes and their leftovers (+80), report --mixed's rubrics (+36)
-MAX_LINES = 12440
+# scale (+155), hostile passes and their leftovers (+80), report --mixed's rubrics (+36);
+# issue 45's sixth round took 162 out (12,278)
+MAX_LINES = 12280
 GOAL_LINES = 10000
 
 
@@ -42,7 +43,7 @@ def main(path):
     average = sum(ccn for ccn, _, _, _ in functions) / len(functions)
     worst = max(functions)
     longest = max(functions, key=lambda fn: fn[1])
-    print("{}: {} lines, {} functions, average CCN {:.2f}, worst CCN {} ({}), longest {} "
+    print("{}: {} lines, {} functions, average CCN {:.3f}, worst CCN {} ({}), longest {} "
           "NLOC ({})".format(path, lines, len(functions), average, worst[0], worst[2],
                              longest[1], longest[2]))
     problems = []
