@@ -3449,6 +3449,7 @@ _TROUBLES = {
 
 
 def _is_turn_429(exc):
+    """A 429 that is retried (not out of quota, nor asking for a wait past the limit)."""
     return exc.kind == "http_error" and exc.status == 429
 
 
@@ -3490,6 +3491,7 @@ def _response_of(example, output):
 
 
 def _example_values(example, output, fields):
+    """The question, reference and response an example gives, each unless ``fields`` do."""
     values = {"question": None, "reference": None}
     if "question" not in fields:
         values["question"] = _as_text(_first(example, "question", "context"))
@@ -3506,7 +3508,8 @@ _CONVERSATION_WHAT = "field 'messages'"
 
 
 def _example_conversation(example, output):
-    """(messages, the list reference, what names them), or (None, None, None); _BadRecord."""
+    """(messages, the list reference, what names them) of an example that is a conversation
+    (``messages``, or MT-Bench's layout), else (None, None, None); _BadRecord if malformed."""
     given = _response_of(example, output)
     value, what = example.get("messages"), _CONVERSATION_WHAT
     try:
@@ -3524,6 +3527,7 @@ def _example_conversation(example, output):
 
 
 def _example_pair(example, values):
+    """The pair of conversations an example gives (two lists, or two replies), else None."""
     context = example.get("messages")
     try:
         if any(isinstance(value, list) for value in values):
@@ -3540,6 +3544,7 @@ def _example_pair(example, values):
 
 
 def _fields_filled_by(fill, conversation, turn, fields, **options):
+    """``fields`` after those ``fill`` makes of a conversation at its ``turn``, or _BadRecord."""
     try:
         filled = fill(conversation, turn, **options)
     except JudgeError as exc:
@@ -3549,6 +3554,7 @@ def _fields_filled_by(fill, conversation, turn, fields, **options):
 
 
 def _check_no_turn(turn):
+    """_BadRecord for a turn asked of an item that is no conversation."""
     if turn is not None:
         raise _BadRecord("turn {!r} needs a conversation: a 'messages' list, or MT-Bench's "
                          "'turns' and 'answers'".format(turn))
@@ -3588,8 +3594,9 @@ _ADAPTATIONS = (
 
 
 def _adaptation(message, params):
-    """(``params`` adapted, what changed) for an error naming a parameter, or None. Whatever
-    its status: o-series refuse max_tokens with a 400, LM Studio response_format with a 500."""
+    """(``params`` without what the server refused, the first's value sent as another if it
+    has one; what changed) for an error naming a parameter, or None. Whatever its status:
+    o-series refuse max_tokens with a 400, LM Studio response_format with a 500."""
     lowered = message.lower()
     for names, says, dropped, instead, what in _ADAPTATIONS:
         if dropped[0] in params and re.search(names, lowered) and re.search(says, lowered):
@@ -3613,7 +3620,8 @@ def _worth_retrying(exc, payload):
 
 @functools.lru_cache(maxsize=64)
 def _template_names(templates):
-    """The field names of ``templates`` (None: rating); {doc[x]} is "doc"."""
+    """The names of the fields of ``templates`` (a tuple; names in TEMPLATES, texts, or None:
+    rating), as a frozenset: {doc[x]} is "doc"."""
     named = set()
     for text in templates:
         if text is None:
@@ -3624,6 +3632,7 @@ def _template_names(templates):
 
 
 def _warn_unused_vars(variables, templates):
+    """Warn of a template variable no field of the judge's templates names."""
     named = _template_names(tuple(templates))
     unused = sorted(set(variables) - named)
     if unused:
@@ -3636,7 +3645,8 @@ _CRITERION_SHOWN = ("criterion_name", "criterion_description", "criterion_sectio
 
 
 def _criterion_or(criterion, default, parser, template):
-    """A criterion given, checked and prepared, else ``default``."""
+    """A criterion given, checked and prepared (a pair's, for a verdict: JudgeError if the
+    template shows none of it), else ``default``."""
     if criterion is None:
         return default
     if parser == "verdict":
@@ -3646,7 +3656,8 @@ def _criterion_or(criterion, default, parser, template):
 
 
 def _check_criterion_shown(template):
-    """Else judge_criterion would name one the judge was never told."""
+    """JudgeError unless a pair's template shows its criterion: else judge_criterion would
+    name one the judge was never told."""
     if not _template_names((template,)).intersection(_CRITERION_SHOWN):
         raise JudgeError("a criterion for pairs needs a template that shows it, with "
                          "{criterion_name}, {criterion_description} or {criterion_section}; "
@@ -3664,8 +3675,9 @@ _NOT_WITH_RUBRIC = (
 
 
 def _rubric_asked(rubric, template, parser, **others):
-    """(the rubric checked, the template, the parser); JudgeError for what a rubric cannot
-    go with."""
+    """(the rubric checked, the template, the parser): without a rubric, those given; with
+    one, template 'criteria' unless another is given, and the rubric parser. JudgeError
+    for what a rubric cannot go with (_NOT_WITH_RUBRIC, the built-in rubric's template)."""
     if rubric is None:
         return None, template, parser
     rubric = _rubric(rubric, "rubric")
@@ -3756,6 +3768,7 @@ class LLMJudge:
         self._lock, self._logged = threading.Lock(), {}  # score() logs a failure once a kind
 
     def _set_server(self, base_url, model, api_key, judge_fn, headers, key_header, rpm, tpm):
+        """Where requests go, for which model, with which headers, within which limits."""
         base_url = _given_or_env(base_url, "LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
         if not (base_url or judge_fn):
             raise JudgeError("no judge URL: pass base_url or set LLM_JUDGE_API_BASE")
@@ -3782,8 +3795,8 @@ class LLMJudge:
 
     def _set_template(self, template, parser, criterion, response_format, *, assess,
                       check_position):
-        """The prompt and its parser; JudgeError now, not per item, for options no criterion
-        gives."""
+        """The prompt (a template, a criterion) and the parser that reads its reply;
+        JudgeError now, not per item, if what is asked reads options no criterion gives."""
         if not template:
             template = None
             if criterion is not None:
@@ -3808,7 +3821,8 @@ class LLMJudge:
                                  "{{option: score}}}}".format(needs))
 
     def _set_answers(self, scale, binary_format, response_format, score_field):
-        """The scale, the yes/no words, a JSON reply's form and the keys whose numbers score."""
+        """What the reply may say: the scale (a criterion's options, else given, else the
+        parser's), the yes/no words, a JSON reply's form and the keys whose numbers score."""
         self.scale = tuple(scale or self._reader.scale)
         if self.parser == "rating" and _OWN_SCALES.get(self.template, self.scale) != self.scale:
             raise JudgeError("the built-in rating template asks for a rating from 1 to 5; "
@@ -3840,6 +3854,7 @@ class LLMJudge:
             self._bind_rubric()
 
     def _bind_rubric(self):
+        """Read, score, detail and give a schema to a reply by the rubric; its prompt's fields."""
         self.keys = tuple(criterion.name for criterion in self.rubric)
         self._reader = self._reader._replace(**{
             part: functools.partial(getattr(self._reader, part), rubric=self.rubric)
@@ -3857,7 +3872,9 @@ class LLMJudge:
                                "rubric_form": "{" + ", ".join(form) + "}"}
 
     def _set_explain(self, explain, *, assess, structured):
-        """Reasons first, the verdict on the reply's last line: explained templates, room."""
+        """Reasons first (explain): each built-in template's explained text, the verdict read
+        from the reply's last line, max_tokens room for both. JudgeError with assess (reasons
+        in a turn of their own) and, but for a JSON reply, structured (one JSON object)."""
         self.explain, self._texts = explain, {}  # _texts: the text sent for a template's name
         if not explain:
             return
@@ -3874,7 +3891,8 @@ class LLMJudge:
 
     def _request_defaults(self, *, temperature, max_tokens, seed, logprobs, top_logprobs,
                           structured, example, score_field, extra_body):
-        """The body every request starts from (a None left to the server), extra_body last."""
+        """The body every request starts from (a None left to the server), extra_body last; its
+        response_format the JSON reply's form, else (``structured``) the parser's schema."""
         max_tokens = max_tokens or self._reader.max_tokens
         params = {"temperature": temperature, "max_tokens": max_tokens, "stream": False,
                   "seed": seed}
@@ -4044,7 +4062,8 @@ class LLMJudge:
 
     # -- an item: its values, its conversation with the judge, its repeats and orders
     def _values(self, example, output, fields):
-        """What an item's prompt is filled from; TemplateError."""
+        """What an item's prompt is filled from; TemplateError for an example that is no
+        mapping, or an item with no response."""
         if example is None:
             example = {}
         if not isinstance(example, Mapping):  # a question as text
@@ -4080,7 +4099,8 @@ class LLMJudge:
         return values
 
     def _vars_over(self, example):
-        """The judge's template variables; the first record of a field so named is warned of."""
+        """The judge's template variables; the first record of a field so named is warned of:
+        the variable fills {name}, {doc[name]} still reads the record's."""
         shadowed = sorted(set(self.vars).intersection(example))
         if shadowed and self._logged.setdefault("vars", shadowed) is shadowed:
             _log.warning("minijudge: warning: template variable %s replaces the record's own "
@@ -4090,6 +4110,7 @@ class LLMJudge:
 
     def _fill_conversation(self, example, output, fields):
         # _NO_CONVERSATION: the command line looked and found none, as the judge would
+        """``fields`` with those the item's conversation (or pair: _fill_pair) fills."""
         messages = fields.pop("_conversation", None)
         if "response" not in self._reader.responses:
             return self._fill_pair(example, fields)
@@ -4108,6 +4129,7 @@ class LLMJudge:
                                  whole_run=self.template == "trajectory")
 
     def _fill_pair(self, example, fields):
+        """``fields`` with those a pair of conversations fills (_pair_fields)."""
         pair = fields.pop("_pair", None)
         references = fields.pop("_references", None)
         turn = fields.pop("turn", None)
@@ -4123,8 +4145,8 @@ class LLMJudge:
                                  references=references)
 
     def _ask(self, example, values, again=None):
-        """The item asked (and ``again``) ``repeats`` times, each with its own seed; a bug is
-        the item's internal_error."""
+        """The item asked (and ``again``), or ``repeats`` times, each with its own seed,
+        combined as the parser's values combine; a bug is the item's internal_error."""
         try:  # read once for every request of the item
             values["images"] = _image_urls(values.get("images"), self._images) or None
         except JudgeError as exc:
@@ -4149,7 +4171,8 @@ class LLMJudge:
         return _with_pass(judgement, self.pass_threshold)
 
     def _converse(self, example, values, again=None):
-        """One conversation; if it succeeded, asked ``again`` (a _VARIANTS key), combined."""
+        """One conversation, its last turn read; if it succeeded and ``again`` (a _VARIANTS
+        key), asked again so and the two combined."""
         unasked = self._unasked(values)
         if unasked is not None:
             return unasked
@@ -4170,6 +4193,7 @@ class LLMJudge:
         return both
 
     def _unasked(self, values):
+        """The Judgement of an item not worth a request, else None."""
         problem = _responses_kind_problem(values, self.parser)
         if problem:
             return self._failed("template_error", problem)
@@ -4181,6 +4205,7 @@ class LLMJudge:
         return None
 
     def _take_turns(self, example, values):
+        """Each turn in order until one fails, the assessment kept in the last's details."""
         turns = []
         for _, max_tokens in self.turns:
             try:
@@ -4199,7 +4224,8 @@ class LLMJudge:
         return _merged(turns, like=last, details=dict(last.details, assessment=turns[0].value))
 
     def _messages(self, example, values, replies=None):
-        """Each turn's prompt, the judge's ``replies`` (else placeholders) between them."""
+        """The conversation sent for an item: each turn's prompt, the judge's reply
+        (``replies``, else a placeholder) between them; the JSON form last, images first."""
         messages = []
         if self.system:
             messages.append({"role": "system", "content": self.system})
@@ -4228,8 +4254,8 @@ class LLMJudge:
 
     # -- a request: sent, re-asked, retried, and its reply read
     def _send(self, messages, max_tokens=None, scale=None, seed=None):
-        """One request, its reply read on ``scale``, or kept as free text for a turn with its
-        own token budget (an assessment)."""
+        """One request, its reply read by the parser on ``scale`` (the item's options, else the
+        judge's), or kept as free text for a turn with its own token budget (an assessment)."""
         started = time.monotonic()
         try:
             reply, cached = self._reply(messages, max_tokens=max_tokens, seed=seed)
@@ -4246,7 +4272,7 @@ class LLMJudge:
 
     def _send_read(self, messages, max_tokens=None, scale=None, seed=None):
         """_send, and while its reply cannot be read, up to ``reask`` more in the same
-        conversation: one Judgement of them all."""
+        conversation: one Judgement of them all (an assessment is never re-asked)."""
         if not self.reask or max_tokens is not None:
             return self._send(messages, max_tokens, scale, seed)
         tries = [self._send_unstrict(messages, scale, seed)]
@@ -4265,6 +4291,7 @@ class LLMJudge:
         return last
 
     def _reask(self, unread, scale):
+        """The turns that ask again for a reply not read: it, then why, and the form asked."""
         why = "no {} that could be read".format(self._reader.what)
         if unread.status == "out_of_range":  # "the judge answered 9 but the scale ..."
             answered = unread.error[len("the judge answered "):].split(" but the scale")[0]
@@ -4275,6 +4302,7 @@ class LLMJudge:
 
     def _send_unstrict(self, messages, scale, seed):
         # a reply not read is returned even when strict: it may yet be re-asked
+        """_send, a reply not read returned even when strict (it may yet be re-asked)."""
         try:
             return self._send(messages, None, scale, seed)
         except JudgeError as exc:
@@ -4286,6 +4314,7 @@ class LLMJudge:
         return self._reader.reask.format(**self._words(scale))
 
     def _words(self, scale):
+        """What a re-ask or a parse_error may name: the scale, yes/no words, a reply's keys."""
         words = dict(_BINARY_FORMATS["yesno"], **self.answers)
         words["keys"] = " and ".join(self.keys or ())
         if isinstance(scale, Mapping):
@@ -4328,7 +4357,8 @@ class LLMJudge:
         return reply, False
 
     def _payload(self, messages, params, max_tokens, seed):
-        """A request's body; a turn's own ``max_tokens`` (an assessment): no response_format."""
+        """A request's body: the judge's ``params``, the item's seed; a turn's own
+        ``max_tokens`` (an assessment) by the name the server takes, no response_format."""
         payload = {"model": self.model, "messages": messages, **params}
         if seed is not None:
             payload["seed"] = seed
@@ -4341,8 +4371,8 @@ class LLMJudge:
         return payload
 
     def _fresh_reply(self, messages, payload, key, params):
-        """The reply of the batch files, judge_fn or the server; None when the server refused a
-        parameter, now changed for every later request."""
+        """The reply of the batch files, judge_fn or the server, with its latency and tries;
+        None when the server refused a parameter, now changed for every later request."""
         started, attempts = time.monotonic(), 0
         reply = None
         if self.batch:
@@ -4368,7 +4398,8 @@ class LLMJudge:
         return reply
 
     def _from_fn(self, messages):
-        """judge_fn's reply (text or a chat completion) as a server's body, or APIError."""
+        """judge_fn's reply (text or a chat completion) as a server's body; what it raises is
+        an APIError, and a reply that is no JSON (bytes) the judge's bad reply."""
         try:
             reply = self.judge_fn(messages)
         except Exception as exc:  # that item's failure, not the run's
@@ -4404,7 +4435,8 @@ class LLMJudge:
                 self.model = self._pick_model(listed)
 
     def _interpret(self, reply, free, scale):
-        """The Judgement of a reply; ``free``: an assessment, the visible reply its value."""
+        """The Judgement of a reply: refused; a value read and scored on ``scale``; a free
+        turn's assessment (``free``: the visible reply); or why none was read (_unread)."""
         raw = _text_or_none(reply.get("content"))
         common = {"reasoning": reply.get("reasoning"), "model": reply.get("model"),
                   "finish_reason": reply.get("finish_reason"), "usage": reply.get("usage"),
@@ -4438,7 +4470,9 @@ class LLMJudge:
         return self.explain or self.parser == "rubric" and parse_json(raw or "") is None
 
     def _read(self, text, scale):
-        """(value or None, what was read off the scale, the explanation) of a reply."""
+        """(value or None, what was read off the scale, the explanation) of a reply; with
+        explain, the verdict is read from its last line only, the lines before it are the
+        explanation; a JSON reply is read whole, its "reasoning" the explanation."""
         if not self.explain:
             return self._reader.read(text, scale) + (None,)
         if self.parser in ("json", "rubric"):  # one object, read whole: no last line
@@ -4449,6 +4483,7 @@ class LLMJudge:
         return self._reader.read(line, scale) + (explanation,)
 
     def _scored(self, value, reply, scale):
+        """The score of a value read: a rating's logprobs' (G-Eval), if asked, else the parser's."""
         expected = None
         if self.params.get("logprobs") and self._reader.logprobs:
             expected = _expected_rating(reply.get("logprobs"), value, scale, last=self.explain)
@@ -4457,7 +4492,8 @@ class LLMJudge:
         return {"score": _rescaled(expected, scale), "source": "logprobs", "expected": expected}
 
     def _unread(self, reply, raw, free, candidate, scale):
-        """(status, error) of a reply no value was read from."""
+        """(status, error) of a reply no value was read from: truncated, reasoning_only,
+        empty, out_of_range (``candidate``), else a parse_error saying what it lacks."""
         text, finish = raw or "", reply.get("finish_reason")
         opened, closed = bool(_THINK_OPEN_RE.search(text)), bool(_THINK_CLOSE_RE.search(text))
         reasoned = reply.get("reasoning") or opened or closed
@@ -4482,7 +4518,8 @@ class LLMJudge:
         return "parse_error", self._not_found(raw, scale)
 
     def _not_found(self, raw, scale):
-        """A parse_error's words: what the reply lacks, where, and the text read there."""
+        """A parse_error's words: what the reply lacks, where it was looked for (explain: the
+        last line), and the text read there."""
         lacks = self._reader.lacks.format(what=self._reader.what, **self._words(scale))
         if self.explain and self.parser != "json":
             return "no final verdict line: the judge's last line holds no {}: {!r}".format(
@@ -4491,7 +4528,8 @@ class LLMJudge:
 
     # -- the request loop: servers, rate limits, retries
     def _call(self, url, payload, read):
-        """``read(body)`` of one request with retries and failovers, or APIError."""
+        """One request with retries (_next_try) and failovers (_fails_over): ``read(body)``, or
+        APIError after the last try (no attempt if the rate limits can never let it go)."""
         headers = self._request_headers(payload)
         tokens = _request_tokens(payload)
         why = self._limits.unfit(tokens)
@@ -4566,15 +4604,16 @@ class LLMJudge:
         return wait, retries
 
     def _gives_up(self, exc, retries, payload):
-        """A refused connection is retried while a server has not refused."""
+        """Whether ``exc`` ends the call: not retryable, out of retries, or refusing a
+        parameter; a refused connection is retried while a server has not refused."""
         servers = self._replicas.servers
         retryable = _worth_retrying(exc, payload) or exc.kind == "connection_refused" and len(
             servers) > 1 and not all(s.error is not None and s.refused for s in servers)
         return not retryable or retries >= self.max_retries
 
     def _hands_over(self, exc, payload):
-        """Whether another server takes ``exc``'s request: this one failed it, or asked for
-        a wait."""
+        """Whether another of the judge's servers takes ``exc``'s request: this one failed it
+        (not the request: _worth_retrying) or asked for a wait."""
         if len(self.urls) < 2:
             return False
         if exc.retry_after or exc.kind == "connection_refused":
@@ -4582,6 +4621,7 @@ class LLMJudge:
         return _worth_retrying(exc, payload)
 
     def _final_error(self, exc, attempt, timed_out, server, payload):
+        """Completes ``exc``'s message: the restart waited out, the timeout before, the tries."""
         if exc.kind == "connection_refused":
             if self._alive:
                 exc.args = ("{} it answered before, then refused connections for {:g} s "
@@ -4594,7 +4634,8 @@ class LLMJudge:
             exc.args = ("{} (after {} tries)".format(exc, attempt),)
 
     def _fails_over(self, server, exc, payload):
-        """Whether ``exc``'s request goes to another server at once; ``server`` then rests."""
+        """Whether ``exc``'s request goes to another server at once (_hands_over); ``server``
+        then rests (a Retry-After's length: another, awake, takes its requests)."""
         if not self._hands_over(exc, payload):
             return False
         server.error, server.refused = str(exc), exc.kind == "connection_refused"
@@ -4607,7 +4648,7 @@ class LLMJudge:
     _on_retry = None  # the command line's progress line: told of each retry and success
 
     def _tell(self, exc=None, retries=0, wait=0.0, left=0.0):
-        """No ``exc``: the retries are over."""
+        """Tell ``_on_retry`` why a request is retried and what next (no ``exc``: it's over)."""
         if self._on_retry is None:
             return
         note = None
@@ -4620,7 +4661,8 @@ class LLMJudge:
         self._on_retry(note)
 
     def _http_limited(self, server, url, payload, read, headers, tokens, obeyed=0.0):
-        """``_http_on`` once the rate limits let a request go (a models list is not held)."""
+        """``_http_on`` once the rate limits let a request of ``tokens`` go (a models list is
+        not held); they then hear its status and headers; a 429 counts as this judge's."""
         if payload is None:
             return self._http_on(server, url, payload, read, headers)
         model = payload.get("model")
@@ -4640,12 +4682,14 @@ class LLMJudge:
         return reply
 
     def _uncount_limits(self):
+        """Forget what a preflight's requests counted, in the limiter and as this judge's."""
         self._limits.uncount()
         with self._lock:
             self._rate_limited, self._turns_waited = 0, 0
 
     def _http_on(self, server, url, payload, read, headers, heard=None):
-        """``read(body, url)`` from one of the servers; ``heard`` gets the headers."""
+        """``read(body, url)`` of ``_http`` to one of the servers (``url``, the first's, made
+        its own); a body that does not read is its failure; ``heard`` gets the headers."""
         target = server.url
         if url != self.url:
             target = _models_url(server.url)
@@ -4660,6 +4704,7 @@ class LLMJudge:
         return reply
 
     def _models_on(self, server):
+        """The models one of the judge's servers lists (no retry): a preflight's check."""
         return self._http_on(server, _models_url(self.url), None, _read_models,
                              self._request_headers(None))
 
@@ -4672,7 +4717,8 @@ class LLMJudge:
 
 
 def _off_scale(candidate, scale, raw):
-    """(status, error) of a ``candidate`` off the scale, or an _Unread."""
+    """(status, error) of a reply whose value is not on the scale (``candidate``: what the
+    judge answered), or that the parser says why it did not read (an _Unread)."""
     if isinstance(candidate, _Unread):
         return candidate.status, "{}: {!r}".format(candidate.error, raw[:200])
     return "out_of_range", "the judge answered {} but the scale is {}: {!r}".format(
@@ -4687,8 +4733,8 @@ _REASK_TEXT = ("Your reply above gave {why}. Reply again with {form}, in the for
 
 
 def _as_given(keywords):
-    """The URL and key from the environment now, the paths absolute: a worker elsewhere
-    reads the same."""
+    """LLMJudge's keywords as a pickle carries them: the URL and key from the environment
+    now, the cache and image folder as absolute paths (a worker elsewhere reads the same)."""
     given = {name: value for name, value in keywords.items() if name != "self"}
     given["base_url"] = _given_or_env(given["base_url"], "LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
     given["api_key"] = _given_or_env(given["api_key"], "LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
@@ -4699,6 +4745,7 @@ def _as_given(keywords):
 
 
 def _check_pickles(judge_fn, redact):
+    """pickle.PicklingError naming judge_fn if neither pickle nor cloudpickle can pickle it."""
     import pickle
     try:
         pickle.dumps(judge_fn)
@@ -4719,6 +4766,7 @@ def _check_pickles(judge_fn, redact):
 
 
 def _rebuilt_judge(keywords, params, adapted):
+    """An unpickled LLMJudge: made again from its keywords, with what it adapted."""
     judge = LLMJudge(**keywords)
     judge.params, judge.adapted = params, adapted
     return judge
@@ -5418,7 +5466,7 @@ class _Batch:
 
     def reply(self, key, payload, online):
         """The imported reply to request ``key``; None: send it; APIError: exported, or why
-        it has no reply."""
+        it has no reply (the batch's error, or none in the files)."""
         with self._lock:
             found = self._next(key)
             if found is None:
@@ -5464,7 +5512,8 @@ class _Batch:
         return None
 
     def _asked(self, key):
-        """(file, line) of ``key``'s reply by the index, or None; marked there when asked."""
+        """(file, line) of ``key``'s reply by the index, or None; marked there when asked
+        first, unless it is behind its file's cursor (_next)."""
         if not self.files:  # an export alone: no query
             return None
         number = self.replies.get(key)
@@ -5539,7 +5588,8 @@ class _Batch:
                         kind="not_judged"), None
 
     def _export(self, key, payload):
-        """The APIError saying where request ``key`` was written, once (a file a model)."""
+        """Write request ``key`` once, to its model's part (OpenAI's rule: a file a model);
+        the APIError that says where."""
         with self._lock:
             number = self.exported.get(key)
             if number is None:
@@ -5558,6 +5608,7 @@ class _Batch:
                         "the output with --batch-import".format(part, key), kind="exported")
 
     def flush(self):
+        """Write the lines the parts hold; OSError (a full disk) names the part."""
         with self._lock:  # a judging thread may be adding a line
             for sink in self._sinks.values():
                 sink.flush()
@@ -5626,7 +5677,8 @@ _BATCH_BODY = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _batch_entry(line, key):
-    """A batch output line's (entry, response); ValueError, KeyError or TypeError."""
+    """A batch output line's (entry, response); ValueError, KeyError or TypeError if it is
+    none, or another request's."""
     entry = json.loads(line)
     response = entry["response"] or {}
     if entry["custom_id"] != key or not isinstance(response, dict):
@@ -5741,6 +5793,7 @@ class _Workers:
             each._replicas.close_thread()
 
     def attempt(self, record):
+        """The record's result; what judging it raised is its internal_error, but a stop."""
         stopped = self.stopped
         try:
             if stopped:
@@ -5757,7 +5810,8 @@ class _Workers:
 
 
 def _in_order(workers, records, window, progress):
-    """What the workers finish, in input order, at most ``window`` given and not yielded."""
+    """Give the records to the workers; yield what they finish in input order, with at most
+    ``window`` given and not yet yielded; what a worker raised is raised here."""
     done, sent, finished, end = 0, 0, {}, object()
     for item in itertools.chain(records, itertools.repeat(end)):  # end: wait for the rest
         if item is not end:
