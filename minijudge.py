@@ -4807,6 +4807,7 @@ def _total_usage(judgements):
 
 
 def _check_members(named, kind):
+    """jury's members must be Judgements whose answered scores are in [0, 1]."""
     for name, judgement in named.items():
         if not isinstance(judgement, Judgement):
             raise JudgeError("jury needs Judgements; {} {} is {!r}".format(
@@ -4873,6 +4874,7 @@ def _jury_details(kind, named, answered):
 
 
 def _jury_answered(every, answered, how, details, error):
+    """The members that answered, combined; ``error`` names those that failed."""
     score, value = _jury_combined(answered, how)
     details.update(_shared([j.details for j in answered], _COMBINED_DETAILS))
     details.update(_criteria_combined(answered, how))
@@ -4886,8 +4888,8 @@ def _jury_answered(every, answered, how, details, error):
 
 
 def _jury_combined(answered, how):
-    """(score, value): the scores combined, with the one value its members gave, else the
-    verdict the score names, else None."""
+    """(score, value) of the members that answered: the scores combined, with the one value
+    the members so scoring gave, else the verdict the score names, else None."""
     score = _combined([j.score for j in answered], how, 0.5)
     if all(j.rating is not None for j in answered):
         return _ratings_combined(answered, how, score)
@@ -4905,7 +4907,8 @@ def _all_say(judgements, detail):  # whether each one's details hold ``detail``
 
 
 def _criteria_combined(answered, how):
-    """{"criteria": each criterion every member scored, combined}, or {} if none is shared."""
+    """{"criteria": each criterion all the members scored, its values and scores combined
+    as theirs are}, or {} if they share none."""
     scored = [j.details.get("criteria") or {} for j in answered]
     shared = [name for name in scored[0] if all(name in each for each in scored)]
     if not shared:
@@ -4929,6 +4932,7 @@ def _ratings_combined(answered, how, score):
 
 
 def _with_pass(judgement, threshold):
+    """``judgement`` with ``details["pass"]``, if it has a score and there is a threshold."""
     if threshold is not None and isinstance(judgement.score, (int, float)):
         judgement.details["pass"] = judgement.score >= threshold
     return judgement
@@ -4945,7 +4949,7 @@ _SHARED_FIELDS = ("status", "raw", "explanation", "reasoning", "finish_reason", 
 
 
 def _combined(numbers, how, split):
-    """The mean, median or majority (``split`` when the most common are tied)."""
+    """The mean, median or majority of ``numbers`` (``split`` when the most common are tied)."""
     ordered, n = sorted(numbers), len(numbers)
     if how == "mean":
         return math.fsum(ordered) / n
@@ -5016,8 +5020,9 @@ _TOKENS_PER_IMAGE_MOST = 1445  # gpt-4o's most for an image (high detail, 8 tile
 
 
 def _estimate_tokens(messages, *, most=False):
-    """The prompt tokens ``messages`` likely cost (``most``: at most: a token per UTF-8
-    byte, an image its bytes as sent or 1,445)."""
+    """The prompt tokens ``messages`` will likely cost: a token per 4 characters, 4 a
+    message, 85 an image (``usage`` is the true count). ``most``: the most they can cost,
+    a token per UTF-8 byte, an image its bytes as sent or 1,445."""
     tokens = 0
     for message in messages:
         tokens += _TOKENS_PER_MESSAGE
@@ -5046,8 +5051,8 @@ def _request_tokens(payload):
 
 
 def _cost(usage, price):
-    """Dollars at ``price`` (IN, OUT per million tokens); None unless both counts are
-    whole numbers from 0 (else priced too low)."""
+    """Dollars for ``usage``'s prompt and completion tokens at ``price`` (IN, OUT per
+    million); None unless both are whole numbers from 0: else it would be priced too low."""
     counts = [_field_of(usage, name) for name in ("prompt_tokens", "completion_tokens")]
     if not all(map(_is_whole_count, counts)):
         return None
@@ -5056,7 +5061,8 @@ def _cost(usage, price):
 
 
 def _judgement_cost(judgement, price):
-    """Nothing from the cache or without a reply, None for a reply without usage."""
+    """What a judgement cost: nothing if it came from the cache or no reply came, None if
+    its reply had no usage (a reply imported from a batch's output is priced by its usage)."""
     if judgement.cached:
         return 0.0
     if judgement.usage is None and judgement.raw is None:
@@ -5067,8 +5073,9 @@ def _judgement_cost(judgement, price):
 # -- Logprobs, response formats and images -------------------------------------------
 
 def _expected_rating(logprobs, rating, scale, *, last=False):
-    """G-Eval: the mean scale value by its renormalised probability at the rating's token;
-    None if unreadable or the scale is not single digits ("10" is two tokens)."""
+    """G-Eval: the rating weighted by each scale value's renormalised probability at its
+    token (``last``: the last spelling it, after an explanation); None if unreadable, or the
+    scale is not single digits ("10" is two tokens)."""
     entries = _field_of(logprobs, "content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
@@ -5109,7 +5116,8 @@ def _digit_weights(alternatives, scale):
 
 
 def _response_format(schema, scale, example=None, field=None):
-    """The reply's JSON schema (structured outputs): the parser's, or an ``example``'s."""
+    """A JSON schema for the reply (guided decoding, structured outputs): the parser's
+    ``schema``, or one inferred from an ``example`` reply whose ``field`` scores."""
     if example is not None and type(_field_of(example, field)) not in (int, float):
         raise JudgeError("an example reply must be a JSON object holding the number that "
                          "scores as {!r} (score_field, --score-field); got {}".format(
@@ -5150,7 +5158,8 @@ _MAX_IMAGE_BYTES = 20 * 1024 * 1024
 
 
 def _image_urls(images, root=None):
-    """Image paths and URLs (one or a list) as URLs: a file as a base64 data: URL."""
+    """Image paths and URLs (one or a list) as image_url URLs: a file as a base64 data: URL
+    of the type its bytes say, at most 20 MiB, read from inside ``root`` if given."""
     urls = []
     images = [] if images is None else _listed(images)
     for image in images:
@@ -5229,9 +5238,10 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",
 
 
 class _Keys:
-    """A number (a file offset) by a hex key's first 64 bits, in a temporary SQLite database
-    (memory does not grow with the keys; without sqlite3, a dict): a reader checks the
-    whole key on the line it finds. A 1 MiB filter answers most lookups of a new key."""
+    """A number (a file offset) by hex key, 64 bits of it in a temporary SQLite database
+    (pages past 2 MiB under TMPDIR: memory does not grow with the keys; without sqlite3, a
+    dict); a reader checks the whole key on the line it finds. Keys set one at a time are
+    written _KEYS_PENDING together; a 1 MiB filter answers most lookups of a new key."""
 
     def __init__(self, pairs=()):
         self._pending, self._bits = {}, bytearray(_KEYS_FILTER_BITS >> 3)
@@ -5859,7 +5869,8 @@ class _Fields(collections.namedtuple("_Fields", (
         _Default("response_b"), _Default("responses"), (), None, None, "-", None, None,
         _Default(_DEFAULT_CONVERSATION_FIELD), None, None, None, False))):
     """Where a record holds what a judge reads, as the field flags name it (the defaults:
-    the command line's), and the flags that change how it is read."""
+    the command line's), and the flags that change how it is read (``context_field``:
+    (name, field) pairs; ``image_root``, ``input``: where images are read from)."""
     __slots__ = ()
 
 
@@ -5868,7 +5879,8 @@ _NO_CONVERSATION = "(no conversation)"
 
 
 def _item_fields(spec, number, record, mode=None):
-    """Record ``number``'s fields for the judge, as text; else a _BadLine saying why."""
+    """The judge's fields of record ``number`` (``mode``'s, else the spec's) as text, with
+    its conversation's private fields; else a _BadLine saying why."""
     if isinstance(record, _BadLine):
         return record
     mode = mode or spec.mode
@@ -5903,7 +5915,8 @@ def _item_fields(spec, number, record, mode=None):
 
 
 def _record_conversation(spec, record, names):
-    """A record's conversation as the judge's private fields, or None; JudgeError."""
+    """A record's conversation as the judge's private fields (_conversation, _references,
+    turn), or None; JudgeError naming what is wrong."""
     if names == ("response_a", "response_b"):
         return _record_pair(spec, record)
     if names != ("response",):
@@ -6019,11 +6032,13 @@ def _flag_fields(spec, record, criterion):
 
 
 def _context_flags(spec):
+    """(field, its flag) of each --context-field NAME=FIELD."""
     return [(field, "--context-field {}={}".format(name, field))
             for name, field in spec.context_field]
 
 
 def _responses_kind_problem(values, parser):
+    """Why the responses a parser reads are not answers, or None."""
     for field in _PARSERS[parser].responses:
         value = values.get(field)
         if value is not None and not isinstance(value, (str, int, float)):
@@ -6034,8 +6049,9 @@ def _responses_kind_problem(values, parser):
 
 
 def _field_problem(spec, record, names, conversation=None):
-    """Why a record cannot be judged as the flags say, or None: a field a flag named holds
-    no text (judged without it, it is another item than asked), or a response none."""
+    """Why a record cannot be judged as the flags say (``names``: its mode's responses), or
+    None: a field a flag named missing or holding no text (judged without it, it would be
+    another item than the one asked for), a response missing or not text."""
     for name in ("question", "reference"):  # flags whose default is a field only if named
         field = getattr(spec, name + "_field")
         if field is None or isinstance(field, _Default):  # not named: a record may have none
@@ -6234,7 +6250,8 @@ def _hidden(judge, error):
 
 
 def _judge_item(judge, spec, item, mode):
-    """One judge's Judgement of an item (line number, record): a bad one is bad_record."""
+    """One judge's Judgement of an item (line number, record) of ``mode``, read as ``spec``
+    says: a bad line or field is its bad_record."""
     number, record = item
     fields = _item_fields(spec, number, record, mode)
     if isinstance(fields, _BadLine):
@@ -6302,8 +6319,9 @@ def _judge_fields(prefix, judgement):
 
 @functools.lru_cache(maxsize=64)
 def _written_names(prefix):
-    """_WRITES as PREFIX_ names: those always written, a getter of their values, then
-    [(field, attribute, whether written)] of the rest (None: each detail)."""
+    """_WRITES' rows as PREFIX_field names, made once a prefix: the fields always written,
+    a getter of their attributes' values, then [(field, attribute, whether written)] the
+    rest (None: each detail)."""
     import operator
     head = prefix + "_"
     always = [(head + name, attribute) for name, attribute, when in _WRITES if when == "always"]
@@ -6369,7 +6387,8 @@ def _replaced(record, written, stale, ours):
 
 def _request_stamp(judge, mode, spec):
     """What of a judge shapes its requests or reads its replies, beyond the template (long
-    texts as a hash); --reask, --explain and --max-turn-chars only when given."""
+    texts as a hash); --reask, --explain and --max-turn-chars only when given: a stamp as
+    before."""
     params = dict(judge.params)
     if "response_format" in params:
         params["response_format"] = _sha(json.dumps(params["response_format"], sort_keys=True))
@@ -6557,8 +6576,9 @@ def _disagreement(values, nominal):
 
 
 def _length_controlled(differences, wins, steps=25):
-    """AlpacaEval 2's length control: the win rate at no length gap, sigmoid(b0), of
-    P(A wins) = sigmoid(b0 + b1 * x), x the standardised gap, fit by Newton's method."""
+    """AlpacaEval 2's length control: P(A wins) = sigmoid(b0 + b1 * x), x = tanh(length
+    difference / its standard deviation), fit by Newton's method to the wins (1, a tie 0.5,
+    0); the win rate at no length difference, sigmoid(b0). _NoFit: no finite fit."""
     from array import array
     xs = _standardised(differences)
     if not any(xs):  # no length gap: b1 is free, b0 the raw rate's (the fit said 0.5)
@@ -6781,9 +6801,10 @@ def _elo(strengths, baseline):  # 1000 + 400 * log10(p / the baseline's p)
 
 
 def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start=None):
-    """Each system's score interval, of the fit redone on Poisson resamples of the
-    comparisons' kinds, sorted (shards agree; b's win over a is a's loss to b, the share
-    rounded: 1 - 0.7 is not 0.3); none for a system scored in under half the draws."""
+    """Each system's score interval: the ``level`` percentiles of the fit redone on Poisson
+    resamples of the comparisons, each kind in sorted order (shards agree) and its names
+    in order (b's win over a is a's loss to b: one kind, however written; a share rounded,
+    as 1 - 0.7 is not 0.3); a system scored in fewer than half the draws has none."""
     if start is None:
         start = _bradley_terry(comparisons)[0]
     kinds = collections.Counter((a, b, round(won, 12), weight) if a < b else
@@ -6799,9 +6820,12 @@ def _bt_intervals(comparisons, baseline, seed, resamples=1000, level=0.95, start
 
 
 class _Refits:
-    """The bootstrap's refits from counts of the comparisons' kinds, summed by pair, by
-    Newton's method from the full fit's ``start`` (MM would take hundreds of steps): a
-    refit's work grows with the pairs compared, not the systems' cube."""
+    """The bootstrap's refits from counts of the comparisons' kinds (a, b, won, weight),
+    sorted: summed by pair (the pairs, and each system's, listed once), the systems a
+    resample joins to the baseline, a tie more for each pair where Ford's condition fails
+    (as _with_ties), and Newton's method from the full fit's ``start`` (MM would take
+    hundreds of steps). A refit's work grows with the pairs compared, not the systems'
+    cube."""
 
     def __init__(self, kinds, baseline, start):
         self.free, index = _free({name for kind, _ in kinds for name in kind[:2]}, baseline)
@@ -6967,8 +6991,10 @@ def _start(strengths, free, baseline):
 
 
 def _newton(design, points, games, theta, steps, ridge):
-    """Newton's method from ``theta`` (the baseline's first, held at 0), each step at most 1
-    in any parameter (a full one runs off); None if it did not settle in ``steps``."""
+    """Newton's method on the rows of ``design`` (_derivatives) from ``theta``, the
+    baseline's first (held at 0): each step solved by conjugate gradients over the rows
+    (_solved) and at most 1 in any parameter (a full one runs off); the parameters once the
+    largest step is under 1e-4, or None if they did not settle in ``steps``."""
     exact = False  # each step solved to 3e-2 of the gradient; once one is under 1e-2, 1e-8
     for _ in range(steps):
         gradient, weights, diagonal = _derivatives(design, points, games, theta)
@@ -6985,8 +7011,10 @@ def _newton(design, points, games, theta, steps, ridge):
 
 
 def _derivatives(design, points, games, theta):
-    """The log-likelihood's gradient, each row's weight n p (1 - p) in the negative Hessian,
-    and its diagonal, in one pass: a row puts a +1, b -1 and its gap on gamma (last)."""
+    """The log-likelihood's gradient at ``theta``, each row's weight games * p * (1 - p) in
+    the negative Hessian, and that Hessian's diagonal, in one pass over the rows: row k
+    (design's firsts, seconds and gaps, or None) puts a's parameter +1, b's -1 and the gap
+    on gamma (the last parameter)."""
     firsts, seconds, gaps = design
     exp = math.exp
     if gaps is None and max(theta) - min(theta) <= 30.0:  # no row past _sigmoid's clamp
@@ -7010,11 +7038,14 @@ def _derivatives(design, points, games, theta):
 
 
 def _solved(design, weights, diagonal, vector, ridge, tolerance=1e-10):
-    """x with H x = ``vector``, H = ridge + the rows' weight * t t', by conjugate gradients
-    preconditioned by H's diagonal, to ``tolerance`` of the vector: no matrix of every
-    system (its solve grows with their cube). H does not see the systems' common level:
-    the residual is kept clear of it (rounding would pull the solution's level without
-    end), the solution's put at the first parameter's 0. None if H is otherwise singular."""
+    """x with H x = ``vector``, H = ridge + the sum over the rows of weight * t t' (t the
+    row's terms, as _derivatives), by conjugate gradients preconditioned by H's diagonal
+    until the residual is ``tolerance`` of the vector's (in the diagonal's norm): passes
+    over the rows, never a matrix of every system (whose solve grew with their cube).
+    H does not see the common level of the systems rows move: the residual is kept clear
+    of it (a gradient's systems sum to 0 but for rounding, which would pull the solution's
+    level without end), and the solution's is put where the first parameter's is 0. None
+    if H is singular beside that."""
     if min(diagonal) + ridge < 1e-12:  # a parameter no row moves
         return None
     scale = [1 / (d + ridge) for d in diagonal]
@@ -7078,7 +7109,8 @@ def _times(design, weights, vector, ridge):
 
 
 def _free(names, baseline):
-    """The names but the baseline, sorted, and each one's index (the baseline's 0)."""
+    """The parameters: the baseline's first (held at 0), then ``names`` but the baseline's,
+    sorted; those names and each one's index."""
     free = sorted(set(names) - {baseline})
     index = {name: i for i, name in enumerate(free, 1)}
     index[baseline] = 0
@@ -7167,7 +7199,8 @@ def _percent(level):
 
 
 def _score_judged(item, where):
-    """(score, judged) of a number or a Judgement (a failure's score, None as 0.0, not judged)."""
+    """(score, judged) of a number, or of a Judgement as the summary counts it: a failure's
+    score (None as 0.0) not judged; JudgeError for anything else."""
     if isinstance(item, Judgement):
         return float(_score_or_zero(item.score)), item.status in _NOT_FAILURES
     if not _is_finite(item):
@@ -7288,7 +7321,8 @@ def rank_systems(comparisons, *, baseline=None, strong_weight=1, level=0.95, res
 
 
 def _comparisons_of(item, where, strong_weight):
-    """An item as comparisons (a, b, a's win, a's length - b's, weight); None if failed."""
+    """An item of rank_systems' as comparisons (a, b, a's win, a's length - b's, weight);
+    None for a failed Judgement; JudgeError naming what is wrong."""
     responses = {}
     if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], Mapping):
         item, responses = item  # compare_systems' judgement and the responses it judged

@@ -27,9 +27,9 @@ MAX_NLOC = 60
 # issue 46 bought +1,660: its statistics API and report --layout (+612), --explain (+120),
 # pairs under a criterion and the seeds' rows (+193), --rubric (+437), rankings at arena
 # scale (+155), hostile passes and their leftovers (+80), report --mixed's rubrics (+36);
-# issue 45's sixth round took 160 out (12,278), then gave 54 back: the contracts of 61 judging
-# and batch functions (what each returns, which statuses, the retry rules) that it had cut
-MAX_LINES = 12335
+# issue 45's sixth round took 160 out (12,278), then gave 88 back: the contracts of 92 functions
+# (what each returns, which statuses, the retry rules, the estimate's rule) its cuts had lost
+MAX_LINES = 12370
 GOAL_LINES = 10000
 
 
