@@ -1045,6 +1045,21 @@ def read_text(*path):
         return f.read()
 
 
+def ranking_block(err):
+    """The printed summary's ranking: its head line and a line a system under it."""
+    lines = err.splitlines()
+    head = [i for i, line in enumerate(lines) if line.startswith("  ranked over ")]
+    if not head:
+        return []
+    block = [lines[head[0]]]
+    for line in lines[head[0] + 1:]:
+        if not line.startswith("    "):
+            break
+        block.append(line)
+    return block
+
+
+
 class CommandLineTestCase(StubTestCase):
     """A StubTestCase that runs the command line against its stub: main() in this process
     (``run_cli``, ``main``) or a real ``python -m minijudge`` in the test's folder

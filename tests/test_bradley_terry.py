@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import chat  # noqa: E402
+from stub import chat, ranking_block  # noqa: E402
 from test_modes import ModeTest, answers, preferring  # noqa: E402
 
 METHOD = ("Bradley-Terry (minorise-maximise), ties half, strong verdicts x1; 95% bootstrap "
@@ -40,20 +40,6 @@ def named(a, b, winner, **extra):
 def hand_example():
     return ([named("A", "B", "A")] * 2 + [named("A", "B", "B")] + [named("B", "C", "B")] * 2
             + [named("C", "B", "C")] + [named("A", "C", "A")] * 4 + [named("C", "A", "C")])
-
-
-def ranking_block(err):
-    """The printed summary's ranking: its head line and a line a system."""
-    lines = err.splitlines()
-    head = [i for i, line in enumerate(lines) if line.startswith("  ranked over ")]
-    if not head:
-        return []
-    block = [lines[head[0]]]
-    for line in lines[head[0] + 1:]:
-        if not line.startswith("    "):
-            break
-        block.append(line)
-    return block
 
 
 class HandExampleTest(ModeTest):

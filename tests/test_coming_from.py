@@ -15,7 +15,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubTestCase, run_main  # noqa: E402
+from stub import CommandLineTestCase, run_main  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 3
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x01\x02" * 50
@@ -48,19 +48,7 @@ SCHEMAS = [  # (an example reply, the JSON schema inferred from it)
 ]
 
 
-class CommandLine(StubTestCase):
-    def main(self, *argv, items, code=0):
-        source = self.write_jsonl("in.jsonl", items)
-        got, out, err = run_main(["--judge-url", self.srv.url, "--max-retries", "0",
-                                  "--no-preflight", source] + list(argv))
-        self.assertEqual(got, code, err)
-        return [json.loads(line) for line in out.splitlines()], err
-
-    def sent(self, n=-1):
-        return [r.json for r in self.srv.requests if r.method == "POST"][n]
-
-
-class ResponseFormatTest(CommandLine):
+class ResponseFormatTest(CommandLineTestCase):
     def test_the_schema_inferred_from_an_example(self):
         for example, schema in SCHEMAS:
             with self.subTest(example=example):
@@ -127,7 +115,7 @@ class ResponseFormatTest(CommandLine):
         self.assertEqual((j.status, j.score, j.value), ("ok", 0.75, {"score": 4}))
 
 
-class ImageTest(CommandLine):
+class ImageTest(CommandLineTestCase):
     def image(self, name, data):
         path = self.path(name)
         with open(path, "wb") as f:
@@ -207,7 +195,7 @@ class ImageTest(CommandLine):
         self.assertNotIn(base64.b64encode(PNG).decode()[:40], proc.stdout)
 
 
-class BinaryFormatTest(CommandLine):
+class BinaryFormatTest(CommandLineTestCase):
     def test_01_asks_for_a_digit_and_yesno_stays_as_it_was(self):
         items = [{"question": "q", "answer": "a", "response": "r"}]
         self.srv.content = "1"
@@ -231,7 +219,7 @@ class BinaryFormatTest(CommandLine):
                       "(--mode binary or math); got '01'", err)
 
 
-class SystemsRankingTest(CommandLine):
+class SystemsRankingTest(CommandLineTestCase):
     def test_each_record_ranks_its_systems(self):
         self.srv.responder = lambda request: "[[A]]" if "\nbest\n" in request.prompt.split(
             "Assistant B")[0] else "[[B]]"

@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
-from stub import StubTestCase, chat, run_main  # noqa: E402
+from stub import StubTestCase, chat, ranking_block, run_main  # noqa: E402
 from test_modes import answers  # noqa: E402
 
 
@@ -42,20 +42,6 @@ def pair(k, a, b, winner, length_a=3, length_b=3, strong=False):
     return {"question": "q%d" % k, "model_a": a, "model_b": b,
             "response_a": texts[a].ljust(length_a, "."),
             "response_b": texts[b].ljust(length_b, ".")}
-
-
-def ranking_block(err):
-    """The printed summary's ranking: its head line and the lines under it."""
-    lines = err.splitlines()
-    head = [i for i, line in enumerate(lines) if line.startswith("  ranked over ")]
-    if not head:
-        return []
-    block = [lines[head[0]]]
-    for line in lines[head[0] + 1:]:
-        if not line.startswith("    "):
-            break
-        block.append(line)
-    return block
 
 
 class RankingTest(StubTestCase):
