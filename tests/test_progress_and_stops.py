@@ -452,8 +452,14 @@ class StoppedWhileWritingHostileTest(CommandLineSideBySide):
                 not os.path.exists(out) or os.path.getsize(out) < 60000):
             time.sleep(0.002)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+            self.fail("the export was still running 20 s after SIGINT; stderr: " + err[-2000:])
         self.assertEqual(proc.returncode, 130, err)
+        self.assertTrue(os.path.exists(out), "no -o when SIGINT came; stderr: " + err[-2000:])
         with open(out, encoding="utf-8") as f:
             return err, len(f.read().splitlines())
 
