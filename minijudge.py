@@ -6828,7 +6828,7 @@ class _Refits:
     cube."""
 
     def __init__(self, kinds, baseline, start):
-        self.free, index = _free({name for kind, _ in kinds for name in kind[:2]}, baseline)
+        self.free, index = _free(_systems_of(kind for kind, _ in kinds), baseline)
         self.baseline, self.theta = baseline, _start(start, self.free, baseline)
         pairs, self.kinds = {}, []
         for (a, b, won, weight), _ in kinds:
@@ -7117,9 +7117,14 @@ def _free(names, baseline):
     return free, index
 
 
+def _systems_of(comparisons):
+    """The names of the systems that comparisons (a, b, ...) compare."""
+    return {name for c in comparisons for name in c[:2]}
+
+
 def _collinear(comparisons, baseline):
     """Whether every length gap is the difference of the two systems' least-squares lengths."""
-    free, index = _free({name for c in comparisons for name in c[:2]}, baseline)
+    free, index = _free(_systems_of(comparisons), baseline)
     table, top = collections.defaultdict(lambda: [0.0, 0]), max(abs(c[3]) for c in comparisons)
     for a, b, _, gap, _ in comparisons:  # each gap over the largest: 1e300 squared overflows
         entry = table[index[a], index[b]]
@@ -7312,12 +7317,19 @@ def rank_systems(comparisons, *, baseline=None, strong_weight=1, level=0.95, res
     if not compared:
         raise JudgeError("rank_systems needs a comparison of two systems; got none ({} "
                          "failed)".format(failed))
-    names = {name for c in compared for name in c[:2]}
-    if baseline is not None and baseline not in names:
-        raise JudgeError("baseline {!r} is none of the {} systems compared".format(
-            baseline, len(names)))
+    unknown = _unknown_baseline(compared, baseline, "baseline")
+    if unknown:
+        raise JudgeError(unknown)
     del settings["strong_weight"]
     return dict(_ranked(compared, baseline, strong_weight, **settings), failed=failed)
+
+
+def _unknown_baseline(compared, baseline, name):
+    """The error of a ``baseline`` given that is none of the systems compared; None."""
+    names = _systems_of(compared)
+    if baseline is None or baseline in names:
+        return None
+    return "{} {!r} is none of the {} systems compared".format(name, baseline, len(names))
 
 
 def _comparisons_of(item, where, strong_weight):
@@ -7842,13 +7854,6 @@ def _env_keys_hidden(text):
     return text
 
 
-def _check_flags(args):
-    """Each run flag's value checked as its _Option declares."""
-    for option in _RUN_OPTIONS.values():
-        if option.check is not None:
-            _flag_value(option, getattr(args, option.dest))
-
-
 def _flag_options(args):
     """{keyword: value} of every judge option that has a flag, checked (JudgeError)."""
     options = {option.name: _flag_value(option, getattr(args, option.dest))
@@ -7924,7 +7929,18 @@ def _judge_entries(args):
     if any((args.mode, args.template, args.criteria)):
         raise ValueError("--judges sets each judge's mode, template and criteria; drop "
                          "--mode, --template and --criteria")
-    return _judges_config(args.judges)
+    path = args.judges
+    entries, names = _read_judges(path)
+    if not names:
+        raise ValueError("--judges {}: the list of judges is empty".format(path))
+    words = all(isinstance(name, str) and _JUDGE_NAME.fullmatch(name) for name in names)
+    if not words or len(set(names)) != len(names):
+        raise ValueError("--judges {}: names must be distinct words (they prefix the "
+                         "output fields); got {}".format(path, _names(names)))
+    here = os.path.dirname(os.path.abspath(path))
+    for entry in entries:
+        _check_judge_entry(entry, here)
+    return entries
 
 
 def _batch_of(args):
@@ -8150,20 +8166,6 @@ def _check_max_cost(args, specs):
         raise ValueError("--max-cost needs a price to count the cost with: --price IN,OUT "
                          "(or \"price\" in a --judges entry's options); judge {} has none".format(
                              unpriced[0]))
-
-
-def _judges_config(path):
-    entries, names = _read_judges(path)
-    if not names:
-        raise ValueError("--judges {}: the list of judges is empty".format(path))
-    words = all(isinstance(name, str) and _JUDGE_NAME.fullmatch(name) for name in names)
-    if not words or len(set(names)) != len(names):
-        raise ValueError("--judges {}: names must be distinct words (they prefix the "
-                         "output fields); got {}".format(path, _names(names)))
-    here = os.path.dirname(os.path.abspath(path))
-    for entry in entries:
-        _check_judge_entry(entry, here)
-    return entries
 
 
 def _read_judges(path):
@@ -10311,12 +10313,10 @@ def _ranking_figures(tally, args):
     if not tally.compared:
         return None
     compared = list(tally.compared)
-    names = {name for c in compared for name in c[:2]}
-    if args.baseline is not None and args.baseline not in names:
-        return {"error": "--baseline {!r} is none of the {} systems compared".format(
-            args.baseline, len(names))}
-    return _ranked(compared, args.baseline, args.strong_weight, args.confidence,
-                   args.bootstrap_samples, args.bootstrap_seed)
+    unknown = _unknown_baseline(compared, args.baseline, "--baseline")
+    if unknown:
+        return {"error": unknown}
+    return _ranked(compared, args.baseline, args.strong_weight, **_interval_settings(args))
 
 
 def _panel_figures(tally, stamp):
@@ -12017,11 +12017,11 @@ def _layout_of(text):
         layout = None
     if not isinstance(layout, dict):
         raise JudgeError(_must_be("--layout", "one of {} or a JSON object of {}".format(
-            ", ".join(_LAYOUTS), ", ".join(key for key, _, _ in _LAYOUT_KEYS)), text[:200]))
-    unknown = set(layout) - {key for key, _, _ in _LAYOUT_KEYS}
+            ", ".join(_LAYOUTS), ", ".join(_LAYOUT_NAMES)), text[:200]))
+    unknown = set(layout) - set(_LAYOUT_NAMES)
     if unknown:
         raise JudgeError("--layout has no key {}; it takes {}".format(
-            _names(sorted(map(repr, unknown))), ", ".join(key for key, _, _ in _LAYOUT_KEYS)))
+            _names(sorted(map(repr, unknown))), ", ".join(_LAYOUT_NAMES)))
     _check(layout, _LAYOUT_CHECKS, "--layout's ")
     needs = next((needs for kind, needs in _LAYOUT_KINDS if kind in layout),
                  ("score", "model_a", "games"))  # no kind: any one of them
@@ -12032,6 +12032,7 @@ def _layout_of(text):
 
 
 _LAYOUT_CHECKS = tuple((key, expected, _optional(check)) for key, expected, check in _LAYOUT_KEYS)
+_LAYOUT_NAMES = [key for key, _, _ in _LAYOUT_KEYS]
 
 # a layout's kind: (the key that makes it, the keys it needs too)
 _LAYOUT_KINDS = (("games", ("verdict", "system")), ("model_a", ("model_b", "verdict")),
@@ -12350,7 +12351,9 @@ def main(argv=None):
     except SystemExit as exc:
         return exc.code
     try:
-        _check_flags(args)
+        for option in _RUN_OPTIONS.values():  # each run flag's value, as its _Option declares
+            if option.check is not None:
+                _flag_value(option, getattr(args, option.dest))
         if report:
             _check_files(args)  # --summary or --html on a file it reports
             return _report(args)
