@@ -7695,9 +7695,8 @@ def _arg_parser(*, report=False):
     usage, description, epilog, input_help = _PARSER_TEXTS[report]
     parser = argparse.ArgumentParser(prog="minijudge", usage=usage, description=description,
                                      epilog=epilog)
-    # "--scale -2,2": a word that starts as a negative number is a value, as Python 3.13's
-    # argparse reads it (before, only "-2" or "-2.5" was); no flag starts with a digit.
-    # "-inf", "-nan" too: the flag refuses them itself, not as "expected one argument"
+    # "--scale -2,2", "-inf": a word that starts as a negative number is a value (as Python
+    # 3.13 reads it), refused by its own flag, not "expected one argument"; no flag starts so
     parser._negative_number_matcher = re.compile(r"-(?:\.?\d|inf|nan)", re.IGNORECASE)
     parser.add_argument("input", nargs="*", help=input_help)
     if not report:
@@ -12023,7 +12022,7 @@ def _layout_of(text):
         raise JudgeError("--layout has no key {}; it takes {}".format(
             _names(sorted(map(repr, unknown))), ", ".join(_LAYOUT_NAMES)))
     _check(layout, _LAYOUT_CHECKS, "--layout's ")
-    needs = next((needs for kind, needs in _LAYOUT_KINDS if kind in layout),
+    needs = next((needs for kind, needs, _ in _LAYOUT_KINDS if kind in layout),
                  ("score", "model_a", "games"))  # no kind: any one of them
     missing = [key for key in needs if key not in layout]
     if missing:
@@ -12034,22 +12033,22 @@ def _layout_of(text):
 _LAYOUT_CHECKS = tuple((key, expected, _optional(check)) for key, expected, check in _LAYOUT_KEYS)
 _LAYOUT_NAMES = [key for key, _, _ in _LAYOUT_KEYS]
 
-# a layout's kind: (the key that makes it, the keys it needs too)
-_LAYOUT_KINDS = (("games", ("verdict", "system")), ("model_a", ("model_b", "verdict")),
-                 ("score", ("score",)))
+# a layout's kind: (the key that makes it, the keys it needs too, the mode it is counted as)
+_LAYOUT_KINDS = (("games", ("verdict", "system"), "pairwise"),
+                 ("model_a", ("model_b", "verdict"), "pairwise"), ("score", ("score",), "rating"))
 
 
 def _report_layout(args):
     """report --layout: other tools' judgments counted as judgements of a run, summarised."""
     layout = _layout_of(args.layout)
-    kind = next(kind for kind, _ in _LAYOUT_KINDS if kind in layout)
+    kind, mode = next((kind, mode) for kind, _, mode in _LAYOUT_KINDS if kind in layout)
     options = _layout_options(args, layout, kind)
     questions = _questions(args.questions, layout)
     answers = _answers(args.answers, layout)
     if kind == "games" and args.answers:
         _check_baseline(args.baseline, answers)
     tally, rows, seq = _Tally(), [], itertools.count(1)
-    mode, judges, unmatched = _LAYOUT_MODES[kind], collections.Counter(), [0]
+    judges, unmatched = collections.Counter(), [0]
     read = {"games": _games_read, "model_a": _pairs_read, "score": _rating_read}[kind]
     for path in args.input:
         with open(path, "rb", _READ_BUFFER) as f:
@@ -12074,9 +12073,6 @@ def _report_layout(args):
     if questions is not None:  # the judgments grouped as (no field) by the questions' fields
         summary["questions_unmatched"] = unmatched[0]
     return _reported({"judge": summary}, options, False, {"judge": tally}, rows)
-
-
-_LAYOUT_MODES = {"games": "pairwise", "model_a": "pairwise", "score": "rating"}
 
 
 def _layout_options(args, layout, kind):
