@@ -1276,16 +1276,14 @@ def _explained(text):
     last line of its visible text (_visible) holding a letter or digit (a closing fence or
     rule after it is markdown), and the lines before it, the explanation."""
     lines = _visible(text).splitlines()
-    while lines and _MARKS_ONLY_RE.match(lines[-1]):
-        lines.pop()
-    if not lines:
+    kept = [n for n, line in enumerate(lines) if not _MARKS_ONLY_RE.match(line)]
+    if not kept:
         return None, ""
-    before = lines[:-1]  # less the fences and rules opening the reply or its verdict line
-    while before and _MARKS_ONLY_RE.match(before[-1]):
-        before.pop()
-    while before and _MARKS_ONLY_RE.match(before[0]):
-        before.pop(0)
-    return "\n".join(before).strip() or None, lines[-1]
+    last = kept.pop()
+    explanation = None
+    if kept:  # from its first such line to the last before the verdict's
+        explanation = "\n".join(lines[kept[0]:kept[-1] + 1]).strip() or None
+    return explanation, lines[last]
 
 
 def _read_rating(text, scale):
@@ -1335,6 +1333,10 @@ def _in_scale(candidate, scale):
     if not in_scale:
         return None, candidate
     return candidate, candidate
+
+
+def _all_on_scale(values, scale):
+    return all(scale[0] <= value <= scale[1] for value in values)
 
 
 _MENTION_KINDS = ("bracket", "keyword", "fraction", "single")  # the groups of _RATING_RE
@@ -1666,8 +1668,9 @@ def parse_json(text):
 
 def _read_comparative(text, scale):
     pair = parse_comparative(text)
-    in_scale = not pair or all(scale[0] <= x <= scale[1] for x in pair)
-    return (pair, pair) if in_scale else (None, "{:g} {:g}".format(*pair))
+    if not pair or _all_on_scale(pair, scale):
+        return pair, pair
+    return None, "{:g} {:g}".format(*pair)
 
 
 def _criterion(criterion):
@@ -1692,7 +1695,7 @@ def _criterion(criterion):
                          "score; got {!r}".format(criterion)[:300]) from None
     if len(scores) < 2:
         raise JudgeError("criterion {!r} needs at least two options".format(name))
-    if not all(0 <= score <= 1 for score in scores.values()):
+    if not _all_on_scale(scores.values(), (0, 1)):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
     _check_option_names(name, scores)
@@ -1866,8 +1869,9 @@ def _read_json(text, scale, criteria=None):
         short = len(numbers) < len(criteria)
     if not numbers or short:
         return None, None
-    in_scale = all(scale[0] <= v <= scale[1] for v in numbers.values())
-    return (obj, obj) if in_scale else (None, json.dumps(numbers))
+    if _all_on_scale(numbers.values(), scale):
+        return obj, obj
+    return None, json.dumps(numbers)
 
 
 def _json_score(obj, scale, criteria=None):
