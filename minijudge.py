@@ -654,13 +654,11 @@ def render(template, record=None, **fields):
     _check_template(text)
     record = record or {}
     own = {k: v for k, v in fields.items() if not _is_missing(v)}
-    # a record's list or object under a name a keyword gives (or its alias's), even as None,
-    # is no such field: a conversation's per-turn references are no turn's reference
+    # a conversation's per-turn references (a list) are no turn's reference
     given = {k: v for k, v in record.items() if not _is_missing(v) and not (
         isinstance(v, (list, dict)) and (k in fields or _FIELD_ALIASES.get(k) in fields))}
     given.update(own)
-    # what every template's defaults supply (the sections, the binary wording) a keyword
-    # sets, never a record's own field of that name: it would write the judge's prompt
+    # a record's own field would write the judge's prompt (a section, the binary wording)
     values = {**_TEMPLATE_DEFAULTS.get(template, {}), **given, **_TEMPLATE_DEFAULTS[None],
               **own}
     _add_aliases(values, given)
@@ -730,16 +728,14 @@ _MODES = {
 }
 
 
-# the built-in templates no mode's row names, by their parser
-_TEMPLATE_PARSERS = {None: "rating", "rating_ref": "rating", "criteria": "rubric"}
+# the built-in templates by their parser: the modes' rows', and those no row names
+_TEMPLATE_PARSERS = {mode.template: mode.parser for mode in _MODES.values()}
+_TEMPLATE_PARSERS.update({None: "rating", "rating_ref": "rating", "criteria": "rubric"})
 
 
 def _parser_of(template, default="rating"):
     """The parser of a built-in template (None is rating); ``default`` for other text."""
-    if template in _TEMPLATE_PARSERS:
-        return _TEMPLATE_PARSERS[template]
-    return next((mode.parser for mode in _MODES.values() if mode.template == template),
-                default)
+    return _TEMPLATE_PARSERS.get(template, default)
 
 
 # -- Conversations: messages read, a turn chosen, turns shown labelled ---------------
