@@ -654,13 +654,11 @@ def render(template, record=None, **fields):
     _check_template(text)
     record = record or {}
     own = {k: v for k, v in fields.items() if not _is_missing(v)}
-    # a record's list or object under a name a keyword gives (or its alias's), even as None,
-    # is no such field: a conversation's per-turn references are no turn's reference
+    # a conversation's per-turn references (a list) are no turn's reference
     given = {k: v for k, v in record.items() if not _is_missing(v) and not (
         isinstance(v, (list, dict)) and (k in fields or _FIELD_ALIASES.get(k) in fields))}
     given.update(own)
-    # what every template's defaults supply (the sections, the binary wording) a keyword
-    # sets, never a record's own field of that name: it would write the judge's prompt
+    # a record's own field would write the judge's prompt (a section, the binary wording)
     values = {**_TEMPLATE_DEFAULTS.get(template, {}), **given, **_TEMPLATE_DEFAULTS[None],
               **own}
     _add_aliases(values, given)
@@ -730,16 +728,14 @@ _MODES = {
 }
 
 
-# the built-in templates no mode's row names, by their parser
-_TEMPLATE_PARSERS = {None: "rating", "rating_ref": "rating", "criteria": "rubric"}
+# the built-in templates by their parser: the modes' rows', and those no row names
+_TEMPLATE_PARSERS = {mode.template: mode.parser for mode in _MODES.values()}
+_TEMPLATE_PARSERS.update({None: "rating", "rating_ref": "rating", "criteria": "rubric"})
 
 
 def _parser_of(template, default="rating"):
     """The parser of a built-in template (None is rating); ``default`` for other text."""
-    if template in _TEMPLATE_PARSERS:
-        return _TEMPLATE_PARSERS[template]
-    return next((mode.parser for mode in _MODES.values() if mode.template == template),
-                default)
+    return _TEMPLATE_PARSERS.get(template, default)
 
 
 # -- Conversations: messages read, a turn chosen, turns shown labelled ---------------
@@ -1276,16 +1272,14 @@ def _explained(text):
     last line of its visible text (_visible) holding a letter or digit (a closing fence or
     rule after it is markdown), and the lines before it, the explanation."""
     lines = _visible(text).splitlines()
-    while lines and _MARKS_ONLY_RE.match(lines[-1]):
-        lines.pop()
-    if not lines:
+    kept = [n for n, line in enumerate(lines) if not _MARKS_ONLY_RE.match(line)]
+    if not kept:
         return None, ""
-    before = lines[:-1]  # less the fences and rules opening the reply or its verdict line
-    while before and _MARKS_ONLY_RE.match(before[-1]):
-        before.pop()
-    while before and _MARKS_ONLY_RE.match(before[0]):
-        before.pop(0)
-    return "\n".join(before).strip() or None, lines[-1]
+    last = kept.pop()
+    explanation = None
+    if kept:  # from its first such line to the last before the verdict's
+        explanation = "\n".join(lines[kept[0]:kept[-1] + 1]).strip() or None
+    return explanation, lines[last]
 
 
 def _read_rating(text, scale):
@@ -1335,6 +1329,10 @@ def _in_scale(candidate, scale):
     if not in_scale:
         return None, candidate
     return candidate, candidate
+
+
+def _all_on_scale(values, scale):
+    return all(scale[0] <= value <= scale[1] for value in values)
 
 
 _MENTION_KINDS = ("bracket", "keyword", "fraction", "single")  # the groups of _RATING_RE
@@ -1666,8 +1664,9 @@ def parse_json(text):
 
 def _read_comparative(text, scale):
     pair = parse_comparative(text)
-    in_scale = not pair or all(scale[0] <= x <= scale[1] for x in pair)
-    return (pair, pair) if in_scale else (None, "{:g} {:g}".format(*pair))
+    if not pair or _all_on_scale(pair, scale):
+        return pair, pair
+    return None, "{:g} {:g}".format(*pair)
 
 
 def _criterion(criterion):
@@ -1692,7 +1691,7 @@ def _criterion(criterion):
                          "score; got {!r}".format(criterion)[:300]) from None
     if len(scores) < 2:
         raise JudgeError("criterion {!r} needs at least two options".format(name))
-    if not all(0 <= score <= 1 for score in scores.values()):
+    if not _all_on_scale(scores.values(), (0, 1)):
         raise JudgeError("criterion {!r}: option scores must be between 0 and 1; got "
                          "{}".format(name, scores))
     _check_option_names(name, scores)
@@ -1866,8 +1865,9 @@ def _read_json(text, scale, criteria=None):
         short = len(numbers) < len(criteria)
     if not numbers or short:
         return None, None
-    in_scale = all(scale[0] <= v <= scale[1] for v in numbers.values())
-    return (obj, obj) if in_scale else (None, json.dumps(numbers))
+    if _all_on_scale(numbers.values(), scale):
+        return obj, obj
+    return None, json.dumps(numbers)
 
 
 def _json_score(obj, scale, criteria=None):
