@@ -2205,6 +2205,11 @@ def _blank(body, secrets):
     return body
 
 
+def _reason(exc):
+    """What went wrong, in the error's words: an OSError's without its errno and path."""
+    return getattr(exc, "strerror", None) or exc
+
+
 class _Connections:
     """A kept-alive connection per thread to a URL's server, or to its proxy (``proxy`` names
     it for messages, else ""): a new connection costs more than a request. Servers close
@@ -2244,7 +2249,7 @@ class _Connections:
             except OSError as exc:  # ssl.SSLError is an OSError
                 raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable "
                                  "file of CA certificates: {}".format(
-                                     cafile, exc.strerror or exc)) from None
+                                     cafile, _reason(exc))) from None
             self.connection = functools.partial(http.client.HTTPSConnection, context=context)
         self.reader, self.response = _reply_classes()
         self.local = threading.local()
@@ -3176,7 +3181,10 @@ def _rubric(value, where):
     naming ``where`` (rubric, --rubric), the file and the criterion."""
     if isinstance(value, (str, os.PathLike)):
         where = "{} {}".format(where, os.fspath(value))
-        value = _rubric_file(value, where)
+        try:
+            value = _json_file(value)
+        except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
+            raise JudgeError("{}: {}".format(where, _reason(exc))) from None
     if not isinstance(value, (list, tuple)) or not value:
         raise JudgeError("{}: expected {}, not empty; got {}".format(
             where, _RUBRIC_SHAPE, _json_text(value)))
@@ -3199,15 +3207,6 @@ def _json_file(path):
             return json.load(f)
         except RecursionError:
             raise ValueError("not JSON (nested too deeply)") from None
-
-
-def _rubric_file(path, where):
-    try:
-        return _json_file(path)
-    except OSError as exc:
-        raise JudgeError("{}: {}".format(where, exc.strerror or exc)) from None
-    except ValueError as exc:  # not JSON, or not UTF-8
-        raise JudgeError("{}: {}".format(where, exc)) from None
 
 
 def _rubric_criterion(given, number, where):
@@ -5211,8 +5210,7 @@ def _image_bytes(image, root):
     except TemplateError:  # a ValueError too: already says what is wrong
         raise
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        why = getattr(exc, "strerror", None) or exc  # an OSError's words, without its errno
-        raise TemplateError("image {!r}: {}".format(image, why)) from None
+        raise TemplateError("image {!r}: {}".format(image, _reason(exc))) from None
 
 
 def _check_image_file(image, info):
@@ -7911,8 +7909,8 @@ def _response_format_file(args, scale):
         example = _json_file(args.response_format)
         _response_format(None, scale or (0, 10), example, args.score_field)
     except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
-        reason = getattr(exc, "strerror", None) or exc  # a file's error without its errno
-        raise ValueError("--response-format {}: {}".format(args.response_format, reason)) from None
+        raise ValueError("--response-format {}: {}".format(args.response_format,
+                                                           _reason(exc))) from None
     return example
 
 
