@@ -5167,11 +5167,11 @@ def _image_urls(images, root=None):
         if not re.match(r"(?:https?|data):", image, re.I):
             import base64
             data = _image_bytes(image, root)
+            if len(data) > _MAX_IMAGE_BYTES:
+                raise TemplateError("image {} is over 20 MiB".format(image))
             kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
             if kind is None:
                 raise TemplateError("image {} is not a PNG, JPEG, WebP or GIF image".format(image))
-            if len(data) > _MAX_IMAGE_BYTES:
-                raise TemplateError("image {} is over 20 MiB".format(image))
             image = "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
         urls.append(image)
     return urls
@@ -5219,8 +5219,6 @@ def _check_image_file(image, info):
     if not stat.S_ISREG(info.st_mode):
         kind = next((name for test, name in kinds if test(info.st_mode)), "not a file")
         raise TemplateError("image {!r} is not a regular file ({})".format(image, kind))
-    if info.st_size > _MAX_IMAGE_BYTES:
-        raise TemplateError("image {} is over 20 MiB".format(image))
 
 
 # -- Cache ---------------------------------------------------------------------------
