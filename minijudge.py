@@ -2589,7 +2589,8 @@ def _read_reply(body, url):
 
 
 def _chat_reply(reply, url, body):
-    """The useful parts of a decoded chat.completion; APIError quoting ``body()`` if none."""
+    """The useful parts of a decoded chat.completion (its first choice's); APIError quoting
+    ``body()`` if none."""
     if _field_of(reply, "error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body())),
                        kind="http_error", status=200)
@@ -2597,16 +2598,7 @@ def _chat_reply(reply, url, body):
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise APIError("reply from POST {} has no choices: {!r}".format(url, body()[:200]),
                        kind="invalid_response")
-    return _reply_parts(reply, choices[0])
-
-
-# a reply's token count above this is no count: a hundred times the longest context a model
-# reads (10 million tokens), and well inside the 64 bits report allows a record's sum
-_REPLY_TOKENS_MAX = 10 ** 9
-
-
-def _reply_parts(reply, choice):
-    """The useful parts of a chat.completion ``reply`` and its first ``choice``."""
+    choice = choices[0]
     message = choice.get("message")
     content = _field_of(message, "content", choice.get("text"))  # text: a completion's
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
@@ -2618,6 +2610,11 @@ def _reply_parts(reply, choice):
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
             "usage": _reply_usage(reply.get("usage")), "model": _text_or_none(reply.get("model")),
             "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+
+
+# a reply's token count above this is no count: a hundred times the longest context a model
+# reads (10 million tokens), and well inside the 64 bits report allows a record's sum
+_REPLY_TOKENS_MAX = 10 ** 9
 
 
 def _reply_usage(usage):
