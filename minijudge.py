@@ -47,6 +47,7 @@ upgrade by replacing the file.
 """
 
 import collections
+import contextlib
 import functools
 import itertools
 import json
@@ -3503,12 +3504,21 @@ def _example_values(example, output, fields):
 _CONVERSATION_WHAT = "field 'messages'"
 
 
+@contextlib.contextmanager
+def _the_record_at_fault():
+    """A JudgeError inside becomes _BadRecord: the item cannot be judged, the judge can."""
+    try:
+        yield
+    except JudgeError as exc:
+        raise _BadRecord(str(exc)) from None
+
+
 def _example_conversation(example, output):
     """(messages, the list reference, what names them) of an example that is a conversation
     (``messages``, or MT-Bench's layout), else (None, None, None); _BadRecord if malformed."""
     given = _response_of(example, output)
     value, what = example.get("messages"), _CONVERSATION_WHAT
-    try:
+    with _the_record_at_fault():
         if value is not None and not isinstance(value, list) and "response" not in given:
             raise JudgeError("{} is a {}, expected a list of messages".format(
                 _CONVERSATION_WHAT, _kind_name(value)))
@@ -3517,15 +3527,13 @@ def _example_conversation(example, output):
         if value is None:
             return None, None, None
         messages = _with_response(_read_conversation(value, what), given, what)
-    except JudgeError as exc:
-        raise _BadRecord(str(exc)) from None
     return messages, _turn_references(example), what
 
 
 def _example_pair(example, values):
     """The pair of conversations an example gives (two lists, or two replies), else None."""
     context = example.get("messages")
-    try:
+    with _the_record_at_fault():
         if any(isinstance(value, list) for value in values):
             return _pair_messages(values, example.get("turns"))
         if not isinstance(context, list):
@@ -3535,16 +3543,12 @@ def _example_pair(example, values):
                 raise JudgeError("{} is null, expected text".format(what))
         return _replies_to(_read_conversation(context, _CONVERSATION_WHAT), values,
                            _CONVERSATION_WHAT)
-    except JudgeError as exc:
-        raise _BadRecord(str(exc)) from None
 
 
 def _fields_filled_by(fill, conversation, turn, fields, **options):
     """``fields`` after those ``fill`` makes of a conversation at its ``turn``, or _BadRecord."""
-    try:
+    with _the_record_at_fault():
         filled = fill(conversation, turn, **options)
-    except JudgeError as exc:
-        raise _BadRecord(str(exc)) from None
     filled["_shortened"] = filled.pop("texts_shortened")
     return dict(filled, **fields)
 
