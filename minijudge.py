@@ -3002,6 +3002,10 @@ def _is_text(value):
     return isinstance(value, str)
 
 
+def _is_path(value):  # a pathlib path too
+    return isinstance(value, (str, os.PathLike))
+
+
 def _is_name(value):
     """A system's name: text with something in it ("" or "  " names nothing on the page)."""
     return isinstance(value, str) and bool(value.strip())
@@ -3064,8 +3068,8 @@ def _is_headers(headers):
 
 
 def _is_store(cache):
-    """A path (a pathlib one too), or an object that gets and puts replies (a _Cache)."""
-    if isinstance(cache, (str, os.PathLike)):
+    """A path, or an object that gets and puts replies (a _Cache)."""
+    if _is_path(cache):
         return True
     return callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))
 
@@ -3177,7 +3181,7 @@ _RUBRIC_SHAPE = 'a list of criteria, each {"name", "description", "scale", "weig
 def _rubric(value, where):
     """A rubric as _Criterion tuples, read from its file if ``value`` is a path; JudgeError
     naming ``where`` (rubric, --rubric), the file and the criterion."""
-    if isinstance(value, (str, os.PathLike)):
+    if _is_path(value):
         where = "{} {}".format(where, os.fspath(value))
         try:
             value = _json_file(value)
@@ -3237,7 +3241,7 @@ def _rubric_criterion(given, number, where):
 def _is_rubric(value):
     """A rubric as _rubric takes it (its JudgeError says what is wrong), or a file's path:
     read once, where the judge is made (a pipe, <(...), gives its text once)."""
-    return isinstance(value, (str, os.PathLike)) or bool(_rubric(value, "rubric"))
+    return _is_path(value) or bool(_rubric(value, "rubric"))
 
 
 class _Option(collections.namedtuple("_Option", "name default expected check flag help argparse "
@@ -3358,7 +3362,7 @@ _JUDGE_OPTIONS = (
             "--reask N", "ask a reply that cannot be read (parse_error, out_of_range) again, "
             "up to N times, in the same conversation (0)"),
     _Option("image_root", None, "a folder (a path)",  # _image_root says if it is none
-            _optional(lambda v: isinstance(v, (str, os.PathLike))), "--image-root DIR",
+            _optional(_is_path), "--image-root DIR",
             "image paths are read from DIR and may not leave it (default: the input file's "
             "folder)", in_file="is the run's: use --image-root (the run reads the images)"),
     _Option("price", None, "a pair [IN, OUT] (or \"IN,OUT\") of dollars per million prompt "
@@ -3761,7 +3765,7 @@ class LLMJudge:
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         self._alive, self._refused_since = False, None  # see _next_try
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
-        self.cache, self._own_cache = cache, isinstance(cache, (str, os.PathLike))
+        self.cache, self._own_cache = cache, _is_path(cache)
         if self._own_cache:
             self.cache = _Cache(os.fspath(cache))
         self._sleep, self._max_bytes = sleep, max_response_bytes
@@ -4739,7 +4743,7 @@ def _as_given(keywords):
     given["base_url"] = _given_or_env(given["base_url"], "LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
     given["api_key"] = _given_or_env(given["api_key"], "LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
     for name in ("cache", "image_root", "rubric"):
-        if isinstance(given[name], (str, os.PathLike)):
+        if _is_path(given[name]):
             given[name] = os.path.abspath(given[name])
     return given
 
@@ -5182,7 +5186,7 @@ def _image_root(folder, what, flag="image_root="):
     """(real path, what it is, how to allow another) of the folder images are read from."""
     if folder is None:
         return None
-    if not (isinstance(folder, (str, os.PathLike)) and os.path.isdir(folder)):
+    if not (_is_path(folder) and os.path.isdir(folder)):
         raise JudgeError("image_root (--image-root) must be a folder; got {!r}".format(folder))
     return os.path.realpath(folder), what, flag
 
@@ -7321,7 +7325,7 @@ def _comparisons_of(item, where, strong_weight):
     """An item of rank_systems' as comparisons (a, b, a's win, a's length - b's, weight);
     None for a failed Judgement; JudgeError naming what is wrong."""
     responses = {}
-    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], Mapping):
+    if _is_two(item) and isinstance(item[1], Mapping):
         item, responses = item  # compare_systems' judgement and the responses it judged
     if isinstance(item, Judgement):  # compare_systems': its pairs
         if item.status != "ok":
