@@ -5083,7 +5083,13 @@ def _expected_rating(logprobs, rating, scale, *, last=False):
     entries = _field_of(logprobs, "content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
-    at = _rating_token(entries, rating, last)
+    at = None  # the first (last) token after any reasoning that spells the rating
+    for entry in entries:
+        token = str(_field_of(entry, "token", ""))
+        if "</think" in token:
+            at = None  # what came before was reasoning
+        elif token.strip() == str(rating) and (at is None or last):
+            at = entry
     if at is None:  # no token spells the rating
         return None
     weights = _digit_weights(at.get("top_logprobs") or [at], scale)
@@ -5091,18 +5097,6 @@ def _expected_rating(logprobs, rating, scale, *, last=False):
     if not total:
         return None
     return round(sum(v * w for v, w in weights.items()) / total, 6)
-
-
-def _rating_token(entries, rating, last=False):
-    """The first (``last``: last) token after any reasoning that spells ``rating``."""
-    at = None
-    for entry in entries:
-        token = str(_field_of(entry, "token", ""))
-        if "</think" in token:
-            at = None  # what came before was reasoning
-        elif token.strip() == str(rating) and (at is None or last):
-            at = entry
-    return at
 
 
 def _digit_weights(alternatives, scale):
