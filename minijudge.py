@@ -47,6 +47,7 @@ upgrade by replacing the file.
 """
 
 import collections
+import contextlib
 import functools
 import itertools
 import json
@@ -2205,6 +2206,11 @@ def _blank(body, secrets):
     return body
 
 
+def _reason(exc):
+    """What went wrong, in the error's words: an OSError's without its errno and path."""
+    return getattr(exc, "strerror", None) or exc
+
+
 class _Connections:
     """A kept-alive connection per thread to a URL's server, or to its proxy (``proxy`` names
     it for messages, else ""): a new connection costs more than a request. Servers close
@@ -2244,7 +2250,7 @@ class _Connections:
             except OSError as exc:  # ssl.SSLError is an OSError
                 raise JudgeError("REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE names {}, not a readable "
                                  "file of CA certificates: {}".format(
-                                     cafile, exc.strerror or exc)) from None
+                                     cafile, _reason(exc))) from None
             self.connection = functools.partial(http.client.HTTPSConnection, context=context)
         self.reader, self.response = _reply_classes()
         self.local = threading.local()
@@ -2584,7 +2590,8 @@ def _read_reply(body, url):
 
 
 def _chat_reply(reply, url, body):
-    """The useful parts of a decoded chat.completion; APIError quoting ``body()`` if none."""
+    """The useful parts of a decoded chat.completion (its first choice's); APIError quoting
+    ``body()`` if none."""
     if _field_of(reply, "error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body())),
                        kind="http_error", status=200)
@@ -2592,16 +2599,7 @@ def _chat_reply(reply, url, body):
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise APIError("reply from POST {} has no choices: {!r}".format(url, body()[:200]),
                        kind="invalid_response")
-    return _reply_parts(reply, choices[0])
-
-
-# a reply's token count above this is no count: a hundred times the longest context a model
-# reads (10 million tokens), and well inside the 64 bits report allows a record's sum
-_REPLY_TOKENS_MAX = 10 ** 9
-
-
-def _reply_parts(reply, choice):
-    """The useful parts of a chat.completion ``reply`` and its first ``choice``."""
+    choice = choices[0]
     message = choice.get("message")
     content = _field_of(message, "content", choice.get("text"))  # text: a completion's
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
@@ -2613,6 +2611,11 @@ def _reply_parts(reply, choice):
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
             "usage": _reply_usage(reply.get("usage")), "model": _text_or_none(reply.get("model")),
             "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
+
+
+# a reply's token count above this is no count: a hundred times the longest context a model
+# reads (10 million tokens), and well inside the 64 bits report allows a record's sum
+_REPLY_TOKENS_MAX = 10 ** 9
 
 
 def _reply_usage(usage):
@@ -2999,6 +3002,10 @@ def _is_text(value):
     return isinstance(value, str)
 
 
+def _is_path(value):  # a pathlib path too
+    return isinstance(value, (str, os.PathLike))
+
+
 def _is_name(value):
     """A system's name: text with something in it ("" or "  " names nothing on the page)."""
     return isinstance(value, str) and bool(value.strip())
@@ -3061,8 +3068,8 @@ def _is_headers(headers):
 
 
 def _is_store(cache):
-    """A path (a pathlib one too), or an object that gets and puts replies (a _Cache)."""
-    if isinstance(cache, (str, os.PathLike)):
+    """A path, or an object that gets and puts replies (a _Cache)."""
+    if _is_path(cache):
         return True
     return callable(getattr(cache, "get", None)) and callable(getattr(cache, "put", None))
 
@@ -3174,9 +3181,12 @@ _RUBRIC_SHAPE = 'a list of criteria, each {"name", "description", "scale", "weig
 def _rubric(value, where):
     """A rubric as _Criterion tuples, read from its file if ``value`` is a path; JudgeError
     naming ``where`` (rubric, --rubric), the file and the criterion."""
-    if isinstance(value, (str, os.PathLike)):
+    if _is_path(value):
         where = "{} {}".format(where, os.fspath(value))
-        value = _rubric_file(value, where)
+        try:
+            value = _json_file(value)
+        except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
+            raise JudgeError("{}: {}".format(where, _reason(exc))) from None
     if not isinstance(value, (list, tuple)) or not value:
         raise JudgeError("{}: expected {}, not empty; got {}".format(
             where, _RUBRIC_SHAPE, _json_text(value)))
@@ -3199,15 +3209,6 @@ def _json_file(path):
             return json.load(f)
         except RecursionError:
             raise ValueError("not JSON (nested too deeply)") from None
-
-
-def _rubric_file(path, where):
-    try:
-        return _json_file(path)
-    except OSError as exc:
-        raise JudgeError("{}: {}".format(where, exc.strerror or exc)) from None
-    except ValueError as exc:  # not JSON, or not UTF-8
-        raise JudgeError("{}: {}".format(where, exc)) from None
 
 
 def _rubric_criterion(given, number, where):
@@ -3240,7 +3241,7 @@ def _rubric_criterion(given, number, where):
 def _is_rubric(value):
     """A rubric as _rubric takes it (its JudgeError says what is wrong), or a file's path:
     read once, where the judge is made (a pipe, <(...), gives its text once)."""
-    return isinstance(value, (str, os.PathLike)) or bool(_rubric(value, "rubric"))
+    return _is_path(value) or bool(_rubric(value, "rubric"))
 
 
 class _Option(collections.namedtuple("_Option", "name default expected check flag help argparse "
@@ -3361,7 +3362,7 @@ _JUDGE_OPTIONS = (
             "--reask N", "ask a reply that cannot be read (parse_error, out_of_range) again, "
             "up to N times, in the same conversation (0)"),
     _Option("image_root", None, "a folder (a path)",  # _image_root says if it is none
-            _optional(lambda v: isinstance(v, (str, os.PathLike))), "--image-root DIR",
+            _optional(_is_path), "--image-root DIR",
             "image paths are read from DIR and may not leave it (default: the input file's "
             "folder)", in_file="is the run's: use --image-root (the run reads the images)"),
     _Option("price", None, "a pair [IN, OUT] (or \"IN,OUT\") of dollars per million prompt "
@@ -3507,12 +3508,21 @@ def _example_values(example, output, fields):
 _CONVERSATION_WHAT = "field 'messages'"
 
 
+@contextlib.contextmanager
+def _the_record_at_fault():
+    """A JudgeError inside becomes _BadRecord: the item cannot be judged, the judge can."""
+    try:
+        yield
+    except JudgeError as exc:
+        raise _BadRecord(str(exc)) from None
+
+
 def _example_conversation(example, output):
     """(messages, the list reference, what names them) of an example that is a conversation
     (``messages``, or MT-Bench's layout), else (None, None, None); _BadRecord if malformed."""
     given = _response_of(example, output)
     value, what = example.get("messages"), _CONVERSATION_WHAT
-    try:
+    with _the_record_at_fault():
         if value is not None and not isinstance(value, list) and "response" not in given:
             raise JudgeError("{} is a {}, expected a list of messages".format(
                 _CONVERSATION_WHAT, _kind_name(value)))
@@ -3521,15 +3531,13 @@ def _example_conversation(example, output):
         if value is None:
             return None, None, None
         messages = _with_response(_read_conversation(value, what), given, what)
-    except JudgeError as exc:
-        raise _BadRecord(str(exc)) from None
     return messages, _turn_references(example), what
 
 
 def _example_pair(example, values):
     """The pair of conversations an example gives (two lists, or two replies), else None."""
     context = example.get("messages")
-    try:
+    with _the_record_at_fault():
         if any(isinstance(value, list) for value in values):
             return _pair_messages(values, example.get("turns"))
         if not isinstance(context, list):
@@ -3539,16 +3547,12 @@ def _example_pair(example, values):
                 raise JudgeError("{} is null, expected text".format(what))
         return _replies_to(_read_conversation(context, _CONVERSATION_WHAT), values,
                            _CONVERSATION_WHAT)
-    except JudgeError as exc:
-        raise _BadRecord(str(exc)) from None
 
 
 def _fields_filled_by(fill, conversation, turn, fields, **options):
     """``fields`` after those ``fill`` makes of a conversation at its ``turn``, or _BadRecord."""
-    try:
+    with _the_record_at_fault():
         filled = fill(conversation, turn, **options)
-    except JudgeError as exc:
-        raise _BadRecord(str(exc)) from None
     filled["_shortened"] = filled.pop("texts_shortened")
     return dict(filled, **fields)
 
@@ -3761,7 +3765,7 @@ class LLMJudge:
         self.retry_waits, self.save_prompts = (retry_min_wait or 0, retry_max_wait), save_prompts
         self._alive, self._refused_since = False, None  # see _next_try
         self.image_root, self._images = image_root, _image_root(image_root, "image_root")
-        self.cache, self._own_cache = cache, isinstance(cache, (str, os.PathLike))
+        self.cache, self._own_cache = cache, _is_path(cache)
         if self._own_cache:
             self.cache = _Cache(os.fspath(cache))
         self._sleep, self._max_bytes = sleep, max_response_bytes
@@ -4739,7 +4743,7 @@ def _as_given(keywords):
     given["base_url"] = _given_or_env(given["base_url"], "LLM_JUDGE_API_BASE", "OPENAI_BASE_URL")
     given["api_key"] = _given_or_env(given["api_key"], "LLM_JUDGE_API_KEY", "OPENAI_API_KEY")
     for name in ("cache", "image_root", "rubric"):
-        if isinstance(given[name], (str, os.PathLike)):
+        if _is_path(given[name]):
             given[name] = os.path.abspath(given[name])
     return given
 
@@ -5079,7 +5083,13 @@ def _expected_rating(logprobs, rating, scale, *, last=False):
     entries = _field_of(logprobs, "content")
     if type(rating) is not int or not isinstance(entries, list) or scale[0] < 0 or scale[1] > 9:
         return None
-    at = _rating_token(entries, rating, last)
+    at = None  # the first (last) token after any reasoning that spells the rating
+    for entry in entries:
+        token = str(_field_of(entry, "token", ""))
+        if "</think" in token:
+            at = None  # what came before was reasoning
+        elif token.strip() == str(rating) and (at is None or last):
+            at = entry
     if at is None:  # no token spells the rating
         return None
     weights = _digit_weights(at.get("top_logprobs") or [at], scale)
@@ -5087,18 +5097,6 @@ def _expected_rating(logprobs, rating, scale, *, last=False):
     if not total:
         return None
     return round(sum(v * w for v, w in weights.items()) / total, 6)
-
-
-def _rating_token(entries, rating, last=False):
-    """The first (``last``: last) token after any reasoning that spells ``rating``."""
-    at = None
-    for entry in entries:
-        token = str(_field_of(entry, "token", ""))
-        if "</think" in token:
-            at = None  # what came before was reasoning
-        elif token.strip() == str(rating) and (at is None or last):
-            at = entry
-    return at
 
 
 def _digit_weights(alternatives, scale):
@@ -5168,11 +5166,11 @@ def _image_urls(images, root=None):
         if not re.match(r"(?:https?|data):", image, re.I):
             import base64
             data = _image_bytes(image, root)
+            if len(data) > _MAX_IMAGE_BYTES:
+                raise TemplateError("image {} is over 20 MiB".format(image))
             kind = getattr(_IMAGE_RE.match(data), "lastgroup", None)
             if kind is None:
                 raise TemplateError("image {} is not a PNG, JPEG, WebP or GIF image".format(image))
-            if len(data) > _MAX_IMAGE_BYTES:
-                raise TemplateError("image {} is over 20 MiB".format(image))
             image = "data:image/{};base64,{}".format(kind, base64.b64encode(data).decode())
         urls.append(image)
     return urls
@@ -5182,7 +5180,7 @@ def _image_root(folder, what, flag="image_root="):
     """(real path, what it is, how to allow another) of the folder images are read from."""
     if folder is None:
         return None
-    if not (isinstance(folder, (str, os.PathLike)) and os.path.isdir(folder)):
+    if not (_is_path(folder) and os.path.isdir(folder)):
         raise JudgeError("image_root (--image-root) must be a folder; got {!r}".format(folder))
     return os.path.realpath(folder), what, flag
 
@@ -5211,8 +5209,7 @@ def _image_bytes(image, root):
     except TemplateError:  # a ValueError too: already says what is wrong
         raise
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        why = getattr(exc, "strerror", None) or exc  # an OSError's words, without its errno
-        raise TemplateError("image {!r}: {}".format(image, why)) from None
+        raise TemplateError("image {!r}: {}".format(image, _reason(exc))) from None
 
 
 def _check_image_file(image, info):
@@ -5221,8 +5218,6 @@ def _check_image_file(image, info):
     if not stat.S_ISREG(info.st_mode):
         kind = next((name for test, name in kinds if test(info.st_mode)), "not a file")
         raise TemplateError("image {!r} is not a regular file ({})".format(image, kind))
-    if info.st_size > _MAX_IMAGE_BYTES:
-        raise TemplateError("image {} is over 20 MiB".format(image))
 
 
 # -- Cache ---------------------------------------------------------------------------
@@ -7336,7 +7331,7 @@ def _comparisons_of(item, where, strong_weight):
     """An item of rank_systems' as comparisons (a, b, a's win, a's length - b's, weight);
     None for a failed Judgement; JudgeError naming what is wrong."""
     responses = {}
-    if isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], Mapping):
+    if _is_two(item) and isinstance(item[1], Mapping):
         item, responses = item  # compare_systems' judgement and the responses it judged
     if isinstance(item, Judgement):  # compare_systems': its pairs
         if item.status != "ok":
@@ -7915,8 +7910,8 @@ def _response_format_file(args, scale):
         example = _json_file(args.response_format)
         _response_format(None, scale or (0, 10), example, args.score_field)
     except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
-        reason = getattr(exc, "strerror", None) or exc  # a file's error without its errno
-        raise ValueError("--response-format {}: {}".format(args.response_format, reason)) from None
+        raise ValueError("--response-format {}: {}".format(args.response_format,
+                                                           _reason(exc))) from None
     return example
 
 
