@@ -4448,15 +4448,15 @@ class LLMJudge:
         if reply.get("refusal"):
             return self._failed("refused", "the judge refused: {}".format(reply["refusal"]),
                                 **common)
-        if reply.get("finish_reason") == "content_filter":
+        if common["finish_reason"] == "content_filter":
             return self._failed("refused", "the judge refused: finish_reason content_filter",
                                 **common)
         value, candidate, explanation = None, None, None
-        cut = reply.get("finish_reason") == "length"
+        cut = common["finish_reason"] == "length"
         if free:
             if not cut:
                 value = _visible(raw).strip() or None
-        elif not self._cut_short(cut, raw):
+        elif not (cut and self._cut_short(raw)):
             value, candidate, explanation = self._read(raw or "", scale)
         if value is None:
             return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
@@ -4466,11 +4466,9 @@ class LLMJudge:
         return Judgement(value=value, details=self._reader.details(value),
                          explanation=explanation, **scored, **common)
 
-    def _cut_short(self, cut, raw):
-        """A reply cut off with no verdict to read: explain's last line is a piece of its
-        explanation; a rubric's unclosed object would read "c": 0.5 cut as 0."""
-        if not cut:
-            return False
+    def _cut_short(self, raw):
+        """Whether a reply cut off has no verdict to read: explain's last line is a piece of
+        its explanation; a rubric's unclosed object would read "c": 0.5 cut as 0."""
         return self.explain or self.parser == "rubric" and parse_json(raw or "") is None
 
     def _read(self, text, scale):
@@ -5472,11 +5470,12 @@ class _Batch:
     def reply(self, key, payload, online):
         """The imported reply to request ``key``; None: send it; APIError: exported, or why
         it has no reply (the batch's error, or none in the files)."""
-        with self._lock:
-            found = self._next(key)
-            if found is None:
-                found = self._asked(key)
-        failure = None
+        failure = found = None
+        if self.files:  # an export alone has no index to ask
+            with self._lock:
+                found = self._next(key)
+                if found is None:
+                    found = self._asked(key)
         if found is not None:
             failure, problem = self._outcome(key, *found)
             if problem:  # the chosen line's; a line that is no reply at all is not imported
@@ -5519,8 +5518,6 @@ class _Batch:
     def _asked(self, key):
         """(file, line) of ``key``'s reply by the index, or None; marked there when asked
         first, unless it is behind its file's cursor (_next)."""
-        if not self.files:  # an export alone: no query
-            return None
         number = self.replies.get(key)
         if number is None:
             return None
@@ -5606,7 +5603,7 @@ class _Batch:
                     sink = _Part(self.parts[-1], len(self.parts) - 1)
                     self._sinks[payload["model"]] = sink
                 line = _BATCH_LINE.format(key, _BATCH_BODY(payload))
-                sink.write(line.encode("utf-8", "backslashreplace") + b"\n")
+                sink.write(line.encode("utf-8", "backslashreplace"))
                 number = self.exported[key] = sink.number
             part = self.parts[number]
         return APIError("exported to {} as custom_id {}: run it in a batch, then import "
@@ -5675,8 +5672,9 @@ class _Part:
 
 _PART_HELD = 1 << 20  # bytes of an export's batch lines held before a write (~1,000 lines)
 
-# a batch input line as json.dumps(ensure_ascii=False) writes it; the custom_id is hex
-_BATCH_LINE = '{{"custom_id": "{}", "method": "POST", "url": "/v1/chat/completions", "body": {}}}'
+# a batch input line and its newline, as json.dumps(ensure_ascii=False) writes it; hex id
+_BATCH_LINE = ('{{"custom_id": "{}", "method": "POST", "url": "/v1/chat/completions", '
+               '"body": {}}}\n')
 
 _BATCH_BODY = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -5708,7 +5706,7 @@ def _fatal(judgement, repeats=None):
     """Why a failure means every other item would fail alike, or None: the account's or the
     model's, every server unreachable, or the same HTTP error on _REPEATS records and none
     judged (``repeats``: a dict per judge and run that counts them)."""
-    if not (judgement.ok or judgement.attempts):  # a batch's reply or no request: no server
+    if not (judgement.status == "ok" or judgement.attempts):  # imported, or not sent: no server
         return None
     if judgement.status in _FATAL_STATUSES or judgement.http_status in _FATAL_HTTP:
         return judgement.error
@@ -5718,7 +5716,7 @@ def _fatal(judgement, repeats=None):
             return judgement.error
     if repeats is None:
         return None
-    if judgement.ok:
+    if judgement.status == "ok":
         repeats["judged"] = True
         return None
     if not judgement.http_status or "judged" in repeats:
@@ -9160,16 +9158,16 @@ class _Run:
         if made is not None and made[0] is stamp:
             out[last] = None
             try:
-                text = self.encode(out)[:-5] + made[1] + "}"  # null} replaced
+                text = self.encode(out)[:-5] + made[1] + "}\n"  # null} replaced
             except ValueError:  # NaN or 1e999 in the record
                 pass
             out[last] = stamp  # the tally sees the record as written
         if text is None:
             try:
-                text = self.encode(out)
+                text = self.encode(out) + "\n"
             except ValueError:
-                text = self.encode(_strict(out))
-        self.pending.append((text + "\n").encode("utf-8", "backslashreplace"))  # "\ud83d"
+                text = self.encode(_strict(out)) + "\n"
+        self.pending.append(text.encode("utf-8", "backslashreplace"))  # "\ud83d"
         if len(self.pending) >= self.batching or time.monotonic() - self.flushed > _FLUSH_SECONDS:
             self.flush()
 
