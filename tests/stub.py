@@ -1068,8 +1068,8 @@ def ranking_block(err):
 
 class CommandLineTestCase(StubTestCase):
     """A StubTestCase that runs the command line against its stub: main() in this process
-    (``run_cli``, ``main``) or a real ``python -m minijudge`` in the test's folder
-    (``subprocess``); ``sent()`` is a chat request's body, as the stub received it."""
+    (``run_cli``, ``main``, ``in_process``) or a real ``python -m minijudge`` in the
+    test's folder (``subprocess``); ``sent()`` is a chat request's body, as the stub received it."""
 
     def run_cli(self, *argv):
         """(exit code, records, stderr) of main() against the stub."""
@@ -1088,6 +1088,12 @@ class CommandLineTestCase(StubTestCase):
 
     def sent(self, n=-1):
         return [r.json for r in self.srv.requests if r.method == "POST"][n]
+
+    def in_process(self, *argv, env=None):
+        """main() as ``subprocess`` runs a process: in the test's folder, ``env`` added to
+        the environment; (exit code, stdout, stderr). 0.05 s of CPU less than a process,
+        for a test whose point is not the process (its signals, pipes, stdout's encoding)."""
+        return run_main(argv, env=env, cwd=self.tmp)
 
     def subprocess(self, *argv, env=None):
         """A real ``python -m minijudge``: (exit code, stdout, stderr)."""
