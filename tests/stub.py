@@ -970,24 +970,30 @@ class SideBySide(StubTestCase):
         cls._names = tuple(unittest.TestLoader().getTestCaseNames(cls))
 
 
-def run_main(argv, env=None):
-    """(exit code, stdout, stderr) of ``minijudge.main(argv)`` in this process, ~0.2 s
-    quicker than ``python -m minijudge``; ``env`` is added to os.environ while it runs
-    (minijudge reads the environment when a call needs it, not at import)."""
+def run_main(argv, env=None, cwd=None):
+    """(exit code, stdout, stderr) of ``minijudge.main(argv)`` in this process, ~0.05 s of
+    CPU less than ``python -m minijudge``; ``env`` is added to os.environ while it runs
+    (minijudge reads the environment when a call needs it, not at import), and ``cwd``
+    (a test's folder, where a relative name would be read or written) is the current
+    folder while it runs: the whole process's, so never from a SideBySide test."""
     import contextlib
     import gc
     import io
     import warnings
     import minijudge
     out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
     with mock.patch.dict(os.environ, env or {}), contextlib.redirect_stdout(out), \
             contextlib.redirect_stderr(err), warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)  # what earlier tests left behind
         gc.freeze()  # what lived before the run: the collection below scans the run's only
         try:
+            if cwd is not None:
+                os.chdir(cwd)
             code = minijudge.main([str(a) for a in argv])
             gc.collect()  # its leaks, if any, are reported (and ignored) here, not later
         finally:
+            os.chdir(here)
             gc.unfreeze()  # ~25 ms a run less than scanning the whole suite's heap each time
     return code, out.getvalue(), err.getvalue()
 
@@ -1062,8 +1068,8 @@ def ranking_block(err):
 
 class CommandLineTestCase(StubTestCase):
     """A StubTestCase that runs the command line against its stub: main() in this process
-    (``run_cli``, ``main``) or a real ``python -m minijudge`` in the test's folder
-    (``subprocess``); ``sent()`` is a chat request's body, as the stub received it."""
+    (``run_cli``, ``main``, ``in_process``) or a real ``python -m minijudge`` in the
+    test's folder (``subprocess``); ``sent()`` is a chat request's body, as the stub received it."""
 
     def run_cli(self, *argv):
         """(exit code, records, stderr) of main() against the stub."""
@@ -1082,6 +1088,12 @@ class CommandLineTestCase(StubTestCase):
 
     def sent(self, n=-1):
         return [r.json for r in self.srv.requests if r.method == "POST"][n]
+
+    def in_process(self, *argv, env=None):
+        """main() as ``subprocess`` runs a process: in the test's folder, ``env`` added to
+        the environment; (exit code, stdout, stderr). 0.05 s of CPU less than a process,
+        for a test whose point is not the process (its signals, pipes, stdout's encoding)."""
+        return run_main(argv, env=env, cwd=self.tmp)
 
     def subprocess(self, *argv, env=None):
         """A real ``python -m minijudge``: (exit code, stdout, stderr)."""

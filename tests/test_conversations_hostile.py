@@ -9,8 +9,10 @@ messages; a failed panel's turn; a turn its reference list has no entry for; a r
 beside empty content; an empty reply in --dry-run; a null role or a list part type
 (tracebacks that stopped the run); the Responses API's text parts.
 
-The command line runs in a real subprocess (against the loopback stub where it sends);
-Python through its public API."""
+The command line runs as main() in this process (against the loopback stub where it
+sends), but in a real subprocess where the process matters (a lone surrogate written to its
+stdout, nesting as deep as a fresh interpreter's stack allows); Python through its public
+API."""
 import json
 import os
 import re
@@ -211,12 +213,14 @@ class DeepNestingTest(CommandLine):
         path = self.path("deep.jsonl")
         with open(path, "w", encoding="utf-8") as f:
             f.write("\n".join(rows) + "\n")
-        code, out, err = self.cli("--dry-run", path)  # each line read on the main thread
+        # a real process: how deep json and minijudge can go depends on the stack's depth,
+        # which in this process unittest's frames already take a part of
+        code, out, err = self.process("--dry-run", path)  # each line read on the main thread
         self.assertEqual(code, 0, err)
         self.assertNotIn("Traceback", err)
         self.assertEqual(out.count("--- line "), len(rows))
         self.srv.content = "Rating: 4"
-        code, _, err = self.cli("--no-preflight", "--judge-model", "m", "--judge-url",
+        code, _, err = self.process("--no-preflight", "--judge-model", "m", "--judge-url",
                                 self.srv.url, "--max-error-rate", "1", "-o",
                                 self.path("out.jsonl"), path)
         self.assertIn(code, (0, 1), err)
@@ -284,7 +288,8 @@ class DryRunSurrogateTest(CommandLine):
             f.write('{"messages": [{"role": "user", "content": "q\\ud800"}, '
                     '{"role": "assistant", "content": "a"}]}\n')
             f.write('{"q\\udc00": 1, "messages": [{"role": "user", "content": "q"}]}\n')
-        code, out, err = self.cli("--dry-run", path)
+        # a real process: its stdout encodes what it prints, which a StringIO would not
+        code, out, err = self.process("--dry-run", path)
         self.assertEqual(code, 0, err)
         self.assertIn("[Question]\nq\\ud800\n", out)
         self.assertIn("--- line 2: no 'response' field (choose one with --response-field; "

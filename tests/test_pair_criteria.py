@@ -6,8 +6,9 @@ per item) alike.
 The stub answers as a real judge would: a sentence or two of reasons, then the verdict
 on its last line, choosing by the criterion its prompt names (the shorter answer under
 "Conciseness", the one that names a source under "Sourcing"), and refusing the format
-when asked to. Each command-line run is ``python -m minijudge`` in a subprocess; its
-Python twin sends the same requests to a stub of its own, and the two are compared.
+when asked to. Each command-line run is main() in this process (python -m minijudge's
+parser, checks and run, without a process's 0.05 s of CPU); its Python twin sends the
+same requests to a stub of its own, and the two are compared.
 """
 import json
 import os
@@ -19,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import StubServer, StubTestCase, chat, run_main, run_process  # noqa: E402
+from stub import StubServer, StubTestCase, chat, run_main  # noqa: E402
 
 _ANSWER_RE = re.compile(r"\[The Start of Assistant (A|B)'s Answer\]\n(.*?)\n"
                         r"\[The End of Assistant \1's Answer\]", re.S)
@@ -251,10 +252,10 @@ class PairCriteriaTest(StubTestCase):
         for bad in (["Conciseness"], {"name": "x"}, 3):
             with self.subTest(bad=bad):
                 self.write_jsonl("bad.jsonl", [dict(record, judge_criterion=bad)])
-                proc = run_process("report", self.path("bad.jsonl"), universal_newlines=True)
-                self.assertEqual(proc.returncode, 2, proc.stderr)
+                code, _, err = run_main(["report", self.path("bad.jsonl")])
+                self.assertEqual(code, 2, err)
                 self.assertIn("judge_criterion must be text or null; got {!r}".format(bad),
-                              proc.stderr)
+                              err)
 
     def test_a_criterion_with_options_is_compared_on_its_name_and_description(self):
         # the criterion mode's file, reused: its options are not asked, the verdict is A/B/tie
@@ -276,9 +277,9 @@ class PairCriteriaRefusedTest(StubTestCase):
     """What is refused, before any request, from the flag, a --judges entry and Python."""
 
     def run_cli(self, *argv):
-        proc = run_process("--judge-url", self.srv.url, "--judge-model", "m", "--no-preflight",
-                           *argv, universal_newlines=True)
-        return proc.returncode, proc.stdout, proc.stderr
+        """(exit code, stdout, stderr) of main() in this process on the test's stub."""
+        return run_main(["--judge-url", self.srv.url, "--judge-model", "m", "--no-preflight",
+                         *argv])
 
     def test_a_criterion_that_is_no_pair_criterion(self):
         source = self.write_jsonl("in.jsonl", [pair("Capital?", SHORT, LONG)])
@@ -318,11 +319,10 @@ class PairCriteriaRefusedTest(StubTestCase):
         criteria = self.write("c.json", json.dumps(CONCISENESS))
         source = self.write_jsonl("in.jsonl", [pair("Capital?", SHORT, LONG)])
         self.srv.responder = judge_like
-        proc = run_process("--judge-url", self.srv.url, "--judge-model", "m", "--no-preflight",
-                           "--mode", "pairwise", "--template", shows, "--criteria", criteria,
-                           source, universal_newlines=True)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(json.loads(proc.stdout)["judge_criterion"], "Conciseness")
+        code, out, err = self.run_cli("--mode", "pairwise", "--template", shows, "--criteria",
+                                      criteria, source)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["judge_criterion"], "Conciseness")
         self.assertTrue(self.srv.requests[-1].prompt.startswith(
             "Compare on Conciseness (Is the answer brief and to the point?).\n"))
         refusal = ("a criterion for pairs needs a template that shows it, with "

@@ -3,12 +3,12 @@
 record fails only when every server failed it, its error naming each server's failure; a
 4xx that is the request's fault is not sent elsewhere. And a loopback server named under
 two of its aliases (localhost, 127.0.0.1, [::1]) is one server, refused as named twice.
-Through the real command line, in a subprocess.
+Through the command line's main(), in this process: what is tested is how a run spreads
+its requests over the servers and what it writes and says, not anything of a process.
 """
 import json
 import os
 import socket
-import subprocess
 import sys
 import threading
 
@@ -17,31 +17,33 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import (JUDGE_ENV, PYTHON, StubServer, StubTestCase, choices_null, drop,  # noqa: E402
-                  error, rate_limited, run_main)
+from stub import (StubServer, StubTestCase, choices_null, drop, error,  # noqa: E402
+                  rate_limited, run_main)
 
 
-class ReplicaTest(StubTestCase):
+class Replicas(StubTestCase):
+    """The run and the faulty servers of both classes below (which hold the tests)."""
+
     def run_cli(self, *argv, records=6):
-        """(exit code, records written, stderr) of a run over ``records`` records."""
+        """(exit code, records written, stderr) of a run over ``records`` records: main()
+        in this process (setUp took the judge's variables out of the environment)."""
         source = self.write_jsonl("in.jsonl", [{"question": "q%d" % k, "response": "r"}
                                                for k in range(records)])
-        env = {k: v for k, v in os.environ.items() if k not in JUDGE_ENV}
-        run = subprocess.run([*PYTHON, "-m", "minijudge", source, "--judge-model",
-                              "judge-model", "--no-preflight", "-o", self.path("out.jsonl"),
-                              *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, timeout=60)
+        code, _, err = run_main([source, "--judge-model", "judge-model", "--no-preflight",
+                                 "-o", self.path("out.jsonl"), *argv])
         written = []
         if os.path.exists(self.path("out.jsonl")):
             with open(self.path("out.jsonl"), encoding="utf-8") as f:
                 written = [json.loads(line) for line in f]
-        return run.returncode, written, run.stderr
+        return code, written, err
 
     def faulty(self, reply):
         srv = StubServer(responder=lambda request: reply).start()
         self.addCleanup(srv.stop)
         return srv
 
+
+class ReplicaTest(Replicas):
     def test_a_server_failing_every_request_fails_no_record(self):
         # one of two servers answering 500 to everything failed half the records at
         # --max-retries 0: a 500 spent a retry, though another server was up
@@ -108,16 +110,21 @@ class ReplicaTest(StubTestCase):
         self.assertEqual((self.srv.chat_count, other.chat_count), (2, 2))
 
 
-class ReplicasHostileTest(ReplicaTest):
+class ReplicasHostileTest(Replicas):
     """The hostile pass (issue 44): servers that fail in ways the first tests did not try,
-    and URLs a careless user gives."""
+    and URLs a careless user gives. (It subclassed ReplicaTest, whose five tests it ran a
+    second time, unchanged.)"""
     SECRET = "sk-hrep-secret-0123456789"
 
     def down_url(self):
-        """The URL of a server that refuses connections (it ran, then stopped)."""
-        srv = StubServer().start()
-        srv.stop()
-        return srv.url
+        """The URL of a server that refuses connections: a port bound and never listened
+        on, held until the test ends. (A stub started then stopped freed its port, which
+        another process's server could take before the run, as one did with two suites
+        running side by side: the "down" server then answered.)"""
+        sock = socket.socket()
+        self.addCleanup(sock.close)
+        sock.bind(("127.0.0.1", 0))
+        return "http://127.0.0.1:%d" % sock.getsockname()[1]
 
     def summary_servers(self):
         with open(self.path("s.json"), encoding="utf-8") as f:

@@ -4,9 +4,10 @@ one run and on 0-10 with weight 2 in the other has no one scale or weight, so no
 What differs is named in the summary (each criterion's ``differs``), the printed lines,
 --group-by's table and the page; a criterion the runs agree on keeps its figures.
 
-Two real runs (``python -m minijudge --rubric``, a process each) against the loopback stub,
-which answers from the criteria its prompt lists, then ``python -m minijudge report
---mixed`` over both files. Expected figures are worked out by hand in the comments."""
+Two runs (``minijudge --rubric``, main() in this process, in the test's folder) against the
+loopback stub, which answers from the criteria its prompt lists, then ``minijudge report
+--mixed`` over both files: the figures are the same as a process's, without its 0.05 s of
+CPU each. Expected figures are worked out by hand in the comments."""
 import json
 import os
 import re
@@ -15,7 +16,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from stub import CommandLineTestCase, chat  # noqa: E402
+from stub import CommandLineTestCase, chat, run_main  # noqa: E402
 
 # criterion a differs in scale and weight, b in weight alone, c nowhere
 FIVE = [{"name": "a", "scale": [1, 5], "weight": 1}, {"name": "b", "weight": 1},
@@ -32,6 +33,10 @@ def judge_replies(request):
 
 
 class MixedRubrics(CommandLineTestCase):
+    def cli(self, *argv):
+        """main() in the test's folder: (exit code, stdout, stderr)."""
+        return run_main(argv, cwd=self.tmp)
+
     def setUp(self):
         super().setUp()
         self.srv.responder = judge_replies
@@ -40,13 +45,13 @@ class MixedRubrics(CommandLineTestCase):
         self.source = self.write_jsonl("in.jsonl", items)
         for name, rubric in (("five", FIVE), ("ten", TEN)):
             path = self.write(name + ".json", json.dumps(rubric))
-            code, _, err = self.subprocess(
+            code, _, err = self.cli(
                 "--judge-url", self.srv.url, "--judge-model", "judge-model", "--no-preflight",
                 "--max-retries", "0", "--rubric", path, "-o", name + ".jsonl", self.source)
             self.assertEqual(code, 0, err)
 
     def report(self, *argv, more=()):
-        code, _, err = self.subprocess("report", "--mixed", "five.jsonl", "ten.jsonl", *more,
+        code, _, err = self.cli("report", "--mixed", "five.jsonl", "ten.jsonl", *more,
                                        "--summary", "s.json", *argv)
         self.assertEqual(code, 0, err)
         return err, self.summary("s.json")
@@ -98,7 +103,7 @@ class MixedRubrics(CommandLineTestCase):
         # a third run: a on 1-5 weight 1 as the first, d (0-10) its own; a still differs
         path = self.write("more.json", json.dumps(FIVE[:1] + [{"name": "d", "scale": [0, 10]}]))
         self.srv.responder = lambda request: chat(json.dumps({"a": 4, "d": 6}))
-        code, _, err = self.subprocess(
+        code, _, err = self.cli(
             "--judge-url", self.srv.url, "--judge-model", "judge-model", "--no-preflight",
             "--rubric", path, "-o", "more.jsonl", self.source)
         self.assertEqual(code, 0, err)
@@ -109,7 +114,7 @@ class MixedRubrics(CommandLineTestCase):
                          (2, 6.0, [0, 10], 1, None))
 
     def test_one_run_read_alone_keeps_its_own_figures(self):
-        code, _, err = self.subprocess("report", "ten.jsonl", "--summary", "t.json")
+        code, _, err = self.cli("report", "ten.jsonl", "--summary", "t.json")
         self.assertEqual(code, 0, err)
         a = self.summary("t.json")["criteria"]["a"]
         self.assertEqual((a["mean_value"], a["scale"], a["weight"], a["differs"]),

@@ -7,10 +7,10 @@ missing a criterion, off its scale or not a number is a failure naming it. The s
 --structured sends a schema requiring every criterion. The rubric is checked hostilely,
 alike from the flag, a judges file and Python.
 
-Through the real command line (``python -m minijudge`` in a process of its own, and main()
-in this one for the tables of refusals) against the loopback stub, which answers as a
-judge does: reasoning, then the JSON (plain, fenced in ```json, inside prose, or short of
-a criterion). Expected figures are worked out by hand in the comments."""
+Through the command line (main() in this process, in the test's folder; ``python -m
+minijudge`` in a process of its own for a rubric read from a pipe) against the loopback
+stub, which answers as a judge does: reasoning, then the JSON (plain, fenced in ```json,
+inside prose, or short of a criterion). Expected figures are worked out by hand in the comments."""
 import json
 import os
 import re
@@ -66,7 +66,7 @@ class RubricRun(CommandLineTestCase):
         self.source = self.write_jsonl("in.jsonl", items)
 
     def cli(self, *argv):
-        return self.subprocess("--judge-url", self.srv.url, "--judge-model", "judge-model",
+        return self.in_process("--judge-url", self.srv.url, "--judge-model", "judge-model",
                                "--no-preflight", "--max-retries", "0", *argv)
 
     def run_rubric(self, *argv):
@@ -152,7 +152,7 @@ class RubricRun(CommandLineTestCase):
         self.assertIn("<h3>Criteria (scores 0-1, over the records judged)</h3>", page)
         self.assertIn("<tr><td>accuracy</td><td>2</td><td>3</td><td>3.6667</td>", page)
         # report reads the records back to the same figures
-        code, _, report_err = self.subprocess("report", "out.jsonl", "--summary", "r.json",
+        code, _, report_err = self.in_process("report", "out.jsonl", "--summary", "r.json",
                                               "--max-error-rate", "1")
         self.assertEqual(code, 0, report_err)
         self.assertEqual(self.summary("r.json")["criteria"], summary["criteria"])
@@ -187,7 +187,7 @@ class RubricRun(CommandLineTestCase):
         self.assertEqual([r["judge_score"] for r in self.records()[:3]], SCORES)
 
     def test_dry_run_shows_the_rubric_prompt_and_sends_nothing(self):
-        code, out, err = self.subprocess("--rubric", self.rubric, "--dry-run", self.source)
+        code, out, err = self.in_process("--rubric", self.rubric, "--dry-run", self.source)
         self.assertEqual(code, 0, err)
         self.assertIn("- clarity (0 to 10): Is it easy to follow?", out + err)
         self.assertEqual(self.srv.chat_count, 0)

@@ -1,8 +1,9 @@
 """Issue 46 item 2, hostile pass on --rubric by a tester who did not write it: replies a
 judge really sends (pretty-printed JSON under --explain, an object cut off by max_tokens,
 duplicate keys, booleans, NaN, 1e400, -0.0), a panel whose judges scale one criterion
-differently, and the summary's words for a scale below zero. Through the real command
-line (``python -m minijudge``) and the Python API against the loopback stub."""
+differently, and the summary's words for a scale below zero. Through the command
+line (main() in this process, as ``python -m minijudge`` runs it) and the Python API
+against the loopback stub."""
 import json
 import os
 import sys
@@ -35,7 +36,7 @@ class Hostile(CommandLineTestCase):
                         for key, value in replies.items()}
         source = self.write_jsonl("in.jsonl", [{"question": "q", "response": key}
                                                for key in replies])
-        got, out, err = self.subprocess(
+        got, out, err = self.in_process(
             "--judge-url", self.srv.url, "--judge-model", "judge-model", "--no-preflight",
             "--max-retries", "0", "--max-error-rate", "1", "--rubric", self.rubric,
             "-o", "out.jsonl", *argv, source)
@@ -128,7 +129,7 @@ class Tokens(CommandLineTestCase):
 class Files(CommandLineTestCase):
     def cli(self, rubric, *argv):
         source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
-        return self.subprocess("--judge-url", self.srv.url, "--judge-model", "judge-model",
+        return self.in_process("--judge-url", self.srv.url, "--judge-model", "judge-model",
                                "--no-preflight", "--max-retries", "0", "--rubric", rubric,
                                *argv, source)
 

@@ -44,7 +44,7 @@ class ScaleFromEveryPlaceTest(CommandLineTestCase):
     def judges_file(self, scale):
         judges = self.write("judges.json", json.dumps(
             [{"name": "a", "template": "t.txt", "options": {"scale": scale}}]))
-        code, _, err = self.subprocess("--judge-url", self.srv.url, "--no-preflight",
+        code, _, err = self.in_process("--judge-url", self.srv.url, "--no-preflight",
                                        "--judges", judges, "-o", self.path("out.jsonl"),
                                        self.source)
         return code, err
@@ -94,13 +94,13 @@ class ScaleFromEveryPlaceTest(CommandLineTestCase):
         # 1-10 scale"), a judge answering 1-5 read on another scale with exit 0
         said = ("the built-in rating template asks for a rating from 1 to 5; scale 1-10 "
                 "needs a template of your own that asks for it (--template FILE, template=)")
-        code, _, err = self.subprocess("--judge-url", self.srv.url, "--no-preflight",
+        code, _, err = self.in_process("--judge-url", self.srv.url, "--no-preflight",
                                        "--scale", "1,10", "-o", self.path("out.jsonl"),
                                        self.source)
         self.assertEqual((code, err), (2, "minijudge: error: " + said + "\n"))
         judges = self.write("judges.json", json.dumps([{"name": "a", "options": {
             "scale": [1, 10]}}]))
-        code, _, err = self.subprocess("--judge-url", self.srv.url, "--no-preflight",
+        code, _, err = self.in_process("--judge-url", self.srv.url, "--no-preflight",
                                        "--judges", judges, "-o", self.path("out.jsonl"),
                                        self.source)
         self.assertEqual(code, 2, err)

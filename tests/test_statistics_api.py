@@ -270,7 +270,7 @@ class ReportReadsOtherToolsFiles(CommandLineTestCase):
     """`report --layout` on the small copies of the published layouts in examples/."""
 
     def layout_report(self, *argv):
-        code, out, err = self.subprocess("report", "--summary", self.path("r.json"),
+        code, out, err = self.in_process("report", "--summary", self.path("r.json"),
                                          "--max-error-rate", "1", *argv)
         self.assertEqual(code, 0, err)
         return err, self.summary("r.json")
@@ -369,7 +369,7 @@ class ReportReadsOtherToolsFiles(CommandLineTestCase):
                  {"model_1": "a", "model_2": "b", "g1_winner": "model_1",
                   "g2_winner": "model_2", "judge": ["gpt-4", "pair-v2"]}]
         source = self.write_jsonl("hostile.jsonl", lines)
-        code, out, err = self.subprocess("report", "--layout", "fastchat-pair", source,
+        code, out, err = self.in_process("report", "--layout", "fastchat-pair", source,
                                          "--max-error-rate", "1", "--summary",
                                          self.path("r.json"), env={"LLM_JUDGE_API_KEY": key})
         self.assertEqual(code, 0, err)
