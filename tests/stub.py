@@ -816,6 +816,16 @@ class StubTestCase(unittest.TestCase):
     """For each test: a stub (``self.srv``, from ``start_stub``), a temporary folder
     (``self.tmp``), and no judge settings leaking in from the environment."""
 
+    def down_url(self):
+        """The URL of a server that refuses connections: a port bound and never listened
+        on, held until the test ends. (A stub started then stopped frees its port, which
+        another process's server may take before the run: two suites side by side did,
+        and the "down" server answered.)"""
+        sock = socket.socket()
+        self.addCleanup(sock.close)
+        sock.bind(("127.0.0.1", 0))
+        return "http://127.0.0.1:%d" % sock.getsockname()[1]
+
     def start_stub(self):
         srv = StubServer().start()
         self.addCleanup(srv.stop)

@@ -518,11 +518,10 @@ was a bar of negative width (none drawn) and its value at x=-216, off the pictur
         other = self.start_stub()
         other.content = "Rating: 1"
         self.srv.content = "Rating: 5"
-        down = self.start_stub()
-        down.stop()
+        down_url = self.down_url()
         config = self.write("judges.json", json.dumps([
             {"name": "j0", "url": self.srv.url}, {"name": "j1", "url": other.url},
-            {"name": "j2", "url": down.url, "options": {"max_retries": 0}}]))
+            {"name": "j2", "url": down_url, "options": {"max_retries": 0}}]))
         source = self.write_jsonl("in.jsonl", [{"question": "q", "response": "r"}])
         page, summary = self.path("p.html"), self.path("s.json")
         code, _, err = run_main(["--no-preflight", "--judge-model", "m", "--judges", config,

@@ -58,12 +58,6 @@ class ReplicaTest(StubTestCase):
         with open(self.path(name), encoding="utf-8") as f:
             return json.load(f)
 
-    def down_url(self):
-        """The URL of a server that refuses connections (it ran, then stopped)."""
-        srv = StubServer().start()
-        srv.stop()
-        return srv.url
-
     def test_a_replica_killed_mid_run_loses_no_record(self):
         stubs = [self.stub_process(delay=0.02) for _ in range(3)]
         source = self.records(90)

@@ -116,16 +116,6 @@ class ReplicasHostileTest(Replicas):
     second time, unchanged.)"""
     SECRET = "sk-hrep-secret-0123456789"
 
-    def down_url(self):
-        """The URL of a server that refuses connections: a port bound and never listened
-        on, held until the test ends. (A stub started then stopped freed its port, which
-        another process's server could take before the run, as one did with two suites
-        running side by side: the "down" server then answered.)"""
-        sock = socket.socket()
-        self.addCleanup(sock.close)
-        sock.bind(("127.0.0.1", 0))
-        return "http://127.0.0.1:%d" % sock.getsockname()[1]
-
     def summary_servers(self):
         with open(self.path("s.json"), encoding="utf-8") as f:
             return [(s["requests"], s["failures"]) for s in json.load(f)["servers"]]
