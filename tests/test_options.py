@@ -22,13 +22,14 @@ import re
 import subprocess
 import sys
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
-from stub import PYTHON, JUDGE_ENV, StubTestCase, error, run_main, without_judge  # noqa: E402
+from stub import PYTHON, JUDGE_ENV, StubTestCase, error, run_main  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")
 TIMEOUT = "must be a number of seconds above 0, at most 86400 (a day); got "
@@ -467,25 +468,14 @@ SHORT_USAGE = (USAGE + "quickstart: python -m minijudge --judge-url http://127.0
 
 
 def run(*argv):
-    """(exit code, stdout, stderr) of ``python -m minijudge`` with no judge settings."""
-    return finish(start(*argv))
-
-
-def start(*argv):
-    """``python -m minijudge`` with no judge settings, started: several run side by side."""
-    return subprocess.Popen([*PYTHON, "-m", "minijudge"] + list(argv), cwd=REPO,
-                            env=without_judge(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def finish(proc):
-    """run() of a process from start()."""
-    try:
-        out, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise
-    return proc.returncode, out.decode(), err.decode()
+    """(exit code, stdout, stderr) of main(argv) in this process, as ``python -m minijudge``
+    from the repository runs it with no judge settings: its refusals, usage and --help
+    are words main() writes, not the process's (COLUMNS is the 80 columns argparse wraps
+    --help to when stdout is a pipe)."""
+    with mock.patch.dict(os.environ):
+        for name in JUDGE_ENV:
+            os.environ.pop(name, None)
+        return run_main(argv, env={"COLUMNS": "80"}, cwd=REPO)
 
 
 def sections(help_text):
@@ -510,12 +500,10 @@ class CriteriaModeTest(unittest.TestCase):
         # found by a cut pass: rating crashed in the summary, comparative too, rubric failed all
         criteria = os.path.join(REPO, "examples", "helpfulness.json")
         modes = ("rating", "rubric", "comparative", "binary")  # pairwise takes one (issue 46)
-        # side by side: the interpreters start on both cores
-        procs = [start("--judge-url", "http://127.0.0.1:9", "--mode", mode, "--criteria",
-                       criteria, "examples/qa.jsonl") for mode in modes]
-        for mode, proc in zip(modes, procs):
+        for mode in modes:
             with self.subTest(mode=mode):
-                code, out, err = finish(proc)
+                code, out, err = run("--judge-url", "http://127.0.0.1:9", "--mode", mode,
+                                     "--criteria", criteria, "examples/qa.jsonl")
                 self.assertEqual((code, out), (2, ""), err)
                 self.assertEqual(err, "minijudge: error: --criteria is for --mode criterion, "
                                  "pairwise or systems; got mode {}\n".format(mode))
@@ -568,10 +556,9 @@ class HelpTest(unittest.TestCase):
 class NoInputTest(unittest.TestCase):
     def test_no_input_prints_a_short_usage_and_exits_2(self):
         runs = ((), ("--judge-url", "http://127.0.0.1:1", "-q"))
-        procs = [start(*argv) for argv in runs]  # side by side
-        for argv, proc in zip(runs, procs):
+        for argv in runs:
             with self.subTest(argv=argv):
-                self.assertEqual(finish(proc), (2, "", SHORT_USAGE))
+                self.assertEqual(run(*argv), (2, "", SHORT_USAGE))
 
     def test_other_usage_errors_print_the_one_usage_line(self):
         code, out, err = run("--mode", "nope", "in.jsonl")
