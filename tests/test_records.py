@@ -502,7 +502,7 @@ class WrongFieldFlagTest(CommandLineTestCase):
 
     def test_the_issues_example_suggests_the_field_in_each_record_and_the_summary(self):
         source = self.write_jsonl("in.jsonl", RECORDS)
-        code, out, err = self.subprocess("--judge-url", self.srv.url, "--question-field", "qq",
+        code, out, err = self.in_process("--judge-url", self.srv.url, "--question-field", "qq",
                                          source)
         error = "no 'qq' field (--question-field qq; {}); pass --question-field prompt?".format(
             OWN)
@@ -550,7 +550,7 @@ class MissingResponseTest(CommandLineTestCase):
 
     def test_dry_run_shows_it(self):
         source = self.write_jsonl("in.jsonl", RECORDS)
-        code, out, err = self.subprocess("--dry-run", source)
+        code, out, err = self.in_process("--dry-run", source)
         error = ("no 'response' field (choose one with --response-field; {}); pass "
                  "--response-field completion --question-field prompt?".format(OWN))
         self.assertEqual((code, out), (2, "--- line 1: {0}\n--- line 2: {0}\n".format(error)))
@@ -580,7 +580,7 @@ class MissingQuestionTest(CommandLineTestCase):
                      OWN))
         for more in ([], ["--dry-run"]):
             with self.subTest(more=more):
-                code, out, err = self.subprocess(*(more + [
+                code, out, err = self.in_process(*(more + [
                     "--judge-url", self.srv.url, "--response-field", "completion", source]))
                 self.assertEqual((code, out, err), (2, "", error))
         self.assertEqual(self.srv.requests, [])
@@ -735,16 +735,21 @@ class FieldNamesTest(CommandLineTestCase):
                       "record has question, {x})", out[0]["judge_error"])
 
 
-class FieldHintsHostileTest(CommandLineSideBySide):
+class FieldHintsHostileTest(CommandLineTestCase):
     """Issue 30's hostile pass (host30).
 
-    Record field names the field hints list or suggest."""
+    Record field names the field hints list or suggest. The key, in the environment as the
+    README tells a user to set it, is looked for in what a real process writes; a hint's
+    words are main()'s, in this process."""
+
+    KEY = CommandLineSideBySide.KEY
 
     def test_a_field_named_as_the_key_is_hidden_in_the_error_and_summary(self):
-        source = self.source([{self.KEY: "2+2?", "completion": "4"}])
-        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
+        source = self.write_jsonl("in.jsonl", [{self.KEY: "2+2?", "completion": "4"}])
+        code, out, err = self.subprocess("--judge-url", self.srv.url, "--judge-model", "m",
                                   "--no-preflight", "--question-field", "qq",
-                                  "--response-field", "completion", source)
+                                  "--response-field", "completion", source,
+                                  env={"LLM_JUDGE_API_KEY": self.KEY})
         record = json.loads(out)
         self.assertEqual(code, 1)
         self.assertEqual(record["judge_error"], "line 1: no 'qq' field (--question-field qq; "
@@ -754,29 +759,33 @@ class FieldHintsHostileTest(CommandLineSideBySide):
     def test_a_field_name_no_shell_line_can_hold_is_not_suggested(self):
         # a newline or an escape in the name: the summary prints it on one line, so the
         # suggested flag, copied, named another field
-        source = self.source([{"prompt\n\x1b[31m": "2+2?", "completion": "4"}])
-        code, out, err = self.cli("--judge-url", self.srv.url, "--judge-model", "m",
-                                  "--no-preflight", source)
+        source = self.write_jsonl("in.jsonl", [{"prompt\n\x1b[31m": "2+2?", "completion": "4"}])
+        code, out, err = self.in_process("--judge-url", self.srv.url, "--judge-model", "m",
+                                         "--no-preflight", source,
+                                         env={"LLM_JUDGE_API_KEY": self.KEY})
         record = json.loads(out)
         self.assertEqual(record["judge_error"], "line 1: no 'response' field (choose one with "
                          "--response-field; the record has completion, prompt\n\x1b[31m); "
                          "pass --response-field completion?")
 
 
-class OwnTemplateFieldHostileTest(CommandLineSideBySide):
+class OwnTemplateFieldHostileTest(CommandLineTestCase):
     """Issue 30's hostile pass (host30).
 
-    A template of one's own (here in a --judges file) with a field no flag sets."""
+    A template of one's own (here in a --judges file) with a field no flag sets: the
+    refusal is main()'s words, in this process."""
 
     def test_the_error_lists_the_records_own_fields(self):
         # "got completion, gold, prompt, response": 'response' is not in the file (the
         # issue's complaint, left for a template's own field)
-        source = self.source([{"prompt": "2+2?", "completion": "4", "gold": "4"}])
+        source = self.write_jsonl("in.jsonl", [{"prompt": "2+2?", "completion": "4",
+                                                "gold": "4"}])
         template = self.write("t.txt", "Q: {prompt}\nA: {response}\nGold: {gold_answer}\n")
         judges = self.write("judges.json", json.dumps(
             [{"name": "a", "url": self.srv.url, "model": "m", "template": template}]))
-        code, out, err = self.cli("--judges", judges, "--no-preflight", "--response-field",
-                                  "completion", source)
+        code, out, err = self.in_process("--judges", judges, "--no-preflight",
+                                         "--response-field", "completion", source,
+                                         env={"LLM_JUDGE_API_KEY": CommandLineSideBySide.KEY})
         self.assertEqual((code, out), (2, ""))
         self.assertEqual(err, "minijudge: error: line 1 (the first record): template needs "
                          "field 'gold_answer' (the template reads the record's field of that "
