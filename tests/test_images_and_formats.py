@@ -38,16 +38,28 @@ class Images(StubTestCase):
             f.write(data)
         return path
 
-    def cli(self, images, *flags, cwd=REPO, stdin=False):
-        """(exit code, records, stderr) of a real ``python -m minijudge`` over one record per
-        image, with a timeout: a hang is a failure."""
+    def argv(self, images, *flags, stdin=False):
+        """The command line over one record per image, written to data/in.jsonl: its flags
+        and the file (``stdin``: "-")."""
         source = os.path.join(self.data, "in.jsonl")
         with open(source, "w", encoding="utf-8") as f:
             f.writelines(json.dumps({"question": "q", "response": "r", "image": image}) + "\n"
                          for image in images)
-        argv = [*PYTHON, "-m", "minijudge", "--judge-url", self.srv.url, "--no-preflight",
-                "--max-retries", "0", "--max-error-rate", "1", "--image-field", "image",
-                *flags, "-" if stdin else source]
+        return ["--judge-url", self.srv.url, "--no-preflight", "--max-retries", "0",
+                "--max-error-rate", "1", "--image-field", "image", *flags,
+                "-" if stdin else source]
+
+    def main(self, images, *flags, cwd=REPO):
+        """(exit code, records, stderr) of main() in this process over one record per image,
+        run from ``cwd``: for what is read and refused, not for what may block."""
+        code, out, err = run_main(self.argv(images, *flags), cwd=cwd)
+        return code, [json.loads(line) for line in out.splitlines()], err
+
+    def cli(self, images, *flags, cwd=REPO, stdin=False):
+        """(exit code, records, stderr) of a real ``python -m minijudge`` over one record per
+        image, with a timeout: a hang is a failure."""
+        argv = [*PYTHON, "-m", "minijudge", *self.argv(images, *flags, stdin=stdin)]
+        source = os.path.join(self.data, "in.jsonl")
         env = dict(os.environ, PYTHONPATH=REPO)
         with open(source, "rb") as f:
             proc = subprocess.run(argv, cwd=cwd, env=env, stdin=f if stdin else None,
@@ -184,7 +196,7 @@ class Workers(unittest.TestCase):
 
 class ImageRoot(Images):
     def test_relative_paths_are_read_from_the_input_files_folder(self):
-        code, out, err = self.cli(["imgs/a.png"])  # cwd: the repository
+        code, out, err = self.main(["imgs/a.png"])  # cwd: the repository
         self.assertEqual((code, [r["judge_status"] for r in out]), (0, ["ok"]), err)
         self.assertIn(base64.b64encode(PNG), self.sent_bytes())
 
@@ -192,7 +204,7 @@ class ImageRoot(Images):
         os.symlink(self.secret, os.path.join(self.data, "link.png"))
         os.symlink(self.tmp, os.path.join(self.data, "up"))  # a folder pointing out
         images = ["../secret.png", self.secret, "link.png", "up/secret.png", "imgs/a.png"]
-        code, out, err = self.cli(images)
+        code, out, err = self.main(images)
         self.assertEqual(code, 0, err)
         self.assertEqual([r["judge_status"] for r in out], ["bad_record"] * 4 + ["ok"])
         real = os.path.realpath(self.data)
@@ -204,8 +216,8 @@ class ImageRoot(Images):
         self.assert_secret_not_sent()
 
     def test_image_root_allows_a_folder_and_relative_paths_are_read_from_it(self):
-        code, out, err = self.cli(["secret.png", self.secret, "data/imgs/a.png", "../x.png"],
-                                  "--image-root", self.tmp)
+        code, out, err = self.main(["secret.png", self.secret, "data/imgs/a.png", "../x.png"],
+                                   "--image-root", self.tmp)
         self.assertEqual(code, 0, err)
         self.assertEqual([r["judge_status"] for r in out], ["ok"] * 3 + ["bad_record"])
         self.assertEqual(out[3]["judge_error"], "line 4: image '../x.png' is outside {} "
@@ -241,7 +253,7 @@ class ImageRoot(Images):
         self.assert_secret_not_sent()
 
     def test_an_image_root_that_is_no_folder_is_a_usage_error(self):
-        code, out, err = self.cli(["imgs/a.png"], "--image-root", self.good)
+        code, out, err = self.main(["imgs/a.png"], "--image-root", self.good)
         self.assertEqual((code, out), (2, []))
         self.assertEqual(err, "minijudge: error: image_root (--image-root) must be a folder; "
                          "got {!r}\n".format(self.good))
