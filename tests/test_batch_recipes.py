@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import minijudge  # noqa: E402
 from batch_engine import run_batch  # noqa: E402
-from stub import StubServer, StubTestCase, run_main, run_process, without_judge  # noqa: E402
+from stub import StubServer, StubTestCase, run_main, without_judge  # noqa: E402
 from stub import read_records as lines  # noqa: E402
 
 REPO = os.path.dirname(HERE)
@@ -600,9 +600,12 @@ def timeless(stderr):
 
 
 def run(folder, *argv):
-    """(exit status, stderr) of ``python -m minijudge ARGV`` in ``folder``."""
-    done = run_process(*argv, cwd=folder, env=dict(ENV, PYTHONPATH=REPO))
-    return done.returncode, timeless(done.stderr.decode())
+    """(exit status, stderr) of main(ARGV) in this process, as ``python -m minijudge ARGV``
+    in ``folder`` with ENV runs it: the files and words are main()'s."""
+    with mock.patch.dict(os.environ, clear=True):
+        os.environ.update(ENV)
+        code, _, err = run_main(argv, cwd=folder)
+    return code, timeless(err)
 
 
 TIMED = re.compile(rb'"(wall_seconds|latency[a-z_]*)": [0-9.e-]+')  # the clock's, not ours
@@ -650,9 +653,9 @@ class OfflineWritesAsTheGeneralPathTest(unittest.TestCase):
     by _Run.go_offline), else by _judge_item; every run writes with _Run.write_record. The
     two ways must write the same bytes: each test runs one varied corpus (records that are
     judged, bad lines, missing and empty fields, unicode, NaN, duplicates, an earlier run's
-    fields, a resume from a --cache) through a real ``python -m minijudge`` twice, once
-    plain and once with --html (which only adds its own file), or in-process with the lean
-    path turned off, and compares every file and stderr."""
+    fields, a resume from a --cache) through main() in the run's folder twice, once plain
+    and once with --html (which only adds its own file), or with the lean path turned off,
+    and compares every file and stderr."""
 
     def setUp(self):
         self.root = tempfile.mkdtemp()
@@ -847,8 +850,7 @@ class ImportedRepliesTest(unittest.TestCase):
         self.assertIn("overloaded", got[2]["judge_error"])
 
     def cli(self, folder, *argv):
-        return run_process("--judge-model", "m", "-q", *argv, env=without_judge(every=True),
-                           timeout=None)
+        return run(folder, "--judge-model", "m", "-q", *argv)
 
 
 if __name__ == "__main__":
