@@ -967,9 +967,7 @@ class EmptySummaryLinesTest(StubTestCase):
 
     def test_a_model_not_known_is_not_printed_as_none(self):
         source = self.write("in.jsonl", '{"question": "q", "response": "r"}\n')
-        port = self.srv.port
-        self.srv.stop()  # the model list cannot be read: no model to name
-        url = "http://127.0.0.1:{}".format(port)
+        url = self.down_url()  # refuses: the model list cannot be read, no model to name
         code, out, err = run_main(["--judge-url", url, "--no-preflight", "--max-retries", "0",
                                    "--max-error-rate", "1", source])
         self.assertEqual(code, 0, err)
