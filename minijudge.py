@@ -2170,16 +2170,6 @@ def _model_name(model, url, judge_fn):
     return None
 
 
-def _with_key(headers, key, key_header):
-    headers = dict(headers or {})
-    if not key:
-        return headers
-    bearer = ""
-    if key_header.lower() == "authorization":
-        bearer = "Bearer "
-    return {key_header: bearer + key, **headers}
-
-
 _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organization",
                      "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
 
@@ -3778,7 +3768,12 @@ class LLMJudge:
         self.model = _model_name(model, self.url, judge_fn)
         for url in self.urls:  # the same key goes to each: each is warned about alike
             key = _api_key(api_key, url)
-        headers = _with_key(headers, key, key_header)
+        headers = dict(headers or {})
+        if key:  # sent in key_header, unless the headers given name it themselves
+            bearer = ""
+            if key_header.lower() == "authorization":
+                bearer = "Bearer "
+            headers = {key_header: bearer + key, **headers}
         self._headers = _Secret(headers)
         # one URL a line: a credential in any of their queries is hidden
         self._secrets = _Secret(_secret_forms(key, "\n".join(self.urls), headers))
