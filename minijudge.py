@@ -2170,16 +2170,6 @@ def _model_name(model, url, judge_fn):
     return None
 
 
-def _with_key(headers, key, key_header):
-    headers = dict(headers or {})
-    if not key:
-        return headers
-    bearer = ""
-    if key_header.lower() == "authorization":
-        bearer = "Bearer "
-    return {key_header: bearer + key, **headers}
-
-
 _HARMLESS_HEADERS = {"accept", "content-type", "user-agent", "openai-organization",
                      "openai-project", "openai-beta", "api-version", "x-request-id", "x-title"}
 
@@ -2770,10 +2760,9 @@ _TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see LLMJ
 
 def _limiter(urls, headers, rpm, tpm):
     """The limiter of the judges on ``urls`` with these ``headers`` (one account) and limits."""
-    import hashlib
     servers = tuple(sorted(map(str, map(_server_key, urls))))
-    fields = json.dumps(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
-    account = hashlib.sha256(fields.encode("utf-8", "surrogatepass")).hexdigest()
+    # the account: its headers hashed as a request is for the cache, no API key in clear
+    account = _cache_key(sorted((str(k).lower(), str(v)) for k, v in headers.items()))
     key = (servers, account, rpm, tpm)
     with _LIMITERS_LOCK:
         limiter = _LIMITERS.get(key)
@@ -3106,13 +3095,8 @@ def _is_vars(value):
         raise JudgeError("template variable {!r} (--var, vars) is a field minijudge fills "
                          "itself, from the record or the item; give yours another "
                          "name".format(ours[0]))
-    return all(map(_is_var, value.items()))
-
-
-def _is_var(item):
-    name, value = item
-    return _is_text(name) and bool(_VAR_NAME_RE.match(name)) and (
-        _is_text(value) or _is_finite(value))
+    return all(_is_text(name) and _VAR_NAME_RE.match(name) and (_is_text(v) or _is_finite(v))
+               for name, v in value.items())
 
 
 _PRICE_RE = re.compile(r"\s*(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*\Z")
@@ -3784,7 +3768,12 @@ class LLMJudge:
         self.model = _model_name(model, self.url, judge_fn)
         for url in self.urls:  # the same key goes to each: each is warned about alike
             key = _api_key(api_key, url)
-        headers = _with_key(headers, key, key_header)
+        headers = dict(headers or {})
+        if key:  # sent in key_header, unless the headers given name it themselves
+            bearer = ""
+            if key_header.lower() == "authorization":
+                bearer = "Bearer "
+            headers = {key_header: bearer + key, **headers}
         self._headers = _Secret(headers)
         # one URL a line: a credential in any of their queries is hidden
         self._secrets = _Secret(_secret_forms(key, "\n".join(self.urls), headers))
@@ -4197,10 +4186,16 @@ class LLMJudge:
         return both
 
     def _unasked(self, values):
-        """The Judgement of an item not worth a request, else None."""
-        problem = _responses_kind_problem(values, self.parser)
-        if problem:
-            return self._failed("template_error", problem)
+        """The Judgement of an item not worth a request (a response no answer, or empty),
+        else None."""
+        for field in self._reader.responses:
+            value = values.get(field)
+            if value is not None and not isinstance(value, (str, int, float)):
+                return self._failed("template_error", "field {!r} is a {}, expected text".format(
+                    field, type(value).__name__))
+            if value != value:  # NaN: pandas' missing value, never the text "nan" to grade
+                return self._failed("template_error", "field {!r} is NaN (a missing value), "
+                                    "expected text".format(field))
         if "response" not in self._reader.responses:
             return None
         response = values["response"]
@@ -6030,17 +6025,6 @@ def _context_flags(spec):
             for name, field in spec.context_field]
 
 
-def _responses_kind_problem(values, parser):
-    """Why the responses a parser reads are not answers, or None."""
-    for field in _PARSERS[parser].responses:
-        value = values.get(field)
-        if value is not None and not isinstance(value, (str, int, float)):
-            return "field {!r} is a {}, expected text".format(field, type(value).__name__)
-        if value != value:  # NaN: pandas' missing value, never the text "nan" to grade
-            return "field {!r} is NaN (a missing value), expected text".format(field)
-    return None
-
-
 def _field_problem(spec, record, names, conversation=None):
     """Why a record cannot be judged as the flags say (``names``: its mode's responses), or
     None: a field a flag named missing or holding no text (judged without it, it would be
@@ -6644,9 +6628,8 @@ def agreement(judge_values, human_values, *, kind=None):
         raise JudgeError("kind must be None or 'ratings'; got {!r}".format(kind))
     # one human value each: a row dropped would shift every pair after it
     judge_values, human_values = list(judge_values), list(human_values)
-    if len(judge_values) != len(human_values):
-        raise JudgeError("agreement needs one human value for each judge value; got {} judge "
-                         "values and {} human".format(len(judge_values), len(human_values)))
+    _check_paired(judge_values, human_values, "agreement needs one human value for each judge "
+                  "value; got {} judge values and {} human")
     pairs = [p for p in zip(map(_label, judge_values), map(_label, human_values)) if None not in p]
     result = {"n": len(pairs)}
     if len(pairs) < 2:
@@ -7245,9 +7228,8 @@ def group_table(scores, groups, *, level=0.95, resamples=1000, seed=0):
     rows of the summary's ``--group-by`` table, with the same means and intervals."""
     settings = _stat_settings(level=level, resamples=resamples, seed=seed)
     scores, groups = _items(scores, "scores"), _items(groups, "groups")
-    if len(scores) != len(groups):
-        raise JudgeError("group_table needs one group for each score; got {} scores and {} "
-                         "groups".format(len(scores), len(groups)))
+    _check_paired(scores, groups, "group_table needs one group for each score; got {} scores "
+                  "and {} groups")
     sums = {}
     for index, (item, group) in enumerate(zip(scores, groups)):
         score, ok = _score_judged(item, "scores[{}]".format(index))
@@ -7281,6 +7263,12 @@ def _items(values, name):
     if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__iter__"):
         raise JudgeError(_must_be(name, "a list", values))
     return list(values)
+
+
+def _check_paired(values, others, message):
+    """JudgeError, ``message`` with both lengths, unless one of ``others`` for each value."""
+    if len(values) != len(others):
+        raise JudgeError(message.format(len(values), len(others)))
 
 
 def rank_systems(comparisons, *, baseline=None, strong_weight=1, level=0.95, resamples=1000,
