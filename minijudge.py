@@ -8236,11 +8236,11 @@ def _check_files(args):
 
 def _files_of(args):
     """(flag, path, what it is) of each file the run reads, then (flag, path, None) it writes."""
-    reads = [("input", path) for path in _listed(args.input)] + [  # report: several inputs
-        ("--batch-import", path) for path in args.batch_import] + [
-        ("--judges", args.judges), ("--criteria", args.criteria),
-        ("--response-format", args.response_format), ("--rubric", args.rubric),
-        ("--questions", args.questions)] + [("--answers", path) for path in args.answers]
+    given = (("input", args.input), ("--batch-import", args.batch_import),
+             ("--judges", args.judges), ("--criteria", args.criteria),
+             ("--response-format", args.response_format), ("--rubric", args.rubric),
+             ("--questions", args.questions), ("--answers", args.answers))
+    reads = [(flag, path) for flag, paths in given for path in _listed(paths)]
     if args.template not in TEMPLATES:
         reads.append(("--template", args.template))
     files = [(flag, path, "the {} file".format(flag)) for flag, path in reads]
@@ -8479,8 +8479,7 @@ def _read_records(source, name, loads=_loads_line):
             refusal = _REFUSED_STARTS.get(line[:2])
             if refusal is not None:  # stdin's example command reads a file
                 raise JudgeError(refusal.format(*_SHOWN_INPUT.get(name, (name, name))))
-            if line.startswith(b"\xef\xbb\xbf"):
-                line = line[3:]
+            line = _without_bom(line)
         if not line or line.isspace():  # blank: strip() would copy each line to say so
             continue
         try:
@@ -8492,6 +8491,13 @@ def _read_records(source, name, loads=_loads_line):
                 record = _BadLine("line {}: a JSON {}, not an object".format(
                     number, type(record).__name__), line)
         yield number, record
+
+
+def _without_bom(line):
+    """A first line of bytes without its UTF-8 byte order mark."""
+    if line.startswith(b"\xef\xbb\xbf"):
+        return line[3:]
+    return line
 
 
 def _not_json(exc):
@@ -9331,9 +9337,7 @@ def _record_total(args):
     if args.input == "-" or not os.path.isfile(args.input):
         return None
     with open(args.input, "rb", _READ_BUFFER) as f:
-        first = f.readline()
-        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it (_first_line)
-            first = first[3:]
+        first = _without_bom(f.readline())  # as _read_records reads it
         total = sum(1 for line in itertools.chain([first], f) if line.strip())
     k, n = 0, 1
     if args.shard:
