@@ -8466,6 +8466,9 @@ _REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
     b"\xfe\xff": _UTF16,
 }
 
+# why a line is no record, by its error's type (another ValueError: "not JSON (...)")
+_NOT_JSON = {UnicodeDecodeError: "not UTF-8 ({})", RecursionError: "not JSON (nested too deeply)"}
+
 
 def _loads_line(line):
     return json.loads(line.decode("utf-8"))
@@ -8485,7 +8488,8 @@ def _read_records(source, name, loads=_loads_line):
         try:
             record = loads(line)
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            record = _BadLine("line {}: {}".format(number, _not_json(exc)), line)
+            why = _NOT_JSON.get(type(exc), "not JSON ({})").format(exc)
+            record = _BadLine("line {}: {}".format(number, why), line)
         else:
             if not isinstance(record, dict):
                 record = _BadLine("line {}: a JSON {}, not an object".format(
@@ -8498,14 +8502,6 @@ def _without_bom(line):
     if line.startswith(b"\xef\xbb\xbf"):
         return line[3:]
     return line
-
-
-def _not_json(exc):
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 ({})".format(exc)
-    if isinstance(exc, RecursionError):
-        return "not JSON (nested too deeply)"
-    return "not JSON ({})".format(exc)
 
 
 class _Stamps:
@@ -10428,15 +10424,6 @@ def _group_figures(stamp, args, tally, overall):
     return figures
 
 
-def _warnings(s):
-    """The printed summary's warnings: self-judging; judgments --questions has no question of."""
-    warnings = [warning for warning, _ in _self_lines(s)]
-    if s.get("questions_unmatched"):
-        warnings.append("{} judgments name a question_id that --questions lacks (or none): "
-                        "they group as {}".format(s["questions_unmatched"], _NO_FIELD))
-    return warnings
-
-
 def _level(s):
     """A summary's confidence level as its lines say it: 95%, 97.5%."""
     return _percent(s["interval"]["confidence"])
@@ -10451,7 +10438,8 @@ def _print_summary(s, max_error_rate, file, name=None):
     lines.append("  statuses: " + counts)
     lines += ["  first {}: {}".format(*kv) for kv in _first_errors_once(s["errors"]).items()]
     lines += ["  fields: " + line for line in s.get("fields") or ()]
-    lines += ["  warning: " + warning for warning in _warnings(s)]
+    lines += ["  warning: " + warning for warning, _ in _self_lines(s)]
+    lines += _figure_lines(s, "unmatched")
     lines += _score_lines(s) + _criteria_lines(s) + _rubric_lines(s) + _bt_lines(s)
     for title, rows in _group_tables(s):  # each column as wide as its widest cell
         widths = [max(map(len, column)) for column in zip(*rows)]
@@ -10501,6 +10489,10 @@ def _none_as(value, text="none"):
 # lines (or a line's parts) by where they go: (the figure's key, when to print, the line)
 _LINES = {
     "mixed": [("mixed", bool, "  mixed: the records differ in {mixed}")],
+    "unmatched": [  # of report --layout --questions
+        ("questions_unmatched", bool, "  warning: {questions_unmatched} judgments name a "
+                                      "question_id that --questions lacks (or none): they "
+                                      "group as " + _NO_FIELD)],
     "position": [
         ("position_consistency", _shown,
          "    position-consistent: {position_consistency:.1%} of the pairs asked in both "
@@ -10646,17 +10638,6 @@ def _rubric_lines(s):
 _WEIGHT_SAID = {(): "weight {}", ("weight",): "weight differs between the runs",  # by what
                 ("scale",): "scale differs between the runs; weight {}",  # report --mixed's
                 ("scale", "weight"): "scale and weight differ between the runs"}  # runs differ in
-
-
-def _criteria_cell(criteria):
-    """A group's criteria in a cell: each one's mean on its scale (else its score), interval."""
-    cells = []
-    for name, figures in criteria.items():
-        mean, interval = figures["mean_value"], figures["mean_value_ci"]
-        if mean is None:  # on no one scale (report --mixed): its score, said so
-            mean, interval = "score {}".format(figures["mean_score"]), figures["ci"]
-        cells.append("{} {} {}".format(_system_label(name), mean, interval))
-    return ", ".join(cells)
 
 
 def _ci_text(s, interval):
@@ -10859,8 +10840,14 @@ def _group_cell(key, value):
     if key == "systems":
         ranked = sorted(value.items(), key=lambda kv: (-kv[1]["win_rate"], kv[0]))
         return ", ".join("{} {}".format(_system_label(k), v["win_rate"]) for k, v in ranked)
-    if key == "criteria":
-        return _criteria_cell(value)
+    if key == "criteria":  # each one's mean on its scale (else its score), interval
+        cells = []
+        for name, figures in value.items():
+            mean, interval = figures["mean_value"], figures["mean_value_ci"]
+            if mean is None:  # on no one scale (report --mixed): its score, said so
+                mean, interval = "score {}".format(figures["mean_score"]), figures["ci"]
+            cells.append("{} {} {}".format(_system_label(name), mean, interval))
+        return ", ".join(cells)
     if key == "agreement":
         return _AGREEMENT_CELLS.get(value.get("kind"), "too few labels (n={n})").format(**value)
     return str(value)
