@@ -7884,7 +7884,15 @@ def _setup(args):
     common["cache"] = None
     if args.cache:
         common["cache"] = _Cache(args.cache)
-    common["response_format"] = _response_format_file(args, common["scale"])
+    common["response_format"] = None
+    if args.response_format:  # an example reply, checked: a schema can be made of it
+        try:
+            example = _json_file(args.response_format)
+            _response_format(None, common["scale"] or (0, 10), example, args.score_field)
+        except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
+            raise ValueError("--response-format {}: {}".format(args.response_format,
+                                                               _reason(exc))) from None
+        common["response_format"] = example
     entries = _judge_entries(args)
     batch = _batch_of(args)
     specs = [_judge_spec(args, entry, common=common, batch=batch) for entry in entries]
@@ -7899,18 +7907,6 @@ def _setup(args):
         if args.input != "-":
             source = open(args.input, "rb", _READ_BUFFER)
     return specs, source, shard
-
-
-def _response_format_file(args, scale):
-    if not args.response_format:
-        return None
-    try:
-        example = _json_file(args.response_format)
-        _response_format(None, scale or (0, 10), example, args.score_field)
-    except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
-        raise ValueError("--response-format {}: {}".format(args.response_format,
-                                                           _reason(exc))) from None
-    return example
 
 
 def _judge_entries(args):
@@ -8662,22 +8658,41 @@ _MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
 
 
 def _estimate_lines(specs, totals):
-    """--dry-run's estimate lines, each judge's first if several; "at most" is rounded up to
-    the millionth printed (to the nearest, a cap of it left a record out)."""
+    """--dry-run's estimate lines, each judge's then the panel's if several; "at most" is
+    rounded up to the millionth printed (to the nearest, a cap of it left a record out)."""
     for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
         for name in ("most", "reasks_cost"):
             counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
     if len(specs) == 1:
         return [_estimate_line(_ESTIMATE.format_map(totals[0]), totals[0], specs[0][1],
                                _MOST_WHY)]
-    lines = []
+    lines, cost, unpriced = [], 0.0, []  # the panel's cost: the priced judges'
     for (name, judge, _), counted in zip(specs, totals):
         line = ("minijudge: --dry-run: judge {}: {} requests, about {} prompt tokens and at "
                 "most {} completion tokens").format(name, counted["requests"],
                                                      counted["prompt_tokens"],
                                                      counted["completion_tokens"])
         lines.append(_estimate_line(line, counted, judge))
-    return lines + [_panel_estimate_line(specs, totals)]
+        if judge.price:
+            cost += _estimated_cost(counted, judge.price)
+        else:
+            unpriced.append(name)
+    total = sum(totals, collections.Counter())
+    line = _ESTIMATE.format_map(total)
+    priced = len(unpriced) < len(specs)
+    if priced:
+        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
+            cost, total["most"], _MOST_WHY)
+        if unpriced:
+            word = "judges"
+            if len(unpriced) == 1:
+                word = "judge"
+            line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
+    if total["reasks"]:
+        line += "; up to {} re-asks more".format(total["reasks"])
+        if priced:
+            line += " (at most ${:.6f})".format(total["reasks_cost"])
+    return lines + [line]
 
 
 def _estimate_line(line, counted, judge, why=""):
@@ -8699,32 +8714,8 @@ def _estimate_line(line, counted, judge, why=""):
     return line
 
 
-def _panel_estimate_line(specs, totals):
-    total = sum(totals, collections.Counter())
-    line = _ESTIMATE.format_map(total)
-    cost, unpriced = 0.0, []
-    for (name, judge, _), counted in zip(specs, totals):
-        if judge.price:
-            cost += _estimated_cost(counted, judge.price)
-        else:
-            unpriced.append(name)
-    priced = len(unpriced) < len(specs)
-    if priced:
-        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
-            cost, total["most"], _MOST_WHY)
-        if unpriced:
-            word = "judges"
-            if len(unpriced) == 1:
-                word = "judge"
-            line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
-    if total["reasks"]:
-        line += "; up to {} re-asks more".format(total["reasks"])
-        if priced:
-            line += " (at most ${:.6f})".format(total["reasks_cost"])
-    return line
-
-
 def _estimated_cost(counted, price):
+    """_cost of an estimate's tokens: a Counter, whose count missing (none sent) is 0."""
     usage = {name: counted[name] for name in ("prompt_tokens", "completion_tokens")}
     return _cost(usage, price)
 
