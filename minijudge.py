@@ -7872,7 +7872,15 @@ def _setup(args):
     common["cache"] = None
     if args.cache:
         common["cache"] = _Cache(args.cache)
-    common["response_format"] = _response_format_file(args, common["scale"])
+    common["response_format"] = None
+    if args.response_format:  # an example reply, checked: a schema can be made of it
+        try:
+            example = _json_file(args.response_format)
+            _response_format(None, common["scale"] or (0, 10), example, args.score_field)
+        except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
+            raise ValueError("--response-format {}: {}".format(args.response_format,
+                                                               _reason(exc))) from None
+        common["response_format"] = example
     entries = _judge_entries(args)
     batch = _batch_of(args)
     specs = [_judge_spec(args, entry, common=common, batch=batch) for entry in entries]
@@ -7887,18 +7895,6 @@ def _setup(args):
         if args.input != "-":
             source = open(args.input, "rb", _READ_BUFFER)
     return specs, source, shard
-
-
-def _response_format_file(args, scale):
-    if not args.response_format:
-        return None
-    try:
-        example = _json_file(args.response_format)
-        _response_format(None, scale or (0, 10), example, args.score_field)
-    except (OSError, ValueError, JudgeError) as exc:  # not JSON: a ValueError
-        raise ValueError("--response-format {}: {}".format(args.response_format,
-                                                           _reason(exc))) from None
-    return example
 
 
 def _judge_entries(args):
@@ -8224,11 +8220,11 @@ def _check_files(args):
 
 def _files_of(args):
     """(flag, path, what it is) of each file the run reads, then (flag, path, None) it writes."""
-    reads = [("input", path) for path in _listed(args.input)] + [  # report: several inputs
-        ("--batch-import", path) for path in args.batch_import] + [
-        ("--judges", args.judges), ("--criteria", args.criteria),
-        ("--response-format", args.response_format), ("--rubric", args.rubric),
-        ("--questions", args.questions)] + [("--answers", path) for path in args.answers]
+    given = (("input", args.input), ("--batch-import", args.batch_import),
+             ("--judges", args.judges), ("--criteria", args.criteria),
+             ("--response-format", args.response_format), ("--rubric", args.rubric),
+             ("--questions", args.questions), ("--answers", args.answers))
+    reads = [(flag, path) for flag, paths in given for path in _listed(paths)]
     if args.template not in TEMPLATES:
         reads.append(("--template", args.template))
     files = [(flag, path, "the {} file".format(flag)) for flag, path in reads]
@@ -8454,6 +8450,9 @@ _REFUSED_STARTS = {  # a file's first two bytes: why it cannot be read as JSONL
     b"\xfe\xff": _UTF16,
 }
 
+# why a line is no record, by its error's type (another ValueError: "not JSON (...)")
+_NOT_JSON = {UnicodeDecodeError: "not UTF-8 ({})", RecursionError: "not JSON (nested too deeply)"}
+
 
 def _loads_line(line):
     return json.loads(line.decode("utf-8"))
@@ -8467,14 +8466,14 @@ def _read_records(source, name, loads=_loads_line):
             refusal = _REFUSED_STARTS.get(line[:2])
             if refusal is not None:  # stdin's example command reads a file
                 raise JudgeError(refusal.format(*_SHOWN_INPUT.get(name, (name, name))))
-            if line.startswith(b"\xef\xbb\xbf"):
-                line = line[3:]
+            line = _without_bom(line)
         if not line or line.isspace():  # blank: strip() would copy each line to say so
             continue
         try:
             record = loads(line)
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            record = _BadLine("line {}: {}".format(number, _not_json(exc)), line)
+            why = _NOT_JSON.get(type(exc), "not JSON ({})").format(exc)
+            record = _BadLine("line {}: {}".format(number, why), line)
         else:
             if not isinstance(record, dict):
                 record = _BadLine("line {}: a JSON {}, not an object".format(
@@ -8482,12 +8481,11 @@ def _read_records(source, name, loads=_loads_line):
         yield number, record
 
 
-def _not_json(exc):
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 ({})".format(exc)
-    if isinstance(exc, RecursionError):
-        return "not JSON (nested too deeply)"
-    return "not JSON ({})".format(exc)
+def _without_bom(line):
+    """A first line of bytes without its UTF-8 byte order mark."""
+    if line.startswith(b"\xef\xbb\xbf"):
+        return line[3:]
+    return line
 
 
 class _Stamps:
@@ -8648,22 +8646,41 @@ _MOST_WHY = " (a token per prompt byte: what --max-cost reserves)"
 
 
 def _estimate_lines(specs, totals):
-    """--dry-run's estimate lines, each judge's first if several; "at most" is rounded up to
-    the millionth printed (to the nearest, a cap of it left a record out)."""
+    """--dry-run's estimate lines, each judge's then the panel's if several; "at most" is
+    rounded up to the millionth printed (to the nearest, a cap of it left a record out)."""
     for counted in totals:  # a billionth's noise is _Budget.reserve's, not a millionth more
         for name in ("most", "reasks_cost"):
             counted[name] = math.ceil(round(counted[name] * 1e6, 3)) / 1e6
     if len(specs) == 1:
         return [_estimate_line(_ESTIMATE.format_map(totals[0]), totals[0], specs[0][1],
                                _MOST_WHY)]
-    lines = []
+    lines, cost, unpriced = [], 0.0, []  # the panel's cost: the priced judges'
     for (name, judge, _), counted in zip(specs, totals):
         line = ("minijudge: --dry-run: judge {}: {} requests, about {} prompt tokens and at "
                 "most {} completion tokens").format(name, counted["requests"],
                                                      counted["prompt_tokens"],
                                                      counted["completion_tokens"])
         lines.append(_estimate_line(line, counted, judge))
-    return lines + [_panel_estimate_line(specs, totals)]
+        if judge.price:
+            cost += _estimated_cost(counted, judge.price)
+        else:
+            unpriced.append(name)
+    total = sum(totals, collections.Counter())
+    line = _ESTIMATE.format_map(total)
+    priced = len(unpriced) < len(specs)
+    if priced:
+        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
+            cost, total["most"], _MOST_WHY)
+        if unpriced:
+            word = "judges"
+            if len(unpriced) == 1:
+                word = "judge"
+            line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
+    if total["reasks"]:
+        line += "; up to {} re-asks more".format(total["reasks"])
+        if priced:
+            line += " (at most ${:.6f})".format(total["reasks_cost"])
+    return lines + [line]
 
 
 def _estimate_line(line, counted, judge, why=""):
@@ -8685,32 +8702,8 @@ def _estimate_line(line, counted, judge, why=""):
     return line
 
 
-def _panel_estimate_line(specs, totals):
-    total = sum(totals, collections.Counter())
-    line = _ESTIMATE.format_map(total)
-    cost, unpriced = 0.0, []
-    for (name, judge, _), counted in zip(specs, totals):
-        if judge.price:
-            cost += _estimated_cost(counted, judge.price)
-        else:
-            unpriced.append(name)
-    priced = len(unpriced) < len(specs)
-    if priced:
-        line += "; about ${:.6f} at the judges' prices, at most ${:.6f}{}".format(
-            cost, total["most"], _MOST_WHY)
-        if unpriced:
-            word = "judges"
-            if len(unpriced) == 1:
-                word = "judge"
-            line += ", {} {} not counted (no --price)".format(word, _names(unpriced))
-    if total["reasks"]:
-        line += "; up to {} re-asks more".format(total["reasks"])
-        if priced:
-            line += " (at most ${:.6f})".format(total["reasks_cost"])
-    return line
-
-
 def _estimated_cost(counted, price):
+    """_cost of an estimate's tokens: a Counter, whose count missing (none sent) is 0."""
     usage = {name: counted[name] for name in ("prompt_tokens", "completion_tokens")}
     return _cost(usage, price)
 
@@ -9319,9 +9312,7 @@ def _record_total(args):
     if args.input == "-" or not os.path.isfile(args.input):
         return None
     with open(args.input, "rb", _READ_BUFFER) as f:
-        first = f.readline()
-        if first.startswith(b"\xef\xbb\xbf"):  # off, as _read_records reads it (_first_line)
-            first = first[3:]
+        first = _without_bom(f.readline())  # as _read_records reads it
         total = sum(1 for line in itertools.chain([first], f) if line.strip())
     k, n = 0, 1
     if args.shard:
@@ -10412,15 +10403,6 @@ def _group_figures(stamp, args, tally, overall):
     return figures
 
 
-def _warnings(s):
-    """The printed summary's warnings: self-judging; judgments --questions has no question of."""
-    warnings = [warning for warning, _ in _self_lines(s)]
-    if s.get("questions_unmatched"):
-        warnings.append("{} judgments name a question_id that --questions lacks (or none): "
-                        "they group as {}".format(s["questions_unmatched"], _NO_FIELD))
-    return warnings
-
-
 def _level(s):
     """A summary's confidence level as its lines say it: 95%, 97.5%."""
     return _percent(s["interval"]["confidence"])
@@ -10435,7 +10417,8 @@ def _print_summary(s, max_error_rate, file, name=None):
     lines.append("  statuses: " + counts)
     lines += ["  first {}: {}".format(*kv) for kv in _first_errors_once(s["errors"]).items()]
     lines += ["  fields: " + line for line in s.get("fields") or ()]
-    lines += ["  warning: " + warning for warning in _warnings(s)]
+    lines += ["  warning: " + warning for warning, _ in _self_lines(s)]
+    lines += _figure_lines(s, "unmatched")
     lines += _score_lines(s) + _criteria_lines(s) + _rubric_lines(s) + _bt_lines(s)
     for title, rows in _group_tables(s):  # each column as wide as its widest cell
         widths = [max(map(len, column)) for column in zip(*rows)]
@@ -10485,6 +10468,10 @@ def _none_as(value, text="none"):
 # lines (or a line's parts) by where they go: (the figure's key, when to print, the line)
 _LINES = {
     "mixed": [("mixed", bool, "  mixed: the records differ in {mixed}")],
+    "unmatched": [  # of report --layout --questions
+        ("questions_unmatched", bool, "  warning: {questions_unmatched} judgments name a "
+                                      "question_id that --questions lacks (or none): they "
+                                      "group as " + _NO_FIELD)],
     "position": [
         ("position_consistency", _shown,
          "    position-consistent: {position_consistency:.1%} of the pairs asked in both "
@@ -10630,17 +10617,6 @@ def _rubric_lines(s):
 _WEIGHT_SAID = {(): "weight {}", ("weight",): "weight differs between the runs",  # by what
                 ("scale",): "scale differs between the runs; weight {}",  # report --mixed's
                 ("scale", "weight"): "scale and weight differ between the runs"}  # runs differ in
-
-
-def _criteria_cell(criteria):
-    """A group's criteria in a cell: each one's mean on its scale (else its score), interval."""
-    cells = []
-    for name, figures in criteria.items():
-        mean, interval = figures["mean_value"], figures["mean_value_ci"]
-        if mean is None:  # on no one scale (report --mixed): its score, said so
-            mean, interval = "score {}".format(figures["mean_score"]), figures["ci"]
-        cells.append("{} {} {}".format(_system_label(name), mean, interval))
-    return ", ".join(cells)
 
 
 def _ci_text(s, interval):
@@ -10843,8 +10819,14 @@ def _group_cell(key, value):
     if key == "systems":
         ranked = sorted(value.items(), key=lambda kv: (-kv[1]["win_rate"], kv[0]))
         return ", ".join("{} {}".format(_system_label(k), v["win_rate"]) for k, v in ranked)
-    if key == "criteria":
-        return _criteria_cell(value)
+    if key == "criteria":  # each one's mean on its scale (else its score), interval
+        cells = []
+        for name, figures in value.items():
+            mean, interval = figures["mean_value"], figures["mean_value_ci"]
+            if mean is None:  # on no one scale (report --mixed): its score, said so
+                mean, interval = "score {}".format(figures["mean_score"]), figures["ci"]
+            cells.append("{} {} {}".format(_system_label(name), mean, interval))
+        return ", ".join(cells)
     if key == "agreement":
         return _AGREEMENT_CELLS.get(value.get("kind"), "too few labels (n={n})").format(**value)
     return str(value)
