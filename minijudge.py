@@ -8520,10 +8520,11 @@ class _Stamps:
         """A line's record; its stamp's text learnt if written as minijudge writes it."""
         if self.tail is not None and line.endswith(self.tail):
             try:
-                record = json.loads((line[:-len(self.tail)] + b"}").decode("utf-8"))
+                text = (line[:-len(self.tail)] + b"}").decode("utf-8")
+                record, end = _JSON_OBJECT(text)
             except (ValueError, RecursionError):
-                record = None
-            if type(record) is dict and record:
+                text, end = "", -1
+            if end == len(text) and record:  # all of it read (an object: its "}" last)
                 record[self.name] = self.stamp
                 return record
         record = _loads_line(line)
@@ -8543,6 +8544,7 @@ class _Stamps:
 
 _STAMP_MISSES = 3  # stamps not written as minijudge writes them: no more looked for
 _STAMP_TEXT = json.JSONEncoder(ensure_ascii=False).encode  # as _Run.encode writes it
+_JSON_OBJECT = json.JSONDecoder().raw_decode  # json.loads' own, less its wrappers
 
 
 # -- Dry run and cost estimates ------------------------------------------------------
