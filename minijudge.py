@@ -8500,10 +8500,11 @@ class _Stamps:
         """A line's record; its stamp's text learnt if written as minijudge writes it."""
         if self.tail is not None and line.endswith(self.tail):
             try:
-                record = json.loads((line[:-len(self.tail)] + b"}").decode("utf-8"))
+                text = (line[:-len(self.tail)] + b"}").decode("utf-8")
+                record, end = _JSON_OBJECT(text)
             except (ValueError, RecursionError):
-                record = None
-            if type(record) is dict and record:
+                text, end = "", -1
+            if end == len(text) and record:  # all of it read (an object: its "}" last)
                 record[self.name] = self.stamp
                 return record
         record = _loads_line(line)
@@ -8523,6 +8524,7 @@ class _Stamps:
 
 _STAMP_MISSES = 3  # stamps not written as minijudge writes them: no more looked for
 _STAMP_TEXT = json.JSONEncoder(ensure_ascii=False).encode  # as _Run.encode writes it
+_JSON_OBJECT = json.JSONDecoder().raw_decode  # json.loads' own, less its wrappers
 
 
 # -- Dry run and cost estimates ------------------------------------------------------
@@ -9576,22 +9578,22 @@ def _tally_add(tally, judgement, record, args, mode):
     """Count one record into the tally and its groups (--group-by); if judged, the models
     that answered and the comparisons of named systems it gives too."""
     spec = _MODES[mode]
-    lengths = []  # a failure's are never counted, nor an answer not given: not measured
+    length = None  # a failure's is never counted, nor an answer not given: not measured
     if judgement.status == "ok" and (spec.answers is None or spec.compare == "compare"):
         answers = [record.get(getattr(args, name + "_field")) for name in spec.responses]
         if None not in answers:  # --layout's without --answers: unknown, not 0 characters
-            lengths = list(map(_text_length, answers))
+            length = _text_length(answers[0]) - sum(map(_text_length, answers[1:]))
     label = record.get(args.human_field)
-    tally.add(judgement, label, lengths)
+    tally.add(judgement, label, length)
     for group in _groups_of(tally, record, args.group_by):  # none without --group-by
-        group.add(judgement, label, lengths)
+        group.add(judgement, label, length)
     if judgement.status != "ok":
         return
     if args.model_field and not spec.answers:  # --model-field's, or unnamed
         if not _tally_model(tally, record.get(args.model_field), _judge_scores(judgement)):
             tally.answered_by["unnamed"] += 1
     if spec.compare == "compare":
-        _count_verdict(tally, judgement, record, lengths, args.strong_weight)
+        _count_verdict(tally, judgement, record, length, args.strong_weight)
     if "pairs" in judgement.details:
         _count_pairs(tally, judgement.details["pairs"], record.get(args.responses_field),
                      args.strong_weight)
@@ -9685,8 +9687,7 @@ class _Numbers:
         for offset in range(0, self._spilled, _NUMBERS_READ):
             chunk = array("d")
             self._file.seek(offset * chunk.itemsize)
-            chunk.frombytes(self._file.read(min(_NUMBERS_READ, self._spilled - offset)
-                                            * chunk.itemsize))
+            chunk.fromfile(self._file, min(_NUMBERS_READ, self._spilled - offset))
             yield chunk
         yield self._held
 
@@ -9718,9 +9719,9 @@ class _Tally:
 
     def __init__(self):
         self.statuses = collections.Counter()
-        self.by_value = collections.Counter()  # of (rating, model, source, ...): see _values_at
+        self.by_value = collections.defaultdict(int)  # of (rating, model, source, ...): see _values_at
         self.passed = collections.Counter()
-        self.tokens = collections.Counter()
+        self.tokens = collections.defaultdict(int)
         # of the items asked in both orders: did both agree, did the order change the verdict
         self.consistent = collections.Counter()
         self.biased = collections.Counter()
@@ -9742,9 +9743,9 @@ class _Tally:
         self.defaulted = collections.Counter()  # a run's: see _Run.write_record
         self.answered_by = {"unnamed": 0, "names": {}}  # --model-field: see _tally_model
 
-    def add(self, judgement, human=None, lengths=()):
-        """Count a judgement; if judged, its ``human`` label and ``lengths`` (a response's,
-        or a pair's two) too."""
+    def add(self, judgement, human=None, length=None):
+        """Count a judgement; if judged, its ``human`` label and ``length`` (a response's, or
+        a pair's first less its second) too."""
         score = float(_score_or_zero(judgement.score))
         status = judgement.status
         self.statuses[status] += 1
@@ -9760,8 +9761,8 @@ class _Tally:
         if judgement.details:  # most judgements have none
             self._count_details(judgement, score)
         if status == "ok":
-            if lengths:
-                self.lengths.extend((lengths[0] - sum(lengths[1:]), score))
+            if length is not None:
+                self.lengths.extend((length, score))
             if human is not None:
                 self.human.append((rating, score, human))
         # the requests it made (a cached one made none), their latency, tokens
@@ -9965,7 +9966,7 @@ def _one_number(text):
     return number
 
 
-def _count_verdict(tally, judgement, record, lengths, strong_weight):
+def _count_verdict(tally, judgement, record, length, strong_weight):
     """A pairwise verdict naming its systems in model_a and model_b (as MT-Bench's data
     does): A's score under A's model, its complement under B's (for self-judging), and a
     comparison for the Bradley-Terry fit, (a, b, a's win, a's length - b's, weight)."""
@@ -9977,7 +9978,7 @@ def _count_verdict(tally, judgement, record, lengths, strong_weight):
     _tally_model(tally, b, {judge: 1 - score for judge, score in scores.items()
                             if _is_number(score)})
     weight = _verdict_weight(_is_strong(judgement), strong_weight)
-    gap = lengths[0] - lengths[1] if lengths else 0  # no answers: the plain fit's
+    gap = length or 0  # no answers: the plain fit's
     tally.compared.append((a, b, judgement.score, gap, weight))
 
 
@@ -11485,7 +11486,7 @@ class _Report:
             return False
         self.once.add((index, number), record, lean.stamps)
         length = _text_length(record.get(lean.response))
-        self.tallies[lean.prefix].add(plain, record.get(lean.human), [length])
+        self.tallies[lean.prefix].add(plain, record.get(lean.human), length)
         if self.args.html:
             _keep(self.rows, record, lean.prefix, next(self.rank), self.args.html_rows)
         return True
@@ -11590,8 +11591,7 @@ class _Lean:
 
 
 _CHECKED_KIND = ("status", "score", "value", "error", "model", "fingerprint", "score_source")
-_PLAIN_FIELDS = _CHECKED_KIND + tuple(
-    name for name, _, _ in _WRITTEN if name not in _CHECKED_KIND) + ("line",)
+_PLAIN_FIELDS = _CHECKED_KIND + ("usage", "line")  # what _Tally.add reads (no raw, ...)
 
 
 class _Plain(collections.namedtuple(

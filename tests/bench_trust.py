@@ -25,13 +25,12 @@ def tally(n, kind, rng):
         if kind == "pairwise":
             d = rng.randint(-500, 500)
             won = rng.random() < (0.7 if d > 0 else 0.4)
-            t.add(minijudge.Judgement(score=float(won), value="A" if won else "B"), None, (
-                1000 + d, 1000))
+            t.add(minijudge.Judgement(score=float(won), value="A" if won else "B"), None, d)
         else:
             scores = {name: rng.randint(0, 4) / 4 for name in ("a", "b", "c")}
             mean = sum(scores.values()) / 3
             t.add(minijudge.Judgement(score=mean, details={"panel": scores, "repeats": [
-                mean, mean, rng.randint(0, 4) / 4]}), None, (rng.randint(10, 3000),))
+                mean, mean, rng.randint(0, 4) / 4]}), None, rng.randint(10, 3000))
     return t
 
 
