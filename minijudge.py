@@ -2592,22 +2592,26 @@ def _read_reply(body, url):
 def _chat_reply(reply, url, body):
     """The useful parts of a decoded chat.completion (its first choice's); APIError quoting
     ``body()`` if none."""
-    if _field_of(reply, "error"):
+    if not isinstance(reply, dict):  # JSON's other kinds hold no error and no choices
+        reply = {}
+    if reply.get("error"):
         raise APIError("error from POST {}: {}".format(url, _server_message(body())),
                        kind="http_error", status=200)
-    choices = _field_of(reply, "choices")
+    choices = reply.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise APIError("reply from POST {} has no choices: {!r}".format(url, body()[:200]),
                        kind="invalid_response")
     choice = choices[0]
     message = choice.get("message")
-    content = _field_of(message, "content", choice.get("text"))  # text: a completion's
+    if not isinstance(message, dict):  # JSON's other kinds hold no content, refusal or reasoning
+        message = {}
+    content = message.get("content", choice.get("text"))  # text: a completion's
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
         content = "".join(_field_of(p, "text") or "" for p in content)
-    elif _is_number(content):
+    elif type(content) in (int, float):  # JSON's numbers: a bool is none
         content = str(content)
-    return {"content": content, "refusal": _field_of(message, "refusal"),
-            "reasoning": _field_of(message, "reasoning_content") or _field_of(message, "reasoning"),
+    return {"content": content, "refusal": message.get("refusal"),
+            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
             "usage": _reply_usage(reply.get("usage")), "model": _text_or_none(reply.get("model")),
             "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
@@ -2624,7 +2628,7 @@ def _reply_usage(usage):
         return None
     usage, counted = dict(usage), 0
     for name in usage.keys() & _TOKEN_COUNTS:  # one pass: each count it has, in place
-        if _is_reply_count(usage[name]):
+        if type(usage[name]) is int and 0 <= usage[name] <= _REPLY_TOKENS_MAX:  # a bool is none
             counted += 1
         else:
             usage[name] = None
@@ -2981,9 +2985,6 @@ def _whole(low, high=math.inf):
     def check(value):
         return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
     return check
-
-
-_is_reply_count = _whole(0, _REPLY_TOKENS_MAX)  # _reply_usage's, made once
 
 
 def _optional(check):
@@ -9487,8 +9488,7 @@ class _Recipes:
         self.judge, self.spec, self.mode = judge, spec, mode
         self.kinds, self.last = {}, (None, None)  # {frozenset of names: _Recipe or None}
         self.marker = " \x00mj" + os.urandom(8).hex().upper() + "{}\x00 "
-        # the fields the steps may read (go_offline made none with --context-field or
-        # --image-field)
+        # the fields the steps may read (go_offline made none with --context-field, --image-field)
         self.read = {"question", "context", "reference", "response", "messages", "turns",
                      "answers", "choices", *_FIELD_ALIASES, spec.question_field,
                      spec.reference_field, spec.response_field, spec.response_a_field,
