@@ -4463,9 +4463,9 @@ class LLMJudge:
             return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
         if free:
             return Judgement(value=value, **common)
-        scored = self._scored(value, reply, scale)
-        return Judgement(value=value, details=self._reader.details(value),
-                         explanation=explanation, **scored, **common)
+        score, source, expected = self._scored(value, reply, scale)
+        return Judgement(value=value, details=self._reader.details(value), explanation=explanation,
+                         score=score, source=source, expected=expected, **common)
 
     def _cut_short(self, raw):
         """Whether a reply cut off has no verdict to read: explain's last line is a piece of
@@ -4486,13 +4486,13 @@ class LLMJudge:
         return self._reader.read(line, scale) + (explanation,)
 
     def _scored(self, value, reply, scale):
-        """The score of a value read: a rating's logprobs' (G-Eval), if asked, else the parser's."""
+        """(score, source, expected): a rating's logprobs' (G-Eval) if asked, else the parser's."""
         expected = None
         if self.params.get("logprobs") and self._reader.logprobs:
             expected = _expected_rating(reply.get("logprobs"), value, scale, last=self.explain)
         if expected is None:
-            return {"score": self._reader.score(value, scale), "source": "text", "expected": None}
-        return {"score": _rescaled(expected, scale), "source": "logprobs", "expected": expected}
+            return self._reader.score(value, scale), "text", None
+        return _rescaled(expected, scale), "logprobs", expected
 
     def _unread(self, reply, raw, free, candidate, scale):
         """(status, error) of a reply no value was read from: truncated, reasoning_only,
