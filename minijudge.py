@@ -2586,20 +2586,20 @@ def _read_reply(body, url):
             why = " we can read (nested too deeply)"
         raise APIError("reply from POST {} is not JSON{}: {!r}".format(
             url, why, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
-    return _chat_reply(reply, url, lambda: body)
+    return _chat_reply(reply, lambda: (url, body))
 
 
-def _chat_reply(reply, url, body):
-    """The useful parts of a decoded chat.completion (its first choice's); APIError quoting
-    ``body()`` if none."""
-    if not isinstance(reply, dict):  # JSON's other kinds hold no error and no choices
-        reply = {}
-    if reply.get("error"):
-        raise APIError("error from POST {}: {}".format(url, _server_message(body())),
+def _chat_reply(reply, quoted):
+    """The useful parts of a decoded chat.completion (its first choice's); APIError if none,
+    quoting ``quoted()``: (where the reply is from, its bytes), made for a message alone."""
+    if _field_of(reply, "error"):
+        url, body = quoted()
+        raise APIError("error from POST {}: {}".format(url, _server_message(body)),
                        kind="http_error", status=200)
-    choices = reply.get("choices")
+    choices = _field_of(reply, "choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise APIError("reply from POST {} has no choices: {!r}".format(url, body()[:200]),
+        url, body = quoted()
+        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
                        kind="invalid_response")
     choice = choices[0]
     message = choice.get("message")
@@ -5576,15 +5576,15 @@ class _Batch:
             problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
             return APIError("not judged: the line of custom_id {} in {} is {}".format(
                 key, f.name, problem), kind="not_judged"), problem
-        where = "{} (custom_id {})".format(f.name, key)
         # vLLM's error: a string, its body null
         reply = response.get("body") or {"error": entry.get("error")}
+        quoted = lambda: ("{} (custom_id {})".format(f.name, key), json.dumps(reply).encode())
         if response.get("status_code") == 200:
-            try:  # read as it is, no dumps and loads of each reply; a message quotes its JSON
-                return _chat_reply(reply, where, lambda: json.dumps(reply).encode()), None
+            try:  # read as it is: its place and JSON are made for a message alone
+                return _chat_reply(reply, quoted), None
             except APIError as exc:
                 return exc, "a 200 body that is not a chat completion"
-        body = json.dumps(reply).encode()
+        where, body = quoted()
         if response:
             return _http_error(response.get("status_code") or 0, body, {}, where), None
         return APIError("not judged: the batch did not run it: " + _server_message(body),
