@@ -2576,28 +2576,32 @@ def _read_reply(body, url):
             why = " we can read (nested too deeply)"
         raise APIError("reply from POST {} is not JSON{}: {!r}".format(
             url, why, body[:200].decode("utf-8", "replace")), kind="invalid_response") from None
-    return _chat_reply(reply, url, lambda: body)
+    return _chat_reply(reply, lambda: (url, body))
 
 
-def _chat_reply(reply, url, body):
-    """The useful parts of a decoded chat.completion (its first choice's); APIError quoting
-    ``body()`` if none."""
+def _chat_reply(reply, quoted):
+    """The useful parts of a decoded chat.completion (its first choice's); APIError if none,
+    quoting ``quoted()``: (where the reply is from, its bytes), made for a message alone."""
     if _field_of(reply, "error"):
-        raise APIError("error from POST {}: {}".format(url, _server_message(body())),
+        url, body = quoted()
+        raise APIError("error from POST {}: {}".format(url, _server_message(body)),
                        kind="http_error", status=200)
     choices = _field_of(reply, "choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise APIError("reply from POST {} has no choices: {!r}".format(url, body()[:200]),
+        url, body = quoted()
+        raise APIError("reply from POST {} has no choices: {!r}".format(url, body[:200]),
                        kind="invalid_response")
     choice = choices[0]
     message = choice.get("message")
-    content = _field_of(message, "content", choice.get("text"))  # text: a completion's
+    if not isinstance(message, dict):  # JSON's other kinds hold no content, refusal or reasoning
+        message = {}
+    content = message.get("content", choice.get("text"))  # text: a completion's
     if isinstance(content, list):  # content parts: [{"type": "text", "text": "4"}]
         content = "".join(_field_of(p, "text") or "" for p in content)
-    elif _is_number(content):
+    elif type(content) in (int, float):  # JSON's numbers: a bool is none
         content = str(content)
-    return {"content": content, "refusal": _field_of(message, "refusal"),
-            "reasoning": _field_of(message, "reasoning_content") or _field_of(message, "reasoning"),
+    return {"content": content, "refusal": message.get("refusal"),
+            "reasoning": message.get("reasoning_content") or message.get("reasoning"),
             "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs"),
             "usage": _reply_usage(reply.get("usage")), "model": _text_or_none(reply.get("model")),
             "system_fingerprint": _text_or_none(reply.get("system_fingerprint"))}
@@ -2614,7 +2618,7 @@ def _reply_usage(usage):
         return None
     usage, counted = dict(usage), 0
     for name in usage.keys() & _TOKEN_COUNTS:  # one pass: each count it has, in place
-        if _is_reply_count(usage[name]):
+        if type(usage[name]) is int and 0 <= usage[name] <= _REPLY_TOKENS_MAX:  # a bool is none
             counted += 1
         else:
             usage[name] = None
@@ -2970,9 +2974,6 @@ def _whole(low, high=math.inf):
     def check(value):
         return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
     return check
-
-
-_is_reply_count = _whole(0, _REPLY_TOKENS_MAX)  # _reply_usage's, made once
 
 
 def _optional(check):
@@ -4457,9 +4458,9 @@ class LLMJudge:
             return self._failed(*self._unread(reply, raw, free, candidate, scale), **common)
         if free:
             return Judgement(value=value, **common)
-        scored = self._scored(value, reply, scale)
-        return Judgement(value=value, details=self._reader.details(value),
-                         explanation=explanation, **scored, **common)
+        score, source, expected = self._scored(value, reply, scale)
+        return Judgement(value=value, details=self._reader.details(value), explanation=explanation,
+                         score=score, source=source, expected=expected, **common)
 
     def _cut_short(self, raw):
         """Whether a reply cut off has no verdict to read: explain's last line is a piece of
@@ -4480,13 +4481,13 @@ class LLMJudge:
         return self._reader.read(line, scale) + (explanation,)
 
     def _scored(self, value, reply, scale):
-        """The score of a value read: a rating's logprobs' (G-Eval), if asked, else the parser's."""
+        """(score, source, expected): a rating's logprobs' (G-Eval) if asked, else the parser's."""
         expected = None
         if self.params.get("logprobs") and self._reader.logprobs:
             expected = _expected_rating(reply.get("logprobs"), value, scale, last=self.explain)
         if expected is None:
-            return {"score": self._reader.score(value, scale), "source": "text", "expected": None}
-        return {"score": _rescaled(expected, scale), "source": "logprobs", "expected": expected}
+            return self._reader.score(value, scale), "text", None
+        return _rescaled(expected, scale), "logprobs", expected
 
     def _unread(self, reply, raw, free, candidate, scale):
         """(status, error) of a reply no value was read from: truncated, reasoning_only,
@@ -5570,15 +5571,15 @@ class _Batch:
             problem = "not JSON" if isinstance(exc, ValueError) else "not a batch output line"
             return APIError("not judged: the line of custom_id {} in {} is {}".format(
                 key, f.name, problem), kind="not_judged"), problem
-        where = "{} (custom_id {})".format(f.name, key)
         # vLLM's error: a string, its body null
         reply = response.get("body") or {"error": entry.get("error")}
+        quoted = lambda: ("{} (custom_id {})".format(f.name, key), json.dumps(reply).encode())
         if response.get("status_code") == 200:
-            try:  # read as it is, no dumps and loads of each reply; a message quotes its JSON
-                return _chat_reply(reply, where, lambda: json.dumps(reply).encode()), None
+            try:  # read as it is: its place and JSON are made for a message alone
+                return _chat_reply(reply, quoted), None
             except APIError as exc:
                 return exc, "a 200 body that is not a chat completion"
-        body = json.dumps(reply).encode()
+        where, body = quoted()
         if response:
             return _http_error(response.get("status_code") or 0, body, {}, where), None
         return APIError("not judged: the batch did not run it: " + _server_message(body),
@@ -9468,8 +9469,7 @@ class _Recipes:
         self.judge, self.spec, self.mode = judge, spec, mode
         self.kinds, self.last = {}, (None, None)  # {frozenset of names: _Recipe or None}
         self.marker = " \x00mj" + os.urandom(8).hex().upper() + "{}\x00 "
-        # the fields the steps may read (go_offline made none with --context-field or
-        # --image-field)
+        # the fields the steps may read (go_offline made none with --context-field, --image-field)
         self.read = {"question", "context", "reference", "response", "messages", "turns",
                      "answers", "choices", *_FIELD_ALIASES, spec.question_field,
                      spec.reference_field, spec.response_field, spec.response_a_field,
