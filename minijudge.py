@@ -9621,8 +9621,8 @@ def _lack_checks(args, mode, judge):
     # need one: without it, a template_error)
     if isinstance(args.reference_field, _Default) and not mode.reference:
         if _template_fields(judge) & {"reference", "answer", "reference_section"}:
-            checks.append(("answer", lambda record: not _record_references(  # one a turn
-                args.fields, record) and _reference_of(record, "answer") is None))
+            checks.append(("answer", lambda record: not _turn_references(  # one a turn
+                record) and _reference_of(record, "answer") is None))
     if args.question_field is None:  # read from 'context' instead, as _first reads it
         checks.append(("question", lambda record: not _is_set(
             record.get("question")) and _is_set(record.get("context"))))
