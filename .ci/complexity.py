@@ -28,8 +28,9 @@ MAX_NLOC = 60
 # pairs under a criterion and the seeds' rows (+193), --rubric (+437), rankings at arena
 # scale (+155), hostile passes and their leftovers (+80), report --mixed's rubrics (+36);
 # issue 45's sixth round took 160 out (12,278), then gave 88 back: the contracts of 92 functions
-# (what each returns, which statuses, the retry rules, the estimate's rule) its cuts had lost
-MAX_LINES = 12370
+# (what each returns, which statuses, the retry rules, the estimate's rule) its cuts had lost;
+# the seventh round's sharing and folds took 38 more (12,328)
+MAX_LINES = 12330
 GOAL_LINES = 10000
 
 
