@@ -63,8 +63,10 @@ HANGS = """
             pass
         def test_hangs(self):
             child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-            with open(os.path.join(os.path.dirname(__file__), "started"), "w") as f:
-                f.write(str(child.pid))
+            started = os.path.join(os.path.dirname(__file__), "started")
+            with open(started + ".part", "w") as f:  # whole when it appears: the test
+                f.write(str(child.pid))  # signals run.py once it exists
+            os.replace(started + ".part", started)
             time.sleep(600)
     """
 
