@@ -7423,10 +7423,7 @@ def _ranked(compared, baseline, strong_weight, level, resamples, seed):
 def _components(comparisons):
     """The comparisons in parts of systems compared directly or through others (no score
     compares with another part's), the largest first, then by name."""
-    met = collections.defaultdict(set)
-    for a, b, *_ in comparisons:
-        met[a].add(b)
-        met[b].add(a)
+    _, met = _bt_tables(comparisons)  # who played whom
     first = {}  # each system's part, named by its first system
     for name in sorted(met):
         if name not in first:
