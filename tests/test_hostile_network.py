@@ -178,7 +178,7 @@ class RestartTest(NetworkSideBySide):
             deadline = time.monotonic() + 30
             while srv.chat_count < chats and time.monotonic() < deadline:
                 time.sleep(0.005)
-            srv.stop()
+            srv.stop(hold_port=True)  # while down, no other process's server takes it
             seen["served"] = srv.chat_count
             if down is not None:
                 time.sleep(down)
@@ -221,7 +221,7 @@ class RestartTest(NetworkSideBySide):
     def test_the_window_is_the_judges_not_each_requests(self):
         judge = self.judge(restart_wait=0.2, sleep=time.sleep)
         self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "ok")
-        self.srv.stop()
+        self.srv.stop(hold_port=True)  # refused, not answered by another process's server
         started = time.monotonic()
         first = judge.judge(EXAMPLE, OUTPUT)
         waited = time.monotonic() - started

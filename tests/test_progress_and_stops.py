@@ -158,7 +158,7 @@ class RetryingProgressTest(SideBySide, TerminalTestCase):
         deadline = time.monotonic() + 10
         while self.srv.chat_count < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
-        self.srv.stop()
+        self.srv.stop(hold_port=True)  # refused until the test ends, not taken by another
         stopped = time.monotonic()
         tty = self.read_until(master, b"judge unreachable: connection refused", 5)
         seen = time.monotonic() - stopped
@@ -194,7 +194,7 @@ class RetryingProgressTest(SideBySide, TerminalTestCase):
         while self.srv.chat_count < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
         port = self.srv.port
-        self.srv.stop()
+        self.srv.stop(hold_port=True)  # held while down: no other process's server takes it
         stopped.set()
         tty = self.read_until(master, b"judge unreachable: connection refused", 5)
         self.srv.start(port=port)
