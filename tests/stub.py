@@ -33,8 +33,10 @@ by the client); `srv.wait_replied(n)` waits for the n-th, where a test would sle
 
 The network's misbehaviours: `StubServer(tls=(cert, key))` serves https (make a
 self-signed pair with `self_signed_cert(folder)`, None without the openssl command);
-`stop()` then `start(port=old)` is a judge restarting on the same port, refusing
-connections in between (as a vLLM or Kubernetes rollout does); and since a chat path is
+`stop(hold_port=True)` then `start(port=old)` is a judge restarting on the same port,
+refusing connections in between (as a vLLM or Kubernetes rollout does), the port held
+meanwhile so no other process's server takes it; `stop_listening()` refuses new
+connections while those open hang on (a server shutting down); and since a chat path is
 matched by its suffix, the stub also serves as an `http_proxy` for any judge URL (the
 absolute URL a client sends a proxy ends in /chat/completions too); with
 `tunnel_to=port` it is an `https_proxy` too, answering every CONNECT (recorded as a
@@ -593,6 +595,7 @@ class StubServer:
         self._stopping = threading.Event()
         self._connections = set()
         self._httpd = self._thread = None
+        self._held = None  # a socket bound to the port while it is down (stop(hold_port))
 
     @property
     def url(self):
@@ -628,7 +631,14 @@ class StubServer:
         """Listen on `port` (0: any free one); after stop(), the same port again is a
         server that restarted."""
         self._stopping.clear()
-        self._httpd = _HTTPServer(("127.0.0.1", port), _Handler)
+        try:  # bound beside the socket holding it (both SO_REUSEADDR, that one not listening)
+            self._httpd = _HTTPServer(("127.0.0.1", port), _Handler)
+        except OSError:
+            if self._held is None:
+                raise
+            self._release()  # a system that does not allow that: let go first, then bind
+            self._httpd = _HTTPServer(("127.0.0.1", port), _Handler)
+        self._release()
         if self.tls:
             import ssl
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -643,8 +653,15 @@ class StubServer:
         self._thread.start()
         return self
 
-    def stop(self):
+    def stop(self, *, hold_port=False):
+        """Stop serving: the listener closes and connections open are cut. hold_port=True
+        keeps the port, as a server that is down but will restart there: it is bound by
+        a socket that never listens (a connect is refused), held until start(port=...) or
+        a plain stop(). Without it the port is free, and another process's server (a
+        suite side by side) may take it and answer the URL a run still points at."""
         if self._httpd is None:
+            if not hold_port:
+                self._release()
             return
         self._stopping.set()
         try:  # wakes the loop now, not at its next poll: accept() fails, then it sees
@@ -661,8 +678,39 @@ class StubServer:
             except OSError:
                 pass
         self._httpd.server_close()
+        if hold_port:
+            self._hold()
+        else:
+            self._release()
         self._thread.join()
         self._httpd = self._thread = None
+
+    def stop_listening(self):
+        """Refuse new connections, the port held as stop(hold_port=True) holds it, while
+        the connections open stay open (a server shutting down that finishes, or hangs
+        on, what it has): the serve loop ends and the listener closes. Callable from a
+        handler; stop() later ends the rest."""
+        self._httpd.shutdown()
+        self._httpd.socket.close()
+        self._hold()
+
+    def _hold(self):
+        # bound right after the listener closed: an error here (another process took the
+        # port in between) fails the test rather than let it talk to someone else's server
+        if self._held is None:
+            held = socket.socket()
+            held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past TIME_WAITs
+            try:
+                held.bind(("127.0.0.1", self.port))
+            except OSError:
+                held.close()
+                raise
+            self._held = held
+
+    def _release(self):
+        if self._held is not None:
+            self._held.close()
+            self._held = None
 
     def __enter__(self):
         return self.start()

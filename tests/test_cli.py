@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -32,13 +31,6 @@ JUDGE_FIELDS = ("judge_score", "judge_status", "judge_error", "judge_raw", "judg
                 "judge_usage", "judge_model", "judge_finish_reason")
 _RESPONSE_RE = re.compile(r"\[The Start of the Response\]\n(.*?)\n\[The End of the Response\]",
                           re.S)
-
-
-def closed_port():
-    """A loopback port with nothing listening on it."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def response_of(request):
@@ -453,7 +445,7 @@ class PreflightTest(CLITest):
         return err
 
     def test_connection_refused(self):
-        url = "http://127.0.0.1:%d" % closed_port()
+        url = self.down_url()
         err = self.preflight_fails("--judge-url", url)
         self.assertEqual(err, "minijudge: error: preflight failed: connection refused by "
                               "GET {}/v1/models: is the server running?\n".format(url))
@@ -564,7 +556,7 @@ class EnvironmentTest(CLITest):
 
     def test_llm_judge_api_base_wins_over_openai_base_url(self):
         code, out, err = self.run_env(LLM_JUDGE_API_BASE=self.srv.url,
-                                      OPENAI_BASE_URL="http://127.0.0.1:%d" % closed_port())
+                                      OPENAI_BASE_URL=self.down_url())
         self.assertEqual(code, 0, err)
 
     def test_model_from_llm_judge_model(self):
@@ -579,7 +571,7 @@ class EnvironmentTest(CLITest):
     def test_flags_win_over_environment(self):
         self.srv.models = ("a", "judge-model")
         self.srv.strict_model = True
-        dead = "http://127.0.0.1:%d" % closed_port()
+        dead = self.down_url()
         code, out, err = self.run_env("--judge-url", self.srv.url, "--judge-model",
                                       "judge-model", LLM_JUDGE_API_BASE=dead,
                                       OPENAI_BASE_URL=dead, LLM_JUDGE_MODEL="a")

@@ -9,7 +9,6 @@ named `judge.invalid` is only ever reached through a loopback proxy (the stub), 
 import gzip
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -27,13 +26,6 @@ from stub import (PYTHON, JUDGE_ENV, SideBySide, StubServer, StubTestCase, raw, 
 
 EXAMPLE, OUTPUT = {"question": "2+2?"}, {"response": "4"}
 CA_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
-
-
-def closed_port():
-    """A loopback port with nothing listening on it."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def reply_bytes(content, *, status="200 OK"):
@@ -178,7 +170,7 @@ class RestartTest(NetworkSideBySide):
             deadline = time.monotonic() + 30
             while srv.chat_count < chats and time.monotonic() < deadline:
                 time.sleep(0.005)
-            srv.stop()
+            srv.stop(hold_port=True)  # while down, no other process's server takes it
             seen["served"] = srv.chat_count
             if down is not None:
                 time.sleep(down)
@@ -221,7 +213,7 @@ class RestartTest(NetworkSideBySide):
     def test_the_window_is_the_judges_not_each_requests(self):
         judge = self.judge(restart_wait=0.2, sleep=time.sleep)
         self.assertEqual(judge.judge(EXAMPLE, OUTPUT).status, "ok")
-        self.srv.stop()
+        self.srv.stop(hold_port=True)  # refused, not answered by another process's server
         started = time.monotonic()
         first = judge.judge(EXAMPLE, OUTPUT)
         waited = time.monotonic() - started
@@ -232,8 +224,7 @@ class RestartTest(NetworkSideBySide):
         self.assertLess(time.monotonic() - started, 0.3)  # the window is spent already
 
     def test_a_server_never_seen_alive_is_refused_at_once(self):
-        code, out, err, seconds = self.cli("--judge-url", "http://127.0.0.1:%d" %
-                                           closed_port(), "--judge-model", "m",
+        code, out, err, seconds = self.cli("--judge-url", self.down_url(), "--judge-model", "m",
                                            "--no-preflight", self.records(3))
         self.assertEqual(code, 1, err)
         self.assertLess(seconds, 5)
@@ -246,7 +237,7 @@ class ProxyTest(NetworkSideBySide):
     side_by_side = 3  # a drip waits out its timeout; the others are quick: three at once
 
     def test_a_proxy_that_is_down_is_named(self):
-        proxy = "http://127.0.0.1:%d" % closed_port()
+        proxy = self.down_url()
         code, out, err, seconds = self.cli("--judge-url", "http://judge.invalid:80/v1",
                                            self.records(2), env={"http_proxy": proxy})
         self.assertEqual((code, out), (1, []))

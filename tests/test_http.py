@@ -33,13 +33,6 @@ TRUNCATED = ("the reply was cut off (finish_reason length) before a verdict: rai
              '{"chat_template_kwargs": {"enable_thinking": false}}')
 
 
-def closed_port():
-    """A loopback port with nothing listening on it."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class StubTest(StubTestCase):
     """A fresh stub per test, and no judge settings leaking in from the environment."""
 
@@ -184,13 +177,13 @@ class FakeScoreTest(StubTest):
         self.assertEqual(j.error, "the judge answered 10 but the scale is 1-5: '10'")
 
     def test_dead_server_is_connection_error_without_retry(self):
-        port = closed_port()
-        judge = minijudge.LLMJudge("http://127.0.0.1:%d" % port, model="m",
+        url = self.down_url()
+        judge = minijudge.LLMJudge(url, model="m",
                                    sleep=self.waits.append)
         j = judge.judge(EXAMPLE, OUTPUT)
         self.assertEqual((j.status, j.score, j.attempts), ("connection_error", 0.0, 1))
-        self.assertEqual(j.error, "connection refused by POST http://127.0.0.1:{}/v1/chat/"
-                         "completions: is the server running?".format(port))
+        self.assertEqual(j.error, "connection refused by POST {}/v1/chat/"
+                         "completions: is the server running?".format(url))
         self.assertEqual(self.waits, [])
 
     def test_empty_response_is_scored_without_calling_the_judge(self):
@@ -584,7 +577,7 @@ class RedirectAndProxyTest(StubTest):
 
     def test_loopback_judge_bypasses_a_dead_proxy(self):
         # trap: NO_PROXY=localhost does not cover 127.0.0.1
-        proxy = "http://127.0.0.1:%d" % closed_port()
+        proxy = self.down_url()
         for name in ("no_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy"):
             os.environ.pop(name, None)
         os.environ.update({"http_proxy": proxy, "HTTP_PROXY": proxy, "ALL_PROXY": proxy,

@@ -8,7 +8,6 @@ API, on the module's logger.
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import unittest
@@ -31,12 +30,6 @@ def llama_server_logprobs(token):
     lp = rating_logprobs(probs)
     lp["content"].append({"token": "", "logprob": 0.0, "bytes": [], "top_logprobs": []})
     return lp
-
-
-def closed_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class MessagesTest(StubTestCase):
@@ -251,7 +244,7 @@ class MessagesTest(StubTestCase):
                          r"key provided: <hidden>")
         self.assertIn("judge_score 0.0: parse_error: no rating", logs.output[1])
         self.assertNotIn(KEY, "\n".join(logs.output))
-        unreachable = minijudge.LLMJudge("http://127.0.0.1:%d" % closed_port(), model="m")
+        unreachable = minijudge.LLMJudge(self.down_url(), model="m")
         with self.assertLogs("minijudge", "WARNING") as logs:
             self.assertEqual(unreachable.score({"question": "q"}, "r"), {"judge_score": 0.0})
         self.assertIn("connection_error: connection refused by POST", logs.output[0])

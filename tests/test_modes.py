@@ -16,7 +16,6 @@ import io
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import unittest
@@ -759,9 +758,7 @@ class JudgesTest(ModeTest):
         return self.write(name, json.dumps(entries))
 
     def test_a_judge_whose_server_is_down_stops_alone(self):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            dead = "http://127.0.0.1:{}".format(sock.getsockname()[1])
+        dead = self.down_url()  # held until the test ends: no other server takes it
         config = self.config([{"name": "good", "mode": "binary"},
                               {"name": "down", "mode": "binary", "url": dead}])
         source = self.write_jsonl("in.jsonl", [

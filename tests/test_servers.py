@@ -233,8 +233,7 @@ class ShutdownTest(ServerTest):
             if srv.chat_count < 3:
                 return None
             # llama-server on SIGTERM: no new connections; this one stays open and silent
-            srv._httpd.shutdown()
-            srv._httpd.socket.close()
+            srv.stop_listening()  # the port held: the retry is refused, not answered
             return hang(30)
         srv.responder = responder
         code, out, err = self.judged("--concurrency", "1", "--timeout", "0.5", "--max-retries",

@@ -6,7 +6,6 @@ tests/bench_throughput.py, these tests count requests instead.
 import json
 import os
 import sys
-import threading
 import time
 import unittest
 
@@ -23,12 +22,17 @@ class SlowReplyTest(SideBySide):
     # no main(): the three run at once (see stub.SideBySide)
     side_by_side = 3
 
-    def slow_responder(self, slow_id, seconds):
-        """Record 'slow_id' is answered after ``seconds``; how many requests the stub had
-        received when it answered goes to self.seen."""
+    def slow_responder(self, slow_id, seconds, *, until=None):
+        """Record 'slow_id' is answered after ``seconds``, or, given ``until``, once the
+        stub has received that many requests (``seconds`` then bounds the wait: a loaded
+        machine may take long to send them); how many it had received when it answered
+        goes to self.seen."""
         def responder(request):
             if "[{}]".format(slow_id) in request.prompt:
-                time.sleep(seconds)
+                deadline = time.monotonic() + seconds
+                while time.monotonic() < deadline and (
+                        until is None or self.srv.chat_count < until):
+                    time.sleep(0.01)
                 self.seen = self.srv.chat_count
             return chat("4")
         return responder
@@ -41,7 +45,9 @@ class SlowReplyTest(SideBySide):
             judge, items, **options)]
 
     def test_the_others_are_judged_while_one_reply_is_slow_and_the_order_holds(self):
-        self.srv.responder = self.slow_responder(3, 1.0)
+        # held until 101 requests came (the old window never let them), 20 s at most: a
+        # second sufficed on an idle machine, not on one running two suites
+        self.srv.responder = self.slow_responder(3, 20.0, until=101)
         out = self.judge_all(201, concurrency=8)
         self.assertEqual(out, [("[{}]".format(i), "ok") for i in range(201)])
         # the old window, 2 x concurrency, let 16 requests go while [3] was slow
@@ -54,18 +60,25 @@ class SlowReplyTest(SideBySide):
         self.assertLessEqual(self.seen, 10)  # [0] and the nine read after it
 
     def test_progress_counts_the_finished_records_waiting_behind_the_slow_one(self):
-        self.srv.responder = self.slow_responder(0, 0.5)
+        progress, waiting = {}, []
+
+        def responder(request):
+            # [0] is held while its wait is read, every 0.02 s, until all 49 others wait
+            # behind it (20 s at most): 0.5 s, as it was, is not always enough for 49
+            # requests on a loaded machine
+            deadline = time.monotonic() + 20
+            while "[0]" in request.prompt and time.monotonic() < deadline:
+                waiting.append(progress.get("waiting", 0))
+                if waiting[-1] >= 49:
+                    break
+                time.sleep(0.02)
+            return chat("4")
+        self.srv.responder = responder
         judge = minijudge.LLMJudge(self.srv.url, model="judge-model", max_retries=0,
                                    template="{question} {response}")
-        progress, waiting = {}, []
-        watcher = threading.Thread(target=lambda: [
-            (waiting.append(progress.get("waiting", 0)), time.sleep(0.02))
-            for _ in range(20)])
         items = [{"question": "[{}]".format(i), "response": "r"} for i in range(50)]
         results = minijudge.judge_records(judge, items, concurrency=4, progress=progress)
-        watcher.start()
         self.assertEqual(len(list(results)), 50)
-        watcher.join()
         self.assertIn(49, waiting)  # all but the slow one, while it was outstanding
         self.assertEqual(progress["waiting"], 0)
 
