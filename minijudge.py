@@ -9846,11 +9846,19 @@ def _conversations(details):
     """The details of each conversation a judgement stands for: its members', pairs', own."""
     if not isinstance(details, Mapping):  # a member as hand-edited into a record (report)
         return []
-    parts = details.get("members") or details.get("pairs")
+    parts = details.get("members") or details.get("pairs")  # an object or a list
     if not parts:
         return [details]
-    listed = parts.values() if isinstance(parts, Mapping) else parts
-    return [each for part in listed for each in _conversations(part)]
+    return [each for _, part in _labelled(parts) for each in _conversations(part)]
+
+
+def _labelled(parts):
+    """An object's (key, value) pairs, a list's (index, item); None else."""
+    if isinstance(parts, dict):
+        return list(parts.items())
+    if isinstance(parts, list):
+        return list(enumerate(parts))
+    return None
 
 
 def _repeat_scores(details):
@@ -11739,15 +11747,6 @@ def _check_details(fields, name, stamp, status):
     if set(wins) != set(played) or any(not 0 <= wins[k] <= played[k] for k in wins):
         raise JudgeError("{}wins must give each system of {}played 0 to its comparisons; got "
                          "{} and {}".format(name, name, json.dumps(wins), json.dumps(played)))
-
-
-def _labelled(parts):
-    """An object's (key, value) pairs, a list's (index, item); None else."""
-    if isinstance(parts, dict):
-        return list(parts.items())
-    if isinstance(parts, list):
-        return list(enumerate(parts))
-    return None
 
 
 def _check_nested(details, name, depth=0):
