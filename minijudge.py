@@ -10067,7 +10067,15 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
     summary["length_bias"] = _length_figures(tally, stamp["mode"])
     summary.update(_win_rates(tally))
     summary["self_judging"] = _self_judging(stamp, args, tally)
-    summary["bradley_terry"] = _ranking_figures(tally, args)
+    # the systems ranked (rank_systems' figures, _ranked) by the run's figure options
+    summary["bradley_terry"] = None
+    if tally.compared:
+        compared = list(tally.compared)
+        unknown = _unknown_baseline(compared, args.baseline, "--baseline")
+        summary["bradley_terry"] = {"error": unknown}
+        if not unknown:
+            summary["bradley_terry"] = _ranked(compared, args.baseline, args.strong_weight,
+                                               **_interval_settings(args))
     summary["pass_rate"] = _share_true(tally.passed)
     summary["system_fingerprints"] = dict(tally.fingerprints)
     summary["pair_criteria"] = dict(tally.pair_criteria)  # {name: records judged under it}
@@ -10286,17 +10294,6 @@ def _pooled(entries, judge):
         n += count
         total += added
     return {"mean": _mean(total, n), "n": n}
-
-
-def _ranking_figures(tally, args):
-    """The systems ranked (rank_systems' figures, _ranked), by the run's figure options."""
-    if not tally.compared:
-        return None
-    compared = list(tally.compared)
-    unknown = _unknown_baseline(compared, args.baseline, "--baseline")
-    if unknown:
-        return {"error": unknown}
-    return _ranked(compared, args.baseline, args.strong_weight, **_interval_settings(args))
 
 
 def _panel_figures(tally, stamp):
