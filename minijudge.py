@@ -9843,11 +9843,19 @@ def _conversations(details):
     """The details of each conversation a judgement stands for: its members', pairs', own."""
     if not isinstance(details, Mapping):  # a member as hand-edited into a record (report)
         return []
-    parts = details.get("members") or details.get("pairs")
+    parts = details.get("members") or details.get("pairs")  # an object or a list
     if not parts:
         return [details]
-    listed = parts.values() if isinstance(parts, Mapping) else parts
-    return [each for part in listed for each in _conversations(part)]
+    return [each for _, part in _labelled(parts) for each in _conversations(part)]
+
+
+def _labelled(parts):
+    """An object's (key, value) pairs, a list's (index, item); None else."""
+    if isinstance(parts, dict):
+        return list(parts.items())
+    if isinstance(parts, list):
+        return list(enumerate(parts))
+    return None
 
 
 def _repeat_scores(details):
@@ -10056,7 +10064,15 @@ def _summary(stamp, args, tally, wall=None, interrupted=False, judge=None, *, me
     summary["length_bias"] = _length_figures(tally, stamp["mode"])
     summary.update(_win_rates(tally))
     summary["self_judging"] = _self_judging(stamp, args, tally)
-    summary["bradley_terry"] = _ranking_figures(tally, args)
+    # the systems ranked (rank_systems' figures, _ranked) by the run's figure options
+    summary["bradley_terry"] = None
+    if tally.compared:
+        compared = list(tally.compared)
+        unknown = _unknown_baseline(compared, args.baseline, "--baseline")
+        summary["bradley_terry"] = {"error": unknown}
+        if not unknown:
+            summary["bradley_terry"] = _ranked(compared, args.baseline, args.strong_weight,
+                                               **_interval_settings(args))
     summary["pass_rate"] = _share_true(tally.passed)
     summary["system_fingerprints"] = dict(tally.fingerprints)
     summary["pair_criteria"] = dict(tally.pair_criteria)  # {name: records judged under it}
@@ -10275,17 +10291,6 @@ def _pooled(entries, judge):
         n += count
         total += added
     return {"mean": _mean(total, n), "n": n}
-
-
-def _ranking_figures(tally, args):
-    """The systems ranked (rank_systems' figures, _ranked), by the run's figure options."""
-    if not tally.compared:
-        return None
-    compared = list(tally.compared)
-    unknown = _unknown_baseline(compared, args.baseline, "--baseline")
-    if unknown:
-        return {"error": unknown}
-    return _ranked(compared, args.baseline, args.strong_weight, **_interval_settings(args))
 
 
 def _panel_figures(tally, stamp):
@@ -11736,15 +11741,6 @@ def _check_details(fields, name, stamp, status):
     if set(wins) != set(played) or any(not 0 <= wins[k] <= played[k] for k in wins):
         raise JudgeError("{}wins must give each system of {}played 0 to its comparisons; got "
                          "{} and {}".format(name, name, json.dumps(wins), json.dumps(played)))
-
-
-def _labelled(parts):
-    """An object's (key, value) pairs, a list's (index, item); None else."""
-    if isinstance(parts, dict):
-        return list(parts.items())
-    if isinstance(parts, list):
-        return list(enumerate(parts))
-    return None
 
 
 def _check_nested(details, name, depth=0):
