@@ -1,6 +1,10 @@
 """Compare what users see from two copies of minijudge.py: a refactoring's check.
 
-    python tests/differential.py OLD/minijudge.py NEW/minijudge.py [-k NAME] [-v]
+    python tests/differential.py OLD NEW [-k NAME] [-v]
+
+OLD and NEW are each a copy of minijudge.py (a path) or a commit of this repository
+(`c84730d`, `main~3`, `HEAD`: its minijudge.py as git holds it, so a scratch copy
+overwritten since cannot stand in for the commit named).
 
 Each case runs the real command line (``python -m minijudge``, a subprocess with each
 copy in turn) against the loopback stub, which answers from the prompt alone (the same
@@ -270,6 +274,20 @@ def _run_case(module_dir, case, d_root):
     return _clean(text, d)
 
 
+def _place(given, target):
+    """Copy ``given`` to ``target``: a file, else a commit's minijudge.py from git."""
+    if os.path.isfile(given):
+        shutil.copy(given, target)
+        return
+    shown = subprocess.run(["git", "-C", REPO, "show", given + ":minijudge.py"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if shown.returncode:
+        sys.exit("differential.py: {} is no file and no commit of {}: {}".format(
+            given, REPO, shown.stderr.decode(errors="replace").strip()))
+    with open(target, "wb") as f:
+        f.write(shown.stdout)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("old")
@@ -282,7 +300,7 @@ def main():
     for tag, path in (("old", args.old), ("new", args.new)):
         dirs.append(os.path.join(root, tag + "-module"))
         os.makedirs(dirs[-1])
-        shutil.copy(path, os.path.join(dirs[-1], "minijudge.py"))
+        _place(path, os.path.join(dirs[-1], "minijudge.py"))
     differ = 0
     for case in _cases():
         if args.k and args.k not in case[0]:
