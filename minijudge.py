@@ -8042,7 +8042,7 @@ def _entry_files(entry, template, flag, here):
     except OSError as exc:
         raise ValueError("{}template {!r} is neither a template name ({}) nor a readable "
                          "file: {}".format(flag, template, ", ".join(TEMPLATES),
-                                           exc.strerror)) from None
+                                           _reason(exc))) from None
 
 
 def _check_mode_options(args, mode, options):
