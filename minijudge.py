@@ -8922,15 +8922,17 @@ class _Run:
         judges in this thread (threads that send nothing only wait on a queue)."""
         if self.args.strict:
             items = self.until_bad(items)
-        judges = self.judges
+        judges, judge_one = self.judges, self.judge_each
+        if self.budget:  # each record's cost reserved first
+            judge_one = self.judge_one
         if self.args.batch_export or all(judge.url == _OFFLINE for judge in judges):
             self.go_offline()
-            workers = _Workers(judges, self.judge_one, self.stop_on, self.not_judged)
+            workers = _Workers(judges, judge_one, self.stop_on, self.not_judged)
             results = _judged_here(workers, items)
         else:
             results = judge_records(judges, items, progress=self.held,
                                     concurrency=self.args.concurrency, window=self.args.window,
-                                    judge_one=self.judge_one, stop_on=self.stop_on,
+                                    judge_one=judge_one, stop_on=self.stop_on,
                                     failed=self.not_judged)
         self.write_records(results)
         worst = self.summarise()
@@ -8960,9 +8962,8 @@ class _Run:
             yield number, record
 
     def judge_one(self, item):
-        """Each judge's judgement of the item; none once --max-cost would be passed."""
-        if not self.budget:
-            return self.judge_each(item)
+        """Each judge's judgement of the item; none once --max-cost would be passed (run: a
+        run of no budget judges by judge_each)."""
         estimates = sum((_estimate(judge, self.args.fields, item, mode)
                          for _, judge, mode in self.specs), collections.Counter())
         estimate, reasks = estimates["most"], estimates["reasks_cost"]
