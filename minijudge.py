@@ -11584,7 +11584,7 @@ class _Lean:
             return None
         kind = plain[:len(_CHECKED_KIND)]
         try:
-            if (kind, tuple(map(type, kind))) not in self.checked:
+            if (kind, type(kind[1]), type(kind[2])) not in self.checked:
                 return None
         except TypeError:  # a value no hash tells apart (a list)
             return None
@@ -11593,6 +11593,7 @@ class _Lean:
         return plain
 
 
+# kept with the types of score and value (4 == 4.0 == True); the rest is text or null
 _CHECKED_KIND = ("status", "score", "value", "error", "model", "fingerprint", "score_source")
 _PLAIN_FIELDS = _CHECKED_KIND + ("usage", "line")  # what _Tally.add reads (no raw, ...)
 
@@ -11676,7 +11677,7 @@ def _judgement_of(record, prefix, stamp, memo):
     if not fields.keys() - _WRITTEN_NAMES and len(checked) < _KINDS_CHECKED:  # no details
         values = tuple(map(fields.get, _CHECKED_KIND))
         try:
-            checked.add((values, tuple(map(type, values))))
+            checked.add((values, type(values[1]), type(values[2])))
         except TypeError:  # a value no hash tells apart (a list): not kept
             pass
     attributes = {attribute: fields.pop(name, None) for name, attribute, _ in _WRITTEN}
@@ -11824,7 +11825,8 @@ class _Once:
         if self.keys is None:
             self.refuse(place, record, stamps)
             return
-        for key in _record_keys(self.checked, record, stamps):
+        for prefix in stamps:
+            key = _record_key(self.checked, record, prefix, stamps)
             self.keys[key % _KEY_BUCKETS].append(key)
 
     def settle(self):
@@ -11861,7 +11863,8 @@ class _Once:
         """JudgeError for a record seen before (a copied file): one run's record of one input
         line is one record however many files hold it (``only``: the keys seen twice)."""
         here = place[0] << 40 | place[1]  # an int, not a tuple
-        for prefix, key in zip(stamps, _record_keys(self.checked, record, stamps)):
+        for prefix in stamps:
+            key = _record_key(self.checked, record, prefix, stamps)
             if only is not None and key not in only:
                 continue
             first = self.places.setdefault(key, here)
@@ -11875,22 +11878,21 @@ class _Once:
 _KEY_BUCKETS = 256
 
 
-def _record_keys(checked, record, stamps):
-    """A record's identity for each run that wrote it: its input line, the run, the input
+def _record_key(checked, record, prefix, stamps):
+    """A record's identity for the run of ``prefix``: its input line, the run, the input
     fields its prompt read (a column added after the run makes no new record; a custom
     template's: all). Texts and nulls alone are a tuple, equal exactly when equal as JSON."""
-    for prefix, stamp in stamps.items():
-        facts = _of_run(checked, prefix, stamp, _run_facts)
-        names = facts["prompt"]
-        if names is None:
-            prefixes = tuple(prefix + "_" for prefix in stamps)
-            inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
-                                sort_keys=True)
-        else:
-            inputs = tuple(map(record.get, names))
-            if not _TEXT_OR_NONE.issuperset(map(type, inputs)):  # sorted: json.dumps' fast path
-                inputs = json.dumps(dict(zip(names, inputs)))
-        yield hash((prefix, facts["text"], record[prefix + "_line"], inputs))
+    facts = _of_run(checked, prefix, stamps[prefix], _run_facts)
+    names = facts["prompt"]
+    if names is None:
+        prefixes = tuple(prefix + "_" for prefix in stamps)
+        inputs = json.dumps({k: v for k, v in record.items() if not k.startswith(prefixes)},
+                            sort_keys=True)
+    else:
+        inputs = tuple(map(record.get, names))
+        if not _TEXT_OR_NONE.issuperset(map(type, inputs)):  # sorted: json.dumps' fast path
+            inputs = json.dumps(dict(zip(names, inputs)))
+    return hash((prefix, facts["text"], record[prefix + "_line"], inputs))
 
 
 _TEXT_OR_NONE = frozenset((str, type(None)))
