@@ -6348,7 +6348,10 @@ def _replaced(record, written, stale, ours):
     ``written``; the first record that had some warns."""
     if isinstance(record, _BadLine):  # its judge_input is this run's own
         return dict(record, **written)
-    out = {k: v for k, v in record.items() if not k.startswith(ours)}
+    out = dict(record)  # a copy, then a delete of each of ours: faster than a comprehension
+    for key in record:
+        if key.startswith(ours):
+            del out[key]
     if len(out) < len(record) and not stale:
         stale.append(record)
         dropped = sorted(set(record).difference(out, written))
