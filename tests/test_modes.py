@@ -1224,7 +1224,7 @@ class PositionalBiasSummaryTest(StubTestCase):
             judgements.append(first)
         self.assertEqual([j.value for j in judgements[:4]],
                          ["Excellent", "Excellent", "Excellent", "Acceptable"])
-        self.assertEqual(minijudge._judge_fields("judge", judgements[0])[
+        self.assertEqual(minijudge._judge_fields("judge", judgements[0], {})[
             "judge_positional_bias"], True)
         self.assertNotIn("positional_bias", judgements[8].details)
         summary, printed = self.summarise(judgements)
