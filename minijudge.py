@@ -8924,9 +8924,8 @@ class _Run:
         judges in this thread (threads that send nothing only wait on a queue)."""
         if self.args.strict:
             items = self.until_bad(items)
-        judges, judge_one = self.judges, self.judge_each
-        if self.budget:  # each record's cost reserved first
-            judge_one = self.judge_one
+        judges = self.judges
+        judge_one = self.judge_one if self.budget else self.judge_each  # a cost reserved first
         if self.args.batch_export or all(judge.url == _OFFLINE for judge in judges):
             self.go_offline()
             workers = _Workers(judges, judge_one, self.stop_on, self.not_judged)
@@ -8964,8 +8963,7 @@ class _Run:
             yield number, record
 
     def judge_one(self, item):
-        """Each judge's judgement of the item; none once --max-cost would be passed (run: a
-        run of no budget judges by judge_each)."""
+        """Each judge's judgement of the item; none once --max-cost would be passed."""
         estimates = sum((_estimate(judge, self.args.fields, item, mode)
                          for _, judge, mode in self.specs), collections.Counter())
         estimate, reasks = estimates["most"], estimates["reasks_cost"]
