@@ -1670,7 +1670,7 @@ def _read_comparative(text, scale):
     return None, "{:g} {:g}".format(*pair)
 
 
-def _criterion(criterion):
+def _option_criterion(criterion):
     """A criterion ``{"name", "description", "options": {name: score or {"score",
     "description"}}}``, checked, with its template fields."""
     try:
@@ -2762,7 +2762,7 @@ _HOLD_LONGEST = 1.0      # a held request looks again at least this often
 _TURNS_LONGEST = 100     # 429s one request waits its turn on, at most (see LLMJudge._next_try)
 
 
-def _limiter(urls, headers, rpm, tpm):
+def _account_limiter(urls, headers, rpm, tpm):
     """The limiter of the judges on ``urls`` with these ``headers`` (one account) and limits."""
     servers = tuple(sorted(map(str, map(_server_key, urls))))
     # the account: its headers hashed as a request is for the cache, no API key in clear
@@ -3641,7 +3641,7 @@ def _criterion_or(criterion, default, parser, template):
     if parser == "verdict":
         _check_criterion_shown(template)
         return _pair_criterion(criterion)
-    return _criterion(criterion)
+    return _option_criterion(criterion)
 
 
 def _check_criterion_shown(template):
@@ -3783,7 +3783,7 @@ class LLMJudge:
         self._limits = _Limiter(rpm, tpm)  # a judge_fn sends nothing: its own, never held
         if not judge_fn:
             # shared with the judges on these servers with this key: one account's limit
-            self._limits = _limiter(self.urls, headers, rpm, tpm)
+            self._limits = _account_limiter(self.urls, headers, rpm, tpm)
         self._rate_limited = 0  # this judge's 429s: a shared limiter counts every judge's
         self._turns_waited = 0  # of them, those that waited their turn (see _next_try)
 
@@ -11389,7 +11389,7 @@ def _check(fields, checks, name):
             raise JudgeError(_must_be(name + field, expected, value))
 
 
-def _report(args):
+def _report_command(args):
     """``report``: the summary of scored records again. Records of different runs are
     refused but --mixed; a file named twice, a record seen twice and a value no run writes,
     always."""
@@ -12312,7 +12312,7 @@ def main(argv=None):
                 _flag_value(option, getattr(args, option.dest))
         if report:
             _check_files(args)  # --summary or --html on a file it reports
-            return _report(args)
+            return _report_command(args)
         args.input = args.input[0] if args.input else None
         specs, source, shard = _setup(args)
     except (JudgeError, OSError, ValueError, TypeError, AttributeError) as exc:
