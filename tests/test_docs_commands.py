@@ -349,7 +349,9 @@ class Doctests(StubTestCase):
                 for url in URLS_SHOWN:
                     body = body.replace(url, self.srv.url)
                 test = doctest.DocTestParser().get_doctest(body, names, name, name, 0)
-                runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+                # verbose=False: by default doctest reads -v in sys.argv (python -m unittest -v)
+                # and prints each example it tries, which the out= below takes as a failure
+                runner = doctest.DocTestRunner(verbose=False, optionflags=doctest.ELLIPSIS)
                 runner.run(test, out=lambda text, name=name: self.fail(name + "\n" + text),
                            clear_globs=False)
                 names = test.globs
