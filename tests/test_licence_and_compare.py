@@ -77,7 +77,7 @@ class CompareTest(StubTestCase):
         test = doctest.DocTestParser().get_doctest(
             self.readme_example(), {"LLMJudge": minijudge.LLMJudge}, "python-api",
             "docs/python-api.md", 0)
-        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        runner = doctest.DocTestRunner(verbose=False, optionflags=doctest.ELLIPSIS)  # not -v's
         runner.run(test, out=self.fail)
         self.assertEqual(runner.summarize(verbose=False), (0, 3))
         self.assertEqual([answers(r) for r in self.srv.requests if r.json],
