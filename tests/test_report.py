@@ -1,8 +1,8 @@
 """report (the section "report: scored files summarised again"): a record counted once,
 every value it reads checked and refused by file and line, runs that asked differently kept
 apart, a re-judged file's fields, a repeat named at a million records; and report's
-shortcuts (the lean path for the commonest records, alike rows counted at once, a stamp
-parsed once) held to the general path, each through the real command line.
+shortcuts (the lean path for the commonest records, a stamp parsed once) held to the
+general path, each through the real command line.
 
 Issue 28, `report`: a record is counted once, every value it reads is checked, runs that
 asked differently are not merged, and a re-judged file carries only the new run's fields.
