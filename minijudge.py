@@ -296,6 +296,14 @@ def _text_length(value):
     return len(_as_text(value) or "")
 
 
+def _length_gap(answers):
+    """The first answer's length minus the others'; None if one is not given (unknown, not
+    0 characters)."""
+    if None in answers:
+        return None
+    return _text_length(answers[0]) - sum(map(_text_length, answers[1:]))
+
+
 def _is_number(value):
     """An int or float, not a bool: True is 1 to Python, not to someone writing an option."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -6924,7 +6932,18 @@ def _with_ties(comparisons):
 
 def _lc_scores(comparisons, baseline, strengths, steps=25):
     """(each score at no gap, gamma) of P(a beats b) = sigmoid(beta_a - beta_b + gamma * x),
-    x the standardised length gap, from the plain fit; _NoFit."""
+    x the standardised length gap, from the plain fit, over the comparisons whose gap is
+    known (None: not known), as if they were all there were; _NoFit."""
+    known = [c for c in comparisons if c[3] is not None]
+    if not known:  # no length known (no answers): gamma is free, the scores the plain ones
+        return _elo(strengths, baseline), 0.0
+    if len(known) < len(comparisons):  # the known ones by themselves, from their plain fit
+        _, met = _bt_tables(known)
+        if _reachable(met, baseline) != set(met):
+            raise _NoFit("the comparisons of known length ({} of {}) do not join every system "
+                         "they compare to the baseline {!r}".format(
+                             len(known), len(comparisons), baseline))
+        comparisons, strengths = known, _bradley_terry(known)[0]
     fitted = _with_ties(comparisons)[0]
     xs = _standardised([c[3] for c in fitted])
     if not any(xs):  # gamma is free, the scores at no gap the plain ones
@@ -7284,9 +7303,10 @@ def rank_systems(comparisons, *, baseline=None, strong_weight=1, level=0.95, res
     systems' names, ``outcome`` ``"A"``, ``"B"``, ``"tie"``, an Arena-Hard label
     (``"A>>B"`` ... ``"B>>A"``: ``>>`` is strong, counted ``strong_weight`` times), A's
     share of the win (1, 0.5, 0), or the Judgement ``compare`` returned; ``gap`` is a's
-    answer's length minus b's (for the length control). A Judgement of ``compare_systems``
-    is its own pairs; ``(judgement, responses)`` gives their lengths too. A failed
-    Judgement is left out and counted in ``failed``::
+    answer's length minus b's (for the length control; None, or none given: not known, so
+    left out of it). A Judgement of ``compare_systems`` is its own pairs; ``(judgement,
+    responses)`` gives their lengths too. A failed Judgement is left out and counted in
+    ``failed``::
 
         rank_systems([("x", "y", "A"), ("x", "y", "tie"), ("y", "z", "A>B")])["systems"]
     """
@@ -7337,11 +7357,11 @@ def _comparisons_of(item, where, strong_weight):
 
 def _compared(item, where, strong_weight):
     """(a, b, outcome[, gap]) as a comparison; None for a failed Judgement."""
-    a, b, outcome, gap = (list(item) + [0])[:4]
+    a, b, outcome, gap = (list(item) + [None])[:4]
     if not (_is_name(a) and _is_name(b)) or a == b:
         raise JudgeError(_must_be(where, "two systems' names, two different texts, first",
                                   item))
-    if not _is_finite(gap):
+    if gap is not None and not _is_finite(gap):  # None: not known
         raise JudgeError(_must_be(where + "[3]", "a number, a's length minus b's", gap))
     read = _win_share(outcome, where + "[2]")
     if read is None:
@@ -7395,7 +7415,7 @@ def _pairs_compared(pairs, responses, strong_weight):
         a, b = _field_of(pair, "a"), _field_of(pair, "b")
         if won is None or not all(map(_is_text, (a, b))):
             continue
-        gap = _text_length(responses.get(a)) - _text_length(responses.get(b))
+        gap = _length_gap([responses.get(a), responses.get(b)])
         weight = _verdict_weight(pair.get("strong"), strong_weight)
         compared.append((a, b, won, gap, weight))
     return compared
@@ -9579,8 +9599,7 @@ def _tally_add(tally, judgement, record, args, mode):
     length = None  # a failure's is never counted, nor an answer not given: not measured
     if judgement.status == "ok" and (spec.answers is None or spec.compare == "compare"):
         answers = [record.get(getattr(args, name + "_field")) for name in spec.responses]
-        if None not in answers:  # --layout's without --answers: unknown, not 0 characters
-            length = _text_length(answers[0]) - sum(map(_text_length, answers[1:]))
+        length = _length_gap(answers)  # --layout's without --answers: unknown
     label = record.get(args.human_field)
     tally.add(judgement, label, length)
     if args.group_by:  # most runs: no call
@@ -9976,7 +9995,8 @@ def _one_number(text):
 def _count_verdict(tally, judgement, record, length, strong_weight):
     """A pairwise verdict naming its systems in model_a and model_b (as MT-Bench's data
     does): A's score under A's model, its complement under B's (for self-judging), and a
-    comparison for the Bradley-Terry fit, (a, b, a's win, a's length - b's, weight)."""
+    comparison for the Bradley-Terry fit, (a, b, a's win, a's length - b's, weight), the
+    gap None where an answer is not given."""
     a, b = record.get("model_a"), record.get("model_b")
     if a == b or not all(map(_is_text, (a, b))):
         return
@@ -9985,8 +10005,7 @@ def _count_verdict(tally, judgement, record, length, strong_weight):
     _tally_model(tally, b, {judge: 1 - score for judge, score in scores.items()
                             if _is_number(score)})
     weight = _verdict_weight(_is_strong(judgement), strong_weight)
-    gap = length or 0  # no answers: the plain fit's
-    tally.compared.append((a, b, judgement.score, gap, weight))
+    tally.compared.append((a, b, judgement.score, length, weight))
 
 
 def _count_pairs(tally, pairs, responses, strong_weight):

@@ -11,13 +11,15 @@ import json
 import math
 import os
 import shlex
+import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 sys.path.insert(0, HERE)
-from stub import StubTestCase, chat, ranking_block, run_main  # noqa: E402
+from minijudge import rank_systems  # noqa: E402
+from stub import StubTestCase, chat, ranking_block, read_records, run_main  # noqa: E402
 from test_modes import answers  # noqa: E402
 
 
@@ -241,6 +243,79 @@ class LengthControlledFitTest(RankingTest):
         self.assertIsInstance(summary["bradley_terry"]["systems"]["y"]["lc_score"], float)
         self.assertNotIn("lc_unfitted", summary["length_bias"])
         self.assertIsInstance(summary["length_bias"]["lc_win_rate"], float)
+
+    def test_an_answer_not_given_is_left_out_of_the_length_controlled_fit(self):
+        # recipes.md: an answer --answers does not hold is no length. The trust block left
+        # its comparison out, the ranking's length control fitted it at a gap of 0 (mid-13b
+        # 897.28, tiny-7b 451.64): the figures of the comparisons whose lengths are known
+        mt = os.path.join(REPO, "examples", "mt_bench")
+        given = self.path("answers")
+        shutil.copytree(os.path.join(mt, "model_answer"), given)
+        with open(os.path.join(given, "tiny-7b.jsonl"), encoding="utf-8") as f:
+            lines = f.readlines()
+        with open(os.path.join(given, "tiny-7b.jsonl"), "w", encoding="utf-8") as f:
+            f.writelines(lines[2:])
+        gone = {json.loads(line)["question_id"] for line in lines[:2]}
+        judged = os.path.join(mt, "model_judgment", "gpt-4_pair.jsonl")
+        with open(judged, encoding="utf-8") as f:
+            rows = [json.loads(line) for line in f]
+        known = self.write_jsonl("known.jsonl", [
+            row for row in rows if row["question_id"] not in gone
+            or "tiny-7b" not in (row["model_1"], row["model_2"])])
+        flags = ("--layout", "fastchat-pair", "--bootstrap-seed", "7")
+        err, summary = self.report(*flags, judged, "--answers", given)
+        _, alone = self.report(*flags, known, "--answers", os.path.join(mt, "model_answer"))
+        _, without = self.report(*flags, judged)
+        ranking, fitted = summary["bradley_terry"], alone["bradley_terry"]
+        self.assertEqual((ranking["comparisons"], fitted["comparisons"],
+                          summary["length_bias"]["n"]), (22, 14, 14))
+
+        def lc(ranking, key="lc_score"):
+            return {name: figures[key] for name, figures in ranking["systems"].items()}
+        self.assertEqual(lc(ranking), {"big-70b": 1000.0, "mid-13b": 987.51, "tiny-7b": 754.6})
+        self.assertEqual((lc(ranking), ranking["length_coefficient"]),
+                         (lc(fitted), fitted["length_coefficient"]))
+        self.assertIn("), length-controlled 987.51, 15 comparisons\n", err)
+        # the plain fit, its intervals and win rates count all 22, as without --answers,
+        # where the length-controlled scores are the plain ones (as before)
+        plain = without["bradley_terry"]
+        for key in ("score", "ci", "win_rate", "win_rate_ci", "comparisons"):
+            self.assertEqual(lc(ranking, key), lc(plain, key), key)
+        self.assertEqual((lc(plain), plain["length_coefficient"]), (lc(plain, "score"), 0.0))
+
+    def test_a_systems_response_not_held_is_left_out_of_the_length_controlled_fit(self):
+        # a record whose responses no longer hold C (trimmed after the run): C's pairs there
+        # were fitted at a gap of 0, as if its answer were as long as the other's
+        items = [{"question": "q%d" % k, "responses": {"A": "win" + "." * k, "B": "los",
+                                                       "C": "los" + "." * (5 - k)}}
+                 for k in range(6)]
+        items += [{"question": "r%d" % k, "responses": {"A": "los", "B": "win..", "C": "los."}}
+                  for k in range(3)]
+        items += [{"question": "s%d" % k, "responses": {"A": "los......", "B": "los",
+                                                        "C": "win"}} for k in range(3)]
+        _, run = self.run_cli(items, "--mode", "systems", "--bootstrap-seed", "3")
+        records = read_records(self.path("out.jsonl"))
+        known = []
+        for record in records:
+            if record["question"].startswith("s"):
+                del record["responses"]["C"]
+            responses = record["responses"]
+            known += [(p["a"], p["b"], p["verdict"], len(responses[p["a"]])
+                       - len(responses[p["b"]])) for p in record["judge_pairs"]
+                      if p["a"] in responses and p["b"] in responses]
+        self.write_jsonl("trimmed.jsonl", records)
+        err, summary = self.report(self.path("trimmed.jsonl"))
+        ranking, alone = summary["bradley_terry"], rank_systems(known, seed=3)
+        self.assertEqual((ranking["comparisons"], len(known)), (36, 30))
+
+        def figures(ranking, key):
+            return {name: figures[key] for name, figures in ranking["systems"].items()}
+        self.assertEqual((figures(ranking, "lc_score"), ranking["length_coefficient"]),
+                         (figures(alone, "lc_score"), alone["length_coefficient"]))
+        self.assertNotEqual(figures(ranking, "lc_score"), figures(run["bradley_terry"],
+                                                                  "lc_score"))
+        for key in ("score", "ci", "win_rate", "comparisons"):
+            self.assertEqual(figures(ranking, key), figures(run["bradley_terry"], key), key)
 
 
 class ReportOptionsTest(RankingTest):

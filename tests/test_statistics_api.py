@@ -7,7 +7,9 @@ The runs judge records against the loopback stub, which answers as a real judge 
 explanation, then the verdict on its last line (or a refusal to follow the format).
 """
 import json
+import math
 import os
+import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -164,6 +166,73 @@ class FromPlainValues(CommandLineTestCase):
         ties = rank_systems([("a", "b", "tie"), ("a", "b", "A=B"), ("a", "b", 0.5),
                              ("a", "b", "c")])
         self.assertEqual(ties["systems"]["b"]["score"], 1000.0)
+
+    def test_a_comparison_of_unknown_length_is_left_out_of_the_length_control(self):
+        # a 3-tuple or a gap of None: no length known. It was fitted at a gap of 0, as if both
+        # answers were as long; now the length-controlled figures are those of the
+        # comparisons whose gaps are known, the plain ones those of all
+        rng = random.Random(11)
+        known = []
+        for _ in range(60):
+            a, b = rng.sample("pqrs", 2)
+            gap = rng.randint(-400, 400)
+            won = rng.random() < 1 / (1 + math.exp(-gap / 200 - ("pqrs".index(a) - "pqrs"
+                                                                  .index(b)) / 2))
+            known.append((a, b, "A" if won else "B", gap))
+        unknown = [("p", "q", "B", None), ("p", "r", "B"), ("s", "q", "A", None),
+                   ("s", "r", "A")] * 3
+        mixed = rank_systems(known[:30] + unknown + known[30:], seed=4)
+        alone = rank_systems(known, seed=4)
+        plain = rank_systems([c[:3] for c in known + unknown], seed=4)
+
+        def figures(ranking, key):
+            return {name: figures[key] for name, figures in ranking["systems"].items()}
+        self.assertEqual((figures(mixed, "lc_score"), mixed["length_coefficient"]),
+                         (figures(alone, "lc_score"), alone["length_coefficient"]))
+        self.assertNotEqual(figures(mixed, "lc_score"), figures(mixed, "score"))
+        for key in ("score", "ci", "win_rate", "win_rate_ci", "comparisons"):
+            self.assertEqual(figures(mixed, key), figures(plain, key), key)
+        # no length known at all: the plain scores and gamma 0, as before
+        self.assertEqual((figures(plain, "lc_score"), plain["length_coefficient"]),
+                         (figures(plain, "score"), 0.0))
+        none = rank_systems([c[:3] + (None,) for c in known + unknown], seed=4)
+        self.assertEqual(none, plain)
+
+    def test_unknown_lengths_that_leave_a_system_or_the_baseline_unjoined(self):
+        known = [("a", "b", "A", 5), ("a", "b", "B", -3), ("b", "a", "A", 2),
+                 ("a", "b", "A", 9), ("b", "a", "B", -1)]
+        # c compared at unknown lengths alone: no length-controlled score; a and b theirs
+        ranking = rank_systems(known + [("c", "a", "A"), ("c", "b", "B", None)])
+        self.assertEqual(ranking["systems"]["c"]["lc_score"], None)
+        self.assertEqual({k: ranking["systems"][k]["lc_score"] for k in "ab"},
+                         {k: rank_systems(known)["systems"][k]["lc_score"] for k in "ab"})
+        # a cycle closed at an unknown length: the known ones alone need ties added (one
+        # system never lost), as their own fit adds them
+        cycle = [("a", "b", "A", 3), ("a", "b", "A", -2), ("b", "c", "A", 4),
+                 ("b", "c", "A", 1), ("a", "c", "A", 2)]
+        closed, alone = rank_systems(cycle + [("c", "a", "A")]), rank_systems(cycle)
+        self.assertEqual((closed["ties_added"], alone["ties_added"]), (False, True))
+        self.assertEqual({k: v["lc_score"] for k, v in closed["systems"].items()},
+                         {k: v["lc_score"] for k, v in alone["systems"].items()})
+        # the baseline, or one group of systems, joined to the rest at unknown lengths alone
+        cases = [(known + [("c", "a", "A")], "c",
+                  "the comparisons of known length (5 of 6) do not join every system they "
+                  "compare to the baseline 'c'"),
+                 (known + [("c", "d", "A", 1), ("d", "c", "A", -2), ("c", "a", "B")], "a",
+                  "the comparisons of known length (7 of 8) do not join every system they "
+                  "compare to the baseline 'a'")]
+        for comparisons, baseline, reason in cases:
+            with self.subTest(baseline):
+                ranking = rank_systems(comparisons, baseline=baseline)
+                self.assertEqual(ranking["components"][0]["lc_unfitted"], reason)
+                self.assertEqual((ranking["length_coefficient"],
+                                  {f["lc_score"] for f in ranking["systems"].values()}),
+                                 (None, {None}))
+                self.assertEqual(ranking["systems"][baseline]["score"], 1000.0)
+        with self.assertRaises(JudgeError) as caught:  # still refused: not a length
+            rank_systems([("a", "b", "A", float("nan"))])
+        self.assertEqual(str(caught.exception), "comparisons[0][3] must be a number, a's "
+                         "length minus b's; got nan")
 
     def test_failed_judgements_are_counted_not_ranked(self):
         failed = Judgement(status="parse_error", error="no verdict", score=None)
