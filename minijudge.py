@@ -10946,16 +10946,18 @@ def _emit(summaries, args, several, tallies, rows, title):
             document = summaries["judge"]
         pages.append((args.summary, lambda: json.dumps(document, indent=2)))
     unwritten = [(path, exc) for path, exc in map(_write_page, pages) if exc]
-    limit, worst = math.inf, 0.0  # an export judges nothing
-    if not args.batch_export:
-        limit = args.max_error_rate
-        worst = max(s["failure_rate"] for s in summaries.values())
+    worst, shown = 0.0, dict(summaries)
+    for prefix, s in summaries.items():
+        if args.batch_export:  # an exported record is no failure; any other counts, as online
+            failed = s["failed"] - s["statuses"].get("exported", 0)
+            shown[prefix] = dict(s, failure_rate=_mean(failed, s["records"]) or 0.0)
+        worst = max(worst, shown[prefix]["failure_rate"])
     if not args.quiet:  # each judge's summary on stderr, named when there are several
         names = list(summaries)
         if len(names) == 1:
             names = [None]
-        for name, summary in zip(names, summaries.values()):
-            _print_summary(summary, limit, sys.stderr, name)
+        for name, summary in zip(names, shown.values()):
+            _print_summary(summary, args.max_error_rate, sys.stderr, name)
     return worst, unwritten
 
 

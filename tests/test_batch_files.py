@@ -889,5 +889,87 @@ class BatchStatusHostileTest(StubTestCase):
                 self.assertEqual(code, 1, err)
 
 
+class ExportThatExportsNothingTest(StubTestCase):
+    """An export whose records failed exited 0: `export && upload` uploaded nothing. A user
+    with a --judge-url and no --judge-model, the server down or listing two models: no part
+    written, model_error then not_judged ("the run stopped"), exit 0, where the online run
+    exits 1. An exported record is no failure; any other counts, as an online run's does."""
+
+    LINE = "  failure rate 100.0% is over --max-error-rate 10.0%: exit 1\n"
+
+    def export(self, *argv, prefix="req"):
+        data = self.write_jsonl("data.jsonl", THREE_RECORDS)
+        code, _, err = run_main([*argv, "--batch-export", self.path(prefix), data,
+                                 "-o", self.path(prefix + "-out.jsonl")])
+        statuses = [r.get("judge_status") for r in self.records(prefix + "-out.jsonl")]
+        parts = sorted(name for name in os.listdir(self.tmp) if name.startswith(prefix + "."))
+        return code, err, statuses, parts
+
+    def test_an_export_whose_model_cannot_be_known_exits_1_as_the_online_run_does(self):
+        self.srv.models = ["a", "b"]  # which one to name?
+        down = self.start_stub()
+        down.stop(hold_port=True)  # a refused connection
+        for url in (self.srv.url, down.url):
+            with self.subTest(url=url):
+                code, err, statuses, parts = self.export("--judge-url", url)
+                self.assertEqual((code, statuses, parts),
+                                 (1, ["model_error", "not_judged", "not_judged"], []), err)
+                self.assertTrue(err.endswith(self.LINE), err)
+                self.assertEqual(run_main(["--judge-url", url, self.path("data.jsonl"),
+                                           "-o", self.path("online.jsonl")])[0], 1)
+                code, err, statuses, parts = self.export("--judge-url", url, "--max-error-rate",
+                                                         "1", prefix="lenient")
+                self.assertEqual((code, statuses), (0, ["model_error"] + ["not_judged"] * 2))
+                self.assertNotIn("failure rate", err)
+
+    def test_a_healthy_export_and_its_shards_exit_0_one_that_failed_1(self):
+        self.srv.models = ["judge-model"]  # the one model the server lists is named
+        code, err, statuses, parts = self.export("--judge-url", self.srv.url)
+        self.assertEqual((code, statuses, parts), (0, ["exported"] * 3, ["req.000.jsonl"]), err)
+        self.assertNotIn("failure rate", err)
+        self.srv.models = ["a", "b"]
+        for shard, records in (("1/2", 1), ("5/6", 0)):  # shard 5 of 6 holds no record
+            with self.subTest(shard=shard):
+                code, err, statuses, _ = self.export("--judge-url", self.srv.url, "--shard",
+                                                     shard, prefix="s" + shard[0])
+                self.assertEqual((code, len(statuses)), (1 if records else 0, records), err)
+
+    def test_two_judges_one_exporting_one_failing_exit_1(self):
+        down = self.start_stub()
+        down.stop(hold_port=True)
+        judges = [{"name": "a", "model": "m"}, {"name": "b", "url": [down.url]}]
+        self.write("judges.json", json.dumps(judges))
+        code, err, _, parts = self.export("--judges", self.path("judges.json"))
+        self.assertEqual((code, parts), (1, ["req.000.jsonl"]), err)
+        self.assertEqual([(r["a_status"], r["b_status"]) for r in self.records("req-out.jsonl")],
+                         [("exported", "model_error")] + [("exported", "not_judged")] * 2)
+        self.assertIn("\nminijudge [b]: ", err)
+        self.assertEqual(err.count("failure rate"), 1)
+        self.assertTrue(err.endswith(self.LINE), err)
+        self.write("judges.json", json.dumps(judges[:1]))
+        self.assertEqual(self.export("--judges", self.path("judges.json"), prefix="one")[0], 0)
+
+    def test_a_resumed_export_counts_the_imported_errors_not_the_exported(self):
+        code, err, _, parts = self.export("--judge-model", "m", "-q")
+        self.assertEqual(code, 0, err)
+        with open(self.path(parts[0])) as f:
+            keys = [json.loads(line)["custom_id"] for line in f]
+        answered = self.write_jsonl("out.jsonl", [output_line(keys[0], 200, m_completion(
+            "Rating: 4"))])
+        code, err, statuses, _ = self.export("--judge-model", "m", "--batch-import", answered,
+                                             prefix="rest")
+        self.assertEqual((code, statuses), (0, ["ok", "exported", "exported"]), err)
+        answered = self.write_jsonl("out.jsonl", [output_line(keys[0], 200, m_completion(
+            "no idea")), output_line(keys[1], 500, SERVER_ERROR)])
+        code, err, statuses, _ = self.export("--judge-model", "m", "--batch-import", answered,
+                                             prefix="more")
+        # the error reply is exported again; the reply that was no rating failed
+        self.assertEqual((code, statuses), (1, ["parse_error", "exported", "exported"]), err)
+        self.assertIn("\n  failure rate 33.3% is over --max-error-rate 10.0%: exit 1\n", err)
+        code, err, statuses, _ = self.export("--judge-model", "m", "--batch-import", answered,
+                                             "--max-error-rate", "0.4", prefix="lenient")
+        self.assertEqual(code, 0, err)
+
+
 if __name__ == "__main__":
     unittest.main()
