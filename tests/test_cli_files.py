@@ -69,6 +69,12 @@ def limit_file_size(size):
     return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
+def limit_memory():
+    """A preexec_fn: 1 GiB of address space, so a file read without end fails fast
+    (MemoryError) instead of eating the machine's memory."""
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
 def as_nobody():
     os.setgroups([])
     os.setgid(NOBODY)
@@ -427,6 +433,52 @@ class FullDiskHostileTest(SideBySide, HostileIOTest):
         self.assertNotIn("Traceback", err)
         self.assertIn("minijudge: error: cannot write /dev/full: [Errno {}] {}\n".format(
             errno.ENOSPC, os.strerror(errno.ENOSPC)), err)
+
+
+class CacheFileHostileTest(SideBySide, HostileIOTest):
+    side_by_side = 2  # as InputHostileTest
+
+    def test_a_cache_that_is_no_regular_file_is_refused_before_a_request(self):
+        # `--cache /dev/full` read a "line" that never ends until the kernel killed the run
+        # (a MemoryError under a memory limit); a FIFO waited for ever on a reader
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(3)))
+        fifo, link = self.path("fifo"), self.path("link")
+        os.mkfifo(fifo)
+        os.symlink("/dev/zero", link)
+        cases = [(fifo, "a FIFO"), (link, "a device")]
+        cases += [(path, "a device") for path in ("/dev/full", "/dev/zero", os.devnull)
+                  if os.path.exists(path)]
+        runs = [self.spawn("--cache", path, source, preexec_fn=limit_memory)
+                for path, _ in cases]
+        for (path, kind), proc in zip(cases, runs):
+            with self.subTest(path):
+                code, out, err = self.finish(proc, timeout=20)
+                self.assertEqual((code, out, err), (2, b"", "minijudge: error: cache (--cache) "
+                                 "{!r} is not a regular file ({})\n".format(path, kind)))
+        self.assertEqual(self.srv.chat_count, 0)
+        # the library's keyword is checked by the same code
+        script = ("import minijudge, sys\n"
+                  "try:\n"
+                  "    minijudge.LLMJudge(base_url=sys.argv[1], model='m', cache=sys.argv[2])\n"
+                  "except minijudge.JudgeError as exc:\n"
+                  "    print(exc)\n")
+        done = subprocess.run([sys.executable, "-c", script, self.srv.url, fifo], cwd=REPO,
+                              env=without_judge(), preexec_fn=limit_memory, timeout=20,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual((done.returncode, done.stdout.decode(), done.stderr), (
+            0, "cache (--cache) {!r} is not a regular file (a FIFO)\n".format(fifo), b""))
+
+    def test_a_cache_linked_to_a_regular_file_is_that_file(self):
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(3)))
+        self.write("real.jsonl", b"")
+        os.symlink(self.path("real.jsonl"), self.path("link.jsonl"))
+        for sent in (3, 0):  # the rerun reads the replies back through the link
+            code, out, err = self.run_cli("--cache", self.path("link.jsonl"), source)
+            self.assertEqual(code, 0, err)
+            self.assertEqual(len(strict_lines(out)), 3)
+            self.assertEqual(self.srv.chat_count, sent)
+            self.srv.clear()
+        self.assertEqual(len(self.read("real.jsonl").splitlines()), 3)
 
 
 class SigtermHostileTest(HostileIOTest):
