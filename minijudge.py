@@ -9255,6 +9255,11 @@ class _Run:
                   file=sys.stderr)
         summaries = {}
         for prefix, judge, mode in self.outputs:
+            # what its servers were sent: a stopped run's records judged and not written (a
+            # full -o or --cache, Ctrl-C) sent theirs too; a batch import's, none
+            sent = sum(server.requests for each in self.members[prefix]
+                       for server in each._replicas.servers)
+            self.tallies[prefix].requests = max(self.tallies[prefix].requests, sent)
             summaries[prefix] = _summary(self.stamp(prefix, mode), self.args,
                                          self.tallies[prefix], wall, stopped_early, judge,
                                          members=self.members[prefix])
@@ -9295,7 +9300,7 @@ class _Run:
         return line
 
     def exit_status(self, worst):
-        for path, exc in self.broken:
+        for path, exc in dict(self.broken).items():  # once a file, not once a worker
             print(_cannot_write(path, exc), file=sys.stderr)
         if self.broken:
             return _EXIT_FAILED

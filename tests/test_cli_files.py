@@ -386,8 +386,7 @@ class FullDiskHostileTest(SideBySide, HostileIOTest):
         the records written, whole lines, no internal_error; the records written."""
         self.assertEqual(code, 1, err)
         self.assertNotIn("Traceback", err)
-        self.assertIn("minijudge: error: cannot write {}: {}\n".format(where, FILE_TOO_LARGE),
-                      err)
+        self.check_said_once(err, where)
         written = strict_lines(out)
         self.assertGreater(len(written), 0)
         self.assertLess(len(written), n)
@@ -395,6 +394,17 @@ class FullDiskHostileTest(SideBySide, HostileIOTest):
                          [(i, "ok") for i in range(len(written))])
         self.assertIn("minijudge: {} records in".format(len(written)), err)
         return written
+
+    def check_said_once(self, err, where):
+        """The full file said once (not once a worker); the requests counted as sent (4 in
+        flight at the summary may be missed)."""
+        self.assertEqual(err.count("minijudge: error: cannot write"), 1, err)
+        self.assertIn("minijudge: error: cannot write {}: {}\n".format(where, FILE_TOO_LARGE),
+                      err)
+        requests = int(re.search(r" records in [\d.]+ s \((\d+) requests,", err).group(1))
+        in_flight = 4  # --concurrency: a request may still be under way at the summary
+        self.assertLessEqual(self.srv.chat_count - in_flight, requests, err)
+        self.assertLessEqual(requests, self.srv.chat_count, err)
 
     def check_resumed(self, argv, n, cached):
         self.srv.clear()
@@ -423,6 +433,17 @@ class FullDiskHostileTest(SideBySide, HostileIOTest):
         code, out, err = self.run_cli(*argv, preexec_fn=limit_file_size(12000))
         self.check_stopped(code, out, err, self.path("cache"), n)
         self.check_resumed(argv, n, self.cached_keys("cache"))
+
+    def test_a_cache_full_at_its_first_line_says_so_once_and_counts_what_was_sent(self):
+        # 300 bytes: every reply's line fails; each worker said the error, and the summary
+        # said "0 requests" of the requests sent
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(20)))
+        code, out, err = self.run_cli("--concurrency", "4", "--cache", self.path("fc.jsonl"),
+                                      source, preexec_fn=limit_file_size(300))
+        self.assertEqual((code, out), (1, b""), err)
+        self.assertNotIn("Traceback", err)
+        self.check_said_once(err, self.path("fc.jsonl"))
+        self.assertGreater(self.srv.chat_count, 0)
 
     @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
     def test_o_on_a_device_that_is_always_full_is_an_error_not_a_traceback(self):
