@@ -477,17 +477,29 @@ class CacheFileHostileTest(SideBySide, HostileIOTest):
                 self.assertEqual((code, out, err), (2, b"", "minijudge: error: cache (--cache) "
                                  "{!r} is not a regular file ({})\n".format(path, kind)))
         self.assertEqual(self.srv.chat_count, 0)
-        # the library's keyword is checked by the same code
-        script = ("import minijudge, sys\n"
-                  "try:\n"
-                  "    minijudge.LLMJudge(base_url=sys.argv[1], model='m', cache=sys.argv[2])\n"
-                  "except minijudge.JudgeError as exc:\n"
-                  "    print(exc)\n")
-        done = subprocess.run([sys.executable, "-c", script, self.srv.url, fifo], cwd=REPO,
-                              env=without_judge(), preexec_fn=limit_memory, timeout=20,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # the library's keyword is checked by the same code, and so are a cache reopened
+        # after close() and an unpickled one, once a FIFO is where their file was
+        script = ("import minijudge, os, pickle, sys\n"
+                  "url, fifo, swapped = sys.argv[1:]\n"
+                  "judge = minijudge.LLMJudge(base_url=url, model='m', cache=swapped)\n"
+                  "data = pickle.dumps(judge.cache)\n"
+                  "judge.close()\n"
+                  "os.remove(swapped)\n"
+                  "os.mkfifo(swapped)\n"
+                  "for opening in (lambda: minijudge.LLMJudge(base_url=url, cache=fifo),\n"
+                  "                lambda: judge.cache.get('0' * 64),\n"
+                  "                lambda: pickle.loads(data)):\n"
+                  "    try:\n"
+                  "        opening()\n"
+                  "    except minijudge.JudgeError as exc:\n"
+                  "        print(exc)\n")
+        swapped = self.path("swapped.jsonl")
+        done = subprocess.run([sys.executable, "-c", script, self.srv.url, fifo, swapped],
+                              cwd=REPO, env=without_judge(), preexec_fn=limit_memory,
+                              timeout=20, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        said = "cache (--cache) {!r} is not a regular file (a FIFO)\n"
         self.assertEqual((done.returncode, done.stdout.decode(), done.stderr), (
-            0, "cache (--cache) {!r} is not a regular file (a FIFO)\n".format(fifo), b""))
+            0, said.format(fifo) + said.format(swapped) * 2, b""))
 
     def test_a_cache_linked_to_a_regular_file_is_that_file(self):
         source = self.write("in.jsonl", b"".join(good(i) for i in range(3)))
