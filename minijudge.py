@@ -5203,10 +5203,10 @@ def _image_bytes(image, root):
             raise TemplateError("image {!r} is outside {} ({}): allow a folder with {}".format(
                 image, folder, what, flag))
     try:
-        _check_image_file(image, os.stat(path))
+        _check_regular("image {!r}".format(image), os.stat(path))
         # O_NONBLOCK: a FIFO swapped in since the stat does not block the open
         with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as f:
-            _check_image_file(image, os.fstat(f.fileno()))
+            _check_regular("image {!r}".format(image), os.fstat(f.fileno()))
             return f.read(_MAX_IMAGE_BYTES + 1)
     except TemplateError:  # a ValueError too: already says what is wrong
         raise
@@ -5214,12 +5214,13 @@ def _image_bytes(image, root):
         raise TemplateError("image {!r}: {}".format(image, _reason(exc))) from None
 
 
-def _check_image_file(image, info):
+def _check_regular(what, info, error=TemplateError):
+    """Refuse an os.stat that is not a regular file's (an image's, a cache's): ``error``."""
     kinds = [(stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"),
              (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")]
     if not stat.S_ISREG(info.st_mode):
         kind = next((name for test, name in kinds if test(info.st_mode)), "not a file")
-        raise TemplateError("image {!r} is not a regular file ({})".format(image, kind))
+        raise error("{} is not a regular file ({})".format(what, kind))
 
 
 # -- Cache ---------------------------------------------------------------------------
@@ -5337,7 +5338,12 @@ class _Cache:
         self._open()
 
     def _open(self):
-        """Open the file and index its keys (again at a use after close())."""
+        """Open the file and index its keys (again at a use after close()); a FIFO or a device
+        is refused: writing one waits for a reader, and reading /dev/zero never ends a line."""
+        flags = os.O_RDONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)  # a FIFO: no wait
+        with open(os.open(self._where, flags, 0o666), "rb") as f:
+            _check_regular("cache (--cache) {!r}".format(self.path), os.fstat(f.fileno()),
+                           JudgeError)
         self._fd = os.open(self._where, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         self._file = open(self._where, "rb")
         self._index = _Keys(_keys_in(self._file, lambda line: line.endswith(b"\n") and re.match(
@@ -9269,6 +9275,11 @@ class _Run:
                   file=sys.stderr)
         summaries = {}
         for prefix, judge, mode in self.outputs:
+            # what its servers were sent: a stopped run's records judged and not written (a
+            # full -o or --cache, Ctrl-C) sent theirs too; a batch import's, none
+            sent = sum(server.requests for each in self.members[prefix]
+                       for server in each._replicas.servers)
+            self.tallies[prefix].requests = max(self.tallies[prefix].requests, sent)
             summaries[prefix] = _summary(self.stamp(prefix, mode), self.args,
                                          self.tallies[prefix], wall, stopped_early, judge,
                                          members=self.members[prefix])
@@ -9309,7 +9320,7 @@ class _Run:
         return line
 
     def exit_status(self, worst):
-        for path, exc in self.broken:
+        for path, exc in dict(self.broken).items():  # once a file, not once a worker
             print(_cannot_write(path, exc), file=sys.stderr)
         if self.broken:
             return _EXIT_FAILED

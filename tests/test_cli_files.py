@@ -69,6 +69,12 @@ def limit_file_size(size):
     return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
+def limit_memory():
+    """A preexec_fn: 1 GiB of address space, so a file read without end fails fast
+    (MemoryError) instead of eating the machine's memory."""
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
 def as_nobody():
     os.setgroups([])
     os.setgid(NOBODY)
@@ -380,8 +386,7 @@ class FullDiskHostileTest(SideBySide, HostileIOTest):
         the records written, whole lines, no internal_error; the records written."""
         self.assertEqual(code, 1, err)
         self.assertNotIn("Traceback", err)
-        self.assertIn("minijudge: error: cannot write {}: {}\n".format(where, FILE_TOO_LARGE),
-                      err)
+        self.check_said_once(err, where)
         written = strict_lines(out)
         self.assertGreater(len(written), 0)
         self.assertLess(len(written), n)
@@ -389,6 +394,17 @@ class FullDiskHostileTest(SideBySide, HostileIOTest):
                          [(i, "ok") for i in range(len(written))])
         self.assertIn("minijudge: {} records in".format(len(written)), err)
         return written
+
+    def check_said_once(self, err, where):
+        """The full file said once (not once a worker); the requests counted as sent (4 in
+        flight at the summary may be missed)."""
+        self.assertEqual(err.count("minijudge: error: cannot write"), 1, err)
+        self.assertIn("minijudge: error: cannot write {}: {}\n".format(where, FILE_TOO_LARGE),
+                      err)
+        requests = int(re.search(r" records in [\d.]+ s \((\d+) requests,", err).group(1))
+        in_flight = 4  # --concurrency: a request may still be under way at the summary
+        self.assertLessEqual(self.srv.chat_count - in_flight, requests, err)
+        self.assertLessEqual(requests, self.srv.chat_count, err)
 
     def check_resumed(self, argv, n, cached):
         self.srv.clear()
@@ -418,6 +434,17 @@ class FullDiskHostileTest(SideBySide, HostileIOTest):
         self.check_stopped(code, out, err, self.path("cache"), n)
         self.check_resumed(argv, n, self.cached_keys("cache"))
 
+    def test_a_cache_full_at_its_first_line_says_so_once_and_counts_what_was_sent(self):
+        # 300 bytes: every reply's line fails; each worker said the error, and the summary
+        # said "0 requests" of the requests sent
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(20)))
+        code, out, err = self.run_cli("--concurrency", "4", "--cache", self.path("fc.jsonl"),
+                                      source, preexec_fn=limit_file_size(300))
+        self.assertEqual((code, out), (1, b""), err)
+        self.assertNotIn("Traceback", err)
+        self.check_said_once(err, self.path("fc.jsonl"))
+        self.assertGreater(self.srv.chat_count, 0)
+
     @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
     def test_o_on_a_device_that_is_always_full_is_an_error_not_a_traceback(self):
         # the torn line is cut off a regular file; a device cannot be truncated
@@ -427,6 +454,64 @@ class FullDiskHostileTest(SideBySide, HostileIOTest):
         self.assertNotIn("Traceback", err)
         self.assertIn("minijudge: error: cannot write /dev/full: [Errno {}] {}\n".format(
             errno.ENOSPC, os.strerror(errno.ENOSPC)), err)
+
+
+class CacheFileHostileTest(SideBySide, HostileIOTest):
+    side_by_side = 2  # as InputHostileTest
+
+    def test_a_cache_that_is_no_regular_file_is_refused_before_a_request(self):
+        # `--cache /dev/full` read a "line" that never ends until the kernel killed the run
+        # (a MemoryError under a memory limit); a FIFO waited for ever on a reader
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(3)))
+        fifo, link = self.path("fifo"), self.path("link")
+        os.mkfifo(fifo)
+        os.symlink("/dev/zero", link)
+        cases = [(fifo, "a FIFO"), (link, "a device")]
+        cases += [(path, "a device") for path in ("/dev/full", "/dev/zero", os.devnull)
+                  if os.path.exists(path)]
+        runs = [self.spawn("--cache", path, source, preexec_fn=limit_memory)
+                for path, _ in cases]
+        for (path, kind), proc in zip(cases, runs):
+            with self.subTest(path):
+                code, out, err = self.finish(proc, timeout=20)
+                self.assertEqual((code, out, err), (2, b"", "minijudge: error: cache (--cache) "
+                                 "{!r} is not a regular file ({})\n".format(path, kind)))
+        self.assertEqual(self.srv.chat_count, 0)
+        # the library's keyword is checked by the same code, and so are a cache reopened
+        # after close() and an unpickled one, once a FIFO is where their file was
+        script = ("import minijudge, os, pickle, sys\n"
+                  "url, fifo, swapped = sys.argv[1:]\n"
+                  "judge = minijudge.LLMJudge(base_url=url, model='m', cache=swapped)\n"
+                  "data = pickle.dumps(judge.cache)\n"
+                  "judge.close()\n"
+                  "os.remove(swapped)\n"
+                  "os.mkfifo(swapped)\n"
+                  "for opening in (lambda: minijudge.LLMJudge(base_url=url, cache=fifo),\n"
+                  "                lambda: judge.cache.get('0' * 64),\n"
+                  "                lambda: pickle.loads(data)):\n"
+                  "    try:\n"
+                  "        opening()\n"
+                  "    except minijudge.JudgeError as exc:\n"
+                  "        print(exc)\n")
+        swapped = self.path("swapped.jsonl")
+        done = subprocess.run([sys.executable, "-c", script, self.srv.url, fifo, swapped],
+                              cwd=REPO, env=without_judge(), preexec_fn=limit_memory,
+                              timeout=20, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        said = "cache (--cache) {!r} is not a regular file (a FIFO)\n"
+        self.assertEqual((done.returncode, done.stdout.decode(), done.stderr), (
+            0, said.format(fifo) + said.format(swapped) * 2, b""))
+
+    def test_a_cache_linked_to_a_regular_file_is_that_file(self):
+        source = self.write("in.jsonl", b"".join(good(i) for i in range(3)))
+        self.write("real.jsonl", b"")
+        os.symlink(self.path("real.jsonl"), self.path("link.jsonl"))
+        for sent in (3, 0):  # the rerun reads the replies back through the link
+            code, out, err = self.run_cli("--cache", self.path("link.jsonl"), source)
+            self.assertEqual(code, 0, err)
+            self.assertEqual(len(strict_lines(out)), 3)
+            self.assertEqual(self.srv.chat_count, sent)
+            self.srv.clear()
+        self.assertEqual(len(self.read("real.jsonl").splitlines()), 3)
 
 
 class SigtermHostileTest(HostileIOTest):
