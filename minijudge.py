@@ -6679,24 +6679,30 @@ def _ratings_agreement(pairs, judge, human, labels):
             "pearson": _pearson(judge, human), "confusion": confusion}
 
 
-def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
+def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95, scale=(0, 1)):
     """(ci, ci95, method): a seeded bootstrap interval of the mean at ``level`` and at 95%;
-    past _BOOTSTRAP_MAX, the normal ones."""
+    past _BOOTSTRAP_MAX, the normal ones. On ``scale`` (the scores' 0 to 1 stretched onto
+    it), rounded there once: ends rounded on 0-1 and then stretched miss their own mean."""
     if n == 0:
         return None, None, "no scores"
     if n > _BOOTSTRAP_MAX:  # the mean -/+ z standard errors
         mean = total / n
         se = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
-        ci, ci95 = ([round(mean - z * se, 4), round(mean + z * se, 4)] for z in
+        ci, ci95 = ([_on_scale(mean - z * se, scale), _on_scale(mean + z * se, scale)] for z in
                     (_z(level), _z(0.95)))
         return ci, ci95, "normal approximation"
     rng, scores = random.Random(seed), sorted(scores)  # in any order: shards give one interval
+    low, span = scale[0], scale[1] - scale[0]
     if scores[0] == scores[-1]:  # every resample is these scores, summed alike: the same
-        means = [sum(scores) / n] * resamples  # means, without 1,000 draws a group of one
+        means = [low + sum(scores) / n * span] * resamples  # means, without 1,000 draws
     else:
-        means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
+        means = sorted(low + sum(rng.choices(scores, k=n)) / n * span for _ in range(resamples))
     return (_quantiles(means, level), _quantiles(means, 0.95),
             "bootstrap, {} resamples, seed {}".format(resamples, seed))
+
+
+def _on_scale(score, scale):  # a 0-1 score on scale, rounded; 0.0, not -0.0 (-1e-7's)
+    return round(scale[0] + score * (scale[1] - scale[0]), 4) + 0.0
 
 
 def _printable_level(level):
@@ -6707,11 +6713,11 @@ def _printable_level(level):
 
 def _quantiles(values, level, places=4):
     """The [low, high] of sorted ``values`` holding ``level`` of them in the middle
-    (rounded first: (1 - 0.9) / 2 * 200 is 9.999...)."""
+    (rounded first: (1 - 0.9) / 2 * 200 is 9.999...); 0.0, not -0.0 (as _on_scale)."""
     tail = (1 - level) / 2
     low = int(round(tail * len(values), 6))
     high = min(int(round((1 - tail) * len(values), 6)), len(values) - 1)
-    return [round(values[low], places), round(values[high], places)]
+    return [round(values[low], places) + 0.0, round(values[high], places) + 0.0]
 
 
 def _z(level):  # standard errors a two-sided interval at level spans: 1.96 at 0.95
@@ -10134,10 +10140,6 @@ def _interval_settings(args):
             "resamples": args.bootstrap_samples}
 
 
-def _on_scale(score, scale):
-    return round(scale[0] + score * (scale[1] - scale[0]), 4)
-
-
 def _criteria_figures(stamp, args, tally):
     """Each criterion of a rubric, over the records judged: its mean score (0-1) and its
     interval, the same on its own scale, its weight (the runs' rubrics': report --mixed's
@@ -10154,8 +10156,8 @@ def _criteria_figures(stamp, args, tally):
                          "mean_value": None, "mean_value_ci": None, "scale": scale,
                          "weight": own.get("weight"), "differs": own.get("differs")}
         if scale:
-            figures[name].update(mean_value=_on_scale(mean, scale),
-                                 mean_value_ci=[_on_scale(end, scale) for end in interval])
+            value_ci = _interval(**_interval_settings(args), **sums, scale=scale)[0]
+            figures[name].update(mean_value=_on_scale(mean, scale), mean_value_ci=value_ci)
     return figures
 
 
