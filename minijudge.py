@@ -6693,24 +6693,33 @@ def _ratings_agreement(pairs, judge, human, labels):
             "pearson": _pearson(judge, human), "confusion": confusion}
 
 
-def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95):
-    """(ci, ci95, method): a seeded bootstrap interval of the mean at ``level`` and at 95%;
-    past _BOOTSTRAP_MAX, the normal ones."""
+def _interval(scores, n, total, total_sq, seed, resamples=1000, level=0.95, scale=(0, 1)):
+    """(ci, ci95, method, ci on scale): a seeded bootstrap interval of the mean at ``level``
+    and at 95%; past _BOOTSTRAP_MAX, the normal ones. The last is the first on ``scale``
+    (0 to 1 stretched onto it) from the same means, rounded there once: ends rounded on 0-1,
+    then stretched, miss their own mean (7 on 1-10 came back [7.0003, 7.0003])."""
     if n == 0:
-        return None, None, "no scores"
+        return None, None, "no scores", None
     if n > _BOOTSTRAP_MAX:  # the mean -/+ z standard errors
         mean = total / n
         se = math.sqrt(max(0.0, total_sq - n * mean * mean) / (n - 1) / n)
         ci, ci95 = ([round(mean - z * se, 4), round(mean + z * se, 4)] for z in
                     (_z(level), _z(0.95)))
-        return ci, ci95, "normal approximation"
+        low, high = mean - _z(level) * se, mean + _z(level) * se
+        return ci, ci95, "normal approximation", [_on_scale(low, scale), _on_scale(high, scale)]
     rng, scores = random.Random(seed), sorted(scores)  # in any order: shards give one interval
     if scores[0] == scores[-1]:  # every resample is these scores, summed alike: the same
         means = [sum(scores) / n] * resamples  # means, without 1,000 draws a group of one
     else:
         means = sorted(sum(rng.choices(scores, k=n)) / n for _ in range(resamples))
+    stretched = [scale[0] + mean * (scale[1] - scale[0]) for mean in means]
     return (_quantiles(means, level), _quantiles(means, 0.95),
-            "bootstrap, {} resamples, seed {}".format(resamples, seed))
+            "bootstrap, {} resamples, seed {}".format(resamples, seed),
+            _quantiles(stretched, level))
+
+
+def _on_scale(score, scale):  # a 0-1 score on scale, rounded; 0.0, not -0.0 (-1e-7's)
+    return round(scale[0] + score * (scale[1] - scale[0]), 4) + 0.0
 
 
 def _printable_level(level):
@@ -6721,11 +6730,11 @@ def _printable_level(level):
 
 def _quantiles(values, level, places=4):
     """The [low, high] of sorted ``values`` holding ``level`` of them in the middle
-    (rounded first: (1 - 0.9) / 2 * 200 is 9.999...)."""
+    (rounded first: (1 - 0.9) / 2 * 200 is 9.999...); 0.0, not -0.0 (as _on_scale)."""
     tail = (1 - level) / 2
     low = int(round(tail * len(values), 6))
     high = min(int(round((1 - tail) * len(values), 6)), len(values) - 1)
-    return [round(values[low], places), round(values[high], places)]
+    return [round(values[low], places) + 0.0, round(values[high], places) + 0.0]
 
 
 def _z(level):  # standard errors a two-sided interval at level spans: 1.96 at 0.95
@@ -7222,7 +7231,7 @@ def _mean_figures(sums, judged, settings):
     if not math.isfinite(sums["total_sq"]):  # 1e200 squared: no interval, no standard error
         raise JudgeError("scores must be numbers whose squares a float holds (below about "
                          "1e154); got one of {:g}".format(max(map(abs, sums["scores"]))))
-    ci, _, method = _interval(**settings, **sums)
+    ci, _, method, _ = _interval(**settings, **sums)
     return {"n": sums["n"], "mean": _mean(sums["total"], sums["n"]), "ci": ci,
             "level": settings["level"], "method": method, "failed": sums["n"] - judged["n"],
             "mean_judged": _mean(judged["total"], judged["n"])}
@@ -10137,19 +10146,18 @@ def _score_figures(stamp, args, tally):
     sums = {"mean": tally.all, "A's win rate": tally.judged, "systems": None}[
         _MODES[stamp["mode"]].scores]
     settings = _interval_settings(args)
-    interval, ci95, method = None, None, "per system: see systems and ranking"
+    interval, ci95, method, on_scale = None, None, "per system: see systems and ranking", None
+    scale = stamp.get("scale")
     if sums is not None:
         figures.update(mean_score=_mean(tally.all["total"], done),
                        mean_score_judged=_mean(tally.judged["total"], judged))
-        interval, ci95, method = _interval(**settings, **sums)
-    scale = stamp.get("scale")
+        interval, ci95, method, on_scale = _interval(**settings, **sums, scale=scale or (0, 1))
     value, value_ci = None, None
     if scale and judged:
         value = _on_scale(tally.judged["total"] / judged, scale)
-        interval_judged = interval  # the same scores: the same resamples
+        value_ci = on_scale  # the same scores: the same resamples
         if sums is not tally.judged and judged != done:  # some failed
-            interval_judged = _interval(**settings, **tally.judged)[0]
-        value_ci = [_on_scale(score, scale) for score in interval_judged]
+            value_ci = _interval(**settings, **tally.judged, scale=scale)[3]
     figures.update(mean_value=value, mean_value_ci=value_ci, ci=interval, ci95=ci95,
                    ci_method=method, interval={"confidence": args.confidence,
                                                "bootstrap_samples": args.bootstrap_samples,
@@ -10164,10 +10172,6 @@ def _interval_settings(args):
             "resamples": args.bootstrap_samples}
 
 
-def _on_scale(score, scale):
-    return round(scale[0] + score * (scale[1] - scale[0]), 4)
-
-
 def _criteria_figures(stamp, args, tally):
     """Each criterion of a rubric, over the records judged: its mean score (0-1) and its
     interval, the same on its own scale, its weight (the runs' rubrics': report --mixed's
@@ -10177,15 +10181,15 @@ def _criteria_figures(stamp, args, tally):
     rubric = _runs_rubric(stamp.get("runs") or [stamp])
     figures = {}
     for name, sums in tally.criteria.items():
-        interval = _interval(**_interval_settings(args), **sums)[0]
         own, mean = rubric.get(name, {}), sums["total"] / sums["n"]
         scale = own.get("scale")
+        interval, _, _, value_ci = _interval(**_interval_settings(args), **sums,
+                                             scale=scale or (0, 1))
         figures[name] = {"n": sums["n"], "mean_score": round(mean, 4), "ci": interval,
                          "mean_value": None, "mean_value_ci": None, "scale": scale,
                          "weight": own.get("weight"), "differs": own.get("differs")}
         if scale:
-            figures[name].update(mean_value=_on_scale(mean, scale),
-                                 mean_value_ci=[_on_scale(end, scale) for end in interval])
+            figures[name].update(mean_value=_on_scale(mean, scale), mean_value_ci=value_ci)
     return figures
 
 

@@ -193,6 +193,94 @@ class RubricRun(CommandLineTestCase):
         self.assertEqual(self.srv.chat_count, 0)
 
 
+class CriterionIntervalOnItsScale(CommandLineTestCase):
+    """A criterion's interval was its 0-1 interval's ends, rounded to 4 places, rescaled:
+    style 7 on 1-10 on every record gave mean_value 7.0 and mean_value_ci [7.0003, 7.0003],
+    an interval without its own mean; on 0 to 1e9, 123456789 gave [123500000.0, ...]. Now
+    the bootstrap's own means are on the scale and rounded once, in every place shown."""
+
+    def run_rubric(self, rubric, replies, *argv):
+        """The --summary, stderr and page of a --rubric run over one record a reply (its
+        response its key, topic "x" or "y" in turn), and report's --summary of its records."""
+        self.srv.responder = lambda request: chat(replies[response_of(request)])
+        source = self.write_jsonl("in.jsonl", [{"question": "q", "response": key,
+                                                "topic": "xy"[i % 2]}
+                                               for i, key in enumerate(replies)])
+        code, out, err = self.in_process(
+            "--judge-url", self.srv.url, "--judge-model", "judge-model", "--no-preflight",
+            "--max-retries", "0", "--max-error-rate", "1", "--rubric",
+            self.write("rubric.json", json.dumps(rubric)), "-o", "out.jsonl", "--summary",
+            "s.json", "--group-by", "topic", "--html", "page.html", *argv, source)
+        self.assertEqual(code, 0, err)
+        with open(self.path("page.html"), encoding="utf-8") as f:
+            page = f.read()
+        return self.summary(), err, page, self.report(self.path("out.jsonl"), "--group-by",
+                                                      "topic")[1]
+
+    def check_every_place(self, values, summary, err, page, reported):
+        """Each criterion's figures over its judged ``values`` (all, and the records of topic
+        x, the even ones): the mean and the bootstrap of the values themselves, rounded
+        once; the interval holds the mean; printed, --summary, page, report alike."""
+        from test_summary import bootstrap
+        groups = {g["label"]: g["criteria"] for g in summary["groups"]["topic"]["shown"]}
+        for name, judged in values.items():
+            for label, criteria, some in (("all", summary["criteria"], judged),
+                                          ('"x"', groups['"x"'], judged[::2])):
+                with self.subTest(criterion=name, records=label):
+                    c = criteria[name]
+                    mean = round(sum(some) / len(some), 4)
+                    self.assertEqual((c["n"], c["mean_value"], c["mean_value_ci"]),
+                                     (len(some), mean, bootstrap(some, 1000, 0, 0.95)))
+                    low, high = c["mean_value_ci"]
+                    self.assertTrue(low <= c["mean_value"] <= high, c)
+                    self.assertNotIn("-0.0", json.dumps(c))
+            c = summary["criteria"][name]
+            self.assertIn("    {}: {} on the {} scale (CI {}), score {} (CI {}); weight {} "
+                          "(n={})\n".format(name, c["mean_value"], minijudge._span(
+                              *c["scale"], "{:g}"), c["mean_value_ci"], c["mean_score"],
+                              c["ci"], c["weight"], c["n"]), err)
+            self.assertIn("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>".format(
+                name, c["weight"], c["n"], c["mean_value"], c["mean_value_ci"]), page)
+        self.assertEqual(reported["criteria"], summary["criteria"])
+        self.assertEqual(reported["groups"], summary["groups"])
+
+    def test_no_spread_gives_the_mean_as_its_interval(self):
+        rubric = [{"name": "accuracy"}, {"name": "style", "scale": [1, 10]}]
+        reply_all = json.dumps({"accuracy": 4, "style": 7})
+        summary, err, page, reported = self.run_rubric(
+            rubric, {"r%d" % i: reply_all for i in range(4)})
+        self.assertEqual(summary["criteria"]["style"]["mean_value_ci"], [7.0, 7.0])
+        self.assertIn("    style: 7.0 on the 1-10 scale (CI [7.0, 7.0]), score 0.6667 (CI "
+                      "[0.6667, 0.6667]); weight 1 (n=4)\n", err)
+        self.assertIn("style 7.0 [7.0, 7.0]", err)  # --group-by's table
+        self.check_every_place({"accuracy": [4] * 4, "style": [7] * 4}, summary, err, page,
+                               reported)
+
+    def test_a_spread_on_wide_scales_weighted_one_criterion_failing_on_a_record(self):
+        rubric = [{"name": "style", "scale": [1, 10], "weight": 3},
+                  {"name": "reach", "scale": [0, 1e9]},
+                  {"name": "lean", "scale": [-1e9, 1e9], "weight": 0.5}]
+        values = {"style": [2, 3, 7, 8, 10, 1], "reach": [123456789, 987654321, 5, 0, 1e9, 7],
+                  "lean": [18, -20, 8, -3, -3, 0]}  # lean's mean 0: came out -0.0
+        replies = {"r%d" % i: json.dumps({name: values[name][i] for name in values})
+                   for i in range(6)}
+        replies["bad"] = json.dumps({"style": "seven", "reach": 1, "lean": 1})  # not judged
+        summary, err, page, reported = self.run_rubric(rubric, replies)
+        self.assertEqual(summary["statuses"], {"ok": 6, "parse_error": 1})
+        self.assertEqual(summary["criteria"]["reach"]["mean_value"], 351851853.6667)
+        self.check_every_place(values, summary, err, page, reported)
+
+    def test_an_end_at_zero_on_a_scale_below_zero_is_written_as_zero(self):
+        # -1e9 + 0.5 * 2e9 computed from 0-1 scores is -1e-7 at times: rounded, -0.0
+        rubric = [{"name": "lean", "scale": [-1e9, 1e9]}]
+        replies = {"r%d" % i: json.dumps({"lean": value})
+                   for i, value in enumerate([2, -20, 16, -27])}
+        summary, err, page, reported = self.run_rubric(rubric, replies, "--confidence", "0.5")
+        self.assertEqual(summary["criteria"]["lean"]["mean_value_ci"], [-12.75, 0.0])
+        self.assertIn("lean: -7.25 on the -1e+09 to 1e+09 scale (CI [-12.75, 0.0])", err)
+        self.assertNotIn("-0.0", json.dumps(summary) + json.dumps(reported) + page + err)
+
+
 # -- the rubric checked: one refusal, said alike from the flag, a judges file and Python --
 
 # (the rubric, what is wrong after "WHERE: ")

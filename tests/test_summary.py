@@ -430,6 +430,26 @@ class MeanOnTheScaleTest(SummaryRunTest):
         err, summary = self.run_cli(records[:4], "--concurrency", "1", "--no-preflight")
         self.assertEqual(summary["mean_value_ci"], [round(1 + 4 * x, 4) for x in summary["ci"]])
 
+    def test_the_interval_on_the_scale_is_rounded_once_there(self):
+        # its 0-1 ends were rounded to 4 places, then stretched: 7 on 1-10 on every record
+        # gave (7 on the 1-10 scale, 95% CI [7.0003, 7.0003]), an interval without its mean
+        template = self.write("t.txt", "Rate the response from 1 to 10.\n{question}\n{response}")
+        for ratings in ([7] * 4, [2, 3, 9, 7, 7]):
+            with self.subTest(ratings=ratings):
+                self.srv.push(*["Rating: %d" % rating for rating in ratings])
+                records = [{"question": "q%d" % k, "response": "r", "team": "t"}
+                           for k in range(len(ratings))]
+                err, summary = self.run_cli(records, "--concurrency", "1", "--no-preflight",
+                                            "--scale", "1,10", "--template", template,
+                                            "--group-by", "team", "-o", self.path("o.jsonl"))
+                expected = bootstrap(ratings, 1000, 0, 0.95)  # of the ratings themselves
+                self.assertEqual((summary["mean_value"], summary["mean_value_ci"]),
+                                 (round(sum(ratings) / len(ratings), 4), expected))
+                self.assertIn(" on the 1-10 scale, 95% CI {}); ".format(expected), err)
+                reported = self.report(self.path("o.jsonl"), "--group-by", "team")[1]
+                self.assertEqual((reported["mean_value_ci"], reported["groups"]),
+                                 (expected, summary["groups"]))
+
 
 class GroupsHostileTest(SummaryRunTest):
     """A hostile pass over --group-by: values a terminal does not show as written."""
