@@ -408,19 +408,28 @@ class FullDiskTest(StubTestCase):
         self.assertEqual(json.loads(done.stdout)["records"], 5)
 
 
-HELD = 65536  # ok records whose lengths and scores fill minijudge's memory (_NUMBERS_HELD pairs)
-UNANSWERED = 200  # the records before them with no reply: no length, nothing kept
+UNANSWERED = 8  # the first records, with no reply: no length, nothing kept; 8 KiB exported
+HELD = 2240  # ok records whose lengths and scores fill the child's memory (_NUMBERS_HELD pairs)
 SPILL = UNANSWERED + HELD  # the record whose numbers go to the temporary file: its line
-TMPDIR_GONE = ["-c", "import sys, tempfile; tempfile.tempdir = 'no-such-folder'; "  # TMPDIR
-               "import minijudge; sys.exit(minijudge.main(sys.argv[1:]))"]  # gone mid-run
+HELD_FOR_O = SPILL % 256  # -o's lines held then (_FLUSH_LINES a write): 200 of 1 KB, > a pipe
+FSIZE = 16 * 1024  # a file's limit: the export's 8 requests fit, the 35 KiB spill does not
+# A child judges as `python -m minijudge` does, but spills at HELD records, not at 65,536
+# (1 MiB, 16 s of CPU a run): its _NUMBERS_HELD set before main(), in the process itself.
+JUDGE = ("import sys, minijudge; minijudge._NUMBERS_HELD = %d; "
+         "sys.exit(minijudge.main(sys.argv[1:]))" % (2 * HELD))
+CHILD = [*PYTHON, "-c", JUDGE]
+TMPDIR_GONE = [*PYTHON, "-c", "import tempfile; tempfile.tempdir = 'no-such-folder'; "
+               + JUDGE]  # TMPDIR gone mid-run: ENOENT at the spill
 
 
 class FullTmpdirTest(unittest.TestCase):
     """A run whose temporary file of the responses' lengths cannot be written (a full TMPDIR:
-    a real RLIMIT_FSIZE, EFBIG, as the 1 MiB of its first spill goes out) stops as on -o
-    and writes the lines it holds for -o (an offline run writes 256 at a time), the one of
-    the record being tallied the last; before, they were lost with -o free: 65,536 of 65,736
-    judged. Real processes: the spill comes once 65,536 records are judged."""
+    a real RLIMIT_FSIZE, EFBIG, as its first spill goes out) stops as on -o and writes the
+    lines it holds for -o (an offline run writes 256 at a time), the one of the record being
+    tallied the last; before, they were lost with -o free: 2,048 of 2,248 judged. Real
+    processes, each with a _NUMBERS_HELD of its own, set before main(): the spill (16 bytes a
+    record, 35 KiB) comes once 2,240 ok records are judged, not 65,536 (1 MiB; 16 s of CPU a
+    run), past a limit of 16 KiB that the export's file, of 8 requests, stays under."""
 
     @classmethod
     def setUpClass(cls):
@@ -440,8 +449,8 @@ class FullTmpdirTest(unittest.TestCase):
         for name in parts:
             os.remove(os.path.join(cls.dir, name))
         cls.full = subprocess.run(
-            [*PYTHON, "-m", "minijudge", *cls.importing()], cwd=cls.dir, env=ENV,
-            preexec_fn=functools.partial(limited, 512 * 1024), stdout=subprocess.PIPE,
+            [*CHILD, *cls.importing()], cwd=cls.dir, env=ENV,
+            preexec_fn=functools.partial(limited, FSIZE), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, timeout=120)
 
     @classmethod
@@ -479,8 +488,8 @@ class FullTmpdirTest(unittest.TestCase):
                 SPILL, SPILL + 100, SPILL + 100, TOO_LARGE)), err[-600:])
 
     def test_sigterm_while_an_export_writes_them_to_a_fifo_waits_for_the_last_line(self):
-        # the unanswered records exported; -o a FIFO read up to the held lines (200 of 850
-        # bytes: more than the pipe holds), SIGTERM while the write of them waits
+        # the unanswered records exported; -o a FIFO read up to the held lines (200 of 1 KB:
+        # more than the pipe's 64 KiB), SIGTERM while the write of them waits
         import fcntl
         import select
         import termios
@@ -490,12 +499,12 @@ class FullTmpdirTest(unittest.TestCase):
         self.addCleanup(lambda: [os.remove(self.path(name)) for name in os.listdir(self.dir)
                                  if name.startswith("again.")])
         proc = subprocess.Popen(
-            [*PYTHON, "-m", "minijudge", *self.importing("--batch-export", "again"),
-             "-o", "out.fifo"], cwd=self.dir, env=ENV, stderr=subprocess.PIPE,
-            preexec_fn=functools.partial(limited, 512 * 1024))
+            [*CHILD, *self.importing("--batch-export", "again"), "-o", "out.fifo"],
+            cwd=self.dir, env=ENV, stderr=subprocess.PIPE,
+            preexec_fn=functools.partial(limited, FSIZE))
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
         data, read, deadline = bytearray(), 0, time.monotonic() + 120
-        while read < HELD and time.monotonic() < deadline:
+        while read < SPILL - HELD_FOR_O and time.monotonic() < deadline:
             select.select([fd], [], [], 1)
             chunk = os.read(fd, 1 << 16)
             read += chunk.count(b"\n")
@@ -530,11 +539,12 @@ class FullTmpdirTest(unittest.TestCase):
 
     def test_with_o_full_too_the_lines_it_took_whole_count_and_a_rerun_resumes(self):
         # TMPDIR gone (ENOENT) and -o full 100 lines and 10 bytes into the 200 held; the
-        # --cache (18 MB) keeps every reply, so the rerun sends none and writes -o whole
+        # --cache (0.6 MB) keeps every reply, so the rerun sends none and writes -o whole
+        # (its lengths spilled, to a TMPDIR that takes them)
         self.addCleanup(lambda: [os.remove(self.path(name)) for name in ("o", "cache")])
         room = len(b"".join(self.full.stdout.splitlines(True)[:SPILL - 100])) + 10
         argv = self.importing("--cache", "cache", "-o", "o")
-        proc = subprocess.run([*PYTHON, *TMPDIR_GONE, *argv], cwd=self.dir, env=ENV,
+        proc = subprocess.run([*TMPDIR_GONE, *argv], cwd=self.dir, env=ENV,
                               preexec_fn=functools.partial(limited, room),
                               stderr=subprocess.PIPE, timeout=120)
         err = proc.stderr.decode()
@@ -549,7 +559,8 @@ class FullTmpdirTest(unittest.TestCase):
             "{}\nminijudge: error: cannot write o: {}\n".format(
                 SPILL - 100, SPILL + 100, HELD, errno.ENOENT, os.strerror(errno.ENOENT),
                 TOO_LARGE)), err[-800:])
-        proc = run_process(*argv, cwd=self.dir, env=ENV, timeout=120)
+        proc = subprocess.run([*CHILD, *argv], cwd=self.dir, env=ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=120)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn(" (0 requests, {} from cache,".format(HELD).encode(), proc.stderr)
         with open(self.path("o"), "rb") as f:
