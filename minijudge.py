@@ -9068,7 +9068,7 @@ class _Run:
             held.install()
             self.write_each(results, held)
         except OSError as exc:  # a full disk: stop as Ctrl-C does, and tear no line
-            others = [_NUMBERS_FILE]
+            others = []  # a batch file's
             if self.specs[0][1].batch is not None:
                 others += self.specs[0][1].batch.parts
             if exc.filename in others:
@@ -9099,6 +9099,8 @@ class _Run:
                     self.write_record(number, record, judged)
         except KeyboardInterrupt as exc:
             self.interrupted = _exit_code(exc)
+        except _NumbersUnwritten as exc:  # the record's line is held with the others
+            self.broken.append((exc.filename, exc))
         try:
             with held:
                 self.flush()
@@ -9690,6 +9692,11 @@ def _default_lines(defaulted, args):
     return lines or None
 
 
+class _NumbersUnwritten(OSError):
+    """The lengths' temporary file could not be written (a full TMPDIR): a run stops as on
+    Ctrl-C, the lines held for -o written."""
+
+
 class _Numbers:
     """Numbers appended, read back in order as often as asked: the last _NUMBERS_HELD in
     memory, the others in an unlinked temporary file (memory does not grow with records)."""
@@ -9711,7 +9718,7 @@ class _Numbers:
             self._file.seek(0, os.SEEK_END)
             self._held.tofile(self._file)
         except OSError as exc:  # a full disk
-            raise OSError(exc.errno, exc.strerror, _NUMBERS_FILE) from None
+            raise _NumbersUnwritten(exc.errno, exc.strerror, _NUMBERS_FILE) from None
         self._spilled += len(self._held)
         del self._held[:]
 

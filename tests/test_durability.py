@@ -408,6 +408,165 @@ class FullDiskTest(StubTestCase):
         self.assertEqual(json.loads(done.stdout)["records"], 5)
 
 
+UNANSWERED = 8  # the first records, with no reply: no length, nothing kept; 8 KiB exported
+HELD = 2240  # ok records whose lengths and scores fill the child's memory (_NUMBERS_HELD pairs)
+SPILL = UNANSWERED + HELD  # the record whose numbers go to the temporary file: its line
+HELD_FOR_O = SPILL % 256  # -o's lines held then (_FLUSH_LINES a write): 200 of 1 KB, > a pipe
+FSIZE = 16 * 1024  # a file's limit: the export's 8 requests fit, the 35 KiB spill does not
+# A child judges as `python -m minijudge` does, but spills at HELD records, not at 65,536
+# (1 MiB, 16 s of CPU a run): its _NUMBERS_HELD set before main(), in the process itself.
+JUDGE = ("import sys, minijudge; minijudge._NUMBERS_HELD = %d; "
+         "sys.exit(minijudge.main(sys.argv[1:]))" % (2 * HELD))
+CHILD = [*PYTHON, "-c", JUDGE]
+TMPDIR_GONE = [*PYTHON, "-c", "import tempfile; tempfile.tempdir = 'no-such-folder'; "
+               + JUDGE]  # TMPDIR gone mid-run: ENOENT at the spill
+
+
+class FullTmpdirTest(unittest.TestCase):
+    """A run whose temporary file of the responses' lengths cannot be written (a full TMPDIR:
+    a real RLIMIT_FSIZE, EFBIG, as its first spill goes out) stops as on -o and writes the
+    lines it holds for -o (an offline run writes 256 at a time), the one of the record being
+    tallied the last; before, they were lost with -o free: 2,048 of 2,248 judged. Real
+    processes, each with a _NUMBERS_HELD of its own, set before main(): the spill (16 bytes a
+    record, 35 KiB) comes once 2,240 ok records are judged, not 65,536 (1 MiB; 16 s of CPU a
+    run), past a limit of 16 KiB that the export's file, of 8 requests, stays under."""
+
+    @classmethod
+    def setUpClass(cls):
+        """The records, their replies but the first UNANSWERED's, and an import of them
+        that the full TMPDIR stops: its stdout and stderr (the run each test varies)."""
+        cls.dir = tempfile.mkdtemp()
+        write_records(os.path.join(cls.dir, "in.jsonl"), SPILL + 100)
+        subprocess.run([*PYTHON, "-m", "minijudge", *EXPORT, "in.jsonl", "-o", os.devnull],
+                       cwd=cls.dir, env=ENV, check=True, stderr=subprocess.DEVNULL)
+        parts = sorted(name for name in os.listdir(cls.dir) if name.startswith("req."))
+        write_replies([os.path.join(cls.dir, name) for name in parts],
+                      os.path.join(cls.dir, "replies.jsonl"))
+        with open(os.path.join(cls.dir, "replies.jsonl"), "rb") as f:
+            replies = f.readlines()[UNANSWERED:]
+        with open(os.path.join(cls.dir, "replies.jsonl"), "wb") as f:
+            f.writelines(replies)
+        for name in parts:
+            os.remove(os.path.join(cls.dir, name))
+        cls.full = subprocess.run(
+            [*CHILD, *cls.importing()], cwd=cls.dir, env=ENV,
+            preexec_fn=functools.partial(limited, FSIZE), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, timeout=120)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir)
+
+    @staticmethod
+    def importing(*more):
+        return ["--judge-model", "judge-model", "--batch-import", "replies.jsonl", *more,
+                "in.jsonl"]
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def assert_held_lines(self, data, n=SPILL):
+        """``data`` is n whole lines, the records' in order: none after the one tallied."""
+        self.assertTrue(data.endswith(b"\n"))
+        lines = data.splitlines()
+        self.assertEqual(len(lines), n)
+        self.assertEqual(json.loads(lines[0])["judge_line"], 1)
+        self.assertEqual(json.loads(lines[-1])["judge_line"], n)
+        return lines
+
+    def test_the_records_held_for_stdout_are_written_and_counted(self):
+        err = self.full.stderr.decode()
+        self.assertEqual(self.full.returncode, 1, err)
+        self.assertNotIn("Traceback", err)
+        lines = self.assert_held_lines(self.full.stdout)
+        self.assertEqual(json.loads(lines[-1])["judge_status"], "ok")  # the one tallied
+        self.assertIn("\n  statuses: ok {}, not_judged {}\n".format(HELD, UNANSWERED), err)
+        self.assertTrue(err.endswith(
+            "  stopped: {} of {} records written to stdout; without --cache a rerun judges "
+            "all {} again: pass --cache FILE next time\nminijudge: error: cannot write the "
+            "lengths of the responses (a temporary file under TMPDIR): {}\n".format(
+                SPILL, SPILL + 100, SPILL + 100, TOO_LARGE)), err[-600:])
+
+    def test_sigterm_while_an_export_writes_them_to_a_fifo_waits_for_the_last_line(self):
+        # the unanswered records exported; -o a FIFO read up to the held lines (200 of 1 KB:
+        # more than the pipe's 64 KiB), SIGTERM while the write of them waits
+        import fcntl
+        import select
+        import termios
+        fifo = self.path("out.fifo")
+        os.mkfifo(fifo)
+        self.addCleanup(os.remove, fifo)
+        self.addCleanup(lambda: [os.remove(self.path(name)) for name in os.listdir(self.dir)
+                                 if name.startswith("again.")])
+        proc = subprocess.Popen(
+            [*CHILD, *self.importing("--batch-export", "again"), "-o", "out.fifo"],
+            cwd=self.dir, env=ENV, stderr=subprocess.PIPE,
+            preexec_fn=functools.partial(limited, FSIZE))
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        data, read, deadline = bytearray(), 0, time.monotonic() + 120
+        while read < SPILL - HELD_FOR_O and time.monotonic() < deadline:
+            select.select([fd], [], [], 1)
+            chunk = os.read(fd, 1 << 16)
+            read += chunk.count(b"\n")
+            data += chunk
+        os.set_blocking(fd, True)
+        waiting = bytearray(4)  # what the pipe holds: full, the run's write waits on it
+        while proc.poll() is None and time.monotonic() < deadline:
+            fcntl.ioctl(fd, termios.FIONREAD, waiting)
+            if int.from_bytes(waiting, sys.byteorder) >= 1 << 16:
+                break
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        while True:
+            more = os.read(fd, 1 << 16)
+            if not more:
+                break
+            data += more
+        os.close(fd)
+        err = proc.communicate(timeout=60)[1].decode()
+        self.assertEqual(proc.returncode, 1, err)
+        self.assertNotIn("Traceback", err)
+        lines = self.assert_held_lines(bytes(data))
+        self.assertEqual(json.loads(lines[0])["judge_status"], "exported")
+        with open(self.path("again.000.jsonl")) as f:
+            self.assertEqual(len(f.readlines()), UNANSWERED)
+        self.assertTrue(err.endswith(
+            "  interrupted: {} of {} records written to out.fifo; the export is partial: "
+            "remove again.*.jsonl, then rerun the same command\nminijudge: error: cannot "
+            "write the lengths of the responses (a temporary file under TMPDIR): {}\n".format(
+                SPILL, SPILL + 100, TOO_LARGE)), err[-600:])
+
+    def test_with_o_full_too_the_lines_it_took_whole_count_and_a_rerun_resumes(self):
+        # TMPDIR gone (ENOENT) and -o full 100 lines and 10 bytes into the 200 held; the
+        # --cache (0.6 MB) keeps every reply, so the rerun sends none and writes -o whole
+        # (its lengths spilled, to a TMPDIR that takes them)
+        self.addCleanup(lambda: [os.remove(self.path(name)) for name in ("o", "cache")])
+        room = len(b"".join(self.full.stdout.splitlines(True)[:SPILL - 100])) + 10
+        argv = self.importing("--cache", "cache", "-o", "o")
+        proc = subprocess.run([*TMPDIR_GONE, *argv], cwd=self.dir, env=ENV,
+                              preexec_fn=functools.partial(limited, room),
+                              stderr=subprocess.PIPE, timeout=120)
+        err = proc.stderr.decode()
+        self.assertEqual(proc.returncode, 1, err)
+        self.assertNotIn("Traceback", err)
+        with open(self.path("o"), "rb") as f:
+            self.assert_held_lines(f.read(), SPILL - 100)
+        self.assertTrue(err.endswith(
+            "  stopped: {} of {} records written to o; rerun the same command: the {} judged "
+            "come from the cache, and o is written again, whole\nminijudge: error: cannot "
+            "write the lengths of the responses (a temporary file under TMPDIR): [Errno {}] "
+            "{}\nminijudge: error: cannot write o: {}\n".format(
+                SPILL - 100, SPILL + 100, HELD, errno.ENOENT, os.strerror(errno.ENOENT),
+                TOO_LARGE)), err[-800:])
+        proc = subprocess.run([*CHILD, *argv], cwd=self.dir, env=ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(" (0 requests, {} from cache,".format(HELD).encode(), proc.stderr)
+        with open(self.path("o"), "rb") as f:
+            self.assert_held_lines(f.read(), SPILL + 100)
+
+
 class SlowExportTest(StubTestCase):
     """Issue 31, item 1 (durability, full31)."""
 
