@@ -147,8 +147,8 @@ class RpmTest(LimitTest):
 
 class TpmTest(LimitTest):
     def test_tokens_are_corrected_from_usage(self):
-        # each reply says 300 tokens; sent, a request is estimated at ~40 (prompt + 16):
-        # at 144000 TPM (2400 a second) the usage allows 8 requests a second, the estimate 60
+        # each reply says 300 tokens; sent, a request is estimated at ~160 (prompt + 16):
+        # at 144000 TPM (2400 a second) the usage allows 8 requests a second, the estimate 15
         usage = {"prompt_tokens": 290, "completion_tokens": 10, "total_tokens": 300}
         self.srv.responder = lambda request: chat("Rating: 4", usage=dict(usage))
         sent = self.sent()
