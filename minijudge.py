@@ -8819,7 +8819,7 @@ def _progress_text(tally, total, elapsed, held, note=None):
     """The progress line: how many done, how fast, how many failed; while requests are
     retried, why instead of the rate."""
     done, waiting = tally.all["n"], held["waiting"]
-    failed = done - tally.judged["n"]
+    failed = done - tally.judged["n"] - tally.statuses["exported"]  # as the summary counts
     of_total = ""
     if total:
         of_total = "/{}".format(total)
@@ -10142,11 +10142,12 @@ def _share_true(counter):
 def _score_figures(stamp, args, tally):
     """The records, statuses, mean scores and intervals, ratings: a run's or a group's."""
     done, judged = tally.all["n"], tally.judged["n"]
+    failed = done - judged - tally.statuses["exported"]  # exported: its reply is to come
     failure_rate = 0.0
     if done:
-        failure_rate = round((done - judged) / done, 4)
+        failure_rate = round(failed / done, 4)
     errors = {k: " ".join(str(v).split()) for k, v in tally.first_errors.items()}
-    figures = {"records": done, "statuses": dict(tally.statuses), "failed": done - judged,
+    figures = {"records": done, "statuses": dict(tally.statuses), "failed": failed,
                "failure_rate": failure_rate, "errors": errors, "mean_score": None,
                "mean_score_judged": None}
     # a failed pair is no B win; an item of systems has no one score, so no mean
@@ -10618,7 +10619,8 @@ def _score_lines(s):
     """The score's line (the page's too); none if nothing was sent (all exported)."""
     if s["records"] == s["statuses"].get("exported", 0):
         return []
-    figures = dict(s, judged=s["records"] - s["failed"], on_scale="",
+    judged = s["records"] - s["failed"] - s["statuses"].get("exported", 0)
+    figures = dict(s, judged=judged, on_scale="",
                    ci_note="{} ({})".format(_ci_text(s, s["ci"]), s["ci_method"]))
     figures["ranked"] = ", ".join("{} {win_rate} ({comparisons} comparisons)".format(
         _system_label(system), **s["systems"][system]) for system in s["ranking"] or ())
@@ -10968,17 +10970,12 @@ def _emit(summaries, args, several, tallies, rows, title):
             document = summaries["judge"]
         pages.append((args.summary, lambda: json.dumps(document, indent=2)))
     unwritten = [(path, exc) for path, exc in map(_write_page, pages) if exc]
-    worst, shown = 0.0, dict(summaries)
-    for prefix, s in summaries.items():
-        if args.batch_export:  # an exported record is no failure; any other counts, as online
-            failed = s["failed"] - s["statuses"].get("exported", 0)
-            shown[prefix] = dict(s, failure_rate=_mean(failed, s["records"]) or 0.0)
-        worst = max(worst, shown[prefix]["failure_rate"])
+    worst = max(s["failure_rate"] for s in summaries.values())
     if not args.quiet:  # each judge's summary on stderr, named when there are several
         names = list(summaries)
         if len(names) == 1:
             names = [None]
-        for name, summary in zip(names, shown.values()):
+        for name, summary in zip(names, summaries.values()):
             _print_summary(summary, args.max_error_rate, sys.stderr, name)
     return worst, unwritten
 

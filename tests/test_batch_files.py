@@ -971,5 +971,76 @@ class ExportThatExportsNothingTest(StubTestCase):
         self.assertEqual(code, 0, err)
 
 
+    def summary(self, name):
+        with open(self.path(name)) as f:
+            return json.load(f)
+
+    def report(self, name, *argv):
+        """report of -o's ``name``: (its exit status, stderr, its --summary)."""
+        code, _, err = run_main(["report", self.path(name), *argv, "--summary",
+                                 self.path("report.json")])
+        return code, err, self.summary("report.json")
+
+    def test_a_healthy_exports_summary_and_its_report_count_no_failure(self):
+        # it exited 0, but its --summary said failed 3, failure_rate 1.0, and report of
+        # its -o "failure rate 100.0% is over --max-error-rate 10.0%: exit 1"
+        code, err, statuses, _ = self.export("--judge-model", "m", "--group-by", "id",
+                                             "--summary", self.path("s.json"))
+        self.assertEqual((code, statuses), (0, ["exported"] * 3), err)
+        s = self.summary("s.json")
+        self.assertEqual((s["failed"], s["failure_rate"]), (0, 0.0))
+        self.assertEqual([(row["failed"], row["failure_rate"]) for row in
+                          s["groups"]["id"]["shown"]], [(0, 0.0)] * 3)
+        code, err, s = self.report("req-out.jsonl")
+        self.assertEqual((code, s["failed"], s["failure_rate"]), (0, 0, 0.0), err)
+        self.assertNotIn("failure rate", err)
+
+    def test_an_import_and_export_say_one_failure_rate_everywhere(self):
+        # the printed line said 33.3% (the exported record left out), --summary 0.6667
+        code, err, _, parts = self.export("--judge-model", "m", "-q")
+        with open(self.path(parts[0])) as f:
+            keys = [json.loads(line)["custom_id"] for line in f]
+        answered = self.write_jsonl("out.jsonl", [
+            output_line(keys[0], 200, m_completion("Rating: 4")),
+            output_line(keys[1], 200, m_completion("no idea"))])
+        for limit, expected in (("0.2", 1), ("0.4", 0)):
+            with self.subTest(limit=limit):
+                prefix = "rest" + limit[-1]
+                code, err, statuses, _ = self.export(
+                    "--judge-model", "m", "--batch-import", answered, "--max-error-rate", limit,
+                    "--group-by", "id", "--summary", self.path(prefix + ".json"), prefix=prefix)
+                self.assertEqual((code, statuses), (expected, ["ok", "parse_error", "exported"]),
+                                 err)
+                s = self.summary(prefix + ".json")
+                self.assertEqual((s["failed"], s["failure_rate"]), (1, 0.3333))
+                self.assertEqual([row["failed"] for row in s["groups"]["id"]["shown"]],
+                                 [0, 1, 0])
+                self.assertIn(" 0.75 over the 1 judged ", err)  # not the exported one
+                over = "\n  failure rate 33.3% is over --max-error-rate {:.1%}: exit 1\n".format(
+                    float(limit))
+                self.assertEqual(over in err, bool(expected), err)
+                code, err, s = self.report(prefix + "-out.jsonl", "--max-error-rate", limit)
+                self.assertEqual((code, s["failed"], s["failure_rate"]), (expected, 1, 0.3333),
+                                 err)
+                self.assertEqual(over in err, bool(expected), err)
+
+    def test_two_judges_exporting_count_no_failure_one_failing_all_of_its_records(self):
+        down = self.start_stub()
+        down.stop(hold_port=True)
+        judges = [{"name": "a", "model": "m"}, {"name": "b", "model": "n"},
+                  {"name": "c", "url": [down.url]}]
+        for count, expected in ((2, 0), (3, 1)):
+            with self.subTest(judges=count):
+                self.write("judges.json", json.dumps(judges[:count]))
+                code, err, _, _ = self.export("--judges", self.path("judges.json"), "--summary",
+                                              self.path("s.json"), prefix="j%d" % count)
+                self.assertEqual(code, expected, err)
+                for s in (self.summary("s.json"), self.report("j%d-out.jsonl" % count)[2]):
+                    self.assertEqual({name: (j["failed"], j["failure_rate"]) for name, j in
+                                      s["judges"].items()},
+                                     dict(zip("abc", [(0, 0.0), (0, 0.0), (3, 1.0)][:count])))
+                self.assertEqual(self.report("j%d-out.jsonl" % count)[0], expected)
+
+
 if __name__ == "__main__":
     unittest.main()

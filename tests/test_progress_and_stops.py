@@ -233,6 +233,14 @@ class RetryingProgressTest(SideBySide, TerminalTestCase):
             self.assertRegex(last_progress(tty),
                              r"^  {0}/{0} done, [0-9.]+/s ETA 0 s, 0 failed *$".format(total))
 
+    def test_an_exports_line_counts_no_exported_record_failed(self):
+        # it read "3/3 done, ..., 3 failed" where the summary says failed 0
+        source = self.write("in.jsonl", records(3))
+        proc, master = self.on_terminal("--batch-export", self.path("req"), source)
+        tty = self.read_rest(master, proc)
+        self.assertEqual(proc.returncode, 0, tty)
+        self.assertRegex(last_progress(tty), r"^  3/3 done, [0-9.]+/s ETA 0 s, 0 failed *$")
+
     def test_a_judge_that_hangs_shows_how_long_nothing_came(self):
         # a host gone without a word (no refusal) is silent until --timeout: the line
         # counts the seconds rather than freeze
