@@ -46,10 +46,18 @@ def good(i, **fields):
                            **fields)).encode() + b"\n"
 
 
+def record_asked(request):
+    """The id i of the record a chat request asks about (its response is "r<i>"), or None."""
+    match = re.search(r"\[The Start of the Response\]\nr(\d+)\b", request.prompt or "")
+    return match and int(match.group(1))
+
+
 def rating_by_id(request):
     """Record i's reply is the rating i % 5 + 1, so a reply given to another record shows."""
-    match = re.search(r"\[The Start of the Response\]\nr(\d+)\b", request.prompt or "")
-    return match and chat(str(int(match.group(1)) % 5 + 1))
+    i = record_asked(request)
+    if i is None:
+        return None
+    return chat(str(i % 5 + 1))
 
 
 def strict_lines(data):
@@ -413,7 +421,11 @@ class FullDiskHostileTest(SideBySide, HostileIOTest):
         out = strict_lines(self.read("out") if "-o" in argv else out)
         self.assertEqual([(r["id"], r["judge_status"], r["judge_value"]) for r in out],
                          [(i, "ok", i % 5 + 1) for i in range(n)])
-        self.assertEqual(self.srv.chat_count, n - len(cached))  # no cached reply paid twice
+        # no cached reply paid twice: the records asked are those the cache lacks. Counted
+        # by record, not request: one the stopped run had in flight can reach the stub after
+        # clear() on a busy host (CI saw 45 requests for the 43 records left)
+        asked = {record_asked(r) for r in self.srv.requests if r.path.endswith("/completions")}
+        self.assertEqual(len(asked), n - len(cached))
 
     def test_a_full_disk_on_o_stops_cleanly_and_a_rerun_resumes(self):
         n, limit = 60, 40000
